@@ -1,0 +1,166 @@
+# gpuplan - one flat Makefile, out-of-tree build in $(BUILD)/.
+#
+#   make            build build/gpuplan
+#   make run        install missing packages, build, run a real planning query
+#   make test       install missing packages, build, run every test
+#   make help       list every target
+#
+# Knobs: DEVELOPER=1 (-Werror), CUDA=auto|yes|no, CUDA_HOME, BUILD, PREFIX,
+# DESTDIR, SAN=1 (AddressSanitizer + UBSan; used by `make asan`).
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+CUDA     ?= auto
+CUDA_HOME ?= /usr/local/cuda
+CC       ?= cc
+NVCC     ?= $(CUDA_HOME)/bin/nvcc
+
+MODULES  := common pricing simulator planner executor
+INCLUDES := $(addprefix -I,$(MODULES))
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) -MMD -MP $(INCLUDES)
+ifeq ($(DEVELOPER),1)
+CFLAGS   += -Werror
+endif
+ifeq ($(SAN),1)
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+# ---- third-party libraries: pkg-config where a .pc ships, plain -l otherwise
+PKG_CJSON   := $(shell pkg-config --exists libcjson 2>/dev/null && echo yes)
+CJSON_CFLAGS := $(if $(PKG_CJSON),$(shell pkg-config --cflags libcjson))
+CJSON_LIBS  := $(if $(PKG_CJSON),$(shell pkg-config --libs libcjson),-lcjson)
+MPI_CFLAGS  := $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS    := $(shell pkg-config --libs ompi-c 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+LIBS        := -lglpk -lcsv $(CJSON_LIBS) $(MPI_LIBS) -lm
+
+# ---- CUDA: built wherever nvcc is found (CUDA=auto), required with CUDA=yes
+ifeq ($(CUDA),no)
+HAVE_CUDA :=
+else
+HAVE_CUDA := $(shell test -x $(NVCC) && echo yes)
+endif
+ifeq ($(CUDA),yes)
+ifneq ($(HAVE_CUDA),yes)
+$(error CUDA=yes but nvcc was not found at $(NVCC); set CUDA_HOME)
+endif
+endif
+CU_SRC   := $(if $(HAVE_CUDA),$(wildcard executor/*.cu))
+NVFLAGS  := -O2 -g -std=c++17 $(INCLUDES) $(MPI_CFLAGS) -DGPUPLAN_CUDA \
+            -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+            -Xcompiler -Wall
+ifneq ($(HAVE_CUDA),)
+CFLAGS_EXEC := -DGPUPLAN_CUDA -I$(CUDA_HOME)/include
+LIBS     += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcublasLt -lnccl -lcudart -lstdc++
+endif
+
+# ---- sources
+LIB_SRC  := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
+CLI_SRC  := $(wildcard cli/*.c)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+LIB      := $(BUILD)/libgpuplan.a
+BIN      := $(BUILD)/gpuplan
+
+.PHONY: all test bench asan valgrind cuda deps run install clean help fuzz
+.DEFAULT_GOAL := all
+
+all: $(BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CJSON_CFLAGS) -c $< -o $@
+
+$(BUILD)/executor/%.o: executor/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(MPI_CFLAGS) $(CFLAGS_EXEC) -c $< -o $@
+
+$(BUILD)/executor/%.cu.o: executor/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LIBS)
+
+$(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(MPI_CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(LIB) $(CMOCKA_LIBS) $(LIBS)
+
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+
+# ---- set-up: install what is missing from Debian's packages, once
+DEPS_PKGS := libglpk-dev libcsv-dev libcjson-dev libcmocka-dev libopenmpi-dev \
+             openmpi-bin gnuplot-nox pkg-config
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
+	fi
+
+cuda:
+	@if [ -n "$(HAVE_CUDA)" ]; then echo "cuda: nvcc found at $(NVCC); building CUDA objects"; \
+	else echo "cuda: nvcc not found at $(NVCC) (set CUDA_HOME); CUDA backend skipped"; fi
+	@$(MAKE) --no-print-directory all
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	./$(BIN) plan --model llama3-70b --tokens 1T --budget 1.5M -o $(BUILD)/plan.json
+
+test: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(BENCH_BIN)
+	@BUILD=$(BUILD) ./tests/run_tests.sh $(TEST_BIN)
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 test
+
+valgrind: deps
+	@$(MAKE) --no-print-directory all
+	@VALGRIND=1 BUILD=$(BUILD) ./tests/run_tests.sh --cli-only
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@./bench/run_bench.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/gpuplan $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gpuplan
+	install -m 644 data/*.csv data/SOURCES.md $(DESTDIR)$(PREFIX)/share/gpuplan/
+	install -m 644 docs/gpuplan.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpuplan.1
+
+clean:
+	rm -rf $(BUILD) build-asan
+
+help:
+	@echo "targets:"
+	@echo "  all       build $(BIN) (default)"
+	@echo "  run       install missing packages, build, run a planning query on the shipped data"
+	@echo "  test      install missing packages, build, run every test (cmocka, CLI, MPI)"
+	@echo "  bench     build and run the benchmarks in bench/"
+	@echo "  asan      run the tests under AddressSanitizer + UBSan (build-asan/)"
+	@echo "  valgrind  run the CLI tests under valgrind memcheck"
+	@echo "  cuda      build with the CUDA backend (needs nvcc; CUDA_HOME=$(CUDA_HOME))"
+	@echo "  deps      install missing Debian packages: $(DEPS_PKGS)"
+	@echo "  install   install binary, data and man page (PREFIX=$(PREFIX) DESTDIR=)"
+	@echo "  clean     remove build outputs"
+	@echo "knobs: DEVELOPER=1 adds -Werror; CUDA=auto|yes|no"
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

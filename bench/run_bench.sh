@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# run_bench.sh BUILD - run every benchmark binary in BUILD/bench/ and every
+# bench/*.sh script except this one and the GPU check, from the repository
+# root, printing each one's report.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${1:-build}
+echo "machine: $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+status=0
+for b in "$BUILD"/bench/*; do
+	[ -x "$b" ] || continue
+	echo "== $(basename "$b")"
+	"$b" || status=1
+done
+for s in bench/*.sh; do
+	case "$s" in bench/run_bench.sh|bench/gpu_check.sh) continue ;; esac
+	echo "== $(basename "$s")"
+	BUILD=$BUILD bash "$s" || status=1
+done
+exit $status

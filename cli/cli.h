@@ -1,0 +1,38 @@
+/*
+ * cli.h - the command table's entry points and the small helpers every
+ * command front-end shares (flag parsing with one error style, catalog
+ * loading).  Commands parse argv with getopt_long, call module APIs and
+ * print; they hold no model logic.
+ */
+#ifndef GPUPLAN_CLI_H
+#define GPUPLAN_CLI_H
+
+#include "common.h"
+
+/* Each command returns an enum rc; main() maps it to the exit code.
+ * argv[0] is the command name. */
+enum rc cmd_gpus(int argc, char **argv);
+enum rc cmd_models(int argc, char **argv);
+enum rc cmd_prices(int argc, char **argv);
+enum rc cmd_simulate(int argc, char **argv);
+enum rc cmd_plan(int argc, char **argv);
+enum rc cmd_frontier(int argc, char **argv);
+enum rc cmd_execute(int argc, char **argv);
+
+/* Directory of the shipped data files: $GPUPLAN_SHARE_DIR, else data/ next
+ * to the executable's build tree, else the install prefix's share/gpuplan. */
+const char *cli_data_dir(void);
+
+/* Flag parsers: on bad input print "error: --flag: expected ..., found
+ * '...'" and return RC_USAGE. */
+enum rc cli_parse_int(const char *flag, const char *arg, int min, int max, int *out);
+enum rc cli_parse_double(const char *flag, const char *arg, double min, double *out);
+enum rc cli_parse_count(const char *flag, const char *arg, double *out);
+enum rc cli_parse_usd(const char *flag, const char *arg, double *out);
+enum rc cli_parse_duration(const char *flag, const char *arg, double *out_s);
+
+/* Reports an unknown option or missing argument the getopt way, as one
+ * line, and returns RC_USAGE. */
+enum rc cli_bad_option(const char *cmd, int optopt_, const char *arg);
+
+#endif

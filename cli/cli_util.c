@@ -1,0 +1,126 @@
+/*
+ * cli_util.c - flag parsing with one error style, and where the shipped
+ * data lives.  Shared by every command front-end.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifndef GPUPLAN_SHARE_DIR
+#define GPUPLAN_SHARE_DIR "/usr/local/share/gpuplan"
+#endif
+
+static int is_dir_with_gpus(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s/gpus.csv", dir) >= (int)sizeof(path))
+		return 0;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *cli_data_dir(void)
+{
+	static char dir[PATH_MAX];
+	const char *env = getenv("GPUPLAN_SHARE_DIR");
+	char exe[PATH_MAX - 64];
+	ssize_t n;
+
+	if (env && *env)
+		return env;
+	if (dir[0])
+		return dir;
+	/* Running from the build tree: <repo>/build/gpuplan -> <repo>/data. */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		for (int up = 0; up < 2; up++) {
+			slash = strrchr(exe, '/');
+			if (!slash)
+				break;
+			*slash = '\0';
+			snprintf(dir, sizeof(dir), "%s/data", exe);
+			if (is_dir_with_gpus(dir))
+				return dir;
+			snprintf(dir, sizeof(dir), "%s/share/gpuplan", exe);
+			if (is_dir_with_gpus(dir))
+				return dir;
+		}
+	}
+	snprintf(dir, sizeof(dir), "%s", is_dir_with_gpus("data") ? "data" : GPUPLAN_SHARE_DIR);
+	return dir;
+}
+
+enum rc cli_parse_int(const char *flag, const char *arg, int min, int max, int *out)
+{
+	int v;
+
+	if (unit_parse_int(arg, &v) != RC_OK || v < min || v > max) {
+		gp_error("%s: expected an integer from %d to %d, found '%s'",
+			 flag, min, max, arg ? arg : "");
+		return RC_USAGE;
+	}
+	*out = v;
+	return RC_OK;
+}
+
+enum rc cli_parse_double(const char *flag, const char *arg, double min, double *out)
+{
+	double v;
+
+	if (unit_parse_double(arg, &v) != RC_OK || v < min) {
+		gp_error("%s: expected a number >= %g, found '%s'", flag, min,
+			 arg ? arg : "");
+		return RC_USAGE;
+	}
+	*out = v;
+	return RC_OK;
+}
+
+enum rc cli_parse_count(const char *flag, const char *arg, double *out)
+{
+	if (unit_parse_count(arg, out) != RC_OK) {
+		gp_error("%s: expected a positive count like 1T, 300B or 2.5e12, found '%s'",
+			 flag, arg ? arg : "");
+		return RC_USAGE;
+	}
+	return RC_OK;
+}
+
+enum rc cli_parse_usd(const char *flag, const char *arg, double *out)
+{
+	if (unit_parse_usd(arg, out) != RC_OK) {
+		gp_error("%s: expected US dollars like 250000, 250k, 1.5M or $20000, found '%s'",
+			 flag, arg ? arg : "");
+		return RC_USAGE;
+	}
+	return RC_OK;
+}
+
+enum rc cli_parse_duration(const char *flag, const char *arg, double *out_s)
+{
+	if (unit_parse_duration(arg, out_s) != RC_OK) {
+		gp_error("%s: expected a duration like 30d, 72h or 90m, found '%s'",
+			 flag, arg ? arg : "");
+		return RC_USAGE;
+	}
+	return RC_OK;
+}
+
+enum rc cli_bad_option(const char *cmd, int optopt_, const char *arg)
+{
+	if (optopt_)
+		gp_error("%s: unknown option or missing value for '-%c'", cmd, optopt_);
+	else
+		gp_error("%s: unknown option or missing value: '%s'", cmd, arg ? arg : "");
+	gp_hint("run 'gpuplan %s --help' for its options", cmd);
+	return RC_USAGE;
+}

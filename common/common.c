@@ -1,0 +1,164 @@
+/*
+ * common.c - status strings, stderr logging, checked allocation and small
+ * string helpers.  Nothing here knows about GPUs or prices.
+ */
+#include "common.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int log_quiet;
+
+const char *rc_str(enum rc rc)
+{
+	switch (rc) {
+	case RC_OK: return "ok";
+	case RC_ERR: return "runtime error";
+	case RC_INPUT: return "bad input";
+	case RC_USAGE: return "bad usage";
+	case RC_INFEASIBLE: return "no feasible plan";
+	case RC_DEVICE: return "device unavailable";
+	}
+	return "unknown status";
+}
+
+int rc_exit_code(enum rc rc)
+{
+	switch (rc) {
+	case RC_OK: return 0;
+	case RC_ERR: return 1;
+	case RC_INPUT:
+	case RC_USAGE: return 2;
+	case RC_INFEASIBLE: return 3;
+	case RC_DEVICE: return 4;
+	}
+	return 1;
+}
+
+static void vlog(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[2048];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* One write per message so ranks and threads do not interleave lines. */
+	fprintf(stderr, "%s%s\n", prefix, buf);
+}
+
+void gp_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void gp_hint(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("hint: ", fmt, ap);
+	va_end(ap);
+}
+
+void gp_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_quiet)
+		return;
+	va_start(ap, fmt);
+	vlog("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void gp_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_quiet)
+		return;
+	va_start(ap, fmt);
+	vlog("", fmt, ap);
+	va_end(ap);
+}
+
+void gp_log_quiet(int quiet) { log_quiet = quiet; }
+int gp_log_is_quiet(void) { return log_quiet; }
+
+static void oom(size_t n, const char *file, int line)
+{
+	fprintf(stderr, "error: out of memory allocating %zu bytes at %s:%d\n",
+		n, file, line);
+	abort();
+}
+
+void *gp_xmalloc(size_t n, const char *file, int line)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		oom(n, file, line);
+	return p;
+}
+
+void *gp_xcalloc(size_t n, size_t size, const char *file, int line)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		oom(n * size, file, line);
+	return p;
+}
+
+void *gp_xrealloc(void *p, size_t n, const char *file, int line)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		oom(n, file, line);
+	return q;
+}
+
+char *gp_xstrdup(const char *s, const char *file, int line)
+{
+	return gp_xstrndup(s, strlen(s), file, line);
+}
+
+char *gp_xstrndup(const char *s, size_t n, const char *file, int line)
+{
+	char *p = gp_xmalloc(n + 1, file, line);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+int gp_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+
+	if (size == 0)
+		return -1;
+	if (n >= size) {
+		memcpy(dst, src, size - 1);
+		dst[size - 1] = '\0';
+		return -1;
+	}
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
+int gp_streq_nocase(const char *a, const char *b)
+{
+	if (!a || !b)
+		return 0;
+	for (; *a && *b; a++, b++)
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return 0;
+	return *a == *b;
+}

@@ -1,0 +1,98 @@
+/*
+ * common.h - status codes, logging, checked allocation and unit helpers
+ * shared by every gpuplan module.
+ *
+ * Modules never exit() and never print to stdout: they return an enum rc
+ * and log one-line messages to stderr through gp_error()/gp_warn()/gp_info().
+ * Only cli/main.c maps a status to an exit code (rc_exit_code()).
+ */
+#ifndef GPUPLAN_COMMON_H
+#define GPUPLAN_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define GP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define GP_PRINTF(a, b)
+#endif
+
+#define GP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* One status enum for the project.  Exit codes (rc_exit_code):
+ * 0 ok, 1 runtime error, 2 bad usage or bad input, 3 no feasible plan,
+ * 4 GPU/NCCL/MPI unavailable. */
+enum rc {
+	RC_OK = 0,
+	RC_ERR,        /* runtime failure (I/O, solver, child process) */
+	RC_INPUT,      /* bad input file, JSON field or model spec */
+	RC_USAGE,      /* bad command-line flag */
+	RC_INFEASIBLE, /* no plan satisfies the constraints */
+	RC_DEVICE,     /* GPU, NCCL or MPI unavailable */
+};
+
+/* Returns a static lower-case name for rc ("ok", "bad input", ...). */
+const char *rc_str(enum rc rc);
+/* Returns the documented process exit code for rc. */
+int rc_exit_code(enum rc rc);
+
+/* Logging to stderr.  gp_error prints "error: <msg>", gp_hint "hint: <msg>",
+ * gp_warn "warning: <msg>"; gp_info prints "<msg>" unless quiet.  A trailing
+ * newline is added.  gp_log_quiet(1) silences gp_info and gp_warn. */
+void gp_error(const char *fmt, ...) GP_PRINTF(1, 2);
+void gp_hint(const char *fmt, ...) GP_PRINTF(1, 2);
+void gp_warn(const char *fmt, ...) GP_PRINTF(1, 2);
+void gp_info(const char *fmt, ...) GP_PRINTF(1, 2);
+void gp_log_quiet(int quiet);
+int gp_log_is_quiet(void);
+
+/* Checked allocation: on failure print size and call site, then abort().
+ * gpuplan is an application, so running out of memory is not recoverable. */
+#define xmalloc(n) gp_xmalloc((n), __FILE__, __LINE__)
+#define xcalloc(n, s) gp_xcalloc((n), (s), __FILE__, __LINE__)
+#define xrealloc(p, n) gp_xrealloc((p), (n), __FILE__, __LINE__)
+#define xstrdup(s) gp_xstrdup((s), __FILE__, __LINE__)
+#define xstrndup(s, n) gp_xstrndup((s), (n), __FILE__, __LINE__)
+void *gp_xmalloc(size_t n, const char *file, int line);
+void *gp_xcalloc(size_t n, size_t size, const char *file, int line);
+void *gp_xrealloc(void *p, size_t n, const char *file, int line);
+char *gp_xstrdup(const char *s, const char *file, int line);
+char *gp_xstrndup(const char *s, size_t n, const char *file, int line);
+
+/* Copies src into dst[size], always NUL-terminated.  Returns 0, or -1 when
+ * src was truncated. */
+int gp_strlcpy(char *dst, const char *src, size_t size);
+/* ASCII case-insensitive equality; NULL never equals anything. */
+int gp_streq_nocase(const char *a, const char *b);
+
+/* ---- units (common/units.c) ------------------------------------------ */
+
+/* Parses a count with an optional SI suffix: "1T", "300B", "2.5e12", "1.5M",
+ * "250k" (k=1e3, M=1e6, B/G=1e9, T=1e12, P=1e15; case-insensitive except
+ * that lower-case "m" is rejected as ambiguous).  Returns RC_OK and sets
+ * *out, or RC_USAGE when s is not a finite positive number. */
+enum rc unit_parse_count(const char *s, double *out);
+/* Parses an amount of US dollars: "20000", "$20000", "250k", "1.5M",
+ * "$1,500,000".  Zero is allowed; negative is not. */
+enum rc unit_parse_usd(const char *s, double *out);
+/* Parses a duration into seconds: "30d", "72h", "90m", "3600s", "2w", or a
+ * plain number of seconds. */
+enum rc unit_parse_duration(const char *s, double *out_s);
+/* Parses a non-negative decimal integer that fits in an int. */
+enum rc unit_parse_int(const char *s, int *out);
+/* Parses a finite double (no suffix). */
+enum rc unit_parse_double(const char *s, double *out);
+
+/* Formatting into caller storage (buf of at least 32 bytes); each returns
+ * buf.  Never prints nan or inf: non-finite values print as "-". */
+char *unit_fmt_count(char *buf, size_t size, double v);    /* 1.23T      */
+char *unit_fmt_bytes(char *buf, size_t size, double b);    /* 73.4 GiB   */
+char *unit_fmt_duration(char *buf, size_t size, double s); /* 12.3 d     */
+char *unit_fmt_usd(char *buf, size_t size, double usd);    /* $1,234,567 */
+
+#define UNIT_GIB (1024.0 * 1024.0 * 1024.0)
+#define UNIT_GB 1e9
+#define UNIT_HOURS_PER_MONTH 730.0
+
+#endif

@@ -1,0 +1,237 @@
+/*
+ * price_csv.c - the only file that includes <csv.h>.  Turns a CSV byte
+ * buffer into rows of NUL-terminated fields with the physical line each
+ * row starts on.  Line numbers are counted from the row terminators libcsv
+ * reports (CSV_REPALL_NL makes it report every CR and LF, so blank lines
+ * and CRLF pairs are seen) plus the newlines inside quoted fields.
+ */
+#include "price_csv.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct reader {
+	const char *path;
+	struct price_csv *out;
+	struct price_csv_row cur;  /* row being assembled */
+	size_t cap_fields;
+	size_t cap_rows;
+	int line;                  /* line the current row starts on */
+	int newlines_in_row;       /* newlines inside quoted fields */
+	int last_term_cr;          /* previous row ended with CR */
+	int have_header;
+	int failed;
+};
+
+static void row_release(struct price_csv_row *row)
+{
+	for (int i = 0; i < row->n; i++)
+		free(row->field[i]);
+	free(row->field);
+	memset(row, 0, sizeof(*row));
+}
+
+static void on_field(void *data, size_t len, void *r_)
+{
+	struct reader *r = r_;
+	const char *s = data ? data : "";
+
+	if (r->failed)
+		return;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '\n')
+			r->newlines_in_row++;
+	if (len > PRICE_CSV_MAX_FIELD) {
+		gp_error("%s:%d:%d: field is %zu bytes long, expected at most %d",
+			 r->path, r->line, r->cur.n + 1, len, PRICE_CSV_MAX_FIELD);
+		r->failed = 1;
+		return;
+	}
+	if (r->cur.n >= PRICE_CSV_MAX_FIELDS) {
+		gp_error("%s:%d:%d: row has more than %d fields",
+			 r->path, r->line, r->cur.n + 1, PRICE_CSV_MAX_FIELDS);
+		r->failed = 1;
+		return;
+	}
+	if ((size_t)r->cur.n == r->cap_fields) {
+		r->cap_fields = r->cap_fields ? 2 * r->cap_fields : 16;
+		r->cur.field = xrealloc(r->cur.field,
+					r->cap_fields * sizeof(*r->cur.field));
+	}
+	r->cur.field[r->cur.n++] = xstrndup(s, len);
+}
+
+/* A row is blank when it has no fields, or one empty field. */
+static int row_is_blank(const struct price_csv_row *row)
+{
+	return row->n == 0 || (row->n == 1 && row->field[0][0] == '\0');
+}
+
+static void on_row(int term, void *r_)
+{
+	struct reader *r = r_;
+	struct price_csv *out = r->out;
+	int crlf_tail = term == '\n' && r->last_term_cr && r->cur.n == 0;
+
+	if (r->failed)
+		return;
+	if (!row_is_blank(&r->cur)) {
+		r->cur.line = r->line;
+		if (!r->have_header) {
+			out->header = r->cur;
+			r->have_header = 1;
+		} else {
+			if (out->n_rows == r->cap_rows) {
+				r->cap_rows = r->cap_rows ? 2 * r->cap_rows : 64;
+				out->rows = xrealloc(out->rows,
+						     r->cap_rows * sizeof(*out->rows));
+			}
+			out->rows[out->n_rows++] = r->cur;
+		}
+		memset(&r->cur, 0, sizeof(r->cur));
+		r->cap_fields = 0;
+	} else {
+		row_release(&r->cur);
+		r->cap_fields = 0;
+	}
+	/* The LF of a CRLF pair arrives as an empty record of its own. */
+	if (!crlf_tail)
+		r->line += 1 + r->newlines_in_row;
+	r->newlines_in_row = 0;
+	r->last_term_cr = term == '\r';
+}
+
+enum rc price_csv_parse(const char *path, const char *buf, size_t len,
+			size_t chunk, struct price_csv *out)
+{
+	struct csv_parser p;
+	struct reader r;
+	size_t off = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&r, 0, sizeof(r));
+	r.path = path;
+	r.out = out;
+	r.line = 1;
+	out->path = xstrdup(path);
+
+	if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_REPALL_NL) != 0) {
+		gp_error("%s: cannot initialise the CSV parser", path);
+		price_csv_release(out);
+		return RC_ERR;
+	}
+	/* A UTF-8 byte-order mark (common from spreadsheets) is not data. */
+	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+		off = 3;
+	if (chunk == 0)
+		chunk = len ? len : 1;
+	while (off < len && !r.failed) {
+		size_t n = len - off < chunk ? len - off : chunk;
+
+		if (csv_parse(&p, buf + off, n, on_field, on_row, &r) != n) {
+			gp_error("%s:%d:%d: %s (check the quotes on this row)", path,
+				 r.line, r.cur.n + 1, csv_strerror(csv_error(&p)));
+			r.failed = 1;
+		}
+		off += n;
+	}
+	if (!r.failed && csv_fini(&p, on_field, on_row, &r) != 0) {
+		gp_error("%s:%d:%d: unterminated quoted field at end of file",
+			 path, r.line, r.cur.n + 1);
+		r.failed = 1;
+	}
+	csv_free(&p);
+	row_release(&r.cur);
+	if (r.failed) {
+		price_csv_release(out);
+		return RC_INPUT;
+	}
+	return RC_OK;
+}
+
+enum rc price_csv_load(const char *path, struct price_csv *out)
+{
+	FILE *f;
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	enum rc rc;
+
+	memset(out, 0, sizeof(*out));
+	f = fopen(path, "rb");
+	if (!f) {
+		gp_error("%s: cannot open: %s", path, strerror(errno));
+		return RC_ERR;
+	}
+	do {
+		if (cap - len < 65536) {
+			cap = cap ? 2 * cap : 65536;
+			buf = xrealloc(buf, cap);
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n > 0);
+	if (ferror(f)) {
+		gp_error("%s: read error: %s", path, strerror(errno));
+		fclose(f);
+		free(buf);
+		return RC_ERR;
+	}
+	fclose(f);
+	rc = price_csv_parse(path, buf, len, 0, out);
+	free(buf);
+	return rc;
+}
+
+static int name_eq(const char *field, const char *name)
+{
+	size_t n;
+
+	while (*field == ' ' || *field == '\t')
+		field++;
+	n = strlen(field);
+	while (n && (field[n - 1] == ' ' || field[n - 1] == '\t'))
+		n--;
+	if (strlen(name) != n)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char a = field[i], b = name[i];
+
+		if (a >= 'A' && a <= 'Z')
+			a = (char)(a - 'A' + 'a');
+		if (b >= 'A' && b <= 'Z')
+			b = (char)(b - 'A' + 'a');
+		if (a != b)
+			return 0;
+	}
+	return 1;
+}
+
+int price_csv_col(const struct price_csv *csv, const char *name)
+{
+	for (int i = 0; i < csv->header.n; i++)
+		if (name_eq(csv->header.field[i], name))
+			return i;
+	return -1;
+}
+
+const char *price_csv_get(const struct price_csv_row *row, int col)
+{
+	if (col < 0 || col >= row->n)
+		return "";
+	return row->field[col];
+}
+
+void price_csv_release(struct price_csv *csv)
+{
+	if (!csv)
+		return;
+	row_release(&csv->header);
+	for (size_t i = 0; i < csv->n_rows; i++)
+		row_release(&csv->rows[i]);
+	free(csv->rows);
+	free(csv->path);
+	memset(csv, 0, sizeof(*csv));
+}

@@ -1,0 +1,58 @@
+/*
+ * price_csv.h - read a whole CSV file into memory with libcsv, keeping the
+ * physical line of every row so that every error can name file:line:column.
+ *
+ * Handles quoted fields (commas, quotes and newlines inside), CRLF and lone
+ * CR line ends, a UTF-8 byte-order mark, blank lines (skipped) and a last
+ * line with no newline.  It does not interpret fields: callers look columns
+ * up by header name and convert values themselves.
+ */
+#ifndef GPUPLAN_PRICE_CSV_H
+#define GPUPLAN_PRICE_CSV_H
+
+#include <stddef.h>
+
+#include "common.h"
+
+#define PRICE_CSV_MAX_FIELD 4096   /* bytes in one field */
+#define PRICE_CSV_MAX_FIELDS 256   /* fields in one row */
+
+struct price_csv_row {
+	int line;         /* physical line (1-based) where the row starts */
+	int n;            /* number of fields */
+	char **field;     /* NUL-terminated copies, field[0..n-1] */
+};
+
+struct price_csv {
+	char *path;                 /* as given, for messages */
+	struct price_csv_row header;
+	struct price_csv_row *rows; /* data rows, header excluded */
+	size_t n_rows;
+};
+
+/* Parses the bytes buf[0..len) (the contents of the file named path) into
+ * out, feeding libcsv chunk bytes at a time (chunk 0 means all at once; the
+ * result must not depend on it).  The first non-blank row is the header.
+ * Returns RC_OK, or RC_INPUT after printing one "error: path:line:col: ..."
+ * line (malformed quoting, over-long field, too many fields, empty file,
+ * header only is NOT an error here).  On failure out is left zeroed.
+ * The caller releases out with price_csv_release(). */
+enum rc price_csv_parse(const char *path, const char *buf, size_t len,
+			size_t chunk, struct price_csv *out);
+
+/* Reads the file at path and parses it as price_csv_parse() does.
+ * Returns RC_ERR when the file cannot be read (message printed). */
+enum rc price_csv_load(const char *path, struct price_csv *out);
+
+/* Returns the 0-based index of the header column named name (ASCII
+ * case-insensitive, surrounding blanks ignored), or -1. */
+int price_csv_col(const struct price_csv *csv, const char *name);
+
+/* Returns row's field at column col, or "" when col < 0 or the row is
+ * shorter. Never NULL. */
+const char *price_csv_get(const struct price_csv_row *row, int col);
+
+/* Frees what csv holds; csv may be NULL. */
+void price_csv_release(struct price_csv *csv);
+
+#endif

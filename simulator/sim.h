@@ -1,0 +1,154 @@
+/*
+ * sim.h - model specs, parallel configurations and the analytic step-time
+ * and memory model of GPT-style decoder training.
+ *
+ * sim_step() is the planner's hot path: it allocates nothing, reads only
+ * its arguments and fills a struct sim_result.  Every prediction carries a
+ * breakdown (where the step time goes, where the memory goes).
+ */
+#ifndef GPUPLAN_SIM_H
+#define GPUPLAN_SIM_H
+
+#include <stddef.h>
+
+#include "common.h"
+#include "price.h"
+
+enum sim_mlp { SIM_MLP_GELU, SIM_MLP_SWIGLU };
+enum sim_recompute { SIM_RECOMPUTE_NONE, SIM_RECOMPUTE_SELECTIVE, SIM_RECOMPUTE_FULL };
+enum sim_precision { SIM_PRECISION_BF16, SIM_PRECISION_FP8 };
+
+struct sim_model {
+	char name[PRICE_NAME_MAX];
+	int layers;
+	int hidden;
+	int heads;
+	int kv_heads;          /* == heads without GQA */
+	int ffn;               /* MLP inner width */
+	int vocab;
+	int seq;               /* training sequence length */
+	enum sim_mlp mlp;
+	int tied_embeddings;   /* 1: LM head shares the input embedding */
+	int gbs;               /* default global batch, sequences; 0 unknown */
+	double published_params; /* the count the authors state; 0 unknown */
+};
+
+struct sim_parallel {
+	int tp, pp, dp, cp;    /* GPUs = tp * pp * dp * cp */
+	int mbs;               /* micro-batch, sequences */
+	int gbs;               /* global batch, sequences */
+	int zero;              /* 0..3; FSDP is 3 */
+	enum sim_recompute recompute;
+	int interleave;        /* virtual stages per GPU; 1 = plain 1F1B */
+	int seq_parallel;      /* Megatron sequence parallelism (needs tp > 1) */
+	int flash;             /* flash attention: no s^2 activations */
+	enum sim_precision precision;
+};
+
+struct sim_cluster {
+	struct price_gpu gpu;
+	int gpus_per_node;
+	double intra_bytes_per_s;  /* per GPU, one direction */
+	double inter_bytes_per_s;  /* per node, one direction */
+	double latency_s;          /* per collective step; 0 = default */
+};
+
+/* Where one step's time goes; the parts add up to step_time_s. */
+struct sim_breakdown {
+	double compute_s;          /* GEMMs and element-wise work, incl. recompute */
+	double tp_comm_s;
+	double pp_bubble_s;
+	double pp_comm_s;
+	double dp_comm_exposed_s;  /* DP/ZeRO communication not hidden by backward */
+	double dp_comm_total_s;    /* all of it, hidden or not (not in the sum) */
+	double optimizer_s;
+};
+
+/* Memory per GPU, bytes. */
+struct sim_memory {
+	double weights;
+	double grads;
+	double optimizer;
+	double activations;
+	double other;              /* logits buffer, CUDA context, allocator slack */
+	double total;
+	double capacity;           /* the GPU's memory */
+};
+
+struct sim_result {
+	double step_time_s;
+	double tokens_per_s;
+	double model_flops_per_gpu_s;    /* achieved, no recomputation counted */
+	double hardware_flops_per_gpu_s; /* achieved, recomputation counted */
+	double mfu, hfu;                 /* fractions of the GPU's peak */
+	int grad_accum;                  /* micro-batches per step per DP rank */
+	int fits;                        /* memory.total <= memory.capacity */
+	struct sim_breakdown breakdown;
+	struct sim_memory memory;
+};
+
+/* Sets p to 1-way everything, mbs 1, zero 0, no recompute, interleave 1,
+ * flash on, bf16. */
+void sim_parallel_init(struct sim_parallel *p);
+
+/* Exact parameter count from the model's shapes. */
+double sim_model_params(const struct sim_model *m);
+
+/* Checks that p can be applied to m on c: heads divisible by tp, layers by
+ * pp * interleave, gbs by mbs * dp, GPU figures present ...  Returns RC_OK,
+ * or RC_INPUT with a one-line reason in why[size] (no message printed). */
+enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
+		  const struct sim_cluster *c, char *why, size_t size);
+
+/* The analytic model.  Requires sim_check() == RC_OK.  Allocates nothing. */
+void sim_step(const struct sim_model *m, const struct sim_parallel *p,
+	      const struct sim_cluster *c, struct sim_result *out);
+
+/* Seconds to train tokens at r's throughput. */
+double sim_time_to_train_s(const struct sim_result *r, double tokens);
+
+/* ---- model presets (data/models.csv) --------------------------------- */
+
+struct sim_model_table {
+	struct sim_model *models;
+	size_t n;
+};
+
+/* Loads path into t.  Returns RC_OK, RC_INPUT (message names file:line:col)
+ * or RC_ERR.  Release with sim_model_table_release(). */
+enum rc sim_model_table_load(struct sim_model_table *t, const char *path);
+void sim_model_table_release(struct sim_model_table *t);
+/* Finds a preset by name, case-insensitive; NULL when unknown. */
+const struct sim_model *sim_model_find(const struct sim_model_table *t,
+				       const char *name);
+
+/* ---- plan files (gpuplan.plan/1 JSON; simulator/sim_json.c) ------------ */
+
+/* One plan: what `simulate -o` and `plan -o` write and what `simulate`,
+ * `execute` and `export` read. */
+struct sim_plan {
+	struct sim_model model;
+	struct sim_parallel par;
+	struct sim_cluster cluster;
+	struct price_offering offering; /* empty provider for a custom cluster */
+	int spot;                       /* 1 when priced at the spot rate */
+	int nodes;
+	double tokens;                  /* tokens to train; 0 when not given */
+	double usd_per_gpu_hour;        /* 0 when not given */
+	struct sim_result result;       /* the prediction */
+	double time_to_train_s;         /* 0 when tokens not given */
+	double cost_usd;                /* 0 when not priced */
+};
+
+/* Writes p as JSON (schema "gpuplan.plan/1") to path atomically (temp file,
+ * fsync, rename).  Same inputs give byte-identical files.  Returns RC_OK or
+ * RC_ERR (message printed). */
+enum rc sim_plan_write(const char *path, const struct sim_plan *p);
+/* Returns p as a JSON string (caller frees with free()). */
+char *sim_plan_to_json(const struct sim_plan *p);
+/* Reads path into p.  A bad field gets one line naming the file and the
+ * field ("plan.json: .parallel.tp: expected an integer >= 1, found -2") and
+ * RC_INPUT; an unreadable file RC_ERR.  p is untouched on failure. */
+enum rc sim_plan_read(const char *path, struct sim_plan *p);
+
+#endif

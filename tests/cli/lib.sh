@@ -1,0 +1,35 @@
+# lib.sh - helpers for the shell-level CLI tests.  Source it, call the
+# checks, end with `finish`.  Each check prints "ok - NAME" or
+# "not ok - NAME" with the reason; finish prints "N passed, N failed".
+#
+#   run NAME CMD...           run CMD, keep $OUT, $ERR and $RC
+#   expect_rc NAME CODE       last run exited CODE
+#   expect_out NAME REGEX     stdout matches REGEX (grep -E)
+#   expect_err NAME REGEX     stderr matches REGEX
+#   expect_err_lines NAME N   stderr has exactly N lines starting "error:"
+set -u
+BUILD=${BUILD:-build}
+GPUPLAN=${GPUPLAN:-$PWD/$BUILD/gpuplan}
+if [ "${VALGRIND:-0}" = 1 ]; then
+	GPUPLAN="valgrind -q --error-exitcode=99 --leak-check=full $GPUPLAN"
+fi
+T_PASS=0 T_FAIL=0
+TMP=$(mktemp -d)
+export GPUPLAN_DATA_DIR="$TMP/userdata"
+trap 'rm -rf "$TMP"' EXIT
+OUT="$TMP/out" ERR="$TMP/err" RC=0
+
+pass() { T_PASS=$((T_PASS + 1)); echo "ok - $1"; }
+fail() { T_FAIL=$((T_FAIL + 1)); echo "not ok - $1: $2"; sed 's/^/    stderr: /' "$ERR" | head -5; }
+
+run() { shift; "$@" >"$OUT" 2>"$ERR"; RC=$?; }
+gp() { $GPUPLAN "$@" >"$OUT" 2>"$ERR"; RC=$?; }
+
+expect_rc() { [ "$RC" = "$2" ] && pass "$1" || fail "$1" "exit $RC, expected $2"; }
+expect_out() { grep -Eq -- "$2" "$OUT" && pass "$1" || fail "$1" "stdout lacks /$2/"; }
+expect_err() { grep -Eq -- "$2" "$ERR" && pass "$1" || fail "$1" "stderr lacks /$2/"; }
+expect_err_lines() {
+	local n; n=$(grep -c '^error:' "$ERR")
+	[ "$n" = "$2" ] && pass "$1" || fail "$1" "$n error lines, expected $2"
+}
+finish() { echo "$T_PASS passed, $T_FAIL failed"; [ "$T_FAIL" = 0 ]; }

@@ -1,0 +1,160 @@
+/* test_common.c - units parsing and formatting, status codes, strings. */
+#include "testutil.h"
+
+#include <string.h>
+
+#include "common.h"
+
+static void test_unit_parse_count_suffixes(void **state)
+{
+	double v;
+
+	(void)state;
+	assert_int_equal(unit_parse_count("1T", &v), RC_OK);
+	assert_near(v, 1e12, 1e-15);
+	assert_int_equal(unit_parse_count("300B", &v), RC_OK);
+	assert_near(v, 3e11, 1e-15);
+	assert_int_equal(unit_parse_count("2.5e12", &v), RC_OK);
+	assert_near(v, 2.5e12, 1e-15);
+	assert_int_equal(unit_parse_count("1.5M", &v), RC_OK);
+	assert_near(v, 1.5e6, 1e-15);
+	assert_int_equal(unit_parse_count("250k", &v), RC_OK);
+	assert_near(v, 2.5e5, 1e-15);
+}
+
+static void test_unit_parse_count_rejects(void **state)
+{
+	double v = 42;
+
+	(void)state;
+	assert_int_equal(unit_parse_count("", &v), RC_USAGE);
+	assert_int_equal(unit_parse_count("abc", &v), RC_USAGE);
+	assert_int_equal(unit_parse_count("1X", &v), RC_USAGE);
+	assert_int_equal(unit_parse_count("1m", &v), RC_USAGE); /* milli or mega? */
+	assert_int_equal(unit_parse_count("-5", &v), RC_USAGE);
+	assert_int_equal(unit_parse_count("0", &v), RC_USAGE);
+	assert_int_equal(unit_parse_count("nan", &v), RC_USAGE);
+	assert_int_equal(unit_parse_count("inf", &v), RC_USAGE);
+	assert_int_equal(unit_parse_count("1e999", &v), RC_USAGE);
+	assert_int_equal(unit_parse_count("0x10", &v), RC_USAGE);
+	assert_int_equal(unit_parse_count(" 5", &v), RC_USAGE);
+	assert_near(v, 42, 0); /* untouched on failure */
+}
+
+static void test_unit_parse_usd_forms(void **state)
+{
+	double v;
+
+	(void)state;
+	assert_int_equal(unit_parse_usd("$20000", &v), RC_OK);
+	assert_near(v, 20000, 1e-15);
+	assert_int_equal(unit_parse_usd("250k", &v), RC_OK);
+	assert_near(v, 250000, 1e-15);
+	assert_int_equal(unit_parse_usd("$1,500,000", &v), RC_OK);
+	assert_near(v, 1.5e6, 1e-15);
+	assert_int_equal(unit_parse_usd("1.5M", &v), RC_OK);
+	assert_near(v, 1.5e6, 1e-15);
+	assert_int_equal(unit_parse_usd("0", &v), RC_OK);
+	assert_true(v == 0);
+	assert_int_equal(unit_parse_usd("-1", &v), RC_USAGE);
+	assert_int_equal(unit_parse_usd("$", &v), RC_USAGE);
+	assert_int_equal(unit_parse_usd("12 dollars", &v), RC_USAGE);
+}
+
+static void test_unit_parse_duration_units(void **state)
+{
+	double s;
+
+	(void)state;
+	assert_int_equal(unit_parse_duration("30d", &s), RC_OK);
+	assert_near(s, 30 * 86400.0, 1e-15);
+	assert_int_equal(unit_parse_duration("72h", &s), RC_OK);
+	assert_near(s, 72 * 3600.0, 1e-15);
+	assert_int_equal(unit_parse_duration("90m", &s), RC_OK);
+	assert_near(s, 5400, 1e-15);
+	assert_int_equal(unit_parse_duration("2w", &s), RC_OK);
+	assert_near(s, 14 * 86400.0, 1e-15);
+	assert_int_equal(unit_parse_duration("3600", &s), RC_OK);
+	assert_near(s, 3600, 1e-15);
+	assert_int_equal(unit_parse_duration("3y", &s), RC_USAGE);
+	assert_int_equal(unit_parse_duration("0d", &s), RC_USAGE);
+}
+
+static void test_unit_parse_int_range(void **state)
+{
+	int v;
+
+	(void)state;
+	assert_int_equal(unit_parse_int("8", &v), RC_OK);
+	assert_int_equal(v, 8);
+	assert_int_equal(unit_parse_int("-8", &v), RC_USAGE);
+	assert_int_equal(unit_parse_int("8x", &v), RC_USAGE);
+	assert_int_equal(unit_parse_int("99999999999", &v), RC_USAGE);
+}
+
+static void test_unit_fmt_never_prints_nan(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_string_equal(unit_fmt_usd(buf, sizeof(buf), NAN), "-");
+	assert_string_equal(unit_fmt_count(buf, sizeof(buf), INFINITY), "-");
+	assert_string_equal(unit_fmt_bytes(buf, sizeof(buf), NAN), "-");
+	assert_string_equal(unit_fmt_duration(buf, sizeof(buf), -INFINITY), "-");
+}
+
+static void test_unit_fmt_values(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_string_equal(unit_fmt_usd(buf, sizeof(buf), 1234567.4), "$1,234,567");
+	assert_string_equal(unit_fmt_usd(buf, sizeof(buf), 123), "$123");
+	assert_string_equal(unit_fmt_usd(buf, sizeof(buf), 12.5), "$12.50");
+	assert_string_equal(unit_fmt_usd(buf, sizeof(buf), 100000), "$100,000");
+	assert_string_equal(unit_fmt_count(buf, sizeof(buf), 1e12), "1T");
+	assert_string_equal(unit_fmt_bytes(buf, sizeof(buf), 80.0 * UNIT_GIB), "80.0 GiB");
+	assert_string_equal(unit_fmt_duration(buf, sizeof(buf), 86400 * 3), "3.0 d");
+}
+
+static void test_rc_exit_code_documented(void **state)
+{
+	(void)state;
+	assert_int_equal(rc_exit_code(RC_OK), 0);
+	assert_int_equal(rc_exit_code(RC_ERR), 1);
+	assert_int_equal(rc_exit_code(RC_INPUT), 2);
+	assert_int_equal(rc_exit_code(RC_USAGE), 2);
+	assert_int_equal(rc_exit_code(RC_INFEASIBLE), 3);
+	assert_int_equal(rc_exit_code(RC_DEVICE), 4);
+	assert_string_equal(rc_str(RC_INPUT), "bad input");
+}
+
+static void test_gp_strlcpy_truncates(void **state)
+{
+	char buf[4];
+
+	(void)state;
+	assert_int_equal(gp_strlcpy(buf, "abc", sizeof(buf)), 0);
+	assert_string_equal(buf, "abc");
+	assert_int_equal(gp_strlcpy(buf, "abcd", sizeof(buf)), -1);
+	assert_string_equal(buf, "abc");
+	assert_true(gp_streq_nocase("H100", "h100"));
+	assert_false(gp_streq_nocase("H100", "h1000"));
+	assert_false(gp_streq_nocase(NULL, "x"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unit_parse_count_suffixes),
+		cmocka_unit_test(test_unit_parse_count_rejects),
+		cmocka_unit_test(test_unit_parse_usd_forms),
+		cmocka_unit_test(test_unit_parse_duration_units),
+		cmocka_unit_test(test_unit_parse_int_range),
+		cmocka_unit_test(test_unit_fmt_never_prints_nan),
+		cmocka_unit_test(test_unit_fmt_values),
+		cmocka_unit_test(test_rc_exit_code_documented),
+		cmocka_unit_test(test_gp_strlcpy_truncates),
+	};
+	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
+}
