@@ -8,6 +8,7 @@
 # Knobs: DEVELOPER=1 (-Werror), CUDA=auto|yes|no, CUDA_HOME, BUILD, PREFIX,
 # DESTDIR, SAN=1 (AddressSanitizer + UBSan; used by `make asan`).
 
+SHELL    := /bin/bash
 BUILD    ?= build
 PREFIX   ?= /usr/local
 CUDA     ?= auto
@@ -145,9 +146,30 @@ install: all
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gpuplan
 	install -m 644 data/*.csv data/SOURCES.md $(DESTDIR)$(PREFIX)/share/gpuplan/
 	install -m 644 docs/gpuplan.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpuplan.1
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 docs/gpuplan.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpuplan
+
+# ---- fuzzing: libFuzzer targets in tests/fuzz/, clang + ASan + UBSan
+FUZZ_SECONDS ?= 30
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+FUZZ_LIB_SRC := $(wildcard common/*.c pricing/*.c simulator/*.c)
+FUZZ_FLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(INCLUDES) $(CJSON_CFLAGS) \
+              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
+	@mkdir -p build-fuzz
+	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcsv $(CJSON_LIBS) -lm
+
+fuzz: deps $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do n=$$(basename $$f); c=$${n#fuzz_}; mkdir -p build-fuzz/corpus-$$c; \
+	  echo "== $$n ($(FUZZ_SECONDS) s, seeds in tests/fuzz/corpus/$$c)"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=build-fuzz/$$c- \
+	    build-fuzz/corpus-$$c tests/fuzz/corpus/$$c 2>&1 | \
+	    grep -E 'stat::number_of_executed_units|ERROR|SUMMARY' ; \
+	  test $${PIPESTATUS[0]} -eq 0 || exit 1; done
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz
 
 help:
 	@echo "targets:"
@@ -160,6 +182,7 @@ help:
 	@echo "  cuda      build with the CUDA backend (needs nvcc; CUDA_HOME=$(CUDA_HOME))"
 	@echo "  deps      install missing Debian packages: $(DEPS_PKGS)"
 	@echo "  install   install binary, data and man page (PREFIX=$(PREFIX) DESTDIR=)"
+	@echo "  fuzz      run each libFuzzer target for FUZZ_SECONDS (default 30) under ASan+UBSan"
 	@echo "  clean     remove build outputs"
 	@echo "knobs: DEVELOPER=1 adds -Werror; CUDA=auto|yes|no"
 

@@ -18,6 +18,7 @@ enum rc cmd_simulate(int argc, char **argv);
 enum rc cmd_plan(int argc, char **argv);
 enum rc cmd_frontier(int argc, char **argv);
 enum rc cmd_execute(int argc, char **argv);
+enum rc cmd_export(int argc, char **argv);
 
 /* Directory of the shipped data files: $GPUPLAN_SHARE_DIR, else data/ next
  * to the executable's build tree, else the install prefix's share/gpuplan. */
@@ -30,6 +31,12 @@ enum rc cli_parse_double(const char *flag, const char *arg, double min, double *
 enum rc cli_parse_count(const char *flag, const char *arg, double *out);
 enum rc cli_parse_usd(const char *flag, const char *arg, double *out);
 enum rc cli_parse_duration(const char *flag, const char *arg, double *out_s);
+
+/* JSON for `models list|show` (cli/cmd_models_json.c): every preset of t,
+ * or only m when m is not NULL.  Returns a string the caller frees. */
+struct sim_model_table;
+struct sim_model;
+char *cli_models_to_json(const struct sim_model_table *t, const struct sim_model *m);
 
 /* Reports an unknown option or missing argument the getopt way, as one
  * line, and returns RC_USAGE. */

@@ -1,9 +1,145 @@
-/* cmd_frontier.c - placeholder until the frontier command lands (replace this file). */
-#include "cli.h"
+/*
+ * cmd_frontier.c - `gpuplan frontier`: the whole cost-versus-time Pareto
+ * frontier of one job across every offering (no budget or deadline),
+ * fastest first, as a table, as JSON (--json), or as CSV (--csv FILE) for
+ * plotting.  The flags it shares with `plan` live in cmd_plan.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_plan.h"
+
+enum { OPT_CSV = PCLI_FIRST_FREE };
+
+static void help(void)
+{
+	printf("usage: gpuplan frontier --model NAME --tokens N [--csv FILE] [options]\n\n"
+	       "Prints every plan no other plan beats in both time to train and cost, across\n"
+	       "all offerings that pass the filters, fastest first.  Each point is the fastest\n"
+	       "fitting parallel configuration for its offering and node count.\n\n"
+	       "  --csv FILE            also write the frontier as CSV (default none)\n"
+	       "  -h, --help            this help\n");
+	plan_cli_help(stdout);
+	printf("\nexit status: 0 ok, 2 bad usage or input, 3 nothing fits\n");
+}
+
+static enum rc write_csv(const char *path, const struct plan_candidate *c, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		gp_error("%s: cannot write: %s", path, strerror(errno));
+		return RC_ERR;
+	}
+	fprintf(f, "provider,instance_type,region,gpu,spot,nodes,gpus,tp,pp,dp,cp,mbs,grad_accum,"
+		   "zero,recompute,interleave,step_time_s,tokens_per_s,mfu,memory_per_gpu_bytes,"
+		   "time_to_train_s,cost_usd,usd_per_hour\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct plan_candidate *p = &c[i];
+
+		fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.4f,%.6g,%.6g,%.2f,%.4f\n",
+			p->offering->provider, p->offering->instance_type, p->offering->region,
+			p->cluster.gpu.name, p->spot, p->nodes, p->nodes * p->cluster.gpus_per_node,
+			p->par.tp, p->par.pp, p->par.dp, p->par.cp, p->par.mbs, p->res.grad_accum,
+			p->par.zero, plan_cli_recompute(p->par.recompute), p->par.interleave,
+			p->res.step_time_s, p->res.tokens_per_s, p->res.mfu, p->res.memory.total,
+			p->time_s, p->cost_usd, p->usd_per_hour);
+	}
+	if (fclose(f) != 0) {
+		gp_error("%s: cannot write: %s", path, strerror(errno));
+		return RC_ERR;
+	}
+	return RC_OK;
+}
 
 enum rc cmd_frontier(int argc, char **argv)
 {
-	(void)argc;
-	gp_error("%s: not built yet", argv[0]);
-	return RC_ERR;
+	static const struct option longopts[] = {
+		PLAN_CLI_OPTIONS,
+		{ "csv", required_argument, NULL, OPT_CSV },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct plan_cli pc;
+	struct plan_cli_data d;
+	struct plan_candidate *c = NULL;
+	struct plan_stats st;
+	struct plan_nearest nn;
+	const char *csv = NULL;
+	size_t n = 0;
+	enum rc rc = RC_OK;
+	int ch;
+
+	plan_cli_init(&pc);
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (plan_cli_flag(&pc, ch, optarg, &rc)) {
+			if (rc != RC_OK)
+				return rc;
+			continue;
+		}
+		switch (ch) {
+		case OPT_CSV: csv = optarg; break;
+		case 'h': help(); return RC_OK;
+		default: return cli_bad_option("frontier", optopt, argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		gp_error("frontier: expected options only, found '%s'", argv[optind]);
+		return RC_USAGE;
+	}
+	if (pc.jobs_path) {
+		gp_error("frontier: expected --model and --tokens, found --jobs");
+		return RC_USAGE;
+	}
+	rc = plan_cli_load(&pc, "frontier", &d);
+	if (rc != RC_OK)
+		return rc;
+	rc = plan_frontier(&d.jobs[0], &d.cat, &pc.opts, &c, &n, &st, &nn);
+	if (rc == RC_INFEASIBLE) {
+		char a[32];
+
+		gp_error("frontier: %s: no configuration fits on the offerings considered "
+			 "(the most frugal needs %s per GPU)", d.jobs[0].name,
+			 unit_fmt_bytes(a, sizeof(a), nn.smallest_need_bytes));
+	}
+	if (rc == RC_OK && csv)
+		rc = write_csv(csv, c, n);
+	if (rc == RC_OK && pc.json) {
+		char *js = plan_frontier_to_json(c, n, &d.jobs[0]);
+
+		printf("%s\n", js);
+		free(js);
+	} else if (rc == RC_OK) {
+		char off[256], tt[32], cost[32], rate[32], gpus[32], par[48], tok[32];
+
+		printf("gpuplan frontier: %s, %s tokens: %zu Pareto-optimal plans (fastest first)\n\n",
+		       d.jobs[0].name, unit_fmt_count(tok, sizeof(tok), d.jobs[0].tokens), n);
+		printf("%-48s %-12s %-14s %-6s %-9s %-13s %s\n", "OFFERING", "GPUS", "TP/PP/DP/ZERO",
+		       "MFU", "TIME", "COST", "USD/H");
+		for (size_t i = 0; i < n; i++) {
+			const struct plan_candidate *p = &c[i];
+
+			snprintf(gpus, sizeof(gpus), "%dx%d=%d", p->nodes, p->cluster.gpus_per_node,
+				 p->nodes * p->cluster.gpus_per_node);
+			snprintf(par, sizeof(par), "%d/%d/%d/%d", p->par.tp, p->par.pp, p->par.dp,
+				 p->par.zero);
+			printf("%-48s %-12s %-14s %-6.1f %-9s %-13s %s\n",
+			       plan_cli_offering(off, sizeof(off), p), gpus, par, 100.0 * p->res.mfu,
+			       unit_fmt_duration(tt, sizeof(tt), p->time_s),
+			       unit_fmt_usd(cost, sizeof(cost), p->cost_usd),
+			       unit_fmt_usd(rate, sizeof(rate), p->usd_per_hour));
+		}
+		printf("\nsearch: %zu offerings (%zu machines), %zu configurations simulated in %.2f s\n",
+		       st.offerings, st.machines, st.simulated, st.enumerate_s);
+		fflush(stdout);
+		if (csv)
+			gp_info("frontier written to %s", csv);
+	}
+	free(c);
+	plan_cli_release(&d);
+	return rc;
 }

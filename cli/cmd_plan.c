@@ -1,9 +1,616 @@
-/* cmd_plan.c - placeholder until the plan command lands (replace this file). */
-#include "cli.h"
+/*
+ * cmd_plan.c - `gpuplan plan`: which GPUs to rent where, how many and
+ * with which parallelism, within a budget or a deadline.  Parses flags,
+ * calls plan_run(), prints the ranked table (or --json) and writes the best
+ * plan with sim_plan_write().  Also the flag handling `gpuplan frontier`
+ * shares (cmd_plan.h).  No planning logic lives here.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_plan.h"
+
+/* ---- shared with cmd_frontier.c ----------------------------------------- */
+
+void plan_cli_init(struct plan_cli *pc)
+{
+	memset(pc, 0, sizeof(*pc));
+	plan_opts_init(&pc->opts);
+}
+
+static enum rc copy_name(const char *flag, const char *arg, char *dst, size_t size)
+{
+	if (!arg[0] || gp_strlcpy(dst, arg, size) != 0) {
+		gp_error("%s: expected a name of 1 to %zu bytes, found '%s'", flag, size - 1, arg);
+		return RC_USAGE;
+	}
+	return RC_OK;
+}
+
+int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
+{
+	struct plan_opts *o = &pc->opts;
+	struct plan_filter *f = &o->filter;
+	double d;
+
+	*rc = RC_OK;
+	switch (code) {
+	case PCLI_MODEL: pc->model = arg; break;
+	case PCLI_TOKENS: *rc = cli_parse_count("--tokens", arg, &pc->tokens); break;
+	case PCLI_JOBS: pc->jobs_path = arg; break;
+	case PCLI_MODELS: pc->models_path = arg; break;
+	case PCLI_GBS: *rc = cli_parse_int("--gbs", arg, 1, 1 << 24, &o->gbs); break;
+	case PCLI_GBS_TOKENS: *rc = cli_parse_count("--gbs-tokens", arg, &pc->gbs_tokens); break;
+	case PCLI_GPU: *rc = copy_name("--gpu", arg, f->gpu, sizeof(f->gpu)); break;
+	case PCLI_PROVIDER: *rc = copy_name("--provider", arg, f->provider, sizeof(f->provider)); break;
+	case PCLI_REGION: *rc = copy_name("--region", arg, f->region, sizeof(f->region)); break;
+	case PCLI_SPOT: f->spot = 1; break;
+	case PCLI_NO_SPOT: f->spot = 0; break;
+	case PCLI_MAX_GPUS: *rc = cli_parse_int("--max-gpus", arg, 1, 1 << 20, &f->max_gpus); break;
+	case PCLI_MIN_GPUS: *rc = cli_parse_int("--min-gpus", arg, 1, 1 << 20, &f->min_gpus); break;
+	case PCLI_TP: *rc = cli_parse_int("--tp", arg, 1, 1024, &f->tp); break;
+	case PCLI_PP: *rc = cli_parse_int("--pp", arg, 1, 4096, &f->pp); break;
+	case PCLI_CP: *rc = cli_parse_int("--cp", arg, 1, 1024, &f->cp); break;
+	case PCLI_ZERO: *rc = cli_parse_int("--zero", arg, 0, 3, &f->zero); break;
+	case PCLI_PREEMPT:
+		*rc = cli_parse_double("--preempt-rate", arg, 0, &o->preempt_per_node_hour);
+		break;
+	case PCLI_RESTART:
+		*rc = cli_parse_duration("--restart-time", arg, &o->restart_s);
+		break;
+	case PCLI_CKPT_BW:
+		*rc = cli_parse_double("--ckpt-bw", arg, 0, &d);
+		if (*rc == RC_OK && !(d > 0)) {
+			gp_error("--ckpt-bw: expected GB/s per node > 0, found '%s'", arg);
+			*rc = RC_USAGE;
+		}
+		o->ckpt_bytes_per_s_per_node = d * 1e9;
+		break;
+	case PCLI_JSON: pc->json = 1; break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+void plan_cli_help(FILE *f)
+{
+	fprintf(f,
+		"job:\n"
+		"  --model NAME          model preset (gpuplan models)\n"
+		"  --tokens N            tokens to train: 1T, 300B, 2.5e12\n"
+		"  --jobs FILE           several jobs instead: CSV with columns model, tokens and\n"
+		"                        optionally deadline, priority, gbs, name\n"
+		"  --models FILE         model presets (default: the shipped data/models.csv)\n"
+		"  --gbs N               global batch in sequences (default: the preset's, else\n"
+		"                        4 Mi tokens as a power of two of sequences)\n"
+		"  --gbs-tokens N        global batch in tokens (4M), rounded to whole sequences\n"
+		"filters (default: everything in the price table):\n"
+		"  --gpu NAME            only this GPU (name or alias)\n"
+		"  --provider NAME       only this provider\n"
+		"  --region NAME         only this region\n"
+		"  --spot / --no-spot    only spot / only on-demand (default both)\n"
+		"  --max-gpus N          at most N GPUs (default %d)\n"
+		"  --min-gpus N          at least N GPUs (default 1)\n"
+		"  --tp N, --pp N        pin tensor / pipeline parallelism (default: searched;\n"
+		"                        TP within a node in {1,2,4,8}, PP dividing the layers)\n"
+		"  --cp N                context parallelism (default 1)\n"
+		"  --zero N              pin the ZeRO stage 0-3 (default: searched)\n"
+		"spot preemption model (stated with every spot plan):\n"
+		"  --preempt-rate R      preemptions per node-hour (default %g)\n"
+		"  --restart-time DUR    replacement node and reload after one (default %gs)\n"
+		"  --ckpt-bw GBPS        checkpoint write GB/s per node (default %g); checkpoint\n"
+		"                        size %g bytes per parameter; Young/Daly interval\n"
+		"                        sqrt(2 C MTBF)\n"
+		"  --json                JSON for programs instead of a table (default off)\n",
+		PLAN_DEFAULT_MAX_GPUS, PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR, PLAN_DEFAULT_RESTART_S,
+		PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE / 1e9, PLAN_CKPT_BYTES_PER_PARAM);
+}
+
+void plan_cli_release(struct plan_cli_data *d)
+{
+	if (d->have_cat)
+		price_catalog_release(&d->cat);
+	if (d->have_models)
+		sim_model_table_release(&d->models);
+	free(d->jobs);
+	memset(d, 0, sizeof(*d));
+}
+
+/* --gbs-tokens to sequences for one job. */
+static enum rc apply_gbs_tokens(const struct plan_cli *pc, struct plan_job *j)
+{
+	double seqs;
+
+	if (!(pc->gbs_tokens > 0) || j->gbs > 0)
+		return RC_OK;
+	/* Rounded to whole sequences: 4M tokens of 8192 is 488 sequences. */
+	seqs = floor(pc->gbs_tokens / j->model.seq + 0.5);
+	if (seqs < 1 || seqs > (1 << 24)) {
+		gp_error("--gbs-tokens: expected at least one sequence of %s (%d tokens), found %.0f",
+			 j->model.name, j->model.seq, pc->gbs_tokens);
+		return RC_USAGE;
+	}
+	j->gbs = (int)seqs;
+	return RC_OK;
+}
+
+enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data *d)
+{
+	struct price_opts po;
+	char path[4096];
+	enum rc rc;
+
+	memset(d, 0, sizeof(*d));
+	if (!pc->jobs_path && (!pc->model || !(pc->tokens > 0))) {
+		gp_error("%s: expected --model and --tokens (or --jobs FILE), found %s", cmd,
+			 pc->model ? "no --tokens" : "no --model");
+		gp_hint("gpuplan %s --model llama3-70b --tokens 1T ...", cmd);
+		return RC_USAGE;
+	}
+	if (pc->jobs_path && pc->model) {
+		gp_error("%s: expected --jobs or --model, found both", cmd);
+		return RC_USAGE;
+	}
+	if (pc->models_path)
+		snprintf(path, sizeof(path), "%s", pc->models_path);
+	else
+		snprintf(path, sizeof(path), "%s/models.csv", cli_data_dir());
+	rc = sim_model_table_load(&d->models, path);
+	if (rc != RC_OK)
+		return rc;
+	d->have_models = 1;
+	price_opts_init(&po);
+	po.data_dir = cli_data_dir();
+	rc = price_catalog_load(&d->cat, &po);
+	if (rc != RC_OK)
+		goto fail;
+	d->have_cat = 1;
+	if (pc->jobs_path) {
+		rc = plan_jobs_load(pc->jobs_path, &d->models, &d->jobs, &d->n_jobs);
+		if (rc != RC_OK)
+			goto fail;
+	} else {
+		const struct sim_model *m = sim_model_find(&d->models, pc->model);
+
+		if (!m) {
+			gp_error("--model: expected a preset of %s, found '%s'", path, pc->model);
+			gp_hint("run 'gpuplan models' for the list");
+			rc = RC_USAGE;
+			goto fail;
+		}
+		d->jobs = xcalloc(1, sizeof(*d->jobs));
+		d->n_jobs = 1;
+		plan_job_init(&d->jobs[0], m, pc->tokens);
+	}
+	for (size_t j = 0; j < d->n_jobs; j++) {
+		rc = apply_gbs_tokens(pc, &d->jobs[j]);
+		if (rc != RC_OK)
+			goto fail;
+	}
+	return RC_OK;
+fail:
+	plan_cli_release(d);
+	return rc;
+}
+
+const char *plan_cli_recompute(enum sim_recompute r)
+{
+	return r == SIM_RECOMPUTE_FULL ? "full" : r == SIM_RECOMPUTE_SELECTIVE ? "sel" : "none";
+}
+
+const char *plan_cli_offering(char *buf, size_t size, const struct plan_candidate *c)
+{
+	snprintf(buf, size, "%s %s %s %s", c->offering->provider, c->offering->instance_type,
+		 c->offering->region, c->spot ? "spot" : "on-demand");
+	return buf;
+}
+
+/* ---- plan --------------------------------------------------------------- */
+
+enum {
+	OPT_BUDGET = PCLI_FIRST_FREE, OPT_HOURLY, OPT_MONTHLY, OPT_DEADLINE, OPT_OBJECTIVE,
+	OPT_PHASES, OPT_SWITCH, OPT_TOP, OPT_DUMP_LP, OPT_TIME_LIMIT, OPT_SENS,
+};
+
+static void help(void)
+{
+	printf("usage: gpuplan plan --model NAME --tokens N [--budget USD | --deadline DUR] [options]\n"
+	       "       gpuplan plan --jobs FILE [--budget USD] [options]\n\n"
+	       "Chooses the offering (GPU, provider, region, spot or on-demand), the number of\n"
+	       "nodes and the parallel configuration that trains fastest within the budget, or\n"
+	       "cheapest within the deadline: every configuration is simulated, each offering's\n"
+	       "cost/time frontier kept, and a MILP (GLPK) chooses among them.  Prints a ranked\n"
+	       "table and writes the best plan as JSON (gpuplan.plan/1).\n\n"
+	       "constraints and objective:\n"
+	       "  --budget USD          total budget: 250000, 250k, 1.5M, $1,500,000 (default none)\n"
+	       "  --hourly-budget USD   spend rate cap per hour, all jobs together (default none)\n"
+	       "  --monthly-budget USD  spend rate cap per month of %g hours (default none)\n"
+	       "  --deadline DUR        time to train limit: 30d, 72h (default none; a jobs\n"
+	       "                        file's deadline column overrides it per job)\n"
+	       "  --objective time|cost least time (priority-weighted for several jobs) or least\n"
+	       "                        cost (default: cost when only a deadline is given, else time)\n"
+	       "  --phases 1|2          let a job split its tokens over two plans run one after the\n"
+	       "                        other, e.g. spot then on-demand (default 1)\n"
+	       "  --switch-time DUR     time lost switching plans (default %gs)\n"
+	       "output:\n"
+	       "  --top N               ranked answers, each on a different offering (default %d)\n"
+	       "  -o, --output FILE     where to write the best plan (default ./plan.json)\n"
+	       "  --dump-lp FILE        write the MILP in CPLEX LP format (default none)\n"
+	       "  --milp-time-limit DUR GLPK's time limit per solve (default %gs)\n"
+	       "  --sensitivity F       what-if factor for bandwidth and FLOP/s (default %g)\n"
+	       "  -q, --quiet           no progress on stderr\n"
+	       "  -h, --help            this help\n",
+	       UNIT_HOURS_PER_MONTH, PLAN_DEFAULT_SWITCH_S, PLAN_DEFAULT_TOP,
+	       PLAN_DEFAULT_MILP_TIME_LIMIT_S, PLAN_DEFAULT_SENSITIVITY);
+	plan_cli_help(stdout);
+	printf("\nexit status: 0 a plan, 2 bad usage or input, 3 no feasible plan (the nearest\n"
+	       "feasible answers are printed), 1 solver or I/O failure\n");
+}
+
+static const char *binding_text(enum plan_binding b, enum plan_objective obj)
+{
+	switch (b) {
+	case PLAN_BINDING_BUDGET:
+		return "the budget: a faster plan exists but costs more";
+	case PLAN_BINDING_HOURLY_BUDGET:
+		return "the hourly budget: a faster plan exists but spends more per hour";
+	case PLAN_BINDING_DEADLINE:
+		return "the deadline: a cheaper plan exists but takes longer";
+	case PLAN_BINDING_AVAILABILITY:
+		return "availability: the offering's node limit is used up";
+	case PLAN_BINDING_MAX_GPUS:
+		return "--max-gpus: a larger cluster would be faster";
+	case PLAN_BINDING_BATCH:
+		return "the global batch: no more data parallelism without a larger batch";
+	case PLAN_BINDING_MEMORY:
+		return obj == PLAN_OBJECTIVE_TIME
+			       ? "memory: a faster configuration of this size does not fit"
+			       : "memory: fewer nodes do not fit the model";
+	case PLAN_BINDING_NONE:
+		break;
+	}
+	return obj == PLAN_OBJECTIVE_TIME ? "nothing: the fastest plan on the offerings considered"
+					  : "nothing: the cheapest plan on the offerings considered";
+}
+
+static void pct(char *buf, size_t size, double v, double base)
+{
+	if (isfinite(v) && base > 0)
+		snprintf(buf, size, "%+.1f%%", 100.0 * (v / base - 1));
+	else
+		snprintf(buf, size, "n/a");
+}
+
+static void print_table(const struct plan_result *r, const struct plan_job *jobs, size_t n_jobs)
+{
+	char off[256], gpus[48], par[48], mb[32], mem[48], st[32], tps[32], tt[32], cost[32],
+		rate[32];
+	const char *loss;
+	int w = 8;
+
+	for (size_t i = 0; i < r->n_rows; i++) {
+		int n = (int)strlen(plan_cli_offering(off, sizeof(off), &r->rows[i].c));
+
+		if (n > w)
+			w = n;
+	}
+	printf("%-3s %s%-*s  %-12s %-12s %-9s %-4s %-4s %-13s %-8s %-8s %-5s %-8s %-12s %-9s %s\n",
+	       "#", n_jobs > 1 ? "JOB          " : "", w, "OFFERING", "GPUS", "TP/PP/DP/CP",
+	       "MBSxACC", "ZERO", "RCMP", "MEM/GPU", "STEP", "TOK/S", "MFU", "TIME", "COST",
+	       "USD/H", "LARGEST LOSS");
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct plan_row *row = &r->rows[i];
+		const struct plan_candidate *c = &row->c;
+		double lf = plan_largest_loss(&c->res, &loss);
+		char rank[16], job[32] = "";
+
+		snprintf(rank, sizeof(rank), "%d%s", row->rank,
+			 row->fraction < 1 ? (row->phase == 1 ? "a" : "b") : "");
+		if (n_jobs > 1)
+			snprintf(job, sizeof(job), "%-12.12s ", jobs[row->job].name);
+		snprintf(gpus, sizeof(gpus), "%dx%d=%d", c->nodes, c->cluster.gpus_per_node,
+			 c->nodes * c->cluster.gpus_per_node);
+		snprintf(par, sizeof(par), "%d/%d/%d/%d", c->par.tp, c->par.pp, c->par.dp, c->par.cp);
+		if (c->par.interleave > 1)
+			snprintf(par + strlen(par), sizeof(par) - strlen(par), " v%d", c->par.interleave);
+		snprintf(mb, sizeof(mb), "%dx%d", c->par.mbs, c->res.grad_accum);
+		snprintf(mem, sizeof(mem), "%.0f/%.0f GB", c->res.memory.total / UNIT_GB,
+			 c->res.memory.capacity / UNIT_GB);
+		unit_fmt_duration(st, sizeof(st), c->res.step_time_s);
+		unit_fmt_count(tps, sizeof(tps), c->res.tokens_per_s);
+		unit_fmt_duration(tt, sizeof(tt), c->time_s * row->fraction);
+		unit_fmt_usd(cost, sizeof(cost), c->cost_usd * row->fraction);
+		unit_fmt_usd(rate, sizeof(rate), c->usd_per_hour);
+		printf("%-3s %s%-*s  %-12s %-12s %-9s %-4d %-4s %-13s %-8s %-8s %-5.1f %-8s %-12s %-9s %s %.0f%%\n",
+		       rank, job, w, plan_cli_offering(off, sizeof(off), c), gpus, par, mb,
+		       c->par.zero, plan_cli_recompute(c->par.recompute), mem, st, tps,
+		       100.0 * c->res.mfu, tt, cost, rate, loss, 100.0 * lf);
+	}
+}
+
+static void print_explanation(const struct plan_result *r, const struct plan_job *jobs,
+			      size_t n_jobs)
+{
+	const struct plan_row *best = &r->rows[0];
+	const struct plan_opts *o = &r->opts;
+	char a[32], b[32], c[32], d[32], off[256];
+
+	printf("\nanswer: %s in %s for %s (%s/h)%s\n", n_jobs > 1 ? "all jobs" : jobs[0].name,
+	       unit_fmt_duration(a, sizeof(a), r->makespan_s),
+	       unit_fmt_usd(b, sizeof(b), r->total_cost_usd),
+	       unit_fmt_usd(c, sizeof(c), r->total_usd_per_hour),
+	       r->optimal ? "" : " (solver time limit: feasible, not proven optimal)");
+	printf("binding: %s\n", binding_text(r->binding, r->objective));
+	for (size_t i = 0; i < r->n_answer_rows; i++)
+		if (r->rows[i].fraction < 1)
+			printf("phase %d of %s: %.1f%% of the tokens on %s\n", r->rows[i].phase,
+			       jobs[r->rows[i].job].name, 100.0 * r->rows[i].fraction,
+			       plan_cli_offering(off, sizeof(off), &r->rows[i].c));
+	if (n_jobs == 1) {
+		const struct plan_row *ru = NULL;
+
+		for (size_t i = r->n_answer_rows; i < r->n_rows && !ru; i++)
+			if (r->rows[i].rank == 2)
+				ru = &r->rows[i];
+		if (ru)
+			printf("runner-up: %s, %d GPUs: %s for %s\n",
+			       plan_cli_offering(off, sizeof(off), &ru->c),
+			       ru->c.nodes * ru->c.cluster.gpus_per_node,
+			       unit_fmt_duration(a, sizeof(a), ru->c.time_s * ru->fraction),
+			       unit_fmt_usd(b, sizeof(b), ru->c.cost_usd * ru->fraction));
+		else
+			printf("runner-up: none (no other offering satisfies the constraints)\n");
+	}
+	{
+		double t = best->c.time_s * best->fraction, k = best->c.cost_usd * best->fraction;
+		char p1[16], p2[16];
+
+		pct(p1, sizeof(p1), best->sens_bw_time_s, t);
+		pct(p2, sizeof(p2), best->sens_flops_time_s, t);
+		printf("sensitivity (row 1%s, %.0f%% lower): inter-node bandwidth -> %s (%s), %s; "
+		       "achieved FLOP/s -> %s (%s), %s\n",
+		       r->n_answer_rows > 1 ? (n_jobs > 1 ? ", first job" : "a") : "",
+		       100.0 * (1 - o->sensitivity),
+		       unit_fmt_duration(a, sizeof(a), best->sens_bw_time_s), p1,
+		       unit_fmt_usd(b, sizeof(b), best->sens_bw_cost_usd),
+		       unit_fmt_duration(c, sizeof(c), best->sens_flops_time_s), p2,
+		       unit_fmt_usd(d, sizeof(d), best->sens_flops_cost_usd));
+		(void)k;
+	}
+	for (size_t i = 0; i < r->n_answer_rows; i++) {
+		const struct plan_candidate *s = &r->rows[i].c;
+
+		if (!s->spot)
+			continue;
+		printf("spot%s: %g preemptions/node-hour -> MTBF %s on %d nodes; checkpoint %s every %s "
+		       "(Young/Daly sqrt(2 C MTBF)), restart %s: +%.1f%% wall time, included\n",
+		       r->n_answer_rows > 1 ? (r->rows[i].phase == 1 ? " (1a)" : " (1b)") : "",
+		       o->preempt_per_node_hour, unit_fmt_duration(a, sizeof(a), s->preempt.mtbf_s),
+		       s->nodes, unit_fmt_duration(b, sizeof(b), s->preempt.ckpt_write_s),
+		       unit_fmt_duration(c, sizeof(c), s->preempt.interval_s),
+		       unit_fmt_duration(d, sizeof(d), o->restart_s),
+		       100.0 * (1 / (1 - s->preempt.waste) - 1));
+	}
+	if (best->replay_step_s > 0)
+		printf("schedule replay (event-driven): step %s vs analytic %s\n",
+		       unit_fmt_duration(a, sizeof(a), best->replay_step_s),
+		       unit_fmt_duration(b, sizeof(b), best->c.res.step_time_s));
+	printf("search: %zu offerings (%zu machines), %zu configurations enumerated, %zu simulated "
+	       "(%s/s), %zu fit, %zu frontier columns; MILP %zu solves in %.3f s; total %.2f s\n",
+	       r->stats.offerings, r->stats.machines, r->stats.enumerated, r->stats.simulated,
+	       unit_fmt_count(a, sizeof(a), r->stats.enumerate_s > 0
+					    ? r->stats.simulated / r->stats.enumerate_s : 0.0),
+	       r->stats.fit, r->stats.frontier, r->stats.milp_solves, r->stats.milp_s,
+	       r->stats.total_s);
+}
+
+static void print_nearest(const struct plan_result *r)
+{
+	const struct plan_nearest *n = &r->nearest;
+	char a[32], b[32];
+
+	printf("no feasible plan: %s\nnearest feasible answers:\n", r->why);
+	if (n->cheapest_cost_usd >= 0)
+		printf("  cheapest plan costs      %s (a budget of at least this)\n",
+		       unit_fmt_usd(a, sizeof(a), n->cheapest_cost_usd));
+	if (n->fastest_time_s >= 0)
+		printf("  fastest plan takes       %s (a deadline of at least this)\n",
+		       unit_fmt_duration(a, sizeof(a), n->fastest_time_s));
+	if (n->lowest_usd_per_hour >= 0)
+		printf("  cheapest cluster rate    %s/h (an hourly budget of at least this)\n",
+		       unit_fmt_usd(a, sizeof(a), n->lowest_usd_per_hour));
+	if (n->smallest_fit_memory_bytes >= 0)
+		printf("  smallest GPU that fits   %.0f GB\n", n->smallest_fit_memory_bytes / UNIT_GB);
+	else if (n->smallest_need_bytes >= 0)
+		printf("  smallest GPU that fits   none: the most frugal configuration needs %s per GPU"
+		       " (largest considered %.0f GB); allow more GPUs or another model\n",
+		       unit_fmt_bytes(b, sizeof(b), n->smallest_need_bytes),
+		       n->largest_gpu_bytes / UNIT_GB);
+}
+
+/* The plan file of job j: path itself for one job, else path with the
+ * job's name before the extension. */
+static void job_plan_path(char *buf, size_t size, const char *path, const struct plan_job *j,
+			  size_t n_jobs)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (n_jobs == 1)
+		snprintf(buf, size, "%s", path);
+	else if (dot && !strchr(dot, '/'))
+		snprintf(buf, size, "%.*s-%s%s", (int)(dot - path), path, j->name, dot);
+	else
+		snprintf(buf, size, "%s-%s", path, j->name);
+}
+
+static enum rc write_plans(const struct plan_result *r, const struct plan_job *jobs,
+			   size_t n_jobs, const char *path)
+{
+	for (size_t j = 0; j < n_jobs; j++) {
+		const struct plan_row *main = NULL;
+		struct sim_plan sp;
+		char file[4096];
+		enum rc rc;
+
+		for (size_t i = 0; i < r->n_answer_rows; i++)
+			if (r->rows[i].job == (int)j && (!main || r->rows[i].fraction > main->fraction))
+				main = &r->rows[i];
+		if (!main)
+			continue;
+		job_plan_path(file, sizeof(file), path, &jobs[j], n_jobs);
+		plan_row_to_sim_plan(main, &jobs[j], &sp);
+		rc = sim_plan_write(file, &sp);
+		if (rc != RC_OK)
+			return rc;
+		fflush(stdout);
+		gp_info("plan written to %s", file);
+	}
+	return RC_OK;
+}
 
 enum rc cmd_plan(int argc, char **argv)
 {
-	(void)argc;
-	gp_error("%s: not built yet", argv[0]);
-	return RC_ERR;
+	static const struct option longopts[] = {
+		PLAN_CLI_OPTIONS,
+		{ "budget", required_argument, NULL, OPT_BUDGET },
+		{ "hourly-budget", required_argument, NULL, OPT_HOURLY },
+		{ "monthly-budget", required_argument, NULL, OPT_MONTHLY },
+		{ "deadline", required_argument, NULL, OPT_DEADLINE },
+		{ "objective", required_argument, NULL, OPT_OBJECTIVE },
+		{ "phases", required_argument, NULL, OPT_PHASES },
+		{ "switch-time", required_argument, NULL, OPT_SWITCH },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "dump-lp", required_argument, NULL, OPT_DUMP_LP },
+		{ "milp-time-limit", required_argument, NULL, OPT_TIME_LIMIT },
+		{ "sensitivity", required_argument, NULL, OPT_SENS },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct plan_cli pc;
+	struct plan_cli_data d;
+	struct plan_result res;
+	struct plan_opts *o;
+	const char *out_path = "plan.json";
+	double monthly = -1, hourly = -1;
+	enum rc rc = RC_OK;
+	int c;
+
+	plan_cli_init(&pc);
+	o = &pc.opts;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+		if (plan_cli_flag(&pc, c, optarg, &rc)) {
+			if (rc != RC_OK)
+				return rc;
+			continue;
+		}
+		switch (c) {
+		case OPT_BUDGET: rc = cli_parse_usd("--budget", optarg, &o->budget_usd); break;
+		case OPT_HOURLY: rc = cli_parse_usd("--hourly-budget", optarg, &hourly); break;
+		case OPT_MONTHLY: rc = cli_parse_usd("--monthly-budget", optarg, &monthly); break;
+		case OPT_DEADLINE:
+			rc = cli_parse_duration("--deadline", optarg, &o->deadline_s);
+			if (rc == RC_OK && !(o->deadline_s > 0)) {
+				gp_error("--deadline: expected a duration > 0, found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case OPT_OBJECTIVE:
+			if (plan_objective_parse(optarg, &o->objective) != RC_OK) {
+				gp_error("--objective: expected time or cost, found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case OPT_PHASES: rc = cli_parse_int("--phases", optarg, 1, 2, &o->phases); break;
+		case OPT_SWITCH: rc = cli_parse_duration("--switch-time", optarg, &o->switch_s); break;
+		case OPT_TOP: rc = cli_parse_int("--top", optarg, 1, 100, &o->top); break;
+		case OPT_DUMP_LP: o->dump_lp_path = optarg; break;
+		case OPT_TIME_LIMIT:
+			rc = cli_parse_duration("--milp-time-limit", optarg, &o->milp_time_limit_s);
+			if (rc == RC_OK && !(o->milp_time_limit_s > 0)) {
+				gp_error("--milp-time-limit: expected a duration > 0, found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case OPT_SENS:
+			rc = cli_parse_double("--sensitivity", optarg, 0, &o->sensitivity);
+			if (rc == RC_OK && !(o->sensitivity > 0 && o->sensitivity <= 1)) {
+				gp_error("--sensitivity: expected a factor in (0, 1], found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case 'o': out_path = optarg; break;
+		case 'q': gp_log_quiet(1); break;
+		case 'h': help(); return RC_OK;
+		default: return cli_bad_option("plan", optopt, argv[optind - 1]);
+		}
+		if (rc != RC_OK)
+			return rc;
+	}
+	if (optind < argc) {
+		gp_error("plan: expected options only, found '%s'", argv[optind]);
+		return RC_USAGE;
+	}
+	if (hourly >= 0 && monthly >= 0) {
+		gp_error("--hourly-budget/--monthly-budget: expected one of them, found both");
+		return RC_USAGE;
+	}
+	/* A monthly cap is a rate: 730 hours a month. */
+	o->hourly_budget_usd = monthly >= 0 ? monthly / UNIT_HOURS_PER_MONTH : hourly;
+	if (!out_path[0]) {
+		gp_error("--output: expected a file name, found ''");
+		return RC_USAGE;
+	}
+	rc = plan_cli_load(&pc, "plan", &d);
+	if (rc != RC_OK)
+		return rc;
+	rc = plan_run(d.jobs, d.n_jobs, &d.cat, o, &res);
+	if (rc == RC_OK || rc == RC_INFEASIBLE) {
+		if (pc.json) {
+			char *s = plan_result_to_json(&res, d.jobs, d.n_jobs);
+
+			printf("%s\n", s);
+			free(s);
+		} else if (rc == RC_OK) {
+			char tok[32], a[32];
+
+			double tokens = 0;
+
+			for (size_t j = 0; j < d.n_jobs; j++)
+				tokens += d.jobs[j].tokens;
+			if (d.n_jobs > 1)
+				printf("gpuplan plan: %zu jobs, %s tokens in all, objective: least %s%s",
+				       d.n_jobs, unit_fmt_count(tok, sizeof(tok), tokens),
+				       plan_objective_str(res.objective),
+				       res.objective == PLAN_OBJECTIVE_TIME ? " (priority-weighted)" : "");
+			else
+				printf("gpuplan plan: %s, %s tokens, objective: least %s", d.jobs[0].name,
+				       unit_fmt_count(tok, sizeof(tok), tokens),
+				       plan_objective_str(res.objective));
+			if (o->budget_usd >= 0)
+				printf(", budget %s", unit_fmt_usd(a, sizeof(a), o->budget_usd));
+			if (o->hourly_budget_usd >= 0)
+				printf(", %s/h", unit_fmt_usd(a, sizeof(a), o->hourly_budget_usd));
+			if (o->deadline_s > 0)
+				printf(", deadline %s", unit_fmt_duration(a, sizeof(a), o->deadline_s));
+			printf("\n\n");
+			print_table(&res, d.jobs, d.n_jobs);
+			print_explanation(&res, d.jobs, d.n_jobs);
+		} else {
+			print_nearest(&res);
+		}
+	}
+	if (rc == RC_OK)
+		rc = write_plans(&res, d.jobs, d.n_jobs, out_path);
+	else if (rc == RC_INFEASIBLE)
+		gp_error("plan: no feasible plan: %s", res.why);
+	plan_result_release(&res);
+	plan_cli_release(&d);
+	return rc;
 }

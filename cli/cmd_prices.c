@@ -1,9 +1,318 @@
-/* cmd_prices.c - placeholder until the prices command lands (replace this file). */
+/*
+ * cmd_prices.c - `gpuplan prices list|update|history`: show the price
+ * table in the units people budget in (USD per node-hour, per GPU-hour and
+ * per 730-hour month), merge a new price file into the user's table, and
+ * show what changed when.  Parsing and printing only; the pricing module
+ * validates, merges and writes.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "price.h"
+
+static void help(void)
+{
+	printf("usage: gpuplan prices [list] [options]\n"
+	       "       gpuplan prices update FILE [--dry-run] [--provider P] [--json]\n"
+	       "       gpuplan prices history [--json]\n\n"
+	       "list: one row per offering, cheapest first.\n"
+	       "  --gpu G         only this GPU (name or alias, e.g. H100, A100-80GB); default all\n"
+	       "  --provider P    only this provider (aws, gcp, azure, lambda, runpod, vast); default all\n"
+	       "  --region R      only regions containing R (us-east matches us-east-1); default all\n"
+	       "  --sort KEY      usd_per_gpu_hour (default), usd_per_hour, gpu or provider\n"
+	       "  --spot          price at the spot rate and drop offerings without one; default on-demand\n"
+	       "  --json          JSON (schema gpuplan.prices/1) instead of a table\n\n"
+	       "update FILE: validate all of FILE, merge it by (provider, instance_type, region)\n"
+	       "into the user's table ($GPUPLAN_DATA_DIR, else $XDG_DATA_HOME/gpuplan, else\n"
+	       "~/.local/share/gpuplan) atomically, and append every change to its history.\n"
+	       "FILE has gpuplan's columns (as data/prices.csv) or a SkyPilot catalog's\n"
+	       "(InstanceType, AcceleratorName, AcceleratorCount, Region, Price, SpotPrice, ...).\n"
+	       "  --dry-run       validate and show the diff; write nothing (default off)\n"
+	       "  --provider P    the cloud a SkyPilot catalog is for (required for one);\n"
+	       "                  for a gpuplan file every row must have this provider\n"
+	       "  --json          the report as JSON (schema gpuplan.price_update/1)\n\n"
+	       "history: every change an update made, oldest first.\n"
+	       "  --json          JSON (schema gpuplan.price_history/1)\n\n"
+	       "  -h, --help      this help\n");
+}
+
+static void print_json(char *s)
+{
+	if (s) {
+		fputs(s, stdout);
+		fputc('\n', stdout);
+		free(s);
+	}
+}
+
+static void fmt_money(char *buf, size_t size, double v, int decimals)
+{
+	if (v < 0)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.*f", decimals, v);
+}
+
+static enum rc do_list(const char *gpu, const char *provider, const char *region,
+		       enum price_sort sort, int spot, int json)
+{
+	struct price_opts o;
+	struct price_catalog cat;
+	struct price_query q;
+	size_t *idx = NULL, n = 0;
+	int w_prov = 8, w_inst = 8, w_gpus = 4, w_reg = 6, any_ineligible = 0;
+	enum rc rc;
+
+	price_opts_init(&o);
+	o.data_dir = cli_data_dir();
+	rc = price_catalog_load(&cat, &o);
+	if (rc != RC_OK)
+		return rc;
+	price_query_init(&q);
+	q.gpu = gpu;
+	q.provider = provider;
+	q.region = region;
+	q.sort = sort;
+	q.spot = spot;
+	rc = price_catalog_query(&cat, &q, &idx, &n);
+	if (rc != RC_OK) {
+		char hint[PRICE_NAME_MAX];
+
+		gp_error("--gpu: expected a GPU name or alias from gpus.csv, found '%s'", gpu);
+		if (price_gpu_suggest(cat.gpus, cat.n_gpus, gpu, hint, sizeof(hint)) == 0)
+			gp_hint("did you mean '%s'? ('gpuplan gpus list' shows every name)", hint);
+		price_catalog_release(&cat);
+		return RC_USAGE;
+	}
+	if (json) {
+		print_json(price_offers_to_json(&cat, idx, n, spot));
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct price_offering *of = &cat.offers[idx[i]];
+		char gpus[PRICE_NAME_MAX + 16];
+		int len;
+
+		len = snprintf(gpus, sizeof(gpus), "%dx %s*", of->gpus_per_node, of->gpu);
+		if ((int)strlen(of->provider) > w_prov)
+			w_prov = (int)strlen(of->provider);
+		if ((int)strlen(of->instance_type) > w_inst)
+			w_inst = (int)strlen(of->instance_type);
+		if (len > w_gpus)
+			w_gpus = len;
+		if ((int)strlen(of->region) > w_reg)
+			w_reg = (int)strlen(of->region);
+	}
+	printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s\n", w_prov, "PROVIDER", w_inst, "INSTANCE",
+	       w_gpus, "GPUS", w_reg, "REGION", spot ? "SPOT $/H" : "$/HOUR", "$/GPU-HOUR",
+	       "$/MONTH");
+	for (size_t i = 0; i < n; i++) {
+		const struct price_offering *of = &cat.offers[idx[i]];
+		double node = price_offering_usd_per_hour(of, spot);
+		char gpus[PRICE_NAME_MAX + 16], a[32], b[32], c[32];
+		int ok = price_offering_eligible(&cat, of, NULL, 0);
+
+		any_ineligible |= !ok;
+		snprintf(gpus, sizeof(gpus), "%dx %s%s", of->gpus_per_node, of->gpu, ok ? "" : "*");
+		fmt_money(a, sizeof(a), node, 2);
+		fmt_money(b, sizeof(b), price_offering_usd_per_gpu_hour(of, spot), 3);
+		if (node >= 0)
+			unit_fmt_usd(c, sizeof(c), node * UNIT_HOURS_PER_MONTH);
+		else
+			snprintf(c, sizeof(c), "-");
+		printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s\n", w_prov, of->provider, w_inst,
+		       of->instance_type, w_gpus, gpus, w_reg, of->region, a, b, c);
+	}
+	if (any_ineligible)
+		printf("* gpus.csv lacks a figure planning needs for this GPU ('gpuplan gpus list' says which)\n");
+	gp_info("%zu offerings from %s (%s; month = %.0f hours)", n, cat.prices_path,
+		spot ? "spot" : "on-demand", UNIT_HOURS_PER_MONTH);
+done:
+	free(idx);
+	price_catalog_release(&cat);
+	return RC_OK;
+}
+
+static void print_report(const char *file, const char *provider,
+			 const struct price_update_report *r, int dry_run)
+{
+	printf("%s: %zu rows read (%s columns%s%s)\n", file, r->rows_read,
+	       r->skypilot ? "SkyPilot" : "gpuplan", provider ? ", provider " : "",
+	       provider ? provider : "");
+	if (r->skipped_no_gpu)
+		printf("  skipped %zu rows without a GPU (CPU instances)\n", r->skipped_no_gpu);
+	if (r->skipped_unknown_gpu)
+		printf("  skipped %zu rows whose GPU gpus.csv lacks: %s\n", r->skipped_unknown_gpu,
+		       r->unknown_gpus);
+	if (r->skipped_no_instance)
+		printf("  skipped %zu GPU-only rows with no instance type\n", r->skipped_no_instance);
+	if (r->skipped_fractional)
+		printf("  skipped %zu rows with a fractional GPU count\n", r->skipped_fractional);
+	if (r->skipped_no_price)
+		printf("  skipped %zu rows with neither an on-demand nor a spot price\n",
+		       r->skipped_no_price);
+	if (r->az_regions)
+		printf("  %zu availability-zone rows folded into %zu region%s; each keeps its lowest price\n",
+		       r->az_rows, r->az_regions, r->az_regions == 1 ? "" : "s");
+	printf("added %zu, changed %zu, unchanged %zu\n", r->added, r->changed, r->unchanged);
+	for (size_t i = 0; i < r->n_changes; i++) {
+		const struct price_change *c = &r->changes[i];
+
+		if (c->kind == PRICE_CHANGE_ADDED) {
+			printf("  + %s %s %s: %s\n", c->provider, c->instance_type, c->region,
+			       c->new_value);
+		} else if (isfinite(c->old_num) && isfinite(c->new_num) && c->old_num > 0) {
+			printf("  ~ %s %s %s: %s %s -> %s (%+.1f%%)\n", c->provider, c->instance_type,
+			       c->region, c->field, c->old_value, c->new_value,
+			       100.0 * (c->new_num - c->old_num) / c->old_num);
+		} else if (isfinite(c->old_num) || isfinite(c->new_num)) {
+			/* A price that starts or stops being offered. */
+			printf("  ~ %s %s %s: %s %s -> %s\n", c->provider, c->instance_type,
+			       c->region, c->field, c->old_value[0] ? c->old_value : "-",
+			       c->new_value[0] ? c->new_value : "-");
+		} else {
+			printf("  ~ %s %s %s: %s '%s' -> '%s'\n", c->provider, c->instance_type,
+			       c->region, c->field, c->old_value, c->new_value);
+		}
+	}
+	if (dry_run)
+		printf("dry run: nothing written\n");
+	else if (r->written)
+		printf("wrote %s (%zu offerings); history in %s\n", r->table_path, r->offers_after,
+		       r->history_path);
+	else
+		printf("no changes: %s left as it was\n", r->table_path);
+}
+
+static enum rc do_update(const char *file, const char *provider, int dry_run, int json)
+{
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	enum rc rc;
+
+	price_opts_init(&o);
+	o.data_dir = cli_data_dir();
+	price_update_opts_init(&u);
+	u.provider = provider;
+	u.dry_run = dry_run;
+	rc = price_update(file, &o, &u, &rep);
+	if (rc != RC_OK)
+		return rc;
+	if (json)
+		print_json(price_update_report_to_json(&rep));
+	else
+		print_report(file, provider, &rep, dry_run);
+	price_update_report_release(&rep);
+	return RC_OK;
+}
+
+static enum rc do_history(int json)
+{
+	struct price_opts o;
+	struct price_history h;
+	enum rc rc;
+
+	price_opts_init(&o);
+	o.data_dir = cli_data_dir();
+	rc = price_history_load(&o, &h);
+	if (rc != RC_OK)
+		return rc;
+	if (json) {
+		print_json(price_history_to_json(&h));
+	} else if (h.n == 0) {
+		gp_info("no price changes recorded yet ('gpuplan prices update FILE' records them)");
+	} else {
+		printf("%-20s  %-8s  %-26s  %-16s  %-22s  %-12s  %s\n", "TIMESTAMP", "PROVIDER",
+		       "INSTANCE", "REGION", "FIELD", "OLD", "NEW");
+		for (size_t i = 0; i < h.n; i++) {
+			const struct price_history_entry *e = &h.entries[i];
+
+			printf("%-20s  %-8s  %-26s  %-16s  %-22s  %-12s  %s\n", e->timestamp,
+			       e->provider, e->instance_type, e->region, e->field,
+			       e->old_value[0] ? e->old_value : "-", e->new_value);
+		}
+	}
+	price_history_release(&h);
+	return RC_OK;
+}
 
 enum rc cmd_prices(int argc, char **argv)
 {
-	(void)argc;
-	gp_error("%s: not built yet", argv[0]);
-	return RC_ERR;
+	static const struct option opts[] = {
+		{ "gpu", required_argument, NULL, 'g' },
+		{ "provider", required_argument, NULL, 'p' },
+		{ "region", required_argument, NULL, 'r' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "spot", no_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *gpu = NULL, *provider = NULL, *region = NULL, *sub = "list";
+	enum price_sort sort = PRICE_SORT_USD_PER_GPU_HOUR;
+	int spot = 0, json = 0, dry_run = 0, list_only = 0, c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'g': gpu = optarg; list_only = 'g'; break;
+		case 'p': provider = optarg; break;
+		case 'r': region = optarg; list_only = 'r'; break;
+		case 's':
+			if (price_sort_parse(optarg, &sort) != RC_OK) {
+				gp_error("--sort: expected usd_per_gpu_hour, usd_per_hour, gpu or provider, found '%s'",
+					 optarg);
+				return RC_USAGE;
+			}
+			list_only = 's';
+			break;
+		case 'S': spot = 1; list_only = 'S'; break;
+		case 'j': json = 1; break;
+		case 'n': dry_run = 1; break;
+		case 'h': help(); return RC_OK;
+		default: return cli_bad_option("prices", optopt, argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		sub = argv[optind++];
+	if (strcmp(sub, "list") == 0) {
+		if (optind < argc) {
+			gp_error("prices list: expected no more arguments, found '%s'", argv[optind]);
+			return RC_USAGE;
+		}
+		if (dry_run) {
+			gp_error("--dry-run: expected with 'prices update', found with 'prices list'");
+			return RC_USAGE;
+		}
+		return do_list(gpu, provider, region, sort, spot, json);
+	}
+	if (strcmp(sub, "update") == 0) {
+		if (optind != argc - 1) {
+			gp_error("prices update: expected one price file, found %d arguments", argc - optind);
+			gp_hint("gpuplan prices update new.csv [--dry-run] [--provider aws]");
+			return RC_USAGE;
+		}
+		if (list_only) {
+			gp_error("prices update: --gpu, --region, --sort and --spot belong to 'prices list'");
+			return RC_USAGE;
+		}
+		return do_update(argv[optind], provider, dry_run, json);
+	}
+	if (strcmp(sub, "history") == 0) {
+		if (optind < argc || list_only || dry_run || provider) {
+			gp_error("prices history: expected no arguments but --json, found more");
+			return RC_USAGE;
+		}
+		return do_history(json);
+	}
+	gp_error("prices: expected list, update or history, found '%s'", sub);
+	gp_hint("run 'gpuplan prices --help'");
+	return RC_USAGE;
 }

@@ -1,9 +1,594 @@
-/* cmd_simulate.c - placeholder until the simulate command lands (replace this file). */
+/*
+ * cmd_simulate.c - `gpuplan simulate [PLAN.json] [flags]`: predicts step
+ * time, throughput, MFU and memory of one training plan and explains where
+ * the time and the memory go.
+ *
+ * The plan comes from a plan file, from flags, or from both (flags given
+ * with a plan file override its fields).  Parsing and printing only: the
+ * model lives in simulator/.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "price.h"
+#include "sim.h"
+#include "sim_event.h"
+
+#define DEFAULT_GPUS_PER_NODE 8
+#define DEFAULT_VOCAB 51200
+#define DEFAULT_SEQ 2048
+
+static void help(void)
+{
+	printf("usage: gpuplan simulate [PLAN.json] [options]\n\n"
+	       "Predicts one plan's step time, throughput, MFU and memory per GPU, with\n"
+	       "the breakdown of each.  Give a plan file (from `plan -o` or `simulate -o`),\n"
+	       "or the model, cluster and parallel configuration as flags; flags given\n"
+	       "with a plan file override it.\n\n"
+	       "model (a preset, or a custom shape):\n"
+	       "  --model NAME            preset from models.csv (see `gpuplan models`)\n"
+	       "  --layers N              custom: transformer layers\n"
+	       "  --hidden N              custom: hidden size\n"
+	       "  --heads N               custom: attention heads\n"
+	       "  --kv-heads N            KV heads for GQA (default: heads)\n"
+	       "  --ffn N                 MLP width (default: 4 x hidden)\n"
+	       "  --vocab N               vocabulary (default: %d)\n"
+	       "  --seq N                 training sequence length (default: the preset's, else %d)\n"
+	       "  --mlp gelu|swiglu       MLP kind (default: gelu)\n"
+	       "  --tied                  LM head shares the input embedding (default: untied)\n"
+	       "cluster:\n"
+	       "  --gpu NAME              GPU from gpus.csv (see `gpuplan gpus`)\n"
+	       "  --gpus N                GPUs in all (required)\n"
+	       "  --gpus-per-node N       (default: %d, or --gpus when fewer)\n"
+	       "  --intra-node-gbps X     per GPU, one direction, Gb/s (default: the GPU's link)\n"
+	       "  --inter-node-gbps X     per node, one direction, Gb/s (default: 200)\n"
+	       "parallel configuration:\n"
+	       "  --tp N                  tensor parallel (default: 1)\n"
+	       "  --pp N                  pipeline parallel (default: 1)\n"
+	       "  --dp N                  data parallel (default: gpus / (tp x pp x cp))\n"
+	       "  --cp N                  context parallel (default: 1)\n"
+	       "  --mbs N                 micro-batch, sequences (default: 1)\n"
+	       "  --gbs N                 global batch, sequences (default: the preset's)\n"
+	       "  --zero 0..3             ZeRO stage; FSDP is 3 (default: 0)\n"
+	       "  --recompute none|selective|full   activation recomputation (default: none)\n"
+	       "  --interleave V          virtual pipeline stages per GPU (default: 1)\n"
+	       "  --seq-parallel          Megatron sequence parallelism (default: off)\n"
+	       "  --no-flash              attention without flash attention (default: flash)\n"
+	       "  --precision bf16|fp8    GEMM precision (default: bf16)\n"
+	       "pipeline schedule (event-driven replay):\n"
+	       "  --timeline FILE         write the replayed step as Chrome trace-event JSON\n"
+	       "                          (open in Perfetto or chrome://tracing)\n"
+	       "  --gantt                 print the replayed step as a text timeline\n"
+	       "  --split-backward        replay with the backward split into input- and\n"
+	       "                          weight-gradient parts (zero-bubble ZB-H1; default: off)\n"
+	       "job and output:\n"
+	       "  --tokens N              tokens to train, e.g. 1T (time to train)\n"
+	       "  --usd-per-gpu-hour X    price (cost to train; needs --tokens)\n"
+	       "  --json                  print one JSON object instead of the table\n"
+	       "  -o, --output FILE       write the plan file (schema gpuplan.plan/1)\n"
+	       "  -h, --help              this help\n",
+	       DEFAULT_VOCAB, DEFAULT_SEQ, DEFAULT_GPUS_PER_NODE);
+}
+
+enum opt_id {
+	O_MODEL = 256, O_LAYERS, O_HIDDEN, O_HEADS, O_KV_HEADS, O_FFN, O_VOCAB, O_SEQ,
+	O_MLP, O_TIED, O_GPU, O_GPUS, O_GPN, O_INTRA, O_INTER, O_TP, O_PP, O_DP, O_CP,
+	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
+	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_END
+};
+
+/* What the flags said; set[] marks the ones given. */
+struct flags {
+	unsigned char set[O_END - O_MODEL];
+	const char *model, *gpu, *output;
+	const char *timeline;  /* --timeline FILE */
+	int layers, hidden, heads, kv_heads, ffn, vocab, seq;
+	enum sim_mlp mlp;
+	int gpus, gpn;
+	double intra_gbps, inter_gbps;
+	int tp, pp, dp, cp, mbs, gbs, zero, interleave;
+	enum sim_recompute recompute;
+	enum sim_precision precision;
+	double tokens, usd;
+	int json;
+};
+
+#define SET(f, id) ((f)->set[(id) - O_MODEL])
+
+static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **plan_path,
+			   int *helped)
+{
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, O_MODEL },
+		{ "layers", required_argument, NULL, O_LAYERS },
+		{ "hidden", required_argument, NULL, O_HIDDEN },
+		{ "heads", required_argument, NULL, O_HEADS },
+		{ "kv-heads", required_argument, NULL, O_KV_HEADS },
+		{ "ffn", required_argument, NULL, O_FFN },
+		{ "vocab", required_argument, NULL, O_VOCAB },
+		{ "seq", required_argument, NULL, O_SEQ },
+		{ "mlp", required_argument, NULL, O_MLP },
+		{ "tied", no_argument, NULL, O_TIED },
+		{ "gpu", required_argument, NULL, O_GPU },
+		{ "gpus", required_argument, NULL, O_GPUS },
+		{ "gpus-per-node", required_argument, NULL, O_GPN },
+		{ "intra-node-gbps", required_argument, NULL, O_INTRA },
+		{ "inter-node-gbps", required_argument, NULL, O_INTER },
+		{ "tp", required_argument, NULL, O_TP },
+		{ "pp", required_argument, NULL, O_PP },
+		{ "dp", required_argument, NULL, O_DP },
+		{ "cp", required_argument, NULL, O_CP },
+		{ "mbs", required_argument, NULL, O_MBS },
+		{ "gbs", required_argument, NULL, O_GBS },
+		{ "zero", required_argument, NULL, O_ZERO },
+		{ "recompute", required_argument, NULL, O_RECOMPUTE },
+		{ "interleave", required_argument, NULL, O_INTERLEAVE },
+		{ "seq-parallel", no_argument, NULL, O_SP },
+		{ "no-flash", no_argument, NULL, O_NO_FLASH },
+		{ "precision", required_argument, NULL, O_PRECISION },
+		{ "tokens", required_argument, NULL, O_TOKENS },
+		{ "usd-per-gpu-hour", required_argument, NULL, O_USD },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "timeline", required_argument, NULL, O_TIMELINE },
+		{ "gantt", no_argument, NULL, O_GANTT },
+		{ "split-backward", no_argument, NULL, O_SPLIT_BWD },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const int big = 1 << 30;
+	enum rc rc = RC_OK;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while (rc == RC_OK && (c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		if (c >= O_MODEL && c < O_END)
+			SET(f, c) = 1;
+		switch (c) {
+		case O_MODEL: f->model = optarg; break;
+		case O_LAYERS: rc = cli_parse_int("--layers", optarg, 1, big, &f->layers); break;
+		case O_HIDDEN: rc = cli_parse_int("--hidden", optarg, 1, big, &f->hidden); break;
+		case O_HEADS: rc = cli_parse_int("--heads", optarg, 1, big, &f->heads); break;
+		case O_KV_HEADS: rc = cli_parse_int("--kv-heads", optarg, 1, big, &f->kv_heads); break;
+		case O_FFN: rc = cli_parse_int("--ffn", optarg, 1, big, &f->ffn); break;
+		case O_VOCAB: rc = cli_parse_int("--vocab", optarg, 1, big, &f->vocab); break;
+		case O_SEQ: rc = cli_parse_int("--seq", optarg, 1, big, &f->seq); break;
+		case O_MLP:
+			if (!strcmp(optarg, "gelu")) {
+				f->mlp = SIM_MLP_GELU;
+			} else if (!strcmp(optarg, "swiglu")) {
+				f->mlp = SIM_MLP_SWIGLU;
+			} else {
+				gp_error("--mlp: expected gelu or swiglu, found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case O_TIED: break;
+		case O_GPU: f->gpu = optarg; break;
+		case O_GPUS: rc = cli_parse_int("--gpus", optarg, 1, big, &f->gpus); break;
+		case O_GPN: rc = cli_parse_int("--gpus-per-node", optarg, 1, 1 << 16, &f->gpn); break;
+		case O_INTRA: rc = cli_parse_double("--intra-node-gbps", optarg, 1e-3, &f->intra_gbps); break;
+		case O_INTER: rc = cli_parse_double("--inter-node-gbps", optarg, 1e-3, &f->inter_gbps); break;
+		case O_TP: rc = cli_parse_int("--tp", optarg, 1, 1 << 16, &f->tp); break;
+		case O_PP: rc = cli_parse_int("--pp", optarg, 1, 1 << 16, &f->pp); break;
+		case O_DP: rc = cli_parse_int("--dp", optarg, 1, big, &f->dp); break;
+		case O_CP: rc = cli_parse_int("--cp", optarg, 1, 1 << 16, &f->cp); break;
+		case O_MBS: rc = cli_parse_int("--mbs", optarg, 1, big, &f->mbs); break;
+		case O_GBS: rc = cli_parse_int("--gbs", optarg, 1, big, &f->gbs); break;
+		case O_ZERO: rc = cli_parse_int("--zero", optarg, 0, 3, &f->zero); break;
+		case O_RECOMPUTE:
+			if (!strcmp(optarg, "none")) {
+				f->recompute = SIM_RECOMPUTE_NONE;
+			} else if (!strcmp(optarg, "selective")) {
+				f->recompute = SIM_RECOMPUTE_SELECTIVE;
+			} else if (!strcmp(optarg, "full")) {
+				f->recompute = SIM_RECOMPUTE_FULL;
+			} else {
+				gp_error("--recompute: expected none, selective or full, found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case O_INTERLEAVE: rc = cli_parse_int("--interleave", optarg, 1, 1 << 16, &f->interleave); break;
+		case O_SP: case O_NO_FLASH: case O_JSON: break;
+		case O_PRECISION:
+			if (!strcmp(optarg, "bf16")) {
+				f->precision = SIM_PRECISION_BF16;
+			} else if (!strcmp(optarg, "fp8")) {
+				f->precision = SIM_PRECISION_FP8;
+			} else {
+				gp_error("--precision: expected bf16 or fp8, found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case O_TOKENS: rc = cli_parse_count("--tokens", optarg, &f->tokens); break;
+		case O_USD: rc = cli_parse_usd("--usd-per-gpu-hour", optarg, &f->usd); break;
+		case O_TIMELINE: f->timeline = optarg; break;
+		case O_GANTT: case O_SPLIT_BWD: break;
+		case 'o': f->output = optarg; break;
+		case 'h': help(); *helped = 1; return RC_OK;
+		default: return cli_bad_option("simulate", optopt, argv[optind - 1]);
+		}
+	}
+	if (rc != RC_OK)
+		return rc;
+	f->json = SET(f, O_JSON);
+	if (optind < argc - 1) {
+		gp_error("simulate: expected at most one plan file, found %d arguments",
+			 argc - optind);
+		return RC_USAGE;
+	}
+	*plan_path = optind < argc ? argv[optind] : NULL;
+	return RC_OK;
+}
+
+/* Fills p->model from --model or the custom-shape flags (over what a plan
+ * file gave, if any). */
+static enum rc build_model(const struct flags *f, int from_plan, struct sim_plan *p)
+{
+	struct sim_model *m = &p->model;
+	int custom = SET(f, O_LAYERS) || SET(f, O_HIDDEN) || SET(f, O_HEADS);
+
+	if (f->model && custom) {
+		gp_error("--model: expected either a preset or --layers/--hidden/--heads, found both");
+		return RC_USAGE;
+	}
+	if (f->model) {
+		struct sim_model_table t;
+		const struct sim_model *found;
+		char path[4096];
+		enum rc rc;
+
+		snprintf(path, sizeof(path), "%s/models.csv", cli_data_dir());
+		rc = sim_model_table_load(&t, path);
+		if (rc != RC_OK)
+			return rc;
+		found = sim_model_find(&t, f->model);
+		if (!found) {
+			gp_error("--model: expected a preset from %s, found '%s'", path, f->model);
+			gp_hint("run 'gpuplan models' for the list, or give --layers/--hidden/--heads");
+			sim_model_table_release(&t);
+			return RC_USAGE;
+		}
+		*m = *found;
+		sim_model_table_release(&t);
+	} else if (custom) {
+		if (!SET(f, O_LAYERS) || !SET(f, O_HIDDEN) || !SET(f, O_HEADS)) {
+			gp_error("simulate: a custom model needs --layers, --hidden and --heads, found %s%s%s missing",
+				 SET(f, O_LAYERS) ? "" : "--layers ", SET(f, O_HIDDEN) ? "" : "--hidden ",
+				 SET(f, O_HEADS) ? "" : "--heads");
+			return RC_USAGE;
+		}
+		memset(m, 0, sizeof(*m));
+		snprintf(m->name, sizeof(m->name), "custom");
+		m->layers = f->layers;
+		m->hidden = f->hidden;
+		m->heads = f->heads;
+		m->kv_heads = f->heads;
+		m->ffn = 4 * f->hidden;
+		m->vocab = DEFAULT_VOCAB;
+		m->seq = DEFAULT_SEQ;
+		m->mlp = SIM_MLP_GELU;
+	} else if (!from_plan) {
+		gp_error("simulate: expected --model NAME or --layers/--hidden/--heads, found neither");
+		gp_hint("gpuplan simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 128");
+		return RC_USAGE;
+	}
+	if (SET(f, O_KV_HEADS))
+		m->kv_heads = f->kv_heads;
+	if (SET(f, O_FFN))
+		m->ffn = f->ffn;
+	if (SET(f, O_VOCAB))
+		m->vocab = f->vocab;
+	if (SET(f, O_SEQ))
+		m->seq = f->seq;
+	if (SET(f, O_MLP))
+		m->mlp = f->mlp;
+	if (SET(f, O_TIED))
+		m->tied_embeddings = 1;
+	return RC_OK;
+}
+
+static enum rc build_cluster(const struct flags *f, int from_plan, struct sim_plan *p)
+{
+	struct sim_cluster *c = &p->cluster;
+
+	if (f->gpu) {
+		struct price_catalog cat;
+		struct price_opts o;
+		const struct price_gpu *g;
+		enum rc rc;
+
+		price_opts_init(&o);
+		o.data_dir = cli_data_dir();
+		rc = price_catalog_load(&cat, &o);
+		if (rc != RC_OK)
+			return rc;
+		g = price_gpu_find(&cat, f->gpu);
+		if (!g) {
+			gp_error("--gpu: expected a GPU from %s/gpus.csv, found '%s'", o.data_dir, f->gpu);
+			gp_hint("run 'gpuplan gpus' for the list");
+			price_catalog_release(&cat);
+			return RC_USAGE;
+		}
+		c->gpu = *g;
+		price_catalog_release(&cat);
+	} else if (!from_plan) {
+		gp_error("simulate: expected --gpu NAME, found none");
+		return RC_USAGE;
+	}
+	if (!from_plan && !SET(f, O_GPUS)) {
+		gp_error("simulate: expected --gpus N, found none");
+		return RC_USAGE;
+	}
+	if (SET(f, O_GPN))
+		c->gpus_per_node = f->gpn;
+	else if (!from_plan)
+		c->gpus_per_node = f->gpus < DEFAULT_GPUS_PER_NODE ? f->gpus : DEFAULT_GPUS_PER_NODE;
+	if (SET(f, O_INTRA))
+		c->intra_bytes_per_s = f->intra_gbps * 1e9 / 8;
+	if (SET(f, O_INTER))
+		c->inter_bytes_per_s = f->inter_gbps * 1e9 / 8;
+	return RC_OK;
+}
+
+static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_plan *p)
+{
+	struct sim_parallel *q = &p->par;
+	int gpus, per;
+
+	if (!from_plan) {
+		sim_parallel_init(q);
+		q->gbs = p->model.gbs;
+	}
+	if (SET(f, O_TP)) q->tp = f->tp;
+	if (SET(f, O_PP)) q->pp = f->pp;
+	if (SET(f, O_CP)) q->cp = f->cp;
+	if (SET(f, O_MBS)) q->mbs = f->mbs;
+	if (SET(f, O_GBS)) q->gbs = f->gbs;
+	if (SET(f, O_ZERO)) q->zero = f->zero;
+	if (SET(f, O_RECOMPUTE)) q->recompute = f->recompute;
+	if (SET(f, O_INTERLEAVE)) q->interleave = f->interleave;
+	if (SET(f, O_SP)) q->seq_parallel = 1;
+	if (SET(f, O_NO_FLASH)) q->flash = 0;
+	if (SET(f, O_PRECISION)) q->precision = f->precision;
+
+	per = q->tp * q->pp * q->cp;
+	gpus = SET(f, O_GPUS) ? f->gpus : per * q->dp;
+	if (SET(f, O_DP)) {
+		q->dp = f->dp;
+		if (SET(f, O_GPUS) && per * q->dp != gpus) {
+			gp_error("--gpus: expected tp x pp x dp x cp = %d, found %d", per * q->dp, gpus);
+			return RC_USAGE;
+		}
+	} else if (SET(f, O_GPUS) || !from_plan) {
+		if (gpus % per) {
+			gp_error("--gpus: expected a multiple of tp x pp x cp = %d, found %d", per, gpus);
+			return RC_USAGE;
+		}
+		q->dp = gpus / per;
+	}
+	if (q->gbs < 1) {
+		gp_error("simulate: expected --gbs N (the model has no default global batch)");
+		return RC_USAGE;
+	}
+	p->nodes = (q->tp * q->pp * q->dp * q->cp + p->cluster.gpus_per_node - 1)
+		   / p->cluster.gpus_per_node;
+	return RC_OK;
+}
+
+/* ---- output -------------------------------------------------------- */
+
+static void part(const char *name, double s, double step)
+{
+	char buf[32];
+
+	printf("  %-18s %12s  %5.1f%%\n", name, unit_fmt_duration(buf, sizeof(buf), s),
+	       step > 0 ? 100 * s / step : 0);
+}
+
+static void mem(const char *name, double b, double total)
+{
+	char buf[32];
+
+	printf("  %-18s %12s  %5.1f%%\n", name, unit_fmt_bytes(buf, sizeof(buf), b),
+	       total > 0 ? 100 * b / total : 0);
+}
+
+static const char *recompute_name(enum sim_recompute r)
+{
+	return r == SIM_RECOMPUTE_FULL ? "full" : r == SIM_RECOMPUTE_SELECTIVE ? "selective" : "none";
+}
+
+static void print_table(const struct sim_plan *p)
+{
+	const struct sim_model *m = &p->model;
+	const struct sim_parallel *q = &p->par;
+	const struct sim_cluster *c = &p->cluster;
+	const struct sim_result *r = &p->result;
+	const struct sim_breakdown *b = &r->breakdown;
+	const struct sim_memory *x = &r->memory;
+	int gpus = q->tp * q->pp * q->dp * q->cp;
+	char b1[32], b2[32], b3[32];
+
+	printf("model     %s: %d layers, hidden %d, %d heads (%d KV), ffn %d %s, vocab %d, seq %d, %s params\n",
+	       m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
+	       m->mlp == SIM_MLP_SWIGLU ? "swiglu" : "gelu", m->vocab, m->seq,
+	       unit_fmt_count(b1, sizeof(b1), sim_model_params(m)));
+	printf("cluster   %d x %s (%d node%s of %d)\n", gpus, c->gpu.name, p->nodes,
+	       p->nodes == 1 ? "" : "s", c->gpus_per_node);
+	printf("parallel  tp %d, pp %d, dp %d, cp %d, mbs %d, gbs %d (%d micro-batches), zero %d, "
+	       "recompute %s, interleave %d, seq-parallel %s, flash %s, %s\n",
+	       q->tp, q->pp, q->dp, q->cp, q->mbs, q->gbs, r->grad_accum, q->zero,
+	       recompute_name(q->recompute), q->interleave, q->seq_parallel ? "on" : "off",
+	       q->flash ? "on" : "off", q->precision == SIM_PRECISION_FP8 ? "fp8" : "bf16");
+	printf("\nstep time %s\n", unit_fmt_duration(b1, sizeof(b1), r->step_time_s));
+	part("compute", b->compute_s, r->step_time_s);
+	part("tp comm", b->tp_comm_s, r->step_time_s);
+	part("cp comm", b->cp_comm_s, r->step_time_s);
+	part("pp bubble", b->pp_bubble_s, r->step_time_s);
+	part("pp comm", b->pp_comm_s, r->step_time_s);
+	part("dp comm exposed", b->dp_comm_exposed_s, r->step_time_s);
+	part("optimizer", b->optimizer_s, r->step_time_s);
+	printf("  (dp comm in all %s, %s of it hidden by backward)\n",
+	       unit_fmt_duration(b1, sizeof(b1), b->dp_comm_total_s),
+	       unit_fmt_duration(b2, sizeof(b2), fmax(0, b->dp_comm_total_s - b->dp_comm_exposed_s)));
+	printf("\nthroughput       %s tokens/s (%s tokens/s per GPU)\n",
+	       unit_fmt_count(b1, sizeof(b1), r->tokens_per_s),
+	       unit_fmt_count(b2, sizeof(b2), r->tokens_per_s / gpus));
+	printf("TFLOP/s per GPU  %.1f model, %.1f hardware (peak %.1f bf16)\n",
+	       r->model_flops_per_gpu_s / 1e12, r->hardware_flops_per_gpu_s / 1e12,
+	       c->gpu.bf16_flops_per_s / 1e12);
+	printf("MFU %.1f%%, HFU %.1f%%\n", 100 * r->mfu, 100 * r->hfu);
+	printf("\nmemory per GPU %s of %s: ", unit_fmt_bytes(b1, sizeof(b1), x->total),
+	       unit_fmt_bytes(b2, sizeof(b2), x->capacity));
+	if (r->fits)
+		printf("fits, %s free\n", unit_fmt_bytes(b3, sizeof(b3), x->capacity - x->total));
+	else
+		printf("does NOT fit, over by %s\n", unit_fmt_bytes(b3, sizeof(b3), x->total - x->capacity));
+	mem("weights", x->weights, x->total);
+	mem("gradients", x->grads, x->total);
+	mem("optimizer", x->optimizer, x->total);
+	mem("activations", x->activations, x->total);
+	mem("other", x->other, x->total);
+	printf("  (other: logits, CUDA context and allocator slack)\n");
+	if (p->tokens > 0) {
+		printf("\ntime to train %s tokens: %s", unit_fmt_count(b1, sizeof(b1), p->tokens),
+		       unit_fmt_duration(b2, sizeof(b2), p->time_to_train_s));
+		if (p->usd_per_gpu_hour > 0)
+			printf(", cost %s at %s per GPU-hour", unit_fmt_usd(b3, sizeof(b3), p->cost_usd),
+			       unit_fmt_usd(b1, sizeof(b1), p->usd_per_gpu_hour));
+		printf("\n");
+	}
+}
+
+/* ---- event-driven replay of the pipeline schedule (sim_event.h) ---- */
+
+#define GANTT_COLUMNS 100
+
+/* Replays the plan's schedule; prints the replayed figures beside the
+ * analytic ones (when there is a pipeline or they differ) unless json,
+ * writes --timeline and prints --gantt.  A replay that cannot run is a
+ * warning, unless --timeline or --gantt asked for it. */
+static enum rc replay(const struct sim_plan *p, const struct flags *f, int json)
+{
+	struct sim_event_result e;
+	struct sched s;
+	struct sim_event_timeline tl;
+	int want = f->timeline || SET(f, O_GANTT);
+	double a = p->result.step_time_s, diff;
+	char why[256], b1[32], b2[32];
+	enum rc rc;
+
+	rc = sim_event_simulate(&p->model, &p->par, &p->cluster, SET(f, O_SPLIT_BWD), &e, &s,
+				want ? &tl : NULL, why, sizeof(why));
+	if (rc != RC_OK) {
+		if (!want) {
+			gp_warn("simulate: no event-driven replay: %s", why);
+			return RC_OK;
+		}
+		gp_error("%s: %s", f->timeline ? "--timeline" : "--gantt", why);
+		return rc;
+	}
+	diff = a > 0 ? (e.step_time_s - a) / a : 0;
+	if (!json && (p->par.pp > 1 || fabs(diff) > 1e-3 || want)) {
+		printf("\npipeline  %s%s, %d stage%s x %d chunk%s, %d micro-batches (event-driven replay)\n",
+		       sched_kind_name(s.kind), s.split_backward ? " with B/W split" : "",
+		       s.p, s.p == 1 ? "" : "s", s.v, s.v == 1 ? "" : "s", s.m);
+		printf("  %-18s %12s", "step time", unit_fmt_duration(b1, sizeof(b1), e.step_time_s));
+		if (fabs(diff) > 1e-3)
+			printf("  (analytic %s, %+.1f%%)\n", unit_fmt_duration(b2, sizeof(b2), a),
+			       100 * diff);
+		else
+			printf("  (analytic agrees)\n");
+		part("pp bubble", e.pipeline_s - e.busy_max_s, e.step_time_s);
+		part("pp comm exposed", e.p2p_exposed_s, e.step_time_s);
+		part("dp comm exposed", e.dp_exposed_s, e.step_time_s);
+		printf("  %-18s", "peak in flight");
+		for (int i = 0; i < e.p && i < 32; i++)
+			printf(" %d", e.stage[i].peak_inflight);
+		printf("%s (%s per stage)\n", e.p > 32 ? " ..." : "",
+		       s.v > 1 ? "micro-batch chunks" : "micro-batches");
+	}
+	if (SET(f, O_GANTT)) {
+		char *g = sim_event_gantt(&s, &tl, GANTT_COLUMNS);
+
+		if (s.m * s.v > GANTT_COLUMNS / 4)
+			gp_warn("--gantt: %d micro-batch chunks in %d columns; ops narrower than a "
+				"column do not show", s.m * s.v, GANTT_COLUMNS);
+		printf("\n%s", g);
+		free(g);
+	}
+	rc = RC_OK;
+	if (f->timeline) {
+		rc = sim_trace_write(f->timeline, &s, &tl);
+		if (rc == RC_OK)
+			gp_info("wrote %s (%ld operations)", f->timeline, e.ops);
+	}
+	if (want)
+		sim_event_timeline_release(&tl);
+	sched_release(&s);
+	sim_event_result_release(&e);
+	return rc;
+}
 
 enum rc cmd_simulate(int argc, char **argv)
 {
-	(void)argc;
-	gp_error("%s: not built yet", argv[0]);
-	return RC_ERR;
+	struct flags f;
+	struct sim_plan p;
+	const char *plan_path = NULL;
+	char why[256];
+	enum rc rc;
+	int gpus, helped = 0;
+
+	memset(&f, 0, sizeof(f));
+	memset(&p, 0, sizeof(p));
+	rc = parse_flags(argc, argv, &f, &plan_path, &helped);
+	if (rc != RC_OK || helped)
+		return rc;
+	if (plan_path) {
+		rc = sim_plan_read(plan_path, &p);
+		if (rc != RC_OK)
+			return rc;
+	}
+	if ((rc = build_model(&f, plan_path != NULL, &p)) != RC_OK
+	    || (rc = build_cluster(&f, plan_path != NULL, &p)) != RC_OK
+	    || (rc = build_parallel(&f, plan_path != NULL, &p)) != RC_OK)
+		return rc;
+	if (SET(&f, O_TOKENS))
+		p.tokens = f.tokens;
+	if (SET(&f, O_USD))
+		p.usd_per_gpu_hour = f.usd;
+	if (p.usd_per_gpu_hour > 0 && !(p.tokens > 0)) {
+		gp_error("--usd-per-gpu-hour: expected --tokens N as well, to price a training run");
+		return RC_USAGE;
+	}
+	if (sim_check(&p.model, &p.par, &p.cluster, why, sizeof(why)) != RC_OK) {
+		gp_error("simulate: %s", why);
+		return RC_USAGE;
+	}
+	sim_step(&p.model, &p.par, &p.cluster, &p.result);
+	gpus = p.par.tp * p.par.pp * p.par.dp * p.par.cp;
+	p.time_to_train_s = sim_time_to_train_s(&p.result, p.tokens);
+	p.cost_usd = p.time_to_train_s / 3600.0 * gpus * p.usd_per_gpu_hour;
+
+	if (f.output && (rc = sim_plan_write(f.output, &p)) != RC_OK)
+		return rc;
+	if (f.json) {
+		char *s = sim_prediction_to_json(&p);
+
+		puts(s);
+		free(s);
+	} else {
+		print_table(&p);
+	}
+	if ((rc = replay(&p, &f, f.json)) != RC_OK)
+		return rc;
+	if (f.output)
+		gp_info("wrote %s", f.output);
+	return RC_OK;
 }

@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "frontier", cmd_frontier, "print the cost-versus-time Pareto frontier across offerings" },
 	{ "simulate", cmd_simulate, "predict step time, throughput, MFU and memory of one plan" },
 	{ "execute", cmd_execute, "run a plan's training steps over MPI and compare with the prediction" },
+	{ "export", cmd_export, "write a plan as Megatron, DeepSpeed, torchrun, Slurm, mpirun or Kubernetes config" },
 	{ "prices", cmd_prices, "list, update and show the history of GPU price tables" },
 	{ "gpus", cmd_gpus, "list the GPU catalog" },
 	{ "models", cmd_models, "list or show model presets" },

@@ -28,8 +28,9 @@ struct price_gpu {
 	char intra_link[PRICE_NAME_MAX];/* "NVLink 4", "PCIe Gen4 x16", ... */
 	double intra_bytes_per_s;       /* per GPU, one direction; 0 unknown */
 	int nvlink;                     /* 1 when the intra-node link is NVLink/XGMI */
-	int p2p;                        /* 1 when peer-to-peer works between GPUs */
+	int p2p;                        /* 1 when documented to work; 0 no or unknown */
 	double tdp_w;                   /* board power; 0 unknown */
+	char aliases[PRICE_NAME_MAX * 4];/* ';'-separated other names ("H100;H100-SXM") */
 };
 
 struct price_offering {
@@ -50,6 +51,9 @@ struct price_catalog {
 	size_t n_gpus;
 	struct price_offering *offers;
 	size_t n_offers;
+	char *gpus_path;    /* the gpus.csv that was read */
+	char *prices_path;  /* the prices.csv that was read (user's or shipped) */
+	int user_table;     /* 1 when prices_path is the user's merged table */
 };
 
 /* Where catalogs come from.  data_dir holds the shipped gpus.csv and
@@ -62,9 +66,11 @@ struct price_opts {
 };
 void price_opts_init(struct price_opts *o);
 
-/* Loads gpus.csv and prices.csv (the user's table overlaid on the shipped
- * one) into cat.  Returns RC_OK, RC_INPUT (bad file, message printed) or
- * RC_ERR.  Release with price_catalog_release(). */
+/* Loads gpus.csv and prices.csv into cat.  The user's prices.csv (in the
+ * user_dir described above), when it exists, is read instead of the shipped
+ * one: updates always write the whole merged table there.  Returns RC_OK,
+ * RC_INPUT (bad file, one message per bad cell) or RC_ERR.  Release with
+ * price_catalog_release(). */
 enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o);
 void price_catalog_release(struct price_catalog *cat);
 
@@ -75,5 +81,173 @@ const struct price_gpu *price_gpu_find(const struct price_catalog *cat,
 
 /* USD per GPU-hour of an offering, on demand or spot; < 0 when not offered. */
 double price_offering_usd_per_gpu_hour(const struct price_offering *o, int spot);
+
+/* USD per node-hour, on demand or spot; < 0 when not offered. */
+double price_offering_usd_per_hour(const struct price_offering *o, int spot);
+
+/* ---- unit conversions used for the catalog columns -------------------- */
+
+/* Per-GPU one-direction bytes/s from a bidirectional GB/s figure
+ * (NVLink and PCIe are quoted as both directions added): gb / 2 * 1e9. */
+double price_bidir_gb_to_bytes_per_s(double gb_per_s_bidir);
+/* Bytes/s from a network figure in Gbit/s: gbps * 1e9 / 8. */
+double price_gbps_to_bytes_per_s(double gbps);
+
+/* ---- GPU catalog --------------------------------------------------------- */
+
+/* Loads gpus.csv at path into a freshly allocated array (*out, *n).
+ * Columns are found by header name.  Returns RC_OK, RC_INPUT (one
+ * "path:line:col: ..." line per bad cell) or RC_ERR (unreadable).  The
+ * caller frees *out with free(). */
+enum rc price_gpus_load(const char *path, struct price_gpu **out, size_t *n);
+
+/* Finds a GPU in gpus[0..n) by canonical name or alias, ASCII case-
+ * insensitive, '_' and ' ' read as '-'.  Sets *by_alias (may be NULL) to 1
+ * when the match was an alias.  Returns NULL when unknown. */
+const struct price_gpu *price_gpu_lookup(const struct price_gpu *gpus, size_t n,
+					 const char *name, int *by_alias);
+
+/* Writes into buf[size] the canonical name or alias closest to name (edit
+ * distance), for "did you mean" hints.  Returns 0, or -1 when nothing is
+ * reasonably close (buf is then ""). */
+int price_gpu_suggest(const struct price_gpu *gpus, size_t n, const char *name,
+		      char *buf, size_t size);
+
+/* Returns 1 when g has the figures planning needs (memory, dense bf16
+ * peak, memory bandwidth); otherwise 0 and a one-line reason in why[size]
+ * ("RTX5090: gpus.csv has no bf16_dense_tflops figure"). */
+int price_gpu_eligible(const struct price_gpu *g, char *why, size_t size);
+
+/* ---- offerings: query ---------------------------------------------------- */
+
+enum price_sort {
+	PRICE_SORT_USD_PER_GPU_HOUR,
+	PRICE_SORT_USD_PER_HOUR,
+	PRICE_SORT_GPU,
+	PRICE_SORT_PROVIDER,
+};
+
+struct price_query {
+	const char *gpu;       /* canonical name or alias; NULL = any */
+	const char *provider;  /* case-insensitive; NULL = any */
+	const char *region;    /* case-insensitive substring; NULL = any */
+	enum price_sort sort;
+	int spot;              /* 1: price at the spot rate, drop rows without one */
+};
+void price_query_init(struct price_query *q);
+
+/* Parses "usd_per_gpu_hour", "usd_per_hour", "gpu" or "provider". */
+enum rc price_sort_parse(const char *s, enum price_sort *out);
+
+/* Selects the offerings of cat matching q, sorted (ties broken by provider,
+ * instance type, region, so the order is stable), as indices into
+ * cat->offers in a new array *idx of *n entries (caller frees).  Offerings
+ * with no price at the requested rate sort last.  Returns RC_OK, or
+ * RC_USAGE (nothing printed, *idx NULL) when q->gpu names no GPU; the
+ * caller reports it, with price_gpu_suggest() for a hint. */
+enum rc price_catalog_query(const struct price_catalog *cat, const struct price_query *q,
+			    size_t **idx, size_t *n);
+
+/* Returns a one-line reason in why[size] and 0 when offering o cannot be
+ * used for planning (its GPU is unknown or lacks a figure), else 1. */
+int price_offering_eligible(const struct price_catalog *cat,
+			    const struct price_offering *o, char *why, size_t size);
+
+/* ---- the user's directory, updates and history -------------------------- */
+
+/* Resolves the user's data directory into buf[size]: o->user_dir, else
+ * $GPUPLAN_DATA_DIR, else $XDG_DATA_HOME/gpuplan, else
+ * $HOME/.local/share/gpuplan.  Returns RC_OK or RC_ERR (no HOME). */
+enum rc price_user_dir(const struct price_opts *o, char *buf, size_t size);
+
+struct price_update_opts {
+	const char *provider;  /* names the cloud of a SkyPilot catalog file */
+	int dry_run;           /* validate and diff only; write nothing */
+};
+void price_update_opts_init(struct price_update_opts *u);
+
+enum price_change_kind { PRICE_CHANGE_ADDED, PRICE_CHANGE_CHANGED };
+
+#define PRICE_VALUE_MAX 128
+
+/* One difference between the stored table and the merged one. */
+struct price_change {
+	enum price_change_kind kind;
+	char provider[PRICE_NAME_MAX];
+	char instance_type[PRICE_NAME_MAX];
+	char region[PRICE_NAME_MAX];
+	char field[PRICE_NAME_MAX];          /* column name; "row" when added */
+	char old_value[PRICE_VALUE_MAX];     /* "" when added or was empty */
+	char new_value[PRICE_VALUE_MAX];
+	double old_num, new_num;             /* prices; NAN when not a number */
+};
+
+/* What an update read, skipped, merged and wrote. */
+struct price_update_report {
+	int skypilot;               /* 1: the file had SkyPilot catalog columns */
+	size_t rows_read;           /* data rows in the file */
+	size_t offers_in_file;      /* distinct (provider, instance, region) */
+	size_t added, changed, unchanged; /* offerings */
+	size_t skipped_no_gpu;      /* rows with no accelerator (CPU instances) */
+	size_t skipped_unknown_gpu; /* SkyPilot rows whose GPU gpus.csv lacks */
+	char unknown_gpus[256];     /* their names, ", "-separated */
+	size_t skipped_no_instance; /* GPU-only rows with no instance type */
+	size_t skipped_no_price;    /* rows with neither price */
+	size_t skipped_fractional;  /* rows with a fractional GPU count */
+	size_t az_rows;             /* rows folded into a region with others */
+	size_t az_regions;          /* (instance, region) pairs that had several zones */
+	struct price_change *changes;
+	size_t n_changes;
+	size_t offers_after;        /* rows of the merged table */
+	int written;                /* 1 when the table was replaced */
+	char table_path[1024];      /* the user's prices.csv */
+	char history_path[1024];    /* the user's prices.history.csv */
+};
+
+/* Validates the whole of file (gpuplan or SkyPilot columns, by header
+ * name), merges it into the current table (the user's, else the shipped
+ * one) by (provider, instance_type, region), and unless u->dry_run writes
+ * the merged table to the user's directory atomically (temp file, fsync,
+ * rename, fsync of the directory) under a lock on prices.lock, appending
+ * every change to prices.history.csv.  Nothing is written when any row is
+ * bad.  Returns RC_OK, RC_INPUT (one "file:line:col: ..." line per bad
+ * cell), RC_USAGE (missing --provider) or RC_ERR (I/O).  rep is filled on
+ * RC_OK; release it with price_update_report_release().
+ * For tests, GPUPLAN_FAULT=<point>[:kill] stops the write at after_write,
+ * after_fsync, before_rename or after_rename (returning RC_ERR, or killing
+ * the process with SIGKILL). */
+enum rc price_update(const char *file, const struct price_opts *o,
+		     const struct price_update_opts *u, struct price_update_report *rep);
+void price_update_report_release(struct price_update_report *rep);
+
+struct price_history_entry {
+	char timestamp[32];                  /* UTC, ISO 8601 */
+	char provider[PRICE_NAME_MAX];
+	char instance_type[PRICE_NAME_MAX];
+	char region[PRICE_NAME_MAX];
+	char field[PRICE_NAME_MAX];
+	char old_value[PRICE_VALUE_MAX];
+	char new_value[PRICE_VALUE_MAX];
+};
+
+struct price_history {
+	struct price_history_entry *entries; /* oldest first */
+	size_t n;
+};
+
+/* Loads the user's prices.history.csv (an absent file is an empty
+ * history).  Completes or discards the history of an update that was
+ * interrupted after its table was renamed into place.  Returns RC_OK,
+ * RC_INPUT or RC_ERR.  Release with price_history_release(). */
+enum rc price_history_load(const struct price_opts *o, struct price_history *h);
+void price_history_release(struct price_history *h);
+
+/* ---- JSON (pricing/price_json.c); each returns a string the caller frees -- */
+
+char *price_gpus_to_json(const struct price_catalog *cat);
+char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
+			   size_t n, int spot);
+char *price_history_to_json(const struct price_history *h);
+char *price_update_report_to_json(const struct price_update_report *rep);
 
 #endif

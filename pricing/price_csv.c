@@ -41,17 +41,19 @@ static void on_field(void *data, size_t len, void *r_)
 
 	if (r->failed)
 		return;
+	/* A quoted field keeps its line ends verbatim: LF, CRLF or a lone CR
+	 * each end one physical line. */
 	for (size_t i = 0; i < len; i++)
-		if (s[i] == '\n')
+		if (s[i] == '\n' || (s[i] == '\r' && (i + 1 == len || s[i + 1] != '\n')))
 			r->newlines_in_row++;
 	if (len > PRICE_CSV_MAX_FIELD) {
-		gp_error("%s:%d:%d: field is %zu bytes long, expected at most %d",
-			 r->path, r->line, r->cur.n + 1, len, PRICE_CSV_MAX_FIELD);
+		gp_error("%s:%d:%d: expected a field of at most %d bytes, found %zu bytes",
+			 r->path, r->line, r->cur.n + 1, PRICE_CSV_MAX_FIELD, len);
 		r->failed = 1;
 		return;
 	}
 	if (r->cur.n >= PRICE_CSV_MAX_FIELDS) {
-		gp_error("%s:%d:%d: row has more than %d fields",
+		gp_error("%s:%d:%d: expected at most %d fields in a row, found more",
 			 r->path, r->line, r->cur.n + 1, PRICE_CSV_MAX_FIELDS);
 		r->failed = 1;
 		return;
@@ -104,12 +106,37 @@ static void on_row(int term, void *r_)
 	r->last_term_cr = term == '\r';
 }
 
+/* Reports a libcsv syntax error at byte pos of buf as path:line:column,
+ * both counted from the bytes themselves (LF, CRLF and a lone CR each end a
+ * line; counting starts after a byte-order mark at from), so the position
+ * is exact whatever the chunk size was. */
+static void syntax_error(const char *path, const char *buf, size_t from, size_t pos, int err)
+{
+	int line = 1;
+	size_t start = from;
+
+	for (size_t i = from; i < pos; i++)
+		if (buf[i] == '\n' || (buf[i] == '\r' && buf[i + 1] != '\n')) {
+			line++;
+			start = i + 1;
+		}
+	if (err != CSV_EPARSE)
+		gp_error("%s:%d:%zu: %s", path, line, pos - start + 1, csv_strerror(err));
+	else if (buf[pos] == '"')
+		gp_error("%s:%d:%zu: expected no quote inside an unquoted field (quote the whole field and double the quotes in it), found '\"'",
+			 path, line, pos - start + 1);
+	else
+		gp_error("%s:%d:%zu: expected ',' or a line end after a closing quote, found '%c'",
+			 path, line, pos - start + 1,
+			 (unsigned char)buf[pos] >= 32 && (unsigned char)buf[pos] < 127 ? buf[pos] : '?');
+}
+
 enum rc price_csv_parse(const char *path, const char *buf, size_t len,
 			size_t chunk, struct price_csv *out)
 {
 	struct csv_parser p;
 	struct reader r;
-	size_t off = 0;
+	size_t off = 0, bom;
 
 	memset(out, 0, sizeof(*out));
 	memset(&r, 0, sizeof(r));
@@ -126,20 +153,21 @@ enum rc price_csv_parse(const char *path, const char *buf, size_t len,
 	/* A UTF-8 byte-order mark (common from spreadsheets) is not data. */
 	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
 		off = 3;
+	bom = off;
 	if (chunk == 0)
 		chunk = len ? len : 1;
 	while (off < len && !r.failed) {
 		size_t n = len - off < chunk ? len - off : chunk;
+		size_t done = csv_parse(&p, buf + off, n, on_field, on_row, &r);
 
-		if (csv_parse(&p, buf + off, n, on_field, on_row, &r) != n) {
-			gp_error("%s:%d:%d: %s (check the quotes on this row)", path,
-				 r.line, r.cur.n + 1, csv_strerror(csv_error(&p)));
+		if (done != n && !r.failed) {
+			syntax_error(path, buf, bom, off + done, csv_error(&p));
 			r.failed = 1;
 		}
 		off += n;
 	}
 	if (!r.failed && csv_fini(&p, on_field, on_row, &r) != 0) {
-		gp_error("%s:%d:%d: unterminated quoted field at end of file",
+		gp_error("%s:%d:%d: expected a closing quote for the quoted field that starts on this row, found the end of the file",
 			 path, r.line, r.cur.n + 1);
 		r.failed = 1;
 	}

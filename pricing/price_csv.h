@@ -6,6 +6,11 @@
  * CR line ends, a UTF-8 byte-order mark, blank lines (skipped) and a last
  * line with no newline.  It does not interpret fields: callers look columns
  * up by header name and convert values themselves.
+ *
+ * Positions in messages: a syntax error (a stray or missing quote) names
+ * the physical line and the byte column where it was found; an error about
+ * a cell names the line its row starts on and the field number (1-based),
+ * which callers also use so that "file:line:col" means the same thing.
  */
 #ifndef GPUPLAN_PRICE_CSV_H
 #define GPUPLAN_PRICE_CSV_H

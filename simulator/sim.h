@@ -57,6 +57,7 @@ struct sim_cluster {
 struct sim_breakdown {
 	double compute_s;          /* GEMMs and element-wise work, incl. recompute */
 	double tp_comm_s;
+	double cp_comm_s;          /* context-parallel KV exchange not hidden by attention */
 	double pp_bubble_s;
 	double pp_comm_s;
 	double dp_comm_exposed_s;  /* DP/ZeRO communication not hidden by backward */
@@ -87,25 +88,44 @@ struct sim_result {
 	struct sim_memory memory;
 };
 
-/* Sets p to 1-way everything, mbs 1, zero 0, no recompute, interleave 1,
- * flash on, bf16. */
+/* Sets p to 1-way everything, mbs 1, gbs 1, zero 0, no recompute,
+ * interleave 1, no sequence parallelism, flash on, bf16. */
 void sim_parallel_init(struct sim_parallel *p);
 
 /* Exact parameter count from the model's shapes. */
 double sim_model_params(const struct sim_model *m);
 
-/* Checks that p can be applied to m on c: heads divisible by tp, layers by
- * pp * interleave, gbs by mbs * dp, GPU figures present ...  Returns RC_OK,
- * or RC_INPUT with a one-line reason in why[size] (no message printed). */
+/* Checks that p can be applied to m on c: shapes positive, heads divisible
+ * by tp, kv_heads divisible by tp or tp by kv_heads (KV heads replicated),
+ * layers >= pp (uneven stages allowed without interleaving; with it, pp *
+ * interleave must divide layers and pp the micro-batch count), gbs by
+ * mbs * dp, seq by 2 * cp, seq / cp by tp with sequence parallelism, zero
+ * 0..3, the GPU's bf16 FLOP/s and memory present, gpus_per_node >= 1.
+ * Returns RC_OK, or RC_INPUT with a one-line reason "field: expected X,
+ * found Y" in why[size] (why may be NULL; nothing is printed). */
 enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		  const struct sim_cluster *c, char *why, size_t size);
 
-/* The analytic model.  Requires sim_check() == RC_OK.  Allocates nothing. */
+/* The analytic model: fills every field of out (breakdown parts add up to
+ * step_time_s; every figure finite).  Requires sim_check() == RC_OK.
+ * Allocates nothing and keeps no state, so it may run on many threads.
+ * The models, their papers and equations are cited in simulator/sim.c,
+ * sim_comm.c and sim_memory.c; the default constants in sim_internal.h. */
 void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	      const struct sim_cluster *c, struct sim_result *out);
 
-/* Seconds to train tokens at r's throughput. */
+/* Seconds to train tokens at r's throughput; 0 when r has no throughput. */
 double sim_time_to_train_s(const struct sim_result *r, double tokens);
+
+/* Training FLOPs (forward + backward) of sequences full sequences of m,
+ * summed over every GEMM of the model at its own shape (Narayanan et al.,
+ * SC'21, eq. 3 for GPT shapes).  Attention scores count the full s x s
+ * product, as eq. 3 does.  recompute adds what it recomputes: full adds one
+ * more forward of every layer (eq. 3's 4/3 on the layer terms), selective
+ * the attention scores and values.  Model FLOPs (for MFU) pass
+ * SIM_RECOMPUTE_NONE. */
+double sim_train_flops(const struct sim_model *m, double sequences,
+		       enum sim_recompute recompute);
 
 /* ---- model presets (data/models.csv) --------------------------------- */
 
@@ -146,6 +166,17 @@ struct sim_plan {
 enum rc sim_plan_write(const char *path, const struct sim_plan *p);
 /* Returns p as a JSON string (caller frees with free()). */
 char *sim_plan_to_json(const struct sim_plan *p);
+/* Returns p's prediction alone as a JSON object (what `simulate --json`
+ * prints: step_time_s, tokens_per_s, model/hardware_tflops_per_gpu, mfu,
+ * hfu, memory_per_gpu_bytes, fits, breakdown {compute, tp_comm, cp_comm,
+ * pp_bubble, pp_comm, dp_comm_exposed, dp_comm_total, optimizer} in
+ * seconds, memory {weights, grads, optimizer, activations, other, total,
+ * capacity} in bytes, time_to_train_s, cost_usd).  Caller frees. */
+char *sim_prediction_to_json(const struct sim_plan *p);
+/* Parses the plan JSON in buf[0..len), naming it name in messages, as
+ * sim_plan_read() does (RC_INPUT on a bad field; out untouched then). */
+enum rc sim_plan_parse(const char *name, const char *buf, size_t len,
+		       struct sim_plan *out);
 /* Reads path into p.  A bad field gets one line naming the file and the
  * field ("plan.json: .parallel.tp: expected an integer >= 1, found -2") and
  * RC_INPUT; an unreadable file RC_ERR.  p is untouched on failure. */

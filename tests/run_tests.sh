@@ -7,6 +7,10 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 export BUILD
+# Tests never see a developer's own price updates.
+GPUPLAN_DATA_DIR=$(mktemp -d)
+export GPUPLAN_DATA_DIR
+trap 'rm -rf "$GPUPLAN_DATA_DIR"' EXIT
 passed=0 failed=0 failed_names=""
 
 count_cmocka() { # $1 = output file

@@ -1,0 +1,82 @@
+/*
+ * cmd_export.c - `gpuplan export plan.json --format F [-o FILE]`: writes
+ * the plan in the form another tool launches.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "plan_export.h"
+#include "sim.h"
+
+static void help(void)
+{
+	printf("usage: gpuplan export PLAN.json --format FORMAT [-o FILE]\n\n"
+	       "Writes the plan for the tool you train with.\n\n"
+	       "  --format F   one of: %s (required)\n"
+	       "  -o FILE      write to FILE instead of stdout\n"
+	       "  -h, --help   this help\n", plan_export_format_names());
+}
+
+enum rc cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = NULL, *out = NULL;
+	enum plan_export_format f;
+	struct sim_plan plan;
+	enum rc rc;
+	char *text;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': format = optarg; break;
+		case 'o': out = optarg; break;
+		case 'h': help(); return RC_OK;
+		default: return cli_bad_option("export", optopt, argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1) {
+		gp_error("export: expected one plan file, found %d arguments", argc - optind);
+		gp_hint("gpuplan export plan.json --format megatron");
+		return RC_USAGE;
+	}
+	if (!format) {
+		gp_error("export: --format is required (%s)", plan_export_format_names());
+		return RC_USAGE;
+	}
+	if (plan_export_format_parse(format, &f) != RC_OK) {
+		gp_error("--format: expected one of %s, found '%s'",
+			 plan_export_format_names(), format);
+		return RC_USAGE;
+	}
+	rc = sim_plan_read(argv[optind], &plan);
+	if (rc != RC_OK)
+		return rc;
+	text = plan_export(&plan, f, &rc);
+	if (!text)
+		return rc;
+	if (out) {
+		FILE *fp = fopen(out, "w");
+
+		if (!fp || fputs(text, fp) == EOF || fclose(fp) != 0) {
+			gp_error("%s: cannot write", out);
+			free(text);
+			return RC_ERR;
+		}
+		gp_info("wrote %s (%s)", out, format);
+	} else {
+		fputs(text, stdout);
+	}
+	free(text);
+	return RC_OK;
+}

@@ -1,0 +1,86 @@
+/*
+ * cmd_plan.h - what `gpuplan plan` and `gpuplan frontier` share: the
+ * job and filter flags, their help text, and loading the catalog, the
+ * model presets and the jobs.  Front-end code only; the planning itself is
+ * planner/plan.h.
+ */
+#ifndef GPUPLAN_CMD_PLAN_H
+#define GPUPLAN_CMD_PLAN_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "plan.h"
+
+/* Long-option codes of the shared flags (above any short option). */
+enum {
+	PCLI_MODEL = 256, PCLI_TOKENS, PCLI_JOBS, PCLI_MODELS, PCLI_GBS, PCLI_GBS_TOKENS,
+	PCLI_GPU, PCLI_PROVIDER, PCLI_REGION, PCLI_SPOT, PCLI_NO_SPOT, PCLI_MAX_GPUS,
+	PCLI_MIN_GPUS, PCLI_TP, PCLI_PP, PCLI_CP, PCLI_ZERO, PCLI_PREEMPT, PCLI_RESTART,
+	PCLI_CKPT_BW, PCLI_JSON,
+	PCLI_FIRST_FREE
+};
+
+#define PLAN_CLI_OPTIONS \
+	{ "model", required_argument, NULL, PCLI_MODEL }, \
+	{ "tokens", required_argument, NULL, PCLI_TOKENS }, \
+	{ "jobs", required_argument, NULL, PCLI_JOBS }, \
+	{ "models", required_argument, NULL, PCLI_MODELS }, \
+	{ "gbs", required_argument, NULL, PCLI_GBS }, \
+	{ "gbs-tokens", required_argument, NULL, PCLI_GBS_TOKENS }, \
+	{ "gpu", required_argument, NULL, PCLI_GPU }, \
+	{ "provider", required_argument, NULL, PCLI_PROVIDER }, \
+	{ "region", required_argument, NULL, PCLI_REGION }, \
+	{ "spot", no_argument, NULL, PCLI_SPOT }, \
+	{ "no-spot", no_argument, NULL, PCLI_NO_SPOT }, \
+	{ "max-gpus", required_argument, NULL, PCLI_MAX_GPUS }, \
+	{ "min-gpus", required_argument, NULL, PCLI_MIN_GPUS }, \
+	{ "tp", required_argument, NULL, PCLI_TP }, \
+	{ "pp", required_argument, NULL, PCLI_PP }, \
+	{ "cp", required_argument, NULL, PCLI_CP }, \
+	{ "zero", required_argument, NULL, PCLI_ZERO }, \
+	{ "preempt-rate", required_argument, NULL, PCLI_PREEMPT }, \
+	{ "restart-time", required_argument, NULL, PCLI_RESTART }, \
+	{ "ckpt-bw", required_argument, NULL, PCLI_CKPT_BW }, \
+	{ "json", no_argument, NULL, PCLI_JSON }
+
+struct plan_cli {
+	struct plan_opts opts;
+	const char *model;
+	double tokens;
+	const char *jobs_path;
+	const char *models_path;   /* NULL: <data>/models.csv */
+	double gbs_tokens;         /* 0: not given */
+	int json;
+};
+
+void plan_cli_init(struct plan_cli *pc);
+
+/* Handles one shared flag.  Returns 1 when code is one of them (*rc set to
+ * RC_OK or RC_USAGE after a message), 0 otherwise. */
+int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc);
+
+/* Prints the shared flags' help lines with their defaults. */
+void plan_cli_help(FILE *f);
+
+/* Loads the catalog, the model presets and the jobs (--jobs, or --model
+ * with --tokens).  Returns RC_OK with everything filled (release with
+ * plan_cli_release), or a status after a message. */
+struct plan_cli_data {
+	struct price_catalog cat;
+	struct sim_model_table models;
+	struct plan_job *jobs;
+	size_t n_jobs;
+	int have_cat, have_models;
+};
+enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data *d);
+void plan_cli_release(struct plan_cli_data *d);
+
+/* "none", "sel" or "full". */
+const char *plan_cli_recompute(enum sim_recompute r);
+
+/* "aws p5.48xlarge us-east-1 spot" into buf. */
+const char *plan_cli_offering(char *buf, size_t size, const struct plan_candidate *c);
+
+#endif

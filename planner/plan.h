@@ -1,0 +1,335 @@
+/*
+ * plan.h - the planner: which offering, how many nodes and which parallel
+ * configuration trains a model fastest within a budget, or cheapest within
+ * a deadline.
+ *
+ * The pipeline (DESIGN.md, "The planner"):
+ *   1. enumerate candidate configurations per offering and simulate each
+ *      with the analytic model (sim_check + sim_step), dropping those that
+ *      do not fit in memory;
+ *   2. keep each offering's Pareto frontier of (time, cost, nodes);
+ *   3. choose among the frontier columns with a MILP solved by GLPK
+ *      (budget, hourly budget, deadline, availability shared by jobs,
+ *      optionally two phases per job);
+ *   4. re-simulate the chosen plans, explain which constraint binds and how
+ *      sensitive the answer is.
+ *
+ * Ownership: functions never take ownership of their arguments.  Results
+ * (struct plan_result, frontier arrays) belong to the caller and are freed
+ * with the matching _release/_free.  Candidates point into the catalog
+ * they were planned from (struct price_offering), so the catalog must
+ * outlive them.  Nothing here prints to stdout.
+ */
+#ifndef GPUPLAN_PLAN_H
+#define GPUPLAN_PLAN_H
+
+#include <stddef.h>
+
+#include "common.h"
+#include "price.h"
+#include "sim.h"
+
+#define PLAN_DEFAULT_MAX_GPUS 4096
+#define PLAN_DEFAULT_TOP 5
+/* Default MILP time limit (GLPK tm_lim) in seconds. */
+#define PLAN_DEFAULT_MILP_TIME_LIMIT_S 10.0
+/* Spot model defaults, stated in the output of every spot plan.  These are
+ * planning assumptions, not measurements: one preemption per node every
+ * 100 node-hours, 5 minutes to get a replacement node and reload, and a
+ * checkpoint write bandwidth of 1 GB/s per node to durable storage. */
+#define PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR 0.01
+#define PLAN_DEFAULT_RESTART_S 300.0
+#define PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE 1e9
+/* Checkpoint bytes per parameter: bf16 weights (2) + fp32 master weights,
+ * Adam m and v (4 + 4 + 4) (Rajbhandari et al., ZeRO, SC'20, sec. 3.1);
+ * gradients are not saved. */
+#define PLAN_CKPT_BYTES_PER_PARAM 14.0
+/* A spot plan whose expected preemption waste exceeds this fraction of
+ * wall time is dropped: the job would spend most of its time restarting. */
+#define PLAN_MAX_PREEMPT_WASTE 0.5
+/* Switching a job from one plan to the next (--phases 2): write a
+ * checkpoint, start the new cluster, reload. */
+#define PLAN_DEFAULT_SWITCH_S 1800.0
+/* Sensitivity: the best plan is re-simulated with inter-node bandwidth, or
+ * achieved FLOP/s, scaled by this factor. */
+#define PLAN_DEFAULT_SENSITIVITY 0.8
+
+enum plan_objective {
+	PLAN_OBJECTIVE_AUTO,  /* cost when only a deadline is given, else time */
+	PLAN_OBJECTIVE_TIME,  /* least (priority-weighted) time to train */
+	PLAN_OBJECTIVE_COST,  /* least total cost */
+};
+
+/* The constraint that decided an answer. */
+enum plan_binding {
+	PLAN_BINDING_NONE,          /* the unconstrained optimum */
+	PLAN_BINDING_BUDGET,        /* total USD */
+	PLAN_BINDING_HOURLY_BUDGET, /* USD per hour (or per month / 730) */
+	PLAN_BINDING_DEADLINE,
+	PLAN_BINDING_AVAILABILITY,  /* the offering's max nodes, shared by jobs */
+	PLAN_BINDING_MAX_GPUS,      /* --max-gpus */
+	PLAN_BINDING_BATCH,         /* global batch leaves no more data parallelism */
+	PLAN_BINDING_MEMORY,        /* a faster configuration did not fit */
+};
+
+/* Returns a static lower-case name ("budget", "hourly-budget", ...). */
+const char *plan_binding_str(enum plan_binding b);
+/* Returns "time" or "cost" ("auto" for AUTO). */
+const char *plan_objective_str(enum plan_objective o);
+/* Parses "time" / "cost".  Returns RC_OK or RC_USAGE (nothing printed). */
+enum rc plan_objective_parse(const char *s, enum plan_objective *out);
+
+/* Which offerings and knobs may be used.  Empty strings and 0 mean free. */
+struct plan_filter {
+	char gpu[PRICE_NAME_MAX];      /* canonical name or alias */
+	char provider[PRICE_NAME_MAX];
+	char region[PRICE_NAME_MAX];
+	int spot;                      /* -1 both, 0 on-demand only, 1 spot only */
+	int min_gpus, max_gpus;
+	int tp, pp, cp;                /* 0 = free */
+	int zero;                      /* -1 = free, else 0..3 */
+};
+
+struct plan_opts {
+	struct plan_filter filter;
+	double budget_usd;          /* total across jobs; < 0 none */
+	double hourly_budget_usd;   /* summed over concurrent jobs; < 0 none */
+	double deadline_s;          /* for jobs without their own; < 0 none */
+	enum plan_objective objective;
+	int phases;                 /* plans per job run in sequence: 1 or 2 */
+	double switch_s;            /* time lost switching plans (phases 2) */
+	int gbs;                    /* global batch, sequences; 0 = model's */
+	double preempt_per_node_hour;
+	double restart_s;
+	double ckpt_bytes_per_s_per_node;
+	double milp_time_limit_s;
+	int top;                    /* ranked answers to return */
+	double sensitivity;         /* factor for the what-if re-simulations */
+	const char *dump_lp_path;   /* CPLEX LP of the answer's MILP; NULL none */
+};
+
+/* Fills o with the documented defaults (no budget, no deadline, objective
+ * auto, phases 1, both spot and on-demand, 1..PLAN_DEFAULT_MAX_GPUS GPUs). */
+void plan_opts_init(struct plan_opts *o);
+
+/* One training job. */
+struct plan_job {
+	char name[PRICE_NAME_MAX];  /* for messages; model name by default */
+	struct sim_model model;
+	double tokens;              /* > 0 */
+	double deadline_s;          /* < 0: plan_opts.deadline_s */
+	double priority;            /* weight in the time objective; > 0 */
+	int gbs;                    /* sequences; 0: plan_opts.gbs, then model */
+};
+
+/* Fills j for model m with tokens, no own deadline, priority 1. */
+void plan_job_init(struct plan_job *j, const struct sim_model *m, double tokens);
+
+/* Loads a jobs file (CSV with a header: model, tokens, and optionally
+ * deadline, priority, gbs) resolving models in models.  Tokens use count
+ * suffixes (1T), deadlines durations (30d).  Returns RC_OK with *jobs
+ * (caller frees with free()) and *n, RC_INPUT after one message naming
+ * file:line:col, or RC_ERR when the file cannot be read. */
+enum rc plan_jobs_load(const char *path, const struct sim_model_table *models,
+		       struct plan_job **jobs, size_t *n);
+
+/* Expected cost of preemptions for a spot plan, first order in C/M and
+ * R/M (Young 1974; Daly 2006): checkpoint every sqrt(2 C M) seconds. */
+struct plan_preempt {
+	double mtbf_s;          /* M: mean time between preemptions of the job */
+	double ckpt_write_s;    /* C: time to write one checkpoint */
+	double interval_s;      /* Young/Daly checkpoint interval */
+	double waste;           /* fraction of wall time lost; 0 on demand */
+};
+
+/* Fills p for a job on nodes nodes of a model with params parameters.
+ * Returns 0, or -1 when the waste is at least PLAN_MAX_PREEMPT_WASTE (the
+ * plan is dropped). */
+int plan_preempt_model(double params, int nodes, const struct plan_opts *o,
+		       struct plan_preempt *p);
+
+/* One simulated candidate on one offering. */
+struct plan_candidate {
+	const struct price_offering *offering; /* into the catalog */
+	int spot;
+	int nodes;
+	struct sim_parallel par;
+	struct sim_cluster cluster;
+	struct sim_result res;
+	struct plan_preempt preempt;
+	double usd_per_hour;        /* the whole cluster */
+	double time_s;              /* all the job's tokens, preemption included */
+	double cost_usd;
+	double nofit_step_s;        /* fastest non-fitting step at this size; 0 none */
+	int smaller_nofit;          /* a smaller node count was tried and nothing fitted */
+	int max_nodes_hit;          /* nodes == the offering's max_nodes */
+};
+
+/* ---- the MILP over frontier columns (planner/plan_lp.c) --------------- */
+
+/* A column as the MILP sees it.  Tests build these inline. */
+struct plan_column {
+	int job;                /* 0..n_jobs-1 */
+	int group;              /* availability group (offering), -1 none */
+	int nodes;              /* >= 1 */
+	double time_s;          /* to train all of the job's tokens; > 0 */
+	double cost_usd;        /* >= 0 */
+	double usd_per_hour;    /* >= 0 */
+};
+
+struct plan_milp {
+	int n_jobs;
+	const double *priority;     /* [n_jobs], > 0; NULL: all 1 */
+	const double *deadline_s;   /* [n_jobs], < 0 none; NULL: none */
+	const struct plan_column *cols;
+	size_t n_cols;
+	const int *avail_nodes;     /* [n_groups], 0 = unlimited */
+	int n_groups;
+	double budget_usd;          /* < 0 none */
+	double hourly_budget_usd;   /* < 0 none */
+	enum plan_objective objective; /* TIME or COST */
+	int phases;                 /* 1 or 2 */
+	double switch_s;            /* phases 2: time per switch */
+	const unsigned char *exclude; /* [n_cols], 1 = may not be used; NULL */
+	double time_limit_s;
+	const char *dump_lp_path;   /* NULL: none */
+};
+
+void plan_milp_init(struct plan_milp *m);
+
+/* The chosen fractions.  frac[c] is the share of column c's job's tokens
+ * trained on column c (0 unused; 1 with one phase); used[c] is 1 when the
+ * column is used.  time_s[j] and the totals are recomputed from the
+ * chosen columns, not read back from GLPK. */
+struct plan_milp_solution {
+	double *frac;            /* [n_cols] */
+	unsigned char *used;     /* [n_cols] */
+	double *time_s;          /* [n_jobs], switch time included */
+	double cost_usd;         /* total, switch cost included */
+	double usd_per_hour;     /* peak: sum over jobs of the dearest phase */
+	double objective;        /* weighted time (s) or cost (USD) */
+	int optimal;             /* 0 when GLPK stopped at its time limit */
+	double solve_s;          /* wall time in GLPK */
+};
+
+/* The cost of a switch for a job whose dearest phase costs usd_per_hour:
+ * the switch time billed at that rate. */
+double plan_switch_cost_usd(double switch_s, double usd_per_hour);
+
+/* Solves m with GLPK (lexicographic: the objective, then the other of
+ * time/cost among optima).  Returns RC_OK with sol filled (release with
+ * plan_milp_solution_release), RC_INFEASIBLE when no choice satisfies the
+ * constraints, RC_INPUT when m is malformed (message printed; GLPK never
+ * sees bad data), RC_ERR when GLPK fails or hits its time limit without a
+ * feasible solution (message printed).  A GLPK internal error is caught by
+ * its error hook and reported as RC_ERR; the process never aborts. */
+enum rc plan_milp_solve(const struct plan_milp *m, struct plan_milp_solution *sol);
+void plan_milp_solution_release(struct plan_milp_solution *sol);
+
+/* ---- the whole pipeline (planner/plan.c) ------------------------------ */
+
+/* One plan in an answer: a candidate with the share of its job's tokens. */
+struct plan_row {
+	int rank;                   /* 1 = the answer, 2.. alternatives */
+	int job;
+	int phase;                  /* 1 or 2 within the job's answer */
+	double fraction;            /* of the job's tokens */
+	struct plan_candidate c;
+	enum plan_binding binding;
+	/* What-if re-simulations (plan_opts.sensitivity): */
+	double sens_bw_time_s, sens_bw_cost_usd;       /* inter-node bandwidth */
+	double sens_flops_time_s, sens_flops_cost_usd; /* achieved FLOP/s */
+	/* The event-driven replay of the pipeline schedule (sim_event.h);
+	 * 0 when it could not run. */
+	double replay_step_s;
+};
+
+struct plan_stats {
+	size_t offerings;           /* offering x {spot, on-demand} considered */
+	size_t machines;            /* distinct hardware simulated */
+	size_t enumerated;          /* configurations considered */
+	size_t simulated;           /* sim_step calls */
+	size_t fit;                 /* simulated and fitting in memory */
+	size_t rejected_check;      /* sim_check refused (divisibility, ...) */
+	size_t frontier;            /* MILP columns */
+	size_t milp_solves;
+	double enumerate_s, milp_s, total_s;
+};
+
+/* What would make an infeasible ask feasible (within the filters). */
+struct plan_nearest {
+	double cheapest_cost_usd;   /* min over all plans; < 0 none */
+	double fastest_time_s;      /* < 0 none */
+	double lowest_usd_per_hour; /* < 0 none */
+	double smallest_fit_memory_bytes; /* smallest GPU with a fitting plan; < 0 none */
+	double smallest_need_bytes; /* least memory any simulated config needs */
+	double largest_gpu_bytes;   /* among the GPUs considered */
+};
+
+struct plan_result {
+	enum plan_objective objective; /* resolved */
+	int feasible;
+	char why[256];              /* when infeasible: the reason, one line */
+	enum plan_binding binding;  /* of the answer */
+	struct plan_row *rows;      /* rank 1 first; per job for several jobs */
+	size_t n_rows;
+	size_t n_answer_rows;       /* rows with rank 1 */
+	double total_cost_usd;      /* of the answer */
+	double total_usd_per_hour;
+	double makespan_s;          /* longest job of the answer */
+	int optimal;
+	struct plan_nearest nearest;
+	struct plan_stats stats;
+	struct plan_opts opts;      /* what produced it (assumptions stated) */
+};
+
+/* Plans jobs[0..n_jobs) over the catalog.  Returns RC_OK with out filled,
+ * RC_INFEASIBLE with out->why and out->nearest filled (no message
+ * printed), RC_USAGE/RC_INPUT for bad options or jobs (message printed),
+ * RC_ERR for solver or I/O failures.  out is always initialised; release
+ * it with plan_result_release(). */
+enum rc plan_run(const struct plan_job *jobs, size_t n_jobs,
+		 const struct price_catalog *cat, const struct plan_opts *o,
+		 struct plan_result *out);
+void plan_result_release(struct plan_result *r);
+
+/* The cost-versus-time Pareto frontier of one job across all offerings
+ * (budget and deadline ignored), fastest first.  Returns RC_OK with *out
+ * (caller frees with free()) and *n, RC_INFEASIBLE when nothing fits
+ * (nearest filled when not NULL), RC_USAGE/RC_INPUT for bad input. */
+enum rc plan_frontier(const struct plan_job *job, const struct price_catalog *cat,
+		      const struct plan_opts *o, struct plan_candidate **out,
+		      size_t *n, struct plan_stats *stats,
+		      struct plan_nearest *nearest);
+
+/* Fills p (for sim_plan_write) from a row of an answer. */
+void plan_row_to_sim_plan(const struct plan_row *row, const struct plan_job *job,
+			  struct sim_plan *p);
+
+/* The largest loss of a step's breakdown: sets *name ("pp bubble", "tp
+ * comm", "cp comm", "pp comm", "dp comm", "optimizer") and returns its
+ * fraction of the step time (0 and "none" for an empty breakdown). */
+double plan_largest_loss(const struct sim_result *r, const char **name);
+
+/* ---- JSON (planner/plan_json.c) --------------------------------------- */
+
+/* The answer as JSON: {"schema":"gpuplan.plans/1", "feasible", "objective",
+ * "binding" or "why", "constraints", "plans":[...], "nearest",
+ * "assumptions", "stats"}, without wall-clock timings so that the same
+ * inputs give the same bytes.  Each plan, best first, has rank, job, model,
+ * phase, fraction, provider, instance_type, region, gpu, spot, nodes,
+ * gpus_per_node, gpus, tp, pp, dp, cp, mbs, gbs, grad_accum, zero,
+ * recompute, interleave, step_time_s, tokens_per_s, mfu,
+ * memory_per_gpu_bytes, memory_capacity_bytes, time_to_train_s, cost_usd,
+ * usd_per_hour, binding, largest_loss, preemption (null on demand),
+ * sensitivity and replay_step_time_s.  Returns a string the caller frees
+ * with free(). */
+char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jobs,
+			  size_t n_jobs);
+
+/* A frontier (plan_frontier) as JSON: {"schema":"gpuplan.frontier/1",
+ * "model", "tokens", "points":[...]}.  Caller frees with free(). */
+char *plan_frontier_to_json(const struct plan_candidate *c, size_t n,
+			    const struct plan_job *job);
+
+#endif

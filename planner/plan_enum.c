@@ -1,0 +1,512 @@
+/*
+ * plan_enum.c - candidate enumeration: for every offering that passes the
+ * filters, every parallel configuration worth simulating, simulated with
+ * the analytic model, priced (spot plans with their expected preemption
+ * overhead), and pruned to the offering's Pareto frontier.
+ *
+ * What keeps it fast:
+ *  - offerings with the same hardware (GPU, GPUs per node, inter-node
+ *    bandwidth) are simulated once; spot and on-demand, and every region
+ *    and provider selling that machine, only re-price the results;
+ *  - GPU counts are whole nodes and tp x pp x cp x dp with dp dividing the
+ *    global batch, so no shape is simulated that the batch cannot use;
+ *  - per (shape, micro-batch, interleave) the ZeRO stages and
+ *    recomputation modes are walked from the most memory-frugal down: a
+ *    combination that does not fit rules out every combination with a
+ *    lower stage and less recomputation (memory never grows with either),
+ *    and a micro-batch that does not fit even at ZeRO-3 with full
+ *    recomputation rules out the larger ones;
+ *  - at one node count on one offering the rate is fixed, so only the
+ *    fastest fitting configuration can be on the frontier: one is kept.
+ * It does not solve anything: plan_lp.c chooses among what this returns.
+ */
+#include "plan_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const int tp_values[] = { 1, 2, 4, 8 };
+static const int mbs_values[] = { 1, 2, 4, 8 };
+static const int v_values[] = { 1, 2, 4 };
+
+/* Offerings that share a machine. */
+struct hw_group {
+	const struct price_gpu *gpu;
+	int gpn;
+	double inter_bytes_per_s;
+	int max_nodes;             /* largest availability among members */
+	int unlimited;             /* a member states no availability */
+	size_t *members;           /* offering indices */
+	size_t n_members;
+};
+
+/* The fastest fitting configuration at one node count. */
+struct best_at {
+	int have;
+	struct sim_parallel par;
+	struct sim_result res;
+	double nofit_step_s;       /* fastest that did not fit; 0 none */
+	int nofit_only;            /* simulated something here, none fitted */
+};
+
+int plan_preempt_model(double params, int nodes, const struct plan_opts *o,
+		       struct plan_preempt *p)
+{
+	double rate = o->preempt_per_node_hour * nodes / 3600.0; /* per second */
+
+	memset(p, 0, sizeof(*p));
+	if (!(rate > 0))
+		return 0;
+	p->mtbf_s = 1.0 / rate;
+	/* All nodes write their shard of the checkpoint in parallel. */
+	p->ckpt_write_s = params * PLAN_CKPT_BYTES_PER_PARAM /
+			  (nodes * o->ckpt_bytes_per_s_per_node);
+	/* Young 1974: the interval between checkpoints that minimises the
+	 * expected waste is sqrt(2 C M). */
+	p->interval_s = sqrt(2.0 * p->ckpt_write_s * p->mtbf_s);
+	/* First-order waste per unit of wall time (Daly 2006, sec. 3): the
+	 * checkpoints themselves C/tau, and per preemption half an interval
+	 * of lost work plus the restart R. */
+	p->waste = p->ckpt_write_s / p->interval_s +
+		   (p->interval_s / 2.0 + o->restart_s) / p->mtbf_s;
+	return p->waste < PLAN_MAX_PREEMPT_WASTE ? 0 : -1;
+}
+
+int plan_job_gbs(const struct plan_job *job, const struct plan_opts *o)
+{
+	double seqs;
+	int g = 1;
+
+	if (job->gbs > 0)
+		return job->gbs;
+	if (o->gbs > 0)
+		return o->gbs;
+	if (job->model.gbs > 0)
+		return job->model.gbs;
+	/* No preset batch: 4 Mi tokens (the batch Llama 2 and Llama 3 train
+	 * their 7-70B models with), as a power of two of sequences. */
+	seqs = 4194304.0 / (job->model.seq > 0 ? job->model.seq : 2048);
+	while (g * 2 <= seqs)
+		g *= 2;
+	return g;
+}
+
+int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
+			 const struct plan_opts *o)
+{
+	double per_node = c->spot ? c->offering->spot_usd_per_hour
+				  : c->offering->on_demand_usd_per_hour;
+	double t;
+
+	if (!(per_node >= 0))
+		return -1;
+	c->usd_per_hour = per_node * c->nodes;
+	t = sim_time_to_train_s(&c->res, job->tokens);
+	if (!(t > 0) || !isfinite(t))
+		return -1;
+	memset(&c->preempt, 0, sizeof(c->preempt));
+	if (c->spot) {
+		if (plan_preempt_model(sim_model_params(&job->model), c->nodes, o, &c->preempt))
+			return -1;
+		t /= 1.0 - c->preempt.waste;
+	}
+	c->time_s = t;
+	c->cost_usd = t / 3600.0 * c->usd_per_hour;
+	c->max_nodes_hit = c->offering->max_nodes > 0 && c->nodes == c->offering->max_nodes;
+	return 0;
+}
+
+int plan_candidate_dominates(const struct plan_candidate *a, const struct plan_candidate *b)
+{
+	if (a->time_s > b->time_s || a->cost_usd > b->cost_usd || a->nodes > b->nodes)
+		return 0;
+	return a->time_s < b->time_s || a->cost_usd < b->cost_usd || a->nodes < b->nodes;
+}
+
+static int by_time(const void *pa, const void *pb)
+{
+	const struct plan_candidate *a = pa, *b = pb;
+
+	if (a->time_s != b->time_s)
+		return a->time_s < b->time_s ? -1 : 1;
+	if (a->cost_usd != b->cost_usd)
+		return a->cost_usd < b->cost_usd ? -1 : 1;
+	return a->nodes - b->nodes;
+}
+
+size_t plan_pareto(struct plan_candidate *c, size_t n)
+{
+	size_t k = 0;
+
+	if (n == 0)
+		return 0;
+	qsort(c, n, sizeof(*c), by_time);
+	for (size_t i = 0; i < n; i++) {
+		int dominated = 0;
+
+		/* Sorted by time, so only earlier entries can dominate. */
+		for (size_t j = 0; j < k && !dominated; j++)
+			dominated = plan_candidate_dominates(&c[j], &c[i]) ||
+				    (c[j].time_s == c[i].time_s && c[j].cost_usd == c[i].cost_usd &&
+				     c[j].nodes == c[i].nodes);
+		if (!dominated)
+			c[k++] = c[i];
+	}
+	return k;
+}
+
+/* ---- filters and grouping --------------------------------------------- */
+
+static int offering_passes(const struct price_offering *o, const struct plan_filter *f)
+{
+	if (f->provider[0] && !gp_streq_nocase(o->provider, f->provider))
+		return 0;
+	if (f->region[0] && !gp_streq_nocase(o->region, f->region))
+		return 0;
+	return 1;
+}
+
+static int spot_allowed(const struct price_offering *o, const struct plan_filter *f, int spot)
+{
+	double p = spot ? o->spot_usd_per_hour : o->on_demand_usd_per_hour;
+
+	if (f->spot >= 0 && f->spot != spot)
+		return 0;
+	return p >= 0;
+}
+
+static size_t group_of(struct hw_group **groups, size_t *n, const struct price_gpu *gpu,
+		       const struct price_offering *o)
+{
+	struct hw_group *g;
+
+	for (size_t i = 0; i < *n; i++) {
+		g = &(*groups)[i];
+		if (g->gpu == gpu && g->gpn == o->gpus_per_node &&
+		    g->inter_bytes_per_s == o->inter_node_bytes_per_s)
+			return i;
+	}
+	*groups = xrealloc(*groups, (*n + 1) * sizeof(**groups));
+	g = &(*groups)[*n];
+	memset(g, 0, sizeof(*g));
+	g->gpu = gpu;
+	g->gpn = o->gpus_per_node;
+	g->inter_bytes_per_s = o->inter_node_bytes_per_s;
+	return (*n)++;
+}
+
+static void groups_free(struct hw_group *groups, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(groups[i].members);
+	free(groups);
+}
+
+/* ---- the search over one machine -------------------------------------- */
+
+struct search {
+	const struct plan_job *job;
+	const struct plan_opts *o;
+	struct sim_cluster cluster;
+	int gbs;
+	int max_nodes;
+	struct best_at *best;      /* [max_nodes + 1] */
+	struct plan_stats *stats;
+	double min_need_bytes;
+	int any_fit;
+};
+
+/* Simulates one configuration; returns 1 when it fits, 0 when it does
+ * not, -1 when sim_check refused it. */
+static int try_config(struct search *s, const struct sim_parallel *par, int nodes)
+{
+	struct sim_result r;
+	struct best_at *b = &s->best[nodes];
+
+	s->stats->enumerated++;
+	if (sim_check(&s->job->model, par, &s->cluster, NULL, 0) != RC_OK) {
+		s->stats->rejected_check++;
+		return -1;
+	}
+	sim_step(&s->job->model, par, &s->cluster, &r);
+	s->stats->simulated++;
+	if (r.memory.total > 0 && (s->min_need_bytes < 0 || r.memory.total < s->min_need_bytes))
+		s->min_need_bytes = r.memory.total;
+	if (!r.fits || !(r.step_time_s > 0) || !isfinite(r.step_time_s)) {
+		if (r.step_time_s > 0 && (b->nofit_step_s == 0 || r.step_time_s < b->nofit_step_s))
+			b->nofit_step_s = r.step_time_s;
+		if (!b->have)
+			b->nofit_only = 1;
+		return 0;
+	}
+	s->stats->fit++;
+	s->any_fit = 1;
+	if (!b->have || r.step_time_s < b->res.step_time_s) {
+		b->have = 1;
+		b->nofit_only = 0;
+		b->par = *par;
+		b->res = r;
+	}
+	return 1;
+}
+
+/* Every micro-batch, interleaving, ZeRO stage and recomputation mode of
+ * one (tp, pp, cp, dp) shape. */
+static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int nodes)
+{
+	const struct plan_filter *f = &s->o->filter;
+	int zlo = f->zero >= 0 ? f->zero : 0, zhi = f->zero >= 0 ? f->zero : 3;
+	struct sim_parallel par;
+
+	/* ZeRO shards over the data-parallel replicas; with one there is
+	 * nothing to shard and every stage is the same plan. */
+	if (dp * cp == 1 && f->zero < 0)
+		zhi = 0;
+	sim_parallel_init(&par);
+	par.tp = tp;
+	par.pp = pp;
+	par.cp = cp;
+	par.dp = dp;
+	par.gbs = s->gbs;
+	par.seq_parallel = tp > 1;
+	par.flash = 1;
+	for (size_t mi = 0; mi < GP_ARRAY_LEN(mbs_values); mi++) {
+		int mbs = mbs_values[mi];
+		int frugal_fits = 0;
+
+		if (s->gbs % (mbs * dp))
+			break;
+		par.mbs = mbs;
+		for (size_t vi = 0; vi < GP_ARRAY_LEN(v_values); vi++) {
+			int v = v_values[vi];
+			/* bad[z]: recompute modes <= bad[z] are known not to fit */
+			int bad[4] = { -1, -1, -1, -1 };
+
+			if (v > 1 && (pp < 2 || s->job->model.layers % (pp * v)))
+				continue;
+			par.interleave = v;
+			for (int z = zhi; z >= zlo; z--) {
+				for (int rc = SIM_RECOMPUTE_FULL; rc >= SIM_RECOMPUTE_NONE; rc--) {
+					int fit;
+
+					if (rc <= bad[z]) {
+						s->stats->enumerated++;
+						continue;
+					}
+					par.zero = z;
+					par.recompute = (enum sim_recompute)rc;
+					fit = try_config(s, &par, nodes);
+					if (fit == 1 && v == 1 && z == zhi && rc == SIM_RECOMPUTE_FULL)
+						frugal_fits = 1;
+					if (fit == 0)
+						for (int zz = z; zz >= zlo; zz--)
+							if (bad[zz] < rc)
+								bad[zz] = rc;
+				}
+			}
+			if (v == 1 && !frugal_fits)
+				break;
+		}
+		/* Activations grow with the micro-batch: if the most frugal
+		 * setting did not fit, no larger micro-batch will. */
+		if (!frugal_fits)
+			break;
+	}
+}
+
+static void search_machine(struct search *s, const struct hw_group *g)
+{
+	const struct plan_filter *f = &s->o->filter;
+	const struct sim_model *m = &s->job->model;
+	int cp = f->cp > 0 ? f->cp : 1;
+
+	for (size_t ti = 0; ti < GP_ARRAY_LEN(tp_values); ti++) {
+		int tp = tp_values[ti];
+
+		if (f->tp > 0) {
+			if (ti > 0)
+				break;
+			tp = f->tp;
+		} else if (tp > g->gpn || g->gpn % tp) {
+			continue;
+		}
+		for (int pp = 1; pp <= m->layers; pp++) {
+			if (f->pp > 0 ? pp != f->pp : m->layers % pp != 0)
+				continue;
+			for (int dp = 1; dp <= s->gbs; dp++) {
+				long gpus = (long)tp * pp * cp * dp;
+				long nodes;
+
+				if (gpus > f->max_gpus)
+					break;
+				if (s->gbs % dp || gpus < f->min_gpus || gpus % g->gpn)
+					continue;
+				nodes = gpus / g->gpn;
+				if (nodes > s->max_nodes)
+					break;
+				search_shape(s, tp, pp, cp, dp, (int)nodes);
+			}
+		}
+	}
+}
+
+/* ---- per job ------------------------------------------------------------ */
+
+static enum rc check_filter(const struct price_catalog *cat, const struct plan_filter *f,
+			    const struct price_gpu **want)
+{
+	*want = NULL;
+	if (f->gpu[0]) {
+		*want = price_gpu_find(cat, f->gpu);
+		if (!*want) {
+			gp_error("--gpu: expected a GPU of the catalog, found '%s'", f->gpu);
+			gp_hint("run 'gpuplan gpus' for the list");
+			return RC_USAGE;
+		}
+	}
+	if (f->min_gpus < 1 || f->max_gpus < f->min_gpus) {
+		gp_error("--min-gpus/--max-gpus: expected 1 <= min <= max, found %d and %d",
+			 f->min_gpus, f->max_gpus);
+		return RC_USAGE;
+	}
+	return RC_OK;
+}
+
+enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *cat,
+		       const struct plan_opts *o, struct plan_candidate **out,
+		       size_t *n, struct plan_stats *stats, struct plan_nearest *nearest)
+{
+	const struct price_gpu *want;
+	struct hw_group *groups = NULL;
+	size_t n_groups = 0, n_out = 0, cap_out = 0;
+	struct plan_candidate *res = NULL;
+	struct timespec t0, t1;
+	enum rc rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = check_filter(cat, &o->filter, &want);
+	if (rc != RC_OK)
+		return rc;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t i = 0; i < cat->n_offers; i++) {
+		const struct price_offering *of = &cat->offers[i];
+		const struct price_gpu *gpu;
+		struct hw_group *g;
+		size_t gi;
+
+		if (!offering_passes(of, &o->filter) || of->gpus_per_node < 1)
+			continue;
+		gpu = price_gpu_find(cat, of->gpu);
+		if (!gpu || (want && gpu != want) || !(gpu->memory_bytes > 0) ||
+		    !(gpu->bf16_flops_per_s > 0))
+			continue;
+		if (!spot_allowed(of, &o->filter, 0) && !spot_allowed(of, &o->filter, 1))
+			continue;
+		stats->offerings += spot_allowed(of, &o->filter, 0) + spot_allowed(of, &o->filter, 1);
+		gi = group_of(&groups, &n_groups, gpu, of);
+		g = &groups[gi];
+		g->members = xrealloc(g->members, (g->n_members + 1) * sizeof(size_t));
+		g->members[g->n_members++] = i;
+		/* The machine is searched up to its best-stocked offering;
+		 * one without a stated limit lifts the limit. */
+		if (of->max_nodes <= 0)
+			g->unlimited = 1;
+		else if (of->max_nodes > g->max_nodes)
+			g->max_nodes = of->max_nodes;
+		if (nearest && gpu->memory_bytes > nearest->largest_gpu_bytes)
+			nearest->largest_gpu_bytes = gpu->memory_bytes;
+	}
+	stats->machines += n_groups;
+
+	for (size_t gi = 0; gi < n_groups; gi++) {
+		struct hw_group *g = &groups[gi];
+		struct search s;
+		int cap = o->filter.max_gpus / g->gpn;
+
+		memset(&s, 0, sizeof(s));
+		s.job = job;
+		s.o = o;
+		s.stats = stats;
+		s.gbs = plan_job_gbs(job, o);
+		s.min_need_bytes = -1;
+		s.max_nodes = !g->unlimited && g->max_nodes < cap ? g->max_nodes : cap;
+		if (s.max_nodes < 1)
+			continue;
+		s.cluster.gpu = *g->gpu;
+		s.cluster.gpus_per_node = g->gpn;
+		s.cluster.intra_bytes_per_s = g->gpu->intra_bytes_per_s;
+		s.cluster.inter_bytes_per_s = g->inter_bytes_per_s;
+		s.best = xcalloc((size_t)s.max_nodes + 1, sizeof(*s.best));
+		search_machine(&s, g);
+		if (nearest) {
+			if (s.min_need_bytes > 0 && (nearest->smallest_need_bytes < 0 ||
+						     s.min_need_bytes < nearest->smallest_need_bytes))
+				nearest->smallest_need_bytes = s.min_need_bytes;
+			if (s.any_fit && (nearest->smallest_fit_memory_bytes < 0 ||
+					  g->gpu->memory_bytes < nearest->smallest_fit_memory_bytes))
+				nearest->smallest_fit_memory_bytes = g->gpu->memory_bytes;
+		}
+
+		/* Price the machine's results for every offering and rate. */
+		for (size_t k = 0; k < g->n_members; k++) {
+			const struct price_offering *of = &cat->offers[g->members[k]];
+
+			for (int spot = 0; spot <= 1; spot++) {
+				size_t first = n_out;
+				int nofit_below = 0;
+
+				if (!spot_allowed(of, &o->filter, spot))
+					continue;
+				for (int nodes = 1; nodes <= s.max_nodes; nodes++) {
+					struct best_at *b = &s.best[nodes];
+					struct plan_candidate *c;
+
+					if (b->nofit_only)
+						nofit_below = 1;
+					if (!b->have || (of->max_nodes > 0 && nodes > of->max_nodes))
+						continue;
+					if (n_out == cap_out) {
+						cap_out = cap_out ? 2 * cap_out : 64;
+						res = xrealloc(res, cap_out * sizeof(*res));
+					}
+					c = &res[n_out];
+					memset(c, 0, sizeof(*c));
+					c->offering = of;
+					c->spot = spot;
+					c->nodes = nodes;
+					c->par = b->par;
+					c->res = b->res;
+					c->cluster = s.cluster;
+					c->nofit_step_s = b->nofit_step_s;
+					c->smaller_nofit = nofit_below;
+					if (plan_candidate_price(c, job, o) == 0)
+						n_out++;
+				}
+				n_out = first + plan_pareto(res + first, n_out - first);
+			}
+		}
+		free(s.best);
+	}
+	groups_free(groups, n_groups);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	stats->enumerate_s += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	if (nearest)
+		for (size_t i = 0; i < n_out; i++) {
+			const struct plan_candidate *c = &res[i];
+
+			if (nearest->cheapest_cost_usd < 0 || c->cost_usd < nearest->cheapest_cost_usd)
+				nearest->cheapest_cost_usd = c->cost_usd;
+			if (nearest->fastest_time_s < 0 || c->time_s < nearest->fastest_time_s)
+				nearest->fastest_time_s = c->time_s;
+			if (nearest->lowest_usd_per_hour < 0 ||
+			    c->usd_per_hour < nearest->lowest_usd_per_hour)
+				nearest->lowest_usd_per_hour = c->usd_per_hour;
+		}
+	*out = res;
+	*n = n_out;
+	return RC_OK;
+}

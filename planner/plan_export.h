@@ -1,0 +1,35 @@
+/*
+ * plan_export.h - turn a plan into what people already train with:
+ * Megatron-LM arguments, a DeepSpeed config, a torchrun line, a Slurm batch
+ * script, an mpirun line with a hostfile, a Kubeflow PyTorchJob manifest.
+ *
+ * The exports carry the plan's layout and batch; they do not know the
+ * user's training script, which appears as a named placeholder variable
+ * (TRAIN_SCRIPT) the user sets.
+ */
+#ifndef GPUPLAN_PLAN_EXPORT_H
+#define GPUPLAN_PLAN_EXPORT_H
+
+#include "sim.h"
+
+enum plan_export_format {
+	PLAN_EXPORT_MEGATRON,
+	PLAN_EXPORT_DEEPSPEED,
+	PLAN_EXPORT_TORCHRUN,
+	PLAN_EXPORT_SLURM,
+	PLAN_EXPORT_MPIRUN,
+	PLAN_EXPORT_KUBERNETES,
+};
+
+/* Parses "megatron", "deepspeed", ... into *out.  Returns RC_OK or
+ * RC_USAGE. */
+enum rc plan_export_format_parse(const char *name, enum plan_export_format *out);
+/* Names of the formats, comma-separated, for help and error text. */
+const char *plan_export_format_names(void);
+
+/* Renders plan p in format f.  Returns a NUL-terminated string the caller
+ * frees with free(), or NULL with RC_INPUT in *rc when the plan lacks what
+ * the format needs (message printed). */
+char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *rc);
+
+#endif

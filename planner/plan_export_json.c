@@ -1,0 +1,282 @@
+/*
+ * plan_export_json.c - renders a plan for other tools.  Text formats are
+ * built with a small growable buffer; the DeepSpeed config goes through
+ * cJSON (hence the file name) so that it always parses.
+ *
+ * Flag names follow Megatron-LM's megatron/training/arguments.py, the
+ * DeepSpeed config reference (deepspeed.ai/docs/config-json), torchrun's
+ * documentation and Kubeflow's PyTorchJob (kubeflow.org/v1).
+ */
+#include "plan_export.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct buf {
+	char *s;
+	size_t len, cap;
+};
+
+static void bprintf(struct buf *b, const char *fmt, ...) GP_PRINTF(2, 3);
+static void bprintf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		size_t room = b->cap - b->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		b->cap = b->cap ? 2 * b->cap + (size_t)n : 1024 + (size_t)n;
+		b->s = xrealloc(b->s, b->cap);
+	}
+}
+
+static const struct {
+	const char *name;
+	enum plan_export_format f;
+} formats[] = {
+	{ "megatron", PLAN_EXPORT_MEGATRON },
+	{ "deepspeed", PLAN_EXPORT_DEEPSPEED },
+	{ "torchrun", PLAN_EXPORT_TORCHRUN },
+	{ "slurm", PLAN_EXPORT_SLURM },
+	{ "mpirun", PLAN_EXPORT_MPIRUN },
+	{ "kubernetes", PLAN_EXPORT_KUBERNETES },
+};
+
+enum rc plan_export_format_parse(const char *name, enum plan_export_format *out)
+{
+	for (size_t i = 0; i < GP_ARRAY_LEN(formats); i++)
+		if (gp_streq_nocase(name, formats[i].name)) {
+			*out = formats[i].f;
+			return RC_OK;
+		}
+	if (gp_streq_nocase(name, "k8s") || gp_streq_nocase(name, "kubeflow")) {
+		*out = PLAN_EXPORT_KUBERNETES;
+		return RC_OK;
+	}
+	return RC_USAGE;
+}
+
+const char *plan_export_format_names(void)
+{
+	return "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes";
+}
+
+static int plan_gpus(const struct sim_plan *p)
+{
+	return p->par.tp * p->par.pp * p->par.dp * p->par.cp;
+}
+
+/* GPUs per node as launched: the node size, or all GPUs when they fit in
+ * one node. */
+static int launch_gpus_per_node(const struct sim_plan *p)
+{
+	int g = plan_gpus(p), n = p->cluster.gpus_per_node;
+
+	return n > 0 && n < g ? n : g;
+}
+
+static int launch_nodes(const struct sim_plan *p)
+{
+	int g = plan_gpus(p), n = launch_gpus_per_node(p);
+
+	return (g + n - 1) / n;
+}
+
+static int grad_accum(const struct sim_plan *p)
+{
+	return p->par.gbs / (p->par.mbs * p->par.dp);
+}
+
+/* NCCL settings the layout needs.  GPUs without peer-to-peer (RTX 4090:
+ * disabled in the stock driver, NVIDIA/nccl#1127) must not try it;
+ * Megatron wants one CUDA connection so that TP communication keeps its
+ * order with compute (Megatron-LM README, CUDA_DEVICE_MAX_CONNECTIONS). */
+static void nccl_env(struct buf *b, const struct sim_plan *p, const char *prefix)
+{
+	bprintf(b, "%sCUDA_DEVICE_MAX_CONNECTIONS=1\n", prefix);
+	if (!p->cluster.gpu.p2p)
+		bprintf(b, "%sNCCL_P2P_DISABLE=1\n", prefix);
+	if (launch_nodes(p) > 1)
+		bprintf(b, "%sNCCL_IB_DISABLE=0\n", prefix);
+}
+
+static void torchrun_line(struct buf *b, const struct sim_plan *p)
+{
+	bprintf(b, "torchrun --nnodes %d --nproc-per-node %d", launch_nodes(p),
+		launch_gpus_per_node(p));
+	if (launch_nodes(p) > 1)
+		bprintf(b, " --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\""
+			   " --rdzv-id gpuplan-%s", p->model.name);
+	else
+		bprintf(b, " --standalone");
+}
+
+static void megatron_args(struct buf *b, const struct sim_plan *p)
+{
+	const struct sim_model *m = &p->model;
+	const struct sim_parallel *q = &p->par;
+
+	bprintf(b, " \\\n  --num-layers %d --hidden-size %d --num-attention-heads %d",
+		m->layers, m->hidden, m->heads);
+	if (m->kv_heads != m->heads)
+		bprintf(b, " \\\n  --group-query-attention --num-query-groups %d", m->kv_heads);
+	bprintf(b, " \\\n  --ffn-hidden-size %d --seq-length %d --max-position-embeddings %d",
+		m->ffn, m->seq, m->seq);
+	if (m->mlp == SIM_MLP_SWIGLU)
+		bprintf(b, " \\\n  --swiglu");
+	if (!m->tied_embeddings)
+		bprintf(b, " \\\n  --untie-embeddings-and-output-weights");
+	bprintf(b, " \\\n  --tensor-model-parallel-size %d --pipeline-model-parallel-size %d",
+		q->tp, q->pp);
+	if (q->interleave > 1)
+		bprintf(b, " \\\n  --num-layers-per-virtual-pipeline-stage %d",
+			m->layers / (q->pp * q->interleave));
+	if (q->cp > 1)
+		bprintf(b, " \\\n  --context-parallel-size %d", q->cp);
+	bprintf(b, " \\\n  --micro-batch-size %d --global-batch-size %d", q->mbs, q->gbs);
+	if (q->seq_parallel)
+		bprintf(b, " \\\n  --sequence-parallel");
+	if (q->recompute == SIM_RECOMPUTE_FULL)
+		bprintf(b, " \\\n  --recompute-granularity full --recompute-method uniform"
+			   " --recompute-num-layers 1");
+	else if (q->recompute == SIM_RECOMPUTE_SELECTIVE)
+		bprintf(b, " \\\n  --recompute-granularity selective");
+	if (q->zero >= 1)
+		bprintf(b, " \\\n  --use-distributed-optimizer");
+	if (q->flash)
+		bprintf(b, " \\\n  --use-flash-attn");
+	bprintf(b, " \\\n  --bf16");
+	if (q->precision == SIM_PRECISION_FP8)
+		bprintf(b, " --fp8-format hybrid");
+	bprintf(b, "\n");
+}
+
+static char *deepspeed_config(const struct sim_plan *p)
+{
+	cJSON *root = cJSON_CreateObject(), *zero, *bf16, *ckpt;
+	char *s;
+
+	cJSON_AddNumberToObject(root, "train_batch_size", p->par.gbs);
+	cJSON_AddNumberToObject(root, "train_micro_batch_size_per_gpu", p->par.mbs);
+	cJSON_AddNumberToObject(root, "gradient_accumulation_steps", grad_accum(p));
+	cJSON_AddNumberToObject(root, "gradient_clipping", 1.0);
+	zero = cJSON_AddObjectToObject(root, "zero_optimization");
+	cJSON_AddNumberToObject(zero, "stage", p->par.zero);
+	cJSON_AddBoolToObject(zero, "overlap_comm", 1);
+	cJSON_AddBoolToObject(zero, "contiguous_gradients", 1);
+	bf16 = cJSON_AddObjectToObject(root, "bf16");
+	cJSON_AddBoolToObject(bf16, "enabled", 1);
+	ckpt = cJSON_AddObjectToObject(root, "activation_checkpointing");
+	cJSON_AddBoolToObject(ckpt, "partition_activations",
+			      p->par.recompute != SIM_RECOMPUTE_NONE && p->par.tp > 1);
+	cJSON_AddBoolToObject(ckpt, "contiguous_memory_optimization",
+			      p->par.recompute != SIM_RECOMPUTE_NONE);
+	cJSON_AddBoolToObject(ckpt, "cpu_checkpointing", 0);
+	cJSON_AddNumberToObject(ckpt, "number_checkpoints",
+				p->par.recompute == SIM_RECOMPUTE_NONE ? 0 : p->model.layers);
+	s = cJSON_Print(root);
+	cJSON_Delete(root);
+	return s;
+}
+
+/* Slurm's time format D-HH:MM:SS, from the predicted time with a margin of
+ * 10% plus one hour for start-up and checkpoints. */
+static void slurm_time(char *out, size_t size, double seconds)
+{
+	/* The epsilon keeps 10 d x 1.1 from rounding up to an extra second. */
+	long long t = (long long)ceil(seconds * 1.1 + 3600 - 1e-6);
+	long long d = t / 86400, h = t % 86400 / 3600, m = t % 3600 / 60, s = t % 60;
+
+	snprintf(out, size, "%lld-%02lld:%02lld:%02lld", d, h, m, s);
+}
+
+char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *rc)
+{
+	struct buf b = { 0 };
+	int nodes = launch_nodes(p), gpn = launch_gpus_per_node(p);
+	char tbuf[64];
+
+	*rc = RC_OK;
+	if (plan_gpus(p) < 1 || p->par.mbs < 1 || p->par.dp < 1 ||
+	    p->par.gbs % (p->par.mbs * p->par.dp) != 0) {
+		gp_error("plan: layout is not exportable: global batch %d is not a multiple "
+			 "of micro-batch %d x data-parallel %d", p->par.gbs, p->par.mbs, p->par.dp);
+		*rc = RC_INPUT;
+		return NULL;
+	}
+	switch (f) {
+	case PLAN_EXPORT_MEGATRON:
+		bprintf(&b, "#!/usr/bin/env bash\n# Megatron-LM launch for %s on %d x %s "
+			    "(written by gpuplan)\n", p->model.name, plan_gpus(p), p->cluster.gpu.name);
+		bprintf(&b, "# set TRAIN_SCRIPT to Megatron-LM's pretrain_gpt.py and add data flags\n");
+		nccl_env(&b, p, "export ");
+		torchrun_line(&b, p);
+		bprintf(&b, " \"${TRAIN_SCRIPT:-pretrain_gpt.py}\"");
+		megatron_args(&b, p);
+		break;
+	case PLAN_EXPORT_DEEPSPEED: {
+		char *cfg = deepspeed_config(p);
+
+		bprintf(&b, "%s\n", cfg);
+		free(cfg);
+		break;
+	}
+	case PLAN_EXPORT_TORCHRUN:
+		nccl_env(&b, p, "export ");
+		torchrun_line(&b, p);
+		bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\"\n");
+		break;
+	case PLAN_EXPORT_SLURM:
+		slurm_time(tbuf, sizeof(tbuf), p->time_to_train_s);
+		bprintf(&b, "#!/usr/bin/env bash\n");
+		bprintf(&b, "#SBATCH --job-name=gpuplan-%s\n", p->model.name);
+		bprintf(&b, "#SBATCH --nodes=%d\n#SBATCH --ntasks-per-node=%d\n", nodes, gpn);
+		bprintf(&b, "#SBATCH --gpus-per-node=%d\n#SBATCH --exclusive\n", gpn);
+		bprintf(&b, "#SBATCH --time=%s\n", tbuf);
+		nccl_env(&b, p, "export ");
+		bprintf(&b, "srun --mpi=pmix gpuplan execute plan.json --backend cuda\n");
+		break;
+	case PLAN_EXPORT_MPIRUN:
+		bprintf(&b, "# hostfile: one line per node\n");
+		for (int i = 0; i < nodes; i++)
+			bprintf(&b, "# node%d slots=%d\n", i + 1, gpn);
+		bprintf(&b, "mpirun -np %d --hostfile hosts --map-by ppr:%d:node --bind-to numa",
+			plan_gpus(p), gpn);
+		if (!p->cluster.gpu.p2p)
+			bprintf(&b, " -x NCCL_P2P_DISABLE=1");
+		bprintf(&b, " -x CUDA_DEVICE_MAX_CONNECTIONS=1 gpuplan execute plan.json"
+			    " --backend cuda\n");
+		break;
+	case PLAN_EXPORT_KUBERNETES:
+		bprintf(&b, "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n"
+			    "  name: gpuplan-%s\nspec:\n  pytorchReplicaSpecs:\n", p->model.name);
+		for (int w = 0; w < 2; w++) {
+			int replicas = w ? nodes - 1 : 1;
+
+			if (w && replicas == 0)
+				break;
+			bprintf(&b, "    %s:\n      replicas: %d\n      restartPolicy: OnFailure\n"
+				    "      template:\n        spec:\n          containers:\n"
+				    "            - name: pytorch\n              image: ${IMAGE}\n"
+				    "              command: [\"torchrun\", \"--nnodes=%d\", "
+				    "\"--nproc-per-node=%d\", \"${TRAIN_SCRIPT}\"]\n"
+				    "              resources:\n                limits:\n"
+				    "                  nvidia.com/gpu: %d\n",
+				w ? "Worker" : "Master", replicas, nodes, gpn, gpn);
+		}
+		break;
+	}
+	return b.s;
+}

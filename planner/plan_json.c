@@ -1,0 +1,202 @@
+/*
+ * plan_json.c - the planner's answer as JSON for programs (`gpuplan plan
+ * --json`).  The only planner file that includes cJSON.  Wall-clock
+ * timings are left out so that the same inputs give the same bytes; the
+ * plan file itself (plan.json) is written by the simulator's
+ * sim_plan_write().
+ */
+#include "plan_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+static const char *recompute_name(enum sim_recompute r)
+{
+	return r == SIM_RECOMPUTE_FULL ? "full" : r == SIM_RECOMPUTE_SELECTIVE ? "selective"
+									     : "none";
+}
+
+/* A number, or null when it is not finite (JSON has no NaN). */
+static void add_num(cJSON *o, const char *k, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+/* A number when present (and finite), else null. */
+static void add_opt(cJSON *o, const char *k, double v, int present)
+{
+	add_num(o, k, present ? v : NAN);
+}
+
+static cJSON *row_json(const struct plan_row *row, const struct plan_job *job,
+		       const struct plan_opts *o)
+{
+	const struct plan_candidate *c = &row->c;
+	const struct price_offering *of = c->offering;
+	cJSON *p = cJSON_CreateObject(), *x;
+	const char *loss;
+	double lf;
+
+	cJSON_AddNumberToObject(p, "rank", row->rank);
+	cJSON_AddStringToObject(p, "job", job->name);
+	cJSON_AddStringToObject(p, "model", job->model.name);
+	cJSON_AddNumberToObject(p, "phase", row->phase);
+	add_num(p, "fraction", row->fraction);
+	cJSON_AddStringToObject(p, "provider", of->provider);
+	cJSON_AddStringToObject(p, "instance_type", of->instance_type);
+	cJSON_AddStringToObject(p, "region", of->region);
+	cJSON_AddStringToObject(p, "gpu", c->cluster.gpu.name);
+	cJSON_AddBoolToObject(p, "spot", c->spot);
+	cJSON_AddNumberToObject(p, "nodes", c->nodes);
+	cJSON_AddNumberToObject(p, "gpus_per_node", c->cluster.gpus_per_node);
+	cJSON_AddNumberToObject(p, "gpus", c->nodes * c->cluster.gpus_per_node);
+	cJSON_AddNumberToObject(p, "tp", c->par.tp);
+	cJSON_AddNumberToObject(p, "pp", c->par.pp);
+	cJSON_AddNumberToObject(p, "dp", c->par.dp);
+	cJSON_AddNumberToObject(p, "cp", c->par.cp);
+	cJSON_AddNumberToObject(p, "mbs", c->par.mbs);
+	cJSON_AddNumberToObject(p, "gbs", c->par.gbs);
+	cJSON_AddNumberToObject(p, "grad_accum", c->res.grad_accum);
+	cJSON_AddNumberToObject(p, "zero", c->par.zero);
+	cJSON_AddStringToObject(p, "recompute", recompute_name(c->par.recompute));
+	cJSON_AddNumberToObject(p, "interleave", c->par.interleave);
+	add_num(p, "step_time_s", c->res.step_time_s);
+	add_num(p, "tokens_per_s", c->res.tokens_per_s);
+	add_num(p, "mfu", c->res.mfu);
+	add_num(p, "memory_per_gpu_bytes", c->res.memory.total);
+	add_num(p, "memory_capacity_bytes", c->res.memory.capacity);
+	add_num(p, "time_to_train_s", c->time_s * row->fraction);
+	add_num(p, "cost_usd", c->cost_usd * row->fraction);
+	add_num(p, "usd_per_hour", c->usd_per_hour);
+	cJSON_AddStringToObject(p, "binding", plan_binding_str(row->binding));
+	lf = plan_largest_loss(&c->res, &loss);
+	x = cJSON_AddObjectToObject(p, "largest_loss");
+	cJSON_AddStringToObject(x, "name", loss);
+	add_num(x, "fraction", lf);
+	if (c->spot) {
+		x = cJSON_AddObjectToObject(p, "preemption");
+		add_num(x, "rate_per_node_hour", o->preempt_per_node_hour);
+		add_num(x, "mtbf_s", c->preempt.mtbf_s);
+		add_num(x, "checkpoint_write_s", c->preempt.ckpt_write_s);
+		add_num(x, "checkpoint_interval_s", c->preempt.interval_s);
+		add_num(x, "restart_s", o->restart_s);
+		add_num(x, "waste", c->preempt.waste);
+	} else {
+		cJSON_AddNullToObject(p, "preemption");
+	}
+	x = cJSON_AddObjectToObject(p, "sensitivity");
+	add_num(x, "factor", o->sensitivity);
+	add_num(x, "inter_node_bw_time_to_train_s", row->sens_bw_time_s);
+	add_num(x, "inter_node_bw_cost_usd", row->sens_bw_cost_usd);
+	add_num(x, "flops_time_to_train_s", row->sens_flops_time_s);
+	add_num(x, "flops_cost_usd", row->sens_flops_cost_usd);
+	add_opt(p, "replay_step_time_s", row->replay_step_s, row->replay_step_s > 0);
+	return p;
+}
+
+char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jobs,
+			  size_t n_jobs)
+{
+	cJSON *root = cJSON_CreateObject(), *plans, *x;
+	const struct plan_nearest *n = &r->nearest;
+	const struct plan_opts *o = &r->opts;
+	char *s;
+
+	cJSON_AddStringToObject(root, "schema", "gpuplan.plans/1");
+	cJSON_AddBoolToObject(root, "feasible", r->feasible);
+	cJSON_AddStringToObject(root, "objective", plan_objective_str(r->objective));
+	if (!r->feasible)
+		cJSON_AddStringToObject(root, "why", r->why);
+	else
+		cJSON_AddStringToObject(root, "binding", plan_binding_str(r->binding));
+	x = cJSON_AddObjectToObject(root, "constraints");
+	add_opt(x, "budget_usd", o->budget_usd, o->budget_usd >= 0);
+	add_opt(x, "hourly_budget_usd", o->hourly_budget_usd, o->hourly_budget_usd >= 0);
+	add_opt(x, "deadline_s", o->deadline_s, o->deadline_s > 0);
+	cJSON_AddNumberToObject(x, "phases", o->phases);
+	cJSON_AddNumberToObject(x, "max_gpus", o->filter.max_gpus);
+	if (r->feasible) {
+		add_num(root, "total_cost_usd", r->total_cost_usd);
+		add_num(root, "total_usd_per_hour", r->total_usd_per_hour);
+		add_num(root, "makespan_s", r->makespan_s);
+		cJSON_AddBoolToObject(root, "optimal", r->optimal);
+	}
+	plans = cJSON_AddArrayToObject(root, "plans");
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct plan_row *row = &r->rows[i];
+
+		if ((size_t)row->job < n_jobs)
+			cJSON_AddItemToArray(plans, row_json(row, &jobs[row->job], o));
+	}
+	x = cJSON_AddObjectToObject(root, "nearest");
+	add_opt(x, "cheapest_cost_usd", n->cheapest_cost_usd, n->cheapest_cost_usd >= 0);
+	add_opt(x, "fastest_time_to_train_s", n->fastest_time_s, n->fastest_time_s >= 0);
+	add_opt(x, "lowest_usd_per_hour", n->lowest_usd_per_hour, n->lowest_usd_per_hour >= 0);
+	add_opt(x, "smallest_gpu_memory_that_fits_bytes", n->smallest_fit_memory_bytes,
+		n->smallest_fit_memory_bytes >= 0);
+	add_opt(x, "least_memory_needed_bytes", n->smallest_need_bytes,
+		n->smallest_need_bytes >= 0);
+	x = cJSON_AddObjectToObject(root, "assumptions");
+	add_num(x, "preempt_per_node_hour", o->preempt_per_node_hour);
+	add_num(x, "restart_s", o->restart_s);
+	add_num(x, "checkpoint_bytes_per_s_per_node", o->ckpt_bytes_per_s_per_node);
+	add_num(x, "checkpoint_bytes_per_param", PLAN_CKPT_BYTES_PER_PARAM);
+	add_num(x, "switch_s", o->switch_s);
+	x = cJSON_AddObjectToObject(root, "stats");
+	cJSON_AddNumberToObject(x, "offerings", (double)r->stats.offerings);
+	cJSON_AddNumberToObject(x, "machines", (double)r->stats.machines);
+	cJSON_AddNumberToObject(x, "configs_enumerated", (double)r->stats.enumerated);
+	cJSON_AddNumberToObject(x, "configs_simulated", (double)r->stats.simulated);
+	cJSON_AddNumberToObject(x, "configs_fit", (double)r->stats.fit);
+	cJSON_AddNumberToObject(x, "frontier_columns", (double)r->stats.frontier);
+	cJSON_AddNumberToObject(x, "milp_solves", (double)r->stats.milp_solves);
+	s = cJSON_Print(root);
+	cJSON_Delete(root);
+	return s;
+}
+
+char *plan_frontier_to_json(const struct plan_candidate *c, size_t n,
+			    const struct plan_job *job)
+{
+	cJSON *root = cJSON_CreateObject(), *pts;
+	char *s;
+
+	cJSON_AddStringToObject(root, "schema", "gpuplan.frontier/1");
+	cJSON_AddStringToObject(root, "model", job->model.name);
+	add_num(root, "tokens", job->tokens);
+	pts = cJSON_AddArrayToObject(root, "points");
+	for (size_t i = 0; i < n; i++) {
+		const struct plan_candidate *p = &c[i];
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(x, "provider", p->offering->provider);
+		cJSON_AddStringToObject(x, "instance_type", p->offering->instance_type);
+		cJSON_AddStringToObject(x, "region", p->offering->region);
+		cJSON_AddStringToObject(x, "gpu", p->cluster.gpu.name);
+		cJSON_AddBoolToObject(x, "spot", p->spot);
+		cJSON_AddNumberToObject(x, "nodes", p->nodes);
+		cJSON_AddNumberToObject(x, "gpus", p->nodes * p->cluster.gpus_per_node);
+		cJSON_AddNumberToObject(x, "tp", p->par.tp);
+		cJSON_AddNumberToObject(x, "pp", p->par.pp);
+		cJSON_AddNumberToObject(x, "dp", p->par.dp);
+		cJSON_AddNumberToObject(x, "cp", p->par.cp);
+		cJSON_AddNumberToObject(x, "mbs", p->par.mbs);
+		cJSON_AddNumberToObject(x, "grad_accum", p->res.grad_accum);
+		cJSON_AddNumberToObject(x, "zero", p->par.zero);
+		cJSON_AddStringToObject(x, "recompute", recompute_name(p->par.recompute));
+		cJSON_AddNumberToObject(x, "interleave", p->par.interleave);
+		add_num(x, "mfu", p->res.mfu);
+		add_num(x, "time_to_train_s", p->time_s);
+		add_num(x, "cost_usd", p->cost_usd);
+		add_num(x, "usd_per_hour", p->usd_per_hour);
+		cJSON_AddItemToArray(pts, x);
+	}
+	s = cJSON_Print(root);
+	cJSON_Delete(root);
+	return s;
+}

@@ -1,0 +1,399 @@
+/*
+ * price_gpu.c - the GPU catalog (gpus.csv): load and validate it, find a
+ * GPU by canonical name or alias, suggest the closest name for a typo, and
+ * say whether a GPU has the figures planning needs.
+ *
+ * Figures are converted to SI at load: GB -> bytes (1e9), TB/s and
+ * TFLOP/s -> bytes/s and FLOP/s, bidirectional link GB/s -> one-direction
+ * bytes/s.  It does not read prices; see price_table.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "price_internal.h"
+
+void price_err(struct price_errs *e, int line, int col, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (e->n++ >= PRICE_MAX_ERRORS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	gp_error("%s:%d:%d: %s", e->path, line, col, msg);
+}
+
+void price_errs_finish(const struct price_errs *e)
+{
+	if (e->n > PRICE_MAX_ERRORS)
+		gp_error("%s: %d more errors not shown", e->path, e->n - PRICE_MAX_ERRORS);
+}
+
+double price_bidir_gb_to_bytes_per_s(double gb_per_s_bidir)
+{
+	return gb_per_s_bidir / 2 * 1e9;
+}
+
+double price_gbps_to_bytes_per_s(double gbps)
+{
+	return gbps * 1e9 / 8;
+}
+
+/* Folds case and reads '_' and ' ' as '-', so "rtx_4090" meets "RTX-4090". */
+static char fold(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return (char)(c - 'A' + 'a');
+	if (c == '_' || c == ' ')
+		return '-';
+	return c;
+}
+
+static int name_match(const char *a, size_t alen, const char *b)
+{
+	size_t i;
+
+	for (i = 0; i < alen && b[i]; i++)
+		if (fold(a[i]) != fold(b[i]))
+			return 0;
+	return i == alen && b[i] == '\0';
+}
+
+/* Calls fn for each ';'-separated, blank-trimmed alias of g. Stops and
+ * returns 1 when fn does. */
+static int each_alias(const struct price_gpu *g, int (*fn)(const char *s, size_t n, void *ctx),
+		      void *ctx)
+{
+	const char *p = g->aliases;
+
+	while (*p) {
+		const char *end = strchr(p, ';');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		const char *s = p;
+		size_t m = n;
+
+		while (m && (*s == ' ' || *s == '\t')) {
+			s++;
+			m--;
+		}
+		while (m && (s[m - 1] == ' ' || s[m - 1] == '\t'))
+			m--;
+		if (m && fn(s, m, ctx))
+			return 1;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return 0;
+}
+
+static int alias_is(const char *s, size_t n, void *ctx)
+{
+	return name_match(s, n, ctx);
+}
+
+const struct price_gpu *price_gpu_lookup(const struct price_gpu *gpus, size_t n,
+					 const char *name, int *by_alias)
+{
+	if (by_alias)
+		*by_alias = 0;
+	if (!name || !*name)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (name_match(gpus[i].name, strlen(gpus[i].name), name))
+			return &gpus[i];
+	for (size_t i = 0; i < n; i++)
+		if (each_alias(&gpus[i], alias_is, (void *)name)) {
+			if (by_alias)
+				*by_alias = 1;
+			return &gpus[i];
+		}
+	return NULL;
+}
+
+const struct price_gpu *price_gpu_find(const struct price_catalog *cat, const char *name)
+{
+	return price_gpu_lookup(cat->gpus, cat->n_gpus, name, NULL);
+}
+
+/* Levenshtein distance on folded characters, strings up to 63 bytes. */
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t row[PRICE_NAME_MAX + 1];
+
+	if (la > PRICE_NAME_MAX)
+		la = PRICE_NAME_MAX;
+	if (lb > PRICE_NAME_MAX)
+		lb = PRICE_NAME_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (fold(a[i - 1]) != fold(b[j - 1]));
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+struct suggest_ctx {
+	const char *name;
+	size_t best;
+	char *buf;
+	size_t size;
+};
+
+static void suggest_try(struct suggest_ctx *c, const char *s, size_t n)
+{
+	size_t d = edit_distance(c->name, strlen(c->name), s, n);
+
+	if (d < c->best) {
+		c->best = d;
+		snprintf(c->buf, c->size, "%.*s", (int)n, s);
+	}
+}
+
+static int suggest_alias(const char *s, size_t n, void *ctx)
+{
+	suggest_try(ctx, s, n);
+	return 0;
+}
+
+int price_gpu_suggest(const struct price_gpu *gpus, size_t n, const char *name,
+		      char *buf, size_t size)
+{
+	struct suggest_ctx c = { name, (size_t)-1, buf, size };
+	size_t limit = strlen(name) / 3;
+
+	if (limit < 2)
+		limit = 2;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		suggest_try(&c, gpus[i].name, strlen(gpus[i].name));
+		each_alias(&gpus[i], suggest_alias, &c);
+	}
+	if (c.best > limit) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+int price_gpu_eligible(const struct price_gpu *g, char *why, size_t size)
+{
+	const char *missing = NULL;
+
+	if (!(g->bf16_flops_per_s > 0))
+		missing = "bf16_dense_tflops";
+	else if (!(g->memory_bytes > 0))
+		missing = "memory_gb";
+	else if (!(g->hbm_bytes_per_s > 0))
+		missing = "hbm_tb_per_s";
+	if (!missing)
+		return 1;
+	if (why && size)
+		snprintf(why, size, "%s: gpus.csv has no %s figure, so it cannot be planned for",
+			 g->name, missing);
+	return 0;
+}
+
+/* ---- loading gpus.csv ---------------------------------------------------- */
+
+struct gpu_cols {
+	int name, aliases, memory, hbm, bf16, fp8, tf32, fp32, link, link_bw, nvlink, p2p, tdp;
+};
+
+/* Reads an optional non-negative number; "" is 0.  Returns 0 or -1. */
+static int cell_number(struct price_errs *e, const struct price_csv *csv,
+		       const struct price_csv_row *row, int col, double *out)
+{
+	const char *s = price_csv_get(row, col);
+	double v;
+
+	*out = 0;
+	if (col < 0 || !*s)
+		return 0;
+	if (unit_parse_double(s, &v) != RC_OK || v < 0) {
+		price_err(e, row->line, col + 1, "%s: expected a non-negative number or an empty cell, found '%s'",
+			  csv->header.field[col], s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int cell_flag(struct price_errs *e, const struct price_csv *csv,
+		     const struct price_csv_row *row, int col, int *out)
+{
+	const char *s = price_csv_get(row, col);
+
+	*out = 0;
+	if (col < 0 || !*s || strcmp(s, "0") == 0 || gp_streq_nocase(s, "no"))
+		return 0;
+	if (strcmp(s, "1") == 0 || gp_streq_nocase(s, "yes")) {
+		*out = 1;
+		return 0;
+	}
+	price_err(e, row->line, col + 1, "%s: expected 1, 0, yes, no or an empty cell, found '%s'",
+		  csv->header.field[col], s);
+	return -1;
+}
+
+static int cell_text(struct price_errs *e, const struct price_csv *csv,
+		     const struct price_csv_row *row, int col, char *dst, size_t size)
+{
+	const char *s = price_csv_get(row, col);
+
+	if (gp_strlcpy(dst, s, size) != 0) {
+		price_err(e, row->line, col + 1, "%s: expected at most %zu characters, found %zu",
+			  csv->header.field[col], size - 1, strlen(s));
+		return -1;
+	}
+	return 0;
+}
+
+struct dup_ctx {
+	const struct price_gpu *gpus;
+	size_t n;          /* GPUs before the one being checked */
+	const char *clash; /* set to the GPU name an alias collides with */
+};
+
+static int alias_taken(const char *s, size_t len, void *ctx)
+{
+	struct dup_ctx *d = ctx;
+	char name[PRICE_NAME_MAX];
+	const struct price_gpu *g;
+
+	snprintf(name, sizeof(name), "%.*s", (int)len, s);
+	g = price_gpu_lookup(d->gpus, d->n, name, NULL);
+	if (g) {
+		d->clash = g->name;
+		return 1;
+	}
+	return 0;
+}
+
+static int gpu_row(struct price_errs *e, const struct price_csv *csv, const struct gpu_cols *c,
+		   const struct price_csv_row *row, struct price_gpu *g)
+{
+	int bad = 0;
+	double v;
+
+	memset(g, 0, sizeof(*g));
+	bad |= cell_text(e, csv, row, c->name, g->name, sizeof(g->name));
+	if (!bad && !g->name[0]) {
+		price_err(e, row->line, c->name + 1, "name: expected a GPU name, found an empty cell");
+		bad = 1;
+	}
+	if (c->aliases >= 0)
+		bad |= cell_text(e, csv, row, c->aliases, g->aliases, sizeof(g->aliases));
+	bad |= cell_number(e, csv, row, c->memory, &v);
+	g->memory_bytes = v * 1e9;
+	bad |= cell_number(e, csv, row, c->hbm, &v);
+	g->hbm_bytes_per_s = v * 1e12;
+	bad |= cell_number(e, csv, row, c->bf16, &v);
+	g->bf16_flops_per_s = v * 1e12;
+	bad |= cell_number(e, csv, row, c->fp8, &v);
+	g->fp8_flops_per_s = v * 1e12;
+	bad |= cell_number(e, csv, row, c->tf32, &v);
+	g->tf32_flops_per_s = v * 1e12;
+	bad |= cell_number(e, csv, row, c->fp32, &v);
+	g->fp32_flops_per_s = v * 1e12;
+	if (c->link >= 0)
+		bad |= cell_text(e, csv, row, c->link, g->intra_link, sizeof(g->intra_link));
+	bad |= cell_number(e, csv, row, c->link_bw, &v);
+	g->intra_bytes_per_s = price_bidir_gb_to_bytes_per_s(v);
+	bad |= cell_flag(e, csv, row, c->nvlink, &g->nvlink);
+	bad |= cell_flag(e, csv, row, c->p2p, &g->p2p);
+	bad |= cell_number(e, csv, row, c->tdp, &g->tdp_w);
+	return bad ? -1 : 0;
+}
+
+static int col_any(const struct price_csv *csv, const char *a, const char *b)
+{
+	int c = price_csv_col(csv, a);
+
+	return c >= 0 || !b ? c : price_csv_col(csv, b);
+}
+
+enum rc price_gpus_load(const char *path, struct price_gpu **out, size_t *n)
+{
+	struct price_csv csv;
+	struct price_errs e = { path, 0 };
+	struct gpu_cols c;
+	struct price_gpu *gpus;
+	size_t k = 0;
+	enum rc rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = price_csv_load(path, &csv);
+	if (rc != RC_OK)
+		return rc;
+	c.name = col_any(&csv, "name", "gpu");
+	c.aliases = price_csv_col(&csv, "aliases");
+	c.memory = price_csv_col(&csv, "memory_gb");
+	c.hbm = col_any(&csv, "hbm_tb_per_s", "mem_bw_tbs");
+	c.bf16 = price_csv_col(&csv, "bf16_dense_tflops");
+	c.fp8 = price_csv_col(&csv, "fp8_dense_tflops");
+	c.tf32 = col_any(&csv, "tf32_dense_tflops", "tf32_tflops");
+	c.fp32 = price_csv_col(&csv, "fp32_tflops");
+	c.link = price_csv_col(&csv, "intra_node_link");
+	c.link_bw = col_any(&csv, "intra_node_gb_per_s_bidir", "intra_node_gbs_per_gpu_bidir");
+	c.nvlink = price_csv_col(&csv, "nvlink");
+	c.p2p = price_csv_col(&csv, "p2p");
+	c.tdp = price_csv_col(&csv, "tdp_w");
+	if (csv.header.n == 0) {
+		price_err(&e, 1, 1, "expected a header row naming the GPU columns, found an empty file");
+	} else {
+		static const char *const need[] = { "name", "memory_gb", "bf16_dense_tflops" };
+		const int have[] = { c.name, c.memory, c.bf16 };
+
+		for (size_t i = 0; i < GP_ARRAY_LEN(need); i++)
+			if (have[i] < 0)
+				price_err(&e, csv.header.line, csv.header.n + 1,
+					  "expected a column named '%s', found none", need[i]);
+	}
+	if (e.n) {
+		price_csv_release(&csv);
+		return RC_INPUT;
+	}
+	gpus = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*gpus));
+	for (size_t i = 0; i < csv.n_rows; i++) {
+		struct dup_ctx d = { gpus, k, NULL };
+
+		if (gpu_row(&e, &csv, &c, &csv.rows[i], &gpus[k]) != 0)
+			continue;
+		if (price_gpu_lookup(gpus, k, gpus[k].name, NULL) ||
+		    each_alias(&gpus[k], alias_taken, &d)) {
+			price_err(&e, csv.rows[i].line, c.name + 1,
+				  "expected GPU names and aliases to be unique, found '%s' again (also %s)",
+				  gpus[k].name, d.clash ? d.clash : "an earlier row");
+			continue;
+		}
+		k++;
+	}
+	price_errs_finish(&e);
+	price_csv_release(&csv);
+	if (e.n) {
+		free(gpus);
+		return RC_INPUT;
+	}
+	*out = gpus;
+	*n = k;
+	return RC_OK;
+}

@@ -1,0 +1,90 @@
+/*
+ * price_internal.h - what the pricing module's files share and nothing
+ * outside pricing/ may use: the error counter that keeps bad-input reports
+ * to one line each, the parsed form of one input row, the table reader
+ * for both column sets (gpuplan's own and SkyPilot's), and the writer.
+ */
+#ifndef GPUPLAN_PRICE_INTERNAL_H
+#define GPUPLAN_PRICE_INTERNAL_H
+
+#include <stddef.h>
+
+#include "price.h"
+#include "price_csv.h"
+
+/* At most this many error lines are printed for one file; the rest are
+ * counted in one closing line. */
+#define PRICE_MAX_ERRORS 20
+
+struct price_errs {
+	const char *path;
+	int n;
+};
+
+/* Prints "error: path:line:col: <msg>" unless PRICE_MAX_ERRORS lines were
+ * already printed, and counts the error. */
+void price_err(struct price_errs *e, int line, int col, const char *fmt, ...)
+	GP_PRINTF(4, 5);
+/* Prints how many errors were not shown, if any. */
+void price_errs_finish(const struct price_errs *e);
+
+/* One offering read from an input file, with where it came from. */
+struct price_row {
+	struct price_offering o;
+	int line;
+	int gpu_by_alias;      /* the GPU cell named an alias, not a canonical name */
+	char zone[PRICE_NAME_MAX]; /* SkyPilot AvailabilityZone; "" otherwise */
+};
+
+/* Which optional gpuplan columns the file had: an absent column leaves the
+ * stored value alone when merging, a present one replaces it. */
+struct price_cols_present {
+	int spot, inter_node, max_nodes, version;
+};
+
+struct price_rows {
+	struct price_row *rows;
+	size_t n;
+	struct price_cols_present has;
+};
+
+/* Reads the data rows of csv into out.  The format is chosen by header
+ * names: SkyPilot's when there is an InstanceType column (allowed only when
+ * skypilot_ok; provider then names the cloud and is required), else
+ * gpuplan's (provider optional; when given, every row must match it).
+ * GPU names are resolved through gpus[0..n_gpus).  Every bad cell is
+ * reported; returns RC_OK, RC_INPUT or RC_USAGE (no provider for a SkyPilot
+ * file).  Availability zones of one region are folded into one row keeping
+ * the lowest prices.  rep (may be NULL) counts what was skipped. */
+enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpus,
+			size_t n_gpus, const char *provider, int skypilot_ok,
+			struct price_rows *out, struct price_update_report *rep);
+void price_rows_release(struct price_rows *r);
+
+/* Loads a gpuplan-format price table from path into a new array. */
+enum rc price_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
+			 struct price_offering **out, size_t *n);
+
+/* A growing NUL-terminated text buffer for CSV output. */
+struct price_line {
+	char *s;
+	size_t len, cap;
+};
+
+/* Appends field s to line as one CSV field (quoted when it holds a comma,
+ * a quote, a line end or surrounding blanks), followed by ',' or, when
+ * last, '\n'. */
+void price_csv_append(struct price_line *line, const char *s, int last);
+
+/* Formats offers as a gpuplan prices.csv (header, one row per offering,
+ * LF line ends) into a new NUL-terminated buffer; *len gets its length. */
+char *price_table_format(const struct price_offering *offers, size_t n, size_t *len);
+
+/* Shortest "%.Ng" text of v that reads back as v; "" when v < 0 (a price
+ * not offered) and when empty_zero and v == 0. */
+void price_num_format(char *buf, size_t size, double v, int empty_zero);
+
+/* Orders offerings by (provider, instance_type, region). */
+int price_offer_key_cmp(const struct price_offering *a, const struct price_offering *b);
+
+#endif

@@ -1,0 +1,842 @@
+/*
+ * price_table.c - price tables: read and validate them (gpuplan's own
+ * columns, or a SkyPilot catalog's), write them, load the catalog (the
+ * user's merged table in place of the shipped one when it exists), and
+ * answer queries (filter and sort offerings).
+ *
+ * Every bad cell is reported as one "file:line:col: column: expected X,
+ * found Y" line.  Merging and the atomic write live in price_update.c.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "price_internal.h"
+
+void price_opts_init(struct price_opts *o)
+{
+	o->data_dir = "data";
+	o->user_dir = NULL;
+}
+
+enum rc price_user_dir(const struct price_opts *o, char *buf, size_t size)
+{
+	const char *env;
+	int n;
+
+	if (o && o->user_dir && *o->user_dir)
+		n = snprintf(buf, size, "%s", o->user_dir);
+	else if ((env = getenv("GPUPLAN_DATA_DIR")) && *env)
+		n = snprintf(buf, size, "%s", env);
+	else if ((env = getenv("XDG_DATA_HOME")) && *env)
+		n = snprintf(buf, size, "%s/gpuplan", env);
+	else if ((env = getenv("HOME")) && *env)
+		n = snprintf(buf, size, "%s/.local/share/gpuplan", env);
+	else {
+		gp_error("cannot find the user's data directory: set GPUPLAN_DATA_DIR, XDG_DATA_HOME or HOME");
+		return RC_ERR;
+	}
+	if (n < 0 || (size_t)n >= size) {
+		gp_error("user data directory path is longer than %zu bytes", size - 1);
+		return RC_ERR;
+	}
+	return RC_OK;
+}
+
+double price_offering_usd_per_hour(const struct price_offering *o, int spot)
+{
+	double p = spot ? o->spot_usd_per_hour : o->on_demand_usd_per_hour;
+
+	return p >= 0 ? p : -1;
+}
+
+double price_offering_usd_per_gpu_hour(const struct price_offering *o, int spot)
+{
+	double p = price_offering_usd_per_hour(o, spot);
+
+	if (p < 0 || o->gpus_per_node <= 0)
+		return -1;
+	return p / o->gpus_per_node;
+}
+
+void price_num_format(char *buf, size_t size, double v, int empty_zero)
+{
+	if (v < 0 || (empty_zero && v == 0) || !isfinite(v)) {
+		snprintf(buf, size, "%s", "");
+		return;
+	}
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+int price_offer_key_cmp(const struct price_offering *a, const struct price_offering *b)
+{
+	int c = strcmp(a->provider, b->provider);
+
+	if (!c)
+		c = strcmp(a->instance_type, b->instance_type);
+	if (!c)
+		c = strcmp(a->region, b->region);
+	return c;
+}
+
+void price_rows_release(struct price_rows *r)
+{
+	if (!r)
+		return;
+	free(r->rows);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- cell readers -------------------------------------------------------- */
+
+struct reader {
+	struct price_errs e;
+	const struct price_csv *csv;
+	const struct price_csv_row *row;
+};
+
+static const char *colname(const struct reader *r, int col)
+{
+	return r->csv->header.field[col];
+}
+
+static int rd_text(struct reader *r, int col, int required, char *dst, size_t size)
+{
+	const char *s = price_csv_get(r->row, col);
+
+	if (required && !*s) {
+		price_err(&r->e, r->row->line, col + 1, "%s: expected a value, found an empty cell",
+			  colname(r, col));
+		return -1;
+	}
+	if (gp_strlcpy(dst, s, size) != 0) {
+		price_err(&r->e, r->row->line, col + 1, "%s: expected at most %zu characters, found %zu",
+			  colname(r, col), size - 1, strlen(s));
+		return -1;
+	}
+	return 0;
+}
+
+/* A price in USD per hour: empty (not offered, -1) or a number > 0.  With
+ * zero_empty a 0 reads as not offered (SkyPilot writes 0.00 for "none"). */
+static int rd_price(struct reader *r, int col, int zero_empty, double *out)
+{
+	const char *s = price_csv_get(r->row, col);
+	double v;
+
+	*out = -1;
+	if (col < 0 || !*s)
+		return 0;
+	if (unit_parse_double(s, &v) != RC_OK) {
+		price_err(&r->e, r->row->line, col + 1, "%s: expected a price in USD per hour, found '%s'",
+			  colname(r, col), s);
+		return -1;
+	}
+	if (v < 0 || (v == 0 && !zero_empty)) {
+		price_err(&r->e, r->row->line, col + 1,
+			  "%s: expected a price > 0 (an empty cell when not offered), found '%s'",
+			  colname(r, col), s);
+		return -1;
+	}
+	*out = v > 0 ? v : -1;
+	return 0;
+}
+
+static int rd_nonneg(struct reader *r, int col, double *out)
+{
+	const char *s = price_csv_get(r->row, col);
+	double v;
+
+	*out = 0;
+	if (col < 0 || !*s)
+		return 0;
+	if (unit_parse_double(s, &v) != RC_OK || v < 0) {
+		price_err(&r->e, r->row->line, col + 1,
+			  "%s: expected a non-negative number or an empty cell, found '%s'",
+			  colname(r, col), s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int rd_int(struct reader *r, int col, int min, int max, int allow_empty, int *out)
+{
+	const char *s = price_csv_get(r->row, col);
+	int v;
+
+	*out = 0;
+	if (allow_empty && !*s)
+		return 0;
+	if (unit_parse_int(s, &v) != RC_OK || v < min || v > max) {
+		price_err(&r->e, r->row->line, col + 1, "%s: expected an integer from %d to %d, found '%s'",
+			  colname(r, col), min, max, *s ? s : "an empty cell");
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static void lower(char *s)
+{
+	for (; *s; s++)
+		*s = (char)tolower((unsigned char)*s);
+}
+
+/* Reports a missing column at the header.  Returns -1. */
+static int no_column(struct reader *r, const char *name, const char *alt)
+{
+	if (alt)
+		price_err(&r->e, r->csv->header.line, r->csv->header.n + 1,
+			  "expected a column named '%s' (or '%s'), found none", name, alt);
+	else
+		price_err(&r->e, r->csv->header.line, r->csv->header.n + 1,
+			  "expected a column named '%s', found none", name);
+	return -1;
+}
+
+static int col2(const struct price_csv *csv, const char *a, const char *b)
+{
+	int c = price_csv_col(csv, a);
+
+	return c >= 0 ? c : price_csv_col(csv, b);
+}
+
+static void push(struct price_rows *out, size_t *cap, const struct price_row *row)
+{
+	if (out->n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		out->rows = xrealloc(out->rows, *cap * sizeof(*out->rows));
+	}
+	out->rows[out->n++] = *row;
+}
+
+/* ---- gpuplan columns ----------------------------------------------------- */
+
+static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t n_gpus,
+			 const char *provider, struct price_rows *out)
+{
+	const struct price_csv *csv = r->csv;
+	int c_prov = price_csv_col(csv, "provider");
+	int c_inst = price_csv_col(csv, "instance_type");
+	int c_gpu = price_csv_col(csv, "gpu");
+	int c_count = col2(csv, "gpus_per_node", "gpus_per_instance");
+	int c_region = price_csv_col(csv, "region");
+	int c_od = price_csv_col(csv, "on_demand_usd_per_hour");
+	int c_spot = price_csv_col(csv, "spot_usd_per_hour");
+	int c_net = price_csv_col(csv, "inter_node_gbps");
+	int c_max = price_csv_col(csv, "max_nodes");
+	int c_ver = col2(csv, "catalog_version", "catalog_version_or_date");
+	size_t cap = 0;
+	int bad = 0;
+
+	if (c_prov < 0 && !provider)
+		bad |= no_column(r, "provider", NULL);
+	if (c_inst < 0)
+		bad |= no_column(r, "instance_type", NULL);
+	if (c_gpu < 0)
+		bad |= no_column(r, "gpu", NULL);
+	if (c_count < 0)
+		bad |= no_column(r, "gpus_per_node", "gpus_per_instance");
+	if (c_region < 0)
+		bad |= no_column(r, "region", NULL);
+	if (c_od < 0 && c_spot < 0)
+		bad |= no_column(r, "on_demand_usd_per_hour", "spot_usd_per_hour");
+	if (bad)
+		return;
+	out->has.spot = c_spot >= 0;
+	out->has.inter_node = c_net >= 0;
+	out->has.max_nodes = c_max >= 0;
+	out->has.version = c_ver >= 0;
+
+	for (size_t i = 0; i < csv->n_rows; i++) {
+		struct price_row row;
+		struct price_offering *o = &row.o;
+		const struct price_gpu *g;
+		const char *gname;
+		double gbps;
+		int errs = r->e.n;
+
+		memset(&row, 0, sizeof(row));
+		r->row = &csv->rows[i];
+		row.line = r->row->line;
+		if (c_prov >= 0) {
+			rd_text(r, c_prov, 1, o->provider, sizeof(o->provider));
+			lower(o->provider);
+			if (provider && o->provider[0] && !gp_streq_nocase(o->provider, provider))
+				price_err(&r->e, row.line, c_prov + 1,
+					  "provider: expected '%s' (from --provider), found '%s'",
+					  provider, o->provider);
+		} else {
+			gp_strlcpy(o->provider, provider, sizeof(o->provider));
+			lower(o->provider);
+		}
+		rd_text(r, c_inst, 1, o->instance_type, sizeof(o->instance_type));
+		gname = price_csv_get(r->row, c_gpu);
+		g = price_gpu_lookup(gpus, n_gpus, gname, &row.gpu_by_alias);
+		if (g) {
+			gp_strlcpy(o->gpu, g->name, sizeof(o->gpu));
+		} else if (!*gname) {
+			price_err(&r->e, row.line, c_gpu + 1, "gpu: expected a GPU name from gpus.csv, found an empty cell");
+		} else {
+			char hint[PRICE_NAME_MAX];
+
+			if (price_gpu_suggest(gpus, n_gpus, gname, hint, sizeof(hint)) == 0)
+				price_err(&r->e, row.line, c_gpu + 1,
+					  "gpu: expected a GPU name or alias from gpus.csv, found '%s' (did you mean '%s'?)",
+					  gname, hint);
+			else
+				price_err(&r->e, row.line, c_gpu + 1,
+					  "gpu: expected a GPU name or alias from gpus.csv, found '%s'", gname);
+		}
+		rd_int(r, c_count, 1, 4096, 0, &o->gpus_per_node);
+		rd_text(r, c_region, 1, o->region, sizeof(o->region));
+		rd_price(r, c_od, 0, &o->on_demand_usd_per_hour);
+		rd_price(r, c_spot, 0, &o->spot_usd_per_hour);
+		if (r->e.n == errs && o->on_demand_usd_per_hour < 0 && o->spot_usd_per_hour < 0)
+			price_err(&r->e, row.line, (c_od >= 0 ? c_od : c_spot) + 1,
+				  "expected a price in on_demand_usd_per_hour or spot_usd_per_hour, found both empty");
+		rd_nonneg(r, c_net, &gbps);
+		o->inter_node_bytes_per_s = price_gbps_to_bytes_per_s(gbps);
+		if (c_max >= 0)
+			rd_int(r, c_max, 0, 1000000, 1, &o->max_nodes);
+		if (c_ver >= 0)
+			rd_text(r, c_ver, 0, o->version, sizeof(o->version));
+		if (r->e.n == errs)
+			push(out, &cap, &row);
+	}
+}
+
+/* ---- SkyPilot catalog columns ------------------------------------------- */
+
+static void note_unknown(struct price_update_report *rep, const char *name)
+{
+	char *list = rep->unknown_gpus;
+	size_t len = strlen(list), n = strlen(name);
+	const char *p = list;
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == list || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+			return;
+		p += n;
+	}
+	if (len + n + 3 >= sizeof(rep->unknown_gpus))
+		return;
+	snprintf(list + len, sizeof(rep->unknown_gpus) - len, "%s%s", len ? ", " : "", name);
+}
+
+static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t n_gpus,
+			  const char *provider, struct price_rows *out,
+			  struct price_update_report *rep)
+{
+	const struct price_csv *csv = r->csv;
+	int c_inst = price_csv_col(csv, "InstanceType");
+	int c_acc = price_csv_col(csv, "AcceleratorName");
+	int c_count = price_csv_col(csv, "AcceleratorCount");
+	int c_region = price_csv_col(csv, "Region");
+	int c_zone = price_csv_col(csv, "AvailabilityZone");
+	int c_price = price_csv_col(csv, "Price");
+	int c_spot = price_csv_col(csv, "SpotPrice");
+	size_t cap = 0;
+	int bad = 0;
+
+	if (c_acc < 0)
+		bad |= no_column(r, "AcceleratorName", NULL);
+	if (c_count < 0)
+		bad |= no_column(r, "AcceleratorCount", NULL);
+	if (c_region < 0)
+		bad |= no_column(r, "Region", NULL);
+	if (c_price < 0)
+		bad |= no_column(r, "Price", NULL);
+	if (bad)
+		return;
+	out->has.spot = c_spot >= 0;
+
+	for (size_t i = 0; i < csv->n_rows; i++) {
+		struct price_row row;
+		struct price_offering *o = &row.o;
+		const struct price_gpu *g;
+		const char *acc, *count_s;
+		double count;
+		int errs = r->e.n;
+
+		memset(&row, 0, sizeof(row));
+		r->row = &csv->rows[i];
+		row.line = r->row->line;
+		acc = price_csv_get(r->row, c_acc);
+		if (!*acc) {
+			rep->skipped_no_gpu++;
+			continue;
+		}
+		if (!*price_csv_get(r->row, c_inst)) {
+			rep->skipped_no_instance++;
+			continue;
+		}
+		count_s = price_csv_get(r->row, c_count);
+		if (unit_parse_double(count_s, &count) != RC_OK || !(count > 0) || count > 4096) {
+			price_err(&r->e, row.line, c_count + 1,
+				  "AcceleratorCount: expected a GPU count > 0, found '%s'",
+				  *count_s ? count_s : "an empty cell");
+			continue;
+		}
+		if (count != floor(count)) {
+			rep->skipped_fractional++;
+			continue;
+		}
+		g = price_gpu_lookup(gpus, n_gpus, acc, &row.gpu_by_alias);
+		if (!g) {
+			rep->skipped_unknown_gpu++;
+			note_unknown(rep, acc);
+			continue;
+		}
+		gp_strlcpy(o->provider, provider, sizeof(o->provider));
+		lower(o->provider);
+		gp_strlcpy(o->gpu, g->name, sizeof(o->gpu));
+		o->gpus_per_node = (int)count;
+		rd_text(r, c_inst, 1, o->instance_type, sizeof(o->instance_type));
+		rd_text(r, c_region, 1, o->region, sizeof(o->region));
+		if (c_zone >= 0)
+			rd_text(r, c_zone, 0, row.zone, sizeof(row.zone));
+		rd_price(r, c_price, 1, &o->on_demand_usd_per_hour);
+		rd_price(r, c_spot, 1, &o->spot_usd_per_hour);
+		if (r->e.n != errs)
+			continue;
+		if (o->on_demand_usd_per_hour < 0 && o->spot_usd_per_hour < 0) {
+			rep->skipped_no_price++;
+			continue;
+		}
+		push(out, &cap, &row);
+	}
+}
+
+/* ---- duplicates and availability zones ---------------------------------- */
+
+static int row_key_cmp(const void *a_, const void *b_)
+{
+	const struct price_row *a = a_, *b = b_;
+	int c = price_offer_key_cmp(&a->o, &b->o);
+
+	return c ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+static int line_cmp(const void *a_, const void *b_)
+{
+	const struct price_row *a = a_, *b = b_;
+
+	return (a->line > b->line) - (a->line < b->line);
+}
+
+static double min_price(double a, double b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
+/* Sorts rows by key, reports duplicate keys (same zone, or no zone), folds
+ * the zones of one region into its first row with the lowest prices, then
+ * restores file order. */
+static void fold_keys(struct reader *r, struct price_rows *rows, struct price_update_report *rep)
+{
+	size_t w = 0;
+
+	qsort(rows->rows, rows->n, sizeof(*rows->rows), row_key_cmp);
+	for (size_t i = 0; i < rows->n;) {
+		size_t j = i + 1;
+		struct price_row *first = &rows->rows[i];
+
+		while (j < rows->n && price_offer_key_cmp(&rows->rows[j].o, &first->o) == 0)
+			j++;
+		for (size_t k = i + 1; k < j; k++) {
+			struct price_row *x = &rows->rows[k];
+
+			for (size_t m = i; m < k; m++)
+				if (strcmp(rows->rows[m].zone, x->zone) == 0) {
+					price_err(&r->e, x->line, 1,
+						  "expected one row per (provider, instance_type, region%s), found (%s, %s, %s%s%s) again (first at line %d)",
+						  x->zone[0] ? ", zone" : "", x->o.provider,
+						  x->o.instance_type, x->o.region,
+						  x->zone[0] ? ", " : "", x->zone, rows->rows[m].line);
+					break;
+				}
+			first->o.on_demand_usd_per_hour =
+				min_price(first->o.on_demand_usd_per_hour, x->o.on_demand_usd_per_hour);
+			first->o.spot_usd_per_hour =
+				min_price(first->o.spot_usd_per_hour, x->o.spot_usd_per_hour);
+		}
+		if (j - i > 1 && rep) {
+			rep->az_rows += j - i;
+			rep->az_regions++;
+		}
+		rows->rows[w++] = *first;
+		i = j;
+	}
+	rows->n = w;
+	qsort(rows->rows, rows->n, sizeof(*rows->rows), line_cmp);
+}
+
+enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpus,
+			size_t n_gpus, const char *provider, int skypilot_ok,
+			struct price_rows *out, struct price_update_report *rep)
+{
+	struct price_update_report scratch;
+	struct reader r;
+	int skypilot;
+
+	memset(out, 0, sizeof(*out));
+	memset(&r, 0, sizeof(r));
+	if (!rep) {
+		memset(&scratch, 0, sizeof(scratch));
+		rep = &scratch;
+	}
+	r.e.path = csv->path;
+	r.csv = csv;
+	if (csv->header.n == 0) {
+		price_err(&r.e, 1, 1, "expected a header row naming the price columns, found an empty file");
+		return RC_INPUT;
+	}
+	skypilot = price_csv_col(csv, "InstanceType") >= 0;
+	rep->skypilot = skypilot;
+	rep->rows_read = csv->n_rows;
+	if (skypilot && !skypilot_ok) {
+		price_err(&r.e, csv->header.line, 1,
+			  "expected gpuplan's columns (provider, instance_type, gpu, ...), found SkyPilot's (InstanceType, ...); import it with 'gpuplan prices update FILE --provider P'");
+		return RC_INPUT;
+	}
+	if (skypilot && (!provider || !*provider)) {
+		gp_error("--provider: expected the cloud SkyPilot catalog %s is for (aws, gcp, azure, lambda, runpod, vast, ...), found none",
+			 csv->path);
+		return RC_USAGE;
+	}
+	if (csv->n_rows == 0) {
+		price_err(&r.e, csv->header.line + 1, 1, "expected data rows after the header, found none");
+		return RC_INPUT;
+	}
+	if (skypilot)
+		read_skypilot(&r, gpus, n_gpus, provider, out, rep);
+	else
+		read_gpuplan(&r, gpus, n_gpus, provider, out);
+	if (!r.e.n)
+		fold_keys(&r, out, rep);
+	price_errs_finish(&r.e);
+	if (r.e.n) {
+		price_rows_release(out);
+		return RC_INPUT;
+	}
+	rep->offers_in_file = out->n;
+	return RC_OK;
+}
+
+enum rc price_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
+			 struct price_offering **out, size_t *n)
+{
+	struct price_csv csv;
+	struct price_rows rows;
+	struct price_update_report rep;
+	enum rc rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = price_csv_load(path, &csv);
+	if (rc != RC_OK)
+		return rc;
+	memset(&rep, 0, sizeof(rep));
+	rc = price_rows_read(&csv, gpus, n_gpus, NULL, 0, &rows, &rep);
+	price_csv_release(&csv);
+	if (rc != RC_OK)
+		return rc;
+	*out = xcalloc(rows.n ? rows.n : 1, sizeof(**out));
+	for (size_t i = 0; i < rows.n; i++)
+		(*out)[i] = rows.rows[i].o;
+	*n = rows.n;
+	price_rows_release(&rows);
+	return RC_OK;
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+/* Appends field s to line (quoted when it holds a comma, a quote, a line
+ * end or surrounding blanks), then a comma, or a newline when last. */
+void price_csv_append(struct price_line *line, const char *s, int last)
+{
+	size_t n = strlen(s);
+	int quote = n && (strpbrk(s, ",\"\r\n") || s[0] == ' ' || s[n - 1] == ' ' ||
+			  s[0] == '\t' || s[n - 1] == '\t');
+
+	/* Worst case every byte is a quote: 2n + 2 quotes + separator + NUL. */
+	if (line->len + 2 * n + 4 > line->cap) {
+		while (line->len + 2 * n + 4 > line->cap)
+			line->cap = line->cap ? 2 * line->cap : 4096;
+		line->s = xrealloc(line->s, line->cap);
+	}
+	if (quote)
+		line->s[line->len++] = '"';
+	for (const char *p = s; *p; p++) {
+		line->s[line->len++] = *p;
+		if (quote && *p == '"')
+			line->s[line->len++] = '"';
+	}
+	if (quote)
+		line->s[line->len++] = '"';
+	line->s[line->len++] = last ? '\n' : ',';
+	line->s[line->len] = '\0';
+}
+
+char *price_table_format(const struct price_offering *offers, size_t n, size_t *len)
+{
+	static const char header[] =
+		"provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour,"
+		"spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version\n";
+	struct price_line b = { NULL, 0, 0 };
+
+	b.cap = sizeof(header) + 128 * n;
+	b.s = xmalloc(b.cap);
+	memcpy(b.s, header, sizeof(header));
+	b.len = sizeof(header) - 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct price_offering *o = &offers[i];
+		char num[64];
+
+		price_csv_append(&b, o->provider, 0);
+		price_csv_append(&b, o->instance_type, 0);
+		price_csv_append(&b, o->gpu, 0);
+		snprintf(num, sizeof(num), "%d", o->gpus_per_node);
+		price_csv_append(&b, num, 0);
+		price_csv_append(&b, o->region, 0);
+		price_num_format(num, sizeof(num), o->on_demand_usd_per_hour, 0);
+		price_csv_append(&b, num, 0);
+		price_num_format(num, sizeof(num), o->spot_usd_per_hour, 0);
+		price_csv_append(&b, num, 0);
+		if (o->inter_node_bytes_per_s > 0)
+			snprintf(num, sizeof(num), "%.10g", o->inter_node_bytes_per_s * 8 / 1e9);
+		else
+			num[0] = '\0';
+		price_csv_append(&b, num, 0);
+		if (o->max_nodes > 0)
+			snprintf(num, sizeof(num), "%d", o->max_nodes);
+		else
+			num[0] = '\0';
+		price_csv_append(&b, num, 0);
+		price_csv_append(&b, o->version, 1);
+	}
+	*len = b.len;
+	return b.s;
+}
+
+/* ---- the catalog ---------------------------------------------------------- */
+
+static char *join(const char *dir, const char *file)
+{
+	size_t n = strlen(dir) + strlen(file) + 2;
+	char *p = xmalloc(n);
+
+	snprintf(p, n, "%s/%s", dir, file);
+	return p;
+}
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o)
+{
+	struct price_opts def;
+	char udir[1024];
+	char *user_prices = NULL;
+	enum rc rc;
+
+	memset(cat, 0, sizeof(*cat));
+	if (!o) {
+		price_opts_init(&def);
+		o = &def;
+	}
+	cat->gpus_path = join(o->data_dir ? o->data_dir : "data", "gpus.csv");
+	rc = price_gpus_load(cat->gpus_path, &cat->gpus, &cat->n_gpus);
+	if (rc != RC_OK)
+		goto fail;
+	if (price_user_dir(o, udir, sizeof(udir)) == RC_OK) {
+		user_prices = join(udir, "prices.csv");
+		if (file_exists(user_prices)) {
+			cat->prices_path = user_prices;
+			cat->user_table = 1;
+			user_prices = NULL;
+		}
+	}
+	free(user_prices);
+	if (!cat->prices_path)
+		cat->prices_path = join(o->data_dir ? o->data_dir : "data", "prices.csv");
+	rc = price_table_read(cat->prices_path, cat->gpus, cat->n_gpus, &cat->offers, &cat->n_offers);
+	if (rc != RC_OK)
+		goto fail;
+	return RC_OK;
+fail:
+	price_catalog_release(cat);
+	return rc;
+}
+
+void price_catalog_release(struct price_catalog *cat)
+{
+	if (!cat)
+		return;
+	free(cat->gpus);
+	free(cat->offers);
+	free(cat->gpus_path);
+	free(cat->prices_path);
+	memset(cat, 0, sizeof(*cat));
+}
+
+int price_offering_eligible(const struct price_catalog *cat,
+			    const struct price_offering *o, char *why, size_t size)
+{
+	const struct price_gpu *g = price_gpu_find(cat, o->gpu);
+
+	if (!g) {
+		if (why && size)
+			snprintf(why, size, "%s %s: GPU '%s' is not in gpus.csv", o->provider,
+				 o->instance_type, o->gpu);
+		return 0;
+	}
+	return price_gpu_eligible(g, why, size);
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+void price_query_init(struct price_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->sort = PRICE_SORT_USD_PER_GPU_HOUR;
+}
+
+enum rc price_sort_parse(const char *s, enum price_sort *out)
+{
+	static const struct {
+		const char *name;
+		enum price_sort sort;
+	} names[] = {
+		{ "usd_per_gpu_hour", PRICE_SORT_USD_PER_GPU_HOUR },
+		{ "usd_per_hour", PRICE_SORT_USD_PER_HOUR },
+		{ "gpu", PRICE_SORT_GPU },
+		{ "provider", PRICE_SORT_PROVIDER },
+	};
+
+	for (size_t i = 0; s && i < GP_ARRAY_LEN(names); i++)
+		if (strcmp(s, names[i].name) == 0) {
+			*out = names[i].sort;
+			return RC_OK;
+		}
+	return RC_USAGE;
+}
+
+struct sort_item {
+	size_t i;
+	const struct price_offering *o;
+	double per_gpu, per_node;
+	enum price_sort sort;
+};
+
+/* Not-offered (< 0) prices sort after every real one. */
+static int price_cmp(double a, double b)
+{
+	if (a < 0 || b < 0)
+		return (a < 0) - (b < 0);
+	return (a > b) - (a < b);
+}
+
+static int item_cmp(const void *a_, const void *b_)
+{
+	const struct sort_item *a = a_, *b = b_;
+	int c = 0;
+
+	switch (a->sort) {
+	case PRICE_SORT_USD_PER_GPU_HOUR:
+		c = price_cmp(a->per_gpu, b->per_gpu);
+		break;
+	case PRICE_SORT_USD_PER_HOUR:
+		c = price_cmp(a->per_node, b->per_node);
+		break;
+	case PRICE_SORT_GPU:
+		c = strcmp(a->o->gpu, b->o->gpu);
+		if (!c)
+			c = price_cmp(a->per_gpu, b->per_gpu);
+		break;
+	case PRICE_SORT_PROVIDER:
+		c = strcmp(a->o->provider, b->o->provider);
+		if (!c)
+			c = price_cmp(a->per_gpu, b->per_gpu);
+		break;
+	}
+	if (!c)
+		c = price_offer_key_cmp(a->o, b->o);
+	return c;
+}
+
+static int contains_nocase(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++) {
+		size_t i = 0;
+
+		while (i < n && hay[i] &&
+		       tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+			i++;
+		if (i == n)
+			return 1;
+	}
+	return n == 0;
+}
+
+enum rc price_catalog_query(const struct price_catalog *cat, const struct price_query *q,
+			    size_t **idx, size_t *n)
+{
+	const struct price_gpu *g = NULL;
+	struct sort_item *items;
+	size_t k = 0;
+
+	*idx = NULL;
+	*n = 0;
+	if (q->gpu && *q->gpu) {
+		g = price_gpu_find(cat, q->gpu);
+		if (!g)
+			return RC_USAGE;
+	}
+	items = xcalloc(cat->n_offers ? cat->n_offers : 1, sizeof(*items));
+	for (size_t i = 0; i < cat->n_offers; i++) {
+		const struct price_offering *o = &cat->offers[i];
+
+		if (g && strcmp(o->gpu, g->name) != 0)
+			continue;
+		if (q->provider && *q->provider && !gp_streq_nocase(o->provider, q->provider))
+			continue;
+		if (q->region && *q->region && !contains_nocase(o->region, q->region))
+			continue;
+		if (q->spot && o->spot_usd_per_hour < 0)
+			continue;
+		items[k].i = i;
+		items[k].o = o;
+		items[k].per_gpu = price_offering_usd_per_gpu_hour(o, q->spot);
+		items[k].per_node = price_offering_usd_per_hour(o, q->spot);
+		items[k].sort = q->sort;
+		k++;
+	}
+	qsort(items, k, sizeof(*items), item_cmp);
+	*idx = xcalloc(k ? k : 1, sizeof(**idx));
+	for (size_t i = 0; i < k; i++)
+		(*idx)[i] = items[i].i;
+	*n = k;
+	free(items);
+	return RC_OK;
+}

@@ -1,0 +1,737 @@
+/*
+ * price_update.c - merge a new price file into the user's table safely,
+ * keep a history of every change, and read that history back.
+ *
+ * Crash safety: the merged table is written to a temporary file in the
+ * same directory, fsynced and renamed over prices.csv (then the directory
+ * is fsynced), so a reader sees the old table or the new one, never a mix.
+ * The history lines of an update are first written to prices.history.pending
+ * together with a hash of the new table; once the rename is done they are
+ * appended to prices.history.csv.  If the process dies in between, the next
+ * update (or `prices history`) appends them when the table on disk has
+ * that hash, and drops them when it does not (the rename never happened).
+ * A lock on prices.lock serialises read-merge-write, so concurrent updates
+ * all land.
+ *
+ * It does not parse or validate rows; price_table.c does.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "price_internal.h"
+
+#define HISTORY_HEADER "timestamp,provider,instance_type,region,field,old,new\n"
+#define TMP_PREFIX ".prices.csv.tmp."
+
+struct paths {
+	char dir[1024];
+	char table[1100];
+	char history[1100];
+	char pending[1100];
+	char lock[1100];
+};
+
+void price_update_opts_init(struct price_update_opts *u)
+{
+	memset(u, 0, sizeof(*u));
+}
+
+void price_update_report_release(struct price_update_report *rep)
+{
+	if (!rep)
+		return;
+	free(rep->changes);
+	rep->changes = NULL;
+	rep->n_changes = 0;
+}
+
+static enum rc paths_init(const struct price_opts *o, struct paths *p)
+{
+	enum rc rc = price_user_dir(o, p->dir, sizeof(p->dir));
+
+	if (rc != RC_OK)
+		return rc;
+	snprintf(p->table, sizeof(p->table), "%s/prices.csv", p->dir);
+	snprintf(p->history, sizeof(p->history), "%s/prices.history.csv", p->dir);
+	snprintf(p->pending, sizeof(p->pending), "%s/prices.history.pending", p->dir);
+	snprintf(p->lock, sizeof(p->lock), "%s/prices.lock", p->dir);
+	return RC_OK;
+}
+
+/* ---- small file helpers ------------------------------------------------- */
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+static enum rc mkdir_p(const char *dir)
+{
+	char tmp[1024];
+	size_t n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(tmp))
+		return RC_ERR;
+	memcpy(tmp, dir, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		tmp[i] = '\0';
+		if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+			gp_error("%s: cannot create directory: %s", tmp, strerror(errno));
+			return RC_ERR;
+		}
+		tmp[i] = dir[i];
+	}
+	return RC_OK;
+}
+
+static enum rc write_all(int fd, const char *path, const char *s, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			gp_error("%s: write failed: %s", path, strerror(errno));
+			return RC_ERR;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	return RC_OK;
+}
+
+static enum rc fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	if (fd < 0 || fsync(fd) != 0) {
+		gp_error("%s: cannot sync directory: %s", dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return RC_ERR;
+	}
+	close(fd);
+	return RC_OK;
+}
+
+/* Reads a whole file into a new NUL-terminated buffer; NULL when absent. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	do {
+		if (cap - *len < 4096) {
+			cap = cap ? 2 * cap : 65536;
+			buf = xrealloc(buf, cap + 1);
+		}
+		n = fread(buf + *len, 1, cap - *len, f);
+		*len += n;
+	} while (n > 0);
+	fclose(f);
+	buf[*len] = '\0';
+	return buf;
+}
+
+/* FNV-1a, 64 bit: identifies the table a pending history belongs to. */
+static uint64_t fnv1a64(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* GPUPLAN_FAULT=<point> makes the write stop at that point with RC_ERR;
+ * GPUPLAN_FAULT=<point>:kill kills the process there, as a crash would.
+ * Tests use it to show that an interrupted update leaves the stored table
+ * intact and the history consistent. */
+static int fault(const char *point)
+{
+	const char *f = getenv("GPUPLAN_FAULT");
+	size_t n = strlen(point);
+
+	if (!f || strncmp(f, point, n) != 0 || (f[n] != '\0' && f[n] != ':'))
+		return 0;
+	if (strcmp(f + n, ":kill") == 0)
+		raise(SIGKILL);
+	gp_error("update stopped by GPUPLAN_FAULT=%s", f);
+	return 1;
+}
+
+/* ---- history ------------------------------------------------------------- */
+
+static enum rc history_append(const struct paths *p, const char *lines, size_t len)
+{
+	struct stat st;
+	int fd;
+	enum rc rc = RC_OK;
+
+	if (len == 0)
+		return RC_OK;
+	fd = open(p->history, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	if (fd < 0) {
+		gp_error("%s: cannot open: %s", p->history, strerror(errno));
+		return RC_ERR;
+	}
+	if (fstat(fd, &st) == 0 && st.st_size == 0)
+		rc = write_all(fd, p->history, HISTORY_HEADER, strlen(HISTORY_HEADER));
+	if (rc == RC_OK)
+		rc = write_all(fd, p->history, lines, len);
+	if (rc == RC_OK && fsync(fd) != 0) {
+		gp_error("%s: fsync failed: %s", p->history, strerror(errno));
+		rc = RC_ERR;
+	}
+	close(fd);
+	return rc;
+}
+
+/* Finishes what an interrupted update left: a pending history is appended
+ * when the table on disk is the one it describes, else dropped; temporary
+ * tables are removed.  Call with the lock held. */
+static enum rc recover(const struct paths *p)
+{
+	size_t plen, tlen;
+	char *pending = slurp(p->pending, &plen);
+	char *table, *nl;
+	unsigned long long want;
+	DIR *d;
+	struct dirent *de;
+	enum rc rc = RC_OK;
+
+	if (pending) {
+		table = slurp(p->table, &tlen);
+		nl = strchr(pending, '\n');
+		if (table && nl && sscanf(pending, "table_fnv1a64=%llx", &want) == 1 &&
+		    want == (unsigned long long)fnv1a64(table, tlen))
+			rc = history_append(p, nl + 1, plen - (size_t)(nl + 1 - pending));
+		free(table);
+		free(pending);
+		if (rc == RC_OK && unlink(p->pending) != 0) {
+			gp_error("%s: cannot remove: %s", p->pending, strerror(errno));
+			rc = RC_ERR;
+		}
+	}
+	d = opendir(p->dir);
+	if (d) {
+		while ((de = readdir(d)) != NULL) {
+			char path[1400];
+
+			if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", p->dir, de->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	return rc;
+}
+
+static int lock_take(const struct paths *p)
+{
+	int fd = open(p->lock, O_RDWR | O_CREAT, 0644);
+
+	if (fd < 0) {
+		gp_error("%s: cannot open lock file: %s", p->lock, strerror(errno));
+		return -1;
+	}
+	while (flock(fd, LOCK_EX) != 0) {
+		if (errno == EINTR)
+			continue;
+		gp_error("%s: cannot lock: %s", p->lock, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void lock_drop(int fd)
+{
+	if (fd >= 0) {
+		flock(fd, LOCK_UN);
+		close(fd);
+	}
+}
+
+/* ---- merging --------------------------------------------------------------- */
+
+struct merge {
+	struct price_offering *offers;
+	size_t n, cap;
+	size_t *order;           /* base indices sorted by key, for lookup */
+	size_t n_order;
+	struct price_update_report *rep;
+	size_t cap_changes;
+};
+
+static const struct price_offering *bsearch_key;
+static const struct price_offering *bsearch_base;
+
+static int order_cmp(const void *a, const void *b)
+{
+	return price_offer_key_cmp(&bsearch_base[*(const size_t *)a],
+				   &bsearch_base[*(const size_t *)b]);
+}
+
+static int key_cmp(const void *key, const void *elem)
+{
+	(void)key;
+	return price_offer_key_cmp(bsearch_key, &bsearch_base[*(const size_t *)elem]);
+}
+
+static long find(struct merge *m, const struct price_offering *o)
+{
+	size_t *hit;
+
+	bsearch_key = o;
+	bsearch_base = m->offers;
+	hit = bsearch(o, m->order, m->n_order, sizeof(*m->order), key_cmp);
+	return hit ? (long)*hit : -1;
+}
+
+static struct price_change *change_add(struct merge *m, enum price_change_kind kind,
+				       const struct price_offering *o, const char *field)
+{
+	struct price_update_report *rep = m->rep;
+	struct price_change *c;
+
+	if (rep->n_changes == m->cap_changes) {
+		m->cap_changes = m->cap_changes ? 2 * m->cap_changes : 64;
+		rep->changes = xrealloc(rep->changes, m->cap_changes * sizeof(*rep->changes));
+	}
+	c = &rep->changes[rep->n_changes++];
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	gp_strlcpy(c->provider, o->provider, sizeof(c->provider));
+	gp_strlcpy(c->instance_type, o->instance_type, sizeof(c->instance_type));
+	gp_strlcpy(c->region, o->region, sizeof(c->region));
+	gp_strlcpy(c->field, field, sizeof(c->field));
+	c->old_num = NAN;
+	c->new_num = NAN;
+	return c;
+}
+
+static int num_change(struct merge *m, struct price_offering *dst, const char *field,
+			double *slot, double v)
+{
+	struct price_change *c;
+
+	if (*slot == v || (*slot < 0 && v < 0))
+		return 0;
+	c = change_add(m, PRICE_CHANGE_CHANGED, dst, field);
+	price_num_format(c->old_value, sizeof(c->old_value), *slot, 0);
+	price_num_format(c->new_value, sizeof(c->new_value), v, 0);
+	c->old_num = *slot >= 0 ? *slot : NAN;
+	c->new_num = v >= 0 ? v : NAN;
+	*slot = v;
+	return 1;
+}
+
+static int text_change(struct merge *m, struct price_offering *dst, const char *field,
+		       char *slot, size_t size, const char *v)
+{
+	struct price_change *c;
+
+	if (strcmp(slot, v) == 0)
+		return 0;
+	c = change_add(m, PRICE_CHANGE_CHANGED, dst, field);
+	gp_strlcpy(c->old_value, slot, sizeof(c->old_value));
+	gp_strlcpy(c->new_value, v, sizeof(c->new_value));
+	gp_strlcpy(slot, v, size);
+	return 1;
+}
+
+static void gbps_text(char *buf, size_t size, double bytes_per_s)
+{
+	if (bytes_per_s > 0)
+		snprintf(buf, size, "%.10g", bytes_per_s * 8 / 1e9);
+	else
+		buf[0] = '\0';
+}
+
+static void int_text(char *buf, size_t size, int v)
+{
+	if (v > 0)
+		snprintf(buf, size, "%d", v);
+	else
+		buf[0] = '\0';
+}
+
+/* Merges one incoming row.  Returns 1 when it added or changed a row. */
+static int merge_row(struct merge *m, const struct price_row *row,
+		     const struct price_cols_present *has, const char *version)
+{
+	const struct price_offering *in = &row->o;
+	long at = find(m, in);
+	struct price_offering *o;
+	int changed = 0, priced = 0;
+	char a[PRICE_VALUE_MAX], b[PRICE_VALUE_MAX];
+
+	if (at < 0) {
+		struct price_change *c;
+		char od[64], sp[64], desc[256];
+
+		if (m->n == m->cap) {
+			m->cap = m->cap ? 2 * m->cap : 64;
+			m->offers = xrealloc(m->offers, m->cap * sizeof(*m->offers));
+		}
+		o = &m->offers[m->n++];
+		*o = *in;
+		if (!has->version || !o->version[0])
+			gp_strlcpy(o->version, version, sizeof(o->version));
+		c = change_add(m, PRICE_CHANGE_ADDED, o, "row");
+		price_num_format(od, sizeof(od), o->on_demand_usd_per_hour, 0);
+		price_num_format(sp, sizeof(sp), o->spot_usd_per_hour, 0);
+		snprintf(desc, sizeof(desc), "%dx %s on_demand=%s spot=%s",
+			 o->gpus_per_node, o->gpu, od[0] ? od : "-", sp[0] ? sp : "-");
+		gp_strlcpy(c->new_value, desc, sizeof(c->new_value));
+		c->new_num = o->on_demand_usd_per_hour >= 0 ? o->on_demand_usd_per_hour : NAN;
+		m->rep->added++;
+		return 1;
+	}
+	o = &m->offers[at];
+	/* An alias ("A100-80GB") may stand for several form factors; the
+	 * stored row already says which one this instance has. */
+	if (!row->gpu_by_alias)
+		changed |= text_change(m, o, "gpu", o->gpu, sizeof(o->gpu), in->gpu);
+	int_text(a, sizeof(a), o->gpus_per_node);
+	int_text(b, sizeof(b), in->gpus_per_node);
+	if (strcmp(a, b) != 0) {
+		changed |= text_change(m, o, "gpus_per_node", a, sizeof(a), b);
+		o->gpus_per_node = in->gpus_per_node;
+	}
+	priced |= num_change(m, o, "on_demand_usd_per_hour", &o->on_demand_usd_per_hour,
+			     in->on_demand_usd_per_hour);
+	if (has->spot)
+		priced |= num_change(m, o, "spot_usd_per_hour", &o->spot_usd_per_hour,
+				     in->spot_usd_per_hour);
+	changed |= priced;
+	/* An empty network, availability or version cell means "not stated"
+	 * and keeps what is stored; an empty price means "not offered". */
+	if (has->inter_node && in->inter_node_bytes_per_s > 0) {
+		gbps_text(a, sizeof(a), o->inter_node_bytes_per_s);
+		gbps_text(b, sizeof(b), in->inter_node_bytes_per_s);
+		if (strcmp(a, b) != 0) {
+			changed |= text_change(m, o, "inter_node_gbps", a, sizeof(a), b);
+			o->inter_node_bytes_per_s = in->inter_node_bytes_per_s;
+		}
+	}
+	if (has->max_nodes && in->max_nodes > 0) {
+		int_text(a, sizeof(a), o->max_nodes);
+		int_text(b, sizeof(b), in->max_nodes);
+		if (strcmp(a, b) != 0) {
+			changed |= text_change(m, o, "max_nodes", a, sizeof(a), b);
+			o->max_nodes = in->max_nodes;
+		}
+	}
+	if (has->version && in->version[0])
+		changed |= text_change(m, o, "catalog_version", o->version, sizeof(o->version),
+				       in->version);
+	else if (priced)
+		changed |= text_change(m, o, "catalog_version", o->version, sizeof(o->version),
+				       version);
+	if (changed)
+		m->rep->changed++;
+	else
+		m->rep->unchanged++;
+	return changed;
+}
+
+static void utc_now(char *stamp, size_t n1, char *date, size_t n2)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(stamp, n1, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	strftime(date, n2, "%Y-%m-%d", &tm);
+}
+
+/* The history lines of rep's changes, one CSV line each. */
+static char *history_lines(const struct price_update_report *rep, const char *stamp, size_t *len)
+{
+	struct price_line l = { NULL, 0, 0 };
+
+	for (size_t i = 0; i < rep->n_changes; i++) {
+		const struct price_change *c = &rep->changes[i];
+
+		price_csv_append(&l, stamp, 0);
+		price_csv_append(&l, c->provider, 0);
+		price_csv_append(&l, c->instance_type, 0);
+		price_csv_append(&l, c->region, 0);
+		price_csv_append(&l, c->field, 0);
+		price_csv_append(&l, c->old_value, 0);
+		price_csv_append(&l, c->new_value, 1);
+	}
+	*len = l.len;
+	return l.s;
+}
+
+/* Writes the merged table and its history; see the file comment. */
+static enum rc commit(const struct paths *p, const char *table, size_t tlen,
+		      const char *hist, size_t hlen)
+{
+	char tmp[1200], head[64];
+	int fd;
+	enum rc rc;
+
+	snprintf(head, sizeof(head), "table_fnv1a64=%016llx\n",
+		 (unsigned long long)fnv1a64(table, tlen));
+	fd = open(p->pending, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		gp_error("%s: cannot create: %s", p->pending, strerror(errno));
+		return RC_ERR;
+	}
+	rc = write_all(fd, p->pending, head, strlen(head));
+	if (rc == RC_OK && hlen)
+		rc = write_all(fd, p->pending, hist, hlen);
+	if (rc == RC_OK && fsync(fd) != 0) {
+		gp_error("%s: fsync failed: %s", p->pending, strerror(errno));
+		rc = RC_ERR;
+	}
+	close(fd);
+	if (rc != RC_OK)
+		goto drop_pending;
+
+	snprintf(tmp, sizeof(tmp), "%s/" TMP_PREFIX "%ld", p->dir, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (fd < 0) {
+		gp_error("%s: cannot create: %s", tmp, strerror(errno));
+		rc = RC_ERR;
+		goto drop_pending;
+	}
+	rc = write_all(fd, tmp, table, tlen);
+	if (rc == RC_OK && fault("after_write"))
+		rc = RC_ERR;
+	if (rc == RC_OK && fsync(fd) != 0) {
+		gp_error("%s: fsync failed: %s", tmp, strerror(errno));
+		rc = RC_ERR;
+	}
+	close(fd);
+	if (rc == RC_OK && (fault("after_fsync") || fault("before_rename")))
+		rc = RC_ERR;
+	if (rc == RC_OK && rename(tmp, p->table) != 0) {
+		gp_error("%s: cannot rename to %s: %s", tmp, p->table, strerror(errno));
+		rc = RC_ERR;
+	}
+	if (rc != RC_OK) {
+		unlink(tmp);
+		goto drop_pending;
+	}
+	/* From here the new table is in place; the pending history stays
+	 * until it is appended, so a crash cannot lose it. */
+	if (fault("after_rename"))
+		return RC_ERR;
+	rc = fsync_dir(p->dir);
+	if (rc == RC_OK)
+		rc = history_append(p, hist, hlen);
+	if (rc == RC_OK && unlink(p->pending) != 0) {
+		gp_error("%s: cannot remove: %s", p->pending, strerror(errno));
+		rc = RC_ERR;
+	}
+	if (rc == RC_OK)
+		rc = fsync_dir(p->dir);
+	return rc;
+drop_pending:
+	unlink(p->pending);
+	return rc;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+enum rc price_update(const char *file, const struct price_opts *o,
+		     const struct price_update_opts *u, struct price_update_report *rep)
+{
+	struct price_opts def;
+	struct price_update_opts udef;
+	struct paths p;
+	struct price_gpu *gpus = NULL;
+	size_t n_gpus = 0;
+	struct price_csv csv;
+	struct price_rows rows;
+	struct merge m;
+	char *shipped = NULL, *table = NULL, *hist = NULL;
+	char stamp[32], date[16], version[PRICE_NAME_MAX * 2];
+	size_t tlen, hlen;
+	int lock = -1;
+	enum rc rc;
+
+	memset(rep, 0, sizeof(*rep));
+	memset(&m, 0, sizeof(m));
+	memset(&rows, 0, sizeof(rows));
+	if (!o) {
+		price_opts_init(&def);
+		o = &def;
+	}
+	if (!u) {
+		price_update_opts_init(&udef);
+		u = &udef;
+	}
+	rc = paths_init(o, &p);
+	if (rc != RC_OK)
+		return rc;
+	gp_strlcpy(rep->table_path, p.table, sizeof(rep->table_path));
+	gp_strlcpy(rep->history_path, p.history, sizeof(rep->history_path));
+	shipped = xmalloc(strlen(o->data_dir ? o->data_dir : "data") + 16);
+	sprintf(shipped, "%s/gpus.csv", o->data_dir ? o->data_dir : "data");
+	rc = price_gpus_load(shipped, &gpus, &n_gpus);
+	if (rc != RC_OK)
+		goto out;
+
+	/* Validate the whole file before touching anything. */
+	rc = price_csv_load(file, &csv);
+	if (rc == RC_ERR)
+		rc = RC_INPUT; /* a missing or unreadable FILE is the caller's bad input */
+	if (rc != RC_OK)
+		goto out;
+	rc = price_rows_read(&csv, gpus, n_gpus, u->provider, 1, &rows, rep);
+	price_csv_release(&csv);
+	if (rc != RC_OK)
+		goto out;
+
+	if (!u->dry_run) {
+		rc = mkdir_p(p.dir);
+		if (rc != RC_OK)
+			goto out;
+		lock = lock_take(&p);
+		if (lock < 0) {
+			rc = RC_ERR;
+			goto out;
+		}
+		rc = recover(&p);
+		if (rc != RC_OK)
+			goto out;
+	}
+	sprintf(shipped, "%s/prices.csv", o->data_dir ? o->data_dir : "data");
+	rc = price_table_read(exists(p.table) ? p.table : shipped, gpus, n_gpus, &m.offers, &m.n);
+	if (rc != RC_OK)
+		goto out;
+	m.cap = m.n;
+	m.rep = rep;
+	m.order = xcalloc(m.n ? m.n : 1, sizeof(*m.order));
+	for (size_t i = 0; i < m.n; i++)
+		m.order[i] = i;
+	m.n_order = m.n;
+	bsearch_base = m.offers;
+	qsort(m.order, m.n, sizeof(*m.order), order_cmp);
+
+	utc_now(stamp, sizeof(stamp), date, sizeof(date));
+	snprintf(version, sizeof(version), "%s%s %s", rep->skypilot ? "skypilot " : "",
+		 base_name(file), date);
+	for (size_t i = 0; i < rows.n; i++)
+		merge_row(&m, &rows.rows[i], &rows.has, version);
+	rep->offers_after = m.n;
+	if (u->dry_run || rep->n_changes == 0)
+		goto out;
+
+	table = price_table_format(m.offers, m.n, &tlen);
+	hist = history_lines(rep, stamp, &hlen);
+	rc = commit(&p, table, tlen, hist, hlen);
+	if (rc == RC_OK)
+		rep->written = 1;
+out:
+	lock_drop(lock);
+	free(table);
+	free(hist);
+	free(m.offers);
+	free(m.order);
+	price_rows_release(&rows);
+	free(gpus);
+	free(shipped);
+	if (rc != RC_OK)
+		price_update_report_release(rep);
+	return rc;
+}
+
+/* ---- reading the history --------------------------------------------------- */
+
+enum rc price_history_load(const struct price_opts *o, struct price_history *h)
+{
+	struct paths p;
+	struct price_csv csv;
+	int cols[7];
+	static const char *const names[7] = { "timestamp", "provider", "instance_type", "region",
+					      "field", "old", "new" };
+	int lock = -1;
+	enum rc rc;
+
+	memset(h, 0, sizeof(*h));
+	rc = paths_init(o, &p);
+	if (rc != RC_OK)
+		return rc;
+	if (exists(p.pending)) {
+		lock = lock_take(&p);
+		if (lock < 0)
+			return RC_ERR;
+		rc = recover(&p);
+		lock_drop(lock);
+		if (rc != RC_OK)
+			return rc;
+	}
+	if (!exists(p.history))
+		return RC_OK;
+	rc = price_csv_load(p.history, &csv);
+	if (rc != RC_OK)
+		return rc;
+	for (int i = 0; i < 7; i++) {
+		cols[i] = price_csv_col(&csv, names[i]);
+		if (cols[i] < 0) {
+			gp_error("%s:%d:%d: expected a column named '%s', found none", p.history,
+				 csv.header.line ? csv.header.line : 1, csv.header.n + 1, names[i]);
+			price_csv_release(&csv);
+			return RC_INPUT;
+		}
+	}
+	h->entries = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*h->entries));
+	for (size_t i = 0; i < csv.n_rows; i++) {
+		struct price_history_entry *e = &h->entries[i];
+		const struct price_csv_row *r = &csv.rows[i];
+
+		gp_strlcpy(e->timestamp, price_csv_get(r, cols[0]), sizeof(e->timestamp));
+		gp_strlcpy(e->provider, price_csv_get(r, cols[1]), sizeof(e->provider));
+		gp_strlcpy(e->instance_type, price_csv_get(r, cols[2]), sizeof(e->instance_type));
+		gp_strlcpy(e->region, price_csv_get(r, cols[3]), sizeof(e->region));
+		gp_strlcpy(e->field, price_csv_get(r, cols[4]), sizeof(e->field));
+		gp_strlcpy(e->old_value, price_csv_get(r, cols[5]), sizeof(e->old_value));
+		gp_strlcpy(e->new_value, price_csv_get(r, cols[6]), sizeof(e->new_value));
+	}
+	h->n = csv.n_rows;
+	price_csv_release(&csv);
+	return RC_OK;
+}
+
+void price_history_release(struct price_history *h)
+{
+	if (!h)
+		return;
+	free(h->entries);
+	memset(h, 0, sizeof(*h));
+}

@@ -1,0 +1,640 @@
+/*
+ * sim.c - the analytic step-time model of GPT-style decoder training:
+ * parameter and FLOP counts from the model's shapes, the checks a parallel
+ * configuration must pass, and sim_step(), the planner's hot path.
+ *
+ * sim_step() times every GEMM of one layer at its own shape on one GPU,
+ * adds element-wise work at HBM bandwidth, tensor/context-parallel
+ * communication per layer, assembles pipeline stages and the 1F1B or
+ * interleaved schedule, then data-parallel reduction and the optimizer
+ * step.  It allocates nothing and reads only its arguments.  It does not
+ * simulate the schedule event by event, model kernel fusion beyond the
+ * counts stated below, nor overlap tensor-parallel communication.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+void sim_parallel_init(struct sim_parallel *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->tp = p->pp = p->dp = p->cp = 1;
+	p->mbs = 1;
+	p->gbs = 1;
+	p->zero = 0;
+	p->recompute = SIM_RECOMPUTE_NONE;
+	p->interleave = 1;
+	p->seq_parallel = 0;
+	p->flash = 1;
+	p->precision = SIM_PRECISION_BF16;
+}
+
+double sim_layer_params(const struct sim_model *m)
+{
+	double h = m->hidden;
+	double kv_dim = (double)m->kv_heads * (m->hidden / m->heads);
+	double attn = h * h + 2.0 * h * kv_dim + h * h;   /* Q, K, V, output */
+	double mlp = (m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0) * h * m->ffn;
+
+	/* Two norms' weights; bias vectors (GPT-2/3 style) are not counted,
+	 * which moves GPT-3 175B by 0.01%. */
+	return attn + mlp + 2.0 * h;
+}
+
+double sim_model_params(const struct sim_model *m)
+{
+	double emb = (double)m->vocab * m->hidden;
+
+	if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1)
+		return 0;
+	/* Layers, input embedding, LM head unless tied, final norm. */
+	return m->layers * sim_layer_params(m) + emb
+	       + (m->tied_embeddings ? 0 : emb) + m->hidden;
+}
+
+double sim_train_flops(const struct sim_model *m, double sequences,
+		       enum sim_recompute recompute)
+{
+	double s = m->seq, h = m->hidden, f = m->ffn, V = m->vocab;
+	double kv_dim = (double)m->kv_heads * (m->hidden / m->heads);
+	double qkv, attn, proj, mlp, logits, layer, total;
+
+	/* Narayanan et al., SC'21, sec. 5.1: a GEMM (m x k)(k x n) is 2mnk
+	 * FLOPs; backward is twice forward.  Per sequence of s tokens:
+	 * QKV 2 s h (h + 2 kv_dim) (GQA shrinks K and V), scores Q K^T and
+	 * attention over values 2 s^2 h each (the full s x s product, as
+	 * eq. 3 counts it), output projection 2 s h^2, MLP 2 s h f per matrix
+	 * (2 matrices for GELU, 3 for SwiGLU), logits 2 s h V.  For GPT shapes
+	 * (kv_dim = h, f = 4h) the sum over l layers times 3 is eq. 3:
+	 * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)). */
+	qkv = 2.0 * s * h * (h + 2.0 * kv_dim);
+	attn = 4.0 * s * s * h;
+	proj = 2.0 * s * h * h;
+	mlp = (m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0) * 2.0 * s * h * f;
+	logits = 2.0 * s * h * V;
+	layer = qkv + attn + proj + mlp;
+	total = 3.0 * (m->layers * layer + logits);
+	/* Eq. 3's recomputation variant: one more forward of every layer (not
+	 * of the logits), i.e. 4/3 on the layer terms.  Selective
+	 * recomputation (Korthikanti et al. 2022, sec. 4.2) redoes only the
+	 * attention scores and values. */
+	if (recompute == SIM_RECOMPUTE_FULL)
+		total += m->layers * layer;
+	else if (recompute == SIM_RECOMPUTE_SELECTIVE)
+		total += m->layers * attn;
+	return total * sequences;
+}
+
+double sim_time_to_train_s(const struct sim_result *r, double tokens)
+{
+	if (!r || !(r->tokens_per_s > 0) || !(tokens > 0) || !isfinite(tokens))
+		return 0;
+	return tokens / r->tokens_per_s;
+}
+
+/* ---- checks -------------------------------------------------------- */
+
+#define WHY(...) do { if (why && size) snprintf(why, size, __VA_ARGS__); \
+		      return RC_INPUT; } while (0)
+
+enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
+		  const struct sim_cluster *c, char *why, size_t size)
+{
+	int dpc, micro;
+
+	if (why && size)
+		why[0] = '\0';
+	if (m->layers < 1)
+		WHY("layers: expected an integer >= 1, found %d", m->layers);
+	if (m->hidden < 1)
+		WHY("hidden: expected an integer >= 1, found %d", m->hidden);
+	if (m->heads < 1 || m->hidden % m->heads)
+		WHY("heads: expected a divisor of hidden %d, found %d", m->hidden, m->heads);
+	if (m->kv_heads < 1 || m->heads % m->kv_heads)
+		WHY("kv_heads: expected a divisor of heads %d, found %d", m->heads, m->kv_heads);
+	if (m->ffn < 1)
+		WHY("ffn: expected an integer >= 1, found %d", m->ffn);
+	if (m->vocab < 1)
+		WHY("vocab: expected an integer >= 1, found %d", m->vocab);
+	if (m->seq < 1)
+		WHY("seq: expected an integer >= 1, found %d", m->seq);
+	if (m->mlp != SIM_MLP_GELU && m->mlp != SIM_MLP_SWIGLU)
+		WHY("mlp: expected gelu or swiglu, found %d", (int)m->mlp);
+
+	if (p->tp < 1)
+		WHY("tp: expected an integer >= 1, found %d", p->tp);
+	if (p->pp < 1)
+		WHY("pp: expected an integer >= 1, found %d", p->pp);
+	if (p->dp < 1)
+		WHY("dp: expected an integer >= 1, found %d", p->dp);
+	if (p->cp < 1)
+		WHY("cp: expected an integer >= 1, found %d", p->cp);
+	if (p->mbs < 1)
+		WHY("mbs: expected an integer >= 1, found %d", p->mbs);
+	if (p->gbs < 1)
+		WHY("gbs: expected an integer >= 1, found %d", p->gbs);
+	if (p->interleave < 1)
+		WHY("interleave: expected an integer >= 1, found %d", p->interleave);
+	if (p->zero < 0 || p->zero > 3)
+		WHY("zero: expected a stage from 0 to 3, found %d", p->zero);
+	if (p->recompute != SIM_RECOMPUTE_NONE && p->recompute != SIM_RECOMPUTE_SELECTIVE
+	    && p->recompute != SIM_RECOMPUTE_FULL)
+		WHY("recompute: expected none, selective or full, found %d", (int)p->recompute);
+	if (p->precision != SIM_PRECISION_BF16 && p->precision != SIM_PRECISION_FP8)
+		WHY("precision: expected bf16 or fp8, found %d", (int)p->precision);
+
+	if (m->heads % p->tp)
+		WHY("tp: expected a divisor of heads %d, found %d", m->heads, p->tp);
+	/* KV heads are split over TP ranks, or replicated when TP is a
+	 * multiple of them (Megatron-LM's GQA). */
+	if (m->kv_heads % p->tp && p->tp % m->kv_heads)
+		WHY("tp: expected a divisor or multiple of kv_heads %d, found %d",
+		    m->kv_heads, p->tp);
+	if (m->layers < p->pp)
+		WHY("pp: expected at most layers %d, found %d", m->layers, p->pp);
+	if (p->interleave > 1) {
+		if (p->pp < 2)
+			WHY("interleave: expected 1 without pipeline parallelism, found %d",
+			    p->interleave);
+		if (m->layers % (p->pp * p->interleave))
+			WHY("interleave: expected pp x interleave to divide layers %d, found %d x %d",
+			    m->layers, p->pp, p->interleave);
+	}
+	/* Megatron-LM splits a sequence into 2 cp chunks to balance causal
+	 * attention over context-parallel ranks. */
+	if (p->cp > 1 && m->seq % (2 * p->cp))
+		WHY("cp: expected 2 x cp to divide seq %d, found cp %d", m->seq, p->cp);
+	if (p->seq_parallel && p->tp > 1 && (m->seq / p->cp) % p->tp)
+		WHY("seq_parallel: expected tp %d to divide the local sequence %d",
+		    p->tp, m->seq / p->cp);
+	dpc = p->mbs * p->dp;
+	if (p->gbs % dpc)
+		WHY("gbs: expected a multiple of mbs x dp = %d, found %d", dpc, p->gbs);
+	micro = p->gbs / dpc;
+	if (p->interleave > 1 && micro % p->pp)
+		WHY("gbs: the interleaved schedule needs micro-batches %d to be a multiple of pp %d",
+		    micro, p->pp);
+
+	if (!(c->gpu.bf16_flops_per_s > 0))
+		WHY("gpu %s: expected a bf16 FLOP/s figure, found none", c->gpu.name);
+	if (!(c->gpu.memory_bytes > 0))
+		WHY("gpu %s: expected a memory size, found none", c->gpu.name);
+	if (c->gpus_per_node < 1)
+		WHY("gpus_per_node: expected an integer >= 1, found %d", c->gpus_per_node);
+	if (c->intra_bytes_per_s < 0 || c->inter_bytes_per_s < 0 || c->latency_s < 0
+	    || !isfinite(c->intra_bytes_per_s) || !isfinite(c->inter_bytes_per_s)
+	    || !isfinite(c->latency_s))
+		WHY("cluster: expected finite bandwidths and latency >= 0");
+	return RC_OK;
+}
+
+/* ---- shapes and kernels -------------------------------------------- */
+
+void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
+		    const struct sim_parallel *p)
+{
+	int rem;
+
+	sh->t = p->tp;
+	sh->p = p->pp;
+	sh->d = p->dp;
+	sh->c = p->cp;
+	sh->v = p->interleave;
+	sh->gpus = p->tp * p->pp * p->dp * p->cp;
+	sh->micro = p->gbs / (p->mbs * p->dp);
+	sh->b = p->mbs;
+	sh->s = m->seq;
+	sh->sl = (double)m->seq / p->cp;
+	sh->tok = sh->b * sh->sl;
+	sh->h = m->hidden;
+	sh->f = m->ffn;
+	sh->V = m->vocab;
+	sh->dh = (double)m->hidden / m->heads;
+	sh->a_l = (double)m->heads / p->tp;
+	sh->kv_l = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
+	sh->layers_base = m->layers / p->pp;
+	rem = m->layers % p->pp;
+	sh->layers_first = sh->layers_base + (rem > 0);
+	sh->layers_last = sh->layers_base;
+	sh->mid_stages = p->pp > 2 ? p->pp - 2 : 0;
+	sh->mid_stages_long = rem > 1 ? rem - 1 : 0;
+}
+
+double sim_kernel_time_s(double flops, double bytes, double dmin,
+			 double peak, double hbm)
+{
+	double eff = SIM_GEMM_EFF_MAX * dmin / (dmin + SIM_GEMM_DIM_HALF);
+
+	return flops / (peak * eff) + bytes / (hbm * SIM_HBM_EFF) + SIM_KERNEL_S;
+}
+
+double sim_gemm_time_s(double batch, double m, double n, double k,
+		       double elem, double peak, double hbm)
+{
+	double dmin = m < n ? m : n;
+	double flops = 2.0 * m * n * k;
+	double bytes = elem * (m * k + k * n) + 2.0 * m * n;
+
+	if (k < dmin)
+		dmin = k;
+	/* Tiles re-read their operands: a GEMM moves at least
+	 * flops / SIM_GEMM_TILE_FLOPS_PER_BYTE bytes at 2-byte operands, half
+	 * that at 1-byte (fp8) ones. */
+	if (bytes < flops * elem / (2.0 * SIM_GEMM_TILE_FLOPS_PER_BYTE))
+		bytes = flops * elem / (2.0 * SIM_GEMM_TILE_FLOPS_PER_BYTE);
+	return sim_kernel_time_s(batch * flops, batch * bytes, dmin, peak, hbm);
+}
+
+static double hbm_time_s(double bytes, double hbm, int kernels)
+{
+	return bytes / (hbm * SIM_HBM_EFF) + kernels * SIM_KERNEL_S;
+}
+
+/* Per micro-batch times of one layer on one GPU. */
+struct layer_time {
+	double fwd_s, bwd_s, recompute_s;   /* compute */
+	double attn_fwd_s, attn_bwd_s;      /* of which the attention core */
+	double tp_fwd_s;                    /* TP communication, one forward */
+	double cp_fwd_s, cp_bwd_s;          /* exposed KV exchange */
+};
+
+/* Per micro-batch times of one stage's extra work: the embedding (first
+ * stage) or the final norm, logits and loss (last stage). */
+struct edge_time {
+	double compute_s, tp_s;
+};
+
+static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
+		       const struct sim_cluster *c, const struct sim_shape *sh,
+		       struct layer_time *lt)
+{
+	int sp = p->seq_parallel && sh->t > 1;
+	int fp8 = p->precision == SIM_PRECISION_FP8 && c->gpu.fp8_flops_per_s > 0;
+	double peak = c->gpu.bf16_flops_per_s;
+	double lpeak = fp8 ? c->gpu.fp8_flops_per_s : peak;
+	double elem = fp8 ? 1.0 : 2.0;
+	double hbm = c->gpu.hbm_bytes_per_s > 0 ? c->gpu.hbm_bytes_per_s
+						: peak / SIM_DEFAULT_FLOPS_PER_BYTE;
+	double tok = sh->tok, h = sh->h, dh = sh->dh, f_l = sh->f / sh->t;
+	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f;
+	double bh = sh->b * sh->a_l;
+	struct sim_link tl, cl;
+
+	/* The layer's GEMMs, column- then row-parallel over TP ranks
+	 * (Shoeybi et al. 2019, sec. 3): QKV, output projection, MLP; fp8
+	 * runs them at the fp8 rate (Transformer Engine keeps attention and
+	 * the LM head in bf16). */
+	gemm = sim_gemm_time_s(1, tok, (sh->a_l + 2.0 * sh->kv_l) * dh, h, elem, lpeak, hbm)
+	       + sim_gemm_time_s(1, tok, h, sh->a_l * dh, elem, lpeak, hbm);
+	if (m->mlp == SIM_MLP_SWIGLU)
+		gemm += sim_gemm_time_s(1, tok, 2.0 * f_l, h, elem, lpeak, hbm);
+	else
+		gemm += sim_gemm_time_s(1, tok, f_l, h, elem, lpeak, hbm);
+	gemm += sim_gemm_time_s(1, tok, h, f_l, elem, lpeak, hbm);
+
+	if (p->flash) {
+		/* FlashAttention (Dao 2023): scores never reach HBM; causal
+		 * masking skips the blocks above the diagonal (128-wide blocks,
+		 * so a fraction (1 + 128/s)/2 of the s x s products remains).
+		 * Backward does 5 products to forward's 2 (it recomputes the
+		 * scores), hence 2.5x. */
+		double causal = 0.5 * (1.0 + 128.0 / sh->s);
+		double flops, bytes;
+
+		if (causal > 1)
+			causal = 1;
+		flops = 4.0 * bh * sh->sl * sh->s * dh * causal;
+		bytes = 2.0 * sh->b * (2.0 * sh->sl * sh->a_l * dh
+				       + 2.0 * sh->s * sh->kv_l * dh);
+		if (bytes < flops / SIM_GEMM_TILE_FLOPS_PER_BYTE)
+			bytes = flops / SIM_GEMM_TILE_FLOPS_PER_BYTE;
+		attn_f = sim_kernel_time_s(flops, bytes, dh, peak, hbm);
+		attn_b = 2.5 * attn_f;
+		attn_re = 0;
+	} else {
+		/* Megatron-LM's unfused path: the s x s scores are written,
+		 * scaled, masked, soft-maxed and dropped out in HBM (9 bytes per
+		 * score forward: fused softmax reads 2 writes 2, dropout reads 2
+		 * writes 2 and a 1-byte mask), causal or not. */
+		double scores = bh * sh->sl * sh->s;
+		double soft = hbm_time_s(9.0 * scores, hbm, 2);
+
+		attn_f = sim_gemm_time_s(bh, sh->sl, sh->s, dh, 2.0, peak, hbm)
+			 + sim_gemm_time_s(bh, sh->sl, dh, sh->s, 2.0, peak, hbm) + soft;
+		attn_b = 2.0 * attn_f;
+		attn_re = attn_f;
+	}
+
+	/* Element-wise work per token and hidden unit, forward: two norms
+	 * (read 2, write 2), two residual adds (read 4, write 2), two dropouts
+	 * (read 2, write 2, mask 1), rotary or bias adds folded in: 30 bytes.
+	 * Without sequence parallelism every TP rank repeats it on all tokens.
+	 * The MLP activation reads and writes each element once (SwiGLU reads
+	 * two inputs).  Backward moves twice as much. */
+	elt_bytes = 30.0 * tok * h / (sp ? sh->t : 1)
+		    + (m->mlp == SIM_MLP_SWIGLU ? 6.0 : 4.0) * tok * f_l;
+	elt_f = hbm_time_s(elt_bytes, hbm, 8);
+
+	lt->attn_fwd_s = attn_f;
+	lt->attn_bwd_s = attn_b;
+	lt->fwd_s = gemm + attn_f + elt_f;
+	lt->bwd_s = 2.0 * gemm + attn_b + 2.0 * elt_f;
+
+	/* Tensor parallelism (Shoeybi et al. 2019; Korthikanti et al. 2022,
+	 * sec. 4.2.2): two all-reduces of the s b h activations per layer
+	 * forward and two backward, or with sequence parallelism two
+	 * all-gathers plus two reduce-scatters, the same bytes on the wire. */
+	sim_group_link(c, sh->t, 1, &tl);
+	if (sp)
+		lt->tp_fwd_s = 2.0 * (2.0 * sim_allgather_s(2.0 * tok * h, sh->t, &tl));
+	else
+		lt->tp_fwd_s = 2.0 * sim_allreduce_s(2.0 * tok * h, sh->t, &tl);
+
+	/* An eager framework dispatches a layer's kernels from the host
+	 * (SIM_HOST_LAYER_S forward, twice that backward); when the GPU work,
+	 * communication included, is shorter, the GPU waits for the host. */
+	if (lt->fwd_s + lt->tp_fwd_s < SIM_HOST_LAYER_S)
+		lt->fwd_s = SIM_HOST_LAYER_S - lt->tp_fwd_s;
+	if (lt->bwd_s + lt->tp_fwd_s < 2.0 * SIM_HOST_LAYER_S)
+		lt->bwd_s = 2.0 * SIM_HOST_LAYER_S - lt->tp_fwd_s;
+	if (p->recompute == SIM_RECOMPUTE_FULL)
+		lt->recompute_s = lt->fwd_s;
+	else if (p->recompute == SIM_RECOMPUTE_SELECTIVE)
+		lt->recompute_s = attn_re;
+	else
+		lt->recompute_s = 0;
+
+	/* Context parallelism (ring attention as in Megatron-LM's CP): every
+	 * rank sees all keys and values, (cp-1)/cp of them from the others,
+	 * overlapped with its attention; backward moves KV again plus their
+	 * gradients. */
+	lt->cp_fwd_s = lt->cp_bwd_s = 0;
+	if (sh->c > 1) {
+		double kv_bytes = 2.0 * sh->b * sh->s * 2.0 * sh->kv_l * dh;
+		double xf, xb;
+
+		sim_group_link(c, sh->c, sh->t, &cl);
+		xf = sim_allgather_s(kv_bytes, sh->c, &cl);
+		xb = 2.0 * xf;
+		lt->cp_fwd_s = xf > attn_f ? xf - attn_f : 0;
+		lt->cp_bwd_s = xb > attn_b ? xb - attn_b : 0;
+	}
+}
+
+static void edge_time(const struct sim_parallel *p, const struct sim_cluster *c,
+		      const struct sim_shape *sh, int first, int last,
+		      struct edge_time *et)
+{
+	int sp = p->seq_parallel && sh->t > 1;
+	double peak = c->gpu.bf16_flops_per_s;
+	double hbm = c->gpu.hbm_bytes_per_s > 0 ? c->gpu.hbm_bytes_per_s
+						: peak / SIM_DEFAULT_FLOPS_PER_BYTE;
+	double tok = sh->tok, h = sh->h, v_l = sh->V / sh->t;
+	double act = 2.0 * tok * h;
+	struct sim_link tl;
+
+	sim_group_link(c, sh->t, 1, &tl);
+	et->compute_s = et->tp_s = 0;
+	if (first) {
+		/* Embedding lookup and dropout forward (6 bytes per element),
+		 * its fp32 gradient accumulation backward (8 bytes); the
+		 * vocab-parallel embedding ends in an all-reduce (reduce-scatter
+		 * with sequence parallelism). */
+		et->compute_s += hbm_time_s(14.0 * tok * h, hbm, 3);
+		et->tp_s += sp ? sim_allgather_s(act, sh->t, &tl)
+			       : sim_allreduce_s(act, sh->t, &tl);
+	}
+	if (last) {
+		/* Final norm, the LM head GEMM (forward, then two backward) and
+		 * the vocab-parallel cross-entropy in fp32 (8 bytes per logit
+		 * each way).  Its input is gathered forward and its gradient
+		 * reduced backward. */
+		et->compute_s += 3.0 * sim_gemm_time_s(1, tok, v_l, h, 2.0, peak, hbm)
+				 + hbm_time_s(16.0 * tok * v_l + 12.0 * tok * h, hbm, 6);
+		et->tp_s += sp ? 2.0 * sim_allgather_s(act, sh->t, &tl)
+			       : sim_allreduce_s(act, sh->t, &tl);
+	}
+}
+
+/* One stage's per micro-batch time. */
+struct stage_time {
+	double compute_s, tp_s, cp_s, total_s;
+	double fwd_s, bwd_s;   /* compute split, for DP overlap */
+};
+
+static void stage_time(const struct sim_parallel *p, const struct layer_time *lt,
+		       const struct edge_time *et, int layers, struct stage_time *st)
+{
+	int full = p->recompute == SIM_RECOMPUTE_FULL;
+
+	st->fwd_s = layers * lt->fwd_s;
+	st->bwd_s = layers * (lt->bwd_s + lt->recompute_s);
+	st->compute_s = st->fwd_s + st->bwd_s + et->compute_s;
+	st->tp_s = layers * lt->tp_fwd_s * (full ? 3.0 : 2.0) + et->tp_s;
+	st->cp_s = layers * (lt->cp_fwd_s * (full ? 2.0 : 1.0) + lt->cp_bwd_s);
+	st->total_s = st->compute_s + st->tp_s + st->cp_s;
+}
+
+/* Parameters held by the first and the last pipeline stage, per TP rank. */
+static void stage_params(const struct sim_model *m, const struct sim_shape *sh,
+			 double *first, double *last)
+{
+	double lp = sim_layer_params(m) / sh->t;
+	double emb = (double)m->vocab * m->hidden / sh->t;
+
+	*first = sh->layers_first * lp + emb;
+	if (sh->p == 1) {
+		*first += m->hidden + (m->tied_embeddings ? 0 : emb);
+		*last = *first;
+	} else {
+		*last = sh->layers_last * lp + m->hidden + emb;
+	}
+}
+
+static double finite_or_zero(double x)
+{
+	return isfinite(x) ? x : 0;
+}
+
+void sim_step(const struct sim_model *m, const struct sim_parallel *p,
+	      const struct sim_cluster *c, struct sim_result *out)
+{
+	struct sim_shape sh;
+	struct layer_time lt;
+	struct edge_time e_first, e_last, e_both, e_none;
+	struct stage_time st[4], *bot;
+	int n_st, i, M, zero = p->zero, ndp;
+	double sum, params_first, params_last, params_stage, grad_bytes;
+	double hbm, peak = c->gpu.bf16_flops_per_s;
+	double dp_total, dp_exposed, shard, opt_s;
+	double model_flops, hw_flops, tokens, step;
+	struct sim_link dl, pl;
+	struct sim_breakdown *bd = &out->breakdown;
+	enum sim_recompute hw_rc;
+
+	memset(out, 0, sizeof(*out));
+	sim_shape_init(&sh, m, p);
+	M = sh.micro;
+	hbm = c->gpu.hbm_bytes_per_s > 0 ? c->gpu.hbm_bytes_per_s
+					 : peak / SIM_DEFAULT_FLOPS_PER_BYTE;
+	layer_time(m, p, c, &sh, &lt);
+
+	/* Stages: first (embedding), middle ones, last (head); one stage
+	 * holds both ends when there is no pipeline. */
+	if (sh.p == 1) {
+		edge_time(p, c, &sh, 1, 1, &e_both);
+		stage_time(p, &lt, &e_both, m->layers, &st[0]);
+		n_st = 1;
+		sum = st[0].total_s;
+	} else {
+		edge_time(p, c, &sh, 1, 0, &e_first);
+		edge_time(p, c, &sh, 0, 1, &e_last);
+		edge_time(p, c, &sh, 0, 0, &e_none);
+		stage_time(p, &lt, &e_first, sh.layers_first, &st[0]);
+		stage_time(p, &lt, &e_last, sh.layers_last, &st[1]);
+		stage_time(p, &lt, &e_none, sh.layers_base + 1, &st[2]);
+		stage_time(p, &lt, &e_none, sh.layers_base, &st[3]);
+		n_st = sh.mid_stages_long > 0 ? 3 : 2;
+		if (sh.mid_stages > sh.mid_stages_long)
+			n_st = 4;
+		sum = st[0].total_s + st[1].total_s
+		      + sh.mid_stages_long * st[2].total_s
+		      + (sh.mid_stages - sh.mid_stages_long) * st[3].total_s;
+	}
+	bot = &st[0];
+	for (i = 1; i < n_st; i++)
+		if ((i != 2 || sh.mid_stages_long > 0) && st[i].total_s > bot->total_s)
+			bot = &st[i];
+
+	/* Pipeline schedule (Narayanan et al., SC'21, sec. 2.2): m micro-
+	 * batches through p stages take (m - 1) t_max + sum_i t_i, so the
+	 * bubble is (p - 1)/m of the ideal time for equal stages, (p-1)/(v m)
+	 * with v interleaved chunks per GPU. */
+	bd->compute_s = M * bot->compute_s;
+	bd->tp_comm_s = M * bot->tp_s;
+	bd->cp_comm_s = M * bot->cp_s;
+	bd->pp_bubble_s = (sum - bot->total_s) / sh.v;
+
+	/* Point-to-point sends between stages: one activation forward and one
+	 * gradient backward per micro-batch and chunk, scattered over the TP
+	 * ranks (sec. 4.1's scatter/gather optimisation). */
+	if (sh.p > 1) {
+		sim_group_link(c, sh.p, sh.t * sh.c, &pl);
+		bd->pp_comm_s = 2.0 * M * sh.v * sim_p2p_s(2.0 * sh.tok * sh.h / sh.t, &pl);
+	}
+
+	/* Data parallelism over the dp x cp replicas of each weight shard
+	 * (context-parallel ranks hold the same weights).  Ring all-reduce of
+	 * bf16 gradients for ZeRO-0; ZeRO-1/2 reduce-scatter the gradients
+	 * and all-gather the updated weights, the same bytes (Rajbhandari et
+	 * al., SC'20, sec. 7.2); both overlap backward except the last bucket.
+	 * ZeRO-3 gathers weights forward and backward and reduce-scatters
+	 * gradients in every micro-batch (1.5x the bytes), each overlapped
+	 * with that micro-batch's compute except one layer's worth. */
+	ndp = sh.d * sh.c;
+	stage_params(m, &sh, &params_first, &params_last);
+	params_stage = params_first > params_last ? params_first : params_last;
+	grad_bytes = 2.0 * params_stage;
+	dp_total = dp_exposed = 0;
+	if (ndp > 1) {
+		int gpn = c->gpus_per_node;
+		int span = sh.t * sh.c * sh.p;
+		int k;
+
+		/* How many of one DP x CP group's ranks share a node with TP
+		 * innermost, then CP, PP, DP. */
+		if (gpn >= span)
+			k = sh.c * (gpn / span);
+		else if (gpn >= sh.t * sh.c)
+			k = sh.c;
+		else
+			k = gpn > sh.t ? gpn / sh.t : 1;
+		sim_group_link_k(c, ndp, k, &dl);
+		if (zero <= 2) {
+			double b_bytes = 2.0 * SIM_DP_BUCKET_PARAMS;
+			double ar = sim_allreduce_s(grad_bytes, ndp, &dl);
+			double last_b = sim_allreduce_s(b_bytes < grad_bytes ? b_bytes : grad_bytes,
+							ndp, &dl);
+			double hidden = bot->bwd_s;
+
+			dp_total = ar;
+			dp_exposed = ar - hidden > last_b ? ar - hidden : last_b;
+		} else {
+			double ag = sim_allgather_s(grad_bytes, ndp, &dl);
+			double layer_ag = sim_allgather_s(2.0 * sim_layer_params(m) / sh.t, ndp, &dl);
+			double xf = ag - bot->fwd_s, xb = 2.0 * ag - bot->bwd_s;
+
+			dp_total = M * 3.0 * ag;
+			dp_exposed = M * ((xf > layer_ag ? xf : layer_ag)
+					  + (xb > layer_ag ? xb : layer_ag));
+		}
+	}
+	bd->dp_comm_total_s = dp_total;
+	bd->dp_comm_exposed_s = dp_exposed;
+
+	/* The optimizer step is memory-bound.  AdamW over the local shard
+	 * reads the fp32 master weight, m, v and gradient and writes master,
+	 * m and v (28 bytes per parameter), then writes the bf16 weight from
+	 * the master (read 4, write 2).  Over the local fp32 gradients: the
+	 * inf/nan check, the norm for clipping and the zeroing for the next
+	 * step (4 bytes each). */
+	shard = params_stage / (zero >= 1 ? ndp : 1);
+	opt_s = hbm_time_s(34.0 * shard + 12.0 * params_stage / (zero >= 2 ? ndp : 1),
+			   hbm, 10);
+	bd->optimizer_s = opt_s;
+
+	step = bd->compute_s + bd->tp_comm_s + bd->cp_comm_s + bd->pp_bubble_s
+	       + bd->pp_comm_s + bd->dp_comm_exposed_s + bd->optimizer_s;
+
+	/* Model FLOPs count no recomputation (MFU); hardware FLOPs count what
+	 * is recomputed (HFU).  Flash attention's own recomputation in its
+	 * backward is not counted, and selective recomputation with flash
+	 * recomputes nothing more. */
+	hw_rc = p->recompute;
+	if (hw_rc == SIM_RECOMPUTE_SELECTIVE && p->flash)
+		hw_rc = SIM_RECOMPUTE_NONE;
+	model_flops = sim_train_flops(m, p->gbs, SIM_RECOMPUTE_NONE);
+	hw_flops = sim_train_flops(m, p->gbs, hw_rc);
+	tokens = (double)p->gbs * m->seq;
+
+	out->step_time_s = finite_or_zero(step);
+	if (out->step_time_s > 0) {
+		out->tokens_per_s = finite_or_zero(tokens / step);
+		out->model_flops_per_gpu_s = finite_or_zero(model_flops / step / sh.gpus);
+		out->hardware_flops_per_gpu_s = finite_or_zero(hw_flops / step / sh.gpus);
+		out->mfu = finite_or_zero(out->model_flops_per_gpu_s / peak);
+		out->hfu = finite_or_zero(out->hardware_flops_per_gpu_s / peak);
+	}
+	out->grad_accum = M;
+	sim_memory_estimate(m, p, c, &sh, &out->memory);
+	out->fits = out->memory.total <= out->memory.capacity;
+}
+
+/* ---- pieces for the event-driven replay (sim_event.c) ---------------- */
+
+void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
+	       const struct sim_cluster *c, struct sim_parts *out)
+{
+	struct sim_shape sh;
+	struct layer_time lt;
+	struct edge_time first, last;
+
+	sim_shape_init(&sh, m, p);
+	layer_time(m, p, c, &sh, &lt);
+	edge_time(p, c, &sh, 1, 0, &first);
+	edge_time(p, c, &sh, 0, 1, &last);
+	out->layer_fwd_s = lt.fwd_s;
+	out->layer_bwd_s = lt.bwd_s;
+	out->layer_recompute_s = lt.recompute_s;
+	out->layer_attn_fwd_s = lt.attn_fwd_s;
+	out->layer_attn_bwd_s = lt.attn_bwd_s;
+	out->layer_tp_s = lt.tp_fwd_s;
+	out->layer_cp_fwd_s = lt.cp_fwd_s;
+	out->layer_cp_bwd_s = lt.cp_bwd_s;
+	out->embed_compute_s = first.compute_s;
+	out->embed_tp_s = first.tp_s;
+	out->head_compute_s = last.compute_s;
+	out->head_tp_s = last.tp_s;
+}

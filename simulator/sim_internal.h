@@ -1,0 +1,162 @@
+/*
+ * sim_internal.h - pieces of the analytic model shared by sim.c,
+ * sim_comm.c and sim_memory.c, and exposed to the simulator's tests.
+ *
+ * Nothing here allocates; every function is a pure function of its
+ * arguments.  The constants are the model's documented defaults: one set
+ * for every GPU, never tuned per source of measurements.
+ */
+#ifndef GPUPLAN_SIM_INTERNAL_H
+#define GPUPLAN_SIM_INTERNAL_H
+
+#include "sim.h"
+
+/* ---- default efficiency curve (sim.c, sim_kernel_time_s) --------------
+ * One curve for every GPU, from the GPU's own peak FLOP/s and HBM
+ * bandwidth.  A GEMM (m x k)(k x n) takes
+ *   flops / (peak * SIM_GEMM_EFF_MAX * d / (d + SIM_GEMM_DIM_HALF))
+ *   + bytes / (hbm * SIM_HBM_EFF) + SIM_KERNEL_S
+ * where d = min(m, n, k): a small dimension starves the tensor-core tiles
+ * (head dimension 64 or 128 in attention, TP-split widths), and bytes is
+ * what the kernel moves through HBM: at least its operands and result,
+ * and at least flops / SIM_GEMM_TILE_FLOPS_PER_BYTE because output tiles
+ * re-read their operands (2-byte operands; half the bytes at fp8).  The
+ * additive form (compute and memory traffic overlapping imperfectly, the
+ * roofline of Williams et al., CACM 2009, without its max) is why a GPU
+ * with a high FLOP:byte ratio (H100: 295) reaches a lower fraction of its
+ * peak than one with a low ratio (A100: 153), as measured GEMMs do.
+ * Element-wise work moves its bytes at SIM_HBM_EFF of the HBM bandwidth.
+ * The constants were set once against all of bench/accuracy's sources
+ * together, never per source. */
+#define SIM_GEMM_EFF_MAX 1.0
+#define SIM_GEMM_DIM_HALF 128.0
+#define SIM_HBM_EFF 0.80
+#define SIM_GEMM_TILE_FLOPS_PER_BYTE 500.0
+/* FLOP per byte of HBM assumed when the catalog lacks the bandwidth (the
+ * H100 SXM's 989 TFLOP/s over 3.35 TB/s). */
+#define SIM_DEFAULT_FLOPS_PER_BYTE 295.0
+/* Host time to dispatch one layer's forward kernels in an eager framework
+ * (PyTorch with Megatron-style modules); backward takes twice as long.
+ * It is the floor under a layer's time for small shapes: vTrain's smallest
+ * runs (hidden 1024, one sequence of 1024 tokens, full recomputation) take
+ * 3.3 ms per layer for forward, recomputed forward and backward, whatever
+ * the TP degree: 4 x 0.8 ms. */
+#define SIM_HOST_LAYER_S 0.8e-3
+/* Per-kernel fixed cost (launch and tail), seconds. */
+#define SIM_KERNEL_S 4e-6
+
+/* ---- communication defaults (sim_comm.c) ------------------------------ */
+/* Achieved bus bandwidth over the link's one-direction figure (nccl-tests
+ * PERFORMANCE.md busbw against NVLink/IB line rate). */
+#define SIM_LINK_EFF 0.80
+/* Used when the cluster and the GPU give no intra-node figure, bytes/s one
+ * direction per GPU: NVLink 3 (A100) and PCIe Gen4 x16. */
+#define SIM_DEFAULT_NVLINK_BYTES_PER_S 300e9
+#define SIM_DEFAULT_PCIE_BYTES_PER_S 32e9
+/* Used when the cluster gives no inter-node figure: 200 Gb/s per node. */
+#define SIM_DEFAULT_INTER_BYTES_PER_S 25e9
+/* Per ring step latency when the cluster gives none, seconds. */
+#define SIM_DEFAULT_LATENCY_S 5e-6
+/* Data-parallel gradient bucket (Megatron-LM's default, 40M elements). */
+#define SIM_DP_BUCKET_PARAMS 40e6
+
+/* ---- memory defaults (sim_memory.c) ----------------------------------- */
+/* CUDA context, cuBLAS workspace and NCCL buffers per GPU, bytes. */
+#define SIM_CONTEXT_BYTES 1.5e9
+/* Caching-allocator fragmentation, fraction of the tensors' bytes. */
+#define SIM_ALLOC_SLACK 0.05
+
+/* One link a collective group runs over. */
+struct sim_link {
+	double bytes_per_s;   /* achieved bus bandwidth per rank, one direction */
+	double latency_s;     /* per ring step */
+};
+
+/* Shapes derived once per sim_step call. */
+struct sim_shape {
+	int t, p, d, c, v;    /* tp, pp, dp, cp, interleave */
+	int gpus;
+	int micro;            /* micro-batches per step per DP rank */
+	double b;             /* micro-batch, sequences */
+	double s;             /* full sequence */
+	double sl;            /* local sequence, s / cp */
+	double tok;           /* local tokens per micro-batch, b * sl */
+	double h, f, V;
+	double a_l, kv_l;     /* heads and KV heads held by one TP rank */
+	double dh;            /* head dimension */
+	/* Layers per pipeline stage: L = p * base + rem, the rem extra layers
+	 * going to the first stages (the last one carries the LM head). */
+	int layers_base, layers_first, layers_last;
+	int mid_stages, mid_stages_long;   /* middle stages; those with base + 1 */
+};
+
+void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
+		    const struct sim_parallel *p);
+
+/* Parameters of one transformer layer (attention, MLP, two norms). */
+double sim_layer_params(const struct sim_model *m);
+
+/* Seconds for a kernel doing flops FLOPs and moving bytes bytes whose
+ * smallest GEMM dimension is dmin, at peak FLOP/s and hbm bytes/s, by the
+ * default efficiency curve above (one kernel launch included). */
+double sim_kernel_time_s(double flops, double bytes, double dmin,
+			 double peak, double hbm);
+/* Seconds for batch GEMMs (m x k) * (k x n) of elem-byte operands and a
+ * bf16 output, launched as one kernel. */
+double sim_gemm_time_s(double batch, double m, double n, double k,
+		       double elem, double peak, double hbm);
+
+/* ---- collectives (sim_comm.c), NCCL ring algorithm, alpha-beta -------- */
+
+/* The link a group of n ranks uses on cluster c when k of them share a
+ * node (k >= n: the whole group sits in one node). */
+void sim_group_link_k(const struct sim_cluster *c, int n, int k,
+		      struct sim_link *out);
+/* The same for ranks spaced stride apart in rank order (ranks fill nodes
+ * of c->gpus_per_node in order). */
+void sim_group_link(const struct sim_cluster *c, int n, int stride,
+		    struct sim_link *out);
+/* Ring all-reduce of bytes over n ranks: 2(n-1)/n of the buffer per rank. */
+double sim_allreduce_s(double bytes, int n, const struct sim_link *l);
+/* Ring reduce-scatter or all-gather of a bytes buffer: (n-1)/n of it. */
+double sim_allgather_s(double bytes, int n, const struct sim_link *l);
+/* One point-to-point send of bytes. */
+double sim_p2p_s(double bytes, const struct sim_link *l);
+
+/* ---- pieces for the event-driven replay (sim.c; used by sim_event.c) --- */
+
+/* Per micro-batch times on one GPU that sim_step() builds its stages from:
+ * one transformer layer, the embedding (first stage) and the final norm,
+ * logits and loss (last stage). */
+struct sim_parts {
+	double layer_fwd_s, layer_bwd_s, layer_recompute_s; /* compute */
+	double layer_attn_fwd_s, layer_attn_bwd_s;          /* of which attention core */
+	double layer_tp_s;          /* TP communication of one pass over the layer */
+	double layer_cp_fwd_s, layer_cp_bwd_s;              /* exposed CP exchange */
+	double embed_compute_s, embed_tp_s;  /* forward and backward together */
+	double head_compute_s, head_tp_s;    /* forward and backward together */
+};
+
+/* Fills out for m, p on c.  Requires sim_check() == RC_OK. */
+void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
+	       const struct sim_cluster *c, struct sim_parts *out);
+
+/* ---- memory (sim_memory.c) -------------------------------------------- */
+
+/* Model states of params parameters under ZeRO stage zero over dp ranks
+ * (Rajbhandari et al., SC'20, sec. 5 and Fig. 1: 2 + 2 + K bytes with
+ * K = 12): fills out->weights, grads, optimizer. */
+void sim_model_states(double params, int zero, int dp, struct sim_memory *out);
+
+/* Activation bytes of one layer for one micro-batch (Korthikanti et al.
+ * 2022, sec. 4.1-4.2, generalised to GQA and SwiGLU). */
+double sim_layer_activation_bytes(const struct sim_model *m,
+				  const struct sim_parallel *p,
+				  const struct sim_shape *sh);
+
+/* Fills out with the memory of the fullest pipeline stage. */
+void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p,
+			 const struct sim_cluster *c, const struct sim_shape *sh,
+			 struct sim_memory *out);
+
+#endif

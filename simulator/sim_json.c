@@ -1,0 +1,628 @@
+/*
+ * sim_json.c - plan files (schema "gpuplan.plan/1") and the simulator's
+ * JSON prediction object, written and read with cJSON.
+ *
+ * A plan holds the model, the cluster (GPU figures included, so a plan
+ * runs the same on a machine with another catalog), the priced offering
+ * when there is one, the parallel configuration, the job (tokens, price)
+ * and the prediction.  Output is deterministic: keys in a fixed order,
+ * numbers printed by cJSON, so the same plan gives the same bytes.  Reading
+ * validates every field it uses and names the first bad one; unknown keys
+ * are ignored so later versions can add fields.  The prediction is read
+ * back when present, but callers re-simulate rather than trust it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim.h"
+
+#define SCHEMA "gpuplan.plan/1"
+
+static const char *mlp_str(enum sim_mlp m)
+{
+	return m == SIM_MLP_SWIGLU ? "swiglu" : "gelu";
+}
+
+static const char *recompute_str(enum sim_recompute r)
+{
+	return r == SIM_RECOMPUTE_FULL ? "full"
+	       : r == SIM_RECOMPUTE_SELECTIVE ? "selective" : "none";
+}
+
+static const char *precision_str(enum sim_precision p)
+{
+	return p == SIM_PRECISION_FP8 ? "fp8" : "bf16";
+}
+
+/* Adds v printed in the fewest of 15 or 17 significant digits that read
+ * back as exactly v (cJSON's own printer accepts a 1-ulp difference, which
+ * would make a re-read plan predict a hair differently).  Non-finite
+ * numbers never reach a file: JSON has no spelling for them. */
+static void add_num(cJSON *o, const char *k, double v)
+{
+	char buf[40];
+
+	if (!isfinite(v))
+		v = 0;
+	if (v == floor(v) && fabs(v) < 1e15) {
+		snprintf(buf, sizeof(buf), "%.0f", v);
+	} else {
+		snprintf(buf, sizeof(buf), "%.15g", v);
+		if (strtod(buf, NULL) != v)
+			snprintf(buf, sizeof(buf), "%.17g", v);
+	}
+	cJSON_AddRawToObject(o, k, buf);
+}
+
+static int plan_gpus(const struct sim_parallel *p)
+{
+	return p->tp * p->pp * p->dp * p->cp;
+}
+
+static void add_prediction(cJSON *o, const struct sim_plan *p)
+{
+	const struct sim_result *r = &p->result;
+	cJSON *b, *m;
+
+	add_num(o, "step_time_s", r->step_time_s);
+	add_num(o, "tokens_per_s", r->tokens_per_s);
+	add_num(o, "model_tflops_per_gpu", r->model_flops_per_gpu_s / 1e12);
+	add_num(o, "hardware_tflops_per_gpu", r->hardware_flops_per_gpu_s / 1e12);
+	add_num(o, "mfu", r->mfu);
+	add_num(o, "hfu", r->hfu);
+	add_num(o, "grad_accum", r->grad_accum);
+	add_num(o, "memory_per_gpu_bytes", r->memory.total);
+	add_num(o, "memory_capacity_bytes", r->memory.capacity);
+	cJSON_AddBoolToObject(o, "fits", r->fits);
+	b = cJSON_AddObjectToObject(o, "breakdown");
+	add_num(b, "compute", r->breakdown.compute_s);
+	add_num(b, "tp_comm", r->breakdown.tp_comm_s);
+	add_num(b, "cp_comm", r->breakdown.cp_comm_s);
+	add_num(b, "pp_bubble", r->breakdown.pp_bubble_s);
+	add_num(b, "pp_comm", r->breakdown.pp_comm_s);
+	add_num(b, "dp_comm_exposed", r->breakdown.dp_comm_exposed_s);
+	add_num(b, "dp_comm_total", r->breakdown.dp_comm_total_s);
+	add_num(b, "optimizer", r->breakdown.optimizer_s);
+	m = cJSON_AddObjectToObject(o, "memory");
+	add_num(m, "weights", r->memory.weights);
+	add_num(m, "grads", r->memory.grads);
+	add_num(m, "optimizer", r->memory.optimizer);
+	add_num(m, "activations", r->memory.activations);
+	add_num(m, "other", r->memory.other);
+	add_num(m, "total", r->memory.total);
+	add_num(m, "capacity", r->memory.capacity);
+	add_num(o, "time_to_train_s", p->time_to_train_s);
+	add_num(o, "cost_usd", p->cost_usd);
+}
+
+static cJSON *plan_to_cjson(const struct sim_plan *p)
+{
+	cJSON *root = cJSON_CreateObject(), *o, *g;
+	const struct sim_model *m = &p->model;
+	const struct sim_parallel *q = &p->par;
+	const struct sim_cluster *c = &p->cluster;
+
+	cJSON_AddStringToObject(root, "schema", SCHEMA);
+
+	o = cJSON_AddObjectToObject(root, "model");
+	cJSON_AddStringToObject(o, "name", m->name);
+	add_num(o, "layers", m->layers);
+	add_num(o, "hidden", m->hidden);
+	add_num(o, "heads", m->heads);
+	add_num(o, "kv_heads", m->kv_heads);
+	add_num(o, "ffn", m->ffn);
+	add_num(o, "vocab", m->vocab);
+	add_num(o, "seq", m->seq);
+	cJSON_AddStringToObject(o, "mlp", mlp_str(m->mlp));
+	cJSON_AddBoolToObject(o, "tied_embeddings", m->tied_embeddings);
+	add_num(o, "params", sim_model_params(m));
+
+	o = cJSON_AddObjectToObject(root, "cluster");
+	g = cJSON_AddObjectToObject(o, "gpu");
+	cJSON_AddStringToObject(g, "name", c->gpu.name);
+	add_num(g, "memory_bytes", c->gpu.memory_bytes);
+	add_num(g, "hbm_bytes_per_s", c->gpu.hbm_bytes_per_s);
+	add_num(g, "bf16_flops_per_s", c->gpu.bf16_flops_per_s);
+	add_num(g, "fp8_flops_per_s", c->gpu.fp8_flops_per_s);
+	add_num(g, "tf32_flops_per_s", c->gpu.tf32_flops_per_s);
+	add_num(g, "fp32_flops_per_s", c->gpu.fp32_flops_per_s);
+	cJSON_AddStringToObject(g, "intra_link", c->gpu.intra_link);
+	add_num(g, "intra_bytes_per_s", c->gpu.intra_bytes_per_s);
+	cJSON_AddBoolToObject(g, "nvlink", c->gpu.nvlink);
+	cJSON_AddBoolToObject(g, "p2p", c->gpu.p2p);
+	add_num(g, "tdp_w", c->gpu.tdp_w);
+	add_num(o, "gpus", plan_gpus(q));
+	add_num(o, "gpus_per_node", c->gpus_per_node);
+	add_num(o, "nodes", p->nodes);
+	add_num(o, "intra_bytes_per_s", c->intra_bytes_per_s);
+	add_num(o, "inter_bytes_per_s", c->inter_bytes_per_s);
+	add_num(o, "latency_s", c->latency_s);
+
+	if (p->offering.provider[0]) {
+		const struct price_offering *f = &p->offering;
+
+		o = cJSON_AddObjectToObject(root, "offering");
+		cJSON_AddStringToObject(o, "provider", f->provider);
+		cJSON_AddStringToObject(o, "instance_type", f->instance_type);
+		cJSON_AddStringToObject(o, "gpu", f->gpu);
+		add_num(o, "gpus_per_node", f->gpus_per_node);
+		cJSON_AddStringToObject(o, "region", f->region);
+		add_num(o, "on_demand_usd_per_hour", f->on_demand_usd_per_hour);
+		add_num(o, "spot_usd_per_hour", f->spot_usd_per_hour);
+		add_num(o, "inter_node_bytes_per_s", f->inter_node_bytes_per_s);
+		add_num(o, "max_nodes", f->max_nodes);
+		cJSON_AddStringToObject(o, "version", f->version);
+		cJSON_AddBoolToObject(o, "spot", p->spot);
+	}
+
+	o = cJSON_AddObjectToObject(root, "parallel");
+	add_num(o, "tp", q->tp);
+	add_num(o, "pp", q->pp);
+	add_num(o, "dp", q->dp);
+	add_num(o, "cp", q->cp);
+	add_num(o, "mbs", q->mbs);
+	add_num(o, "gbs", q->gbs);
+	add_num(o, "zero", q->zero);
+	cJSON_AddStringToObject(o, "recompute", recompute_str(q->recompute));
+	add_num(o, "interleave", q->interleave);
+	cJSON_AddBoolToObject(o, "seq_parallel", q->seq_parallel);
+	cJSON_AddBoolToObject(o, "flash", q->flash);
+	cJSON_AddStringToObject(o, "precision", precision_str(q->precision));
+
+	o = cJSON_AddObjectToObject(root, "job");
+	add_num(o, "tokens", p->tokens);
+	add_num(o, "usd_per_gpu_hour", p->usd_per_gpu_hour);
+
+	add_prediction(cJSON_AddObjectToObject(root, "prediction"), p);
+	return root;
+}
+
+char *sim_plan_to_json(const struct sim_plan *p)
+{
+	cJSON *root = plan_to_cjson(p);
+	char *s = cJSON_Print(root);
+
+	cJSON_Delete(root);
+	if (!s)
+		abort();        /* cJSON fails only when out of memory */
+	return s;
+}
+
+char *sim_prediction_to_json(const struct sim_plan *p)
+{
+	cJSON *root = cJSON_CreateObject();
+	char *s;
+
+	add_prediction(root, p);
+	s = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!s)
+		abort();
+	return s;
+}
+
+enum rc sim_plan_write(const char *path, const struct sim_plan *p)
+{
+	char *json = sim_plan_to_json(p);
+	size_t len = strlen(json), n = strlen(path);
+	char *tmp = xmalloc(n + 16);
+	FILE *f = NULL;
+	int fd;
+
+	snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		gp_error("%s: cannot create a temporary file: %s", path, strerror(errno));
+		goto fail;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		gp_error("%s: %s", path, strerror(errno));
+		goto fail_unlink;
+	}
+	if (fwrite(json, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f)
+	    || fsync(fileno(f))) {
+		gp_error("%s: write failed: %s", path, strerror(errno));
+		fclose(f);
+		goto fail_unlink;
+	}
+	if (fclose(f)) {
+		gp_error("%s: write failed: %s", path, strerror(errno));
+		goto fail_unlink;
+	}
+	if (rename(tmp, path)) {
+		gp_error("%s: cannot rename the temporary file: %s", path, strerror(errno));
+		goto fail_unlink;
+	}
+	free(tmp);
+	free(json);
+	return RC_OK;
+fail_unlink:
+	unlink(tmp);
+fail:
+	free(tmp);
+	free(json);
+	return RC_ERR;
+}
+
+/* ---- reading ------------------------------------------------------- */
+
+struct reader {
+	const char *file;
+	int bad;          /* 1 once an error was printed */
+};
+
+static const cJSON *member(struct reader *r, const cJSON *obj, const char *where,
+			   const char *key, int required)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!it && required && !r->bad) {
+		gp_error("%s: %s.%s: expected a value, found none", r->file, where, key);
+		r->bad = 1;
+	}
+	return it;
+}
+
+static void found(const cJSON *it, char *buf, size_t size)
+{
+	char *s = cJSON_PrintUnformatted(it);
+
+	snprintf(buf, size, "%s", s ? s : "?");
+	free(s);
+}
+
+static void get_int(struct reader *r, const cJSON *obj, const char *where,
+		    const char *key, int min, int max, int required, int *out)
+{
+	const cJSON *it = member(r, obj, where, key, required);
+	char buf[64];
+
+	if (!it || r->bad)
+		return;
+	if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble)
+	    || it->valuedouble < min || it->valuedouble > max) {
+		found(it, buf, sizeof(buf));
+		gp_error("%s: %s.%s: expected an integer from %d to %d, found %s",
+			 r->file, where, key, min, max, buf);
+		r->bad = 1;
+		return;
+	}
+	*out = (int)it->valuedouble;
+}
+
+static void get_double(struct reader *r, const cJSON *obj, const char *where,
+		       const char *key, double min, int required, double *out)
+{
+	const cJSON *it = member(r, obj, where, key, required);
+	char buf[64];
+
+	if (!it || r->bad)
+		return;
+	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < min) {
+		found(it, buf, sizeof(buf));
+		gp_error("%s: %s.%s: expected a number >= %g, found %s", r->file, where,
+			 key, min, buf);
+		r->bad = 1;
+		return;
+	}
+	*out = it->valuedouble;
+}
+
+static void get_bool(struct reader *r, const cJSON *obj, const char *where,
+		     const char *key, int required, int *out)
+{
+	const cJSON *it = member(r, obj, where, key, required);
+	char buf[64];
+
+	if (!it || r->bad)
+		return;
+	if (!cJSON_IsBool(it)) {
+		found(it, buf, sizeof(buf));
+		gp_error("%s: %s.%s: expected true or false, found %s", r->file, where,
+			 key, buf);
+		r->bad = 1;
+		return;
+	}
+	*out = cJSON_IsTrue(it);
+}
+
+static void get_str(struct reader *r, const cJSON *obj, const char *where,
+		    const char *key, int required, char *out, size_t size)
+{
+	const cJSON *it = member(r, obj, where, key, required);
+	char buf[64];
+
+	if (!it || r->bad)
+		return;
+	if (!cJSON_IsString(it) || strlen(it->valuestring) >= size) {
+		found(it, buf, sizeof(buf));
+		gp_error("%s: %s.%s: expected a string of at most %zu bytes, found %s",
+			 r->file, where, key, size - 1, buf);
+		r->bad = 1;
+		return;
+	}
+	snprintf(out, size, "%s", it->valuestring);
+}
+
+/* Reads a string member that must be one of names[0..n); stores its index. */
+static void get_enum(struct reader *r, const cJSON *obj, const char *where,
+		     const char *key, const char *const *names, int n, int *out)
+{
+	char s[PRICE_NAME_MAX] = "", expect[128] = "";
+
+	get_str(r, obj, where, key, 1, s, sizeof(s));
+	if (r->bad)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(s, names[i])) {
+			*out = i;
+			return;
+		}
+		snprintf(expect + strlen(expect), sizeof(expect) - strlen(expect), "%s%s",
+			 i ? (i == n - 1 ? " or " : ", ") : "", names[i]);
+	}
+	gp_error("%s: %s.%s: expected %s, found \"%s\"", r->file, where, key, expect, s);
+	r->bad = 1;
+}
+
+static const cJSON *object(struct reader *r, const cJSON *parent, const char *where,
+			   const char *key, int required)
+{
+	const cJSON *it = member(r, parent, where, key, required);
+
+	if (!it || r->bad)
+		return NULL;
+	if (!cJSON_IsObject(it)) {
+		gp_error("%s: %s.%s: expected an object", r->file, where, key);
+		r->bad = 1;
+		return NULL;
+	}
+	return it;
+}
+
+static void read_prediction(struct reader *r, const cJSON *o, struct sim_plan *p)
+{
+	struct sim_result *res = &p->result;
+	const cJSON *b, *m;
+	double tf = 0;
+
+	get_double(r, o, ".prediction", "step_time_s", 0, 0, &res->step_time_s);
+	get_double(r, o, ".prediction", "tokens_per_s", 0, 0, &res->tokens_per_s);
+	get_double(r, o, ".prediction", "model_tflops_per_gpu", 0, 0, &tf);
+	res->model_flops_per_gpu_s = tf * 1e12;
+	tf = 0;
+	get_double(r, o, ".prediction", "hardware_tflops_per_gpu", 0, 0, &tf);
+	res->hardware_flops_per_gpu_s = tf * 1e12;
+	get_double(r, o, ".prediction", "mfu", 0, 0, &res->mfu);
+	get_double(r, o, ".prediction", "hfu", 0, 0, &res->hfu);
+	get_int(r, o, ".prediction", "grad_accum", 0, 1 << 30, 0, &res->grad_accum);
+	get_bool(r, o, ".prediction", "fits", 0, &res->fits);
+	get_double(r, o, ".prediction", "time_to_train_s", 0, 0, &p->time_to_train_s);
+	get_double(r, o, ".prediction", "cost_usd", 0, 0, &p->cost_usd);
+	b = object(r, o, ".prediction", "breakdown", 0);
+	if (b) {
+		get_double(r, b, ".prediction.breakdown", "compute", 0, 0, &res->breakdown.compute_s);
+		get_double(r, b, ".prediction.breakdown", "tp_comm", 0, 0, &res->breakdown.tp_comm_s);
+		get_double(r, b, ".prediction.breakdown", "cp_comm", 0, 0, &res->breakdown.cp_comm_s);
+		get_double(r, b, ".prediction.breakdown", "pp_bubble", 0, 0, &res->breakdown.pp_bubble_s);
+		get_double(r, b, ".prediction.breakdown", "pp_comm", 0, 0, &res->breakdown.pp_comm_s);
+		get_double(r, b, ".prediction.breakdown", "dp_comm_exposed", 0, 0,
+			   &res->breakdown.dp_comm_exposed_s);
+		get_double(r, b, ".prediction.breakdown", "dp_comm_total", 0, 0,
+			   &res->breakdown.dp_comm_total_s);
+		get_double(r, b, ".prediction.breakdown", "optimizer", 0, 0, &res->breakdown.optimizer_s);
+	}
+	m = object(r, o, ".prediction", "memory", 0);
+	if (m) {
+		get_double(r, m, ".prediction.memory", "weights", 0, 0, &res->memory.weights);
+		get_double(r, m, ".prediction.memory", "grads", 0, 0, &res->memory.grads);
+		get_double(r, m, ".prediction.memory", "optimizer", 0, 0, &res->memory.optimizer);
+		get_double(r, m, ".prediction.memory", "activations", 0, 0, &res->memory.activations);
+		get_double(r, m, ".prediction.memory", "other", 0, 0, &res->memory.other);
+		get_double(r, m, ".prediction.memory", "total", 0, 0, &res->memory.total);
+		get_double(r, m, ".prediction.memory", "capacity", 0, 0, &res->memory.capacity);
+	}
+}
+
+static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
+{
+	static const char *const mlps[] = { "gelu", "swiglu" };
+	static const char *const rcs[] = { "none", "selective", "full" };
+	static const char *const precs[] = { "bf16", "fp8" };
+	const cJSON *o, *g;
+	char schema[64] = "";
+	int v;
+
+	get_str(r, root, "", "schema", 1, schema, sizeof(schema));
+	if (!r->bad && strcmp(schema, SCHEMA)) {
+		gp_error("%s: .schema: expected \"%s\", found \"%s\"", r->file, SCHEMA, schema);
+		r->bad = 1;
+	}
+
+	o = object(r, root, "", "model", 1);
+	if (o) {
+		struct sim_model *m = &p->model;
+
+		get_str(r, o, ".model", "name", 0, m->name, sizeof(m->name));
+		get_int(r, o, ".model", "layers", 1, 1 << 20, 1, &m->layers);
+		get_int(r, o, ".model", "hidden", 1, 1 << 24, 1, &m->hidden);
+		get_int(r, o, ".model", "heads", 1, 1 << 20, 1, &m->heads);
+		m->kv_heads = m->heads;
+		get_int(r, o, ".model", "kv_heads", 1, 1 << 20, 0, &m->kv_heads);
+		get_int(r, o, ".model", "ffn", 1, 1 << 26, 1, &m->ffn);
+		get_int(r, o, ".model", "vocab", 1, 1 << 26, 1, &m->vocab);
+		get_int(r, o, ".model", "seq", 1, 1 << 26, 1, &m->seq);
+		v = 0;
+		get_enum(r, o, ".model", "mlp", mlps, 2, &v);
+		m->mlp = (enum sim_mlp)v;
+		get_bool(r, o, ".model", "tied_embeddings", 0, &m->tied_embeddings);
+	}
+
+	o = object(r, root, "", "cluster", 1);
+	if (o) {
+		struct sim_cluster *c = &p->cluster;
+
+		g = object(r, o, ".cluster", "gpu", 1);
+		if (g) {
+			get_str(r, g, ".cluster.gpu", "name", 1, c->gpu.name, sizeof(c->gpu.name));
+			get_double(r, g, ".cluster.gpu", "memory_bytes", 1, 1, &c->gpu.memory_bytes);
+			get_double(r, g, ".cluster.gpu", "hbm_bytes_per_s", 0, 0, &c->gpu.hbm_bytes_per_s);
+			get_double(r, g, ".cluster.gpu", "bf16_flops_per_s", 1, 1,
+				   &c->gpu.bf16_flops_per_s);
+			get_double(r, g, ".cluster.gpu", "fp8_flops_per_s", 0, 0, &c->gpu.fp8_flops_per_s);
+			get_double(r, g, ".cluster.gpu", "tf32_flops_per_s", 0, 0, &c->gpu.tf32_flops_per_s);
+			get_double(r, g, ".cluster.gpu", "fp32_flops_per_s", 0, 0, &c->gpu.fp32_flops_per_s);
+			get_str(r, g, ".cluster.gpu", "intra_link", 0, c->gpu.intra_link,
+				sizeof(c->gpu.intra_link));
+			get_double(r, g, ".cluster.gpu", "intra_bytes_per_s", 0, 0,
+				   &c->gpu.intra_bytes_per_s);
+			get_bool(r, g, ".cluster.gpu", "nvlink", 0, &c->gpu.nvlink);
+			get_bool(r, g, ".cluster.gpu", "p2p", 0, &c->gpu.p2p);
+			get_double(r, g, ".cluster.gpu", "tdp_w", 0, 0, &c->gpu.tdp_w);
+		}
+		get_int(r, o, ".cluster", "gpus_per_node", 1, 1 << 16, 1, &c->gpus_per_node);
+		get_int(r, o, ".cluster", "nodes", 0, 1 << 24, 0, &p->nodes);
+		get_double(r, o, ".cluster", "intra_bytes_per_s", 0, 0, &c->intra_bytes_per_s);
+		get_double(r, o, ".cluster", "inter_bytes_per_s", 0, 0, &c->inter_bytes_per_s);
+		get_double(r, o, ".cluster", "latency_s", 0, 0, &c->latency_s);
+	}
+
+	o = object(r, root, "", "offering", 0);
+	if (o) {
+		struct price_offering *f = &p->offering;
+
+		get_str(r, o, ".offering", "provider", 1, f->provider, sizeof(f->provider));
+		get_str(r, o, ".offering", "instance_type", 0, f->instance_type,
+			sizeof(f->instance_type));
+		get_str(r, o, ".offering", "gpu", 0, f->gpu, sizeof(f->gpu));
+		get_int(r, o, ".offering", "gpus_per_node", 0, 1 << 16, 0, &f->gpus_per_node);
+		get_str(r, o, ".offering", "region", 0, f->region, sizeof(f->region));
+		f->on_demand_usd_per_hour = f->spot_usd_per_hour = -1;
+		get_double(r, o, ".offering", "on_demand_usd_per_hour", -1, 0,
+			   &f->on_demand_usd_per_hour);
+		get_double(r, o, ".offering", "spot_usd_per_hour", -1, 0, &f->spot_usd_per_hour);
+		get_double(r, o, ".offering", "inter_node_bytes_per_s", 0, 0,
+			   &f->inter_node_bytes_per_s);
+		get_int(r, o, ".offering", "max_nodes", 0, 1 << 24, 0, &f->max_nodes);
+		get_str(r, o, ".offering", "version", 0, f->version, sizeof(f->version));
+		get_bool(r, o, ".offering", "spot", 0, &p->spot);
+	}
+
+	o = object(r, root, "", "parallel", 1);
+	if (o) {
+		struct sim_parallel *q = &p->par;
+
+		sim_parallel_init(q);
+		get_int(r, o, ".parallel", "tp", 1, 1 << 16, 1, &q->tp);
+		get_int(r, o, ".parallel", "pp", 1, 1 << 16, 1, &q->pp);
+		get_int(r, o, ".parallel", "dp", 1, 1 << 24, 1, &q->dp);
+		get_int(r, o, ".parallel", "cp", 1, 1 << 16, 0, &q->cp);
+		get_int(r, o, ".parallel", "mbs", 1, 1 << 24, 1, &q->mbs);
+		get_int(r, o, ".parallel", "gbs", 1, 1 << 30, 1, &q->gbs);
+		get_int(r, o, ".parallel", "zero", 0, 3, 0, &q->zero);
+		v = 0;
+		get_enum(r, o, ".parallel", "recompute", rcs, 3, &v);
+		q->recompute = (enum sim_recompute)v;
+		get_int(r, o, ".parallel", "interleave", 1, 1 << 16, 0, &q->interleave);
+		get_bool(r, o, ".parallel", "seq_parallel", 0, &q->seq_parallel);
+		get_bool(r, o, ".parallel", "flash", 0, &q->flash);
+		v = 0;
+		get_enum(r, o, ".parallel", "precision", precs, 2, &v);
+		q->precision = (enum sim_precision)v;
+	}
+
+	o = object(r, root, "", "job", 0);
+	if (o) {
+		get_double(r, o, ".job", "tokens", 0, 0, &p->tokens);
+		get_double(r, o, ".job", "usd_per_gpu_hour", 0, 0, &p->usd_per_gpu_hour);
+	}
+	o = object(r, root, "", "prediction", 0);
+	if (o)
+		read_prediction(r, o, p);
+}
+
+/* Line and column (1-based) of byte off in buf[0..len). */
+static void line_col(const char *buf, size_t len, size_t off, int *line, int *col)
+{
+	*line = 1;
+	*col = 1;
+	for (size_t i = 0; i < off && i < len; i++) {
+		if (buf[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+enum rc sim_plan_parse(const char *name, const char *buf, size_t len, struct sim_plan *out)
+{
+	struct reader r = { name, 0 };
+	struct sim_plan p;
+	const char *end = NULL;
+	cJSON *root;
+
+	root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+	if (!root) {
+		int line, col;
+		size_t off = end && end >= buf ? (size_t)(end - buf) : 0;
+
+		line_col(buf, len, off, &line, &col);
+		gp_error("%s:%d:%d: expected valid JSON, found a syntax error", name, line, col);
+		return RC_INPUT;
+	}
+	if (!cJSON_IsObject(root)) {
+		gp_error("%s: expected a JSON object at the top level", name);
+		cJSON_Delete(root);
+		return RC_INPUT;
+	}
+	memset(&p, 0, sizeof(p));
+	read_plan(&r, root, &p);
+	cJSON_Delete(root);
+	if (r.bad)
+		return RC_INPUT;
+	if (!p.nodes)
+		p.nodes = (plan_gpus(&p.par) + p.cluster.gpus_per_node - 1) / p.cluster.gpus_per_node;
+	*out = p;
+	return RC_OK;
+}
+
+enum rc sim_plan_read(const char *path, struct sim_plan *out)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	enum rc rc;
+
+	if (!f) {
+		gp_error("%s: cannot open: %s", path, strerror(errno));
+		return RC_ERR;
+	}
+	do {
+		if (len + 4096 > cap) {
+			cap = cap ? 2 * cap : 65536;
+			buf = xrealloc(buf, cap);
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n > 0);
+	if (ferror(f)) {
+		gp_error("%s: read failed: %s", path, strerror(errno));
+		fclose(f);
+		free(buf);
+		return RC_ERR;
+	}
+	fclose(f);
+	rc = sim_plan_parse(path, buf, len, out);
+	free(buf);
+	return rc;
+}

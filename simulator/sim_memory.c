@@ -1,0 +1,138 @@
+/*
+ * sim_memory.c - memory per GPU of a training plan: model states by ZeRO
+ * stage, activations by recomputation mode and pipeline schedule, the
+ * logits buffer, and a fixed CUDA context plus allocator slack.
+ *
+ * It sizes the fullest pipeline stage (the first, which holds the most
+ * micro-batches in flight, or the last, which holds the logits).  It does
+ * not model allocator behaviour beyond a constant fraction, nor optimizer
+ * offload.
+ */
+#include "sim_internal.h"
+
+void sim_model_states(double params, int zero, int dp, struct sim_memory *out)
+{
+	double n = dp > 1 ? dp : 1;
+
+	/* Rajbhandari et al., SC'20, sec. 3.1 and 5: mixed-precision Adam
+	 * keeps 2 (fp16/bf16 weights) + 2 (gradients) + K = 12 (fp32 master
+	 * weights, momentum, variance) bytes per parameter.  Stage 1 shards
+	 * the K bytes over the Nd data-parallel ranks (P_os), stage 2 also
+	 * the gradients (P_os+g), stage 3 also the weights (P_os+g+p). */
+	out->weights = 2.0 * params / (zero >= 3 ? n : 1);
+	out->grads = 2.0 * params / (zero >= 2 ? n : 1);
+	out->optimizer = 12.0 * params / (zero >= 1 ? n : 1);
+}
+
+double sim_layer_activation_bytes(const struct sim_model *m,
+				  const struct sim_parallel *p,
+				  const struct sim_shape *sh)
+{
+	int sp = p->seq_parallel && sh->t > 1;
+	double tok = sh->tok, h = sh->h;
+	double f_l = sh->f / sh->t;
+	double rep, split, s2;
+
+	/* Korthikanti et al. 2022, sec. 4.1: per layer and micro-batch,
+	 * s b h (34 + 5 a s / h) bytes.  The 34 splits into 10 sbh outside
+	 * the tensor-parallel region (two layer-norm inputs 4, QKV and MLP
+	 * inputs 4, two dropout masks 2) and 24 sbh inside it (Q, K, V 6,
+	 * output-projection input 2, GELU input and output 16).  Here K and V
+	 * use the KV heads (GQA) and the MLP terms the FFN width: 2 bytes per
+	 * element of each kept tensor, 3 of them for SwiGLU (gate, up, and
+	 * their product). */
+	if (p->recompute == SIM_RECOMPUTE_FULL)
+		/* Sec. 5: full recomputation keeps only each layer's input. */
+		return 2.0 * tok * h / (sp ? sh->t : 1);
+	rep = 10.0 * tok * h / (sp ? sh->t : 1);
+	split = tok * (2.0 * sh->a_l * sh->dh        /* Q */
+		       + 4.0 * sh->kv_l * sh->dh    /* K and V */
+		       + 2.0 * sh->a_l * sh->dh     /* output-projection input */
+		       + (m->mlp == SIM_MLP_SWIGLU ? 6.0 : 4.0) * f_l);
+	/* The 5 a s^2 b term: softmax output 2, dropout mask 1, dropout output
+	 * 2 bytes per score; with context parallelism a rank's queries are
+	 * s / cp against all s keys.  Flash attention keeps none of them, only
+	 * the fp32 log-sum-exp per query and head.  Selective recomputation
+	 * (sec. 4.2) recomputes exactly this part. */
+	if (p->flash)
+		s2 = 4.0 * sh->b * sh->a_l * sh->sl;
+	else if (p->recompute == SIM_RECOMPUTE_SELECTIVE)
+		s2 = 0;
+	else
+		s2 = 5.0 * sh->b * sh->a_l * sh->sl * sh->s;
+	return rep + split + s2;
+}
+
+/* Bytes of one stage with layers layers, holding in_flight micro-batches'
+ * activations; first/last say whether it holds the embedding / the head. */
+static void stage_memory(const struct sim_model *m, const struct sim_parallel *p,
+			 const struct sim_shape *sh, int layers, double in_flight,
+			 int first, int last, struct sim_memory *out)
+{
+	int sp = p->seq_parallel && sh->t > 1;
+	double lp = sim_layer_params(m) / sh->t;
+	double emb = (double)m->vocab * m->hidden / sh->t;
+	double params = layers * lp;
+	double act, logits = 0, tensors;
+	struct sim_parallel full = *p;
+
+	if (first)
+		params += emb;
+	if (last) {
+		params += m->hidden;    /* final norm */
+		/* The LM head; with tied embeddings and more than one stage
+		 * Megatron keeps a copy of the embedding on the last stage. */
+		if (!m->tied_embeddings || !first)
+			params += emb;
+	}
+	sim_model_states(params, p->zero, sh->d * sh->c, out);
+
+	act = in_flight * layers * sim_layer_activation_bytes(m, p, sh);
+	if (p->recompute == SIM_RECOMPUTE_FULL) {
+		/* One layer is recomputed at a time during backward and holds
+		 * its full activations meanwhile. */
+		full.recompute = SIM_RECOMPUTE_NONE;
+		act += sim_layer_activation_bytes(m, &full, sh);
+	}
+	/* Korthikanti et al. 2022, sec. 4.3: the embedding dropout mask on
+	 * the first stage, the final layer-norm input on the last and the
+	 * fp32 logits 4 s b V / t kept for the cross-entropy backward. */
+	if (first)
+		act += in_flight * sh->tok * sh->h / (sp ? sh->t : 1);
+	if (last) {
+		act += 2.0 * sh->tok * sh->h / (sp ? sh->t : 1);
+		logits = 4.0 * sh->tok * sh->V / sh->t;
+	}
+	out->activations = act;
+	tensors = out->weights + out->grads + out->optimizer + act + logits;
+	out->other = logits + SIM_CONTEXT_BYTES + SIM_ALLOC_SLACK * tensors;
+	if (p->zero >= 3)
+		/* ZeRO-3 gathers the next layer's weights while computing this
+		 * one: two layers of bf16 weights live at once. */
+		out->other += 2.0 * 2.0 * lp;
+	out->total = out->weights + out->grads + out->optimizer + out->activations
+		     + out->other;
+}
+
+void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p,
+			 const struct sim_cluster *c, const struct sim_shape *sh,
+			 struct sim_memory *out)
+{
+	struct sim_memory first, last;
+	double in_flight;
+
+	/* Narayanan et al., SC'21, sec. 2.2: with 1F1B the first stage holds
+	 * min(m, p) micro-batches in flight; Korthikanti et al. 2022, sec.
+	 * 4.2.3: the interleaved schedule multiplies it by 1 + (p-1)/(p v). */
+	in_flight = sh->micro < sh->p ? sh->micro : sh->p;
+	if (sh->v > 1)
+		in_flight *= 1.0 + (double)(sh->p - 1) / ((double)sh->p * sh->v);
+	if (sh->p == 1) {
+		stage_memory(m, p, sh, sh->layers_first, 1, 1, 1, out);
+	} else {
+		stage_memory(m, p, sh, sh->layers_first, in_flight, 1, 0, &first);
+		stage_memory(m, p, sh, sh->layers_last, 1, 0, 1, &last);
+		*out = first.total >= last.total ? first : last;
+	}
+	out->capacity = c->gpu.memory_bytes;
+}

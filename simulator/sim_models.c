@@ -1,0 +1,206 @@
+/*
+ * sim_models.c - model presets (data/models.csv): load and validate the
+ * table, find a preset by name.  Shapes only; the parameter and FLOP counts
+ * derived from them are in sim.c.
+ *
+ * Every bad cell gets one "models.csv:line:col: column: expected X, found
+ * Y" line.  Columns are found by header name; kv_heads defaults to heads,
+ * ffn_hidden to 4 x hidden (GPT-2/3 style), mlp to gelu, tied_embeddings
+ * to 0, global_batch_seqs and published_params_b to "unknown" (0).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "price_csv.h"
+#include "sim.h"
+
+struct cols {
+	int name, layers, hidden, heads, kv_heads, ffn, vocab, seq, mlp, tied, gbs, params;
+};
+
+struct ctx {
+	const char *path;
+	const struct price_csv *csv;
+	const struct price_csv_row *row;
+	int errors;
+};
+
+static void bad(struct ctx *c, int col, const char *what, const char *found)
+{
+	c->errors++;
+	gp_error("%s:%d:%d: %s: expected %s, found '%s'", c->path, c->row->line, col + 1,
+		 c->csv->header.field[col], what, found);
+}
+
+static int get_int(struct ctx *c, int col, int min, int fallback, int *out)
+{
+	const char *s = price_csv_get(c->row, col);
+	char what[64];
+	int v;
+
+	if (col < 0 || !*s) {
+		if (fallback >= 0) {
+			*out = fallback;
+			return 0;
+		}
+		if (col < 0)
+			return -1;
+	}
+	if (unit_parse_int(s, &v) != RC_OK || v < min) {
+		snprintf(what, sizeof(what), "an integer >= %d", min);
+		bad(c, col, what, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static struct cols find_cols(const struct price_csv *csv)
+{
+	struct cols k;
+
+	k.name = price_csv_col(csv, "name");
+	k.layers = price_csv_col(csv, "layers");
+	k.hidden = price_csv_col(csv, "hidden");
+	k.heads = price_csv_col(csv, "heads");
+	k.kv_heads = price_csv_col(csv, "kv_heads");
+	k.ffn = price_csv_col(csv, "ffn_hidden");
+	k.vocab = price_csv_col(csv, "vocab");
+	k.seq = price_csv_col(csv, "seq_len");
+	k.mlp = price_csv_col(csv, "mlp");
+	k.tied = price_csv_col(csv, "tied_embeddings");
+	k.gbs = price_csv_col(csv, "global_batch_seqs");
+	k.params = price_csv_col(csv, "published_params_b");
+	return k;
+}
+
+static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
+{
+	int errs = c->errors;
+	const char *s;
+	double v;
+
+	memset(m, 0, sizeof(*m));
+	s = price_csv_get(c->row, k->name);
+	if (!*s)
+		bad(c, k->name, "a model name", s);
+	else if (gp_strlcpy(m->name, s, sizeof(m->name)) != 0)
+		bad(c, k->name, "a name of at most 63 characters", s);
+	get_int(c, k->layers, 1, -1, &m->layers);
+	get_int(c, k->hidden, 1, -1, &m->hidden);
+	get_int(c, k->heads, 1, -1, &m->heads);
+	get_int(c, k->vocab, 1, -1, &m->vocab);
+	get_int(c, k->seq, 1, -1, &m->seq);
+	if (c->errors != errs)
+		return -1;
+	get_int(c, k->kv_heads, 1, m->heads, &m->kv_heads);
+	get_int(c, k->ffn, 1, 4 * m->hidden, &m->ffn);
+	get_int(c, k->gbs, 0, 0, &m->gbs);
+	s = price_csv_get(c->row, k->mlp);
+	if (!*s || gp_streq_nocase(s, "gelu"))
+		m->mlp = SIM_MLP_GELU;
+	else if (gp_streq_nocase(s, "swiglu"))
+		m->mlp = SIM_MLP_SWIGLU;
+	else
+		bad(c, k->mlp, "gelu or swiglu", s);
+	s = price_csv_get(c->row, k->tied);
+	if (!*s || strcmp(s, "0") == 0)
+		m->tied_embeddings = 0;
+	else if (strcmp(s, "1") == 0)
+		m->tied_embeddings = 1;
+	else
+		bad(c, k->tied, "0 or 1", s);
+	s = price_csv_get(c->row, k->params);
+	if (*s) {
+		if (unit_parse_double(s, &v) != RC_OK || v <= 0)
+			bad(c, k->params, "a parameter count in billions > 0", s);
+		else
+			m->published_params = v * 1e9;
+	}
+	if (c->errors != errs)
+		return -1;
+	/* Multi-head attention splits hidden evenly over the heads, and
+	 * grouped-query attention shares each K/V head among heads/kv_heads
+	 * query heads (Ainslie et al. 2023), so both must divide. */
+	if (m->hidden % m->heads != 0) {
+		char found[64];
+
+		snprintf(found, sizeof(found), "%d heads for hidden %d", m->heads, m->hidden);
+		bad(c, k->heads, "a divisor of hidden", found);
+	} else if (m->heads % m->kv_heads != 0) {
+		char found[64];
+
+		snprintf(found, sizeof(found), "%d kv heads for %d heads", m->kv_heads, m->heads);
+		bad(c, k->kv_heads, "a divisor of heads", found);
+	}
+	return c->errors != errs ? -1 : 0;
+}
+
+enum rc sim_model_table_load(struct sim_model_table *t, const char *path)
+{
+	static const char *const need[] = { "name", "layers", "hidden", "heads", "vocab", "seq_len" };
+	struct price_csv csv;
+	struct ctx c;
+	struct cols k;
+	enum rc rc;
+
+	memset(t, 0, sizeof(*t));
+	rc = price_csv_load(path, &csv);
+	if (rc != RC_OK)
+		return rc;
+	memset(&c, 0, sizeof(c));
+	c.path = path;
+	c.csv = &csv;
+	if (csv.header.n == 0) {
+		gp_error("%s:1:1: expected a header row naming the model columns, found an empty file", path);
+		price_csv_release(&csv);
+		return RC_INPUT;
+	}
+	for (size_t i = 0; i < GP_ARRAY_LEN(need); i++)
+		if (price_csv_col(&csv, need[i]) < 0) {
+			gp_error("%s:%d:%d: expected a column named '%s', found none", path,
+				 csv.header.line, csv.header.n + 1, need[i]);
+			c.errors++;
+		}
+	if (c.errors) {
+		price_csv_release(&csv);
+		return RC_INPUT;
+	}
+	k = find_cols(&csv);
+	t->models = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*t->models));
+	for (size_t i = 0; i < csv.n_rows; i++) {
+		struct sim_model *m = &t->models[t->n];
+
+		c.row = &csv.rows[i];
+		if (read_model(&c, &k, m) != 0)
+			continue;
+		if (sim_model_find(t, m->name)) {
+			bad(&c, k.name, "a name not used by an earlier row", m->name);
+			continue;
+		}
+		t->n++;
+	}
+	price_csv_release(&csv);
+	if (c.errors) {
+		sim_model_table_release(t);
+		return RC_INPUT;
+	}
+	return RC_OK;
+}
+
+void sim_model_table_release(struct sim_model_table *t)
+{
+	if (!t)
+		return;
+	free(t->models);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct sim_model *sim_model_find(const struct sim_model_table *t, const char *name)
+{
+	for (size_t i = 0; t && name && i < t->n; i++)
+		if (gp_streq_nocase(t->models[i].name, name))
+			return &t->models[i];
+	return NULL;
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# test_plan.sh - `gpuplan plan` and `gpuplan frontier` as a user types
+# them on the shipped data: the ranked table, the plan file, --json, the
+# constraints (budget, deadline, monthly budget, jobs file, two phases),
+# infeasible asks (exit 3 with the nearest answers), bad flags (exit 2, one
+# error line) and the frontier with --csv.
+. "$(dirname "$0")/lib.sh"
+export GPUPLAN_SHARE_DIR="$PWD/data"
+
+# ---- help
+gp plan --help
+expect_rc "plan --help exits 0" 0
+for opt in --budget --hourly-budget --monthly-budget --deadline --objective --phases \
+	--jobs --gbs --gbs-tokens --gpu --provider --region --spot --no-spot --max-gpus \
+	--min-gpus --tp --pp --zero --top --dump-lp --json --output --preempt-rate; do
+	expect_out "plan --help lists $opt" -- "$opt"
+done
+expect_out "plan --help states the --max-gpus default" "at most N GPUs \(default 4096\)"
+expect_out "plan --help states the --top default" "--top N .*\(default 5\)"
+
+# ---- the lead's `make run` query
+gp plan --model llama3-70b --tokens 1T --budget 1.5M -o "$TMP/plan.json"
+expect_rc "plan within a budget exits 0" 0
+expect_out "plan prints the table header" "^#  +OFFERING +GPUS +TP/PP/DP/CP +MBSxACC +ZERO +RCMP +MEM/GPU +STEP +TOK/S +MFU +TIME +COST +USD/H +LARGEST LOSS"
+expect_out "plan ranks its answer first" "^1 +[a-z]+ "
+expect_out "plan says what binds" "^binding: "
+expect_out "plan names the runner-up" "^runner-up: "
+expect_out "plan states its sensitivity" "^sensitivity \(row 1, 20% lower\): inter-node bandwidth"
+expect_out "plan reports its search" "^search: [0-9]+ offerings .* simulated"
+expect_err "plan says where the plan went" "plan written to $TMP/plan.json"
+grep -q '"gpuplan.plan/1"' "$TMP/plan.json" && pass "plan.json has the schema" \
+	|| fail "plan.json has the schema" "$(head -c 200 "$TMP/plan.json")"
+# The answer's cost is within the budget: the COST column of row 1.
+cost=$(awk '$1 == "1" { for (i = 1; i <= NF; i++) if ($i ~ /^\$[0-9,]+$/) { gsub(/[$,]/, "", $i); print $i; exit } }' "$OUT")
+[ -n "$cost" ] && [ "$cost" -le 1500000 ] && pass "best plan costs at most the budget ($cost)" \
+	|| fail "best plan costs at most the budget" "cost '$cost'"
+
+# ---- --json: the keys programs rely on, best first
+gp plan --model llama3-70b --tokens 1T --budget 1.5M --json -o "$TMP/plan2.json"
+expect_rc "plan --json exits 0" 0
+for k in provider instance_type region gpu spot nodes gpus tp pp dp cp mbs grad_accum zero \
+	recompute interleave step_time_s tokens_per_s mfu memory_per_gpu_bytes time_to_train_s \
+	cost_usd usd_per_hour binding plans; do
+	expect_out "plan --json has \"$k\"" "\"$k\":"
+done
+cp "$OUT" "$TMP/json1"
+gp plan --model llama3-70b --tokens 1T --budget 1.5M --json -o "$TMP/plan2.json"
+cmp -s "$OUT" "$TMP/json1" && pass "plan --json is byte-identical for the same inputs" \
+	|| fail "plan --json is byte-identical for the same inputs" "outputs differ"
+
+# ---- a deadline alone minimises cost
+gp plan --model llama3-70b --tokens 1T --deadline 30d -o "$TMP/plan3.json"
+expect_rc "plan with a deadline exits 0" 0
+expect_out "a deadline alone makes the objective cost" "objective: least cost, deadline 30.0 d"
+
+# ---- a monthly budget is a rate: 20000 / 730 = 27.40 USD/h
+gp plan --model llama3-8b --tokens 100B --monthly-budget 20000 -o "$TMP/plan4.json"
+expect_rc "plan with a monthly budget exits 0" 0
+expect_out "the monthly budget becomes 20000/730 per hour" '\$27\.40/h'
+
+# ---- filters
+gp plan --model llama3-70b --tokens 1T --budget 2M --spot --gpu h100 --top 3 -o "$TMP/plan5.json"
+expect_rc "plan with filters exits 0" 0
+n=$(awk '$1 ~ /^[0-9]+$/' "$OUT" | grep -vc ' spot ')
+[ "$n" = 0 ] && pass "--spot keeps spot rows only" || fail "--spot keeps spot rows only" "$n other rows"
+expect_out "a spot answer states its preemption model" "^spot: 0.01 preemptions/node-hour .*Young/Daly"
+
+# ---- --dump-lp writes CPLEX LP
+gp plan --model llama3-70b --tokens 1T --budget 1.5M --dump-lp "$TMP/model.lp" -o "$TMP/p6.json"
+expect_rc "plan --dump-lp exits 0" 0
+grep -q '^Subject To' "$TMP/model.lp" && grep -q '^ budget: ' "$TMP/model.lp" \
+	&& pass "--dump-lp writes the budget row in LP format" \
+	|| fail "--dump-lp writes the budget row in LP format" "$(head -5 "$TMP/model.lp")"
+
+# ---- several jobs share the budget; two phases
+printf 'model,tokens,deadline,priority\nllama3-8b,200B,,2\nllama3-70b,300B,60d,1\n' >"$TMP/jobs.csv"
+gp plan --jobs "$TMP/jobs.csv" --budget 2M -o "$TMP/jobs-plan.json"
+expect_rc "plan --jobs exits 0" 0
+expect_out "plan --jobs shows a job column" "^# +JOB +OFFERING"
+[ -f "$TMP/jobs-plan-llama3-8b.json" ] && [ -f "$TMP/jobs-plan-llama3-70b.json" ] \
+	&& pass "plan --jobs writes one plan file per job" \
+	|| fail "plan --jobs writes one plan file per job" "$(ls "$TMP")"
+gp plan --model llama3-70b --tokens 1T --deadline 20d --phases 2 -o "$TMP/p7.json"
+expect_rc "plan --phases 2 exits 0" 0
+
+# ---- infeasible asks: exit 3 and the nearest feasible answers
+gp plan --model llama3-70b --tokens 1T --budget 0 -o "$TMP/p8.json"
+expect_rc "a zero budget exits 3" 3
+expect_out "a zero budget names the cheapest plan's cost" "cheapest plan costs +\\\$[0-9,]+"
+expect_out "a zero budget names the fastest plan's time" "fastest plan takes +[0-9.]+ [a-z]"
+expect_err "a zero budget says why on stderr" "^error: plan: no feasible plan: the budget \\\$0.00 is below"
+[ -f "$TMP/p8.json" ] && fail "no plan file when infeasible" "written" || pass "no plan file when infeasible"
+gp plan --model llama3-70b --tokens 1T --max-gpus 1 -o "$TMP/p9.json"
+expect_rc "70B on one GPU exits 3" 3
+expect_out "70B on one GPU says the least memory it needs" "smallest GPU that fits +none: the most frugal configuration needs"
+gp plan --model llama3-70b --tokens 1T --deadline 1h -o "$TMP/p10.json"
+expect_rc "a one-hour deadline exits 3" 3
+expect_err "a one-hour deadline is shorter than the fastest plan" "deadline 1.0 h is shorter than the fastest plan's"
+
+# ---- bad input: exit 2, one error line
+for args in "--budget abc" "--objective speed" "--phases 3" "--deadline soon" "--top 0" \
+	"--zero 4" "--max-gpus 0"; do
+	gp plan --model llama3-70b --tokens 1T $args
+	expect_rc "plan $args exits 2" 2
+	expect_err_lines "plan $args prints one error line" 1
+done
+gp plan --model no-such-model --tokens 1T
+expect_rc "an unknown model exits 2" 2
+expect_err "an unknown model is named" "--model: expected a preset .* found 'no-such-model'"
+gp plan --tokens 1T
+expect_rc "a missing --model exits 2" 2
+gp plan --model llama3-70b --tokens 1T --gpu no-such-gpu
+expect_rc "an unknown --gpu exits 2" 2
+printf 'model,tokens\nllama3-8b,lots\n' >"$TMP/bad.csv"
+gp plan --jobs "$TMP/bad.csv"
+expect_rc "a bad jobs file exits 2" 2
+expect_err "a bad jobs file names file:line:col" "bad.csv:2:2: tokens: expected a token count"
+gp plan --model llama3-70b --tokens 1T --hourly-budget 10 --monthly-budget 100
+expect_rc "hourly and monthly together exit 2" 2
+
+# ---- frontier
+gp frontier --model llama3-70b --tokens 1T --csv "$TMP/frontier.csv"
+expect_rc "frontier exits 0" 0
+expect_out "frontier prints Pareto-optimal plans" "Pareto-optimal plans \(fastest first\)"
+head -1 "$TMP/frontier.csv" | grep -q '^provider,instance_type,region,gpu,spot,nodes,gpus,' \
+	&& pass "frontier --csv writes its header" || fail "frontier --csv writes its header" "$(head -1 "$TMP/frontier.csv")"
+# Pareto: fastest first, so cost must strictly fall down the file.
+awk -F, 'NR > 2 && $22 + 0 >= prev { bad = 1 } NR > 1 { prev = $22 + 0 } END { exit bad }' "$TMP/frontier.csv" \
+	&& pass "frontier costs fall as time grows" || fail "frontier costs fall as time grows" "not monotone"
+gp frontier --model llama3-70b --tokens 1T --json
+expect_rc "frontier --json exits 0" 0
+expect_out "frontier --json has the schema" '"schema":[[:space:]]*"gpuplan.frontier/1"'
+gp frontier --help
+expect_rc "frontier --help exits 0" 0
+expect_out "frontier --help lists --csv" "--csv FILE"
+
+finish

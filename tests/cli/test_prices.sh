@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# test_prices.sh - `gpuplan prices|gpus|models` as a user types them: the
+# shipped catalogs, list filters, updates (gpuplan and SkyPilot columns),
+# every kind of bad input (one error line naming file:line:col, exit 2,
+# stored table byte-for-byte unchanged), injected crashes, concurrent
+# updates and the history.
+. "$(dirname "$0")/lib.sh"
+export GPUPLAN_SHARE_DIR="$PWD/data"
+FIX=tests/fixtures/prices
+TABLE="$GPUPLAN_DATA_DIR/prices.csv"
+HIST="$GPUPLAN_DATA_DIR/prices.history.csv"
+
+# ---- help and the shipped catalogs
+gp prices --help
+expect_rc "prices --help exits 0" 0
+expect_out "prices --help names --sort and its default" "--sort KEY +usd_per_gpu_hour \(default\)"
+expect_out "prices --help names --dry-run" "--dry-run"
+
+gp prices list
+expect_rc "prices list exits 0" 0
+# Cheapest GPU-hour in the shipped table: runpod 8x RTX 4000 Ada at
+# 2.24 / 8 = 0.280 USD.
+expect_out "prices list starts with the cheapest GPU-hour" "^PROVIDER"
+[ "$(sed -n 2p "$OUT" | awk '{print $1, $2}')" = "runpod 8x_RTX4000-Ada_SECURE" ] \
+	&& pass "first row is runpod 8x RTX4000-Ada" || fail "first row is runpod 8x RTX4000-Ada" "$(sed -n 2p "$OUT")"
+expect_err "prices list says where the table came from" "150 offerings from .*data/prices.csv"
+
+gp prices list --gpu h100 --provider aws --region us-east-1
+expect_rc "prices list filters exit 0" 0
+# p5.48xlarge us-east-1: 55.04 USD/h, 55.04 / 8 = 6.880 per GPU-hour,
+# 55.04 * 730 = 40,179 per month.
+expect_out "p5.48xlarge priced per node, GPU and month" "p5\.48xlarge +8x H100-SXM5-80GB +us-east-1 +55\.04 +6\.880 +\\\$40,179"
+[ "$(grep -c . "$OUT")" = 3 ] && pass "three rows: header, p5.48xlarge, p5.4xlarge" \
+	|| fail "three rows: header, p5.48xlarge, p5.4xlarge" "$(grep -c . "$OUT") lines"
+
+gp prices list --gpu H100 --provider aws --spot
+expect_rc "prices list --spot exits 0" 0
+# Cheapest AWS H100 spot GPU-hour: us-east-2 at 11.2543 / 8 = 1.407.
+expect_out "spot list starts with us-east-2" "^aws +p5\.48xlarge +8x H100-SXM5-80GB +us-east-2 +11\.25 +1\.407"
+
+gp prices list --gpu a10g
+expect_out "an offering whose GPU lacks bf16 is marked" "8x A10G\*"
+expect_out "the mark is explained" "lacks a figure planning needs"
+
+gp prices list --json --gpu B200
+expect_rc "prices list --json exits 0" 0
+expect_out "JSON names its schema" '"schema":[[:space:]]+"gpuplan.prices/1"'
+expect_out "JSON gives USD per GPU-hour" '"usd_per_gpu_hour":[[:space:]]+6\.99,'
+
+gp prices list --gpu H10O
+expect_rc "unknown --gpu exits 2" 2
+expect_err_lines "unknown --gpu: one error line" 1
+expect_err "unknown --gpu suggests a name" "did you mean 'H100'"
+
+gp prices list --sort cheapest
+expect_rc "bad --sort exits 2" 2
+expect_err "bad --sort names the flag" "^error: --sort: expected usd_per_gpu_hour"
+
+gp gpus list
+expect_rc "gpus list exits 0" 0
+expect_out "gpus list shows H100 figures" "^H100-SXM5-80GB +80 +3\.35 +989\.4 +1978\.9"
+expect_out "gpus list says why A10G cannot be planned" "^A10G .*no bf16_dense_tflops figure"
+gp gpus list --json
+expect_out "gpus --json marks ineligible GPUs" '"eligible":[[:space:]]+false'
+
+gp models list
+expect_rc "models list exits 0" 0
+expect_out "models list has llama3-70b" "^llama3-70b +80 +8192 +64 +8 +28672 +128256 +8192 +swiglu"
+gp models show llama3-70b
+expect_rc "models show exits 0" 0
+# 80 layers x (2 x 8192^2 + 2 x 8192 x 1024 + 3 x 8192 x 28672 + 2 x 8192)
+# + 2 x 128256 x 8192 (untied) + 8192 = 70,553,706,496.
+expect_out "models show prints the exact parameter count" "^parameters +70,553,706,496"
+gp models show llama3-70b --json
+expect_out "models show --json" '"schema":[[:space:]]+"gpuplan.model/1"'
+gp models show llama9
+expect_rc "unknown model exits 2" 2
+expect_err_lines "unknown model: one error line" 1
+
+# ---- a first update creates the user's table
+gp prices update $FIX/bom.csv
+expect_rc "update with a byte-order mark exits 0" 0
+# 55.04 -> 51.5 is (51.5 - 55.04) / 55.04 = -6.4%.
+expect_out "update shows old -> new with percent" "on_demand_usd_per_hour 55\.04 -> 51\.5 \(-6\.4%\)"
+expect_out "update counts" "^added 0, changed 1, unchanged 0"
+[ -f "$TABLE" ] && pass "user table written" || fail "user table written" "no $TABLE"
+cp "$TABLE" "$TMP/table.before"
+cp "$HIST" "$TMP/hist.before"
+
+same_table() { # NAME
+	if cmp -s "$TABLE" "$TMP/table.before" && cmp -s "$HIST" "$TMP/hist.before"; then
+		pass "$1: table and history unchanged"
+	else
+		fail "$1: table and history unchanged" "files differ"
+	fi
+}
+
+bad() { # NAME FILE REGEX
+	gp prices update "$2"
+	expect_rc "$1 exits 2" 2
+	expect_err_lines "$1: one error line" 1
+	expect_err "$1: names file:line:col" "$3"
+	same_table "$1"
+}
+
+bad "missing column" $FIX/missing_column.csv "missing_column\.csv:1:6: expected a column named 'gpu', found none"
+bad "non-numeric price" $FIX/bad_price.csv "bad_price\.csv:2:6: on_demand_usd_per_hour: expected a price in USD per hour, found 'fifty'"
+bad "negative price" $FIX/negative_price.csv "negative_price\.csv:2:6: on_demand_usd_per_hour: expected a price > 0 .*found '-3\.5'"
+bad "unknown GPU" $FIX/unknown_gpu.csv "unknown_gpu\.csv:2:3: gpu: expected a GPU name or alias from gpus\.csv, found 'H10O' \(did you mean 'H100'\?\)"
+bad "zero GPUs per node" $FIX/zero_gpus.csv "zero_gpus\.csv:2:4: gpus_per_node: expected an integer from 1 to 4096, found '0'"
+bad "duplicate key" $FIX/duplicate_key.csv "duplicate_key\.csv:4:1: expected one row per .*found \(aws, p5\.48xlarge, us-east-1\) again \(first at line 2\)"
+bad "empty file" $FIX/empty.csv "empty\.csv:1:1: expected a header row .*found an empty file"
+bad "header only" $FIX/header_only.csv "header_only\.csv:2:1: expected data rows after the header, found none"
+bad "unterminated quote" $FIX/truncated_quote.csv "truncated_quote\.csv:2:5: expected a closing quote .*found the end of the file"
+bad "stray quote" $FIX/stray_quote.csv "stray_quote\.csv:2:35: expected no quote inside an unquoted field"
+{
+	head -n1 $FIX/bom.csv | sed 's/^\xef\xbb\xbf//'
+	printf 'aws,p5.48xlarge,H100,8,us-east-1,50,,,,%s\n' "$(head -c 5000 /dev/zero | tr '\0' v)"
+} > "$TMP/long_line.csv"
+bad "over-long line" "$TMP/long_line.csv" "long_line\.csv:2:10: expected a field of at most 4096 bytes, found 5000 bytes"
+bad "SkyPilot file without --provider" $FIX/skypilot_aws.csv "^error: --provider: expected the cloud SkyPilot catalog"
+
+gp prices update $FIX/crlf.csv --dry-run
+expect_rc "dry run exits 0" 0
+expect_out "dry run says so" "^dry run: nothing written"
+same_table "dry run"
+
+# ---- injected crashes: between write and rename nothing changes
+for point in after_write after_fsync before_rename; do
+	# The braces keep bash's "Killed" notice out of the log.
+	{ GPUPLAN_FAULT=$point:kill $GPUPLAN prices update $FIX/crlf.csv >"$OUT" 2>"$ERR"; RC=$?; } 2>/dev/null
+	expect_rc "killed at $point: exit 137" 137
+	same_table "killed at $point"
+	ls -a "$GPUPLAN_DATA_DIR" | grep -q '^\.prices\.csv\.tmp' \
+		&& pass "killed at $point: temp file left for the next update to remove" \
+		|| fail "killed at $point: temp file left for the next update to remove" "none"
+	gp prices history
+	same_table "history read after a kill at $point"
+done
+
+# Killed after the rename: the new table is in place and its history
+# is completed by the next reader.
+{ GPUPLAN_FAULT=after_rename:kill $GPUPLAN prices update $FIX/crlf.csv >"$OUT" 2>"$ERR"; RC=$?; } 2>/dev/null
+expect_rc "killed after rename: exit 137" 137
+grep -q '52\.5' "$TABLE" && pass "killed after rename: new table in place" \
+	|| fail "killed after rename: new table in place" "no 52.5"
+cmp -s "$HIST" "$TMP/hist.before" && pass "killed after rename: history not yet appended" \
+	|| fail "killed after rename: history not yet appended" "history changed"
+gp prices history
+expect_rc "history after a kill exits 0" 0
+expect_out "history completed from the pending file" "p4d\.24xlarge +us-east-1 +on_demand_usd_per_hour +21\.957642 +21"
+[ ! -e "$GPUPLAN_DATA_DIR/prices.history.pending" ] && pass "pending history consumed" \
+	|| fail "pending history consumed" "still there"
+
+gp prices update $FIX/quoted_commas.csv
+expect_rc "quoted fields with commas accepted" 0
+expect_out "quoted region kept whole" "vast 1x-RTX_4090-32-65536 Germany, DE, EU: on_demand_usd_per_hour 0\.4 -> 0\.41"
+ls -a "$GPUPLAN_DATA_DIR" | grep -q '^\.prices\.csv\.tmp' \
+	&& fail "stale temp files removed" "still there" || pass "stale temp files removed"
+
+gp prices update $FIX/no_final_newline.csv
+expect_rc "missing final newline accepted" 0
+expect_out "last line read" "g6\.48xlarge us-east-1: on_demand_usd_per_hour 13\.3504 -> 13\.5"
+
+gp prices update $FIX/skypilot_aws.csv --provider aws
+expect_rc "SkyPilot catalog accepted with --provider" 0
+expect_out "CPU rows skipped and counted" "skipped 1 rows without a GPU"
+expect_out "unknown GPUs skipped and named" "skipped 1 rows whose GPU gpus.csv lacks: T4"
+expect_out "zones folded, lowest price kept" "3 availability-zone rows folded into 1 region; each keeps its lowest price"
+expect_out "spot = lowest zone" "spot_usd_per_hour - -> 16\.5"
+
+gp prices list --gpu H100 --provider aws --region us-east-1 --spot
+expect_out "list reads the user's table" "us-east-1 +16\.50 +2\.062"
+expect_err "list names the user's table" "offerings from .*/userdata/prices\.csv"
+
+# ---- concurrent updates all land
+H="provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour"
+for i in 1 2 3 4; do
+	printf '%s\nconc,node%d,L4,1,r%d,%d.25\n' "$H" $i $i $i > "$TMP/conc$i.csv"
+done
+for i in 1 2 3 4; do
+	$GPUPLAN prices update "$TMP/conc$i.csv" >"$TMP/conc$i.out" 2>&1 &
+done
+wait
+n=$(grep -c '^conc,' "$TABLE")
+[ "$n" = 4 ] && pass "four concurrent updates all in the table" || fail "four concurrent updates all in the table" "$n rows"
+n=$(grep -c ',conc,' "$HIST")
+[ "$n" = 4 ] && pass "four concurrent updates all in the history" || fail "four concurrent updates all in the history" "$n lines"
+
+gp prices history --json
+expect_out "history --json" '"schema":[[:space:]]+"gpuplan.price_history/1"'
+gp prices update $FIX/crlf.csv --gpu H100
+expect_rc "list flags with update exit 2" 2
+
+finish

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# test_simulate.sh - `gpuplan simulate`: flags and plan files in, the
+# breakdown, --json and -o out, one-line errors with exit status 2.
+. "$(dirname "$0")/lib.sh"
+
+gp simulate --help
+expect_rc "help exits 0" 0
+for o in --model --layers --hidden --heads --kv-heads --ffn --vocab --seq --mlp --tied \
+	 --gpu --gpus --gpus-per-node --intra-node-gbps --inter-node-gbps --tp --pp --dp --cp \
+	 --mbs --gbs --zero --recompute --interleave --seq-parallel --no-flash --precision \
+	 --tokens --usd-per-gpu-hour --json --output; do
+	grep -q -- "$o" "$OUT" || fail "help lists $o" "missing"
+done
+pass "help lists every option"
+
+gp simulate --model llama3-70b --gpu H100 --gpus 64 --tp 4 --pp 4 --gbs 128 \
+	--interleave 5 --seq-parallel --zero 1 --tokens 1T --usd-per-gpu-hour 2.5
+expect_rc "preset simulates" 0
+expect_out "prints step time" '^step time [0-9.]+ (s|ms)'
+expect_out "prints each part with its share" 'pp bubble +[0-9.]+ (s|ms) +[0-9.]+%'
+expect_out "prints MFU" '^MFU [0-9.]+%, HFU [0-9.]+%'
+expect_out "prints memory against capacity" '^memory per GPU .* of .*GiB: (fits|does NOT fit)'
+expect_out "prints time and cost" 'time to train 1T tokens: .*cost \$'
+
+gp simulate --layers 24 --hidden 2048 --heads 16 --gpu A100-80GB --gpus 8 --gbs 64 --json
+expect_rc "custom model --json" 0
+for k in step_time_s tokens_per_s model_tflops_per_gpu hardware_tflops_per_gpu mfu hfu \
+	 memory_per_gpu_bytes fits breakdown compute tp_comm pp_bubble pp_comm \
+	 dp_comm_exposed optimizer memory weights grads activations other; do
+	grep -q "\"$k\":" "$OUT" || fail "--json has $k" "missing"
+done
+pass "--json has every documented key"
+grep -Eqi 'nan|inf' "$OUT" && fail "--json is finite" "found nan/inf" || pass "--json is finite"
+cp "$OUT" "$TMP/a.json"
+gp simulate --layers 24 --hidden 2048 --heads 16 --gpu A100-80GB --gpus 8 --gbs 64 --json
+cmp -s "$OUT" "$TMP/a.json" && pass "--json is byte-identical run to run" \
+	|| fail "--json is byte-identical run to run" "differs"
+
+gp simulate --model gpt3-175b --gpu A100-80GB --gpus 1024 --tp 8 --pp 8 --recompute full \
+	--interleave 2 -o "$TMP/plan.json"
+expect_rc "-o writes a plan" 0
+grep -Eq '"schema":[[:space:]]*"gpuplan.plan/1"' "$TMP/plan.json" && pass "plan has the schema" \
+	|| fail "plan has the schema" "missing"
+gp simulate "$TMP/plan.json" --json
+expect_rc "plan file simulates" 0
+cp "$OUT" "$TMP/from_plan.json"
+gp simulate --model gpt3-175b --gpu A100-80GB --gpus 1024 --tp 8 --pp 8 --recompute full \
+	--interleave 2 --json
+cmp -s "$OUT" "$TMP/from_plan.json" && pass "plan file and flags agree" \
+	|| fail "plan file and flags agree" "differs"
+gp simulate "$TMP/plan.json" --pp 16 --json
+expect_rc "flags override a plan" 0
+cmp -s "$OUT" "$TMP/from_plan.json" && fail "override changes the answer" "same" \
+	|| pass "override changes the answer"
+
+gp simulate --model gpt3-175b --gpu A100-80GB --gpus 1280 --tp 5 --pp 8
+expect_rc "tp not dividing heads exits 2" 2
+expect_err "says why" 'error: simulate: tp: expected a divisor of heads 96, found 5'
+expect_err_lines "one error line" 1
+
+gp simulate --model gpt3-175b --gpu A100-80GB --gpus 1024 --tp 8 --pp 8 --gbs 1000
+expect_rc "gbs not dividing exits 2" 2
+expect_err "gbs error" 'gbs: expected a multiple of mbs x dp'
+
+gp simulate --model gpt3-175b --gpu A100-80GB --gpus 1000 --tp 8 --pp 8
+expect_rc "gpus not a multiple exits 2" 2
+expect_err "gpus error" '^error: --gpus: expected a multiple of tp x pp x cp = 64, found 1000'
+
+gp simulate --model no-such-model --gpu H100 --gpus 8 --gbs 8
+expect_rc "unknown model exits 2" 2
+expect_err "unknown model" "^error: --model: expected a preset"
+
+gp simulate --model llama3-8b --gpu NoSuchGPU --gpus 8 --gbs 8
+expect_rc "unknown gpu exits 2" 2
+expect_err "unknown gpu" "^error: --gpu: expected a GPU"
+
+gp simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 8 --zero 4
+expect_rc "zero 4 exits 2" 2
+expect_err "zero range" "^error: --zero: expected an integer from 0 to 3, found '4'"
+
+gp simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 8 --recompute most
+expect_rc "bad recompute exits 2" 2
+expect_err "recompute" "^error: --recompute: expected none, selective or full"
+
+gp simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 8 --bogus
+expect_rc "unknown option exits 2" 2
+
+gp simulate --layers 24 --hidden 2048 --gpu H100 --gpus 8 --gbs 8
+expect_rc "incomplete custom model exits 2" 2
+expect_err "names what is missing" -- '--heads'
+
+printf '{"schema": "gpuplan.plan/1", "model": {' > "$TMP/broken.json"
+gp simulate "$TMP/broken.json"
+expect_rc "broken plan exits 2" 2
+expect_err "names file:line:col" 'broken.json:1:[0-9]+: expected valid JSON'
+
+sed 's/"tp":[[:space:]]*8/"tp": -2/' "$TMP/plan.json" > "$TMP/badtp.json"
+gp simulate "$TMP/badtp.json"
+expect_rc "bad plan field exits 2" 2
+expect_err "names the field" 'badtp.json: .parallel.tp: expected an integer from 1 to [0-9]+, found -2'
+
+gp simulate --model llama3-70b --gpu A100-40GB --gpus 8 --gbs 8 --tp 8
+expect_rc "not fitting still answers" 0
+expect_out "says by how much it overflows" 'does NOT fit, over by'
+
+finish

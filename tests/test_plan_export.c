@@ -1,0 +1,203 @@
+/*
+ * test_plan_export.c - every export format carries the fields its tool
+ * needs, and the DeepSpeed config keeps the batch identity
+ * train_batch_size = micro-batch x accumulation x DP.
+ */
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_export.h"
+
+/* Llama-3 70B on 4 nodes of 8 H100: TP 8, PP 4, DP 1, interleave 5,
+ * mbs 1, gbs 512 -> accumulation 512. */
+static void make_plan(struct sim_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	strcpy(p->model.name, "llama3-70b");
+	p->model.layers = 80;
+	p->model.hidden = 8192;
+	p->model.heads = 64;
+	p->model.kv_heads = 8;
+	p->model.ffn = 28672;
+	p->model.vocab = 128256;
+	p->model.seq = 8192;
+	p->model.mlp = SIM_MLP_SWIGLU;
+	sim_parallel_init(&p->par);
+	p->par.tp = 8;
+	p->par.pp = 4;
+	p->par.dp = 1;
+	p->par.cp = 1;
+	p->par.mbs = 1;
+	p->par.gbs = 512;
+	p->par.interleave = 5;
+	p->par.zero = 1;
+	p->par.seq_parallel = 1;
+	p->par.recompute = SIM_RECOMPUTE_SELECTIVE;
+	strcpy(p->cluster.gpu.name, "H100-SXM5-80GB");
+	p->cluster.gpu.p2p = 1;
+	p->cluster.gpus_per_node = 8;
+	p->nodes = 4;
+	p->time_to_train_s = 10 * 86400.0;
+}
+
+static char *export_ok(const struct sim_plan *p, enum plan_export_format f)
+{
+	enum rc rc;
+	char *s = plan_export(p, f, &rc);
+
+	assert_int_equal(rc, RC_OK);
+	assert_non_null(s);
+	return s;
+}
+
+static void test_plan_export_megatron_flags(void **state)
+{
+	struct sim_plan p;
+	char *s;
+
+	(void)state;
+	make_plan(&p);
+	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	assert_non_null(strstr(s, "--tensor-model-parallel-size 8"));
+	assert_non_null(strstr(s, "--pipeline-model-parallel-size 4"));
+	/* 80 layers / (4 stages x 5 chunks) = 4 layers per virtual stage */
+	assert_non_null(strstr(s, "--num-layers-per-virtual-pipeline-stage 4"));
+	assert_non_null(strstr(s, "--micro-batch-size 1 --global-batch-size 512"));
+	assert_non_null(strstr(s, "--sequence-parallel"));
+	assert_non_null(strstr(s, "--recompute-granularity selective"));
+	assert_non_null(strstr(s, "--use-distributed-optimizer"));
+	assert_non_null(strstr(s, "--num-query-groups 8"));
+	assert_non_null(strstr(s, "--swiglu"));
+	assert_non_null(strstr(s, "--bf16"));
+	assert_non_null(strstr(s, "torchrun --nnodes 4 --nproc-per-node 8"));
+	assert_null(strstr(s, "--context-parallel-size"));
+	free(s);
+}
+
+static void test_plan_export_deepspeed_batch_identity(void **state)
+{
+	struct sim_plan p;
+	cJSON *j;
+	char *s;
+	int tbs, mbs, ga;
+
+	(void)state;
+	make_plan(&p);
+	p.par.tp = 1;
+	p.par.pp = 1;
+	p.par.dp = 32;
+	p.par.mbs = 2;
+	p.par.zero = 3;
+	s = export_ok(&p, PLAN_EXPORT_DEEPSPEED);
+	j = cJSON_Parse(s);
+	assert_non_null(j);
+	tbs = cJSON_GetObjectItem(j, "train_batch_size")->valueint;
+	mbs = cJSON_GetObjectItem(j, "train_micro_batch_size_per_gpu")->valueint;
+	ga = cJSON_GetObjectItem(j, "gradient_accumulation_steps")->valueint;
+	assert_int_equal(tbs, 512);
+	assert_int_equal(mbs, 2);
+	assert_int_equal(ga, 8); /* 512 / (2 x 32) */
+	assert_int_equal(tbs, mbs * ga * p.par.dp);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "zero_optimization"),
+					     "stage")->valueint, 3);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "bf16"), "enabled")));
+	cJSON_Delete(j);
+	free(s);
+}
+
+static void test_plan_export_slurm_time_margin(void **state)
+{
+	struct sim_plan p;
+	char *s;
+
+	(void)state;
+	make_plan(&p);
+	s = export_ok(&p, PLAN_EXPORT_SLURM);
+	assert_non_null(strstr(s, "#SBATCH --nodes=4"));
+	assert_non_null(strstr(s, "#SBATCH --gpus-per-node=8"));
+	/* 10 d x 1.1 + 1 h = 11 d 01:00:00 */
+	assert_non_null(strstr(s, "#SBATCH --time=11-01:00:00"));
+	assert_non_null(strstr(s, "gpuplan execute plan.json"));
+	free(s);
+}
+
+static void test_plan_export_torchrun_nccl_env(void **state)
+{
+	struct sim_plan p;
+	char *s;
+
+	(void)state;
+	make_plan(&p);
+	p.cluster.gpu.p2p = 0; /* RTX 4090: P2P off in the stock driver */
+	s = export_ok(&p, PLAN_EXPORT_TORCHRUN);
+	assert_non_null(strstr(s, "NCCL_P2P_DISABLE=1"));
+	assert_non_null(strstr(s, "--rdzv-backend c10d"));
+	free(s);
+	p.cluster.gpu.p2p = 1;
+	p.par.pp = 1;
+	p.par.interleave = 1;
+	s = export_ok(&p, PLAN_EXPORT_TORCHRUN);
+	assert_null(strstr(s, "NCCL_P2P_DISABLE"));
+	assert_non_null(strstr(s, "--standalone")); /* 8 GPUs fit one node */
+	free(s);
+}
+
+static void test_plan_export_mpirun_and_kubernetes(void **state)
+{
+	struct sim_plan p;
+	char *s;
+
+	(void)state;
+	make_plan(&p);
+	s = export_ok(&p, PLAN_EXPORT_MPIRUN);
+	assert_non_null(strstr(s, "mpirun -np 32"));
+	assert_non_null(strstr(s, "node4 slots=8"));
+	free(s);
+	s = export_ok(&p, PLAN_EXPORT_KUBERNETES);
+	assert_non_null(strstr(s, "kind: PyTorchJob"));
+	assert_non_null(strstr(s, "Worker:\n      replicas: 3"));
+	assert_non_null(strstr(s, "nvidia.com/gpu: 8"));
+	free(s);
+}
+
+static void test_plan_export_rejects_bad_batch(void **state)
+{
+	struct sim_plan p;
+	enum rc rc;
+
+	(void)state;
+	make_plan(&p);
+	p.par.gbs = 511; /* not a multiple of mbs x dp = 1 ... but dp 3 below */
+	p.par.dp = 3;
+	assert_null(plan_export(&p, PLAN_EXPORT_DEEPSPEED, &rc));
+	assert_int_equal(rc, RC_INPUT);
+}
+
+static void test_plan_export_format_parse_names(void **state)
+{
+	enum plan_export_format f;
+
+	(void)state;
+	assert_int_equal(plan_export_format_parse("DeepSpeed", &f), RC_OK);
+	assert_int_equal(f, PLAN_EXPORT_DEEPSPEED);
+	assert_int_equal(plan_export_format_parse("k8s", &f), RC_OK);
+	assert_int_equal(f, PLAN_EXPORT_KUBERNETES);
+	assert_int_equal(plan_export_format_parse("horovod", &f), RC_USAGE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_export_megatron_flags),
+		cmocka_unit_test(test_plan_export_deepspeed_batch_identity),
+		cmocka_unit_test(test_plan_export_slurm_time_margin),
+		cmocka_unit_test(test_plan_export_torchrun_nccl_env),
+		cmocka_unit_test(test_plan_export_mpirun_and_kubernetes),
+		cmocka_unit_test(test_plan_export_rejects_bad_batch),
+		cmocka_unit_test(test_plan_export_format_parse_names),
+	};
+	return cmocka_run_group_tests_name("plan_export", tests, NULL, NULL);
+}

@@ -1,0 +1,1034 @@
+/*
+ * test_planner.c - the planner: the GLPK MILP against exhaustive search on
+ * random small instances (one phase with several jobs sharing budget and
+ * availability, two phases), its guarantees (never over budget, deadline
+ * or availability; more budget never slower), GLPK's error hook, the spot
+ * preemption model, Pareto pruning, and the whole pipeline on an inline
+ * catalog (zero budget, one GPU, a model that fits nowhere).
+ */
+#include "testutil.h"
+
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plan.h"
+#include "plan_internal.h"
+
+/* ---- a small deterministic generator (tests must not depend on libc's
+ * rand() sequence) -------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static void rng_seed(uint64_t s) { rng_state = s * 2654435761u + 1; }
+
+static double rng_unit(void)
+{
+	/* xorshift64* (Vigna 2016) */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return (double)((rng_state * 2685821657736338717ull) >> 11) / 9007199254740992.0;
+}
+
+static int rng_int(int lo, int hi) { return lo + (int)(rng_unit() * (hi - lo + 1)); }
+
+/* ---- exhaustive search over the same columns ----------------------------- */
+
+#define MAX_COLS 32
+#define MAX_JOBS 4
+#define TOL 1e-9
+
+struct exh {
+	int found;
+	double primary, secondary;
+};
+
+static double prio(const struct plan_milp *m, int j) { return m->priority ? m->priority[j] : 1; }
+static double deadline(const struct plan_milp *m, int j) { return m->deadline_s ? m->deadline_s[j] : -1; }
+
+static void exh_offer(struct exh *e, double primary, double secondary)
+{
+	if (!e->found || primary < e->primary * (1 - 1e-12) ||
+	    (primary <= e->primary * (1 + 1e-12) && secondary < e->secondary)) {
+		e->found = 1;
+		e->primary = primary;
+		e->secondary = secondary;
+	}
+}
+
+/* One phase: every assignment of one column per job. */
+static void exh_one_phase(const struct plan_milp *m, int j, int *pick, struct exh *e)
+{
+	if (j == m->n_jobs) {
+		double cost = 0, rate = 0, wtime = 0;
+		int used[MAX_COLS] = { 0 };
+
+		for (int k = 0; k < m->n_jobs; k++) {
+			const struct plan_column *c = &m->cols[pick[k]];
+
+			cost += c->cost_usd;
+			rate += c->usd_per_hour;
+			wtime += prio(m, k) * c->time_s;
+			if (deadline(m, k) >= 0 && c->time_s > deadline(m, k) * (1 + TOL))
+				return;
+			if (c->group >= 0)
+				used[c->group] += c->nodes;
+		}
+		if (m->budget_usd >= 0 && cost > m->budget_usd * (1 + TOL))
+			return;
+		if (m->hourly_budget_usd >= 0 && rate > m->hourly_budget_usd * (1 + TOL))
+			return;
+		for (int g = 0; g < m->n_groups; g++)
+			if (m->avail_nodes[g] > 0 && used[g] > m->avail_nodes[g])
+				return;
+		if (m->objective == PLAN_OBJECTIVE_TIME)
+			exh_offer(e, wtime, cost);
+		else
+			exh_offer(e, cost, wtime);
+		return;
+	}
+	for (size_t i = 0; i < m->n_cols; i++)
+		if (m->cols[i].job == j && !(m->exclude && m->exclude[i])) {
+			pick[j] = (int)i;
+			exh_one_phase(m, j + 1, pick, e);
+		}
+}
+
+/* Two phases, one job: every single column, and every pair (a, b) with the
+ * share f on a; time and cost are linear in f, so the optimum over the
+ * feasible interval of f is at one of its ends. */
+static void exh_two_phase(const struct plan_milp *m, struct exh *e)
+{
+	double s = m->switch_s;
+
+	for (size_t a = 0; a < m->n_cols; a++) {
+		const struct plan_column *A = &m->cols[a];
+
+		if (m->exclude && m->exclude[a])
+			continue;
+		for (size_t b = a; b < m->n_cols; b++) {
+			const struct plan_column *B = &m->cols[b];
+			double lo = 0, hi = 1, rate, sw_t, sw_c;
+			/* constraint rows: alpha f <= beta */
+			double alpha[2], beta[2];
+			int nrow = 0;
+
+			if (m->exclude && m->exclude[b])
+				continue;
+			if (a == b) {
+				lo = hi = 1;
+				rate = A->usd_per_hour;
+				sw_t = sw_c = 0;
+			} else {
+				rate = fmax(A->usd_per_hour, B->usd_per_hour);
+				sw_t = s;
+				sw_c = plan_switch_cost_usd(s, rate);
+			}
+			if (m->hourly_budget_usd >= 0 && rate > m->hourly_budget_usd * (1 + TOL))
+				continue;
+			if (A->group >= 0 && m->avail_nodes[A->group] > 0 &&
+			    A->nodes > m->avail_nodes[A->group])
+				continue;
+			if (B->group >= 0 && m->avail_nodes[B->group] > 0 &&
+			    B->nodes > m->avail_nodes[B->group])
+				continue;
+			/* time(f) = Tb + f (Ta - Tb) + sw_t; cost likewise */
+			if (m->budget_usd >= 0) {
+				alpha[nrow] = A->cost_usd - B->cost_usd;
+				beta[nrow++] = m->budget_usd * (1 + TOL) - B->cost_usd - sw_c;
+			}
+			if (deadline(m, 0) >= 0) {
+				alpha[nrow] = A->time_s - B->time_s;
+				beta[nrow++] = deadline(m, 0) * (1 + TOL) - B->time_s - sw_t;
+			}
+			for (int r = 0; r < nrow; r++) {
+				if (alpha[r] > 0)
+					hi = fmin(hi, beta[r] / alpha[r]);
+				else if (alpha[r] < 0)
+					lo = fmax(lo, beta[r] / alpha[r]);
+				else if (beta[r] < 0)
+					hi = -1;
+			}
+			if (lo > hi)
+				continue;
+			for (int end = 0; end < 2; end++) {
+				double f = end ? hi : lo;
+				double t = B->time_s + f * (A->time_s - B->time_s) + sw_t;
+				double c = B->cost_usd + f * (A->cost_usd - B->cost_usd) + sw_c;
+
+				if (a == b) {
+					t = A->time_s;
+					c = A->cost_usd;
+				}
+				if (m->objective == PLAN_OBJECTIVE_TIME)
+					exh_offer(e, prio(m, 0) * t, c);
+				else
+					exh_offer(e, c, prio(m, 0) * t);
+			}
+		}
+	}
+}
+
+/* Checks a MILP solution against every constraint of m. */
+static void assert_solution_feasible(const struct plan_milp *m,
+				     const struct plan_milp_solution *sol)
+{
+	int used_by_group[MAX_COLS] = { 0 };
+	int per_job[MAX_JOBS] = { 0 };
+	double share[MAX_JOBS] = { 0 };
+	int nodes_max[MAX_JOBS][MAX_COLS];
+
+	memset(nodes_max, 0, sizeof(nodes_max));
+	for (size_t i = 0; i < m->n_cols; i++) {
+		const struct plan_column *c = &m->cols[i];
+
+		if (!sol->used[i])
+			continue;
+		assert_true(!(m->exclude && m->exclude[i]));
+		per_job[c->job]++;
+		share[c->job] += sol->frac[i];
+		if (c->group >= 0 && c->nodes > nodes_max[c->job][c->group])
+			nodes_max[c->job][c->group] = c->nodes;
+	}
+	for (int j = 0; j < m->n_jobs; j++) {
+		assert_true(per_job[j] >= 1 && per_job[j] <= m->phases);
+		assert_near(share[j], 1.0, 1e-9);
+		if (deadline(m, j) >= 0)
+			assert_true(sol->time_s[j] <= deadline(m, j) * (1 + 1e-6));
+		for (int g = 0; g < m->n_groups; g++)
+			used_by_group[g] += nodes_max[j][g];
+	}
+	for (int g = 0; g < m->n_groups; g++)
+		if (m->avail_nodes[g] > 0)
+			assert_true(used_by_group[g] <= m->avail_nodes[g]);
+	if (m->budget_usd >= 0)
+		assert_true(sol->cost_usd <= m->budget_usd * (1 + 1e-6));
+	if (m->hourly_budget_usd >= 0)
+		assert_true(sol->usd_per_hour <= m->hourly_budget_usd * (1 + 1e-6));
+}
+
+/* A random instance: n_jobs jobs, 2..per_job columns each on 1..3
+ * offerings, consistent costs (time x rate) with noise. */
+struct instance {
+	struct plan_milp m;
+	struct plan_column cols[MAX_COLS];
+	double priority[MAX_JOBS], deadline[MAX_JOBS];
+	int avail[MAX_COLS];
+	unsigned char exclude[MAX_COLS];
+};
+
+static void instance_random(struct instance *in, int n_jobs, int per_job, int phases)
+{
+	double cost_sum = 0, time_sum = 0;
+	size_t n = 0;
+
+	memset(in, 0, sizeof(*in));
+	plan_milp_init(&in->m);
+	in->m.n_jobs = n_jobs;
+	in->m.n_groups = rng_int(1, 3);
+	for (int g = 0; g < in->m.n_groups; g++)
+		in->avail[g] = rng_unit() < 0.3 ? 0 : rng_int(2, 12);
+	for (int j = 0; j < n_jobs; j++) {
+		int k = rng_int(2, per_job);
+		double jc = 0, jt = 0;
+
+		for (int i = 0; i < k; i++) {
+			struct plan_column *c = &in->cols[n++];
+			double rate_per_node = 5 + 95 * rng_unit();
+
+			c->job = j;
+			c->group = rng_int(-1, in->m.n_groups - 1);
+			c->nodes = rng_int(1, 8);
+			c->time_s = 3600 * (10 + 2000 * rng_unit()) / c->nodes;
+			c->usd_per_hour = rate_per_node * c->nodes;
+			c->cost_usd = c->time_s / 3600 * c->usd_per_hour * (0.8 + 0.4 * rng_unit());
+			jc += c->cost_usd / k;
+			jt += c->time_s / k;
+		}
+		in->priority[j] = rng_int(1, 4);
+		in->deadline[j] = rng_unit() < 0.5 ? -1 : jt * (0.3 + 1.2 * rng_unit());
+		cost_sum += jc;
+		time_sum += jt;
+	}
+	for (size_t i = 0; i < n; i++)
+		in->exclude[i] = rng_unit() < 0.1;
+	in->m.cols = in->cols;
+	in->m.n_cols = n;
+	in->m.priority = in->priority;
+	in->m.deadline_s = in->deadline;
+	in->m.avail_nodes = in->avail;
+	in->m.exclude = in->exclude;
+	in->m.phases = phases;
+	in->m.switch_s = rng_unit() < 0.2 ? 0 : 3600 * rng_unit();
+	in->m.budget_usd = rng_unit() < 0.2 ? -1 : cost_sum * (0.4 + 1.2 * rng_unit());
+	in->m.hourly_budget_usd = rng_unit() < 0.7 ? -1 : 100 + 800 * rng_unit() * n_jobs;
+	in->m.objective = rng_unit() < 0.5 ? PLAN_OBJECTIVE_TIME : PLAN_OBJECTIVE_COST;
+	(void)time_sum;
+}
+
+/* Solves in with GLPK and by exhaustion; the optima must agree. */
+static void check_instance(struct instance *in, int *n_feasible)
+{
+	struct plan_milp_solution sol;
+	struct exh e = { 0 };
+	int pick[MAX_JOBS];
+	enum rc rc;
+
+	if (in->m.phases == 1)
+		exh_one_phase(&in->m, 0, pick, &e);
+	else
+		exh_two_phase(&in->m, &e);
+	rc = plan_milp_solve(&in->m, &sol);
+	if (!e.found) {
+		assert_int_equal(rc, RC_INFEASIBLE);
+		return;
+	}
+	assert_int_equal(rc, RC_OK);
+	(*n_feasible)++;
+	assert_true(sol.optimal);
+	assert_near(sol.objective, e.primary, 1e-6);
+	assert_solution_feasible(&in->m, &sol);
+	plan_milp_solution_release(&sol);
+}
+
+/* 150 random one-phase instances with 1..3 jobs that share the budget,
+ * the hourly budget and each offering's availability. */
+static void test_plan_milp_solve_matches_exhaustive_one_phase(void **state)
+{
+	struct instance in;
+	int feasible = 0;
+
+	(void)state;
+	rng_seed(1);
+	for (int t = 0; t < 150; t++) {
+		instance_random(&in, rng_int(1, 3), 6, 1);
+		check_instance(&in, &feasible);
+	}
+	/* The generator must produce both outcomes, or the test proves little. */
+	assert_true(feasible > 40 && feasible < 150);
+}
+
+/* 100 random two-phase instances (one job, fractions over up to two
+ * columns, switch time and cost). */
+static void test_plan_milp_solve_matches_exhaustive_two_phase(void **state)
+{
+	struct instance in;
+	int feasible = 0;
+
+	(void)state;
+	rng_seed(2);
+	for (int t = 0; t < 100; t++) {
+		instance_random(&in, 1, 8, 2);
+		check_instance(&in, &feasible);
+	}
+	assert_true(feasible > 30 && feasible < 100);
+}
+
+/* Two phases mix a slow cheap column and a fast dear one to meet a
+ * deadline neither cheap column meets alone: spot 100 h at $10/h ($1000),
+ * on-demand 40 h at $50/h ($2000), deadline 70 h, no switch time.  f on
+ * spot: 100 f + 40 (1 - f) = 70 -> f = 0.5; cost 500 + 1000 = $1500, less
+ * than on-demand alone. */
+static void test_plan_milp_solve_two_phase_meets_deadline(void **state)
+{
+	struct plan_column cols[2] = {
+		{ .job = 0, .group = -1, .nodes = 1, .time_s = 100 * 3600.0,
+		  .cost_usd = 1000, .usd_per_hour = 10 },
+		{ .job = 0, .group = -1, .nodes = 1, .time_s = 40 * 3600.0,
+		  .cost_usd = 2000, .usd_per_hour = 50 },
+	};
+	double dl = 70 * 3600.0;
+	struct plan_milp m;
+	struct plan_milp_solution sol;
+
+	(void)state;
+	plan_milp_init(&m);
+	m.n_jobs = 1;
+	m.cols = cols;
+	m.n_cols = 2;
+	m.deadline_s = &dl;
+	m.objective = PLAN_OBJECTIVE_COST;
+	m.phases = 2;
+	m.switch_s = 0;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_OK);
+	assert_near(sol.frac[0], 0.5, 1e-6);
+	assert_near(sol.cost_usd, 1500, 1e-6);
+	assert_near(sol.time_s[0], dl, 1e-6);
+	plan_milp_solution_release(&sol);
+	/* With one phase only on-demand meets the deadline: $2000. */
+	m.phases = 1;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_OK);
+	assert_int_equal(sol.used[1], 1);
+	assert_near(sol.cost_usd, 2000, 1e-9);
+	plan_milp_solution_release(&sol);
+}
+
+/* A larger budget never gives a slower answer: the feasible set only
+ * grows.  Sweep the budget upward on random 2-job instances. */
+static void test_plan_milp_solve_budget_monotone(void **state)
+{
+	struct instance in;
+
+	(void)state;
+	rng_seed(3);
+	for (int t = 0; t < 20; t++) {
+		double prev = DBL_MAX;
+
+		instance_random(&in, 2, 6, 1);
+		in.m.objective = PLAN_OBJECTIVE_TIME;
+		in.m.hourly_budget_usd = -1;
+		for (int k = 1; k <= 6; k++) {
+			struct plan_milp_solution sol;
+
+			in.m.budget_usd = 2000.0 * k * k;
+			if (plan_milp_solve(&in.m, &sol) != RC_OK)
+				continue;
+			assert_true(sol.objective <= prev * (1 + 1e-9));
+			prev = sol.objective;
+			plan_milp_solution_release(&sol);
+		}
+	}
+}
+
+/* Two jobs want the same offering, which has 8 nodes: each job's fastest
+ * column takes 6 nodes, so one of them must fall back.  Job 0 has priority
+ * 3, so it keeps the fast column: 3 x 10 + 1 x 30 = 60 h beats
+ * 3 x 20 + 1 x 12 = 72 h. */
+static void test_plan_milp_solve_shared_availability(void **state)
+{
+	struct plan_column cols[4] = {
+		{ .job = 0, .group = 0, .nodes = 6, .time_s = 10 * 3600.0, .cost_usd = 600, .usd_per_hour = 60 },
+		{ .job = 0, .group = 0, .nodes = 2, .time_s = 20 * 3600.0, .cost_usd = 400, .usd_per_hour = 20 },
+		{ .job = 1, .group = 0, .nodes = 6, .time_s = 12 * 3600.0, .cost_usd = 720, .usd_per_hour = 60 },
+		{ .job = 1, .group = 0, .nodes = 2, .time_s = 30 * 3600.0, .cost_usd = 600, .usd_per_hour = 20 },
+	};
+	double pr[2] = { 3, 1 };
+	int avail = 8;
+	struct plan_milp m;
+	struct plan_milp_solution sol;
+
+	(void)state;
+	plan_milp_init(&m);
+	m.n_jobs = 2;
+	m.priority = pr;
+	m.cols = cols;
+	m.n_cols = 4;
+	m.avail_nodes = &avail;
+	m.n_groups = 1;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_OK);
+	assert_int_equal(sol.used[0], 1);
+	assert_int_equal(sol.used[3], 1);
+	assert_near(sol.objective, 60 * 3600.0, 1e-9);
+	plan_milp_solution_release(&sol);
+	/* With 12 nodes both take the fast column. */
+	avail = 12;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_OK);
+	assert_int_equal(sol.used[0] + sol.used[2], 2);
+	plan_milp_solution_release(&sol);
+}
+
+/* Zero budget: nothing costs nothing, so infeasible (never a crash or a
+ * GLPK abort); an empty column set is rejected before GLPK sees it. */
+static void test_plan_milp_solve_degenerate(void **state)
+{
+	struct plan_column col = { .job = 0, .group = -1, .nodes = 1, .time_s = 3600,
+				   .cost_usd = 10, .usd_per_hour = 10 };
+	struct plan_milp m;
+	struct plan_milp_solution sol;
+
+	(void)state;
+	plan_milp_init(&m);
+	m.n_jobs = 1;
+	m.cols = &col;
+	m.n_cols = 1;
+	m.budget_usd = 0;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_INFEASIBLE);
+	m.budget_usd = 10;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_OK);
+	assert_int_equal(sol.used[0], 1);
+	plan_milp_solution_release(&sol);
+	m.n_cols = 0;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_INPUT);
+	m.n_cols = 1;
+	col.time_s = NAN;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_INPUT);
+	col.time_s = 3600;
+	m.phases = 3;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_INPUT);
+}
+
+/* GLPK's error path: an invalid call is caught by the hook, its message
+ * captured, RC_ERR returned; GLPK still works afterwards. */
+static void test_plan_lp_fault_probe_caught(void **state)
+{
+	char msg[256];
+	struct plan_column col = { .job = 0, .group = -1, .nodes = 1, .time_s = 3600,
+				   .cost_usd = 10, .usd_per_hour = 10 };
+	struct plan_milp m;
+	struct plan_milp_solution sol;
+
+	(void)state;
+	assert_int_equal(plan_lp_fault_probe(msg, sizeof(msg)), RC_ERR);
+	assert_non_null(strstr(msg, "out of range"));
+	plan_milp_init(&m);
+	m.n_jobs = 1;
+	m.cols = &col;
+	m.n_cols = 1;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_OK);
+	plan_milp_solution_release(&sol);
+}
+
+/* --dump-lp writes CPLEX LP format with the budget row. */
+static void test_plan_milp_solve_dump_lp(void **state)
+{
+	struct instance in;
+	struct plan_milp_solution sol;
+	char path[] = "/tmp/test_planner_lp_XXXXXX";
+	char buf[4096] = "";
+	FILE *f;
+	int fd;
+	size_t n;
+
+	(void)state;
+	rng_seed(4);
+	instance_random(&in, 2, 4, 1);
+	in.m.budget_usd = 1e12;
+	in.m.hourly_budget_usd = -1;
+	in.m.deadline_s = NULL;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	in.m.dump_lp_path = path;
+	assert_int_equal(plan_milp_solve(&in.m, &sol), RC_OK);
+	plan_milp_solution_release(&sol);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	unlink(path);
+	assert_non_null(strstr(buf, "Minimize"));
+	assert_non_null(strstr(buf, "budget:"));
+	/* the y columns are integer (GLPK writes 0..1 integers as Generals) */
+	assert_non_null(strstr(buf, "Generals"));
+}
+
+/* ---- the preemption model and Pareto pruning ----------------------------- */
+
+/* 1e9 parameters on 10 nodes at 0.01 preemptions per node-hour:
+ * MTBF M = 3600 / 0.1 = 36000 s; checkpoint C = 1e9 x 14 B / (10 x 1 GB/s)
+ * = 1.4 s; Young's interval sqrt(2 C M) = sqrt(100800) = 317.49 s; waste
+ * C / tau + (tau / 2 + R) / M = 0.0044096 + (158.745 + 300) / 36000
+ * = 0.0171526. */
+static void test_plan_preempt_model_young_daly(void **state)
+{
+	struct plan_opts o;
+	struct plan_preempt p;
+
+	(void)state;
+	plan_opts_init(&o);
+	assert_int_equal(plan_preempt_model(1e9, 10, &o, &p), 0);
+	assert_near(p.mtbf_s, 36000, 1e-12);
+	assert_near(p.ckpt_write_s, 1.4, 1e-12);
+	assert_near(p.interval_s, 317.4901573, 1e-9);
+	assert_near(p.waste, 0.0171526, 1e-5);
+	/* 10000 nodes: M = 36 s, shorter than the restart: dropped. */
+	assert_int_equal(plan_preempt_model(1e9, 10000, &o, &p), -1);
+	/* No preemptions: no waste. */
+	o.preempt_per_node_hour = 0;
+	assert_int_equal(plan_preempt_model(1e9, 10, &o, &p), 0);
+	assert_true(p.waste == 0);
+}
+
+static void test_plan_pareto_keeps_undominated(void **state)
+{
+	struct plan_candidate c[5];
+
+	(void)state;
+	memset(c, 0, sizeof(c));
+	/* (time, cost, nodes) */
+	c[0].time_s = 10; c[0].cost_usd = 100; c[0].nodes = 8;
+	c[1].time_s = 20; c[1].cost_usd = 50; c[1].nodes = 4;
+	c[2].time_s = 25; c[2].cost_usd = 60; c[2].nodes = 4;   /* dominated by c[1] */
+	c[3].time_s = 30; c[3].cost_usd = 55; c[3].nodes = 2;   /* fewer nodes: kept */
+	c[4].time_s = 10; c[4].cost_usd = 100; c[4].nodes = 8;  /* duplicate of c[0] */
+	assert_int_equal(plan_pareto(c, 5), 3);
+	assert_true(c[0].time_s == 10 && c[1].time_s == 20 && c[2].time_s == 30);
+}
+
+/* ---- the whole pipeline on an inline catalog ------------------------------- */
+
+/* Two GPUs, four offerings.  Figures are round, not real: what matters is
+ * that the pipeline's guarantees hold on any catalog. */
+static struct price_gpu test_gpus[2];
+static struct price_offering test_offers[4];
+static struct price_catalog test_cat;
+static struct sim_model test_model;
+
+static void catalog_init(void)
+{
+	memset(test_gpus, 0, sizeof(test_gpus));
+	memset(test_offers, 0, sizeof(test_offers));
+	snprintf(test_gpus[0].name, sizeof(test_gpus[0].name), "BIG-80GB");
+	test_gpus[0].memory_bytes = 80e9;
+	test_gpus[0].hbm_bytes_per_s = 3e12;
+	test_gpus[0].bf16_flops_per_s = 1e15;
+	test_gpus[0].intra_bytes_per_s = 450e9;
+	test_gpus[0].nvlink = 1;
+	test_gpus[0].p2p = 1;
+	snprintf(test_gpus[1].name, sizeof(test_gpus[1].name), "SMALL-24GB");
+	test_gpus[1].memory_bytes = 24e9;
+	test_gpus[1].hbm_bytes_per_s = 0.9e12;
+	test_gpus[1].bf16_flops_per_s = 0.3e15;
+	test_gpus[1].intra_bytes_per_s = 32e9;
+
+	snprintf(test_offers[0].provider, PRICE_NAME_MAX, "acloud");
+	snprintf(test_offers[0].instance_type, PRICE_NAME_MAX, "big8");
+	snprintf(test_offers[0].gpu, PRICE_NAME_MAX, "BIG-80GB");
+	snprintf(test_offers[0].region, PRICE_NAME_MAX, "east");
+	test_offers[0].gpus_per_node = 8;
+	test_offers[0].on_demand_usd_per_hour = 80;
+	test_offers[0].spot_usd_per_hour = 30;
+	test_offers[0].inter_node_bytes_per_s = 400e9;
+	test_offers[0].max_nodes = 16;
+	test_offers[1] = test_offers[0];
+	snprintf(test_offers[1].region, PRICE_NAME_MAX, "west");
+	test_offers[1].on_demand_usd_per_hour = 90;
+	test_offers[1].spot_usd_per_hour = -1;
+	test_offers[1].max_nodes = 0;
+	test_offers[2] = test_offers[0];
+	snprintf(test_offers[2].instance_type, PRICE_NAME_MAX, "big1");
+	test_offers[2].gpus_per_node = 1;
+	test_offers[2].on_demand_usd_per_hour = 11;
+	test_offers[2].spot_usd_per_hour = -1;
+	test_offers[2].max_nodes = 4;
+	snprintf(test_offers[3].provider, PRICE_NAME_MAX, "bcloud");
+	snprintf(test_offers[3].instance_type, PRICE_NAME_MAX, "small8");
+	snprintf(test_offers[3].gpu, PRICE_NAME_MAX, "SMALL-24GB");
+	snprintf(test_offers[3].region, PRICE_NAME_MAX, "east");
+	test_offers[3].gpus_per_node = 8;
+	test_offers[3].on_demand_usd_per_hour = 12;
+	test_offers[3].spot_usd_per_hour = 4;
+	test_offers[3].inter_node_bytes_per_s = 25e9;
+	memset(&test_cat, 0, sizeof(test_cat));
+	test_cat.gpus = test_gpus;
+	test_cat.n_gpus = 2;
+	test_cat.offers = test_offers;
+	test_cat.n_offers = 4;
+
+	/* A 1.3B GPT (24 layers, hidden 2048) */
+	memset(&test_model, 0, sizeof(test_model));
+	snprintf(test_model.name, sizeof(test_model.name), "gpt-1.3b");
+	test_model.layers = 24;
+	test_model.hidden = 2048;
+	test_model.heads = 16;
+	test_model.kv_heads = 16;
+	test_model.ffn = 8192;
+	test_model.vocab = 50304;
+	test_model.seq = 2048;
+	test_model.mlp = SIM_MLP_GELU;
+	test_model.tied_embeddings = 1;
+	test_model.gbs = 256;
+}
+
+static void assert_rows_within(const struct plan_result *r, const struct plan_opts *o)
+{
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct plan_candidate *c = &r->rows[i].c;
+
+		assert_true(c->res.fits);
+		assert_true(c->res.memory.total <= c->res.memory.capacity);
+		assert_true(c->nodes * c->cluster.gpus_per_node <= o->filter.max_gpus);
+		assert_true(c->nodes * c->cluster.gpus_per_node >= o->filter.min_gpus);
+		if (c->offering->max_nodes > 0)
+			assert_true(c->nodes <= c->offering->max_nodes);
+		if (o->budget_usd >= 0)
+			assert_true(c->cost_usd * r->rows[i].fraction <= o->budget_usd * (1 + 1e-9));
+		if (o->deadline_s > 0 && r->rows[i].fraction == 1)
+			assert_true(c->time_s <= o->deadline_s * (1 + 1e-9));
+		/* tp x pp x dp x cp GPUs, the batch exactly covered */
+		assert_int_equal(c->par.tp * c->par.pp * c->par.dp * c->par.cp,
+				 c->nodes * c->cluster.gpus_per_node);
+		assert_int_equal(c->par.mbs * c->par.dp * c->res.grad_accum, c->par.gbs);
+	}
+	if (r->feasible && o->budget_usd >= 0)
+		assert_true(r->total_cost_usd <= o->budget_usd * (1 + 1e-9));
+}
+
+static void test_plan_run_within_budget(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	o.budget_usd = 20000;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_true(r.feasible);
+	assert_int_equal(r.objective, PLAN_OBJECTIVE_TIME);
+	assert_true(r.n_rows >= 2);
+	assert_int_equal(r.rows[0].rank, 1);
+	assert_rows_within(&r, &o);
+	/* Alternatives are on other offerings or rates, no faster than the
+	 * answer (they were available to the MILP too). */
+	for (size_t i = 1; i < r.n_rows; i++) {
+		assert_true(r.rows[i].c.offering != r.rows[0].c.offering ||
+			    r.rows[i].c.spot != r.rows[0].c.spot);
+		assert_true(r.rows[i].c.time_s >= r.rows[0].c.time_s * (1 - 1e-9));
+	}
+	/* Sensitivity: 20% less FLOP/s is slower, never faster. */
+	assert_true(r.rows[0].sens_flops_time_s > r.rows[0].c.time_s);
+	assert_true(r.stats.simulated > 0 && r.stats.frontier > 0);
+	plan_result_release(&r);
+}
+
+/* More budget never gives a slower answer, through the whole pipeline. */
+static void test_plan_run_budget_monotone(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	double prev = DBL_MAX;
+	int feasible = 0;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	o.top = 1;
+	for (double b = 500; b <= 200000; b *= 2) {
+		struct plan_result r;
+		enum rc rc;
+
+		o.budget_usd = b;
+		rc = plan_run(&job, 1, &test_cat, &o, &r);
+		if (rc == RC_OK) {
+			feasible++;
+			assert_true(r.makespan_s <= prev * (1 + 1e-9));
+			prev = r.makespan_s;
+			assert_rows_within(&r, &o);
+		} else {
+			assert_int_equal(rc, RC_INFEASIBLE);
+			assert_int_equal(feasible, 0); /* once feasible, stays feasible */
+		}
+		plan_result_release(&r);
+	}
+	assert_true(feasible >= 5);
+}
+
+/* Zero budget: exit status 3's case, with the cheapest plan's cost as the
+ * nearest answer. */
+static void test_plan_run_zero_budget_infeasible(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	o.budget_usd = 0;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_INFEASIBLE);
+	assert_false(r.feasible);
+	assert_non_null(strstr(r.why, "budget"));
+	assert_true(r.nearest.cheapest_cost_usd > 0);
+	assert_true(r.nearest.fastest_time_s > 0);
+	assert_true(r.nearest.smallest_fit_memory_bytes == 24e9);
+	plan_result_release(&r);
+	/* The nearest answer is feasible: a budget of exactly the cheapest
+	 * plan's cost gives that plan. */
+	o.budget_usd = r.nearest.cheapest_cost_usd * (1 + 1e-9);
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_near(r.total_cost_usd, o.budget_usd, 1e-6);
+	plan_result_release(&r);
+}
+
+/* One GPU: the 1.3B model fits on one 80 GB GPU (big1), the only
+ * one-GPU offering. */
+static void test_plan_run_one_gpu(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 10e9);
+	plan_opts_init(&o);
+	o.filter.max_gpus = 1;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_int_equal(r.rows[0].c.nodes * r.rows[0].c.cluster.gpus_per_node, 1);
+	assert_string_equal(r.rows[0].c.offering->instance_type, "big1");
+	assert_int_equal(r.rows[0].c.par.tp * r.rows[0].c.par.pp * r.rows[0].c.par.dp, 1);
+	assert_int_equal(r.n_rows, 1); /* nothing else has one GPU */
+	plan_result_release(&r);
+}
+
+/* A model that fits nowhere (2T parameters on at most 8 GPUs): infeasible,
+ * the reason says memory, and the least memory any configuration needs
+ * exceeds the largest GPU. */
+static void test_plan_run_fits_nowhere(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+	struct sim_model m;
+
+	(void)state;
+	catalog_init();
+	m = test_model;
+	m.layers = 128;
+	m.hidden = 36864;
+	m.heads = 128;
+	m.kv_heads = 128;
+	m.ffn = 4 * 36864;
+	plan_job_init(&job, &m, 1e12);
+	plan_opts_init(&o);
+	o.filter.max_gpus = 8;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_INFEASIBLE);
+	assert_non_null(strstr(r.why, "fits in GPU memory"));
+	assert_true(r.nearest.smallest_fit_memory_bytes < 0);
+	assert_true(r.nearest.smallest_need_bytes > r.nearest.largest_gpu_bytes);
+	assert_true(r.nearest.largest_gpu_bytes == 80e9);
+	plan_result_release(&r);
+}
+
+/* A deadline alone: the objective becomes cost, and the answer meets the
+ * deadline; a longer deadline is never dearer. */
+static void test_plan_run_deadline_least_cost(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+	double prev = DBL_MAX;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	for (double days = 1; days <= 64; days *= 2) {
+		o.deadline_s = days * 86400;
+		if (plan_run(&job, 1, &test_cat, &o, &r) == RC_OK) {
+			assert_int_equal(r.objective, PLAN_OBJECTIVE_COST);
+			assert_true(r.makespan_s <= o.deadline_s * (1 + 1e-9));
+			assert_true(r.total_cost_usd <= prev * (1 + 1e-9));
+			prev = r.total_cost_usd;
+			assert_rows_within(&r, &o);
+		}
+		plan_result_release(&r);
+	}
+	assert_true(prev < DBL_MAX);
+}
+
+/* Filters: spot only, one GPU type, pinned TP and ZeRO. */
+static void test_plan_run_filters(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	o.filter.spot = 1;
+	snprintf(o.filter.gpu, sizeof(o.filter.gpu), "big-80gb");
+	o.filter.tp = 2;
+	o.filter.zero = 1;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	for (size_t i = 0; i < r.n_rows; i++) {
+		assert_int_equal(r.rows[i].c.spot, 1);
+		assert_string_equal(r.rows[i].c.cluster.gpu.name, "BIG-80GB");
+		assert_int_equal(r.rows[i].c.par.tp, 2);
+		assert_int_equal(r.rows[i].c.par.zero, 1);
+		/* spot plans carry their preemption overhead */
+		assert_true(r.rows[i].c.preempt.waste > 0);
+	}
+	plan_result_release(&r);
+	snprintf(o.filter.gpu, sizeof(o.filter.gpu), "no-such-gpu");
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_USAGE);
+	plan_result_release(&r);
+}
+
+/* Two jobs share acloud/east's 16 nodes and one budget: the answer never
+ * uses more than 16 nodes there, and stays within the budget. */
+static void test_plan_run_two_jobs_share(void **state)
+{
+	struct plan_job jobs[2];
+	struct plan_opts o;
+	struct plan_result r;
+	int east = 0;
+
+	(void)state;
+	catalog_init();
+	test_offers[1].on_demand_usd_per_hour = 1000; /* make east the place to be */
+	test_offers[3].on_demand_usd_per_hour = 1000;
+	test_offers[3].spot_usd_per_hour = 1000;
+	plan_job_init(&jobs[0], &test_model, 200e9);
+	plan_job_init(&jobs[1], &test_model, 100e9);
+	snprintf(jobs[1].name, sizeof(jobs[1].name), "second");
+	jobs[1].priority = 2;
+	plan_opts_init(&o);
+	/* $60k rules out west at $1000/node-hour (job 0 alone costs ~$0.5M
+	 * there, whatever the node count); alone, each job would take all 16
+	 * of east's nodes. */
+	o.budget_usd = 60000;
+	o.filter.spot = 0;
+	assert_int_equal(plan_run(jobs, 2, &test_cat, &o, &r), RC_OK);
+	assert_int_equal(r.n_answer_rows, 2);
+	for (size_t i = 0; i < r.n_rows; i++)
+		if (r.rows[i].c.offering == &test_offers[0])
+			east += r.rows[i].c.nodes;
+	assert_true(east <= 16);
+	assert_true(east > 8); /* both jobs want it */
+	assert_rows_within(&r, &o);
+	plan_result_release(&r);
+}
+
+/* Two phases: spot (slow, cheap) then on-demand (fast, dear) meets a
+ * deadline that spot alone misses, cheaper than on-demand alone. */
+static void test_plan_run_two_phases(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result one, two;
+
+	(void)state;
+	catalog_init();
+	test_offers[1].on_demand_usd_per_hour = -1;
+	test_offers[2].on_demand_usd_per_hour = -1;
+	test_offers[3].on_demand_usd_per_hour = -1;
+	test_offers[3].spot_usd_per_hour = -1;
+	test_offers[0].max_nodes = 1;
+	plan_job_init(&job, &test_model, 300e9);
+	plan_opts_init(&o);
+	o.switch_s = 0;
+	/* spot and on-demand on 1 node of big8: find their times */
+	o.objective = PLAN_OBJECTIVE_COST;
+	o.filter.spot = 1;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &one), RC_OK);
+	o.filter.spot = 0;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &two), RC_OK);
+	assert_true(one.makespan_s > two.makespan_s);
+	o.filter.spot = -1;
+	o.deadline_s = (one.makespan_s + two.makespan_s) / 2;
+	plan_result_release(&one);
+	plan_result_release(&two);
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &one), RC_OK);
+	assert_int_equal(one.rows[0].c.spot, 0); /* one phase: on-demand only */
+	o.phases = 2;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &two), RC_OK);
+	assert_int_equal(two.n_answer_rows, 2);
+	assert_int_equal(two.rows[0].c.spot, 1); /* spot first */
+	assert_int_equal(two.rows[1].c.spot, 0);
+	assert_near(two.rows[0].fraction + two.rows[1].fraction, 1.0, 1e-9);
+	assert_true(two.makespan_s <= o.deadline_s * (1 + 1e-6));
+	assert_true(two.total_cost_usd < one.total_cost_usd);
+	plan_result_release(&one);
+	plan_result_release(&two);
+}
+
+static void test_plan_result_to_json_keys(void **state)
+{
+	static const char *keys[] = {
+		"\"provider\"", "\"instance_type\"", "\"region\"", "\"gpu\"", "\"spot\"",
+		"\"nodes\"", "\"gpus\"", "\"tp\"", "\"pp\"", "\"dp\"", "\"cp\"", "\"mbs\"",
+		"\"grad_accum\"", "\"zero\"", "\"recompute\"", "\"interleave\"",
+		"\"step_time_s\"", "\"tokens_per_s\"", "\"mfu\"", "\"memory_per_gpu_bytes\"",
+		"\"time_to_train_s\"", "\"cost_usd\"", "\"usd_per_hour\"", "\"binding\"",
+		"\"plans\"",
+	};
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+	char *a, *b;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	o.budget_usd = 20000;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	a = plan_result_to_json(&r, &job, 1);
+	for (size_t k = 0; k < GP_ARRAY_LEN(keys); k++)
+		assert_non_null(strstr(a, keys[k]));
+	plan_result_release(&r);
+	/* Same inputs, same bytes. */
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	b = plan_result_to_json(&r, &job, 1);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	plan_result_release(&r);
+}
+
+/* Jobs file: columns by name, count and duration suffixes, and one error
+ * line naming file:line:col for a bad cell. */
+static void test_plan_jobs_load(void **state)
+{
+	struct sim_model_table t = { &test_model, 1 };
+	char path[] = "/tmp/test_planner_jobs_XXXXXX";
+	struct plan_job *jobs;
+	size_t n;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	catalog_init();
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f, "priority,model,tokens,deadline\n2,gpt-1.3b,300B,30d\n,GPT-1.3B,1T,\n");
+	fclose(f);
+	assert_int_equal(plan_jobs_load(path, &t, &jobs, &n), RC_OK);
+	assert_int_equal(n, 2);
+	assert_near(jobs[0].tokens, 300e9, 1e-12);
+	assert_near(jobs[0].deadline_s, 30 * 86400.0, 1e-12);
+	assert_near(jobs[0].priority, 2, 1e-12);
+	assert_true(jobs[1].deadline_s < 0);
+	assert_near(jobs[1].priority, 1, 1e-12);
+	free(jobs);
+	f = fopen(path, "w");
+	fprintf(f, "model,tokens\ngpt-1.3b,lots\n");
+	fclose(f);
+	assert_int_equal(plan_jobs_load(path, &t, &jobs, &n), RC_INPUT);
+	f = fopen(path, "w");
+	fprintf(f, "model,deadline\ngpt-1.3b,30d\n");
+	fclose(f);
+	assert_int_equal(plan_jobs_load(path, &t, &jobs, &n), RC_INPUT);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_milp_solve_matches_exhaustive_one_phase),
+		cmocka_unit_test(test_plan_milp_solve_matches_exhaustive_two_phase),
+		cmocka_unit_test(test_plan_milp_solve_two_phase_meets_deadline),
+		cmocka_unit_test(test_plan_milp_solve_budget_monotone),
+		cmocka_unit_test(test_plan_milp_solve_shared_availability),
+		cmocka_unit_test(test_plan_milp_solve_degenerate),
+		cmocka_unit_test(test_plan_lp_fault_probe_caught),
+		cmocka_unit_test(test_plan_milp_solve_dump_lp),
+		cmocka_unit_test(test_plan_preempt_model_young_daly),
+		cmocka_unit_test(test_plan_pareto_keeps_undominated),
+		cmocka_unit_test(test_plan_run_within_budget),
+		cmocka_unit_test(test_plan_run_budget_monotone),
+		cmocka_unit_test(test_plan_run_zero_budget_infeasible),
+		cmocka_unit_test(test_plan_run_one_gpu),
+		cmocka_unit_test(test_plan_run_fits_nowhere),
+		cmocka_unit_test(test_plan_run_deadline_least_cost),
+		cmocka_unit_test(test_plan_run_filters),
+		cmocka_unit_test(test_plan_run_two_jobs_share),
+		cmocka_unit_test(test_plan_run_two_phases),
+		cmocka_unit_test(test_plan_result_to_json_keys),
+		cmocka_unit_test(test_plan_jobs_load),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

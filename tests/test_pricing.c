@@ -1,0 +1,867 @@
+/*
+ * test_pricing.c - the pricing module: the CSV reader (every chunk size,
+ * line numbers with CRLF, blank lines and quoted newlines), the GPU and
+ * price catalogs shipped in data/, queries, updates (merge, SkyPilot
+ * columns, zones, bad input leaving the table byte-for-byte unchanged,
+ * injected faults, history recovery), and the model presets table.
+ */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "price.h"
+#include "price_csv.h"
+#include "sim.h"
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static char *tmp_dir(void)
+{
+	char *d = xstrdup("/tmp/gpuplan-test-pricing-XXXXXX");
+
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static void write_file(const char *dir, const char *name, const char *text, size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+	write_file(dir, name, text, strlen(text));
+}
+
+/* Returns the file's bytes (NUL-terminated), or NULL when it is absent. */
+static char *read_all(const char *dir, const char *name, size_t *len)
+{
+	char path[512];
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	*len = 0;
+	f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = xmalloc((size_t)n + 1);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static int file_there(const char *dir, const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &st) == 0;
+}
+
+static void rm_rf(char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d)) != NULL) {
+		char path[512];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+	free(dir);
+}
+
+static void opts_for(struct price_opts *o, const char *user_dir)
+{
+	price_opts_init(o);
+	o->data_dir = TEST_DATA_DIR;
+	o->user_dir = user_dir;
+}
+
+/* Any two parses of the same bytes must agree row for row, field for field,
+ * line for line. */
+static void assert_csv_equal(const struct price_csv *a, const struct price_csv *b)
+{
+	assert_int_equal(a->header.n, b->header.n);
+	assert_int_equal(a->header.line, b->header.line);
+	assert_int_equal(a->n_rows, b->n_rows);
+	for (size_t i = 0; i < a->n_rows; i++) {
+		assert_int_equal(a->rows[i].line, b->rows[i].line);
+		assert_int_equal(a->rows[i].n, b->rows[i].n);
+		for (int j = 0; j < a->rows[i].n; j++)
+			assert_string_equal(a->rows[i].field[j], b->rows[i].field[j]);
+	}
+}
+
+/* ---- the CSV reader -------------------------------------------------------- */
+
+static const char *const csv_inputs[] = {
+	"a,b,c\n1,2,3\n4,5,6\n",
+	"a,b\r\n1,2\r\n\r\n3,4\r\n",
+	"\xEF\xBB\xBF" "a,b\n\"x, y\",2\n\"multi\nline\",3\n\n\n5,6",
+	"a,b\r\n\"q\"\"uote\",\"cr\r\nlf\"\r\n7,8",
+	"a\rb\r\rc\r",
+};
+
+static void test_price_csv_parse_every_chunk_size(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < GP_ARRAY_LEN(csv_inputs); k++) {
+		const char *in = csv_inputs[k];
+		size_t len = strlen(in);
+		struct price_csv whole;
+
+		assert_int_equal(price_csv_parse("t.csv", in, len, 0, &whole), RC_OK);
+		for (size_t chunk = 1; chunk <= len; chunk++) {
+			struct price_csv part;
+
+			assert_int_equal(price_csv_parse("t.csv", in, len, chunk, &part), RC_OK);
+			assert_csv_equal(&whole, &part);
+			price_csv_release(&part);
+		}
+		price_csv_release(&whole);
+	}
+}
+
+static void test_price_csv_parse_line_numbers(void **state)
+{
+	/* Physical lines, counted by hand:
+	 * 1 header (CRLF), 2 blank, 3 row "1", 4-5 row "2" (quoted LF), 6 blank
+	 * (CRLF), 7-8 row "3" (quoted CRLF), 9 row "4" (no final newline). */
+	const char *in = "h1,h2\r\n\r\n1,x\r\n2,\"a\nb\"\r\n\r\n3,\"c\r\nd\"\r\n4,y";
+	struct price_csv csv;
+
+	(void)state;
+	for (size_t chunk = 0; chunk <= strlen(in); chunk++) {
+		assert_int_equal(price_csv_parse("t.csv", in, strlen(in), chunk, &csv), RC_OK);
+		assert_int_equal(csv.header.line, 1);
+		assert_int_equal(csv.n_rows, 4);
+		assert_int_equal(csv.rows[0].line, 3);
+		assert_int_equal(csv.rows[1].line, 4);
+		assert_string_equal(csv.rows[1].field[1], "a\nb");
+		assert_int_equal(csv.rows[2].line, 7);
+		assert_string_equal(csv.rows[2].field[1], "c\r\nd");
+		assert_int_equal(csv.rows[3].line, 9);
+		assert_string_equal(csv.rows[3].field[1], "y");
+		price_csv_release(&csv);
+	}
+}
+
+static void test_price_csv_parse_lone_cr_lines(void **state)
+{
+	/* Old Mac line ends: "a" line 1, "b" line 2, blank line 3, "c" line 4. */
+	struct price_csv csv;
+
+	(void)state;
+	assert_int_equal(price_csv_parse("t.csv", "a\rb\r\rc\r", 7, 0, &csv), RC_OK);
+	assert_int_equal(csv.n_rows, 2);
+	assert_int_equal(csv.rows[0].line, 2);
+	assert_int_equal(csv.rows[1].line, 4);
+	price_csv_release(&csv);
+}
+
+static void test_price_csv_parse_bom_and_quoted_commas(void **state)
+{
+	const char *in = "\xEF\xBB\xBFprovider,region\nvast,\"Germany, DE, EU\"\n";
+	struct price_csv csv;
+
+	(void)state;
+	assert_int_equal(price_csv_parse("t.csv", in, strlen(in), 0, &csv), RC_OK);
+	assert_string_equal(csv.header.field[0], "provider");
+	assert_int_equal(price_csv_col(&csv, "PROVIDER"), 0);
+	assert_string_equal(price_csv_get(&csv.rows[0], 1), "Germany, DE, EU");
+	assert_string_equal(price_csv_get(&csv.rows[0], 7), "");
+	price_csv_release(&csv);
+}
+
+static void test_price_csv_parse_rejects_bad_quotes(void **state)
+{
+	struct price_csv csv;
+	const char *unterminated = "a,b\n1,\"open\n";
+	const char *stray = "a,b\n1,x\"y\n";
+
+	(void)state;
+	for (size_t chunk = 0; chunk <= strlen(unterminated); chunk++)
+		assert_int_equal(price_csv_parse("t.csv", unterminated, strlen(unterminated),
+						 chunk, &csv), RC_INPUT);
+	assert_int_equal(csv.n_rows, 0);
+	for (size_t chunk = 0; chunk <= strlen(stray); chunk++)
+		assert_int_equal(price_csv_parse("t.csv", stray, strlen(stray), chunk, &csv), RC_INPUT);
+}
+
+static void test_price_csv_parse_rejects_long_field(void **state)
+{
+	size_t len = PRICE_CSV_MAX_FIELD + 100;
+	char *in = xmalloc(len + 16);
+	struct price_csv csv;
+
+	(void)state;
+	memcpy(in, "a\n", 2);
+	memset(in + 2, 'x', len);
+	memcpy(in + 2 + len, "\n", 2);
+	assert_int_equal(price_csv_parse("t.csv", in, strlen(in), 0, &csv), RC_INPUT);
+	free(in);
+}
+
+/* ---- the GPU catalog -------------------------------------------------------- */
+
+static void test_price_gpus_load_shipped(void **state)
+{
+	struct price_gpu *gpus;
+	const struct price_gpu *g;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(price_gpus_load(TEST_DATA_DIR "/gpus.csv", &gpus, &n), RC_OK);
+	assert_true(n >= 16);
+	g = price_gpu_lookup(gpus, n, "H100-SXM5-80GB", NULL);
+	assert_non_null(g);
+	/* NVIDIA H100 SXM5: 80 GB, 3.35 TB/s, 989.4 dense bf16 TFLOP/s, NVLink 4
+	 * at 900 GB/s both directions = 450e9 bytes/s one way. */
+	assert_near(g->memory_bytes, 80e9, 1e-12);
+	assert_near(g->hbm_bytes_per_s, 3.35e12, 1e-12);
+	assert_near(g->bf16_flops_per_s, 989.4e12, 1e-12);
+	assert_near(g->intra_bytes_per_s, 450e9, 1e-12);
+	assert_int_equal(g->nvlink, 1);
+	assert_near(g->tdp_w, 700, 1e-12);
+	/* RTX 4090: P2P disabled in the stock driver. */
+	g = price_gpu_lookup(gpus, n, "RTX4090", NULL);
+	assert_non_null(g);
+	assert_int_equal(g->p2p, 0);
+	assert_near(g->intra_bytes_per_s, 32e9, 1e-12); /* PCIe Gen4 x16: 64 GB/s / 2 */
+	free(gpus);
+}
+
+static void test_price_gpu_lookup_aliases(void **state)
+{
+	struct price_gpu *gpus;
+	const struct price_gpu *g;
+	size_t n;
+	int alias;
+
+	(void)state;
+	assert_int_equal(price_gpus_load(TEST_DATA_DIR "/gpus.csv", &gpus, &n), RC_OK);
+	g = price_gpu_lookup(gpus, n, "h100", &alias);
+	assert_non_null(g);
+	assert_string_equal(g->name, "H100-SXM5-80GB");
+	assert_int_equal(alias, 1);
+	g = price_gpu_lookup(gpus, n, "h100-sxm5-80gb", &alias);
+	assert_string_equal(g->name, "H100-SXM5-80GB");
+	assert_int_equal(alias, 0);
+	assert_string_equal(price_gpu_lookup(gpus, n, "A100-80GB", NULL)->name, "A100-SXM4-80GB");
+	assert_string_equal(price_gpu_lookup(gpus, n, "A100", NULL)->name, "A100-SXM4-40GB");
+	assert_string_equal(price_gpu_lookup(gpus, n, "H100-MEGA", NULL)->name, "H100-SXM5-80GB");
+	assert_string_equal(price_gpu_lookup(gpus, n, "rtx_4090", NULL)->name, "RTX4090");
+	assert_string_equal(price_gpu_lookup(gpus, n, "V100", NULL)->name, "V100-SXM2-16GB");
+	assert_string_equal(price_gpu_lookup(gpus, n, "A10G", NULL)->name, "A10G");
+	assert_string_equal(price_gpu_lookup(gpus, n, "L40S", NULL)->name, "L40S");
+	assert_string_equal(price_gpu_lookup(gpus, n, "MI300X", NULL)->name, "MI300X");
+	assert_null(price_gpu_lookup(gpus, n, "T4", NULL));
+	assert_null(price_gpu_lookup(gpus, n, "", NULL));
+	free(gpus);
+}
+
+static void test_price_gpu_suggest_close_names(void **state)
+{
+	struct price_gpu *gpus;
+	size_t n;
+	char buf[PRICE_NAME_MAX];
+
+	(void)state;
+	assert_int_equal(price_gpus_load(TEST_DATA_DIR "/gpus.csv", &gpus, &n), RC_OK);
+	assert_int_equal(price_gpu_suggest(gpus, n, "H10O", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "H100");
+	assert_int_equal(price_gpu_suggest(gpus, n, "A100-80G", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "A100-80GB");
+	assert_int_equal(price_gpu_suggest(gpus, n, "Trainium2-chip", buf, sizeof(buf)), -1);
+	assert_string_equal(buf, "");
+	free(gpus);
+}
+
+static void test_price_gpu_eligible_needs_bf16(void **state)
+{
+	struct price_gpu *gpus;
+	size_t n;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(price_gpus_load(TEST_DATA_DIR "/gpus.csv", &gpus, &n), RC_OK);
+	assert_true(price_gpu_eligible(price_gpu_lookup(gpus, n, "H100", NULL), why, sizeof(why)));
+	assert_false(price_gpu_eligible(price_gpu_lookup(gpus, n, "A10G", NULL), why, sizeof(why)));
+	assert_non_null(strstr(why, "A10G"));
+	assert_non_null(strstr(why, "bf16_dense_tflops"));
+	free(gpus);
+}
+
+static void test_price_gpus_load_rejects_bad_cells(void **state)
+{
+	char *dir = tmp_dir();
+	char path[512];
+	struct price_gpu *gpus = NULL;
+	size_t n = 7;
+
+	(void)state;
+	write_text(dir, "g.csv", "name,memory_gb,bf16_dense_tflops,nvlink\nX,80,-1,1\nY,80,100,maybe\n");
+	snprintf(path, sizeof(path), "%s/g.csv", dir);
+	assert_int_equal(price_gpus_load(path, &gpus, &n), RC_INPUT);
+	assert_null(gpus);
+	assert_int_equal(n, 0);
+	write_text(dir, "g.csv", "name,aliases,memory_gb,bf16_dense_tflops\nX,x1,80,100\nY,X1,80,100\n");
+	assert_int_equal(price_gpus_load(path, &gpus, &n), RC_INPUT);
+	rm_rf(dir);
+}
+
+/* ---- the price catalog ------------------------------------------------------ */
+
+static void test_price_catalog_load_shipped(void **state)
+{
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_catalog cat;
+	size_t aws = 0, gcp = 0, azure = 0, lambda = 0, runpod = 0, vast = 0;
+
+	(void)state;
+	opts_for(&o, dir);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_int_equal(cat.user_table, 0);
+	/* The reference table: 150 rows, aws 65, gcp 31, azure 15, vast 14,
+	 * lambda 13, runpod 12. */
+	assert_int_equal(cat.n_offers, 150);
+	for (size_t i = 0; i < cat.n_offers; i++) {
+		const char *p = cat.offers[i].provider;
+
+		assert_non_null(price_gpu_find(&cat, cat.offers[i].gpu));
+		aws += strcmp(p, "aws") == 0;
+		gcp += strcmp(p, "gcp") == 0;
+		azure += strcmp(p, "azure") == 0;
+		lambda += strcmp(p, "lambda") == 0;
+		runpod += strcmp(p, "runpod") == 0;
+		vast += strcmp(p, "vast") == 0;
+	}
+	assert_int_equal(aws, 65);
+	assert_int_equal(gcp, 31);
+	assert_int_equal(azure, 15);
+	assert_int_equal(lambda, 13);
+	assert_int_equal(runpod, 12);
+	assert_int_equal(vast, 14);
+	price_catalog_release(&cat);
+	rm_rf(dir);
+}
+
+static void test_price_offering_units(void **state)
+{
+	struct price_offering o;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.gpus_per_node = 8;
+	o.on_demand_usd_per_hour = 55.04;
+	o.spot_usd_per_hour = -1;
+	/* AWS p5.48xlarge us-east-1: 55.04 / 8 = 6.88 USD per GPU-hour. */
+	assert_near(price_offering_usd_per_gpu_hour(&o, 0), 6.88, 1e-12);
+	assert_true(price_offering_usd_per_gpu_hour(&o, 1) < 0);
+	assert_true(price_offering_usd_per_hour(&o, 1) < 0);
+	/* EFA 3200 Gbit/s = 3200e9 / 8 = 400e9 bytes/s; NVLink 900 GB/s
+	 * both ways = 450e9 bytes/s one way. */
+	assert_near(price_gbps_to_bytes_per_s(3200), 400e9, 1e-12);
+	assert_near(price_bidir_gb_to_bytes_per_s(900), 450e9, 1e-12);
+}
+
+static void test_price_catalog_query_sorts_and_filters(void **state)
+{
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_catalog cat;
+	struct price_query q;
+	size_t *idx, n;
+
+	(void)state;
+	opts_for(&o, dir);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	price_query_init(&q);
+	q.gpu = "h100";
+	assert_int_equal(price_catalog_query(&cat, &q, &idx, &n), RC_OK);
+	assert_int_equal(n, 37);
+	/* Cheapest H100 SXM GPU-hour in the table: vast 1x at 1.87. */
+	assert_string_equal(cat.offers[idx[0]].provider, "vast");
+	assert_near(price_offering_usd_per_gpu_hour(&cat.offers[idx[0]], 0), 1.87, 1e-12);
+	for (size_t i = 1; i < n; i++) {
+		double a = price_offering_usd_per_gpu_hour(&cat.offers[idx[i - 1]], 0);
+		double b = price_offering_usd_per_gpu_hour(&cat.offers[idx[i]], 0);
+
+		assert_true(b < 0 || (a >= 0 && a <= b));
+	}
+	free(idx);
+	q.spot = 1;
+	q.provider = "AWS";
+	q.region = "us-east";
+	assert_int_equal(price_catalog_query(&cat, &q, &idx, &n), RC_OK);
+	/* p5.48xlarge us-east-1 and us-east-2 have spot; p5.4xlarge us-east-1 not. */
+	assert_int_equal(n, 2);
+	assert_string_equal(cat.offers[idx[0]].region, "us-east-2");
+	assert_near(cat.offers[idx[0]].spot_usd_per_hour, 11.2543, 1e-12);
+	free(idx);
+	q.gpu = "no-such-gpu";
+	assert_int_equal(price_catalog_query(&cat, &q, &idx, &n), RC_USAGE);
+	assert_int_equal(price_sort_parse("usd_per_hour", &q.sort), RC_OK);
+	assert_int_equal(q.sort, PRICE_SORT_USD_PER_HOUR);
+	assert_int_equal(price_sort_parse("cheapest", &q.sort), RC_USAGE);
+	price_catalog_release(&cat);
+	rm_rf(dir);
+}
+
+static void test_price_offering_eligible_names_missing_figure(void **state)
+{
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_catalog cat;
+	char why[256];
+	int found = 0;
+
+	(void)state;
+	opts_for(&o, dir);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	for (size_t i = 0; i < cat.n_offers; i++)
+		if (strcmp(cat.offers[i].gpu, "A10G") == 0) {
+			assert_false(price_offering_eligible(&cat, &cat.offers[i], why, sizeof(why)));
+			assert_non_null(strstr(why, "bf16_dense_tflops"));
+			found = 1;
+		}
+	assert_true(found);
+	price_catalog_release(&cat);
+	rm_rf(dir);
+}
+
+/* ---- updates ------------------------------------------------------------------ */
+
+#define HEADER "provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour," \
+	       "spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version\n"
+
+static const struct price_offering *find_offer(const struct price_catalog *cat, const char *prov,
+					       const char *inst, const char *region)
+{
+	for (size_t i = 0; i < cat->n_offers; i++)
+		if (strcmp(cat->offers[i].provider, prov) == 0 &&
+		    strcmp(cat->offers[i].instance_type, inst) == 0 &&
+		    strcmp(cat->offers[i].region, region) == 0)
+			return &cat->offers[i];
+	return NULL;
+}
+
+static void test_price_update_merges_and_records_history(void **state)
+{
+	char *dir = tmp_dir();
+	char file[512];
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_catalog cat;
+	struct price_history h;
+	const struct price_offering *of;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	/* One changed price (55.04 -> 49.536 = -10%), one unchanged row, one new. */
+	write_text(dir, "new.csv", HEADER
+		   "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,49.536,17.6289,3200,,test-1\n"
+		   "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,55.04,11.2543,3200,,skypilot-catalog v8 @00148f2af3672e2229b4f7bf8157d5a3f36e3c35\n"
+		   "acme,a8,H100,8,moon-1,20,,,4,test-1\n");
+	snprintf(file, sizeof(file), "%s/new.csv", dir);
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.added, 1);
+	assert_int_equal(rep.changed, 1);
+	assert_int_equal(rep.unchanged, 1);
+	assert_int_equal(rep.written, 1);
+	assert_int_equal(rep.offers_after, 151);
+	/* Changes: on-demand price and catalog_version of the changed row, the
+	 * added row. */
+	assert_int_equal(rep.n_changes, 3);
+	assert_string_equal(rep.changes[0].field, "on_demand_usd_per_hour");
+	assert_near(rep.changes[0].old_num, 55.04, 1e-12);
+	assert_near(rep.changes[0].new_num, 49.536, 1e-12);
+	assert_int_equal(rep.changes[2].kind, PRICE_CHANGE_ADDED);
+	price_update_report_release(&rep);
+
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_int_equal(cat.user_table, 1);
+	assert_int_equal(cat.n_offers, 151);
+	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
+	assert_non_null(of);
+	assert_near(of->on_demand_usd_per_hour, 49.536, 1e-12);
+	assert_string_equal(of->version, "test-1");
+	of = find_offer(&cat, "acme", "a8", "moon-1");
+	assert_non_null(of);
+	assert_string_equal(of->gpu, "H100-SXM5-80GB");
+	assert_int_equal(of->max_nodes, 4);
+	price_catalog_release(&cat);
+
+	assert_int_equal(price_history_load(&o, &h), RC_OK);
+	assert_int_equal(h.n, 3);
+	assert_string_equal(h.entries[0].old_value, "55.04");
+	assert_string_equal(h.entries[0].new_value, "49.536");
+	assert_string_equal(h.entries[2].field, "row");
+	price_history_release(&h);
+
+	/* The same file again changes nothing and writes nothing. */
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.changed, 0);
+	assert_int_equal(rep.added, 0);
+	assert_int_equal(rep.unchanged, 3);
+	assert_int_equal(rep.written, 0);
+	price_update_report_release(&rep);
+	assert_int_equal(price_history_load(&o, &h), RC_OK);
+	assert_int_equal(h.n, 3);
+	price_history_release(&h);
+	rm_rf(dir);
+}
+
+static void test_price_update_skypilot_folds_zones(void **state)
+{
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_catalog cat;
+	const struct price_offering *of;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	assert_int_equal(price_update("tests/fixtures/prices/skypilot_aws.csv", &o, &u, &rep),
+			 RC_USAGE);
+	u.provider = "aws";
+	assert_int_equal(price_update("tests/fixtures/prices/skypilot_aws.csv", &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.skypilot, 1);
+	assert_int_equal(rep.rows_read, 6);
+	assert_int_equal(rep.skipped_no_gpu, 1);      /* m5.large */
+	assert_int_equal(rep.skipped_unknown_gpu, 1); /* T4 */
+	assert_string_equal(rep.unknown_gpus, "T4");
+	assert_int_equal(rep.az_rows, 3);             /* p5 in three us-east-1 zones */
+	assert_int_equal(rep.az_regions, 1);
+	assert_int_equal(rep.offers_in_file, 2);
+	price_update_report_release(&rep);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
+	/* Lowest spot over zones az1 18.5, az4 16.5, az6 none = 16.5. */
+	assert_near(of->spot_usd_per_hour, 16.5, 1e-12);
+	assert_near(of->on_demand_usd_per_hour, 55.04, 1e-12);
+	/* Columns a SkyPilot catalog lacks keep their stored values. */
+	assert_near(of->inter_node_bytes_per_s, 400e9, 1e-12);
+	of = find_offer(&cat, "aws", "p6-b200.48xlarge", "us-west-2");
+	assert_near(of->spot_usd_per_hour, 20.5, 1e-12);
+	price_catalog_release(&cat);
+	rm_rf(dir);
+}
+
+static void test_price_update_alias_keeps_stored_gpu(void **state)
+{
+	char *dir = tmp_dir();
+	char file[512];
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_catalog cat;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	u.provider = "azure";
+	/* SkyPilot calls the Azure NC A100 v4 GPU "A100-80GB", an alias of
+	 * the SXM part; the stored row (PCIe, per Azure's docs) must stay. */
+	write_text(dir, "az.csv", "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\n"
+		   "Standard_NC24ads_A100_v4,A100-80GB,1,3.5,,eastus\n");
+	snprintf(file, sizeof(file), "%s/az.csv", dir);
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.changed, 1);
+	price_update_report_release(&rep);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_string_equal(find_offer(&cat, "azure", "Standard_NC24ads_A100_v4", "eastus")->gpu,
+			    "A100-PCIe-80GB");
+	price_catalog_release(&cat);
+	rm_rf(dir);
+}
+
+static void test_price_update_bad_input_leaves_table(void **state)
+{
+	static const char *const bad[] = {
+		"missing_column.csv", "bad_price.csv", "negative_price.csv", "unknown_gpu.csv",
+		"zero_gpus.csv", "duplicate_key.csv", "empty.csv", "header_only.csv",
+		"truncated_quote.csv", "stray_quote.csv",
+	};
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	char *before, *after, *hist_before, *hist_after;
+	size_t blen, alen, hb, ha;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	assert_int_equal(price_update("tests/fixtures/prices/bom.csv", &o, &u, &rep), RC_OK);
+	price_update_report_release(&rep);
+	before = read_all(dir, "prices.csv", &blen);
+	hist_before = read_all(dir, "prices.history.csv", &hb);
+	assert_non_null(before);
+	for (size_t i = 0; i < GP_ARRAY_LEN(bad); i++) {
+		char file[256];
+
+		snprintf(file, sizeof(file), "tests/fixtures/prices/%s", bad[i]);
+		assert_int_equal(price_update(file, &o, &u, &rep), RC_INPUT);
+		after = read_all(dir, "prices.csv", &alen);
+		assert_int_equal(alen, blen);
+		assert_memory_equal(after, before, blen);
+		free(after);
+		hist_after = read_all(dir, "prices.history.csv", &ha);
+		assert_int_equal(ha, hb);
+		assert_memory_equal(hist_after, hist_before, hb);
+		free(hist_after);
+	}
+	free(before);
+	free(hist_before);
+	rm_rf(dir);
+}
+
+static void test_price_update_accepts_bom_crlf_quotes_no_eol(void **state)
+{
+	static const char *const good[] = {
+		"bom.csv", "crlf.csv", "quoted_commas.csv", "no_final_newline.csv",
+	};
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_catalog cat;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	for (size_t i = 0; i < GP_ARRAY_LEN(good); i++) {
+		char file[256];
+
+		snprintf(file, sizeof(file), "tests/fixtures/prices/%s", good[i]);
+		assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+		assert_true(rep.changed + rep.added >= 1);
+		price_update_report_release(&rep);
+	}
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_near(find_offer(&cat, "aws", "p5.48xlarge", "us-east-1")->on_demand_usd_per_hour,
+		    51.5, 1e-12);
+	assert_near(find_offer(&cat, "aws", "p5.48xlarge", "us-east-2")->on_demand_usd_per_hour,
+		    52.5, 1e-12);
+	assert_near(find_offer(&cat, "vast", "1x-RTX_4090-32-65536", "Germany, DE, EU")
+			    ->on_demand_usd_per_hour, 0.41, 1e-12);
+	assert_string_equal(find_offer(&cat, "vast", "1x-RTX_4090-32-65536", "Germany, DE, EU")->version,
+			    "snapshot, 2025");
+	assert_string_equal(find_offer(&cat, "aws", "g6.48xlarge", "us-east-1")->version, "t-noeol");
+	price_catalog_release(&cat);
+	rm_rf(dir);
+}
+
+static void test_price_update_dry_run_writes_nothing(void **state)
+{
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	u.dry_run = 1;
+	assert_int_equal(price_update("tests/fixtures/prices/crlf.csv", &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.written, 0);
+	assert_true(rep.n_changes > 0);
+	price_update_report_release(&rep);
+	assert_false(file_there(dir, "prices.csv"));
+	assert_false(file_there(dir, "prices.history.csv"));
+	rm_rf(dir);
+}
+
+static void test_price_update_fault_keeps_old_table(void **state)
+{
+	static const char *const points[] = { "after_write", "after_fsync", "before_rename" };
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_history h;
+	char *before, *after;
+	size_t blen, alen;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	assert_int_equal(price_update("tests/fixtures/prices/bom.csv", &o, &u, &rep), RC_OK);
+	price_update_report_release(&rep);
+	before = read_all(dir, "prices.csv", &blen);
+	for (size_t i = 0; i < GP_ARRAY_LEN(points); i++) {
+		setenv("GPUPLAN_FAULT", points[i], 1);
+		assert_int_equal(price_update("tests/fixtures/prices/crlf.csv", &o, &u, &rep), RC_ERR);
+		unsetenv("GPUPLAN_FAULT");
+		after = read_all(dir, "prices.csv", &alen);
+		assert_int_equal(alen, blen);
+		assert_memory_equal(after, before, blen);
+		free(after);
+		assert_false(file_there(dir, "prices.history.pending"));
+		/* History still holds only the first update's changes: bom.csv
+		 * sets p5.48xlarge us-east-1's on-demand price (55.04 -> 51.5),
+		 * its spot price (17.6289 -> not offered) and its version. */
+		assert_int_equal(price_history_load(&o, &h), RC_OK);
+		assert_int_equal(h.n, 3);
+		price_history_release(&h);
+	}
+	free(before);
+	rm_rf(dir);
+}
+
+static void test_price_update_fault_after_rename_recovers_history(void **state)
+{
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_history h;
+	char *after;
+	size_t alen;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	setenv("GPUPLAN_FAULT", "after_rename", 1);
+	assert_int_equal(price_update("tests/fixtures/prices/crlf.csv", &o, &u, &rep), RC_ERR);
+	unsetenv("GPUPLAN_FAULT");
+	/* The new table is in place; its history is pending, not yet appended. */
+	after = read_all(dir, "prices.csv", &alen);
+	assert_non_null(strstr(after, "52.5"));
+	free(after);
+	assert_true(file_there(dir, "prices.history.pending"));
+	assert_false(file_there(dir, "prices.history.csv"));
+	/* Reading the history completes it: crlf.csv changes p5.48xlarge
+	 * us-east-2's on-demand price, spot (now not offered) and version, and
+	 * p4d.24xlarge us-east-1's on-demand, spot and version (its 400 Gbit/s
+	 * is unchanged): 6 lines. */
+	assert_int_equal(price_history_load(&o, &h), RC_OK);
+	assert_int_equal(h.n, 6);
+	assert_string_equal(h.entries[0].field, "on_demand_usd_per_hour");
+	assert_string_equal(h.entries[0].new_value, "52.5");
+	price_history_release(&h);
+	assert_false(file_there(dir, "prices.history.pending"));
+	rm_rf(dir);
+}
+
+/* ---- model presets -------------------------------------------------------------- */
+
+static void test_sim_model_table_load_shipped(void **state)
+{
+	struct sim_model_table t;
+	const struct sim_model *m;
+
+	(void)state;
+	assert_int_equal(sim_model_table_load(&t, TEST_DATA_DIR "/models.csv"), RC_OK);
+	assert_true(t.n >= 21);
+	/* Llama 3.1 70B config.json: 80 layers, 8192 hidden, 64 heads, 8 KV
+	 * heads, FFN 28672, vocab 128256. */
+	m = sim_model_find(&t, "LLAMA3-70B");
+	assert_non_null(m);
+	assert_int_equal(m->layers, 80);
+	assert_int_equal(m->hidden, 8192);
+	assert_int_equal(m->heads, 64);
+	assert_int_equal(m->kv_heads, 8);
+	assert_int_equal(m->ffn, 28672);
+	assert_int_equal(m->vocab, 128256);
+	assert_int_equal(m->seq, 8192);
+	assert_int_equal(m->mlp, SIM_MLP_SWIGLU);
+	assert_int_equal(m->tied_embeddings, 0);
+	/* Megatron SC'21 Table 1, 1T row: 128 layers, h 25600, 160 heads,
+	 * batch 3072, FFN 4h. */
+	m = sim_model_find(&t, "megatron-1t");
+	assert_non_null(m);
+	assert_int_equal(m->ffn, 4 * 25600);
+	assert_int_equal(m->gbs, 3072);
+	assert_near(m->published_params, 1008e9, 1e-12);
+	assert_null(sim_model_find(&t, "llama5-1t"));
+	sim_model_table_release(&t);
+}
+
+static void test_sim_model_table_load_rejects_bad_rows(void **state)
+{
+	char *dir = tmp_dir();
+	char path[512];
+	struct sim_model_table t;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/m.csv", dir);
+	write_text(dir, "m.csv", "name,layers,hidden,heads,vocab,seq_len\nx,2,100,3,10,16\n");
+	assert_int_equal(sim_model_table_load(&t, path), RC_INPUT); /* 3 heads do not divide 100 */
+	write_text(dir, "m.csv", "name,layers,hidden,heads,vocab,seq_len,mlp\nx,2,96,3,10,16,relu\n");
+	assert_int_equal(sim_model_table_load(&t, path), RC_INPUT);
+	write_text(dir, "m.csv", "name,layers,hidden,heads,vocab\nx,2,96,3,10\n");
+	assert_int_equal(sim_model_table_load(&t, path), RC_INPUT); /* no seq_len column */
+	write_text(dir, "m.csv", "name,layers,hidden,heads,vocab,seq_len\nx,2,96,3,10,16\nX,2,96,3,10,16\n");
+	assert_int_equal(sim_model_table_load(&t, path), RC_INPUT); /* duplicate name */
+	write_text(dir, "m.csv", "name,layers,hidden,heads,vocab,seq_len\nx,2,96,3,10,16\n");
+	assert_int_equal(sim_model_table_load(&t, path), RC_OK);
+	assert_int_equal(t.models[0].kv_heads, 3);
+	assert_int_equal(t.models[0].ffn, 384);
+	sim_model_table_release(&t);
+	rm_rf(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_price_csv_parse_every_chunk_size),
+		cmocka_unit_test(test_price_csv_parse_line_numbers),
+		cmocka_unit_test(test_price_csv_parse_lone_cr_lines),
+		cmocka_unit_test(test_price_csv_parse_bom_and_quoted_commas),
+		cmocka_unit_test(test_price_csv_parse_rejects_bad_quotes),
+		cmocka_unit_test(test_price_csv_parse_rejects_long_field),
+		cmocka_unit_test(test_price_gpus_load_shipped),
+		cmocka_unit_test(test_price_gpu_lookup_aliases),
+		cmocka_unit_test(test_price_gpu_suggest_close_names),
+		cmocka_unit_test(test_price_gpu_eligible_needs_bf16),
+		cmocka_unit_test(test_price_gpus_load_rejects_bad_cells),
+		cmocka_unit_test(test_price_catalog_load_shipped),
+		cmocka_unit_test(test_price_offering_units),
+		cmocka_unit_test(test_price_catalog_query_sorts_and_filters),
+		cmocka_unit_test(test_price_offering_eligible_names_missing_figure),
+		cmocka_unit_test(test_price_update_merges_and_records_history),
+		cmocka_unit_test(test_price_update_skypilot_folds_zones),
+		cmocka_unit_test(test_price_update_alias_keeps_stored_gpu),
+		cmocka_unit_test(test_price_update_bad_input_leaves_table),
+		cmocka_unit_test(test_price_update_accepts_bom_crlf_quotes_no_eol),
+		cmocka_unit_test(test_price_update_dry_run_writes_nothing),
+		cmocka_unit_test(test_price_update_fault_keeps_old_table),
+		cmocka_unit_test(test_price_update_fault_after_rename_recovers_history),
+		cmocka_unit_test(test_sim_model_table_load_shipped),
+		cmocka_unit_test(test_sim_model_table_load_rejects_bad_rows),
+	};
+	return cmocka_run_group_tests_name("pricing", tests, NULL, NULL);
+}

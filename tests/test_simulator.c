@@ -1,0 +1,644 @@
+/*
+ * test_simulator.c - the analytic simulator against published figures
+ * (parameter counts, Narayanan's FLOP formula, the ZeRO paper's memory,
+ * Korthikanti's activation formulas, the pipeline bubble, NCCL's ring
+ * factors), its invariants (breakdown sums, finite output), its checks,
+ * and plan files.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "sim.h"
+#include "sim_internal.h"
+
+static struct sim_model gpt(int layers, int hidden, int heads, int vocab, int seq)
+{
+	struct sim_model m;
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.name, sizeof(m.name), "gpt");
+	m.layers = layers;
+	m.hidden = hidden;
+	m.heads = heads;
+	m.kv_heads = heads;
+	m.ffn = 4 * hidden;
+	m.vocab = vocab;
+	m.seq = seq;
+	m.mlp = SIM_MLP_GELU;
+	m.tied_embeddings = 1;
+	return m;
+}
+
+static struct sim_model llama(int layers, int hidden, int heads, int kv, int ffn)
+{
+	struct sim_model m = gpt(layers, hidden, heads, 128256, 8192);
+
+	m.kv_heads = kv;
+	m.ffn = ffn;
+	m.mlp = SIM_MLP_SWIGLU;
+	m.tied_embeddings = 0;
+	return m;
+}
+
+/* A100-SXM4-80GB (NVIDIA datasheet: 312 TFLOP/s bf16 dense, 2.039 TB/s,
+ * NVLink 600 GB/s both directions) in DGX nodes of 8 with 8 x 200 Gb/s. */
+static struct sim_cluster a100(void)
+{
+	struct sim_cluster c;
+
+	memset(&c, 0, sizeof(c));
+	snprintf(c.gpu.name, sizeof(c.gpu.name), "A100-SXM4-80GB");
+	c.gpu.memory_bytes = 80e9;
+	c.gpu.hbm_bytes_per_s = 2.039e12;
+	c.gpu.bf16_flops_per_s = 312e12;
+	c.gpu.intra_bytes_per_s = 300e9;
+	c.gpu.nvlink = 1;
+	c.gpu.p2p = 1;
+	c.gpus_per_node = 8;
+	c.inter_bytes_per_s = 200e9;
+	return c;
+}
+
+/* H100-SXM5-80GB: 989.4 bf16, 1978.9 fp8 TFLOP/s dense, 3.35 TB/s. */
+static struct sim_cluster h100(void)
+{
+	struct sim_cluster c = a100();
+
+	snprintf(c.gpu.name, sizeof(c.gpu.name), "H100-SXM5-80GB");
+	c.gpu.hbm_bytes_per_s = 3.35e12;
+	c.gpu.bf16_flops_per_s = 989.4e12;
+	c.gpu.fp8_flops_per_s = 1978.9e12;
+	c.gpu.intra_bytes_per_s = 450e9;
+	c.inter_bytes_per_s = 400e9;
+	return c;
+}
+
+static struct sim_parallel par(int tp, int pp, int dp, int mbs, int gbs)
+{
+	struct sim_parallel p;
+
+	sim_parallel_init(&p);
+	p.tp = tp;
+	p.pp = pp;
+	p.dp = dp;
+	p.mbs = mbs;
+	p.gbs = gbs;
+	return p;
+}
+
+/* ---- parameter counts ------------------------------------------------ */
+
+static void test_sim_model_params_published(void **state)
+{
+	struct sim_model m;
+
+	(void)state;
+	/* Llama 3 paper (Dubey et al. 2024), Table 3 shapes; counts from the
+	 * model cards: 8.03B, 70.6B, 405.9B (rounded as published). */
+	m = llama(32, 4096, 32, 8, 14336);
+	assert_near(sim_model_params(&m), 8.03e9, 0.001);
+	m = llama(80, 8192, 64, 8, 28672);
+	assert_near(sim_model_params(&m), 70.6e9, 0.001);
+	m = llama(126, 16384, 128, 8, 53248);
+	assert_near(sim_model_params(&m), 405.9e9, 0.001);
+	/* GPT-3 175B: 96 layers, h 12288, V 51200 (Narayanan et al. SC'21
+	 * Table 2: 174.6B).  Biases and learned positions (about 25M) are not
+	 * counted, 0.02% of it. */
+	m = gpt(96, 12288, 96, 51200, 2048);
+	assert_near(sim_model_params(&m), 174.6e9, 0.001);
+}
+
+static void test_sim_model_params_untied_adds_head(void **state)
+{
+	struct sim_model m = gpt(2, 64, 4, 1000, 128);
+	double tied = sim_model_params(&m);
+
+	(void)state;
+	m.tied_embeddings = 0;
+	assert_near(sim_model_params(&m) - tied, 1000.0 * 64, 1e-12);
+}
+
+/* ---- FLOPs ------------------------------------------------------------ */
+
+static void test_sim_train_flops_narayanan_eq3(void **state)
+{
+	struct sim_model m = gpt(96, 12288, 96, 51200, 2048);
+	double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
+
+	(void)state;
+	/* Narayanan et al., SC'21, eq. 3 and its recomputation form. */
+	assert_near(sim_train_flops(&m, B, SIM_RECOMPUTE_NONE),
+		    72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)), 1e-12);
+	assert_near(sim_train_flops(&m, B, SIM_RECOMPUTE_FULL),
+		    96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)), 1e-12);
+	m = gpt(24, 2304, 24, 51200, 2048);
+	l = 24;
+	h = 2304;
+	assert_near(sim_train_flops(&m, 512, SIM_RECOMPUTE_NONE),
+		    72 * 512 * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)), 1e-12);
+}
+
+static void test_sim_train_flops_gqa_swiglu_shapes(void **state)
+{
+	struct sim_model m = llama(32, 4096, 32, 8, 14336);
+	double s = 8192, h = 4096, f = 14336, kv = 1024, V = 128256;
+	double layer = 2 * s * h * (h + 2 * kv) + 4 * s * s * h + 2 * s * h * h + 3 * 2 * s * h * f;
+
+	(void)state;
+	/* Each GEMM at its own shape: Q plus GQA's smaller K and V, three
+	 * SwiGLU matrices, untied logits. */
+	assert_near(sim_train_flops(&m, 1, SIM_RECOMPUTE_NONE),
+		    3 * (32 * layer + 2 * s * h * V), 1e-12);
+	assert_near(sim_train_flops(&m, 1, SIM_RECOMPUTE_SELECTIVE)
+		    - sim_train_flops(&m, 1, SIM_RECOMPUTE_NONE), 32 * 4 * s * s * h, 1e-12);
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+static void test_sim_model_states_zero_paper(void **state)
+{
+	struct sim_memory mm;
+
+	(void)state;
+	/* Rajbhandari et al., SC'20, Figure 1: Psi = 7.5B, K = 12, Nd = 64:
+	 * 120 GB baseline, 31.4 GB P_os, 16.6 GB P_os+g, 1.9 GB P_os+g+p. */
+	sim_model_states(7.5e9, 0, 64, &mm);
+	assert_near(mm.weights + mm.grads + mm.optimizer, 120e9, 1e-12);
+	sim_model_states(7.5e9, 1, 64, &mm);
+	assert_near(mm.weights + mm.grads + mm.optimizer, 31.4e9, 0.002);
+	sim_model_states(7.5e9, 2, 64, &mm);
+	assert_near(mm.weights + mm.grads + mm.optimizer, 16.6e9, 0.003);
+	sim_model_states(7.5e9, 3, 64, &mm);
+	assert_near(mm.weights + mm.grads + mm.optimizer, 1.9e9, 0.02);
+}
+
+static double act(const struct sim_model *m, const struct sim_parallel *p)
+{
+	struct sim_shape sh;
+
+	sim_shape_init(&sh, m, p);
+	return sim_layer_activation_bytes(m, p, &sh);
+}
+
+static void test_sim_activations_korthikanti(void **state)
+{
+	/* Korthikanti et al. 2022 (GPT-3 shapes, b = 1): per layer
+	 * sbh(34 + 5as/h) without parallelism (sec. 4.1), sbh(10 + 24/t +
+	 * 5as/(ht)) with TP (eq. 2), sbh/t (34 + 5as/h) with TP + SP (eq. 3),
+	 * 34 sbh/t with selective recomputation (sec. 4.2), 2sbh/t with full
+	 * recomputation and SP. */
+	struct sim_model m = gpt(96, 12288, 96, 51200, 2048);
+	struct sim_parallel p = par(1, 1, 1, 1, 1);
+	double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+
+	(void)state;
+	p.flash = 0;
+	assert_near(act(&m, &p), s * b * h * (34 + 5 * a * s / h), 1e-12);
+	p.tp = 8;
+	assert_near(act(&m, &p), s * b * h * (10 + 24 / t + 5 * a * s / (h * t)), 1e-12);
+	p.seq_parallel = 1;
+	assert_near(act(&m, &p), s * b * h / t * (34 + 5 * a * s / h), 1e-12);
+	p.recompute = SIM_RECOMPUTE_SELECTIVE;
+	assert_near(act(&m, &p), 34 * s * b * h / t, 1e-12);
+	p.recompute = SIM_RECOMPUTE_FULL;
+	assert_near(act(&m, &p), 2 * s * b * h / t, 1e-12);
+	/* Flash attention removes the 5as/h term (keeping 4 bytes of
+	 * log-sum-exp per query and head). */
+	p.recompute = SIM_RECOMPUTE_NONE;
+	p.flash = 1;
+	assert_near(act(&m, &p), s * b * h / t * 34 + 4 * b * a / t * s, 1e-12);
+}
+
+static void test_sim_memory_pipeline_in_flight(void **state)
+{
+	/* Korthikanti et al. 2022, sec. 4.2.3: with 1F1B the first stage holds
+	 * p micro-batches of its L/p layers, L layers' worth in all; the
+	 * interleaved schedule holds (1 + (p-1)/(p v)) times that. */
+	struct sim_model m = gpt(32, 4096, 32, 51200, 2048);
+	struct sim_cluster c = a100();
+	struct sim_parallel p = par(1, 4, 1, 1, 64);
+	struct sim_result r1, r2;
+	struct sim_shape sh;
+	double per_layer;
+
+	(void)state;
+	p.recompute = SIM_RECOMPUTE_SELECTIVE;
+	sim_shape_init(&sh, &m, &p);
+	per_layer = sim_layer_activation_bytes(&m, &p, &sh);
+	sim_step(&m, &p, &c, &r1);
+	/* + the embedding dropout mask for each micro-batch in flight */
+	assert_near(r1.memory.activations, 32 * per_layer + 4 * 2048.0 * 4096, 1e-9);
+	p.interleave = 2;
+	sim_step(&m, &p, &c, &r2);
+	assert_near(r2.memory.activations,
+		    (32 * per_layer + 4 * 2048.0 * 4096) * (1 + 3.0 / 8), 1e-9);
+}
+
+static void test_sim_memory_fits(void **state)
+{
+	struct sim_model m = llama(80, 8192, 64, 8, 28672);
+	struct sim_cluster c = h100();
+	struct sim_parallel p = par(8, 1, 1, 1, 8);
+	struct sim_result r;
+
+	(void)state;
+	/* 70.6B parameters at 16 bytes over 8 TP ranks is 141 GB a GPU. */
+	sim_step(&m, &p, &c, &r);
+	assert_false(r.fits);
+	assert_true(r.memory.total > r.memory.capacity);
+	assert_near(r.memory.capacity, 80e9, 1e-12);
+	p.pp = 8;
+	p.dp = 1;
+	p.zero = 1;
+	p.recompute = SIM_RECOMPUTE_FULL;
+	p.gbs = 64;
+	sim_step(&m, &p, &c, &r);
+	assert_true(r.fits);
+}
+
+/* ---- pipeline and collectives ----------------------------------------- */
+
+static void test_sim_step_bubble_fraction(void **state)
+{
+	/* Narayanan et al., SC'21, sec. 2.2: bubble / ideal time = (p-1)/m,
+	 * (p-1)/(v m) interleaved.  A tiny vocabulary keeps the first and
+	 * last stages' extra work negligible. */
+	struct sim_model m = gpt(32, 4096, 32, 128, 2048);
+	struct sim_cluster c = a100();
+	struct sim_parallel p = par(1, 4, 1, 1, 8);
+	struct sim_result r;
+
+	(void)state;
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.breakdown.pp_bubble_s / (r.breakdown.compute_s + r.breakdown.tp_comm_s),
+		    3.0 / 8, 0.02);
+	p.interleave = 2;
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.breakdown.pp_bubble_s / (r.breakdown.compute_s + r.breakdown.tp_comm_s),
+		    3.0 / 16, 0.02);
+	p.pp = 1;
+	p.interleave = 1;
+	sim_step(&m, &p, &c, &r);
+	assert_true(r.breakdown.pp_bubble_s == 0);
+	assert_true(r.breakdown.pp_comm_s == 0);
+}
+
+static void test_sim_collectives_ring_factors(void **state)
+{
+	struct sim_link l = { 100e9, 0 };
+
+	(void)state;
+	/* nccl-tests doc/PERFORMANCE.md: all-reduce busbw = algbw x 2(n-1)/n,
+	 * all-gather / reduce-scatter (n-1)/n. */
+	assert_near(sim_allreduce_s(1e9, 8, &l), 2.0 * 7 / 8 * 1e9 / 100e9, 1e-12);
+	assert_near(sim_allgather_s(1e9, 8, &l), 7.0 / 8 * 1e9 / 100e9, 1e-12);
+	assert_near(sim_allreduce_s(1e9, 2, &l), 1e9 / 100e9, 1e-12);
+	assert_true(sim_allreduce_s(1e9, 1, &l) == 0);
+	l.latency_s = 1e-5;
+	assert_near(sim_allreduce_s(8, 4, &l), 2.0 * 3 * 1e-5 + 2.0 * 3 / 4 * 8 / 100e9, 1e-9);
+}
+
+static void test_sim_group_link_placement(void **state)
+{
+	struct sim_cluster c = a100();
+	struct sim_link in, across, shared;
+
+	(void)state;
+	/* TP of 8 fits in a node: NVLink (300 GB/s one way) at SIM_LINK_EFF. */
+	sim_group_link(&c, 8, 1, &in);
+	assert_near(in.bytes_per_s, 300e9 * SIM_LINK_EFF, 1e-12);
+	/* DP ranks 8 apart, one a node: each ring gets 1/8 of the NIC. */
+	sim_group_link(&c, 16, 8, &across);
+	assert_near(across.bytes_per_s, 200e9 / 8 * SIM_LINK_EFF, 1e-12);
+	/* DP ranks 2 apart, 4 a node: 2 rings share the NIC. */
+	sim_group_link(&c, 16, 2, &shared);
+	assert_near(shared.bytes_per_s, 200e9 / 2 * SIM_LINK_EFF, 1e-12);
+	/* Without NVLink or P2P, transfers bounce through the host. */
+	c.gpu.nvlink = c.gpu.p2p = 0;
+	c.gpu.intra_bytes_per_s = 32e9;
+	sim_group_link(&c, 4, 1, &in);
+	assert_near(in.bytes_per_s, 16e9 * SIM_LINK_EFF, 1e-12);
+}
+
+/* ---- whole steps ------------------------------------------------------- */
+
+static double sum_parts(const struct sim_breakdown *b)
+{
+	return b->compute_s + b->tp_comm_s + b->cp_comm_s + b->pp_bubble_s + b->pp_comm_s
+	       + b->dp_comm_exposed_s + b->optimizer_s;
+}
+
+static void test_sim_step_breakdown_sums(void **state)
+{
+	struct sim_model models[3];
+	struct sim_cluster clusters[2];
+	int shapes[][5] = { { 1, 1, 8, 1, 64 }, { 8, 4, 2, 1, 64 }, { 2, 2, 2, 2, 32 },
+			    { 4, 1, 16, 2, 256 } };
+	int n = 0;
+
+	(void)state;
+	models[0] = gpt(24, 2048, 16, 51200, 2048);
+	models[1] = llama(32, 4096, 32, 8, 14336);
+	models[2] = gpt(96, 12288, 96, 51200, 2048);
+	clusters[0] = a100();
+	clusters[1] = h100();
+	for (size_t mi = 0; mi < 3; mi++)
+		for (size_t ci = 0; ci < 2; ci++)
+			for (size_t si = 0; si < GP_ARRAY_LEN(shapes); si++)
+				for (int z = 0; z <= 3; z++) {
+					struct sim_parallel p = par(shapes[si][0], shapes[si][1],
+								    shapes[si][2], shapes[si][3],
+								    shapes[si][4]);
+					struct sim_result r;
+
+					p.zero = z;
+					p.recompute = (enum sim_recompute)(z % 3);
+					p.seq_parallel = z & 1;
+					if (sim_check(&models[mi], &p, &clusters[ci], NULL, 0) != RC_OK)
+						continue;
+					sim_step(&models[mi], &p, &clusters[ci], &r);
+					n++;
+					assert_true(r.step_time_s > 0 && isfinite(r.step_time_s));
+					assert_near(sum_parts(&r.breakdown), r.step_time_s, 1e-12);
+					assert_near(r.tokens_per_s * r.step_time_s,
+						    (double)p.gbs * models[mi].seq, 1e-12);
+					assert_near(r.memory.weights + r.memory.grads + r.memory.optimizer
+						    + r.memory.activations + r.memory.other,
+						    r.memory.total, 1e-12);
+					assert_true(r.mfu > 0 && r.mfu < 1 && r.hfu >= r.mfu);
+					assert_true(r.breakdown.dp_comm_exposed_s
+						    <= r.breakdown.dp_comm_total_s + 1e-12);
+					assert_int_equal(r.grad_accum, p.gbs / (p.mbs * p.dp));
+				}
+	assert_true(n > 50);
+}
+
+static void test_sim_step_fp8_uses_fp8_rate(void **state)
+{
+	struct sim_model m = llama(32, 4096, 32, 8, 14336);
+	struct sim_cluster h = h100(), a = a100();
+	struct sim_parallel p = par(1, 1, 8, 1, 64);
+	struct sim_result bf, f8;
+
+	(void)state;
+	sim_step(&m, &p, &h, &bf);
+	p.precision = SIM_PRECISION_FP8;
+	sim_step(&m, &p, &h, &f8);
+	assert_true(f8.breakdown.compute_s < 0.8 * bf.breakdown.compute_s);
+	/* The A100 has no fp8 rate: fp8 falls back to bf16. */
+	sim_step(&m, &p, &a, &f8);
+	p.precision = SIM_PRECISION_BF16;
+	sim_step(&m, &p, &a, &bf);
+	assert_near(f8.step_time_s, bf.step_time_s, 1e-12);
+}
+
+static void test_sim_step_recompute_costs_time(void **state)
+{
+	struct sim_model m = gpt(40, 6144, 48, 51200, 2048);
+	struct sim_cluster c = a100();
+	struct sim_parallel p = par(8, 1, 4, 2, 64);
+	struct sim_result none, full;
+
+	(void)state;
+	p.flash = 0;
+	sim_step(&m, &p, &c, &none);
+	p.recompute = SIM_RECOMPUTE_FULL;
+	sim_step(&m, &p, &c, &full);
+	/* One more forward: about 4/3 of the compute, a third of the TP
+	 * traffic more, far less activation memory. */
+	assert_near(full.breakdown.compute_s / none.breakdown.compute_s, 4.0 / 3, 0.05);
+	assert_near(full.breakdown.tp_comm_s / none.breakdown.tp_comm_s, 1.5, 0.05);
+	assert_true(full.memory.activations < 0.2 * none.memory.activations);
+	assert_near(full.hfu / full.mfu, 4.0 / 3, 0.01);
+	assert_near(none.hfu, none.mfu, 1e-12);
+}
+
+static void test_sim_step_faster_network_never_slower(void **state)
+{
+	struct sim_model m = gpt(48, 8192, 64, 51200, 2048);
+	struct sim_cluster c = a100();
+	struct sim_parallel p = par(8, 2, 8, 1, 256);
+	struct sim_result slow, fast;
+
+	(void)state;
+	p.zero = 1;
+	c.inter_bytes_per_s = 12.5e9;
+	sim_step(&m, &p, &c, &slow);
+	c.inter_bytes_per_s = 400e9;
+	sim_step(&m, &p, &c, &fast);
+	assert_true(fast.step_time_s < slow.step_time_s);
+	assert_true(fast.breakdown.dp_comm_total_s < slow.breakdown.dp_comm_total_s);
+}
+
+static void test_sim_step_uneven_pipeline(void **state)
+{
+	/* 126 layers over 8 stages: 6 stages of 16 layers, 2 of 15. */
+	struct sim_model m = llama(126, 16384, 128, 8, 53248);
+	struct sim_cluster c = h100();
+	struct sim_parallel p = par(8, 8, 2, 1, 64);
+	struct sim_result r;
+	char why[128];
+
+	(void)state;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_step(&m, &p, &c, &r);
+	assert_true(r.step_time_s > 0 && r.breakdown.pp_bubble_s > 0);
+	assert_near(sum_parts(&r.breakdown), r.step_time_s, 1e-12);
+}
+
+static void test_sim_time_to_train(void **state)
+{
+	struct sim_result r;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.tokens_per_s = 1e6;
+	assert_near(sim_time_to_train_s(&r, 1e12), 1e6, 1e-12);
+	assert_true(sim_time_to_train_s(&r, 0) == 0);
+	r.tokens_per_s = 0;
+	assert_true(sim_time_to_train_s(&r, 1e12) == 0);
+}
+
+/* ---- checks --------------------------------------------------------------- */
+
+static void expect_bad(const struct sim_model *m, const struct sim_parallel *p,
+		       const struct sim_cluster *c, const char *word)
+{
+	char why[256];
+
+	assert_int_equal(sim_check(m, p, c, why, sizeof(why)), RC_INPUT);
+	if (!strstr(why, word))
+		fail_msg("'%s' does not mention '%s'", why, word);
+}
+
+static void test_sim_check_errors(void **state)
+{
+	struct sim_model m = gpt(96, 12288, 96, 51200, 2048), mm;
+	struct sim_cluster c = a100(), cc;
+	struct sim_parallel p = par(8, 8, 2, 1, 64), q;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	q = p; q.tp = 5; expect_bad(&m, &q, &c, "heads");
+	q = p; q.pp = 200; expect_bad(&m, &q, &c, "layers");
+	q = p; q.pp = 5; q.interleave = 2; expect_bad(&m, &q, &c, "interleave");
+	q = p; q.gbs = 63; expect_bad(&m, &q, &c, "mbs x dp");
+	q = p; q.cp = 3; expect_bad(&m, &q, &c, "seq");
+	q = p; q.zero = 4; expect_bad(&m, &q, &c, "zero");
+	q = p; q.mbs = 0; expect_bad(&m, &q, &c, "mbs");
+	q = p; q.interleave = 4; q.gbs = 12; q.dp = 1; expect_bad(&m, &q, &c, "multiple of pp");
+	mm = m; mm.kv_heads = 7; expect_bad(&mm, &p, &c, "kv_heads");
+	mm = llama(32, 4096, 32, 8, 14336);
+	q = par(16, 1, 1, 1, 8);
+	assert_int_equal(sim_check(&mm, &q, &c, why, sizeof(why)), RC_OK);
+	mm.kv_heads = 4;
+	q.tp = 8;
+	assert_int_equal(sim_check(&mm, &q, &c, why, sizeof(why)), RC_OK);
+	q.tp = 32;
+	mm.kv_heads = 32;
+	mm.heads = 32;
+	assert_int_equal(sim_check(&mm, &q, &c, why, sizeof(why)), RC_OK);
+	mm = m; mm.hidden = 12289; expect_bad(&mm, &p, &c, "hidden");
+	cc = c; cc.gpu.bf16_flops_per_s = 0; expect_bad(&m, &p, &cc, "bf16");
+	cc = c; cc.gpus_per_node = 0; expect_bad(&m, &p, &cc, "gpus_per_node");
+	/* A NULL buffer is allowed. */
+	assert_int_equal(sim_check(&m, &q, &cc, NULL, 0), RC_INPUT);
+}
+
+/* ---- plan files ------------------------------------------------------------ */
+
+static struct sim_plan sample_plan(void)
+{
+	struct sim_plan p;
+
+	memset(&p, 0, sizeof(p));
+	p.model = llama(80, 8192, 64, 8, 28672);
+	snprintf(p.model.name, sizeof(p.model.name), "llama3-70b");
+	p.par = par(4, 4, 4, 1, 128);
+	p.par.interleave = 5;
+	p.par.seq_parallel = 1;
+	p.par.zero = 1;
+	p.par.recompute = SIM_RECOMPUTE_SELECTIVE;
+	p.par.precision = SIM_PRECISION_FP8;
+	p.cluster = h100();
+	snprintf(p.cluster.gpu.intra_link, sizeof(p.cluster.gpu.intra_link), "NVLink 4");
+	snprintf(p.offering.provider, sizeof(p.offering.provider), "aws");
+	snprintf(p.offering.instance_type, sizeof(p.offering.instance_type), "p5.48xlarge");
+	snprintf(p.offering.gpu, sizeof(p.offering.gpu), "H100-SXM5-80GB");
+	p.offering.gpus_per_node = 8;
+	p.offering.on_demand_usd_per_hour = 98.32;
+	p.offering.spot_usd_per_hour = -1;
+	p.nodes = 8;
+	p.tokens = 1e12;
+	p.usd_per_gpu_hour = 12.29;
+	sim_step(&p.model, &p.par, &p.cluster, &p.result);
+	p.time_to_train_s = sim_time_to_train_s(&p.result, p.tokens);
+	p.cost_usd = p.time_to_train_s / 3600 * 64 * p.usd_per_gpu_hour;
+	return p;
+}
+
+static void test_sim_plan_round_trip(void **state)
+{
+	struct sim_plan p = sample_plan(), q;
+	char path[] = "/tmp/gpuplan_test_plan_XXXXXX";
+	char *a, *b;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(sim_plan_write(path, &p), RC_OK);
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(sim_plan_read(path, &q), RC_OK);
+	unlink(path);
+	assert_string_equal(q.model.name, "llama3-70b");
+	assert_int_equal(q.model.kv_heads, 8);
+	assert_int_equal(q.model.mlp, SIM_MLP_SWIGLU);
+	assert_int_equal(q.par.tp, 4);
+	assert_int_equal(q.par.interleave, 5);
+	assert_int_equal(q.par.recompute, SIM_RECOMPUTE_SELECTIVE);
+	assert_int_equal(q.par.precision, SIM_PRECISION_FP8);
+	assert_int_equal(q.par.seq_parallel, 1);
+	assert_string_equal(q.offering.instance_type, "p5.48xlarge");
+	assert_near(q.cluster.gpu.fp8_flops_per_s, 1978.9e12, 1e-15);
+	assert_near(q.result.step_time_s, p.result.step_time_s, 1e-15);
+	assert_near(q.cost_usd, p.cost_usd, 1e-15);
+	/* Same plan, same bytes. */
+	a = sim_plan_to_json(&p);
+	b = sim_plan_to_json(&q);
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, "\"schema\":\t\"gpuplan.plan/1\""));
+	free(a);
+	free(b);
+}
+
+static void test_sim_plan_bad_fields(void **state)
+{
+	struct sim_plan p = sample_plan(), out, before;
+	char *good = sim_plan_to_json(&p), *bad;
+	struct { const char *from, *to; } cases[] = {
+		{ "\"tp\":\t4", "\"tp\":\t-2" },
+		{ "\"tp\":\t4", "\"tp\":\t2.5" },
+		{ "\"recompute\":\t\"selective\"", "\"recompute\":\t\"some\"" },
+		{ "gpuplan.plan/1", "gpuplan.plan/9" },
+		{ "\"layers\":\t80", "\"layers\":\t\"80\"" },
+		{ "\"seq_parallel\":\ttrue", "\"seq_parallel\":\t1" },
+		{ "\"parallel\":", "\"parallelism\":" },
+		{ "\"bf16_flops_per_s\":", "\"bf16_flops\":" },
+		{ "\"schema\"", "\"schema\" ," },
+	};
+
+	(void)state;
+	memset(&out, 0x5a, sizeof(out));
+	before = out;
+	assert_int_equal(sim_plan_parse("good.json", good, strlen(good), &out), RC_OK);
+	for (size_t i = 0; i < GP_ARRAY_LEN(cases); i++) {
+		char *at = strstr(good, cases[i].from);
+		size_t pre, n;
+
+		assert_non_null(at);
+		pre = (size_t)(at - good);
+		n = strlen(good) + strlen(cases[i].to) + 1;
+		bad = malloc(n);
+		snprintf(bad, n, "%.*s%s%s", (int)pre, good, cases[i].to, at + strlen(cases[i].from));
+		memset(&out, 0x5a, sizeof(out));
+		assert_int_equal(sim_plan_parse("bad.json", bad, strlen(bad), &out), RC_INPUT);
+		/* Untouched on failure. */
+		assert_memory_equal(&out, &before, sizeof(out));
+		free(bad);
+	}
+	assert_int_equal(sim_plan_parse("e.json", "[1]", 3, &out), RC_INPUT);
+	assert_int_equal(sim_plan_read("/nonexistent/plan.json", &out), RC_ERR);
+	free(good);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sim_model_params_published),
+		cmocka_unit_test(test_sim_model_params_untied_adds_head),
+		cmocka_unit_test(test_sim_train_flops_narayanan_eq3),
+		cmocka_unit_test(test_sim_train_flops_gqa_swiglu_shapes),
+		cmocka_unit_test(test_sim_model_states_zero_paper),
+		cmocka_unit_test(test_sim_activations_korthikanti),
+		cmocka_unit_test(test_sim_memory_pipeline_in_flight),
+		cmocka_unit_test(test_sim_memory_fits),
+		cmocka_unit_test(test_sim_step_bubble_fraction),
+		cmocka_unit_test(test_sim_collectives_ring_factors),
+		cmocka_unit_test(test_sim_group_link_placement),
+		cmocka_unit_test(test_sim_step_breakdown_sums),
+		cmocka_unit_test(test_sim_step_fp8_uses_fp8_rate),
+		cmocka_unit_test(test_sim_step_recompute_costs_time),
+		cmocka_unit_test(test_sim_step_faster_network_never_slower),
+		cmocka_unit_test(test_sim_step_uneven_pipeline),
+		cmocka_unit_test(test_sim_time_to_train),
+		cmocka_unit_test(test_sim_check_errors),
+		cmocka_unit_test(test_sim_plan_round_trip),
+		cmocka_unit_test(test_sim_plan_bad_fields),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
