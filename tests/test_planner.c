@@ -671,7 +671,7 @@ static void test_plan_run_within_budget(void **state)
 	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
 	assert_true(r.feasible);
 	assert_int_equal(r.objective, PLAN_OBJECTIVE_TIME);
-	assert_true(r.n_rows >= 2);
+	assert_true(r.n_rows >= 3);
 	assert_int_equal(r.rows[0].rank, 1);
 	assert_rows_within(&r, &o);
 	/* Alternatives are on other offerings or rates, no faster than the
@@ -680,6 +680,19 @@ static void test_plan_run_within_budget(void **state)
 		assert_true(r.rows[i].c.offering != r.rows[0].c.offering ||
 			    r.rows[i].c.spot != r.rows[0].c.spot);
 		assert_true(r.rows[i].c.time_s >= r.rows[0].c.time_s * (1 - 1e-9));
+	}
+	/* Alternatives are ranked by the event-driven replay: their time
+	 * scaled by replayed / analytic step time never decreases. */
+	for (size_t i = 2; i < r.n_rows; i++) {
+		const struct plan_row *a = &r.rows[i - 1], *b = &r.rows[i];
+		double ta = a->c.time_s, tb = b->c.time_s;
+
+		if (a->replay_step_s > 0)
+			ta *= a->replay_step_s / a->c.res.step_time_s;
+		if (b->replay_step_s > 0)
+			tb *= b->replay_step_s / b->c.res.step_time_s;
+		assert_true(ta <= tb * (1 + 1e-12));
+		assert_int_equal(b->rank, (int)i + 1);
 	}
 	/* Sensitivity: 20% less FLOP/s is slower, never faster. */
 	assert_true(r.rows[0].sens_flops_time_s > r.rows[0].c.time_s);
