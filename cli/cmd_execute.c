@@ -1,9 +1,422 @@
-/* cmd_execute.c - placeholder until the execute command lands (replace this file). */
+/*
+ * cmd_execute.c - `gpuplan execute [PLAN.json] [options]`: runs a plan's
+ * training steps, one rank per device, and prints the measurement beside
+ * the simulator's prediction for the same layout on the same device.
+ *
+ * Started by hand it checks the layout, then starts `mpirun` with the
+ * layout's rank count (a single rank runs in this process); started by
+ * mpirun or srun it is one of the ranks.  Rank 0 prints; the others only
+ * report errors.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "exec.h"
+#include "sim.h"
+
+static void help(void)
+{
+	printf("usage: gpuplan execute [PLAN.json] [options]\n\n"
+	       "Runs real training steps of the plan's GPT-style decoder laid out as the\n"
+	       "plan says (tensor, pipeline and data parallel, ZeRO stage, micro-batches,\n"
+	       "recomputation, interleaving), one MPI rank per device, and prints measured\n"
+	       "against predicted.  Starts mpirun itself unless run under mpirun or srun.\n"
+	       "Without a plan file the model is a small GPT (4 layers x 64 hidden, 4 heads,\n"
+	       "vocabulary 128, sequence 32, mbs 2, gbs 8); flags override the plan.\n\n"
+	       "run:\n"
+	       "  --backend NAME        compute backend: cpu (default: cpu)\n"
+	       "  --np N                ranks; must equal tp x pp x dp (default: that product)\n"
+	       "  --steps N             training steps (default: 10)\n"
+	       "  --seed N              initialisation and synthetic data (default: 1234)\n"
+	       "  --lr X                AdamW learning rate (default: 0.001)\n"
+	       "  --data FILE           uint16 little-endian tokens (default: synthetic bigram data)\n"
+	       "  --json FILE           write the measurement (schema gpuplan.run/1)\n"
+	       "  --max-ranks N         refuse layouts with more ranks (default: %d)\n"
+	       "model (shrink a plan's model for a trial):\n"
+	       "  --layers N            decoder layers\n"
+	       "  --hidden N            hidden size (the MLP width keeps its ratio)\n"
+	       "  --heads N, --kv-heads N, --ffn N, --vocab N, --seq N\n"
+	       "  --mlp gelu|swiglu     MLP kind (SwiGLU comes with RMSNorm)\n"
+	       "  --norm layernorm|rmsnorm   override the norm\n"
+	       "layout:\n"
+	       "  --tp N, --pp N, --dp N          parallel degrees (default: 1)\n"
+	       "  --mbs N, --gbs N                micro-batch and global batch, sequences\n"
+	       "                                  (default: the plan's, else 2 and 8)\n"
+	       "  --grad-accum N                  sets gbs = mbs x dp x N\n"
+	       "  --zero 0..3                     ZeRO stage (default: 0)\n"
+	       "  --recompute none|selective|full (default: none)\n"
+	       "  --interleave V                  chunks per pipeline stage (default: 1)\n"
+	       "  --schedule gpipe|1f1b|interleaved  (default: 1f1b, interleaved when V > 1)\n"
+	       "  --no-flash                      keep attention probabilities (default: flash)\n"
+	       "  -h, --help                      this help\n\n"
+	       "environment: GPUPLAN_MPIRUN names the launcher (default: mpirun in PATH);\n"
+	       "%s=R:S kills rank R at step S (fault test).\n",
+	       EXEC_MAX_RANKS_DEFAULT, EXEC_FAULT_ENV);
+}
+
+enum {
+	OPT_BACKEND = 256, OPT_NP, OPT_STEPS, OPT_SEED, OPT_LR, OPT_DATA, OPT_JSON,
+	OPT_MAX_RANKS, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_FFN,
+	OPT_VOCAB, OPT_SEQ, OPT_MLP, OPT_NORM, OPT_TP, OPT_PP, OPT_DP, OPT_MBS,
+	OPT_GBS, OPT_ACCUM, OPT_ZERO, OPT_RECOMPUTE, OPT_INTERLEAVE, OPT_SCHEDULE,
+	OPT_NO_FLASH,
+};
+
+struct flags {
+	int np, accum, norm_set, schedule_set, hidden_set, ffn_set, help;
+	const char *json;
+};
+
+static enum rc parse_fault_env(struct exec_opts *o)
+{
+	const char *v = getenv(EXEC_FAULT_ENV);
+	int r, s, n = 0;
+
+	if (!v || !*v)
+		return RC_OK;
+	if (sscanf(v, "%d:%d%n", &r, &s, &n) != 2 || v[n] || r < 0 || s < 1) {
+		gp_error("%s: expected RANK:STEP like 1:3, found '%s'", EXEC_FAULT_ENV, v);
+		return RC_USAGE;
+	}
+	o->fault_rank = r;
+	o->fault_step = s;
+	return RC_OK;
+}
+
+static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct flags *f,
+			  const char **plan)
+{
+	static const struct option opts[] = {
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "np", required_argument, NULL, OPT_NP },
+		{ "steps", required_argument, NULL, OPT_STEPS },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "lr", required_argument, NULL, OPT_LR },
+		{ "data", required_argument, NULL, OPT_DATA },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "max-ranks", required_argument, NULL, OPT_MAX_RANKS },
+		{ "layers", required_argument, NULL, OPT_LAYERS },
+		{ "hidden", required_argument, NULL, OPT_HIDDEN },
+		{ "heads", required_argument, NULL, OPT_HEADS },
+		{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
+		{ "ffn", required_argument, NULL, OPT_FFN },
+		{ "vocab", required_argument, NULL, OPT_VOCAB },
+		{ "seq", required_argument, NULL, OPT_SEQ },
+		{ "mlp", required_argument, NULL, OPT_MLP },
+		{ "norm", required_argument, NULL, OPT_NORM },
+		{ "tp", required_argument, NULL, OPT_TP },
+		{ "pp", required_argument, NULL, OPT_PP },
+		{ "dp", required_argument, NULL, OPT_DP },
+		{ "mbs", required_argument, NULL, OPT_MBS },
+		{ "gbs", required_argument, NULL, OPT_GBS },
+		{ "grad-accum", required_argument, NULL, OPT_ACCUM },
+		{ "zero", required_argument, NULL, OPT_ZERO },
+		{ "recompute", required_argument, NULL, OPT_RECOMPUTE },
+		{ "interleave", required_argument, NULL, OPT_INTERLEAVE },
+		{ "schedule", required_argument, NULL, OPT_SCHEDULE },
+		{ "no-flash", no_argument, NULL, OPT_NO_FLASH },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sim_model *m = &o->model;
+	struct sim_parallel *p = &o->par;
+	int c, seed;
+	enum rc rc = RC_OK;
+
+	optind = 1;
+	opterr = 0;
+	while (rc == RC_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_BACKEND: o->backend = optarg; break;
+		case OPT_NP: rc = cli_parse_int("--np", optarg, 1, 1 << 20, &f->np); break;
+		case OPT_STEPS: rc = cli_parse_int("--steps", optarg, 1, 1000000, &o->steps); break;
+		case OPT_SEED:
+			rc = cli_parse_int("--seed", optarg, 0, 2147483647, &seed);
+			o->seed = (uint64_t)seed;
+			break;
+		case OPT_LR: rc = cli_parse_double("--lr", optarg, 1e-12, &o->lr); break;
+		case OPT_DATA: o->data_path = optarg; break;
+		case OPT_JSON: f->json = optarg; break;
+		case OPT_MAX_RANKS:
+			rc = cli_parse_int("--max-ranks", optarg, 1, 1 << 20, &o->max_ranks);
+			break;
+		case OPT_LAYERS: rc = cli_parse_int("--layers", optarg, 1, 1 << 16, &m->layers); break;
+		case OPT_HIDDEN:
+			rc = cli_parse_int("--hidden", optarg, 1, 1 << 20, &m->hidden);
+			f->hidden_set = 1;
+			break;
+		case OPT_HEADS: rc = cli_parse_int("--heads", optarg, 1, 1 << 16, &m->heads); break;
+		case OPT_KV_HEADS:
+			rc = cli_parse_int("--kv-heads", optarg, 1, 1 << 16, &m->kv_heads);
+			break;
+		case OPT_FFN:
+			rc = cli_parse_int("--ffn", optarg, 1, 1 << 22, &m->ffn);
+			f->ffn_set = 1;
+			break;
+		case OPT_VOCAB: rc = cli_parse_int("--vocab", optarg, 2, 65536, &m->vocab); break;
+		case OPT_SEQ: rc = cli_parse_int("--seq", optarg, 1, 1 << 20, &m->seq); break;
+		case OPT_MLP:
+			if (strcmp(optarg, "gelu") == 0)
+				m->mlp = SIM_MLP_GELU;
+			else if (strcmp(optarg, "swiglu") == 0)
+				m->mlp = SIM_MLP_SWIGLU;
+			else {
+				gp_error("--mlp: expected gelu or swiglu, found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case OPT_NORM:
+			if (strcmp(optarg, "layernorm") == 0)
+				o->norm = EXEC_NORM_LAYER;
+			else if (strcmp(optarg, "rmsnorm") == 0)
+				o->norm = EXEC_NORM_RMS;
+			else {
+				gp_error("--norm: expected layernorm or rmsnorm, found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			f->norm_set = 1;
+			break;
+		case OPT_TP: rc = cli_parse_int("--tp", optarg, 1, 1 << 16, &p->tp); break;
+		case OPT_PP: rc = cli_parse_int("--pp", optarg, 1, 1 << 16, &p->pp); break;
+		case OPT_DP: rc = cli_parse_int("--dp", optarg, 1, 1 << 20, &p->dp); break;
+		case OPT_MBS: rc = cli_parse_int("--mbs", optarg, 1, 1 << 20, &p->mbs); break;
+		case OPT_GBS: rc = cli_parse_int("--gbs", optarg, 1, 1 << 24, &p->gbs); break;
+		case OPT_ACCUM:
+			rc = cli_parse_int("--grad-accum", optarg, 1, 1 << 20, &f->accum);
+			break;
+		case OPT_ZERO: rc = cli_parse_int("--zero", optarg, 0, 3, &p->zero); break;
+		case OPT_RECOMPUTE:
+			if (strcmp(optarg, "none") == 0)
+				p->recompute = SIM_RECOMPUTE_NONE;
+			else if (strcmp(optarg, "selective") == 0)
+				p->recompute = SIM_RECOMPUTE_SELECTIVE;
+			else if (strcmp(optarg, "full") == 0)
+				p->recompute = SIM_RECOMPUTE_FULL;
+			else {
+				gp_error("--recompute: expected none, selective or full, found '%s'",
+					 optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case OPT_INTERLEAVE:
+			rc = cli_parse_int("--interleave", optarg, 1, 1 << 10, &p->interleave);
+			break;
+		case OPT_SCHEDULE:
+			if (sched_kind_parse(optarg, &o->schedule) != RC_OK) {
+				gp_error("--schedule: expected gpipe, 1f1b or interleaved, found '%s'",
+					 optarg);
+				rc = RC_USAGE;
+			}
+			f->schedule_set = 1;
+			break;
+		case OPT_NO_FLASH: p->flash = 0; break;
+		case 'h': f->help = 1; return RC_OK;
+		default: return cli_bad_option("execute", optopt, argv[optind - 1]);
+		}
+	}
+	if (rc != RC_OK)
+		return rc;
+	if (optind < argc - 1) {
+		gp_error("execute: expected at most one plan file, found %d arguments",
+			 argc - optind);
+		return RC_USAGE;
+	}
+	*plan = optind == argc - 1 ? argv[optind] : NULL;
+	return RC_OK;
+}
+
+/* Default options (or the plan's model and layout), then the flags over
+ * them.  A width given without --ffn keeps the base model's MLP ratio. */
+static enum rc build_opts(int argc, char **argv, struct exec_opts *o, struct flags *f)
+{
+	const char *plan = NULL;
+	struct sim_model base;
+	enum exec_norm norm;
+	enum sched_kind sk;
+	enum rc rc;
+
+	memset(f, 0, sizeof(*f));
+	exec_opts_init(o);
+	base = o->model;
+	rc = parse_args(argc, argv, o, f, &plan);
+	if (rc != RC_OK || f->help)
+		return rc;
+	if (plan) {
+		struct sim_plan sp;
+
+		rc = sim_plan_read(plan, &sp);
+		if (rc != RC_OK)
+			return rc;
+		exec_opts_init(o);
+		o->model = sp.model;
+		o->par = sp.par;
+		base = sp.model;
+		memset(f, 0, sizeof(*f));
+		rc = parse_args(argc, argv, o, f, &plan);
+		if (rc != RC_OK)
+			return rc;
+	}
+	if (f->hidden_set && !f->ffn_set && base.hidden > 0)
+		o->model.ffn = (int)((double)base.ffn * o->model.hidden / base.hidden + 0.5);
+	norm = o->norm;
+	sk = o->schedule;
+	exec_opts_derive(o);
+	if (f->norm_set)
+		o->norm = norm;
+	if (f->schedule_set)
+		o->schedule = sk;
+	if (f->accum)
+		o->par.gbs = o->par.mbs * o->par.dp * f->accum;
+	return parse_fault_env(o);
+}
+
+static void print_step(void *ctx, const struct exec_step_info *s)
+{
+	char t[32];
+
+	(void)ctx;
+	printf("step %*d/%d  loss %.4f  grad norm %.4f  %s\n",
+	       s->steps >= 100 ? 3 : s->steps >= 10 ? 2 : 1, s->step, s->steps,
+	       s->loss, s->grad_norm, unit_fmt_duration(t, sizeof(t), s->time_s));
+	fflush(stdout);
+}
+
+static const char *recompute_name(enum sim_recompute r)
+{
+	return r == SIM_RECOMPUTE_FULL ? "full"
+	       : r == SIM_RECOMPUTE_SELECTIVE ? "selective" : "none";
+}
+
+static void print_header(const struct exec_opts *o)
+{
+	const struct sim_parallel *p = &o->par;
+
+	printf("execute: %s, %d layers x %d hidden, %d heads (%d kv), seq %d, vocab %d, %s\n",
+	       o->model.name, o->model.layers, o->model.hidden, o->model.heads,
+	       o->model.kv_heads, o->model.seq, o->model.vocab,
+	       o->model.mlp == SIM_MLP_SWIGLU ? "swiglu/rmsnorm" : "gelu/layernorm");
+	printf("layout:  %d ranks = tp %d x pp %d x dp %d, zero %d, recompute %s, %s",
+	       p->tp * p->pp * p->dp, p->tp, p->pp, p->dp, p->zero,
+	       recompute_name(p->recompute), sched_kind_name(o->schedule));
+	if (p->interleave > 1)
+		printf(" (v %d)", p->interleave);
+	printf(", mbs %d x %d micro-batches x dp %d = gbs %d, %s backend\n",
+	       p->mbs, p->gbs / (p->mbs * p->dp), p->dp, p->gbs, o->backend);
+	fflush(stdout);
+}
+
+static void print_pct(double measured, double predicted)
+{
+	if (predicted > 0)
+		printf("  %+7.1f%%\n", 100.0 * (measured - predicted) / predicted);
+	else
+		printf("\n");
+}
+
+static void print_summary(const struct exec_opts *o, const struct exec_result *r,
+			  const struct sim_result *pred)
+{
+	char a[32], b[32];
+	double peak = 0;
+
+	for (int i = 0; i < r->world; i++)
+		if (r->peak_memory_bytes[i] > peak)
+			peak = r->peak_memory_bytes[i];
+	printf("\nloss %.4f -> %.4f over %d steps; %s parameters\n", r->losses[0],
+	       r->losses[r->steps - 1], r->steps, unit_fmt_count(a, sizeof(a), r->params));
+	printf("\n%-22s %12s %12s %9s\n", "", "measured", "predicted", "error");
+	printf("%-22s %12s %12s", "step time (median)",
+	       unit_fmt_duration(a, sizeof(a), r->step_time_median_s),
+	       pred ? unit_fmt_duration(b, sizeof(b), pred->step_time_s) : "-");
+	print_pct(r->step_time_median_s, pred ? pred->step_time_s : 0);
+	snprintf(a, sizeof(a), "%.0f", r->tokens_per_s);
+	snprintf(b, sizeof(b), "%.0f", pred ? pred->tokens_per_s : 0);
+	printf("%-22s %12s %12s", "tokens/s", a, pred ? b : "-");
+	print_pct(r->tokens_per_s, pred ? pred->tokens_per_s : 0);
+	snprintf(a, sizeof(a), "%.3g", r->model_flops_per_rank_s / 1e9);
+	snprintf(b, sizeof(b), "%.3g", pred ? pred->model_flops_per_gpu_s / 1e9 : 0);
+	printf("%-22s %12s %12s", "model GFLOP/s per rank", a, pred ? b : "-");
+	print_pct(r->model_flops_per_rank_s, pred ? pred->model_flops_per_gpu_s : 0);
+	/* the simulator's "other" is a GPU's CUDA context and allocator
+	 * slack, which a CPU rank does not have */
+	printf("%-22s %12s %12s", "peak memory per rank",
+	       unit_fmt_bytes(a, sizeof(a), peak),
+	       pred ? unit_fmt_bytes(b, sizeof(b), pred->memory.total - pred->memory.other) : "-");
+	print_pct(peak, pred ? pred->memory.total - pred->memory.other : 0);
+	if (r->world > 1) {
+		printf("peak memory by rank:  ");
+		for (int i = 0; i < r->world; i++)
+			printf("%s%s", i ? ", " : "", unit_fmt_bytes(a, sizeof(a), r->peak_memory_bytes[i]));
+		printf("\n");
+	}
+	(void)o;
+}
 
 enum rc cmd_execute(int argc, char **argv)
 {
-	(void)argc;
-	gp_error("%s: not built yet", argv[0]);
-	return RC_ERR;
+	struct exec_opts o;
+	struct flags f;
+	struct exec_result r;
+	struct sim_result pred;
+	int have_pred = 0, rank0, need;
+	char why[512];
+	enum rc rc;
+
+	rc = build_opts(argc, argv, &o, &f);
+	if (rc != RC_OK)
+		return rc;
+	if (f.help) {
+		help();
+		return RC_OK;
+	}
+	rank0 = exec_launcher_rank() == 0;
+	need = exec_opts_ranks(&o);
+	if (exec_opts_check(&o, why, sizeof(why)) != RC_OK) {
+		if (rank0)
+			gp_error("execute: %s", why);
+		return RC_INPUT;
+	}
+	if (f.np && f.np != need) {
+		if (rank0)
+			gp_error("--np: expected %d (tp %d x pp %d x dp %d), found %d", need,
+				 o.par.tp, o.par.pp, o.par.dp, f.np);
+		return RC_USAGE;
+	}
+	if (!exec_under_launcher() && need > 1)
+		return exec_launch(need, argc, argv);
+	if (exec_launcher_size() != need) {
+		if (rank0)
+			gp_error("execute: layout: expected %d ranks (tp %d x pp %d x dp %d), "
+				 "found %d", need, o.par.tp, o.par.pp, o.par.dp,
+				 exec_launcher_size());
+		return RC_INPUT;
+	}
+
+	if (rank0) {
+		if (o.model.tied_embeddings)
+			gp_warn("the plan ties the LM head to the embedding; the executor "
+				"runs it untied");
+		if (o.par.seq_parallel)
+			gp_warn("sequence parallelism is not applied; tensor parallelism runs "
+				"without it");
+		print_header(&o);
+		o.on_step = print_step;
+	}
+	rc = exec_run(&o, &r);
+	if (rc != RC_OK)
+		return rc;
+	if (rank0) {
+		if (exec_predict(&o, &pred, why, sizeof(why)) == RC_OK)
+			have_pred = 1;
+		else
+			gp_warn("no prediction for this layout: %s", why);
+		print_summary(&o, &r, have_pred ? &pred : NULL);
+		if (f.json)
+			rc = exec_run_write_json(f.json, &o, &r, have_pred ? &pred : NULL);
+	}
+	exec_result_release(&r);
+	return rc;
 }

@@ -1,0 +1,294 @@
+/*
+ * exec_comm_mpi.c - the MPI communicator (OpenMPI) and the job's bring-up:
+ * MPI_Init, the TP, PP and DP groups of a layout, finalize and abort.  The
+ * only file of the CPU path that includes <mpi.h>.
+ *
+ * Every MPI call is checked: errors are returned (MPI_ERRORS_RETURN), not
+ * fatal, and MPI_CHECK turns one into a message naming the world rank, the
+ * call and MPI's reason, and RC_DEVICE.  Sends copy their data and go out
+ * with MPI_Isend, so the pipeline's schedule never blocks on a send (the
+ * rule sched.h's schedules are proven deadlock-free under).
+ */
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_internal.h"
+
+static int world_rank = -1;
+
+#define MPI_CHECK(call)                                                      \
+	do {                                                                 \
+		int err_ = (call);                                           \
+		if (err_ != MPI_SUCCESS) {                                   \
+			mpi_report(err_, #call, __FILE__, __LINE__);         \
+			return RC_DEVICE;                                    \
+		}                                                            \
+	} while (0)
+
+static void mpi_report(int err, const char *call, const char *file, int line)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len = 0;
+	const char *paren = strchr(call, '(');
+
+	if (MPI_Error_string(err, msg, &len) != MPI_SUCCESS)
+		snprintf(msg, sizeof(msg), "error %d", err);
+	gp_error("rank %d: %s:%d: %.*s failed: %s", world_rank, file, line,
+		 paren ? (int)(paren - call) : (int)strlen(call), call, msg);
+}
+
+struct pending {
+	MPI_Request req;
+	void *buf;
+};
+
+struct mpi_priv {
+	MPI_Comm comm;
+	struct pending *pend;
+	size_t n_pend, cap_pend;
+};
+
+static MPI_Comm comm_of(struct exec_group *g)
+{
+	return ((struct mpi_priv *)g->priv)->comm;
+}
+
+static enum rc count_ok(size_t n, const char *what)
+{
+	if (n > INT_MAX) {
+		gp_error("rank %d: %s of %zu elements: expected at most %d", world_rank,
+			 what, n, INT_MAX);
+		return RC_DEVICE;
+	}
+	return RC_OK;
+}
+
+static enum rc mpi_all_reduce(struct exec_group *g, void *buf, size_t n,
+			      enum exec_dtype t, enum exec_redop op)
+{
+	if (g->size == 1 || n == 0)
+		return RC_OK;
+	if (count_ok(n, "all-reduce") != RC_OK)
+		return RC_DEVICE;
+	MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf, (int)n,
+				t == EXEC_F64 ? MPI_DOUBLE : MPI_FLOAT,
+				op == EXEC_MAX ? MPI_MAX : MPI_SUM, comm_of(g)));
+	return RC_OK;
+}
+
+static enum rc mpi_reduce_scatter(struct exec_group *g, const float *send,
+				  float *recv, size_t count)
+{
+	if (g->size == 1) {
+		memmove(recv, send, count * sizeof(float));
+		return RC_OK;
+	}
+	if (count_ok(count, "reduce-scatter") != RC_OK)
+		return RC_DEVICE;
+	MPI_CHECK(MPI_Reduce_scatter_block(send, recv, (int)count, MPI_FLOAT, MPI_SUM,
+					   comm_of(g)));
+	return RC_OK;
+}
+
+static enum rc mpi_all_gather(struct exec_group *g, float *buf, size_t count)
+{
+	if (g->size == 1)
+		return RC_OK;
+	if (count_ok(count, "all-gather") != RC_OK)
+		return RC_DEVICE;
+	MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, (int)count,
+				MPI_FLOAT, comm_of(g)));
+	return RC_OK;
+}
+
+/* Frees the buffers of sends that have completed. */
+static enum rc reap(struct mpi_priv *p, int wait)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < p->n_pend; i++) {
+		int done = 0;
+
+		if (wait)
+			MPI_CHECK(MPI_Wait(&p->pend[i].req, MPI_STATUS_IGNORE));
+		else
+			MPI_CHECK(MPI_Test(&p->pend[i].req, &done, MPI_STATUS_IGNORE));
+		if (wait || done)
+			free(p->pend[i].buf);
+		else
+			p->pend[keep++] = p->pend[i];
+	}
+	p->n_pend = wait ? 0 : keep;
+	return RC_OK;
+}
+
+static enum rc mpi_send(struct exec_group *g, int peer, const float *buf,
+			size_t n, int tag)
+{
+	struct mpi_priv *p = g->priv;
+	struct pending *q;
+
+	if (count_ok(n, "send") != RC_OK || reap(p, 0) != RC_OK)
+		return RC_DEVICE;
+	if (p->n_pend == p->cap_pend) {
+		p->cap_pend = p->cap_pend ? 2 * p->cap_pend : 8;
+		p->pend = xrealloc(p->pend, p->cap_pend * sizeof(*p->pend));
+	}
+	q = &p->pend[p->n_pend];
+	q->buf = xmalloc(n ? n * sizeof(float) : 1);
+	memcpy(q->buf, buf, n * sizeof(float));
+	{
+		int err = MPI_Isend(q->buf, (int)n, MPI_FLOAT, peer, tag, p->comm, &q->req);
+
+		if (err != MPI_SUCCESS) {
+			free(q->buf);
+			mpi_report(err, "MPI_Isend()", __FILE__, __LINE__);
+			return RC_DEVICE;
+		}
+	}
+	p->n_pend++;
+	return RC_OK;
+}
+
+static enum rc mpi_recv(struct exec_group *g, int peer, float *buf, size_t n, int tag)
+{
+	MPI_Status st;
+	int got = 0;
+
+	if (count_ok(n, "receive") != RC_OK)
+		return RC_DEVICE;
+	MPI_CHECK(MPI_Recv(buf, (int)n, MPI_FLOAT, peer, tag, comm_of(g), &st));
+	MPI_CHECK(MPI_Get_count(&st, MPI_FLOAT, &got));
+	if ((size_t)got != n) {
+		gp_error("rank %d: receive from stage %d (tag %d): expected %zu floats, found %d",
+			 world_rank, peer, tag, n, got);
+		return RC_DEVICE;
+	}
+	return RC_OK;
+}
+
+static enum rc mpi_wait_sends(struct exec_group *g)
+{
+	return reap(g->priv, 1);
+}
+
+static enum rc mpi_barrier(struct exec_group *g)
+{
+	MPI_CHECK(MPI_Barrier(comm_of(g)));
+	return RC_OK;
+}
+
+static enum rc mpi_bcast(struct exec_group *g, void *buf, size_t bytes, int root)
+{
+	if (count_ok(bytes, "broadcast") != RC_OK)
+		return RC_DEVICE;
+	MPI_CHECK(MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm_of(g)));
+	return RC_OK;
+}
+
+static void mpi_release(struct exec_group *g)
+{
+	struct mpi_priv *p = g->priv;
+
+	if (!p)
+		return;
+	reap(p, 1);
+	free(p->pend);
+	if (p->comm != MPI_COMM_NULL)
+		MPI_Comm_free(&p->comm);
+	free(p);
+	g->priv = NULL;
+}
+
+static const struct exec_comm mpi_comm = {
+	.name = "mpi",
+	.all_reduce = mpi_all_reduce,
+	.reduce_scatter = mpi_reduce_scatter,
+	.all_gather = mpi_all_gather,
+	.send = mpi_send,
+	.recv = mpi_recv,
+	.wait_sends = mpi_wait_sends,
+	.barrier = mpi_barrier,
+	.bcast = mpi_bcast,
+	.release = mpi_release,
+};
+
+enum rc exec_mpi_init(int *rank, int *size)
+{
+	int inited = 0;
+
+	MPI_CHECK(MPI_Initialized(&inited));
+	if (!inited)
+		MPI_CHECK(MPI_Init(NULL, NULL));
+	MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+	MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, size));
+	world_rank = *rank;
+	return RC_OK;
+}
+
+/* A group of the world's ranks with the same color, ordered by key. */
+static enum rc group_split(struct exec_group *g, struct exec_device *d, int color, int key)
+{
+	struct mpi_priv *p = xcalloc(1, sizeof(*p));
+	int err;
+
+	memset(g, 0, sizeof(*g));
+	err = MPI_Comm_split(MPI_COMM_WORLD, color, key, &p->comm);
+	if (err != MPI_SUCCESS) {
+		free(p);
+		mpi_report(err, "MPI_Comm_split()", __FILE__, __LINE__);
+		return RC_DEVICE;
+	}
+	g->comm = &mpi_comm;
+	g->dev = d;
+	g->priv = p;
+	MPI_CHECK(MPI_Comm_rank(p->comm, &g->rank));
+	MPI_CHECK(MPI_Comm_size(p->comm, &g->size));
+	return RC_OK;
+}
+
+enum rc exec_mpi_groups(const struct exec_layout *l, struct exec_device *d,
+			struct exec_groups *g)
+{
+	enum rc rc;
+
+	memset(g, 0, sizeof(*g));
+	rc = group_split(&g->world, d, 0, l->rank);
+	if (rc == RC_OK)
+		rc = group_split(&g->tp, d, l->dp_rank * l->pp + l->pp_rank, l->tp_rank);
+	if (rc == RC_OK)
+		rc = group_split(&g->pp, d, l->dp_rank * l->tp + l->tp_rank, l->pp_rank);
+	if (rc == RC_OK)
+		rc = group_split(&g->dp, d, l->pp_rank * l->tp + l->tp_rank, l->dp_rank);
+	if (rc != RC_OK) {
+		exec_group_release(&g->dp);
+		exec_group_release(&g->pp);
+		exec_group_release(&g->tp);
+		exec_group_release(&g->world);
+	}
+	return rc;
+}
+
+void exec_mpi_finalize(void)
+{
+	int inited = 0, done = 0;
+
+	MPI_Initialized(&inited);
+	MPI_Finalized(&done);
+	if (inited && !done)
+		MPI_Finalize();
+}
+
+void exec_mpi_abort(int code)
+{
+	int inited = 0;
+
+	MPI_Initialized(&inited);
+	if (inited)
+		MPI_Abort(MPI_COMM_WORLD, code);
+	abort();
+}

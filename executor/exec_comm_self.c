@@ -1,0 +1,104 @@
+/*
+ * exec_comm_self.c - the communicator of a group of one rank: what a
+ * single-process run and the unit tests use instead of MPI.  Reductions
+ * over one member leave the data as it is; there is no peer to send to.
+ */
+#include <string.h>
+
+#include "exec_internal.h"
+
+static enum rc self_all_reduce(struct exec_group *g, void *buf, size_t n,
+			       enum exec_dtype t, enum exec_redop op)
+{
+	(void)g;
+	(void)buf;
+	(void)n;
+	(void)t;
+	(void)op;
+	return RC_OK;
+}
+
+static enum rc self_reduce_scatter(struct exec_group *g, const float *send,
+				   float *recv, size_t count)
+{
+	g->dev->be->copy(g->dev, recv, send, count * sizeof(float));
+	return RC_OK;
+}
+
+static enum rc self_all_gather(struct exec_group *g, float *buf, size_t count)
+{
+	(void)g;
+	(void)buf;
+	(void)count;
+	return RC_OK;
+}
+
+static enum rc self_send(struct exec_group *g, int peer, const float *buf,
+			 size_t n, int tag)
+{
+	(void)g;
+	(void)buf;
+	(void)n;
+	gp_error("self communicator: send to peer %d (tag %d) in a group of one", peer, tag);
+	return RC_ERR;
+}
+
+static enum rc self_recv(struct exec_group *g, int peer, float *buf, size_t n, int tag)
+{
+	(void)g;
+	(void)buf;
+	(void)n;
+	gp_error("self communicator: receive from peer %d (tag %d) in a group of one",
+		 peer, tag);
+	return RC_ERR;
+}
+
+static enum rc self_nothing(struct exec_group *g)
+{
+	(void)g;
+	return RC_OK;
+}
+
+static enum rc self_bcast(struct exec_group *g, void *buf, size_t bytes, int root)
+{
+	(void)g;
+	(void)buf;
+	(void)bytes;
+	(void)root;
+	return RC_OK;
+}
+
+static void self_release(struct exec_group *g)
+{
+	(void)g;
+}
+
+static const struct exec_comm self_comm = {
+	.name = "self",
+	.all_reduce = self_all_reduce,
+	.reduce_scatter = self_reduce_scatter,
+	.all_gather = self_all_gather,
+	.send = self_send,
+	.recv = self_recv,
+	.wait_sends = self_nothing,
+	.barrier = self_nothing,
+	.bcast = self_bcast,
+	.release = self_release,
+};
+
+void exec_group_self(struct exec_group *g, struct exec_device *d)
+{
+	memset(g, 0, sizeof(*g));
+	g->comm = &self_comm;
+	g->dev = d;
+	g->rank = 0;
+	g->size = 1;
+}
+
+void exec_group_release(struct exec_group *g)
+{
+	if (g && g->comm && g->comm->release)
+		g->comm->release(g);
+	if (g)
+		memset(g, 0, sizeof(*g));
+}

@@ -1,0 +1,274 @@
+/*
+ * exec_internal.h - the executor's two plug-in tables and its trainer,
+ * shared by the executor's files and its tests.
+ *
+ * A backend (struct exec_backend) owns memory and runs kernels; a
+ * communicator (struct exec_comm) moves data between ranks of a group.
+ * Like nccl-tests' struct testColl, each is a table of function pointers
+ * filled by one file (exec_cpu.c, exec_comm_mpi.c, exec_comm_self.c), so a
+ * CUDA backend and an NCCL communicator add a file each and change nothing
+ * here.  Every float or int pointer a kernel or a collective takes is
+ * backend memory (host memory on the CPU, device memory on a GPU); the
+ * model code never dereferences it, it only passes it on.
+ */
+#ifndef GPUPLAN_EXEC_INTERNAL_H
+#define GPUPLAN_EXEC_INTERNAL_H
+
+#include <stddef.h>
+
+#include "exec.h"
+
+/* ---- compute backend ------------------------------------------------- */
+
+struct exec_device;
+
+/* Shapes: n rows (tokens), ic input and oc output features.  Weights are
+ * [oc, ic] row-major, y = x W^T + b, as in llm.c.  Backward kernels
+ * ACCUMULATE (+=) into every gradient they are given, input gradients
+ * included; the caller zeroes what must start at zero. */
+struct exec_backend {
+	const char *name;
+	/* Frees what the backend keeps in d->priv (scratch, handles). */
+	void (*release)(struct exec_device *d);
+	/* Zero-filled allocation of bytes; NULL when out of memory. */
+	void *(*alloc)(struct exec_device *d, size_t bytes);
+	void (*free)(struct exec_device *d, void *p, size_t bytes);
+	void (*zero)(struct exec_device *d, void *p, size_t bytes);
+	void (*copy)(struct exec_device *d, void *dst, const void *src, size_t bytes);
+	void (*to_host)(struct exec_device *d, void *host, const void *src, size_t bytes);
+	void (*from_host)(struct exec_device *d, void *dst, const void *host, size_t bytes);
+
+	/* out[n, oc] = inp[n, ic] w[oc, ic]^T (+ bias when not NULL) */
+	void (*matmul_forward)(struct exec_device *d, float *out, const float *inp,
+			       const float *w, const float *bias, int n, int ic, int oc);
+	/* dinp += dout w; dw += dout^T inp; dbias += column sums of dout
+	 * (dinp, dbias may be NULL) */
+	void (*matmul_backward)(struct exec_device *d, float *dinp, float *dw,
+				float *dbias, const float *dout, const float *inp,
+				const float *w, int n, int ic, int oc);
+	/* out[n, c] += bias[c] */
+	void (*add_bias)(struct exec_device *d, float *out, const float *bias, int n, int c);
+	/* LayerNorm (Ba et al. 2016); b may be NULL.  mean, rstd: [n]. */
+	void (*layernorm_forward)(struct exec_device *d, float *out, float *mean,
+				  float *rstd, const float *inp, const float *w,
+				  const float *b, int n, int c);
+	void (*layernorm_backward)(struct exec_device *d, float *dinp, float *dw,
+				   float *db, const float *dout, const float *inp,
+				   const float *w, const float *mean,
+				   const float *rstd, int n, int c);
+	/* RMSNorm (Zhang and Sennrich 2019) */
+	void (*rmsnorm_forward)(struct exec_device *d, float *out, float *rstd,
+				const float *inp, const float *w, int n, int c);
+	void (*rmsnorm_backward)(struct exec_device *d, float *dinp, float *dw,
+				 const float *dout, const float *inp,
+				 const float *w, const float *rstd, int n, int c);
+	/* Causal attention of b sequences of t tokens, nh query heads sharing
+	 * nkv key/value heads of size hd (GQA; nh % nkv == 0).  q: [b t, nh hd],
+	 * k, v: [b t, nkv hd], out: [b t, nh hd], lse: [b, nh, t] log-sum-exp
+	 * of each row's scores; att: [b, nh, t, t] probabilities, or NULL to
+	 * keep only lse and recompute them in backward. */
+	void (*attention_forward)(struct exec_device *d, float *out, float *lse,
+				  float *att, const float *q, const float *k,
+				  const float *v, int b, int t, int nh, int nkv, int hd);
+	void (*attention_backward)(struct exec_device *d, float *dq, float *dk,
+				   float *dv, const float *dout, const float *q,
+				   const float *k, const float *v, const float *lse,
+				   const float *att, int b, int t, int nh, int nkv, int hd);
+	/* GELU, tanh form (Hendrycks and Gimpel 2016): out = gelu(inp) */
+	void (*gelu_forward)(struct exec_device *d, float *out, const float *inp, long n);
+	void (*gelu_backward)(struct exec_device *d, float *dinp, const float *inp,
+			      const float *dout, long n);
+	/* SwiGLU (Shazeer 2020): out = silu(g) * u */
+	void (*swiglu_forward)(struct exec_device *d, float *out, const float *g,
+			       const float *u, long n);
+	void (*swiglu_backward)(struct exec_device *d, float *dg, float *du,
+				const float *g, const float *u, const float *dout, long n);
+	/* out = a + b (out may alias a) */
+	void (*residual_forward)(struct exec_device *d, float *out, const float *a,
+				 const float *b, long n);
+	/* acc += x */
+	void (*accumulate)(struct exec_device *d, float *acc, const float *x, long n);
+	/* Vocabulary-parallel embedding (Shoeybi et al. 2019, sec. 3):
+	 * out[i] = wte[tok[i] - v0] when v0 <= tok[i] < v0 + nv, else 0 (the
+	 * TP all-reduce then sums the ranks' rows); backward adds dout's rows
+	 * into the rows of dwte this rank holds. */
+	void (*embedding_forward)(struct exec_device *d, float *out, const int *tok,
+				  const float *wte, int n, int c, int v0, int nv);
+	void (*embedding_backward)(struct exec_device *d, float *dwte, const float *dout,
+				   const int *tok, int n, int c, int v0, int nv);
+	/* Vocabulary-parallel softmax cross-entropy over logits [n, nv] holding
+	 * vocabulary rows v0 .. v0+nv-1 (Megatron-LM's
+	 * vocab_parallel_cross_entropy).  Three passes around two reductions:
+	 * row maxima -> (max over ranks) -> stats[2n] = (sum exp(l - max),
+	 * target logit or 0) -> (sum over ranks) -> losses. */
+	void (*ce_row_max)(struct exec_device *d, float *rmax, const float *logits,
+			   int n, int nv);
+	void (*ce_row_stats)(struct exec_device *d, float *stats, const float *logits,
+			     const float *rmax, const int *target, int n, int nv, int v0);
+	/* Sum over rows of log(sum) + max - target logit, returned to the host. */
+	double (*ce_loss_sum)(struct exec_device *d, const float *rmax,
+			      const float *stats, int n);
+	/* logits := (softmax - onehot) * scale, in place */
+	void (*ce_backward)(struct exec_device *d, float *logits, const float *rmax,
+			    const float *stats, const int *target, int n, int nv,
+			    int v0, float scale);
+	/* Sum of squares of x, returned to the host in double. */
+	double (*sumsq)(struct exec_device *d, const float *x, long n);
+	/* AdamW on n elements, gradient multiplied by gscale first; t is the
+	 * 1-based step for bias correction. */
+	void (*adamw)(struct exec_device *d, float *p, const float *g, float *m,
+		      float *v, long n, float lr, float beta1, float beta2,
+		      float eps, float wd, int t, float gscale);
+};
+
+/* One backend instance: the table plus what it has allocated. */
+struct exec_device {
+	const struct exec_backend *be;
+	size_t bytes_in_use;
+	size_t peak_bytes;
+	void *priv;
+};
+
+/* The fp32 CPU backend (exec_cpu.c). */
+extern const struct exec_backend exec_cpu_backend;
+/* Finds a backend by name; NULL when unknown or not built. */
+const struct exec_backend *exec_backend_find(const char *name);
+
+void exec_device_init(struct exec_device *d, const struct exec_backend *be);
+void exec_device_release(struct exec_device *d);
+/* Allocation through d's backend with the byte counts kept; aborts with a
+ * message when the backend is out of memory (as xmalloc does). */
+void *exec_dalloc(struct exec_device *d, size_t bytes);
+void exec_dfree(struct exec_device *d, void *p, size_t bytes);
+
+/* ---- communicator ---------------------------------------------------- */
+
+enum exec_dtype { EXEC_F32, EXEC_F64 };
+enum exec_redop { EXEC_SUM, EXEC_MAX };
+
+struct exec_group;
+
+/* All buffers are backend memory of the group's device.  Collectives are
+ * called by every member in the same order.  Returns RC_OK, or RC_DEVICE
+ * after one message naming the rank, the call and the library's reason. */
+struct exec_comm {
+	const char *name;
+	enum rc (*all_reduce)(struct exec_group *g, void *buf, size_t n,
+			      enum exec_dtype t, enum exec_redop op);
+	/* recv[count] = sum over members of send[rank * count ...] */
+	enum rc (*reduce_scatter)(struct exec_group *g, const float *send,
+				  float *recv, size_t count);
+	/* In place: member r's part is already at buf + r * count. */
+	enum rc (*all_gather)(struct exec_group *g, float *buf, size_t count);
+	/* Does not block; buf may be reused as soon as it returns. */
+	enum rc (*send)(struct exec_group *g, int peer, const float *buf,
+			size_t n, int tag);
+	enum rc (*recv)(struct exec_group *g, int peer, float *buf, size_t n, int tag);
+	/* Completes every outstanding send. */
+	enum rc (*wait_sends)(struct exec_group *g);
+	enum rc (*barrier)(struct exec_group *g);
+	enum rc (*bcast)(struct exec_group *g, void *buf, size_t bytes, int root);
+	void (*release)(struct exec_group *g);
+};
+
+struct exec_group {
+	const struct exec_comm *comm;
+	struct exec_device *dev;   /* whose memory the buffers are */
+	int rank, size;
+	void *priv;
+};
+
+/* A group of one on device d: collectives copy or do nothing, send and
+ * recv fail (a single rank has no peer). */
+void exec_group_self(struct exec_group *g, struct exec_device *d);
+/* Releases g's communicator; accepts a zeroed g. */
+void exec_group_release(struct exec_group *g);
+
+/* The groups a rank works in: tp (same dp, pp), pp (same dp, tp; member
+ * index = pipeline stage), dp (same pp, tp) and the world. */
+struct exec_groups {
+	struct exec_group world, tp, pp, dp;
+};
+
+/* ---- MPI bring-up (exec_comm_mpi.c); no MPI type crosses this line -- */
+
+/* MPI_Init (once per process) with errors returned, not fatal; sets *rank
+ * and *size of the world.  Returns RC_OK or RC_DEVICE (message printed). */
+enum rc exec_mpi_init(int *rank, int *size);
+/* Builds g's four groups for layout l over MPI_COMM_WORLD on device d:
+ * world, tp (ranks sharing dp and pp), pp (sharing dp and tp; member index
+ * = stage) and dp (sharing pp and tp).  Collective over the world. */
+enum rc exec_mpi_groups(const struct exec_layout *l, struct exec_device *d,
+			struct exec_groups *g);
+/* MPI_Finalize; a no-op when MPI was never initialised. */
+void exec_mpi_finalize(void);
+/* Ends every rank of the job now (MPI_Abort) with exit code `code`. */
+void exec_mpi_abort(int code);
+
+/* ---- model and trainer (exec_model.c, exec_step.c) ------------------- */
+
+struct exec_trainer;
+
+/* Builds the rank's part of the model for o at layout l on device d with
+ * groups g (borrowed: they must outlive the trainer): parameters
+ * initialised from o->seed identically whatever the layout, optimizer
+ * state, pipeline schedule, data source.  Returns NULL with a reason in
+ * why[size] when o cannot be laid out (exec_opts_check's reasons, the
+ * schedule's) or its data file cannot be used; nothing printed. */
+struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
+				      const struct exec_layout *l,
+				      struct exec_device *d,
+				      struct exec_groups *g, char *why, size_t size);
+void exec_trainer_free(struct exec_trainer *t);
+
+/* One training step (1-based): forward and backward of every micro-batch
+ * in schedule order, gradient reduction, clipping and AdamW.  *loss and
+ * *grad_norm are the same on every rank. */
+enum rc exec_trainer_step(struct exec_trainer *t, int step, double *loss,
+			  double *grad_norm);
+/* Forward (and backward when `backward`) of step's batch without any
+ * update: *loss is the batch's mean loss; the gradients, when computed,
+ * are this rank's micro-batches' (not reduced over DP). */
+enum rc exec_trainer_eval(struct exec_trainer *t, int step, int backward,
+			  double *loss);
+
+/* Parameters by unit, for tests: unit i's parameter and gradient buffers
+ * (backend memory) and element count; tensor j's offset, count and name.
+ * Returns 0, or -1 when i or j is out of range. */
+int exec_trainer_units(const struct exec_trainer *t);
+int exec_trainer_unit(const struct exec_trainer *t, int i, float **params,
+		      float **grads, long *n);
+int exec_trainer_tensor(const struct exec_trainer *t, int i, int j, long *off,
+			long *n, const char **name);
+/* Parameters this rank holds, replicated tensors counted on TP rank 0
+ * only: summed over one DP replica's ranks, the model's count. */
+double exec_trainer_local_params(const struct exec_trainer *t);
+
+/* ---- data (exec_data.c) ---------------------------------------------- */
+
+/* Token source: synthetic (a fixed random bigram process drawn from the
+ * seed) or a file of little-endian uint16 tokens. */
+struct exec_data {
+	int vocab, seq;
+	uint64_t seed;
+	uint16_t *file;          /* NULL: synthetic */
+	long file_tokens;
+};
+
+/* Opens path (NULL: synthetic).  Returns RC_OK, or RC_INPUT (a file too
+ * short for one sequence, or a token >= vocab) or RC_ERR (unreadable) with
+ * a one-line reason naming the file in why[size]; nothing printed. */
+enum rc exec_data_open(struct exec_data *dt, const char *path, int vocab,
+		       int seq, uint64_t seed, char *why, size_t size);
+void exec_data_release(struct exec_data *dt);
+/* Sequence number idx: seq + 1 tokens into out (inputs are out[0..seq-1],
+ * targets out[1..seq]).  The same idx gives the same tokens on every rank. */
+void exec_data_sequence(const struct exec_data *dt, long idx, int *out);
+
+/* Counter-based random numbers: the same (seed, stream, index) gives the
+ * same value on every rank, so a tensor's element depends only on its
+ * position in the full tensor.  Uniform in [0, 1) and standard normal. */
+double exec_rand_uniform(uint64_t seed, uint64_t stream, uint64_t index);
+double exec_rand_normal(uint64_t seed, uint64_t stream, uint64_t index);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * exec_json.c - the measurement of a run as JSON (schema "gpuplan.run/1"),
+ * written atomically.  The only executor file that includes cJSON.
+ *
+ * Keys, in order: schema, backend, model {...}, layout {...}, steps, seed,
+ * losses [per step], grad_norms [per step], step_times_s [per step],
+ * step_time_s (median), tokens_per_s, model_flops_per_rank_s, params,
+ * peak_memory_bytes [per rank], and, when the simulator could price the
+ * run, predicted_step_time_s, predicted_tokens_per_s,
+ * predicted_model_flops_per_rank_s, predicted_memory_bytes and
+ * step_time_error ((measured - predicted) / predicted).  Times differ from run to run;
+ * everything else is the same for the same inputs.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "exec.h"
+
+#define RUN_SCHEMA "gpuplan.run/1"
+
+/* Numbers in the fewest of 15 or 17 digits that read back exactly. */
+static void add_num(cJSON *o, const char *k, double v)
+{
+	char buf[40];
+
+	if (!isfinite(v))
+		v = 0;
+	if (v == floor(v) && fabs(v) < 1e15) {
+		snprintf(buf, sizeof(buf), "%.0f", v);
+	} else {
+		snprintf(buf, sizeof(buf), "%.15g", v);
+		if (strtod(buf, NULL) != v)
+			snprintf(buf, sizeof(buf), "%.17g", v);
+	}
+	cJSON_AddRawToObject(o, k, buf);
+}
+
+static void add_array(cJSON *o, const char *k, const double *v, int n)
+{
+	cJSON *a = cJSON_AddArrayToObject(o, k);
+
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(isfinite(v[i]) ? v[i] : 0));
+}
+
+static const char *recompute_name(enum sim_recompute r)
+{
+	return r == SIM_RECOMPUTE_FULL ? "full"
+	       : r == SIM_RECOMPUTE_SELECTIVE ? "selective" : "none";
+}
+
+static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
+		       const struct sim_result *pred)
+{
+	cJSON *root = cJSON_CreateObject(), *m, *l;
+	const struct sim_parallel *p = &o->par;
+
+	cJSON_AddStringToObject(root, "schema", RUN_SCHEMA);
+	cJSON_AddStringToObject(root, "backend", o->backend ? o->backend : "cpu");
+	m = cJSON_AddObjectToObject(root, "model");
+	cJSON_AddStringToObject(m, "name", o->model.name);
+	add_num(m, "layers", o->model.layers);
+	add_num(m, "hidden", o->model.hidden);
+	add_num(m, "heads", o->model.heads);
+	add_num(m, "kv_heads", o->model.kv_heads);
+	add_num(m, "ffn", o->model.ffn);
+	add_num(m, "vocab", o->model.vocab);
+	add_num(m, "seq", o->model.seq);
+	cJSON_AddStringToObject(m, "mlp", o->model.mlp == SIM_MLP_SWIGLU ? "swiglu" : "gelu");
+	cJSON_AddStringToObject(m, "norm", o->norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm");
+	cJSON_AddBoolToObject(m, "tied_embeddings", 0);
+	l = cJSON_AddObjectToObject(root, "layout");
+	add_num(l, "ranks", (double)p->tp * p->pp * p->dp);
+	add_num(l, "tp", p->tp);
+	add_num(l, "pp", p->pp);
+	add_num(l, "dp", p->dp);
+	add_num(l, "mbs", p->mbs);
+	add_num(l, "gbs", p->gbs);
+	add_num(l, "grad_accum", p->gbs / (p->mbs * p->dp));
+	add_num(l, "zero", p->zero);
+	cJSON_AddStringToObject(l, "recompute", recompute_name(p->recompute));
+	add_num(l, "interleave", p->interleave);
+	cJSON_AddStringToObject(l, "schedule", sched_kind_name(o->schedule));
+	cJSON_AddBoolToObject(l, "flash", p->flash != 0);
+	add_num(root, "steps", r->steps);
+	add_num(root, "seed", (double)o->seed);
+	add_array(root, "losses", r->losses, r->steps);
+	add_array(root, "grad_norms", r->grad_norms, r->steps);
+	add_array(root, "step_times_s", r->step_time_s, r->steps);
+	add_num(root, "step_time_s", r->step_time_median_s);
+	add_num(root, "tokens_per_s", r->tokens_per_s);
+	add_num(root, "model_flops_per_rank_s", r->model_flops_per_rank_s);
+	add_num(root, "params", r->params);
+	if (r->peak_memory_bytes)
+		add_array(root, "peak_memory_bytes", r->peak_memory_bytes, r->world);
+	if (pred) {
+		add_num(root, "predicted_step_time_s", pred->step_time_s);
+		add_num(root, "predicted_tokens_per_s", pred->tokens_per_s);
+		add_num(root, "predicted_model_flops_per_rank_s", pred->model_flops_per_gpu_s);
+		add_num(root, "predicted_memory_bytes", pred->memory.total);
+		if (pred->step_time_s > 0)
+			add_num(root, "step_time_error",
+				(r->step_time_median_s - pred->step_time_s) / pred->step_time_s);
+	}
+	return root;
+}
+
+enum rc exec_run_write_json(const char *path, const struct exec_opts *o,
+			    const struct exec_result *r,
+			    const struct sim_result *pred)
+{
+	cJSON *root = run_json(o, r, pred);
+	char *text = cJSON_Print(root);
+	size_t n = strlen(path), len;
+	char *tmp = xmalloc(n + 16);
+	enum rc rc = RC_ERR;
+	FILE *f;
+	int fd;
+
+	cJSON_Delete(root);
+	if (!text) {
+		gp_error("%s: cannot format the run", path);
+		free(tmp);
+		return RC_ERR;
+	}
+	len = strlen(text);
+	snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		gp_error("%s: cannot create a temporary file: %s", path, strerror(errno));
+		goto out;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		gp_error("%s: %s", path, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	if (fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f) ||
+	    fsync(fileno(f))) {
+		gp_error("%s: write failed: %s", path, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		goto out;
+	}
+	if (fclose(f) || rename(tmp, path)) {
+		gp_error("%s: write failed: %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = RC_OK;
+out:
+	free(tmp);
+	free(text);
+	return rc;
+}

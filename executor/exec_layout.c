@@ -1,0 +1,50 @@
+/*
+ * exec_layout.c - where a rank sits in a tp x pp x dp layout, how items
+ * split across ranks, and which layers a pipeline chunk holds.  Pure
+ * arithmetic: no MPI, no allocation.
+ */
+#include "exec.h"
+
+enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, int rank)
+{
+	int world;
+
+	if (p->tp < 1 || p->pp < 1 || p->dp < 1)
+		return RC_INPUT;
+	world = p->tp * p->pp * p->dp;
+	if (rank < 0 || rank >= world)
+		return RC_INPUT;
+	l->world = world;
+	l->rank = rank;
+	l->tp = p->tp;
+	l->pp = p->pp;
+	l->dp = p->dp;
+	/* TP innermost so a TP group is consecutive ranks (one node), then
+	 * PP, then DP: the placement the simulator prices (DESIGN.md). */
+	l->tp_rank = rank % p->tp;
+	l->pp_rank = (rank / p->tp) % p->pp;
+	l->dp_rank = rank / (p->tp * p->pp);
+	return RC_OK;
+}
+
+int exec_layout_rank(const struct exec_layout *l, int dp_rank, int pp_rank, int tp_rank)
+{
+	return (dp_rank * l->pp + pp_rank) * l->tp + tp_rank;
+}
+
+void exec_split(long n, int parts, int idx, long *off, long *len)
+{
+	long base = n / parts, rem = n % parts;
+
+	*off = idx * base + (idx < rem ? idx : rem);
+	*len = base + (idx < rem ? 1 : 0);
+}
+
+void exec_chunk_layers(int layers, int pp, int v, int stage, int chunk,
+		       int *first, int *count)
+{
+	int per = layers / (pp * v);
+
+	*count = per;
+	*first = (chunk * pp + stage) * per;
+}

@@ -1,0 +1,100 @@
+/*
+ * exec_predict.c - the CPU backend as a device the simulator can price,
+ * and the simulator's prediction of an executor run.
+ *
+ * The "cpu" device is one rank of the fp32 CPU backend.  Its figures are
+ * defaults measured once, on the machine this backend was written on (one
+ * core of an AMD EPYC server, gcc 12 at -O2 without -march, so SSE2):
+ *   GEMM: exec_cpu.c's 4 x 8 register tile runs 7.7 to 8.5 GFLOP/s at
+ *     shapes 256 to 2048 (forward and backward); the simulator's efficiency
+ *     curve gives a GEMM whose smallest side is 256 77% of peak
+ *     (SIM_GEMM_EFF_MAX x 256 / (256 + SIM_GEMM_DIM_HALF)), so peak is
+ *     11 GFLOP/s.
+ *   memory: an fp32 axpy streams 31 GB/s on one core; 20 GB/s leaves room
+ *     for the other ranks sharing the memory controller.
+ *   between ranks: OpenMPI's shared-memory transport copies in and out,
+ *     about 4 GB/s per rank one direction, 2 us per message.
+ * When ranks outnumber the cores they share them, so the per-rank figures
+ * are scaled by min(1, cores / ranks).  exec_cpu_gpu() is the one place
+ * these figures live.
+ *
+ * The simulator prices bf16 mixed precision (2 + 2 + 12 bytes per
+ * parameter); the fp32 backend keeps 4 + 4 + 8, the same 16.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec.h"
+
+#define EXEC_CPU_FLOPS_PER_S 11e9
+#define EXEC_CPU_MEM_BYTES_PER_S 20e9
+#define EXEC_CPU_LINK_BYTES_PER_S 4e9
+#define EXEC_CPU_LATENCY_S 2e-6
+
+static double machine_ram_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+
+	return pages > 0 && size > 0 ? (double)pages * (double)size : 8.0 * UNIT_GIB;
+}
+
+static int machine_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+void exec_cpu_gpu(struct price_gpu *g)
+{
+	memset(g, 0, sizeof(*g));
+	gp_strlcpy(g->name, "cpu", sizeof(g->name));
+	g->memory_bytes = machine_ram_bytes();
+	g->hbm_bytes_per_s = EXEC_CPU_MEM_BYTES_PER_S;
+	g->bf16_flops_per_s = EXEC_CPU_FLOPS_PER_S;
+	g->tf32_flops_per_s = EXEC_CPU_FLOPS_PER_S;
+	g->fp32_flops_per_s = EXEC_CPU_FLOPS_PER_S;
+	gp_strlcpy(g->intra_link, "shared memory", sizeof(g->intra_link));
+	g->intra_bytes_per_s = EXEC_CPU_LINK_BYTES_PER_S;
+}
+
+void exec_cpu_cluster(struct sim_cluster *c, int ranks)
+{
+	double share = 1.0;
+	int cores = machine_cores();
+
+	if (ranks < 1)
+		ranks = 1;
+	if (ranks > cores)
+		share = (double)cores / ranks;
+	memset(c, 0, sizeof(*c));
+	exec_cpu_gpu(&c->gpu);
+	c->gpu.memory_bytes /= ranks;
+	c->gpu.bf16_flops_per_s *= share;
+	c->gpu.tf32_flops_per_s *= share;
+	c->gpu.fp32_flops_per_s *= share;
+	c->gpu.hbm_bytes_per_s *= share;
+	c->gpu.intra_bytes_per_s *= share;
+	c->gpus_per_node = ranks;
+	c->intra_bytes_per_s = c->gpu.intra_bytes_per_s;
+	c->inter_bytes_per_s = c->gpu.intra_bytes_per_s;
+	c->latency_s = EXEC_CPU_LATENCY_S / share;
+}
+
+enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,
+		     char *why, size_t size)
+{
+	struct sim_cluster c;
+	struct sim_model m = o->model;
+	enum rc rc;
+
+	exec_cpu_cluster(&c, exec_opts_ranks(o));
+	/* the executor runs an untied head (exec_trainer.c) */
+	m.tied_embeddings = 0;
+	rc = sim_check(&m, &o->par, &c, why, size);
+	if (rc != RC_OK)
+		return rc;
+	sim_step(&m, &o->par, &c, out);
+	return RC_OK;
+}

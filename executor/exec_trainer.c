@@ -1,0 +1,1195 @@
+/*
+ * exec_trainer.c - one rank's part of a GPT-style decoder and its training
+ * step: parameters, forward and backward of every unit written by hand,
+ * the pipeline schedule, data-parallel reduction with ZeRO, AdamW.
+ *
+ * The model (Radford et al. 2019, as llm.c's train_gpt2.c lays it out):
+ * token and position embeddings; per layer x += attn(norm(x)),
+ * x += mlp(norm(x)); a final norm; an LM head and cross-entropy.
+ *
+ * How the layout cuts it:
+ * - Tensor parallelism (Shoeybi et al. 2019, sec. 3): Q, K, V and the
+ *   first MLP matrices are split by output rows (column-parallel, whole
+ *   heads per rank), the attention output and second MLP matrices by input
+ *   columns (row-parallel, followed by an all-reduce and then the bias);
+ *   the input gradients of column-parallel matrices are all-reduced.  The
+ *   embedding and the LM head are split by vocabulary rows, and so is the
+ *   cross-entropy (Megatron-LM's vocab_parallel_cross_entropy).
+ *   Parameters not split (norms, row-parallel biases, positions) are
+ *   replicated and get the same gradient on every TP rank.
+ * - Pipeline parallelism: the layers are cut into pp * v chunks (virtual
+ *   stages), and this rank runs its stage's op list from sched_build() in
+ *   order: blocking receives, non-blocking sends (sched.h's contract).
+ * - Data parallelism: every rank owns, per unit, a shard of ceil(n / dp)
+ *   of the unit's flat parameters for the optimizer.  Stage 0 all-reduces
+ *   the gradients and every rank updates everything; ZeRO-1 all-reduces,
+ *   updates its shard and all-gathers the parameters; ZeRO-2 reduce-
+ *   scatters each unit's gradients as soon as its backward ends (the full
+ *   gradient exists only then); ZeRO-3 also keeps only its parameter shard
+ *   and all-gathers a unit before each use (Rajbhandari et al., SC'20,
+ *   sec. 5).
+ * - Recomputation (Chen et al. 2016; Korthikanti et al. 2022, sec. 5):
+ *   full keeps only each layer's input and reruns the layer's forward,
+ *   communication included, before its backward; selective drops the
+ *   attention probabilities and rebuilds them from the row log-sum-exp, as
+ *   the flash-attention option does.
+ *
+ * Every parameter is drawn from a counter-based generator indexed by its
+ * position in the full tensor, then cut to the rank's shard, so every
+ * layout starts from the same model, and every layout's batch is the same
+ * set of sequences: the loss is the same whatever the layout, up to the
+ * order of floating-point sums.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_internal.h"
+
+#define TRY(call)                                                            \
+	do {                                                                 \
+		enum rc rc_ = (call);                                        \
+		if (rc_ != RC_OK)                                            \
+			return rc_;                                          \
+	} while (0)
+
+/* ---- parameters ------------------------------------------------------ */
+
+enum unit_kind { UNIT_EMBED, UNIT_LAYER, UNIT_HEAD };
+
+/* Tensors of each unit, in their order in the unit's flat buffer. */
+enum { T_LN1W, T_LN1B, T_WQ, T_BQ, T_WK, T_BK, T_WV, T_BV, T_WO, T_BO,
+       T_LN2W, T_LN2B, T_W1, T_B1, T_WU, T_BU, T_W2, T_B2, T_LAYER_N };
+enum { T_WTE, T_WPE, T_EMBED_N };
+enum { T_LNFW, T_LNFB, T_WLM, T_HEAD_N };
+
+enum split { SPLIT_NONE, SPLIT_ROWS, SPLIT_COLS };
+
+struct tensor {
+	const char *name;
+	long rows, cols;        /* full shape; vectors are (n, 1) */
+	enum split split;
+	long r0, nr, c0, nc;    /* the block this rank holds */
+	long off, n;            /* place in the unit's flat buffer, n = nr nc */
+	int decay;              /* AdamW weight decay applies (matrices) */
+	int replicated;         /* same on every TP rank (tp > 1, not split) */
+	double std;             /* N(0, std), or `value` when std is 0 */
+	float value;
+	uint64_t stream;        /* random stream: unit id and tensor index */
+};
+
+struct unit {
+	enum unit_kind kind;
+	int layer;              /* global layer index (UNIT_LAYER) */
+	struct tensor t[T_LAYER_N];
+	int nt;
+	long n;                 /* local elements */
+	long shard, n_pad;      /* ceil(n / dp) and dp * shard */
+	long own_off, own_n;    /* the range this rank's optimizer updates */
+	float *params;          /* [n_pad]; ZeRO-3: only while gathered */
+	float *pshard;          /* ZeRO-3: [shard], this rank's master copy */
+	float *grads;           /* [n_pad]; ZeRO-2/3: only during backward */
+	float *gshard;          /* ZeRO-2/3: [shard], summed over DP */
+	float *m, *v;           /* AdamW moments, [own_n] */
+};
+
+/* ---- activations ----------------------------------------------------- */
+
+/* What one layer keeps from forward to backward for one micro-batch. */
+struct layer_act {
+	float *ln1, *ln1_mean, *ln1_rstd;
+	float *q, *k, *v, *lse, *att, *atty;
+	float *res2, *ln2, *ln2_mean, *ln2_rstd;
+	float *h, *u, *a;
+};
+
+/* One micro-batch through one chunk, from its forward to its backward. */
+struct act {
+	int chunk, mb;
+	void *block;            /* every buffer below is carved from it */
+	size_t bytes;
+	float **x;              /* [nl + 1]: layer inputs, x[nl] the output */
+	struct layer_act *la;   /* [nl]; NULL under full recomputation */
+	int *tok, *tgt;         /* [N] */
+	float *lnf, *lnf_mean, *lnf_rstd, *logits, *rmax, *stats;
+	struct act *next;       /* free list */
+};
+
+struct exec_trainer {
+	struct exec_opts o;
+	struct exec_layout l;
+	struct exec_device *d;
+	const struct exec_backend *be;
+	struct exec_groups *g;
+	struct sched sched;
+	struct exec_data data;
+
+	int v, nl, m;           /* chunks, layers per chunk, micro-batches */
+	int B, T, C, H, KV, hd, Hl, KVl, F, Fl, V;
+	int N;                  /* tokens per micro-batch */
+	int v0, nv;             /* vocabulary rows held */
+	int rms, swiglu, store_att, rec_att, full_rec;
+
+	struct unit *units;
+	int n_units;
+	int *chunk_unit0, *chunk_units; /* [v]: first unit and count */
+
+	struct act **acts;      /* [v m] in flight */
+	struct act **pool;      /* [v] free records per chunk */
+	long inflight, peak_inflight;
+
+	struct layer_act rec;   /* full recomputation's layer */
+	void *rec_block;
+	size_t rec_bytes;
+	float *dx, *dln, *tmp, *rec_out, *dq, *dk, *dv, *datty, *dh, *du, *da;
+	float *rs_tmp;          /* [max shard] */
+	double *scal;           /* [2] reduction of loss and squared norm */
+	int *host_seq, *host_tok, *host_tgt;
+	double loss_sum;        /* this step's summed token losses */
+	int step;
+};
+
+static float *P(const struct unit *u, int i)
+{
+	return u->t[i].n ? u->params + u->t[i].off : NULL;
+}
+
+static float *G(const struct unit *u, int i)
+{
+	return u->t[i].n ? u->grads + u->t[i].off : NULL;
+}
+
+static void tensor_add(struct exec_trainer *t, struct unit *u, int idx,
+		       const char *name, long rows, long cols, enum split split,
+		       int decay, double std, float value)
+{
+	struct tensor *x = &u->t[idx];
+	long off, len;
+
+	x->name = name;
+	x->rows = rows;
+	x->cols = cols;
+	x->split = split;
+	x->r0 = 0;
+	x->nr = rows;
+	x->c0 = 0;
+	x->nc = cols;
+	if (split == SPLIT_ROWS) {
+		/* Vocabulary rows split unevenly when V % tp != 0; every
+		 * other row split is exact (checked by exec_opts_check). */
+		exec_split(rows, t->l.tp, t->l.tp_rank, &off, &len);
+		x->r0 = off;
+		x->nr = len;
+	} else if (split == SPLIT_COLS) {
+		exec_split(cols, t->l.tp, t->l.tp_rank, &off, &len);
+		x->c0 = off;
+		x->nc = len;
+	}
+	x->n = x->nr * x->nc;
+	x->off = u->n;
+	u->n += x->n;
+	x->decay = decay;
+	x->replicated = split == SPLIT_NONE && t->l.tp > 1;
+	x->std = std;
+	x->value = value;
+	if (idx + 1 > u->nt)
+		u->nt = idx + 1;
+}
+
+/* Unit ids name random streams: embedding 0, layer i is 1 + i, head L + 1. */
+static uint64_t unit_id(const struct exec_trainer *t, const struct unit *u)
+{
+	if (u->kind == UNIT_EMBED)
+		return 0;
+	if (u->kind == UNIT_LAYER)
+		return 1 + (uint64_t)u->layer;
+	return 1 + (uint64_t)t->o.model.layers;
+}
+
+static void unit_shapes(struct exec_trainer *t, struct unit *u)
+{
+	long C = t->C, Hd = (long)t->H * t->hd, KVd = (long)t->KV * t->hd, F = t->F;
+	/* GPT-2's initialisation (Radford et al. 2019, sec. 2.3): N(0, 0.02),
+	 * residual projections scaled by 1 / sqrt(number of residual layers). */
+	double std = 0.02, res_std = 0.02 / sqrt(2.0 * t->o.model.layers);
+	int nb = !t->rms;
+
+	switch (u->kind) {
+	case UNIT_EMBED:
+		tensor_add(t, u, T_WTE, "wte", t->V, C, SPLIT_ROWS, 1, std, 0);
+		tensor_add(t, u, T_WPE, "wpe", t->T, C, SPLIT_NONE, 1, std, 0);
+		break;
+	case UNIT_HEAD:
+		tensor_add(t, u, T_LNFW, "lnf.w", C, 1, SPLIT_NONE, 0, 0, 1);
+		tensor_add(t, u, T_LNFB, "lnf.b", nb ? C : 0, 1, SPLIT_NONE, 0, 0, 0);
+		tensor_add(t, u, T_WLM, "lm_head", t->V, C, SPLIT_ROWS, 1, std, 0);
+		break;
+	case UNIT_LAYER:
+		tensor_add(t, u, T_LN1W, "ln1.w", C, 1, SPLIT_NONE, 0, 0, 1);
+		tensor_add(t, u, T_LN1B, "ln1.b", nb ? C : 0, 1, SPLIT_NONE, 0, 0, 0);
+		tensor_add(t, u, T_WQ, "wq", Hd, C, SPLIT_ROWS, 1, std, 0);
+		tensor_add(t, u, T_BQ, "bq", Hd, 1, SPLIT_ROWS, 0, 0, 0);
+		tensor_add(t, u, T_WK, "wk", KVd, C, SPLIT_ROWS, 1, std, 0);
+		tensor_add(t, u, T_BK, "bk", KVd, 1, SPLIT_ROWS, 0, 0, 0);
+		tensor_add(t, u, T_WV, "wv", KVd, C, SPLIT_ROWS, 1, std, 0);
+		tensor_add(t, u, T_BV, "bv", KVd, 1, SPLIT_ROWS, 0, 0, 0);
+		tensor_add(t, u, T_WO, "wo", C, Hd, SPLIT_COLS, 1, res_std, 0);
+		tensor_add(t, u, T_BO, "bo", C, 1, SPLIT_NONE, 0, 0, 0);
+		tensor_add(t, u, T_LN2W, "ln2.w", C, 1, SPLIT_NONE, 0, 0, 1);
+		tensor_add(t, u, T_LN2B, "ln2.b", nb ? C : 0, 1, SPLIT_NONE, 0, 0, 0);
+		tensor_add(t, u, T_W1, "w1", F, C, SPLIT_ROWS, 1, std, 0);
+		tensor_add(t, u, T_B1, "b1", F, 1, SPLIT_ROWS, 0, 0, 0);
+		tensor_add(t, u, T_WU, "wu", t->swiglu ? F : 0, C, SPLIT_ROWS, 1, std, 0);
+		tensor_add(t, u, T_BU, "bu", t->swiglu ? F : 0, 1, SPLIT_ROWS, 0, 0, 0);
+		tensor_add(t, u, T_W2, "w2", C, F, SPLIT_COLS, 1, res_std, 0);
+		tensor_add(t, u, T_B2, "b2", C, 1, SPLIT_NONE, 0, 0, 0);
+		break;
+	}
+	for (int i = 0; i < u->nt; i++)
+		u->t[i].stream = unit_id(t, u) * 64 + (uint64_t)i + 1;
+}
+
+/* Fills host[0..n) with the unit's initial values: element (r, c) of the
+ * full tensor is N(0, std) drawn at index r * cols + c of its stream. */
+static void unit_init_values(const struct exec_trainer *t, const struct unit *u, float *host)
+{
+	for (int i = 0; i < u->nt; i++) {
+		const struct tensor *x = &u->t[i];
+
+		for (long r = 0; r < x->nr; r++)
+			for (long c = 0; c < x->nc; c++) {
+				uint64_t idx = (uint64_t)(x->r0 + r) * x->cols + (x->c0 + c);
+				float val = x->std > 0
+					? (float)(x->std * exec_rand_normal(t->o.seed, x->stream, idx))
+					: x->value;
+
+				host[x->off + r * x->nc + c] = val;
+			}
+	}
+}
+
+static void unit_alloc(struct exec_trainer *t, struct unit *u)
+{
+	int dp = t->l.dp, zero = t->o.par.zero;
+	float *host;
+	size_t fb = sizeof(float);
+
+	u->shard = (u->n + dp - 1) / dp;
+	u->n_pad = u->shard * dp;
+	if (zero == 0) {
+		u->own_off = 0;
+		u->own_n = u->n;
+	} else {
+		u->own_off = (long)t->l.dp_rank * u->shard;
+		u->own_n = u->n - u->own_off;
+		if (u->own_n > u->shard)
+			u->own_n = u->shard;
+		if (u->own_n < 0)
+			u->own_n = 0;
+	}
+	host = xcalloc((size_t)u->n_pad + 1, fb);
+	unit_init_values(t, u, host);
+	if (zero == 3) {
+		u->pshard = exec_dalloc(t->d, u->shard * fb);
+		t->be->from_host(t->d, u->pshard, host + (size_t)t->l.dp_rank * u->shard,
+				 u->shard * fb);
+	} else {
+		u->params = exec_dalloc(t->d, u->n_pad * fb);
+		t->be->from_host(t->d, u->params, host, u->n_pad * fb);
+	}
+	free(host);
+	if (zero >= 2)
+		u->gshard = exec_dalloc(t->d, u->shard * fb);
+	else
+		u->grads = exec_dalloc(t->d, u->n_pad * fb);
+	u->m = exec_dalloc(t->d, (size_t)u->own_n * fb);
+	u->v = exec_dalloc(t->d, (size_t)u->own_n * fb);
+}
+
+static void unit_free(struct exec_trainer *t, struct unit *u)
+{
+	size_t fb = sizeof(float);
+
+	exec_dfree(t->d, u->params, u->n_pad * fb);
+	exec_dfree(t->d, u->pshard, u->shard * fb);
+	exec_dfree(t->d, u->grads, u->n_pad * fb);
+	exec_dfree(t->d, u->gshard, u->shard * fb);
+	exec_dfree(t->d, u->m, (size_t)u->own_n * fb);
+	exec_dfree(t->d, u->v, (size_t)u->own_n * fb);
+}
+
+/* ZeRO-3: the unit's full parameters exist only between gather and drop. */
+static enum rc unit_gather(struct exec_trainer *t, struct unit *u)
+{
+	if (t->o.par.zero != 3)
+		return RC_OK;
+	u->params = exec_dalloc(t->d, u->n_pad * sizeof(float));
+	t->be->copy(t->d, u->params + (size_t)t->l.dp_rank * u->shard, u->pshard,
+		    u->shard * sizeof(float));
+	return t->g->dp.comm->all_gather(&t->g->dp, u->params, u->shard);
+}
+
+static void unit_drop(struct exec_trainer *t, struct unit *u)
+{
+	if (t->o.par.zero != 3)
+		return;
+	exec_dfree(t->d, u->params, u->n_pad * sizeof(float));
+	u->params = NULL;
+}
+
+/* ZeRO-2/3: a unit's full gradient lives only through its backward, then
+ * is reduce-scattered and added to this rank's shard. */
+static void grads_begin(struct exec_trainer *t, struct unit *u)
+{
+	if (t->o.par.zero >= 2)
+		u->grads = exec_dalloc(t->d, u->n_pad * sizeof(float));
+}
+
+static enum rc grads_end(struct exec_trainer *t, struct unit *u)
+{
+	enum rc rc;
+
+	if (t->o.par.zero < 2)
+		return RC_OK;
+	rc = t->g->dp.comm->reduce_scatter(&t->g->dp, u->grads, t->rs_tmp, u->shard);
+	if (rc == RC_OK)
+		t->be->accumulate(t->d, u->gshard, t->rs_tmp, u->shard);
+	exec_dfree(t->d, u->grads, u->n_pad * sizeof(float));
+	u->grads = NULL;
+	return rc;
+}
+
+/* ---- activation records ---------------------------------------------- */
+
+/* Two passes over the same layout: the first (base NULL) only measures. */
+struct carve {
+	char *base;
+	size_t off;
+};
+
+static float *carve_f(struct carve *c, size_t n)
+{
+	size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+	float *p = n && c->base ? (float *)(c->base + c->off) : NULL;
+
+	c->off += bytes;
+	return p;
+}
+
+static int *carve_i(struct carve *c, size_t n)
+{
+	return (int *)carve_f(c, n);
+}
+
+static void carve_layer(const struct exec_trainer *t, struct carve *c,
+			struct layer_act *a, int att)
+{
+	size_t N = t->N, C = t->C, qd = (size_t)t->Hl * t->hd, kvd = (size_t)t->KVl * t->hd;
+	size_t rows = (size_t)t->B * t->Hl * t->T;
+
+	a->ln1 = carve_f(c, N * C);
+	a->ln1_mean = carve_f(c, t->rms ? 0 : N);
+	a->ln1_rstd = carve_f(c, N);
+	a->q = carve_f(c, N * qd);
+	a->k = carve_f(c, N * kvd);
+	a->v = carve_f(c, N * kvd);
+	a->lse = carve_f(c, rows);
+	a->att = carve_f(c, att ? rows * t->T : 0);
+	a->atty = carve_f(c, N * qd);
+	a->res2 = carve_f(c, N * C);
+	a->ln2 = carve_f(c, N * C);
+	a->ln2_mean = carve_f(c, t->rms ? 0 : N);
+	a->ln2_rstd = carve_f(c, N);
+	a->h = carve_f(c, N * t->Fl);
+	a->u = carve_f(c, t->swiglu ? N * t->Fl : 0);
+	a->a = carve_f(c, N * t->Fl);
+}
+
+static int chunk_is_first(const struct exec_trainer *t, int chunk)
+{
+	return sched_virtual_stage(&t->sched, t->l.pp_rank, chunk) == 0;
+}
+
+static int chunk_is_last(const struct exec_trainer *t, int chunk)
+{
+	return sched_virtual_stage(&t->sched, t->l.pp_rank, chunk) == t->l.pp * t->v - 1;
+}
+
+static void carve_act(const struct exec_trainer *t, struct carve *c, struct act *a)
+{
+	size_t N = t->N, C = t->C;
+
+	for (int i = 0; i <= t->nl; i++)
+		a->x[i] = carve_f(c, N * C);
+	if (a->la)
+		for (int i = 0; i < t->nl; i++)
+			carve_layer(t, c, &a->la[i], t->store_att);
+	a->tok = carve_i(c, chunk_is_first(t, a->chunk) ? N : 0);
+	if (chunk_is_last(t, a->chunk)) {
+		a->tgt = carve_i(c, N);
+		a->lnf = carve_f(c, N * C);
+		a->lnf_mean = carve_f(c, t->rms ? 0 : N);
+		a->lnf_rstd = carve_f(c, N);
+		a->logits = carve_f(c, N * t->nv);
+		a->rmax = carve_f(c, N);
+		a->stats = carve_f(c, 2 * N);
+	}
+}
+
+/* The record for (chunk, mb): from the chunk's free list, or new. */
+static struct act *act_acquire(struct exec_trainer *t, int chunk, int mb)
+{
+	struct act *a = t->pool[chunk];
+
+	if (a) {
+		t->pool[chunk] = a->next;
+	} else {
+		struct carve c = { NULL, 0 };
+
+		a = xcalloc(1, sizeof(*a));
+		a->chunk = chunk;
+		a->x = xcalloc((size_t)t->nl + 1, sizeof(*a->x));
+		if (!t->full_rec)
+			a->la = xcalloc((size_t)t->nl, sizeof(*a->la));
+		carve_act(t, &c, a);
+		a->bytes = c.off;
+		a->block = exec_dalloc(t->d, a->bytes);
+		c.base = a->block;
+		c.off = 0;
+		carve_act(t, &c, a);
+	}
+	a->mb = mb;
+	a->next = NULL;
+	t->acts[chunk * t->m + mb] = a;
+	if (++t->inflight > t->peak_inflight)
+		t->peak_inflight = t->inflight;
+	return a;
+}
+
+static void act_release(struct exec_trainer *t, struct act *a)
+{
+	t->acts[a->chunk * t->m + a->mb] = NULL;
+	a->next = t->pool[a->chunk];
+	t->pool[a->chunk] = a;
+	t->inflight--;
+}
+
+static void act_free(struct exec_trainer *t, struct act *a)
+{
+	exec_dfree(t->d, a->block, a->bytes);
+	free(a->x);
+	free(a->la);
+	free(a);
+}
+
+/* ---- forward and backward of the units -------------------------------- */
+
+static void norm_forward(struct exec_trainer *t, float *out, float *mean, float *rstd,
+			 const float *inp, const float *w, const float *b)
+{
+	if (t->rms)
+		t->be->rmsnorm_forward(t->d, out, rstd, inp, w, t->N, t->C);
+	else
+		t->be->layernorm_forward(t->d, out, mean, rstd, inp, w, b, t->N, t->C);
+}
+
+static void norm_backward(struct exec_trainer *t, float *dinp, float *dw, float *db,
+			  const float *dout, const float *inp, const float *w,
+			  const float *mean, const float *rstd)
+{
+	if (t->rms)
+		t->be->rmsnorm_backward(t->d, dinp, dw, dout, inp, w, rstd, t->N, t->C);
+	else
+		t->be->layernorm_backward(t->d, dinp, dw, db, dout, inp, w, mean, rstd,
+					  t->N, t->C);
+}
+
+static enum rc tp_sum(struct exec_trainer *t, float *buf, size_t n)
+{
+	return t->g->tp.comm->all_reduce(&t->g->tp, buf, n, EXEC_F32, EXEC_SUM);
+}
+
+/* Row-parallel matmul: partial products summed over TP, then the bias
+ * (Shoeybi et al. 2019, fig. 3: the "g" operator). */
+static enum rc row_parallel(struct exec_trainer *t, float *out, const float *inp,
+			    const float *w, const float *bias, int ic)
+{
+	t->be->matmul_forward(t->d, out, inp, w, NULL, t->N, ic, t->C);
+	TRY(tp_sum(t, out, (size_t)t->N * t->C));
+	t->be->add_bias(t->d, out, bias, t->N, t->C);
+	return RC_OK;
+}
+
+static enum rc layer_forward(struct exec_trainer *t, const struct unit *u,
+			     const float *x, float *out, struct layer_act *a, int att)
+{
+	const struct exec_backend *be = t->be;
+	struct exec_device *d = t->d;
+	int N = t->N, C = t->C, qd = t->Hl * t->hd, kvd = t->KVl * t->hd;
+
+	/* attention block: x + Wo attn(norm(x)) */
+	norm_forward(t, a->ln1, a->ln1_mean, a->ln1_rstd, x, P(u, T_LN1W), P(u, T_LN1B));
+	be->matmul_forward(d, a->q, a->ln1, P(u, T_WQ), P(u, T_BQ), N, C, qd);
+	be->matmul_forward(d, a->k, a->ln1, P(u, T_WK), P(u, T_BK), N, C, kvd);
+	be->matmul_forward(d, a->v, a->ln1, P(u, T_WV), P(u, T_BV), N, C, kvd);
+	be->attention_forward(d, a->atty, a->lse, att ? a->att : NULL, a->q, a->k, a->v,
+			      t->B, t->T, t->Hl, t->KVl, t->hd);
+	TRY(row_parallel(t, t->tmp, a->atty, P(u, T_WO), P(u, T_BO), qd));
+	be->residual_forward(d, a->res2, x, t->tmp, (long)N * C);
+	/* MLP block: res2 + W2 act(W1 norm(res2)) */
+	norm_forward(t, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, P(u, T_LN2W), P(u, T_LN2B));
+	be->matmul_forward(d, a->h, a->ln2, P(u, T_W1), P(u, T_B1), N, C, t->Fl);
+	if (t->swiglu) {
+		be->matmul_forward(d, a->u, a->ln2, P(u, T_WU), P(u, T_BU), N, C, t->Fl);
+		be->swiglu_forward(d, a->a, a->h, a->u, (long)N * t->Fl);
+	} else {
+		be->gelu_forward(d, a->a, a->h, (long)N * t->Fl);
+	}
+	TRY(row_parallel(t, t->tmp, a->a, P(u, T_W2), P(u, T_B2), t->Fl));
+	be->residual_forward(d, out, a->res2, t->tmp, (long)N * C);
+	return RC_OK;
+}
+
+/* On entry dx holds the gradient of the layer's output; on return, of its
+ * input x.  Parameter gradients accumulate into u's grads. */
+static enum rc layer_backward(struct exec_trainer *t, const struct unit *u,
+			      const float *x, const struct layer_act *a, int att, float *dx)
+{
+	const struct exec_backend *be = t->be;
+	struct exec_device *d = t->d;
+	int N = t->N, C = t->C, qd = t->Hl * t->hd, kvd = t->KVl * t->hd;
+	size_t fb = sizeof(float), nc = (size_t)N * C, nf = (size_t)N * t->Fl;
+
+	/* MLP block; the residual passes dx through unchanged */
+	be->zero(d, t->da, nf * fb);
+	be->matmul_backward(d, t->da, G(u, T_W2), G(u, T_B2), dx, a->a, P(u, T_W2), N, t->Fl, C);
+	be->zero(d, t->dh, nf * fb);
+	if (t->swiglu) {
+		be->zero(d, t->du, nf * fb);
+		be->swiglu_backward(d, t->dh, t->du, a->h, a->u, t->da, (long)nf);
+	} else {
+		be->gelu_backward(d, t->dh, a->h, t->da, (long)nf);
+	}
+	be->zero(d, t->dln, nc * fb);
+	be->matmul_backward(d, t->dln, G(u, T_W1), G(u, T_B1), t->dh, a->ln2, P(u, T_W1), N, C, t->Fl);
+	if (t->swiglu)
+		be->matmul_backward(d, t->dln, G(u, T_WU), G(u, T_BU), t->du, a->ln2,
+				    P(u, T_WU), N, C, t->Fl);
+	/* column-parallel input gradient: the "f" operator's backward */
+	TRY(tp_sum(t, t->dln, nc));
+	norm_backward(t, dx, G(u, T_LN2W), G(u, T_LN2B), t->dln, a->res2, P(u, T_LN2W),
+		      a->ln2_mean, a->ln2_rstd);
+	/* attention block */
+	be->zero(d, t->datty, (size_t)N * qd * fb);
+	be->matmul_backward(d, t->datty, G(u, T_WO), G(u, T_BO), dx, a->atty, P(u, T_WO), N, qd, C);
+	be->zero(d, t->dq, (size_t)N * qd * fb);
+	be->zero(d, t->dk, (size_t)N * kvd * fb);
+	be->zero(d, t->dv, (size_t)N * kvd * fb);
+	be->attention_backward(d, t->dq, t->dk, t->dv, t->datty, a->q, a->k, a->v, a->lse,
+			       att ? a->att : NULL, t->B, t->T, t->Hl, t->KVl, t->hd);
+	be->zero(d, t->dln, nc * fb);
+	be->matmul_backward(d, t->dln, G(u, T_WQ), G(u, T_BQ), t->dq, a->ln1, P(u, T_WQ), N, C, qd);
+	be->matmul_backward(d, t->dln, G(u, T_WK), G(u, T_BK), t->dk, a->ln1, P(u, T_WK), N, C, kvd);
+	be->matmul_backward(d, t->dln, G(u, T_WV), G(u, T_BV), t->dv, a->ln1, P(u, T_WV), N, C, kvd);
+	TRY(tp_sum(t, t->dln, nc));
+	norm_backward(t, dx, G(u, T_LN1W), G(u, T_LN1B), t->dln, x, P(u, T_LN1W),
+		      a->ln1_mean, a->ln1_rstd);
+	return RC_OK;
+}
+
+static enum rc embed_forward(struct exec_trainer *t, const struct unit *u, struct act *a)
+{
+	t->be->embedding_forward(t->d, a->x[0], a->tok, P(u, T_WTE), t->N, t->C, t->v0, t->nv);
+	TRY(tp_sum(t, a->x[0], (size_t)t->N * t->C));
+	/* positions after the sum, so every TP rank adds them once: each
+	 * sequence is one row of T C values */
+	t->be->add_bias(t->d, a->x[0], P(u, T_WPE), t->B, t->T * t->C);
+	return RC_OK;
+}
+
+static void embed_backward(struct exec_trainer *t, const struct unit *u,
+			   const struct act *a, const float *dx)
+{
+	size_t tc = (size_t)t->T * t->C;
+
+	t->be->embedding_backward(t->d, G(u, T_WTE), dx, a->tok, t->N, t->C, t->v0, t->nv);
+	for (int b = 0; b < t->B; b++)
+		t->be->accumulate(t->d, G(u, T_WPE), dx + b * tc, (long)tc);
+}
+
+/* Final norm, the vocabulary-parallel LM head and its cross-entropy. */
+static enum rc head_forward(struct exec_trainer *t, const struct unit *u, struct act *a)
+{
+	const float *x = a->x[t->nl];
+
+	norm_forward(t, a->lnf, a->lnf_mean, a->lnf_rstd, x, P(u, T_LNFW), P(u, T_LNFB));
+	t->be->matmul_forward(t->d, a->logits, a->lnf, P(u, T_WLM), NULL, t->N, t->C, t->nv);
+	t->be->ce_row_max(t->d, a->rmax, a->logits, t->N, t->nv);
+	TRY(t->g->tp.comm->all_reduce(&t->g->tp, a->rmax, t->N, EXEC_F32, EXEC_MAX));
+	t->be->ce_row_stats(t->d, a->stats, a->logits, a->rmax, a->tgt, t->N, t->nv, t->v0);
+	TRY(tp_sum(t, a->stats, 2 * (size_t)t->N));
+	t->loss_sum += t->be->ce_loss_sum(t->d, a->rmax, a->stats, t->N);
+	return RC_OK;
+}
+
+static enum rc head_backward(struct exec_trainer *t, const struct unit *u, struct act *a)
+{
+	/* the step's loss is the mean over gbs * seq tokens */
+	float scale = (float)(1.0 / ((double)t->o.par.gbs * t->T));
+	size_t nc = (size_t)t->N * t->C;
+
+	t->be->ce_backward(t->d, a->logits, a->rmax, a->stats, a->tgt, t->N, t->nv, t->v0, scale);
+	t->be->zero(t->d, t->dln, nc * sizeof(float));
+	t->be->matmul_backward(t->d, t->dln, G(u, T_WLM), NULL, a->logits, a->lnf,
+			       P(u, T_WLM), t->N, t->C, t->nv);
+	TRY(tp_sum(t, t->dln, nc));
+	t->be->zero(t->d, t->dx, nc * sizeof(float));
+	norm_backward(t, t->dx, G(u, T_LNFW), G(u, T_LNFB), t->dln, a->x[t->nl],
+		      P(u, T_LNFW), a->lnf_mean, a->lnf_rstd);
+	return RC_OK;
+}
+
+/* ---- data ------------------------------------------------------------ */
+
+/* Sequences of micro-batch mb on this DP rank at step: the step's global
+ * batch is sequences (step - 1) gbs .. step gbs - 1, DP rank r takes the
+ * r-th consecutive share, its micro-batches in order. */
+static void load_tokens(struct exec_trainer *t, struct act *a, int first, int last)
+{
+	long base = (long)(t->step - 1) * t->o.par.gbs +
+		    ((long)t->l.dp_rank * t->m + a->mb) * t->B;
+
+	for (int b = 0; b < t->B; b++) {
+		exec_data_sequence(&t->data, base + b, t->host_seq);
+		for (int i = 0; i < t->T; i++) {
+			t->host_tok[b * t->T + i] = t->host_seq[i];
+			t->host_tgt[b * t->T + i] = t->host_seq[i + 1];
+		}
+	}
+	if (first)
+		t->be->from_host(t->d, a->tok, t->host_tok, (size_t)t->N * sizeof(int));
+	if (last)
+		t->be->from_host(t->d, a->tgt, t->host_tgt, (size_t)t->N * sizeof(int));
+}
+
+/* ---- one chunk, one micro-batch -------------------------------------- */
+
+static struct unit *chunk_unit(struct exec_trainer *t, int chunk, int i)
+{
+	return &t->units[t->chunk_unit0[chunk] + i];
+}
+
+static enum rc chunk_forward(struct exec_trainer *t, int chunk, int mb)
+{
+	struct act *a = t->acts[chunk * t->m + mb];
+	int first = chunk_is_first(t, chunk), last = chunk_is_last(t, chunk);
+	int k = 0;
+
+	if (!a)
+		a = act_acquire(t, chunk, mb);
+	if (first || last)
+		load_tokens(t, a, first, last);
+	if (first) {
+		struct unit *u = chunk_unit(t, chunk, k++);
+
+		TRY(unit_gather(t, u));
+		TRY(embed_forward(t, u, a));
+		unit_drop(t, u);
+	}
+	for (int i = 0; i < t->nl; i++) {
+		struct unit *u = chunk_unit(t, chunk, k++);
+		struct layer_act *la = t->full_rec ? &t->rec : &a->la[i];
+
+		TRY(unit_gather(t, u));
+		TRY(layer_forward(t, u, a->x[i], a->x[i + 1], la,
+				  t->full_rec ? t->rec_att : t->store_att));
+		unit_drop(t, u);
+	}
+	if (last) {
+		struct unit *u = chunk_unit(t, chunk, k);
+
+		TRY(unit_gather(t, u));
+		TRY(head_forward(t, u, a));
+		unit_drop(t, u);
+	}
+	return RC_OK;
+}
+
+/* On entry t->dx holds the gradient of the chunk's output (unless it is
+ * the last virtual stage); on return, of its input. */
+static enum rc chunk_backward(struct exec_trainer *t, int chunk, int mb)
+{
+	struct act *a = t->acts[chunk * t->m + mb];
+	int first = chunk_is_first(t, chunk), last = chunk_is_last(t, chunk);
+	int k = t->chunk_units[chunk] - 1;
+
+	if (!a) {
+		gp_error("rank %d: backward of micro-batch %d, chunk %d before its forward",
+			 t->l.rank, mb, chunk);
+		return RC_ERR;
+	}
+	if (last) {
+		struct unit *u = chunk_unit(t, chunk, k--);
+
+		TRY(unit_gather(t, u));
+		grads_begin(t, u);
+		TRY(head_backward(t, u, a));
+		TRY(grads_end(t, u));
+		unit_drop(t, u);
+	}
+	for (int i = t->nl - 1; i >= 0; i--) {
+		struct unit *u = chunk_unit(t, chunk, k--);
+		const struct layer_act *la = &t->rec;
+		int att = t->rec_att;
+
+		TRY(unit_gather(t, u));
+		if (t->full_rec)
+			TRY(layer_forward(t, u, a->x[i], t->rec_out, &t->rec, t->rec_att));
+		else {
+			la = &a->la[i];
+			att = t->store_att;
+		}
+		grads_begin(t, u);
+		TRY(layer_backward(t, u, a->x[i], la, att, t->dx));
+		TRY(grads_end(t, u));
+		unit_drop(t, u);
+	}
+	if (first) {
+		struct unit *u = chunk_unit(t, chunk, k);
+
+		TRY(unit_gather(t, u));
+		grads_begin(t, u);
+		embed_backward(t, u, a, t->dx);
+		TRY(grads_end(t, u));
+		unit_drop(t, u);
+	}
+	act_release(t, a);
+	return RC_OK;
+}
+
+/* ---- the schedule ---------------------------------------------------- */
+
+/* Runs this stage's op list: every op when backward, else only forwards
+ * and the activation messages (still a deadlock-free order: a stage's
+ * forward messages keep their relative order). */
+static enum rc run_schedule(struct exec_trainer *t, int backward)
+{
+	const struct sched_stage *st = &t->sched.stages[t->l.pp_rank];
+	struct exec_group *pp = &t->g->pp;
+	size_t nc = (size_t)t->N * t->C;
+
+	for (int i = 0; i < st->n; i++) {
+		const struct sched_op *op = &st->ops[i];
+		struct act *a;
+
+		if (!backward && (op->kind != SCHED_OP_FWD && op->data != SCHED_DATA_ACT))
+			continue;
+		switch (op->kind) {
+		case SCHED_OP_FWD:
+			TRY(chunk_forward(t, op->chunk, op->mb));
+			break;
+		case SCHED_OP_BWD:
+			TRY(chunk_backward(t, op->chunk, op->mb));
+			break;
+		case SCHED_OP_RECV:
+			if (op->data == SCHED_DATA_ACT) {
+				a = act_acquire(t, op->chunk, op->mb);
+				TRY(pp->comm->recv(pp, op->peer, a->x[0], nc,
+						   sched_op_tag(&t->sched, op)));
+			} else {
+				TRY(pp->comm->recv(pp, op->peer, t->dx, nc,
+						   sched_op_tag(&t->sched, op)));
+			}
+			break;
+		case SCHED_OP_SEND:
+			if (op->data == SCHED_DATA_ACT) {
+				a = t->acts[op->chunk * t->m + op->mb];
+				TRY(pp->comm->send(pp, op->peer, a->x[t->nl], nc,
+						   sched_op_tag(&t->sched, op)));
+			} else {
+				TRY(pp->comm->send(pp, op->peer, t->dx, nc,
+						   sched_op_tag(&t->sched, op)));
+			}
+			break;
+		default:
+			gp_error("rank %d: schedule op '%c' is not run by the executor",
+				 t->l.rank, sched_op_letter(op->kind));
+			return RC_ERR;
+		}
+	}
+	TRY(pp->comm->wait_sends(pp));
+	if (!backward)
+		for (int i = 0; i < t->v * t->m; i++)
+			if (t->acts[i])
+				act_release(t, t->acts[i]);
+	return RC_OK;
+}
+
+/* ---- optimizer ------------------------------------------------------- */
+
+/* This rank's optimizer view of unit u: parameters and gradients of its
+ * own range [own_off, own_off + own_n). */
+static float *own_params(const struct exec_trainer *t, const struct unit *u)
+{
+	return t->o.par.zero == 3 ? u->pshard : u->params + u->own_off;
+}
+
+static float *own_grads(const struct exec_trainer *t, const struct unit *u)
+{
+	return t->o.par.zero >= 2 ? u->gshard : u->grads + u->own_off;
+}
+
+/* The part of tensor x inside the own range, as [*lo, *lo + *len) relative
+ * to own_off; 0 when they do not meet. */
+static int own_part(const struct unit *u, const struct tensor *x, long *lo, long *len)
+{
+	long a = x->off > u->own_off ? x->off : u->own_off;
+	long b = x->off + x->n < u->own_off + u->own_n ? x->off + x->n : u->own_off + u->own_n;
+
+	if (b <= a)
+		return 0;
+	*lo = a - u->own_off;
+	*len = b - a;
+	return 1;
+}
+
+/* Squared gradient norm of what this rank counts: its own range, with
+ * replicated tensors counted on TP rank 0 only and, without ZeRO (every DP
+ * rank holds the same reduced gradients), on DP rank 0 only. */
+static double grad_sumsq(const struct exec_trainer *t)
+{
+	double s = 0;
+
+	if (t->o.par.zero == 0 && t->l.dp_rank != 0)
+		return 0;
+	for (int i = 0; i < t->n_units; i++) {
+		const struct unit *u = &t->units[i];
+		const float *g = own_grads(t, u);
+
+		for (int j = 0; j < u->nt; j++) {
+			long lo, len;
+
+			if (u->t[j].replicated && t->l.tp_rank != 0)
+				continue;
+			if (own_part(u, &u->t[j], &lo, &len))
+				s += t->be->sumsq(t->d, g + lo, len);
+		}
+	}
+	return s;
+}
+
+/* Sums host values v[2] over the world through backend memory. */
+static enum rc world_sum2(struct exec_trainer *t, double v[2])
+{
+	t->be->from_host(t->d, t->scal, v, 2 * sizeof(double));
+	TRY(t->g->world.comm->all_reduce(&t->g->world, t->scal, 2, EXEC_F64, EXEC_SUM));
+	t->be->to_host(t->d, v, t->scal, 2 * sizeof(double));
+	return RC_OK;
+}
+
+static int counts_loss(const struct exec_trainer *t)
+{
+	return t->l.tp_rank == 0 && t->l.pp_rank == t->l.pp - 1;
+}
+
+static void zero_grads(struct exec_trainer *t)
+{
+	for (int i = 0; i < t->n_units; i++) {
+		struct unit *u = &t->units[i];
+
+		if (t->o.par.zero >= 2)
+			t->be->zero(t->d, u->gshard, u->shard * sizeof(float));
+		else
+			t->be->zero(t->d, u->grads, u->n_pad * sizeof(float));
+	}
+}
+
+static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
+			      double *grad_norm)
+{
+	struct exec_group *dp = &t->g->dp;
+	const struct exec_opts *o = &t->o;
+	double red[2], norm, clip = 1.0;
+
+	if (o->par.zero <= 1)
+		for (int i = 0; i < t->n_units; i++)
+			TRY(dp->comm->all_reduce(dp, t->units[i].grads, t->units[i].n,
+						 EXEC_F32, EXEC_SUM));
+	red[0] = counts_loss(t) ? t->loss_sum : 0;
+	red[1] = grad_sumsq(t);
+	TRY(world_sum2(t, red));
+	*loss = red[0] / ((double)o->par.gbs * t->T);
+	norm = sqrt(red[1]);
+	*grad_norm = norm;
+	/* clipping by the global norm (Pascanu et al., ICML 2013, algorithm 2) */
+	if (o->grad_clip > 0 && norm > o->grad_clip)
+		clip = o->grad_clip / (norm + 1e-6);
+	for (int i = 0; i < t->n_units; i++) {
+		struct unit *u = &t->units[i];
+		float *p = own_params(t, u), *g = own_grads(t, u);
+
+		for (int j = 0; j < u->nt; j++) {
+			long lo, len;
+
+			if (!own_part(u, &u->t[j], &lo, &len))
+				continue;
+			t->be->adamw(t->d, p + lo, g + lo, u->m + lo, u->v + lo, len,
+				     (float)o->lr, (float)o->beta1, (float)o->beta2,
+				     (float)o->adam_eps,
+				     u->t[j].decay ? (float)o->weight_decay : 0.0f,
+				     step, (float)clip);
+		}
+		if (o->par.zero == 1 || o->par.zero == 2)
+			TRY(dp->comm->all_gather(dp, u->params, u->shard));
+	}
+	return RC_OK;
+}
+
+/* ---- the trainer ----------------------------------------------------- */
+
+static void scratch_alloc(struct exec_trainer *t)
+{
+	size_t fb = sizeof(float), nc = (size_t)t->N * t->C, nf = (size_t)t->N * t->Fl;
+	size_t nq = (size_t)t->N * t->Hl * t->hd, nk = (size_t)t->N * t->KVl * t->hd;
+	long max_shard = 1;
+
+	t->dx = exec_dalloc(t->d, nc * fb);
+	t->dln = exec_dalloc(t->d, nc * fb);
+	t->tmp = exec_dalloc(t->d, nc * fb);
+	t->dq = exec_dalloc(t->d, nq * fb);
+	t->datty = exec_dalloc(t->d, nq * fb);
+	t->dk = exec_dalloc(t->d, nk * fb);
+	t->dv = exec_dalloc(t->d, nk * fb);
+	t->dh = exec_dalloc(t->d, nf * fb);
+	t->da = exec_dalloc(t->d, nf * fb);
+	t->du = t->swiglu ? exec_dalloc(t->d, nf * fb) : NULL;
+	if (t->full_rec) {
+		struct carve c = { NULL, 0 };
+
+		carve_layer(t, &c, &t->rec, t->rec_att);
+		t->rec_bytes = c.off;
+		t->rec_block = exec_dalloc(t->d, t->rec_bytes);
+		c.base = t->rec_block;
+		c.off = 0;
+		carve_layer(t, &c, &t->rec, t->rec_att);
+		t->rec_out = exec_dalloc(t->d, nc * fb);
+	}
+	for (int i = 0; i < t->n_units; i++)
+		if (t->units[i].shard > max_shard)
+			max_shard = t->units[i].shard;
+	if (t->o.par.zero >= 2)
+		t->rs_tmp = exec_dalloc(t->d, (size_t)max_shard * fb);
+	t->scal = exec_dalloc(t->d, 2 * sizeof(double));
+	t->host_seq = xcalloc((size_t)t->T + 1, sizeof(int));
+	t->host_tok = xcalloc((size_t)t->N, sizeof(int));
+	t->host_tgt = xcalloc((size_t)t->N, sizeof(int));
+}
+
+static void scratch_free(struct exec_trainer *t)
+{
+	size_t fb = sizeof(float), nc = (size_t)t->N * t->C, nf = (size_t)t->N * t->Fl;
+	size_t nq = (size_t)t->N * t->Hl * t->hd, nk = (size_t)t->N * t->KVl * t->hd;
+	long max_shard = 1;
+
+	for (int i = 0; i < t->n_units; i++)
+		if (t->units[i].shard > max_shard)
+			max_shard = t->units[i].shard;
+	exec_dfree(t->d, t->dx, nc * fb);
+	exec_dfree(t->d, t->dln, nc * fb);
+	exec_dfree(t->d, t->tmp, nc * fb);
+	exec_dfree(t->d, t->dq, nq * fb);
+	exec_dfree(t->d, t->datty, nq * fb);
+	exec_dfree(t->d, t->dk, nk * fb);
+	exec_dfree(t->d, t->dv, nk * fb);
+	exec_dfree(t->d, t->dh, nf * fb);
+	exec_dfree(t->d, t->da, nf * fb);
+	exec_dfree(t->d, t->du, nf * fb);
+	exec_dfree(t->d, t->rec_block, t->rec_bytes);
+	exec_dfree(t->d, t->rec_out, nc * fb);
+	exec_dfree(t->d, t->rs_tmp, (size_t)max_shard * fb);
+	exec_dfree(t->d, t->scal, 2 * sizeof(double));
+	free(t->host_seq);
+	free(t->host_tok);
+	free(t->host_tgt);
+}
+
+struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
+				      const struct exec_layout *l,
+				      struct exec_device *d,
+				      struct exec_groups *g, char *why, size_t size)
+{
+	struct exec_trainer *t;
+	const struct sim_model *md = &o->model;
+	long off, len;
+	int nu = 0;
+
+	if (exec_opts_check(o, why, size) != RC_OK)
+		return NULL;
+	if (l->tp != o->par.tp || l->pp != o->par.pp || l->dp != o->par.dp) {
+		snprintf(why, size, "layout: expected tp %d x pp %d x dp %d, found %d x %d x %d",
+			 o->par.tp, o->par.pp, o->par.dp, l->tp, l->pp, l->dp);
+		return NULL;
+	}
+	t = xcalloc(1, sizeof(*t));
+	t->o = *o;
+	t->o.data_path = NULL;
+	t->o.backend = NULL;
+	t->l = *l;
+	t->d = d;
+	t->be = d->be;
+	t->g = g;
+	t->v = o->par.interleave;
+	t->m = o->par.gbs / (o->par.mbs * o->par.dp);
+	t->nl = md->layers / (o->par.pp * t->v);
+	if (sched_build(&t->sched, o->schedule, o->par.pp, t->m, t->v, 0, why, size) != RC_OK) {
+		free(t);
+		return NULL;
+	}
+	if (exec_data_open(&t->data, o->data_path, md->vocab, md->seq, o->seed,
+			   why, size) != RC_OK) {
+		sched_release(&t->sched);
+		free(t);
+		return NULL;
+	}
+	t->B = o->par.mbs;
+	t->T = md->seq;
+	t->C = md->hidden;
+	t->H = md->heads;
+	t->KV = md->kv_heads;
+	t->hd = md->hidden / md->heads;
+	t->Hl = t->H / l->tp;
+	t->KVl = t->KV / l->tp;
+	t->F = md->ffn;
+	t->Fl = t->F / l->tp;
+	t->V = md->vocab;
+	t->N = t->B * t->T;
+	exec_split(t->V, l->tp, l->tp_rank, &off, &len);
+	t->v0 = (int)off;
+	t->nv = (int)len;
+	t->rms = o->norm == EXEC_NORM_RMS;
+	t->swiglu = md->mlp == SIM_MLP_SWIGLU;
+	t->full_rec = o->par.recompute == SIM_RECOMPUTE_FULL;
+	t->rec_att = !o->par.flash;
+	t->store_att = !o->par.flash && o->par.recompute == SIM_RECOMPUTE_NONE;
+
+	/* units: per chunk [embedding] layers [head] */
+	t->chunk_unit0 = xcalloc((size_t)t->v, sizeof(int));
+	t->chunk_units = xcalloc((size_t)t->v, sizeof(int));
+	t->units = xcalloc((size_t)t->v * (t->nl + 2), sizeof(*t->units));
+	for (int c = 0; c < t->v; c++) {
+		int first, count;
+
+		exec_chunk_layers(md->layers, l->pp, t->v, l->pp_rank, c, &first, &count);
+		t->chunk_unit0[c] = nu;
+		if (chunk_is_first(t, c))
+			t->units[nu++].kind = UNIT_EMBED;
+		for (int i = 0; i < count; i++) {
+			t->units[nu].kind = UNIT_LAYER;
+			t->units[nu++].layer = first + i;
+		}
+		if (chunk_is_last(t, c))
+			t->units[nu++].kind = UNIT_HEAD;
+		t->chunk_units[c] = nu - t->chunk_unit0[c];
+	}
+	t->n_units = nu;
+	for (int i = 0; i < nu; i++) {
+		unit_shapes(t, &t->units[i]);
+		unit_alloc(t, &t->units[i]);
+	}
+	t->acts = xcalloc((size_t)t->v * t->m, sizeof(*t->acts));
+	t->pool = xcalloc((size_t)t->v, sizeof(*t->pool));
+	scratch_alloc(t);
+	return t;
+}
+
+void exec_trainer_free(struct exec_trainer *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->v * t->m; i++)
+		if (t->acts[i])
+			act_release(t, t->acts[i]);
+	for (int c = 0; c < t->v; c++)
+		while (t->pool[c]) {
+			struct act *a = t->pool[c];
+
+			t->pool[c] = a->next;
+			act_free(t, a);
+		}
+	scratch_free(t);
+	for (int i = 0; i < t->n_units; i++)
+		unit_free(t, &t->units[i]);
+	free(t->units);
+	free(t->chunk_unit0);
+	free(t->chunk_units);
+	free(t->acts);
+	free(t->pool);
+	sched_release(&t->sched);
+	exec_data_release(&t->data);
+	free(t);
+}
+
+enum rc exec_trainer_step(struct exec_trainer *t, int step, double *loss,
+			  double *grad_norm)
+{
+	t->step = step;
+	t->loss_sum = 0;
+	zero_grads(t);
+	TRY(run_schedule(t, 1));
+	return optimizer_step(t, step, loss, grad_norm);
+}
+
+enum rc exec_trainer_eval(struct exec_trainer *t, int step, int backward, double *loss)
+{
+	double red[2];
+
+	t->step = step;
+	t->loss_sum = 0;
+	if (backward)
+		zero_grads(t);
+	TRY(run_schedule(t, backward));
+	red[0] = counts_loss(t) ? t->loss_sum : 0;
+	red[1] = 0;
+	TRY(world_sum2(t, red));
+	*loss = red[0] / ((double)t->o.par.gbs * t->T);
+	return RC_OK;
+}
+
+int exec_trainer_units(const struct exec_trainer *t)
+{
+	return t->n_units;
+}
+
+int exec_trainer_unit(const struct exec_trainer *t, int i, float **params,
+		      float **grads, long *n)
+{
+	if (i < 0 || i >= t->n_units)
+		return -1;
+	*params = t->units[i].params;
+	*grads = t->units[i].grads;
+	*n = t->units[i].n;
+	return 0;
+}
+
+int exec_trainer_tensor(const struct exec_trainer *t, int i, int j, long *off,
+			long *n, const char **name)
+{
+	if (i < 0 || i >= t->n_units || j < 0 || j >= t->units[i].nt)
+		return -1;
+	*off = t->units[i].t[j].off;
+	*n = t->units[i].t[j].n;
+	*name = t->units[i].t[j].name;
+	return 0;
+}
+
+double exec_trainer_local_params(const struct exec_trainer *t)
+{
+	double n = 0;
+
+	for (int i = 0; i < t->n_units; i++)
+		for (int j = 0; j < t->units[i].nt; j++)
+			if (!t->units[i].t[j].replicated || t->l.tp_rank == 0)
+				n += (double)t->units[i].t[j].n;
+	return n;
+}

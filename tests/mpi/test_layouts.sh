@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# test_layouts.sh - the executor under mpirun: every parallel layout
+# computes the single-rank run's losses, the loss falls on the synthetic
+# data, plan files run end to end, and faults end the job with a clear
+# message and a non-zero status within seconds, never a hang.
+#
+# The model is small enough for 8 ranks oversubscribed on 2 cores: 8
+# layers (PP4 x v2 needs 8 chunks), hidden 32, 4 heads sharing 2 KV heads,
+# MLP 64, vocabulary 64, sequence 16, global batch 8, 5 steps, attention
+# probabilities kept (--no-flash) so selective recomputation takes the
+# other path.
+. "$(dirname "$0")/../cli/lib.sh"
+
+FIX=tests/fixtures/exec
+MPIRUN="mpirun --oversubscribe"
+[ "$(id -u)" = 0 ] && MPIRUN="mpirun --allow-run-as-root --oversubscribe"
+MODEL="--layers 8 --hidden 32 --heads 4 --kv-heads 2 --ffn 64 --vocab 64 --seq 16 --gbs 8 --steps 5 --no-flash"
+LIMIT=60   # seconds any one run may take before it counts as a hang
+RAW=$PWD/$BUILD/gpuplan   # ranks started by mpirun here run bare, even under VALGRIND=1
+
+if ! command -v mpirun >/dev/null; then
+	echo "ok - skipped: mpirun not installed"
+	finish
+	exit
+fi
+
+# array KEY FILE: a number array of a gpuplan.run/1 file, one per line
+array() { sed -n "s/.*\"$1\":[[:space:]]*\\[\\(.*\\)\\].*/\\1/p" "$2" | tr ',' '\n' | tr -d ' \t'; }
+losses() { array losses "$1"; }
+
+# same_losses NAME A B: every step's loss within 1e-5 relative
+same_losses() {
+	if [ ! -s "$2" ] || [ ! -s "$3" ]; then
+		fail "$1" "missing run file"
+		return
+	fi
+	local verdict
+	verdict=$(paste <(losses "$2") <(losses "$3") | awk '
+		{ n++; d = $1 - $2; if (d < 0) d = -d; m = $1 < 0 ? -$1 : $1;
+		  if (d > 1e-5 * m) { bad = bad sprintf(" step %d: %.10g vs %.10g", n, $1, $2) } }
+		END { if (n != 5) print "expected 5 losses, found " n; else if (bad) print bad; else print "ok" }')
+	[ "$verdict" = ok ] && pass "$1" || fail "$1" "$verdict"
+}
+
+# layout NAME NP BASE FLAGS...: run under mpirun, compare with BASE's run
+layout() {
+	local name=$1 np=$2 base=$3
+	shift 3
+	run "$name runs" timeout $LIMIT $MPIRUN -np "$np" "$RAW" execute $MODEL "$@" \
+		--json "$TMP/$name.json"
+	expect_rc "$name: exit 0" 0
+	same_losses "$name: 5 losses equal the single rank's within 1e-5" \
+		"$TMP/$base.json" "$TMP/$name.json"
+}
+
+# the references: one rank, mbs 2 x 4 micro-batches, 1F1B; GELU with
+# LayerNorm, and SwiGLU with RMSNorm
+gp execute $MODEL --mlp swiglu --mbs 2 --json "$TMP/base-swiglu.json"
+expect_rc "single rank, swiglu: exit 0" 0
+gp execute $MODEL --mbs 2 --json "$TMP/base.json"
+expect_rc "single rank: exit 0" 0
+expect_out "single rank: prints per-step loss" '^step 5/5  loss [0-9.]+'
+expect_out "single rank: measured against predicted" '^step time \(median\) +[0-9.]+ ms +[0-9.]+ ms'
+[ "$(losses "$TMP/base.json" | wc -l)" = 5 ] && pass "single rank: 5 losses" \
+	|| fail "single rank: 5 losses" "found $(losses "$TMP/base.json" | wc -l)"
+
+layout tp2 2 base --tp 2 --mbs 2
+layout pp2 2 base --pp 2 --mbs 2
+layout pp2-gpipe 2 base --pp 2 --schedule gpipe --mbs 2
+layout dp2 2 base --dp 2 --mbs 2
+layout tp2xpp2 4 base --tp 2 --pp 2 --mbs 1
+layout pp4-interleaved-v2 4 base --pp 4 --interleave 2 --mbs 1
+layout dp2-zero1 2 base --dp 2 --zero 1 --mbs 2
+layout dp2-zero2 2 base --dp 2 --zero 2 --mbs 2
+layout dp2-zero3 2 base --dp 2 --zero 3 --mbs 2
+layout dp2-accum4 2 base --dp 2 --mbs 1 --grad-accum 4
+layout recompute-full 2 base --tp 2 --recompute full --mbs 2
+layout recompute-selective 2 base --pp 2 --recompute selective --mbs 2
+layout tp2xpp2xdp2 8 base --tp 2 --pp 2 --dp 2 --mbs 1
+gp execute $MODEL --vocab 63 --mbs 2 --json "$TMP/base-v63.json"
+expect_rc "single rank, vocabulary 63: exit 0" 0
+layout tp2-vocab63-uneven 2 base-v63 --tp 2 --vocab 63 --mbs 2
+layout swiglu-tp2xpp2xdp2-zero3-v2 8 base-swiglu --mlp swiglu --tp 2 --pp 2 --dp 2 --zero 3 \
+	--interleave 2 --recompute full --mbs 1
+
+# ZeRO shards what it says it shards: peak memory per rank falls with the
+# stage (model states are 16 bytes a parameter, 4 + 4 + 8 in fp32)
+peak() { array peak_memory_bytes "$1" | head -1; }
+p0=$(peak "$TMP/dp2.json") p1=$(peak "$TMP/dp2-zero1.json")
+p2=$(peak "$TMP/dp2-zero2.json") p3=$(peak "$TMP/dp2-zero3.json")
+if [ -n "$p0" ] && [ "$p0" -gt "$p1" ] && [ "$p1" -gt "$p2" ] && [ "$p2" -gt "$p3" ]; then
+	pass "zero 0 > 1 > 2 > 3 in peak memory per rank ($p0 $p1 $p2 $p3 bytes)"
+else
+	fail "zero 0 > 1 > 2 > 3 in peak memory per rank" "found '$p0' '$p1' '$p2' '$p3'"
+fi
+
+# Loss falls: the bigram process's entropy is 1.76 nats at vocabulary 128
+# (executor/exec_data.c); from ln 128 = 4.85 two data-parallel ranks get
+# below 3.0 in 40 steps at lr 0.01 (measured 2.3).
+gp execute --layers 2 --hidden 32 --heads 4 --ffn 128 --vocab 128 --seq 16 --dp 2 \
+	--mbs 4 --gbs 8 --steps 40 --lr 0.01 --json "$TMP/fall.json"
+expect_rc "loss falls: exit 0" 0
+last=$(losses "$TMP/fall.json" | tail -1) first=$(losses "$TMP/fall.json" | head -1)
+awk -v a="$first" -v b="$last" 'BEGIN { exit !(a > 4.8 && b < 3.0) }' \
+	&& pass "loss falls from $first to $last (< 3.0) in 40 steps" \
+	|| fail "loss falls below 3.0 in 40 steps" "from '$first' to '$last'"
+
+# A plan file, end to end: the launcher starts mpirun with the plan's 4
+# ranks, and the run reproduces the single rank's losses.
+gp execute "$FIX/plan_tp2_pp2.json" --steps 5 --json "$TMP/plan.json"
+expect_rc "plan file: exit 0" 0
+expect_out "plan file: the plan's layout" 'layout: +4 ranks = tp 2 x pp 2 x dp 1'
+grep -q '"schema":[[:space:]]*"gpuplan.run/1"' "$TMP/plan.json" \
+	&& grep -q '"predicted_step_time_s"' "$TMP/plan.json" \
+	&& grep -q '"tokens_per_s"' "$TMP/plan.json" \
+	&& pass "plan file: run JSON with schema, tokens/s and prediction" \
+	|| fail "plan file: run JSON" "fields missing"
+same_losses "plan file: losses equal the single rank's" "$TMP/base.json" "$TMP/plan.json"
+
+# A token file: 4096 uint16 tokens of a period-7 sequence
+awk 'BEGIN { for (i = 0; i < 4096; i++) printf "%c%c", (i % 7) + 1, 0 }' > "$TMP/tok.bin"
+gp execute --layers 2 --hidden 32 --vocab 64 --seq 16 --dp 2 --steps 3 --data "$TMP/tok.bin"
+expect_rc "token file: exit 0" 0
+awk 'BEGIN { for (i = 0; i < 64; i++) printf "%c%c", 100, 0 }' > "$TMP/big.bin"
+gp execute --vocab 64 --data "$TMP/big.bin"
+expect_rc "token file with a token >= vocab: exit 2" 2
+expect_err "token file: names the token" 'big.bin: token 0 .*expected a token < vocab 64, found 100'
+
+# ---- faults: one clear message, non-zero exit, within seconds ----------
+
+start=$SECONDS
+run "kill rank 1 at step 3" env GPUPLAN_FAULT_KILL_RANK=1:3 timeout $LIMIT \
+	$GPUPLAN execute --dp 2 --steps 20
+expect_rc "killed rank: job exits 1" 1
+expect_err "killed rank: message names rank 1" 'rank 1'
+expect_err "killed rank: the launcher says the job failed" '^error: execute: the job failed'
+[ $((SECONDS - start)) -lt 20 ] && pass "killed rank: ended in $((SECONDS - start)) s (< 20)" \
+	|| fail "killed rank: ended within 20 s" "took $((SECONDS - start)) s"
+
+run "kill rank 5 of 8 under mpirun" env GPUPLAN_FAULT_KILL_RANK=5:2 timeout $LIMIT \
+	$MPIRUN -np 8 "$RAW" execute --tp 2 --pp 2 --dp 2 --mbs 1 --steps 10
+[ "$RC" != 0 ] && [ "$RC" != 124 ] && pass "killed rank of 8: non-zero exit $RC, no hang" \
+	|| fail "killed rank of 8: non-zero exit, no hang" "exit $RC"
+expect_err "killed rank of 8: message names rank 5" 'rank 5'
+
+gp execute --heads 6 --kv-heads 6 --hidden 60 --ffn 120 --tp 4
+expect_rc "unsplittable heads: exit 2" 2
+expect_err "unsplittable heads: says why" '^error: execute: parallel.tp: expected a divisor of heads \(6\)'
+expect_err_lines "unsplittable heads: one error line" 1
+
+gp execute "$FIX/plan_bad_tp.json"
+expect_rc "plan with unsplittable tp: exit 2" 2
+expect_err "plan with unsplittable tp: says why" 'parallel.tp: expected a divisor of heads \(4\) and kv_heads \(2\), found 4'
+
+gp execute --dp 128 --gbs 256
+expect_rc "too many ranks: exit 2" 2
+expect_err "too many ranks: says the limit" 'layout: expected at most 64 ranks, found 128'
+
+gp execute --dp 2 --np 4
+expect_rc "--np disagrees with the layout: exit 2" 2
+expect_err "--np disagrees: says so" '^error: --np: expected 2 \(tp 1 x pp 1 x dp 2\), found 4'
+
+run "wrong rank count under mpirun" timeout $LIMIT $MPIRUN -np 3 "$RAW" execute --dp 2
+expect_rc "wrong rank count under mpirun: exit 2" 2
+expect_err "wrong rank count: says so" 'layout: expected 2 ranks \(tp 1 x pp 1 x dp 2\), found 3'
+
+run "no mpirun in PATH" env PATH=/nonexistent GPUPLAN_MPIRUN= "$RAW" execute --dp 2
+expect_rc "no mpirun: exit 4" 4
+expect_err "no mpirun: says so" '^error: execute: mpirun not found'
+expect_err_lines "no mpirun: one error line" 1
+run "GPUPLAN_MPIRUN names no program" env GPUPLAN_MPIRUN=/nonexistent/mpirun $GPUPLAN execute --tp 2
+expect_rc "GPUPLAN_MPIRUN names no program: exit 4" 4
+
+finish
