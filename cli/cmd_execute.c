@@ -284,12 +284,6 @@ static void print_step(void *ctx, const struct exec_step_info *s)
 	fflush(stdout);
 }
 
-static const char *recompute_name(enum sim_recompute r)
-{
-	return r == SIM_RECOMPUTE_FULL ? "full"
-	       : r == SIM_RECOMPUTE_SELECTIVE ? "selective" : "none";
-}
-
 static void print_header(const struct exec_opts *o)
 {
 	const struct sim_parallel *p = &o->par;
@@ -300,7 +294,7 @@ static void print_header(const struct exec_opts *o)
 	       o->model.mlp == SIM_MLP_SWIGLU ? "swiglu/rmsnorm" : "gelu/layernorm");
 	printf("layout:  %d ranks = tp %d x pp %d x dp %d, zero %d, recompute %s, %s",
 	       p->tp * p->pp * p->dp, p->tp, p->pp, p->dp, p->zero,
-	       recompute_name(p->recompute), sched_kind_name(o->schedule));
+	       sim_recompute_str(p->recompute), sched_kind_name(o->schedule));
 	if (p->interleave > 1)
 		printf(" (v %d)", p->interleave);
 	printf(", mbs %d x %d micro-batches x dp %d = gbs %d, %s backend\n",

@@ -53,7 +53,7 @@ static void print_list(const struct sim_model_table *t)
 			snprintf(pub, sizeof(pub), "-");
 		printf("%-16s %6d %6d %5d %4d %6d %7d %6d %-6s %4s %5s %10.3f %10s\n", m->name,
 		       m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab, m->seq,
-		       m->mlp == SIM_MLP_SWIGLU ? "swiglu" : "gelu",
+		       sim_mlp_str(m->mlp),
 		       m->tied_embeddings ? "yes" : "no", gbs, sim_model_params(m) / 1e9, pub);
 	}
 }
@@ -73,7 +73,7 @@ static void print_show(const struct sim_model *m)
 	printf("ffn_hidden       %d (%.3g x hidden)\n", m->ffn, (double)m->ffn / m->hidden);
 	printf("vocab            %d\n", m->vocab);
 	printf("seq_len          %d\n", m->seq);
-	printf("mlp              %s\n", m->mlp == SIM_MLP_SWIGLU ? "swiglu" : "gelu");
+	printf("mlp              %s\n", sim_mlp_str(m->mlp));
 	printf("tied_embeddings  %s\n", m->tied_embeddings ? "yes" : "no");
 	if (m->gbs)
 		printf("global_batch     %d sequences (%.3g M tokens)\n", m->gbs,

@@ -20,7 +20,7 @@ static cJSON *model_json(const struct sim_model *m)
 	cJSON_AddNumberToObject(o, "ffn_hidden", m->ffn);
 	cJSON_AddNumberToObject(o, "vocab", m->vocab);
 	cJSON_AddNumberToObject(o, "seq_len", m->seq);
-	cJSON_AddStringToObject(o, "mlp", m->mlp == SIM_MLP_SWIGLU ? "swiglu" : "gelu");
+	cJSON_AddStringToObject(o, "mlp", sim_mlp_str(m->mlp));
 	cJSON_AddBoolToObject(o, "tied_embeddings", m->tied_embeddings);
 	if (m->gbs)
 		cJSON_AddNumberToObject(o, "global_batch_seqs", m->gbs);

@@ -91,6 +91,12 @@ char *unit_fmt_bytes(char *buf, size_t size, double b);    /* 73.4 GiB   */
 char *unit_fmt_duration(char *buf, size_t size, double s); /* 12.3 d     */
 char *unit_fmt_usd(char *buf, size_t size, double usd);    /* $1,234,567 */
 
+/* Prints v in the fewest of 15 or 17 significant digits that read back
+ * as exactly v (integers without a fraction), so that a number written to
+ * a file and read again is the same double.  Non-finite v prints as "0":
+ * JSON and CSV have no spelling for it.  buf needs 40 bytes. */
+char *unit_fmt_exact(char *buf, size_t size, double v);
+
 #define UNIT_GIB (1024.0 * 1024.0 * 1024.0)
 #define UNIT_GB 1e9
 #define UNIT_HOURS_PER_MONTH 730.0

@@ -230,3 +230,17 @@ char *unit_fmt_usd(char *buf, size_t size, double usd)
 	buf[out] = '\0';
 	return buf;
 }
+
+char *unit_fmt_exact(char *buf, size_t size, double v)
+{
+	if (!isfinite(v))
+		v = 0;
+	if (v == floor(v) && fabs(v) < 1e15) {
+		snprintf(buf, size, "%.0f", v);
+	} else {
+		snprintf(buf, size, "%.15g", v);
+		if (strtod(buf, NULL) != v)
+			snprintf(buf, size, "%.17g", v);
+	}
+	return buf;
+}

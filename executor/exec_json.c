@@ -29,16 +29,7 @@ static void add_num(cJSON *o, const char *k, double v)
 {
 	char buf[40];
 
-	if (!isfinite(v))
-		v = 0;
-	if (v == floor(v) && fabs(v) < 1e15) {
-		snprintf(buf, sizeof(buf), "%.0f", v);
-	} else {
-		snprintf(buf, sizeof(buf), "%.15g", v);
-		if (strtod(buf, NULL) != v)
-			snprintf(buf, sizeof(buf), "%.17g", v);
-	}
-	cJSON_AddRawToObject(o, k, buf);
+	cJSON_AddRawToObject(o, k, unit_fmt_exact(buf, sizeof(buf), v));
 }
 
 static void add_array(cJSON *o, const char *k, const double *v, int n)
@@ -47,12 +38,6 @@ static void add_array(cJSON *o, const char *k, const double *v, int n)
 
 	for (int i = 0; i < n; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateNumber(isfinite(v[i]) ? v[i] : 0));
-}
-
-static const char *recompute_name(enum sim_recompute r)
-{
-	return r == SIM_RECOMPUTE_FULL ? "full"
-	       : r == SIM_RECOMPUTE_SELECTIVE ? "selective" : "none";
 }
 
 static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
@@ -72,7 +57,7 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	add_num(m, "ffn", o->model.ffn);
 	add_num(m, "vocab", o->model.vocab);
 	add_num(m, "seq", o->model.seq);
-	cJSON_AddStringToObject(m, "mlp", o->model.mlp == SIM_MLP_SWIGLU ? "swiglu" : "gelu");
+	cJSON_AddStringToObject(m, "mlp", sim_mlp_str(o->model.mlp));
 	cJSON_AddStringToObject(m, "norm", o->norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm");
 	cJSON_AddBoolToObject(m, "tied_embeddings", 0);
 	l = cJSON_AddObjectToObject(root, "layout");
@@ -84,7 +69,7 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	add_num(l, "gbs", p->gbs);
 	add_num(l, "grad_accum", p->gbs / (p->mbs * p->dp));
 	add_num(l, "zero", p->zero);
-	cJSON_AddStringToObject(l, "recompute", recompute_name(p->recompute));
+	cJSON_AddStringToObject(l, "recompute", sim_recompute_str(p->recompute));
 	add_num(l, "interleave", p->interleave);
 	cJSON_AddStringToObject(l, "schedule", sched_kind_name(o->schedule));
 	cJSON_AddBoolToObject(l, "flash", p->flash != 0);

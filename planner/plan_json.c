@@ -12,12 +12,6 @@
 
 #include <cjson/cJSON.h>
 
-static const char *recompute_name(enum sim_recompute r)
-{
-	return r == SIM_RECOMPUTE_FULL ? "full" : r == SIM_RECOMPUTE_SELECTIVE ? "selective"
-									     : "none";
-}
-
 /* A number, or null when it is not finite (JSON has no NaN). */
 static void add_num(cJSON *o, const char *k, double v)
 {
@@ -52,6 +46,7 @@ static cJSON *row_json(const struct plan_row *row, const struct plan_job *job,
 	cJSON_AddStringToObject(p, "region", of->region);
 	cJSON_AddStringToObject(p, "gpu", c->cluster.gpu.name);
 	cJSON_AddBoolToObject(p, "spot", c->spot);
+	cJSON_AddStringToObject(p, "purchase", price_purchase_str(c->purchase));
 	cJSON_AddNumberToObject(p, "nodes", c->nodes);
 	cJSON_AddNumberToObject(p, "gpus_per_node", c->cluster.gpus_per_node);
 	cJSON_AddNumberToObject(p, "gpus", c->nodes * c->cluster.gpus_per_node);
@@ -63,7 +58,7 @@ static cJSON *row_json(const struct plan_row *row, const struct plan_job *job,
 	cJSON_AddNumberToObject(p, "gbs", c->par.gbs);
 	cJSON_AddNumberToObject(p, "grad_accum", c->res.grad_accum);
 	cJSON_AddNumberToObject(p, "zero", c->par.zero);
-	cJSON_AddStringToObject(p, "recompute", recompute_name(c->par.recompute));
+	cJSON_AddStringToObject(p, "recompute", sim_recompute_str(c->par.recompute));
 	cJSON_AddNumberToObject(p, "interleave", c->par.interleave);
 	add_num(p, "step_time_s", c->res.step_time_s);
 	add_num(p, "tokens_per_s", c->res.tokens_per_s);
@@ -73,6 +68,25 @@ static cJSON *row_json(const struct plan_row *row, const struct plan_job *job,
 	add_num(p, "time_to_train_s", c->time_s * row->fraction);
 	add_num(p, "cost_usd", c->cost_usd * row->fraction);
 	add_num(p, "usd_per_hour", c->usd_per_hour);
+	x = cJSON_AddObjectToObject(p, "costs");
+	add_num(x, "compute_usd", c->costs.compute_usd * row->fraction);
+	add_num(x, "storage_usd", c->costs.storage_usd * row->fraction);
+	add_num(x, "checkpoint_bytes", c->costs.ckpt_bytes);
+	add_num(x, "checkpoint_write_s", c->costs.ckpt_write_s);
+	add_num(x, "checkpoint_interval_s", c->costs.ckpt_interval_s);
+	add_num(x, "checkpoint_overhead", c->costs.ckpt_overhead);
+	if (c->costs.discount > 0) {
+		cJSON *y = cJSON_AddObjectToObject(p, "commitment");
+
+		add_num(y, "discount", c->costs.discount);
+		add_num(y, "term_s", c->costs.term_s);
+		add_num(y, "share", o->commitment_share);
+		add_num(y, "charged_s", c->costs.charged_s);
+		add_num(y, "on_demand_cost_usd", c->costs.on_demand_cost_usd);
+		add_num(y, "breakeven_share", c->costs.breakeven_share);
+	} else {
+		cJSON_AddNullToObject(p, "commitment");
+	}
 	cJSON_AddStringToObject(p, "binding", plan_binding_str(row->binding));
 	lf = plan_largest_loss(&c->res, &loss);
 	x = cJSON_AddObjectToObject(p, "largest_loss");
@@ -147,6 +161,10 @@ char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jo
 	add_num(x, "checkpoint_bytes_per_s_per_node", o->ckpt_bytes_per_s_per_node);
 	add_num(x, "checkpoint_bytes_per_param", PLAN_CKPT_BYTES_PER_PARAM);
 	add_num(x, "switch_s", o->switch_s);
+	add_num(x, "checkpoint_interval_s", o->ckpt_interval_s);
+	cJSON_AddNumberToObject(x, "checkpoints_kept", o->ckpt_keep);
+	add_num(x, "storage_usd_per_gb_month", o->storage_usd_per_gb_month);
+	add_num(x, "commitment_share", o->commitment_share);
 	x = cJSON_AddObjectToObject(root, "stats");
 	cJSON_AddNumberToObject(x, "offerings", (double)r->stats.offerings);
 	cJSON_AddNumberToObject(x, "machines", (double)r->stats.machines);
@@ -179,6 +197,7 @@ char *plan_frontier_to_json(const struct plan_candidate *c, size_t n,
 		cJSON_AddStringToObject(x, "region", p->offering->region);
 		cJSON_AddStringToObject(x, "gpu", p->cluster.gpu.name);
 		cJSON_AddBoolToObject(x, "spot", p->spot);
+		cJSON_AddStringToObject(x, "purchase", price_purchase_str(p->purchase));
 		cJSON_AddNumberToObject(x, "nodes", p->nodes);
 		cJSON_AddNumberToObject(x, "gpus", p->nodes * p->cluster.gpus_per_node);
 		cJSON_AddNumberToObject(x, "tp", p->par.tp);
@@ -188,7 +207,7 @@ char *plan_frontier_to_json(const struct plan_candidate *c, size_t n,
 		cJSON_AddNumberToObject(x, "mbs", p->par.mbs);
 		cJSON_AddNumberToObject(x, "grad_accum", p->res.grad_accum);
 		cJSON_AddNumberToObject(x, "zero", p->par.zero);
-		cJSON_AddStringToObject(x, "recompute", recompute_name(p->par.recompute));
+		cJSON_AddStringToObject(x, "recompute", sim_recompute_str(p->par.recompute));
 		cJSON_AddNumberToObject(x, "interleave", p->par.interleave);
 		add_num(x, "mfu", p->res.mfu);
 		add_num(x, "time_to_train_s", p->time_s);

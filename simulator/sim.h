@@ -92,6 +92,12 @@ struct sim_result {
  * interleave 1, no sequence parallelism, flash on, bf16. */
 void sim_parallel_init(struct sim_parallel *p);
 
+/* Static lower-case names used in files and tables: "gelu"/"swiglu",
+ * "none"/"selective"/"full", "bf16"/"fp8". */
+const char *sim_mlp_str(enum sim_mlp m);
+const char *sim_recompute_str(enum sim_recompute r);
+const char *sim_precision_str(enum sim_precision p);
+
 /* Exact parameter count from the model's shapes. */
 double sim_model_params(const struct sim_model *m);
 

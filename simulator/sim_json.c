@@ -24,18 +24,18 @@
 
 #define SCHEMA "gpuplan.plan/1"
 
-static const char *mlp_str(enum sim_mlp m)
+const char *sim_mlp_str(enum sim_mlp m)
 {
 	return m == SIM_MLP_SWIGLU ? "swiglu" : "gelu";
 }
 
-static const char *recompute_str(enum sim_recompute r)
+const char *sim_recompute_str(enum sim_recompute r)
 {
 	return r == SIM_RECOMPUTE_FULL ? "full"
 	       : r == SIM_RECOMPUTE_SELECTIVE ? "selective" : "none";
 }
 
-static const char *precision_str(enum sim_precision p)
+const char *sim_precision_str(enum sim_precision p)
 {
 	return p == SIM_PRECISION_FP8 ? "fp8" : "bf16";
 }
@@ -48,16 +48,7 @@ static void add_num(cJSON *o, const char *k, double v)
 {
 	char buf[40];
 
-	if (!isfinite(v))
-		v = 0;
-	if (v == floor(v) && fabs(v) < 1e15) {
-		snprintf(buf, sizeof(buf), "%.0f", v);
-	} else {
-		snprintf(buf, sizeof(buf), "%.15g", v);
-		if (strtod(buf, NULL) != v)
-			snprintf(buf, sizeof(buf), "%.17g", v);
-	}
-	cJSON_AddRawToObject(o, k, buf);
+	cJSON_AddRawToObject(o, k, unit_fmt_exact(buf, sizeof(buf), v));
 }
 
 static int plan_gpus(const struct sim_parallel *p)
@@ -119,7 +110,7 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "ffn", m->ffn);
 	add_num(o, "vocab", m->vocab);
 	add_num(o, "seq", m->seq);
-	cJSON_AddStringToObject(o, "mlp", mlp_str(m->mlp));
+	cJSON_AddStringToObject(o, "mlp", sim_mlp_str(m->mlp));
 	cJSON_AddBoolToObject(o, "tied_embeddings", m->tied_embeddings);
 	add_num(o, "params", sim_model_params(m));
 
@@ -169,11 +160,11 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "mbs", q->mbs);
 	add_num(o, "gbs", q->gbs);
 	add_num(o, "zero", q->zero);
-	cJSON_AddStringToObject(o, "recompute", recompute_str(q->recompute));
+	cJSON_AddStringToObject(o, "recompute", sim_recompute_str(q->recompute));
 	add_num(o, "interleave", q->interleave);
 	cJSON_AddBoolToObject(o, "seq_parallel", q->seq_parallel);
 	cJSON_AddBoolToObject(o, "flash", q->flash);
-	cJSON_AddStringToObject(o, "precision", precision_str(q->precision));
+	cJSON_AddStringToObject(o, "precision", sim_precision_str(q->precision));
 
 	o = cJSON_AddObjectToObject(root, "job");
 	add_num(o, "tokens", p->tokens);

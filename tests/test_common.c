@@ -1,6 +1,7 @@
 /* test_common.c - units parsing and formatting, status codes, strings. */
 #include "testutil.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
@@ -117,6 +118,19 @@ static void test_unit_fmt_values(void **state)
 	assert_string_equal(unit_fmt_duration(buf, sizeof(buf), 86400 * 3), "3.0 d");
 }
 
+static void test_unit_fmt_exact_round_trips(void **state)
+{
+	const double v[] = { 0.1, 1.0 / 3.0, 2.5e12, 55.04, 1e300, -7.25, 3 };
+	char buf[40];
+
+	(void)state;
+	for (size_t i = 0; i < GP_ARRAY_LEN(v); i++)
+		assert_true(strtod(unit_fmt_exact(buf, sizeof(buf), v[i]), NULL) == v[i]);
+	assert_string_equal(unit_fmt_exact(buf, sizeof(buf), 3), "3");
+	assert_string_equal(unit_fmt_exact(buf, sizeof(buf), 0.1), "0.1");
+	assert_string_equal(unit_fmt_exact(buf, sizeof(buf), NAN), "0");
+}
+
 static void test_rc_exit_code_documented(void **state)
 {
 	(void)state;
@@ -153,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_unit_parse_int_range),
 		cmocka_unit_test(test_unit_fmt_never_prints_nan),
 		cmocka_unit_test(test_unit_fmt_values),
+		cmocka_unit_test(test_unit_fmt_exact_round_trips),
 		cmocka_unit_test(test_rc_exit_code_documented),
 		cmocka_unit_test(test_gp_strlcpy_truncates),
 	};
