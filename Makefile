@@ -37,7 +37,7 @@ CJSON_LIBS  := $(if $(PKG_CJSON),$(shell pkg-config --libs libcjson),-lcjson)
 MPI_CFLAGS  := $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS    := $(shell pkg-config --libs ompi-c 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-LIBS        := -lglpk -lcsv $(CJSON_LIBS) $(MPI_LIBS) -lm
+LIBS        := -lglpk -lcsv $(CJSON_LIBS) $(MPI_LIBS) -lm -pthread
 
 # ---- CUDA: built wherever nvcc is found (CUDA=auto), required with CUDA=yes
 ifeq ($(CUDA),no)
@@ -55,7 +55,7 @@ NVFLAGS  := -O2 -g -std=c++17 $(INCLUDES) $(MPI_CFLAGS) -DGPUPLAN_CUDA \
             -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
             -Xcompiler -Wall
 ifneq ($(HAVE_CUDA),)
-CFLAGS_EXEC := -DGPUPLAN_CUDA -I$(CUDA_HOME)/include
+CFLAGS_EXEC := -DGPUPLAN_CUDA -isystem $(CUDA_HOME)/include
 LIBS     += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcublasLt -lnccl -lcudart -lstdc++
 endif
 
@@ -98,6 +98,24 @@ $(BIN): $(CLI_OBJ) $(LIB)
 $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(MPI_CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(LIB) $(CMOCKA_LIBS) $(LIBS)
+
+# The CUDA backend's source built for the host against tests/cuda_emu/ (a
+# CPU stand-in for the CUDA runtime and cuBLAS), so its kernels run in
+# every test run, nvcc or not; small attention blocks exercise the tiling.
+CXX      ?= c++
+EMU_SAN  := -fsanitize=address,undefined
+EMU_FLAGS := -std=c++17 -O1 -g -DGPUPLAN_CUDA_EMU -DATTN_SCRATCH_FLOATS=2048 -DATTN_MIN_ROWS=8 \
+             -Itests/cuda_emu $(INCLUDES) -Wall -Wextra $(if $(filter 1,$(SAN)),$(EMU_SAN))
+EMU_OBJ  := $(BUILD)/tests/exec_cuda_emu.o $(BUILD)/tests/cuda_emu.o
+$(BUILD)/tests/exec_cuda_emu.o: executor/exec_cuda.cu $(wildcard tests/cuda_emu/*.h) executor/exec_cuda.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_FLAGS) -x c++ -c $< -o $@
+$(BUILD)/tests/cuda_emu.o: tests/cuda_emu/cuda_emu.cc $(wildcard tests/cuda_emu/*.h)
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_FLAGS) -c $< -o $@
+$(BUILD)/tests/test_exec_cuda: tests/test_exec_cuda.c $(EMU_OBJ) $(LIB) tests/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(MPI_CFLAGS) -Itests -Itests/cuda_emu $(LDFLAGS) -o $@ $< $(EMU_OBJ) $(LIB) $(CMOCKA_LIBS) $(LIBS) -lstdc++
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
@@ -156,9 +174,15 @@ FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_LIB_SRC := $(wildcard common/*.c pricing/*.c simulator/*.c)
 FUZZ_FLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(INCLUDES) $(CJSON_CFLAGS) \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcsv $(CJSON_LIBS) -lm
+# fuzz_cli runs the command front-ends in-process: every module and cli/ but main.c
+FUZZ_CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c planner/*.c executor/*.c))
+build-fuzz/fuzz_cli: tests/fuzz/fuzz_cli.c $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) $(wildcard tests/fuzz/*.h)
+	@mkdir -p build-fuzz
+	clang $(FUZZ_FLAGS) $(MPI_CFLAGS) -Icli -o $@ $< $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) \
+	  -lglpk -lcsv $(CJSON_LIBS) $(MPI_LIBS) -lm
 
 fuzz: deps $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); c=$${n#fuzz_}; mkdir -p build-fuzz/corpus-$$c; \
@@ -186,4 +210,4 @@ help:
 	@echo "  clean     remove build outputs"
 	@echo "knobs: DEVELOPER=1 adds -Werror; CUDA=auto|yes|no"
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)

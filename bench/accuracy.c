@@ -5,7 +5,9 @@
  * single-node runs of vTrain (bench/data/vtrain_ground_truth_single.csv).
  * Prints the mean absolute percentage error (MAPE) per source and overall.
  *
- *   build/bench/accuracy [-v] [DATA_DIR [BENCH_DATA_DIR]]
+ *   build/bench/accuracy [-v | -vv] [DATA_DIR [BENCH_DATA_DIR]]
+ *
+ * -v lists every run; -vv adds the predicted breakdown and memory.
  *
  * The simulator runs with its one set of default curves for every source;
  * nothing here is tuned per source.  Where a source leaves a knob out, the
@@ -62,6 +64,8 @@ static void record_sub(const char *id, double predicted, double measured)
 	s->n++;
 }
 
+static const struct sim_result *last_result;
+
 static void record(const char *id, const char *what, double predicted,
 		   double measured, const char *label)
 {
@@ -71,9 +75,18 @@ static void record(const char *id, const char *what, double predicted,
 	s->sum_ape += fabs(err);
 	s->sum_signed += err;
 	s->n++;
-	if (verbose)
+	if (verbose) {
 		printf("  %-18s %-44.44s %-13s pred %10.4g meas %10.4g  %+6.1f%%\n",
 		       id, label, what, predicted, measured, 100 * err);
+		if (verbose > 1 && last_result) {
+			const struct sim_breakdown *b = &last_result->breakdown;
+
+			printf("      M %d step %.4g s: compute %.4g tp %.4g bubble %.4g pp %.4g dp %.4g/%.4g opt %.4g; mem %.1f/%.0f GB\n",
+			       last_result->grad_accum, last_result->step_time_s, b->compute_s, b->tp_comm_s, b->pp_bubble_s,
+			       b->pp_comm_s, b->dp_comm_exposed_s, b->dp_comm_total_s, b->optimizer_s,
+			       last_result->memory.total / 1e9, last_result->memory.capacity / 1e9);
+		}
+	}
 }
 
 static void skip(const char *id, const char *label, const char *why)
@@ -251,6 +264,11 @@ static void published_row(const struct price_csv *csv, const struct price_csv_ro
 	p.dp = gpus / (p.tp * p.pp * p.cp);
 	if (contains(zero_cell, "3") || contains(zero_cell, "FULL_SHARD"))
 		p.zero = 3;
+	/* Megatron SC'21 Table 2 ran DeepSpeed's ZeRO-3 of early 2021, which
+	 * gathered parameter by parameter and synchronously (DeepSpeed PR
+	 * #1188); llm-foundry's FSDP wraps and prefetches whole blocks. */
+	if (megatron && p.zero == 3)
+		p.zero3_gather = SIM_ZERO3_TENSOR_SYNC;
 	else if (nemo)
 		p.zero = 1;     /* NeMo's distributed optimizer */
 	/* Recomputation: the row's; Megatron SC'21 Table 2 recomputes fully
@@ -263,6 +281,10 @@ static void published_row(const struct price_csv *csv, const struct price_csv_ro
 	 * llm-foundry uses flash attention; NeMo 24.07 uses both, and fp8. */
 	p.flash = !megatron;
 	p.seq_parallel = nemo && p.tp > 1;
+	/* NeMo's recipes overlap TP communication with the GEMMs
+	 * (ub_tp_comm_overlap: True, NeMo-Framework-Launcher
+	 * conf/training/gpt3/20b.yaml and 175b.yaml). */
+	p.tp_overlap = nemo && p.tp > 1;
 	p.precision = nemo ? SIM_PRECISION_FP8 : SIM_PRECISION_BF16;
 	if (p.gbs < 1 || p.gbs % (p.mbs * p.dp)) {
 		/* llm-foundry's throughput rows give the global batch per
@@ -276,6 +298,7 @@ static void published_row(const struct price_csv *csv, const struct price_csv_ro
 		return;
 	}
 	sim_step(&m, &p, &c, &r);
+	last_result = &r;
 
 	iter_s = cell_double(row, price_csv_col(csv, "iteration_time_s"));
 	tok_s = cell_double(row, price_csv_col(csv, "measured_tokens_per_s_per_gpu"));
@@ -343,6 +366,7 @@ static void vtrain_row(const struct price_csv_row *row, const struct price_gpu *
 		return;
 	}
 	sim_step(&m, &p, &c, &r);
+	last_result = &r;
 	record("vtrain_single", "iteration s", r.step_time_s, ms / 1e3, label);
 }
 
@@ -361,6 +385,9 @@ int main(int argc, char **argv)
 
 	if (argi < argc && !strcmp(argv[argi], "-v")) {
 		verbose = 1;
+		argi++;
+	} else if (argi < argc && !strcmp(argv[argi], "-vv")) {
+		verbose = 2;
 		argi++;
 	}
 	if (argi < argc)

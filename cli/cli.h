@@ -18,7 +18,10 @@ enum rc cmd_simulate(int argc, char **argv);
 enum rc cmd_plan(int argc, char **argv);
 enum rc cmd_frontier(int argc, char **argv);
 enum rc cmd_execute(int argc, char **argv);
+enum rc cmd_calibrate(int argc, char **argv);
 enum rc cmd_export(int argc, char **argv);
+enum rc cmd_compare(int argc, char **argv);
+enum rc cmd_scaling(int argc, char **argv);
 
 /* Directory of the shipped data files: $GPUPLAN_SHARE_DIR, else data/ next
  * to the executable's build tree, else the install prefix's share/gpuplan. */
@@ -37,6 +40,14 @@ enum rc cli_parse_duration(const char *flag, const char *arg, double *out_s);
 struct sim_model_table;
 struct sim_model;
 char *cli_models_to_json(const struct sim_model_table *t, const struct sim_model *m);
+
+/* Finds a GPU by canonical name or alias (cli/cli_gpu.c).  Returns it, or
+ * NULL after "error: FLAG: expected a GPU ..., found '...'" and a "did you
+ * mean" hint naming the closest catalog name. */
+struct price_catalog;
+struct price_gpu;
+const struct price_gpu *cli_gpu_find(const struct price_catalog *cat, const char *flag,
+				     const char *name);
 
 /* Reports an unknown option or missing argument the getopt way, as one
  * line, and returns RC_USAGE. */

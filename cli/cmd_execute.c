@@ -14,8 +14,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_calib.h"
 #include "exec.h"
 #include "sim.h"
+
+/* --check: the fraction of the simulator's bus bandwidth an all-reduce
+ * over each group must reach. */
+#define CHECK_MIN_FRACTION 0.5
 
 static void help(void)
 {
@@ -27,7 +32,16 @@ static void help(void)
 	       "Without a plan file the model is a small GPT (4 layers x 64 hidden, 4 heads,\n"
 	       "vocabulary 128, sequence 32, mbs 2, gbs 8); flags override the plan.\n\n"
 	       "run:\n"
-	       "  --backend NAME        compute backend: cpu (default: cpu)\n"
+	       "  --backend NAME        compute backend: cpu or cuda (default: cpu; built in:\n"
+	       "                        %s)\n"
+	       "  --precision bf16|fp32 GEMM arithmetic on a GPU: bf16 tensor cores with fp32\n"
+	       "                        accumulation, or fp32 for checking (default: bf16)\n"
+	       "  --check               pre-flight: the plan's GPU type, its memory free, each\n"
+	       "                        group's all-reduce at >= %.0f%% of the simulator's bus\n"
+	       "                        bandwidth, then one step's memory against the\n"
+	       "                        prediction (one step unless --steps is given)\n"
+	       "  --calibration FILE    calibration for the prediction (default: the user's file\n"
+	       "                        for the device, see `gpuplan calibrate`)\n"
 	       "  --np N                ranks; must equal tp x pp x dp (default: that product)\n"
 	       "  --steps N             training steps (default: 10)\n"
 	       "  --seed N              initialisation and synthetic data (default: 1234)\n"
@@ -54,7 +68,8 @@ static void help(void)
 	       "  -h, --help                      this help\n\n"
 	       "environment: GPUPLAN_MPIRUN names the launcher (default: mpirun in PATH);\n"
 	       "%s=R:S kills rank R at step S (fault test).\n",
-	       EXEC_MAX_RANKS_DEFAULT, EXEC_FAULT_ENV);
+	       exec_backends_built(), 100 * CHECK_MIN_FRACTION, EXEC_MAX_RANKS_DEFAULT,
+	       EXEC_FAULT_ENV);
 }
 
 enum {
@@ -62,12 +77,14 @@ enum {
 	OPT_MAX_RANKS, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_FFN,
 	OPT_VOCAB, OPT_SEQ, OPT_MLP, OPT_NORM, OPT_TP, OPT_PP, OPT_DP, OPT_MBS,
 	OPT_GBS, OPT_ACCUM, OPT_ZERO, OPT_RECOMPUTE, OPT_INTERLEAVE, OPT_SCHEDULE,
-	OPT_NO_FLASH,
+	OPT_NO_FLASH, OPT_PRECISION, OPT_CHECK, OPT_CALIBRATION,
 };
 
 struct flags {
-	int np, accum, norm_set, schedule_set, hidden_set, ffn_set, help;
-	const char *json;
+	int np, accum, norm_set, schedule_set, hidden_set, ffn_set, help, steps_set;
+	const char *json, *calibration;
+	int have_plan;
+	struct sim_plan plan;      /* the plan file's, when have_plan */
 };
 
 static enum rc parse_fault_env(struct exec_opts *o)
@@ -118,6 +135,9 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		{ "interleave", required_argument, NULL, OPT_INTERLEAVE },
 		{ "schedule", required_argument, NULL, OPT_SCHEDULE },
 		{ "no-flash", no_argument, NULL, OPT_NO_FLASH },
+		{ "precision", required_argument, NULL, OPT_PRECISION },
+		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "calibration", required_argument, NULL, OPT_CALIBRATION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -132,7 +152,10 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		switch (c) {
 		case OPT_BACKEND: o->backend = optarg; break;
 		case OPT_NP: rc = cli_parse_int("--np", optarg, 1, 1 << 20, &f->np); break;
-		case OPT_STEPS: rc = cli_parse_int("--steps", optarg, 1, 1000000, &o->steps); break;
+		case OPT_STEPS:
+			rc = cli_parse_int("--steps", optarg, 1, 1000000, &o->steps);
+			f->steps_set = 1;
+			break;
 		case OPT_SEED:
 			rc = cli_parse_int("--seed", optarg, 0, 2147483647, &seed);
 			o->seed = (uint64_t)seed;
@@ -213,6 +236,14 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 			f->schedule_set = 1;
 			break;
 		case OPT_NO_FLASH: p->flash = 0; break;
+		case OPT_PRECISION:
+			if (exec_precision_parse(optarg, &o->precision) != RC_OK) {
+				gp_error("--precision: expected bf16 or fp32, found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case OPT_CHECK: o->check = 1; break;
+		case OPT_CALIBRATION: f->calibration = optarg; break;
 		case 'h': f->help = 1; return RC_OK;
 		default: return cli_bad_option("execute", optopt, argv[optind - 1]);
 		}
@@ -258,7 +289,11 @@ static enum rc build_opts(int argc, char **argv, struct exec_opts *o, struct fla
 		rc = parse_args(argc, argv, o, f, &plan);
 		if (rc != RC_OK)
 			return rc;
+		f->plan = sp;
+		f->have_plan = 1;
 	}
+	if (o->check && !f->steps_set)
+		o->steps = 1;
 	if (f->hidden_set && !f->ffn_set && base.hidden > 0)
 		o->model.ffn = (int)((double)base.ffn * o->model.hidden / base.hidden + 0.5);
 	norm = o->norm;
@@ -310,8 +345,91 @@ static void print_pct(double measured, double predicted)
 		printf("\n");
 }
 
-static void print_summary(const struct exec_opts *o, const struct exec_result *r,
-			  const struct sim_result *pred)
+/* What the run is predicted on: the executor's CPU ranks; or, for a GPU,
+ * the plan's cluster when its GPU is this device, else the catalog GPU
+ * whose name and memory match the device, on one node.  Either with its
+ * calibration applied.  *catalog_peak is the GPU's catalog bf16 peak (MFU
+ * is counted against it, not against a calibrated one).  Returns RC_OK
+ * with *found 0 when no catalog GPU matches (a warning says so). */
+static enum rc run_cluster(const struct exec_opts *o, const struct flags *f, const char *dev,
+			   double dev_mem, struct sim_plan *p, double *catalog_peak, int *found)
+{
+	int ranks = exec_opts_ranks(o);
+	enum rc rc;
+
+	*found = 0;
+	memset(p, 0, sizeof(*p));
+	p->par = o->par;
+	if (strcmp(o->backend, "cpu") == 0) {
+		p->cluster.gpu = *cli_cpu_gpu();
+	} else if (f->have_plan && exec_gpu_matches(dev, dev_mem, f->plan.cluster.gpu.name,
+						    f->plan.cluster.gpu.memory_bytes)) {
+		p->cluster = f->plan.cluster;
+	} else {
+		struct price_catalog cat;
+		struct price_opts po;
+		const struct price_gpu *g = NULL;
+
+		price_opts_init(&po);
+		po.data_dir = cli_data_dir();
+		rc = price_catalog_load(&cat, &po);
+		if (rc != RC_OK)
+			return rc;
+		for (size_t i = 0; i < cat.n_gpus && !g; i++)
+			if (exec_gpu_matches(dev, dev_mem, cat.gpus[i].name, cat.gpus[i].memory_bytes))
+				p->cluster.gpu = *(g = &cat.gpus[i]);
+		price_catalog_release(&cat);
+		if (!g) {
+			gp_warn("no GPU of gpus.csv matches '%s': no prediction", dev);
+			return RC_OK;
+		}
+		p->cluster.gpus_per_node = ranks < 8 ? ranks : 8;
+	}
+	*catalog_peak = p->cluster.gpu.bf16_flops_per_s;
+	rc = cli_calibration_plan(p, f->calibration);
+	if (rc == RC_OK)
+		*found = 1;
+	return rc;
+}
+
+static void print_check(const struct exec_check *k, const struct exec_expect *e,
+			const struct exec_opts *o, const char *dev)
+{
+	static const char *const names[3] = { "tp", "pp", "dp" };
+	const int n[3] = { o->par.tp, o->par.pp, o->par.dp };
+	char a[32], b[32];
+
+	printf("\npre-flight check\n");
+	if (e->gpu[0])
+		printf("  %-22s %s is %s: ok\n", "device", dev, e->gpu);
+	printf("  %-22s %s free (least over ranks)", "memory",
+	       unit_fmt_bytes(a, sizeof(a), k->free_bytes_min));
+	if (e->memory_bytes > 0)
+		printf(", the plan needs %s: ok", unit_fmt_bytes(b, sizeof(b), e->memory_bytes));
+	printf("\n");
+	for (int i = 0; i < 3; i++) {
+		if (n[i] < 2)
+			continue;
+		printf("  %-22s %d ranks, %s: %.1f GB/s bus bandwidth", "", n[i],
+		       unit_fmt_bytes(a, sizeof(a), k->msg_bytes), k->bus_bytes_per_s[i] / 1e9);
+		printf("\r  %s all-reduce", names[i]);
+		if (e->bus_bytes_per_s[i] > 0)
+			printf("\n  %-22s %.0f%% of the %.1f GB/s the simulator assumed: ok (>= %.0f%%)",
+			       "", 100 * k->bus_bytes_per_s[i] / e->bus_bytes_per_s[i],
+			       e->bus_bytes_per_s[i] / 1e9, 100 * e->min_fraction);
+		printf("\n");
+	}
+	printf("  %-22s %s in use after step 1 (the executor's own: %s)", "memory after a step",
+	       unit_fmt_bytes(a, sizeof(a), k->used_after_step_bytes),
+	       unit_fmt_bytes(b, sizeof(b), k->counted_after_step_bytes));
+	if (e->memory_bytes > 0)
+		printf(", predicted %s %+.1f%%", unit_fmt_bytes(b, sizeof(b), e->memory_bytes),
+		       100 * (k->used_after_step_bytes - e->memory_bytes) / e->memory_bytes);
+	printf("\n");
+}
+
+static void print_summary(const struct exec_result *r, const struct sim_result *pred,
+			  double catalog_peak)
 {
 	char a[32], b[32];
 	double peak = 0;
@@ -334,8 +452,16 @@ static void print_summary(const struct exec_opts *o, const struct exec_result *r
 	snprintf(b, sizeof(b), "%.3g", pred ? pred->model_flops_per_gpu_s / 1e9 : 0);
 	printf("%-22s %12s %12s", "model GFLOP/s per rank", a, pred ? b : "-");
 	print_pct(r->model_flops_per_rank_s, pred ? pred->model_flops_per_gpu_s : 0);
+	if (catalog_peak > 0) {
+		/* model FLOPs (no recomputation) over the catalog's bf16 peak */
+		snprintf(a, sizeof(a), "%.1f%%", 100 * r->model_flops_per_rank_s / catalog_peak);
+		snprintf(b, sizeof(b), "%.1f%%",
+			 pred ? 100 * pred->model_flops_per_gpu_s / catalog_peak : 0);
+		printf("%-22s %12s %12s", "MFU", a, pred ? b : "-");
+		print_pct(r->model_flops_per_rank_s, pred ? pred->model_flops_per_gpu_s : 0);
+	}
 	/* the simulator's "other" is a GPU's CUDA context and allocator
-	 * slack, which a CPU rank does not have */
+	 * slack, which the executor's own count (and a CPU rank) lacks */
 	printf("%-22s %12s %12s", "peak memory per rank",
 	       unit_fmt_bytes(a, sizeof(a), peak),
 	       pred ? unit_fmt_bytes(b, sizeof(b), pred->memory.total - pred->memory.other) : "-");
@@ -346,7 +472,6 @@ static void print_summary(const struct exec_opts *o, const struct exec_result *r
 			printf("%s%s", i ? ", " : "", unit_fmt_bytes(a, sizeof(a), r->peak_memory_bytes[i]));
 		printf("\n");
 	}
-	(void)o;
 }
 
 enum rc cmd_execute(int argc, char **argv)
@@ -354,9 +479,10 @@ enum rc cmd_execute(int argc, char **argv)
 	struct exec_opts o;
 	struct flags f;
 	struct exec_result r;
-	struct sim_result pred;
-	int have_pred = 0, rank0, need;
-	char why[512];
+	struct sim_plan cl;
+	double catalog_peak = 0, dev_mem = 0;
+	int have_pred = 0, have_cluster = 0, rank0, need, launching;
+	char why[512], dev[128];
 	enum rc rc;
 
 	rc = build_opts(argc, argv, &o, &f);
@@ -367,6 +493,9 @@ enum rc cmd_execute(int argc, char **argv)
 		return RC_OK;
 	}
 	rank0 = exec_launcher_rank() == 0;
+	/* under a launcher rank 0 speaks for the job; the others only fail */
+	if (!rank0)
+		gp_log_quiet(1);
 	need = exec_opts_ranks(&o);
 	if (exec_opts_check(&o, why, sizeof(why)) != RC_OK) {
 		if (rank0)
@@ -379,8 +508,27 @@ enum rc cmd_execute(int argc, char **argv)
 				 o.par.tp, o.par.pp, o.par.dp, f.np);
 		return RC_USAGE;
 	}
-	if (!exec_under_launcher() && need > 1)
+	/* A backend this machine cannot run fails here, before mpirun; under
+	 * a launcher every rank asks in exec_run and they agree. */
+	if (!exec_under_launcher() && (rc = exec_backend_probe(o.backend, why, sizeof(why))) != RC_OK) {
+		gp_error("execute: %s", why);
+		return rc;
+	}
+	/* The prediction (and --check's expectations) for this rank's device;
+	 * a bad calibration file fails here, before mpirun.  The process that
+	 * starts mpirun says nothing more: its rank 0 will. */
+	launching = !exec_under_launcher() && need > 1;
+	if (launching)
+		gp_log_quiet(1);
+	if (exec_backend_device(o.backend, dev, sizeof(dev), &dev_mem, why, sizeof(why)) == RC_OK) {
+		rc = run_cluster(&o, &f, dev, dev_mem, &cl, &catalog_peak, &have_cluster);
+		if (rc != RC_OK)
+			return rc;
+	}
+	if (launching) {
+		gp_log_quiet(0);
 		return exec_launch(need, argc, argv);
+	}
 	if (exec_launcher_size() != need) {
 		if (rank0)
 			gp_error("execute: layout: expected %d ranks (tp %d x pp %d x dp %d), "
@@ -388,6 +536,14 @@ enum rc cmd_execute(int argc, char **argv)
 				 exec_launcher_size());
 		return RC_INPUT;
 	}
+	if (have_cluster) {
+		if (exec_predict_on(&o, &cl.cluster, &cl.result, why, sizeof(why)) == RC_OK)
+			have_pred = 1;
+		else if (rank0)
+			gp_warn("no prediction for this layout: %s", why);
+	}
+	if (o.check && have_pred)
+		exec_expect_init(&o.expect, &o, &cl.cluster, &cl.result, CHECK_MIN_FRACTION);
 
 	if (rank0) {
 		if (o.model.tied_embeddings)
@@ -403,13 +559,11 @@ enum rc cmd_execute(int argc, char **argv)
 	if (rc != RC_OK)
 		return rc;
 	if (rank0) {
-		if (exec_predict(&o, &pred, why, sizeof(why)) == RC_OK)
-			have_pred = 1;
-		else
-			gp_warn("no prediction for this layout: %s", why);
-		print_summary(&o, &r, have_pred ? &pred : NULL);
+		if (o.check)
+			print_check(&r.check, &o.expect, &o, r.device);
+		print_summary(&r, have_pred ? &cl.result : NULL, catalog_peak);
 		if (f.json)
-			rc = exec_run_write_json(f.json, &o, &r, have_pred ? &pred : NULL);
+			rc = exec_run_write_json(f.json, &o, &r, have_pred ? &cl.result : NULL);
 	}
 	exec_result_release(&r);
 	return rc;

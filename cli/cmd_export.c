@@ -14,10 +14,11 @@
 static void help(void)
 {
 	printf("usage: gpuplan export PLAN.json --format FORMAT [-o FILE]\n\n"
-	       "Writes the plan for the tool you train with.\n\n"
-	       "  --format F   one of: %s (required)\n"
-	       "  -o FILE      write to FILE instead of stdout\n"
-	       "  -h, --help   this help\n", plan_export_format_names());
+	       "Writes the plan for the tool you train with.  For deepspeed, stdout gets the\n"
+	       "ds_config.json, or with -o the DeepSpeed launch line for the file written.\n\n"
+	       "  -f, --format F      one of: %s (required)\n"
+	       "  -o, --output FILE   write to FILE (default: stdout)\n"
+	       "  -h, --help          this help\n", plan_export_format_names());
 }
 
 enum rc cmd_export(int argc, char **argv)
@@ -78,5 +79,20 @@ enum rc cmd_export(int argc, char **argv)
 		fputs(text, stdout);
 	}
 	free(text);
+	/* The config alone does not start anything: with -o the launch line
+	 * naming that file goes to stdout; without, stdout stays one JSON
+	 * document and the line is a note on stderr. */
+	if (f == PLAN_EXPORT_DEEPSPEED) {
+		char *launch = plan_export_deepspeed_launch(&plan, out ? out : "ds_config.json");
+
+		if (out) {
+			fputs(launch, stdout);
+		} else {
+			fflush(stdout);
+			gp_info("launch it with (the config saved as ds_config.json):\n%.*s",
+				(int)strlen(launch) - 1, launch);
+		}
+		free(launch);
+	}
 	return RC_OK;
 }

@@ -10,16 +10,28 @@
 #include <string.h>
 
 #include "cmd_plan.h"
+#include "plot.h"
+#include "progress.h"
 
-enum { OPT_CSV = PCLI_FIRST_FREE };
+enum { OPT_CSV = PCLI_FIRST_FREE, OPT_PLOT, OPT_BUDGET, OPT_DEADLINE };
 
 static void help(void)
 {
-	printf("usage: gpuplan frontier --model NAME --tokens N [--csv FILE] [options]\n\n"
+	printf("usage: gpuplan frontier --model NAME --tokens N [--csv FILE] [--plot FILE] [options]\n\n"
 	       "Prints every plan no other plan beats in both time to train and cost, across\n"
 	       "all offerings that pass the filters, fastest first.  Each point is the fastest\n"
 	       "fitting parallel configuration for its offering and node count.\n\n"
 	       "  --csv FILE            also write the frontier as CSV (default none)\n"
+	       "  --plot FILE           draw cost against time to FILE.png or FILE.svg with\n"
+	       "                        gnuplot, one marker per GPU type, the chosen plan ringed\n"
+	       "                        (default none; without gnuplot the data and a script\n"
+	       "                        are written as FILE.csv and FILE.gp)\n"
+	       "  --budget USD          mark the fastest plan within it, drawn as a line\n"
+	       "                        (default none)\n"
+	       "  --deadline DUR        mark the cheapest plan within it (the fastest within\n"
+	       "                        both when a budget is given too), drawn as a line\n"
+	       "                        (default none; with neither, the fastest is marked)\n"
+	       "  -q, --quiet           no progress or notes on stderr (default off)\n"
 	       "  -h, --help            this help\n");
 	plan_cli_help(stdout);
 	printf("\nexit status: 0 ok, 2 bad usage or input, 3 nothing fits\n");
@@ -54,11 +66,35 @@ static enum rc write_csv(const char *path, const struct plan_candidate *c, size_
 	return RC_OK;
 }
 
+/* The point `gpuplan plan` would answer with these limits on one job:
+ * the fastest within the budget (and deadline), the cheapest within the
+ * deadline alone, the fastest without either.  c is fastest first.
+ * Returns its index, or -1 when no point meets the limits. */
+static long choose(const struct plan_candidate *c, size_t n, double budget_usd, double deadline_s)
+{
+	long best = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		if ((budget_usd >= 0 && c[i].cost_usd > budget_usd) ||
+		    (deadline_s > 0 && c[i].time_s > deadline_s))
+			continue;
+		if (budget_usd >= 0 || !(deadline_s > 0))
+			return (long)i;
+		if (best < 0 || c[i].cost_usd < c[best].cost_usd)
+			best = (long)i;
+	}
+	return best;
+}
+
 enum rc cmd_frontier(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		PLAN_CLI_OPTIONS,
 		{ "csv", required_argument, NULL, OPT_CSV },
+		{ "plot", required_argument, NULL, OPT_PLOT },
+		{ "budget", required_argument, NULL, OPT_BUDGET },
+		{ "deadline", required_argument, NULL, OPT_DEADLINE },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -67,7 +103,11 @@ enum rc cmd_frontier(int argc, char **argv)
 	struct plan_candidate *c = NULL;
 	struct plan_stats st;
 	struct plan_nearest nn;
-	const char *csv = NULL;
+	const char *csv = NULL, *plot = NULL;
+	struct gp_progress *prog;
+	enum plot_format pf;
+	double budget = -1, deadline = -1;
+	long chosen = -1;
 	size_t n = 0;
 	enum rc rc = RC_OK;
 	int ch;
@@ -75,7 +115,7 @@ enum rc cmd_frontier(int argc, char **argv)
 	plan_cli_init(&pc);
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
 		if (plan_cli_flag(&pc, ch, optarg, &rc)) {
 			if (rc != RC_OK)
 				return rc;
@@ -83,6 +123,24 @@ enum rc cmd_frontier(int argc, char **argv)
 		}
 		switch (ch) {
 		case OPT_CSV: csv = optarg; break;
+		case OPT_PLOT:
+			plot = optarg;
+			if ((rc = plot_check_path("--plot", optarg, &pf)) != RC_OK)
+				return rc;
+			break;
+		case OPT_BUDGET:
+			if ((rc = cli_parse_usd("--budget", optarg, &budget)) != RC_OK)
+				return rc;
+			break;
+		case OPT_DEADLINE:
+			if ((rc = cli_parse_duration("--deadline", optarg, &deadline)) != RC_OK)
+				return rc;
+			if (!(deadline > 0)) {
+				gp_error("--deadline: expected a duration > 0, found '%s'", optarg);
+				return RC_USAGE;
+			}
+			break;
+		case 'q': gp_log_quiet(1); break;
 		case 'h': help(); return RC_OK;
 		default: return cli_bad_option("frontier", optopt, argv[optind - 1]);
 		}
@@ -98,7 +156,11 @@ enum rc cmd_frontier(int argc, char **argv)
 	rc = plan_cli_load(&pc, "frontier", &d);
 	if (rc != RC_OK)
 		return rc;
+	prog = gp_progress_start("frontier: searching", 0);
 	rc = plan_frontier(&d.jobs[0], &d.cat, &pc.opts, &c, &n, &st, &nn);
+	gp_progress_done(prog);
+	if (rc == RC_OK)
+		chosen = choose(c, n, budget, deadline);
 	if (rc == RC_INFEASIBLE) {
 		char a[32];
 
@@ -133,11 +195,28 @@ enum rc cmd_frontier(int argc, char **argv)
 			       unit_fmt_usd(cost, sizeof(cost), p->cost_usd),
 			       unit_fmt_usd(rate, sizeof(rate), p->usd_per_hour));
 		}
+		if (budget >= 0 || deadline > 0) {
+			const char *lim = budget >= 0 && deadline > 0 ? "budget and deadline"
+					  : budget >= 0 ? "budget" : "deadline";
+
+			if (chosen >= 0)
+				printf("\nchosen within the %s (as `gpuplan plan` would): %s, %d GPUs, "
+				       "%s for %s\n", lim, plan_cli_offering(off, sizeof(off), &c[chosen]),
+				       c[chosen].nodes * c[chosen].cluster.gpus_per_node,
+				       unit_fmt_duration(tt, sizeof(tt), c[chosen].time_s),
+				       unit_fmt_usd(cost, sizeof(cost), c[chosen].cost_usd));
+			else
+				printf("\nchosen: none: no plan of the frontier meets the %s\n", lim);
+		}
 		printf("\nsearch: %zu offerings (%zu machines), %zu configurations simulated in %.2f s\n",
 		       st.offerings, st.machines, st.simulated, st.enumerate_s);
 		fflush(stdout);
 		if (csv)
 			gp_info("frontier written to %s", csv);
+	}
+	if (rc == RC_OK && plot) {
+		fflush(stdout);
+		rc = plot_frontier_chart(c, n, &d.jobs[0], chosen, budget, deadline, "--plot", plot);
 	}
 	free(c);
 	plan_cli_release(&d);

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_calib.h"
 #include "cmd_plan.h"
+#include "progress.h"
 
 /* ---- shared with cmd_frontier.c ----------------------------------------- */
 
@@ -18,6 +20,7 @@ void plan_cli_init(struct plan_cli *pc)
 {
 	memset(pc, 0, sizeof(*pc));
 	plan_opts_init(&pc->opts);
+	cost_cli_init(&pc->cost);
 }
 
 static enum rc copy_name(const char *flag, const char *arg, char *dst, size_t size)
@@ -70,7 +73,7 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 		break;
 	case PCLI_JSON: pc->json = 1; break;
 	default:
-		return 0;
+		return cost_cli_flag(pc, code, arg, rc);
 	}
 	return 1;
 }
@@ -107,6 +110,7 @@ void plan_cli_help(FILE *f)
 		"  --json                JSON for programs instead of a table (default off)\n",
 		PLAN_DEFAULT_MAX_GPUS, PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR, PLAN_DEFAULT_RESTART_S,
 		PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE / 1e9, PLAN_CKPT_BYTES_PER_PARAM);
+	cost_cli_help(f);
 }
 
 void plan_cli_release(struct plan_cli_data *d)
@@ -115,6 +119,8 @@ void plan_cli_release(struct plan_cli_data *d)
 		price_catalog_release(&d->cat);
 	if (d->have_models)
 		sim_model_table_release(&d->models);
+	price_commitments_release(&d->commitments);
+	price_hardware_release(&d->hardware);
 	free(d->jobs);
 	memset(d, 0, sizeof(*d));
 }
@@ -168,6 +174,14 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 	if (rc != RC_OK)
 		goto fail;
 	d->have_cat = 1;
+	/* measured figures (gpuplan calibrate) replace the catalog's */
+	if ((rc = cli_calibration_catalog(&d->cat, NULL)) != RC_OK)
+		goto fail;
+	/* An unknown --gpu gets its "did you mean" here, before the search. */
+	if (pc->opts.filter.gpu[0] && !cli_gpu_find(&d->cat, "--gpu", pc->opts.filter.gpu)) {
+		rc = RC_USAGE;
+		goto fail;
+	}
 	if (pc->jobs_path) {
 		rc = plan_jobs_load(pc->jobs_path, &d->models, &d->jobs, &d->n_jobs);
 		if (rc != RC_OK)
@@ -190,6 +204,9 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 		if (rc != RC_OK)
 			goto fail;
 	}
+	rc = cost_cli_load(pc, d);
+	if (rc != RC_OK)
+		goto fail;
 	return RC_OK;
 fail:
 	plan_cli_release(d);
@@ -204,7 +221,7 @@ const char *plan_cli_recompute(enum sim_recompute r)
 const char *plan_cli_offering(char *buf, size_t size, const struct plan_candidate *c)
 {
 	snprintf(buf, size, "%s %s %s %s", c->offering->provider, c->offering->instance_type,
-		 c->offering->region, c->spot ? "spot" : "on-demand");
+		 c->offering->region, price_purchase_str(c->purchase));
 	return buf;
 }
 
@@ -570,7 +587,12 @@ enum rc cmd_plan(int argc, char **argv)
 	rc = plan_cli_load(&pc, "plan", &d);
 	if (rc != RC_OK)
 		return rc;
-	rc = plan_run(d.jobs, d.n_jobs, &d.cat, o, &res);
+	{
+		struct gp_progress *prog = gp_progress_start("plan: searching and solving", 0);
+
+		rc = plan_run(d.jobs, d.n_jobs, &d.cat, o, &res);
+		gp_progress_done(prog);
+	}
 	if (rc == RC_OK || rc == RC_INFEASIBLE) {
 		if (pc.json) {
 			char *s = plan_result_to_json(&res, d.jobs, d.n_jobs);
@@ -602,6 +624,7 @@ enum rc cmd_plan(int argc, char **argv)
 			printf("\n\n");
 			print_table(&res, d.jobs, d.n_jobs);
 			print_explanation(&res, d.jobs, d.n_jobs);
+			cost_cli_print_notes(&res, &pc, &d);
 		} else {
 			print_nearest(&res);
 		}

@@ -19,6 +19,8 @@ enum {
 	PCLI_GPU, PCLI_PROVIDER, PCLI_REGION, PCLI_SPOT, PCLI_NO_SPOT, PCLI_MAX_GPUS,
 	PCLI_MIN_GPUS, PCLI_TP, PCLI_PP, PCLI_CP, PCLI_ZERO, PCLI_PREEMPT, PCLI_RESTART,
 	PCLI_CKPT_BW, PCLI_JSON,
+	PCLI_RESERVED, PCLI_COMMIT_SHARE, PCLI_COMMITMENTS, PCLI_HAVE, PCLI_HARDWARE,
+	PCLI_OWNED, PCLI_STORAGE_PRICE, PCLI_CKPT_KEEP, PCLI_CKPT_INTERVAL,
 	PCLI_FIRST_FREE
 };
 
@@ -43,10 +45,43 @@ enum {
 	{ "preempt-rate", required_argument, NULL, PCLI_PREEMPT }, \
 	{ "restart-time", required_argument, NULL, PCLI_RESTART }, \
 	{ "ckpt-bw", required_argument, NULL, PCLI_CKPT_BW }, \
-	{ "json", no_argument, NULL, PCLI_JSON }
+	{ "json", no_argument, NULL, PCLI_JSON }, \
+	COST_CLI_OPTIONS
+
+/* The cost-model flags, shared by plan, frontier and compare
+ * (cli/cli_cost.c). */
+#define COST_CLI_OPTIONS \
+	{ "reserved", no_argument, NULL, PCLI_RESERVED }, \
+	{ "commitment-share", required_argument, NULL, PCLI_COMMIT_SHARE }, \
+	{ "commitments", required_argument, NULL, PCLI_COMMITMENTS }, \
+	{ "have", required_argument, NULL, PCLI_HAVE }, \
+	{ "hardware", required_argument, NULL, PCLI_HARDWARE }, \
+	{ "owned", required_argument, NULL, PCLI_OWNED }, \
+	{ "storage-price", required_argument, NULL, PCLI_STORAGE_PRICE }, \
+	{ "ckpt-keep", required_argument, NULL, PCLI_CKPT_KEEP }, \
+	{ "ckpt-interval", required_argument, NULL, PCLI_CKPT_INTERVAL }
+
+#define COST_CLI_MAX_HAVE 8
+
+/* "--have 16xRTX4090": count GPUs the user owns, GPU name resolved at load. */
+struct cost_cli_have {
+	int count;
+	const char *gpu;           /* as typed */
+};
+
+struct cost_cli {
+	int reserved;                   /* --reserved or --commitment-share given */
+	const char *commitments_path;   /* NULL: <data>/commitments.csv */
+	const char *hardware_path;      /* NULL: <data>/hardware.csv */
+	struct price_owned_opts owned;
+	struct cost_cli_have have[COST_CLI_MAX_HAVE];
+	int n_have;
+	int need_hardware;              /* load hardware.csv even without --have */
+};
 
 struct plan_cli {
 	struct plan_opts opts;
+	struct cost_cli cost;
 	const char *model;
 	double tokens;
 	const char *jobs_path;
@@ -73,9 +108,29 @@ struct plan_cli_data {
 	struct plan_job *jobs;
 	size_t n_jobs;
 	int have_cat, have_models;
+	struct price_commitments commitments;   /* loaded with --reserved */
+	struct price_hardware_table hardware;   /* loaded with --have (or by compare) */
 };
 enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data *d);
 void plan_cli_release(struct plan_cli_data *d);
+
+/* ---- cost models (cli/cli_cost.c) ---- */
+
+void cost_cli_init(struct cost_cli *cc);
+/* Handles one cost flag as plan_cli_flag does (returns 1 when code is one). */
+int cost_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc);
+/* Prints the cost flags' help lines with their defaults and sources. */
+void cost_cli_help(FILE *f);
+/* After the catalog is loaded (plan_cli_load calls it): loads
+ * commitments.csv when reserved options were asked for (setting
+ * pc->opts.commitments), hardware.csv when --have was given or
+ * pc->cost.need_hardware is 1, and appends the owned offerings of --have
+ * to d->cat.  Returns RC_OK or a status after a message. */
+enum rc cost_cli_load(struct plan_cli *pc, struct plan_cli_data *d);
+/* Prints what the answer rows' costs are made of beyond the rate:
+ * commitment terms, owned hardware's running cost, checkpoint storage. */
+void cost_cli_print_notes(const struct plan_result *r, const struct plan_cli *pc,
+			  const struct plan_cli_data *d);
 
 /* "none", "sel" or "full". */
 const char *plan_cli_recompute(enum sim_recompute r);

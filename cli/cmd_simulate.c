@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_calib.h"
+#include "plot.h"
 #include "price.h"
 #include "sim.h"
 #include "sim_event.h"
@@ -59,17 +61,25 @@ static void help(void)
 	       "  --seq-parallel          Megatron sequence parallelism (default: off)\n"
 	       "  --no-flash              attention without flash attention (default: flash)\n"
 	       "  --precision bf16|fp8    GEMM precision (default: bf16)\n"
+	       "  --calibration FILE      this machine's measured figures, from `gpuplan calibrate`\n"
+	       "                          (default: the user's file for the GPU, if any; --gpu cpu\n"
+	       "                          is the executor's CPU ranks)\n"
 	       "pipeline schedule (event-driven replay):\n"
 	       "  --timeline FILE         write the replayed step as Chrome trace-event JSON\n"
-	       "                          (open in Perfetto or chrome://tracing)\n"
-	       "  --gantt                 print the replayed step as a text timeline\n"
+	       "                          (open in Perfetto or chrome://tracing; default none)\n"
+	       "  --gantt                 print the replayed step as a text timeline (default off)\n"
 	       "  --split-backward        replay with the backward split into input- and\n"
 	       "                          weight-gradient parts (zero-bubble ZB-H1; default: off)\n"
 	       "job and output:\n"
-	       "  --tokens N              tokens to train, e.g. 1T (time to train)\n"
-	       "  --usd-per-gpu-hour X    price (cost to train; needs --tokens)\n"
-	       "  --json                  print one JSON object instead of the table\n"
-	       "  -o, --output FILE       write the plan file (schema gpuplan.plan/1)\n"
+	       "  --tokens N              tokens to train, e.g. 1T (time to train; default none)\n"
+	       "  --usd-per-gpu-hour X    price (cost to train; needs --tokens; default none)\n"
+	       "  --json                  print one JSON object instead of the table (default off)\n"
+	       "  -o, --output FILE       write the plan file (schema gpuplan.plan/1; default none)\n"
+	       "  --plot FILE             draw where the step time and the memory go to\n"
+	       "                          FILE.png or FILE.svg with gnuplot (default none;\n"
+	       "                          without gnuplot the data and a script are written\n"
+	       "                          as FILE.csv and FILE.gp)\n"
+	       "  -q, --quiet             no notes or warnings on stderr (default off)\n"
 	       "  -h, --help              this help\n",
 	       DEFAULT_VOCAB, DEFAULT_SEQ, DEFAULT_GPUS_PER_NODE);
 }
@@ -78,7 +88,7 @@ enum opt_id {
 	O_MODEL = 256, O_LAYERS, O_HIDDEN, O_HEADS, O_KV_HEADS, O_FFN, O_VOCAB, O_SEQ,
 	O_MLP, O_TIED, O_GPU, O_GPUS, O_GPN, O_INTRA, O_INTER, O_TP, O_PP, O_DP, O_CP,
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
-	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_END
+	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION, O_END
 };
 
 /* What the flags said; set[] marks the ones given. */
@@ -86,6 +96,8 @@ struct flags {
 	unsigned char set[O_END - O_MODEL];
 	const char *model, *gpu, *output;
 	const char *timeline;  /* --timeline FILE */
+	const char *plot;      /* --plot FILE */
+	const char *calibration; /* --calibration FILE */
 	int layers, hidden, heads, kv_heads, ffn, vocab, seq;
 	enum sim_mlp mlp;
 	int gpus, gpn;
@@ -136,7 +148,10 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "timeline", required_argument, NULL, O_TIMELINE },
 		{ "gantt", no_argument, NULL, O_GANTT },
 		{ "split-backward", no_argument, NULL, O_SPLIT_BWD },
+		{ "calibration", required_argument, NULL, O_CALIBRATION },
+		{ "plot", required_argument, NULL, O_PLOT },
 		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -146,7 +161,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 
 	optind = 1;
 	opterr = 0;
-	while (rc == RC_OK && (c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while (rc == RC_OK && (c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
 		if (c >= O_MODEL && c < O_END)
 			SET(f, c) = 1;
 		switch (c) {
@@ -208,8 +223,17 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		case O_TOKENS: rc = cli_parse_count("--tokens", optarg, &f->tokens); break;
 		case O_USD: rc = cli_parse_usd("--usd-per-gpu-hour", optarg, &f->usd); break;
 		case O_TIMELINE: f->timeline = optarg; break;
+		case O_CALIBRATION: f->calibration = optarg; break;
 		case O_GANTT: case O_SPLIT_BWD: break;
+		case O_PLOT: {
+			enum plot_format pf;
+
+			f->plot = optarg;
+			rc = plot_check_path("--plot", optarg, &pf);
+			break;
+		}
 		case 'o': f->output = optarg; break;
+		case 'q': gp_log_quiet(1); break;
 		case 'h': help(); *helped = 1; return RC_OK;
 		default: return cli_bad_option("simulate", optopt, argv[optind - 1]);
 		}
@@ -308,10 +332,8 @@ static enum rc build_cluster(const struct flags *f, int from_plan, struct sim_pl
 		rc = price_catalog_load(&cat, &o);
 		if (rc != RC_OK)
 			return rc;
-		g = price_gpu_find(&cat, f->gpu);
+		g = gp_streq_nocase(f->gpu, "cpu") ? cli_cpu_gpu() : cli_gpu_find(&cat, "--gpu", f->gpu);
 		if (!g) {
-			gp_error("--gpu: expected a GPU from %s/gpus.csv, found '%s'", o.data_dir, f->gpu);
-			gp_hint("run 'gpuplan gpus' for the list");
 			price_catalog_release(&cat);
 			return RC_USAGE;
 		}
@@ -399,11 +421,6 @@ static void mem(const char *name, double b, double total)
 	       total > 0 ? 100 * b / total : 0);
 }
 
-static const char *recompute_name(enum sim_recompute r)
-{
-	return r == SIM_RECOMPUTE_FULL ? "full" : r == SIM_RECOMPUTE_SELECTIVE ? "selective" : "none";
-}
-
 static void print_table(const struct sim_plan *p)
 {
 	const struct sim_model *m = &p->model;
@@ -417,15 +434,15 @@ static void print_table(const struct sim_plan *p)
 
 	printf("model     %s: %d layers, hidden %d, %d heads (%d KV), ffn %d %s, vocab %d, seq %d, %s params\n",
 	       m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
-	       m->mlp == SIM_MLP_SWIGLU ? "swiglu" : "gelu", m->vocab, m->seq,
+	       sim_mlp_str(m->mlp), m->vocab, m->seq,
 	       unit_fmt_count(b1, sizeof(b1), sim_model_params(m)));
 	printf("cluster   %d x %s (%d node%s of %d)\n", gpus, c->gpu.name, p->nodes,
 	       p->nodes == 1 ? "" : "s", c->gpus_per_node);
 	printf("parallel  tp %d, pp %d, dp %d, cp %d, mbs %d, gbs %d (%d micro-batches), zero %d, "
 	       "recompute %s, interleave %d, seq-parallel %s, flash %s, %s\n",
 	       q->tp, q->pp, q->dp, q->cp, q->mbs, q->gbs, r->grad_accum, q->zero,
-	       recompute_name(q->recompute), q->interleave, q->seq_parallel ? "on" : "off",
-	       q->flash ? "on" : "off", q->precision == SIM_PRECISION_FP8 ? "fp8" : "bf16");
+	       sim_recompute_str(q->recompute), q->interleave, q->seq_parallel ? "on" : "off",
+	       q->flash ? "on" : "off", sim_precision_str(q->precision));
 	printf("\nstep time %s\n", unit_fmt_duration(b1, sizeof(b1), r->step_time_s));
 	part("compute", b->compute_s, r->step_time_s);
 	part("tp comm", b->tp_comm_s, r->step_time_s);
@@ -557,7 +574,8 @@ enum rc cmd_simulate(int argc, char **argv)
 	}
 	if ((rc = build_model(&f, plan_path != NULL, &p)) != RC_OK
 	    || (rc = build_cluster(&f, plan_path != NULL, &p)) != RC_OK
-	    || (rc = build_parallel(&f, plan_path != NULL, &p)) != RC_OK)
+	    || (rc = build_parallel(&f, plan_path != NULL, &p)) != RC_OK
+	    || (rc = cli_calibration_plan(&p, f.calibration)) != RC_OK)
 		return rc;
 	if (SET(&f, O_TOKENS))
 		p.tokens = f.tokens;
@@ -590,5 +608,9 @@ enum rc cmd_simulate(int argc, char **argv)
 		return rc;
 	if (f.output)
 		gp_info("wrote %s", f.output);
+	if (f.plot) {
+		fflush(stdout);
+		return plot_breakdown_chart(&p, "--plot", f.plot);
+	}
 	return RC_OK;
 }

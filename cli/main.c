@@ -18,8 +18,11 @@ struct command {
 static const struct command commands[] = {
 	{ "plan", cmd_plan, "choose GPUs, count and parallelism within a budget or deadline" },
 	{ "frontier", cmd_frontier, "print the cost-versus-time Pareto frontier across offerings" },
+	{ "compare", cmd_compare, "rent or buy: time, cost and break-even across GPU types for one job" },
 	{ "simulate", cmd_simulate, "predict step time, throughput, MFU and memory of one plan" },
+	{ "scaling", cmd_scaling, "throughput and scaling efficiency against GPU count, beside ideal" },
 	{ "execute", cmd_execute, "run a plan's training steps over MPI and compare with the prediction" },
+	{ "calibrate", cmd_calibrate, "measure this machine's GEMM, memory and collective speeds for the simulator" },
 	{ "export", cmd_export, "write a plan as Megatron, DeepSpeed, torchrun, Slurm, mpirun or Kubernetes config" },
 	{ "prices", cmd_prices, "list, update and show the history of GPU price tables" },
 	{ "gpus", cmd_gpus, "list the GPU catalog" },

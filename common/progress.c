@@ -97,8 +97,9 @@ static void *drawer(void *arg)
 
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
-		double wait = p->o.delay_s - since(&p->t0);
-		struct timespec until = after(wait > p->o.interval_s ? wait : p->o.interval_s);
+		/* The first draw comes at the delay, the next ones every interval. */
+		double wait = p->drawn ? p->o.interval_s : p->o.delay_s - since(&p->t0);
+		struct timespec until = after(wait > 0 ? wait : 0);
 
 		pthread_cond_timedwait(&p->cv, &p->mu, &until);
 		if (!p->stop && since(&p->t0) >= p->o.delay_s)
@@ -127,6 +128,10 @@ struct gp_progress *gp_progress_start_opts(const struct gp_progress_opts *o,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&p->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	/* No delay: the first line is drawn now, before any work, so even
+	 * work that ends at once has shown it started. */
+	if (p->o.delay_s <= 0)
+		draw(p);
 	/* Without a thread the work still runs; it only goes unreported. */
 	if (pthread_create(&p->thread, NULL, drawer, p) != 0) {
 		pthread_cond_destroy(&p->cv);

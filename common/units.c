@@ -172,6 +172,8 @@ char *unit_fmt_bytes(char *buf, size_t size, double b)
 {
 	if (!isfinite(b))
 		snprintf(buf, size, "-");
+	else if (fabs(b) >= 1e12 * UNIT_GIB) /* fixed point would not fit */
+		snprintf(buf, size, "%.3g GiB", b / UNIT_GIB);
 	else if (fabs(b) >= UNIT_GIB)
 		snprintf(buf, size, "%.1f GiB", b / UNIT_GIB);
 	else if (fabs(b) >= 1024.0 * 1024.0)
@@ -187,6 +189,8 @@ char *unit_fmt_duration(char *buf, size_t size, double s)
 {
 	if (!isfinite(s))
 		snprintf(buf, size, "-");
+	else if (fabs(s) >= 86400 * 365.0 * 1e12) /* fixed point would not fit */
+		snprintf(buf, size, "%.3g y", s / (86400 * 365.0));
 	else if (s >= 86400 * 365.0)
 		snprintf(buf, size, "%.2f y", s / (86400 * 365.0));
 	else if (s >= 86400)

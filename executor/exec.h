@@ -34,6 +34,38 @@
 
 enum exec_norm { EXEC_NORM_LAYER, EXEC_NORM_RMS };
 
+/* GEMM arithmetic of the CUDA backend: bf16 tensor cores with fp32
+ * accumulation (the default), or fp32 throughout (for checking against the
+ * CPU).  Tensors are stored in fp32 either way; the CPU backend is always
+ * fp32. */
+enum exec_precision { EXEC_PRECISION_BF16, EXEC_PRECISION_FP32 };
+
+/* What the pre-flight check (exec_opts.check) holds the job to, from the
+ * plan and the simulator; a zero figure is not checked. */
+struct exec_expect {
+	char gpu[PRICE_NAME_MAX];     /* the plan's catalog GPU; "" any */
+	double gpu_memory_bytes;      /* its memory in the catalog */
+	double memory_bytes;          /* predicted memory per device, all of it */
+	/* bus bandwidth the simulator assumed for an all-reduce over the TP,
+	 * PP and DP groups (sim_group_link), bytes/s */
+	double bus_bytes_per_s[3];
+	double min_fraction;          /* of it that a group must reach */
+};
+
+/* What the pre-flight check found (world rank 0's copy; figures reduced
+ * over the ranks as noted). */
+struct exec_check {
+	int done;
+	int gpu_match;               /* every rank's device is expect.gpu (1 when not asked) */
+	double free_bytes_min;       /* free device memory before the run, least over ranks */
+	double total_bytes;          /* rank 0's device */
+	double bus_bytes_per_s[3];   /* measured all-reduce bus bandwidth, TP, PP, DP;
+				      * least over the groups; 0 for a group of one */
+	double msg_bytes;            /* the all-reduce's buffer */
+	double used_after_step_bytes;/* device memory in use after step 1, most over ranks */
+	double counted_after_step_bytes; /* of which the executor's own allocations */
+};
+
 /* What one step did; handed to exec_opts.on_step on world rank 0. */
 struct exec_step_info {
 	int step;             /* 1-based */
@@ -54,9 +86,12 @@ struct exec_opts {
 	/* AdamW (Loshchilov and Hutter, ICLR 2019) with global-norm clipping */
 	double lr, beta1, beta2, adam_eps, weight_decay, grad_clip;
 	const char *data_path;    /* uint16 token file; NULL: synthetic data */
-	const char *backend;      /* "cpu" */
+	const char *backend;      /* "cpu" or "cuda" */
+	enum exec_precision precision;
 	int max_ranks;            /* refuse layouts with more ranks than this */
 	int fault_rank, fault_step; /* fault injection; -1: none */
+	int check;                /* pre-flight check before step 1 (exec_expect) */
+	struct exec_expect expect;
 	/* Called on world rank 0 after every step (may be NULL). */
 	void (*on_step)(void *ctx, const struct exec_step_info *s);
 	void *on_step_ctx;
@@ -74,12 +109,37 @@ void exec_opts_derive(struct exec_opts *o);
 
 /* Checks that o can run: shapes positive, heads, KV heads and the MLP
  * width divisible by tp, layers by pp * interleave, gbs by mbs * dp, no
- * context parallelism, at most max_ranks ranks, a known backend.  Returns
- * RC_OK, or RC_INPUT with a one-line reason in why[size]. */
+ * context parallelism, at most max_ranks ranks, a backend named cpu or
+ * cuda.  Returns RC_OK, or RC_INPUT with a one-line reason in why[size].
+ * Whether the backend can run here is exec_backend_probe()'s question. */
 enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size);
+
+/* Whether backend `name` can run on this machine: RC_OK; RC_DEVICE with
+ * the reason in why[size] ("no CUDA device found (...)", or the CUDA
+ * backend not built in); RC_INPUT for an unknown name.  Prints nothing. */
+enum rc exec_backend_probe(const char *name, char *why, size_t size);
+/* The device this rank's backend `name` would open (a GPU: the one of the
+ * launcher's local rank): its name as exec_result.device gives it and its
+ * memory.  Errors as exec_backend_probe. */
+enum rc exec_backend_device(const char *name, char *dev, size_t dev_size, double *memory_bytes,
+			    char *why, size_t size);
+/* Backends built into this binary, ", "-separated ("cpu, cuda"). */
+const char *exec_backends_built(void);
+/* The name of a precision: "bf16" or "fp32"; and back (RC_USAGE when
+ * s is neither). */
+const char *exec_precision_str(enum exec_precision p);
+enum rc exec_precision_parse(const char *s, enum exec_precision *out);
 
 /* Ranks the layout needs: tp * pp * dp. */
 int exec_opts_ranks(const struct exec_opts *o);
+
+/* Fills e for o's run on cluster c with prediction pred: c's GPU and
+ * memory, pred's memory per device (less the CUDA context and allocator
+ * slack on the CPU, which has neither), and the bus bandwidth the
+ * simulator's link gives each group, of which min_fraction must be met. */
+void exec_expect_init(struct exec_expect *e, const struct exec_opts *o,
+		      const struct sim_cluster *c, const struct sim_result *pred,
+		      double min_fraction);
 
 /* ---- rank layout ------------------------------------------------------ */
 
@@ -112,6 +172,9 @@ void exec_chunk_layers(int layers, int pp, int v, int stage, int chunk,
 
 struct exec_result {
 	struct exec_layout layout;  /* this rank */
+	char device[128];           /* this rank's device ("cpu", or the GPU's name) */
+	double device_memory_bytes;
+	struct exec_check check;    /* when exec_opts.check */
 	int steps;
 	double *losses;             /* [steps], same on every rank */
 	double *grad_norms;         /* [steps] */
@@ -141,6 +204,10 @@ int exec_under_launcher(void);
 /* The launcher's world rank and size; 0 and 1 when not under one. */
 int exec_launcher_rank(void);
 int exec_launcher_size(void);
+/* This rank's index among the ranks on its node (OMPI_COMM_WORLD_LOCAL_RANK,
+ * SLURM_LOCALID, MPI_LOCALRANKID or LOCAL_RANK); 0 when not under a
+ * launcher.  A GPU rank uses device local_rank modulo the devices seen. */
+int exec_launcher_local_rank(void);
 
 /* Starts `mpirun -np np [--allow-run-as-root] --oversubscribe SELF argv...`
  * where SELF is this executable, waits for it and returns RC_OK when every
@@ -149,6 +216,14 @@ int exec_launcher_size(void);
  * exit code stands for (2 -> RC_INPUT, 4 -> RC_DEVICE, else RC_ERR) after
  * one line saying how it ended. */
 enum rc exec_launch(int np, int argc, char **argv);
+
+/* 1 when a device the driver names `device` with device_memory_bytes is
+ * the catalog's GPU `gpu` of gpu_memory_bytes: the catalog name's first
+ * part ("H100" of "H100-SXM5-80GB") is a word of the device's name ("NVIDIA
+ * H100 80GB HBM3"), case-insensitive, and the memories agree within 15%
+ * (drivers report GiB of HBM, catalogs GB).  "cpu" matches only "cpu". */
+int exec_gpu_matches(const char *device, double device_memory_bytes, const char *gpu,
+		     double gpu_memory_bytes);
 
 /* ---- the CPU as a device the simulator knows ------------------------- */
 
@@ -161,10 +236,120 @@ void exec_cpu_gpu(struct price_gpu *g);
  * through shared memory. */
 void exec_cpu_cluster(struct sim_cluster *c, int ranks);
 
+/* The same cluster for a CPU device g (exec_cpu_gpu's figures, or a
+ * calibration's applied to them) with latency_s per message (0: the
+ * default). */
+void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, double latency_s,
+			 int ranks);
+
 /* The simulator's prediction for o on the CPU cluster of its rank count.
  * Returns RC_OK, or RC_INPUT with the simulator's reason in why[size]. */
 enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,
 		     char *why, size_t size);
+/* The same on cluster c (a GPU's, for a CUDA run). */
+enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
+			struct sim_result *out, char *why, size_t size);
+
+/* ---- calibration (exec_calibrate.c, exec_calibrate_json.c) ----------- */
+
+#define EXEC_CALIBRATION_SCHEMA "gpuplan.calibration/1"
+#define EXEC_CALIB_MAX_POINTS 64
+
+/* One GEMM shape timed: out[m, n] = a[m, k] b[n, k]^T, the simulator's
+ * (tokens, output features, input features). */
+struct exec_calib_gemm {
+	double m, n, k;
+	double time_s;             /* median of the timed repetitions */
+	double flops_per_s;        /* 2 m n k / time_s */
+	double predicted_s;        /* the simulator's time with the fitted figures */
+};
+
+/* One device-to-device copy timed: bytes read and bytes written. */
+struct exec_calib_copy {
+	double bytes;
+	double time_s;
+	double bytes_per_s;        /* 2 bytes / time_s */
+};
+
+/* One collective timed, nccl-tests style (doc/PERFORMANCE.md): algbw =
+ * bytes / time; busbw = algbw x 2(n-1)/n for all-reduce, x (n-1)/n for
+ * all-gather and reduce-scatter (bytes: the whole gathered buffer). */
+struct exec_calib_coll {
+	char op[16];               /* "all_reduce", "all_gather", "reduce_scatter" */
+	int ranks;
+	double bytes;
+	double time_s;
+	double algbw_bytes_per_s;
+	double busbw_bytes_per_s;
+};
+
+/* What `gpuplan calibrate` measured, and the figures the simulator uses
+ * to reproduce it.  Plain data. */
+struct exec_calibration {
+	char gpu[PRICE_NAME_MAX];      /* catalog GPU it applies to; "cpu" for the CPU */
+	char device[128];              /* the device's own name */
+	double device_memory_bytes;
+	char backend[16];              /* "cpu" or "cuda" */
+	enum exec_precision precision;
+	int ranks;
+	char date[32];                 /* UTC, ISO 8601 */
+	/* what the simulator reads instead of the catalog's figures (0: not
+	 * measured, keep the catalog's) */
+	double bf16_flops_per_s;       /* peak with which sim's efficiency curve gives the GEMM times */
+	double hbm_bytes_per_s;        /* so that sim's element-wise rate is the copy rate */
+	double intra_bytes_per_s;      /* so that sim's link gives the all-reduce bus bandwidth */
+	double latency_s;              /* per ring step, from the smallest all-reduce */
+	struct exec_calib_gemm gemm[EXEC_CALIB_MAX_POINTS];
+	int n_gemm;
+	struct exec_calib_copy copy[EXEC_CALIB_MAX_POINTS];
+	int n_copy;
+	struct exec_calib_coll coll[EXEC_CALIB_MAX_POINTS];
+	int n_coll;
+};
+
+struct exec_calibrate_opts {
+	const char *backend;           /* "cpu" or "cuda" */
+	enum exec_precision precision;
+	int quick;                     /* a few small shapes: seconds, for tests */
+};
+void exec_calibrate_opts_init(struct exec_calibrate_opts *o);
+
+/* Measures this job's device (world rank 0's; the others wait) and, with
+ * more than one rank, collectives over the world; fits the simulator's
+ * figures.  Collective over the job (mpirun or srun: one rank per device;
+ * alone otherwise).  Returns RC_OK with out filled on world rank 0 (gpu
+ * left empty for the caller to name), RC_DEVICE when the backend cannot
+ * run (one message) or RC_ERR.  Every rank returns the same status. */
+enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibration *out);
+
+/* Fits c's simulator figures to its measurements (see exec_calibrate.c):
+ * hbm from the largest copy, the bf16 peak with which the simulator's GEMM
+ * times add up to the measured ones, the intra-node link and latency from
+ * the all-reduces.  Figures without measurements stay as they are. */
+void exec_calibration_fit(struct exec_calibration *c);
+
+/* The simulator's GPU and cluster figures with c applied: c's non-zero
+ * figures replace bf16 peak (the other precisions' peaks scaled by the
+ * same factor), HBM and intra-node bandwidth, and latency. */
+void exec_calibration_apply_gpu(const struct exec_calibration *c, struct price_gpu *g);
+void exec_calibration_apply(const struct exec_calibration *c, struct sim_cluster *cl);
+
+/* Writes c as JSON (schema gpuplan.calibration/1) to path atomically.
+ * Returns RC_OK or RC_ERR (message printed). */
+enum rc exec_calibration_write(const char *path, const struct exec_calibration *c);
+/* Returns c as a JSON string (caller frees with free()). */
+char *exec_calibration_to_json(const struct exec_calibration *c);
+/* Parses buf[0..len), naming it name in messages: a bad field gets one
+ * line "name: .field: expected X, found Y" and RC_INPUT; out untouched
+ * then. */
+enum rc exec_calibration_parse(const char *name, const char *buf, size_t len,
+			       struct exec_calibration *out);
+/* Reads path as exec_calibration_parse does; RC_ERR when unreadable. */
+enum rc exec_calibration_read(const char *path, struct exec_calibration *out);
+/* Where the calibration of catalog GPU gpu lives in user directory dir:
+ * DIR/calibration/GPU.json (characters other than letters, digits, '.',
+ * '-' and '_' in the name become '_'). */
+void exec_calibration_path(char *buf, size_t size, const char *dir, const char *gpu);
 
 /* Writes the run as JSON (schema "gpuplan.run/1") to path atomically:
  * layout, shapes, losses, median step time, tokens/s, peak memory per rank

@@ -125,12 +125,14 @@ static enum rc reap(struct mpi_priv *p, int wait)
 	return RC_OK;
 }
 
-static enum rc mpi_send(struct exec_group *g, int peer, const float *buf,
+/* MPI tells messages apart by tag, so the channel changes nothing. */
+static enum rc mpi_send(struct exec_group *g, int peer, int channel, const float *buf,
 			size_t n, int tag)
 {
 	struct mpi_priv *p = g->priv;
 	struct pending *q;
 
+	(void)channel;
 	if (count_ok(n, "send") != RC_OK || reap(p, 0) != RC_OK)
 		return RC_DEVICE;
 	if (p->n_pend == p->cap_pend) {
@@ -153,11 +155,13 @@ static enum rc mpi_send(struct exec_group *g, int peer, const float *buf,
 	return RC_OK;
 }
 
-static enum rc mpi_recv(struct exec_group *g, int peer, float *buf, size_t n, int tag)
+static enum rc mpi_recv(struct exec_group *g, int peer, int channel, float *buf, size_t n,
+			int tag)
 {
 	MPI_Status st;
 	int got = 0;
 
+	(void)channel;
 	if (count_ok(n, "receive") != RC_OK)
 		return RC_DEVICE;
 	MPI_CHECK(MPI_Recv(buf, (int)n, MPI_FLOAT, peer, tag, comm_of(g), &st));
@@ -230,12 +234,14 @@ enum rc exec_mpi_init(int *rank, int *size)
 	return RC_OK;
 }
 
-/* A group of the world's ranks with the same color, ordered by key. */
-static enum rc group_split(struct exec_group *g, struct exec_device *d, int color, int key)
+/* The group of kind `kind` of layout l (exec_group_color). */
+static enum rc group_split(struct exec_group *g, struct exec_device *d,
+			   const struct exec_layout *l, enum exec_group_kind kind)
 {
 	struct mpi_priv *p = xcalloc(1, sizeof(*p));
-	int err;
+	int err, color, key;
 
+	exec_group_color(l, kind, &color, &key);
 	memset(g, 0, sizeof(*g));
 	err = MPI_Comm_split(MPI_COMM_WORLD, color, key, &p->comm);
 	if (err != MPI_SUCCESS) {
@@ -257,13 +263,13 @@ enum rc exec_mpi_groups(const struct exec_layout *l, struct exec_device *d,
 	enum rc rc;
 
 	memset(g, 0, sizeof(*g));
-	rc = group_split(&g->world, d, 0, l->rank);
+	rc = group_split(&g->world, d, l, EXEC_GROUP_WORLD);
 	if (rc == RC_OK)
-		rc = group_split(&g->tp, d, l->dp_rank * l->pp + l->pp_rank, l->tp_rank);
+		rc = group_split(&g->tp, d, l, EXEC_GROUP_TP);
 	if (rc == RC_OK)
-		rc = group_split(&g->pp, d, l->dp_rank * l->tp + l->tp_rank, l->pp_rank);
+		rc = group_split(&g->pp, d, l, EXEC_GROUP_PP);
 	if (rc == RC_OK)
-		rc = group_split(&g->dp, d, l->pp_rank * l->tp + l->tp_rank, l->dp_rank);
+		rc = group_split(&g->dp, d, l, EXEC_GROUP_DP);
 	if (rc != RC_OK) {
 		exec_group_release(&g->dp);
 		exec_group_release(&g->pp);
@@ -271,6 +277,12 @@ enum rc exec_mpi_groups(const struct exec_layout *l, struct exec_device *d,
 		exec_group_release(&g->world);
 	}
 	return rc;
+}
+
+enum rc exec_mpi_world_max(double *v, int n)
+{
+	MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+	return RC_OK;
 }
 
 void exec_mpi_finalize(void)

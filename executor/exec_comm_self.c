@@ -33,19 +33,22 @@ static enum rc self_all_gather(struct exec_group *g, float *buf, size_t count)
 	return RC_OK;
 }
 
-static enum rc self_send(struct exec_group *g, int peer, const float *buf,
+static enum rc self_send(struct exec_group *g, int peer, int channel, const float *buf,
 			 size_t n, int tag)
 {
 	(void)g;
+	(void)channel;
 	(void)buf;
 	(void)n;
 	gp_error("self communicator: send to peer %d (tag %d) in a group of one", peer, tag);
 	return RC_ERR;
 }
 
-static enum rc self_recv(struct exec_group *g, int peer, float *buf, size_t n, int tag)
+static enum rc self_recv(struct exec_group *g, int peer, int channel, float *buf,
+			 size_t n, int tag)
 {
 	(void)g;
+	(void)channel;
 	(void)buf;
 	(void)n;
 	gp_error("self communicator: receive from peer %d (tag %d) in a group of one",

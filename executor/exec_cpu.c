@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exec_internal.h"
 
@@ -586,6 +587,24 @@ static void adamw(struct exec_device *d, float *p, const float *g, float *m,
 	}
 }
 
+static enum rc cpu_open(struct exec_device *d)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+
+	gp_strlcpy(d->name, "cpu", sizeof(d->name));
+	d->memory_bytes = pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+	return RC_OK;
+}
+
+static enum rc cpu_mem_info(struct exec_device *d, double *free_bytes, double *total_bytes)
+{
+	long avail = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+
+	*total_bytes = d->memory_bytes;
+	*free_bytes = avail > 0 && size > 0 ? (double)avail * (double)size : 0;
+	return RC_OK;
+}
+
 static void cpu_release(struct exec_device *d)
 {
 	struct cpu_priv *p = d->priv;
@@ -598,6 +617,8 @@ static void cpu_release(struct exec_device *d)
 
 const struct exec_backend exec_cpu_backend = {
 	.name = "cpu",
+	.open = cpu_open,
+	.mem_info = cpu_mem_info,
 	.release = cpu_release,
 	.alloc = cpu_alloc,
 	.free = cpu_free,

@@ -28,6 +28,19 @@ struct exec_device;
  * included; the caller zeroes what must start at zero. */
 struct exec_backend {
 	const char *name;
+	/* Acquires the device (a GPU: picks it from the launcher's local
+	 * rank, creates streams and handles) and fills d->name and
+	 * d->memory_bytes.  Returns RC_OK, or RC_DEVICE after one message.
+	 * NULL: nothing to acquire. */
+	enum rc (*open)(struct exec_device *d);
+	/* Waits for every kernel queued so far.  Returns RC_OK, or RC_DEVICE
+	 * when the device has failed since open (the first failure was
+	 * logged with rank, file and line when it happened).  NULL: the
+	 * backend runs synchronously and never fails. */
+	enum rc (*sync)(struct exec_device *d);
+	/* Free and total bytes of the device's memory now (a GPU:
+	 * cudaMemGetInfo; the CPU: available and installed RAM). */
+	enum rc (*mem_info)(struct exec_device *d, double *free_bytes, double *total_bytes);
 	/* Frees what the backend keeps in d->priv (scratch, handles). */
 	void (*release)(struct exec_device *d);
 	/* Zero-filled allocation of bytes; NULL when out of memory. */
@@ -124,17 +137,27 @@ struct exec_backend {
 /* One backend instance: the table plus what it has allocated. */
 struct exec_device {
 	const struct exec_backend *be;
+	enum exec_precision precision;  /* GEMM arithmetic (the CPU: always fp32) */
 	size_t bytes_in_use;
 	size_t peak_bytes;
+	char name[128];                 /* "cpu", or the GPU's product name */
+	double memory_bytes;            /* the device's memory */
 	void *priv;
 };
 
 /* The fp32 CPU backend (exec_cpu.c). */
 extern const struct exec_backend exec_cpu_backend;
+/* The CUDA backend (exec_cuda.cu); linked only where nvcc built it. */
+extern const struct exec_backend exec_cuda_backend;
 /* Finds a backend by name; NULL when unknown or not built. */
 const struct exec_backend *exec_backend_find(const char *name);
 
 void exec_device_init(struct exec_device *d, const struct exec_backend *be);
+/* Runs the backend's open (see struct exec_backend); RC_OK when it has
+ * none. */
+enum rc exec_device_open(struct exec_device *d);
+/* The backend's sync; RC_OK when it has none. */
+enum rc exec_device_sync(struct exec_device *d);
 void exec_device_release(struct exec_device *d);
 /* Allocation through d's backend with the byte counts kept; aborts with a
  * message when the backend is out of memory (as xmalloc does). */
@@ -160,10 +183,15 @@ struct exec_comm {
 				  float *recv, size_t count);
 	/* In place: member r's part is already at buf + r * count. */
 	enum rc (*all_gather)(struct exec_group *g, float *buf, size_t count);
-	/* Does not block; buf may be reused as soon as it returns. */
-	enum rc (*send)(struct exec_group *g, int peer, const float *buf,
+	/* Does not block; buf may be reused as soon as it returns.  The
+	 * messages of one channel from one rank to another arrive in the
+	 * order they were sent (MPI matches them by tag anyway; NCCL, which
+	 * has no tags, keeps one link per direction and channel).  The
+	 * pipeline sends activations on channel 0, gradients on channel 1. */
+	enum rc (*send)(struct exec_group *g, int peer, int channel,
+			const float *buf, size_t n, int tag);
+	enum rc (*recv)(struct exec_group *g, int peer, int channel, float *buf,
 			size_t n, int tag);
-	enum rc (*recv)(struct exec_group *g, int peer, float *buf, size_t n, int tag);
 	/* Completes every outstanding send. */
 	enum rc (*wait_sends)(struct exec_group *g);
 	enum rc (*barrier)(struct exec_group *g);
@@ -190,6 +218,19 @@ struct exec_groups {
 	struct exec_group world, tp, pp, dp;
 };
 
+enum exec_group_kind { EXEC_GROUP_WORLD, EXEC_GROUP_TP, EXEC_GROUP_PP, EXEC_GROUP_DP };
+
+/* The group of kind `kind` rank l->rank belongs to, as MPI_Comm_split
+ * wants it: ranks with the same *color form the group, ordered by *key
+ * (the rank's index in it).  Every communicator (MPI, NCCL) builds its
+ * groups from this one function (exec_layout.c). */
+void exec_group_color(const struct exec_layout *l, enum exec_group_kind kind,
+		      int *color, int *key);
+/* The world ranks of l->rank's group of kind `kind`, in member order,
+ * into members[] (room for l->world); returns how many. */
+int exec_group_members(const struct exec_layout *l, enum exec_group_kind kind,
+		       int *members);
+
 /* ---- MPI bring-up (exec_comm_mpi.c); no MPI type crosses this line -- */
 
 /* MPI_Init (once per process) with errors returned, not fatal; sets *rank
@@ -200,12 +241,65 @@ enum rc exec_mpi_init(int *rank, int *size);
  * = stage) and dp (sharing pp and tp).  Collective over the world. */
 enum rc exec_mpi_groups(const struct exec_layout *l, struct exec_device *d,
 			struct exec_groups *g);
+/* Element-wise maximum of v[0..n) over the world, on host memory (the
+ * ranks' agreement on a status before any device group exists).  Returns
+ * RC_OK or RC_DEVICE (message printed). */
+enum rc exec_mpi_world_max(double *v, int n);
 /* MPI_Finalize; a no-op when MPI was never initialised. */
 void exec_mpi_finalize(void);
+
+/* ---- NCCL bring-up (exec_comm_nccl.c, built with the CUDA backend) ---- */
+
+/* Builds g's four groups for layout l with NCCL on CUDA device d (open):
+ * one unique id per group, made by the group's first rank and broadcast
+ * over MPI, and for the pipeline one two-rank link per direction and
+ * channel.  Collective over the world; MPI must be initialised.  Returns
+ * RC_OK or RC_DEVICE (message printed). */
+enum rc exec_nccl_groups(const struct exec_layout *l, struct exec_device *d,
+			 struct exec_groups *g);
+
 /* Ends every rank of the job now (MPI_Abort) with exit code `code`. */
 void exec_mpi_abort(int code);
 
-/* ---- model and trainer (exec_model.c, exec_step.c) ------------------- */
+/* ---- a job: MPI, one device per rank, the groups (exec_run.c) ------- */
+
+struct exec_job {
+	int mpi, rank, world;
+	struct exec_layout l;
+	struct exec_device dev;
+	struct exec_groups g;
+};
+
+/* Joins the job (MPI under a launcher, alone otherwise), checks that
+ * backend can run here, opens this rank's device with precision and
+ * builds the groups of layout par (NULL: every rank data-parallel).  Every
+ * rank returns the same status; the lowest failing rank alone prints one
+ * line starting "what: ".  Close with exec_job_close() after RC_OK only. */
+enum rc exec_job_open(struct exec_job *j, const char *what, const char *backend,
+		      enum exec_precision precision, const struct sim_parallel *par);
+void exec_job_close(struct exec_job *j);
+/* Every rank's verdict on one question, agreed over MPI on the host:
+ * RC_OK when no rank failed; otherwise the lowest failing rank prints
+ * "what: why" (nothing when why is empty: it has printed already) and
+ * every rank returns RC_DEVICE if any rank found a device failure, else
+ * RC_INPUT. */
+enum rc exec_job_agree(const struct exec_job *j, enum rc mine, const char *what,
+		       const char *why);
+/* Sums host values v[0..n) over the world through device memory; RC_OK or
+ * RC_DEVICE. */
+enum rc exec_job_world_sum(struct exec_job *j, double *v, int n);
+
+/* The pre-flight check of exec_opts.check (exec_check.c): the device
+ * against expect.gpu, free memory against expect.memory_bytes, and an
+ * all-reduce over each group of more than one rank against the bus
+ * bandwidth the simulator assumed.  Fills out on every rank; returns
+ * RC_OK, or RC_DEVICE (after one line from the lowest failing rank) when
+ * a check fails.  The second half runs after step 1: device memory in use
+ * against the prediction. */
+enum rc exec_preflight(struct exec_job *j, const struct exec_opts *o, struct exec_check *out);
+enum rc exec_preflight_after_step(struct exec_job *j, struct exec_check *out);
+
+/* ---- model and trainer (exec_trainer.c) ------------------------------ */
 
 struct exec_trainer;
 

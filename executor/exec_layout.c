@@ -3,7 +3,7 @@
  * split across ranks, and which layers a pipeline chunk holds.  Pure
  * arithmetic: no MPI, no allocation.
  */
-#include "exec.h"
+#include "exec_internal.h"
 
 enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, int rank)
 {
@@ -47,4 +47,52 @@ void exec_chunk_layers(int layers, int pp, int v, int stage, int chunk,
 
 	*count = per;
 	*first = (chunk * pp + stage) * per;
+}
+
+void exec_group_color(const struct exec_layout *l, enum exec_group_kind kind,
+		      int *color, int *key)
+{
+	switch (kind) {
+	case EXEC_GROUP_TP:
+		*color = l->dp_rank * l->pp + l->pp_rank;
+		*key = l->tp_rank;
+		break;
+	case EXEC_GROUP_PP:
+		*color = l->dp_rank * l->tp + l->tp_rank;
+		*key = l->pp_rank;
+		break;
+	case EXEC_GROUP_DP:
+		*color = l->pp_rank * l->tp + l->tp_rank;
+		*key = l->dp_rank;
+		break;
+	default:
+		*color = 0;
+		*key = l->rank;
+		break;
+	}
+}
+
+int exec_group_members(const struct exec_layout *l, enum exec_group_kind kind, int *members)
+{
+	int n = 0;
+
+	switch (kind) {
+	case EXEC_GROUP_TP:
+		for (int i = 0; i < l->tp; i++)
+			members[n++] = exec_layout_rank(l, l->dp_rank, l->pp_rank, i);
+		break;
+	case EXEC_GROUP_PP:
+		for (int i = 0; i < l->pp; i++)
+			members[n++] = exec_layout_rank(l, l->dp_rank, i, l->tp_rank);
+		break;
+	case EXEC_GROUP_DP:
+		for (int i = 0; i < l->dp; i++)
+			members[n++] = exec_layout_rank(l, i, l->pp_rank, l->tp_rank);
+		break;
+	default:
+		for (int i = 0; i < l->world; i++)
+			members[n++] = i;
+		break;
+	}
+	return n;
 }

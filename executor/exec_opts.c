@@ -37,6 +37,7 @@ void exec_opts_init(struct exec_opts *o)
 	o->weight_decay = 0.1;
 	o->grad_clip = 1.0;
 	o->backend = "cpu";
+	o->precision = EXEC_PRECISION_BF16;
 	o->max_ranks = EXEC_MAX_RANKS_DEFAULT;
 	o->fault_rank = -1;
 	o->fault_step = -1;
@@ -139,7 +140,7 @@ enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size)
 	if (!(o->lr > 0) || !(o->grad_clip >= 0) || !(o->beta1 >= 0 && o->beta1 < 1) ||
 	    !(o->beta2 >= 0 && o->beta2 < 1) || !(o->adam_eps > 0) || !(o->weight_decay >= 0))
 		WHY("optimizer: expected lr > 0, 0 <= betas < 1, eps > 0, decay and clip >= 0");
-	if (!o->backend || !exec_backend_find(o->backend))
-		WHY("backend: expected cpu, found '%s'", o->backend ? o->backend : "");
+	if (!o->backend || (strcmp(o->backend, "cpu") != 0 && strcmp(o->backend, "cuda") != 0))
+		WHY("backend: expected cpu or cuda, found '%s'", o->backend ? o->backend : "");
 	return RC_OK;
 }

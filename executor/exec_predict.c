@@ -61,7 +61,16 @@ void exec_cpu_gpu(struct price_gpu *g)
 
 void exec_cpu_cluster(struct sim_cluster *c, int ranks)
 {
-	double share = 1.0;
+	struct price_gpu g;
+
+	exec_cpu_gpu(&g);
+	exec_cpu_cluster_of(c, &g, 0, ranks);
+}
+
+void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, double latency_s,
+			 int ranks)
+{
+	double share = 1.0, latency = latency_s > 0 ? latency_s : EXEC_CPU_LATENCY_S;
 	int cores = machine_cores();
 
 	if (ranks < 1)
@@ -69,7 +78,7 @@ void exec_cpu_cluster(struct sim_cluster *c, int ranks)
 	if (ranks > cores)
 		share = (double)cores / ranks;
 	memset(c, 0, sizeof(*c));
-	exec_cpu_gpu(&c->gpu);
+	c->gpu = *g;
 	c->gpu.memory_bytes /= ranks;
 	c->gpu.bf16_flops_per_s *= share;
 	c->gpu.tf32_flops_per_s *= share;
@@ -79,22 +88,29 @@ void exec_cpu_cluster(struct sim_cluster *c, int ranks)
 	c->gpus_per_node = ranks;
 	c->intra_bytes_per_s = c->gpu.intra_bytes_per_s;
 	c->inter_bytes_per_s = c->gpu.intra_bytes_per_s;
-	c->latency_s = EXEC_CPU_LATENCY_S / share;
+	c->latency_s = latency / share;
 }
 
 enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,
 		     char *why, size_t size)
 {
 	struct sim_cluster c;
+
+	exec_cpu_cluster(&c, exec_opts_ranks(o));
+	return exec_predict_on(o, &c, out, why, size);
+}
+
+enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
+			struct sim_result *out, char *why, size_t size)
+{
 	struct sim_model m = o->model;
 	enum rc rc;
 
-	exec_cpu_cluster(&c, exec_opts_ranks(o));
 	/* the executor runs an untied head (exec_trainer.c) */
 	m.tied_embeddings = 0;
-	rc = sim_check(&m, &o->par, &c, why, size);
+	rc = sim_check(&m, &o->par, c, why, size);
 	if (rc != RC_OK)
 		return rc;
-	sim_step(&m, &o->par, &c, out);
+	sim_step(&m, &o->par, c, out);
 	return RC_OK;
 }

@@ -41,6 +41,21 @@ int exec_launcher_size(void)
 	return r && *r ? atoi(r) : 1;
 }
 
+int exec_launcher_local_rank(void)
+{
+	static const char *const vars[] = {
+		"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "LOCAL_RANK",
+	};
+
+	for (size_t i = 0; i < GP_ARRAY_LEN(vars); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && *v)
+			return atoi(v);
+	}
+	return 0;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -75,6 +90,113 @@ static void groups_release(struct exec_groups *g)
 	exec_group_release(&g->world);
 }
 
+enum rc exec_job_agree(const struct exec_job *j, enum rc mine, const char *what,
+		       const char *why)
+{
+	double v[2];
+
+	v[0] = mine == RC_OK ? 0 : mine == RC_DEVICE ? 2 : 1;
+	v[1] = mine == RC_OK ? -(double)j->world : -(double)j->rank;
+	if (j->mpi && exec_mpi_world_max(v, 2) != RC_OK)
+		return RC_DEVICE;
+	if (v[0] == 0)
+		return RC_OK;
+	if (mine != RC_OK && -(int)v[1] == j->rank && why && *why)
+		gp_error("%s: %s", what, why);
+	return v[0] == 2 ? RC_DEVICE : RC_INPUT;
+}
+
+enum rc exec_job_open(struct exec_job *j, const char *what, const char *backend,
+		      enum exec_precision precision, const struct sim_parallel *par)
+{
+	const struct exec_backend *be;
+	char why[512] = "";
+	enum rc rc;
+
+	memset(j, 0, sizeof(*j));
+	j->mpi = exec_under_launcher();
+	j->world = 1;
+	if (j->mpi && exec_mpi_init(&j->rank, &j->world) != RC_OK)
+		return RC_DEVICE;
+	if (par) {
+		if (par->tp * par->pp * par->dp != j->world) {
+			if (j->rank == 0)
+				gp_error("%s: layout: expected %d ranks (tp %d x pp %d x dp %d), found %d",
+					 what, par->tp * par->pp * par->dp, par->tp, par->pp,
+					 par->dp, j->world);
+			goto fail_mpi;
+		}
+		exec_layout_init(&j->l, par, j->rank);
+	} else {
+		struct sim_parallel p;
+
+		sim_parallel_init(&p);
+		p.dp = j->world;
+		exec_layout_init(&j->l, &p, j->rank);
+	}
+	/* Whether the backend exists here is every rank's own question (one
+	 * node may have GPUs, another none); the lowest failing rank says why. */
+	rc = exec_backend_probe(backend, why, sizeof(why));
+	be = rc == RC_OK ? exec_backend_find(backend) : NULL;
+	if ((rc = exec_job_agree(j, rc, what, why)) != RC_OK)
+		goto fail_mpi_rc;
+	exec_device_init(&j->dev, be);
+	j->dev.precision = precision;
+	rc = exec_device_open(&j->dev);
+	if ((rc = exec_job_agree(j, rc, what, "")) != RC_OK)
+		goto fail_dev;
+	if (!j->mpi) {
+		exec_group_self(&j->g.world, &j->dev);
+		exec_group_self(&j->g.tp, &j->dev);
+		exec_group_self(&j->g.pp, &j->dev);
+		exec_group_self(&j->g.dp, &j->dev);
+		return RC_OK;
+	}
+#ifdef GPUPLAN_CUDA
+	if (be == &exec_cuda_backend)
+		rc = exec_nccl_groups(&j->l, &j->dev, &j->g);
+	else
+#endif
+		rc = exec_mpi_groups(&j->l, &j->dev, &j->g);
+	/* a rank that failed here may leave others blocked in the group's
+	 * creation: only ending the job frees them */
+	if (rc != RC_OK)
+		exec_mpi_abort(rc_exit_code(rc));
+	return RC_OK;
+fail_dev:
+	exec_device_release(&j->dev);
+fail_mpi_rc:
+	exec_mpi_finalize();
+	return rc;
+fail_mpi:
+	exec_mpi_finalize();
+	return RC_INPUT;
+}
+
+void exec_job_close(struct exec_job *j)
+{
+	groups_release(&j->g);
+	exec_device_release(&j->dev);
+	if (j->mpi)
+		exec_mpi_finalize();
+}
+
+enum rc exec_job_world_sum(struct exec_job *j, double *v, int n)
+{
+	struct exec_device *d = &j->dev;
+	size_t bytes = (size_t)n * sizeof(double);
+	double *buf = exec_dalloc(d, bytes);
+	enum rc rc;
+
+	d->be->from_host(d, buf, v, bytes);
+	rc = j->g.world.comm->all_reduce(&j->g.world, buf, (size_t)n, EXEC_F64, EXEC_SUM);
+	d->be->to_host(d, v, buf, bytes);
+	exec_dfree(d, buf, bytes);
+	if (rc == RC_OK)
+		rc = exec_device_sync(d);
+	return rc;
+}
+
 static void maybe_fault(const struct exec_opts *o, int rank, int step)
 {
 	if (rank != o->fault_rank || step != o->fault_step)
@@ -104,72 +226,49 @@ static enum rc gather_peaks(struct exec_device *d, struct exec_groups *g,
 
 enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 {
-	int mpi = exec_under_launcher(), rank = 0, world = 1, need;
+	struct exec_job j;
 	struct exec_result r;
-	struct exec_layout l;
-	struct exec_device dev;
-	struct exec_groups g;
-	struct exec_trainer *t = NULL;
+	struct exec_trainer *t;
 	char why[512] = "";
 	enum rc rc;
+	int rank;
 
-	if (mpi && exec_mpi_init(&rank, &world) != RC_OK)
-		return RC_DEVICE;
-	need = exec_opts_ranks(o);
 	/* Every rank checks the same options and finds the same answer, so
 	 * no communication is needed to agree on these. */
-	rc = exec_opts_check(o, why, sizeof(why));
-	if (rc == RC_OK && world != need) {
-		snprintf(why, sizeof(why), "layout: expected %d ranks (tp %d x pp %d x dp %d), "
-			 "found %d", need, o->par.tp, o->par.pp, o->par.dp, world);
-		rc = RC_INPUT;
-	}
-	if (rc != RC_OK) {
-		if (rank == 0)
+	if (exec_opts_check(o, why, sizeof(why)) != RC_OK) {
+		if (exec_launcher_rank() == 0)
 			gp_error("execute: %s", why);
-		exec_mpi_finalize();
+		return RC_INPUT;
+	}
+	rc = exec_job_open(&j, "execute", o->backend, o->precision, &o->par);
+	if (rc != RC_OK)
+		return rc;
+	rank = j.rank;
+	memset(&r, 0, sizeof(r));
+	/* before the model takes its memory: a plan that will not fit says so */
+	if (o->check && (rc = exec_preflight(&j, o, &r.check)) != RC_OK) {
+		exec_job_close(&j);
 		return rc;
 	}
-	exec_layout_init(&l, &o->par, rank);
-	exec_device_init(&dev, exec_backend_find(o->backend));
-	if (mpi) {
-		rc = exec_mpi_groups(&l, &dev, &g);
-		if (rc != RC_OK) {
-			exec_mpi_abort(rc_exit_code(rc));
-			return rc;
-		}
-	} else {
-		exec_group_self(&g.world, &dev);
-		exec_group_self(&g.tp, &dev);
-		exec_group_self(&g.pp, &dev);
-		exec_group_self(&g.dp, &dev);
-	}
-	t = exec_trainer_new(o, &l, &dev, &g, why, sizeof(why));
+	t = exec_trainer_new(o, &j.l, &j.dev, &j.g, why, sizeof(why));
 	/* Every rank reads the same options and data file, so a failure is
 	 * normally everyone's: the lowest failing rank alone says why. */
-	{
-		double v = t ? -(double)world : -(double)rank;
-
-		if (g.world.comm->all_reduce(&g.world, &v, 1, EXEC_F64, EXEC_MAX) != RC_OK)
-			exec_mpi_abort(rc_exit_code(RC_DEVICE));
-		if (!t && -(int)v == rank)
-			gp_error("execute: %s", why);
-		rc = v > -(double)world ? RC_INPUT : RC_OK;
-	}
+	rc = exec_job_agree(&j, t ? RC_OK : RC_INPUT, "execute", why);
 	if (rc != RC_OK)
 		goto out;
 
-	memset(&r, 0, sizeof(r));
-	r.layout = l;
-	r.world = world;
+	r.layout = j.l;
+	r.world = j.world;
 	r.steps = o->steps;
+	gp_strlcpy(r.device, j.dev.name, sizeof(r.device));
+	r.device_memory_bytes = j.dev.memory_bytes;
 	r.losses = xcalloc((size_t)o->steps, sizeof(double));
 	r.grad_norms = xcalloc((size_t)o->steps, sizeof(double));
 	r.step_time_s = xcalloc((size_t)o->steps, sizeof(double));
 	{
-		double v = l.dp_rank == 0 ? exec_trainer_local_params(t) : 0;
+		double v = j.l.dp_rank == 0 ? exec_trainer_local_params(t) : 0;
 
-		if (g.world.comm->all_reduce(&g.world, &v, 1, EXEC_F64, EXEC_SUM) != RC_OK)
+		if (exec_job_world_sum(&j, &v, 1) != RC_OK)
 			exec_mpi_abort(rc_exit_code(RC_DEVICE));
 		r.params = v;
 	}
@@ -178,20 +277,28 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 		double t0;
 
 		maybe_fault(o, rank, s);
-		if (g.world.comm->barrier(&g.world) != RC_OK)
+		if (j.g.world.comm->barrier(&j.g.world) != RC_OK)
 			exec_mpi_abort(rc_exit_code(RC_DEVICE));
 		t0 = now_s();
 		rc = exec_trainer_step(t, s, &r.losses[s - 1], &r.grad_norms[s - 1]);
+		/* the step's kernels are queued, not done, until the device says so */
+		if (rc == RC_OK)
+			rc = exec_device_sync(&j.dev);
 		if (rc != RC_OK) {
 			gp_error("rank %d: step %d failed (%s); ending the job", rank, s,
 				 rc_str(rc));
 			fflush(stderr);
 			/* peers may be blocked waiting for this rank */
-			if (mpi)
+			if (j.mpi)
 				exec_mpi_abort(rc_exit_code(rc));
 			goto out_r;
 		}
 		r.step_time_s[s - 1] = now_s() - t0;
+		if (s == 1 && o->check) {
+			rc = exec_preflight_after_step(&j, &r.check);
+			if (rc != RC_OK)
+				goto out_r;
+		}
 		if (rank == 0 && o->on_step) {
 			info.step = s;
 			info.steps = o->steps;
@@ -210,12 +317,12 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 		m.tied_embeddings = 0;
 		r.model_flops_per_rank_s = r.step_time_median_s > 0
 			? sim_train_flops(&m, o->par.gbs, SIM_RECOMPUTE_NONE) /
-			  r.step_time_median_s / world : 0;
+			  r.step_time_median_s / j.world : 0;
 	}
 	{
-		double *peaks = xcalloc((size_t)world, sizeof(double));
+		double *peaks = xcalloc((size_t)j.world, sizeof(double));
 
-		rc = gather_peaks(&dev, &g, rank, world, peaks);
+		rc = gather_peaks(&j.dev, &j.g, rank, j.world, peaks);
 		if (rank == 0)
 			r.peak_memory_bytes = peaks;
 		else
@@ -229,10 +336,7 @@ out_r:
 	exec_result_release(&r);
 out:
 	exec_trainer_free(t);
-	groups_release(&g);
-	exec_device_release(&dev);
-	if (mpi)
-		exec_mpi_finalize();
+	exec_job_close(&j);
 	return rc;
 }
 

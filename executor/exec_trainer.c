@@ -770,6 +770,12 @@ static enum rc chunk_backward(struct exec_trainer *t, int chunk, int mb)
 
 /* ---- the schedule ---------------------------------------------------- */
 
+/* Activations and gradients travel on channels of their own: on each,
+ * every schedule's messages between two stages arrive in the order they
+ * are sent (tests/test_executor.c checks it), which NCCL, having no tags,
+ * needs. */
+enum { CHANNEL_ACT, CHANNEL_GRAD };
+
 /* Runs this stage's op list: every op when backward, else only forwards
  * and the activation messages (still a deadlock-free order: a stage's
  * forward messages keep their relative order). */
@@ -795,20 +801,20 @@ static enum rc run_schedule(struct exec_trainer *t, int backward)
 		case SCHED_OP_RECV:
 			if (op->data == SCHED_DATA_ACT) {
 				a = act_acquire(t, op->chunk, op->mb);
-				TRY(pp->comm->recv(pp, op->peer, a->x[0], nc,
+				TRY(pp->comm->recv(pp, op->peer, CHANNEL_ACT, a->x[0], nc,
 						   sched_op_tag(&t->sched, op)));
 			} else {
-				TRY(pp->comm->recv(pp, op->peer, t->dx, nc,
+				TRY(pp->comm->recv(pp, op->peer, CHANNEL_GRAD, t->dx, nc,
 						   sched_op_tag(&t->sched, op)));
 			}
 			break;
 		case SCHED_OP_SEND:
 			if (op->data == SCHED_DATA_ACT) {
 				a = t->acts[op->chunk * t->m + op->mb];
-				TRY(pp->comm->send(pp, op->peer, a->x[t->nl], nc,
+				TRY(pp->comm->send(pp, op->peer, CHANNEL_ACT, a->x[t->nl], nc,
 						   sched_op_tag(&t->sched, op)));
 			} else {
-				TRY(pp->comm->send(pp, op->peer, t->dx, nc,
+				TRY(pp->comm->send(pp, op->peer, CHANNEL_GRAD, t->dx, nc,
 						   sched_op_tag(&t->sched, op)));
 			}
 			break;

@@ -38,6 +38,10 @@ void plan_opts_init(struct plan_opts *o)
 	o->milp_time_limit_s = PLAN_DEFAULT_MILP_TIME_LIMIT_S;
 	o->top = PLAN_DEFAULT_TOP;
 	o->sensitivity = PLAN_DEFAULT_SENSITIVITY;
+	o->commitment_share = PLAN_DEFAULT_COMMITMENT_SHARE;
+	o->storage_usd_per_gb_month = PLAN_DEFAULT_STORAGE_USD_PER_GB_MONTH;
+	o->ckpt_keep = PLAN_DEFAULT_CKPT_KEEP;
+	o->ckpt_interval_s = PLAN_DEFAULT_CKPT_INTERVAL_S;
 }
 
 void plan_job_init(struct plan_job *j, const struct sim_model *m, double tokens)
@@ -157,6 +161,12 @@ static enum rc validate(const struct plan_job *jobs, size_t n_jobs, const struct
 	}
 	if (o->deadline_s == 0) {
 		gp_error("--deadline: expected a duration > 0, found 0");
+		return RC_USAGE;
+	}
+	if (!(o->commitment_share >= 0 && o->commitment_share <= 1) ||
+	    !(o->storage_usd_per_gb_month >= 0) || !isfinite(o->storage_usd_per_gb_month) ||
+	    o->ckpt_keep < 0 || !(o->ckpt_interval_s >= 0) || !isfinite(o->ckpt_interval_s)) {
+		gp_error("plan: expected a commitment share in [0, 1], a storage price >= 0, checkpoints kept >= 0 and a checkpoint interval >= 0");
 		return RC_USAGE;
 	}
 	for (size_t j = 0; j < n_jobs; j++) {
@@ -331,7 +341,8 @@ static enum plan_binding binding_of_alternative(const struct run *r, const struc
 		const struct plan_candidate *d = &r->cands[i];
 		int better;
 
-		if (r->cols[i].job != row->job || d->offering != c->offering || d->spot != c->spot)
+		if (r->cols[i].job != row->job || d->offering != c->offering ||
+		    d->purchase != c->purchase)
 			continue;
 		better = r->objective == PLAN_OBJECTIVE_TIME ? d->time_s < c->time_s
 							     : d->cost_usd < c->cost_usd;
@@ -591,7 +602,7 @@ static enum rc rank_alternatives(struct run *r)
 		for (size_t k = 0; k < before; k++)
 			for (size_t i = 0; i < r->n_cands; i++)
 				if (r->cands[i].offering == r->out->rows[k].c.offering &&
-				    r->cands[i].spot == r->out->rows[k].c.spot)
+				    r->cands[i].purchase == r->out->rows[k].c.purchase)
 					exclude[i] = 1;
 		rc = plan_milp_solve(&m, &sol);
 		r->out->stats.milp_solves++;

@@ -50,6 +50,16 @@
 /* Switching a job from one plan to the next (--phases 2): write a
  * checkpoint, start the new cluster, reload. */
 #define PLAN_DEFAULT_SWITCH_S 1800.0
+/* Cost models beyond the hourly rate, stated with every plan.  Checkpoint
+ * storage: S3 Standard, first 50 TB/month, USD 0.023 per GB-month
+ * (aws.amazon.com/s3/pricing); the last two checkpoints kept.  Off spot,
+ * a checkpoint is written every hour (spot plans use the Young/Daly
+ * interval instead).  A commitment's whole term is charged to the job
+ * unless plan_opts.commitment_share says otherwise. */
+#define PLAN_DEFAULT_STORAGE_USD_PER_GB_MONTH 0.023
+#define PLAN_DEFAULT_CKPT_KEEP 2
+#define PLAN_DEFAULT_CKPT_INTERVAL_S 3600.0
+#define PLAN_DEFAULT_COMMITMENT_SHARE 1.0
 /* Sensitivity: the best plan is re-simulated with inter-node bandwidth, or
  * achieved FLOP/s, scaled by this factor. */
 #define PLAN_DEFAULT_SENSITIVITY 0.8
@@ -106,6 +116,12 @@ struct plan_opts {
 	int top;                    /* ranked answers to return */
 	double sensitivity;         /* factor for the what-if re-simulations */
 	const char *dump_lp_path;   /* CPLEX LP of the answer's MILP; NULL none */
+	/* Cost models (plan_candidate_price): */
+	const struct price_commitments *commitments; /* reserved columns; NULL none */
+	double commitment_share;    /* of the committed term's cost this job carries, 0..1 */
+	double storage_usd_per_gb_month;
+	int ckpt_keep;              /* checkpoints kept in object storage */
+	double ckpt_interval_s;     /* between checkpoints off spot; 0 none */
 };
 
 /* Fills o with the documented defaults (no budget, no deadline, objective
@@ -148,18 +164,49 @@ struct plan_preempt {
 int plan_preempt_model(double params, int nodes, const struct plan_opts *o,
 		       struct plan_preempt *p);
 
+/* Where a candidate's cost comes from. */
+struct plan_cost_parts {
+	double compute_usd;         /* the cluster's rate x the hours charged */
+	double storage_usd;         /* checkpoints kept in object storage */
+	double ckpt_bytes;          /* one checkpoint (PLAN_CKPT_BYTES_PER_PARAM) */
+	double ckpt_write_s;        /* writing one, all nodes in parallel */
+	double ckpt_interval_s;     /* between checkpoints (Young/Daly on spot) */
+	double ckpt_overhead;       /* wall-time fraction writing them, off spot */
+	double discount;            /* reserved: fraction off on-demand */
+	double term_s;              /* reserved: committed time (whole terms) */
+	double charged_s;           /* hours billed: time, or the share of the term */
+	double on_demand_cost_usd;  /* reserved: the same plan at on-demand */
+	double breakeven_share;     /* reserved: it beats on-demand while the job
+				     * carries less than this share of the term;
+				     * >= 1 means even the whole term */
+};
+
+/* Hours a reserved plan is billed for: the committed time is whole terms
+ * covering the job, and the job carries share of it, never less than the
+ * time it runs.  share 1 charges the whole term; share 0 only the hours
+ * used.  Returns seconds. */
+double plan_reserved_charged_s(double time_s, int term_months, double share);
+
+/* Object-storage cost of keeping keep checkpoints of ckpt_bytes each for
+ * time_s at usd_per_gb_month (730-hour months, 1 GB = 1e9 bytes). */
+double plan_storage_cost_usd(double ckpt_bytes, int keep, double usd_per_gb_month,
+			     double time_s);
+
 /* One simulated candidate on one offering. */
 struct plan_candidate {
 	const struct price_offering *offering; /* into the catalog */
-	int spot;
+	int spot;                   /* purchase == PRICE_PURCHASE_SPOT */
+	enum price_purchase purchase;
+	struct plan_cost_parts costs;
 	int nodes;
 	struct sim_parallel par;
 	struct sim_cluster cluster;
 	struct sim_result res;
 	struct plan_preempt preempt;
 	double usd_per_hour;        /* the whole cluster */
-	double time_s;              /* all the job's tokens, preemption included */
-	double cost_usd;
+	double time_s;              /* all the job's tokens, preemption and
+				     * checkpoints included */
+	double cost_usd;            /* compute (reserved: as charged) + storage */
 	double nofit_step_s;        /* fastest non-fitting step at this size; 0 none */
 	int smaller_nofit;          /* a smaller node count was tried and nothing fitted */
 	int max_nodes_hit;          /* nodes == the offering's max_nodes */
@@ -321,8 +368,9 @@ double plan_largest_loss(const struct sim_result *r, const char **name);
  * gpus_per_node, gpus, tp, pp, dp, cp, mbs, gbs, grad_accum, zero,
  * recompute, interleave, step_time_s, tokens_per_s, mfu,
  * memory_per_gpu_bytes, memory_capacity_bytes, time_to_train_s, cost_usd,
- * usd_per_hour, binding, largest_loss, preemption (null on demand),
- * sensitivity and replay_step_time_s.  Returns a string the caller frees
+ * usd_per_hour, purchase, costs (compute, storage, checkpoints),
+ * commitment (null unless reserved), binding, largest_loss, preemption
+ * (null on demand), sensitivity and replay_step_time_s.  Returns a string the caller frees
  * with free(). */
 char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jobs,
 			  size_t n_jobs);

@@ -94,27 +94,97 @@ int plan_job_gbs(const struct plan_job *job, const struct plan_opts *o)
 	return g;
 }
 
+double plan_reserved_charged_s(double time_s, int term_months, double share)
+{
+	double term_s = term_months / 12.0 * PRICE_HOURS_PER_YEAR * 3600.0;
+	double terms = term_s > 0 ? ceil(time_s / term_s) : 0;
+	double committed_s = (terms < 1 ? 1 : terms) * term_s;
+
+	if (!(term_s > 0))
+		return time_s;
+	return fmax(time_s, share * committed_s);
+}
+
+double plan_storage_cost_usd(double ckpt_bytes, int keep, double usd_per_gb_month,
+			     double time_s)
+{
+	return keep * ckpt_bytes / UNIT_GB * usd_per_gb_month *
+	       (time_s / (UNIT_HOURS_PER_MONTH * 3600.0));
+}
+
+/* The per-node rate of a purchase option; < 0 when not offered. */
+static double purchase_rate(const struct plan_candidate *c, const struct plan_opts *o,
+			    double *discount)
+{
+	const struct price_offering *of = c->offering;
+	const struct price_commitment *cm;
+
+	*discount = 0;
+	switch (c->purchase) {
+	case PRICE_PURCHASE_SPOT:
+		return of->spot_usd_per_hour;
+	case PRICE_PURCHASE_RESERVED_1Y:
+	case PRICE_PURCHASE_RESERVED_3Y:
+		cm = price_commitment_find(o->commitments, of,
+					   price_purchase_term_months(c->purchase));
+		if (!cm)
+			return -1;
+		*discount = cm->discount;
+		return of->on_demand_usd_per_hour * (1.0 - cm->discount);
+	case PRICE_PURCHASE_ON_DEMAND:
+	case PRICE_PURCHASE_OWNED:
+		break;
+	}
+	return of->on_demand_usd_per_hour;
+}
+
 int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 			 const struct plan_opts *o)
 {
-	double per_node = c->spot ? c->offering->spot_usd_per_hour
-				  : c->offering->on_demand_usd_per_hour;
+	struct plan_cost_parts *k = &c->costs;
+	double discount, per_node = purchase_rate(c, o, &discount);
+	double params = sim_model_params(&job->model);
 	double t;
 
 	if (!(per_node >= 0))
 		return -1;
+	c->spot = c->purchase == PRICE_PURCHASE_SPOT;
 	c->usd_per_hour = per_node * c->nodes;
 	t = sim_time_to_train_s(&c->res, job->tokens);
 	if (!(t > 0) || !isfinite(t))
 		return -1;
 	memset(&c->preempt, 0, sizeof(c->preempt));
+	memset(k, 0, sizeof(*k));
+	k->ckpt_bytes = params * PLAN_CKPT_BYTES_PER_PARAM;
+	k->ckpt_write_s = k->ckpt_bytes / (c->nodes * o->ckpt_bytes_per_s_per_node);
 	if (c->spot) {
-		if (plan_preempt_model(sim_model_params(&job->model), c->nodes, o, &c->preempt))
+		if (plan_preempt_model(params, c->nodes, o, &c->preempt))
 			return -1;
+		/* Young/Daly's waste already counts writing checkpoints. */
 		t /= 1.0 - c->preempt.waste;
+		k->ckpt_interval_s = c->preempt.interval_s;
+	} else if (o->ckpt_interval_s > 0) {
+		/* Training stalls C seconds every tau: wall = work (1 + C/tau). */
+		k->ckpt_interval_s = o->ckpt_interval_s;
+		k->ckpt_overhead = k->ckpt_write_s / o->ckpt_interval_s;
+		t *= 1.0 + k->ckpt_overhead;
 	}
 	c->time_s = t;
-	c->cost_usd = t / 3600.0 * c->usd_per_hour;
+	k->charged_s = t;
+	if (discount > 0) {
+		int months = price_purchase_term_months(c->purchase);
+
+		k->discount = discount;
+		k->term_s = plan_reserved_charged_s(t, months, 1.0);
+		k->charged_s = plan_reserved_charged_s(t, months, o->commitment_share);
+		k->on_demand_cost_usd = t / 3600.0 * c->offering->on_demand_usd_per_hour * c->nodes;
+		/* Reserved beats on-demand while share x term x (1 - d) < time. */
+		k->breakeven_share = t / (k->term_s * (1.0 - discount));
+	}
+	k->compute_usd = k->charged_s / 3600.0 * c->usd_per_hour;
+	k->storage_usd = plan_storage_cost_usd(k->ckpt_bytes, o->ckpt_keep,
+					       o->storage_usd_per_gb_month, t);
+	c->cost_usd = k->compute_usd + k->storage_usd;
 	c->max_nodes_hit = c->offering->max_nodes > 0 && c->nodes == c->offering->max_nodes;
 	return 0;
 }
@@ -176,6 +246,26 @@ static int spot_allowed(const struct price_offering *o, const struct plan_filter
 	if (f->spot >= 0 && f->spot != spot)
 		return 0;
 	return p >= 0;
+}
+
+/* The purchase options of an offering, in the order they are priced:
+ * on-demand (owned for the user's own hardware), spot, and the reserved
+ * terms that have a published discount.  Returns the count. */
+static int purchase_options(const struct price_offering *of, const struct plan_opts *o,
+			    enum price_purchase *out)
+{
+	int n = 0;
+
+	if (spot_allowed(of, &o->filter, 0)) {
+		out[n++] = of->owned ? PRICE_PURCHASE_OWNED : PRICE_PURCHASE_ON_DEMAND;
+		if (price_commitment_find(o->commitments, of, 12))
+			out[n++] = PRICE_PURCHASE_RESERVED_1Y;
+		if (price_commitment_find(o->commitments, of, 36))
+			out[n++] = PRICE_PURCHASE_RESERVED_3Y;
+	}
+	if (spot_allowed(of, &o->filter, 1))
+		out[n++] = PRICE_PURCHASE_SPOT;
+	return n;
 }
 
 static size_t group_of(struct hw_group **groups, size_t *n, const struct price_gpu *gpu,
@@ -451,16 +541,17 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 				nearest->smallest_fit_memory_bytes = g->gpu->memory_bytes;
 		}
 
-		/* Price the machine's results for every offering and rate. */
+		/* Price the machine's results for every offering and purchase
+		 * option. */
 		for (size_t k = 0; k < g->n_members; k++) {
 			const struct price_offering *of = &cat->offers[g->members[k]];
+			enum price_purchase opts[5];
+			int n_opts = purchase_options(of, o, opts);
 
-			for (int spot = 0; spot <= 1; spot++) {
+			for (int pi = 0; pi < n_opts; pi++) {
 				size_t first = n_out;
 				int nofit_below = 0;
 
-				if (!spot_allowed(of, &o->filter, spot))
-					continue;
 				for (int nodes = 1; nodes <= s.max_nodes; nodes++) {
 					struct best_at *b = &s.best[nodes];
 					struct plan_candidate *c;
@@ -476,7 +567,7 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 					c = &res[n_out];
 					memset(c, 0, sizeof(*c));
 					c->offering = of;
-					c->spot = spot;
+					c->purchase = opts[pi];
 					c->nodes = nodes;
 					c->par = b->par;
 					c->res = b->res;

@@ -32,4 +32,13 @@ const char *plan_export_format_names(void);
  * the format needs (message printed). */
 char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *rc);
 
+/* The DeepSpeed launcher line that goes with the deepspeed format's config
+ * written at config_path: the NCCL environment, then `deepspeed
+ * --num_nodes N --num_gpus G [--hostfile hostfile] TRAIN_SCRIPT --deepspeed
+ * --deepspeed_config config_path`, and a comment naming the tensor and
+ * pipeline sizes a Megatron-DeepSpeed script must be given when the plan
+ * has them (ds_config.json has no field for them).  Returns a string the
+ * caller frees with free(). */
+char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path);
+
 #endif

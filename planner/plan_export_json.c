@@ -191,6 +191,27 @@ static char *deepspeed_config(const struct sim_plan *p)
 	return s;
 }
 
+/* The launcher's flags: DeepSpeed docs, "Getting Started: Launching
+ * DeepSpeed Training" (--num_nodes, --num_gpus, --hostfile, and
+ * --deepspeed --deepspeed_config handed to the script). */
+char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path)
+{
+	struct buf b = { 0 };
+
+	nccl_env(&b, p, "export ");
+	if (p->par.tp > 1 || p->par.pp > 1)
+		bprintf(&b, "# the plan also uses tp %d, pp %d: give a Megatron-DeepSpeed script "
+			    "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d\n",
+			p->par.tp, p->par.pp, p->par.tp, p->par.pp);
+	bprintf(&b, "deepspeed --num_nodes %d --num_gpus %d", launch_nodes(p),
+		launch_gpus_per_node(p));
+	if (launch_nodes(p) > 1)
+		bprintf(&b, " --hostfile hostfile");
+	bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\" --deepspeed --deepspeed_config %s\n",
+		config_path);
+	return b.s;
+}
+
 /* Slurm's time format D-HH:MM:SS, from the predicted time with a margin of
  * 10% plus one hour for start-up and checkpoints. */
 static void slurm_time(char *out, size_t size, double seconds)

@@ -35,9 +35,11 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
  * preset, then 4 Mi tokens rounded to a power of two of sequences). */
 int plan_job_gbs(const struct plan_job *job, const struct plan_opts *o);
 
-/* Re-prices c (already simulated) for its offering, spot flag and the job's
- * tokens: usd_per_hour, preemption, time_s, cost_usd.  Returns 0, or -1
- * when the spot waste is too high. */
+/* Re-prices c (already simulated) for its offering, purchase option and
+ * the job's tokens: usd_per_hour, preemption, checkpoints, time_s, costs
+ * and cost_usd (a commitment billed as plan_reserved_charged_s says,
+ * storage as plan_storage_cost_usd).  Returns 0, or -1 when the option is
+ * not offered or the spot waste is too high. */
 int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 			 const struct plan_opts *o);
 

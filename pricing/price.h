@@ -44,6 +44,9 @@ struct price_offering {
 	double inter_node_bytes_per_s;      /* per node, one direction; 0 unknown */
 	int max_nodes;                      /* availability; 0 = not stated */
 	char version[PRICE_NAME_MAX * 2];   /* catalog version or date */
+	int owned;                          /* 1: hardware the user owns (see
+					     * price_catalog_add_owned); the
+					     * on-demand price is its running cost */
 };
 
 struct price_catalog {
@@ -241,6 +244,130 @@ struct price_history {
  * RC_INPUT or RC_ERR.  Release with price_history_release(). */
 enum rc price_history_load(const struct price_opts *o, struct price_history *h);
 void price_history_release(struct price_history *h);
+
+/* ---- purchase options, commitments, owned hardware (pricing/price_cost.c) */
+
+/* How a GPU-hour is paid for.  Reserved options are an offering's on-demand
+ * price less a published 1- or 3-year commitment discount; owned hardware
+ * is an offering of its own (price_offering.owned). */
+enum price_purchase {
+	PRICE_PURCHASE_ON_DEMAND,
+	PRICE_PURCHASE_SPOT,
+	PRICE_PURCHASE_RESERVED_1Y,
+	PRICE_PURCHASE_RESERVED_3Y,
+	PRICE_PURCHASE_OWNED,
+};
+
+/* "on-demand", "spot", "reserved-1y", "reserved-3y" or "owned". */
+const char *price_purchase_str(enum price_purchase p);
+/* Months of commitment of a reserved option (12 or 36); 0 otherwise. */
+int price_purchase_term_months(enum price_purchase p);
+
+#define PRICE_HOURS_PER_YEAR 8760.0
+#define PRICE_SOURCE_MAX 512
+
+/* One row of commitments.csv: a provider's published discount off the
+ * on-demand price for a 1- or 3-year commitment, for the instances whose
+ * type begins with instance_prefix and carry gpu. */
+struct price_commitment {
+	char provider[PRICE_NAME_MAX];
+	char instance_prefix[PRICE_NAME_MAX];
+	char gpu[PRICE_NAME_MAX];           /* canonical name */
+	int term_months;                    /* 12 or 36 */
+	double discount;                    /* fraction off on-demand, (0, 1) */
+	char price_date[PRICE_NAME_MAX];
+	char source[PRICE_SOURCE_MAX];
+};
+
+struct price_commitments {
+	struct price_commitment *rows;
+	size_t n;
+};
+
+/* Loads commitments.csv (columns provider, instance_prefix, gpu,
+ * term_years, discount_pct, price_date, source) resolving GPU names through
+ * cat.  Returns RC_OK, RC_INPUT (one "path:line:col: ..." line per bad
+ * cell) or RC_ERR (unreadable).  Release with price_commitments_release(). */
+enum rc price_commitments_load(const char *path, const struct price_catalog *cat,
+			       struct price_commitments *out);
+void price_commitments_release(struct price_commitments *t);
+
+/* The commitment of t that applies to offering o for term_months, or NULL
+ * (owned offerings and offerings without an on-demand price have none). */
+const struct price_commitment *price_commitment_find(const struct price_commitments *t,
+						     const struct price_offering *o,
+						     int term_months);
+
+/* One row of hardware.csv: a machine a user can buy. */
+struct price_hardware {
+	char name[PRICE_NAME_MAX];          /* "hgx-h100-8x" */
+	char description[PRICE_SOURCE_MAX];
+	char gpu[PRICE_NAME_MAX];           /* canonical name */
+	int gpus;                           /* per machine */
+	double price_usd;                   /* purchase price of one machine */
+	int cards_only;                     /* 1: the GPUs alone, host not priced */
+	double host_power_w;                /* everything but the GPUs, at load */
+	double inter_node_bytes_per_s;      /* NICs per machine; 0 not stated */
+	char price_date[PRICE_NAME_MAX];
+	char vendor[PRICE_NAME_MAX];
+	char source[PRICE_SOURCE_MAX];
+};
+
+struct price_hardware_table {
+	struct price_hardware *rows;
+	size_t n;
+};
+
+/* Loads hardware.csv (columns name, description, gpu, gpus, price_usd,
+ * price_scope (server|cards), host_power_w, nic_gbps, price_date, vendor,
+ * source).  Returns RC_OK, RC_INPUT or RC_ERR as price_commitments_load.
+ * Release with price_hardware_release(). */
+enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
+			    struct price_hardware_table *out);
+void price_hardware_release(struct price_hardware_table *t);
+
+/* The machine of t with gpu (canonical name) and the lowest price per GPU;
+ * NULL when t has none. */
+const struct price_hardware *price_hardware_for_gpu(const struct price_hardware_table *t,
+						    const char *gpu);
+
+/* Assumptions that turn a purchase price into a cost per hour. */
+struct price_owned_opts {
+	double amortisation_years;   /* the price is spread over this life */
+	double usd_per_kwh;          /* electricity */
+	double pue;                  /* facility power / IT power, >= 1 */
+	double utilisation;          /* fraction of the life the machine is busy */
+};
+#define PRICE_DEFAULT_AMORTISATION_YEARS 3.0
+#define PRICE_DEFAULT_USD_PER_KWH 0.15
+#define PRICE_DEFAULT_PUE 1.2
+#define PRICE_DEFAULT_UTILISATION 0.7
+void price_owned_opts_init(struct price_owned_opts *o);
+/* Returns RC_OK, or RC_USAGE with a one-line reason in why[size]. */
+enum rc price_owned_opts_check(const struct price_owned_opts *o, char *why, size_t size);
+
+/* The hourly cost of one machine, and per GPU, with its parts. */
+struct price_owned_cost {
+	double power_w;                  /* gpus x TDP + host, at the wall before PUE */
+	double capex_usd_per_hour;       /* price / (life hours x utilisation) */
+	double power_usd_per_hour;       /* power_w / 1000 x PUE x USD/kWh */
+	double usd_per_hour;             /* both */
+	double capex_usd_per_gpu_hour, power_usd_per_gpu_hour, usd_per_gpu_hour;
+};
+
+/* Fills out for machine h whose GPU is g.  Returns 0, or -1 when g has no
+ * TDP figure (the power cost would be unknown). */
+int price_owned_cost(const struct price_hardware *h, const struct price_gpu *g,
+		     const struct price_owned_opts *o, struct price_owned_cost *out);
+
+/* Appends to cat an offering for nodes machines h the user owns: provider
+ * "owned", instance type h->name, region "local", max_nodes nodes, no spot
+ * price, on-demand price usd_per_node_hour (the caller decides what an
+ * owned hour costs: its running cost when planning, since the purchase is
+ * sunk; capex included when comparing with buying).  Pointers into
+ * cat->offers taken before are invalidated. */
+void price_catalog_add_owned(struct price_catalog *cat, const struct price_hardware *h,
+			     int nodes, double usd_per_node_hour);
 
 /* ---- JSON (pricing/price_json.c); each returns a string the caller frees -- */
 

@@ -450,6 +450,8 @@ static void fold_keys(struct reader *r, struct price_rows *rows, struct price_up
 {
 	size_t w = 0;
 
+	if (rows->n == 0)
+		return; /* rows is NULL then, which qsort may not be given */
 	qsort(rows->rows, rows->n, sizeof(*rows->rows), row_key_cmp);
 	for (size_t i = 0; i < rows->n;) {
 		size_t j = i + 1;

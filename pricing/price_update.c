@@ -166,18 +166,34 @@ static uint64_t fnv1a64(const char *s, size_t n)
 }
 
 /* GPUPLAN_FAULT=<point> makes the write stop at that point with RC_ERR;
- * GPUPLAN_FAULT=<point>:kill kills the process there, as a crash would.
+ * GPUPLAN_FAULT=<point>:kill kills the process there, as a crash would;
+ * GPUPLAN_FAULT=step:N[:kill] does the same at the N-th point reached,
+ * whatever its name, so a test can walk through all of them in order.
  * Tests use it to show that an interrupted update leaves the stored table
  * intact and the history consistent. */
 static int fault(const char *point)
 {
-	const char *f = getenv("GPUPLAN_FAULT");
+	static long steps;
+	const char *f = getenv("GPUPLAN_FAULT"), *rest;
 	size_t n = strlen(point);
+	char *end;
 
-	if (!f || strncmp(f, point, n) != 0 || (f[n] != '\0' && f[n] != ':'))
+	if (!f)
 		return 0;
-	if (strcmp(f + n, ":kill") == 0)
+	steps++;
+	if (strncmp(f, "step:", 5) == 0) {
+		if (strtol(f + 5, &end, 10) != steps || (*end != '\0' && *end != ':'))
+			return 0;
+		rest = end;
+	} else {
+		if (strncmp(f, point, n) != 0 || (f[n] != '\0' && f[n] != ':'))
+			return 0;
+		rest = f + n;
+	}
+	if (strcmp(rest, ":kill") == 0) {
+		gp_info("GPUPLAN_FAULT: killed at %s", point);
 		raise(SIGKILL);
+	}
 	gp_error("update stopped by GPUPLAN_FAULT=%s", f);
 	return 1;
 }
@@ -218,6 +234,8 @@ static enum rc recover(const struct paths *p)
 	char *pending = slurp(p->pending, &plen);
 	char *table, *nl;
 	unsigned long long want;
+	long long hist_bytes = -1;
+	struct stat st;
 	DIR *d;
 	struct dirent *de;
 	enum rc rc = RC_OK;
@@ -225,9 +243,22 @@ static enum rc recover(const struct paths *p)
 	if (pending) {
 		table = slurp(p->table, &tlen);
 		nl = strchr(pending, '\n');
-		if (table && nl && sscanf(pending, "table_fnv1a64=%llx", &want) == 1 &&
-		    want == (unsigned long long)fnv1a64(table, tlen))
-			rc = history_append(p, nl + 1, plen - (size_t)(nl + 1 - pending));
+		if (table && nl &&
+		    sscanf(pending, "table_fnv1a64=%llx history_bytes=%lld", &want, &hist_bytes) >= 1 &&
+		    want == (unsigned long long)fnv1a64(table, tlen)) {
+			/* Lines a crash left appended (whole or in part) before the
+			 * pending file was removed are cut off first, so that they
+			 * land exactly once. */
+			if (hist_bytes >= 0 && stat(p->history, &st) == 0 && st.st_size > hist_bytes &&
+			    truncate(p->history, (off_t)hist_bytes) != 0) {
+				gp_error("%s: cannot truncate: %s", p->history, strerror(errno));
+				rc = RC_ERR;
+			}
+			if (rc == RC_OK)
+				rc = history_append(p, nl + 1, plen - (size_t)(nl + 1 - pending));
+			if (rc == RC_OK && fault("recover_after_history"))
+				rc = RC_ERR;
+		}
 		free(table);
 		free(pending);
 		if (rc == RC_OK && unlink(p->pending) != 0) {
@@ -494,12 +525,16 @@ static char *history_lines(const struct price_update_report *rep, const char *st
 static enum rc commit(const struct paths *p, const char *table, size_t tlen,
 		      const char *hist, size_t hlen)
 {
-	char tmp[1200], head[64];
+	char tmp[1200], head[96];
+	struct stat st;
 	int fd;
 	enum rc rc;
 
-	snprintf(head, sizeof(head), "table_fnv1a64=%016llx\n",
-		 (unsigned long long)fnv1a64(table, tlen));
+	/* The history's length before this update's lines, so that a
+	 * recovery can tell whether they were already appended. */
+	snprintf(head, sizeof(head), "table_fnv1a64=%016llx history_bytes=%lld\n",
+		 (unsigned long long)fnv1a64(table, tlen),
+		 stat(p->history, &st) == 0 ? (long long)st.st_size : 0LL);
 	fd = open(p->pending, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
 		gp_error("%s: cannot create: %s", p->pending, strerror(errno));
@@ -513,6 +548,8 @@ static enum rc commit(const struct paths *p, const char *table, size_t tlen,
 		rc = RC_ERR;
 	}
 	close(fd);
+	if (rc == RC_OK && fault("after_pending"))
+		rc = RC_ERR;
 	if (rc != RC_OK)
 		goto drop_pending;
 
@@ -548,10 +585,14 @@ static enum rc commit(const struct paths *p, const char *table, size_t tlen,
 	rc = fsync_dir(p->dir);
 	if (rc == RC_OK)
 		rc = history_append(p, hist, hlen);
+	if (rc == RC_OK && fault("after_history"))
+		return RC_ERR;
 	if (rc == RC_OK && unlink(p->pending) != 0) {
 		gp_error("%s: cannot remove: %s", p->pending, strerror(errno));
 		rc = RC_ERR;
 	}
+	if (rc == RC_OK && fault("after_pending_removed"))
+		return RC_ERR;
 	if (rc == RC_OK)
 		rc = fsync_dir(p->dir);
 	return rc;
@@ -622,7 +663,7 @@ enum rc price_update(const char *file, const struct price_opts *o,
 		if (rc != RC_OK)
 			goto out;
 		lock = lock_take(&p);
-		if (lock < 0) {
+		if (lock < 0 || fault("after_lock")) {
 			rc = RC_ERR;
 			goto out;
 		}

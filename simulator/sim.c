@@ -9,7 +9,9 @@
  * interleaved schedule, then data-parallel reduction and the optimizer
  * step.  It allocates nothing and reads only its arguments.  It does not
  * simulate the schedule event by event, model kernel fusion beyond the
- * counts stated below, nor overlap tensor-parallel communication.
+ * counts stated below, overlap tensor-parallel communication unless the
+ * plan says its framework does (tp_overlap), nor slow down for memory
+ * pressure near the GPU's capacity.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,9 +26,11 @@ void sim_parallel_init(struct sim_parallel *p)
 	p->mbs = 1;
 	p->gbs = 1;
 	p->zero = 0;
+	p->zero3_gather = SIM_ZERO3_BLOCK;
 	p->recompute = SIM_RECOMPUTE_NONE;
 	p->interleave = 1;
 	p->seq_parallel = 0;
+	p->tp_overlap = 0;
 	p->flash = 1;
 	p->precision = SIM_PRECISION_BF16;
 }
@@ -96,13 +100,20 @@ double sim_time_to_train_s(const struct sim_result *r, double tokens)
 
 /* ---- checks -------------------------------------------------------- */
 
+/* 1 when x is 0 (not stated) or a finite rate of at least 1 per second. */
+static int rate_ok(double x)
+{
+	return x == 0 || (x >= 1 && isfinite(x));
+}
+
 #define WHY(...) do { if (why && size) snprintf(why, size, __VA_ARGS__); \
 		      return RC_INPUT; } while (0)
 
 enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		  const struct sim_cluster *c, char *why, size_t size)
 {
-	int dpc, micro;
+	long long dpc;
+	int micro;
 
 	if (why && size)
 		why[0] = '\0';
@@ -139,12 +150,21 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		WHY("interleave: expected an integer >= 1, found %d", p->interleave);
 	if (p->zero < 0 || p->zero > 3)
 		WHY("zero: expected a stage from 0 to 3, found %d", p->zero);
+	if (p->tp_overlap != 0 && p->tp_overlap != 1)
+		WHY("tp_overlap: expected 0 or 1, found %d", p->tp_overlap);
+	if (p->zero3_gather != SIM_ZERO3_BLOCK && p->zero3_gather != SIM_ZERO3_TENSOR_SYNC)
+		WHY("zero3_gather: expected block or tensor-sync, found %d", (int)p->zero3_gather);
 	if (p->recompute != SIM_RECOMPUTE_NONE && p->recompute != SIM_RECOMPUTE_SELECTIVE
 	    && p->recompute != SIM_RECOMPUTE_FULL)
 		WHY("recompute: expected none, selective or full, found %d", (int)p->recompute);
 	if (p->precision != SIM_PRECISION_BF16 && p->precision != SIM_PRECISION_FP8)
 		WHY("precision: expected bf16 or fp8, found %d", (int)p->precision);
 
+	/* Products of degrees are formed in wider types: each degree fits an
+	 * int, their product need not. */
+	if ((double)p->tp * p->pp * p->dp * p->cp > SIM_MAX_GPUS)
+		WHY("gpus: expected tp x pp x dp x cp of at most %d, found %.0f", SIM_MAX_GPUS,
+		    (double)p->tp * p->pp * p->dp * p->cp);
 	if (m->heads % p->tp)
 		WHY("tp: expected a divisor of heads %d, found %d", m->heads, p->tp);
 	/* KV heads are split over TP ranks, or replicated when TP is a
@@ -158,7 +178,7 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		if (p->pp < 2)
 			WHY("interleave: expected 1 without pipeline parallelism, found %d",
 			    p->interleave);
-		if (m->layers % (p->pp * p->interleave))
+		if (m->layers % ((long long)p->pp * p->interleave))
 			WHY("interleave: expected pp x interleave to divide layers %d, found %d x %d",
 			    m->layers, p->pp, p->interleave);
 	}
@@ -169,10 +189,10 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	if (p->seq_parallel && p->tp > 1 && (m->seq / p->cp) % p->tp)
 		WHY("seq_parallel: expected tp %d to divide the local sequence %d",
 		    p->tp, m->seq / p->cp);
-	dpc = p->mbs * p->dp;
+	dpc = (long long)p->mbs * p->dp;
 	if (p->gbs % dpc)
-		WHY("gbs: expected a multiple of mbs x dp = %d, found %d", dpc, p->gbs);
-	micro = p->gbs / dpc;
+		WHY("gbs: expected a multiple of mbs x dp = %lld, found %d", dpc, p->gbs);
+	micro = (int)(p->gbs / dpc);
 	if (p->interleave > 1 && micro % p->pp)
 		WHY("gbs: the interleaved schedule needs micro-batches %d to be a multiple of pp %d",
 		    micro, p->pp);
@@ -187,6 +207,16 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	    || !isfinite(c->intra_bytes_per_s) || !isfinite(c->inter_bytes_per_s)
 	    || !isfinite(c->latency_s))
 		WHY("cluster: expected finite bandwidths and latency >= 0");
+	/* A rate below one per second is no rate: the times it gives overflow
+	 * to infinity (0 means "the default").  Nor is a collective step of
+	 * more than a second a latency. */
+	if (!rate_ok(c->intra_bytes_per_s) || !rate_ok(c->inter_bytes_per_s) ||
+	    !rate_ok(c->gpu.hbm_bytes_per_s) || !rate_ok(c->gpu.intra_bytes_per_s) ||
+	    !rate_ok(c->gpu.bf16_flops_per_s) || !rate_ok(c->gpu.fp8_flops_per_s))
+		WHY("cluster: expected bandwidths and FLOP/s of 0 (default) or from 1 per second, "
+		    "finite");
+	if (c->latency_s > 1)
+		WHY("latency_s: expected at most 1 s, found %g", c->latency_s);
 	return RC_OK;
 }
 
@@ -278,8 +308,9 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	double hbm = c->gpu.hbm_bytes_per_s > 0 ? c->gpu.hbm_bytes_per_s
 						: peak / SIM_DEFAULT_FLOPS_PER_BYTE;
 	double tok = sh->tok, h = sh->h, dh = sh->dh, f_l = sh->f / sh->t;
-	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f;
+	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host;
 	double bh = sh->b * sh->a_l;
+	int ncoll;
 	struct sim_link tl, cl;
 
 	/* The layer's GEMMs, column- then row-parallel over TP ranks
@@ -308,8 +339,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		flops = 4.0 * bh * sh->sl * sh->s * dh * causal;
 		bytes = 2.0 * sh->b * (2.0 * sh->sl * sh->a_l * dh
 				       + 2.0 * sh->s * sh->kv_l * dh);
-		if (bytes < flops / SIM_GEMM_TILE_FLOPS_PER_BYTE)
-			bytes = flops / SIM_GEMM_TILE_FLOPS_PER_BYTE;
+		if (bytes < flops / SIM_ATTN_FLOPS_PER_BYTE)
+			bytes = flops / SIM_ATTN_FLOPS_PER_BYTE;
 		attn_f = sim_kernel_time_s(flops, bytes, dh, peak, hbm);
 		attn_b = 2.5 * attn_f;
 		attn_re = 0;
@@ -319,28 +350,27 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		 * score forward: fused softmax reads 2 writes 2, dropout reads 2
 		 * writes 2 and a 1-byte mask), causal or not. */
 		double scores = bh * sh->sl * sh->s;
-		double soft = hbm_time_s(9.0 * scores, hbm, 2);
+		double products = sim_gemm_time_s(bh, sh->sl, sh->s, dh, 2.0, peak, hbm)
+				  + sim_gemm_time_s(bh, sh->sl, dh, sh->s, 2.0, peak, hbm);
 
-		attn_f = sim_gemm_time_s(bh, sh->sl, sh->s, dh, 2.0, peak, hbm)
-			 + sim_gemm_time_s(bh, sh->sl, dh, sh->s, 2.0, peak, hbm) + soft;
-		attn_b = 2.0 * attn_f;
+		attn_f = products + hbm_time_s(SIM_SOFTMAX_FWD_BYTES * scores, hbm, 2);
+		attn_b = 2.0 * products + hbm_time_s(SIM_SOFTMAX_BWD_BYTES * scores, hbm, 2);
 		attn_re = attn_f;
 	}
 
-	/* Element-wise work per token and hidden unit, forward: two norms
-	 * (read 2, write 2), two residual adds (read 4, write 2), two dropouts
-	 * (read 2, write 2, mask 1), rotary or bias adds folded in: 30 bytes.
+	/* Element-wise work per token and hidden unit, forward
+	 * (SIM_ELT_BYTES): two norms and two fused bias-dropout-residual adds.
 	 * Without sequence parallelism every TP rank repeats it on all tokens.
 	 * The MLP activation reads and writes each element once (SwiGLU reads
-	 * two inputs).  Backward moves twice as much. */
-	elt_bytes = 30.0 * tok * h / (sp ? sh->t : 1)
+	 * two inputs).  Backward moves SIM_ELT_BWD times as much. */
+	elt_bytes = SIM_ELT_BYTES * tok * h / (sp ? sh->t : 1)
 		    + (m->mlp == SIM_MLP_SWIGLU ? 6.0 : 4.0) * tok * f_l;
 	elt_f = hbm_time_s(elt_bytes, hbm, 8);
 
 	lt->attn_fwd_s = attn_f;
 	lt->attn_bwd_s = attn_b;
 	lt->fwd_s = gemm + attn_f + elt_f;
-	lt->bwd_s = 2.0 * gemm + attn_b + 2.0 * elt_f;
+	lt->bwd_s = 2.0 * gemm + attn_b + SIM_ELT_BWD * elt_f;
 
 	/* Tensor parallelism (Shoeybi et al. 2019; Korthikanti et al. 2022,
 	 * sec. 4.2.2): two all-reduces of the s b h activations per layer
@@ -351,14 +381,25 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		lt->tp_fwd_s = 2.0 * (2.0 * sim_allgather_s(2.0 * tok * h, sh->t, &tl));
 	else
 		lt->tp_fwd_s = 2.0 * sim_allreduce_s(2.0 * tok * h, sh->t, &tl);
+	/* Overlapped with the GEMMs they feed (Wang et al., ASPLOS'23,
+	 * decomposition as Transformer Engine's userbuffers do it), only what
+	 * outlasts the forward GEMMs shows, plus the contention cost of the
+	 * rest (SIM_OVERLAP_SLOWDOWN). */
+	if (p->tp_overlap && lt->tp_fwd_s > 0)
+		lt->tp_fwd_s = (lt->tp_fwd_s > gemm ? lt->tp_fwd_s - gemm : 0)
+			       + SIM_OVERLAP_SLOWDOWN * (lt->tp_fwd_s < gemm ? lt->tp_fwd_s : gemm);
 
 	/* An eager framework dispatches a layer's kernels from the host
-	 * (SIM_HOST_LAYER_S forward, twice that backward); when the GPU work,
+	 * (SIM_HOST_LAYER_S forward, twice that backward, SIM_HOST_COLL_S more
+	 * for each tensor-parallel collective); when the GPU work,
 	 * communication included, is shorter, the GPU waits for the host. */
-	if (lt->fwd_s + lt->tp_fwd_s < SIM_HOST_LAYER_S)
-		lt->fwd_s = SIM_HOST_LAYER_S - lt->tp_fwd_s;
-	if (lt->bwd_s + lt->tp_fwd_s < 2.0 * SIM_HOST_LAYER_S)
-		lt->bwd_s = 2.0 * SIM_HOST_LAYER_S - lt->tp_fwd_s;
+	ncoll = sh->t > 1 ? (sp ? 4 : 2) : 0;
+	host = SIM_HOST_LAYER_S + ncoll * SIM_HOST_COLL_S;
+	if (lt->fwd_s + lt->tp_fwd_s < host)
+		lt->fwd_s = host - lt->tp_fwd_s;
+	host = 2.0 * SIM_HOST_LAYER_S + ncoll * SIM_HOST_COLL_S;
+	if (lt->bwd_s + lt->tp_fwd_s < host)
+		lt->bwd_s = host - lt->tp_fwd_s;
 	if (p->recompute == SIM_RECOMPUTE_FULL)
 		lt->recompute_s = lt->fwd_s;
 	else if (p->recompute == SIM_RECOMPUTE_SELECTIVE)
@@ -408,13 +449,24 @@ static void edge_time(const struct sim_parallel *p, const struct sim_cluster *c,
 	}
 	if (last) {
 		/* Final norm, the LM head GEMM (forward, then two backward) and
-		 * the vocab-parallel cross-entropy in fp32 (8 bytes per logit
-		 * each way).  Its input is gathered forward and its gradient
+		 * the vocab-parallel cross-entropy in fp32 (Megatron-LM's
+		 * vocab_parallel_cross_entropy: forward casts the logits to fp32
+		 * (read 2, write 4), takes the max (4), subtracts it (8),
+		 * exponentiates (8), sums (4) and normalises (8); backward
+		 * scales the saved softmax (8) and casts it back (6): 52 bytes
+		 * per logit).  Its input is gathered forward and its gradient
 		 * reduced backward. */
 		et->compute_s += 3.0 * sim_gemm_time_s(1, tok, v_l, h, 2.0, peak, hbm)
-				 + hbm_time_s(16.0 * tok * v_l + 12.0 * tok * h, hbm, 6);
+				 + hbm_time_s(SIM_LOSS_BYTES * tok * v_l + 12.0 * tok * h, hbm, 6);
 		et->tp_s += sp ? 2.0 * sim_allgather_s(act, sh->t, &tl)
 			       : sim_allreduce_s(act, sh->t, &tl);
+		/* The head, the loss and their backward dispatch about as many
+		 * kernels as a layer's forward and backward: the same host
+		 * floor.  vTrain's smallest runs spend 2.1-2.6 ms a micro-batch
+		 * outside the layers at TP 8, where the GPU work is a fraction
+		 * of that. */
+		if (et->compute_s + et->tp_s < 3.0 * SIM_HOST_LAYER_S)
+			et->compute_s = 3.0 * SIM_HOST_LAYER_S - et->tp_s;
 	}
 }
 
@@ -553,16 +605,41 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 			k = gpn > sh.t ? gpn / sh.t : 1;
 		sim_group_link_k(c, ndp, k, &dl);
 		if (zero <= 2) {
+			/* One all-reduce per gradient bucket, each paying the
+			 * ring's latency. */
 			double b_bytes = 2.0 * SIM_DP_BUCKET_PARAMS;
-			double ar = sim_allreduce_s(grad_bytes, ndp, &dl);
-			double last_b = sim_allreduce_s(b_bytes < grad_bytes ? b_bytes : grad_bytes,
-							ndp, &dl);
+			double buckets = ceil(grad_bytes / b_bytes);
+			double ar = buckets * sim_allreduce_s(grad_bytes / buckets, ndp, &dl);
+			double last_b = sim_allreduce_s(grad_bytes / buckets, ndp, &dl);
 			double hidden = bot->bwd_s;
 
 			dp_total = ar;
 			dp_exposed = ar - hidden > last_b ? ar - hidden : last_b;
+		} else if (p->zero3_gather == SIM_ZERO3_TENSOR_SYNC) {
+			/* One collective per parameter tensor: each matrix with
+			 * its bias and each norm's weight and bias, plus the
+			 * embedding and head, gathered in every forward, again in
+			 * full recomputation's extra forward and in backward, its
+			 * gradient reduce-scattered once.  Each waits for the GPU
+			 * to finish before it starts (DeepSpeed PR #1188, 2021:
+			 * "each all_gather calls torch.cuda.synchronize()"), so
+			 * nothing overlaps, and each pays the ring's n - 1 step
+			 * latencies plus a copy kernel per rank (PyTorch's list
+			 * all_gather and reduce_scatter copy each rank's part). */
+			double per_layer = 2.0 * (m->mlp == SIM_MLP_SWIGLU ? 5.0 : 4.0) + 4.0;
+			double tensors = sh.layers_first * per_layer + 4.0;
+			double pass = tensors * (sim_allgather_s(grad_bytes / tensors, ndp, &dl)
+						 + (ndp - 1) * SIM_KERNEL_S);
+			int passes = (p->recompute == SIM_RECOMPUTE_FULL ? 3 : 2) + 1;
+
+			dp_total = dp_exposed = M * passes * pass;
 		} else {
-			double ag = sim_allgather_s(grad_bytes, ndp, &dl);
+			/* One collective per transformer block (and one for the
+			 * embedding and head), prefetched under the compute:
+			 * all-gather forward, all-gather and reduce-scatter
+			 * backward; one block's gather is exposed each way. */
+			double units = sh.layers_first + 1.0;
+			double ag = units * sim_allgather_s(grad_bytes / units, ndp, &dl);
 			double layer_ag = sim_allgather_s(2.0 * sim_layer_params(m) / sh.t, ndp, &dl);
 			double xf = ag - bot->fwd_s, xb = 2.0 * ag - bot->bwd_s;
 
@@ -571,6 +648,11 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 					  + (xb > layer_ag ? xb : layer_ag));
 		}
 	}
+	/* Communication hidden under compute still slows it: NCCL's kernels
+	 * take SMs and memory bandwidth from the GEMMs they overlap (Lee et
+	 * al., arXiv:2507.03114, 2025: 18.9% slower compute on average on
+	 * A100 and H100 while a collective runs). */
+	dp_exposed += SIM_OVERLAP_SLOWDOWN * (dp_total - dp_exposed);
 	bd->dp_comm_total_s = dp_total;
 	bd->dp_comm_exposed_s = dp_exposed;
 

@@ -17,6 +17,17 @@
 enum sim_mlp { SIM_MLP_GELU, SIM_MLP_SWIGLU };
 enum sim_recompute { SIM_RECOMPUTE_NONE, SIM_RECOMPUTE_SELECTIVE, SIM_RECOMPUTE_FULL };
 enum sim_precision { SIM_PRECISION_BF16, SIM_PRECISION_FP8 };
+/* How a ZeRO-3 implementation gathers weights and scatters gradients. */
+enum sim_zero3_gather {
+	/* One collective per transformer block on a flat buffer, the next
+	 * block's gather prefetched under this block's compute (PyTorch
+	 * FSDP; DeepSpeed since its coalesced, prefetched gathers). */
+	SIM_ZERO3_BLOCK,
+	/* One collective per parameter tensor, each finished before the
+	 * compute that needs it starts (DeepSpeed's stage 3 as released in
+	 * 2021, the one Narayanan et al. SC'21 Table 2 compares with). */
+	SIM_ZERO3_TENSOR_SYNC
+};
 
 struct sim_model {
 	char name[PRICE_NAME_MAX];
@@ -38,9 +49,13 @@ struct sim_parallel {
 	int mbs;               /* micro-batch, sequences */
 	int gbs;               /* global batch, sequences */
 	int zero;              /* 0..3; FSDP is 3 */
+	enum sim_zero3_gather zero3_gather; /* with zero 3; default SIM_ZERO3_BLOCK */
 	enum sim_recompute recompute;
 	int interleave;        /* virtual stages per GPU; 1 = plain 1F1B */
 	int seq_parallel;      /* Megatron sequence parallelism (needs tp > 1) */
+	int tp_overlap;        /* 1: TP collectives overlap the layer's GEMMs
+				* (Megatron-Core --tp-comm-overlap, NeMo's
+				* ub_tp_comm_overlap); default 0 */
 	int flash;             /* flash attention: no s^2 activations */
 	enum sim_precision precision;
 };
@@ -88,8 +103,9 @@ struct sim_result {
 	struct sim_memory memory;
 };
 
-/* Sets p to 1-way everything, mbs 1, gbs 1, zero 0, no recompute,
- * interleave 1, no sequence parallelism, flash on, bf16. */
+/* Sets p to 1-way everything, mbs 1, gbs 1, zero 0 (gathers by block
+ * when set to 3), no recompute, interleave 1, no sequence parallelism,
+ * flash on, bf16. */
 void sim_parallel_init(struct sim_parallel *p);
 
 /* Static lower-case names used in files and tables: "gelu"/"swiglu",
@@ -101,12 +117,17 @@ const char *sim_precision_str(enum sim_precision p);
 /* Exact parameter count from the model's shapes. */
 double sim_model_params(const struct sim_model *m);
 
+/* Most GPUs one layout may use (tp x pp x dp x cp): 2^26, far beyond any
+ * cluster built, and small enough that GPU and node counts fit an int. */
+#define SIM_MAX_GPUS (1 << 26)
+
 /* Checks that p can be applied to m on c: shapes positive, heads divisible
  * by tp, kv_heads divisible by tp or tp by kv_heads (KV heads replicated),
  * layers >= pp (uneven stages allowed without interleaving; with it, pp *
  * interleave must divide layers and pp the micro-batch count), gbs by
  * mbs * dp, seq by 2 * cp, seq / cp by tp with sequence parallelism, zero
- * 0..3, the GPU's bf16 FLOP/s and memory present, gpus_per_node >= 1.
+ * 0..3, the GPU's bf16 FLOP/s and memory present, gpus_per_node >= 1,
+ * at most SIM_MAX_GPUS GPUs, rates 0 (default) or >= 1 per second.
  * Returns RC_OK, or RC_INPUT with a one-line reason "field: expected X,
  * found Y" in why[size] (why may be NULL; nothing is printed). */
 enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,

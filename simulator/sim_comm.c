@@ -4,10 +4,12 @@
  *
  * Bus-bandwidth conventions are those of nccl-tests' doc/PERFORMANCE.md:
  * a ring all-reduce moves 2(n-1)/n of the buffer through every rank's link,
- * reduce-scatter and all-gather (n-1)/n.  It does not model tree or
- * NVLS algorithms, congestion between different groups' traffic beyond
- * sharing a node's NIC, or topology inside a node (NVSwitch is assumed to
- * give every GPU its full link).
+ * reduce-scatter and all-gather (n-1)/n.  Latency is NCCL's own ring
+ * model: a fixed time per ring step, longer for the steps that cross the
+ * network.  It does not model tree, NVLS or PAT algorithms, NCCL's LL
+ * protocols for small messages, congestion between different groups'
+ * traffic beyond sharing a node's NIC, or topology inside a node
+ * (NVSwitch is assumed to give every GPU its full link).
  */
 #include "sim_internal.h"
 
@@ -37,20 +39,28 @@ void sim_group_link_k(const struct sim_cluster *c, int n, int k,
 	double inter = c->inter_bytes_per_s > 0 ? c->inter_bytes_per_s
 						: SIM_DEFAULT_INTER_BYTES_PER_S;
 	double bw = intra;
+	double hop = c->gpu.nvlink ? SIM_NVLINK_STEP_S : SIM_PCIE_STEP_S;
 
 	if (k < 1)
 		k = 1;
+	out->latency_s = hop;
 	if (n > k) {
 		/* The ring leaves and re-enters each node once; the node's NIC
 		 * is shared by the gpn / k rings that cross it at the same time,
 		 * k being how many of one group's ranks share a node. */
 		double per_ring = inter * k / gpn;
+		int nodes = (n + k - 1) / k;
 
 		if (per_ring < bw)
 			bw = per_ring;
+		/* NCCL's ring latency model (src/graph/tuning.cc): of the n - 1
+		 * steps, nodes - 1 cross the network, the rest a node's own
+		 * link; here averaged per step. */
+		out->latency_s = ((n - nodes) * hop + (nodes - 1) * SIM_NET_STEP_S) / (n - 1);
 	}
 	out->bytes_per_s = bw * SIM_LINK_EFF;
-	out->latency_s = c->latency_s > 0 ? c->latency_s : SIM_DEFAULT_LATENCY_S;
+	if (c->latency_s > 0)
+		out->latency_s = c->latency_s;
 }
 
 void sim_group_link(const struct sim_cluster *c, int n, int stride,

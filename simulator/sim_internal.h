@@ -32,18 +32,50 @@
 #define SIM_GEMM_DIM_HALF 128.0
 #define SIM_HBM_EFF 0.80
 #define SIM_GEMM_TILE_FLOPS_PER_BYTE 500.0
+/* FLOP per byte of HBM traffic of a flash-attention kernel, added to its
+ * compute time as for a GEMM: FlashAttention-2 (Dao 2023) keeps a block
+ * of 128 queries on chip and streams K and V past it, 4 d_h FLOP a score
+ * against 4 d_h / 128 bytes.  Bandwidth, not peak, then sets attention's
+ * speed: llm-foundry's 32k-token MPT-13B runs leave about 100 TFLOP/s
+ * for attention on A100 and 170 on H100 once their GEMMs are taken at 80%
+ * and 65% of peak, the ratio of the HBM bandwidths (1.6), not of the
+ * peaks (3.2). */
+#define SIM_ATTN_FLOPS_PER_BYTE 128.0
 /* FLOP per byte of HBM assumed when the catalog lacks the bandwidth (the
  * H100 SXM's 989 TFLOP/s over 3.35 TB/s). */
 #define SIM_DEFAULT_FLOPS_PER_BYTE 295.0
 /* Host time to dispatch one layer's forward kernels in an eager framework
  * (PyTorch with Megatron-style modules); backward takes twice as long.
  * It is the floor under a layer's time for small shapes: vTrain's smallest
- * runs (hidden 1024, one sequence of 1024 tokens, full recomputation) take
- * 3.3 ms per layer for forward, recomputed forward and backward, whatever
- * the TP degree: 4 x 0.8 ms. */
+ * runs (hidden 1024, one sequence of 1024 tokens, full recomputation, TP
+ * 1) take 3.0-3.2 ms per layer for forward, recomputed forward and
+ * backward: 4 x 0.8 ms. */
 #define SIM_HOST_LAYER_S 0.8e-3
+/* Host time to issue one tensor-parallel collective (the autograd
+ * function around it, torch.distributed and the NCCL enqueue): vTrain's
+ * host-bound runs with TP 2 and 4 take 0.35-0.45 ms more per layer and
+ * micro-batch than TP 1 at the same shapes, over six collectives. */
+#define SIM_HOST_COLL_S 60e-6
 /* Per-kernel fixed cost (launch and tail), seconds. */
 #define SIM_KERNEL_S 4e-6
+/* Element-wise bytes per token and hidden unit of one layer's forward:
+ * two layer norms (read 2, write 2 each) and Megatron-LM's two fused
+ * bias-dropout-residual adds (read 4, write 2, a 1-byte mask each). */
+#define SIM_ELT_BYTES 22.0
+/* Backward element-wise traffic over forward: a backward reads the
+ * output gradient and a saved input and writes the input gradient where
+ * the forward read one tensor and wrote one. */
+#define SIM_ELT_BWD 1.5
+/* Bytes per logit of the fp32 cross-entropy, forward and backward
+ * (Megatron-LM's vocab_parallel_cross_entropy; counted in sim.c). */
+#define SIM_LOSS_BYTES 52.0
+/* Bytes per attention score without flash attention (Megatron-LM's
+ * unfused path): forward, the fused scale-mask-softmax reads and writes
+ * the scores (4) and dropout reads, writes and keeps a mask (5);
+ * backward, the softmax gradient reads probabilities and gradient and
+ * writes one (6), dropout's reads gradient and mask and writes (5). */
+#define SIM_SOFTMAX_FWD_BYTES 9.0
+#define SIM_SOFTMAX_BWD_BYTES 11.0
 
 /* ---- communication defaults (sim_comm.c) ------------------------------ */
 /* Achieved bus bandwidth over the link's one-direction figure (nccl-tests
@@ -55,8 +87,19 @@
 #define SIM_DEFAULT_PCIE_BYTES_PER_S 32e9
 /* Used when the cluster gives no inter-node figure: 200 Gb/s per node. */
 #define SIM_DEFAULT_INTER_BYTES_PER_S 25e9
-/* Per ring step latency when the cluster gives none, seconds. */
-#define SIM_DEFAULT_LATENCY_S 5e-6
+/* Latency of one ring step when the cluster gives none, seconds: NCCL's
+ * own model of its Simple protocol (src/graph/tuning.cc, hwLat for
+ * Ring/Simple): 3.4 us over NVLink, 5.7 us over PCIe, 9.6 us for a step
+ * that crosses the network.  A ring spanning nodes takes nodes - 1 of its
+ * steps over the network and the rest inside nodes, as NCCL counts them. */
+#define SIM_NVLINK_STEP_S 3.4e-6
+#define SIM_PCIE_STEP_S 5.7e-6
+#define SIM_NET_STEP_S 9.6e-6
+/* Fraction of an overlapped collective's time that the compute under it
+ * loses to contention (Lee et al., "Characterizing Compute-Communication
+ * Overlap in GPU-Accelerated Distributed Deep Learning", arXiv:2507.03114,
+ * 2025: 18.9% average compute slowdown during overlap, A100 and H100). */
+#define SIM_OVERLAP_SLOWDOWN 0.189
 /* Data-parallel gradient bucket (Megatron-LM's default, 40M elements). */
 #define SIM_DP_BUCKET_PARAMS 40e6
 
@@ -69,7 +112,7 @@
 /* One link a collective group runs over. */
 struct sim_link {
 	double bytes_per_s;   /* achieved bus bandwidth per rank, one direction */
-	double latency_s;     /* per ring step */
+	double latency_s;     /* per ring step, averaged over the ring's steps */
 };
 
 /* Shapes derived once per sim_step call. */

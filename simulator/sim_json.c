@@ -51,9 +51,10 @@ static void add_num(cJSON *o, const char *k, double v)
 	cJSON_AddRawToObject(o, k, unit_fmt_exact(buf, sizeof(buf), v));
 }
 
-static int plan_gpus(const struct sim_parallel *p)
+/* In double: each degree fits an int, their product need not. */
+static double plan_gpus(const struct sim_parallel *p)
 {
-	return p->tp * p->pp * p->dp * p->cp;
+	return (double)p->tp * p->pp * p->dp * p->cp;
 }
 
 static void add_prediction(cJSON *o, const struct sim_plan *p)
@@ -528,6 +529,11 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		v = 0;
 		get_enum(r, o, ".parallel", "precision", precs, 2, &v);
 		q->precision = (enum sim_precision)v;
+		if (!r->bad && plan_gpus(q) > SIM_MAX_GPUS) {
+			gp_error("%s: .parallel: expected tp x pp x dp x cp of at most %d GPUs, "
+				 "found %.0f", r->file, SIM_MAX_GPUS, plan_gpus(q));
+			r->bad = 1;
+		}
 	}
 
 	o = object(r, root, "", "job", 0);
@@ -582,7 +588,7 @@ enum rc sim_plan_parse(const char *name, const char *buf, size_t len, struct sim
 	if (r.bad)
 		return RC_INPUT;
 	if (!p.nodes)
-		p.nodes = (plan_gpus(&p.par) + p.cluster.gpus_per_node - 1) / p.cluster.gpus_per_node;
+		p.nodes = (int)ceil(plan_gpus(&p.par) / p.cluster.gpus_per_node);
 	*out = p;
 	return RC_OK;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "exec_internal.h"
+#include "sim_internal.h"
 
 /* ---- layout arithmetic ----------------------------------------------- */
 
@@ -494,6 +495,345 @@ static void test_exec_trainer_loss_falls(void **state)
 	assert_true(losses[39] < 3.0);
 }
 
+/* ---- groups, links and devices -------------------------------------- */
+
+/* Every communicator builds its groups from exec_group_color (MPI's
+ * split and NCCL's ids alike): the ranks sharing a color, ordered by key,
+ * must be exactly exec_group_members' list, in which a rank's index is its
+ * tp, pp or dp coordinate.  Hand case, tp 2 x pp 3 x dp 2: rank 7 is
+ * (dp 1, pp 0, tp 1); its TP group {6, 7}, PP group {7, 9, 11}, DP group
+ * {1, 7}. */
+static void test_exec_group_color_matches_members(void **state)
+{
+	static const int layouts[][3] = { { 2, 3, 2 }, { 1, 4, 1 }, { 4, 1, 3 }, { 2, 2, 2 }, { 1, 1, 5 } };
+	struct sim_parallel p;
+	struct exec_layout l;
+	int m[64];
+
+	(void)state;
+	sim_parallel_init(&p);
+	p.tp = 2;
+	p.pp = 3;
+	p.dp = 2;
+	assert_int_equal(exec_layout_init(&l, &p, 7), RC_OK);
+	assert_int_equal(exec_group_members(&l, EXEC_GROUP_TP, m), 2);
+	assert_int_equal(m[0], 6);
+	assert_int_equal(m[1], 7);
+	assert_int_equal(exec_group_members(&l, EXEC_GROUP_PP, m), 3);
+	assert_int_equal(m[0], 7);
+	assert_int_equal(m[1], 9);
+	assert_int_equal(m[2], 11);
+	assert_int_equal(exec_group_members(&l, EXEC_GROUP_DP, m), 2);
+	assert_int_equal(m[0], 1);
+	assert_int_equal(m[1], 7);
+	for (size_t k = 0; k < GP_ARRAY_LEN(layouts); k++) {
+		int world;
+
+		p.tp = layouts[k][0];
+		p.pp = layouts[k][1];
+		p.dp = layouts[k][2];
+		world = p.tp * p.pp * p.dp;
+		for (int r = 0; r < world; r++)
+			for (int kind = EXEC_GROUP_WORLD; kind <= EXEC_GROUP_DP; kind++) {
+				int n, color, key, count = 0;
+
+				assert_int_equal(exec_layout_init(&l, &p, r), RC_OK);
+				exec_group_color(&l, (enum exec_group_kind)kind, &color, &key);
+				n = exec_group_members(&l, (enum exec_group_kind)kind, m);
+				/* r sits at index key of its member list */
+				assert_true(key >= 0 && key < n);
+				assert_int_equal(m[key], r);
+				/* and the ranks of r's color are exactly the members, by key */
+				for (int q = 0; q < world; q++) {
+					struct exec_layout lq;
+					int cq, kq;
+
+					exec_layout_init(&lq, &p, q);
+					exec_group_color(&lq, (enum exec_group_kind)kind, &cq, &kq);
+					if (cq != color)
+						continue;
+					count++;
+					assert_int_equal(m[kq], q);
+				}
+				assert_int_equal(count, n);
+				assert_int_equal(n, kind == EXEC_GROUP_TP ? p.tp : kind == EXEC_GROUP_PP ? p.pp
+						 : kind == EXEC_GROUP_DP ? p.dp : world);
+			}
+	}
+}
+
+/* NCCL has no tags: its pipeline links carry one channel (activations or
+ * gradients) one way, and rely on every schedule sending a link's
+ * messages in the order its receiver takes them.  Checked for every
+ * schedule the executor runs (1F1B, GPipe, interleaved v 2..4, with and
+ * without the split backward), p 2..8, m 1..17.  Counter-example it must
+ * hold against: interleaved p 2, m 5 sends stage 1 -> 0 activations and
+ * gradients interleaved out of the receiver's order, which is why the
+ * two are separate channels. */
+static void test_exec_sched_channels_in_order(void **state)
+{
+	long checked = 0;
+
+	(void)state;
+	for (int kind = SCHED_GPIPE; kind <= SCHED_INTERLEAVED; kind++)
+		for (int split = 0; split <= 1; split++)
+			for (int p = 2; p <= 8; p++)
+				for (int m = 1; m <= 17; m++)
+					for (int v = 1; v <= 4; v++) {
+						struct sched s;
+						char why[256];
+
+						if ((kind == SCHED_INTERLEAVED) != (v > 1) ||
+						    sched_build(&s, (enum sched_kind)kind, p, m, v, split, why,
+								sizeof(why)) != RC_OK)
+							continue;
+						for (int ch = SCHED_DATA_ACT; ch <= SCHED_DATA_GRAD; ch++)
+							for (int a = 0; a < p; a++)
+								for (int b = 0; b < p; b++) {
+									int last = -1;
+
+									for (int i = 0; i < s.stages[a].n; i++) {
+										const struct sched_op *op = &s.stages[a].ops[i];
+
+										if (op->kind != SCHED_OP_SEND || op->peer != b ||
+										    (int)op->data != ch)
+											continue;
+										/* the receiver's ops in list order */
+										assert_true(op->peer_op > last);
+										last = op->peer_op;
+										/* activations go forward, gradients back */
+										assert_int_equal(b, ch == SCHED_DATA_ACT ? (a + 1) % p
+												 : (a + p - 1) % p);
+									}
+								}
+						checked++;
+						sched_release(&s);
+					}
+	assert_true(checked > 500);
+}
+
+static void test_exec_gpu_matches_names_and_memory(void **state)
+{
+	(void)state;
+	/* an H100 SXM reports 79.6 GiB = 85.5e9 bytes against the catalog's 80 GB */
+	assert_true(exec_gpu_matches("NVIDIA H100 80GB HBM3", 85.5e9, "H100-SXM5-80GB", 80e9));
+	assert_true(exec_gpu_matches("NVIDIA A100-SXM4-40GB", 42.4e9, "A100-SXM4-40GB", 40e9));
+	/* the 40 GB part is not the 80 GB one */
+	assert_false(exec_gpu_matches("NVIDIA A100-SXM4-40GB", 42.4e9, "A100-SXM4-80GB", 80e9));
+	/* a word, not a substring: an H100 is not an H10 */
+	assert_false(exec_gpu_matches("NVIDIA H100 80GB HBM3", 85.5e9, "H10-24GB", 0));
+	assert_false(exec_gpu_matches("NVIDIA H200", 150e9, "H100-SXM5-80GB", 80e9));
+	assert_true(exec_gpu_matches("cpu", 0, "cpu", 0));
+	assert_false(exec_gpu_matches("cpu", 0, "H100-SXM5-80GB", 80e9));
+}
+
+/* ---- calibration ----------------------------------------------------- */
+
+static void sample_calibration(struct exec_calibration *c)
+{
+	memset(c, 0, sizeof(*c));
+	gp_strlcpy(c->gpu, "H100-SXM5-80GB", sizeof(c->gpu));
+	gp_strlcpy(c->device, "NVIDIA H100 80GB HBM3", sizeof(c->device));
+	gp_strlcpy(c->backend, "cuda", sizeof(c->backend));
+	gp_strlcpy(c->date, "2026-01-02T03:04:05Z", sizeof(c->date));
+	c->device_memory_bytes = 85520809984.0;
+	c->precision = EXEC_PRECISION_BF16;
+	c->ranks = 8;
+	c->bf16_flops_per_s = 494.7e12;
+	c->hbm_bytes_per_s = 3.1e12;
+	c->intra_bytes_per_s = 400e9;
+	c->latency_s = 7.5e-6;
+	c->n_gemm = 1;
+	c->gemm[0].m = 8192;
+	c->gemm[0].n = 12288;
+	c->gemm[0].k = 4096;
+	c->gemm[0].time_s = 1.234e-3;
+	c->gemm[0].flops_per_s = 2.0 * 8192 * 12288 * 4096 / 1.234e-3;
+	c->n_copy = 1;
+	c->copy[0].bytes = 1 << 30;
+	c->copy[0].time_s = 0.7e-3;
+	c->copy[0].bytes_per_s = 2.0 * (1 << 30) / 0.7e-3;
+	c->n_coll = 1;
+	gp_strlcpy(c->coll[0].op, "all_reduce", sizeof(c->coll[0].op));
+	c->coll[0].ranks = 8;
+	c->coll[0].bytes = 1 << 28;
+	c->coll[0].time_s = 1.2e-3;
+}
+
+static void test_exec_calibration_json_round_trip(void **state)
+{
+	struct exec_calibration a, b;
+	char *text;
+
+	(void)state;
+	sample_calibration(&a);
+	text = exec_calibration_to_json(&a);
+	assert_int_equal(exec_calibration_parse("cal.json", text, strlen(text), &b), RC_OK);
+	free(text);
+	/* every number is printed so that it reads back exactly */
+	assert_string_equal(b.gpu, a.gpu);
+	assert_string_equal(b.device, a.device);
+	assert_string_equal(b.backend, "cuda");
+	assert_int_equal(b.precision, EXEC_PRECISION_BF16);
+	assert_int_equal(b.ranks, 8);
+	assert_true(b.bf16_flops_per_s == a.bf16_flops_per_s);
+	assert_true(b.latency_s == a.latency_s);
+	assert_true(b.device_memory_bytes == a.device_memory_bytes);
+	assert_int_equal(b.n_gemm, 1);
+	assert_true(b.gemm[0].flops_per_s == a.gemm[0].flops_per_s);
+	assert_int_equal(b.n_coll, 1);
+	assert_string_equal(b.coll[0].op, "all_reduce");
+}
+
+/* One bad field each: RC_INPUT, and the output left as it was. */
+static void test_exec_calibration_parse_rejects_bad_fields(void **state)
+{
+	static const char *const bad[] = {
+		"{\"schema\": \"gpuplan.calibration/2\"}",
+		"[1, 2]",
+		"{\"schema\": \"gpuplan.calibration/1\", \"gpu\": \"\"}",
+		"{\"schema\": \"gpuplan.calibration/1\", \"gpu\": \"H100\", \"device\": \"x\", "
+		"\"device_memory_bytes\": 1, \"backend\": \"tpu\"}",
+		"{\"schema\": \"gpuplan.calibration/1\", \"gpu\": \"H100\", \"device\": \"x\", "
+		"\"device_memory_bytes\": 1, \"backend\": \"cuda\", \"precision\": \"bf16\", "
+		"\"ranks\": 0}",
+		"{\"schema\": \"gpuplan.calibration/1\", \"gpu\": \"H100\", \"device\": \"x\", "
+		"\"device_memory_bytes\": 1, \"backend\": \"cuda\", \"precision\": \"bf16\", "
+		"\"ranks\": 1, \"date\": \"d\", \"sim\": {\"bf16_flops_per_s\": -1}}",
+		"{\"schema\": \"gpuplan.calibration/1\", \"gpu\": \"H100\", \"device\": \"x\", "
+		"\"device_memory_bytes\": 1, \"backend\": \"cuda\", \"precision\": \"bf16\", "
+		"\"ranks\": 1, \"date\": \"d\", \"sim\": {\"bf16_flops_per_s\": 1, "
+		"\"hbm_bytes_per_s\": 1, \"intra_bytes_per_s\": 0, \"latency_s\": 0}, "
+		"\"gemm\": [{\"m\": \"big\"}], \"copy\": [], \"collectives\": []}",
+		"{\"schema\": \"gpuplan.calibration/1\",",
+	};
+	struct exec_calibration c;
+
+	(void)state;
+	for (size_t i = 0; i < GP_ARRAY_LEN(bad); i++) {
+		memset(&c, 0x5a, sizeof(c));
+		assert_int_equal(exec_calibration_parse("bad.json", bad[i], strlen(bad[i]), &c),
+				 RC_INPUT);
+		assert_int_equal((unsigned char)c.gpu[0], 0x5a);
+	}
+}
+
+/* Half the GEMM rate roughly doubles compute.  GEMM times measured at
+ * twice what the simulator gives an H100 at its catalog figures (the
+ * layer's four shapes at hidden 4096, 4096 tokens), fitted: the fitted
+ * figures reproduce the doubled times, and the compute of a
+ * Llama-3-8B-shaped step on one GPU (sequence 2048, two sequences a
+ * micro-batch) grows by a factor a little under 2, element-wise work and
+ * flash attention running at HBM speed in the simulator.  The fitted
+ * peak falls by more than half: a GEMM's time there is compute plus HBM
+ * traffic (sim_internal.h), and only the compute part may grow. */
+static void test_exec_calibration_half_gemm_rate_doubles_compute(void **state)
+{
+	const double h = 4096, tok = 4096;
+	const double shapes[4][2] = { { 3 * h, h }, { h, h }, { 4 * h, h }, { h, 4 * h } };
+	struct sim_model m;
+	struct sim_parallel p;
+	struct sim_cluster c, slow;
+	struct sim_result a, b;
+	struct exec_calibration *cal = xcalloc(1, sizeof(*cal));
+	double ratio, want = 0, got = 0;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.layers = 32;
+	m.hidden = 4096;
+	m.heads = 32;
+	m.kv_heads = 8;
+	m.ffn = 14336;
+	m.vocab = 128256;
+	m.seq = 2048;
+	m.mlp = SIM_MLP_SWIGLU;
+	sim_parallel_init(&p);
+	p.mbs = 2;
+	p.gbs = 8;
+	memset(&c, 0, sizeof(c));
+	gp_strlcpy(c.gpu.name, "H100-SXM5-80GB", sizeof(c.gpu.name));
+	c.gpu.memory_bytes = 80e9;
+	c.gpu.hbm_bytes_per_s = 3.35e12;
+	c.gpu.bf16_flops_per_s = 989.4e12;
+	c.gpu.fp8_flops_per_s = 1978.9e12;
+	c.gpu.nvlink = 1;
+	c.gpu.intra_bytes_per_s = 450e9;
+	c.gpus_per_node = 1;
+	/* a copy at SIM_HBM_EFF of the catalog bandwidth keeps HBM as it is */
+	cal->n_copy = 1;
+	cal->copy[0].bytes = 1 << 30;
+	cal->copy[0].bytes_per_s = 3.35e12 * 0.8;
+	for (int i = 0; i < 4; i++) {
+		struct exec_calib_gemm *g = &cal->gemm[cal->n_gemm++];
+
+		g->m = tok;
+		g->n = shapes[i][0];
+		g->k = shapes[i][1];
+		g->time_s = 2 * sim_gemm_time_s(1, g->m, g->n, g->k, 2.0, 989.4e12, 3.35e12);
+		want += g->time_s;
+	}
+	exec_calibration_fit(cal);
+	assert_near(cal->hbm_bytes_per_s, 3.35e12, 1e-9);
+	for (int i = 0; i < 4; i++)
+		got += cal->gemm[i].predicted_s;
+	assert_near(got, want, 1e-6);
+	assert_true(cal->bf16_flops_per_s < 989.4e12 / 2);
+	slow = c;
+	exec_calibration_apply(cal, &slow);
+	/* the fp8 peak keeps its ratio to bf16 */
+	assert_near(slow.gpu.fp8_flops_per_s / slow.gpu.bf16_flops_per_s, 1978.9 / 989.4, 1e-9);
+	assert_int_equal(sim_check(&m, &p, &c, NULL, 0), RC_OK);
+	sim_step(&m, &p, &c, &a);
+	sim_step(&m, &p, &slow, &b);
+	ratio = b.breakdown.compute_s / a.breakdown.compute_s;
+	if (ratio < 1.6 || ratio > 2.0)
+		print_error("compute %.4g s -> %.4g s: ratio %.3f\n", a.breakdown.compute_s,
+			    b.breakdown.compute_s, ratio);
+	assert_true(ratio > 1.6 && ratio <= 2.0);
+	free(cal);
+}
+
+/* A quick CPU calibration in this process: the fitted peak makes the
+ * simulator's GEMM times add up to the measured ones (what the bisection
+ * solves for), and every figure is positive. */
+static void test_exec_calibrate_cpu_fit_reproduces_gemms(void **state)
+{
+	struct exec_calibrate_opts o;
+	struct exec_calibration *c = xcalloc(1, sizeof(*c));
+	double measured = 0, predicted = 0;
+
+	(void)state;
+	exec_calibrate_opts_init(&o);
+	o.quick = 1;
+	assert_int_equal(exec_calibrate(&o, c), RC_OK);
+	assert_string_equal(c->backend, "cpu");
+	assert_int_equal(c->ranks, 1);
+	assert_int_equal(c->n_gemm, 8);     /* 2 hidden sizes x 4 layer shapes */
+	assert_int_equal(c->n_copy, 2);
+	assert_int_equal(c->n_coll, 0);     /* one rank: no collectives */
+	for (int i = 0; i < c->n_gemm; i++) {
+		measured += c->gemm[i].time_s;
+		predicted += c->gemm[i].predicted_s;
+		assert_true(c->gemm[i].flops_per_s > 0);
+	}
+	assert_near(predicted, measured, 1e-6);
+	assert_true(c->bf16_flops_per_s > 0 && c->hbm_bytes_per_s > 0);
+	assert_true(c->intra_bytes_per_s == 0 && c->latency_s == 0);
+	free(c);
+}
+
+static void test_exec_calibration_path_is_safe(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	exec_calibration_path(buf, sizeof(buf), "/u", "H100-SXM5-80GB");
+	assert_string_equal(buf, "/u/calibration/H100-SXM5-80GB.json");
+	exec_calibration_path(buf, sizeof(buf), "/u", "NVIDIA H100/80GB");
+	assert_string_equal(buf, "/u/calibration/NVIDIA_H100_80GB.json");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +851,14 @@ int main(void)
 		cmocka_unit_test(test_exec_trainer_schedules_equivalent),
 		cmocka_unit_test(test_exec_trainer_init_layout_independent),
 		cmocka_unit_test(test_exec_trainer_loss_falls),
+		cmocka_unit_test(test_exec_group_color_matches_members),
+		cmocka_unit_test(test_exec_sched_channels_in_order),
+		cmocka_unit_test(test_exec_gpu_matches_names_and_memory),
+		cmocka_unit_test(test_exec_calibration_json_round_trip),
+		cmocka_unit_test(test_exec_calibration_parse_rejects_bad_fields),
+		cmocka_unit_test(test_exec_calibration_half_gemm_rate_doubles_compute),
+		cmocka_unit_test(test_exec_calibrate_cpu_fit_reproduces_gemms),
+		cmocka_unit_test(test_exec_calibration_path_is_safe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -188,6 +188,36 @@ static void test_plan_export_format_parse_names(void **state)
 	assert_int_equal(plan_export_format_parse("horovod", &f), RC_USAGE);
 }
 
+/* The launcher needs the layout too: 4 nodes x 8 GPUs (make_plan), a
+ * hostfile for several nodes, the config file named, and the TP/PP sizes
+ * the config cannot carry. */
+static void test_plan_export_deepspeed_launch(void **state)
+{
+	struct sim_plan p;
+	char *s;
+
+	(void)state;
+	make_plan(&p);
+	s = plan_export_deepspeed_launch(&p, "cfg/ds.json");
+	assert_non_null(s);
+	assert_non_null(strstr(s, "deepspeed --num_nodes 4 --num_gpus 8 --hostfile hostfile "));
+	assert_non_null(strstr(s, "--deepspeed --deepspeed_config cfg/ds.json\n"));
+	assert_non_null(strstr(s, "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4"));
+	assert_non_null(strstr(s, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"));
+	free(s);
+	/* One node of 8, pure data parallel: no hostfile, no TP/PP note. */
+	p.par.tp = 1;
+	p.par.pp = 1;
+	p.par.dp = 8;
+	p.par.interleave = 1;
+	p.nodes = 1;
+	s = plan_export_deepspeed_launch(&p, "ds_config.json");
+	assert_non_null(strstr(s, "deepspeed --num_nodes 1 --num_gpus 8 \""));
+	assert_null(strstr(s, "--hostfile"));
+	assert_null(strstr(s, "tensor-model-parallel"));
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_plan_export_mpirun_and_kubernetes),
 		cmocka_unit_test(test_plan_export_rejects_bad_batch),
 		cmocka_unit_test(test_plan_export_format_parse_names),
+		cmocka_unit_test(test_plan_export_deepspeed_launch),
 	};
 	return cmocka_run_group_tests_name("plan_export", tests, NULL, NULL);
 }

@@ -263,9 +263,10 @@ static void test_sim_memory_fits(void **state)
 static void test_sim_step_bubble_fraction(void **state)
 {
 	/* Narayanan et al., SC'21, sec. 2.2: bubble / ideal time = (p-1)/m,
-	 * (p-1)/(v m) interleaved.  A tiny vocabulary keeps the first and
-	 * last stages' extra work negligible. */
-	struct sim_model m = gpt(32, 4096, 32, 128, 2048);
+	 * (p-1)/(v m) interleaved.  A tiny vocabulary and wide layers keep
+	 * the first and last stages' extra work (the head's host floor of
+	 * 3 x SIM_HOST_LAYER_S against about 0.4 s a stage) negligible. */
+	struct sim_model m = gpt(32, 8192, 64, 128, 2048);
 	struct sim_cluster c = a100();
 	struct sim_parallel p = par(1, 4, 1, 1, 8);
 	struct sim_result r;
@@ -320,6 +321,248 @@ static void test_sim_group_link_placement(void **state)
 	c.gpu.intra_bytes_per_s = 32e9;
 	sim_group_link(&c, 4, 1, &in);
 	assert_near(in.bytes_per_s, 16e9 * SIM_LINK_EFF, 1e-12);
+}
+
+static void test_sim_ring_latency_nccl_model(void **state)
+{
+	struct sim_cluster c = a100();
+	struct sim_link l;
+
+	(void)state;
+	/* NCCL's ring model (src/graph/tuning.cc, Simple protocol): 3.4 us a
+	 * step over NVLink, 9.6 us for a step that crosses the network.  A
+	 * TP group of 8 inside a node: 3.4 us a step. */
+	sim_group_link(&c, 8, 1, &l);
+	assert_near(l.latency_s, 3.4e-6, 1e-12);
+	/* 16 ranks on 2 nodes: 14 steps inside nodes and 1 across, 57.2 us
+	 * over 15 steps, 3.813 us a step on average. */
+	sim_group_link(&c, 16, 1, &l);
+	assert_near(l.latency_s, (14 * 3.4e-6 + 9.6e-6) / 15, 1e-12);
+	assert_near(sim_allgather_s(8, 16, &l), 57.2e-6 + 15.0 / 16 * 8 / l.bytes_per_s, 1e-9);
+	/* One rank a node: every step crosses the network. */
+	sim_group_link(&c, 16, 8, &l);
+	assert_near(l.latency_s, 9.6e-6, 1e-12);
+	/* PCIe: 5.7 us; a latency the cluster states wins. */
+	c.gpu.nvlink = 0;
+	sim_group_link(&c, 4, 1, &l);
+	assert_near(l.latency_s, 5.7e-6, 1e-12);
+	c.latency_s = 2e-5;
+	sim_group_link(&c, 16, 1, &l);
+	assert_near(l.latency_s, 2e-5, 1e-12);
+}
+
+/* ---- kernels and the host --------------------------------------------- */
+
+static void test_sim_host_floor_per_collective(void **state)
+{
+	/* A layer too small for the GPU to matter runs at the host's pace:
+	 * SIM_HOST_LAYER_S forward, twice backward, plus SIM_HOST_COLL_S for
+	 * each TP collective (2 all-reduces a pass, or 2 all-gathers and 2
+	 * reduce-scatters with sequence parallelism).  vTrain, h1024 and one
+	 * sequence of 1024: 3.0-3.2 ms a layer and micro-batch at TP 1 with
+	 * full recomputation (4 x 0.8 = 3.2 ms here), 3.35-3.5 ms at TP 2
+	 * and 4 (3.2 + 6 x 0.06 = 3.56 ms here). */
+	struct sim_model m = gpt(2, 256, 4, 1000, 128);
+	struct sim_cluster c = a100();
+	struct sim_parallel p = par(1, 1, 1, 1, 1);
+	struct sim_parts pt;
+
+	(void)state;
+	sim_parts(&m, &p, &c, &pt);
+	assert_near(pt.layer_fwd_s + pt.layer_tp_s, SIM_HOST_LAYER_S, 1e-12);
+	assert_near(pt.layer_bwd_s + pt.layer_tp_s, 2 * SIM_HOST_LAYER_S, 1e-12);
+	p.tp = 2;
+	sim_parts(&m, &p, &c, &pt);
+	assert_true(pt.layer_tp_s > 0);
+	assert_near(pt.layer_fwd_s + pt.layer_tp_s, SIM_HOST_LAYER_S + 2 * SIM_HOST_COLL_S, 1e-12);
+	assert_near(pt.layer_bwd_s + pt.layer_tp_s, 2 * SIM_HOST_LAYER_S + 2 * SIM_HOST_COLL_S,
+		    1e-12);
+	p.seq_parallel = 1;
+	sim_parts(&m, &p, &c, &pt);
+	assert_near(pt.layer_fwd_s + pt.layer_tp_s, SIM_HOST_LAYER_S + 4 * SIM_HOST_COLL_S, 1e-12);
+	/* The head and loss: one layer's forward and backward of host time. */
+	assert_near(pt.head_compute_s + pt.head_tp_s, 3 * SIM_HOST_LAYER_S, 1e-12);
+}
+
+static void test_sim_attention_kernels(void **state)
+{
+	/* Flash attention, one H100, 40 heads of 128 over 32768 causal
+	 * tokens: 4 b a s^2 d_h x (1 + 128/s)/2 = 1.104e13 FLOP at the
+	 * dimension-128 efficiency 128/(128 + SIM_GEMM_DIM_HALF) of 989.4
+	 * TFLOP/s, plus K and V streamed once per 128 queries, 1 byte per
+	 * SIM_ATTN_FLOPS_PER_BYTE FLOP, at SIM_HBM_EFF of 3.35 TB/s. */
+	struct sim_model m = gpt(1, 5120, 40, 1000, 32768);
+	struct sim_cluster c = h100();
+	struct sim_parallel p = par(1, 1, 1, 1, 1);
+	struct sim_parts pt;
+	double s = 32768, flops = 4.0 * 40 * s * s * 128 * 0.5 * (1 + 128 / s);
+	double want = flops / (989.4e12 * 128 / (128 + SIM_GEMM_DIM_HALF))
+		      + flops / SIM_ATTN_FLOPS_PER_BYTE / (3.35e12 * SIM_HBM_EFF) + SIM_KERNEL_S;
+	double scores, hbm;
+
+	(void)state;
+	assert_near(flops, 1.104e13, 0.001);
+	sim_parts(&m, &p, &c, &pt);
+	assert_near(pt.layer_attn_fwd_s, want, 1e-12);
+	assert_near(pt.layer_attn_bwd_s, 2.5 * want, 1e-12);
+	/* Megatron-LM's unfused softmax: backward moves 11 bytes a score
+	 * where forward moves 9, and its products are twice forward's, so
+	 * backward - 2 x forward = (11 - 18) bytes a score and two kernels
+	 * fewer. */
+	m = gpt(1, 2048, 16, 1000, 1024);
+	c = a100();
+	p.flash = 0;
+	p.mbs = p.gbs = 4;
+	sim_parts(&m, &p, &c, &pt);
+	scores = 4.0 * 16 * 1024 * 1024;
+	hbm = 2.039e12 * SIM_HBM_EFF;
+	assert_near(pt.layer_attn_bwd_s - 2 * pt.layer_attn_fwd_s,
+		    (SIM_SOFTMAX_BWD_BYTES - 2 * SIM_SOFTMAX_FWD_BYTES) * scores / hbm
+		    - 2 * SIM_KERNEL_S, 1e-9);
+}
+
+static void test_sim_loss_bytes(void **state)
+{
+	/* The head on one A100, 8 sequences of 1024 tokens, V = 50304, h =
+	 * 2048: three 8192 x 50304 x 2048 GEMMs (forward, input and weight
+	 * gradients), 52 bytes a logit of fp32 cross-entropy plus 12 bytes a
+	 * hidden element of the final norm, six kernels; no host floor at
+	 * this size (37 ms against 2.4 ms). */
+	struct sim_model m = gpt(1, 2048, 16, 50304, 1024);
+	struct sim_cluster c = a100();
+	struct sim_parallel p = par(1, 2, 1, 8, 8);
+	struct sim_parts pt;
+	double tok = 8192, hbm = 2.039e12;
+	double want = 3 * sim_gemm_time_s(1, tok, 50304, 2048, 2.0, 312e12, hbm)
+		      + (SIM_LOSS_BYTES * tok * 50304 + 12 * tok * 2048) / (hbm * SIM_HBM_EFF)
+		      + 6 * SIM_KERNEL_S;
+
+	(void)state;
+	m.layers = 2;
+	sim_parts(&m, &p, &c, &pt);
+	assert_near(pt.head_compute_s, want, 1e-12);
+	assert_near(want, 0.0367, 0.01);
+}
+
+static void test_sim_tp_overlap(void **state)
+{
+	/* Llama-3 70B shapes, TP 8 with sequence parallelism on H100: the
+	 * layer's forward (4.0 ms, mostly GEMMs) outlasts its TP traffic
+	 * (1.4 ms), so overlapping leaves only the contention cost,
+	 * SIM_OVERLAP_SLOWDOWN of the traffic (Lee et al. 2025: 18.9%). */
+	struct sim_model m = llama(80, 8192, 64, 8, 28672);
+	struct sim_cluster c = h100();
+	struct sim_parallel p = par(8, 1, 1, 1, 1);
+	struct sim_parts plain, over;
+
+	(void)state;
+	p.seq_parallel = 1;
+	sim_parts(&m, &p, &c, &plain);
+	p.tp_overlap = 1;
+	sim_parts(&m, &p, &c, &over);
+	assert_true(plain.layer_tp_s > 5e-4 && plain.layer_tp_s < plain.layer_fwd_s);
+	assert_near(over.layer_tp_s, SIM_OVERLAP_SLOWDOWN * plain.layer_tp_s, 1e-12);
+	assert_near(over.layer_fwd_s, plain.layer_fwd_s, 1e-12);
+}
+
+static void test_sim_dp_buckets_and_contention(void **state)
+{
+	/* 1.31B parameters (24 x 2048 GPT, V 51200) over 8 NVLink ranks:
+	 * 2.626 GB of bf16 gradients in 33 buckets of at most 40M
+	 * parameters, each a ring all-reduce of 79.6 MB, 2 x 7/8 x 79.6 MB /
+	 * 240 GB/s + 14 x 3.4 us = 628 us, 20.7 ms in all.  One micro-batch's
+	 * backward (73 ms) hides all but the last bucket, and the
+	 * hidden 20.1 ms still cost SIM_OVERLAP_SLOWDOWN of their time. */
+	struct sim_model m = gpt(24, 2048, 16, 51200, 2048);
+	struct sim_cluster c = a100();
+	struct sim_parallel p = par(1, 1, 8, 1, 64);
+	struct sim_result r;
+	struct sim_link l;
+	double grad = 2 * sim_model_params(&m), bucket, ar, last;
+
+	(void)state;
+	assert_near(grad, 2.626e9, 0.001);
+	sim_group_link_k(&c, 8, 8, &l);
+	bucket = grad / 33;
+	last = sim_allreduce_s(bucket, 8, &l);
+	ar = 33 * last;
+	assert_near(last, 628e-6, 0.01);
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.breakdown.dp_comm_total_s, ar, 1e-12);
+	assert_near(r.breakdown.dp_comm_exposed_s, last + SIM_OVERLAP_SLOWDOWN * (ar - last),
+		    1e-12);
+}
+
+static void test_sim_zero3_tensor_sync(void **state)
+{
+	/* DeepSpeed's 2021 ZeRO-3: one synchronous collective per parameter
+	 * tensor.  Two GPT layers of h 1024 (12 tensors each: four matrices,
+	 * their biases, two norms' weights and biases) plus 4 for the
+	 * embedding, head and final norm: 28 collectives a pass.  26.19M
+	 * parameters, 52.39 MB of bf16, over 4 NVLink ranks: a pass takes
+	 * 3/4 x 52.39 MB / 240 GB/s = 164 us of bandwidth plus 28 x 3 steps
+	 * x (3.4 us of ring step + 4 us of copy kernel) = 622 us; forward
+	 * gather, backward gather and reduce-scatter, for 2 micro-batches:
+	 * 6 passes, 4.71 ms, none of it overlapped. */
+	struct sim_model m = gpt(2, 1024, 16, 1000, 128);
+	struct sim_cluster c = a100();
+	struct sim_parallel p = par(1, 1, 4, 1, 8);
+	struct sim_result sync, block;
+	double bytes = 2 * sim_model_params(&m);
+	double pass = 0.75 * bytes / (300e9 * SIM_LINK_EFF)
+		      + 28 * 3 * (SIM_NVLINK_STEP_S + SIM_KERNEL_S);
+
+	(void)state;
+	assert_near(bytes, 52.39e6, 0.001);
+	assert_near(pass, 786e-6, 0.01);
+	p.zero = 3;
+	p.zero3_gather = SIM_ZERO3_TENSOR_SYNC;
+	sim_step(&m, &p, &c, &sync);
+	assert_near(sync.breakdown.dp_comm_total_s, 6 * pass, 1e-9);
+	assert_near(sync.breakdown.dp_comm_exposed_s, sync.breakdown.dp_comm_total_s, 1e-12);
+	/* Full recomputation gathers once more a micro-batch. */
+	p.recompute = SIM_RECOMPUTE_FULL;
+	sim_step(&m, &p, &c, &sync);
+	assert_near(sync.breakdown.dp_comm_total_s, 8 * pass, 1e-9);
+	/* FSDP-style blocks: 3 collectives a pass, mostly hidden. */
+	p.zero3_gather = SIM_ZERO3_BLOCK;
+	sim_step(&m, &p, &c, &block);
+	assert_true(block.breakdown.dp_comm_total_s < sync.breakdown.dp_comm_total_s);
+	assert_true(block.breakdown.dp_comm_exposed_s < block.breakdown.dp_comm_total_s);
+}
+
+static void test_sim_zero3_megatron_table2(void **state)
+{
+	/* Narayanan et al., SC'21, Table 2: GPT-3 175B under DeepSpeed's
+	 * ZeRO-3, global batch 1536, full recomputation: 144, 88 and 44
+	 * TFLOP/s a GPU on 384, 768 and 1536 A100s (micro-batch 4, 2, 1), the
+	 * same 67 s step on 768 and 1536.  Per-tensor synchronous gathers,
+	 * whose ring latency grows with the GPU count, keep the step from
+	 * halving; gathered by prefetched blocks, it would halve. */
+	struct sim_model m = gpt(96, 12288, 96, 51200, 2048);
+	struct sim_cluster c = a100();
+	double meas[3] = { 144, 88, 44 };
+	double step[3];
+	struct sim_result r;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		struct sim_parallel p = par(1, 1, 384 << i, 4 >> i, 1536);
+
+		p.zero = 3;
+		p.zero3_gather = SIM_ZERO3_TENSOR_SYNC;
+		p.recompute = SIM_RECOMPUTE_FULL;
+		p.flash = 0;
+		sim_step(&m, &p, &c, &r);
+		step[i] = r.step_time_s;
+		assert_near(r.hardware_flops_per_gpu_s / 1e12, meas[i], 0.25);
+		if (i == 2) {
+			p.zero3_gather = SIM_ZERO3_BLOCK;
+			sim_step(&m, &p, &c, &r);
+			assert_true(r.step_time_s < 0.5 * step[1]);
+		}
+	}
+	assert_true(step[2] > 0.8 * step[1]);
 }
 
 /* ---- whole steps ------------------------------------------------------- */
@@ -629,6 +872,14 @@ int main(void)
 		cmocka_unit_test(test_sim_step_bubble_fraction),
 		cmocka_unit_test(test_sim_collectives_ring_factors),
 		cmocka_unit_test(test_sim_group_link_placement),
+		cmocka_unit_test(test_sim_ring_latency_nccl_model),
+		cmocka_unit_test(test_sim_host_floor_per_collective),
+		cmocka_unit_test(test_sim_attention_kernels),
+		cmocka_unit_test(test_sim_loss_bytes),
+		cmocka_unit_test(test_sim_tp_overlap),
+		cmocka_unit_test(test_sim_dp_buckets_and_contention),
+		cmocka_unit_test(test_sim_zero3_tensor_sync),
+		cmocka_unit_test(test_sim_zero3_megatron_table2),
 		cmocka_unit_test(test_sim_step_breakdown_sums),
 		cmocka_unit_test(test_sim_step_fp8_uses_fp8_rate),
 		cmocka_unit_test(test_sim_step_recompute_costs_time),

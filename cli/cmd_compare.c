@@ -1,0 +1,345 @@
+/*
+ * cmd_compare.c - `gpuplan compare`: rent or buy, across GPU types, for
+ * one training job on a given number of GPUs.  For every GPU it asks the
+ * planner (plan_run, the same search `plan` uses, filtered to that GPU and
+ * GPU count, least cost) twice: once over the price table's offerings
+ * (renting), once over the machine of hardware.csv priced at its owning
+ * cost per hour (buying: purchase amortised over its busy hours plus power
+ * with the facility's PUE).  It prints time to train, total cost, cost per
+ * billion tokens, the cost per GPU-hour of owning with its parts, and the
+ * months of use after which buying beats renting, then every assumption
+ * with its source.  No cost model lives here: pricing/price_cost.c and the
+ * planner hold them.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_plan.h"
+
+enum { OPT_GPUS = PCLI_FIRST_FREE };
+
+#define COMPARE_DEFAULT_GPUS 8
+
+static void help(void)
+{
+	printf("usage: gpuplan compare --model NAME --tokens N [--gpus N] [--gpu NAME] [options]\n\n"
+	       "Rent or buy: for every GPU type with an on-demand offering or a machine in\n"
+	       "hardware.csv, the cheapest way to train the job on N GPUs when renting (the\n"
+	       "price table) and when buying (hardware.csv at its owning cost per hour), with\n"
+	       "time to train, total cost, cost per billion tokens, the owning cost per\n"
+	       "GPU-hour with its parts, and the months of use after which buying beats\n"
+	       "renting the same GPU.  Assumptions and their sources follow the table.\n\n"
+	       "  --gpus N              GPUs per option (default %d: one 8-GPU machine)\n"
+	       "  -h, --help            this help\n",
+	       COMPARE_DEFAULT_GPUS);
+	plan_cli_help(stdout);
+	printf("\nexit status: 0 ok, 2 bad usage or input, 3 nothing fits on N GPUs of any type\n");
+}
+
+/* One GPU type's answer. */
+struct entry {
+	const struct price_gpu *gpu;
+	int have_rent, have_buy;
+	struct plan_candidate rent, buy;
+	const struct price_hardware *hw;
+	int machines;
+	struct price_owned_cost oc;      /* one machine */
+	double breakeven_months;         /* < 0: never; NAN: no rent to compare */
+	const char *why_no_buy;          /* NULL when bought */
+	double best_cost;                /* for sorting */
+};
+
+static int by_cost(const void *pa, const void *pb)
+{
+	const struct entry *a = pa, *b = pb;
+
+	if (a->best_cost != b->best_cost)
+		return a->best_cost < b->best_cost ? -1 : 1;
+	return strcmp(a->gpu->name, b->gpu->name);
+}
+
+/* The least-cost plan of job on exactly n GPUs of gpu over cat.  Returns
+ * RC_OK with *out filled, RC_INFEASIBLE, or an error status. */
+static enum rc cheapest(const struct plan_job *job, const struct price_catalog *cat,
+			const struct plan_opts *base, const struct price_gpu *gpu, int n,
+			struct plan_candidate *out)
+{
+	struct plan_opts o = *base;
+	struct plan_result res;
+	enum rc rc;
+
+	gp_strlcpy(o.filter.gpu, gpu->name, sizeof(o.filter.gpu));
+	o.filter.min_gpus = o.filter.max_gpus = n;
+	o.objective = PLAN_OBJECTIVE_COST;
+	o.budget_usd = o.hourly_budget_usd = o.deadline_s = -1;
+	o.phases = 1;
+	o.top = 1;
+	o.dump_lp_path = NULL;
+	rc = plan_run(job, 1, cat, &o, &res);
+	if (rc == RC_OK)
+		*out = res.rows[0].c;
+	plan_result_release(&res);
+	return rc;
+}
+
+/* Months of use at the assumed utilisation after which the purchase is
+ * paid back by what renting would have cost beyond the power: purchase /
+ * ((rent - power) per token x tokens per month on the owned machines). */
+static double breakeven_months(const struct entry *e, const struct plan_job *job,
+			       const struct price_owned_opts *oo)
+{
+	double rent_per_tok = e->rent.costs.compute_usd / job->tokens;
+	double power_per_tok = e->oc.power_usd_per_hour * e->machines * e->buy.time_s / 3600.0 /
+			       job->tokens;
+	double tok_per_month = job->tokens / e->buy.time_s * 3600.0 * UNIT_HOURS_PER_MONTH *
+			       oo->utilisation;
+	double saving = (rent_per_tok - power_per_tok) * tok_per_month;
+
+	if (!(saving > 0))
+		return -1;
+	return e->hw->price_usd * e->machines / saving;
+}
+
+static enum rc compare_gpu(const struct plan_cli *pc, const struct plan_cli_data *d,
+			   const struct plan_opts *base, int n, struct entry *e)
+{
+	const struct plan_job *job = &d->jobs[0];
+	struct plan_opts rent_opts = *base;
+	enum rc rc;
+
+	/* Renting means on-demand (and reserved with --reserved) unless the
+	 * user asked for spot. */
+	if (rent_opts.filter.spot < 0)
+		rent_opts.filter.spot = 0;
+	rc = cheapest(job, &d->cat, &rent_opts, e->gpu, n, &e->rent);
+	if (rc != RC_OK && rc != RC_INFEASIBLE)
+		return rc;
+	e->have_rent = rc == RC_OK;
+
+	e->hw = price_hardware_for_gpu(&d->hardware, e->gpu->name);
+	if (!e->hw) {
+		e->why_no_buy = "no machine in hardware.csv";
+	} else if (n % e->hw->gpus) {
+		e->why_no_buy = "GPU count not a multiple of the machine's";
+	} else if (price_owned_cost(e->hw, e->gpu, &pc->cost.owned, &e->oc) != 0) {
+		e->why_no_buy = "no TDP figure in gpus.csv";
+	} else {
+		struct price_catalog own;
+		struct plan_opts buy_opts = *base;
+
+		/* The owned machines alone, priced at their full owning cost. */
+		memset(&own, 0, sizeof(own));
+		own.gpus = d->cat.gpus;
+		own.n_gpus = d->cat.n_gpus;
+		own.gpus_path = d->cat.gpus_path;
+		e->machines = n / e->hw->gpus;
+		price_catalog_add_owned(&own, e->hw, e->machines, e->oc.usd_per_hour);
+		buy_opts.filter.spot = -1;
+		buy_opts.filter.provider[0] = buy_opts.filter.region[0] = '\0';
+		buy_opts.commitments = NULL;
+		rc = cheapest(job, &own, &buy_opts, e->gpu, n, &e->buy);
+		/* The candidate points into own.offers, about to be freed. */
+		e->buy.offering = NULL;
+		free(own.offers);
+		if (rc != RC_OK && rc != RC_INFEASIBLE)
+			return rc;
+		e->have_buy = rc == RC_OK;
+		if (!e->have_buy)
+			e->why_no_buy = "does not fit on the machine";
+	}
+	e->breakeven_months = NAN;
+	if (e->have_buy && e->have_rent)
+		e->breakeven_months = breakeven_months(e, job, &pc->cost.owned);
+	e->best_cost = INFINITY;
+	if (e->have_rent)
+		e->best_cost = e->rent.cost_usd;
+	if (e->have_buy && e->buy.cost_usd < e->best_cost)
+		e->best_cost = e->buy.cost_usd;
+	return RC_OK;
+}
+
+static void print_row(const char *gpu, const char *option, const char *where,
+		      const struct plan_candidate *c, double tokens, double usd_per_gpu_hour,
+		      const char *breakeven)
+{
+	char t[32], cost[32], per[32], rate[32];
+
+	snprintf(rate, sizeof(rate), "$%.2f", usd_per_gpu_hour);
+	printf("%-16s %-6s %-54s %-9s %-12s %-10s ", gpu, option, where,
+	       unit_fmt_duration(t, sizeof(t), c->time_s), unit_fmt_usd(cost, sizeof(cost), c->cost_usd),
+	       unit_fmt_usd(per, sizeof(per), c->cost_usd / (tokens / 1e9)));
+	if (*breakeven)
+		printf("%-9s %s\n", rate, breakeven);
+	else
+		printf("%s\n", rate);
+}
+
+static void print_entry(const struct entry *e, const struct plan_job *job,
+			const struct price_owned_opts *oo)
+{
+	char where[512], be[64], a[32];
+
+	if (e->have_rent) {
+		const struct price_offering *of = e->rent.offering;
+
+		snprintf(where, sizeof(where), "%s %s %s %s", of->provider, of->instance_type,
+			 of->region, price_purchase_str(e->rent.purchase));
+		print_row(e->gpu->name, "rent", where, &e->rent, job->tokens,
+			  e->rent.usd_per_hour / (e->rent.nodes * e->rent.cluster.gpus_per_node), "");
+	}
+	if (e->have_buy) {
+		snprintf(where, sizeof(where), "%d x %s (%s, %s)%s", e->machines, e->hw->name,
+			 unit_fmt_usd(a, sizeof(a), e->hw->price_usd), e->hw->price_date,
+			 e->hw->cards_only ? " cards only" : "");
+		if (isnan(e->breakeven_months))
+			snprintf(be, sizeof(be), "no rental to compare");
+		else if (e->breakeven_months < 0)
+			snprintf(be, sizeof(be), "never (renting costs less than power)");
+		else
+			snprintf(be, sizeof(be), "%.1f months%s", e->breakeven_months,
+				 e->hw->cards_only ? " (host not priced)" : "");
+		print_row(e->have_rent ? "" : e->gpu->name, "buy", where, &e->buy, job->tokens,
+			  e->oc.usd_per_gpu_hour, be);
+		/* The owning cost per GPU-hour with its parts. */
+		printf("%-16s %-6s = $%.3f purchase (%s / (%g y x %.0f h x %.0f%%) / %d GPUs) + $%.3f "
+		       "power (%.0f W x PUE %g x $%g/kWh / %d GPUs)\n",
+		       "", "", e->oc.capex_usd_per_gpu_hour, unit_fmt_usd(a, sizeof(a), e->hw->price_usd),
+		       oo->amortisation_years, PRICE_HOURS_PER_YEAR, 100.0 * oo->utilisation,
+		       e->hw->gpus, e->oc.power_usd_per_gpu_hour, e->oc.power_w, oo->pue,
+		       oo->usd_per_kwh, e->hw->gpus);
+	} else if (e->have_rent) {
+		printf("%-16s %-6s %s\n", "", "buy", e->why_no_buy);
+	}
+}
+
+static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_data *d,
+			      const struct entry *ents, size_t n_ents, int n)
+{
+	const struct price_owned_opts *oo = &pc->cost.owned;
+	const struct plan_opts *o = &pc->opts;
+	char iv[32];
+	int any_cards = 0;
+
+	for (size_t i = 0; i < n_ents; i++)
+		any_cards |= ents[i].have_buy && ents[i].hw->cards_only;
+	printf("\nassumptions (sources in data/SOURCES.md):\n");
+	printf("  throughput   the planner's search and analytic simulator on exactly %d GPUs of each\n"
+	       "               type, least cost: rent over %s, buy over the machine alone\n",
+	       n, d->cat.user_table ? "your merged prices.csv" : "data/prices.csv");
+	printf("  rent         the cheapest %s offering of the price table (SkyPilot catalogs)%s\n",
+	       o->filter.spot == 1 ? "spot" : "on-demand",
+	       o->commitments ? ", reserved terms from commitments.csv included" : "");
+	printf("  buy          the lowest price per GPU in %s; dated vendor or list prices%s\n",
+	       pc->cost.hardware_path ? pc->cost.hardware_path : "data/hardware.csv",
+	       any_cards ? "; \"cards only\" rows leave the host unpriced, so their costs are lower bounds" : "");
+	printf("  amortisation straight line over %g years of which %.0f%% busy: purchase / (%g y x "
+	       "8760 h x %.0f%%) per hour of use (--owned amortisation=,utilisation=)\n",
+	       oo->amortisation_years, 100.0 * oo->utilisation, oo->amortisation_years,
+	       100.0 * oo->utilisation);
+	printf("  power        GPUs at TDP (gpus.csv) + host (hardware.csv) x PUE %g x $%g/kWh "
+	       "(--owned pue=,usd-per-kwh=); planning defaults, not measurements; idle power not "
+	       "charged\n", oo->pue, oo->usd_per_kwh);
+	printf("  checkpoints  %g bytes/param, every %s off spot, %d kept at $%g/GB-month "
+	       "(S3 Standard, first 50 TB)\n", PLAN_CKPT_BYTES_PER_PARAM,
+	       unit_fmt_duration(iv, sizeof(iv), o->ckpt_interval_s), o->ckpt_keep,
+	       o->storage_usd_per_gb_month);
+	printf("  break-even   months of use at %.0f%% utilisation after which buying beats renting "
+	       "the same GPU: purchase / ((rent - power) per token x tokens per month owned)\n",
+	       100.0 * oo->utilisation);
+	printf("  not included staff, colocation rent, network gear beyond the machine, financing, "
+	       "resale value\n");
+}
+
+enum rc cmd_compare(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		PLAN_CLI_OPTIONS,
+		{ "gpus", required_argument, NULL, OPT_GPUS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct plan_cli pc;
+	struct plan_cli_data d;
+	struct entry *ents = NULL;
+	size_t n_ents = 0;
+	int n = COMPARE_DEFAULT_GPUS, ch;
+	enum rc rc = RC_OK;
+
+	plan_cli_init(&pc);
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (plan_cli_flag(&pc, ch, optarg, &rc)) {
+			if (rc != RC_OK)
+				return rc;
+			continue;
+		}
+		switch (ch) {
+		case OPT_GPUS: rc = cli_parse_int("--gpus", optarg, 1, 1 << 20, &n); break;
+		case 'h': help(); return RC_OK;
+		default: return cli_bad_option("compare", optopt, argv[optind - 1]);
+		}
+		if (rc != RC_OK)
+			return rc;
+	}
+	if (optind < argc) {
+		gp_error("compare: expected options only, found '%s'", argv[optind]);
+		return RC_USAGE;
+	}
+	if (pc.jobs_path) {
+		gp_error("compare: expected --model and --tokens, found --jobs");
+		return RC_USAGE;
+	}
+	if (pc.json) {
+		gp_error("compare: expected a table, found --json (use plan --json for programs)");
+		return RC_USAGE;
+	}
+	if (pc.cost.n_have) {
+		gp_error("compare: expected no --have (compare prices buying; plan --have plans with what you own)");
+		return RC_USAGE;
+	}
+	pc.cost.need_hardware = 1;
+	rc = plan_cli_load(&pc, "compare", &d);
+	if (rc != RC_OK)
+		return rc;
+	ents = xcalloc(d.cat.n_gpus ? d.cat.n_gpus : 1, sizeof(*ents));
+	for (size_t i = 0; i < d.cat.n_gpus && rc == RC_OK; i++) {
+		const struct price_gpu *g = &d.cat.gpus[i];
+		struct entry *e = &ents[n_ents];
+
+		if (pc.opts.filter.gpu[0] && price_gpu_find(&d.cat, pc.opts.filter.gpu) != g)
+			continue;
+		if (!price_gpu_eligible(g, NULL, 0))
+			continue;
+		e->gpu = g;
+		rc = compare_gpu(&pc, &d, &pc.opts, n, e);
+		if (rc == RC_OK && (e->have_rent || e->have_buy))
+			n_ents++;
+	}
+	if (rc == RC_OK && pc.opts.filter.gpu[0] && !price_gpu_find(&d.cat, pc.opts.filter.gpu)) {
+		cli_gpu_find(&d.cat, "--gpu", pc.opts.filter.gpu);
+		rc = RC_USAGE;
+	}
+	if (rc == RC_OK && n_ents == 0) {
+		gp_error("compare: %s: no GPU type trains it on %d GPUs (memory or batch)",
+			 d.jobs[0].name, n);
+		rc = RC_INFEASIBLE;
+	}
+	if (rc == RC_OK) {
+		char tok[32];
+
+		qsort(ents, n_ents, sizeof(*ents), by_cost);
+		printf("gpuplan compare: %s, %s tokens on %d GPUs; cheapest first\n\n", d.jobs[0].name,
+		       unit_fmt_count(tok, sizeof(tok), d.jobs[0].tokens), n);
+		printf("%-16s %-6s %-54s %-9s %-12s %-10s %-9s %s\n", "GPU", "OPTION", "WHERE", "TIME",
+		       "COST", "USD/B-TOK", "USD/GPU-H", "BREAK-EVEN");
+		for (size_t i = 0; i < n_ents; i++)
+			print_entry(&ents[i], &d.jobs[0], &pc.cost.owned);
+		print_assumptions(&pc, &d, ents, n_ents, n);
+	}
+	free(ents);
+	plan_cli_release(&d);
+	return rc;
+}

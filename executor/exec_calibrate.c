@@ -1,0 +1,448 @@
+/*
+ * exec_calibrate.c - what `gpuplan calibrate` measures, and how it turns
+ * the measurements into the figures the simulator reads.
+ *
+ * Measured through the same backend and communicator tables the trainer
+ * uses, so the figures are the executor's own:
+ * - GEMMs of a transformer layer's shapes (QKV, output projection, MLP up
+ *   and down: (tokens, 3h, h), (tokens, h, h), (tokens, 4h, h),
+ *   (tokens, h, 4h)) at several hidden sizes, on world rank 0's device;
+ * - device-to-device copies (HBM on a GPU, DRAM on the CPU);
+ * - with more than one rank, nccl-tests' sweep (src/common.cu): all-reduce,
+ *   all-gather and reduce-scatter over the world at growing sizes, with
+ *   algorithm and bus bandwidth as doc/PERFORMANCE.md defines them.
+ *
+ * The fit keeps the simulator's own model and finds its inputs
+ * (simulator/sim_internal.h): the bf16 peak with which sim_gemm_time_s's
+ * efficiency curve adds up to the measured GEMM times (bisection; the
+ * curve is monotone in the peak), the HBM bandwidth whose SIM_HBM_EFF
+ * share is the measured copy rate, the intra-node bandwidth whose
+ * SIM_LINK_EFF share is the best all-reduce bus bandwidth, and the
+ * per-step latency that the smallest all-reduce leaves once its bytes are
+ * paid for (the alpha-beta model of sim_allreduce_s).
+ *
+ * It does not name the catalog GPU (the caller matches the device), write
+ * files or print.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exec_internal.h"
+#include "sim_internal.h"
+
+#define CAL_PATTERN 65536    /* distinct random floats tiled over inputs */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void exec_calibrate_opts_init(struct exec_calibrate_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->backend = "cpu";
+	o->precision = EXEC_PRECISION_BF16;
+}
+
+/* What to measure on one backend. */
+struct plan {
+	const int *hidden;
+	int n_hidden;
+	int tokens;
+	const double *copy_bytes;
+	int n_copy;
+	double coll_min, coll_max, coll_step;  /* bytes */
+	double target_s;                       /* time one measurement runs */
+};
+
+static const int gpu_hidden[] = { 1024, 2048, 4096, 8192 };
+static const int gpu_hidden_quick[] = { 1024 };
+static const int cpu_hidden[] = { 64, 128, 256 };
+static const int cpu_hidden_quick[] = { 32, 64 };
+static const double gpu_copy[] = { 64.0 * (1 << 20), 1024.0 * (1 << 20) };
+static const double cpu_copy[] = { 4.0 * (1 << 20), 64.0 * (1 << 20) };
+static const double quick_copy[] = { 1.0 * (1 << 20), 8.0 * (1 << 20) };
+
+static void plan_for(const struct exec_calibrate_opts *o, int gpu, struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (o->quick) {
+		p->hidden = gpu ? gpu_hidden_quick : cpu_hidden_quick;
+		p->n_hidden = gpu ? (int)GP_ARRAY_LEN(gpu_hidden_quick) : (int)GP_ARRAY_LEN(cpu_hidden_quick);
+		p->tokens = gpu ? 2048 : 64;
+		p->copy_bytes = quick_copy;
+		p->n_copy = (int)GP_ARRAY_LEN(quick_copy);
+		p->coll_min = 4096;
+		p->coll_max = 1 << 20;
+		p->coll_step = 16;
+		p->target_s = 0.01;
+		return;
+	}
+	p->hidden = gpu ? gpu_hidden : cpu_hidden;
+	p->n_hidden = gpu ? (int)GP_ARRAY_LEN(gpu_hidden) : (int)GP_ARRAY_LEN(cpu_hidden);
+	p->tokens = gpu ? 8192 : 256;
+	p->copy_bytes = gpu ? gpu_copy : cpu_copy;
+	p->n_copy = 2;
+	p->coll_min = 4096;
+	p->coll_max = gpu ? 256.0 * (1 << 20) : 16.0 * (1 << 20);
+	p->coll_step = 4;
+	p->target_s = gpu ? 0.1 : 0.05;
+}
+
+/* n floats of device memory holding a fixed random pattern: zeros would
+ * flatter a GPU, whose clocks rise when its multipliers see zeros. */
+static float *random_buffer(struct exec_device *d, size_t n)
+{
+	float *p = exec_dalloc(d, n * sizeof(float)), *h = xmalloc(CAL_PATTERN * sizeof(float));
+
+	for (size_t i = 0; i < CAL_PATTERN; i++)
+		h[i] = (float)exec_rand_normal(99, 1, i);
+	for (size_t off = 0; off < n; off += CAL_PATTERN) {
+		size_t len = n - off < CAL_PATTERN ? n - off : CAL_PATTERN;
+
+		d->be->from_host(d, p + off, h, len * sizeof(float));
+	}
+	free(h);
+	return p;
+}
+
+/* Runs `run` reps times in a row per batch, three batches after a warm-up,
+ * and returns the median batch's time per run (the device synchronised
+ * around each batch, not between runs). */
+struct timed {
+	struct exec_device *d;
+	void (*run)(void *ctx);
+	void *ctx;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static enum rc time_runs(const struct timed *t, double target_s, double *out)
+{
+	double one, b[3], t0;
+	int reps;
+
+	t->run(t->ctx);
+	if (exec_device_sync(t->d) != RC_OK)
+		return RC_DEVICE;
+	t0 = now_s();
+	t->run(t->ctx);
+	if (exec_device_sync(t->d) != RC_OK)
+		return RC_DEVICE;
+	one = now_s() - t0;
+	reps = one > 0 ? (int)ceil(target_s / 3 / one) : 100;
+	if (reps < 1)
+		reps = 1;
+	if (reps > 100)
+		reps = 100;
+	for (int i = 0; i < 3; i++) {
+		t0 = now_s();
+		for (int r = 0; r < reps; r++)
+			t->run(t->ctx);
+		if (exec_device_sync(t->d) != RC_OK)
+			return RC_DEVICE;
+		b[i] = (now_s() - t0) / reps;
+	}
+	qsort(b, 3, sizeof(double), cmp_double);
+	*out = b[1];
+	return RC_OK;
+}
+
+struct gemm_ctx {
+	struct exec_device *d;
+	float *out, *a, *w;
+	int m, n, k;
+};
+
+static void run_gemm(void *ctx)
+{
+	struct gemm_ctx *g = ctx;
+
+	g->d->be->matmul_forward(g->d, g->out, g->a, g->w, NULL, g->m, g->k, g->n);
+}
+
+struct copy_ctx {
+	struct exec_device *d;
+	float *dst, *src;
+	size_t bytes;
+};
+
+static void run_copy(void *ctx)
+{
+	struct copy_ctx *c = ctx;
+
+	c->d->be->copy(c->d, c->dst, c->src, c->bytes);
+}
+
+static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
+			     struct exec_calibration *c)
+{
+	for (int i = 0; i < p->n_hidden; i++) {
+		int h = p->hidden[i];
+		const int shapes[4][2] = { { 3 * h, h }, { h, h }, { 4 * h, h }, { h, 4 * h } };
+
+		for (int s = 0; s < 4 && c->n_gemm < EXEC_CALIB_MAX_POINTS; s++) {
+			struct gemm_ctx g = { d, NULL, NULL, NULL, p->tokens, shapes[s][0], shapes[s][1] };
+			struct timed t = { d, run_gemm, &g };
+			struct exec_calib_gemm *r = &c->gemm[c->n_gemm];
+			size_t na = (size_t)g.m * g.k, nw = (size_t)g.n * g.k, no = (size_t)g.m * g.n;
+			enum rc rc;
+
+			g.a = random_buffer(d, na);
+			g.w = random_buffer(d, nw);
+			g.out = exec_dalloc(d, no * sizeof(float));
+			rc = time_runs(&t, p->target_s, &r->time_s);
+			exec_dfree(d, g.out, no * sizeof(float));
+			exec_dfree(d, g.w, nw * sizeof(float));
+			exec_dfree(d, g.a, na * sizeof(float));
+			if (rc != RC_OK)
+				return rc;
+			r->m = g.m;
+			r->n = g.n;
+			r->k = g.k;
+			r->flops_per_s = 2.0 * r->m * r->n * r->k / r->time_s;
+			c->n_gemm++;
+		}
+	}
+	return RC_OK;
+}
+
+static enum rc measure_copies(struct exec_device *d, const struct plan *p,
+			      struct exec_calibration *c)
+{
+	for (int i = 0; i < p->n_copy && c->n_copy < EXEC_CALIB_MAX_POINTS; i++) {
+		size_t n = (size_t)(p->copy_bytes[i] / sizeof(float));
+		struct copy_ctx cc = { d, NULL, NULL, n * sizeof(float) };
+		struct timed t = { d, run_copy, &cc };
+		struct exec_calib_copy *r = &c->copy[c->n_copy];
+		enum rc rc;
+
+		cc.src = random_buffer(d, n);
+		cc.dst = exec_dalloc(d, n * sizeof(float));
+		rc = time_runs(&t, p->target_s, &r->time_s);
+		exec_dfree(d, cc.dst, n * sizeof(float));
+		exec_dfree(d, cc.src, n * sizeof(float));
+		if (rc != RC_OK)
+			return rc;
+		r->bytes = (double)cc.bytes;
+		r->bytes_per_s = 2.0 * r->bytes / r->time_s;
+		c->n_copy++;
+	}
+	return RC_OK;
+}
+
+enum coll_op { OP_ALL_REDUCE, OP_ALL_GATHER, OP_REDUCE_SCATTER };
+static const char *const op_names[] = { "all_reduce", "all_gather", "reduce_scatter" };
+
+struct coll_ctx {
+	struct exec_group *g;
+	enum coll_op op;
+	float *buf, *out;
+	size_t count;       /* floats: the whole buffer, or one member's part */
+	enum rc rc;
+};
+
+static void run_coll(void *ctx)
+{
+	struct coll_ctx *c = ctx;
+	struct exec_group *g = c->g;
+
+	if (c->rc != RC_OK)
+		return;
+	if (c->op == OP_ALL_REDUCE)
+		c->rc = g->comm->all_reduce(g, c->buf, c->count, EXEC_F32, EXEC_SUM);
+	else if (c->op == OP_ALL_GATHER)
+		c->rc = g->comm->all_gather(g, c->buf, c->count);
+	else
+		c->rc = g->comm->reduce_scatter(g, c->buf, c->out, c->count);
+}
+
+/* The sweep over the world: every rank runs the same sizes in the same
+ * order; rank 0's times are kept.  Repetitions are fixed per size (not
+ * chosen from a first timing, which could differ between ranks and leave
+ * one waiting in a collective the others never start). */
+static enum rc measure_collectives(struct exec_job *j, const struct plan *p,
+				   struct exec_calibration *c)
+{
+	struct exec_group *g = &j->g.world;
+	struct exec_device *d = &j->dev;
+	int n = g->size;
+
+	for (int op = 0; op < 3; op++)
+		for (double bytes = p->coll_min; bytes <= p->coll_max && c->n_coll < EXEC_CALIB_MAX_POINTS;
+		     bytes *= p->coll_step) {
+			size_t total = (size_t)(bytes / sizeof(float)) / (size_t)n * (size_t)n;
+			struct coll_ctx cc = { g, (enum coll_op)op, NULL, NULL, 0, RC_OK };
+			struct exec_calib_coll *r = &c->coll[c->n_coll];
+			int reps = bytes <= (1 << 20) ? 20 : 5;
+			double t0, t;
+
+			cc.buf = exec_dalloc(d, total * sizeof(float));
+			cc.out = exec_dalloc(d, total / n * sizeof(float));
+			cc.count = op == OP_ALL_REDUCE ? total : total / n;
+			run_coll(&cc);
+			if (cc.rc == RC_OK)
+				cc.rc = g->comm->barrier(g);
+			t0 = now_s();
+			for (int i = 0; i < reps; i++)
+				run_coll(&cc);
+			if (cc.rc == RC_OK)
+				cc.rc = exec_device_sync(d);
+			t = (now_s() - t0) / reps;
+			exec_dfree(d, cc.out, total / n * sizeof(float));
+			exec_dfree(d, cc.buf, total * sizeof(float));
+			if (cc.rc != RC_OK)
+				return cc.rc;
+			gp_strlcpy(r->op, op_names[op], sizeof(r->op));
+			r->ranks = n;
+			r->bytes = (double)(total * sizeof(float));
+			r->time_s = t;
+			r->algbw_bytes_per_s = r->bytes / t;
+			/* nccl-tests' bus bandwidth factors */
+			r->busbw_bytes_per_s = r->algbw_bytes_per_s *
+				(op == OP_ALL_REDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n);
+			c->n_coll++;
+		}
+	return RC_OK;
+}
+
+/* Sum of the simulator's times for c's GEMMs at peak and hbm. */
+static double sim_gemms_s(const struct exec_calibration *c, double peak, double hbm)
+{
+	double s = 0;
+
+	for (int i = 0; i < c->n_gemm; i++)
+		s += sim_gemm_time_s(1, c->gemm[i].m, c->gemm[i].n, c->gemm[i].k, 2.0, peak, hbm);
+	return s;
+}
+
+void exec_calibration_fit(struct exec_calibration *c)
+{
+	double measured = 0, lo = 1e6, hi = 1e18;
+
+	if (c->n_copy > 0)
+		c->hbm_bytes_per_s = c->copy[c->n_copy - 1].bytes_per_s / SIM_HBM_EFF;
+	for (int i = 0; i < c->n_gemm; i++)
+		measured += c->gemm[i].time_s;
+	if (c->n_gemm > 0 && c->hbm_bytes_per_s > 0) {
+		/* geometric bisection: the peak spans twelve decades */
+		for (int it = 0; it < 200 && hi / lo > 1 + 1e-9; it++) {
+			double mid = sqrt(lo * hi);
+
+			if (sim_gemms_s(c, mid, c->hbm_bytes_per_s) > measured)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		c->bf16_flops_per_s = sqrt(lo * hi);
+		for (int i = 0; i < c->n_gemm; i++)
+			c->gemm[i].predicted_s = sim_gemm_time_s(1, c->gemm[i].m, c->gemm[i].n,
+								 c->gemm[i].k, 2.0, c->bf16_flops_per_s,
+								 c->hbm_bytes_per_s);
+	}
+	{
+		const struct exec_calib_coll *small = NULL, *best = NULL;
+
+		/* the link is the best bus bandwidth any size reached (nccl-tests'
+		 * curves rise to a plateau; a shared machine's dip below it) */
+		for (int i = 0; i < c->n_coll; i++)
+			if (strcmp(c->coll[i].op, "all_reduce") == 0) {
+				if (!small || c->coll[i].bytes < small->bytes)
+					small = &c->coll[i];
+				if (!best || c->coll[i].busbw_bytes_per_s > best->busbw_bytes_per_s)
+					best = &c->coll[i];
+			}
+		if (best && best->ranks > 1) {
+			int n = best->ranks;
+			double link = best->busbw_bytes_per_s, rest;
+
+			c->intra_bytes_per_s = link / SIM_LINK_EFF;
+			/* sim_allreduce_s: 2(n-1)/n B / link + 2(n-1) latency */
+			rest = small->time_s - 2.0 * (n - 1) / n * small->bytes / link;
+			c->latency_s = rest > 0 ? rest / (2.0 * (n - 1)) : 0;
+		}
+	}
+}
+
+enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibration *out)
+{
+	struct exec_calibration *c = xcalloc(1, sizeof(*c));
+	struct exec_job j;
+	struct plan p;
+	enum rc rc;
+
+	rc = exec_job_open(&j, "calibrate", o->backend, o->precision, NULL);
+	if (rc != RC_OK) {
+		free(c);
+		return rc;
+	}
+	plan_for(o, strcmp(j.dev.be->name, "cpu") != 0, &p);
+	if (j.rank == 0) {
+		rc = measure_copies(&j.dev, &p, c);
+		if (rc == RC_OK)
+			rc = measure_gemms(&j.dev, &p, c);
+	}
+	rc = exec_job_agree(&j, rc, "calibrate", "");
+	if (rc == RC_OK && j.world > 1) {
+		rc = j.g.world.comm->barrier(&j.g.world);
+		if (rc == RC_OK)
+			rc = measure_collectives(&j, &p, c);
+		/* a failed collective may leave the others waiting in the next */
+		if (rc != RC_OK)
+			exec_mpi_abort(rc_exit_code(rc));
+	}
+	if (rc == RC_OK && j.rank == 0) {
+		time_t now = time(NULL);
+		struct tm tm;
+
+		gp_strlcpy(c->device, j.dev.name, sizeof(c->device));
+		c->device_memory_bytes = j.dev.memory_bytes;
+		gp_strlcpy(c->backend, j.dev.be->name, sizeof(c->backend));
+		c->precision = strcmp(j.dev.be->name, "cpu") != 0 ? o->precision : EXEC_PRECISION_FP32;
+		c->ranks = j.world;
+		gmtime_r(&now, &tm);
+		strftime(c->date, sizeof(c->date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		exec_calibration_fit(c);
+		*out = *c;
+	}
+	exec_job_close(&j);
+	free(c);
+	return rc;
+}
+
+void exec_calibration_apply_gpu(const struct exec_calibration *c, struct price_gpu *g)
+{
+	if (c->bf16_flops_per_s > 0) {
+		double f = g->bf16_flops_per_s > 0 ? c->bf16_flops_per_s / g->bf16_flops_per_s : 0;
+
+		/* other precisions keep their ratio to bf16 (the catalog's) */
+		g->fp8_flops_per_s *= f;
+		g->tf32_flops_per_s *= f;
+		g->fp32_flops_per_s *= f;
+		g->bf16_flops_per_s = c->bf16_flops_per_s;
+	}
+	if (c->hbm_bytes_per_s > 0)
+		g->hbm_bytes_per_s = c->hbm_bytes_per_s;
+	if (c->intra_bytes_per_s > 0)
+		g->intra_bytes_per_s = c->intra_bytes_per_s;
+}
+
+void exec_calibration_apply(const struct exec_calibration *c, struct sim_cluster *cl)
+{
+	exec_calibration_apply_gpu(c, &cl->gpu);
+	if (c->intra_bytes_per_s > 0)
+		cl->intra_bytes_per_s = c->intra_bytes_per_s;
+	if (c->latency_s > 0)
+		cl->latency_s = c->latency_s;
+}

@@ -1,0 +1,425 @@
+/*
+ * exec_calibrate_json.c - calibration files (schema gpuplan.calibration/1):
+ * write them atomically, read them back with every field checked, and say
+ * where the user's calibration of a GPU lives.  The only file of the
+ * calibration that includes <cjson/cJSON.h>.
+ *
+ * A file holds what was measured (GEMMs, copies, collectives, each with
+ * its size and time) and the four figures the simulator reads instead of
+ * the catalog's (exec_calibration_apply); the measurements are there to be
+ * looked at and re-fitted, the figures are what is used.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec.h"
+
+/* ---- writing --------------------------------------------------------- */
+
+static void add_num(cJSON *o, const char *k, double v)
+{
+	char buf[40];
+
+	cJSON_AddRawToObject(o, k, unit_fmt_exact(buf, sizeof(buf), v));
+}
+
+char *exec_calibration_to_json(const struct exec_calibration *c)
+{
+	cJSON *root = cJSON_CreateObject(), *s, *a;
+	char *text;
+
+	cJSON_AddStringToObject(root, "schema", EXEC_CALIBRATION_SCHEMA);
+	cJSON_AddStringToObject(root, "gpu", c->gpu);
+	cJSON_AddStringToObject(root, "device", c->device);
+	add_num(root, "device_memory_bytes", c->device_memory_bytes);
+	cJSON_AddStringToObject(root, "backend", c->backend);
+	cJSON_AddStringToObject(root, "precision", exec_precision_str(c->precision));
+	add_num(root, "ranks", c->ranks);
+	cJSON_AddStringToObject(root, "date", c->date);
+	s = cJSON_AddObjectToObject(root, "sim");
+	add_num(s, "bf16_flops_per_s", c->bf16_flops_per_s);
+	add_num(s, "hbm_bytes_per_s", c->hbm_bytes_per_s);
+	add_num(s, "intra_bytes_per_s", c->intra_bytes_per_s);
+	add_num(s, "latency_s", c->latency_s);
+	a = cJSON_AddArrayToObject(root, "gemm");
+	for (int i = 0; i < c->n_gemm; i++) {
+		cJSON *g = cJSON_CreateObject();
+
+		add_num(g, "m", c->gemm[i].m);
+		add_num(g, "n", c->gemm[i].n);
+		add_num(g, "k", c->gemm[i].k);
+		add_num(g, "time_s", c->gemm[i].time_s);
+		add_num(g, "flops_per_s", c->gemm[i].flops_per_s);
+		add_num(g, "predicted_s", c->gemm[i].predicted_s);
+		cJSON_AddItemToArray(a, g);
+	}
+	a = cJSON_AddArrayToObject(root, "copy");
+	for (int i = 0; i < c->n_copy; i++) {
+		cJSON *g = cJSON_CreateObject();
+
+		add_num(g, "bytes", c->copy[i].bytes);
+		add_num(g, "time_s", c->copy[i].time_s);
+		add_num(g, "bytes_per_s", c->copy[i].bytes_per_s);
+		cJSON_AddItemToArray(a, g);
+	}
+	a = cJSON_AddArrayToObject(root, "collectives");
+	for (int i = 0; i < c->n_coll; i++) {
+		cJSON *g = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(g, "op", c->coll[i].op);
+		add_num(g, "ranks", c->coll[i].ranks);
+		add_num(g, "bytes", c->coll[i].bytes);
+		add_num(g, "time_s", c->coll[i].time_s);
+		add_num(g, "algbw_bytes_per_s", c->coll[i].algbw_bytes_per_s);
+		add_num(g, "busbw_bytes_per_s", c->coll[i].busbw_bytes_per_s);
+		cJSON_AddItemToArray(a, g);
+	}
+	text = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!text) {
+		gp_error("calibration: out of memory formatting JSON");
+		abort();
+	}
+	return text;
+}
+
+enum rc exec_calibration_write(const char *path, const struct exec_calibration *c)
+{
+	char *text = exec_calibration_to_json(c);
+	size_t n = strlen(path), len = strlen(text);
+	char *tmp = xmalloc(n + 16);
+	enum rc rc = RC_ERR;
+	FILE *f;
+	int fd;
+
+	snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		gp_error("%s: cannot create a temporary file: %s", path, strerror(errno));
+		goto out;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		gp_error("%s: %s", path, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	if (fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f) ||
+	    fsync(fileno(f))) {
+		gp_error("%s: write failed: %s", path, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		goto out;
+	}
+	if (fclose(f) || rename(tmp, path)) {
+		gp_error("%s: write failed: %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = RC_OK;
+out:
+	free(tmp);
+	free(text);
+	return rc;
+}
+
+/* ---- reading --------------------------------------------------------- */
+
+struct reader {
+	const char *file;
+	int bad;          /* 1 once an error was printed */
+};
+
+static void found(const cJSON *it, char *buf, size_t size)
+{
+	char *s = it ? cJSON_PrintUnformatted(it) : NULL;
+
+	snprintf(buf, size, "%s", s ? s : "none");
+	free(s);
+}
+
+static const cJSON *member(struct reader *r, const cJSON *obj, const char *where,
+			   const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!it && !r->bad) {
+		gp_error("%s: %s.%s: expected a value, found none", r->file, where, key);
+		r->bad = 1;
+	}
+	return it;
+}
+
+static void get_double(struct reader *r, const cJSON *obj, const char *where, const char *key,
+		       double *out)
+{
+	const cJSON *it = member(r, obj, where, key);
+	char buf[64];
+
+	if (!it || r->bad)
+		return;
+	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 0) {
+		found(it, buf, sizeof(buf));
+		gp_error("%s: %s.%s: expected a number >= 0, found %s", r->file, where, key, buf);
+		r->bad = 1;
+		return;
+	}
+	*out = it->valuedouble;
+}
+
+static void get_int(struct reader *r, const cJSON *obj, const char *where, const char *key,
+		    int min, int max, int *out)
+{
+	const cJSON *it = member(r, obj, where, key);
+	char buf[64];
+
+	if (!it || r->bad)
+		return;
+	if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
+	    it->valuedouble < min || it->valuedouble > max) {
+		found(it, buf, sizeof(buf));
+		gp_error("%s: %s.%s: expected an integer from %d to %d, found %s", r->file, where,
+			 key, min, max, buf);
+		r->bad = 1;
+		return;
+	}
+	*out = (int)it->valuedouble;
+}
+
+static void get_str(struct reader *r, const cJSON *obj, const char *where, const char *key,
+		    char *out, size_t size)
+{
+	const cJSON *it = member(r, obj, where, key);
+	char buf[64];
+
+	if (!it || r->bad)
+		return;
+	if (!cJSON_IsString(it) || strlen(it->valuestring) >= size) {
+		found(it, buf, sizeof(buf));
+		gp_error("%s: %s.%s: expected a string of at most %zu bytes, found %s", r->file,
+			 where, key, size - 1, buf);
+		r->bad = 1;
+		return;
+	}
+	snprintf(out, size, "%s", it->valuestring);
+}
+
+/* The array member key of at most EXEC_CALIB_MAX_POINTS objects; NULL
+ * after a message when it is something else. */
+static const cJSON *points(struct reader *r, const cJSON *root, const char *key, int *n)
+{
+	const cJSON *a = member(r, root, "", key);
+	char buf[64];
+
+	*n = 0;
+	if (!a || r->bad)
+		return NULL;
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) > EXEC_CALIB_MAX_POINTS) {
+		found(a, buf, sizeof(buf));
+		gp_error("%s: .%s: expected an array of at most %d measurements, found %s",
+			 r->file, key, EXEC_CALIB_MAX_POINTS, buf);
+		r->bad = 1;
+		return NULL;
+	}
+	*n = cJSON_GetArraySize(a);
+	return a;
+}
+
+/* Element i of array a as an object, its path "where" in buf. */
+static const cJSON *point(struct reader *r, const cJSON *a, const char *key, int i, char *where,
+			  size_t size)
+{
+	const cJSON *it = cJSON_GetArrayItem(a, i);
+
+	snprintf(where, size, ".%s[%d]", key, i);
+	if (!cJSON_IsObject(it) && !r->bad) {
+		gp_error("%s: %s: expected an object, found another value", r->file, where);
+		r->bad = 1;
+		return NULL;
+	}
+	return it;
+}
+
+static void read_calibration(struct reader *r, const cJSON *root, struct exec_calibration *c)
+{
+	char schema[64] = "", backend[16] = "", prec[16] = "", where[48];
+	const cJSON *s, *a;
+	int n;
+
+	get_str(r, root, "", "schema", schema, sizeof(schema));
+	if (!r->bad && strcmp(schema, EXEC_CALIBRATION_SCHEMA) != 0) {
+		gp_error("%s: .schema: expected \"%s\", found \"%s\"", r->file,
+			 EXEC_CALIBRATION_SCHEMA, schema);
+		r->bad = 1;
+	}
+	get_str(r, root, "", "gpu", c->gpu, sizeof(c->gpu));
+	if (!r->bad && !c->gpu[0]) {
+		gp_error("%s: .gpu: expected the catalog GPU the calibration is for, found \"\"",
+			 r->file);
+		r->bad = 1;
+	}
+	get_str(r, root, "", "device", c->device, sizeof(c->device));
+	get_double(r, root, "", "device_memory_bytes", &c->device_memory_bytes);
+	get_str(r, root, "", "backend", backend, sizeof(backend));
+	if (!r->bad && strcmp(backend, "cpu") != 0 && strcmp(backend, "cuda") != 0) {
+		gp_error("%s: .backend: expected cpu or cuda, found \"%s\"", r->file, backend);
+		r->bad = 1;
+	}
+	gp_strlcpy(c->backend, backend, sizeof(c->backend));
+	get_str(r, root, "", "precision", prec, sizeof(prec));
+	if (!r->bad && exec_precision_parse(prec, &c->precision) != RC_OK) {
+		gp_error("%s: .precision: expected bf16 or fp32, found \"%s\"", r->file, prec);
+		r->bad = 1;
+	}
+	get_int(r, root, "", "ranks", 1, 1 << 20, &c->ranks);
+	get_str(r, root, "", "date", c->date, sizeof(c->date));
+	s = member(r, root, "", "sim");
+	if (s && !r->bad && !cJSON_IsObject(s)) {
+		gp_error("%s: .sim: expected an object", r->file);
+		r->bad = 1;
+	}
+	if (s && !r->bad) {
+		get_double(r, s, ".sim", "bf16_flops_per_s", &c->bf16_flops_per_s);
+		get_double(r, s, ".sim", "hbm_bytes_per_s", &c->hbm_bytes_per_s);
+		get_double(r, s, ".sim", "intra_bytes_per_s", &c->intra_bytes_per_s);
+		get_double(r, s, ".sim", "latency_s", &c->latency_s);
+	}
+	a = points(r, root, "gemm", &n);
+	for (int i = 0; a && i < n && !r->bad; i++) {
+		const cJSON *p = point(r, a, "gemm", i, where, sizeof(where));
+		struct exec_calib_gemm *g = &c->gemm[i];
+
+		if (!p)
+			break;
+		get_double(r, p, where, "m", &g->m);
+		get_double(r, p, where, "n", &g->n);
+		get_double(r, p, where, "k", &g->k);
+		get_double(r, p, where, "time_s", &g->time_s);
+		get_double(r, p, where, "flops_per_s", &g->flops_per_s);
+		get_double(r, p, where, "predicted_s", &g->predicted_s);
+		c->n_gemm = i + 1;
+	}
+	a = points(r, root, "copy", &n);
+	for (int i = 0; a && i < n && !r->bad; i++) {
+		const cJSON *p = point(r, a, "copy", i, where, sizeof(where));
+		struct exec_calib_copy *g = &c->copy[i];
+
+		if (!p)
+			break;
+		get_double(r, p, where, "bytes", &g->bytes);
+		get_double(r, p, where, "time_s", &g->time_s);
+		get_double(r, p, where, "bytes_per_s", &g->bytes_per_s);
+		c->n_copy = i + 1;
+	}
+	a = points(r, root, "collectives", &n);
+	for (int i = 0; a && i < n && !r->bad; i++) {
+		const cJSON *p = point(r, a, "collectives", i, where, sizeof(where));
+		struct exec_calib_coll *g = &c->coll[i];
+
+		if (!p)
+			break;
+		get_str(r, p, where, "op", g->op, sizeof(g->op));
+		get_int(r, p, where, "ranks", 1, 1 << 20, &g->ranks);
+		get_double(r, p, where, "bytes", &g->bytes);
+		get_double(r, p, where, "time_s", &g->time_s);
+		get_double(r, p, where, "algbw_bytes_per_s", &g->algbw_bytes_per_s);
+		get_double(r, p, where, "busbw_bytes_per_s", &g->busbw_bytes_per_s);
+		c->n_coll = i + 1;
+	}
+}
+
+/* Line and column (1-based) of byte off in buf[0..len). */
+static void line_col(const char *buf, size_t len, size_t off, int *line, int *col)
+{
+	*line = 1;
+	*col = 1;
+	for (size_t i = 0; i < off && i < len; i++) {
+		if (buf[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+enum rc exec_calibration_parse(const char *name, const char *buf, size_t len,
+			       struct exec_calibration *out)
+{
+	struct reader r = { name, 0 };
+	struct exec_calibration *c;
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+
+	if (!root) {
+		int line, col;
+
+		line_col(buf, len, end && end >= buf ? (size_t)(end - buf) : 0, &line, &col);
+		gp_error("%s:%d:%d: expected valid JSON, found a syntax error", name, line, col);
+		return RC_INPUT;
+	}
+	if (!cJSON_IsObject(root)) {
+		gp_error("%s: expected a JSON object at the top level", name);
+		cJSON_Delete(root);
+		return RC_INPUT;
+	}
+	c = xcalloc(1, sizeof(*c));
+	read_calibration(&r, root, c);
+	cJSON_Delete(root);
+	if (!r.bad)
+		*out = *c;
+	free(c);
+	return r.bad ? RC_INPUT : RC_OK;
+}
+
+enum rc exec_calibration_read(const char *path, struct exec_calibration *out)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	enum rc rc;
+
+	if (!f) {
+		gp_error("%s: cannot open: %s", path, strerror(errno));
+		return RC_ERR;
+	}
+	do {
+		if (len == cap) {
+			cap = cap ? 2 * cap : 16384;
+			buf = xrealloc(buf, cap);
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n > 0);
+	if (ferror(f)) {
+		gp_error("%s: read failed: %s", path, strerror(errno));
+		fclose(f);
+		free(buf);
+		return RC_ERR;
+	}
+	fclose(f);
+	rc = exec_calibration_parse(path, buf, len, out);
+	free(buf);
+	return rc;
+}
+
+void exec_calibration_path(char *buf, size_t size, const char *dir, const char *gpu)
+{
+	char name[PRICE_NAME_MAX];
+	size_t i;
+
+	for (i = 0; gpu[i] && i + 1 < sizeof(name); i++) {
+		char ch = gpu[i];
+
+		name[i] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			  (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_' ? ch : '_';
+	}
+	name[i] = 0;
+	snprintf(buf, size, "%s/calibration/%s.json", dir, name);
+}

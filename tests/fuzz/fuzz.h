@@ -1,0 +1,82 @@
+/*
+ * fuzz.h - what the libFuzzer targets in tests/fuzz/ share: quiet runs
+ * (every rejected input prints one error line, which would otherwise
+ * drown the fuzzer's own report), a per-input time limit, and a check
+ * that JSON written for a user holds only finite numbers.
+ *
+ * It holds static functions only, so each target includes it once.
+ */
+#ifndef GPUPLAN_FUZZ_H
+#define GPUPLAN_FUZZ_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* Puts libFuzzer flags at the front of the command line before libFuzzer
+ * reads it: -close_fd_mask=3 sends the target's stdout and stderr to
+ * /dev/null while libFuzzer and the sanitizers keep a copy of stderr for
+ * their reports; -timeout=20 turns an input that runs for 20 s into a
+ * reported hang; -dict=DICT (when dict is not NULL and readable from the
+ * working directory, as under `make fuzz`) gives the mutator the format's
+ * keywords and boundary numbers.  libFuzzer keeps the last value of a
+ * flag, so one given on the command line wins. */
+static void fuzz_quiet_args(int *argc, char ***argv, const char *dict)
+{
+	static char dict_flag[256];
+	const char *extra[3] = { "-close_fd_mask=3", "-timeout=20", NULL };
+	int n = *argc, k = 2;
+	char **av;
+
+	if (dict && access(dict, R_OK) == 0 &&
+	    (size_t)snprintf(dict_flag, sizeof(dict_flag), "-dict=%s", dict) < sizeof(dict_flag))
+		extra[k++] = dict_flag;
+	av = calloc((size_t)n + (size_t)k + 1, sizeof(*av));
+	if (!av)
+		return;
+	av[0] = (*argv)[0];
+	for (int i = 0; i < k; i++)
+		av[1 + i] = (char *)extra[i];
+	for (int i = 1; i < n; i++)
+		av[k + i] = (*argv)[i];
+	*argc = n + k;
+	*argv = av;
+}
+
+/* 1 when every number in the cJSON tree it is finite and no value is null
+ * (cJSON prints a non-finite number as null); 0 otherwise. */
+static int fuzz_tree_finite(const cJSON *it)
+{
+	for (; it; it = it->next) {
+		if (cJSON_IsNull(it))
+			return 0;
+		if (cJSON_IsNumber(it) && !(it->valuedouble - it->valuedouble == 0))
+			return 0;
+		if (it->child && !fuzz_tree_finite(it->child))
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 when json is valid JSON whose numbers are all finite: a printed nan or
+ * inf is not valid JSON, and a null stands where one was suppressed. */
+static int fuzz_json_finite(const char *json)
+{
+	cJSON *root;
+	int ok;
+
+	if (!json)
+		return 0;
+	root = cJSON_Parse(json);
+	ok = root && fuzz_tree_finite(root);
+	cJSON_Delete(root);
+	return ok;
+}
+
+#endif
