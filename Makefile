@@ -105,12 +105,13 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 CXX      ?= c++
 EMU_SAN  := -fsanitize=address,undefined
 EMU_FLAGS := -std=c++17 -O1 -g -DGPUPLAN_CUDA_EMU -DATTN_SCRATCH_FLOATS=2048 -DATTN_MIN_ROWS=8 \
-             -Itests/cuda_emu $(INCLUDES) -Wall -Wextra $(if $(filter 1,$(SAN)),$(EMU_SAN))
+             -Itests/cuda_emu $(INCLUDES) -Wall -Wextra -MMD -MP $(if $(filter 1,$(SAN)),$(EMU_SAN))
 EMU_OBJ  := $(BUILD)/tests/exec_cuda_emu.o $(BUILD)/tests/cuda_emu.o
-$(BUILD)/tests/exec_cuda_emu.o: executor/exec_cuda.cu $(wildcard tests/cuda_emu/*.h) executor/exec_cuda.h
+-include $(EMU_OBJ:.o=.d)
+$(BUILD)/tests/exec_cuda_emu.o: executor/exec_cuda.cu
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_FLAGS) -x c++ -c $< -o $@
-$(BUILD)/tests/cuda_emu.o: tests/cuda_emu/cuda_emu.cc $(wildcard tests/cuda_emu/*.h)
+$(BUILD)/tests/cuda_emu.o: tests/cuda_emu/cuda_emu.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_FLAGS) -c $< -o $@
 $(BUILD)/tests/test_exec_cuda: tests/test_exec_cuda.c $(EMU_OBJ) $(LIB) tests/testutil.h

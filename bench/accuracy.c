@@ -64,10 +64,8 @@ static void record_sub(const char *id, double predicted, double measured)
 	s->n++;
 }
 
-static const struct sim_result *last_result;
-
 static void record(const char *id, const char *what, double predicted,
-		   double measured, const char *label)
+		   double measured, const char *label, const struct sim_result *r)
 {
 	struct source_stats *s = source(id);
 	double err = (predicted - measured) / measured;
@@ -78,13 +76,13 @@ static void record(const char *id, const char *what, double predicted,
 	if (verbose) {
 		printf("  %-18s %-44.44s %-13s pred %10.4g meas %10.4g  %+6.1f%%\n",
 		       id, label, what, predicted, measured, 100 * err);
-		if (verbose > 1 && last_result) {
-			const struct sim_breakdown *b = &last_result->breakdown;
+		if (verbose > 1) {
+			const struct sim_breakdown *b = &r->breakdown;
 
 			printf("      M %d step %.4g s: compute %.4g tp %.4g bubble %.4g pp %.4g dp %.4g/%.4g opt %.4g; mem %.1f/%.0f GB\n",
-			       last_result->grad_accum, last_result->step_time_s, b->compute_s, b->tp_comm_s, b->pp_bubble_s,
-			       b->pp_comm_s, b->dp_comm_exposed_s, b->dp_comm_total_s, b->optimizer_s,
-			       last_result->memory.total / 1e9, last_result->memory.capacity / 1e9);
+			       r->grad_accum, r->step_time_s, b->compute_s, b->tp_comm_s,
+			       b->pp_bubble_s, b->pp_comm_s, b->dp_comm_exposed_s, b->dp_comm_total_s,
+			       b->optimizer_s, r->memory.total / 1e9, r->memory.capacity / 1e9);
 		}
 	}
 }
@@ -298,19 +296,18 @@ static void published_row(const struct price_csv *csv, const struct price_csv_ro
 		return;
 	}
 	sim_step(&m, &p, &c, &r);
-	last_result = &r;
 
 	iter_s = cell_double(row, price_csv_col(csv, "iteration_time_s"));
 	tok_s = cell_double(row, price_csv_col(csv, "measured_tokens_per_s_per_gpu"));
 	tflops = cell_double(row, price_csv_col(csv, "measured_tflops_per_gpu"));
 	if (iter_s > 0)
-		record(src, "iteration s", r.step_time_s, iter_s, label);
+		record(src, "iteration s", r.step_time_s, iter_s, label, &r);
 	else if (tok_s > 0)
-		record(src, "tokens/s/GPU", r.tokens_per_s / gpus, tok_s, label);
+		record(src, "tokens/s/GPU", r.tokens_per_s / gpus, tok_s, label, &r);
 	else if (tflops > 0) {
 		double pred = (megatron ? r.hardware_flops_per_gpu_s : r.model_flops_per_gpu_s) / 1e12;
 
-		record(src, megatron ? "HW TFLOP/s" : "TFLOP/s", pred, tflops, label);
+		record(src, megatron ? "HW TFLOP/s" : "TFLOP/s", pred, tflops, label, &r);
 		/* Table 2 compares two schemes; report each half too. */
 		if (!strcmp(src, "megatron_sc21_t2"))
 			record_sub(p.zero == 3 ? "  of which ZeRO-3" : "  of which PTD-P",
@@ -366,8 +363,7 @@ static void vtrain_row(const struct price_csv_row *row, const struct price_gpu *
 		return;
 	}
 	sim_step(&m, &p, &c, &r);
-	last_result = &r;
-	record("vtrain_single", "iteration s", r.step_time_s, ms / 1e3, label);
+	record("vtrain_single", "iteration s", r.step_time_s, ms / 1e3, label, &r);
 }
 
 int main(int argc, char **argv)

@@ -211,6 +211,8 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 			       c->coll[i].algbw_bytes_per_s / 1e9, c->coll[i].busbw_bytes_per_s / 1e9);
 	}
 	printf("\n%-24s %14s %14s\n", "simulator figure", "catalog", "calibrated");
+	/* the simulator adds a GEMM's HBM traffic to its compute, so the
+	 * peak that reproduces a measurement may exceed the data sheet's */
 	printf("%-24s %14.4g %14.4g", "bf16 peak, TFLOP/s", g->bf16_flops_per_s / 1e12,
 	       c->bf16_flops_per_s / 1e12);
 	if (g->bf16_flops_per_s > 0)

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "cli_calib.h"
 #include "exec.h"
+#include "exec_metrics.h"
 #include "sim.h"
 
 /* --check: the fraction of the simulator's bus bandwidth an all-reduce
@@ -32,8 +33,7 @@ static void help(void)
 	       "Without a plan file the model is a small GPT (4 layers x 64 hidden, 4 heads,\n"
 	       "vocabulary 128, sequence 32, mbs 2, gbs 8); flags override the plan.\n\n"
 	       "run:\n"
-	       "  --backend NAME        compute backend: cpu or cuda (default: cpu; built in:\n"
-	       "                        %s)\n"
+	       "  --backend cpu|cuda    compute backend (default: cpu; built in: %s)\n"
 	       "  --precision bf16|fp32 GEMM arithmetic on a GPU: bf16 tensor cores with fp32\n"
 	       "                        accumulation, or fp32 for checking (default: bf16)\n"
 	       "  --check               pre-flight: the plan's GPU type, its memory free, each\n"
@@ -49,6 +49,13 @@ static void help(void)
 	       "  --data FILE           uint16 little-endian tokens (default: synthetic bigram data)\n"
 	       "  --json FILE           write the measurement (schema gpuplan.run/1)\n"
 	       "  --max-ranks N         refuse layouts with more ranks (default: %d)\n"
+	       "  --timeout DUR         a step running longer ends the job with a message from\n"
+	       "                        every rank (default: %.0f predicted steps, at least %.0fs)\n"
+	       "  --max-memory BYTES    cap each rank's device allocations, e.g. 2G (default: none)\n"
+	       "  --metrics-port N      serve Prometheus metrics on 127.0.0.1:N while running\n"
+	       "                        (default: off)\n"
+	       "  --metrics-file FILE   write Prometheus metrics to FILE after every step, for\n"
+	       "                        node-exporter's textfile collector (default: off)\n"
 	       "model (shrink a plan's model for a trial):\n"
 	       "  --layers N            decoder layers\n"
 	       "  --hidden N            hidden size (the MLP width keeps its ratio)\n"
@@ -67,9 +74,11 @@ static void help(void)
 	       "  --no-flash                      keep attention probabilities (default: flash)\n"
 	       "  -h, --help                      this help\n\n"
 	       "environment: GPUPLAN_MPIRUN names the launcher (default: mpirun in PATH);\n"
-	       "%s=R:S kills rank R at step S (fault test).\n",
+	       "%s=R:S kills rank R at step S, %s=R:S makes it hang there,\n"
+	       "%s=R makes rank R's allocations fail (fault tests).\n",
 	       exec_backends_built(), 100 * CHECK_MIN_FRACTION, EXEC_MAX_RANKS_DEFAULT,
-	       EXEC_FAULT_ENV);
+	       EXEC_TIMEOUT_STEPS, EXEC_TIMEOUT_MIN_S, EXEC_FAULT_ENV, EXEC_FAULT_HANG_ENV,
+	       EXEC_FAULT_OOM_ENV);
 }
 
 enum {
@@ -77,12 +86,16 @@ enum {
 	OPT_MAX_RANKS, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_FFN,
 	OPT_VOCAB, OPT_SEQ, OPT_MLP, OPT_NORM, OPT_TP, OPT_PP, OPT_DP, OPT_MBS,
 	OPT_GBS, OPT_ACCUM, OPT_ZERO, OPT_RECOMPUTE, OPT_INTERLEAVE, OPT_SCHEDULE,
-	OPT_NO_FLASH, OPT_PRECISION, OPT_CHECK, OPT_CALIBRATION,
+	OPT_NO_FLASH, OPT_PRECISION, OPT_CHECK, OPT_CALIBRATION, OPT_METRICS_PORT,
+	OPT_METRICS_FILE, OPT_TIMEOUT, OPT_MAX_MEMORY,
 };
 
 struct flags {
 	int np, accum, norm_set, schedule_set, hidden_set, ffn_set, help, steps_set;
 	const char *json, *calibration;
+	int metrics_port;          /* 0: no server */
+	const char *metrics_file;
+	int timeout_set;
 	int have_plan;
 	struct sim_plan plan;      /* the plan file's, when have_plan */
 };
@@ -100,6 +113,31 @@ static enum rc parse_fault_env(struct exec_opts *o)
 	}
 	o->fault_rank = r;
 	o->fault_step = s;
+	return RC_OK;
+}
+
+/* EXEC_FAULT_HANG_ENV=R:S and EXEC_FAULT_OOM_ENV=R, as parse_fault_env. */
+static enum rc parse_hang_oom_env(struct exec_opts *o)
+{
+	const char *h = getenv(EXEC_FAULT_HANG_ENV), *m = getenv(EXEC_FAULT_OOM_ENV);
+	int r, s, n = 0;
+
+	if (h && *h) {
+		if (sscanf(h, "%d:%d%n", &r, &s, &n) != 2 || h[n] || r < 0 || s < 1) {
+			gp_error("%s: expected RANK:STEP like 1:3, found '%s'", EXEC_FAULT_HANG_ENV, h);
+			return RC_USAGE;
+		}
+		o->hang_rank = r;
+		o->hang_step = s;
+	}
+	n = 0;
+	if (m && *m) {
+		if (sscanf(m, "%d%n", &r, &n) != 1 || m[n] || r < 0) {
+			gp_error("%s: expected a RANK like 1, found '%s'", EXEC_FAULT_OOM_ENV, m);
+			return RC_USAGE;
+		}
+		o->oom_rank = r;
+	}
 	return RC_OK;
 }
 
@@ -135,9 +173,13 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		{ "interleave", required_argument, NULL, OPT_INTERLEAVE },
 		{ "schedule", required_argument, NULL, OPT_SCHEDULE },
 		{ "no-flash", no_argument, NULL, OPT_NO_FLASH },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "precision", required_argument, NULL, OPT_PRECISION },
 		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "calibration", required_argument, NULL, OPT_CALIBRATION },
+		{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
+		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -236,6 +278,13 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 			f->schedule_set = 1;
 			break;
 		case OPT_NO_FLASH: p->flash = 0; break;
+		case OPT_TIMEOUT:
+			rc = cli_parse_duration("--timeout", optarg, &o->timeout_s);
+			f->timeout_set = 1;
+			break;
+		case OPT_MAX_MEMORY:
+			rc = cli_parse_count("--max-memory", optarg, &o->max_memory_bytes);
+			break;
 		case OPT_PRECISION:
 			if (exec_precision_parse(optarg, &o->precision) != RC_OK) {
 				gp_error("--precision: expected bf16 or fp32, found '%s'", optarg);
@@ -244,6 +293,11 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 			break;
 		case OPT_CHECK: o->check = 1; break;
 		case OPT_CALIBRATION: f->calibration = optarg; break;
+		case OPT_METRICS_PORT:
+			if (cli_parse_int("--metrics-port", optarg, 1, 65535, &f->metrics_port))
+				return RC_USAGE;
+			break;
+		case OPT_METRICS_FILE: f->metrics_file = optarg; break;
 		case 'h': f->help = 1; return RC_OK;
 		default: return cli_bad_option("execute", optopt, argv[optind - 1]);
 		}
@@ -305,7 +359,8 @@ static enum rc build_opts(int argc, char **argv, struct exec_opts *o, struct fla
 		o->schedule = sk;
 	if (f->accum)
 		o->par.gbs = o->par.mbs * o->par.dp * f->accum;
-	return parse_fault_env(o);
+	rc = parse_fault_env(o);
+	return rc == RC_OK ? parse_hang_oom_env(o) : rc;
 }
 
 static void print_step(void *ctx, const struct exec_step_info *s)
@@ -317,6 +372,43 @@ static void print_step(void *ctx, const struct exec_step_info *s)
 	       s->steps >= 100 ? 3 : s->steps >= 10 ? 2 : 1, s->step, s->steps,
 	       s->loss, s->grad_norm, unit_fmt_duration(t, sizeof(t), s->time_s));
 	fflush(stdout);
+}
+
+/* What rank 0 publishes after each step when metrics are asked for. */
+struct metrics_ctx {
+	struct exec_metrics *m;
+	const struct exec_opts *o;
+	double model_flops_per_step;  /* sim_train_flops, no recomputation */
+	double peak_flops_per_s;      /* all ranks; 0 unknown */
+	double predicted_step_s;      /* 0 unknown */
+};
+
+static void metrics_sample(const struct metrics_ctx *mc, struct exec_metrics_sample *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->model = mc->o->model.name;
+	x->backend = mc->o->backend;
+	x->steps = mc->o->steps;
+	x->loss = x->step_time_s = x->tokens_per_s = x->mfu = -1;
+	x->predicted_step_time_s = mc->predicted_step_s > 0 ? mc->predicted_step_s : -1;
+}
+
+static void metrics_step(void *ctx, const struct exec_step_info *s)
+{
+	const struct metrics_ctx *mc = ctx;
+	struct exec_metrics_sample x;
+
+	print_step(NULL, s);
+	metrics_sample(mc, &x);
+	x.step = s->step;
+	x.loss = s->loss;
+	x.step_time_s = s->time_s;
+	if (s->time_s > 0) {
+		x.tokens_per_s = (double)mc->o->par.gbs * mc->o->model.seq / s->time_s;
+		if (mc->peak_flops_per_s > 0)
+			x.mfu = mc->model_flops_per_step / s->time_s / mc->peak_flops_per_s;
+	}
+	exec_metrics_update(mc->m, &x);
 }
 
 static void print_header(const struct exec_opts *o)
@@ -480,6 +572,7 @@ enum rc cmd_execute(int argc, char **argv)
 	struct flags f;
 	struct exec_result r;
 	struct sim_plan cl;
+	struct metrics_ctx mc;
 	double catalog_peak = 0, dev_mem = 0;
 	int have_pred = 0, have_cluster = 0, rank0, need, launching;
 	char why[512], dev[128];
@@ -555,9 +648,46 @@ enum rc cmd_execute(int argc, char **argv)
 		print_header(&o);
 		o.on_step = print_step;
 	}
+	memset(&mc, 0, sizeof(mc));
+	if (rank0 && (f.metrics_port || f.metrics_file)) {
+		rc = exec_metrics_new(f.metrics_port ? f.metrics_port : -1, f.metrics_file, &mc.m);
+		if (rc != RC_OK)
+			return rc;
+		mc.o = &o;
+		mc.model_flops_per_step = sim_train_flops(&o.model, o.par.gbs, SIM_RECOMPUTE_NONE);
+		mc.peak_flops_per_s = catalog_peak * need;
+		mc.predicted_step_s = have_pred ? cl.result.step_time_s : 0;
+		o.on_step = metrics_step;
+		o.on_step_ctx = &mc;
+	}
+	if (!f.timeout_set) {
+		double steps_s = EXEC_TIMEOUT_STEPS * (have_pred ? cl.result.step_time_s : 0);
+
+		o.timeout_s = steps_s > EXEC_TIMEOUT_MIN_S ? steps_s : EXEC_TIMEOUT_MIN_S;
+	}
 	rc = exec_run(&o, &r);
-	if (rc != RC_OK)
+	if (rc != RC_OK) {
+		exec_metrics_free(mc.m);
 		return rc;
+	}
+	if (mc.m) {
+		struct exec_metrics_sample x;
+
+		metrics_sample(&mc, &x);
+		x.step = r.steps;
+		x.loss = r.steps > 0 ? r.losses[r.steps - 1] : -1;
+		x.step_time_s = r.step_time_median_s;
+		x.tokens_per_s = r.tokens_per_s;
+		x.mfu = catalog_peak > 0 ? r.model_flops_per_rank_s / catalog_peak : -1;
+		x.peak_memory_bytes = r.peak_memory_bytes;
+		x.ranks = need;
+		rc = exec_metrics_update(mc.m, &x);
+		exec_metrics_free(mc.m);
+		if (rc != RC_OK) {
+			exec_result_release(&r);
+			return rc;
+		}
+	}
 	if (rank0) {
 		if (o.check)
 			print_check(&r.check, &o.expect, &o, r.device);

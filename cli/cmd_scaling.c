@@ -292,7 +292,7 @@ static const char *recompute_name(enum sim_recompute r)
 	return r == SIM_RECOMPUTE_FULL ? "full" : r == SIM_RECOMPUTE_SELECTIVE ? "sel" : "none";
 }
 
-static void print_table(const struct scaling_sweep *s, const char *machine_note)
+static void print_table(const struct scaling_sweep *s)
 {
 	char a[32], b[32], c[32], d[32];
 	const struct scaling_point *bp = s->best >= 0 ? &s->points[s->best] : NULL;
@@ -303,7 +303,7 @@ static void print_table(const struct scaling_sweep *s, const char *machine_note)
 	       s->cluster.inter_bytes_per_s > 0
 		       ? (snprintf(a, sizeof(a), "%.0f Gb/s", s->cluster.inter_bytes_per_s * 8 / 1e9), a)
 		       : "the simulator's default network",
-	       machine_note, s->gbs, s->model.seq);
+	       s->machine, s->gbs, s->model.seq);
 	printf("%-6s %-6s %-13s %-9s %-4s %-4s %-9s %-9s %-9s %-9s %-8s %-6s %s\n", "GPUS", "NODES",
 	       "TP/PP/DP/CP", "MBSxACC", "ZERO", "RCMP", "STEP", "TOK/S", "PER GPU", "IDEAL",
 	       "SPEEDUP", "EFF", "MFU");
@@ -541,7 +541,7 @@ enum rc cmd_scaling(int argc, char **argv)
 		printf("%s\n", js);
 		free(js);
 	} else {
-		print_table(&s, s.machine);
+		print_table(&s);
 	}
 	fflush(stdout);
 	rc = RC_OK;

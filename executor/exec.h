@@ -4,10 +4,12 @@
  * ZeRO stage, micro-batching, recomputation, interleaving), one rank per
  * device, and measures them.
  *
- * Compute goes through a backend (fp32 CPU here; a CUDA backend plugs into
- * the same table) and communication through a communicator (MPI between
- * ranks, or an in-process one for a single rank).  Both tables live in
- * exec_internal.h; this header names no MPI, CUDA or NCCL type.
+ * Compute goes through a backend (fp32 on the CPU; on an NVIDIA GPU with
+ * cuBLAS and kernels of its own, where nvcc built it) and communication
+ * through a communicator (MPI or NCCL between ranks, or an in-process one
+ * for a single rank).  Both tables live in exec_internal.h; this header
+ * names no MPI, CUDA or NCCL type.  It also measures a machine for the
+ * simulator (exec_calibrate) and checks one before a run (exec_opts.check).
  *
  * What it does not do: choose a layout (the planner does), predict time
  * (the simulator does; exec_predict() only asks it), print to stdout.
@@ -31,6 +33,16 @@
 /* Environment variable that injects a fault: "R:S" makes rank R kill
  * itself (SIGKILL, no clean-up) at the start of step S (1-based). */
 #define EXEC_FAULT_ENV "GPUPLAN_FAULT_KILL_RANK"
+/* "R:S" makes rank R hang (sleep for ever) at the start of step S, for
+ * the step watchdog (exec_opts.timeout_s) to end; "R" in
+ * EXEC_FAULT_OOM_ENV makes every allocation of rank R fail, as a full
+ * device would. */
+#define EXEC_FAULT_HANG_ENV "GPUPLAN_FAULT_HANG_RANK"
+#define EXEC_FAULT_OOM_ENV "GPUPLAN_FAULT_OOM_RANK"
+/* The CLI's default step timeout: EXEC_TIMEOUT_STEPS predicted steps, at
+ * least EXEC_TIMEOUT_MIN_S (the first step also pays for start-up). */
+#define EXEC_TIMEOUT_MIN_S 300.0
+#define EXEC_TIMEOUT_STEPS 20.0
 
 enum exec_norm { EXEC_NORM_LAYER, EXEC_NORM_RMS };
 
@@ -90,6 +102,10 @@ struct exec_opts {
 	enum exec_precision precision;
 	int max_ranks;            /* refuse layouts with more ranks than this */
 	int fault_rank, fault_step; /* fault injection; -1: none */
+	int hang_rank, hang_step;   /* EXEC_FAULT_HANG_ENV; -1: none */
+	int oom_rank;               /* EXEC_FAULT_OOM_ENV; -1: none */
+	double timeout_s;           /* a step running longer ends the job; 0: never */
+	double max_memory_bytes;    /* per-rank cap on device allocations; 0: none */
 	int check;                /* pre-flight check before step 1 (exec_expect) */
 	struct exec_expect expect;
 	/* Called on world rank 0 after every step (may be NULL). */
@@ -100,7 +116,8 @@ struct exec_opts {
 /* Fills o with a small GPT-style model (4 layers, hidden 64, 4 heads,
  * vocabulary 128, sequence 32), a single rank, 10 steps, seed 1234, AdamW
  * lr 1e-3, betas (0.9, 0.95), eps 1e-8, weight decay 0.1, clipping at 1.0,
- * the CPU backend and EXEC_MAX_RANKS_DEFAULT. */
+ * the CPU backend (bf16 GEMMs were it a GPU), no pre-flight check and
+ * EXEC_MAX_RANKS_DEFAULT. */
 void exec_opts_init(struct exec_opts *o);
 
 /* Picks what follows from the model: RMSNorm with SwiGLU, LayerNorm with

@@ -118,12 +118,21 @@ void exec_device_release(struct exec_device *d)
 
 void *exec_dalloc(struct exec_device *d, size_t bytes)
 {
-	void *p = d->be->alloc(d, bytes);
+	int over = d->limit_bytes && bytes > d->limit_bytes - d->bytes_in_use;
+	void *p = over ? NULL : d->be->alloc(d, bytes);
 
 	if (!p) {
-		gp_error("%s backend: out of memory allocating %zu bytes (%zu in use)",
-			 d->be->name, bytes, d->bytes_in_use);
-		abort();
+		/* peers may be waiting for this rank: the whole job ends */
+		if (over)
+			gp_error("rank %d: %s backend: out of memory allocating %zu bytes (%zu in "
+				 "use of a %zu-byte limit); ending the job", exec_launcher_rank(),
+				 d->be->name, bytes, d->bytes_in_use, d->limit_bytes);
+		else
+			gp_error("rank %d: %s backend: out of memory allocating %zu bytes (%zu in "
+				 "use); ending the job", exec_launcher_rank(), d->be->name, bytes,
+				 d->bytes_in_use);
+		fflush(stderr);
+		exec_mpi_abort(1);
 	}
 	d->bytes_in_use += bytes;
 	if (d->bytes_in_use > d->peak_bytes)

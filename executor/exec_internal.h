@@ -5,11 +5,12 @@
  * A backend (struct exec_backend) owns memory and runs kernels; a
  * communicator (struct exec_comm) moves data between ranks of a group.
  * Like nccl-tests' struct testColl, each is a table of function pointers
- * filled by one file (exec_cpu.c, exec_comm_mpi.c, exec_comm_self.c), so a
- * CUDA backend and an NCCL communicator add a file each and change nothing
- * here.  Every float or int pointer a kernel or a collective takes is
- * backend memory (host memory on the CPU, device memory on a GPU); the
- * model code never dereferences it, it only passes it on.
+ * filled by one file (exec_cpu.c, exec_cuda.cu; exec_comm_mpi.c,
+ * exec_comm_nccl.c, exec_comm_self.c).  Every float or int pointer a
+ * kernel or a collective takes is backend memory (host memory on the CPU,
+ * device memory on a GPU); the model code never dereferences it, it only
+ * passes it on.  A backend may queue work and return before it is done
+ * (the CUDA one does): exec_device_sync() waits, and reports a failure.
  */
 #ifndef GPUPLAN_EXEC_INTERNAL_H
 #define GPUPLAN_EXEC_INTERNAL_H
@@ -140,6 +141,7 @@ struct exec_device {
 	enum exec_precision precision;  /* GEMM arithmetic (the CPU: always fp32) */
 	size_t bytes_in_use;
 	size_t peak_bytes;
+	size_t limit_bytes;             /* allocations beyond this fail; 0: none */
 	char name[128];                 /* "cpu", or the GPU's product name */
 	double memory_bytes;            /* the device's memory */
 	void *priv;
@@ -163,6 +165,18 @@ void exec_device_release(struct exec_device *d);
  * message when the backend is out of memory (as xmalloc does). */
 void *exec_dalloc(struct exec_device *d, size_t bytes);
 void exec_dfree(struct exec_device *d, void *p, size_t bytes);
+
+/* ---- step watchdog and hang fault (exec_watchdog.c) -------------------- */
+
+enum exec_watch_where { EXEC_WATCH_OWN_WORK, EXEC_WATCH_WAITING, EXEC_WATCH_IN_STEP };
+/* Arms this rank's timer for step (nothing when timeout_s <= 0), starting
+ * in its own work; when it fires, one line naming the rank, the step and
+ * where it was goes to stderr and the process exits with status 1. */
+void exec_watchdog_arm(double timeout_s, int rank, int step);
+void exec_watchdog_where(enum exec_watch_where w);
+void exec_watchdog_disarm(void);
+/* Sleeps for ever when o makes rank hang at step (EXEC_FAULT_HANG_ENV). */
+void exec_fault_hang(const struct exec_opts *o, int rank, int step);
 
 /* ---- communicator ---------------------------------------------------- */
 

@@ -46,7 +46,8 @@ static int find_mpirun(char *out, size_t size)
 /* Variables the ranks need that OpenMPI does not forward on its own to
  * ranks on other nodes. */
 static const char *const forward_env[] = {
-	EXEC_FAULT_ENV, "GPUPLAN_SHARE_DIR", "GPUPLAN_DATA_DIR",
+	EXEC_FAULT_ENV, EXEC_FAULT_HANG_ENV, EXEC_FAULT_OOM_ENV, "GPUPLAN_SHARE_DIR",
+	"GPUPLAN_DATA_DIR",
 };
 
 enum rc exec_launch(int np, int argc, char **argv)

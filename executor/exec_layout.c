@@ -1,7 +1,8 @@
 /*
- * exec_layout.c - where a rank sits in a tp x pp x dp layout, how items
- * split across ranks, and which layers a pipeline chunk holds.  Pure
- * arithmetic: no MPI, no allocation.
+ * exec_layout.c - where a rank sits in a tp x pp x dp layout, which ranks
+ * form its TP, PP and DP groups (for MPI and NCCL alike), how items split
+ * across ranks, and which layers a pipeline chunk holds.  Pure arithmetic:
+ * no MPI, no allocation.
  */
 #include "exec_internal.h"
 

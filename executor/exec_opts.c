@@ -41,6 +41,7 @@ void exec_opts_init(struct exec_opts *o)
 	o->max_ranks = EXEC_MAX_RANKS_DEFAULT;
 	o->fault_rank = -1;
 	o->fault_step = -1;
+	o->hang_rank = o->hang_step = o->oom_rank = -1;
 }
 
 void exec_opts_derive(struct exec_opts *o)

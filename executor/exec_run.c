@@ -1,12 +1,15 @@
 /*
  * exec_run.c - one rank's life: join the job (MPI under a launcher, alone
- * otherwise), agree on the layout, build the trainer, run and time the
- * steps, gather peak memory, leave.
+ * otherwise), agree on the layout, open the device (a GPU: the one of the
+ * launcher's local rank), build the groups (MPI, or NCCL for the CUDA
+ * backend), build the trainer, run and time the steps (waiting for the
+ * device at the end of each), gather peak memory, leave.
  *
  * Failures before the first step are agreed on by every rank (an
- * all-reduce of the status) so all ranks return the same status; a failure
- * during a step, when peers may be blocked in a collective waiting for this
- * rank, ends the job with MPI_Abort after one message naming the rank.
+ * all-reduce of the status over MPI, on the host) so all ranks return the
+ * same status and only the lowest failing rank explains; a failure during
+ * a step, when peers may be blocked in a collective waiting for this rank,
+ * ends the job with MPI_Abort after one message naming the rank.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -244,6 +247,10 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 	if (rc != RC_OK)
 		return rc;
 	rank = j.rank;
+	if (o->max_memory_bytes >= 1 && o->max_memory_bytes < 1e18)
+		j.dev.limit_bytes = (size_t)o->max_memory_bytes;
+	if (rank == o->oom_rank)
+		j.dev.limit_bytes = 1;
 	memset(&r, 0, sizeof(r));
 	/* before the model takes its memory: a plan that will not fit says so */
 	if (o->check && (rc = exec_preflight(&j, o, &r.check)) != RC_OK) {
@@ -276,9 +283,13 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 		struct exec_step_info info;
 		double t0;
 
+		exec_watchdog_arm(o->timeout_s, rank, s);
 		maybe_fault(o, rank, s);
+		exec_fault_hang(o, rank, s);
+		exec_watchdog_where(EXEC_WATCH_WAITING);
 		if (j.g.world.comm->barrier(&j.g.world) != RC_OK)
 			exec_mpi_abort(rc_exit_code(RC_DEVICE));
+		exec_watchdog_where(EXEC_WATCH_IN_STEP);
 		t0 = now_s();
 		rc = exec_trainer_step(t, s, &r.losses[s - 1], &r.grad_norms[s - 1]);
 		/* the step's kernels are queued, not done, until the device says so */
@@ -335,6 +346,7 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 out_r:
 	exec_result_release(&r);
 out:
+	exec_watchdog_disarm();
 	exec_trainer_free(t);
 	exec_job_close(&j);
 	return rc;

@@ -270,9 +270,10 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 		bprintf(&b, "srun --mpi=pmix gpuplan execute plan.json --backend cuda\n");
 		break;
 	case PLAN_EXPORT_MPIRUN:
-		bprintf(&b, "# hostfile: one line per node\n");
-		for (int i = 0; i < nodes; i++)
-			bprintf(&b, "# node%d slots=%d\n", i + 1, gpn);
+		bprintf(&b, "# hostfile: one line per node; replace node1..node%d with your hosts\n",
+			nodes);
+		bprintf(&b, "for i in $(seq 1 %d); do echo \"node$i slots=%d\"; done > hosts\n",
+			nodes, gpn);
 		bprintf(&b, "mpirun -np %d --hostfile hosts --map-by ppr:%d:node --bind-to numa",
 			plan_gpus(p), gpn);
 		if (!p->cluster.gpu.p2p)

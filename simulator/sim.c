@@ -583,8 +583,8 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * and all-gather the updated weights, the same bytes (Rajbhandari et
 	 * al., SC'20, sec. 7.2); both overlap backward except the last bucket.
 	 * ZeRO-3 gathers weights forward and backward and reduce-scatters
-	 * gradients in every micro-batch (1.5x the bytes), each overlapped
-	 * with that micro-batch's compute except one layer's worth. */
+	 * gradients in every micro-batch (1.5x the bytes), by prefetched
+	 * blocks or tensor by tensor as the plan's zero3_gather says. */
 	ndp = sh.d * sh.c;
 	stage_params(m, &sh, &params_first, &params_last);
 	params_stage = params_first > params_last ? params_first : params_last;

@@ -154,7 +154,7 @@ static void test_plan_export_mpirun_and_kubernetes(void **state)
 	make_plan(&p);
 	s = export_ok(&p, PLAN_EXPORT_MPIRUN);
 	assert_non_null(strstr(s, "mpirun -np 32"));
-	assert_non_null(strstr(s, "node4 slots=8"));
+	assert_non_null(strstr(s, "for i in $(seq 1 4); do echo \"node$i slots=8\"; done > hosts"));
 	free(s);
 	s = export_ok(&p, PLAN_EXPORT_KUBERNETES);
 	assert_non_null(strstr(s, "kind: PyTorchJob"));

@@ -11,6 +11,7 @@
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -322,6 +323,94 @@ static void test_plan_run_quadrillion_tokens(void **state)
 	price_catalog_release(&cat);
 }
 
+/* ---- the MILP at its time limit -------------------------------------------- */
+
+/* xorshift64 (Marsaglia 2003): the same instance on every machine. */
+static double xorshift_unit(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return (double)(*x % 1000003) / 1000003.0;
+}
+
+/* 300 jobs of 6 columns each, every column on its job's time/cost trade-off
+ * (slower is cheaper in both cost and rate, so none is dominated), under a
+ * budget and an hourly budget at 80 % of the mean: a two-dimensional
+ * multiple-choice knapsack.  GLPK finds a feasible choice within ~20 ms on
+ * a 2-core machine and has not proven optimality after 20 s; under a
+ * 0.5 s limit it stops with a plan in hand.  The answer must be that plan,
+ * marked as not proven optimal, with a warning saying so, and it must keep
+ * every constraint. */
+static void test_plan_milp_solve_time_limit_keeps_incumbent(void **state)
+{
+	enum { JOBS = 300, K = 6 };
+	struct plan_column *c = calloc(JOBS * K, sizeof(*c));
+	struct plan_milp m;
+	struct plan_milp_solution sol;
+	uint64_t x = 88172645463325252ULL + 3;
+	double mean_cost = 0, mean_rate = 0, cost = 0, rate = 0;
+	char log[4096] = "";
+	FILE *tmp = tmpfile();
+	int saved = dup(2), used;
+	size_t n;
+
+	(void)state;
+	assert_non_null(c);
+	assert_non_null(tmp);
+	for (int j = 0; j < JOBS; j++)
+		for (int i = 0; i < K; i++) {
+			struct plan_column *col = &c[j * K + i];
+
+			col->job = j;
+			col->group = -1;
+			col->nodes = 1;
+			col->time_s = 3600 * (10 * i + 1 + floor(xorshift_unit(&x) * 9));
+			col->cost_usd = 10 * (K - i) + floor(xorshift_unit(&x) * 9);
+			col->usd_per_hour = 10 * (K - i) + floor(xorshift_unit(&x) * 9);
+			mean_cost += col->cost_usd / K;
+			mean_rate += col->usd_per_hour / K;
+		}
+	plan_milp_init(&m);
+	m.n_jobs = JOBS;
+	m.cols = c;
+	m.n_cols = JOBS * K;
+	m.budget_usd = floor(0.8 * mean_cost) + 0.5;
+	m.hourly_budget_usd = floor(0.8 * mean_rate) + 0.5;
+	m.time_limit_s = 0.5;
+
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_OK);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(log, 1, sizeof(log) - 1, tmp);
+	log[n] = '\0';
+	fclose(tmp);
+
+	assert_false(sol.optimal);
+	assert_non_null(strstr(log, "GLPK stopped at its time limit (0.5 s); the answer is feasible but not proven optimal"));
+	/* two lexicographic stages, each at most the limit, and some slack */
+	assert_true(sol.solve_s < 5.0);
+	for (int j = 0; j < JOBS; j++) {
+		used = 0;
+		for (int i = 0; i < K; i++)
+			if (sol.used[j * K + i]) {
+				used++;
+				cost += c[j * K + i].cost_usd;
+				rate += c[j * K + i].usd_per_hour;
+			}
+		assert_int_equal(used, 1);
+	}
+	assert_true(cost <= m.budget_usd);
+	assert_true(rate <= m.hourly_budget_usd);
+	assert_near(sol.cost_usd, cost, 1e-9);
+	plan_milp_solution_release(&sol);
+	free(c);
+}
+
 /* ---- formatting and parsing at the extremes ------------------------------ */
 
 /* Every formatter, for every extreme, writes a NUL-terminated string that
@@ -493,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_sim_step_million_gpus),
 		cmocka_unit_test(test_sim_plan_json_ten_trillion_million_gpus),
 		cmocka_unit_test(test_plan_run_quadrillion_tokens),
+		cmocka_unit_test(test_plan_milp_solve_time_limit_keeps_incumbent),
 		cmocka_unit_test(test_unit_fmt_extremes),
 		cmocka_unit_test(test_unit_fmt_huge_not_truncated),
 		cmocka_unit_test(test_unit_parse_extremes),

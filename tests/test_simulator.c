@@ -2,8 +2,10 @@
  * test_simulator.c - the analytic simulator against published figures
  * (parameter counts, Narayanan's FLOP formula, the ZeRO paper's memory,
  * Korthikanti's activation formulas, the pipeline bubble, NCCL's ring
- * factors), its invariants (breakdown sums, finite output), its checks,
- * and plan files.
+ * factors and latency model, Megatron SC'21 Table 2's ZeRO-3 runs), each
+ * model term against its hand calculation (host floor, attention and loss
+ * bytes, overlap, DP buckets, per-tensor ZeRO-3 gathers), its invariants
+ * (breakdown sums, finite output), its checks, and plan files.
  */
 #include <stdlib.h>
 #include <string.h>

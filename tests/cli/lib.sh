@@ -9,7 +9,12 @@
 #   expect_err_lines NAME N   stderr has exactly N lines starting "error:"
 set -u
 BUILD=${BUILD:-build}
-GPUPLAN=${GPUPLAN:-$PWD/$BUILD/gpuplan}
+# GPUPLAN_BIN is the binary itself; GPUPLAN may wrap it in valgrind.
+case $BUILD in
+/*) GPUPLAN_BIN=$BUILD/gpuplan ;;
+*) GPUPLAN_BIN=$PWD/$BUILD/gpuplan ;;
+esac
+GPUPLAN=${GPUPLAN:-$GPUPLAN_BIN}
 if [ "${VALGRIND:-0}" = 1 ]; then
 	GPUPLAN="valgrind -q --error-exitcode=99 --leak-check=full $GPUPLAN"
 fi

@@ -19,7 +19,7 @@ export GPUPLAN_SHARE_DIR="$PWD/data"
 FIX=tests/fixtures/prices
 U="$GPUPLAN_DATA_DIR"
 RAW=$GPUPLAN                # kill loops run bare, even under VALGRIND=1
-[ "${VALGRIND:-0}" = 1 ] && RAW=$PWD/$BUILD/gpuplan
+[ "${VALGRIND:-0}" = 1 ] && RAW=$GPUPLAN_BIN
 A=$FIX/bom.csv             # the update that makes the first user table
 B=$FIX/crlf.csv            # the update that is killed
 KILLS=0 CORRUPT=0 FAULTS=0
@@ -137,11 +137,11 @@ for i in $(seq 1 6); do
 	check "killed at a random instant ($i)"
 done
 
-# ---- concurrency: eight updates of different rows and readers at once,
+# ---- concurrency: six updates of different rows and readers at once,
 # after an update killed while it held the lock
 base
 H="provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour,spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version"
-for i in 1 2 3 4 5 6 7 8; do
+for i in 1 2 3 4 5 6; do
 	printf '%s\nrace,node%d,L4,1,r%d,%d.5,,,,t-race\n' "$H" $i $i $i > "$TMP/race$i.csv"
 done
 # first an update dies holding the lock: a lock file that stays behind
@@ -149,20 +149,20 @@ done
 { GPUPLAN_FAULT=after_lock:kill $RAW prices update $B >/dev/null 2>&1; rc=$?; } 2>/dev/null
 [ $rc = 137 ] || fail "update killed holding the lock: exit 137" "exit $rc"
 KILLS=$((KILLS + 1))
-for i in 1 2 3 4 5 6 7 8; do
+for i in 1 2 3 4 5 6; do
 	timeout 60 $RAW prices update "$TMP/race$i.csv" >"$TMP/race$i.out" 2>&1 &
 done
 readers_ok=0
-for i in 1 2 3 4 5 6; do
+for i in 1 2 3; do
 	$RAW prices list --provider race >/dev/null 2>"$TMP/reader.err" && readers_ok=$((readers_ok + 1))
 done
 wait
-[ "$(grep -c '^race,' "$U/prices.csv")" = 8 ] && pass "eight concurrent updates all in the table" \
-	|| fail "eight concurrent updates all in the table" "$(grep -c '^race,' "$U/prices.csv") rows"
-[ "$(grep -c ',race,' "$U/prices.history.csv")" = 8 ] && pass "eight concurrent updates all in the history" \
-	|| fail "eight concurrent updates all in the history" "$(grep -c ',race,' "$U/prices.history.csv") lines"
-[ $readers_ok = 6 ] && pass "readers during the updates read a whole table (6 of 6)" \
-	|| fail "readers during the updates read a whole table" "$readers_ok of 6"
+[ "$(grep -c '^race,' "$U/prices.csv")" = 6 ] && pass "six concurrent updates all in the table" \
+	|| fail "six concurrent updates all in the table" "$(grep -c '^race,' "$U/prices.csv") rows"
+[ "$(grep -c ',race,' "$U/prices.history.csv")" = 6 ] && pass "six concurrent updates all in the history" \
+	|| fail "six concurrent updates all in the history" "$(grep -c ',race,' "$U/prices.history.csv") lines"
+[ $readers_ok = 3 ] && pass "readers during the updates read a whole table (3 of 3)" \
+	|| fail "readers during the updates read a whole table" "$readers_ok of 3"
 pass "an update killed holding the lock blocked none of the others"
 
 # four updates of the same price at once: the table keeps the last one
@@ -178,6 +178,78 @@ last=$(grep ',race,node1,r1,on_demand_usd_per_hour,' "$U/prices.history.csv" | t
 	|| fail "same-row race: all four changes in the history" "$(grep -c ',race,node1,r1,on_demand' "$U/prices.history.csv") lines"
 grep -q "^race,node1,L4,1,r1,$last," "$U/prices.csv" && pass "same-row race: the table holds the history's last value ($last)" \
 	|| fail "same-row race: the table holds the history's last value" "$last not in the table"
+
+# ---- solver limits: a time limit too short to find any plan is an error
+# that says so, never an abort; the MILP that stops at its time limit with
+# a plan in hand is test_robustness.c's test_plan_milp_solve_time_limit_*
+gp plan --model llama3-8b --tokens 1T --gpu H100 --milp-time-limit 0.001
+FAULTS=$((FAULTS + 1))
+if [ "$RC" = 0 ]; then
+	expect_out "1 ms MILP limit: a plan, marked when not proven optimal" "."
+else
+	expect_rc "1 ms MILP limit without a plan: exit 1" 1
+	expect_err "1 ms MILP limit: says GLPK stopped at its time limit" \
+		"^error: plan: milp: GLPK stopped at its time limit \(0\.001 s\)"
+	expect_err_lines "1 ms MILP limit: one error line" 1
+fi
+
+# ---- executor faults on the CPU backend: every rank exits non-zero with
+# a message naming the rank, within the stated time
+if command -v mpirun >/dev/null; then
+	start=$SECONDS
+	run "kill rank 1" env GPUPLAN_FAULT_KILL_RANK=1:2 timeout 60 $RAW execute --dp 2 --steps 5
+	FAULTS=$((FAULTS + 1))
+	expect_rc "killed rank: exit 1" 1
+	expect_err "killed rank: names rank 1" '^error: rank 1: fault injected at step 2'
+	expect_err "killed rank: the job failed" '^error: execute: the job failed'
+	[ $((SECONDS - start)) -lt 30 ] && pass "killed rank: ended in $((SECONDS - start)) s" \
+		|| fail "killed rank: ended within 30 s" "$((SECONDS - start)) s"
+
+	start=$SECONDS
+	run "hang rank 1" env GPUPLAN_FAULT_HANG_RANK=1:2 timeout 60 $RAW execute --dp 2 --steps 5 --timeout 1s
+	FAULTS=$((FAULTS + 1))
+	expect_rc "hung rank: exit 1" 1
+	expect_err "hung rank: rank 1 says it is stuck" \
+		'^error: rank 1: did not reach the start of step 2 within 1 s \(--timeout\); this rank is stuck'
+	expect_err "hung rank: rank 0 says it waited" '^error: rank 0: waited 1 s at the start of step 2'
+	expect_err "hung rank: the job failed" '^error: execute: the job failed'
+	# 1 s timeout + start-up and mpirun's teardown
+	[ $((SECONDS - start)) -lt 20 ] && pass "hung rank: ended in $((SECONDS - start)) s (timeout 1 s)" \
+		|| fail "hung rank: ended within 20 s" "$((SECONDS - start)) s"
+
+	run "OOM on rank 1" env GPUPLAN_FAULT_OOM_RANK=1 timeout 60 $RAW execute --dp 2 --steps 3
+	FAULTS=$((FAULTS + 1))
+	expect_rc "OOM rank: exit 1" 1
+	expect_err "OOM rank: names rank 1 and the allocation" \
+		'^error: rank 1: cpu backend: out of memory allocating [0-9]+ bytes .*ending the job'
+	expect_err "OOM rank: the job failed" '^error: execute: the job failed'
+else
+	pass "skipped the MPI fault tests: mpirun not installed"
+fi
+
+start=$SECONDS
+run "hang, one rank" env GPUPLAN_FAULT_HANG_RANK=0:2 timeout 60 $RAW execute --steps 3 --timeout 1s
+FAULTS=$((FAULTS + 1))
+expect_rc "hung single rank: exit 1" 1
+expect_err "hung single rank: says so" '^error: rank 0: did not reach the start of step 2 within 1 s'
+[ $((SECONDS - start)) -lt 10 ] && pass "hung single rank: ended in $((SECONDS - start)) s (timeout 1 s)" \
+	|| fail "hung single rank: ended within 10 s" "$((SECONDS - start)) s"
+
+# (through sh, so that the shell running this says nothing of the abort)
+run "memory cap" sh -c '"$@"' sh timeout 60 $RAW execute --steps 2 --max-memory 100k
+FAULTS=$((FAULTS + 1))
+[ "$RC" != 0 ] && [ "$RC" != 124 ] && pass "memory cap: non-zero exit ($RC)" || fail "memory cap: non-zero exit" "exit $RC"
+expect_err "memory cap: names the rank, the allocation and the limit" \
+	'^error: rank 0: cpu backend: out of memory allocating [0-9]+ bytes \([0-9]+ in use of a 100000-byte limit\)'
+gp execute --steps 1 --max-memory 100M
+expect_rc "a cap the run fits in: exit 0" 0
+
+gp execute --steps 1 --timeout soon
+expect_rc "bad --timeout: exit 2" 2
+expect_err "bad --timeout: names the flag" '^error: --timeout: expected'
+run "bad hang variable" env GPUPLAN_FAULT_HANG_RANK=one $GPUPLAN execute --steps 1
+expect_rc "bad GPUPLAN_FAULT_HANG_RANK: exit 2" 2
+expect_err "bad GPUPLAN_FAULT_HANG_RANK: says what it expects" '^error: GPUPLAN_FAULT_HANG_RANK: expected RANK:STEP'
 
 finish_extra() {
 	echo "kill points: $KILLS tried, $CORRUPT corrupted"

@@ -16,7 +16,7 @@ MPIRUN="mpirun --oversubscribe"
 [ "$(id -u)" = 0 ] && MPIRUN="mpirun --allow-run-as-root --oversubscribe"
 MODEL="--layers 8 --hidden 32 --heads 4 --kv-heads 2 --ffn 64 --vocab 64 --seq 16 --gbs 8 --steps 5 --no-flash"
 LIMIT=60   # seconds any one run may take before it counts as a hang
-RAW=$PWD/$BUILD/gpuplan   # ranks started by mpirun here run bare, even under VALGRIND=1
+RAW=$GPUPLAN_BIN   # ranks started by mpirun here run bare, even under VALGRIND=1
 
 if ! command -v mpirun >/dev/null; then
 	echo "ok - skipped: mpirun not installed"

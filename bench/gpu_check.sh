@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# gpu_check.sh - the CUDA backend on a machine with an NVIDIA GPU, in one
+# run of under 8 minutes on one H100 or H200:
+#
+#   0. builds gpuplan with the CUDA backend (make CUDA=yes);
+#   1. trains a small model for 10 steps on the CUDA backend and on the CPU
+#      backend from the same seed and compares the losses: bf16 GEMMs
+#      within BF16_TOL (1%) of the fp32 CPU at every step, fp32 GEMMs
+#      (--precision fp32) within FP32_TOL (0.1%);
+#   2. runs `gpuplan calibrate` (every GPU of the machine when mpirun is
+#      there: the collective sweep too);
+#   3. runs a single-GPU plan of a mid-size model (24 layers x 2048 hidden,
+#      16 heads, sequence 2048, vocabulary 50304, micro-batch 4, global
+#      batch 8) and prints measured step time, MFU and peak memory against
+#      the prediction (calibrated by step 2);
+#   4. where PyTorch with CUDA is installed, times the same shape's
+#      training step in PyTorch (bf16 autocast, fused AdamW, flash
+#      attention through scaled_dot_product_attention) and prints the
+#      ratio of the two step times.
+#
+# Everything it prints also goes to bench/results/gpu_check-DATE-GPU.txt.
+# Without a GPU it says why and exits 0.  Exit 1 when a check fails.
+#
+#   bench/gpu_check.sh [BUILD_DIR]      (default build-gpu)
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+BUILD=${1:-build-gpu}
+BF16_TOL=0.01
+FP32_TOL=0.001
+STEP_LIMIT=600          # seconds any one command may take
+failed=0
+
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+	echo "gpu_check: no nvidia-smi in PATH: not a GPU machine; nothing to check"
+	exit 0
+fi
+gpu_line=$(timeout 30 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null | head -1)
+if [ -z "$gpu_line" ]; then
+	echo "gpu_check: nvidia-smi lists no GPU (driver not loaded?); nothing to check"
+	exit 0
+fi
+ngpu=$(timeout 30 nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+gpu_name=${gpu_line%%,*}
+gpu_tag=$(printf '%s' "$gpu_name" | tr -c 'A-Za-z0-9.-' '_' | sed 's/_*$//')
+mkdir -p bench/results
+RESULT="bench/results/gpu_check-$(date -u +%Y-%m-%d)-$gpu_tag.txt"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+exec > >(tee "$RESULT") 2>&1
+
+say() { printf '%s\n' "$*"; }
+section() { printf '\n== %s\n' "$*"; }
+bad() { say "FAIL: $*"; failed=1; }
+
+# losses FILE: the losses of a gpuplan.run/1 file, one per line
+losses() { sed -n 's/.*"losses":[[:space:]]*\[\(.*\)\].*/\1/p' "$1" | tr ',' '\n' | tr -d ' \t'; }
+# compare NAME A B TOL: every step's losses within TOL relative
+compare() {
+	local verdict
+	verdict=$(paste <(losses "$2") <(losses "$3") | awk -v tol="$4" '
+		{ n++; d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1);
+		  if (r > worst) worst = r;
+		  printf "  step %2d  cpu %.6f  cuda %.6f  rel %.2e\n", n, $1, $2, r }
+		END { if (n == 0) print "FAIL no losses";
+		      else if (worst > tol) printf "FAIL worst %.2e > %g\n", worst, tol;
+		      else printf "ok worst %.2e <= %g\n", worst, tol }')
+	say "$verdict" | sed '$d'
+	case "$(printf '%s\n' "$verdict" | tail -1)" in
+	ok*) say "$1: $(printf '%s\n' "$verdict" | tail -1)" ;;
+	*) bad "$1: $(printf '%s\n' "$verdict" | tail -1)" ;;
+	esac
+}
+
+section "machine"
+say "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+say "gpu:     $gpu_line ($ngpu visible)"
+say "driver:  $(timeout 30 nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
+say "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (modified)')"
+NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+if [ ! -x "$NVCC" ]; then
+	say "gpu_check: nvcc not found at $NVCC (set CUDA_HOME): the CUDA backend cannot be built"
+	exit 1
+fi
+say "nvcc:    $("$NVCC" --version | tail -1)"
+
+section "0. build"
+start=$SECONDS
+if ! timeout $STEP_LIMIT make -j"$(nproc)" BUILD="$BUILD" CUDA=yes >"$WORK/build.log" 2>&1; then
+	tail -30 "$WORK/build.log"
+	bad "build failed"
+	exit 1
+fi
+say "built $BUILD/gpuplan with the CUDA backend in $((SECONDS - start)) s"
+GP=$PWD/$BUILD/gpuplan
+export GPUPLAN_DATA_DIR="$WORK/userdata"
+
+section "1. small model: CUDA against CPU, same seed, 10 steps"
+SMALL="--layers 4 --hidden 256 --heads 8 --kv-heads 4 --ffn 1024 --vocab 512 --seq 128 --mbs 4 --gbs 8 --steps 10 --seed 7"
+timeout $STEP_LIMIT "$GP" execute $SMALL --backend cpu --json "$WORK/cpu.json" >"$WORK/cpu.out" 2>&1 \
+	|| { tail -5 "$WORK/cpu.out"; bad "cpu run failed"; }
+timeout $STEP_LIMIT "$GP" execute $SMALL --backend cuda --json "$WORK/bf16.json" >"$WORK/bf16.out" 2>&1 \
+	|| { tail -5 "$WORK/bf16.out"; bad "cuda bf16 run failed"; }
+timeout $STEP_LIMIT "$GP" execute $SMALL --backend cuda --precision fp32 --json "$WORK/fp32.json" \
+	>"$WORK/fp32.out" 2>&1 || { tail -5 "$WORK/fp32.out"; bad "cuda fp32 run failed"; }
+if [ -s "$WORK/cpu.json" ] && [ -s "$WORK/bf16.json" ]; then
+	say "bf16 GEMMs (tolerance $BF16_TOL relative; bf16 keeps 8 bits of mantissa, 0.4% per operand):"
+	compare "cuda bf16 against cpu fp32" "$WORK/cpu.json" "$WORK/bf16.json" $BF16_TOL
+fi
+if [ -s "$WORK/cpu.json" ] && [ -s "$WORK/fp32.json" ]; then
+	say "fp32 GEMMs (tolerance $FP32_TOL relative: sums in another order, atomic adds):"
+	compare "cuda fp32 against cpu fp32" "$WORK/cpu.json" "$WORK/fp32.json" $FP32_TOL
+fi
+
+section "2. calibrate"
+CAL="$WORK/calibration.json"
+np=1
+if [ "$ngpu" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then
+	np=$ngpu
+fi
+if timeout $STEP_LIMIT "$GP" calibrate --backend cuda --np "$np" -o "$CAL" >"$WORK/cal.out" 2>&1; then
+	cat "$WORK/cal.out"
+	cp "$CAL" "bench/results/calibration-$(date -u +%Y-%m-%d)-$gpu_tag.json"
+else
+	tail -20 "$WORK/cal.out"
+	bad "calibrate failed"
+	CAL=""
+fi
+
+section "3. single-GPU plan: 24 layers x 2048 hidden, sequence 2048"
+catalog_gpu=$(sed -n 's/.*"gpu":[[:space:]]*"\([^"]*\)".*/\1/p' "${CAL:-/dev/null}" 2>/dev/null | head -1)
+MID="--layers 24 --hidden 2048 --heads 16 --ffn 8192 --vocab 50304 --seq 2048 --mbs 4 --gbs 8"
+calflag=()
+[ -n "$CAL" ] && calflag=(--calibration "$CAL")
+if [ -n "$catalog_gpu" ] && timeout 60 "$GP" simulate --gpu "$catalog_gpu" --gpus 1 $MID \
+	${calflag[@]+"${calflag[@]}"} -o "$WORK/plan.json" >"$WORK/plan.out" 2>&1; then
+	say "plan (gpuplan simulate on $catalog_gpu, calibrated):"
+	sed -n '1,12p' "$WORK/plan.out"
+	target="$WORK/plan.json"
+else
+	say "no catalog GPU named by the calibration; running the shape from flags"
+	target=""
+fi
+# the execute below predicts on the same calibration (named explicitly)
+if timeout $STEP_LIMIT "$GP" execute $target $MID --backend cuda --steps 10 ${calflag[@]+"${calflag[@]}"} \
+	--json "$WORK/mid.json" >"$WORK/mid.out" 2>&1; then
+	cat "$WORK/mid.out"
+else
+	tail -20 "$WORK/mid.out"
+	bad "mid-size run failed"
+fi
+gp_step=$(sed -n 's/.*"step_time_median_s":[[:space:]]*\([-0-9.eE+]*\).*/\1/p' "$WORK/mid.json" 2>/dev/null | head -1)
+
+section "4. the same shape in PyTorch"
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+	cat >"$WORK/torch_step.py" <<'EOF'
+# A GPT-2-style decoder of gpu_check's mid-size shape (LayerNorm, GELU,
+# untied head, biases), trained in bf16 autocast with fused AdamW and
+# scaled_dot_product_attention's flash kernel: median step time of 10.
+import statistics, time, torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+L, C, H, FF, V, T, MBS, GBS = 24, 2048, 16, 8192, 50304, 2048, 4, 8
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(C), nn.LayerNorm(C)
+        self.qkv, self.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
+        self.fc, self.out = nn.Linear(C, FF), nn.Linear(FF, C)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+        q, k, v = (z.view(b, t, H, C // H).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, C))
+        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(V, C), nn.Embedding(T, C)
+        self.blocks = nn.ModuleList(Block() for _ in range(L))
+        self.lnf, self.head = nn.LayerNorm(C), nn.Linear(C, V, bias=False)
+
+    def forward(self, idx, tgt):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
+        for b in self.blocks:
+            x = b(x)
+        logits = self.head(self.lnf(x))
+        return F.cross_entropy(logits.float().view(-1, V), tgt.view(-1))
+
+torch.manual_seed(0)
+dev = "cuda"
+model = GPT().to(dev)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+idx = torch.randint(0, V, (GBS // MBS, MBS, T), device=dev)
+tgt = torch.randint(0, V, (GBS // MBS, MBS, T), device=dev)
+times = []
+torch.cuda.reset_peak_memory_stats()
+for step in range(13):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for m in range(GBS // MBS):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(idx[m], tgt[m]) / (GBS // MBS)
+        loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+    if step >= 3:
+        times.append(time.perf_counter() - t0)
+print("torch %s, median step %.4f s, peak memory %.1f GiB"
+      % (torch.__version__, statistics.median(times), torch.cuda.max_memory_allocated() / 2**30))
+print("median_step_s %.6f" % statistics.median(times))
+EOF
+	if CUDA_VISIBLE_DEVICES=0 timeout $STEP_LIMIT python3 "$WORK/torch_step.py" >"$WORK/torch.out" 2>&1; then
+		grep -v '^median_step_s' "$WORK/torch.out"
+		pt_step=$(sed -n 's/^median_step_s //p' "$WORK/torch.out")
+		if [ -n "$gp_step" ] && [ -n "$pt_step" ]; then
+			awk -v g="$gp_step" -v p="$pt_step" 'BEGIN {
+				printf "gpuplan %.4f s, PyTorch %.4f s per step: gpuplan takes %.2fx PyTorch'"'"'s time\n", g, p, g / p }'
+		fi
+	else
+		tail -10 "$WORK/torch.out"
+		bad "the PyTorch step failed"
+	fi
+else
+	say "PyTorch with CUDA is not installed here: no comparison"
+fi
+
+section "verdict"
+if [ "$failed" = 0 ]; then
+	say "all checks passed; output kept in $RESULT"
+else
+	say "some checks FAILED; output kept in $RESULT"
+fi
+exit $failed

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# test_calibrate.sh - `gpuplan calibrate` on the CPU backend (one rank, and
+# two under mpirun for the collective sweep), calibration files read back
+# by simulate and execute (named, from $GPUPLAN_CALIBRATION, or found in
+# the user directory), a bad file's one-line error, the effect of a
+# calibration on a prediction, and the CUDA backend's answers on a machine
+# without a GPU.
+. "$(dirname "$0")/lib.sh"
+
+RAW=$GPUPLAN_BIN
+CAL="$TMP/cpu.json"
+SIM_CPU="simulate --gpu cpu --gpus 4 --layers 8 --hidden 32 --heads 4 --kv-heads 2 --ffn 64 --vocab 64 --seq 16 --tp 2 --pp 2 --mbs 1 --gbs 8 --no-flash"
+SIM_H100="simulate --gpu H100 --gpus 1 --layers 32 --hidden 4096 --heads 32 --kv-heads 8 --ffn 14336 --vocab 128256 --seq 2048 --mlp swiglu --mbs 2 --gbs 8"
+
+# json_num KEY FILE: the first number after "KEY":
+json_num() { sed -n "s/.*\"$1\":[[:space:]]*\\([-0-9.eE+]*\\).*/\\1/p" "$2" | head -1; }
+
+# ---- calibrate on the CPU ------------------------------------------------
+
+gp calibrate --backend cpu --quick -o "$CAL"
+expect_rc "calibrate --backend cpu --quick: exit 0" 0
+expect_out "calibrate: table of GEMMs" '^[0-9]+ x [0-9]+ x [0-9]+ +[0-9.]+ (us|ms)'
+expect_out "calibrate: simulator figures" '^bf16 peak, TFLOP/s'
+expect_err "calibrate: says where it wrote" "wrote $CAL"
+grep -q '"schema":[[:space:]]*"gpuplan.calibration/1"' "$CAL" && grep -q '"gpu":[[:space:]]*"cpu"' "$CAL" \
+	&& pass "calibration file: schema and gpu" || fail "calibration file: schema and gpu" "$(head -c 300 "$CAL")"
+peak=$(json_num bf16_flops_per_s "$CAL")
+awk -v p="$peak" 'BEGIN { exit !(p > 1e8 && p < 1e13) }' \
+	&& pass "calibration file: a CPU's GEMM peak ($peak FLOP/s)" \
+	|| fail "calibration file: a CPU's GEMM peak" "found '$peak'"
+
+# the default output is the user directory, where the others look
+gp calibrate --backend cpu --quick
+expect_rc "calibrate to the user directory: exit 0" 0
+[ -s "$GPUPLAN_DATA_DIR/calibration/cpu.json" ] && pass "calibrate: wrote USERDIR/calibration/cpu.json" \
+	|| fail "calibrate: wrote USERDIR/calibration/cpu.json" "missing"
+gp $SIM_CPU
+expect_rc "simulate --gpu cpu: exit 0" 0
+expect_err "simulate --gpu cpu: finds the user's calibration" "^calibration: $GPUPLAN_DATA_DIR/calibration/cpu.json"
+expect_out "simulate --gpu cpu: the executor's CPU ranks" '^cluster +4 x cpu'
+rm -f "$GPUPLAN_DATA_DIR/calibration/cpu.json"
+
+gp calibrate --backend cpu --quick --json -o "$TMP/j.json"
+expect_rc "calibrate --json: exit 0" 0
+expect_out "calibrate --json: prints the file" '"schema":[[:space:]]*"gpuplan.calibration/1"'
+
+gp calibrate --backend tpu
+expect_rc "calibrate --backend tpu: exit 2" 2
+expect_err "calibrate --backend tpu: says so" "^error: --backend: expected cpu or cuda, found 'tpu'"
+
+# two ranks: the collective sweep, nccl-tests' bus bandwidth (all-reduce
+# busbw = algbw x 2(n-1)/n = algbw at n = 2)
+if command -v mpirun >/dev/null; then
+	run "calibrate --np 2" timeout 60 "$RAW" calibrate --backend cpu --quick --np 2 -o "$TMP/two.json"
+	expect_rc "calibrate --np 2: exit 0" 0
+	expect_out "calibrate --np 2: all-reduce rows" '^all_reduce +2 '
+	grep -q '"op":[[:space:]]*"reduce_scatter"' "$TMP/two.json" \
+		&& pass "calibrate --np 2: the file holds the sweep" \
+		|| fail "calibrate --np 2: the file holds the sweep" "no reduce_scatter"
+	intra=$(json_num intra_bytes_per_s "$TMP/two.json")
+	awk -v b="$intra" 'BEGIN { exit !(b > 0) }' \
+		&& pass "calibrate --np 2: fits an intra-node link ($intra B/s)" \
+		|| fail "calibrate --np 2: fits an intra-node link" "found '$intra'"
+fi
+
+# ---- calibration files into predictions ----------------------------------
+
+gp $SIM_CPU --json
+expect_rc "simulate --gpu cpu without calibration: exit 0" 0
+base=$(json_num step_time_s "$OUT")
+gp $SIM_CPU --json --calibration "$CAL"
+expect_rc "simulate --gpu cpu --calibration: exit 0" 0
+expect_err "simulate --calibration: names the file" "^calibration: $CAL \\(cpu, cpu backend"
+GPUPLAN_CALIBRATION="$CAL" gp $SIM_CPU --json
+expect_rc "GPUPLAN_CALIBRATION: exit 0" 0
+expect_err "GPUPLAN_CALIBRATION: names the file" "^calibration: $CAL"
+
+# half the GEMM rate: an H100 calibration whose effective peak is half
+# the catalog's 989.4 TFLOP/s (HBM kept) roughly doubles the compute of a
+# GEMM-bound step; HBM traffic and attention keep it under 2x
+sed -e 's/"gpu":[[:space:]]*"cpu"/"gpu": "H100-SXM5-80GB"/' \
+    -e 's/"bf16_flops_per_s":[[:space:]]*[-0-9.eE+]*/"bf16_flops_per_s": 494700000000000/' \
+    -e 's/"hbm_bytes_per_s":[[:space:]]*[-0-9.eE+]*/"hbm_bytes_per_s": 3350000000000/' \
+    -e 's/"intra_bytes_per_s":[[:space:]]*[-0-9.eE+]*/"intra_bytes_per_s": 0/' \
+    -e 's/"latency_s":[[:space:]]*[-0-9.eE+]*/"latency_s": 0/' "$CAL" > "$TMP/h100-half.json"
+gp $SIM_H100 --json
+full=$(json_num compute "$OUT")
+gp $SIM_H100 --json --calibration "$TMP/h100-half.json"
+expect_rc "simulate H100 at half the peak: exit 0" 0
+half=$(json_num compute "$OUT")
+awk -v a="$full" -v b="$half" 'BEGIN { r = b / a; exit !(r > 1.4 && r <= 2.0) }' \
+	&& pass "half the GEMM peak: compute $full s -> $half s (x1.4 to x2)" \
+	|| fail "half the GEMM peak: compute x1.4 to x2" "from '$full' to '$half'"
+# plan reads the user's calibrations for every GPU type
+mkdir -p "$GPUPLAN_DATA_DIR/calibration"
+cp "$TMP/h100-half.json" "$GPUPLAN_DATA_DIR/calibration/H100-SXM5-80GB.json"
+gp $SIM_H100 --json
+auto=$(json_num compute "$OUT")
+[ "$auto" = "$half" ] && pass "simulate finds USERDIR/calibration/H100-SXM5-80GB.json" \
+	|| fail "simulate finds the user's H100 calibration" "compute '$auto', expected '$half'"
+rm -f "$GPUPLAN_DATA_DIR/calibration/H100-SXM5-80GB.json"
+
+# a bad file: one line naming file and field, exit 2
+sed 's/"bf16_flops_per_s":[[:space:]]*[-0-9.eE+]*/"bf16_flops_per_s": "fast"/' "$CAL" > "$TMP/bad.json"
+gp $SIM_CPU --calibration "$TMP/bad.json"
+expect_rc "bad calibration field: exit 2" 2
+expect_err "bad calibration field: file and field" "^error: $TMP/bad.json: .sim.bf16_flops_per_s: expected a number >= 0, found \"fast\""
+expect_err_lines "bad calibration field: one error line" 1
+printf '{"schema": "gpuplan.calibration/1",\n  "gpu": }\n' > "$TMP/syntax.json"
+gp $SIM_CPU --calibration "$TMP/syntax.json"
+expect_rc "calibration JSON syntax error: exit 2" 2
+expect_err "calibration JSON syntax error: line and column" "^error: $TMP/syntax.json:2:[0-9]+: expected valid JSON"
+gp $SIM_H100 --calibration "$CAL"
+expect_rc "a CPU calibration for an H100: exit 2" 2
+expect_err "calibration for another GPU: says which" "expected a calibration of H100-SXM5-80GB, found one of cpu"
+gp $SIM_CPU --calibration "$TMP/none.json"
+expect_rc "missing calibration file: exit 1" 1
+
+# execute: the CPU run's prediction uses the calibration
+gp execute --steps 2 --calibration "$CAL"
+expect_rc "execute --calibration: exit 0" 0
+expect_err "execute --calibration: names the file" "^calibration: $CAL"
+expect_out "execute: MFU against the device's peak" '^MFU +[0-9.]+%'
+gp execute --steps 2 --calibration "$TMP/bad.json"
+expect_rc "execute with a bad calibration: exit 2" 2
+
+# ---- pre-flight check ----------------------------------------------------
+
+gp execute --check
+expect_rc "execute --check: exit 0" 0
+expect_out "execute --check: one step" '^step 1/1 '
+expect_out "execute --check: the device" '^  device +cpu is cpu: ok'
+expect_out "execute --check: memory after the step against the prediction" '^  memory after a step .* predicted .*%'
+gp execute --check --layers 64 --hidden 16384 --heads 128 --kv-heads 128 --ffn 65536
+expect_rc "execute --check, a plan that cannot fit: exit 4" 4
+expect_err "execute --check: says it will not fit, before the run" '^error: execute --check: rank 0: the plan needs [0-9.]+ [GT]iB per device, .* free on cpu'
+if grep -q '^step' "$OUT"; then fail "a plan that cannot fit: no step runs" "a step ran"; else pass "a plan that cannot fit: no step runs"; fi
+
+# ---- the CUDA backend here -----------------------------------------------
+
+gp execute --help
+expect_out "execute --help: lists the backends built in" 'built in:'
+if [ -e "$BUILD/executor/exec_cuda.cu.o" ]; then
+	# nvcc built the CUDA objects: the binary carries the backend and
+	# its kernels (the host stubs nvcc generates for each __global__)
+	expect_out "execute --help: cuda is built in" 'built in:.*cuda'
+	nm "$RAW" | grep -q 'exec_cuda_backend' && nm "$RAW" | grep -q 'k_attn_softmax' \
+		&& pass "the binary links the CUDA backend and its kernels" \
+		|| fail "the binary links the CUDA backend and its kernels" "symbols missing"
+fi
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+	gp execute --backend cuda
+	expect_rc "execute --backend cuda without a GPU: exit 4" 4
+	expect_err "execute --backend cuda without a GPU: says so" '^error: execute: no CUDA device found'
+	expect_err_lines "execute --backend cuda without a GPU: one error line" 1
+	gp execute --backend cuda --dp 2
+	expect_rc "execute --backend cuda --dp 2 without a GPU: exit 4 before mpirun" 4
+	expect_err_lines "execute --backend cuda --dp 2: one error line" 1
+	gp calibrate --backend cuda
+	expect_rc "calibrate --backend cuda without a GPU: exit 4" 4
+	expect_err "calibrate --backend cuda without a GPU: says so" '^error: calibrate: no CUDA device found'
+fi
+
+finish
