@@ -178,9 +178,11 @@ FUZZ_FLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(INCL
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcsv $(CJSON_LIBS) -lm
-# fuzz_cli runs the command front-ends in-process: every module and cli/ but main.c
+# these run the command front-ends or the executor's readers in-process:
+# every module, and cli/ but main.c
+FUZZ_FULL := build-fuzz/fuzz_cli build-fuzz/fuzz_calibration_json
 FUZZ_CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c planner/*.c executor/*.c))
-build-fuzz/fuzz_cli: tests/fuzz/fuzz_cli.c $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) $(wildcard tests/fuzz/*.h)
+$(FUZZ_FULL): build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_FLAGS) $(MPI_CFLAGS) -Icli -o $@ $< $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) \
 	  -lglpk -lcsv $(CJSON_LIBS) $(MPI_LIBS) -lm

@@ -60,6 +60,11 @@ static void help(void)
 	       "  --interleave V          virtual pipeline stages per GPU (default: 1)\n"
 	       "  --seq-parallel          Megatron sequence parallelism (default: off)\n"
 	       "  --no-flash              attention without flash attention (default: flash)\n"
+	       "  --tp-overlap            TP collectives overlap the GEMMs, as NeMo/Transformer\n"
+	       "                          Engine's userbuffers do (default: off)\n"
+	       "  --zero3-gather block|tensor_sync   ZeRO-3 gathers: one prefetched collective\n"
+	       "                          per block (FSDP) or one synchronous collective per\n"
+	       "                          tensor (DeepSpeed 2021) (default: block)\n"
 	       "  --precision bf16|fp8    GEMM precision (default: bf16)\n"
 	       "  --calibration FILE      this machine's measured figures, from `gpuplan calibrate`\n"
 	       "                          (default: the user's file for the GPU, if any; --gpu cpu\n"
@@ -88,7 +93,8 @@ enum opt_id {
 	O_MODEL = 256, O_LAYERS, O_HIDDEN, O_HEADS, O_KV_HEADS, O_FFN, O_VOCAB, O_SEQ,
 	O_MLP, O_TIED, O_GPU, O_GPUS, O_GPN, O_INTRA, O_INTER, O_TP, O_PP, O_DP, O_CP,
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
-	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION, O_END
+	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
+	O_TP_OVERLAP, O_ZERO3_GATHER, O_END
 };
 
 /* What the flags said; set[] marks the ones given. */
@@ -105,6 +111,7 @@ struct flags {
 	int tp, pp, dp, cp, mbs, gbs, zero, interleave;
 	enum sim_recompute recompute;
 	enum sim_precision precision;
+	enum sim_zero3_gather zero3_gather;
 	double tokens, usd;
 	int json;
 };
@@ -140,6 +147,8 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "recompute", required_argument, NULL, O_RECOMPUTE },
 		{ "interleave", required_argument, NULL, O_INTERLEAVE },
 		{ "seq-parallel", no_argument, NULL, O_SP },
+		{ "tp-overlap", no_argument, NULL, O_TP_OVERLAP },
+		{ "zero3-gather", required_argument, NULL, O_ZERO3_GATHER },
 		{ "no-flash", no_argument, NULL, O_NO_FLASH },
 		{ "precision", required_argument, NULL, O_PRECISION },
 		{ "tokens", required_argument, NULL, O_TOKENS },
@@ -209,7 +218,17 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 			}
 			break;
 		case O_INTERLEAVE: rc = cli_parse_int("--interleave", optarg, 1, 1 << 16, &f->interleave); break;
-		case O_SP: case O_NO_FLASH: case O_JSON: break;
+		case O_SP: case O_NO_FLASH: case O_JSON: case O_TP_OVERLAP: break;
+		case O_ZERO3_GATHER:
+			if (!strcmp(optarg, "block")) {
+				f->zero3_gather = SIM_ZERO3_BLOCK;
+			} else if (!strcmp(optarg, "tensor_sync")) {
+				f->zero3_gather = SIM_ZERO3_TENSOR_SYNC;
+			} else {
+				gp_error("--zero3-gather: expected block or tensor_sync, found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
 		case O_PRECISION:
 			if (!strcmp(optarg, "bf16")) {
 				f->precision = SIM_PRECISION_BF16;
@@ -377,6 +396,8 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_INTERLEAVE)) q->interleave = f->interleave;
 	if (SET(f, O_SP)) q->seq_parallel = 1;
 	if (SET(f, O_NO_FLASH)) q->flash = 0;
+	if (SET(f, O_TP_OVERLAP)) q->tp_overlap = 1;
+	if (SET(f, O_ZERO3_GATHER)) q->zero3_gather = f->zero3_gather;
 	if (SET(f, O_PRECISION)) q->precision = f->precision;
 
 	per = q->tp * q->pp * q->cp;

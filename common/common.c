@@ -11,6 +11,16 @@
 #include <string.h>
 
 static int log_quiet;
+static void (*guard_enter)(void *);
+static void (*guard_leave)(void *);
+static void *guard_ctx;
+
+void gp_log_set_guard(void (*enter)(void *ctx), void (*leave)(void *ctx), void *ctx)
+{
+	guard_enter = enter;
+	guard_leave = leave;
+	guard_ctx = ctx;
+}
 
 const char *rc_str(enum rc rc)
 {
@@ -43,8 +53,12 @@ static void vlog(const char *prefix, const char *fmt, va_list ap)
 	char buf[2048];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (guard_enter)
+		guard_enter(guard_ctx);
 	/* One write per message so ranks and threads do not interleave lines. */
 	fprintf(stderr, "%s%s\n", prefix, buf);
+	if (guard_leave)
+		guard_leave(guard_ctx);
 }
 
 void gp_error(const char *fmt, ...)

@@ -45,6 +45,10 @@ void gp_hint(const char *fmt, ...) GP_PRINTF(1, 2);
 void gp_warn(const char *fmt, ...) GP_PRINTF(1, 2);
 void gp_info(const char *fmt, ...) GP_PRINTF(1, 2);
 void gp_log_quiet(int quiet);
+/* Lets a progress line on stderr step aside for a message: enter() runs
+ * before every message is written and leave() after it, both with ctx.
+ * Pass NULLs to remove.  One guard at a time (common/progress.c sets it). */
+void gp_log_set_guard(void (*enter)(void *ctx), void (*leave)(void *ctx), void *ctx);
 int gp_log_is_quiet(void);
 
 /* Checked allocation: on failure print size and call site, then abort().

@@ -109,6 +109,27 @@ static void *drawer(void *arg)
 	return NULL;
 }
 
+/* A message is about to be logged: hold the drawer and erase the line;
+ * the drawer's next tick draws it again below the message. */
+static void guard_enter(void *arg)
+{
+	struct gp_progress *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	if (p->drawn) {
+		fputs("\r\033[K", p->o.out);
+		fflush(p->o.out);
+		p->drawn = 0;
+	}
+}
+
+static void guard_leave(void *arg)
+{
+	struct gp_progress *p = arg;
+
+	pthread_mutex_unlock(&p->mu);
+}
+
 struct gp_progress *gp_progress_start_opts(const struct gp_progress_opts *o,
 					   const char *what, size_t total)
 {
@@ -139,6 +160,7 @@ struct gp_progress *gp_progress_start_opts(const struct gp_progress_opts *o,
 		return p;
 	}
 	p->have_thread = 1;
+	gp_log_set_guard(guard_enter, guard_leave, p);
 	return p;
 }
 
@@ -165,6 +187,7 @@ void gp_progress_done(struct gp_progress *p)
 	if (!p)
 		return;
 	if (p->have_thread) {
+		gp_log_set_guard(NULL, NULL, NULL);
 		pthread_mutex_lock(&p->mu);
 		p->stop = 1;
 		pthread_cond_signal(&p->cv);

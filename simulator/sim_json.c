@@ -24,6 +24,9 @@
 
 #define SCHEMA "gpuplan.plan/1"
 
+/* Indexed by enum sim_zero3_gather. */
+static const char *const zero3_names[] = { "block", "tensor_sync" };
+
 const char *sim_mlp_str(enum sim_mlp m)
 {
 	return m == SIM_MLP_SWIGLU ? "swiglu" : "gelu";
@@ -166,6 +169,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddBoolToObject(o, "seq_parallel", q->seq_parallel);
 	cJSON_AddBoolToObject(o, "flash", q->flash);
 	cJSON_AddStringToObject(o, "precision", sim_precision_str(q->precision));
+	cJSON_AddBoolToObject(o, "tp_overlap", q->tp_overlap);
+	cJSON_AddStringToObject(o, "zero3_gather", zero3_names[q->zero3_gather]);
 
 	o = cJSON_AddObjectToObject(root, "job");
 	add_num(o, "tokens", p->tokens);
@@ -529,6 +534,13 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		v = 0;
 		get_enum(r, o, ".parallel", "precision", precs, 2, &v);
 		q->precision = (enum sim_precision)v;
+		get_bool(r, o, ".parallel", "tp_overlap", 0, &q->tp_overlap);
+		/* Optional: plans written before the field existed gather by block. */
+		if (cJSON_GetObjectItemCaseSensitive(o, "zero3_gather")) {
+			v = 0;
+			get_enum(r, o, ".parallel", "zero3_gather", zero3_names, 2, &v);
+			q->zero3_gather = (enum sim_zero3_gather)v;
+		}
 		if (!r->bad && plan_gpus(q) > SIM_MAX_GPUS) {
 			gp_error("%s: .parallel: expected tp x pp x dp x cp of at most %d GPUs, "
 				 "found %.0f", r->file, SIM_MAX_GPUS, plan_gpus(q));

@@ -124,6 +124,35 @@ static void test_gp_progress_draws_then_erases(void **state)
 	fclose(f);
 }
 
+/* A message logged while the line is up erases it first, so the message
+ * starts at column 0 instead of after the progress text. */
+static void test_gp_progress_steps_aside_for_messages(void **state)
+{
+	struct gp_progress_opts o;
+	struct gp_progress *p;
+	FILE *f = tmpfile();
+	char buf[4096];
+	size_t n;
+
+	(void)state;
+	assert_non_null(f);
+	gp_progress_opts_init(&o);
+	o.out = f;
+	o.enabled = 1;
+	o.delay_s = 0;
+	o.interval_s = 10; /* no redraw during the test */
+	p = gp_progress_start_opts(&o, "work", 0);
+	n = slurp(f, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "work: "));
+	assert_false(n >= 4 && memcmp(buf + n - 4, "\r\033[K", 4) == 0);
+	gp_error("a message while the line is drawn");
+	n = slurp(f, buf, sizeof(buf));
+	assert_true(n >= 4);
+	assert_memory_equal(buf + n - 4, "\r\033[K", 4);
+	gp_progress_done(p);
+	fclose(f);
+}
+
 static void test_gp_progress_opts_init_quiet_and_env(void **state)
 {
 	struct gp_progress_opts o;
@@ -161,6 +190,7 @@ int main(void)
 		cmocka_unit_test(test_gp_progress_disabled_draws_nothing),
 		cmocka_unit_test(test_gp_progress_silent_before_delay),
 		cmocka_unit_test(test_gp_progress_draws_then_erases),
+		cmocka_unit_test(test_gp_progress_steps_aside_for_messages),
 		cmocka_unit_test(test_gp_progress_opts_init_quiet_and_env),
 		cmocka_unit_test(test_gp_progress_done_accepts_null),
 	};

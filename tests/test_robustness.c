@@ -334,21 +334,21 @@ static double xorshift_unit(uint64_t *x)
 	return (double)(*x % 1000003) / 1000003.0;
 }
 
-/* 300 jobs of 6 columns each, every column on its job's time/cost trade-off
- * (slower is cheaper in both cost and rate, so none is dominated), under a
- * budget and an hourly budget at 80 % of the mean: a two-dimensional
- * multiple-choice knapsack.  GLPK finds a feasible choice within ~20 ms on
- * a 2-core machine and has not proven optimality after 20 s; under a
- * 0.5 s limit it stops with a plan in hand.  The answer must be that plan,
+/* 300 jobs of 10 columns each, every column on its job's time/cost
+ * trade-off (slower is cheaper in both cost and rate, so none is
+ * dominated), under a budget and an hourly budget at 80 % of the mean: a
+ * two-dimensional multiple-choice knapsack.  On a 2-core machine GLPK has
+ * a feasible choice within 30 ms and no proof of optimality after 5 s;
+ * under a 0.5 s limit it stops with a plan in hand.  The answer must be that plan,
  * marked as not proven optimal, with a warning saying so, and it must keep
  * every constraint. */
 static void test_plan_milp_solve_time_limit_keeps_incumbent(void **state)
 {
-	enum { JOBS = 300, K = 6 };
+	enum { JOBS = 300, K = 10 };
 	struct plan_column *c = calloc(JOBS * K, sizeof(*c));
 	struct plan_milp m;
 	struct plan_milp_solution sol;
-	uint64_t x = 88172645463325252ULL + 3;
+	uint64_t x = 88172645463325252ULL + 1;
 	double mean_cost = 0, mean_rate = 0, cost = 0, rate = 0;
 	char log[4096] = "";
 	FILE *tmp = tmpfile();

@@ -793,6 +793,8 @@ static void test_sim_plan_round_trip(void **state)
 	int fd = mkstemp(path);
 
 	(void)state;
+	p.par.tp_overlap = 1;
+	p.par.zero3_gather = SIM_ZERO3_TENSOR_SYNC;
 	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(sim_plan_write(path, &p), RC_OK);
@@ -807,6 +809,8 @@ static void test_sim_plan_round_trip(void **state)
 	assert_int_equal(q.par.recompute, SIM_RECOMPUTE_SELECTIVE);
 	assert_int_equal(q.par.precision, SIM_PRECISION_FP8);
 	assert_int_equal(q.par.seq_parallel, 1);
+	assert_int_equal(q.par.tp_overlap, 1);
+	assert_int_equal(q.par.zero3_gather, SIM_ZERO3_TENSOR_SYNC);
 	assert_string_equal(q.offering.instance_type, "p5.48xlarge");
 	assert_near(q.cluster.gpu.fp8_flops_per_s, 1978.9e12, 1e-15);
 	assert_near(q.result.step_time_s, p.result.step_time_s, 1e-15);
@@ -828,6 +832,7 @@ static void test_sim_plan_bad_fields(void **state)
 		{ "\"tp\":\t4", "\"tp\":\t-2" },
 		{ "\"tp\":\t4", "\"tp\":\t2.5" },
 		{ "\"recompute\":\t\"selective\"", "\"recompute\":\t\"some\"" },
+		{ "\"zero3_gather\":\t\"block\"", "\"zero3_gather\":\t\"eager\"" },
 		{ "gpuplan.plan/1", "gpuplan.plan/9" },
 		{ "\"layers\":\t80", "\"layers\":\t\"80\"" },
 		{ "\"seq_parallel\":\ttrue", "\"seq_parallel\":\t1" },

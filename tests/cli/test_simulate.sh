@@ -103,4 +103,21 @@ gp simulate --model llama3-70b --gpu A100-40GB --gpus 8 --gbs 8 --tp 8
 expect_rc "not fitting still answers" 0
 expect_out "says by how much it overflows" 'does NOT fit, over by'
 
+# ZeRO-3 gathering: DeepSpeed 2021's synchronous per-tensor gathers cost
+# more than FSDP's prefetched blocks (Narayanan et al. SC'21 Table 2 shape),
+# and the choice survives a plan file.
+z3="--model gpt3-175b --gpu A100-80GB --gpus 384 --tp 1 --pp 1 --zero 3 --mbs 4 --gbs 1536 --recompute full --no-flash --inter-node-gbps 1600 --json"
+gp simulate $z3 --zero3-gather block
+block=$(grep -o '"step_time_s":[^,]*' "$OUT" | head -1 | cut -d: -f2 | tr -d ' \t')
+gp simulate $z3 --zero3-gather tensor_sync -o "$TMP/z3.json"
+sync=$(grep -o '"step_time_s":[^,]*' "$OUT" | head -1 | cut -d: -f2 | tr -d ' \t')
+awk -v a="$block" -v b="$sync" 'BEGIN { exit !(b > a * 1.1) }' &&
+	pass "tensor_sync gathers are slower than block gathers ($sync s > $block s)" ||
+	fail "tensor_sync gathers are slower than block gathers" "$sync vs $block"
+grep -q '"zero3_gather":[[:space:]]*"tensor_sync"' "$TMP/z3.json" &&
+	pass "plan file keeps zero3_gather" || fail "plan file keeps zero3_gather" "missing"
+gp simulate $z3 --zero3-gather eager
+expect_rc "--zero3-gather eager exits 2" 2
+expect_err "--zero3-gather names the choices" "^error: --zero3-gather: expected block or tensor_sync, found 'eager'"
+
 finish

@@ -9,6 +9,7 @@
 #ifndef GPUPLAN_FUZZ_H
 #define GPUPLAN_FUZZ_H
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +30,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
  * flag, so one given on the command line wins. */
 static void fuzz_quiet_args(int *argc, char ***argv, const char *dict)
 {
-	static char dict_flag[256];
+	static char dict_flag[PATH_MAX + 8];
+	char abs[PATH_MAX];
 	const char *extra[3] = { "-close_fd_mask=3", "-timeout=20", NULL };
 	int n = *argc, k = 2;
 	char **av;
 
-	if (dict && access(dict, R_OK) == 0 &&
-	    (size_t)snprintf(dict_flag, sizeof(dict_flag), "-dict=%s", dict) < sizeof(dict_flag))
+	/* absolute: a target may change directory before libFuzzer reads it */
+	if (dict && realpath(dict, abs) && access(abs, R_OK) == 0) {
+		snprintf(dict_flag, sizeof(dict_flag), "-dict=%s", abs);
 		extra[k++] = dict_flag;
+	}
 	av = calloc((size_t)n + (size_t)k + 1, sizeof(*av));
 	if (!av)
 		return;

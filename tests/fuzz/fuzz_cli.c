@@ -96,11 +96,56 @@ static void remove_scratch(void)
 	rmdir(scratch);
 }
 
+/* Returns cwd/rel in a new string when rel is relative, else rel. */
+static char *absolute(const char *cwd, const char *rel)
+{
+	char *p;
+
+	if (rel[0] == '/')
+		return (char *)rel;
+	p = malloc(strlen(cwd) + strlen(rel) + 2);
+	if (!p)
+		abort();
+	sprintf(p, "%s/%s", cwd, rel);
+	return p;
+}
+
+/* The corpus directories, inputs and artifact prefix libFuzzer was given
+ * are made absolute, as this process leaves the directory they are
+ * relative to. */
+static void absolute_args(int argc, char **argv)
+{
+	static const char *const flags[] = { "-artifact_prefix=", "-exact_artifact_path=" };
+	char cwd[PATH_MAX];
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		abort();
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] != '-') {
+			argv[i] = absolute(cwd, argv[i]);
+			continue;
+		}
+		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+			size_t n = strlen(flags[f]);
+			char *v;
+
+			if (strncmp(argv[i], flags[f], n) != 0 || argv[i][n] == '/')
+				continue;
+			v = absolute(cwd, argv[i] + n);
+			argv[i] = malloc(n + strlen(v) + 1);
+			if (!argv[i])
+				abort();
+			sprintf(argv[i], "%s%s", flags[f], v);
+		}
+	}
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char share[PATH_MAX], user[PATH_MAX + 16];
 
 	fuzz_quiet_args(argc, argv, "tests/fuzz/cli.dict");
+	absolute_args(*argc, *argv);
 	if (!realpath("data", share)) {
 		fprintf(stderr, "fuzz_cli: no data/ here; run it from the repository root\n");
 		abort();
