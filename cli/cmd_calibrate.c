@@ -248,6 +248,20 @@ enum rc cmd_calibrate(int argc, char **argv)
 	o.backend = f.backend;
 	if (!o.backend)
 		o.backend = exec_backend_probe("cuda", why, sizeof(why)) == RC_OK ? "cuda" : "cpu";
+	if (f.gpu) {
+		/* a bad --gpu fails now, not after minutes of measuring */
+		struct price_catalog cat;
+		struct price_opts po;
+
+		price_opts_init(&po);
+		po.data_dir = cli_data_dir();
+		if ((rc = price_catalog_load(&cat, &po)) != RC_OK)
+			return rc;
+		rc = cli_gpu_find(&cat, "--gpu", f.gpu) ? RC_OK : RC_USAGE;
+		price_catalog_release(&cat);
+		if (rc != RC_OK)
+			return rc;
+	}
 	if (!exec_under_launcher()) {
 		if (exec_backend_probe(o.backend, why, sizeof(why)) != RC_OK) {
 			gp_error("calibrate: %s", why);

@@ -62,6 +62,8 @@ static void help(void)
 	       "  --heads N, --kv-heads N, --ffn N, --vocab N, --seq N\n"
 	       "  --mlp gelu|swiglu     MLP kind (SwiGLU comes with RMSNorm)\n"
 	       "  --norm layernorm|rmsnorm   override the norm\n"
+	       "  --tied, --untied      LM head shares the input embedding, or has its own\n"
+	       "                        (default: the plan's, else untied)\n"
 	       "layout:\n"
 	       "  --tp N, --pp N, --dp N          parallel degrees (default: 1)\n"
 	       "  --mbs N, --gbs N                micro-batch and global batch, sequences\n"
@@ -72,6 +74,8 @@ static void help(void)
 	       "  --interleave V                  chunks per pipeline stage (default: 1)\n"
 	       "  --schedule gpipe|1f1b|interleaved  (default: 1f1b, interleaved when V > 1)\n"
 	       "  --no-flash                      keep attention probabilities (default: flash)\n"
+	       "  --seq-parallel, --no-seq-parallel  Megatron sequence parallelism with tp > 1\n"
+	       "                                  (default: the plan's, else off)\n"
 	       "  -h, --help                      this help\n\n"
 	       "environment: GPUPLAN_MPIRUN names the launcher (default: mpirun in PATH);\n"
 	       "%s=R:S kills rank R at step S, %s=R:S makes it hang there,\n"
@@ -87,7 +91,8 @@ enum {
 	OPT_VOCAB, OPT_SEQ, OPT_MLP, OPT_NORM, OPT_TP, OPT_PP, OPT_DP, OPT_MBS,
 	OPT_GBS, OPT_ACCUM, OPT_ZERO, OPT_RECOMPUTE, OPT_INTERLEAVE, OPT_SCHEDULE,
 	OPT_NO_FLASH, OPT_PRECISION, OPT_CHECK, OPT_CALIBRATION, OPT_METRICS_PORT,
-	OPT_METRICS_FILE, OPT_TIMEOUT, OPT_MAX_MEMORY,
+	OPT_METRICS_FILE, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_TIED, OPT_UNTIED, OPT_SP,
+	OPT_NO_SP,
 };
 
 struct flags {
@@ -173,6 +178,10 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		{ "interleave", required_argument, NULL, OPT_INTERLEAVE },
 		{ "schedule", required_argument, NULL, OPT_SCHEDULE },
 		{ "no-flash", no_argument, NULL, OPT_NO_FLASH },
+		{ "tied", no_argument, NULL, OPT_TIED },
+		{ "untied", no_argument, NULL, OPT_UNTIED },
+		{ "seq-parallel", no_argument, NULL, OPT_SP },
+		{ "no-seq-parallel", no_argument, NULL, OPT_NO_SP },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "precision", required_argument, NULL, OPT_PRECISION },
@@ -278,6 +287,10 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 			f->schedule_set = 1;
 			break;
 		case OPT_NO_FLASH: p->flash = 0; break;
+		case OPT_TIED: m->tied_embeddings = 1; break;
+		case OPT_UNTIED: m->tied_embeddings = 0; break;
+		case OPT_SP: p->seq_parallel = 1; break;
+		case OPT_NO_SP: p->seq_parallel = 0; break;
 		case OPT_TIMEOUT:
 			rc = cli_parse_duration("--timeout", optarg, &o->timeout_s);
 			f->timeout_set = 1;
@@ -415,15 +428,18 @@ static void print_header(const struct exec_opts *o)
 {
 	const struct sim_parallel *p = &o->par;
 
-	printf("execute: %s, %d layers x %d hidden, %d heads (%d kv), seq %d, vocab %d, %s\n",
+	printf("execute: %s, %d layers x %d hidden, %d heads (%d kv), seq %d, vocab %d, %s%s\n",
 	       o->model.name, o->model.layers, o->model.hidden, o->model.heads,
 	       o->model.kv_heads, o->model.seq, o->model.vocab,
-	       o->model.mlp == SIM_MLP_SWIGLU ? "swiglu/rmsnorm" : "gelu/layernorm");
+	       o->model.mlp == SIM_MLP_SWIGLU ? "swiglu/rmsnorm" : "gelu/layernorm",
+	       o->model.tied_embeddings ? ", tied embeddings" : "");
 	printf("layout:  %d ranks = tp %d x pp %d x dp %d, zero %d, recompute %s, %s",
 	       p->tp * p->pp * p->dp, p->tp, p->pp, p->dp, p->zero,
 	       sim_recompute_str(p->recompute), sched_kind_name(o->schedule));
 	if (p->interleave > 1)
 		printf(" (v %d)", p->interleave);
+	if (p->seq_parallel && p->tp > 1)
+		printf(", sequence parallel");
 	printf(", mbs %d x %d micro-batches x dp %d = gbs %d, %s backend\n",
 	       p->mbs, p->gbs / (p->mbs * p->dp), p->dp, p->gbs, o->backend);
 	fflush(stdout);
@@ -639,12 +655,6 @@ enum rc cmd_execute(int argc, char **argv)
 		exec_expect_init(&o.expect, &o, &cl.cluster, &cl.result, CHECK_MIN_FRACTION);
 
 	if (rank0) {
-		if (o.model.tied_embeddings)
-			gp_warn("the plan ties the LM head to the embedding; the executor "
-				"runs it untied");
-		if (o.par.seq_parallel)
-			gp_warn("sequence parallelism is not applied; tensor parallelism runs "
-				"without it");
 		print_header(&o);
 		o.on_step = print_step;
 	}

@@ -8,6 +8,7 @@
  * model lives in simulator/.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,7 +313,12 @@ static enum rc build_model(const struct flags *f, int from_plan, struct sim_plan
 		m->hidden = f->hidden;
 		m->heads = f->heads;
 		m->kv_heads = f->heads;
-		m->ffn = 4 * f->hidden;
+		if (f->hidden > INT_MAX / 4 && !SET(f, O_FFN)) {
+			gp_error("--hidden: expected at most %d without --ffn (the MLP is 4 x hidden), found %d",
+				 INT_MAX / 4, f->hidden);
+			return RC_USAGE;
+		}
+		m->ffn = f->hidden <= INT_MAX / 4 ? 4 * f->hidden : 0;
 		m->vocab = DEFAULT_VOCAB;
 		m->seq = DEFAULT_SEQ;
 		m->mlp = SIM_MLP_GELU;
@@ -400,6 +406,14 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_ZERO3_GATHER)) q->zero3_gather = f->zero3_gather;
 	if (SET(f, O_PRECISION)) q->precision = f->precision;
 
+	/* each degree fits an int, their product need not */
+	if ((double)q->tp * q->pp * q->cp *
+	    (SET(f, O_DP) ? f->dp : SET(f, O_GPUS) || !from_plan ? 1 : q->dp) > SIM_MAX_GPUS) {
+		gp_error("simulate: gpus: expected tp x pp x dp x cp of at most %d, found %.0f",
+			 SIM_MAX_GPUS, (double)q->tp * q->pp * q->cp *
+			 (SET(f, O_DP) ? f->dp : SET(f, O_GPUS) || !from_plan ? 1 : q->dp));
+		return RC_USAGE;
+	}
 	per = q->tp * q->pp * q->cp;
 	gpus = SET(f, O_GPUS) ? f->gpus : per * q->dp;
 	if (SET(f, O_DP)) {

@@ -70,6 +70,20 @@ int gp_strlcpy(char *dst, const char *src, size_t size);
 /* ASCII case-insensitive equality; NULL never equals anything. */
 int gp_streq_nocase(const char *a, const char *b);
 
+/* ---- files (common/fileio.c) ----------------------------------------- */
+
+/* Replaces path with data[0..len) atomically: a temporary file in the same
+ * directory (mode as creat() would give under the umask) is written,
+ * fsynced and renamed over path, so a reader sees the old file or the new
+ * one, never a mix.  Returns RC_OK, or RC_ERR after one message naming
+ * path; path is untouched on failure. */
+enum rc gp_write_file_atomic(const char *path, const char *data, size_t len);
+
+/* Reads the whole file at path into *data (NUL-terminated, *len bytes
+ * before the NUL; the caller frees *data).  Returns RC_OK, or RC_ERR after
+ * one message naming path; *data is NULL on failure. */
+enum rc gp_read_file(const char *path, char **data, size_t *len);
+
 /* ---- units (common/units.c) ------------------------------------------ */
 
 /* Parses a count with an optional SI suffix: "1T", "300B", "2.5e12", "1.5M",

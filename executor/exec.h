@@ -88,9 +88,11 @@ struct exec_step_info {
 };
 
 struct exec_opts {
-	struct sim_model model;   /* the shapes run (already shrunk for a trial) */
+	struct sim_model model;   /* the shapes run (already shrunk for a trial);
+				     tied_embeddings: the LM head is wte */
 	struct sim_parallel par;  /* tp, pp, dp, mbs, gbs, zero, recompute,
-				     interleave, flash; cp must be 1 */
+				     interleave, flash, seq_parallel (applied
+				     when tp > 1); cp must be 1 */
 	enum sched_kind schedule; /* SCHED_INTERLEAVED iff par.interleave > 1 */
 	enum exec_norm norm;      /* exec_opts_init: RMSNorm for SwiGLU models */
 	int steps;
@@ -125,8 +127,8 @@ void exec_opts_init(struct exec_opts *o);
 void exec_opts_derive(struct exec_opts *o);
 
 /* Checks that o can run: shapes positive, heads, KV heads and the MLP
- * width divisible by tp, layers by pp * interleave, gbs by mbs * dp, no
- * context parallelism, at most max_ranks ranks, a backend named cpu or
+ * width divisible by tp, layers by pp * interleave, gbs by mbs * dp, the
+ * sequence by tp with sequence parallelism, no context parallelism, at most max_ranks ranks, a backend named cpu or
  * cuda.  Returns RC_OK, or RC_INPUT with a one-line reason in why[size].
  * Whether the backend can run here is exec_backend_probe()'s question. */
 enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size);

@@ -10,12 +10,10 @@
  * looked at and re-fitted, the figures are what is used.
  */
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "exec.h"
 
@@ -91,40 +89,13 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 enum rc exec_calibration_write(const char *path, const struct exec_calibration *c)
 {
 	char *text = exec_calibration_to_json(c);
-	size_t n = strlen(path), len = strlen(text);
-	char *tmp = xmalloc(n + 16);
-	enum rc rc = RC_ERR;
-	FILE *f;
-	int fd;
+	size_t len = strlen(text);
+	enum rc rc;
 
-	snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		gp_error("%s: cannot create a temporary file: %s", path, strerror(errno));
-		goto out;
-	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		gp_error("%s: %s", path, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		goto out;
-	}
-	if (fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f) ||
-	    fsync(fileno(f))) {
-		gp_error("%s: write failed: %s", path, strerror(errno));
-		fclose(f);
-		unlink(tmp);
-		goto out;
-	}
-	if (fclose(f) || rename(tmp, path)) {
-		gp_error("%s: write failed: %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	rc = RC_OK;
-out:
-	free(tmp);
+	text = xrealloc(text, len + 2);
+	text[len++] = '\n';
+	text[len] = '\0';
+	rc = gp_write_file_atomic(path, text, len);
 	free(text);
 	return rc;
 }
@@ -380,30 +351,12 @@ enum rc exec_calibration_parse(const char *name, const char *buf, size_t len,
 
 enum rc exec_calibration_read(const char *path, struct exec_calibration *out)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
-	enum rc rc;
+	char *buf;
+	size_t len;
+	enum rc rc = gp_read_file(path, &buf, &len);
 
-	if (!f) {
-		gp_error("%s: cannot open: %s", path, strerror(errno));
-		return RC_ERR;
-	}
-	do {
-		if (len == cap) {
-			cap = cap ? 2 * cap : 16384;
-			buf = xrealloc(buf, cap);
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-	} while (n > 0);
-	if (ferror(f)) {
-		gp_error("%s: read failed: %s", path, strerror(errno));
-		fclose(f);
-		free(buf);
-		return RC_ERR;
-	}
-	fclose(f);
+	if (rc != RC_OK)
+		return rc;
 	rc = exec_calibration_parse(path, buf, len, out);
 	free(buf);
 	return rc;

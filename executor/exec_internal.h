@@ -349,7 +349,8 @@ int exec_trainer_unit(const struct exec_trainer *t, int i, float **params,
 int exec_trainer_tensor(const struct exec_trainer *t, int i, int j, long *off,
 			long *n, const char **name);
 /* Parameters this rank holds, replicated tensors counted on TP rank 0
- * only: summed over one DP replica's ranks, the model's count. */
+ * only and a tied embedding on the first stage only: summed over one DP
+ * replica's ranks, the model's count. */
 double exec_trainer_local_params(const struct exec_trainer *t);
 
 /* ---- data (exec_data.c) ---------------------------------------------- */

@@ -11,12 +11,10 @@
  * step_time_error ((measured - predicted) / predicted).  Times differ from run to run;
  * everything else is the same for the same inputs.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -59,7 +57,7 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	add_num(m, "seq", o->model.seq);
 	cJSON_AddStringToObject(m, "mlp", sim_mlp_str(o->model.mlp));
 	cJSON_AddStringToObject(m, "norm", o->norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm");
-	cJSON_AddBoolToObject(m, "tied_embeddings", 0);
+	cJSON_AddBoolToObject(m, "tied_embeddings", o->model.tied_embeddings != 0);
 	l = cJSON_AddObjectToObject(root, "layout");
 	add_num(l, "ranks", (double)p->tp * p->pp * p->dp);
 	add_num(l, "tp", p->tp);
@@ -73,6 +71,8 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	add_num(l, "interleave", p->interleave);
 	cJSON_AddStringToObject(l, "schedule", sched_kind_name(o->schedule));
 	cJSON_AddBoolToObject(l, "flash", p->flash != 0);
+	/* as run: Megatron applies it only with tp > 1 */
+	cJSON_AddBoolToObject(l, "seq_parallel", p->seq_parallel && p->tp > 1);
 	add_num(root, "steps", r->steps);
 	add_num(root, "seed", (double)o->seed);
 	add_array(root, "losses", r->losses, r->steps);
@@ -102,47 +102,19 @@ enum rc exec_run_write_json(const char *path, const struct exec_opts *o,
 {
 	cJSON *root = run_json(o, r, pred);
 	char *text = cJSON_Print(root);
-	size_t n = strlen(path), len;
-	char *tmp = xmalloc(n + 16);
-	enum rc rc = RC_ERR;
-	FILE *f;
-	int fd;
+	size_t len;
+	enum rc rc;
 
 	cJSON_Delete(root);
 	if (!text) {
 		gp_error("%s: cannot format the run", path);
-		free(tmp);
 		return RC_ERR;
 	}
 	len = strlen(text);
-	snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		gp_error("%s: cannot create a temporary file: %s", path, strerror(errno));
-		goto out;
-	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		gp_error("%s: %s", path, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		goto out;
-	}
-	if (fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f) ||
-	    fsync(fileno(f))) {
-		gp_error("%s: write failed: %s", path, strerror(errno));
-		fclose(f);
-		unlink(tmp);
-		goto out;
-	}
-	if (fclose(f) || rename(tmp, path)) {
-		gp_error("%s: write failed: %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	rc = RC_OK;
-out:
-	free(tmp);
+	text = xrealloc(text, len + 2);
+	text[len++] = '\n';
+	text[len] = '\0';
+	rc = gp_write_file_atomic(path, text, len);
 	free(text);
 	return rc;
 }

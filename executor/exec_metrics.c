@@ -193,31 +193,6 @@ enum rc exec_metrics_new(int port, const char *path, struct exec_metrics **out)
 	return RC_OK;
 }
 
-static enum rc write_file(const char *path, const char *text, size_t len)
-{
-	size_t n = strlen(path) + 16;
-	char *tmp = xmalloc(n);
-	FILE *f;
-	enum rc rc = RC_OK;
-
-	snprintf(tmp, n, "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
-		if (f == NULL)
-			gp_error("--metrics-file %s: cannot write: %s", path, strerror(errno));
-		else
-			gp_error("--metrics-file %s: write failed", path);
-		remove(tmp);
-		rc = RC_ERR;
-	} else if (rename(tmp, path) != 0) {
-		gp_error("--metrics-file %s: cannot rename into place: %s", path, strerror(errno));
-		remove(tmp);
-		rc = RC_ERR;
-	}
-	free(tmp);
-	return rc;
-}
-
 enum rc exec_metrics_update(struct exec_metrics *m, const struct exec_metrics_sample *s)
 {
 	size_t len = exec_metrics_format(s, NULL, 0);
@@ -231,7 +206,7 @@ enum rc exec_metrics_update(struct exec_metrics *m, const struct exec_metrics_sa
 	m->body_len = len;
 	pthread_mutex_unlock(&m->lock);
 	free(old);
-	return m->path ? write_file(m->path, body, len) : RC_OK;
+	return m->path ? gp_write_file_atomic(m->path, body, len) : RC_OK;
 }
 
 int exec_metrics_port(const struct exec_metrics *m)

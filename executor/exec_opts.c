@@ -117,6 +117,11 @@ enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size)
 		    m->ffn, p->tp);
 	if (m->vocab < p->tp)
 		WHY("parallel.tp: expected at most vocab (%d) ranks, found %d", m->vocab, p->tp);
+	/* sequence parallelism cuts every sequence into tp slices
+	 * (Korthikanti et al. 2022, sec. 4.2.2), as sim_check demands */
+	if (p->seq_parallel && p->tp > 1 && m->seq % p->tp)
+		WHY("parallel.seq_parallel: expected tp %d to divide the sequence %d",
+		    p->tp, m->seq);
 	if (p->interleave < 1)
 		WHY("parallel.interleave: expected an integer >= 1, found %d", p->interleave);
 	if (p->interleave > 1 && p->pp < 2)

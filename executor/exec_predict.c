@@ -103,14 +103,11 @@ enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,
 enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 			struct sim_result *out, char *why, size_t size)
 {
-	struct sim_model m = o->model;
 	enum rc rc;
 
-	/* the executor runs an untied head (exec_trainer.c) */
-	m.tied_embeddings = 0;
-	rc = sim_check(&m, &o->par, c, why, size);
+	rc = sim_check(&o->model, &o->par, c, why, size);
 	if (rc != RC_OK)
 		return rc;
-	sim_step(&m, &o->par, c, out);
+	sim_step(&o->model, &o->par, c, out);
 	return RC_OK;
 }

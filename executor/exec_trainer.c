@@ -17,6 +17,28 @@
  *   cross-entropy (Megatron-LM's vocab_parallel_cross_entropy).
  *   Parameters not split (norms, row-parallel biases, positions) are
  *   replicated and get the same gradient on every TP rank.
+ * - Sequence parallelism (Korthikanti et al. 2022, sec. 4.2.2), with
+ *   tp > 1: the norms, residuals and bias additions run on 1/tp of the
+ *   micro-batch's tokens.  The all-reduce after a row-parallel GEMM
+ *   becomes a reduce-scatter over the tokens and an all-gather of the
+ *   norm's output precedes the column-parallel GEMMs (the paper's g-bar
+ *   and g); backward swaps them.  Rank r holds tokens [r N/tp, (r+1) N/tp)
+ *   in the executor's [b, t] order (Megatron's [s, b] order makes that a
+ *   slice of the sequence; every op of the region works per token, so
+ *   which tokens a rank holds changes no result).  Like Megatron, a layer
+ *   keeps only its norms' slices and gathers them again in backward.  The
+ *   norm weights then get each rank's slice's gradient, summed over TP
+ *   before the optimizer; row-parallel biases and positions take theirs
+ *   from the gathered output gradient, which every TP rank holds whole.
+ * - Tied embeddings (Press and Wolf 2017, as GPT-2 does): the LM head is
+ *   the vocabulary-parallel input embedding matrix, a unit of its own
+ *   (UNIT_WORD).  With one stage it serves both ends and its gradient is
+ *   the sum of both uses; with more, the first and last stages each hold
+ *   a copy drawn from the same stream, and the copies' gradients are
+ *   summed before the optimizer step (Megatron-LM's embedding group,
+ *   _allreduce_word_embedding_grads; Narayanan et al., SC'21, sec. 2), so
+ *   the copies stay equal.  Clipping and the parameter count see the
+ *   first stage's copy only.
  * - Pipeline parallelism: the layers are cut into pp * v chunks (virtual
  *   stages), and this rank runs its stage's op list from sched_build() in
  *   order: blocking receives, non-blocking sends (sched.h's contract).
@@ -56,7 +78,8 @@
 
 /* ---- parameters ------------------------------------------------------ */
 
-enum unit_kind { UNIT_EMBED, UNIT_LAYER, UNIT_HEAD };
+/* UNIT_WORD: the tied embedding matrix, used by UNIT_EMBED and UNIT_HEAD */
+enum unit_kind { UNIT_EMBED, UNIT_LAYER, UNIT_HEAD, UNIT_WORD };
 
 /* Tensors of each unit, in their order in the unit's flat buffer. */
 enum { T_LN1W, T_LN1B, T_WQ, T_BQ, T_WK, T_BK, T_WV, T_BV, T_WO, T_BO,
@@ -74,6 +97,8 @@ struct tensor {
 	long off, n;            /* place in the unit's flat buffer, n = nr nc */
 	int decay;              /* AdamW weight decay applies (matrices) */
 	int replicated;         /* same on every TP rank (tp > 1, not split) */
+	int seq_partial;        /* sequence parallel: each TP rank's gradient
+				 * is its slice's, summed over TP */
 	double std;             /* N(0, std), or `value` when std is 0 */
 	float value;
 	uint64_t stream;        /* random stream: unit id and tensor index */
@@ -82,6 +107,7 @@ struct tensor {
 struct unit {
 	enum unit_kind kind;
 	int layer;              /* global layer index (UNIT_LAYER) */
+	int mirror;             /* the last stage's copy of a tied matrix */
 	struct tensor t[T_LAYER_N];
 	int nt;
 	long n;                 /* local elements */
@@ -128,12 +154,17 @@ struct exec_trainer {
 	int v, nl, m;           /* chunks, layers per chunk, micro-batches */
 	int B, T, C, H, KV, hd, Hl, KVl, F, Fl, V;
 	int N;                  /* tokens per micro-batch */
+	int Ns;                 /* of which in the residual stream here: N / tp
+				 * with sequence parallelism, else N */
 	int v0, nv;             /* vocabulary rows held */
-	int rms, swiglu, store_att, rec_att, full_rec;
+	int rms, swiglu, store_att, rec_att, full_rec, sp, tied;
 
 	struct unit *units;
 	int n_units;
-	int *chunk_unit0, *chunk_units; /* [v]: first unit and count */
+	int *layer0;            /* [v]: each chunk's first layer unit */
+	struct unit *embed, *head, *word; /* this rank's; NULL when absent */
+	float *word_zero;       /* a stage between tied copies: its zeros */
+	long word_own_n;        /* elements of the tied copies' sum here */
 
 	struct act **acts;      /* [v m] in flight */
 	struct act **pool;      /* [v] free records per chunk */
@@ -143,6 +174,7 @@ struct exec_trainer {
 	void *rec_block;
 	size_t rec_bytes;
 	float *dx, *dln, *tmp, *rec_out, *dq, *dk, *dv, *datty, *dh, *du, *da;
+	float *gath, *part;     /* sequence parallel: [N C] gathered, [Ns C] slice */
 	float *rs_tmp;          /* [max shard] */
 	double *scal;           /* [2] reduction of loss and squared norm */
 	int *host_seq, *host_tok, *host_tgt;
@@ -158,6 +190,11 @@ static float *P(const struct unit *u, int i)
 static float *G(const struct unit *u, int i)
 {
 	return u->t[i].n ? u->grads + u->t[i].off : NULL;
+}
+
+static enum rc tp_sum(struct exec_trainer *t, float *buf, size_t n)
+{
+	return t->g->tp.comm->all_reduce(&t->g->tp, buf, n, EXEC_F32, EXEC_SUM);
 }
 
 static void tensor_add(struct exec_trainer *t, struct unit *u, int idx,
@@ -197,10 +234,11 @@ static void tensor_add(struct exec_trainer *t, struct unit *u, int idx,
 		u->nt = idx + 1;
 }
 
-/* Unit ids name random streams: embedding 0, layer i is 1 + i, head L + 1. */
+/* Unit ids name random streams: embedding 0, layer i is 1 + i, head L + 1.
+ * A tied matrix is the embedding's wte, whichever stage holds it. */
 static uint64_t unit_id(const struct exec_trainer *t, const struct unit *u)
 {
-	if (u->kind == UNIT_EMBED)
+	if (u->kind == UNIT_EMBED || u->kind == UNIT_WORD)
 		return 0;
 	if (u->kind == UNIT_LAYER)
 		return 1 + (uint64_t)u->layer;
@@ -216,14 +254,18 @@ static void unit_shapes(struct exec_trainer *t, struct unit *u)
 	int nb = !t->rms;
 
 	switch (u->kind) {
-	case UNIT_EMBED:
+	case UNIT_WORD:
 		tensor_add(t, u, T_WTE, "wte", t->V, C, SPLIT_ROWS, 1, std, 0);
+		break;
+	case UNIT_EMBED:
+		tensor_add(t, u, T_WTE, "wte", t->tied ? 0 : t->V, C, SPLIT_ROWS, 1, std, 0);
 		tensor_add(t, u, T_WPE, "wpe", t->T, C, SPLIT_NONE, 1, std, 0);
 		break;
 	case UNIT_HEAD:
 		tensor_add(t, u, T_LNFW, "lnf.w", C, 1, SPLIT_NONE, 0, 0, 1);
 		tensor_add(t, u, T_LNFB, "lnf.b", nb ? C : 0, 1, SPLIT_NONE, 0, 0, 0);
-		tensor_add(t, u, T_WLM, "lm_head", t->V, C, SPLIT_ROWS, 1, std, 0);
+		tensor_add(t, u, T_WLM, "lm_head", t->tied ? 0 : t->V, C, SPLIT_ROWS, 1, std, 0);
+		u->t[T_LNFW].seq_partial = u->t[T_LNFB].seq_partial = t->sp;
 		break;
 	case UNIT_LAYER:
 		tensor_add(t, u, T_LN1W, "ln1.w", C, 1, SPLIT_NONE, 0, 0, 1);
@@ -244,6 +286,8 @@ static void unit_shapes(struct exec_trainer *t, struct unit *u)
 		tensor_add(t, u, T_BU, "bu", t->swiglu ? F : 0, 1, SPLIT_ROWS, 0, 0, 0);
 		tensor_add(t, u, T_W2, "w2", C, F, SPLIT_COLS, 1, res_std, 0);
 		tensor_add(t, u, T_B2, "b2", C, 1, SPLIT_NONE, 0, 0, 0);
+		u->t[T_LN1W].seq_partial = u->t[T_LN1B].seq_partial = t->sp;
+		u->t[T_LN2W].seq_partial = u->t[T_LN2B].seq_partial = t->sp;
 		break;
 	}
 	for (int i = 0; i < u->nt; i++)
@@ -269,25 +313,32 @@ static void unit_init_values(const struct exec_trainer *t, const struct unit *u,
 	}
 }
 
+/* The range of a unit of n elements this rank's optimizer updates: all
+ * of it without ZeRO, else its shard of ceil(n / dp) (*shard). */
+static void own_range(const struct exec_trainer *t, long n, long *shard, long *off, long *len)
+{
+	*shard = (n + t->l.dp - 1) / t->l.dp;
+	if (t->o.par.zero == 0) {
+		*off = 0;
+		*len = n;
+		return;
+	}
+	*off = (long)t->l.dp_rank * *shard;
+	*len = n - *off;
+	if (*len > *shard)
+		*len = *shard;
+	if (*len < 0)
+		*len = 0;
+}
+
 static void unit_alloc(struct exec_trainer *t, struct unit *u)
 {
 	int dp = t->l.dp, zero = t->o.par.zero;
 	float *host;
 	size_t fb = sizeof(float);
 
-	u->shard = (u->n + dp - 1) / dp;
+	own_range(t, u->n, &u->shard, &u->own_off, &u->own_n);
 	u->n_pad = u->shard * dp;
-	if (zero == 0) {
-		u->own_off = 0;
-		u->own_n = u->n;
-	} else {
-		u->own_off = (long)t->l.dp_rank * u->shard;
-		u->own_n = u->n - u->own_off;
-		if (u->own_n > u->shard)
-			u->own_n = u->shard;
-		if (u->own_n < 0)
-			u->own_n = 0;
-	}
 	host = xcalloc((size_t)u->n_pad + 1, fb);
 	unit_init_values(t, u, host);
 	if (zero == 3) {
@@ -319,10 +370,11 @@ static void unit_free(struct exec_trainer *t, struct unit *u)
 	exec_dfree(t->d, u->v, (size_t)u->own_n * fb);
 }
 
-/* ZeRO-3: the unit's full parameters exist only between gather and drop. */
+/* ZeRO-3: the unit's full parameters exist only between gather and drop.
+ * These four accept NULL (no tied matrix) and do nothing then. */
 static enum rc unit_gather(struct exec_trainer *t, struct unit *u)
 {
-	if (t->o.par.zero != 3)
+	if (!u || t->o.par.zero != 3)
 		return RC_OK;
 	u->params = exec_dalloc(t->d, u->n_pad * sizeof(float));
 	t->be->copy(t->d, u->params + (size_t)t->l.dp_rank * u->shard, u->pshard,
@@ -332,7 +384,7 @@ static enum rc unit_gather(struct exec_trainer *t, struct unit *u)
 
 static void unit_drop(struct exec_trainer *t, struct unit *u)
 {
-	if (t->o.par.zero != 3)
+	if (!u || t->o.par.zero != 3)
 		return;
 	exec_dfree(t->d, u->params, u->n_pad * sizeof(float));
 	u->params = NULL;
@@ -342,17 +394,37 @@ static void unit_drop(struct exec_trainer *t, struct unit *u)
  * is reduce-scattered and added to this rank's shard. */
 static void grads_begin(struct exec_trainer *t, struct unit *u)
 {
-	if (t->o.par.zero >= 2)
+	if (u && t->o.par.zero >= 2)
 		u->grads = exec_dalloc(t->d, u->n_pad * sizeof(float));
+}
+
+/* Sequence parallelism leaves each TP rank the norm weights' gradient of
+ * its own tokens; their sum over TP is the whole gradient (Korthikanti et
+ * al. 2022, sec. 4.2.2; Megatron-LM's _allreduce_layernorm_grads).  A
+ * norm's weight and bias lie side by side: one all-reduce for both. */
+static enum rc sp_norm_grads(struct exec_trainer *t, struct unit *u)
+{
+	for (int j = 0; t->sp && j < u->nt; j++) {
+		long off = u->t[j].off, n = u->t[j].n;
+
+		if (!u->t[j].seq_partial)
+			continue;
+		while (j + 1 < u->nt && u->t[j + 1].seq_partial && u->t[j + 1].off == off + n)
+			n += u->t[++j].n;
+		TRY(tp_sum(t, u->grads + off, (size_t)n));
+	}
+	return RC_OK;
 }
 
 static enum rc grads_end(struct exec_trainer *t, struct unit *u)
 {
 	enum rc rc;
 
-	if (t->o.par.zero < 2)
+	if (!u || t->o.par.zero < 2)
 		return RC_OK;
-	rc = t->g->dp.comm->reduce_scatter(&t->g->dp, u->grads, t->rs_tmp, u->shard);
+	rc = sp_norm_grads(t, u);
+	if (rc == RC_OK)
+		rc = t->g->dp.comm->reduce_scatter(&t->g->dp, u->grads, t->rs_tmp, u->shard);
 	if (rc == RC_OK)
 		t->be->accumulate(t->d, u->gshard, t->rs_tmp, u->shard);
 	exec_dfree(t->d, u->grads, u->n_pad * sizeof(float));
@@ -382,25 +454,27 @@ static int *carve_i(struct carve *c, size_t n)
 	return (int *)carve_f(c, n);
 }
 
+/* The residual stream and the norms hold Ns tokens, the attention and
+ * MLP insides all N of them (whole heads and MLP columns per TP rank). */
 static void carve_layer(const struct exec_trainer *t, struct carve *c,
 			struct layer_act *a, int att)
 {
-	size_t N = t->N, C = t->C, qd = (size_t)t->Hl * t->hd, kvd = (size_t)t->KVl * t->hd;
-	size_t rows = (size_t)t->B * t->Hl * t->T;
+	size_t N = t->N, Ns = t->Ns, C = t->C, qd = (size_t)t->Hl * t->hd;
+	size_t kvd = (size_t)t->KVl * t->hd, rows = (size_t)t->B * t->Hl * t->T;
 
-	a->ln1 = carve_f(c, N * C);
-	a->ln1_mean = carve_f(c, t->rms ? 0 : N);
-	a->ln1_rstd = carve_f(c, N);
+	a->ln1 = carve_f(c, Ns * C);
+	a->ln1_mean = carve_f(c, t->rms ? 0 : Ns);
+	a->ln1_rstd = carve_f(c, Ns);
 	a->q = carve_f(c, N * qd);
 	a->k = carve_f(c, N * kvd);
 	a->v = carve_f(c, N * kvd);
 	a->lse = carve_f(c, rows);
 	a->att = carve_f(c, att ? rows * t->T : 0);
 	a->atty = carve_f(c, N * qd);
-	a->res2 = carve_f(c, N * C);
-	a->ln2 = carve_f(c, N * C);
-	a->ln2_mean = carve_f(c, t->rms ? 0 : N);
-	a->ln2_rstd = carve_f(c, N);
+	a->res2 = carve_f(c, Ns * C);
+	a->ln2 = carve_f(c, Ns * C);
+	a->ln2_mean = carve_f(c, t->rms ? 0 : Ns);
+	a->ln2_rstd = carve_f(c, Ns);
 	a->h = carve_f(c, N * t->Fl);
 	a->u = carve_f(c, t->swiglu ? N * t->Fl : 0);
 	a->a = carve_f(c, N * t->Fl);
@@ -418,19 +492,19 @@ static int chunk_is_last(const struct exec_trainer *t, int chunk)
 
 static void carve_act(const struct exec_trainer *t, struct carve *c, struct act *a)
 {
-	size_t N = t->N, C = t->C;
+	size_t N = t->N, Ns = t->Ns, C = t->C;
 
 	for (int i = 0; i <= t->nl; i++)
-		a->x[i] = carve_f(c, N * C);
+		a->x[i] = carve_f(c, Ns * C);
 	if (a->la)
 		for (int i = 0; i < t->nl; i++)
 			carve_layer(t, c, &a->la[i], t->store_att);
 	a->tok = carve_i(c, chunk_is_first(t, a->chunk) ? N : 0);
 	if (chunk_is_last(t, a->chunk)) {
 		a->tgt = carve_i(c, N);
-		a->lnf = carve_f(c, N * C);
-		a->lnf_mean = carve_f(c, t->rms ? 0 : N);
-		a->lnf_rstd = carve_f(c, N);
+		a->lnf = carve_f(c, Ns * C);
+		a->lnf_mean = carve_f(c, t->rms ? 0 : Ns);
+		a->lnf_rstd = carve_f(c, Ns);
 		a->logits = carve_f(c, N * t->nv);
 		a->rmax = carve_f(c, N);
 		a->stats = carve_f(c, 2 * N);
@@ -485,13 +559,14 @@ static void act_free(struct exec_trainer *t, struct act *a)
 
 /* ---- forward and backward of the units -------------------------------- */
 
+/* Norms run on the residual stream: this rank's Ns tokens. */
 static void norm_forward(struct exec_trainer *t, float *out, float *mean, float *rstd,
 			 const float *inp, const float *w, const float *b)
 {
 	if (t->rms)
-		t->be->rmsnorm_forward(t->d, out, rstd, inp, w, t->N, t->C);
+		t->be->rmsnorm_forward(t->d, out, rstd, inp, w, t->Ns, t->C);
 	else
-		t->be->layernorm_forward(t->d, out, mean, rstd, inp, w, b, t->N, t->C);
+		t->be->layernorm_forward(t->d, out, mean, rstd, inp, w, b, t->Ns, t->C);
 }
 
 static void norm_backward(struct exec_trainer *t, float *dinp, float *dw, float *db,
@@ -499,25 +574,55 @@ static void norm_backward(struct exec_trainer *t, float *dinp, float *dw, float 
 			  const float *mean, const float *rstd)
 {
 	if (t->rms)
-		t->be->rmsnorm_backward(t->d, dinp, dw, dout, inp, w, rstd, t->N, t->C);
+		t->be->rmsnorm_backward(t->d, dinp, dw, dout, inp, w, rstd, t->Ns, t->C);
 	else
 		t->be->layernorm_backward(t->d, dinp, dw, db, dout, inp, w, mean, rstd,
-					  t->N, t->C);
+					  t->Ns, t->C);
 }
 
-static enum rc tp_sum(struct exec_trainer *t, float *buf, size_t n)
+/* All N tokens of x, this rank's [Ns, C] slice of the residual stream:
+ * with sequence parallelism the all-gather of every TP rank's slice into
+ * full (Korthikanti et al. 2022, fig. 5, forward of "g"; backward of
+ * "g-bar"), else x itself.  *out says where they are. */
+static enum rc seq_gather(struct exec_trainer *t, const float *x, float *full,
+			  const float **out)
 {
-	return t->g->tp.comm->all_reduce(&t->g->tp, buf, n, EXEC_F32, EXEC_SUM);
+	size_t n = (size_t)t->Ns * t->C;
+
+	*out = x;
+	if (!t->sp)
+		return RC_OK;
+	t->be->copy(t->d, full + (size_t)t->l.tp_rank * n, x, n * sizeof(float));
+	TRY(t->g->tp.comm->all_gather(&t->g->tp, full, n));
+	*out = full;
+	return RC_OK;
 }
 
-/* Row-parallel matmul: partial products summed over TP, then the bias
- * (Shoeybi et al. 2019, fig. 3: the "g" operator). */
-static enum rc row_parallel(struct exec_trainer *t, float *out, const float *inp,
+/* The sum over TP of every rank's partial [N, C] product in full: with
+ * sequence parallelism a reduce-scatter leaves this rank's Ns tokens of
+ * it in t->part (fig. 5, forward of "g-bar"; backward of "g"), else an
+ * all-reduce leaves all of it in full (Shoeybi et al. 2019, fig. 3).  *out
+ * says where this rank's Ns tokens are. */
+static enum rc seq_reduce(struct exec_trainer *t, float *full, float **out)
+{
+	size_t n = (size_t)t->Ns * t->C;
+
+	*out = full;
+	if (!t->sp)
+		return tp_sum(t, full, (size_t)t->N * t->C);
+	TRY(t->g->tp.comm->reduce_scatter(&t->g->tp, full, t->part, n));
+	*out = t->part;
+	return RC_OK;
+}
+
+/* Row-parallel matmul: partial products of all N tokens summed over TP,
+ * then the bias on this rank's Ns tokens, into *out (t->tmp or t->part). */
+static enum rc row_parallel(struct exec_trainer *t, float **out, const float *inp,
 			    const float *w, const float *bias, int ic)
 {
-	t->be->matmul_forward(t->d, out, inp, w, NULL, t->N, ic, t->C);
-	TRY(tp_sum(t, out, (size_t)t->N * t->C));
-	t->be->add_bias(t->d, out, bias, t->N, t->C);
+	t->be->matmul_forward(t->d, t->tmp, inp, w, NULL, t->N, ic, t->C);
+	TRY(seq_reduce(t, t->tmp, out));
+	t->be->add_bias(t->d, *out, bias, t->Ns, t->C);
 	return RC_OK;
 }
 
@@ -527,32 +632,39 @@ static enum rc layer_forward(struct exec_trainer *t, const struct unit *u,
 	const struct exec_backend *be = t->be;
 	struct exec_device *d = t->d;
 	int N = t->N, C = t->C, qd = t->Hl * t->hd, kvd = t->KVl * t->hd;
+	long ns = (long)t->Ns * C;
+	const float *in;
+	float *y;
 
 	/* attention block: x + Wo attn(norm(x)) */
 	norm_forward(t, a->ln1, a->ln1_mean, a->ln1_rstd, x, P(u, T_LN1W), P(u, T_LN1B));
-	be->matmul_forward(d, a->q, a->ln1, P(u, T_WQ), P(u, T_BQ), N, C, qd);
-	be->matmul_forward(d, a->k, a->ln1, P(u, T_WK), P(u, T_BK), N, C, kvd);
-	be->matmul_forward(d, a->v, a->ln1, P(u, T_WV), P(u, T_BV), N, C, kvd);
+	TRY(seq_gather(t, a->ln1, t->gath, &in));
+	be->matmul_forward(d, a->q, in, P(u, T_WQ), P(u, T_BQ), N, C, qd);
+	be->matmul_forward(d, a->k, in, P(u, T_WK), P(u, T_BK), N, C, kvd);
+	be->matmul_forward(d, a->v, in, P(u, T_WV), P(u, T_BV), N, C, kvd);
 	be->attention_forward(d, a->atty, a->lse, att ? a->att : NULL, a->q, a->k, a->v,
 			      t->B, t->T, t->Hl, t->KVl, t->hd);
-	TRY(row_parallel(t, t->tmp, a->atty, P(u, T_WO), P(u, T_BO), qd));
-	be->residual_forward(d, a->res2, x, t->tmp, (long)N * C);
+	TRY(row_parallel(t, &y, a->atty, P(u, T_WO), P(u, T_BO), qd));
+	be->residual_forward(d, a->res2, x, y, ns);
 	/* MLP block: res2 + W2 act(W1 norm(res2)) */
 	norm_forward(t, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, P(u, T_LN2W), P(u, T_LN2B));
-	be->matmul_forward(d, a->h, a->ln2, P(u, T_W1), P(u, T_B1), N, C, t->Fl);
+	TRY(seq_gather(t, a->ln2, t->gath, &in));
+	be->matmul_forward(d, a->h, in, P(u, T_W1), P(u, T_B1), N, C, t->Fl);
 	if (t->swiglu) {
-		be->matmul_forward(d, a->u, a->ln2, P(u, T_WU), P(u, T_BU), N, C, t->Fl);
+		be->matmul_forward(d, a->u, in, P(u, T_WU), P(u, T_BU), N, C, t->Fl);
 		be->swiglu_forward(d, a->a, a->h, a->u, (long)N * t->Fl);
 	} else {
 		be->gelu_forward(d, a->a, a->h, (long)N * t->Fl);
 	}
-	TRY(row_parallel(t, t->tmp, a->a, P(u, T_W2), P(u, T_B2), t->Fl));
-	be->residual_forward(d, out, a->res2, t->tmp, (long)N * C);
+	TRY(row_parallel(t, &y, a->a, P(u, T_W2), P(u, T_B2), t->Fl));
+	be->residual_forward(d, out, a->res2, y, ns);
 	return RC_OK;
 }
 
-/* On entry dx holds the gradient of the layer's output; on return, of its
- * input x.  Parameter gradients accumulate into u's grads. */
+/* On entry dx holds the gradient of the layer's output (this rank's Ns
+ * tokens); on return, of its input x.  Parameter gradients accumulate
+ * into u's grads.  A row-parallel GEMM's output gradient is dx gathered:
+ * its bias's gradient, summed over all N tokens, is whole on every rank. */
 static enum rc layer_backward(struct exec_trainer *t, const struct unit *u,
 			      const float *x, const struct layer_act *a, int att, float *dx)
 {
@@ -560,10 +672,13 @@ static enum rc layer_backward(struct exec_trainer *t, const struct unit *u,
 	struct exec_device *d = t->d;
 	int N = t->N, C = t->C, qd = t->Hl * t->hd, kvd = t->KVl * t->hd;
 	size_t fb = sizeof(float), nc = (size_t)N * C, nf = (size_t)N * t->Fl;
+	const float *dy, *in;
+	float *dn;
 
 	/* MLP block; the residual passes dx through unchanged */
+	TRY(seq_gather(t, dx, t->tmp, &dy));
 	be->zero(d, t->da, nf * fb);
-	be->matmul_backward(d, t->da, G(u, T_W2), G(u, T_B2), dx, a->a, P(u, T_W2), N, t->Fl, C);
+	be->matmul_backward(d, t->da, G(u, T_W2), G(u, T_B2), dy, a->a, P(u, T_W2), N, t->Fl, C);
 	be->zero(d, t->dh, nf * fb);
 	if (t->swiglu) {
 		be->zero(d, t->du, nf * fb);
@@ -571,60 +686,109 @@ static enum rc layer_backward(struct exec_trainer *t, const struct unit *u,
 	} else {
 		be->gelu_backward(d, t->dh, a->h, t->da, (long)nf);
 	}
+	TRY(seq_gather(t, a->ln2, t->gath, &in));
 	be->zero(d, t->dln, nc * fb);
-	be->matmul_backward(d, t->dln, G(u, T_W1), G(u, T_B1), t->dh, a->ln2, P(u, T_W1), N, C, t->Fl);
+	be->matmul_backward(d, t->dln, G(u, T_W1), G(u, T_B1), t->dh, in, P(u, T_W1), N, C, t->Fl);
 	if (t->swiglu)
-		be->matmul_backward(d, t->dln, G(u, T_WU), G(u, T_BU), t->du, a->ln2,
+		be->matmul_backward(d, t->dln, G(u, T_WU), G(u, T_BU), t->du, in,
 				    P(u, T_WU), N, C, t->Fl);
 	/* column-parallel input gradient: the "f" operator's backward */
-	TRY(tp_sum(t, t->dln, nc));
-	norm_backward(t, dx, G(u, T_LN2W), G(u, T_LN2B), t->dln, a->res2, P(u, T_LN2W),
+	TRY(seq_reduce(t, t->dln, &dn));
+	norm_backward(t, dx, G(u, T_LN2W), G(u, T_LN2B), dn, a->res2, P(u, T_LN2W),
 		      a->ln2_mean, a->ln2_rstd);
 	/* attention block */
+	TRY(seq_gather(t, dx, t->tmp, &dy));
 	be->zero(d, t->datty, (size_t)N * qd * fb);
-	be->matmul_backward(d, t->datty, G(u, T_WO), G(u, T_BO), dx, a->atty, P(u, T_WO), N, qd, C);
+	be->matmul_backward(d, t->datty, G(u, T_WO), G(u, T_BO), dy, a->atty, P(u, T_WO), N, qd, C);
 	be->zero(d, t->dq, (size_t)N * qd * fb);
 	be->zero(d, t->dk, (size_t)N * kvd * fb);
 	be->zero(d, t->dv, (size_t)N * kvd * fb);
 	be->attention_backward(d, t->dq, t->dk, t->dv, t->datty, a->q, a->k, a->v, a->lse,
 			       att ? a->att : NULL, t->B, t->T, t->Hl, t->KVl, t->hd);
+	TRY(seq_gather(t, a->ln1, t->gath, &in));
 	be->zero(d, t->dln, nc * fb);
-	be->matmul_backward(d, t->dln, G(u, T_WQ), G(u, T_BQ), t->dq, a->ln1, P(u, T_WQ), N, C, qd);
-	be->matmul_backward(d, t->dln, G(u, T_WK), G(u, T_BK), t->dk, a->ln1, P(u, T_WK), N, C, kvd);
-	be->matmul_backward(d, t->dln, G(u, T_WV), G(u, T_BV), t->dv, a->ln1, P(u, T_WV), N, C, kvd);
-	TRY(tp_sum(t, t->dln, nc));
-	norm_backward(t, dx, G(u, T_LN1W), G(u, T_LN1B), t->dln, x, P(u, T_LN1W),
+	be->matmul_backward(d, t->dln, G(u, T_WQ), G(u, T_BQ), t->dq, in, P(u, T_WQ), N, C, qd);
+	be->matmul_backward(d, t->dln, G(u, T_WK), G(u, T_BK), t->dk, in, P(u, T_WK), N, C, kvd);
+	be->matmul_backward(d, t->dln, G(u, T_WV), G(u, T_BV), t->dv, in, P(u, T_WV), N, C, kvd);
+	TRY(seq_reduce(t, t->dln, &dn));
+	norm_backward(t, dx, G(u, T_LN1W), G(u, T_LN1B), dn, x, P(u, T_LN1W),
 		      a->ln1_mean, a->ln1_rstd);
 	return RC_OK;
 }
 
+/* The word embedding matrix and its gradient: the tied unit's, else the
+ * embedding's wte or the head's lm_head (tensor untied). */
+static const float *word_params(const struct exec_trainer *t, const struct unit *u, int untied)
+{
+	return t->word ? P(t->word, T_WTE) : P(u, untied);
+}
+
+static float *word_grads(const struct exec_trainer *t, const struct unit *u, int untied)
+{
+	return t->word ? G(t->word, T_WTE) : G(u, untied);
+}
+
+/* x += positions of tokens [row0, row0 + rows) of the micro-batch, token
+ * i at position i % T: whole sequences in one call, else piece by piece. */
+static void add_positions(struct exec_trainer *t, float *x, const float *wpe, long row0,
+			  long rows)
+{
+	long T = t->T, C = t->C;
+
+	if (row0 % T == 0 && rows % T == 0) {
+		t->be->add_bias(t->d, x, wpe, (int)(rows / T), (int)(T * C));
+		return;
+	}
+	while (rows > 0) {
+		long p = row0 % T, len = T - p < rows ? T - p : rows;
+
+		t->be->add_bias(t->d, x, wpe + p * C, 1, (int)(len * C));
+		x += len * C;
+		row0 += len;
+		rows -= len;
+	}
+}
+
+/* Vocabulary-parallel embedding: each TP rank's partial rows summed over
+ * TP (reduce-scattered with sequence parallelism, as Megatron-LM's
+ * reduce_scatter_embeddings), then the positions of this rank's tokens. */
 static enum rc embed_forward(struct exec_trainer *t, const struct unit *u, struct act *a)
 {
-	t->be->embedding_forward(t->d, a->x[0], a->tok, P(u, T_WTE), t->N, t->C, t->v0, t->nv);
-	TRY(tp_sum(t, a->x[0], (size_t)t->N * t->C));
-	/* positions after the sum, so every TP rank adds them once: each
-	 * sequence is one row of T C values */
-	t->be->add_bias(t->d, a->x[0], P(u, T_WPE), t->B, t->T * t->C);
+	float *full = t->sp ? t->tmp : a->x[0], *y;
+	size_t ns = (size_t)t->Ns * t->C;
+
+	t->be->embedding_forward(t->d, full, a->tok, word_params(t, u, T_WTE), t->N, t->C,
+				 t->v0, t->nv);
+	TRY(seq_reduce(t, full, &y));
+	if (y != a->x[0])
+		t->be->copy(t->d, a->x[0], y, ns * sizeof(float));
+	add_positions(t, a->x[0], P(u, T_WPE), t->sp ? (long)t->l.tp_rank * t->Ns : 0, t->Ns);
 	return RC_OK;
 }
 
-static void embed_backward(struct exec_trainer *t, const struct unit *u,
-			   const struct act *a, const float *dx)
+static enum rc embed_backward(struct exec_trainer *t, const struct unit *u,
+			      const struct act *a, const float *dx)
 {
 	size_t tc = (size_t)t->T * t->C;
+	const float *dy;
 
-	t->be->embedding_backward(t->d, G(u, T_WTE), dx, a->tok, t->N, t->C, t->v0, t->nv);
+	TRY(seq_gather(t, dx, t->tmp, &dy));
+	t->be->embedding_backward(t->d, word_grads(t, u, T_WTE), dy, a->tok, t->N, t->C,
+				  t->v0, t->nv);
 	for (int b = 0; b < t->B; b++)
-		t->be->accumulate(t->d, G(u, T_WPE), dx + b * tc, (long)tc);
+		t->be->accumulate(t->d, G(u, T_WPE), dy + b * tc, (long)tc);
+	return RC_OK;
 }
 
 /* Final norm, the vocabulary-parallel LM head and its cross-entropy. */
 static enum rc head_forward(struct exec_trainer *t, const struct unit *u, struct act *a)
 {
-	const float *x = a->x[t->nl];
+	const float *x = a->x[t->nl], *in;
 
 	norm_forward(t, a->lnf, a->lnf_mean, a->lnf_rstd, x, P(u, T_LNFW), P(u, T_LNFB));
-	t->be->matmul_forward(t->d, a->logits, a->lnf, P(u, T_WLM), NULL, t->N, t->C, t->nv);
+	TRY(seq_gather(t, a->lnf, t->gath, &in));
+	t->be->matmul_forward(t->d, a->logits, in, word_params(t, u, T_WLM), NULL, t->N, t->C,
+			      t->nv);
 	t->be->ce_row_max(t->d, a->rmax, a->logits, t->N, t->nv);
 	TRY(t->g->tp.comm->all_reduce(&t->g->tp, a->rmax, t->N, EXEC_F32, EXEC_MAX));
 	t->be->ce_row_stats(t->d, a->stats, a->logits, a->rmax, a->tgt, t->N, t->nv, t->v0);
@@ -638,14 +802,17 @@ static enum rc head_backward(struct exec_trainer *t, const struct unit *u, struc
 	/* the step's loss is the mean over gbs * seq tokens */
 	float scale = (float)(1.0 / ((double)t->o.par.gbs * t->T));
 	size_t nc = (size_t)t->N * t->C;
+	const float *in;
+	float *dn;
 
 	t->be->ce_backward(t->d, a->logits, a->rmax, a->stats, a->tgt, t->N, t->nv, t->v0, scale);
+	TRY(seq_gather(t, a->lnf, t->gath, &in));
 	t->be->zero(t->d, t->dln, nc * sizeof(float));
-	t->be->matmul_backward(t->d, t->dln, G(u, T_WLM), NULL, a->logits, a->lnf,
-			       P(u, T_WLM), t->N, t->C, t->nv);
-	TRY(tp_sum(t, t->dln, nc));
-	t->be->zero(t->d, t->dx, nc * sizeof(float));
-	norm_backward(t, t->dx, G(u, T_LNFW), G(u, T_LNFB), t->dln, a->x[t->nl],
+	t->be->matmul_backward(t->d, t->dln, word_grads(t, u, T_WLM), NULL, a->logits, in,
+			       word_params(t, u, T_WLM), t->N, t->C, t->nv);
+	TRY(seq_reduce(t, t->dln, &dn));
+	t->be->zero(t->d, t->dx, (size_t)t->Ns * t->C * sizeof(float));
+	norm_backward(t, t->dx, G(u, T_LNFW), G(u, T_LNFB), dn, a->x[t->nl],
 		      P(u, T_LNFW), a->lnf_mean, a->lnf_rstd);
 	return RC_OK;
 }
@@ -675,30 +842,29 @@ static void load_tokens(struct exec_trainer *t, struct act *a, int first, int la
 
 /* ---- one chunk, one micro-batch -------------------------------------- */
 
-static struct unit *chunk_unit(struct exec_trainer *t, int chunk, int i)
+static struct unit *chunk_layer(struct exec_trainer *t, int chunk, int i)
 {
-	return &t->units[t->chunk_unit0[chunk] + i];
+	return &t->units[t->layer0[chunk] + i];
 }
 
 static enum rc chunk_forward(struct exec_trainer *t, int chunk, int mb)
 {
 	struct act *a = t->acts[chunk * t->m + mb];
 	int first = chunk_is_first(t, chunk), last = chunk_is_last(t, chunk);
-	int k = 0;
 
 	if (!a)
 		a = act_acquire(t, chunk, mb);
 	if (first || last)
 		load_tokens(t, a, first, last);
 	if (first) {
-		struct unit *u = chunk_unit(t, chunk, k++);
-
-		TRY(unit_gather(t, u));
-		TRY(embed_forward(t, u, a));
-		unit_drop(t, u);
+		TRY(unit_gather(t, t->embed));
+		TRY(unit_gather(t, t->word));
+		TRY(embed_forward(t, t->embed, a));
+		unit_drop(t, t->word);
+		unit_drop(t, t->embed);
 	}
 	for (int i = 0; i < t->nl; i++) {
-		struct unit *u = chunk_unit(t, chunk, k++);
+		struct unit *u = chunk_layer(t, chunk, i);
 		struct layer_act *la = t->full_rec ? &t->rec : &a->la[i];
 
 		TRY(unit_gather(t, u));
@@ -707,22 +873,23 @@ static enum rc chunk_forward(struct exec_trainer *t, int chunk, int mb)
 		unit_drop(t, u);
 	}
 	if (last) {
-		struct unit *u = chunk_unit(t, chunk, k);
-
-		TRY(unit_gather(t, u));
-		TRY(head_forward(t, u, a));
-		unit_drop(t, u);
+		TRY(unit_gather(t, t->head));
+		TRY(unit_gather(t, t->word));
+		TRY(head_forward(t, t->head, a));
+		unit_drop(t, t->word);
+		unit_drop(t, t->head);
 	}
 	return RC_OK;
 }
 
 /* On entry t->dx holds the gradient of the chunk's output (unless it is
- * the last virtual stage); on return, of its input. */
+ * the last virtual stage); on return, of its input.  A tied matrix used
+ * at both ends of one chunk has its gradient reduced once per use under
+ * ZeRO-2/3: the shard adds them up. */
 static enum rc chunk_backward(struct exec_trainer *t, int chunk, int mb)
 {
 	struct act *a = t->acts[chunk * t->m + mb];
 	int first = chunk_is_first(t, chunk), last = chunk_is_last(t, chunk);
-	int k = t->chunk_units[chunk] - 1;
 
 	if (!a) {
 		gp_error("rank %d: backward of micro-batch %d, chunk %d before its forward",
@@ -730,16 +897,18 @@ static enum rc chunk_backward(struct exec_trainer *t, int chunk, int mb)
 		return RC_ERR;
 	}
 	if (last) {
-		struct unit *u = chunk_unit(t, chunk, k--);
-
-		TRY(unit_gather(t, u));
-		grads_begin(t, u);
-		TRY(head_backward(t, u, a));
-		TRY(grads_end(t, u));
-		unit_drop(t, u);
+		TRY(unit_gather(t, t->head));
+		TRY(unit_gather(t, t->word));
+		grads_begin(t, t->head);
+		grads_begin(t, t->word);
+		TRY(head_backward(t, t->head, a));
+		TRY(grads_end(t, t->word));
+		TRY(grads_end(t, t->head));
+		unit_drop(t, t->word);
+		unit_drop(t, t->head);
 	}
 	for (int i = t->nl - 1; i >= 0; i--) {
-		struct unit *u = chunk_unit(t, chunk, k--);
+		struct unit *u = chunk_layer(t, chunk, i);
 		const struct layer_act *la = &t->rec;
 		int att = t->rec_att;
 
@@ -756,13 +925,15 @@ static enum rc chunk_backward(struct exec_trainer *t, int chunk, int mb)
 		unit_drop(t, u);
 	}
 	if (first) {
-		struct unit *u = chunk_unit(t, chunk, k);
-
-		TRY(unit_gather(t, u));
-		grads_begin(t, u);
-		embed_backward(t, u, a, t->dx);
-		TRY(grads_end(t, u));
-		unit_drop(t, u);
+		TRY(unit_gather(t, t->embed));
+		TRY(unit_gather(t, t->word));
+		grads_begin(t, t->embed);
+		grads_begin(t, t->word);
+		TRY(embed_backward(t, t->embed, a, t->dx));
+		TRY(grads_end(t, t->word));
+		TRY(grads_end(t, t->embed));
+		unit_drop(t, t->word);
+		unit_drop(t, t->embed);
 	}
 	act_release(t, a);
 	return RC_OK;
@@ -783,7 +954,7 @@ static enum rc run_schedule(struct exec_trainer *t, int backward)
 {
 	const struct sched_stage *st = &t->sched.stages[t->l.pp_rank];
 	struct exec_group *pp = &t->g->pp;
-	size_t nc = (size_t)t->N * t->C;
+	size_t nc = (size_t)t->Ns * t->C;
 
 	for (int i = 0; i < st->n; i++) {
 		const struct sched_op *op = &st->ops[i];
@@ -861,8 +1032,9 @@ static int own_part(const struct unit *u, const struct tensor *x, long *lo, long
 }
 
 /* Squared gradient norm of what this rank counts: its own range, with
- * replicated tensors counted on TP rank 0 only and, without ZeRO (every DP
- * rank holds the same reduced gradients), on DP rank 0 only. */
+ * replicated tensors counted on TP rank 0 only, a tied matrix on the
+ * first stage only and, without ZeRO (every DP rank holds the same
+ * reduced gradients), on DP rank 0 only. */
 static double grad_sumsq(const struct exec_trainer *t)
 {
 	double s = 0;
@@ -873,6 +1045,8 @@ static double grad_sumsq(const struct exec_trainer *t)
 		const struct unit *u = &t->units[i];
 		const float *g = own_grads(t, u);
 
+		if (u->mirror)
+			continue;
 		for (int j = 0; j < u->nt; j++) {
 			long lo, len;
 
@@ -911,6 +1085,28 @@ static void zero_grads(struct exec_trainer *t)
 	}
 }
 
+/* Tied embeddings over more than one stage: the first and last stages'
+ * copies each have the gradient of their own use, and both get the sum
+ * (Megatron-LM's embedding-group all-reduce, _allreduce_word_embedding_grads).
+ * The executor has no two-rank group for it: the pipeline group
+ * all-reduces and the stages between add zeros (x + 0 = x exactly, so
+ * both copies get the same bits).  It sums the DP-reduced gradient of
+ * this rank's own range, the same range on both stages since the copies
+ * are units of one shape. */
+static enum rc tied_sum(struct exec_trainer *t)
+{
+	struct exec_group *pp = &t->g->pp;
+	float *g = t->word_zero;
+
+	if (!t->tied || t->l.pp == 1 || t->word_own_n == 0)
+		return RC_OK;
+	if (t->word)
+		g = own_grads(t, t->word);
+	else
+		t->be->zero(t->d, g, (size_t)t->word_own_n * sizeof(float));
+	return pp->comm->all_reduce(pp, g, (size_t)t->word_own_n, EXEC_F32, EXEC_SUM);
+}
+
 static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
 			      double *grad_norm)
 {
@@ -918,10 +1114,14 @@ static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
 	const struct exec_opts *o = &t->o;
 	double red[2], norm, clip = 1.0;
 
+	/* ZeRO-2/3 reduced each unit's gradients as its backward ended */
 	if (o->par.zero <= 1)
-		for (int i = 0; i < t->n_units; i++)
+		for (int i = 0; i < t->n_units; i++) {
+			TRY(sp_norm_grads(t, &t->units[i]));
 			TRY(dp->comm->all_reduce(dp, t->units[i].grads, t->units[i].n,
 						 EXEC_F32, EXEC_SUM));
+		}
+	TRY(tied_sum(t));
 	red[0] = counts_loss(t) ? t->loss_sum : 0;
 	red[1] = grad_sumsq(t);
 	TRY(world_sum2(t, red));
@@ -958,9 +1158,10 @@ static void scratch_alloc(struct exec_trainer *t)
 {
 	size_t fb = sizeof(float), nc = (size_t)t->N * t->C, nf = (size_t)t->N * t->Fl;
 	size_t nq = (size_t)t->N * t->Hl * t->hd, nk = (size_t)t->N * t->KVl * t->hd;
+	size_t ns = (size_t)t->Ns * t->C;
 	long max_shard = 1;
 
-	t->dx = exec_dalloc(t->d, nc * fb);
+	t->dx = exec_dalloc(t->d, ns * fb);
 	t->dln = exec_dalloc(t->d, nc * fb);
 	t->tmp = exec_dalloc(t->d, nc * fb);
 	t->dq = exec_dalloc(t->d, nq * fb);
@@ -979,8 +1180,14 @@ static void scratch_alloc(struct exec_trainer *t)
 		c.base = t->rec_block;
 		c.off = 0;
 		carve_layer(t, &c, &t->rec, t->rec_att);
-		t->rec_out = exec_dalloc(t->d, nc * fb);
+		t->rec_out = exec_dalloc(t->d, ns * fb);
 	}
+	if (t->sp) {
+		t->gath = exec_dalloc(t->d, nc * fb);
+		t->part = exec_dalloc(t->d, ns * fb);
+	}
+	if (t->tied && t->l.pp > 1 && !t->word)
+		t->word_zero = exec_dalloc(t->d, (size_t)t->word_own_n * fb);
 	for (int i = 0; i < t->n_units; i++)
 		if (t->units[i].shard > max_shard)
 			max_shard = t->units[i].shard;
@@ -996,12 +1203,13 @@ static void scratch_free(struct exec_trainer *t)
 {
 	size_t fb = sizeof(float), nc = (size_t)t->N * t->C, nf = (size_t)t->N * t->Fl;
 	size_t nq = (size_t)t->N * t->Hl * t->hd, nk = (size_t)t->N * t->KVl * t->hd;
+	size_t ns = (size_t)t->Ns * t->C;
 	long max_shard = 1;
 
 	for (int i = 0; i < t->n_units; i++)
 		if (t->units[i].shard > max_shard)
 			max_shard = t->units[i].shard;
-	exec_dfree(t->d, t->dx, nc * fb);
+	exec_dfree(t->d, t->dx, ns * fb);
 	exec_dfree(t->d, t->dln, nc * fb);
 	exec_dfree(t->d, t->tmp, nc * fb);
 	exec_dfree(t->d, t->dq, nq * fb);
@@ -1012,7 +1220,10 @@ static void scratch_free(struct exec_trainer *t)
 	exec_dfree(t->d, t->da, nf * fb);
 	exec_dfree(t->d, t->du, nf * fb);
 	exec_dfree(t->d, t->rec_block, t->rec_bytes);
-	exec_dfree(t->d, t->rec_out, nc * fb);
+	exec_dfree(t->d, t->rec_out, ns * fb);
+	exec_dfree(t->d, t->gath, nc * fb);
+	exec_dfree(t->d, t->part, ns * fb);
+	exec_dfree(t->d, t->word_zero, (size_t)t->word_own_n * fb);
 	exec_dfree(t->d, t->rs_tmp, (size_t)max_shard * fb);
 	exec_dfree(t->d, t->scal, 2 * sizeof(double));
 	free(t->host_seq);
@@ -1078,30 +1289,57 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	t->full_rec = o->par.recompute == SIM_RECOMPUTE_FULL;
 	t->rec_att = !o->par.flash;
 	t->store_att = !o->par.flash && o->par.recompute == SIM_RECOMPUTE_NONE;
+	/* Megatron runs sequence parallelism only with tensor parallelism */
+	t->sp = o->par.seq_parallel && l->tp > 1;
+	t->Ns = t->sp ? t->N / l->tp : t->N;
+	t->tied = md->tied_embeddings != 0;
 
-	/* units: per chunk [embedding] layers [head] */
-	t->chunk_unit0 = xcalloc((size_t)t->v, sizeof(int));
-	t->chunk_units = xcalloc((size_t)t->v, sizeof(int));
-	t->units = xcalloc((size_t)t->v * (t->nl + 2), sizeof(*t->units));
+	/* units: per chunk [word] [embedding] layers [head] [word], the tied
+	 * word matrix once per rank */
+	t->layer0 = xcalloc((size_t)t->v, sizeof(int));
+	t->units = xcalloc((size_t)t->v * (t->nl + 2) + 1, sizeof(*t->units));
 	for (int c = 0; c < t->v; c++) {
-		int first, count;
+		int first, count, word = -1;
 
 		exec_chunk_layers(md->layers, l->pp, t->v, l->pp_rank, c, &first, &count);
-		t->chunk_unit0[c] = nu;
-		if (chunk_is_first(t, c))
+		if (chunk_is_first(t, c)) {
+			if (t->tied)
+				t->units[word = nu++].kind = UNIT_WORD;
 			t->units[nu++].kind = UNIT_EMBED;
+		}
+		t->layer0[c] = nu;
 		for (int i = 0; i < count; i++) {
 			t->units[nu].kind = UNIT_LAYER;
 			t->units[nu++].layer = first + i;
 		}
-		if (chunk_is_last(t, c))
+		if (chunk_is_last(t, c)) {
 			t->units[nu++].kind = UNIT_HEAD;
-		t->chunk_units[c] = nu - t->chunk_unit0[c];
+			/* a last stage that is not also the first holds a copy */
+			if (t->tied && word < 0) {
+				t->units[nu].kind = UNIT_WORD;
+				t->units[nu++].mirror = 1;
+			}
+		}
 	}
 	t->n_units = nu;
 	for (int i = 0; i < nu; i++) {
-		unit_shapes(t, &t->units[i]);
-		unit_alloc(t, &t->units[i]);
+		struct unit *u = &t->units[i];
+
+		unit_shapes(t, u);
+		unit_alloc(t, u);
+		if (u->kind == UNIT_EMBED)
+			t->embed = u;
+		else if (u->kind == UNIT_HEAD)
+			t->head = u;
+		else if (u->kind == UNIT_WORD)
+			t->word = u;
+	}
+	if (t->tied) {
+		long shard, own_off;
+
+		/* the tied copies' own range, on every stage of the pipeline
+		 * group (the stages between contribute zeros to its sum) */
+		own_range(t, (long)t->nv * t->C, &shard, &own_off, &t->word_own_n);
 	}
 	t->acts = xcalloc((size_t)t->v * t->m, sizeof(*t->acts));
 	t->pool = xcalloc((size_t)t->v, sizeof(*t->pool));
@@ -1127,8 +1365,7 @@ void exec_trainer_free(struct exec_trainer *t)
 	for (int i = 0; i < t->n_units; i++)
 		unit_free(t, &t->units[i]);
 	free(t->units);
-	free(t->chunk_unit0);
-	free(t->chunk_units);
+	free(t->layer0);
 	free(t->acts);
 	free(t->pool);
 	sched_release(&t->sched);
@@ -1194,7 +1431,7 @@ double exec_trainer_local_params(const struct exec_trainer *t)
 	double n = 0;
 
 	for (int i = 0; i < t->n_units; i++)
-		for (int j = 0; j < t->units[i].nt; j++)
+		for (int j = 0; j < t->units[i].nt && !t->units[i].mirror; j++)
 			if (!t->units[i].t[j].replicated || t->l.tp_rank == 0)
 				n += (double)t->units[i].t[j].n;
 	return n;

@@ -8,7 +8,6 @@
 #include "price_csv.h"
 
 #include <csv.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,32 +181,14 @@ enum rc price_csv_parse(const char *path, const char *buf, size_t len,
 
 enum rc price_csv_load(const char *path, struct price_csv *out)
 {
-	FILE *f;
-	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
+	char *buf;
+	size_t len;
 	enum rc rc;
 
 	memset(out, 0, sizeof(*out));
-	f = fopen(path, "rb");
-	if (!f) {
-		gp_error("%s: cannot open: %s", path, strerror(errno));
-		return RC_ERR;
-	}
-	do {
-		if (cap - len < 65536) {
-			cap = cap ? 2 * cap : 65536;
-			buf = xrealloc(buf, cap);
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-	} while (n > 0);
-	if (ferror(f)) {
-		gp_error("%s: read error: %s", path, strerror(errno));
-		fclose(f);
-		free(buf);
-		return RC_ERR;
-	}
-	fclose(f);
+	rc = gp_read_file(path, &buf, &len);
+	if (rc != RC_OK)
+		return rc;
 	rc = price_csv_parse(path, buf, len, 0, out);
 	free(buf);
 	return rc;

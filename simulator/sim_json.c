@@ -11,12 +11,10 @@
  * are ignored so later versions can add fields.  The prediction is read
  * back when present, but callers re-simulate rather than trust it.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -207,46 +205,16 @@ char *sim_prediction_to_json(const struct sim_plan *p)
 enum rc sim_plan_write(const char *path, const struct sim_plan *p)
 {
 	char *json = sim_plan_to_json(p);
-	size_t len = strlen(json), n = strlen(path);
-	char *tmp = xmalloc(n + 16);
-	FILE *f = NULL;
-	int fd;
+	size_t len = strlen(json);
+	enum rc rc;
 
-	snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		gp_error("%s: cannot create a temporary file: %s", path, strerror(errno));
-		goto fail;
-	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		gp_error("%s: %s", path, strerror(errno));
-		goto fail_unlink;
-	}
-	if (fwrite(json, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f)
-	    || fsync(fileno(f))) {
-		gp_error("%s: write failed: %s", path, strerror(errno));
-		fclose(f);
-		goto fail_unlink;
-	}
-	if (fclose(f)) {
-		gp_error("%s: write failed: %s", path, strerror(errno));
-		goto fail_unlink;
-	}
-	if (rename(tmp, path)) {
-		gp_error("%s: cannot rename the temporary file: %s", path, strerror(errno));
-		goto fail_unlink;
-	}
-	free(tmp);
+	/* One trailing newline, as text files have. */
+	json = xrealloc(json, len + 2);
+	json[len++] = '\n';
+	json[len] = '\0';
+	rc = gp_write_file_atomic(path, json, len);
 	free(json);
-	return RC_OK;
-fail_unlink:
-	unlink(tmp);
-fail:
-	free(tmp);
-	free(json);
-	return RC_ERR;
+	return rc;
 }
 
 /* ---- reading ------------------------------------------------------- */
@@ -607,30 +575,12 @@ enum rc sim_plan_parse(const char *name, const char *buf, size_t len, struct sim
 
 enum rc sim_plan_read(const char *path, struct sim_plan *out)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
-	enum rc rc;
+	char *buf;
+	size_t len;
+	enum rc rc = gp_read_file(path, &buf, &len);
 
-	if (!f) {
-		gp_error("%s: cannot open: %s", path, strerror(errno));
-		return RC_ERR;
-	}
-	do {
-		if (len + 4096 > cap) {
-			cap = cap ? 2 * cap : 65536;
-			buf = xrealloc(buf, cap);
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-	} while (n > 0);
-	if (ferror(f)) {
-		gp_error("%s: read failed: %s", path, strerror(errno));
-		fclose(f);
-		free(buf);
-		return RC_ERR;
-	}
-	fclose(f);
+	if (rc != RC_OK)
+		return rc;
 	rc = sim_plan_parse(path, buf, len, out);
 	free(buf);
 	return rc;

@@ -10,12 +10,9 @@
  */
 #include "sim_event.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -131,43 +128,13 @@ enum rc sim_trace_write(const char *path, const struct sched *s,
 			const struct sim_event_timeline *tl)
 {
 	char *json = sim_trace_to_json(s, tl);
-	size_t n = strlen(json), len = strlen(path) + 16;
-	char *tmp = xmalloc(len);
-	FILE *f = NULL;
-	int fd;
+	size_t len = strlen(json);
+	enum rc rc;
 
-	snprintf(tmp, len, "%s.tmpXXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd >= 0) {
-		/* mkstemp makes the file 0600; give it what creat() would. */
-		mode_t mask = umask(0);
-
-		umask(mask);
-		fchmod(fd, 0666 & ~mask);
-	}
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		gp_error("%s: cannot create: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto fail;
-	}
-	if (fwrite(json, 1, n, f) != n || fputc('\n', f) == EOF || fflush(f) != 0 ||
-	    fsync(fileno(f)) != 0) {
-		gp_error("%s: cannot write: %s", path, strerror(errno));
-		fclose(f);
-		goto fail_unlink;
-	}
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		gp_error("%s: cannot write: %s", path, strerror(errno));
-		goto fail_unlink;
-	}
-	free(tmp);
+	json = xrealloc(json, len + 2);
+	json[len++] = '\n';
+	json[len] = '\0';
+	rc = gp_write_file_atomic(path, json, len);
 	free(json);
-	return RC_OK;
-fail_unlink:
-	unlink(tmp);
-fail:
-	free(tmp);
-	free(json);
-	return RC_ERR;
+	return rc;
 }

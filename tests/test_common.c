@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -131,6 +133,37 @@ static void test_unit_fmt_exact_round_trips(void **state)
 	assert_string_equal(unit_fmt_exact(buf, sizeof(buf), NAN), "0");
 }
 
+static void test_gp_write_file_atomic_replaces(void **state)
+{
+	char dir[] = "/tmp/gpuplan-test-common-XXXXXX", path[128], *data;
+	size_t len;
+	struct stat st;
+	mode_t old_mask;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f.json", dir);
+	old_mask = umask(022);
+	assert_int_equal(gp_write_file_atomic(path, "old\n", 4), RC_OK);
+	assert_int_equal(gp_write_file_atomic(path, "new!\n", 5), RC_OK);
+	umask(old_mask);
+	assert_int_equal(gp_read_file(path, &data, &len), RC_OK);
+	assert_int_equal(len, 5);
+	assert_string_equal(data, "new!\n");
+	free(data);
+	/* creat()'s mode under umask 022, not mkstemp's 0600 */
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	/* A directory that does not exist: an error, nothing left behind. */
+	snprintf(path, sizeof(path), "%s/missing/f.json", dir);
+	assert_int_equal(gp_write_file_atomic(path, "x", 1), RC_ERR);
+	assert_int_equal(gp_read_file(path, &data, &len), RC_ERR);
+	assert_null(data);
+	snprintf(path, sizeof(path), "%s/f.json", dir);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0); /* empty: no temporary file was left */
+}
+
 static void test_rc_exit_code_documented(void **state)
 {
 	(void)state;
@@ -168,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_unit_fmt_never_prints_nan),
 		cmocka_unit_test(test_unit_fmt_values),
 		cmocka_unit_test(test_unit_fmt_exact_round_trips),
+		cmocka_unit_test(test_gp_write_file_atomic_replaces),
 		cmocka_unit_test(test_rc_exit_code_documented),
 		cmocka_unit_test(test_gp_strlcpy_truncates),
 	};

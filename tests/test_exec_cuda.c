@@ -22,12 +22,20 @@
 
 /* ---- kernels, one by one --------------------------------------------- */
 
+#define PAIR_MAX_BUFS 64
+
+/* The two devices, and every buffer given out on them (freed by
+ * pair_close, which also checks that the CUDA device did not fail). */
 struct pair {
 	struct exec_device cpu, gpu;
+	void *buf[2][PAIR_MAX_BUFS];
+	size_t bytes[PAIR_MAX_BUFS];
+	int n;
 };
 
 static void pair_open(struct pair *p, enum exec_precision prec)
 {
+	p->n = 0;
 	exec_device_init(&p->cpu, &exec_cpu_backend);
 	exec_device_init(&p->gpu, &exec_cuda_backend);
 	p->gpu.precision = prec;
@@ -35,9 +43,24 @@ static void pair_open(struct pair *p, enum exec_precision prec)
 	assert_int_equal(exec_device_open(&p->gpu), RC_OK);
 }
 
+/* bytes on each device: [0] on the CPU, [1] on the GPU. */
+static void pair_alloc(struct pair *p, size_t bytes, void **c, void **g)
+{
+	assert_true(p->n < PAIR_MAX_BUFS);
+	*c = p->buf[0][p->n] = exec_dalloc(&p->cpu, bytes);
+	*g = p->buf[1][p->n] = exec_dalloc(&p->gpu, bytes);
+	p->bytes[p->n++] = bytes;
+}
+
 static void pair_close(struct pair *p)
 {
 	assert_int_equal(exec_device_sync(&p->gpu), RC_OK);
+	for (int i = 0; i < p->n; i++) {
+		exec_dfree(&p->cpu, p->buf[0][i], p->bytes[i]);
+		exec_dfree(&p->gpu, p->buf[1][i], p->bytes[i]);
+	}
+	assert_int_equal(p->cpu.bytes_in_use, 0);
+	assert_int_equal(p->gpu.bytes_in_use, 0);
 	exec_device_release(&p->gpu);
 	exec_device_release(&p->cpu);
 }
@@ -45,8 +68,7 @@ static void pair_close(struct pair *p)
 /* n floats on each device, equal, N(0, scale) from stream s. */
 static void twin(struct pair *p, size_t n, double scale, uint64_t s, float **c, float **g)
 {
-	*c = exec_dalloc(&p->cpu, n * sizeof(float));
-	*g = exec_dalloc(&p->gpu, n * sizeof(float));
+	pair_alloc(p, n * sizeof(float), (void **)c, (void **)g);
 	for (size_t i = 0; i < n; i++)
 		(*c)[i] = (float)(scale * exec_rand_normal(7, s, i));
 	p->gpu.be->from_host(&p->gpu, *g, *c, n * sizeof(float));
@@ -225,10 +247,10 @@ static void test_exec_cuda_elementwise_and_loss_match_cpu(void **state)
 	twin(&p, (size_t)n * nv, 3, 14, &lg[0], &lg[1]);
 	twin(&p, (size_t)n, 0, 15, &rmax[0], &rmax[1]);
 	twin(&p, 2 * (size_t)n, 0, 16, &stats[0], &stats[1]);
+	pair_alloc(&p, sizeof(tok), (void **)&dtok[0], (void **)&dtok[1]);
 	for (int k = 0; k < 2; k++) {
 		struct exec_device *d = k ? &p.gpu : &p.cpu;
 
-		dtok[k] = exec_dalloc(d, sizeof(tok));
 		d->be->from_host(d, dtok[k], tok, sizeof(tok));
 		d->be->embedding_forward(d, emb[k], dtok[k], wte[k], n, c, v0, nv);
 		/* the rows of emb as the gradient of the rows they came from */

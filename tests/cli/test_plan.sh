@@ -18,7 +18,7 @@ done
 expect_out "plan --help states the --max-gpus default" "at most N GPUs \(default 4096\)"
 expect_out "plan --help states the --top default" "--top N .*\(default 5\)"
 
-# ---- the lead's `make run` query
+# ---- the `make run` query
 gp plan --model llama3-70b --tokens 1T --budget 1.5M -o "$TMP/plan.json"
 expect_rc "plan within a budget exits 0" 0
 expect_out "plan prints the table header" "^#  +OFFERING +GPUS +TP/PP/DP/CP +MBSxACC +ZERO +RCMP +MEM/GPU +STEP +TOK/S +MFU +TIME +COST +USD/H +LARGEST LOSS"

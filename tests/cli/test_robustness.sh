@@ -251,6 +251,21 @@ run "bad hang variable" env GPUPLAN_FAULT_HANG_RANK=one $GPUPLAN execute --steps
 expect_rc "bad GPUPLAN_FAULT_HANG_RANK: exit 2" 2
 expect_err "bad GPUPLAN_FAULT_HANG_RANK: says what it expects" '^error: GPUPLAN_FAULT_HANG_RANK: expected RANK:STEP'
 
+# ---- command lines fuzz_cli crashed on, kept in tests/fuzz/corpus/cli/
+# (NUL-separated argv): each now ends with one error line and exit 2
+for crash in tests/fuzz/corpus/cli/crash_*; do
+	mapfile -d '' args < "$crash"
+	gp "${args[@]}"
+	expect_rc "$(basename "$crash"): exit 2" 2
+	expect_err_lines "$(basename "$crash"): one error line" 1
+done
+gp simulate --model llama3-70b --gpu H100 --gpus 65536 --tp 65536 --pp 65536 --cp 65536 --gbs 8
+expect_err "tp x pp x cp = 2^48 GPUs: says so, no SIGFPE" \
+	'^error: simulate: gpus: expected tp x pp x dp x cp of at most 67108864, found 281474976710656'
+gp simulate --layers 4 --hidden 1073741824 --heads 1 --gpu H100 --gpus 8 --gbs 8
+expect_err "hidden 2^30: names --hidden, not an ffn the user never gave" \
+	'^error: --hidden: expected at most 536870911 without --ffn'
+
 finish_extra() {
 	echo "kill points: $KILLS tried, $CORRUPT corrupted"
 	echo "fault tests: $FAULTS run"

@@ -1,0 +1,96 @@
+/*
+ * fileio.c - the one way gpuplan replaces a file it owns (plans, runs,
+ * calibrations, traces, metrics): temp file, fsync, rename.  The price
+ * tables need more (a lock, a history, fault points) and have their own
+ * writer in pricing/price_update.c.
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum rc gp_write_file_atomic(const char *path, const char *data, size_t len)
+{
+	size_t n = strlen(path) + 16;
+	char *tmp = xmalloc(n);
+	mode_t mask;
+	size_t off = 0;
+	int fd;
+
+	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		gp_error("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+		free(tmp);
+		return RC_ERR;
+	}
+	/* mkstemp makes the file 0600; give it what creat() would. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0)
+		goto fail;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			goto fail;
+		off += (size_t)w;
+	}
+	if (fsync(fd) != 0)
+		goto fail;
+	if (close(fd) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) != 0)
+		goto fail;
+	free(tmp);
+	return RC_OK;
+fail:
+	gp_error("%s: cannot write: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	free(tmp);
+	return RC_ERR;
+}
+
+enum rc gp_read_file(const char *path, char **data, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, got;
+
+	*data = NULL;
+	*len = 0;
+	if (!f) {
+		gp_error("%s: cannot open: %s", path, strerror(errno));
+		return RC_ERR;
+	}
+	do {
+		if (cap - n < 4096) {
+			cap = cap ? 2 * cap : 65536;
+			buf = xrealloc(buf, cap);
+		}
+		got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+	} while (got > 0);
+	if (ferror(f)) {
+		gp_error("%s: read error: %s", path, strerror(errno));
+		fclose(f);
+		free(buf);
+		return RC_ERR;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+	return RC_OK;
+}
