@@ -79,6 +79,10 @@ int gp_streq_nocase(const char *a, const char *b);
  * path; path is untouched on failure. */
 enum rc gp_write_file_atomic(const char *path, const char *data, size_t len);
 
+/* gp_write_file_atomic() of the string text, with a final newline added
+ * when text lacks one (JSON printers end without it). */
+enum rc gp_write_text_atomic(const char *path, const char *text);
+
 /* Reads the whole file at path into *data (NUL-terminated, *len bytes
  * before the NUL; the caller frees *data).  Returns RC_OK, or RC_ERR after
  * one message naming path; *data is NULL on failure. */

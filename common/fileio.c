@@ -94,3 +94,20 @@ enum rc gp_read_file(const char *path, char **data, size_t *len)
 	*len = n;
 	return RC_OK;
 }
+
+enum rc gp_write_text_atomic(const char *path, const char *text)
+{
+	size_t len = strlen(text);
+	char *buf;
+	enum rc rc;
+
+	if (len && text[len - 1] == '\n')
+		return gp_write_file_atomic(path, text, len);
+	buf = xmalloc(len + 2);
+	memcpy(buf, text, len);
+	buf[len] = '\n';
+	buf[len + 1] = '\0';
+	rc = gp_write_file_atomic(path, buf, len + 1);
+	free(buf);
+	return rc;
+}

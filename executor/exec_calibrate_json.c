@@ -89,13 +89,8 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 enum rc exec_calibration_write(const char *path, const struct exec_calibration *c)
 {
 	char *text = exec_calibration_to_json(c);
-	size_t len = strlen(text);
-	enum rc rc;
+	enum rc rc = gp_write_text_atomic(path, text);
 
-	text = xrealloc(text, len + 2);
-	text[len++] = '\n';
-	text[len] = '\0';
-	rc = gp_write_file_atomic(path, text, len);
 	free(text);
 	return rc;
 }

@@ -102,7 +102,6 @@ enum rc exec_run_write_json(const char *path, const struct exec_opts *o,
 {
 	cJSON *root = run_json(o, r, pred);
 	char *text = cJSON_Print(root);
-	size_t len;
 	enum rc rc;
 
 	cJSON_Delete(root);
@@ -110,11 +109,7 @@ enum rc exec_run_write_json(const char *path, const struct exec_opts *o,
 		gp_error("%s: cannot format the run", path);
 		return RC_ERR;
 	}
-	len = strlen(text);
-	text = xrealloc(text, len + 2);
-	text[len++] = '\n';
-	text[len] = '\0';
-	rc = gp_write_file_atomic(path, text, len);
+	rc = gp_write_text_atomic(path, text);
 	free(text);
 	return rc;
 }

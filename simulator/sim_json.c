@@ -205,14 +205,8 @@ char *sim_prediction_to_json(const struct sim_plan *p)
 enum rc sim_plan_write(const char *path, const struct sim_plan *p)
 {
 	char *json = sim_plan_to_json(p);
-	size_t len = strlen(json);
-	enum rc rc;
+	enum rc rc = gp_write_text_atomic(path, json);
 
-	/* One trailing newline, as text files have. */
-	json = xrealloc(json, len + 2);
-	json[len++] = '\n';
-	json[len] = '\0';
-	rc = gp_write_file_atomic(path, json, len);
 	free(json);
 	return rc;
 }

@@ -128,13 +128,8 @@ enum rc sim_trace_write(const char *path, const struct sched *s,
 			const struct sim_event_timeline *tl)
 {
 	char *json = sim_trace_to_json(s, tl);
-	size_t len = strlen(json);
-	enum rc rc;
+	enum rc rc = gp_write_text_atomic(path, json);
 
-	json = xrealloc(json, len + 2);
-	json[len++] = '\n';
-	json[len] = '\0';
-	rc = gp_write_file_atomic(path, json, len);
 	free(json);
 	return rc;
 }

@@ -1,8 +1,8 @@
 /*
  * test_executor.c - the executor in one process: rank layout arithmetic,
  * options checks, the data source, the serial model's gradients against
- * central finite differences, initialisation that does not depend on the
- * layout, and serial equivalences (recomputation, flash attention,
+ * central finite differences (tied embeddings too), initialisation that
+ * does not depend on the layout, and serial equivalences (recomputation, flash attention,
  * micro-batching).  Multi-rank layouts are tested under mpirun by
  * tests/mpi/test_layouts.sh.
  */
@@ -135,6 +135,17 @@ static void test_exec_opts_check_rejects_unsplittable(void **state)
 	exec_opts_derive(&o);
 	assert_int_equal(o.schedule, SCHED_INTERLEAVED);
 	/* 4 layers over pp 2 x v 2 chunks: one layer each */
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
+
+	/* sequence parallelism cuts the sequence (32) into tp slices */
+	exec_opts_init(&o);
+	o.par.seq_parallel = 1;
+	o.model.seq = 30;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK); /* tp 1: not applied */
+	o.par.tp = 4;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "parallel.seq_parallel: expected tp 4 to divide the sequence 30"));
+	o.model.seq = 32;
 	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
 }
 
@@ -284,7 +295,8 @@ static void gradcheck(const struct exec_opts *o)
 	/* untrained: about ln(vocab) = 3.47 */
 	assert_near(loss, log(32.0), 0.05);
 	nu = exec_trainer_units(r.t);
-	assert_int_equal(nu, 4); /* embedding, 2 layers, head */
+	/* embedding, 2 layers, head; tied: the word matrix a unit of its own */
+	assert_int_equal(nu, o->model.tied_embeddings ? 5 : 4);
 	for (int i = 0; i < nu; i++) {
 		float *p, *g;
 		long n, off, len;
@@ -324,7 +336,8 @@ static void gradcheck(const struct exec_opts *o)
 			free(p0);
 		}
 	}
-	/* embedding 2 + 2 layers x 17 (bk skipped) + head 3 */
+	/* embedding 2 + 2 layers x 17 (bk skipped) + head 3; tied: one
+	 * matrix fewer */
 	assert_true(checked >= 30);
 	rig_close(&r);
 }
@@ -349,6 +362,66 @@ static void test_exec_trainer_gradcheck_swiglu_rmsnorm_flash(void **state)
 	exec_opts_derive(&o);
 	assert_int_equal(o.norm, EXEC_NORM_RMS);
 	gradcheck(&o);
+}
+
+/* Tied embeddings (GPT-2): the one matrix's gradient is the sum of its
+ * uses as embedding and as LM head; finite differences move both uses at
+ * once, so a missing or a doubled term shows. */
+static void test_exec_trainer_gradcheck_tied(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	tiny_opts(&o);
+	o.model.tied_embeddings = 1;
+	gradcheck(&o);
+}
+
+/* Tied over two stages: each end holds the matrix, both drawn as the
+ * single rank's from the same stream, and the last stage's copy is not
+ * counted.  Hand count for tiny_opts (vocab 32, hidden 16): the untied
+ * model has 32 x 16 = 512 parameters more than the tied one. */
+static void test_exec_trainer_tied_copies_start_equal(void **state)
+{
+	struct exec_opts o1, o2;
+	struct rig untied, one, s0, s1;
+	float *p, *g, *p0, *p1;
+	long n, n0, n1, off, len;
+	const char *name;
+
+	(void)state;
+	tiny_opts(&o1);
+	rig_open(&untied, &o1, 0);
+	o1.model.tied_embeddings = 1;
+	rig_open(&one, &o1, 0);
+	assert_near(exec_trainer_local_params(untied.t) - exec_trainer_local_params(one.t),
+		    32.0 * 16, 1e-12);
+	/* the single rank's unit 0 is the word matrix: the untied wte */
+	assert_int_equal(exec_trainer_unit(one.t, 0, &p, &g, &n), 0);
+	assert_int_equal(n, 32 * 16);
+	assert_int_equal(exec_trainer_tensor(untied.t, 0, 0, &off, &len, &name), 0);
+	assert_string_equal(name, "wte");
+	assert_int_equal(exec_trainer_unit(untied.t, 0, &p0, &g, &n0), 0);
+	assert_memory_equal(p, p0 + off, (size_t)n * sizeof(float));
+	/* pp 2: stage 0 starts with it, stage 1 ends with its copy */
+	o2 = o1;
+	o2.par.pp = 2;
+	rig_open(&s0, &o2, 0);
+	rig_open(&s1, &o2, 1);
+	assert_int_equal(exec_trainer_units(s0.t), 3);  /* word, embedding, layer 0 */
+	assert_int_equal(exec_trainer_units(s1.t), 3);  /* layer 1, head, word */
+	assert_int_equal(exec_trainer_unit(s0.t, 0, &p0, &g, &n0), 0);
+	assert_int_equal(exec_trainer_unit(s1.t, 2, &p1, &g, &n1), 0);
+	assert_int_equal(n0, n);
+	assert_int_equal(n1, n);
+	assert_memory_equal(p0, p, (size_t)n * sizeof(float));
+	assert_memory_equal(p1, p, (size_t)n * sizeof(float));
+	assert_near(exec_trainer_local_params(s0.t) + exec_trainer_local_params(s1.t),
+		    exec_trainer_local_params(one.t), 1e-12);
+	rig_close(&s1);
+	rig_close(&s0);
+	rig_close(&one);
+	rig_close(&untied);
 }
 
 /* Losses of o's steps. */
@@ -846,6 +919,8 @@ int main(void)
 		cmocka_unit_test(test_exec_rand_normal_moments),
 		cmocka_unit_test(test_exec_trainer_gradcheck_gelu_layernorm),
 		cmocka_unit_test(test_exec_trainer_gradcheck_swiglu_rmsnorm_flash),
+		cmocka_unit_test(test_exec_trainer_gradcheck_tied),
+		cmocka_unit_test(test_exec_trainer_tied_copies_start_equal),
 		cmocka_unit_test(test_exec_trainer_recompute_equivalent),
 		cmocka_unit_test(test_exec_trainer_microbatches_equivalent),
 		cmocka_unit_test(test_exec_trainer_schedules_equivalent),

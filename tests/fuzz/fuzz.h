@@ -4,7 +4,7 @@
  * drown the fuzzer's own report), a per-input time limit, and a check
  * that JSON written for a user holds only finite numbers.
  *
- * It holds static functions only, so each target includes it once.
+ * It holds static inline functions only; each target includes it once.
  */
 #ifndef GPUPLAN_FUZZ_H
 #define GPUPLAN_FUZZ_H
@@ -28,7 +28,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
  * working directory, as under `make fuzz`) gives the mutator the format's
  * keywords and boundary numbers.  libFuzzer keeps the last value of a
  * flag, so one given on the command line wins. */
-static void fuzz_quiet_args(int *argc, char ***argv, const char *dict)
+static inline void fuzz_quiet_args(int *argc, char ***argv, const char *dict)
 {
 	static char dict_flag[PATH_MAX + 8];
 	char abs[PATH_MAX];
@@ -55,7 +55,7 @@ static void fuzz_quiet_args(int *argc, char ***argv, const char *dict)
 
 /* 1 when every number in the cJSON tree it is finite and no value is null
  * (cJSON prints a non-finite number as null); 0 otherwise. */
-static int fuzz_tree_finite(const cJSON *it)
+static inline int fuzz_tree_finite(const cJSON *it)
 {
 	for (; it; it = it->next) {
 		if (cJSON_IsNull(it))
@@ -70,7 +70,7 @@ static int fuzz_tree_finite(const cJSON *it)
 
 /* 1 when json is valid JSON whose numbers are all finite: a printed nan or
  * inf is not valid JSON, and a null stands where one was suppressed. */
-static int fuzz_json_finite(const char *json)
+static inline int fuzz_json_finite(const char *json)
 {
 	cJSON *root;
 	int ok;

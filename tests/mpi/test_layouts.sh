@@ -28,14 +28,15 @@ fi
 array() { sed -n "s/.*\"$1\":[[:space:]]*\\[\\(.*\\)\\].*/\\1/p" "$2" | tr ',' '\n' | tr -d ' \t'; }
 losses() { array losses "$1"; }
 
-# same_losses NAME A B: every step's loss within 1e-5 relative
+# same_losses NAME A B [KEY]: every step's loss (or KEY's value) within
+# 1e-5 relative
 same_losses() {
 	if [ ! -s "$2" ] || [ ! -s "$3" ]; then
 		fail "$1" "missing run file"
 		return
 	fi
-	local verdict
-	verdict=$(paste <(losses "$2") <(losses "$3") | awk '
+	local verdict key=${4:-losses}
+	verdict=$(paste <(array "$key" "$2") <(array "$key" "$3") | awk '
 		{ n++; d = $1 - $2; if (d < 0) d = -d; m = $1 < 0 ? -$1 : $1;
 		  if (d > 1e-5 * m) { bad = bad sprintf(" step %d: %.10g vs %.10g", n, $1, $2) } }
 		END { if (n != 5) print "expected 5 losses, found " n; else if (bad) print bad; else print "ok" }')
@@ -51,6 +52,16 @@ layout() {
 	expect_rc "$name: exit 0" 0
 	same_losses "$name: 5 losses equal the single rank's within 1e-5" \
 		"$TMP/$base.json" "$TMP/$name.json"
+}
+
+# layout_norms NAME NP BASE FLAGS...: layout, and the gradient norms too
+# (measured within 4e-7; a tied copy's gradient left unsummed, or a norm
+# weight's left to one slice of the sequence, moves them by 1e-3 or more
+# while Adam's scale invariance hides much of it from the loss)
+layout_norms() {
+	layout "$@"
+	same_losses "$1: 5 gradient norms equal the single rank's within 1e-5" \
+		"$TMP/$3.json" "$TMP/$1.json" grad_norms
 }
 
 # the references: one rank, mbs 2 x 4 micro-batches, 1F1B; GELU with
@@ -82,6 +93,20 @@ expect_rc "single rank, vocabulary 63: exit 0" 0
 layout tp2-vocab63-uneven 2 base-v63 --tp 2 --vocab 63 --mbs 2
 layout swiglu-tp2xpp2xdp2-zero3-v2 8 base-swiglu --mlp swiglu --tp 2 --pp 2 --dp 2 --zero 3 \
 	--interleave 2 --recompute full --mbs 1
+
+# Tied embeddings: the single rank's one matrix, or a copy on each end of
+# the pipeline with the copies' gradients summed.  Sequence parallelism:
+# the single rank has none, so equal losses are the point; mbs 1 cuts
+# each sequence in half (positions 8..15 on TP rank 1).
+gp execute $MODEL --tied --mbs 2 --json "$TMP/base-tied.json"
+expect_rc "single rank, tied: exit 0" 0
+expect_out "single rank, tied: says so" '^execute: .*, tied embeddings$'
+layout_norms tied-pp2 2 base-tied --tied --pp 2 --mbs 2
+layout_norms tied-pp2-interleaved-v2 2 base-tied --tied --pp 2 --interleave 2 --mbs 1
+layout_norms tp2-seq-parallel 2 base --tp 2 --seq-parallel --mbs 1
+expect_out "tp2-seq-parallel: says so" '^layout: .*, sequence parallel,'
+layout_norms tp2xpp2xdp2-sp-tied-zero1 8 base-tied --tp 2 --pp 2 --dp 2 --seq-parallel --tied \
+	--zero 1 --mbs 1
 
 # ZeRO shards what it says it shards: peak memory per rank falls with the
 # stage (model states are 16 bytes a parameter, 4 + 4 + 8 in fp32)
@@ -116,6 +141,33 @@ grep -q '"schema":[[:space:]]*"gpuplan.run/1"' "$TMP/plan.json" \
 	&& pass "plan file: run JSON with schema, tokens/s and prediction" \
 	|| fail "plan file: run JSON" "fields missing"
 same_losses "plan file: losses equal the single rank's" "$TMP/base.json" "$TMP/plan.json"
+
+# The plan's tied_embeddings and seq_parallel are run as written, and
+# --untied and --no-seq-parallel override them.
+sed -e 's/"tied_embeddings":[[:space:]]*false/"tied_embeddings": true/' \
+	-e 's/"seq_parallel":[[:space:]]*false/"seq_parallel": true/' \
+	"$FIX/plan_tp2_pp2.json" > "$TMP/plan-sp-tied.json"
+gp execute "$TMP/plan-sp-tied.json" --steps 5 --json "$TMP/plan-sp-tied-run.json"
+expect_rc "plan with tied embeddings and sequence parallelism: exit 0" 0
+expect_out "plan with sp and tied: runs both" '^layout: .*, sequence parallel,'
+grep -q '"tied_embeddings":[[:space:]]*true' "$TMP/plan-sp-tied-run.json" \
+	&& grep -q '"seq_parallel":[[:space:]]*true' "$TMP/plan-sp-tied-run.json" \
+	&& pass "plan with sp and tied: the run JSON says both" \
+	|| fail "plan with sp and tied: the run JSON says both" "fields missing or false"
+same_losses "plan with sp and tied: losses equal the tied single rank's" \
+	"$TMP/base-tied.json" "$TMP/plan-sp-tied-run.json"
+gp execute "$TMP/plan-sp-tied.json" --untied --no-seq-parallel --steps 5 \
+	--json "$TMP/plan-untied-run.json"
+expect_rc "plan overridden by --untied --no-seq-parallel: exit 0" 0
+grep -q '"seq_parallel":[[:space:]]*false' "$TMP/plan-untied-run.json" \
+	&& pass "--no-seq-parallel: the run JSON says so" \
+	|| fail "--no-seq-parallel: the run JSON says so" "seq_parallel not false"
+same_losses "--untied: losses equal the untied single rank's" "$TMP/base.json" \
+	"$TMP/plan-untied-run.json"
+
+gp execute $MODEL --tp 2 --seq-parallel --seq 15
+expect_rc "sequence parallelism with tp 2 and sequence 15: exit 2" 2
+expect_err "sequence 15: says why" 'parallel.seq_parallel: expected tp 2 to divide the sequence 15'
 
 # A token file: 4096 uint16 tokens of a period-7 sequence
 awk 'BEGIN { for (i = 0; i < 4096; i++) printf "%c%c", (i % 7) + 1, 0 }' > "$TMP/tok.bin"
