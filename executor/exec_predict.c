@@ -89,6 +89,9 @@ void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, doubl
 	c->intra_bytes_per_s = c->gpu.intra_bytes_per_s;
 	c->inter_bytes_per_s = c->gpu.intra_bytes_per_s;
 	c->latency_s = latency / share;
+	/* The executor calls its kernels from C, with no eager framework's
+	 * per-layer dispatch cost (sim.h, host_layer_s). */
+	c->host_layer_s = -1;
 }
 
 enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,

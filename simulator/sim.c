@@ -296,6 +296,13 @@ struct edge_time {
 	double compute_s, tp_s;
 };
 
+/* The cluster's host dispatch time per layer forward (sim.h). */
+static double host_layer_s(const struct sim_cluster *c)
+{
+	return c->host_layer_s > 0 ? c->host_layer_s
+	       : c->host_layer_s < 0 ? 0 : SIM_HOST_LAYER_S;
+}
+
 static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		       const struct sim_cluster *c, const struct sim_shape *sh,
 		       struct layer_time *lt)
@@ -308,7 +315,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	double hbm = c->gpu.hbm_bytes_per_s > 0 ? c->gpu.hbm_bytes_per_s
 						: peak / SIM_DEFAULT_FLOPS_PER_BYTE;
 	double tok = sh->tok, h = sh->h, dh = sh->dh, f_l = sh->f / sh->t;
-	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host;
+	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host, hl = host_layer_s(c);
 	double bh = sh->b * sh->a_l;
 	int ncoll;
 	struct sim_link tl, cl;
@@ -394,10 +401,10 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	 * for each tensor-parallel collective); when the GPU work,
 	 * communication included, is shorter, the GPU waits for the host. */
 	ncoll = sh->t > 1 ? (sp ? 4 : 2) : 0;
-	host = SIM_HOST_LAYER_S + ncoll * SIM_HOST_COLL_S;
+	host = hl * (1.0 + ncoll * SIM_HOST_COLL_S / SIM_HOST_LAYER_S);
 	if (lt->fwd_s + lt->tp_fwd_s < host)
 		lt->fwd_s = host - lt->tp_fwd_s;
-	host = 2.0 * SIM_HOST_LAYER_S + ncoll * SIM_HOST_COLL_S;
+	host = hl * (2.0 + ncoll * SIM_HOST_COLL_S / SIM_HOST_LAYER_S);
 	if (lt->bwd_s + lt->tp_fwd_s < host)
 		lt->bwd_s = host - lt->tp_fwd_s;
 	if (p->recompute == SIM_RECOMPUTE_FULL)
@@ -433,7 +440,7 @@ static void edge_time(const struct sim_parallel *p, const struct sim_cluster *c,
 	double hbm = c->gpu.hbm_bytes_per_s > 0 ? c->gpu.hbm_bytes_per_s
 						: peak / SIM_DEFAULT_FLOPS_PER_BYTE;
 	double tok = sh->tok, h = sh->h, v_l = sh->V / sh->t;
-	double act = 2.0 * tok * h;
+	double act = 2.0 * tok * h, hl = host_layer_s(c);
 	struct sim_link tl;
 
 	sim_group_link(c, sh->t, 1, &tl);
@@ -465,8 +472,8 @@ static void edge_time(const struct sim_parallel *p, const struct sim_cluster *c,
 		 * floor.  vTrain's smallest runs spend 2.1-2.6 ms a micro-batch
 		 * outside the layers at TP 8, where the GPU work is a fraction
 		 * of that. */
-		if (et->compute_s + et->tp_s < 3.0 * SIM_HOST_LAYER_S)
-			et->compute_s = 3.0 * SIM_HOST_LAYER_S - et->tp_s;
+		if (et->compute_s + et->tp_s < 3.0 * hl)
+			et->compute_s = 3.0 * hl - et->tp_s;
 	}
 }
 

@@ -66,6 +66,11 @@ struct sim_cluster {
 	double intra_bytes_per_s;  /* per GPU, one direction */
 	double inter_bytes_per_s;  /* per node, one direction */
 	double latency_s;          /* per collective step; 0 = default */
+	/* Host time to dispatch one layer's forward kernels: 0 = an eager
+	 * framework's (SIM_HOST_LAYER_S, PyTorch/Megatron), < 0 = none (a
+	 * framework with no host-bound dispatch, like gpuplan's own CPU
+	 * executor).  Backward and TP collectives scale with it. */
+	double host_layer_s;
 };
 
 /* Where one step's time goes; the parts add up to step_time_s. */

@@ -136,6 +136,7 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "intra_bytes_per_s", c->intra_bytes_per_s);
 	add_num(o, "inter_bytes_per_s", c->inter_bytes_per_s);
 	add_num(o, "latency_s", c->latency_s);
+	add_num(o, "host_layer_s", c->host_layer_s);
 
 	if (p->offering.provider[0]) {
 		const struct price_offering *f = &p->offering;
@@ -452,6 +453,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_double(r, o, ".cluster", "intra_bytes_per_s", 0, 0, &c->intra_bytes_per_s);
 		get_double(r, o, ".cluster", "inter_bytes_per_s", 0, 0, &c->inter_bytes_per_s);
 		get_double(r, o, ".cluster", "latency_s", 0, 0, &c->latency_s);
+		get_double(r, o, ".cluster", "host_layer_s", -1, 0, &c->host_layer_s);
 	}
 
 	o = object(r, root, "", "offering", 0);

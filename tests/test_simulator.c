@@ -785,6 +785,32 @@ static struct sim_plan sample_plan(void)
 	return p;
 }
 
+/* A small model is host-bound in an eager framework: one sequence of 128
+ * tokens through hidden 256 is microseconds of GPU work per layer, so the
+ * layer takes the dispatch floor, 0.8 ms forward and 1.6 ms backward
+ * (sim_internal.h).  A cluster that dispatches from C (host_layer_s < 0)
+ * has no floor; a doubled floor doubles the step. */
+static void test_sim_host_dispatch_floor(void **state)
+{
+	struct sim_model m = llama(8, 256, 4, 4, 1024);
+	struct sim_parallel p = par(1, 1, 1, 1, 1);
+	struct sim_cluster c = a100();
+	struct sim_result eager, none, slow;
+
+	(void)state;
+	m.seq = 128;
+	m.vocab = 1024;
+	sim_step(&m, &p, &c, &eager);
+	c.host_layer_s = -1;
+	sim_step(&m, &p, &c, &none);
+	c.host_layer_s = 1.6e-3;
+	sim_step(&m, &p, &c, &slow);
+	/* 8 layers x (0.8 + 1.6) ms plus the head's 3 x 0.8 ms = 21.6 ms */
+	assert_true(eager.breakdown.compute_s >= 21.6e-3 * (1 - 1e-9));
+	assert_true(none.breakdown.compute_s < 0.2 * eager.breakdown.compute_s);
+	assert_near(slow.breakdown.compute_s, 2 * eager.breakdown.compute_s, 0.02);
+}
+
 static void test_sim_plan_round_trip(void **state)
 {
 	struct sim_plan p = sample_plan(), q;
@@ -894,6 +920,7 @@ int main(void)
 		cmocka_unit_test(test_sim_step_uneven_pipeline),
 		cmocka_unit_test(test_sim_time_to_train),
 		cmocka_unit_test(test_sim_check_errors),
+		cmocka_unit_test(test_sim_host_dispatch_floor),
 		cmocka_unit_test(test_sim_plan_round_trip),
 		cmocka_unit_test(test_sim_plan_bad_fields),
 	};
