@@ -53,4 +53,14 @@ const struct price_gpu *cli_gpu_find(const struct price_catalog *cat, const char
  * line, and returns RC_USAGE. */
 enum rc cli_bad_option(const char *cmd, int optopt_, const char *arg);
 
+/* Progress for a command that runs as rank 0 of a job it may have
+ * launched itself (execute, calibrate).  Under mpirun a rank's stderr is
+ * a pipe, so cli_progress_pass(), called before launching, tells the ranks
+ * through $GPUPLAN_PROGRESS_TTY that the user's stderr is a terminal;
+ * cli_progress_start() is gp_progress_start() that also draws then
+ * (never with --quiet).  Both read gp_log_is_quiet(). */
+struct gp_progress;
+void cli_progress_pass(void);
+struct gp_progress *cli_progress_start(const char *what, size_t total);
+
 #endif

@@ -1,6 +1,7 @@
 /*
- * cli_util.c - flag parsing with one error style, and where the shipped
- * data lives.  Shared by every command front-end.
+ * cli_util.c - flag parsing with one error style, where the shipped data
+ * lives, and progress through a launcher.  Shared by every command
+ * front-end.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 
 #ifndef GPUPLAN_SHARE_DIR
 #define GPUPLAN_SHARE_DIR "/usr/local/share/gpuplan"
@@ -123,4 +125,25 @@ enum rc cli_bad_option(const char *cmd, int optopt_, const char *arg)
 		gp_error("%s: unknown option or missing value: '%s'", cmd, arg ? arg : "");
 	gp_hint("run 'gpuplan %s --help' for its options", cmd);
 	return RC_USAGE;
+}
+
+#define PROGRESS_TTY_ENV "GPUPLAN_PROGRESS_TTY"
+
+void cli_progress_pass(void)
+{
+	if (isatty(STDERR_FILENO) && !gp_log_is_quiet())
+		setenv(PROGRESS_TTY_ENV, "1", 1);
+	else
+		unsetenv(PROGRESS_TTY_ENV);
+}
+
+struct gp_progress *cli_progress_start(const char *what, size_t total)
+{
+	struct gp_progress_opts o;
+	const char *tty = getenv(PROGRESS_TTY_ENV);
+
+	gp_progress_opts_init(&o);
+	if (tty && strcmp(tty, "1") == 0 && !gp_log_is_quiet())
+		o.enabled = 1;
+	return gp_progress_start_opts(&o, what, total);
 }

@@ -5,7 +5,8 @@
  * file that simulate, plan and execute then use.
  *
  * Started by hand with --np N it starts mpirun (one rank per GPU); under
- * mpirun or srun it is one of the ranks.  Rank 0 prints and writes.
+ * mpirun or srun it is one of the ranks.  Rank 0 prints and writes, and on
+ * a terminal shows which measurement is running.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +17,7 @@
 
 #include "cli.h"
 #include "cli_calib.h"
+#include "progress.h"
 
 static void help(void)
 {
@@ -39,6 +41,7 @@ static void help(void)
 	       "                        commands find it; USERDIR as for `gpuplan prices`)\n"
 	       "  --quick               a few small shapes, in seconds (a smoke test)\n"
 	       "  --json                print the calibration as JSON instead of a table\n"
+	       "  -q, --quiet           no progress and no notes on stderr\n"
 	       "  -h, --help            this help\n",
 	       exec_backends_built());
 }
@@ -47,7 +50,7 @@ enum { OPT_BACKEND = 256, OPT_NP, OPT_PRECISION, OPT_GPU, OPT_QUICK, OPT_JSON };
 
 struct flags {
 	const char *backend, *gpu, *output;
-	int np, quick, json, help;
+	int np, quick, json, help, quiet;
 	enum exec_precision precision;
 };
 
@@ -61,6 +64,7 @@ static enum rc parse_args(int argc, char **argv, struct flags *f)
 		{ "output", required_argument, NULL, 'o' },
 		{ "quick", no_argument, NULL, OPT_QUICK },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -71,7 +75,7 @@ static enum rc parse_args(int argc, char **argv, struct flags *f)
 	f->np = 1;
 	optind = 1;
 	opterr = 0;
-	while (rc == RC_OK && (c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while (rc == RC_OK && (c = getopt_long(argc, argv, "o:hq", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_BACKEND:
 			if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0) {
@@ -91,6 +95,7 @@ static enum rc parse_args(int argc, char **argv, struct flags *f)
 		case 'o': f->output = optarg; break;
 		case OPT_QUICK: f->quick = 1; break;
 		case OPT_JSON: f->json = 1; break;
+		case 'q': f->quiet = 1; break;
 		case 'h': f->help = 1; return RC_OK;
 		default: return cli_bad_option("calibrate", optopt, argv[optind - 1]);
 		}
@@ -226,11 +231,27 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 	}
 }
 
+/* The measurement running, on world rank 0: the indicator starts with
+ * the first measurement, when their number is known. */
+struct phase_ctx {
+	struct gp_progress *prog;
+};
+
+static void on_phase(void *ctx, const char *phase, int done, int total)
+{
+	struct phase_ctx *pc = ctx;
+
+	if (!pc->prog)
+		pc->prog = cli_progress_start("calibrate", (size_t)total);
+	gp_progress_update(pc->prog, (size_t)done, phase);
+}
+
 enum rc cmd_calibrate(int argc, char **argv)
 {
 	struct exec_calibrate_opts o;
 	struct exec_calibration *c;
 	struct price_gpu cat_gpu;
+	struct phase_ctx pc = { NULL };
 	struct flags f;
 	char path[4096], why[512];
 	enum rc rc;
@@ -242,7 +263,11 @@ enum rc cmd_calibrate(int argc, char **argv)
 		help();
 		return RC_OK;
 	}
+	if (f.quiet)
+		gp_log_quiet(1);
 	exec_calibrate_opts_init(&o);
+	o.on_phase = on_phase;
+	o.on_phase_ctx = &pc;
 	o.precision = f.precision;
 	o.quick = f.quick;
 	o.backend = f.backend;
@@ -267,11 +292,14 @@ enum rc cmd_calibrate(int argc, char **argv)
 			gp_error("calibrate: %s", why);
 			return RC_DEVICE;
 		}
-		if (f.np > 1)
+		if (f.np > 1) {
+			cli_progress_pass();
 			return exec_launch(f.np, argc, argv);
+		}
 	}
 	c = xcalloc(1, sizeof(*c));
 	rc = exec_calibrate(&o, c);
+	gp_progress_done(pc.prog);
 	if (rc != RC_OK || exec_launcher_rank() != 0)
 		goto out;
 	rc = name_gpu(&f, c, &cat_gpu);

@@ -5,8 +5,9 @@
  *
  * Started by hand it checks the layout, then starts `mpirun` with the
  * layout's rank count (a single rank runs in this process); started by
- * mpirun or srun it is one of the ranks.  Rank 0 prints; the others only
- * report errors.
+ * mpirun or srun it is one of the ranks.  Rank 0 prints, shows progress
+ * on a terminal and writes the files asked for (--json, --trace, which
+ * holds every rank's timeline); the others only report errors.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "cli_calib.h"
 #include "exec.h"
 #include "exec_metrics.h"
+#include "progress.h"
 #include "sim.h"
 
 /* --check: the fraction of the simulator's bus bandwidth an all-reduce
@@ -48,6 +50,10 @@ static void help(void)
 	       "  --lr X                AdamW learning rate (default: 0.001)\n"
 	       "  --data FILE           uint16 little-endian tokens (default: synthetic bigram data)\n"
 	       "  --json FILE           write the measurement (schema gpuplan.run/1)\n"
+	       "  --trace FILE          write every rank's measured timeline (forward and\n"
+	       "                        backward ops, sends, receives, collectives, optimizer)\n"
+	       "                        as Chrome trace JSON for Perfetto, laid out like\n"
+	       "                        `simulate --timeline` (default: off)\n"
 	       "  --max-ranks N         refuse layouts with more ranks (default: %d)\n"
 	       "  --timeout DUR         a step running longer ends the job with a message from\n"
 	       "                        every rank (default: %.0f predicted steps, at least %.0fs)\n"
@@ -76,6 +82,7 @@ static void help(void)
 	       "  --no-flash                      keep attention probabilities (default: flash)\n"
 	       "  --seq-parallel, --no-seq-parallel  Megatron sequence parallelism with tp > 1\n"
 	       "                                  (default: the plan's, else off)\n"
+	       "  -q, --quiet                     no progress and no warnings on stderr\n"
 	       "  -h, --help                      this help\n\n"
 	       "environment: GPUPLAN_MPIRUN names the launcher (default: mpirun in PATH);\n"
 	       "%s=R:S kills rank R at step S, %s=R:S makes it hang there,\n"
@@ -92,12 +99,13 @@ enum {
 	OPT_GBS, OPT_ACCUM, OPT_ZERO, OPT_RECOMPUTE, OPT_INTERLEAVE, OPT_SCHEDULE,
 	OPT_NO_FLASH, OPT_PRECISION, OPT_CHECK, OPT_CALIBRATION, OPT_METRICS_PORT,
 	OPT_METRICS_FILE, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_TIED, OPT_UNTIED, OPT_SP,
-	OPT_NO_SP,
+	OPT_NO_SP, OPT_TRACE,
 };
 
 struct flags {
 	int np, accum, norm_set, schedule_set, hidden_set, ffn_set, help, steps_set;
-	const char *json, *calibration;
+	const char *json, *calibration, *trace;
+	int quiet;
 	int metrics_port;          /* 0: no server */
 	const char *metrics_file;
 	int timeout_set;
@@ -189,6 +197,8 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		{ "calibration", required_argument, NULL, OPT_CALIBRATION },
 		{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
 		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -199,7 +209,7 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 
 	optind = 1;
 	opterr = 0;
-	while (rc == RC_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while (rc == RC_OK && (c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_BACKEND: o->backend = optarg; break;
 		case OPT_NP: rc = cli_parse_int("--np", optarg, 1, 1 << 20, &f->np); break;
@@ -311,6 +321,15 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 				return RC_USAGE;
 			break;
 		case OPT_METRICS_FILE: f->metrics_file = optarg; break;
+		case OPT_TRACE:
+			if (!*optarg) {
+				gp_error("--trace: expected a file name, found ''");
+				rc = RC_USAGE;
+			}
+			f->trace = optarg;
+			o->trace = 1;
+			break;
+		case 'q': f->quiet = 1; break;
 		case 'h': f->help = 1; return RC_OK;
 		default: return cli_bad_option("execute", optopt, argv[optind - 1]);
 		}
@@ -376,11 +395,10 @@ static enum rc build_opts(int argc, char **argv, struct exec_opts *o, struct fla
 	return rc == RC_OK ? parse_hang_oom_env(o) : rc;
 }
 
-static void print_step(void *ctx, const struct exec_step_info *s)
+static void print_step(const struct exec_step_info *s)
 {
 	char t[32];
 
-	(void)ctx;
 	printf("step %*d/%d  loss %.4f  grad norm %.4f  %s\n",
 	       s->steps >= 100 ? 3 : s->steps >= 10 ? 2 : 1, s->step, s->steps,
 	       s->loss, s->grad_norm, unit_fmt_duration(t, sizeof(t), s->time_s));
@@ -406,12 +424,10 @@ static void metrics_sample(const struct metrics_ctx *mc, struct exec_metrics_sam
 	x->predicted_step_time_s = mc->predicted_step_s > 0 ? mc->predicted_step_s : -1;
 }
 
-static void metrics_step(void *ctx, const struct exec_step_info *s)
+static void metrics_step(const struct metrics_ctx *mc, const struct exec_step_info *s)
 {
-	const struct metrics_ctx *mc = ctx;
 	struct exec_metrics_sample x;
 
-	print_step(NULL, s);
 	metrics_sample(mc, &x);
 	x.step = s->step;
 	x.loss = s->loss;
@@ -422,6 +438,37 @@ static void metrics_step(void *ctx, const struct exec_step_info *s)
 			x.mfu = mc->model_flops_per_step / s->time_s / mc->peak_flops_per_s;
 	}
 	exec_metrics_update(mc->m, &x);
+}
+
+/* What rank 0 does after each step: the step's line on stdout, the
+ * metrics when asked for, and a progress line for the next step, which
+ * shows how long it has been running when it takes more than a second.
+ * The line is erased before the step's line prints, so the two never
+ * share a terminal line. */
+struct step_ctx {
+	const struct metrics_ctx *mc;  /* NULL: no metrics */
+	struct gp_progress *prog;      /* the running step's; NULL between */
+};
+
+static void progress_step(struct step_ctx *sc, int step, int steps)
+{
+	char what[48];
+
+	snprintf(what, sizeof(what), "execute: step %d/%d", step, steps);
+	sc->prog = cli_progress_start(what, 0);
+}
+
+static void on_step(void *ctx, const struct exec_step_info *s)
+{
+	struct step_ctx *sc = ctx;
+
+	gp_progress_done(sc->prog);
+	sc->prog = NULL;
+	print_step(s);
+	if (sc->mc)
+		metrics_step(sc->mc, s);
+	if (s->step < s->steps)
+		progress_step(sc, s->step + 1, s->steps);
 }
 
 static void print_header(const struct exec_opts *o)
@@ -589,6 +636,7 @@ enum rc cmd_execute(int argc, char **argv)
 	struct exec_result r;
 	struct sim_plan cl;
 	struct metrics_ctx mc;
+	struct step_ctx sc;
 	double catalog_peak = 0, dev_mem = 0;
 	int have_pred = 0, have_cluster = 0, rank0, need, launching;
 	char why[512], dev[128];
@@ -601,6 +649,8 @@ enum rc cmd_execute(int argc, char **argv)
 		help();
 		return RC_OK;
 	}
+	if (f.quiet)
+		gp_log_quiet(1);
 	rank0 = exec_launcher_rank() == 0;
 	/* under a launcher rank 0 speaks for the job; the others only fail */
 	if (!rank0)
@@ -635,7 +685,8 @@ enum rc cmd_execute(int argc, char **argv)
 			return rc;
 	}
 	if (launching) {
-		gp_log_quiet(0);
+		gp_log_quiet(f.quiet);
+		cli_progress_pass();
 		return exec_launch(need, argc, argv);
 	}
 	if (exec_launcher_size() != need) {
@@ -654,9 +705,11 @@ enum rc cmd_execute(int argc, char **argv)
 	if (o.check && have_pred)
 		exec_expect_init(&o.expect, &o, &cl.cluster, &cl.result, CHECK_MIN_FRACTION);
 
+	memset(&sc, 0, sizeof(sc));
 	if (rank0) {
 		print_header(&o);
-		o.on_step = print_step;
+		o.on_step = on_step;
+		o.on_step_ctx = &sc;
 	}
 	memset(&mc, 0, sizeof(mc));
 	if (rank0 && (f.metrics_port || f.metrics_file)) {
@@ -667,15 +720,17 @@ enum rc cmd_execute(int argc, char **argv)
 		mc.model_flops_per_step = sim_train_flops(&o.model, o.par.gbs, SIM_RECOMPUTE_NONE);
 		mc.peak_flops_per_s = catalog_peak * need;
 		mc.predicted_step_s = have_pred ? cl.result.step_time_s : 0;
-		o.on_step = metrics_step;
-		o.on_step_ctx = &mc;
+		sc.mc = &mc;
 	}
 	if (!f.timeout_set) {
 		double steps_s = EXEC_TIMEOUT_STEPS * (have_pred ? cl.result.step_time_s : 0);
 
 		o.timeout_s = steps_s > EXEC_TIMEOUT_MIN_S ? steps_s : EXEC_TIMEOUT_MIN_S;
 	}
+	if (rank0)
+		progress_step(&sc, 1, o.steps);
 	rc = exec_run(&o, &r);
+	gp_progress_done(sc.prog);
 	if (rc != RC_OK) {
 		exec_metrics_free(mc.m);
 		return rc;
@@ -704,6 +759,15 @@ enum rc cmd_execute(int argc, char **argv)
 		print_summary(&r, have_pred ? &cl.result : NULL, catalog_peak);
 		if (f.json)
 			rc = exec_run_write_json(f.json, &o, &r, have_pred ? &cl.result : NULL);
+		if (rc == RC_OK && f.trace)
+			rc = exec_trace_write(f.trace, &o, &r.trace);
+		if (rc == RC_OK && f.trace)
+			gp_info("trace of %d rank%s, %ld events over %d step%s written to %s",
+				r.trace.world, r.trace.world > 1 ? "s" : "", r.trace.n,
+				r.trace.steps, r.trace.steps == 1 ? "" : "s", f.trace);
+		if (rc == RC_OK && f.trace && r.trace.dropped > 0)
+			gp_warn("--trace: %ld events were not recorded (the buffer was full)",
+				r.trace.dropped);
 	}
 	exec_result_release(&r);
 	return rc;

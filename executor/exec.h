@@ -110,6 +110,7 @@ struct exec_opts {
 	double max_memory_bytes;    /* per-rank cap on device allocations; 0: none */
 	int check;                /* pre-flight check before step 1 (exec_expect) */
 	struct exec_expect expect;
+	int trace;                /* record the measured timeline (exec_result.trace) */
 	/* Called on world rank 0 after every step (may be NULL). */
 	void (*on_step)(void *ctx, const struct exec_step_info *s);
 	void *on_step_ctx;
@@ -187,6 +188,65 @@ void exec_split(long n, int parts, int idx, long *off, long *len);
 void exec_chunk_layers(int layers, int pp, int v, int stage, int chunk,
 		       int *first, int *count);
 
+/* ---- measured timeline (exec_trace.c, exec_trace_json.c) ------------- */
+
+/* What one recorded interval of a rank's run was.  Compute (forward,
+ * backward, optimizer) is on the rank's compute track, everything that
+ * talks to another rank on its communication track. */
+enum exec_trace_kind {
+	EXEC_TRACE_FWD,        /* forward of micro-batch mb through local chunk */
+	EXEC_TRACE_BWD,        /* its backward (with any recomputation) */
+	EXEC_TRACE_OPTIMIZER,  /* clipping and AdamW (its collectives apart) */
+	EXEC_TRACE_SEND,       /* a message handed to the communicator */
+	EXEC_TRACE_RECV,       /* a blocking receive, the wait included */
+	EXEC_TRACE_WAIT_SENDS, /* the step's wait for its outstanding sends */
+	EXEC_TRACE_COLL,       /* a collective: op over group */
+};
+
+/* A collective's operation, and the group it ran over. */
+enum exec_trace_op { EXEC_TRACE_ALL_REDUCE, EXEC_TRACE_REDUCE_SCATTER, EXEC_TRACE_ALL_GATHER };
+
+/* One event.  Times are seconds since the rank's start of step 1 (its
+ * own clock: CLOCK_MONOTONIC on the CPU, CUDA events on a GPU). */
+struct exec_trace_event {
+	double start_s, end_s;
+	double bytes;              /* a message's, or the collective's buffer; 0 for compute */
+	int rank, step;            /* world rank; 1-based step */
+	int mb, chunk;             /* FWD, BWD, SEND, RECV; -1 otherwise */
+	int peer;                  /* SEND, RECV: the other pipeline stage; -1 otherwise */
+	unsigned char kind;        /* enum exec_trace_kind */
+	unsigned char op;          /* COLL: enum exec_trace_op */
+	unsigned char group;       /* COLL: enum exec_group_kind */
+	unsigned char data;        /* SEND, RECV: enum sched_data */
+};
+
+/* Every rank's events, gathered on world rank 0.  Plain data; release
+ * with exec_trace_release(). */
+struct exec_trace {
+	struct exec_trace_event *ev;  /* rank by rank, each in the order it began */
+	long n;
+	long dropped;                 /* events not kept (a full buffer), all ranks */
+	int steps;                    /* steps recorded: the run's first `steps` */
+	int world;
+	int device_clock;             /* 1: CUDA events; 0: the host's monotonic clock */
+};
+
+/* Frees t's events and zeroes it; accepts NULL. */
+void exec_trace_release(struct exec_trace *t);
+
+/* Returns tr as Chrome trace-event JSON, the format of the simulator's
+ * `simulate --timeline` (simulator/sim_trace_json.c): one process per
+ * rank named "rank R (dp D, pp P, tp T)" with a compute thread and a
+ * communication thread, one complete ("X") event per interval named as
+ * the simulator names it ("F3", "F3.c1", "act 3 -> stage 1"), ts and dur
+ * in microseconds.  o gives the layout and schedule.  Caller frees with
+ * free(). */
+char *exec_trace_to_json(const struct exec_opts *o, const struct exec_trace *tr);
+/* Writes exec_trace_to_json() to path atomically.  Returns RC_OK or
+ * RC_ERR (message printed). */
+enum rc exec_trace_write(const char *path, const struct exec_opts *o,
+			 const struct exec_trace *tr);
+
 /* ---- running --------------------------------------------------------- */
 
 struct exec_result {
@@ -206,6 +266,7 @@ struct exec_result {
 	double params;              /* parameters of the model run */
 	double *peak_memory_bytes;  /* [world] on world rank 0; NULL elsewhere */
 	int world;
+	struct exec_trace trace;    /* exec_opts.trace: every rank's, on world rank 0 */
 };
 
 /* Runs o's steps.  Under mpirun or srun (exec_under_launcher()) this
@@ -330,6 +391,11 @@ struct exec_calibrate_opts {
 	const char *backend;           /* "cpu" or "cuda" */
 	enum exec_precision precision;
 	int quick;                     /* a few small shapes: seconds, for tests */
+	/* Called on world rank 0 before each measurement (may be NULL):
+	 * `phase` names it ("copies", "GEMMs", "collectives"), done of total
+	 * measurements are finished. */
+	void (*on_phase)(void *ctx, const char *phase, int done, int total);
+	void *on_phase_ctx;
 };
 void exec_calibrate_opts_init(struct exec_calibrate_opts *o);
 

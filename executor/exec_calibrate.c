@@ -59,7 +59,29 @@ struct plan {
 	int n_copy;
 	double coll_min, coll_max, coll_step;  /* bytes */
 	double target_s;                       /* time one measurement runs */
+	/* progress on world rank 0 (exec_calibrate_opts.on_phase) */
+	const struct exec_calibrate_opts *o;
+	int report, total;
 };
+
+/* Tells the caller that the measurement after c's so far begins. */
+static void phase(const struct plan *p, const char *what, const struct exec_calibration *c)
+{
+	if (p->report && p->o->on_phase)
+		p->o->on_phase(p->o->on_phase_ctx, what, c->n_copy + c->n_gemm + c->n_coll,
+			       p->total);
+}
+
+/* The collectives measure_collectives() times: three operations at each
+ * size, at most EXEC_CALIB_MAX_POINTS in all. */
+static int coll_points(const struct plan *p)
+{
+	int n = 0;
+
+	for (double b = p->coll_min; b <= p->coll_max; b *= p->coll_step)
+		n++;
+	return 3 * n < EXEC_CALIB_MAX_POINTS ? 3 * n : EXEC_CALIB_MAX_POINTS;
+}
 
 static const int gpu_hidden[] = { 1024, 2048, 4096, 8192 };
 static const int gpu_hidden_quick[] = { 1024 };
@@ -199,6 +221,7 @@ static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
 			size_t na = (size_t)g.m * g.k, nw = (size_t)g.n * g.k, no = (size_t)g.m * g.n;
 			enum rc rc;
 
+			phase(p, "GEMMs", c);
 			g.a = random_buffer(d, na);
 			g.w = random_buffer(d, nw);
 			g.out = exec_dalloc(d, no * sizeof(float));
@@ -228,6 +251,7 @@ static enum rc measure_copies(struct exec_device *d, const struct plan *p,
 		struct exec_calib_copy *r = &c->copy[c->n_copy];
 		enum rc rc;
 
+		phase(p, "copies", c);
 		cc.src = random_buffer(d, n);
 		cc.dst = exec_dalloc(d, n * sizeof(float));
 		rc = time_runs(&t, p->target_s, &r->time_s);
@@ -288,6 +312,7 @@ static enum rc measure_collectives(struct exec_job *j, const struct plan *p,
 			int reps = bytes <= (1 << 20) ? 20 : 5;
 			double t0, t;
 
+			phase(p, op_names[op], c);
 			cc.buf = exec_dalloc(d, total * sizeof(float));
 			cc.out = exec_dalloc(d, total / n * sizeof(float));
 			cc.count = op == OP_ALL_REDUCE ? total : total / n;
@@ -388,6 +413,9 @@ enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibrat
 		return rc;
 	}
 	plan_for(o, strcmp(j.dev.be->name, "cpu") != 0, &p);
+	p.o = o;
+	p.report = j.rank == 0;
+	p.total = p.n_copy + 4 * p.n_hidden + (j.world > 1 ? coll_points(&p) : 0);
 	if (j.rank == 0) {
 		rc = measure_copies(&j.dev, &p, c);
 		if (rc == RC_OK)

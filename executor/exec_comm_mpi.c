@@ -285,6 +285,71 @@ enum rc exec_mpi_world_max(double *v, int n)
 	return RC_OK;
 }
 
+enum rc exec_mpi_gather(const void *bytes, size_t n, void **all, size_t *all_n)
+{
+	long long mine = (long long)n, total = 0;
+	long long *counts = NULL;
+	int *cnt = NULL, *displ = NULL, rank = 0, size = 1, err, fits = 1;
+	char *buf = NULL;
+	enum rc rc = RC_DEVICE;
+
+	*all = NULL;
+	*all_n = 0;
+	MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+	MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+	if (rank == 0)
+		counts = xcalloc((size_t)size, sizeof(*counts));
+	err = MPI_Gather(&mine, 1, MPI_LONG_LONG, counts, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+	if (err != MPI_SUCCESS) {
+		mpi_report(err, "MPI_Gather()", __FILE__, __LINE__);
+		goto out;
+	}
+	if (rank == 0) {
+		cnt = xcalloc((size_t)size, sizeof(*cnt));
+		displ = xcalloc((size_t)size, sizeof(*displ));
+		for (int r = 0; r < size; r++) {
+			/* MPI counts and displacements are ints; the callers'
+			 * buffers (a trace's events) are bounded well below */
+			if (total + counts[r] > INT_MAX) {
+				gp_error("rank 0: gather of %lld bytes: expected at most %d",
+					 total + counts[r], INT_MAX);
+				fits = 0;
+				break;
+			}
+			cnt[r] = (int)counts[r];
+			displ[r] = (int)total;
+			total += counts[r];
+		}
+		buf = xmalloc(total > 0 ? (size_t)total : 1);
+	}
+	/* every rank hears whether rank 0 can take it all, and all return
+	 * the same status */
+	err = MPI_Bcast(&fits, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (err != MPI_SUCCESS) {
+		mpi_report(err, "MPI_Bcast()", __FILE__, __LINE__);
+		goto out;
+	}
+	if (!fits)
+		goto out;
+	err = MPI_Gatherv(bytes, (int)n, MPI_BYTE, buf, cnt, displ, MPI_BYTE, 0, MPI_COMM_WORLD);
+	if (err != MPI_SUCCESS) {
+		mpi_report(err, "MPI_Gatherv()", __FILE__, __LINE__);
+		goto out;
+	}
+	if (rank == 0) {
+		*all = buf;
+		*all_n = (size_t)total;
+		buf = NULL;
+	}
+	rc = RC_OK;
+out:
+	free(buf);
+	free(displ);
+	free(cnt);
+	free(counts);
+	return rc;
+}
+
 void exec_mpi_finalize(void)
 {
 	int inited = 0, done = 0;

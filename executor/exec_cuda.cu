@@ -1171,6 +1171,76 @@ extern "C" enum rc exec_cuda_order(struct exec_device *d, cudaStream_t first, cu
 	return RC_OK;
 }
 
+/* ---- timing marks for a trace (exec_trace.c) ------------------------- */
+
+/* CUDA events with timing: a mark on the compute stream times the point
+ * its queued work reaches; on the communication stream, the point where
+ * that stream, having waited for the compute stream's work so far, would
+ * start a collective (exec_comm_nccl.c orders each the same way). */
+struct cuda_timer {
+	cudaEvent_t *ev;
+	int n;
+};
+
+static void timer_free(struct exec_device *d, void *timer, int n)
+{
+	struct cuda_timer *t = (struct cuda_timer *)timer;
+
+	(void)d;
+	if (!t)
+		return;
+	for (int i = 0; i < n && i < t->n; i++)
+		if (t->ev[i])
+			cudaEventDestroy(t->ev[i]);
+	free(t->ev);
+	free(t);
+}
+
+static void *timer_new(struct exec_device *d, int n)
+{
+	struct cuda_timer *t = (struct cuda_timer *)xcalloc(1, sizeof(*t));
+
+	t->ev = (cudaEvent_t *)xcalloc((size_t)n, sizeof(*t->ev));
+	t->n = n;
+	for (int i = 0; i < n; i++)
+		if (CU(d, cudaEventCreateWithFlags(&t->ev[i], cudaEventDefault)) != RC_OK) {
+			timer_free(d, t, n);
+			return NULL;
+		}
+	return t;
+}
+
+static enum rc timer_mark(struct exec_device *d, void *timer, int i, int stream)
+{
+	struct cuda_timer *t = (struct cuda_timer *)timer;
+	struct cuda_priv *p = priv_of(d);
+	cudaStream_t s = p->compute;
+
+	if (p->failed || i < 0 || i >= t->n)
+		return RC_DEVICE;
+	if (stream == EXEC_STREAM_COMM) {
+		if (exec_cuda_order(d, p->compute, p->comm) != RC_OK)
+			return RC_DEVICE;
+		s = p->comm;
+	}
+	return CU(d, cudaEventRecord(t->ev[i], s));
+}
+
+static enum rc timer_elapsed(struct exec_device *d, void *timer, int from, int to,
+			     double *seconds)
+{
+	struct cuda_timer *t = (struct cuda_timer *)timer;
+	float ms = 0;
+
+	if (priv_of(d)->failed || from < 0 || to < 0 || from >= t->n || to >= t->n)
+		return RC_DEVICE;
+	if (CU(d, cudaEventSynchronize(t->ev[to])) != RC_OK ||
+	    CU(d, cudaEventElapsedTime(&ms, t->ev[from], t->ev[to])) != RC_OK)
+		return RC_DEVICE;
+	*seconds = 1e-3 * (double)ms;
+	return RC_OK;
+}
+
 extern "C" const struct exec_backend exec_cuda_backend = {
 	/* .name = */ "cuda",
 	/* .open = */ cuda_open,
@@ -1206,4 +1276,8 @@ extern "C" const struct exec_backend exec_cuda_backend = {
 	/* .ce_backward = */ ce_backward,
 	/* .sumsq = */ sumsq,
 	/* .adamw = */ adamw,
+	/* .timer_new = */ timer_new,
+	/* .timer_mark = */ timer_mark,
+	/* .timer_elapsed = */ timer_elapsed,
+	/* .timer_free = */ timer_free,
 };

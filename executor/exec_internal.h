@@ -133,7 +133,23 @@ struct exec_backend {
 	void (*adamw)(struct exec_device *d, float *p, const float *g, float *m,
 		      float *v, long n, float lr, float beta1, float beta2,
 		      float eps, float wd, int t, float gscale);
+
+	/* Device timestamps for a trace (exec_opts.trace), all four NULL
+	 * where the host's clock is the device's (the CPU).  timer_new makes
+	 * n marks (NULL after a message when it cannot); timer_mark records
+	 * mark i where the work queued so far on the compute stream
+	 * (EXEC_STREAM_COMPUTE) ends, or on the communication stream after
+	 * it waits for that point (EXEC_STREAM_COMM); timer_elapsed waits
+	 * for mark `to` and gives the seconds from mark `from` to it.  A mark
+	 * may be recorded again once read. */
+	void *(*timer_new)(struct exec_device *d, int n);
+	enum rc (*timer_mark)(struct exec_device *d, void *timer, int i, int stream);
+	enum rc (*timer_elapsed)(struct exec_device *d, void *timer, int from, int to,
+				 double *seconds);
+	void (*timer_free)(struct exec_device *d, void *timer, int n);
 };
+
+enum { EXEC_STREAM_COMPUTE, EXEC_STREAM_COMM };
 
 /* One backend instance: the table plus what it has allocated. */
 struct exec_device {
@@ -259,6 +275,11 @@ enum rc exec_mpi_groups(const struct exec_layout *l, struct exec_device *d,
  * ranks' agreement on a status before any device group exists).  Returns
  * RC_OK or RC_DEVICE (message printed). */
 enum rc exec_mpi_world_max(double *v, int n);
+/* Gathers every rank's bytes[0..n) of host memory to world rank 0 in
+ * rank order: there *all (xmalloc'd, caller frees) and *all_n (the sum);
+ * elsewhere *all is NULL.  Collective over the world.  Returns RC_OK or
+ * RC_DEVICE (message printed). */
+enum rc exec_mpi_gather(const void *bytes, size_t n, void **all, size_t *all_n);
 /* MPI_Finalize; a no-op when MPI was never initialised. */
 void exec_mpi_finalize(void);
 
@@ -340,6 +361,11 @@ enum rc exec_trainer_step(struct exec_trainer *t, int step, double *loss,
 enum rc exec_trainer_eval(struct exec_trainer *t, int step, int backward,
 			  double *loss);
 
+/* The timeline recorded under exec_opts.trace, every rank's gathered to
+ * world rank 0 (over MPI when mpi): see exec_tracer_gather().  Collective
+ * over the world; out is zeroed when tracing is off. */
+enum rc exec_trainer_trace(struct exec_trainer *t, int mpi, struct exec_trace *out);
+
 /* Parameters by unit, for tests: unit i's parameter and gradient buffers
  * (backend memory) and element count; tensor j's offset, count and name.
  * Returns 0, or -1 when i or j is out of range. */
@@ -352,6 +378,45 @@ int exec_trainer_tensor(const struct exec_trainer *t, int i, int j, long *off,
  * only and a tied embedding on the first stage only: summed over one DP
  * replica's ranks, the model's count. */
 double exec_trainer_local_params(const struct exec_trainer *t);
+
+/* ---- the trace recorder (exec_trace.c) ------------------------------- */
+
+/* Records one rank's intervals into a buffer allocated once: nothing is
+ * allocated per event, and every function accepts a NULL recorder and
+ * does nothing then (tracing off costs a test per call site).  On a
+ * device with timer_* functions each event is a pair of device marks,
+ * read back into seconds when the next step begins; elsewhere the host's
+ * CLOCK_MONOTONIC is read at once.  Only whole steps are kept: a step
+ * starts recording when the buffer has room for per_step more events. */
+struct exec_tracer;
+
+/* Events a run keeps over all its ranks (48 bytes each, gathered on world
+ * rank 0; some 150 bytes each in the JSON). */
+#define EXEC_TRACE_MAX_EVENTS (1L << 20)
+
+/* A recorder for rank `rank` of `world` on device d: room for per_step
+ * events per step (a bound the caller proves), for steps steps, or for as
+ * many whole steps as the rank's share, EXEC_TRACE_MAX_EVENTS / world,
+ * allows (one at least; a step larger than the share keeps its first
+ * events).  NULL when the device cannot make its marks (its message
+ * printed). */
+struct exec_tracer *exec_tracer_new(struct exec_device *d, int rank, int world,
+				    long per_step, int steps);
+void exec_tracer_free(struct exec_tracer *tr);
+/* Step `step` (1-based) begins: the previous step's marks are read (the
+ * device must have finished it) and this step's origin is marked. */
+enum rc exec_tracer_step(struct exec_tracer *tr, int step);
+/* Opens an event like e (kind, mb, chunk, peer, op, group, data, bytes
+ * taken from it) on stream EXEC_STREAM_COMPUTE or EXEC_STREAM_COMM.
+ * Returns its handle for exec_tracer_end, or -1 when not recorded. */
+long exec_tracer_begin(struct exec_tracer *tr, const struct exec_trace_event *e, int stream);
+void exec_tracer_end(struct exec_tracer *tr, long h, int stream);
+/* Reads the last step's marks (after the device has finished) and
+ * gathers every rank's events to world rank 0 into out (over MPI when
+ * mpi, else this rank's alone).  Collective over the world.  Returns
+ * RC_OK, or RC_DEVICE (message printed); out is filled on world rank 0
+ * only and zeroed elsewhere. */
+enum rc exec_tracer_gather(struct exec_tracer *tr, int mpi, struct exec_trace *out);
 
 /* ---- data (exec_data.c) ---------------------------------------------- */
 

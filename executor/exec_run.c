@@ -339,6 +339,8 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 		else
 			free(peaks);
 	}
+	if (rc == RC_OK)
+		rc = exec_trainer_trace(t, j.mpi, &r.trace);
 	if (rc != RC_OK)
 		goto out_r;
 	*out = r;
@@ -360,5 +362,6 @@ void exec_result_release(struct exec_result *r)
 	free(r->grad_norms);
 	free(r->step_time_s);
 	free(r->peak_memory_bytes);
+	exec_trace_release(&r->trace);
 	memset(r, 0, sizeof(*r));
 }

@@ -56,6 +56,10 @@
  *   attention probabilities and rebuilds them from the row log-sum-exp, as
  *   the flash-attention option does.
  *
+ * Under exec_opts.trace every schedule op, message and collective of a
+ * group of more than one rank, and the optimizer step, is recorded
+ * (exec_trace.c) through the wrappers below; off, each costs a test.
+ *
  * Every parameter is drawn from a counter-based generator indexed by its
  * position in the full tensor, then cut to the rank's shard, so every
  * layout starts from the same model, and every layout's batch is the same
@@ -180,6 +184,7 @@ struct exec_trainer {
 	int *host_seq, *host_tok, *host_tgt;
 	double loss_sum;        /* this step's summed token losses */
 	int step;
+	struct exec_tracer *tr; /* exec_opts.trace; NULL when off */
 };
 
 static float *P(const struct unit *u, int i)
@@ -192,9 +197,92 @@ static float *G(const struct unit *u, int i)
 	return u->t[i].n ? u->grads + u->t[i].off : NULL;
 }
 
+/* ---- communication, traced ------------------------------------------ */
+
+/* Every collective goes through these three, which record it on the
+ * trace's communication track when its group has more than one rank (a
+ * group of one copies or does nothing).  Bytes are the whole buffer: the
+ * reduced one, or the gathered or scattered one (nccl-tests' sizes). */
+static long coll_begin(struct exec_trainer *t, const struct exec_group *g, int op, double bytes)
+{
+	struct exec_trace_event e;
+
+	if (!t->tr || g->size < 2)
+		return -1;
+	memset(&e, 0, sizeof(e));
+	e.kind = EXEC_TRACE_COLL;
+	e.op = (unsigned char)op;
+	e.group = g == &t->g->tp ? EXEC_GROUP_TP : g == &t->g->pp ? EXEC_GROUP_PP
+		: g == &t->g->dp ? EXEC_GROUP_DP : EXEC_GROUP_WORLD;
+	e.mb = e.chunk = e.peer = -1;
+	e.bytes = bytes;
+	return exec_tracer_begin(t->tr, &e, EXEC_STREAM_COMM);
+}
+
+static enum rc all_reduce(struct exec_trainer *t, struct exec_group *g, void *buf, size_t n,
+			  enum exec_dtype dt, enum exec_redop op)
+{
+	long h = coll_begin(t, g, EXEC_TRACE_ALL_REDUCE,
+			    (double)n * (dt == EXEC_F64 ? sizeof(double) : sizeof(float)));
+	enum rc rc = g->comm->all_reduce(g, buf, n, dt, op);
+
+	exec_tracer_end(t->tr, h, EXEC_STREAM_COMM);
+	return rc;
+}
+
+static enum rc reduce_scatter(struct exec_trainer *t, struct exec_group *g, const float *send,
+			      float *recv, size_t count)
+{
+	long h = coll_begin(t, g, EXEC_TRACE_REDUCE_SCATTER,
+			    (double)count * g->size * sizeof(float));
+	enum rc rc = g->comm->reduce_scatter(g, send, recv, count);
+
+	exec_tracer_end(t->tr, h, EXEC_STREAM_COMM);
+	return rc;
+}
+
+static enum rc all_gather(struct exec_trainer *t, struct exec_group *g, float *buf, size_t count)
+{
+	long h = coll_begin(t, g, EXEC_TRACE_ALL_GATHER, (double)count * g->size * sizeof(float));
+	enum rc rc = g->comm->all_gather(g, buf, count);
+
+	exec_tracer_end(t->tr, h, EXEC_STREAM_COMM);
+	return rc;
+}
+
+/* Compute on the compute stream and track, messages on the others. */
+static int stream_of(int kind)
+{
+	return kind == EXEC_TRACE_FWD || kind == EXEC_TRACE_BWD || kind == EXEC_TRACE_OPTIMIZER
+		? EXEC_STREAM_COMPUTE : EXEC_STREAM_COMM;
+}
+
+/* The event of schedule op `op` (NULL for the optimizer and the wait for
+ * sends) of trace kind `kind`. */
+static long op_begin(struct exec_trainer *t, const struct sched_op *op, int kind, double bytes)
+{
+	struct exec_trace_event e;
+
+	if (!t->tr)
+		return -1;
+	memset(&e, 0, sizeof(e));
+	e.kind = (unsigned char)kind;
+	e.mb = op ? op->mb : -1;
+	e.chunk = op ? op->chunk : -1;
+	e.peer = op && (kind == EXEC_TRACE_SEND || kind == EXEC_TRACE_RECV) ? op->peer : -1;
+	e.data = op ? (unsigned char)op->data : 0;
+	e.bytes = bytes;
+	return exec_tracer_begin(t->tr, &e, stream_of(kind));
+}
+
+static void op_end(struct exec_trainer *t, long h, int kind)
+{
+	exec_tracer_end(t->tr, h, stream_of(kind));
+}
+
 static enum rc tp_sum(struct exec_trainer *t, float *buf, size_t n)
 {
-	return t->g->tp.comm->all_reduce(&t->g->tp, buf, n, EXEC_F32, EXEC_SUM);
+	return all_reduce(t, &t->g->tp, buf, n, EXEC_F32, EXEC_SUM);
 }
 
 static void tensor_add(struct exec_trainer *t, struct unit *u, int idx,
@@ -379,7 +467,7 @@ static enum rc unit_gather(struct exec_trainer *t, struct unit *u)
 	u->params = exec_dalloc(t->d, u->n_pad * sizeof(float));
 	t->be->copy(t->d, u->params + (size_t)t->l.dp_rank * u->shard, u->pshard,
 		    u->shard * sizeof(float));
-	return t->g->dp.comm->all_gather(&t->g->dp, u->params, u->shard);
+	return all_gather(t, &t->g->dp, u->params, u->shard);
 }
 
 static void unit_drop(struct exec_trainer *t, struct unit *u)
@@ -424,7 +512,7 @@ static enum rc grads_end(struct exec_trainer *t, struct unit *u)
 		return RC_OK;
 	rc = sp_norm_grads(t, u);
 	if (rc == RC_OK)
-		rc = t->g->dp.comm->reduce_scatter(&t->g->dp, u->grads, t->rs_tmp, u->shard);
+		rc = reduce_scatter(t, &t->g->dp, u->grads, t->rs_tmp, u->shard);
 	if (rc == RC_OK)
 		t->be->accumulate(t->d, u->gshard, t->rs_tmp, u->shard);
 	exec_dfree(t->d, u->grads, u->n_pad * sizeof(float));
@@ -593,7 +681,7 @@ static enum rc seq_gather(struct exec_trainer *t, const float *x, float *full,
 	if (!t->sp)
 		return RC_OK;
 	t->be->copy(t->d, full + (size_t)t->l.tp_rank * n, x, n * sizeof(float));
-	TRY(t->g->tp.comm->all_gather(&t->g->tp, full, n));
+	TRY(all_gather(t, &t->g->tp, full, n));
 	*out = full;
 	return RC_OK;
 }
@@ -610,7 +698,7 @@ static enum rc seq_reduce(struct exec_trainer *t, float *full, float **out)
 	*out = full;
 	if (!t->sp)
 		return tp_sum(t, full, (size_t)t->N * t->C);
-	TRY(t->g->tp.comm->reduce_scatter(&t->g->tp, full, t->part, n));
+	TRY(reduce_scatter(t, &t->g->tp, full, t->part, n));
 	*out = t->part;
 	return RC_OK;
 }
@@ -790,7 +878,7 @@ static enum rc head_forward(struct exec_trainer *t, const struct unit *u, struct
 	t->be->matmul_forward(t->d, a->logits, in, word_params(t, u, T_WLM), NULL, t->N, t->C,
 			      t->nv);
 	t->be->ce_row_max(t->d, a->rmax, a->logits, t->N, t->nv);
-	TRY(t->g->tp.comm->all_reduce(&t->g->tp, a->rmax, t->N, EXEC_F32, EXEC_MAX));
+	TRY(all_reduce(t, &t->g->tp, a->rmax, t->N, EXEC_F32, EXEC_MAX));
 	t->be->ce_row_stats(t->d, a->stats, a->logits, a->rmax, a->tgt, t->N, t->nv, t->v0);
 	TRY(tp_sum(t, a->stats, 2 * (size_t)t->N));
 	t->loss_sum += t->be->ce_loss_sum(t->d, a->rmax, a->stats, t->N);
@@ -955,47 +1043,65 @@ static enum rc run_schedule(struct exec_trainer *t, int backward)
 	const struct sched_stage *st = &t->sched.stages[t->l.pp_rank];
 	struct exec_group *pp = &t->g->pp;
 	size_t nc = (size_t)t->Ns * t->C;
+	long h;
+	enum rc rc;
 
 	for (int i = 0; i < st->n; i++) {
 		const struct sched_op *op = &st->ops[i];
 		struct act *a;
+		int kind;
 
 		if (!backward && (op->kind != SCHED_OP_FWD && op->data != SCHED_DATA_ACT))
 			continue;
 		switch (op->kind) {
-		case SCHED_OP_FWD:
-			TRY(chunk_forward(t, op->chunk, op->mb));
-			break;
-		case SCHED_OP_BWD:
-			TRY(chunk_backward(t, op->chunk, op->mb));
-			break;
-		case SCHED_OP_RECV:
-			if (op->data == SCHED_DATA_ACT) {
-				a = act_acquire(t, op->chunk, op->mb);
-				TRY(pp->comm->recv(pp, op->peer, CHANNEL_ACT, a->x[0], nc,
-						   sched_op_tag(&t->sched, op)));
-			} else {
-				TRY(pp->comm->recv(pp, op->peer, CHANNEL_GRAD, t->dx, nc,
-						   sched_op_tag(&t->sched, op)));
-			}
-			break;
-		case SCHED_OP_SEND:
-			if (op->data == SCHED_DATA_ACT) {
-				a = t->acts[op->chunk * t->m + op->mb];
-				TRY(pp->comm->send(pp, op->peer, CHANNEL_ACT, a->x[t->nl], nc,
-						   sched_op_tag(&t->sched, op)));
-			} else {
-				TRY(pp->comm->send(pp, op->peer, CHANNEL_GRAD, t->dx, nc,
-						   sched_op_tag(&t->sched, op)));
-			}
-			break;
+		case SCHED_OP_FWD: kind = EXEC_TRACE_FWD; break;
+		case SCHED_OP_BWD: kind = EXEC_TRACE_BWD; break;
+		case SCHED_OP_RECV: kind = EXEC_TRACE_RECV; break;
+		case SCHED_OP_SEND: kind = EXEC_TRACE_SEND; break;
 		default:
 			gp_error("rank %d: schedule op '%c' is not run by the executor",
 				 t->l.rank, sched_op_letter(op->kind));
 			return RC_ERR;
 		}
+		h = op_begin(t, op, kind, kind == EXEC_TRACE_SEND || kind == EXEC_TRACE_RECV
+			     ? (double)nc * sizeof(float) : 0);
+		switch (op->kind) {
+		case SCHED_OP_FWD:
+			rc = chunk_forward(t, op->chunk, op->mb);
+			break;
+		case SCHED_OP_BWD:
+			rc = chunk_backward(t, op->chunk, op->mb);
+			break;
+		case SCHED_OP_RECV:
+			if (op->data == SCHED_DATA_ACT) {
+				a = act_acquire(t, op->chunk, op->mb);
+				rc = pp->comm->recv(pp, op->peer, CHANNEL_ACT, a->x[0], nc,
+						    sched_op_tag(&t->sched, op));
+			} else {
+				rc = pp->comm->recv(pp, op->peer, CHANNEL_GRAD, t->dx, nc,
+						    sched_op_tag(&t->sched, op));
+			}
+			break;
+		default:
+			if (op->data == SCHED_DATA_ACT) {
+				a = t->acts[op->chunk * t->m + op->mb];
+				rc = pp->comm->send(pp, op->peer, CHANNEL_ACT, a->x[t->nl], nc,
+						    sched_op_tag(&t->sched, op));
+			} else {
+				rc = pp->comm->send(pp, op->peer, CHANNEL_GRAD, t->dx, nc,
+						    sched_op_tag(&t->sched, op));
+			}
+			break;
+		}
+		op_end(t, h, kind);
+		if (rc != RC_OK)
+			return rc;
 	}
-	TRY(pp->comm->wait_sends(pp));
+	h = t->l.pp > 1 ? op_begin(t, NULL, EXEC_TRACE_WAIT_SENDS, 0) : -1;
+	rc = pp->comm->wait_sends(pp);
+	op_end(t, h, EXEC_TRACE_WAIT_SENDS);
+	if (rc != RC_OK)
+		return rc;
 	if (!backward)
 		for (int i = 0; i < t->v * t->m; i++)
 			if (t->acts[i])
@@ -1063,7 +1169,7 @@ static double grad_sumsq(const struct exec_trainer *t)
 static enum rc world_sum2(struct exec_trainer *t, double v[2])
 {
 	t->be->from_host(t->d, t->scal, v, 2 * sizeof(double));
-	TRY(t->g->world.comm->all_reduce(&t->g->world, t->scal, 2, EXEC_F64, EXEC_SUM));
+	TRY(all_reduce(t, &t->g->world, t->scal, 2, EXEC_F64, EXEC_SUM));
 	t->be->to_host(t->d, v, t->scal, 2 * sizeof(double));
 	return RC_OK;
 }
@@ -1104,7 +1210,7 @@ static enum rc tied_sum(struct exec_trainer *t)
 		g = own_grads(t, t->word);
 	else
 		t->be->zero(t->d, g, (size_t)t->word_own_n * sizeof(float));
-	return pp->comm->all_reduce(pp, g, (size_t)t->word_own_n, EXEC_F32, EXEC_SUM);
+	return all_reduce(t, pp, g, (size_t)t->word_own_n, EXEC_F32, EXEC_SUM);
 }
 
 static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
@@ -1113,15 +1219,19 @@ static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
 	struct exec_group *dp = &t->g->dp;
 	const struct exec_opts *o = &t->o;
 	double red[2], norm, clip = 1.0;
+	long h;
 
 	/* ZeRO-2/3 reduced each unit's gradients as its backward ended */
 	if (o->par.zero <= 1)
 		for (int i = 0; i < t->n_units; i++) {
 			TRY(sp_norm_grads(t, &t->units[i]));
-			TRY(dp->comm->all_reduce(dp, t->units[i].grads, t->units[i].n,
-						 EXEC_F32, EXEC_SUM));
+			TRY(all_reduce(t, dp, t->units[i].grads, t->units[i].n,
+				       EXEC_F32, EXEC_SUM));
 		}
 	TRY(tied_sum(t));
+	/* the optimizer's track holds the norm, clipping and AdamW; its
+	 * collectives show on the communication track */
+	h = op_begin(t, NULL, EXEC_TRACE_OPTIMIZER, 0);
 	red[0] = counts_loss(t) ? t->loss_sum : 0;
 	red[1] = grad_sumsq(t);
 	TRY(world_sum2(t, red));
@@ -1147,12 +1257,29 @@ static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
 				     step, (float)clip);
 		}
 		if (o->par.zero == 1 || o->par.zero == 2)
-			TRY(dp->comm->all_gather(dp, u->params, u->shard));
+			TRY(all_gather(t, dp, u->params, u->shard));
 	}
+	op_end(t, h, EXEC_TRACE_OPTIMIZER);
 	return RC_OK;
 }
 
 /* ---- the trainer ----------------------------------------------------- */
+
+/* A bound on one step's trace events on this rank, counted from the calls
+ * above.  Per micro-batch and chunk: the forward and the backward, at
+ * most two receives and two sends; per layer at most 5 collectives in
+ * forward (ZeRO-3's gather; 2 all-gathers and 2 reduce-scatters with
+ * sequence parallelism, else 2 all-reduces) and 14 in backward (the
+ * gather, the forward's 4 again under full recomputation, 4 all-gathers
+ * and 2 reductions, 2 norm-gradient sums and ZeRO-2/3's reduce-scatter);
+ * the embedding at most 3 forward and 5 backward, the head 5 and 8.  Per
+ * step: the wait for sends, per unit at most 4 in the optimizer (2 norm-
+ * gradient sums, the DP all-reduce, ZeRO-1/2's all-gather), the tied
+ * copies' sum, the world's loss and norm, the optimizer itself. */
+static long trace_per_step(const struct exec_trainer *t)
+{
+	return (long)t->m * t->v * (2 + 4 + 3 + 5 + 5 + 8 + 19L * t->nl) + 4L * t->n_units + 8;
+}
 
 static void scratch_alloc(struct exec_trainer *t)
 {
@@ -1344,6 +1471,14 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	t->acts = xcalloc((size_t)t->v * t->m, sizeof(*t->acts));
 	t->pool = xcalloc((size_t)t->v, sizeof(*t->pool));
 	scratch_alloc(t);
+	if (o->trace) {
+		t->tr = exec_tracer_new(d, l->rank, l->world, trace_per_step(t), o->steps);
+		if (!t->tr) {
+			snprintf(why, size, "--trace: the %s device cannot time events", d->be->name);
+			exec_trainer_free(t);
+			return NULL;
+		}
+	}
 	return t;
 }
 
@@ -1370,6 +1505,7 @@ void exec_trainer_free(struct exec_trainer *t)
 	free(t->pool);
 	sched_release(&t->sched);
 	exec_data_release(&t->data);
+	exec_tracer_free(t->tr);
 	free(t);
 }
 
@@ -1378,9 +1514,19 @@ enum rc exec_trainer_step(struct exec_trainer *t, int step, double *loss,
 {
 	t->step = step;
 	t->loss_sum = 0;
+	TRY(exec_tracer_step(t->tr, step));
 	zero_grads(t);
 	TRY(run_schedule(t, 1));
 	return optimizer_step(t, step, loss, grad_norm);
+}
+
+enum rc exec_trainer_trace(struct exec_trainer *t, int mpi, struct exec_trace *out)
+{
+	if (!t->o.trace) {
+		memset(out, 0, sizeof(*out));
+		return RC_OK;
+	}
+	return exec_tracer_gather(t->tr, mpi, out);
 }
 
 enum rc exec_trainer_eval(struct exec_trainer *t, int step, int backward, double *loss)
@@ -1389,6 +1535,7 @@ enum rc exec_trainer_eval(struct exec_trainer *t, int step, int backward, double
 
 	t->step = step;
 	t->loss_sum = 0;
+	TRY(exec_tracer_step(t->tr, step));
 	if (backward)
 		zero_grads(t);
 	TRY(run_schedule(t, backward));

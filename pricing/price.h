@@ -216,9 +216,11 @@ struct price_update_report {
  * bad.  Returns RC_OK, RC_INPUT (one "file:line:col: ..." line per bad
  * cell), RC_USAGE (missing --provider) or RC_ERR (I/O).  rep is filled on
  * RC_OK; release it with price_update_report_release().
- * For tests, GPUPLAN_FAULT=<point>[:kill] stops the write at after_write,
- * after_fsync, before_rename or after_rename (returning RC_ERR, or killing
- * the process with SIGKILL). */
+ * For tests, GPUPLAN_FAULT=<point>[:kill] stops the update at after_lock,
+ * after_pending, after_write, after_fsync, before_rename, after_rename,
+ * after_history, after_pending_removed or (recovering an earlier update)
+ * recover_after_history, returning RC_ERR or killing the process with
+ * SIGKILL; GPUPLAN_FAULT=step:N[:kill] stops at the N-th of these reached. */
 enum rc price_update(const char *file, const struct price_opts *o,
 		     const struct price_update_opts *u, struct price_update_report *rep);
 void price_update_report_release(struct price_update_report *rep);

@@ -6,10 +6,12 @@
  * same directory, fsynced and renamed over prices.csv (then the directory
  * is fsynced), so a reader sees the old table or the new one, never a mix.
  * The history lines of an update are first written to prices.history.pending
- * together with a hash of the new table; once the rename is done they are
- * appended to prices.history.csv.  If the process dies in between, the next
- * update (or `prices history`) appends them when the table on disk has
- * that hash, and drops them when it does not (the rename never happened).
+ * together with a hash of the new table and the history's length; once the
+ * rename is done they are appended to prices.history.csv.  If the process
+ * dies in between, the next update (or `prices history`) appends them when
+ * the table on disk has that hash, and drops them when it does not (the
+ * rename never happened); lines a crash left appended before the pending
+ * file was removed are first cut off at that length, so each lands once.
  * A lock on prices.lock serialises read-merge-write, so concurrent updates
  * all land.
  *

@@ -423,6 +423,72 @@ static void test_exec_cuda_bf16_within_tolerance(void **state)
 	assert_true(worst > 0);
 }
 
+/* --trace on the CUDA backend: every event is a pair of CUDA events read
+ * back with cudaEventElapsedTime (the emulator stamps them with the
+ * host's clock), one forward and one backward per micro-batch and step,
+ * the compute ops in order without overlap, the device's memory all
+ * returned. */
+static void test_exec_cuda_trace_uses_cuda_events(void **state)
+{
+	struct exec_opts o;
+	struct exec_device dev;
+	struct exec_groups g;
+	struct exec_layout l;
+	struct exec_trainer *t;
+	struct exec_trace tr;
+	char why[256] = "";
+	long calls = cuda_emu_elapsed_calls();
+	int fwd = 0, bwd = 0, opt = 0;
+	double loss, gn, last_end = 0;
+
+	(void)state;
+	tiny_opts(&o);
+	o.trace = 1;
+	exec_device_init(&dev, &exec_cuda_backend);
+	assert_int_equal(exec_device_open(&dev), RC_OK);
+	exec_group_self(&g.world, &dev);
+	exec_group_self(&g.tp, &dev);
+	exec_group_self(&g.pp, &dev);
+	exec_group_self(&g.dp, &dev);
+	assert_int_equal(exec_layout_init(&l, &o.par, 0), RC_OK);
+	t = exec_trainer_new(&o, &l, &dev, &g, why, sizeof(why));
+	assert_non_null(t);
+	for (int s = 1; s <= o.steps; s++) {
+		assert_int_equal(exec_trainer_step(t, s, &loss, &gn), RC_OK);
+		assert_int_equal(exec_device_sync(&dev), RC_OK);
+	}
+	assert_int_equal(exec_trainer_trace(t, 0, &tr), RC_OK);
+	assert_int_equal(tr.device_clock, 1);
+	assert_int_equal(tr.steps, o.steps);
+	assert_int_equal(tr.dropped, 0);
+	/* two marks per event, and each step's origin after the first */
+	assert_true(cuda_emu_elapsed_calls() - calls >= 2 * tr.n + o.steps - 1);
+	for (long i = 0; i < tr.n; i++) {
+		const struct exec_trace_event *e = &tr.ev[i];
+
+		assert_true(e->start_s >= 0);
+		assert_true(e->end_s >= e->start_s);
+		if (e->kind != EXEC_TRACE_FWD && e->kind != EXEC_TRACE_BWD &&
+		    e->kind != EXEC_TRACE_OPTIMIZER)
+			continue;
+		/* recorded in order on the compute stream: none starts before
+		 * the previous one ended */
+		assert_true(e->start_s >= last_end);
+		last_end = e->end_s;
+		fwd += e->kind == EXEC_TRACE_FWD;
+		bwd += e->kind == EXEC_TRACE_BWD;
+		opt += e->kind == EXEC_TRACE_OPTIMIZER;
+	}
+	/* gbs 4 / mbs 2 = 2 micro-batches a step, 3 steps */
+	assert_int_equal(fwd, 2 * o.steps);
+	assert_int_equal(bwd, 2 * o.steps);
+	assert_int_equal(opt, o.steps);
+	exec_trace_release(&tr);
+	exec_trainer_free(t);
+	assert_int_equal(dev.bytes_in_use, 0);
+	exec_device_release(&dev);
+}
+
 /* ---- the device ------------------------------------------------------ */
 
 static void test_exec_cuda_open_without_device_fails(void **state)
@@ -476,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_swiglu_flash_recompute),
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_zero3_selective),
 		cmocka_unit_test(test_exec_cuda_bf16_within_tolerance),
+		cmocka_unit_test(test_exec_cuda_trace_uses_cuda_events),
 		cmocka_unit_test(test_exec_cuda_open_without_device_fails),
 		cmocka_unit_test(test_exec_cuda_failure_is_sticky),
 	};

@@ -16,7 +16,7 @@ case $BUILD in
 esac
 GPUPLAN=${GPUPLAN:-$GPUPLAN_BIN}
 if [ "${VALGRIND:-0}" = 1 ]; then
-	GPUPLAN="valgrind -q --error-exitcode=99 --leak-check=full $GPUPLAN"
+	GPUPLAN="valgrind -q --error-exitcode=99 --leak-check=full --suppressions=$PWD/tests/valgrind.supp $GPUPLAN"
 fi
 T_PASS=0 T_FAIL=0
 TMP=$(mktemp -d)

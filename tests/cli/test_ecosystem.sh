@@ -155,7 +155,31 @@ if command -v script >/dev/null 2>&1; then
 	GPUPLAN_PROGRESS_DELAY=0 script -qec "$GPUPLAN frontier --model llama3-8b --tokens 1T --quiet" \
 		/dev/null </dev/null >"$TMP/tty.out" 2>&1
 	check "frontier --quiet silences it" "! grep -q 'searching' '$TMP/tty.out'"
+	# execute: rank 0 shows the running step, erased before the step's
+	# own line prints; through the mpirun it starts, too
+	EX="execute --layers 2 --hidden 32 --seq 16 --steps 2"
+	GPUPLAN_PROGRESS_DELAY=0 script -qec "$GPUPLAN $EX" /dev/null </dev/null >"$TMP/tty.out" 2>&1
+	check "execute draws 'execute: step S/N' on a terminal" "grep -q 'execute: step 2/2' '$TMP/tty.out'"
+	check "execute erases it before the step's line" \
+		"grep -q \$'\\r\\033\\[Kstep 1/2  loss' '$TMP/tty.out'"
+	GPUPLAN_PROGRESS_DELAY=0 script -qec "$GPUPLAN $EX -q" /dev/null </dev/null >"$TMP/tty.out" 2>&1
+	check "execute -q silences it" "! grep -q 'execute: step' '$TMP/tty.out' && grep -q '^step 2/2' '$TMP/tty.out'"
+	if command -v mpirun >/dev/null 2>&1; then
+		GPUPLAN_PROGRESS_DELAY=0 script -qec "$GPUPLAN_BIN $EX --pp 2" /dev/null </dev/null \
+			>"$TMP/tty.out" 2>&1
+		check "execute shows progress through the mpirun it starts" \
+			"grep -q 'execute: step [12]/2' '$TMP/tty.out'"
+	fi
+	GPUPLAN_PROGRESS_DELAY=0 script -qec "$GPUPLAN calibrate --backend cpu --quick -o $TMP/cal.json" \
+		/dev/null </dev/null >"$TMP/tty.out" 2>&1
+	check "calibrate shows its phases on a terminal" \
+		"grep -qE 'calibrate: [0-9]+/[0-9]+ \([0-9]+%\), (copies|GEMMs)' '$TMP/tty.out'"
+	GPUPLAN_PROGRESS_DELAY=0 script -qec "$GPUPLAN calibrate --backend cpu --quick -q -o $TMP/cal.json" \
+		/dev/null </dev/null >"$TMP/tty.out" 2>&1
+	check "calibrate -q silences them" "! grep -q 'calibrate: [0-9]' '$TMP/tty.out'"
 fi
+GPUPLAN_PROGRESS_DELAY=0 $GPUPLAN execute --layers 2 --hidden 32 --seq 16 --steps 2 >"$OUT" 2>"$ERR"
+check "execute draws nothing when stderr is not a terminal" "! grep -q \$'\\r' '$ERR' && grep -q '^step 2/2' '$OUT'"
 GPUPLAN_PROGRESS_DELAY=0 $GPUPLAN scaling --model llama3-8b --gpu h100 --max-gpus 64 >"$OUT" 2>"$ERR"
 check "no progress when stderr is not a terminal" "! grep -q 'searching' '$ERR' && ! grep -q \$'\\r' '$ERR'"
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <ucontext.h>
 
 #include <map>
@@ -205,8 +206,9 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
 	return cudaSuccess;
 }
 
-/* Streams, events and pools are tokens: everything already runs in order. */
+/* Streams and pools are tokens: everything already runs in order. */
 static int token;
+static long emu_elapsed_calls;
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags)
 {
@@ -226,21 +228,65 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s)
 	return cudaSuccess;
 }
 
+/* An event keeps the host's monotonic time of its last record: work
+ * queued before it is already done, so that is when a GPU would reach
+ * it.  Events made without timing refuse cudaEventElapsedTime, as CUDA's
+ * do. */
+struct emu_event {
+	unsigned flags;
+	int recorded;
+	double time_ms;
+};
+
+static double emu_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags)
 {
-	(void)flags;
-	*e = (cudaEvent_t)&token;
+	*e = (cudaEvent_t)calloc(1, sizeof(struct emu_event));
+	if (!*e)
+		return cudaErrorMemoryAllocation;
+	(*e)->flags = flags;
 	return cudaSuccess;
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t e)
 {
-	return e ? cudaSuccess : cudaErrorInvalidValue;
+	if (!e)
+		return cudaErrorInvalidValue;
+	free(e);
+	return cudaSuccess;
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
-	return e && s ? cudaSuccess : cudaErrorInvalidValue;
+	if (!e || !s)
+		return cudaErrorInvalidValue;
+	e->recorded = 1;
+	e->time_ms = emu_now_ms();
+	return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+	return e ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+	if (!ms || !start || !end || (start->flags & cudaEventDisableTiming) ||
+	    (end->flags & cudaEventDisableTiming))
+		return cudaErrorInvalidValue;
+	if (!start->recorded || !end->recorded)
+		return cudaErrorInvalidResourceHandle;
+	*ms = (float)(end->time_ms - start->time_ms);
+	emu_elapsed_calls++;
+	return cudaSuccess;
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags)
@@ -476,4 +522,9 @@ extern "C" long cuda_emu_launches(void)
 extern "C" long cuda_emu_gemms(void)
 {
 	return emu_gemms();
+}
+
+extern "C" long cuda_emu_elapsed_calls(void)
+{
+	return emu_elapsed_calls;
 }

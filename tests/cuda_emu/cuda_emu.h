@@ -19,6 +19,8 @@ size_t cuda_emu_bytes_in_use(void);
 /* Kernel launches and cuBLAS GEMM calls so far. */
 long cuda_emu_launches(void);
 long cuda_emu_gemms(void);
+/* cudaEventElapsedTime calls that succeeded so far. */
+long cuda_emu_elapsed_calls(void);
 
 #ifdef __cplusplus
 }

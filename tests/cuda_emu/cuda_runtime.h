@@ -8,10 +8,11 @@
  * coroutines on one OS thread that switch only at __syncthreads, which is
  * as much as CUDA promises a block's threads.  Device memory is host
  * memory, every stream is the same serial queue, events order nothing
- * because everything is already in order.  Warp-level primitives are not
+ * because everything is already in order; an event's time is the host
+ * clock's when it was recorded.  Warp-level primitives are not
  * provided: a kernel that needs them does not build here.
  *
- * It does not model timing, memory limits beyond a fixed total, or
+ * It does not model a GPU's speed, memory limits beyond a fixed total, or
  * concurrency between streams.
  */
 #ifndef GPUPLAN_CUDA_EMU_RUNTIME_H
@@ -46,6 +47,7 @@ enum {
 	cudaErrorInvalidValue = 1,
 	cudaErrorMemoryAllocation = 2,
 	cudaErrorNoDevice = 100,
+	cudaErrorInvalidResourceHandle = 400,
 };
 
 typedef struct emu_stream *cudaStream_t;
@@ -83,6 +85,8 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags);
 cudaError_t cudaEventDestroy(cudaEvent_t e);
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags);
+cudaError_t cudaEventSynchronize(cudaEvent_t e);
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *p, int dev);
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t p, enum cudaMemPoolAttr a, void *v);
 cudaError_t cudaMalloc(void **p, size_t bytes);

@@ -2,7 +2,8 @@
 # test_layouts.sh - the executor under mpirun: every parallel layout
 # computes the single-rank run's losses, the loss falls on the synthetic
 # data, plan files run end to end (their tied embeddings and sequence
-# parallelism included), and faults end the job with a clear
+# parallelism included), --trace gathers every rank's timeline, and
+# faults end the job with a clear
 # message and a non-zero status within seconds, never a hang.
 #
 # The model is small enough for 8 ranks oversubscribed on 2 cores: 8
@@ -108,6 +109,63 @@ layout_norms tp2-seq-parallel 2 base --tp 2 --seq-parallel --mbs 1
 expect_out "tp2-seq-parallel: says so" '^layout: .*, sequence parallel,'
 layout_norms tp2xpp2xdp2-sp-tied-zero1 8 base-tied --tp 2 --pp 2 --dp 2 --seq-parallel --tied \
 	--zero 1 --mbs 1
+
+# --trace: every rank's measured timeline in one file on rank 0, and the
+# run unchanged by it (the layouts' losses still equal the single rank's).
+# per_rank RE FILE: "pid count" of the complete events whose name matches
+# RE (the writer prints name, cat, ph, ts, dur, pid in that order).
+per_rank() {
+	grep -oE "\"name\":\"$1\",\"cat\":\"[a-z0-9-]+\",\"ph\":\"X\",\"ts\":[-0-9.e+]+,\"dur\":[-0-9.e+]+,\"pid\":[0-9]+" "$2" |
+		sed 's/.*"pid"://' | sort -n | uniq -c | awk '{printf "%s:%s ", $2, $1}'
+}
+# expect_per_rank NAME RE FILE WANT
+expect_per_rank() {
+	local got
+	got=$(per_rank "$2" "$3")
+	[ "$got" = "$4" ] && pass "$1" || fail "$1" "expected '$4', found '$got'"
+}
+layout tp2xpp2-trace 4 base --tp 2 --pp 2 --mbs 1 --trace "$TMP/trace-tp2xpp2.json"
+expect_err "tp2xpp2 trace: says where it went" '^trace of 4 ranks, [0-9]+ events over 5 steps written to .*trace-tp2xpp2.json'
+n=$(grep -o '"name":"process_name"' "$TMP/trace-tp2xpp2.json" | wc -l)
+[ "$n" = 4 ] && pass "tp2xpp2 trace: 4 process tracks" || fail "tp2xpp2 trace: 4 process tracks" "found $n"
+grep -q '"args":{"name":"rank 3 (dp 0, pp 1, tp 1)"}' "$TMP/trace-tp2xpp2.json" \
+	&& pass "tp2xpp2 trace: rank 3 is named by its coordinates" \
+	|| fail "tp2xpp2 trace: rank 3 is named by its coordinates" "no such process_name"
+# 1F1B with gbs 8 / mbs 1 = 8 micro-batches: every stage runs 8 forwards
+# and 8 backwards a step, 40 of each over 5 steps, on every rank
+expect_per_rank "tp2xpp2 trace: 40 forwards on each rank" 'F[0-9]+' "$TMP/trace-tp2xpp2.json" \
+	"1:40 2:40 3:40 4:40 "
+expect_per_rank "tp2xpp2 trace: 40 backwards on each rank" 'B[0-9]+' "$TMP/trace-tp2xpp2.json" \
+	"1:40 2:40 3:40 4:40 "
+# stage 0 sends 8 activations a step and receives 8 gradients; stage 1
+# the other way round
+expect_per_rank "tp2xpp2 trace: 40 activation sends from stage 0" 'act [0-9]+ -> stage 1' \
+	"$TMP/trace-tp2xpp2.json" "1:40 2:40 "
+expect_per_rank "tp2xpp2 trace: 40 gradient receives on stage 0" 'grad [0-9]+ <- stage 1' \
+	"$TMP/trace-tp2xpp2.json" "1:40 2:40 "
+expect_per_rank "tp2xpp2 trace: one optimizer step a step" 'optimizer' \
+	"$TMP/trace-tp2xpp2.json" "1:5 2:5 3:5 4:5 "
+grep -q '"tp all-reduce","cat":"tp"' "$TMP/trace-tp2xpp2.json" \
+	&& pass "tp2xpp2 trace: tensor-parallel all-reduces recorded" \
+	|| fail "tp2xpp2 trace: tensor-parallel all-reduces recorded" "none found"
+# interleaved: v 2 chunks, each micro-batch through both, named F3.c1
+layout pp2-v2-trace 2 base --pp 2 --interleave 2 --mbs 1 --trace "$TMP/trace-v2.json"
+expect_per_rank "pp2 v2 trace: 40 forwards of chunk 1 on each rank" 'F[0-9]+\.c1' \
+	"$TMP/trace-v2.json" "1:40 2:40 "
+expect_per_rank "pp2 v2 trace: 80 backwards on each rank" 'B[0-9]+\.c[01]' \
+	"$TMP/trace-v2.json" "1:80 2:80 "
+# the most events a step makes (sequence parallel gathers, ZeRO-3 gathers
+# and reduce-scatters, full recomputation) fit the recorder's bound
+layout trace-tp2xdp2-sp-zero3-full 4 base --tp 2 --dp 2 --seq-parallel --zero 3 \
+	--recompute full --mbs 1 --trace "$TMP/trace-heavy.json"
+grep -q '"dropped_events":0' "$TMP/trace-heavy.json" \
+	&& pass "sp + zero3 + full recompute trace: no event dropped" \
+	|| fail "sp + zero3 + full recompute trace: no event dropped" "$(grep -o '"dropped_events":[0-9]*' "$TMP/trace-heavy.json")"
+for c in '"tp all-gather","cat":"tp"' '"tp reduce-scatter","cat":"tp"' \
+	'"dp all-gather","cat":"dp"' '"dp reduce-scatter","cat":"dp"'; do
+	grep -q "$c" "$TMP/trace-heavy.json" && pass "heavy trace: has $c" \
+		|| fail "heavy trace: has $c" "not found"
+done
 
 # ZeRO shards what it says it shards: peak memory per rank falls with the
 # stage (model states are 16 bytes a parameter, 4 + 4 + 8 in fp32)
