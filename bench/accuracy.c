@@ -184,6 +184,7 @@ static void published_row(const struct price_csv *csv, const struct price_csv_ro
 	const char *rc_cell = price_csv_get(row, price_csv_col(csv, "recompute"));
 	const char *zero_cell = price_csv_get(row, price_csv_col(csv, "zero_stage"));
 	const char *il_cell = price_csv_get(row, price_csv_col(csv, "interleave"));
+	const char *sp_cell = price_csv_get(row, price_csv_col(csv, "seq_parallel"));
 	const char *notes = price_csv_get(row, price_csv_col(csv, "notes"));
 	int megatron = !strncmp(src, "megatron", 8);
 	int nemo = !strncmp(src, "nemo", 4);
@@ -262,6 +263,8 @@ static void published_row(const struct price_csv *csv, const struct price_csv_ro
 	p.dp = gpus / (p.tp * p.pp * p.cp);
 	if (contains(zero_cell, "3") || contains(zero_cell, "FULL_SHARD"))
 		p.zero = 3;
+	else if (contains(zero_cell, "2"))
+		p.zero = 2;
 	/* Megatron SC'21 Table 2 ran DeepSpeed's ZeRO-3 of early 2021, which
 	 * gathered parameter by parameter and synchronously (DeepSpeed PR
 	 * #1188); llm-foundry's FSDP wraps and prefetches whole blocks. */
@@ -278,7 +281,7 @@ static void published_row(const struct price_csv *csv, const struct price_csv_ro
 	/* Megatron SC'21 predates flash attention and sequence parallelism;
 	 * llm-foundry uses flash attention; NeMo 24.07 uses both, and fp8. */
 	p.flash = !megatron;
-	p.seq_parallel = nemo && p.tp > 1;
+	p.seq_parallel = (nemo || contains(sp_cell, "yes")) && p.tp > 1;
 	/* NeMo's recipes overlap TP communication with the GEMMs
 	 * (ub_tp_comm_overlap: True, NeMo-Framework-Launcher
 	 * conf/training/gpt3/20b.yaml and 175b.yaml). */

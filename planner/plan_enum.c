@@ -375,7 +375,9 @@ static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int n
 			/* bad[z]: recompute modes <= bad[z] are known not to fit */
 			int bad[4] = { -1, -1, -1, -1 };
 
-			if (v > 1 && (pp < 2 || s->job->model.layers % (pp * v)))
+			/* Each chunk needs a layer; uneven splits are the
+			 * simulator's (sim_stage_layers). */
+			if (v > 1 && (pp < 2 || s->job->model.layers / pp < v))
 				continue;
 			par.interleave = v;
 			for (int z = zhi; z >= zlo; z--) {
@@ -424,7 +426,9 @@ static void search_machine(struct search *s, const struct hw_group *g)
 			continue;
 		}
 		for (int pp = 1; pp <= m->layers; pp++) {
-			if (f->pp > 0 ? pp != f->pp : m->layers % pp != 0)
+			/* Divisors of the layer count, and powers of two with an
+			 * uneven split (Llama 3 405B ran 126 layers on 16 stages). */
+			if (f->pp > 0 ? pp != f->pp : m->layers % pp != 0 && (pp & (pp - 1)) != 0)
 				continue;
 			for (int dp = 1; dp <= s->gbs; dp++) {
 				long gpus = (long)tp * pp * cp * dp;

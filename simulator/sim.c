@@ -178,9 +178,11 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		if (p->pp < 2)
 			WHY("interleave: expected 1 without pipeline parallelism, found %d",
 			    p->interleave);
-		if (m->layers % ((long long)p->pp * p->interleave))
-			WHY("interleave: expected pp x interleave to divide layers %d, found %d x %d",
-			    m->layers, p->pp, p->interleave);
+		/* Every chunk holds at least one layer; uneven splits are
+		 * allowed (sim_stage_layers). */
+		if (m->layers / p->pp < p->interleave)
+			WHY("interleave: expected at most layers / pp = %d chunks per stage, "
+			    "found %d", m->layers / p->pp, p->interleave);
 	}
 	/* Megatron-LM splits a sequence into 2 cp chunks to balance causal
 	 * attention over context-parallel ranks. */
@@ -246,10 +248,28 @@ void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 	sh->kv_l = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
 	sh->layers_base = m->layers / p->pp;
 	rem = m->layers % p->pp;
-	sh->layers_first = sh->layers_base + (rem > 0);
-	sh->layers_last = sh->layers_base;
 	sh->mid_stages = p->pp > 2 ? p->pp - 2 : 0;
-	sh->mid_stages_long = rem > 1 ? rem - 1 : 0;
+	sh->mid_stages_long = rem < sh->mid_stages ? rem : sh->mid_stages;
+	sh->layers_first = sh->layers_base + (rem > sh->mid_stages);
+	sh->layers_last = sh->layers_base;
+}
+
+int sim_stage_layers(const struct sim_shape *sh, int stage)
+{
+	if (sh->p == 1)
+		return sh->layers_first;
+	if (stage == 0)
+		return sh->layers_first;
+	if (stage == sh->p - 1)
+		return sh->layers_last;
+	return sh->layers_base + (stage <= sh->mid_stages_long);
+}
+
+int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk)
+{
+	int n = sim_stage_layers(sh, stage);
+
+	return n / sh->v + (chunk < n % sh->v);
 }
 
 double sim_kernel_time_s(double flops, double bytes, double dmin,

@@ -419,9 +419,9 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 	z3 = par->zero == 3 && M > 0 ? res.breakdown.dp_comm_exposed_s / M / v : 0;
 
 	for (int vs = 0; vs < nv; vs++) {
-		/* The remainder's extra layers go to the first stages (sim.c). */
-		int layers = m->layers / nv + (vs < m->layers % nv);
 		int st = vs % p, ch = vs / p;
+		/* The same split as sim_step()'s (sim_stage_layers). */
+		int layers = sim_chunk_layers(&sh, st, ch);
 		struct sim_event_chunk_cost *k = &c->chunk[st * v + ch];
 		double params = vstage_params(m, par, vs, layers);
 

@@ -127,11 +127,23 @@ struct sim_shape {
 	double h, f, V;
 	double a_l, kv_l;     /* heads and KV heads held by one TP rank */
 	double dh;            /* head dimension */
-	/* Layers per pipeline stage: L = p * base + rem, the rem extra layers
-	 * going to the first stages (the last one carries the LM head). */
+	/* Layers per pipeline stage: L = p * base + rem.  The rem extra
+	 * layers go to the middle stages first, since the first stage also
+	 * holds the embedding and the last the LM head and loss (Llama 3
+	 * 405B's 126 layers over 16 stages: 7 on the first and the last, 8 on
+	 * the others; Dubey et al. 2024, sec. 3.3.2); only when every middle
+	 * stage has one does the first stage take the last extra layer.
+	 * Middle stages 1 .. mid_stages_long have base + 1. */
 	int layers_base, layers_first, layers_last;
 	int mid_stages, mid_stages_long;   /* middle stages; those with base + 1 */
 };
+
+/* Layers of pipeline stage `stage` (0-based) under sh's split. */
+int sim_stage_layers(const struct sim_shape *sh, int stage);
+/* Layers of chunk `chunk` of stage `stage` with the interleaved schedule:
+ * the stage's layers split as evenly as possible, earlier chunks taking
+ * the remainder. */
+int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk);
 
 void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 		    const struct sim_parallel *p);

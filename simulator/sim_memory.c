@@ -130,9 +130,21 @@ void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p
 	if (sh->p == 1) {
 		stage_memory(m, p, sh, sh->layers_first, 1, 1, 1, out);
 	} else {
+		struct sim_memory mid;
+
 		stage_memory(m, p, sh, sh->layers_first, in_flight, 1, 0, &first);
 		stage_memory(m, p, sh, sh->layers_last, 1, 0, 1, &last);
 		*out = first.total >= last.total ? first : last;
+		/* Stage 1 holds one micro-batch fewer in flight than stage 0
+		 * (p - i on stage i) but may hold one layer more
+		 * (sim_stage_layers): 8 x 15 > 7 x 16. */
+		if (sh->p > 2 && sim_stage_layers(sh, 1) > sh->layers_first) {
+			double f1 = in_flight * (sh->micro < sh->p ? 1.0 : (double)(sh->p - 1) / sh->p);
+
+			stage_memory(m, p, sh, sim_stage_layers(sh, 1), f1, 0, 0, &mid);
+			if (mid.total > out->total)
+				*out = mid;
+		}
 	}
 	out->capacity = c->gpu.memory_bytes;
 }

@@ -811,6 +811,68 @@ static void test_sim_host_dispatch_floor(void **state)
 	assert_near(slow.breakdown.compute_s, 2 * eager.breakdown.compute_s, 0.02);
 }
 
+/* Llama 3 405B: 126 layers over 16 pipeline stages, "one Transformer
+ * layer fewer on the first and the last stage" (Dubey et al. 2024, sec.
+ * 3.3.2): 7 + 14 x 8 + 7.  Interleaving may split them unevenly. */
+static void test_sim_stage_layers_llama3(void **state)
+{
+	struct sim_model m = llama(126, 16384, 128, 8, 53248);
+	struct sim_parallel p = par(8, 16, 64, 1, 2048);
+	struct sim_cluster c = h100();
+	struct sim_shape sh;
+	struct sim_result r;
+	char why[256];
+	int total = 0;
+
+	(void)state;
+	p.interleave = 4;
+	p.seq_parallel = 1;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_shape_init(&sh, &m, &p);
+	assert_int_equal(sim_stage_layers(&sh, 0), 7);
+	assert_int_equal(sim_stage_layers(&sh, 15), 7);
+	for (int s = 0; s < 16; s++) {
+		int chunks = 0;
+
+		if (s > 0 && s < 15)
+			assert_int_equal(sim_stage_layers(&sh, s), 8);
+		for (int k = 0; k < 4; k++)
+			chunks += sim_chunk_layers(&sh, s, k);
+		assert_int_equal(chunks, sim_stage_layers(&sh, s));
+		total += chunks;
+	}
+	assert_int_equal(total, 126);
+	/* 7 layers cannot make 8 chunks of at least one layer. */
+	p.interleave = 8;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	/* Interleaving shrinks the bubble: (p-1)/(v m) of the ideal time. */
+	p.interleave = 1;
+	sim_step(&m, &p, &c, &r);
+	{
+		double b1 = r.breakdown.pp_bubble_s;
+
+		p.interleave = 4;
+		sim_step(&m, &p, &c, &r);
+		assert_true(r.breakdown.pp_bubble_s < 0.3 * b1);
+	}
+}
+
+/* When the middle stages all take an extra layer and one is left, the
+ * first stage takes it: 31 layers over 4 stages is 8 + 8 + 8 + 7. */
+static void test_sim_stage_layers_remainder_order(void **state)
+{
+	struct sim_model m = llama(31, 1024, 8, 8, 4096);
+	struct sim_parallel p = par(1, 4, 1, 1, 8);
+	struct sim_shape sh;
+
+	(void)state;
+	sim_shape_init(&sh, &m, &p);
+	assert_int_equal(sim_stage_layers(&sh, 0), 8);
+	assert_int_equal(sim_stage_layers(&sh, 1), 8);
+	assert_int_equal(sim_stage_layers(&sh, 2), 8);
+	assert_int_equal(sim_stage_layers(&sh, 3), 7);
+}
+
 static void test_sim_plan_round_trip(void **state)
 {
 	struct sim_plan p = sample_plan(), q;
@@ -921,6 +983,8 @@ int main(void)
 		cmocka_unit_test(test_sim_time_to_train),
 		cmocka_unit_test(test_sim_check_errors),
 		cmocka_unit_test(test_sim_host_dispatch_floor),
+		cmocka_unit_test(test_sim_stage_layers_llama3),
+		cmocka_unit_test(test_sim_stage_layers_remainder_order),
 		cmocka_unit_test(test_sim_plan_round_trip),
 		cmocka_unit_test(test_sim_plan_bad_fields),
 	};
