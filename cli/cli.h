@@ -23,6 +23,12 @@ enum rc cmd_export(int argc, char **argv);
 enum rc cmd_compare(int argc, char **argv);
 enum rc cmd_scaling(int argc, char **argv);
 
+/* The command line gpuplan was started with, as one string (arguments
+ * with blanks or quotes single-quoted), recorded in the plan files it
+ * writes.  main() sets it once. */
+void cli_set_command_line(int argc, char **argv);
+const char *cli_command_line(void);
+
 /* Directory of the shipped data files: $GPUPLAN_SHARE_DIR, else data/ next
  * to the executable's build tree, else the install prefix's share/gpuplan. */
 const char *cli_data_dir(void);

@@ -147,3 +147,26 @@ struct gp_progress *cli_progress_start(const char *what, size_t total)
 		o.enabled = 1;
 	return gp_progress_start_opts(&o, what, total);
 }
+
+static char command_line[512];
+
+void cli_set_command_line(int argc, char **argv)
+{
+	size_t n = 0;
+
+	command_line[0] = '\0';
+	for (int i = 0; i < argc && n + 1 < sizeof(command_line); i++) {
+		const char *a = i == 0 ? "gpuplan" : argv[i];
+		int quote = strpbrk(a, " \t'\"$") != NULL || !*a;
+
+		n += (size_t)snprintf(command_line + n, sizeof(command_line) - n, "%s%s%s%s",
+				      i ? " " : "", quote ? "'" : "", a, quote ? "'" : "");
+	}
+	if (n >= sizeof(command_line))
+		command_line[sizeof(command_line) - 1] = '\0';
+}
+
+const char *cli_command_line(void)
+{
+	return command_line;
+}

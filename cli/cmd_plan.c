@@ -464,7 +464,7 @@ static void job_plan_path(char *buf, size_t size, const char *path, const struct
 }
 
 static enum rc write_plans(const struct plan_result *r, const struct plan_job *jobs,
-			   size_t n_jobs, const char *path)
+			   size_t n_jobs, const char *path, const struct price_catalog *cat)
 {
 	for (size_t j = 0; j < n_jobs; j++) {
 		const struct plan_row *main = NULL;
@@ -479,6 +479,8 @@ static enum rc write_plans(const struct plan_result *r, const struct plan_job *j
 			continue;
 		job_plan_path(file, sizeof(file), path, &jobs[j], n_jobs);
 		plan_row_to_sim_plan(main, &jobs[j], &sp);
+		gp_strlcpy(sp.command, cli_command_line(), sizeof(sp.command));
+		gp_strlcpy(sp.catalog_digest, cat->digest, sizeof(sp.catalog_digest));
 		rc = sim_plan_write(file, &sp);
 		if (rc != RC_OK)
 			return rc;
@@ -630,7 +632,7 @@ enum rc cmd_plan(int argc, char **argv)
 		}
 	}
 	if (rc == RC_OK)
-		rc = write_plans(&res, d.jobs, d.n_jobs, out_path);
+		rc = write_plans(&res, d.jobs, d.n_jobs, out_path, &d.cat);
 	else if (rc == RC_INFEASIBLE)
 		gp_error("plan: no feasible plan: %s", res.why);
 	plan_result_release(&res);

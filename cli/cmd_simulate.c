@@ -363,6 +363,7 @@ static enum rc build_cluster(const struct flags *f, int from_plan, struct sim_pl
 			return RC_USAGE;
 		}
 		c->gpu = *g;
+		gp_strlcpy(p->catalog_digest, cat.digest, sizeof(p->catalog_digest));
 		price_catalog_release(&cat);
 	} else if (!from_plan) {
 		gp_error("simulate: expected --gpu NAME, found none");
@@ -629,6 +630,7 @@ enum rc cmd_simulate(int argc, char **argv)
 	p.time_to_train_s = sim_time_to_train_s(&p.result, p.tokens);
 	p.cost_usd = p.time_to_train_s / 3600.0 * gpus * p.usd_per_gpu_hour;
 
+	gp_strlcpy(p.command, cli_command_line(), sizeof(p.command));
 	if (f.output && (rc = sim_plan_write(f.output, &p)) != RC_OK)
 		return rc;
 	if (f.json) {

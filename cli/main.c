@@ -52,6 +52,7 @@ int main(int argc, char **argv)
 {
 	const struct command *cmd;
 
+	cli_set_command_line(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return rc_exit_code(RC_USAGE);

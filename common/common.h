@@ -88,6 +88,11 @@ enum rc gp_write_text_atomic(const char *path, const char *text);
  * one message naming path; *data is NULL on failure. */
 enum rc gp_read_file(const char *path, char **data, size_t *len);
 
+/* FNV-1a 64-bit hash of data[0..len) continuing from h (start with
+ * GP_FNV1A64_INIT): a file's identity in plan files, not a security hash. */
+#define GP_FNV1A64_INIT 0xcbf29ce484222325ULL
+uint64_t gp_fnv1a64(const void *data, size_t len, uint64_t h);
+
 /* ---- units (common/units.c) ------------------------------------------ */
 
 /* Parses a count with an optional SI suffix: "1T", "300B", "2.5e12", "1.5M",

@@ -111,3 +111,14 @@ enum rc gp_write_text_atomic(const char *path, const char *text)
 	free(buf);
 	return rc;
 }
+
+uint64_t gp_fnv1a64(const void *data, size_t len, uint64_t h)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL; /* the FNV 64-bit prime */
+	}
+	return h;
+}

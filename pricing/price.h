@@ -57,6 +57,9 @@ struct price_catalog {
 	char *gpus_path;    /* the gpus.csv that was read */
 	char *prices_path;  /* the prices.csv that was read (user's or shipped) */
 	int user_table;     /* 1 when prices_path is the user's merged table */
+	/* Identity of what was read: "fnv1a64:" and the hash of gpus.csv's
+	 * bytes followed by prices.csv's. */
+	char digest[32];
 };
 
 /* Where catalogs come from.  data_dir holds the shipped gpus.csv and

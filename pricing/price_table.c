@@ -653,6 +653,26 @@ static int file_exists(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* Hashes the two files the catalog was read from (they are small). */
+static enum rc catalog_digest(struct price_catalog *cat)
+{
+	const char *paths[2] = { cat->gpus_path, cat->prices_path };
+	uint64_t h = GP_FNV1A64_INIT;
+
+	for (int i = 0; i < 2; i++) {
+		char *data;
+		size_t len;
+		enum rc rc = gp_read_file(paths[i], &data, &len);
+
+		if (rc != RC_OK)
+			return rc;
+		h = gp_fnv1a64(data, len, h);
+		free(data);
+	}
+	snprintf(cat->digest, sizeof(cat->digest), "fnv1a64:%016llx", (unsigned long long)h);
+	return RC_OK;
+}
+
 enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o)
 {
 	struct price_opts def;
@@ -681,6 +701,9 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 	if (!cat->prices_path)
 		cat->prices_path = join(o->data_dir ? o->data_dir : "data", "prices.csv");
 	rc = price_table_read(cat->prices_path, cat->gpus, cat->n_gpus, &cat->offers, &cat->n_offers);
+	if (rc != RC_OK)
+		goto fail;
+	rc = catalog_digest(cat);
 	if (rc != RC_OK)
 		goto fail;
 	return RC_OK;

@@ -190,6 +190,11 @@ struct sim_plan {
 	struct sim_result result;       /* the prediction */
 	double time_to_train_s;         /* 0 when tokens not given */
 	double cost_usd;                /* 0 when not priced */
+	/* What produced the plan (DESIGN.md: "the inputs' identity"): the
+	 * command line, and price_catalog.digest of the catalog it read;
+	 * empty when not known. */
+	char command[512];
+	char catalog_digest[32];
 };
 
 /* Writes p as JSON (schema "gpuplan.plan/1") to path atomically (temp file,

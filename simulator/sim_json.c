@@ -175,6 +175,10 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "tokens", p->tokens);
 	add_num(o, "usd_per_gpu_hour", p->usd_per_gpu_hour);
 
+	o = cJSON_AddObjectToObject(root, "inputs");
+	cJSON_AddStringToObject(o, "command", p->command);
+	cJSON_AddStringToObject(o, "catalog_digest", p->catalog_digest);
+
 	add_prediction(cJSON_AddObjectToObject(root, "prediction"), p);
 	return root;
 }
@@ -516,6 +520,12 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 	if (o) {
 		get_double(r, o, ".job", "tokens", 0, 0, &p->tokens);
 		get_double(r, o, ".job", "usd_per_gpu_hour", 0, 0, &p->usd_per_gpu_hour);
+	}
+	o = object(r, root, "", "inputs", 0);
+	if (o) {
+		get_str(r, o, ".inputs", "command", 0, p->command, sizeof(p->command));
+		get_str(r, o, ".inputs", "catalog_digest", 0, p->catalog_digest,
+			sizeof(p->catalog_digest));
 	}
 	o = object(r, root, "", "prediction", 0);
 	if (o)

@@ -369,6 +369,29 @@ static void test_price_catalog_load_shipped(void **state)
 	assert_int_equal(lambda, 13);
 	assert_int_equal(runpod, 12);
 	assert_int_equal(vast, 14);
+	/* The digest identifies what was read: the same files, the same
+	 * digest; a user table that differs, another one. */
+	{
+		struct price_catalog again;
+		char path[1024];
+		FILE *f;
+
+		assert_int_equal(strncmp(cat.digest, "fnv1a64:", 8), 0);
+		assert_int_equal(strlen(cat.digest), 8 + 16);
+		assert_int_equal(price_catalog_load(&again, &o), RC_OK);
+		assert_string_equal(again.digest, cat.digest);
+		price_catalog_release(&again);
+		snprintf(path, sizeof(path), "%s/prices.csv", dir);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs("provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour\n"
+		      "aws,p5.48xlarge,H100,8,us-east-1,50\n", f);
+		fclose(f);
+		assert_int_equal(price_catalog_load(&again, &o), RC_OK);
+		assert_int_equal(again.user_table, 1);
+		assert_string_not_equal(again.digest, cat.digest);
+		price_catalog_release(&again);
+	}
 	price_catalog_release(&cat);
 	rm_rf(dir);
 }

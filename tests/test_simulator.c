@@ -883,6 +883,8 @@ static void test_sim_plan_round_trip(void **state)
 	(void)state;
 	p.par.tp_overlap = 1;
 	p.par.zero3_gather = SIM_ZERO3_TENSOR_SYNC;
+	strcpy(p.command, "gpuplan plan --model llama3-70b --tokens '1T'");
+	strcpy(p.catalog_digest, "fnv1a64:0123456789abcdef");
 	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(sim_plan_write(path, &p), RC_OK);
@@ -899,6 +901,8 @@ static void test_sim_plan_round_trip(void **state)
 	assert_int_equal(q.par.seq_parallel, 1);
 	assert_int_equal(q.par.tp_overlap, 1);
 	assert_int_equal(q.par.zero3_gather, SIM_ZERO3_TENSOR_SYNC);
+	assert_string_equal(q.command, p.command);
+	assert_string_equal(q.catalog_digest, p.catalog_digest);
 	assert_string_equal(q.offering.instance_type, "p5.48xlarge");
 	assert_near(q.cluster.gpu.fp8_flops_per_s, 1978.9e12, 1e-15);
 	assert_near(q.result.step_time_s, p.result.step_time_s, 1e-15);

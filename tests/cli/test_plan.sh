@@ -30,6 +30,10 @@ expect_out "plan reports its search" "^search: [0-9]+ offerings .* simulated"
 expect_err "plan says where the plan went" "plan written to $TMP/plan.json"
 grep -q '"gpuplan.plan/1"' "$TMP/plan.json" && pass "plan.json has the schema" \
 	|| fail "plan.json has the schema" "$(head -c 200 "$TMP/plan.json")"
+grep -q '"command":[[:space:]]*"gpuplan plan --model llama3-70b --tokens 1T --budget 1.5M -o ' "$TMP/plan.json" &&
+	pass "plan.json records the command that made it" || fail "plan.json records the command that made it" "no inputs.command"
+grep -Eq '"catalog_digest":[[:space:]]*"fnv1a64:[0-9a-f]{16}"' "$TMP/plan.json" &&
+	pass "plan.json records the catalog it read" || fail "plan.json records the catalog it read" "no inputs.catalog_digest"
 # The answer's cost is within the budget: the COST column of row 1.
 cost=$(awk '$1 == "1" { for (i = 1; i <= NF; i++) if ($i ~ /^\$[0-9,]+$/) { gsub(/[$,]/, "", $i); print $i; exit } }' "$OUT")
 [ -n "$cost" ] && [ "$cost" -le 1500000 ] && pass "best plan costs at most the budget ($cost)" \
