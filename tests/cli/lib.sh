@@ -16,7 +16,10 @@ case $BUILD in
 esac
 GPUPLAN=${GPUPLAN:-$GPUPLAN_BIN}
 if [ "${VALGRIND:-0}" = 1 ]; then
-	GPUPLAN="valgrind -q --error-exitcode=99 --leak-check=full --suppressions=$PWD/tests/valgrind.supp $GPUPLAN"
+	# by absolute path: tests that narrow PATH must still find valgrind.bin;
+	# fair scheduling: a progress thread must run beside a busy one, as it
+	# does natively
+	GPUPLAN="$(command -v valgrind) -q --error-exitcode=99 --leak-check=full --fair-sched=yes --suppressions=$PWD/tests/valgrind.supp $GPUPLAN"
 fi
 T_PASS=0 T_FAIL=0
 TMP=$(mktemp -d)

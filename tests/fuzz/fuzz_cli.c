@@ -136,6 +136,7 @@ static void absolute_args(int argc, char **argv)
 			if (!argv[i])
 				abort();
 			sprintf(argv[i], "%s%s", flags[f], v);
+			free(v);
 		}
 	}
 }
