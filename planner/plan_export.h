@@ -4,7 +4,7 @@
  * script, an mpirun line with a hostfile, a Kubeflow PyTorchJob manifest.
  *
  * The exports carry the plan's layout and batch; they do not know the
- * user's training script, which appears as a named placeholder variable
+ * user's training script, which appears as a variable
  * (TRAIN_SCRIPT) the user sets.
  */
 #ifndef GPUPLAN_PLAN_EXPORT_H

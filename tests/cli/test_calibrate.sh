@@ -142,7 +142,7 @@ gp execute --help
 expect_out "execute --help: lists the backends built in" 'built in:'
 if [ -e "$BUILD/executor/exec_cuda.cu.o" ]; then
 	# nvcc built the CUDA objects: the binary carries the backend and
-	# its kernels (the host stubs nvcc generates for each __global__)
+	# its kernels (the host-side launch functions nvcc generates for each __global__)
 	expect_out "execute --help: cuda is built in" 'built in:.*cuda'
 	nm "$RAW" | grep -q 'exec_cuda_backend' && nm "$RAW" | grep -q 'k_attn_softmax' \
 		&& pass "the binary links the CUDA backend and its kernels" \
