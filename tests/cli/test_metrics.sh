@@ -31,7 +31,10 @@ port=$((20000 + RANDOM % 30000))
 $GPUPLAN execute --steps 400 --metrics-port "$port" >"$TMP/long.out" 2>"$TMP/long.err" &
 pid=$!
 got=""
-for _ in $(seq 1 100); do
+# up to 10 s for the first step; a minute under valgrind, which starts slowly
+tries=100
+[ "${VALGRIND:-0}" = 1 ] && tries=600
+for _ in $(seq 1 $tries); do
 	if body=$(scrape "$port" 2>/dev/null) && grep -q '^gpuplan_step{' <<<"$body"; then
 		got=$body
 		break
