@@ -87,7 +87,7 @@ $(BUILD)/executor/%.o: executor/%.c
 
 $(BUILD)/executor/%.cu.o: executor/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(NVCC) $(NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@

@@ -4,9 +4,10 @@
 #
 #   0. builds gpuplan with the CUDA backend (make CUDA=yes);
 #   1. trains a small model for 10 steps on the CUDA backend and on the CPU
-#      backend from the same seed and compares the losses: bf16 GEMMs
-#      within BF16_TOL (1%) of the fp32 CPU at every step, fp32 GEMMs
-#      (--precision fp32) within FP32_TOL (0.1%);
+#      backend from the same seed and compares the losses: bf16 (activations
+#      and GEMM operands in bf16, fp32 master weights) within BF16_TOL (1%)
+#      of the fp32 CPU at every step, fp32 throughout (--precision fp32)
+#      within FP32_TOL (0.1%);
 #   2. runs `gpuplan calibrate` (every GPU of the machine when mpirun is
 #      there: the collective sweep too);
 #   3. runs a single-GPU plan of a mid-size model (24 layers x 2048 hidden,
@@ -104,11 +105,11 @@ timeout $STEP_LIMIT "$GP" execute $SMALL --backend cuda --json "$WORK/bf16.json"
 timeout $STEP_LIMIT "$GP" execute $SMALL --backend cuda --precision fp32 --json "$WORK/fp32.json" \
 	>"$WORK/fp32.out" 2>&1 || { tail -5 "$WORK/fp32.out"; bad "cuda fp32 run failed"; }
 if [ -s "$WORK/cpu.json" ] && [ -s "$WORK/bf16.json" ]; then
-	say "bf16 GEMMs (tolerance $BF16_TOL relative; bf16 keeps 8 bits of mantissa, 0.4% per operand):"
+	say "bf16 activations and GEMMs (tolerance $BF16_TOL relative; bf16 keeps 8 bits of mantissa, 0.4% per element):"
 	compare "cuda bf16 against cpu fp32" "$WORK/cpu.json" "$WORK/bf16.json" $BF16_TOL
 fi
 if [ -s "$WORK/cpu.json" ] && [ -s "$WORK/fp32.json" ]; then
-	say "fp32 GEMMs (tolerance $FP32_TOL relative: sums in another order, atomic adds):"
+	say "fp32 throughout (tolerance $FP32_TOL relative: sums in another order, atomic adds):"
 	compare "cuda fp32 against cpu fp32" "$WORK/cpu.json" "$WORK/fp32.json" $FP32_TOL
 fi
 

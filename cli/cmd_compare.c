@@ -8,14 +8,15 @@
  * with the facility's PUE).  It prints time to train, total cost, cost per
  * billion tokens, the cost per GPU-hour of owning with its parts, and the
  * months of use after which buying beats renting, then every assumption
- * with its source.  No cost model lives here: pricing/price_cost.c and the
- * planner hold them.
+ * with its source; or all of it as JSON (--json, cmd_compare_json.c).  No
+ * cost model lives here: pricing/price_cost.c and the planner hold them.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_compare.h"
 #include "cmd_plan.h"
 
 enum { OPT_GPUS = PCLI_FIRST_FREE };
@@ -30,7 +31,8 @@ static void help(void)
 	       "price table) and when buying (hardware.csv at its owning cost per hour), with\n"
 	       "time to train, total cost, cost per billion tokens, the owning cost per\n"
 	       "GPU-hour with its parts, and the months of use after which buying beats\n"
-	       "renting the same GPU.  Assumptions and their sources follow the table.\n\n"
+	       "renting the same GPU.  Assumptions and their sources follow the table.\n"
+	       "--json prints all of it as one JSON document (schema gpuplan.compare/1).\n\n"
 	       "  --gpus N              GPUs per option (default %d: one 8-GPU machine)\n"
 	       "  -h, --help            this help\n",
 	       COMPARE_DEFAULT_GPUS);
@@ -38,22 +40,9 @@ static void help(void)
 	printf("\nexit status: 0 ok, 2 bad usage or input, 3 nothing fits on N GPUs of any type\n");
 }
 
-/* One GPU type's answer. */
-struct entry {
-	const struct price_gpu *gpu;
-	int have_rent, have_buy;
-	struct plan_candidate rent, buy;
-	const struct price_hardware *hw;
-	int machines;
-	struct price_owned_cost oc;      /* one machine */
-	double breakeven_months;         /* < 0: never; NAN: no rent to compare */
-	const char *why_no_buy;          /* NULL when bought */
-	double best_cost;                /* for sorting */
-};
-
 static int by_cost(const void *pa, const void *pb)
 {
-	const struct entry *a = pa, *b = pb;
+	const struct compare_entry *a = pa, *b = pb;
 
 	if (a->best_cost != b->best_cost)
 		return a->best_cost < b->best_cost ? -1 : 1;
@@ -87,7 +76,7 @@ static enum rc cheapest(const struct plan_job *job, const struct price_catalog *
 /* Months of use at the assumed utilisation after which the purchase is
  * paid back by what renting would have cost beyond the power: purchase /
  * ((rent - power) per token x tokens per month on the owned machines). */
-static double breakeven_months(const struct entry *e, const struct plan_job *job,
+static double breakeven_months(const struct compare_entry *e, const struct plan_job *job,
 			       const struct price_owned_opts *oo)
 {
 	double rent_per_tok = e->rent.costs.compute_usd / job->tokens;
@@ -103,7 +92,7 @@ static double breakeven_months(const struct entry *e, const struct plan_job *job
 }
 
 static enum rc compare_gpu(const struct plan_cli *pc, const struct plan_cli_data *d,
-			   const struct plan_opts *base, int n, struct entry *e)
+			   const struct plan_opts *base, int n, struct compare_entry *e)
 {
 	const struct plan_job *job = &d->jobs[0];
 	struct plan_opts rent_opts = *base;
@@ -140,7 +129,9 @@ static enum rc compare_gpu(const struct plan_cli *pc, const struct plan_cli_data
 		buy_opts.filter.provider[0] = buy_opts.filter.region[0] = '\0';
 		buy_opts.commitments = NULL;
 		rc = cheapest(job, &own, &buy_opts, e->gpu, n, &e->buy);
-		/* The candidate points into own.offers, about to be freed. */
+		/* The candidate points into own.offers, about to be freed: keep
+		 * a copy (entries move when sorted, so no pointer to it). */
+		e->buy_offering = own.offers[0];
 		e->buy.offering = NULL;
 		free(own.offers);
 		if (rc != RC_OK && rc != RC_INFEASIBLE)
@@ -176,7 +167,7 @@ static void print_row(const char *gpu, const char *option, const char *where,
 		printf("%s\n", rate);
 }
 
-static void print_entry(const struct entry *e, const struct plan_job *job,
+static void print_entry(const struct compare_entry *e, const struct plan_job *job,
 			const struct price_owned_opts *oo)
 {
 	char where[512], be[64], a[32];
@@ -215,7 +206,7 @@ static void print_entry(const struct entry *e, const struct plan_job *job,
 }
 
 static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_data *d,
-			      const struct entry *ents, size_t n_ents, int n)
+			      const struct compare_entry *ents, size_t n_ents, int n)
 {
 	const struct price_owned_opts *oo = &pc->cost.owned;
 	const struct plan_opts *o = &pc->opts;
@@ -227,7 +218,7 @@ static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_d
 	printf("\nassumptions (sources in data/SOURCES.md):\n");
 	printf("  throughput   the planner's search and analytic simulator on exactly %d GPUs of each\n"
 	       "               type, least cost: rent over %s, buy over the machine alone\n",
-	       n, d->cat.user_table ? "your merged prices.csv" : "data/prices.csv");
+	       n, d->cat.user_table ? "data/prices.csv with your rows" : "data/prices.csv");
 	printf("  rent         the cheapest %s offering of the price table (SkyPilot catalogs)%s\n",
 	       o->filter.spot == 1 ? "spot" : "on-demand",
 	       o->commitments ? ", reserved terms from commitments.csv included" : "");
@@ -262,7 +253,7 @@ enum rc cmd_compare(int argc, char **argv)
 	};
 	struct plan_cli pc;
 	struct plan_cli_data d;
-	struct entry *ents = NULL;
+	struct compare_entry *ents = NULL;
 	size_t n_ents = 0;
 	int n = COMPARE_DEFAULT_GPUS, ch;
 	enum rc rc = RC_OK;
@@ -292,10 +283,6 @@ enum rc cmd_compare(int argc, char **argv)
 		gp_error("compare: expected --model and --tokens, found --jobs");
 		return RC_USAGE;
 	}
-	if (pc.json) {
-		gp_error("compare: expected a table, found --json (use plan --json for programs)");
-		return RC_USAGE;
-	}
 	if (pc.cost.n_have) {
 		gp_error("compare: expected no --have (compare prices buying; plan --have plans with what you own)");
 		return RC_USAGE;
@@ -307,12 +294,14 @@ enum rc cmd_compare(int argc, char **argv)
 	ents = xcalloc(d.cat.n_gpus ? d.cat.n_gpus : 1, sizeof(*ents));
 	for (size_t i = 0; i < d.cat.n_gpus && rc == RC_OK; i++) {
 		const struct price_gpu *g = &d.cat.gpus[i];
-		struct entry *e = &ents[n_ents];
+		struct compare_entry *e = &ents[n_ents];
 
 		if (pc.opts.filter.gpu[0] && price_gpu_find(&d.cat, pc.opts.filter.gpu) != g)
 			continue;
 		if (!price_gpu_eligible(g, NULL, 0))
 			continue;
+		/* The slot may hold a GPU type that had no answer. */
+		memset(e, 0, sizeof(*e));
 		e->gpu = g;
 		rc = compare_gpu(&pc, &d, &pc.opts, n, e);
 		if (rc == RC_OK && (e->have_rent || e->have_buy))
@@ -327,10 +316,21 @@ enum rc cmd_compare(int argc, char **argv)
 			 d.jobs[0].name, n);
 		rc = RC_INFEASIBLE;
 	}
-	if (rc == RC_OK) {
+	if (rc == RC_OK)
+		qsort(ents, n_ents, sizeof(*ents), by_cost);
+	if (rc == RC_OK && pc.json) {
+		struct compare_report rep = {
+			.job = &d.jobs[0], .gpus = n, .ents = ents, .n_ents = n_ents,
+			.opts = &pc.opts, .owned = &pc.cost.owned,
+			.user_prices = d.cat.user_table, .hardware_path = pc.cost.hardware_path,
+		};
+		char *js = compare_to_json(&rep);
+
+		printf("%s\n", js);
+		free(js);
+	} else if (rc == RC_OK) {
 		char tok[32];
 
-		qsort(ents, n_ents, sizeof(*ents), by_cost);
 		printf("gpuplan compare: %s, %s tokens on %d GPUs; cheapest first\n\n", d.jobs[0].name,
 		       unit_fmt_count(tok, sizeof(tok), d.jobs[0].tokens), n);
 		printf("%-16s %-6s %-54s %-9s %-12s %-10s %-9s %s\n", "GPU", "OPTION", "WHERE", "TIME",

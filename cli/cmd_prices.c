@@ -1,9 +1,9 @@
 /*
  * cmd_prices.c - `gpuplan prices list|update|history`: show the price
  * table in the units people budget in (USD per node-hour, per GPU-hour and
- * per 730-hour month), merge a new price file into the user's table, and
- * show what changed when.  Parsing and printing only; the pricing module
- * validates, merges and writes.
+ * per 730-hour month), merge a new price file into the user's table (the
+ * rows laid over the shipped table), and show what changed when.  Parsing
+ * and printing only; the pricing module validates, merges and writes.
  */
 #include <getopt.h>
 #include <math.h>
@@ -25,10 +25,14 @@ static void help(void)
 	       "  --region R      only regions containing R (us-east matches us-east-1); default all\n"
 	       "  --sort KEY      usd_per_gpu_hour (default), usd_per_hour, gpu or provider\n"
 	       "  --spot          price at the spot rate and drop offerings without one; default on-demand\n"
+	       "  --mine          only your rows (those your updates added or changed); default all\n"
 	       "  --json          JSON (schema gpuplan.prices/1) instead of a table\n\n"
 	       "update FILE: validate all of FILE, merge it by (provider, instance_type, region)\n"
-	       "into the user's table ($GPUPLAN_DATA_DIR, else $XDG_DATA_HOME/gpuplan, else\n"
-	       "~/.local/share/gpuplan) atomically, and append every change to its history.\n"
+	       "into the table (the shipped one with your rows over it), and store your rows\n"
+	       "(those that differ from the shipped table) in the user's table ($GPUPLAN_DATA_DIR,\n"
+	       "else $XDG_DATA_HOME/gpuplan, else ~/.local/share/gpuplan) atomically, appending\n"
+	       "every change to its history.  Rows a newer shipped table changes or adds show\n"
+	       "through wherever you have no row of your own.\n"
 	       "FILE has gpuplan's columns (as data/prices.csv) or a SkyPilot catalog's\n"
 	       "(InstanceType, AcceleratorName, AcceleratorCount, Region, Price, SpotPrice, ...).\n"
 	       "  --dry-run       validate and show the diff; write nothing (default off)\n"
@@ -58,7 +62,7 @@ static void fmt_money(char *buf, size_t size, double v, int decimals)
 }
 
 static enum rc do_list(const char *gpu, const char *provider, const char *region,
-		       enum price_sort sort, int spot, int json)
+		       enum price_sort sort, int spot, int mine, int json)
 {
 	struct price_opts o;
 	struct price_catalog cat;
@@ -78,6 +82,7 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 	q.region = region;
 	q.sort = sort;
 	q.spot = spot;
+	q.mine = mine;
 	rc = price_catalog_query(&cat, &q, &idx, &n);
 	if (rc != RC_OK) {
 		char hint[PRICE_NAME_MAX];
@@ -129,8 +134,18 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 	}
 	if (any_ineligible)
 		printf("* gpus.csv lacks a figure planning needs for this GPU ('gpuplan gpus list' says which)\n");
-	gp_info("%zu offerings from %s (%s; month = %.0f hours)", n, cat.prices_path,
-		spot ? "spot" : "on-demand", UNIT_HOURS_PER_MONTH);
+	if (cat.user_table)
+		gp_info("%zu offerings from %s with %zu rows of yours from %s (%s; month = %.0f hours)",
+			n, cat.prices_path, cat.n_user_offers, cat.user_prices_path,
+			spot ? "spot" : "on-demand", UNIT_HOURS_PER_MONTH);
+	else
+		gp_info("%zu offerings from %s (%s; month = %.0f hours)", n, cat.prices_path,
+			spot ? "spot" : "on-demand", UNIT_HOURS_PER_MONTH);
+	if (cat.user_legacy)
+		gp_info("%s is a full copy an older gpuplan wrote: all its rows count as yours until the next 'prices update' keeps only those that differ from %s",
+			cat.user_prices_path, cat.prices_path);
+	if (mine && !cat.n_user_offers)
+		gp_info("you have no rows of your own ('gpuplan prices update FILE' adds them)");
 done:
 	free(idx);
 	price_catalog_release(&cat);
@@ -181,11 +196,14 @@ static void print_report(const char *file, const char *provider,
 	}
 	if (dry_run)
 		printf("dry run: nothing written\n");
-	else if (r->written)
-		printf("wrote %s (%zu offerings); history in %s\n", r->table_path, r->offers_after,
-		       r->history_path);
-	else
+	else if (!r->written)
 		printf("no changes: %s left as it was\n", r->table_path);
+	else {
+		printf("wrote %s (%zu rows of yours; %zu offerings with the shipped table); history in %s\n",
+		       r->table_path, r->user_rows, r->offers_after, r->history_path);
+		if (r->legacy_copy)
+			printf("  it was a full copy an older gpuplan wrote; it now keeps only the rows that differ from the shipped table\n");
+	}
 }
 
 static enum rc do_update(const char *file, const char *provider, int dry_run, int json)
@@ -249,6 +267,7 @@ enum rc cmd_prices(int argc, char **argv)
 		{ "region", required_argument, NULL, 'r' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "spot", no_argument, NULL, 'S' },
+		{ "mine", no_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
@@ -256,7 +275,7 @@ enum rc cmd_prices(int argc, char **argv)
 	};
 	const char *gpu = NULL, *provider = NULL, *region = NULL, *sub = "list";
 	enum price_sort sort = PRICE_SORT_USD_PER_GPU_HOUR;
-	int spot = 0, json = 0, dry_run = 0, list_only = 0, c;
+	int spot = 0, mine = 0, json = 0, dry_run = 0, list_only = 0, c;
 
 	optind = 1;
 	opterr = 0;
@@ -274,6 +293,7 @@ enum rc cmd_prices(int argc, char **argv)
 			list_only = 's';
 			break;
 		case 'S': spot = 1; list_only = 'S'; break;
+		case 'm': mine = 1; list_only = 'm'; break;
 		case 'j': json = 1; break;
 		case 'n': dry_run = 1; break;
 		case 'h': help(); return RC_OK;
@@ -291,7 +311,7 @@ enum rc cmd_prices(int argc, char **argv)
 			gp_error("--dry-run: expected with 'prices update', found with 'prices list'");
 			return RC_USAGE;
 		}
-		return do_list(gpu, provider, region, sort, spot, json);
+		return do_list(gpu, provider, region, sort, spot, mine, json);
 	}
 	if (strcmp(sub, "update") == 0) {
 		if (optind != argc - 1) {
@@ -300,7 +320,7 @@ enum rc cmd_prices(int argc, char **argv)
 			return RC_USAGE;
 		}
 		if (list_only) {
-			gp_error("prices update: --gpu, --region, --sort and --spot belong to 'prices list'");
+			gp_error("prices update: --gpu, --region, --sort, --spot and --mine belong to 'prices list'");
 			return RC_USAGE;
 		}
 		return do_update(argv[optind], provider, dry_run, json);

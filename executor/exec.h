@@ -46,10 +46,11 @@
 
 enum exec_norm { EXEC_NORM_LAYER, EXEC_NORM_RMS };
 
-/* GEMM arithmetic of the CUDA backend: bf16 tensor cores with fp32
- * accumulation (the default), or fp32 throughout (for checking against the
- * CPU).  Tensors are stored in fp32 either way; the CPU backend is always
- * fp32. */
+/* Precision of the CUDA backend: bf16 mixed precision (the default:
+ * activations and the weights forward and backward read stored in bf16,
+ * GEMMs on bf16 tensor cores with fp32 accumulation, fp32 master weights,
+ * gradients and optimizer state), or fp32 throughout (for checking
+ * against the CPU).  The CPU backend is always fp32. */
 enum exec_precision { EXEC_PRECISION_BF16, EXEC_PRECISION_FP32 };
 
 /* What the pre-flight check (exec_opts.check) holds the job to, from the
@@ -149,6 +150,10 @@ const char *exec_backends_built(void);
  * s is neither). */
 const char *exec_precision_str(enum exec_precision p);
 enum rc exec_precision_parse(const char *s, enum exec_precision *out);
+
+/* Bytes of one activation element as backend `name` stores it at
+ * precision p: 2 (bf16) for "cuda" at EXEC_PRECISION_BF16, else 4. */
+int exec_act_bytes(const char *name, enum exec_precision p);
 
 /* Ranks the layout needs: tp * pp * dp. */
 int exec_opts_ranks(const struct exec_opts *o);
@@ -322,8 +327,10 @@ void exec_cpu_cluster(struct sim_cluster *c, int ranks);
 void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, double latency_s,
 			 int ranks);
 
-/* The simulator's prediction for o on the CPU cluster of its rank count.
- * Returns RC_OK, or RC_INPUT with the simulator's reason in why[size]. */
+/* The simulator's prediction for o on the CPU cluster of its rank count,
+ * activations priced at the element size o's backend and precision store
+ * (exec_act_bytes).  Returns RC_OK, or RC_INPUT with the simulator's
+ * reason in why[size]. */
 enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,
 		     char *why, size_t size);
 /* The same on cluster c (a GPU's, for a CUDA run). */

@@ -181,9 +181,24 @@ static enum rc time_runs(const struct timed *t, double target_s, double *out)
 	return RC_OK;
 }
 
+/* n elements of the device's activation type holding random_buffer's
+ * pattern (the GEMMs of a run read and write activations). */
+static void *random_act_buffer(struct exec_device *d, size_t n)
+{
+	float *f = random_buffer(d, n);
+	void *p;
+
+	if (d->act == EXEC_F32)
+		return f;
+	p = exec_dalloc(d, n * exec_dtype_size(d->act));
+	d->be->narrow(d, p, f, (long)n);
+	exec_dfree(d, f, n * sizeof(float));
+	return p;
+}
+
 struct gemm_ctx {
 	struct exec_device *d;
-	float *out, *a, *w;
+	void *out, *a, *w;
 	int m, n, k;
 };
 
@@ -219,16 +234,17 @@ static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
 			struct timed t = { d, run_gemm, &g };
 			struct exec_calib_gemm *r = &c->gemm[c->n_gemm];
 			size_t na = (size_t)g.m * g.k, nw = (size_t)g.n * g.k, no = (size_t)g.m * g.n;
+			size_t eb = exec_dtype_size(d->act);
 			enum rc rc;
 
 			phase(p, "GEMMs", c);
-			g.a = random_buffer(d, na);
-			g.w = random_buffer(d, nw);
-			g.out = exec_dalloc(d, no * sizeof(float));
+			g.a = random_act_buffer(d, na);
+			g.w = random_act_buffer(d, nw);
+			g.out = exec_dalloc(d, no * eb);
 			rc = time_runs(&t, p->target_s, &r->time_s);
-			exec_dfree(d, g.out, no * sizeof(float));
-			exec_dfree(d, g.w, nw * sizeof(float));
-			exec_dfree(d, g.a, na * sizeof(float));
+			exec_dfree(d, g.out, no * eb);
+			exec_dfree(d, g.w, nw * eb);
+			exec_dfree(d, g.a, na * eb);
 			if (rc != RC_OK)
 				return rc;
 			r->m = g.m;
@@ -287,9 +303,9 @@ static void run_coll(void *ctx)
 	if (c->op == OP_ALL_REDUCE)
 		c->rc = g->comm->all_reduce(g, c->buf, c->count, EXEC_F32, EXEC_SUM);
 	else if (c->op == OP_ALL_GATHER)
-		c->rc = g->comm->all_gather(g, c->buf, c->count);
+		c->rc = g->comm->all_gather(g, c->buf, c->count, EXEC_F32);
 	else
-		c->rc = g->comm->reduce_scatter(g, c->buf, c->out, c->count);
+		c->rc = g->comm->reduce_scatter(g, c->buf, c->out, c->count, EXEC_F32);
 }
 
 /* The sweep over the world: every rank runs the same sizes in the same

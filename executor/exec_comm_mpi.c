@@ -66,41 +66,58 @@ static enum rc count_ok(size_t n, const char *what)
 	return RC_OK;
 }
 
+/* The MPI type that carries t.  MPI has no bf16: its elements travel as
+ * 16-bit integers, which moves them but cannot reduce them (the CPU
+ * backend, MPI's only user, is fp32 throughout). */
+static MPI_Datatype mpi_type(enum exec_dtype t)
+{
+	return t == EXEC_F64 ? MPI_DOUBLE : t == EXEC_BF16 ? MPI_UINT16_T : MPI_FLOAT;
+}
+
+static enum rc reducible(enum exec_dtype t, const char *what)
+{
+	if (t != EXEC_BF16)
+		return RC_OK;
+	gp_error("rank %d: %s of bf16: MPI cannot reduce bf16", world_rank, what);
+	return RC_DEVICE;
+}
+
 static enum rc mpi_all_reduce(struct exec_group *g, void *buf, size_t n,
 			      enum exec_dtype t, enum exec_redop op)
 {
 	if (g->size == 1 || n == 0)
 		return RC_OK;
-	if (count_ok(n, "all-reduce") != RC_OK)
+	if (count_ok(n, "all-reduce") != RC_OK || reducible(t, "all-reduce") != RC_OK)
 		return RC_DEVICE;
-	MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf, (int)n,
-				t == EXEC_F64 ? MPI_DOUBLE : MPI_FLOAT,
+	MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, mpi_type(t),
 				op == EXEC_MAX ? MPI_MAX : MPI_SUM, comm_of(g)));
 	return RC_OK;
 }
 
-static enum rc mpi_reduce_scatter(struct exec_group *g, const float *send,
-				  float *recv, size_t count)
+static enum rc mpi_reduce_scatter(struct exec_group *g, const void *send,
+				  void *recv, size_t count, enum exec_dtype t)
 {
 	if (g->size == 1) {
-		memmove(recv, send, count * sizeof(float));
+		memmove(recv, send, count * exec_dtype_size(t));
 		return RC_OK;
 	}
-	if (count_ok(count, "reduce-scatter") != RC_OK)
+	if (count_ok(count, "reduce-scatter") != RC_OK ||
+	    reducible(t, "reduce-scatter") != RC_OK)
 		return RC_DEVICE;
-	MPI_CHECK(MPI_Reduce_scatter_block(send, recv, (int)count, MPI_FLOAT, MPI_SUM,
+	MPI_CHECK(MPI_Reduce_scatter_block(send, recv, (int)count, mpi_type(t), MPI_SUM,
 					   comm_of(g)));
 	return RC_OK;
 }
 
-static enum rc mpi_all_gather(struct exec_group *g, float *buf, size_t count)
+static enum rc mpi_all_gather(struct exec_group *g, void *buf, size_t count,
+			      enum exec_dtype t)
 {
 	if (g->size == 1)
 		return RC_OK;
 	if (count_ok(count, "all-gather") != RC_OK)
 		return RC_DEVICE;
 	MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, (int)count,
-				MPI_FLOAT, comm_of(g)));
+				mpi_type(t), comm_of(g)));
 	return RC_OK;
 }
 
@@ -126,11 +143,12 @@ static enum rc reap(struct mpi_priv *p, int wait)
 }
 
 /* MPI tells messages apart by tag, so the channel changes nothing. */
-static enum rc mpi_send(struct exec_group *g, int peer, int channel, const float *buf,
-			size_t n, int tag)
+static enum rc mpi_send(struct exec_group *g, int peer, int channel, const void *buf,
+			size_t n, enum exec_dtype t, int tag)
 {
 	struct mpi_priv *p = g->priv;
 	struct pending *q;
+	size_t bytes = n * exec_dtype_size(t);
 
 	(void)channel;
 	if (count_ok(n, "send") != RC_OK || reap(p, 0) != RC_OK)
@@ -140,10 +158,10 @@ static enum rc mpi_send(struct exec_group *g, int peer, int channel, const float
 		p->pend = xrealloc(p->pend, p->cap_pend * sizeof(*p->pend));
 	}
 	q = &p->pend[p->n_pend];
-	q->buf = xmalloc(n ? n * sizeof(float) : 1);
-	memcpy(q->buf, buf, n * sizeof(float));
+	q->buf = xmalloc(bytes ? bytes : 1);
+	memcpy(q->buf, buf, bytes);
 	{
-		int err = MPI_Isend(q->buf, (int)n, MPI_FLOAT, peer, tag, p->comm, &q->req);
+		int err = MPI_Isend(q->buf, (int)n, mpi_type(t), peer, tag, p->comm, &q->req);
 
 		if (err != MPI_SUCCESS) {
 			free(q->buf);
@@ -155,8 +173,8 @@ static enum rc mpi_send(struct exec_group *g, int peer, int channel, const float
 	return RC_OK;
 }
 
-static enum rc mpi_recv(struct exec_group *g, int peer, int channel, float *buf, size_t n,
-			int tag)
+static enum rc mpi_recv(struct exec_group *g, int peer, int channel, void *buf, size_t n,
+			enum exec_dtype t, int tag)
 {
 	MPI_Status st;
 	int got = 0;
@@ -164,10 +182,10 @@ static enum rc mpi_recv(struct exec_group *g, int peer, int channel, float *buf,
 	(void)channel;
 	if (count_ok(n, "receive") != RC_OK)
 		return RC_DEVICE;
-	MPI_CHECK(MPI_Recv(buf, (int)n, MPI_FLOAT, peer, tag, comm_of(g), &st));
-	MPI_CHECK(MPI_Get_count(&st, MPI_FLOAT, &got));
+	MPI_CHECK(MPI_Recv(buf, (int)n, mpi_type(t), peer, tag, comm_of(g), &st));
+	MPI_CHECK(MPI_Get_count(&st, mpi_type(t), &got));
 	if ((size_t)got != n) {
-		gp_error("rank %d: receive from stage %d (tag %d): expected %zu floats, found %d",
+		gp_error("rank %d: receive from stage %d (tag %d): expected %zu elements, found %d",
 			 world_rank, peer, tag, n, got);
 		return RC_DEVICE;
 	}

@@ -127,6 +127,12 @@ static struct nccl_priv *priv_of(struct exec_group *g)
 		TRY(exec_cuda_order(d_, cs, exec_cuda_stream(d_)));          \
 	} while (0)
 
+/* NCCL's type for t (bf16 since NCCL 2.10). */
+static ncclDataType_t nccl_type(enum exec_dtype t)
+{
+	return t == EXEC_F64 ? ncclFloat64 : t == EXEC_BF16 ? ncclBfloat16 : ncclFloat32;
+}
+
 static enum rc nccl_all_reduce(struct exec_group *g, void *buf, size_t n, enum exec_dtype t,
 			       enum exec_redop op)
 {
@@ -134,33 +140,35 @@ static enum rc nccl_all_reduce(struct exec_group *g, void *buf, size_t n, enum e
 
 	if (!p->comm || n == 0)
 		return RC_OK;
-	ON_COMM_STREAM(g, cs, ncclAllReduce(buf, buf, n, t == EXEC_F64 ? ncclFloat64 : ncclFloat32,
+	ON_COMM_STREAM(g, cs, ncclAllReduce(buf, buf, n, nccl_type(t),
 					    op == EXEC_MAX ? ncclMax : ncclSum, p->comm, cs));
 	return RC_OK;
 }
 
-static enum rc nccl_reduce_scatter(struct exec_group *g, const float *send, float *recv,
-				   size_t count)
+static enum rc nccl_reduce_scatter(struct exec_group *g, const void *send, void *recv,
+				   size_t count, enum exec_dtype t)
 {
 	struct nccl_priv *p = priv_of(g);
 
 	if (!p->comm) {
-		g->dev->be->copy(g->dev, recv, send, count * sizeof(float));
+		g->dev->be->copy(g->dev, recv, send, count * exec_dtype_size(t));
 		return RC_OK;
 	}
-	ON_COMM_STREAM(g, cs, ncclReduceScatter(send, recv, count, ncclFloat32, ncclSum,
+	ON_COMM_STREAM(g, cs, ncclReduceScatter(send, recv, count, nccl_type(t), ncclSum,
 						p->comm, cs));
 	return RC_OK;
 }
 
-static enum rc nccl_all_gather(struct exec_group *g, float *buf, size_t count)
+static enum rc nccl_all_gather(struct exec_group *g, void *buf, size_t count,
+			       enum exec_dtype t)
 {
 	struct nccl_priv *p = priv_of(g);
 
 	if (!p->comm)
 		return RC_OK;
-	/* in place: member r's part is at buf + r count (NCCL's rule) */
-	ON_COMM_STREAM(g, cs, ncclAllGather(buf + (size_t)g->rank * count, buf, count, ncclFloat32,
+	/* in place: member r's part is at element r count (NCCL's rule) */
+	ON_COMM_STREAM(g, cs, ncclAllGather((char *)buf + (size_t)g->rank * count *
+					    exec_dtype_size(t), buf, count, nccl_type(t),
 					    p->comm, cs));
 	return RC_OK;
 }
@@ -213,29 +221,29 @@ static enum rc link_check(struct exec_group *g, const struct link *l, int peer, 
 	return RC_OK;
 }
 
-static enum rc nccl_send(struct exec_group *g, int peer, int channel, const float *buf,
-			 size_t n, int tag)
+static enum rc nccl_send(struct exec_group *g, int peer, int channel, const void *buf,
+			 size_t n, enum exec_dtype t, int tag)
 {
 	struct nccl_priv *p = priv_of(g);
 	struct exec_device *d = g->dev;
 	struct link *l = channel >= 0 && channel < CHANNELS ? &p->out[channel] : NULL;
 	cudaStream_t cs = exec_cuda_stream(d);
-	float *stage = NULL;
-	size_t bytes = n * sizeof(float);
+	void *stage = NULL;
+	size_t bytes = n * exec_dtype_size(t);
 
 	(void)tag;
 	TRY(link_check(g, l ? l : &p->out[0], peer, l ? channel : -1, "send"));
-	CUDA(d, cudaMallocAsync((void **)&stage, bytes ? bytes : 1, cs));
+	CUDA(d, cudaMallocAsync(&stage, bytes ? bytes : 1, cs));
 	CUDA(d, cudaMemcpyAsync(stage, buf, bytes, cudaMemcpyDeviceToDevice, cs));
 	TRY(exec_cuda_order(d, cs, l->stream));
 	/* rank 1 of a link is its receiver */
-	NCCL(d, ncclSend(stage, n, ncclFloat32, 1, l->comm, l->stream));
+	NCCL(d, ncclSend(stage, n, nccl_type(t), 1, l->comm, l->stream));
 	CUDA(d, cudaFreeAsync(stage, l->stream));
 	return RC_OK;
 }
 
-static enum rc nccl_recv(struct exec_group *g, int peer, int channel, float *buf, size_t n,
-			 int tag)
+static enum rc nccl_recv(struct exec_group *g, int peer, int channel, void *buf, size_t n,
+			 enum exec_dtype t, int tag)
 {
 	struct nccl_priv *p = priv_of(g);
 	struct exec_device *d = g->dev;
@@ -246,7 +254,7 @@ static enum rc nccl_recv(struct exec_group *g, int peer, int channel, float *buf
 	TRY(link_check(g, l ? l : &p->in[0], peer, l ? channel : -1, "receive"));
 	TRY(exec_cuda_order(d, cs, p->recv_stream));
 	/* rank 0 of a link is its sender */
-	NCCL(d, ncclRecv(buf, n, ncclFloat32, 0, l->comm, p->recv_stream));
+	NCCL(d, ncclRecv(buf, n, nccl_type(t), 0, l->comm, p->recv_stream));
 	TRY(exec_cuda_order(d, p->recv_stream, cs));
 	return RC_OK;
 }

@@ -18,39 +18,43 @@ static enum rc self_all_reduce(struct exec_group *g, void *buf, size_t n,
 	return RC_OK;
 }
 
-static enum rc self_reduce_scatter(struct exec_group *g, const float *send,
-				   float *recv, size_t count)
+static enum rc self_reduce_scatter(struct exec_group *g, const void *send,
+				   void *recv, size_t count, enum exec_dtype t)
 {
-	g->dev->be->copy(g->dev, recv, send, count * sizeof(float));
+	g->dev->be->copy(g->dev, recv, send, count * exec_dtype_size(t));
 	return RC_OK;
 }
 
-static enum rc self_all_gather(struct exec_group *g, float *buf, size_t count)
+static enum rc self_all_gather(struct exec_group *g, void *buf, size_t count,
+			       enum exec_dtype t)
 {
 	(void)g;
 	(void)buf;
 	(void)count;
+	(void)t;
 	return RC_OK;
 }
 
-static enum rc self_send(struct exec_group *g, int peer, int channel, const float *buf,
-			 size_t n, int tag)
+static enum rc self_send(struct exec_group *g, int peer, int channel, const void *buf,
+			 size_t n, enum exec_dtype t, int tag)
 {
 	(void)g;
 	(void)channel;
 	(void)buf;
 	(void)n;
+	(void)t;
 	gp_error("self communicator: send to peer %d (tag %d) in a group of one", peer, tag);
 	return RC_ERR;
 }
 
-static enum rc self_recv(struct exec_group *g, int peer, int channel, float *buf,
-			 size_t n, int tag)
+static enum rc self_recv(struct exec_group *g, int peer, int channel, void *buf,
+			 size_t n, enum exec_dtype t, int tag)
 {
 	(void)g;
 	(void)channel;
 	(void)buf;
 	(void)n;
+	(void)t;
 	gp_error("self communicator: receive from peer %d (tag %d) in a group of one",
 		 peer, tag);
 	return RC_ERR;

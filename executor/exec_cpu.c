@@ -8,8 +8,10 @@
  * extensions, so it builds for any target); no threads, since one rank is
  * one core.
  * Every sum runs in a fixed order, so a kernel gives the same bits for the
- * same inputs on every rank.
+ * same inputs on every rank.  Its activation type is fp32
+ * (exec_act_dtype): every `void *` tensor of the table is a float array.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,9 +133,13 @@ static float *cpu_scratch(struct exec_device *d, size_t n)
 
 #define PANEL_ROWS 64 /* rows of the input per pass, so a weight panel stays in cache */
 
-static void matmul_forward(struct exec_device *d, float *out, const float *inp,
-			   const float *w, const float *bias, int n, int ic, int oc)
+static void matmul_forward(struct exec_device *d, void *out_, const void *inp_,
+			   const void *w_, const void *bias_, int n, int ic, int oc)
 {
+	float *out = out_;
+	const float *inp = inp_;
+	const float *w = w_;
+	const float *bias = bias_;
 	float *wt = cpu_scratch(d, (size_t)ic * oc);
 
 	for (int o = 0; o < oc; o++)
@@ -153,10 +159,14 @@ static void matmul_forward(struct exec_device *d, float *out, const float *inp,
 				 inp + (size_t)i0 * ic, ic, 1, wt + o0, oc, ic);
 }
 
-static void matmul_backward(struct exec_device *d, float *dinp, float *dw,
-			    float *dbias, const float *dout, const float *inp,
-			    const float *w, int n, int ic, int oc)
+static void matmul_backward(struct exec_device *d, void *dinp_, float *dw,
+			    float *dbias, const void *dout_, const void *inp_,
+			    const void *w_, int n, int ic, int oc)
 {
+	float *dinp = dinp_;
+	const float *dout = dout_;
+	const float *inp = inp_;
+	const float *w = w_;
 	(void)d;
 	/* dinp[i, k] += sum_o dout[i, o] w[o, k] */
 	if (dinp)
@@ -173,8 +183,10 @@ static void matmul_backward(struct exec_device *d, float *dinp, float *dw,
 			axpy(dbias, dout + (size_t)i * oc, 1.0f, oc);
 }
 
-static void add_bias(struct exec_device *d, float *out, const float *bias, int n, int c)
+static void add_bias(struct exec_device *d, void *out_, const void *bias_, int n, int c)
 {
+	float *out = out_;
+	const float *bias = bias_;
 	(void)d;
 	for (int i = 0; i < n; i++)
 		axpy(out + (size_t)i * c, bias, 1.0f, c);
@@ -184,10 +196,14 @@ static void add_bias(struct exec_device *d, float *out, const float *bias, int n
 
 #define NORM_EPS 1e-5
 
-static void layernorm_forward(struct exec_device *d, float *out, float *mean,
-			      float *rstd, const float *inp, const float *w,
-			      const float *b, int n, int c)
+static void layernorm_forward(struct exec_device *d, void *out_, float *mean,
+			      float *rstd, const void *inp_, const void *w_,
+			      const void *b_, int n, int c)
 {
+	float *out = out_;
+	const float *inp = inp_;
+	const float *w = w_;
+	const float *b = b_;
 	(void)d;
 	for (int i = 0; i < n; i++) {
 		const float *x = inp + (size_t)i * c;
@@ -212,11 +228,15 @@ static void layernorm_forward(struct exec_device *d, float *out, float *mean,
 /* LayerNorm's input gradient (Ba et al. 2016), written as in llm.c:
  * dx = rstd (dn - mean(dn) - n mean(dn n)), n the normalised input and
  * dn = dout w. */
-static void layernorm_backward(struct exec_device *d, float *dinp, float *dw,
-			       float *db, const float *dout, const float *inp,
-			       const float *w, const float *mean,
+static void layernorm_backward(struct exec_device *d, void *dinp_, float *dw,
+			       float *db, const void *dout_, const void *inp_,
+			       const void *w_, const float *mean,
 			       const float *rstd, int n, int c)
 {
+	float *dinp = dinp_;
+	const float *dout = dout_;
+	const float *inp = inp_;
+	const float *w = w_;
 	(void)d;
 	for (int i = 0; i < n; i++) {
 		const float *x = inp + (size_t)i * c, *dy = dout + (size_t)i * c;
@@ -243,9 +263,12 @@ static void layernorm_backward(struct exec_device *d, float *dinp, float *dw,
 	}
 }
 
-static void rmsnorm_forward(struct exec_device *d, float *out, float *rstd,
-			    const float *inp, const float *w, int n, int c)
+static void rmsnorm_forward(struct exec_device *d, void *out_, float *rstd,
+			    const void *inp_, const void *w_, int n, int c)
 {
+	float *out = out_;
+	const float *inp = inp_;
+	const float *w = w_;
 	(void)d;
 	for (int i = 0; i < n; i++) {
 		const float *x = inp + (size_t)i * c;
@@ -264,10 +287,14 @@ static void rmsnorm_forward(struct exec_device *d, float *out, float *rstd,
 
 /* RMSNorm's input gradient (Zhang and Sennrich 2019, eq. 4 differentiated):
  * dx = rstd (dn - n mean(dn n)), n = x rstd, dn = dout w. */
-static void rmsnorm_backward(struct exec_device *d, float *dinp, float *dw,
-			     const float *dout, const float *inp, const float *w,
+static void rmsnorm_backward(struct exec_device *d, void *dinp_, float *dw,
+			     const void *dout_, const void *inp_, const void *w_,
 			     const float *rstd, int n, int c)
 {
+	float *dinp = dinp_;
+	const float *dout = dout_;
+	const float *inp = inp_;
+	const float *w = w_;
 	(void)d;
 	for (int i = 0; i < n; i++) {
 		const float *x = inp + (size_t)i * c, *dy = dout + (size_t)i * c;
@@ -294,10 +321,15 @@ static void rmsnorm_backward(struct exec_device *d, float *dinp, float *dw,
  * attention, Ainslie et al. 2023).  Row (b, h, t) keeps its log-sum-exp so
  * the probabilities can be rebuilt in backward (the recomputation of Dao et
  * al. 2022, done row by row). */
-static void attention_forward(struct exec_device *d, float *out, float *lse,
-			      float *att, const float *q, const float *k,
-			      const float *v, int b, int t, int nh, int nkv, int hd)
+static void attention_forward(struct exec_device *d, void *out_, float *lse,
+			      void *att_, const void *q_, const void *k_,
+			      const void *v_, int b, int t, int nh, int nkv, int hd)
 {
+	float *out = out_;
+	float *att = att_;
+	const float *q = q_;
+	const float *k = k_;
+	const float *v = v_;
 	float scale = 1.0f / sqrtf((float)hd);
 	int group = nh / nkv;
 	float *row = xmalloc((size_t)t * sizeof(float));
@@ -341,11 +373,19 @@ static void attention_forward(struct exec_device *d, float *out, float *lse,
 
 /* Softmax backward through each row: dp_j = dout . v_j,
  * ds_j = p_j (dp_j - sum_i p_i dp_i), then dq, dk from ds and dv from p. */
-static void attention_backward(struct exec_device *d, float *dq, float *dk,
-			       float *dv, const float *dout, const float *q,
-			       const float *k, const float *v, const float *lse,
-			       const float *att, int b, int t, int nh, int nkv, int hd)
+static void attention_backward(struct exec_device *d, void *dq_, void *dk_,
+			       void *dv_, const void *dout_, const void *q_,
+			       const void *k_, const void *v_, const float *lse,
+			       const void *att_, int b, int t, int nh, int nkv, int hd)
 {
+	float *dq = dq_;
+	float *dk = dk_;
+	float *dv = dv_;
+	const float *dout = dout_;
+	const float *q = q_;
+	const float *k = k_;
+	const float *v = v_;
+	const float *att = att_;
 	float scale = 1.0f / sqrtf((float)hd);
 	int group = nh / nkv;
 	float *prow = xmalloc((size_t)t * sizeof(float));
@@ -404,8 +444,10 @@ static void attention_backward(struct exec_device *d, float *dq, float *dk,
 
 /* gelu(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), Hendrycks and
  * Gimpel 2016, sec. 2, the form GPT-2 uses. */
-static void gelu_forward(struct exec_device *d, float *out, const float *inp, long n)
+static void gelu_forward(struct exec_device *d, void *out_, const void *inp_, long n)
 {
+	float *out = out_;
+	const float *inp = inp_;
 	(void)d;
 	for (long i = 0; i < n; i++) {
 		float x = inp[i];
@@ -414,9 +456,12 @@ static void gelu_forward(struct exec_device *d, float *out, const float *inp, lo
 	}
 }
 
-static void gelu_backward(struct exec_device *d, float *dinp, const float *inp,
-			  const float *dout, long n)
+static void gelu_backward(struct exec_device *d, void *dinp_, const void *inp_,
+			  const void *dout_, long n)
 {
+	float *dinp = dinp_;
+	const float *inp = inp_;
+	const float *dout = dout_;
 	(void)d;
 	for (long i = 0; i < n; i++) {
 		float x = inp[i];
@@ -431,9 +476,12 @@ static void gelu_backward(struct exec_device *d, float *dinp, const float *inp,
 }
 
 /* swiglu(g, u) = g sigmoid(g) u (Shazeer 2020, eq. 6 with Swish_1). */
-static void swiglu_forward(struct exec_device *d, float *out, const float *g,
-			   const float *u, long n)
+static void swiglu_forward(struct exec_device *d, void *out_, const void *g_,
+			   const void *u_, long n)
 {
+	float *out = out_;
+	const float *g = g_;
+	const float *u = u_;
 	(void)d;
 	for (long i = 0; i < n; i++) {
 		float sg = 1.0f / (1.0f + expf(-g[i]));
@@ -442,9 +490,14 @@ static void swiglu_forward(struct exec_device *d, float *out, const float *g,
 	}
 }
 
-static void swiglu_backward(struct exec_device *d, float *dg, float *du,
-			    const float *g, const float *u, const float *dout, long n)
+static void swiglu_backward(struct exec_device *d, void *dg_, void *du_,
+			    const void *g_, const void *u_, const void *dout_, long n)
 {
+	float *dg = dg_;
+	float *du = du_;
+	const float *g = g_;
+	const float *u = u_;
+	const float *dout = dout_;
 	(void)d;
 	for (long i = 0; i < n; i++) {
 		float sg = 1.0f / (1.0f + expf(-g[i]));
@@ -455,26 +508,41 @@ static void swiglu_backward(struct exec_device *d, float *dg, float *du,
 	}
 }
 
-static void residual_forward(struct exec_device *d, float *out, const float *a,
-			     const float *b, long n)
+static void residual_forward(struct exec_device *d, void *out_, const void *a_,
+			     const void *b_, long n)
 {
+	float *out = out_;
+	const float *a = a_;
+	const float *b = b_;
 	(void)d;
 	for (long i = 0; i < n; i++)
 		out[i] = a[i] + b[i];
 }
 
-static void accumulate(struct exec_device *d, float *acc, const float *x, long n)
+static void accumulate(struct exec_device *d, float *acc, const void *x_, enum exec_dtype t,
+		       long n)
 {
+	const float *x = x_;
+
 	(void)d;
+	assert(t == EXEC_F32);
 	for (long i = 0; i < n; i++)
 		acc[i] += x[i];
 }
 
+/* Activations are fp32 here: the working copy of weights is a copy. */
+static void narrow(struct exec_device *d, void *dst, const float *src, long n)
+{
+	cpu_copy(d, dst, src, (size_t)n * sizeof(float));
+}
+
 /* ---- embedding and loss ---------------------------------------------- */
 
-static void embedding_forward(struct exec_device *d, float *out, const int *tok,
-			      const float *wte, int n, int c, int v0, int nv)
+static void embedding_forward(struct exec_device *d, void *out_, const int *tok,
+			      const void *wte_, int n, int c, int v0, int nv)
 {
+	float *out = out_;
+	const float *wte = wte_;
 	(void)d;
 	for (int i = 0; i < n; i++) {
 		float *y = out + (size_t)i * c;
@@ -487,9 +555,10 @@ static void embedding_forward(struct exec_device *d, float *out, const int *tok,
 	}
 }
 
-static void embedding_backward(struct exec_device *d, float *dwte, const float *dout,
+static void embedding_backward(struct exec_device *d, float *dwte, const void *dout_,
 			       const int *tok, int n, int c, int v0, int nv)
 {
+	const float *dout = dout_;
 	(void)d;
 	for (int i = 0; i < n; i++) {
 		int r = tok[i] - v0;
@@ -499,9 +568,10 @@ static void embedding_backward(struct exec_device *d, float *dwte, const float *
 	}
 }
 
-static void ce_row_max(struct exec_device *d, float *rmax, const float *logits,
+static void ce_row_max(struct exec_device *d, float *rmax, const void *logits_,
 		       int n, int nv)
 {
+	const float *logits = logits_;
 	(void)d;
 	for (int i = 0; i < n; i++) {
 		const float *l = logits + (size_t)i * nv;
@@ -514,9 +584,10 @@ static void ce_row_max(struct exec_device *d, float *rmax, const float *logits,
 	}
 }
 
-static void ce_row_stats(struct exec_device *d, float *stats, const float *logits,
+static void ce_row_stats(struct exec_device *d, float *stats, const void *logits_,
 			 const float *rmax, const int *target, int n, int nv, int v0)
 {
+	const float *logits = logits_;
 	(void)d;
 	for (int i = 0; i < n; i++) {
 		const float *l = logits + (size_t)i * nv;
@@ -542,10 +613,11 @@ static double ce_loss_sum(struct exec_device *d, const float *rmax,
 	return s;
 }
 
-static void ce_backward(struct exec_device *d, float *logits, const float *rmax,
+static void ce_backward(struct exec_device *d, void *logits_, const float *rmax,
 			const float *stats, const int *target, int n, int nv,
 			int v0, float scale)
 {
+	float *logits = logits_;
 	(void)d;
 	for (int i = 0; i < n; i++) {
 		float *l = logits + (size_t)i * nv;
@@ -641,6 +713,7 @@ const struct exec_backend exec_cpu_backend = {
 	.swiglu_backward = swiglu_backward,
 	.residual_forward = residual_forward,
 	.accumulate = accumulate,
+	.narrow = narrow,
 	.embedding_forward = embedding_forward,
 	.embedding_backward = embedding_backward,
 	.ce_row_max = ce_row_max,

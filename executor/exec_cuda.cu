@@ -3,20 +3,23 @@
  * GPU, behind the same table (struct exec_backend), checked against the
  * CPU backend as llm.c checks train_gpt2.cu against train_gpt2.c.
  *
- * Precision.  The backend interface passes float pointers, so every tensor
- * is stored in fp32: weights, activations, gradients, AdamW's moments.  By
- * default the GEMMs (the model's and attention's) run on tensor cores with
- * bf16 operands and fp32 accumulation (cuBLAS's
- * CUBLAS_COMPUTE_32F_FAST_16BF rounds the fp32 operands to bf16 inside the
- * GEMM); with exec_device.precision EXEC_PRECISION_FP32 they run exactly
- * in fp32 (CUBLAS_COMPUTE_32F), the checking option.  So the arithmetic of
- * a GEMM is bf16 mixed precision with fp32 master weights and optimizer
- * state, but activations take 4 bytes each in memory and in HBM traffic,
- * not the 2 a bf16 trainer spends.  Storing them in bf16 needs a dtype in
- * the backend interface: an element size per allocation, kernels taking
- * `void *` with a dtype (as exec_comm's all_reduce already does) and bf16
- * instances of the element-wise kernels, the trainer keeping its fp32
- * master weights and handing a bf16 copy to the forward pass.
+ * Precision.  At EXEC_PRECISION_BF16 (the default) activations, their
+ * gradients, the logits and the working copy of the weights that forward
+ * and backward read are stored in bf16 (the device's activation type,
+ * exec_internal.h), 2 bytes each in memory and in HBM traffic, as a bf16
+ * trainer keeps them; the trainer's master weights, parameter gradients
+ * and AdamW's moments stay fp32, as do norm statistics, the attention
+ * log-sum-exp and the loss's row statistics (Micikevicius et al., ICLR
+ * 2018, sec. 3).  Every kernel computes in fp32 and rounds what it
+ * stores to nearest, ties to even; it is one template instantiated for
+ * float and bf16 (WITH_ACT picks the device's).  GEMMs run on tensor
+ * cores with bf16 operands and fp32 accumulation (CUBLAS_COMPUTE_32F),
+ * writing bf16 activations or fp32 weight gradients; attention's scores
+ * and their gradients stay fp32 in its scratch and are rounded to bf16
+ * only for the GEMMs that read them.  With exec_device.precision
+ * EXEC_PRECISION_FP32 everything is fp32 and every GEMM runs exactly in
+ * fp32: the checking option, which matches the CPU backend to the order
+ * of fp32 sums.
  *
  * Streams.  Kernels and cuBLAS run in order on one compute stream; the
  * NCCL communicator (exec_comm_nccl.c) runs collectives on a second stream
@@ -48,6 +51,7 @@
 #include <string.h>
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 extern "C" {
@@ -79,9 +83,8 @@ struct cuda_priv {
 	cudaStream_t compute, comm;
 	cudaEvent_t order_ev;
 	cublasHandle_t blas;
-	cublasComputeType_t gemm_compute;
-	float *scratch;          /* attention: two score buffers */
-	size_t scratch_n;        /* floats in all */
+	void *scratch;           /* attention: struct attn_bufs */
+	size_t scratch_bytes;
 	double *dsum;            /* device accumulator of sumsq and the loss */
 	double *host_sum;        /* pinned copy of it */
 	int failed;
@@ -231,12 +234,64 @@ static __device__ double block_sum_d(double v, double *sh)
 	return v;
 }
 
+/* ---- element types --------------------------------------------------- */
+
+/* Kernels compute in fp32; an activation array holds T, fp32 or bf16
+ * (the device's activation type, exec_internal.h), read through ld() and
+ * written through put(), which rounds to nearest, ties to even. */
+typedef __nv_bfloat16 bf16;
+
+static __device__ __forceinline__ float ld(float x)
+{
+	return x;
+}
+
+static __device__ __forceinline__ float ld(bf16 x)
+{
+	return __bfloat162float(x);
+}
+
+static __device__ __forceinline__ void put(float *p, float x)
+{
+	*p = x;
+}
+
+static __device__ __forceinline__ void put(bf16 *p, float x)
+{
+	*p = __float2bfloat16(x);
+}
+
+/* Runs the statements with T the activation type of device d. */
+#define WITH_ACT(d, T, ...)                                                  \
+	do {                                                                 \
+		if ((d)->act == EXEC_BF16) {                                 \
+			typedef bf16 T;                                      \
+			__VA_ARGS__;                                         \
+		} else {                                                     \
+			typedef float T;                                     \
+			__VA_ARGS__;                                         \
+		}                                                            \
+	} while (0)
+
+/* cuBLAS's name for the activation type, and its size. */
+static cudaDataType act_type(const struct exec_device *d)
+{
+	return d->act == EXEC_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/* Element i of p, an array of activations. */
+static void *act_at(const struct exec_device *d, const void *p, size_t i)
+{
+	return (char *)p + i * exec_dtype_size(d->act);
+}
+
 /* ---- kernels --------------------------------------------------------- */
 
-static __global__ void k_add_bias(float *out, const float *bias, long n, int c)
+template <typename T>
+static __global__ void k_add_bias(T *out, const T *bias, long n, int c)
 {
 	GRID_STRIDE(i, n)
-		out[i] += bias[i % c];
+		put(&out[i], ld(out[i]) + ld(bias[i % c]));
 }
 
 enum { COL_SUM, COL_LAYERNORM, COL_RMSNORM };
@@ -246,7 +301,8 @@ enum { COL_SUM, COL_LAYERNORM, COL_RMSNORM };
  * COL_LAYERNORM: dw[j] += sum_i (x - mean_i) rstd_i dy, db[j] += sum_i dy;
  * COL_RMSNORM: dw[j] += sum_i x rstd_i dy.  Thread (tx, ty) of a block
  * sums rows ty, ty + COL_ROWS, ... of column blockIdx.x * 32 + tx. */
-static __global__ void k_col_reduce(float *dw, float *db, const float *dy, const float *x,
+template <typename T>
+static __global__ void k_col_reduce(float *dw, float *db, const T *dy, const T *x,
 				    const float *mean, const float *rstd, int n, int c, int kind)
 {
 	__shared__ float sw[COL_ROWS][33], sb[COL_ROWS][33];
@@ -256,13 +312,13 @@ static __global__ void k_col_reduce(float *dw, float *db, const float *dy, const
 	if (j < c)
 		for (int i = ty; i < n; i += COL_ROWS) {
 			size_t o = (size_t)i * c + j;
-			float g = dy[o];
+			float g = ld(dy[o]);
 
 			ab += g;
 			if (kind == COL_LAYERNORM)
-				aw += (x[o] - mean[i]) * rstd[i] * g;
+				aw += (ld(x[o]) - mean[i]) * rstd[i] * g;
 			else if (kind == COL_RMSNORM)
-				aw += x[o] * rstd[i] * g;
+				aw += ld(x[o]) * rstd[i] * g;
 		}
 	sw[ty][tx] = aw;
 	sb[ty][tx] = ab;
@@ -283,22 +339,23 @@ static __global__ void k_col_reduce(float *dw, float *db, const float *dy, const
 }
 
 /* LayerNorm (Ba et al. 2016), one block per row. */
-static __global__ void k_layernorm_fwd(float *out, float *mean, float *rstd, const float *inp,
-				       const float *w, const float *b, int c)
+template <typename T>
+static __global__ void k_layernorm_fwd(T *out, float *mean, float *rstd, const T *inp,
+				       const T *w, const T *b, int c)
 {
 	__shared__ float sh[ROW_THREADS_MAX];
-	const float *x = inp + (size_t)blockIdx.x * c;
-	float *y = out + (size_t)blockIdx.x * c;
+	const T *x = inp + (size_t)blockIdx.x * c;
+	T *y = out + (size_t)blockIdx.x * c;
 	float s = 0, v = 0, m, r;
 
 	for (int j = threadIdx.x; j < c; j += blockDim.x)
-		s += x[j];
+		s += ld(x[j]);
 	m = block_sum(s, sh) / c;
 	for (int j = threadIdx.x; j < c; j += blockDim.x)
-		v += (x[j] - m) * (x[j] - m);
+		v += (ld(x[j]) - m) * (ld(x[j]) - m);
 	r = 1.0f / sqrtf(block_sum(v, sh) / c + NORM_EPS);
 	for (int j = threadIdx.x; j < c; j += blockDim.x)
-		y[j] = ((x[j] - m) * r) * w[j] + (b ? b[j] : 0.0f);
+		put(&y[j], ((ld(x[j]) - m) * r) * ld(w[j]) + (b ? ld(b[j]) : 0.0f));
 	if (threadIdx.x == 0) {
 		mean[blockIdx.x] = m;
 		rstd[blockIdx.x] = r;
@@ -308,16 +365,16 @@ static __global__ void k_layernorm_fwd(float *out, float *mean, float *rstd, con
 /* LayerNorm's input gradient, as exec_cpu.c:
  * dx += rstd (dn - mean(dn) - n mean(dn n)), n the normalised input,
  * dn = dout w. */
-static __global__ void k_layernorm_bwd(float *dinp, const float *dout, const float *inp,
-				       const float *w, const float *mean, const float *rstd,
-				       int c)
+template <typename T>
+static __global__ void k_layernorm_bwd(T *dinp, const T *dout, const T *inp, const T *w,
+				       const float *mean, const float *rstd, int c)
 {
 	__shared__ float sh[ROW_THREADS_MAX];
 	size_t o = (size_t)blockIdx.x * c;
 	float m = mean[blockIdx.x], s = rstd[blockIdx.x], a = 0, bb = 0, dm, dnm;
 
 	for (int j = threadIdx.x; j < c; j += blockDim.x) {
-		float nrm = (inp[o + j] - m) * s, dn = dout[o + j] * w[j];
+		float nrm = (ld(inp[o + j]) - m) * s, dn = ld(dout[o + j]) * ld(w[j]);
 
 		a += dn;
 		bb += dn * nrm;
@@ -325,56 +382,62 @@ static __global__ void k_layernorm_bwd(float *dinp, const float *dout, const flo
 	dm = block_sum(a, sh) / c;
 	dnm = block_sum(bb, sh) / c;
 	for (int j = threadIdx.x; j < c; j += blockDim.x) {
-		float nrm = (inp[o + j] - m) * s, dn = dout[o + j] * w[j];
+		float nrm = (ld(inp[o + j]) - m) * s, dn = ld(dout[o + j]) * ld(w[j]);
 
-		dinp[o + j] += (dn - dm - nrm * dnm) * s;
+		put(&dinp[o + j], ld(dinp[o + j]) + (dn - dm - nrm * dnm) * s);
 	}
 }
 
 /* RMSNorm (Zhang and Sennrich 2019), one block per row. */
-static __global__ void k_rmsnorm_fwd(float *out, float *rstd, const float *inp,
-				     const float *w, int c)
+template <typename T>
+static __global__ void k_rmsnorm_fwd(T *out, float *rstd, const T *inp, const T *w, int c)
 {
 	__shared__ float sh[ROW_THREADS_MAX];
-	const float *x = inp + (size_t)blockIdx.x * c;
-	float *y = out + (size_t)blockIdx.x * c;
+	const T *x = inp + (size_t)blockIdx.x * c;
+	T *y = out + (size_t)blockIdx.x * c;
 	float ms = 0, r;
 
 	for (int j = threadIdx.x; j < c; j += blockDim.x)
-		ms += x[j] * x[j];
+		ms += ld(x[j]) * ld(x[j]);
 	r = 1.0f / sqrtf(block_sum(ms, sh) / c + NORM_EPS);
 	for (int j = threadIdx.x; j < c; j += blockDim.x)
-		y[j] = (x[j] * r) * w[j];
+		put(&y[j], (ld(x[j]) * r) * ld(w[j]));
 	if (threadIdx.x == 0)
 		rstd[blockIdx.x] = r;
 }
 
 /* dx += rstd (dn - n mean(dn n)), n = x rstd, dn = dout w. */
-static __global__ void k_rmsnorm_bwd(float *dinp, const float *dout, const float *inp,
-				     const float *w, const float *rstd, int c)
+template <typename T>
+static __global__ void k_rmsnorm_bwd(T *dinp, const T *dout, const T *inp, const T *w,
+				     const float *rstd, int c)
 {
 	__shared__ float sh[ROW_THREADS_MAX];
 	size_t o = (size_t)blockIdx.x * c;
 	float s = rstd[blockIdx.x], a = 0, dnm;
 
 	for (int j = threadIdx.x; j < c; j += blockDim.x)
-		a += dout[o + j] * w[j] * (inp[o + j] * s);
+		a += ld(dout[o + j]) * ld(w[j]) * (ld(inp[o + j]) * s);
 	dnm = block_sum(a, sh) / c;
 	for (int j = threadIdx.x; j < c; j += blockDim.x)
-		dinp[o + j] += (dout[o + j] * w[j] - inp[o + j] * s * dnm) * s;
+		put(&dinp[o + j], ld(dinp[o + j]) +
+			(ld(dout[o + j]) * ld(w[j]) - ld(inp[o + j]) * s * dnm) * s);
 }
 
 /* One block per row (h, r) of a block of scaled scores S[nh][rows][kend]
- * belonging to query row i = i0 + r of sequence bi: probabilities in
- * place, exp(s - lse) up to the causal limit (key i) and 0 after; lse
+ * (fp32) belonging to query row i = i0 + r of sequence bi: probabilities
+ * into P (same layout, activation type; P may be S itself when that is
+ * fp32), exp(s - lse) up to the causal limit (key i) and 0 after; lse
  * stored at [(bi nh + h) t + i]; the row of att filled when att is given
  * (the probabilities kept for backward when flash attention is off). */
-static __global__ void k_attn_softmax(float *S, float *lse, float *att, int rows, int kend,
-				      int i0, int t, int nh, int bi)
+template <typename T>
+static __global__ void k_attn_softmax(const float *S, T *P, float *lse, T *att, int rows,
+				      int kend, int i0, int t, int nh, int bi)
 {
 	__shared__ float sh[ROW_THREADS_MAX];
 	int h = blockIdx.x / rows, i = i0 + blockIdx.x % rows;
-	float *row = S + (size_t)blockIdx.x * kend;
+	const float *row = S + (size_t)blockIdx.x * kend;
+	T *prow = P + (size_t)blockIdx.x * kend;
+	T *a = att ? att + ((size_t)(bi * nh + h) * t + i) * t : NULL;
 	float mx = -INFINITY, sum = 0, l;
 
 	for (int j = threadIdx.x; j <= i; j += blockDim.x)
@@ -383,148 +446,173 @@ static __global__ void k_attn_softmax(float *S, float *lse, float *att, int rows
 	for (int j = threadIdx.x; j <= i; j += blockDim.x)
 		sum += expf(row[j] - mx);
 	l = mx + logf(block_sum(sum, sh));
-	for (int j = threadIdx.x; j < kend; j += blockDim.x)
-		row[j] = j <= i ? expf(row[j] - l) : 0.0f;
-	if (att) {
-		float *a = att + ((size_t)(bi * nh + h) * t + i) * t;
+	/* each thread reads only the scores it then overwrites */
+	for (int j = threadIdx.x; j < kend; j += blockDim.x) {
+		float p = j <= i ? expf(row[j] - l) : 0.0f;
 
-		/* each thread reads back only what it wrote */
-		for (int j = threadIdx.x; j < t; j += blockDim.x)
-			a[j] = j <= i ? row[j] : 0.0f;
+		put(&prow[j], p);
+		if (a)
+			put(&a[j], p);
 	}
+	for (int j = kend + threadIdx.x; a && j < t; j += blockDim.x)
+		put(&a[j], 0.0f);
 	if (threadIdx.x == 0)
 		lse[(size_t)(bi * nh + h) * t + i] = l;
 }
 
 /* Softmax backward of one row, as k_attn_softmax's blocks: S holds the
- * scaled scores and becomes p = exp(s - lse); dP holds dp_j = dout . v_j
- * and becomes ds_j = p_j (dp_j - sum_k p_k dp_k) scale. */
-static __global__ void k_attn_softmax_bwd(float *S, float *dP, const float *lse, int rows,
-					  int kend, int i0, int t, int nh, int bi, float scale)
+ * scaled scores and dP holds dp_j = dout . v_j (both fp32); P receives
+ * p = exp(s - lse) and dS ds_j = p_j (dp_j - sum_k p_k dp_k) scale, in
+ * the activation type (where that is fp32, P may be S and dS be dP). */
+template <typename T>
+static __global__ void k_attn_softmax_bwd(float *S, const float *dP, T *P, T *dS,
+					  const float *lse, int rows, int kend, int i0, int t,
+					  int nh, int bi, float scale)
 {
 	__shared__ float sh[ROW_THREADS_MAX];
 	int h = blockIdx.x / rows, i = i0 + blockIdx.x % rows;
-	float *srow = S + (size_t)blockIdx.x * kend, *drow = dP + (size_t)blockIdx.x * kend;
+	size_t o = (size_t)blockIdx.x * kend;
 	float l = lse[(size_t)(bi * nh + h) * t + i], acc = 0, dsum;
 
 	for (int j = threadIdx.x; j < kend; j += blockDim.x) {
-		float p = j <= i ? expf(srow[j] - l) : 0.0f;
+		float p = j <= i ? expf(S[o + j] - l) : 0.0f;
 
-		srow[j] = p;
-		acc += p * drow[j];
+		S[o + j] = p;
+		acc += p * dP[o + j];
 	}
 	dsum = block_sum(acc, sh);
-	for (int j = threadIdx.x; j < kend; j += blockDim.x)
-		drow[j] = srow[j] * (drow[j] - dsum) * scale;
+	for (int j = threadIdx.x; j < kend; j += blockDim.x) {
+		float p = S[o + j], ds = p * (dP[o + j] - dsum) * scale;
+
+		put(&dS[o + j], ds);
+		put(&P[o + j], p);
+	}
 }
 
 /* gelu(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), Hendrycks and
  * Gimpel 2016, sec. 2. */
-static __global__ void k_gelu_fwd(float *out, const float *inp, long n)
+template <typename T>
+static __global__ void k_gelu_fwd(T *out, const T *inp, long n)
 {
 	GRID_STRIDE(i, n) {
-		float x = inp[i];
+		float x = ld(inp[i]);
 
-		out[i] = 0.5f * x * (1.0f + tanhf(GELU_SCALE * (x + 0.044715f * x * x * x)));
+		put(&out[i], 0.5f * x * (1.0f + tanhf(GELU_SCALE * (x + 0.044715f * x * x * x))));
 	}
 }
 
-static __global__ void k_gelu_bwd(float *dinp, const float *inp, const float *dout, long n)
+template <typename T>
+static __global__ void k_gelu_bwd(T *dinp, const T *inp, const T *dout, long n)
 {
 	GRID_STRIDE(i, n) {
-		float x = inp[i];
+		float x = ld(inp[i]);
 		float th = tanhf(GELU_SCALE * (x + 0.044715f * x * x * x));
 		float g = 0.5f * (1.0f + th) +
 			  0.5f * x * (1.0f - th * th) * GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
 
-		dinp[i] += g * dout[i];
+		put(&dinp[i], ld(dinp[i]) + g * ld(dout[i]));
 	}
 }
 
 /* swiglu(g, u) = g sigmoid(g) u (Shazeer 2020, eq. 6 with Swish_1). */
-static __global__ void k_swiglu_fwd(float *out, const float *g, const float *u, long n)
+template <typename T>
+static __global__ void k_swiglu_fwd(T *out, const T *g, const T *u, long n)
 {
 	GRID_STRIDE(i, n) {
-		float sg = 1.0f / (1.0f + expf(-g[i]));
+		float gi = ld(g[i]), sg = 1.0f / (1.0f + expf(-gi));
 
-		out[i] = g[i] * sg * u[i];
+		put(&out[i], gi * sg * ld(u[i]));
 	}
 }
 
-static __global__ void k_swiglu_bwd(float *dg, float *du, const float *g, const float *u,
-				    const float *dout, long n)
+template <typename T>
+static __global__ void k_swiglu_bwd(T *dg, T *du, const T *g, const T *u, const T *dout, long n)
 {
 	GRID_STRIDE(i, n) {
-		float sg = 1.0f / (1.0f + expf(-g[i]));
+		float gi = ld(g[i]), ui = ld(u[i]), dy = ld(dout[i]);
+		float sg = 1.0f / (1.0f + expf(-gi));
 
-		dg[i] += dout[i] * u[i] * sg * (1.0f + g[i] * (1.0f - sg));
-		du[i] += dout[i] * g[i] * sg;
+		put(&dg[i], ld(dg[i]) + dy * ui * sg * (1.0f + gi * (1.0f - sg)));
+		put(&du[i], ld(du[i]) + dy * gi * sg);
 	}
 }
 
-static __global__ void k_residual(float *out, const float *a, const float *b, long n)
+template <typename T>
+static __global__ void k_residual(T *out, const T *a, const T *b, long n)
 {
 	GRID_STRIDE(i, n)
-		out[i] = a[i] + b[i];
+		put(&out[i], ld(a[i]) + ld(b[i]));
 }
 
-static __global__ void k_accumulate(float *acc, const float *x, long n)
+template <typename T>
+static __global__ void k_accumulate(float *acc, const T *x, long n)
 {
 	GRID_STRIDE(i, n)
-		acc[i] += x[i];
+		acc[i] += ld(x[i]);
+}
+
+template <typename T>
+static __global__ void k_narrow(T *dst, const float *src, long n)
+{
+	GRID_STRIDE(i, n)
+		put(&dst[i], src[i]);
 }
 
 /* Vocabulary-parallel embedding (Shoeybi et al. 2019, sec. 3). */
-static __global__ void k_embedding_fwd(float *out, const int *tok, const float *wte, long n,
-				       int c, int v0, int nv)
+template <typename T>
+static __global__ void k_embedding_fwd(T *out, const int *tok, const T *wte, long n, int c,
+				       int v0, int nv)
 {
 	GRID_STRIDE(i, n) {
 		int r = tok[i / c] - v0;
 
-		out[i] = r >= 0 && r < nv ? wte[(size_t)r * c + i % c] : 0.0f;
+		put(&out[i], r >= 0 && r < nv ? ld(wte[(size_t)r * c + i % c]) : 0.0f);
 	}
 }
 
 /* Rows of dwte receive the gradients of every token that reads them;
  * several tokens may share a row, hence the atomic add. */
-static __global__ void k_embedding_bwd(float *dwte, const float *dout, const int *tok, long n,
+template <typename T>
+static __global__ void k_embedding_bwd(float *dwte, const T *dout, const int *tok, long n,
 				       int c, int v0, int nv)
 {
 	GRID_STRIDE(i, n) {
 		int r = tok[i / c] - v0;
 
 		if (r >= 0 && r < nv)
-			atomicAdd(&dwte[(size_t)r * c + i % c], dout[i]);
+			atomicAdd(&dwte[(size_t)r * c + i % c], ld(dout[i]));
 	}
 }
 
-static __global__ void k_ce_row_max(float *rmax, const float *logits, int nv)
+template <typename T>
+static __global__ void k_ce_row_max(float *rmax, const T *logits, int nv)
 {
 	__shared__ float sh[ROW_THREADS_MAX];
-	const float *l = logits + (size_t)blockIdx.x * nv;
+	const T *l = logits + (size_t)blockIdx.x * nv;
 	float m = -INFINITY;
 
 	for (int j = threadIdx.x; j < nv; j += blockDim.x)
-		m = fmaxf(m, l[j]);
+		m = fmaxf(m, ld(l[j]));
 	m = block_max(m, sh);
 	if (threadIdx.x == 0)
 		rmax[blockIdx.x] = m;
 }
 
-static __global__ void k_ce_row_stats(float *stats, const float *logits, const float *rmax,
+template <typename T>
+static __global__ void k_ce_row_stats(float *stats, const T *logits, const float *rmax,
 				      const int *target, int n, int nv, int v0)
 {
 	__shared__ float sh[ROW_THREADS_MAX];
 	int i = blockIdx.x, r = target[i] - v0;
-	const float *l = logits + (size_t)i * nv;
+	const T *l = logits + (size_t)i * nv;
 	float s = 0;
 
 	for (int j = threadIdx.x; j < nv; j += blockDim.x)
-		s += expf(l[j] - rmax[i]);
+		s += expf(ld(l[j]) - rmax[i]);
 	s = block_sum(s, sh);
 	if (threadIdx.x == 0) {
 		stats[i] = s;
-		stats[n + i] = r >= 0 && r < nv ? l[r] : 0.0f;
+		stats[n + i] = r >= 0 && r < nv ? ld(l[r]) : 0.0f;
 	}
 }
 
@@ -542,15 +630,16 @@ static __global__ void k_ce_loss(double *out, const float *rmax, const float *st
 		*out = s;
 }
 
-static __global__ void k_ce_bwd(float *logits, const float *rmax, const float *stats,
+template <typename T>
+static __global__ void k_ce_bwd(T *logits, const float *rmax, const float *stats,
 				const int *target, long n, int nv, int v0, float scale)
 {
 	GRID_STRIDE(idx, n) {
 		int i = (int)(idx / nv), j = (int)(idx % nv);
 		float inv = 1.0f / stats[i];
 
-		logits[idx] = (expf(logits[idx] - rmax[i]) * inv -
-			       (j == target[i] - v0 ? 1.0f : 0.0f)) * scale;
+		put(&logits[idx], (expf(ld(logits[idx]) - rmax[i]) * inv -
+				   (j == target[i] - v0 ? 1.0f : 0.0f)) * scale);
 	}
 }
 
@@ -583,105 +672,120 @@ static __global__ void k_adamw(float *p, const float *g, float *m, float *v, lon
 
 /* ---- GEMMs ----------------------------------------------------------- */
 
-/* C = alpha op(A) op(B) + beta C in cuBLAS's column-major terms. */
+/* C = alpha op(A) op(B) + beta C in cuBLAS's column-major terms; A and B
+ * of type abt, C of type ct.  fp32 accumulation (CUBLAS_COMPUTE_32F):
+ * bf16 operands run on the tensor cores, fp32 ones exactly in fp32. */
 static void gemm(struct exec_device *d, cublasOperation_t ta, cublasOperation_t tb, int m,
-		 int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
-		 float beta, float *c, int ldc)
+		 int n, int k, float alpha, const void *a, int lda, const void *b, int ldb,
+		 float beta, void *c, int ldc, cudaDataType abt, cudaDataType ct)
 {
 	struct cuda_priv *p = priv_of(d);
 
 	if (p->failed || m == 0 || n == 0)
 		return;
-	BLAS(d, cublasGemmEx(p->blas, ta, tb, m, n, k, &alpha, a, CUDA_R_32F, lda, b,
-			     CUDA_R_32F, ldb, &beta, c, CUDA_R_32F, ldc, p->gemm_compute,
-			     CUBLAS_GEMM_DEFAULT));
+	BLAS(d, cublasGemmEx(p->blas, ta, tb, m, n, k, &alpha, a, abt, lda, b, abt, ldb, &beta,
+			     c, ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 static void gemm_batched(struct exec_device *d, cublasOperation_t ta, cublasOperation_t tb,
-			 int m, int n, int k, float alpha, const float *a, int lda,
-			 long long sa, const float *b, int ldb, long long sb, float beta,
-			 float *c, int ldc, long long sc, int batch)
+			 int m, int n, int k, float alpha, const void *a, int lda,
+			 long long sa, const void *b, int ldb, long long sb, float beta,
+			 void *c, int ldc, long long sc, int batch, cudaDataType abt,
+			 cudaDataType ct)
 {
 	struct cuda_priv *p = priv_of(d);
 
 	if (p->failed || m == 0 || n == 0 || batch == 0)
 		return;
-	BLAS(d, cublasGemmStridedBatchedEx(p->blas, ta, tb, m, n, k, &alpha, a, CUDA_R_32F,
-					   lda, sa, b, CUDA_R_32F, ldb, sb, &beta, c,
-					   CUDA_R_32F, ldc, sc, batch, p->gemm_compute,
-					   CUBLAS_GEMM_DEFAULT));
+	BLAS(d, cublasGemmStridedBatchedEx(p->blas, ta, tb, m, n, k, &alpha, a, abt, lda, sa, b,
+					   abt, ldb, sb, &beta, c, ct, ldc, sc, batch,
+					   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 /* Row-major out[n, oc] = inp[n, ic] w[oc, ic]^T.  cuBLAS is column-major,
  * so it sees every row-major array transposed: w as (ic x oc), inp as
  * (ic x n), out as (oc x n) = op_T(w) op_N(inp). */
-static void matmul_forward(struct exec_device *d, float *out, const float *inp,
-			   const float *w, const float *bias, int n, int ic, int oc)
+static void matmul_forward(struct exec_device *d, void *out, const void *inp, const void *w,
+			   const void *bias, int n, int ic, int oc)
 {
-	gemm(d, CUBLAS_OP_T, CUBLAS_OP_N, oc, n, ic, 1.0f, w, ic, inp, ic, 0.0f, out, oc);
+	cudaDataType at = act_type(d);
+
+	gemm(d, CUBLAS_OP_T, CUBLAS_OP_N, oc, n, ic, 1.0f, w, ic, inp, ic, 0.0f, out, oc, at, at);
 	if (bias && !dead(d))
-		LAUNCH(d, k_add_bias, ew_grid((long)n * oc), EW_THREADS, out, bias,
-		       (long)n * oc, oc);
+		WITH_ACT(d, T, LAUNCH(d, k_add_bias<T>, ew_grid((long)n * oc), EW_THREADS,
+				      (T *)out, (const T *)bias, (long)n * oc, oc));
 }
 
-/* dinp (ic x n) += w (ic x oc) dout (oc x n); dw (ic x oc) += inp (ic x n)
- * dout^T (n x oc); dbias += column sums of dout. */
-static void matmul_backward(struct exec_device *d, float *dinp, float *dw, float *dbias,
-			    const float *dout, const float *inp, const float *w, int n,
-			    int ic, int oc)
+/* dinp (ic x n) += w (ic x oc) dout (oc x n); dw (ic x oc, fp32) += inp
+ * (ic x n) dout^T (n x oc); dbias += column sums of dout. */
+static void matmul_backward(struct exec_device *d, void *dinp, float *dw, float *dbias,
+			    const void *dout, const void *inp, const void *w, int n, int ic,
+			    int oc)
 {
+	cudaDataType at = act_type(d);
+
 	if (dinp)
-		gemm(d, CUBLAS_OP_N, CUBLAS_OP_N, ic, n, oc, 1.0f, w, ic, dout, oc, 1.0f, dinp, ic);
-	gemm(d, CUBLAS_OP_N, CUBLAS_OP_T, ic, oc, n, 1.0f, inp, ic, dout, oc, 1.0f, dw, ic);
+		gemm(d, CUBLAS_OP_N, CUBLAS_OP_N, ic, n, oc, 1.0f, w, ic, dout, oc, 1.0f, dinp, ic,
+		     at, at);
+	gemm(d, CUBLAS_OP_N, CUBLAS_OP_T, ic, oc, n, 1.0f, inp, ic, dout, oc, 1.0f, dw, ic, at,
+	     CUDA_R_32F);
 	if (dbias && !dead(d))
-		LAUNCH(d, k_col_reduce, (unsigned)((oc + 31) / 32), 32 * COL_ROWS, dbias,
-		       (float *)NULL, dout, (const float *)NULL, (const float *)NULL,
-		       (const float *)NULL, n, oc, (int)COL_SUM);
+		WITH_ACT(d, T, LAUNCH(d, k_col_reduce<T>, (unsigned)((oc + 31) / 32),
+				      32 * COL_ROWS, dbias, (float *)NULL, (const T *)dout,
+				      (const T *)NULL, (const float *)NULL, (const float *)NULL,
+				      n, oc, (int)COL_SUM));
 }
 
-static void add_bias(struct exec_device *d, float *out, const float *bias, int n, int c)
+static void add_bias(struct exec_device *d, void *out, const void *bias, int n, int c)
 {
 	if (!dead(d))
-		LAUNCH(d, k_add_bias, ew_grid((long)n * c), EW_THREADS, out, bias, (long)n * c, c);
+		WITH_ACT(d, T, LAUNCH(d, k_add_bias<T>, ew_grid((long)n * c), EW_THREADS,
+				      (T *)out, (const T *)bias, (long)n * c, c));
 }
 
 /* ---- normalisation --------------------------------------------------- */
 
-static void layernorm_forward(struct exec_device *d, float *out, float *mean, float *rstd,
-			      const float *inp, const float *w, const float *b, int n, int c)
+static void layernorm_forward(struct exec_device *d, void *out, float *mean, float *rstd,
+			      const void *inp, const void *w, const void *b, int n, int c)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_layernorm_fwd, (unsigned)n, row_threads(c), out, mean, rstd, inp, w,
-		       b, c);
+		WITH_ACT(d, T, LAUNCH(d, k_layernorm_fwd<T>, (unsigned)n, row_threads(c),
+				      (T *)out, mean, rstd, (const T *)inp, (const T *)w,
+				      (const T *)b, c));
 }
 
-static void layernorm_backward(struct exec_device *d, float *dinp, float *dw, float *db,
-			       const float *dout, const float *inp, const float *w,
+static void layernorm_backward(struct exec_device *d, void *dinp, float *dw, float *db,
+			       const void *dout, const void *inp, const void *w,
 			       const float *mean, const float *rstd, int n, int c)
 {
 	if (dead(d) || n == 0)
 		return;
-	LAUNCH(d, k_layernorm_bwd, (unsigned)n, row_threads(c), dinp, dout, inp, w, mean,
-	       rstd, c);
-	LAUNCH(d, k_col_reduce, (unsigned)((c + 31) / 32), 32 * COL_ROWS, dw, db, dout, inp,
-	       mean, rstd, n, c, (int)COL_LAYERNORM);
+	WITH_ACT(d, T,
+		 LAUNCH(d, k_layernorm_bwd<T>, (unsigned)n, row_threads(c), (T *)dinp,
+			(const T *)dout, (const T *)inp, (const T *)w, mean, rstd, c);
+		 LAUNCH(d, k_col_reduce<T>, (unsigned)((c + 31) / 32), 32 * COL_ROWS, dw, db,
+			(const T *)dout, (const T *)inp, mean, rstd, n, c, (int)COL_LAYERNORM));
 }
 
-static void rmsnorm_forward(struct exec_device *d, float *out, float *rstd, const float *inp,
-			    const float *w, int n, int c)
+static void rmsnorm_forward(struct exec_device *d, void *out, float *rstd, const void *inp,
+			    const void *w, int n, int c)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_rmsnorm_fwd, (unsigned)n, row_threads(c), out, rstd, inp, w, c);
+		WITH_ACT(d, T, LAUNCH(d, k_rmsnorm_fwd<T>, (unsigned)n, row_threads(c), (T *)out,
+				      rstd, (const T *)inp, (const T *)w, c));
 }
 
-static void rmsnorm_backward(struct exec_device *d, float *dinp, float *dw, const float *dout,
-			     const float *inp, const float *w, const float *rstd, int n, int c)
+static void rmsnorm_backward(struct exec_device *d, void *dinp, float *dw, const void *dout,
+			     const void *inp, const void *w, const float *rstd, int n, int c)
 {
 	if (dead(d) || n == 0)
 		return;
-	LAUNCH(d, k_rmsnorm_bwd, (unsigned)n, row_threads(c), dinp, dout, inp, w, rstd, c);
-	LAUNCH(d, k_col_reduce, (unsigned)((c + 31) / 32), 32 * COL_ROWS, dw, (float *)NULL,
-	       dout, inp, (const float *)NULL, rstd, n, c, (int)COL_RMSNORM);
+	WITH_ACT(d, T,
+		 LAUNCH(d, k_rmsnorm_bwd<T>, (unsigned)n, row_threads(c), (T *)dinp,
+			(const T *)dout, (const T *)inp, (const T *)w, rstd, c);
+		 LAUNCH(d, k_col_reduce<T>, (unsigned)((c + 31) / 32), 32 * COL_ROWS, dw,
+			(float *)NULL, (const T *)dout, (const T *)inp, (const float *)NULL, rstd,
+			n, c, (int)COL_RMSNORM));
 }
 
 /* ---- attention ------------------------------------------------------- */
@@ -701,194 +805,231 @@ static int attn_rows(int t, int nh)
 	return (int)(nb < t ? nb : t);
 }
 
-/* The two score buffers of nh x nb x t floats each; NULL after a failed
- * allocation (reported). */
-static float *attn_scratch(struct exec_device *d, size_t each)
+/* The scratch of one query block, `each` elements a buffer: scores S and
+ * their gradient dP in fp32, and the probabilities P and score gradients
+ * dS the GEMMs read, in the activation type (where that is fp32, P is S
+ * and dS is dP).  False after a failed allocation (reported). */
+struct attn_bufs {
+	float *S, *dP;
+	void *P, *dS;
+};
+
+static bool attn_scratch(struct exec_device *d, size_t each, struct attn_bufs *b)
 {
 	struct cuda_priv *p = priv_of(d);
+	size_t ab = d->act == EXEC_F32 ? 0 : exec_dtype_size(d->act);
+	size_t bytes = 2 * each * (sizeof(float) + ab);
 
-	if (p->scratch_n < 2 * each) {
+	if (p->scratch_bytes < bytes) {
 		if (p->scratch)
 			CU(d, cudaFreeAsync(p->scratch, p->compute));
 		p->scratch = NULL;
-		p->scratch_n = 0;
-		if (CU(d, cudaMallocAsync((void **)&p->scratch, 2 * each * sizeof(float),
-					  p->compute)) != RC_OK)
-			return NULL;
-		p->scratch_n = 2 * each;
+		p->scratch_bytes = 0;
+		if (CU(d, cudaMallocAsync(&p->scratch, bytes, p->compute)) != RC_OK)
+			return false;
+		p->scratch_bytes = bytes;
 	}
-	return p->scratch;
+	b->S = (float *)p->scratch;
+	b->dP = b->S + each;
+	b->P = ab ? (void *)(b->dP + each) : (void *)b->S;
+	b->dS = ab ? act_at(d, b->P, each) : (void *)b->dP;
+	return true;
 }
 
-/* S_h = scale Q_h K_g^T for the rows of one query block: with row-major
- * Q (rows x hd, stride nh hd) and K (kend x hd, stride nkv hd), cuBLAS
- * computes S^T (kend x rows) = op_T(K as hd x kend) op_N(Q as hd x rows).
- * One strided batch per member j of a KV group covers its nkv heads
- * h = g group + j; S is [nh][rows][kend]. */
-static void attn_scores(struct exec_device *d, float *S, const float *qb, const float *kb,
+/* S_h = scale Q_h K_g^T (fp32) for the rows of one query block: with
+ * row-major Q (rows x hd, stride nh hd) and K (kend x hd, stride nkv hd),
+ * cuBLAS computes S^T (kend x rows) = op_T(K as hd x kend) op_N(Q as hd x
+ * rows).  One strided batch per member j of a KV group covers its nkv
+ * heads h = g group + j; S is [nh][rows][kend]. */
+static void attn_scores(struct exec_device *d, float *S, const void *qb, const void *kb,
 			int rows, int kend, int nh, int nkv, int hd, float alpha)
 {
 	int group = nh / nkv;
 
 	for (int j = 0; j < group; j++)
 		gemm_batched(d, CUBLAS_OP_T, CUBLAS_OP_N, kend, rows, hd, alpha, kb, nkv * hd,
-			     hd, qb + (size_t)j * hd, nh * hd, (long long)group * hd, 0.0f,
-			     S + (size_t)j * rows * kend, kend, (long long)group * rows * kend,
-			     nkv);
+			     hd, act_at(d, qb, (size_t)j * hd), nh * hd, (long long)group * hd,
+			     0.0f, S + (size_t)j * rows * kend, kend,
+			     (long long)group * rows * kend, nkv, act_type(d), CUDA_R_32F);
 }
 
-static void attention_forward(struct exec_device *d, float *out, float *lse, float *att,
-			      const float *q, const float *k, const float *v, int b, int t,
+static void attention_forward(struct exec_device *d, void *out, float *lse, void *att,
+			      const void *q, const void *k, const void *v, int b, int t,
 			      int nh, int nkv, int hd)
 {
 	int group = nh / nkv, nb = attn_rows(t, nh);
 	float scale = 1.0f / sqrtf((float)hd);
-	float *S = dead(d) ? NULL : attn_scratch(d, (size_t)nh * nb * t);
+	cudaDataType at = act_type(d);
+	struct attn_bufs s;
 
-	if (!S)
+	if (dead(d) || !attn_scratch(d, (size_t)nh * nb * t, &s))
 		return;
 	for (int bi = 0; bi < b; bi++)
 		for (int i0 = 0; i0 < t; i0 += nb) {
 			int rows = t - i0 < nb ? t - i0 : nb, kend = i0 + rows;
-			const float *qb = q + ((size_t)bi * t + i0) * nh * hd;
-			const float *kb = k + (size_t)bi * t * nkv * hd;
-			const float *vb = v + (size_t)bi * t * nkv * hd;
-			float *ob = out + ((size_t)bi * t + i0) * nh * hd;
+			const void *qb = act_at(d, q, ((size_t)bi * t + i0) * nh * hd);
+			const void *kb = act_at(d, k, (size_t)bi * t * nkv * hd);
+			const void *vb = act_at(d, v, (size_t)bi * t * nkv * hd);
+			void *ob = act_at(d, out, ((size_t)bi * t + i0) * nh * hd);
 
-			attn_scores(d, S, qb, kb, rows, kend, nh, nkv, hd, scale);
+			attn_scores(d, s.S, qb, kb, rows, kend, nh, nkv, hd, scale);
 			if (!dead(d))
-				LAUNCH(d, k_attn_softmax, (unsigned)(nh * rows), row_threads(kend), S,
-				       lse, att, rows, kend, i0, t, nh, bi);
+				WITH_ACT(d, T, LAUNCH(d, k_attn_softmax<T>, (unsigned)(nh * rows),
+						      row_threads(kend), (const float *)s.S,
+						      (T *)s.P, lse, (T *)att, rows, kend, i0, t,
+						      nh, bi));
 			/* O_h (rows x hd) is column-major O^T (hd x rows) =
 			 * op_N(V as hd x kend) op_N(P as kend x rows) */
 			for (int j = 0; j < group; j++)
 				gemm_batched(d, CUBLAS_OP_N, CUBLAS_OP_N, hd, rows, kend, 1.0f, vb,
-					     nkv * hd, hd, S + (size_t)j * rows * kend, kend,
-					     (long long)group * rows * kend, 0.0f,
-					     ob + (size_t)j * hd, nh * hd, (long long)group * hd, nkv);
+					     nkv * hd, hd, act_at(d, s.P, (size_t)j * rows * kend),
+					     kend, (long long)group * rows * kend, 0.0f,
+					     act_at(d, ob, (size_t)j * hd), nh * hd,
+					     (long long)group * hd, nkv, at, at);
 		}
 }
 
-static void attention_backward(struct exec_device *d, float *dq, float *dk, float *dv,
-			       const float *dout, const float *q, const float *k,
-			       const float *v, const float *lse, const float *att, int b, int t,
-			       int nh, int nkv, int hd)
+static void attention_backward(struct exec_device *d, void *dq, void *dk, void *dv,
+			       const void *dout, const void *q, const void *k, const void *v,
+			       const float *lse, const void *att, int b, int t, int nh, int nkv,
+			       int hd)
 {
 	int group = nh / nkv, nb = attn_rows(t, nh);
 	float scale = 1.0f / sqrtf((float)hd);
-	size_t each = (size_t)nh * nb * t;
-	float *S = dead(d) ? NULL : attn_scratch(d, each), *dP = S ? S + each : NULL;
+	cudaDataType at = act_type(d);
+	struct attn_bufs s;
 
 	/* the probabilities are rebuilt from lse whether or not att kept them */
 	(void)att;
-	if (!S)
+	if (dead(d) || !attn_scratch(d, (size_t)nh * nb * t, &s))
 		return;
 	for (int bi = 0; bi < b; bi++)
 		for (int i0 = 0; i0 < t; i0 += nb) {
 			int rows = t - i0 < nb ? t - i0 : nb, kend = i0 + rows;
 			size_t qoff = ((size_t)bi * t + i0) * nh * hd, koff = (size_t)bi * t * nkv * hd;
 
-			attn_scores(d, S, q + qoff, k + koff, rows, kend, nh, nkv, hd, scale);
+			attn_scores(d, s.S, act_at(d, q, qoff), act_at(d, k, koff), rows, kend, nh,
+				    nkv, hd, scale);
 			/* dP_h = dO_h V_g^T, the same product as the scores */
-			attn_scores(d, dP, dout + qoff, v + koff, rows, kend, nh, nkv, hd, 1.0f);
+			attn_scores(d, s.dP, act_at(d, dout, qoff), act_at(d, v, koff), rows, kend,
+				    nh, nkv, hd, 1.0f);
 			if (!dead(d))
-				LAUNCH(d, k_attn_softmax_bwd, (unsigned)(nh * rows), row_threads(kend),
-				       S, dP, lse, rows, kend, i0, t, nh, bi, scale);
+				WITH_ACT(d, T, LAUNCH(d, k_attn_softmax_bwd<T>, (unsigned)(nh * rows),
+						      row_threads(kend), s.S, (const float *)s.dP,
+						      (T *)s.P, (T *)s.dS, lse, rows, kend, i0, t, nh,
+						      bi, scale));
 			for (int j = 0; j < group; j++) {
-				size_t so = (size_t)j * rows * kend;
+				size_t so = (size_t)j * rows * kend, jo = (size_t)j * hd;
 				long long ss = (long long)group * rows * kend;
 
 				/* dQ_h (hd x rows) += op_N(K as hd x kend) op_N(dS as kend x rows) */
 				gemm_batched(d, CUBLAS_OP_N, CUBLAS_OP_N, hd, rows, kend, 1.0f,
-					     k + koff, nkv * hd, hd, dP + so, kend, ss, 1.0f,
-					     dq + qoff + (size_t)j * hd, nh * hd,
-					     (long long)group * hd, nkv);
+					     act_at(d, k, koff), nkv * hd, hd, act_at(d, s.dS, so),
+					     kend, ss, 1.0f, act_at(d, dq, qoff + jo), nh * hd,
+					     (long long)group * hd, nkv, at, at);
 				/* dK_g (hd x kend) += op_N(Q as hd x rows) op_T(dS as kend x rows) */
 				gemm_batched(d, CUBLAS_OP_N, CUBLAS_OP_T, hd, kend, rows, 1.0f,
-					     q + qoff + (size_t)j * hd, nh * hd,
-					     (long long)group * hd, dP + so, kend, ss, 1.0f,
-					     dk + koff, nkv * hd, hd, nkv);
+					     act_at(d, q, qoff + jo), nh * hd, (long long)group * hd,
+					     act_at(d, s.dS, so), kend, ss, 1.0f, act_at(d, dk, koff),
+					     nkv * hd, hd, nkv, at, at);
 				/* dV_g (hd x kend) += op_N(dO as hd x rows) op_T(P as kend x rows) */
 				gemm_batched(d, CUBLAS_OP_N, CUBLAS_OP_T, hd, kend, rows, 1.0f,
-					     dout + qoff + (size_t)j * hd, nh * hd,
-					     (long long)group * hd, S + so, kend, ss, 1.0f,
-					     dv + koff, nkv * hd, hd, nkv);
+					     act_at(d, dout, qoff + jo), nh * hd,
+					     (long long)group * hd, act_at(d, s.P, so), kend, ss, 1.0f,
+					     act_at(d, dv, koff), nkv * hd, hd, nkv, at, at);
 			}
 		}
 }
 
 /* ---- element-wise ---------------------------------------------------- */
 
-static void gelu_forward(struct exec_device *d, float *out, const float *inp, long n)
+static void gelu_forward(struct exec_device *d, void *out, const void *inp, long n)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_gelu_fwd, ew_grid(n), EW_THREADS, out, inp, n);
+		WITH_ACT(d, T, LAUNCH(d, k_gelu_fwd<T>, ew_grid(n), EW_THREADS, (T *)out,
+				      (const T *)inp, n));
 }
 
-static void gelu_backward(struct exec_device *d, float *dinp, const float *inp,
-			  const float *dout, long n)
+static void gelu_backward(struct exec_device *d, void *dinp, const void *inp, const void *dout,
+			  long n)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_gelu_bwd, ew_grid(n), EW_THREADS, dinp, inp, dout, n);
+		WITH_ACT(d, T, LAUNCH(d, k_gelu_bwd<T>, ew_grid(n), EW_THREADS, (T *)dinp,
+				      (const T *)inp, (const T *)dout, n));
 }
 
-static void swiglu_forward(struct exec_device *d, float *out, const float *g, const float *u,
+static void swiglu_forward(struct exec_device *d, void *out, const void *g, const void *u,
 			   long n)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_swiglu_fwd, ew_grid(n), EW_THREADS, out, g, u, n);
+		WITH_ACT(d, T, LAUNCH(d, k_swiglu_fwd<T>, ew_grid(n), EW_THREADS, (T *)out,
+				      (const T *)g, (const T *)u, n));
 }
 
-static void swiglu_backward(struct exec_device *d, float *dg, float *du, const float *g,
-			    const float *u, const float *dout, long n)
+static void swiglu_backward(struct exec_device *d, void *dg, void *du, const void *g,
+			    const void *u, const void *dout, long n)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_swiglu_bwd, ew_grid(n), EW_THREADS, dg, du, g, u, dout, n);
+		WITH_ACT(d, T, LAUNCH(d, k_swiglu_bwd<T>, ew_grid(n), EW_THREADS, (T *)dg, (T *)du,
+				      (const T *)g, (const T *)u, (const T *)dout, n));
 }
 
-static void residual_forward(struct exec_device *d, float *out, const float *a, const float *b,
+static void residual_forward(struct exec_device *d, void *out, const void *a, const void *b,
 			     long n)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_residual, ew_grid(n), EW_THREADS, out, a, b, n);
+		WITH_ACT(d, T, LAUNCH(d, k_residual<T>, ew_grid(n), EW_THREADS, (T *)out,
+				      (const T *)a, (const T *)b, n));
 }
 
-static void accumulate(struct exec_device *d, float *acc, const float *x, long n)
+static void accumulate(struct exec_device *d, float *acc, const void *x, enum exec_dtype t,
+		       long n)
+{
+	if (dead(d) || n <= 0)
+		return;
+	if (t == EXEC_BF16)
+		LAUNCH(d, k_accumulate<bf16>, ew_grid(n), EW_THREADS, acc, (const bf16 *)x, n);
+	else
+		LAUNCH(d, k_accumulate<float>, ew_grid(n), EW_THREADS, acc, (const float *)x, n);
+}
+
+static void narrow(struct exec_device *d, void *dst, const float *src, long n)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_accumulate, ew_grid(n), EW_THREADS, acc, x, n);
+		WITH_ACT(d, T, LAUNCH(d, k_narrow<T>, ew_grid(n), EW_THREADS, (T *)dst, src, n));
 }
 
 /* ---- embedding and loss ---------------------------------------------- */
 
-static void embedding_forward(struct exec_device *d, float *out, const int *tok,
-			      const float *wte, int n, int c, int v0, int nv)
+static void embedding_forward(struct exec_device *d, void *out, const int *tok, const void *wte,
+			      int n, int c, int v0, int nv)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_embedding_fwd, ew_grid((long)n * c), EW_THREADS, out, tok, wte,
-		       (long)n * c, c, v0, nv);
+		WITH_ACT(d, T, LAUNCH(d, k_embedding_fwd<T>, ew_grid((long)n * c), EW_THREADS,
+				      (T *)out, tok, (const T *)wte, (long)n * c, c, v0, nv));
 }
 
-static void embedding_backward(struct exec_device *d, float *dwte, const float *dout,
+static void embedding_backward(struct exec_device *d, float *dwte, const void *dout,
 			       const int *tok, int n, int c, int v0, int nv)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_embedding_bwd, ew_grid((long)n * c), EW_THREADS, dwte, dout, tok,
-		       (long)n * c, c, v0, nv);
+		WITH_ACT(d, T, LAUNCH(d, k_embedding_bwd<T>, ew_grid((long)n * c), EW_THREADS,
+				      dwte, (const T *)dout, tok, (long)n * c, c, v0, nv));
 }
 
-static void ce_row_max(struct exec_device *d, float *rmax, const float *logits, int n, int nv)
+static void ce_row_max(struct exec_device *d, float *rmax, const void *logits, int n, int nv)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_ce_row_max, (unsigned)n, row_threads(nv), rmax, logits, nv);
+		WITH_ACT(d, T, LAUNCH(d, k_ce_row_max<T>, (unsigned)n, row_threads(nv), rmax,
+				      (const T *)logits, nv));
 }
 
-static void ce_row_stats(struct exec_device *d, float *stats, const float *logits,
+static void ce_row_stats(struct exec_device *d, float *stats, const void *logits,
 			 const float *rmax, const int *target, int n, int nv, int v0)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_ce_row_stats, (unsigned)n, row_threads(nv), stats, logits, rmax,
-		       target, n, nv, v0);
+		WITH_ACT(d, T, LAUNCH(d, k_ce_row_stats<T>, (unsigned)n, row_threads(nv), stats,
+				      (const T *)logits, rmax, target, n, nv, v0));
 }
 
 /* Copies the device accumulator to the host and waits for it. */
@@ -914,13 +1055,14 @@ static double ce_loss_sum(struct exec_device *d, const float *rmax, const float 
 	return read_sum(d);
 }
 
-static void ce_backward(struct exec_device *d, float *logits, const float *rmax,
+static void ce_backward(struct exec_device *d, void *logits, const float *rmax,
 			const float *stats, const int *target, int n, int nv, int v0,
 			float scale)
 {
 	if (!dead(d) && n > 0)
-		LAUNCH(d, k_ce_bwd, ew_grid((long)n * nv), EW_THREADS, logits, rmax, stats, target,
-		       (long)n * nv, nv, v0, scale);
+		WITH_ACT(d, T, LAUNCH(d, k_ce_bwd<T>, ew_grid((long)n * nv), EW_THREADS,
+				      (T *)logits, rmax, stats, target, (long)n * nv, nv, v0,
+				      scale));
 }
 
 /* ---- optimizer ------------------------------------------------------- */
@@ -1089,8 +1231,6 @@ static enum rc cuda_open(struct exec_device *d)
 	p = (struct cuda_priv *)xcalloc(1, sizeof(*p));
 	d->priv = p;
 	p->ordinal = exec_launcher_local_rank() % count;
-	p->gemm_compute = d->precision == EXEC_PRECISION_FP32 ? CUBLAS_COMPUTE_32F
-							      : CUBLAS_COMPUTE_32F_FAST_16BF;
 	if (CU(d, cudaSetDevice(p->ordinal)) != RC_OK ||
 	    CU(d, cudaGetDeviceProperties(&prop, p->ordinal)) != RC_OK)
 		goto fail;
@@ -1268,6 +1408,7 @@ extern "C" const struct exec_backend exec_cuda_backend = {
 	/* .swiglu_backward = */ swiglu_backward,
 	/* .residual_forward = */ residual_forward,
 	/* .accumulate = */ accumulate,
+	/* .narrow = */ narrow,
 	/* .embedding_forward = */ embedding_forward,
 	/* .embedding_backward = */ embedding_backward,
 	/* .ce_row_max = */ ce_row_max,

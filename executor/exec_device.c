@@ -94,6 +94,22 @@ enum rc exec_precision_parse(const char *s, enum exec_precision *out)
 	return RC_OK;
 }
 
+size_t exec_dtype_size(enum exec_dtype t)
+{
+	return t == EXEC_F64 ? sizeof(double) : t == EXEC_BF16 ? 2 : sizeof(float);
+}
+
+enum exec_dtype exec_act_dtype(const char *name, enum exec_precision p)
+{
+	return name && strcmp(name, "cuda") == 0 && p == EXEC_PRECISION_BF16 ? EXEC_BF16
+									     : EXEC_F32;
+}
+
+int exec_act_bytes(const char *name, enum exec_precision p)
+{
+	return (int)exec_dtype_size(exec_act_dtype(name, p));
+}
+
 void exec_device_init(struct exec_device *d, const struct exec_backend *be)
 {
 	memset(d, 0, sizeof(*d));
@@ -102,6 +118,7 @@ void exec_device_init(struct exec_device *d, const struct exec_backend *be)
 
 enum rc exec_device_open(struct exec_device *d)
 {
+	d->act = exec_act_dtype(d->be->name, d->precision);
 	return d->be->open ? d->be->open(d) : RC_OK;
 }
 

@@ -6,11 +6,20 @@
  * communicator (struct exec_comm) moves data between ranks of a group.
  * Like nccl-tests' struct testColl, each is a table of function pointers
  * filled by one file (exec_cpu.c, exec_cuda.cu; exec_comm_mpi.c,
- * exec_comm_nccl.c, exec_comm_self.c).  Every float or int pointer a
- * kernel or a collective takes is backend memory (host memory on the CPU,
- * device memory on a GPU); the model code never dereferences it, it only
- * passes it on.  A backend may queue work and return before it is done
- * (the CUDA one does): exec_device_sync() waits, and reports a failure.
+ * exec_comm_nccl.c, exec_comm_self.c).  Every pointer a kernel or a
+ * collective takes is backend memory (host memory on the CPU, device
+ * memory on a GPU); the model code never dereferences it, it only passes
+ * it on.  A backend may queue work and return before it is done (the CUDA
+ * one does): exec_device_sync() waits, and reports a failure.
+ *
+ * Element types.  A device stores activations in its activation type
+ * (struct exec_device.act): fp32 on the CPU, bf16 on the CUDA backend at
+ * EXEC_PRECISION_BF16 (exec_act_dtype).  A kernel's `void *` tensors are
+ * of that type: activations, their gradients, the logits, and the weights
+ * given to forward and backward (the trainer's working copy of its fp32
+ * master weights).  Its `float *` tensors are fp32 on every device:
+ * parameter gradients, master weights and AdamW's moments, norm
+ * statistics, the attention log-sum-exp and the loss's row statistics.
  */
 #ifndef GPUPLAN_EXEC_INTERNAL_H
 #define GPUPLAN_EXEC_INTERNAL_H
@@ -18,6 +27,19 @@
 #include <stddef.h>
 
 #include "exec.h"
+
+/* ---- element types ---------------------------------------------------- */
+
+/* What a buffer's elements are: a collective's data, a device's
+ * activations. */
+enum exec_dtype { EXEC_F32, EXEC_F64, EXEC_BF16 };
+
+/* Bytes of one element of t. */
+size_t exec_dtype_size(enum exec_dtype t);
+/* The activation type of backend `name` at precision p: EXEC_BF16 for
+ * the CUDA backend at EXEC_PRECISION_BF16, EXEC_F32 otherwise (the CPU
+ * backend is fp32 throughout).  exec_act_bytes() is its size. */
+enum exec_dtype exec_act_dtype(const char *name, enum exec_precision p);
 
 /* ---- compute backend ------------------------------------------------- */
 
@@ -53,77 +75,81 @@ struct exec_backend {
 	void (*from_host)(struct exec_device *d, void *dst, const void *host, size_t bytes);
 
 	/* out[n, oc] = inp[n, ic] w[oc, ic]^T (+ bias when not NULL) */
-	void (*matmul_forward)(struct exec_device *d, float *out, const float *inp,
-			       const float *w, const float *bias, int n, int ic, int oc);
+	void (*matmul_forward)(struct exec_device *d, void *out, const void *inp,
+			       const void *w, const void *bias, int n, int ic, int oc);
 	/* dinp += dout w; dw += dout^T inp; dbias += column sums of dout
 	 * (dinp, dbias may be NULL) */
-	void (*matmul_backward)(struct exec_device *d, float *dinp, float *dw,
-				float *dbias, const float *dout, const float *inp,
-				const float *w, int n, int ic, int oc);
+	void (*matmul_backward)(struct exec_device *d, void *dinp, float *dw,
+				float *dbias, const void *dout, const void *inp,
+				const void *w, int n, int ic, int oc);
 	/* out[n, c] += bias[c] */
-	void (*add_bias)(struct exec_device *d, float *out, const float *bias, int n, int c);
+	void (*add_bias)(struct exec_device *d, void *out, const void *bias, int n, int c);
 	/* LayerNorm (Ba et al. 2016); b may be NULL.  mean, rstd: [n]. */
-	void (*layernorm_forward)(struct exec_device *d, float *out, float *mean,
-				  float *rstd, const float *inp, const float *w,
-				  const float *b, int n, int c);
-	void (*layernorm_backward)(struct exec_device *d, float *dinp, float *dw,
-				   float *db, const float *dout, const float *inp,
-				   const float *w, const float *mean,
+	void (*layernorm_forward)(struct exec_device *d, void *out, float *mean,
+				  float *rstd, const void *inp, const void *w,
+				  const void *b, int n, int c);
+	void (*layernorm_backward)(struct exec_device *d, void *dinp, float *dw,
+				   float *db, const void *dout, const void *inp,
+				   const void *w, const float *mean,
 				   const float *rstd, int n, int c);
 	/* RMSNorm (Zhang and Sennrich 2019) */
-	void (*rmsnorm_forward)(struct exec_device *d, float *out, float *rstd,
-				const float *inp, const float *w, int n, int c);
-	void (*rmsnorm_backward)(struct exec_device *d, float *dinp, float *dw,
-				 const float *dout, const float *inp,
-				 const float *w, const float *rstd, int n, int c);
+	void (*rmsnorm_forward)(struct exec_device *d, void *out, float *rstd,
+				const void *inp, const void *w, int n, int c);
+	void (*rmsnorm_backward)(struct exec_device *d, void *dinp, float *dw,
+				 const void *dout, const void *inp,
+				 const void *w, const float *rstd, int n, int c);
 	/* Causal attention of b sequences of t tokens, nh query heads sharing
 	 * nkv key/value heads of size hd (GQA; nh % nkv == 0).  q: [b t, nh hd],
 	 * k, v: [b t, nkv hd], out: [b t, nh hd], lse: [b, nh, t] log-sum-exp
 	 * of each row's scores; att: [b, nh, t, t] probabilities, or NULL to
 	 * keep only lse and recompute them in backward. */
-	void (*attention_forward)(struct exec_device *d, float *out, float *lse,
-				  float *att, const float *q, const float *k,
-				  const float *v, int b, int t, int nh, int nkv, int hd);
-	void (*attention_backward)(struct exec_device *d, float *dq, float *dk,
-				   float *dv, const float *dout, const float *q,
-				   const float *k, const float *v, const float *lse,
-				   const float *att, int b, int t, int nh, int nkv, int hd);
+	void (*attention_forward)(struct exec_device *d, void *out, float *lse,
+				  void *att, const void *q, const void *k,
+				  const void *v, int b, int t, int nh, int nkv, int hd);
+	void (*attention_backward)(struct exec_device *d, void *dq, void *dk,
+				   void *dv, const void *dout, const void *q,
+				   const void *k, const void *v, const float *lse,
+				   const void *att, int b, int t, int nh, int nkv, int hd);
 	/* GELU, tanh form (Hendrycks and Gimpel 2016): out = gelu(inp) */
-	void (*gelu_forward)(struct exec_device *d, float *out, const float *inp, long n);
-	void (*gelu_backward)(struct exec_device *d, float *dinp, const float *inp,
-			      const float *dout, long n);
+	void (*gelu_forward)(struct exec_device *d, void *out, const void *inp, long n);
+	void (*gelu_backward)(struct exec_device *d, void *dinp, const void *inp,
+			      const void *dout, long n);
 	/* SwiGLU (Shazeer 2020): out = silu(g) * u */
-	void (*swiglu_forward)(struct exec_device *d, float *out, const float *g,
-			       const float *u, long n);
-	void (*swiglu_backward)(struct exec_device *d, float *dg, float *du,
-				const float *g, const float *u, const float *dout, long n);
+	void (*swiglu_forward)(struct exec_device *d, void *out, const void *g,
+			       const void *u, long n);
+	void (*swiglu_backward)(struct exec_device *d, void *dg, void *du,
+				const void *g, const void *u, const void *dout, long n);
 	/* out = a + b (out may alias a) */
-	void (*residual_forward)(struct exec_device *d, float *out, const float *a,
-				 const float *b, long n);
-	/* acc += x */
-	void (*accumulate)(struct exec_device *d, float *acc, const float *x, long n);
+	void (*residual_forward)(struct exec_device *d, void *out, const void *a,
+				 const void *b, long n);
+	/* acc += x, x of type t: EXEC_F32 or the device's activation type */
+	void (*accumulate)(struct exec_device *d, float *acc, const void *x,
+			   enum exec_dtype t, long n);
+	/* dst = src rounded to the activation type (to nearest, ties to
+	 * even; a copy where that is fp32): the working copy of weights */
+	void (*narrow)(struct exec_device *d, void *dst, const float *src, long n);
 	/* Vocabulary-parallel embedding (Shoeybi et al. 2019, sec. 3):
 	 * out[i] = wte[tok[i] - v0] when v0 <= tok[i] < v0 + nv, else 0 (the
 	 * TP all-reduce then sums the ranks' rows); backward adds dout's rows
 	 * into the rows of dwte this rank holds. */
-	void (*embedding_forward)(struct exec_device *d, float *out, const int *tok,
-				  const float *wte, int n, int c, int v0, int nv);
-	void (*embedding_backward)(struct exec_device *d, float *dwte, const float *dout,
+	void (*embedding_forward)(struct exec_device *d, void *out, const int *tok,
+				  const void *wte, int n, int c, int v0, int nv);
+	void (*embedding_backward)(struct exec_device *d, float *dwte, const void *dout,
 				   const int *tok, int n, int c, int v0, int nv);
 	/* Vocabulary-parallel softmax cross-entropy over logits [n, nv] holding
 	 * vocabulary rows v0 .. v0+nv-1 (Megatron-LM's
 	 * vocab_parallel_cross_entropy).  Three passes around two reductions:
 	 * row maxima -> (max over ranks) -> stats[2n] = (sum exp(l - max),
 	 * target logit or 0) -> (sum over ranks) -> losses. */
-	void (*ce_row_max)(struct exec_device *d, float *rmax, const float *logits,
+	void (*ce_row_max)(struct exec_device *d, float *rmax, const void *logits,
 			   int n, int nv);
-	void (*ce_row_stats)(struct exec_device *d, float *stats, const float *logits,
+	void (*ce_row_stats)(struct exec_device *d, float *stats, const void *logits,
 			     const float *rmax, const int *target, int n, int nv, int v0);
 	/* Sum over rows of log(sum) + max - target logit, returned to the host. */
 	double (*ce_loss_sum)(struct exec_device *d, const float *rmax,
 			      const float *stats, int n);
 	/* logits := (softmax - onehot) * scale, in place */
-	void (*ce_backward)(struct exec_device *d, float *logits, const float *rmax,
+	void (*ce_backward)(struct exec_device *d, void *logits, const float *rmax,
 			    const float *stats, const int *target, int n, int nv,
 			    int v0, float scale);
 	/* Sum of squares of x, returned to the host in double. */
@@ -155,6 +181,7 @@ enum { EXEC_STREAM_COMPUTE, EXEC_STREAM_COMM };
 struct exec_device {
 	const struct exec_backend *be;
 	enum exec_precision precision;  /* GEMM arithmetic (the CPU: always fp32) */
+	enum exec_dtype act;            /* activation type, set by open */
 	size_t bytes_in_use;
 	size_t peak_bytes;
 	size_t limit_bytes;             /* allocations beyond this fail; 0: none */
@@ -196,32 +223,34 @@ void exec_fault_hang(const struct exec_opts *o, int rank, int step);
 
 /* ---- communicator ---------------------------------------------------- */
 
-enum exec_dtype { EXEC_F32, EXEC_F64 };
 enum exec_redop { EXEC_SUM, EXEC_MAX };
 
 struct exec_group;
 
-/* All buffers are backend memory of the group's device.  Collectives are
- * called by every member in the same order.  Returns RC_OK, or RC_DEVICE
- * after one message naming the rank, the call and the library's reason. */
+/* All buffers are backend memory of the group's device, of n or count
+ * elements of type t.  Collectives are called by every member in the same
+ * order.  Returns RC_OK, or RC_DEVICE after one message naming the rank,
+ * the call and the library's reason (a type the library cannot carry
+ * included). */
 struct exec_comm {
 	const char *name;
 	enum rc (*all_reduce)(struct exec_group *g, void *buf, size_t n,
 			      enum exec_dtype t, enum exec_redop op);
 	/* recv[count] = sum over members of send[rank * count ...] */
-	enum rc (*reduce_scatter)(struct exec_group *g, const float *send,
-				  float *recv, size_t count);
-	/* In place: member r's part is already at buf + r * count. */
-	enum rc (*all_gather)(struct exec_group *g, float *buf, size_t count);
+	enum rc (*reduce_scatter)(struct exec_group *g, const void *send,
+				  void *recv, size_t count, enum exec_dtype t);
+	/* In place: member r's part is already at element r * count. */
+	enum rc (*all_gather)(struct exec_group *g, void *buf, size_t count,
+			      enum exec_dtype t);
 	/* Does not block; buf may be reused as soon as it returns.  The
 	 * messages of one channel from one rank to another arrive in the
 	 * order they were sent (MPI matches them by tag anyway; NCCL, which
 	 * has no tags, keeps one link per direction and channel).  The
 	 * pipeline sends activations on channel 0, gradients on channel 1. */
 	enum rc (*send)(struct exec_group *g, int peer, int channel,
-			const float *buf, size_t n, int tag);
-	enum rc (*recv)(struct exec_group *g, int peer, int channel, float *buf,
-			size_t n, int tag);
+			const void *buf, size_t n, enum exec_dtype t, int tag);
+	enum rc (*recv)(struct exec_group *g, int peer, int channel, void *buf,
+			size_t n, enum exec_dtype t, int tag);
 	/* Completes every outstanding send. */
 	enum rc (*wait_sends)(struct exec_group *g);
 	enum rc (*barrier)(struct exec_group *g);
@@ -367,8 +396,9 @@ enum rc exec_trainer_eval(struct exec_trainer *t, int step, int backward,
 enum rc exec_trainer_trace(struct exec_trainer *t, int mpi, struct exec_trace *out);
 
 /* Parameters by unit, for tests: unit i's parameter and gradient buffers
- * (backend memory) and element count; tensor j's offset, count and name.
- * Returns 0, or -1 when i or j is out of range. */
+ * (backend memory, fp32: the master weights, which forward reads directly
+ * only where the activation type is fp32) and element count; tensor j's
+ * offset, count and name.  Returns 0, or -1 when i or j is out of range. */
 int exec_trainer_units(const struct exec_trainer *t);
 int exec_trainer_unit(const struct exec_trainer *t, int i, float **params,
 		      float **grads, long *n);

@@ -19,7 +19,11 @@
  * these figures live.
  *
  * The simulator prices bf16 mixed precision (2 + 2 + 12 bytes per
- * parameter); the fp32 backend keeps 4 + 4 + 8, the same 16.
+ * parameter); the fp32 backends keep 4 + 4 + 8, the same 16, and the
+ * bf16 CUDA backend 2 + 4 + 12 (its gradients are fp32), 18.  Activations
+ * are priced at the element size the backend stores them in
+ * (exec_act_bytes): 2 bytes for the bf16 CUDA backend, 4 for the fp32
+ * ones.
  */
 #include <stdio.h>
 #include <string.h>
@@ -106,11 +110,15 @@ enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,
 enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 			struct sim_result *out, char *why, size_t size)
 {
+	struct sim_parallel par = o->par;
 	enum rc rc;
 
-	rc = sim_check(&o->model, &o->par, c, why, size);
+	/* the simulator prices a bf16 trainer's 2-byte activations; an fp32
+	 * backend keeps them wider */
+	par.act_bytes_per_element = exec_act_bytes(o->backend, o->precision);
+	rc = sim_check(&o->model, &par, c, why, size);
 	if (rc != RC_OK)
 		return rc;
-	sim_step(&o->model, &o->par, c, out);
+	sim_step(&o->model, &par, c, out);
 	return RC_OK;
 }

@@ -56,6 +56,15 @@
  *   attention probabilities and rebuilds them from the row log-sum-exp, as
  *   the flash-attention option does.
  *
+ * Precision (exec_internal.h, "Element types"): parameters, their
+ * gradients and AdamW's moments are fp32 on every device; activations and
+ * the weights forward and backward read are the device's activation type.
+ * Where that is not fp32 (bf16 on the CUDA backend) each unit keeps a
+ * working copy of its weights in it, narrowed from the fp32 master after
+ * every update (and after each ZeRO-3 gather), as mixed-precision training
+ * does (Micikevicius et al., ICLR 2018, sec. 3.1); where it is, the
+ * working copy is the master itself.
+ *
  * Under exec_opts.trace every schedule op, message and collective of a
  * group of more than one rank, and the optimizer step, is recorded
  * (exec_trace.c) through the wrappers below; off, each costs a test.
@@ -117,7 +126,10 @@ struct unit {
 	long n;                 /* local elements */
 	long shard, n_pad;      /* ceil(n / dp) and dp * shard */
 	long own_off, own_n;    /* the range this rank's optimizer updates */
-	float *params;          /* [n_pad]; ZeRO-3: only while gathered */
+	float *params;          /* [n_pad] fp32 master; ZeRO-3: only while gathered */
+	void *work;             /* [n_pad] working copy in the activation type:
+				 * params itself when that is fp32; ZeRO-3:
+				 * only while gathered */
 	float *pshard;          /* ZeRO-3: [shard], this rank's master copy */
 	float *grads;           /* [n_pad]; ZeRO-2/3: only during backward */
 	float *gshard;          /* ZeRO-2/3: [shard], summed over DP */
@@ -128,10 +140,8 @@ struct unit {
 
 /* What one layer keeps from forward to backward for one micro-batch. */
 struct layer_act {
-	float *ln1, *ln1_mean, *ln1_rstd;
-	float *q, *k, *v, *lse, *att, *atty;
-	float *res2, *ln2, *ln2_mean, *ln2_rstd;
-	float *h, *u, *a;
+	void *ln1, *q, *k, *v, *att, *atty, *res2, *ln2, *h, *u, *a;
+	float *ln1_mean, *ln1_rstd, *lse, *ln2_mean, *ln2_rstd;     /* fp32 */
 };
 
 /* One micro-batch through one chunk, from its forward to its backward. */
@@ -139,10 +149,11 @@ struct act {
 	int chunk, mb;
 	void *block;            /* every buffer below is carved from it */
 	size_t bytes;
-	float **x;              /* [nl + 1]: layer inputs, x[nl] the output */
+	void **x;               /* [nl + 1]: layer inputs, x[nl] the output */
 	struct layer_act *la;   /* [nl]; NULL under full recomputation */
 	int *tok, *tgt;         /* [N] */
-	float *lnf, *lnf_mean, *lnf_rstd, *logits, *rmax, *stats;
+	void *lnf, *logits;
+	float *lnf_mean, *lnf_rstd, *rmax, *stats;      /* fp32 */
 	struct act *next;       /* free list */
 };
 
@@ -162,6 +173,8 @@ struct exec_trainer {
 				 * with sequence parallelism, else N */
 	int v0, nv;             /* vocabulary rows held */
 	int rms, swiglu, store_att, rec_att, full_rec, sp, tied;
+	enum exec_dtype act;    /* the device's activation type */
+	size_t ab;              /* bytes of one activation element */
 
 	struct unit *units;
 	int n_units;
@@ -177,8 +190,8 @@ struct exec_trainer {
 	struct layer_act rec;   /* full recomputation's layer */
 	void *rec_block;
 	size_t rec_bytes;
-	float *dx, *dln, *tmp, *rec_out, *dq, *dk, *dv, *datty, *dh, *du, *da;
-	float *gath, *part;     /* sequence parallel: [N C] gathered, [Ns C] slice */
+	void *dx, *dln, *tmp, *rec_out, *dq, *dk, *dv, *datty, *dh, *du, *da;
+	void *gath, *part;      /* sequence parallel: [N C] gathered, [Ns C] slice */
 	float *rs_tmp;          /* [max shard] */
 	double *scal;           /* [2] reduction of loss and squared norm */
 	int *host_seq, *host_tok, *host_tgt;
@@ -187,9 +200,16 @@ struct exec_trainer {
 	struct exec_tracer *tr; /* exec_opts.trace; NULL when off */
 };
 
-static float *P(const struct unit *u, int i)
+/* Element i of p, an array of activations. */
+static void *at(const struct exec_trainer *t, const void *p, size_t i)
 {
-	return u->t[i].n ? u->params + u->t[i].off : NULL;
+	return (char *)p + i * t->ab;
+}
+
+/* Tensor i of u as forward and backward read it: the working copy. */
+static void *P(const struct exec_trainer *t, const struct unit *u, int i)
+{
+	return u->t[i].n ? at(t, u->work, (size_t)u->t[i].off) : NULL;
 }
 
 static float *G(const struct unit *u, int i)
@@ -222,29 +242,30 @@ static long coll_begin(struct exec_trainer *t, const struct exec_group *g, int o
 static enum rc all_reduce(struct exec_trainer *t, struct exec_group *g, void *buf, size_t n,
 			  enum exec_dtype dt, enum exec_redop op)
 {
-	long h = coll_begin(t, g, EXEC_TRACE_ALL_REDUCE,
-			    (double)n * (dt == EXEC_F64 ? sizeof(double) : sizeof(float)));
+	long h = coll_begin(t, g, EXEC_TRACE_ALL_REDUCE, (double)n * exec_dtype_size(dt));
 	enum rc rc = g->comm->all_reduce(g, buf, n, dt, op);
 
 	exec_tracer_end(t->tr, h, EXEC_STREAM_COMM);
 	return rc;
 }
 
-static enum rc reduce_scatter(struct exec_trainer *t, struct exec_group *g, const float *send,
-			      float *recv, size_t count)
+static enum rc reduce_scatter(struct exec_trainer *t, struct exec_group *g, const void *send,
+			      void *recv, size_t count, enum exec_dtype dt)
 {
 	long h = coll_begin(t, g, EXEC_TRACE_REDUCE_SCATTER,
-			    (double)count * g->size * sizeof(float));
-	enum rc rc = g->comm->reduce_scatter(g, send, recv, count);
+			    (double)count * g->size * exec_dtype_size(dt));
+	enum rc rc = g->comm->reduce_scatter(g, send, recv, count, dt);
 
 	exec_tracer_end(t->tr, h, EXEC_STREAM_COMM);
 	return rc;
 }
 
-static enum rc all_gather(struct exec_trainer *t, struct exec_group *g, float *buf, size_t count)
+static enum rc all_gather(struct exec_trainer *t, struct exec_group *g, void *buf, size_t count,
+			  enum exec_dtype dt)
 {
-	long h = coll_begin(t, g, EXEC_TRACE_ALL_GATHER, (double)count * g->size * sizeof(float));
-	enum rc rc = g->comm->all_gather(g, buf, count);
+	long h = coll_begin(t, g, EXEC_TRACE_ALL_GATHER,
+			    (double)count * g->size * exec_dtype_size(dt));
+	enum rc rc = g->comm->all_gather(g, buf, count, dt);
 
 	exec_tracer_end(t->tr, h, EXEC_STREAM_COMM);
 	return rc;
@@ -280,9 +301,9 @@ static void op_end(struct exec_trainer *t, long h, int kind)
 	exec_tracer_end(t->tr, h, stream_of(kind));
 }
 
-static enum rc tp_sum(struct exec_trainer *t, float *buf, size_t n)
+static enum rc tp_sum(struct exec_trainer *t, void *buf, size_t n, enum exec_dtype dt)
 {
-	return all_reduce(t, &t->g->tp, buf, n, EXEC_F32, EXEC_SUM);
+	return all_reduce(t, &t->g->tp, buf, n, dt, EXEC_SUM);
 }
 
 static void tensor_add(struct exec_trainer *t, struct unit *u, int idx,
@@ -436,6 +457,11 @@ static void unit_alloc(struct exec_trainer *t, struct unit *u)
 	} else {
 		u->params = exec_dalloc(t->d, u->n_pad * fb);
 		t->be->from_host(t->d, u->params, host, u->n_pad * fb);
+		u->work = u->params;
+		if (t->act != EXEC_F32) {
+			u->work = exec_dalloc(t->d, u->n_pad * t->ab);
+			t->be->narrow(t->d, u->work, u->params, u->n_pad);
+		}
 	}
 	free(host);
 	if (zero >= 2)
@@ -450,6 +476,8 @@ static void unit_free(struct exec_trainer *t, struct unit *u)
 {
 	size_t fb = sizeof(float);
 
+	if (u->work != u->params)
+		exec_dfree(t->d, u->work, u->n_pad * t->ab);
 	exec_dfree(t->d, u->params, u->n_pad * fb);
 	exec_dfree(t->d, u->pshard, u->shard * fb);
 	exec_dfree(t->d, u->grads, u->n_pad * fb);
@@ -467,15 +495,24 @@ static enum rc unit_gather(struct exec_trainer *t, struct unit *u)
 	u->params = exec_dalloc(t->d, u->n_pad * sizeof(float));
 	t->be->copy(t->d, u->params + (size_t)t->l.dp_rank * u->shard, u->pshard,
 		    u->shard * sizeof(float));
-	return all_gather(t, &t->g->dp, u->params, u->shard);
+	TRY(all_gather(t, &t->g->dp, u->params, u->shard, EXEC_F32));
+	u->work = u->params;
+	if (t->act != EXEC_F32) {
+		u->work = exec_dalloc(t->d, u->n_pad * t->ab);
+		t->be->narrow(t->d, u->work, u->params, u->n_pad);
+	}
+	return RC_OK;
 }
 
 static void unit_drop(struct exec_trainer *t, struct unit *u)
 {
 	if (!u || t->o.par.zero != 3)
 		return;
+	if (u->work != u->params)
+		exec_dfree(t->d, u->work, u->n_pad * t->ab);
 	exec_dfree(t->d, u->params, u->n_pad * sizeof(float));
 	u->params = NULL;
+	u->work = NULL;
 }
 
 /* ZeRO-2/3: a unit's full gradient lives only through its backward, then
@@ -499,7 +536,7 @@ static enum rc sp_norm_grads(struct exec_trainer *t, struct unit *u)
 			continue;
 		while (j + 1 < u->nt && u->t[j + 1].seq_partial && u->t[j + 1].off == off + n)
 			n += u->t[++j].n;
-		TRY(tp_sum(t, u->grads + off, (size_t)n));
+		TRY(tp_sum(t, u->grads + off, (size_t)n, EXEC_F32));
 	}
 	return RC_OK;
 }
@@ -512,9 +549,9 @@ static enum rc grads_end(struct exec_trainer *t, struct unit *u)
 		return RC_OK;
 	rc = sp_norm_grads(t, u);
 	if (rc == RC_OK)
-		rc = reduce_scatter(t, &t->g->dp, u->grads, t->rs_tmp, u->shard);
+		rc = reduce_scatter(t, &t->g->dp, u->grads, t->rs_tmp, u->shard, EXEC_F32);
 	if (rc == RC_OK)
-		t->be->accumulate(t->d, u->gshard, t->rs_tmp, u->shard);
+		t->be->accumulate(t->d, u->gshard, t->rs_tmp, EXEC_F32, u->shard);
 	exec_dfree(t->d, u->grads, u->n_pad * sizeof(float));
 	u->grads = NULL;
 	return rc;
@@ -528,18 +565,30 @@ struct carve {
 	size_t off;
 };
 
-static float *carve_f(struct carve *c, size_t n)
+/* n elements of `size` bytes, 64-byte aligned. */
+static void *carve(struct carve *c, size_t n, size_t size)
 {
-	size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-	float *p = n && c->base ? (float *)(c->base + c->off) : NULL;
+	size_t bytes = (n * size + 63) / 64 * 64;
+	void *p = n && c->base ? c->base + c->off : NULL;
 
 	c->off += bytes;
 	return p;
 }
 
+static float *carve_f(struct carve *c, size_t n)
+{
+	return carve(c, n, sizeof(float));
+}
+
 static int *carve_i(struct carve *c, size_t n)
 {
-	return (int *)carve_f(c, n);
+	return carve(c, n, sizeof(int));
+}
+
+/* n activations of t's device */
+static void *carve_a(const struct exec_trainer *t, struct carve *c, size_t n)
+{
+	return carve(c, n, t->ab);
 }
 
 /* The residual stream and the norms hold Ns tokens, the attention and
@@ -550,22 +599,22 @@ static void carve_layer(const struct exec_trainer *t, struct carve *c,
 	size_t N = t->N, Ns = t->Ns, C = t->C, qd = (size_t)t->Hl * t->hd;
 	size_t kvd = (size_t)t->KVl * t->hd, rows = (size_t)t->B * t->Hl * t->T;
 
-	a->ln1 = carve_f(c, Ns * C);
+	a->ln1 = carve_a(t, c, Ns * C);
 	a->ln1_mean = carve_f(c, t->rms ? 0 : Ns);
 	a->ln1_rstd = carve_f(c, Ns);
-	a->q = carve_f(c, N * qd);
-	a->k = carve_f(c, N * kvd);
-	a->v = carve_f(c, N * kvd);
+	a->q = carve_a(t, c, N * qd);
+	a->k = carve_a(t, c, N * kvd);
+	a->v = carve_a(t, c, N * kvd);
 	a->lse = carve_f(c, rows);
-	a->att = carve_f(c, att ? rows * t->T : 0);
-	a->atty = carve_f(c, N * qd);
-	a->res2 = carve_f(c, Ns * C);
-	a->ln2 = carve_f(c, Ns * C);
+	a->att = carve_a(t, c, att ? rows * t->T : 0);
+	a->atty = carve_a(t, c, N * qd);
+	a->res2 = carve_a(t, c, Ns * C);
+	a->ln2 = carve_a(t, c, Ns * C);
 	a->ln2_mean = carve_f(c, t->rms ? 0 : Ns);
 	a->ln2_rstd = carve_f(c, Ns);
-	a->h = carve_f(c, N * t->Fl);
-	a->u = carve_f(c, t->swiglu ? N * t->Fl : 0);
-	a->a = carve_f(c, N * t->Fl);
+	a->h = carve_a(t, c, N * t->Fl);
+	a->u = carve_a(t, c, t->swiglu ? N * t->Fl : 0);
+	a->a = carve_a(t, c, N * t->Fl);
 }
 
 static int chunk_is_first(const struct exec_trainer *t, int chunk)
@@ -583,17 +632,17 @@ static void carve_act(const struct exec_trainer *t, struct carve *c, struct act 
 	size_t N = t->N, Ns = t->Ns, C = t->C;
 
 	for (int i = 0; i <= t->nl; i++)
-		a->x[i] = carve_f(c, Ns * C);
+		a->x[i] = carve_a(t, c, Ns * C);
 	if (a->la)
 		for (int i = 0; i < t->nl; i++)
 			carve_layer(t, c, &a->la[i], t->store_att);
 	a->tok = carve_i(c, chunk_is_first(t, a->chunk) ? N : 0);
 	if (chunk_is_last(t, a->chunk)) {
 		a->tgt = carve_i(c, N);
-		a->lnf = carve_f(c, Ns * C);
+		a->lnf = carve_a(t, c, Ns * C);
 		a->lnf_mean = carve_f(c, t->rms ? 0 : Ns);
 		a->lnf_rstd = carve_f(c, Ns);
-		a->logits = carve_f(c, N * t->nv);
+		a->logits = carve_a(t, c, N * t->nv);
 		a->rmax = carve_f(c, N);
 		a->stats = carve_f(c, 2 * N);
 	}
@@ -648,8 +697,8 @@ static void act_free(struct exec_trainer *t, struct act *a)
 /* ---- forward and backward of the units -------------------------------- */
 
 /* Norms run on the residual stream: this rank's Ns tokens. */
-static void norm_forward(struct exec_trainer *t, float *out, float *mean, float *rstd,
-			 const float *inp, const float *w, const float *b)
+static void norm_forward(struct exec_trainer *t, void *out, float *mean, float *rstd,
+			 const void *inp, const void *w, const void *b)
 {
 	if (t->rms)
 		t->be->rmsnorm_forward(t->d, out, rstd, inp, w, t->Ns, t->C);
@@ -657,8 +706,8 @@ static void norm_forward(struct exec_trainer *t, float *out, float *mean, float 
 		t->be->layernorm_forward(t->d, out, mean, rstd, inp, w, b, t->Ns, t->C);
 }
 
-static void norm_backward(struct exec_trainer *t, float *dinp, float *dw, float *db,
-			  const float *dout, const float *inp, const float *w,
+static void norm_backward(struct exec_trainer *t, void *dinp, float *dw, float *db,
+			  const void *dout, const void *inp, const void *w,
 			  const float *mean, const float *rstd)
 {
 	if (t->rms)
@@ -672,16 +721,16 @@ static void norm_backward(struct exec_trainer *t, float *dinp, float *dw, float 
  * with sequence parallelism the all-gather of every TP rank's slice into
  * full (Korthikanti et al. 2022, fig. 5, forward of "g"; backward of
  * "g-bar"), else x itself.  *out says where they are. */
-static enum rc seq_gather(struct exec_trainer *t, const float *x, float *full,
-			  const float **out)
+static enum rc seq_gather(struct exec_trainer *t, const void *x, void *full,
+			  const void **out)
 {
 	size_t n = (size_t)t->Ns * t->C;
 
 	*out = x;
 	if (!t->sp)
 		return RC_OK;
-	t->be->copy(t->d, full + (size_t)t->l.tp_rank * n, x, n * sizeof(float));
-	TRY(all_gather(t, &t->g->tp, full, n));
+	t->be->copy(t->d, at(t, full, (size_t)t->l.tp_rank * n), x, n * t->ab);
+	TRY(all_gather(t, &t->g->tp, full, n, t->act));
 	*out = full;
 	return RC_OK;
 }
@@ -691,22 +740,22 @@ static enum rc seq_gather(struct exec_trainer *t, const float *x, float *full,
  * it in t->part (fig. 5, forward of "g-bar"; backward of "g"), else an
  * all-reduce leaves all of it in full (Shoeybi et al. 2019, fig. 3).  *out
  * says where this rank's Ns tokens are. */
-static enum rc seq_reduce(struct exec_trainer *t, float *full, float **out)
+static enum rc seq_reduce(struct exec_trainer *t, void *full, void **out)
 {
 	size_t n = (size_t)t->Ns * t->C;
 
 	*out = full;
 	if (!t->sp)
-		return tp_sum(t, full, (size_t)t->N * t->C);
-	TRY(reduce_scatter(t, &t->g->tp, full, t->part, n));
+		return tp_sum(t, full, (size_t)t->N * t->C, t->act);
+	TRY(reduce_scatter(t, &t->g->tp, full, t->part, n, t->act));
 	*out = t->part;
 	return RC_OK;
 }
 
 /* Row-parallel matmul: partial products of all N tokens summed over TP,
  * then the bias on this rank's Ns tokens, into *out (t->tmp or t->part). */
-static enum rc row_parallel(struct exec_trainer *t, float **out, const float *inp,
-			    const float *w, const float *bias, int ic)
+static enum rc row_parallel(struct exec_trainer *t, void **out, const void *inp,
+			    const void *w, const void *bias, int ic)
 {
 	t->be->matmul_forward(t->d, t->tmp, inp, w, NULL, t->N, ic, t->C);
 	TRY(seq_reduce(t, t->tmp, out));
@@ -715,36 +764,37 @@ static enum rc row_parallel(struct exec_trainer *t, float **out, const float *in
 }
 
 static enum rc layer_forward(struct exec_trainer *t, const struct unit *u,
-			     const float *x, float *out, struct layer_act *a, int att)
+			     const void *x, void *out, struct layer_act *a, int att)
 {
 	const struct exec_backend *be = t->be;
 	struct exec_device *d = t->d;
 	int N = t->N, C = t->C, qd = t->Hl * t->hd, kvd = t->KVl * t->hd;
 	long ns = (long)t->Ns * C;
-	const float *in;
-	float *y;
+	const void *in;
+	void *y;
 
 	/* attention block: x + Wo attn(norm(x)) */
-	norm_forward(t, a->ln1, a->ln1_mean, a->ln1_rstd, x, P(u, T_LN1W), P(u, T_LN1B));
+	norm_forward(t, a->ln1, a->ln1_mean, a->ln1_rstd, x, P(t, u, T_LN1W), P(t, u, T_LN1B));
 	TRY(seq_gather(t, a->ln1, t->gath, &in));
-	be->matmul_forward(d, a->q, in, P(u, T_WQ), P(u, T_BQ), N, C, qd);
-	be->matmul_forward(d, a->k, in, P(u, T_WK), P(u, T_BK), N, C, kvd);
-	be->matmul_forward(d, a->v, in, P(u, T_WV), P(u, T_BV), N, C, kvd);
+	be->matmul_forward(d, a->q, in, P(t, u, T_WQ), P(t, u, T_BQ), N, C, qd);
+	be->matmul_forward(d, a->k, in, P(t, u, T_WK), P(t, u, T_BK), N, C, kvd);
+	be->matmul_forward(d, a->v, in, P(t, u, T_WV), P(t, u, T_BV), N, C, kvd);
 	be->attention_forward(d, a->atty, a->lse, att ? a->att : NULL, a->q, a->k, a->v,
 			      t->B, t->T, t->Hl, t->KVl, t->hd);
-	TRY(row_parallel(t, &y, a->atty, P(u, T_WO), P(u, T_BO), qd));
+	TRY(row_parallel(t, &y, a->atty, P(t, u, T_WO), P(t, u, T_BO), qd));
 	be->residual_forward(d, a->res2, x, y, ns);
 	/* MLP block: res2 + W2 act(W1 norm(res2)) */
-	norm_forward(t, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, P(u, T_LN2W), P(u, T_LN2B));
+	norm_forward(t, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, P(t, u, T_LN2W),
+		     P(t, u, T_LN2B));
 	TRY(seq_gather(t, a->ln2, t->gath, &in));
-	be->matmul_forward(d, a->h, in, P(u, T_W1), P(u, T_B1), N, C, t->Fl);
+	be->matmul_forward(d, a->h, in, P(t, u, T_W1), P(t, u, T_B1), N, C, t->Fl);
 	if (t->swiglu) {
-		be->matmul_forward(d, a->u, in, P(u, T_WU), P(u, T_BU), N, C, t->Fl);
+		be->matmul_forward(d, a->u, in, P(t, u, T_WU), P(t, u, T_BU), N, C, t->Fl);
 		be->swiglu_forward(d, a->a, a->h, a->u, (long)N * t->Fl);
 	} else {
 		be->gelu_forward(d, a->a, a->h, (long)N * t->Fl);
 	}
-	TRY(row_parallel(t, &y, a->a, P(u, T_W2), P(u, T_B2), t->Fl));
+	TRY(row_parallel(t, &y, a->a, P(t, u, T_W2), P(t, u, T_B2), t->Fl));
 	be->residual_forward(d, out, a->res2, y, ns);
 	return RC_OK;
 }
@@ -754,19 +804,19 @@ static enum rc layer_forward(struct exec_trainer *t, const struct unit *u,
  * into u's grads.  A row-parallel GEMM's output gradient is dx gathered:
  * its bias's gradient, summed over all N tokens, is whole on every rank. */
 static enum rc layer_backward(struct exec_trainer *t, const struct unit *u,
-			      const float *x, const struct layer_act *a, int att, float *dx)
+			      const void *x, const struct layer_act *a, int att, void *dx)
 {
 	const struct exec_backend *be = t->be;
 	struct exec_device *d = t->d;
 	int N = t->N, C = t->C, qd = t->Hl * t->hd, kvd = t->KVl * t->hd;
-	size_t fb = sizeof(float), nc = (size_t)N * C, nf = (size_t)N * t->Fl;
-	const float *dy, *in;
-	float *dn;
+	size_t fb = t->ab, nc = (size_t)N * C, nf = (size_t)N * t->Fl;
+	const void *dy, *in;
+	void *dn;
 
 	/* MLP block; the residual passes dx through unchanged */
 	TRY(seq_gather(t, dx, t->tmp, &dy));
 	be->zero(d, t->da, nf * fb);
-	be->matmul_backward(d, t->da, G(u, T_W2), G(u, T_B2), dy, a->a, P(u, T_W2), N, t->Fl, C);
+	be->matmul_backward(d, t->da, G(u, T_W2), G(u, T_B2), dy, a->a, P(t, u, T_W2), N, t->Fl, C);
 	be->zero(d, t->dh, nf * fb);
 	if (t->swiglu) {
 		be->zero(d, t->du, nf * fb);
@@ -776,18 +826,20 @@ static enum rc layer_backward(struct exec_trainer *t, const struct unit *u,
 	}
 	TRY(seq_gather(t, a->ln2, t->gath, &in));
 	be->zero(d, t->dln, nc * fb);
-	be->matmul_backward(d, t->dln, G(u, T_W1), G(u, T_B1), t->dh, in, P(u, T_W1), N, C, t->Fl);
+	be->matmul_backward(d, t->dln, G(u, T_W1), G(u, T_B1), t->dh, in, P(t, u, T_W1), N, C,
+			    t->Fl);
 	if (t->swiglu)
 		be->matmul_backward(d, t->dln, G(u, T_WU), G(u, T_BU), t->du, in,
-				    P(u, T_WU), N, C, t->Fl);
+				    P(t, u, T_WU), N, C, t->Fl);
 	/* column-parallel input gradient: the "f" operator's backward */
 	TRY(seq_reduce(t, t->dln, &dn));
-	norm_backward(t, dx, G(u, T_LN2W), G(u, T_LN2B), dn, a->res2, P(u, T_LN2W),
+	norm_backward(t, dx, G(u, T_LN2W), G(u, T_LN2B), dn, a->res2, P(t, u, T_LN2W),
 		      a->ln2_mean, a->ln2_rstd);
 	/* attention block */
 	TRY(seq_gather(t, dx, t->tmp, &dy));
 	be->zero(d, t->datty, (size_t)N * qd * fb);
-	be->matmul_backward(d, t->datty, G(u, T_WO), G(u, T_BO), dy, a->atty, P(u, T_WO), N, qd, C);
+	be->matmul_backward(d, t->datty, G(u, T_WO), G(u, T_BO), dy, a->atty, P(t, u, T_WO), N,
+			    qd, C);
 	be->zero(d, t->dq, (size_t)N * qd * fb);
 	be->zero(d, t->dk, (size_t)N * kvd * fb);
 	be->zero(d, t->dv, (size_t)N * kvd * fb);
@@ -795,20 +847,20 @@ static enum rc layer_backward(struct exec_trainer *t, const struct unit *u,
 			       att ? a->att : NULL, t->B, t->T, t->Hl, t->KVl, t->hd);
 	TRY(seq_gather(t, a->ln1, t->gath, &in));
 	be->zero(d, t->dln, nc * fb);
-	be->matmul_backward(d, t->dln, G(u, T_WQ), G(u, T_BQ), t->dq, in, P(u, T_WQ), N, C, qd);
-	be->matmul_backward(d, t->dln, G(u, T_WK), G(u, T_BK), t->dk, in, P(u, T_WK), N, C, kvd);
-	be->matmul_backward(d, t->dln, G(u, T_WV), G(u, T_BV), t->dv, in, P(u, T_WV), N, C, kvd);
+	be->matmul_backward(d, t->dln, G(u, T_WQ), G(u, T_BQ), t->dq, in, P(t, u, T_WQ), N, C, qd);
+	be->matmul_backward(d, t->dln, G(u, T_WK), G(u, T_BK), t->dk, in, P(t, u, T_WK), N, C, kvd);
+	be->matmul_backward(d, t->dln, G(u, T_WV), G(u, T_BV), t->dv, in, P(t, u, T_WV), N, C, kvd);
 	TRY(seq_reduce(t, t->dln, &dn));
-	norm_backward(t, dx, G(u, T_LN1W), G(u, T_LN1B), dn, x, P(u, T_LN1W),
+	norm_backward(t, dx, G(u, T_LN1W), G(u, T_LN1B), dn, x, P(t, u, T_LN1W),
 		      a->ln1_mean, a->ln1_rstd);
 	return RC_OK;
 }
 
 /* The word embedding matrix and its gradient: the tied unit's, else the
  * embedding's wte or the head's lm_head (tensor untied). */
-static const float *word_params(const struct exec_trainer *t, const struct unit *u, int untied)
+static const void *word_params(const struct exec_trainer *t, const struct unit *u, int untied)
 {
-	return t->word ? P(t->word, T_WTE) : P(u, untied);
+	return t->word ? P(t, t->word, T_WTE) : P(t, u, untied);
 }
 
 static float *word_grads(const struct exec_trainer *t, const struct unit *u, int untied)
@@ -818,7 +870,7 @@ static float *word_grads(const struct exec_trainer *t, const struct unit *u, int
 
 /* x += positions of tokens [row0, row0 + rows) of the micro-batch, token
  * i at position i % T: whole sequences in one call, else piece by piece. */
-static void add_positions(struct exec_trainer *t, float *x, const float *wpe, long row0,
+static void add_positions(struct exec_trainer *t, void *x, const void *wpe, long row0,
 			  long rows)
 {
 	long T = t->T, C = t->C;
@@ -830,8 +882,8 @@ static void add_positions(struct exec_trainer *t, float *x, const float *wpe, lo
 	while (rows > 0) {
 		long p = row0 % T, len = T - p < rows ? T - p : rows;
 
-		t->be->add_bias(t->d, x, wpe + p * C, 1, (int)(len * C));
-		x += len * C;
+		t->be->add_bias(t->d, x, at(t, wpe, (size_t)(p * C)), 1, (int)(len * C));
+		x = at(t, x, (size_t)(len * C));
 		row0 += len;
 		rows -= len;
 	}
@@ -842,45 +894,45 @@ static void add_positions(struct exec_trainer *t, float *x, const float *wpe, lo
  * reduce_scatter_embeddings), then the positions of this rank's tokens. */
 static enum rc embed_forward(struct exec_trainer *t, const struct unit *u, struct act *a)
 {
-	float *full = t->sp ? t->tmp : a->x[0], *y;
+	void *full = t->sp ? t->tmp : a->x[0], *y;
 	size_t ns = (size_t)t->Ns * t->C;
 
 	t->be->embedding_forward(t->d, full, a->tok, word_params(t, u, T_WTE), t->N, t->C,
 				 t->v0, t->nv);
 	TRY(seq_reduce(t, full, &y));
 	if (y != a->x[0])
-		t->be->copy(t->d, a->x[0], y, ns * sizeof(float));
-	add_positions(t, a->x[0], P(u, T_WPE), t->sp ? (long)t->l.tp_rank * t->Ns : 0, t->Ns);
+		t->be->copy(t->d, a->x[0], y, ns * t->ab);
+	add_positions(t, a->x[0], P(t, u, T_WPE), t->sp ? (long)t->l.tp_rank * t->Ns : 0, t->Ns);
 	return RC_OK;
 }
 
 static enum rc embed_backward(struct exec_trainer *t, const struct unit *u,
-			      const struct act *a, const float *dx)
+			      const struct act *a, const void *dx)
 {
 	size_t tc = (size_t)t->T * t->C;
-	const float *dy;
+	const void *dy;
 
 	TRY(seq_gather(t, dx, t->tmp, &dy));
 	t->be->embedding_backward(t->d, word_grads(t, u, T_WTE), dy, a->tok, t->N, t->C,
 				  t->v0, t->nv);
 	for (int b = 0; b < t->B; b++)
-		t->be->accumulate(t->d, G(u, T_WPE), dy + b * tc, (long)tc);
+		t->be->accumulate(t->d, G(u, T_WPE), at(t, dy, b * tc), t->act, (long)tc);
 	return RC_OK;
 }
 
 /* Final norm, the vocabulary-parallel LM head and its cross-entropy. */
 static enum rc head_forward(struct exec_trainer *t, const struct unit *u, struct act *a)
 {
-	const float *x = a->x[t->nl], *in;
+	const void *x = a->x[t->nl], *in;
 
-	norm_forward(t, a->lnf, a->lnf_mean, a->lnf_rstd, x, P(u, T_LNFW), P(u, T_LNFB));
+	norm_forward(t, a->lnf, a->lnf_mean, a->lnf_rstd, x, P(t, u, T_LNFW), P(t, u, T_LNFB));
 	TRY(seq_gather(t, a->lnf, t->gath, &in));
 	t->be->matmul_forward(t->d, a->logits, in, word_params(t, u, T_WLM), NULL, t->N, t->C,
 			      t->nv);
 	t->be->ce_row_max(t->d, a->rmax, a->logits, t->N, t->nv);
 	TRY(all_reduce(t, &t->g->tp, a->rmax, t->N, EXEC_F32, EXEC_MAX));
 	t->be->ce_row_stats(t->d, a->stats, a->logits, a->rmax, a->tgt, t->N, t->nv, t->v0);
-	TRY(tp_sum(t, a->stats, 2 * (size_t)t->N));
+	TRY(tp_sum(t, a->stats, 2 * (size_t)t->N, EXEC_F32));
 	t->loss_sum += t->be->ce_loss_sum(t->d, a->rmax, a->stats, t->N);
 	return RC_OK;
 }
@@ -890,18 +942,18 @@ static enum rc head_backward(struct exec_trainer *t, const struct unit *u, struc
 	/* the step's loss is the mean over gbs * seq tokens */
 	float scale = (float)(1.0 / ((double)t->o.par.gbs * t->T));
 	size_t nc = (size_t)t->N * t->C;
-	const float *in;
-	float *dn;
+	const void *in;
+	void *dn;
 
 	t->be->ce_backward(t->d, a->logits, a->rmax, a->stats, a->tgt, t->N, t->nv, t->v0, scale);
 	TRY(seq_gather(t, a->lnf, t->gath, &in));
-	t->be->zero(t->d, t->dln, nc * sizeof(float));
+	t->be->zero(t->d, t->dln, nc * t->ab);
 	t->be->matmul_backward(t->d, t->dln, word_grads(t, u, T_WLM), NULL, a->logits, in,
 			       word_params(t, u, T_WLM), t->N, t->C, t->nv);
 	TRY(seq_reduce(t, t->dln, &dn));
-	t->be->zero(t->d, t->dx, (size_t)t->Ns * t->C * sizeof(float));
+	t->be->zero(t->d, t->dx, (size_t)t->Ns * t->C * t->ab);
 	norm_backward(t, t->dx, G(u, T_LNFW), G(u, T_LNFB), dn, a->x[t->nl],
-		      P(u, T_LNFW), a->lnf_mean, a->lnf_rstd);
+		      P(t, u, T_LNFW), a->lnf_mean, a->lnf_rstd);
 	return RC_OK;
 }
 
@@ -1064,7 +1116,7 @@ static enum rc run_schedule(struct exec_trainer *t, int backward)
 			return RC_ERR;
 		}
 		h = op_begin(t, op, kind, kind == EXEC_TRACE_SEND || kind == EXEC_TRACE_RECV
-			     ? (double)nc * sizeof(float) : 0);
+			     ? (double)nc * t->ab : 0);
 		switch (op->kind) {
 		case SCHED_OP_FWD:
 			rc = chunk_forward(t, op->chunk, op->mb);
@@ -1075,10 +1127,10 @@ static enum rc run_schedule(struct exec_trainer *t, int backward)
 		case SCHED_OP_RECV:
 			if (op->data == SCHED_DATA_ACT) {
 				a = act_acquire(t, op->chunk, op->mb);
-				rc = pp->comm->recv(pp, op->peer, CHANNEL_ACT, a->x[0], nc,
+				rc = pp->comm->recv(pp, op->peer, CHANNEL_ACT, a->x[0], nc, t->act,
 						    sched_op_tag(&t->sched, op));
 			} else {
-				rc = pp->comm->recv(pp, op->peer, CHANNEL_GRAD, t->dx, nc,
+				rc = pp->comm->recv(pp, op->peer, CHANNEL_GRAD, t->dx, nc, t->act,
 						    sched_op_tag(&t->sched, op));
 			}
 			break;
@@ -1086,9 +1138,9 @@ static enum rc run_schedule(struct exec_trainer *t, int backward)
 			if (op->data == SCHED_DATA_ACT) {
 				a = t->acts[op->chunk * t->m + op->mb];
 				rc = pp->comm->send(pp, op->peer, CHANNEL_ACT, a->x[t->nl], nc,
-						    sched_op_tag(&t->sched, op));
+						    t->act, sched_op_tag(&t->sched, op));
 			} else {
-				rc = pp->comm->send(pp, op->peer, CHANNEL_GRAD, t->dx, nc,
+				rc = pp->comm->send(pp, op->peer, CHANNEL_GRAD, t->dx, nc, t->act,
 						    sched_op_tag(&t->sched, op));
 			}
 			break;
@@ -1257,7 +1309,10 @@ static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
 				     step, (float)clip);
 		}
 		if (o->par.zero == 1 || o->par.zero == 2)
-			TRY(all_gather(t, dp, u->params, u->shard));
+			TRY(all_gather(t, dp, u->params, u->shard, EXEC_F32));
+		/* the working copy follows the master (ZeRO-3's, at its gather) */
+		if (o->par.zero < 3 && u->work != u->params)
+			t->be->narrow(t->d, u->work, u->params, u->n_pad);
 	}
 	op_end(t, h, EXEC_TRACE_OPTIMIZER);
 	return RC_OK;
@@ -1283,21 +1338,21 @@ static long trace_per_step(const struct exec_trainer *t)
 
 static void scratch_alloc(struct exec_trainer *t)
 {
-	size_t fb = sizeof(float), nc = (size_t)t->N * t->C, nf = (size_t)t->N * t->Fl;
+	size_t ab = t->ab, fb = sizeof(float), nc = (size_t)t->N * t->C, nf = (size_t)t->N * t->Fl;
 	size_t nq = (size_t)t->N * t->Hl * t->hd, nk = (size_t)t->N * t->KVl * t->hd;
 	size_t ns = (size_t)t->Ns * t->C;
 	long max_shard = 1;
 
-	t->dx = exec_dalloc(t->d, ns * fb);
-	t->dln = exec_dalloc(t->d, nc * fb);
-	t->tmp = exec_dalloc(t->d, nc * fb);
-	t->dq = exec_dalloc(t->d, nq * fb);
-	t->datty = exec_dalloc(t->d, nq * fb);
-	t->dk = exec_dalloc(t->d, nk * fb);
-	t->dv = exec_dalloc(t->d, nk * fb);
-	t->dh = exec_dalloc(t->d, nf * fb);
-	t->da = exec_dalloc(t->d, nf * fb);
-	t->du = t->swiglu ? exec_dalloc(t->d, nf * fb) : NULL;
+	t->dx = exec_dalloc(t->d, ns * ab);
+	t->dln = exec_dalloc(t->d, nc * ab);
+	t->tmp = exec_dalloc(t->d, nc * ab);
+	t->dq = exec_dalloc(t->d, nq * ab);
+	t->datty = exec_dalloc(t->d, nq * ab);
+	t->dk = exec_dalloc(t->d, nk * ab);
+	t->dv = exec_dalloc(t->d, nk * ab);
+	t->dh = exec_dalloc(t->d, nf * ab);
+	t->da = exec_dalloc(t->d, nf * ab);
+	t->du = t->swiglu ? exec_dalloc(t->d, nf * ab) : NULL;
 	if (t->full_rec) {
 		struct carve c = { NULL, 0 };
 
@@ -1307,11 +1362,11 @@ static void scratch_alloc(struct exec_trainer *t)
 		c.base = t->rec_block;
 		c.off = 0;
 		carve_layer(t, &c, &t->rec, t->rec_att);
-		t->rec_out = exec_dalloc(t->d, ns * fb);
+		t->rec_out = exec_dalloc(t->d, ns * ab);
 	}
 	if (t->sp) {
-		t->gath = exec_dalloc(t->d, nc * fb);
-		t->part = exec_dalloc(t->d, ns * fb);
+		t->gath = exec_dalloc(t->d, nc * ab);
+		t->part = exec_dalloc(t->d, ns * ab);
 	}
 	if (t->tied && t->l.pp > 1 && !t->word)
 		t->word_zero = exec_dalloc(t->d, (size_t)t->word_own_n * fb);
@@ -1328,7 +1383,7 @@ static void scratch_alloc(struct exec_trainer *t)
 
 static void scratch_free(struct exec_trainer *t)
 {
-	size_t fb = sizeof(float), nc = (size_t)t->N * t->C, nf = (size_t)t->N * t->Fl;
+	size_t ab = t->ab, fb = sizeof(float), nc = (size_t)t->N * t->C, nf = (size_t)t->N * t->Fl;
 	size_t nq = (size_t)t->N * t->Hl * t->hd, nk = (size_t)t->N * t->KVl * t->hd;
 	size_t ns = (size_t)t->Ns * t->C;
 	long max_shard = 1;
@@ -1336,20 +1391,20 @@ static void scratch_free(struct exec_trainer *t)
 	for (int i = 0; i < t->n_units; i++)
 		if (t->units[i].shard > max_shard)
 			max_shard = t->units[i].shard;
-	exec_dfree(t->d, t->dx, ns * fb);
-	exec_dfree(t->d, t->dln, nc * fb);
-	exec_dfree(t->d, t->tmp, nc * fb);
-	exec_dfree(t->d, t->dq, nq * fb);
-	exec_dfree(t->d, t->datty, nq * fb);
-	exec_dfree(t->d, t->dk, nk * fb);
-	exec_dfree(t->d, t->dv, nk * fb);
-	exec_dfree(t->d, t->dh, nf * fb);
-	exec_dfree(t->d, t->da, nf * fb);
-	exec_dfree(t->d, t->du, nf * fb);
+	exec_dfree(t->d, t->dx, ns * ab);
+	exec_dfree(t->d, t->dln, nc * ab);
+	exec_dfree(t->d, t->tmp, nc * ab);
+	exec_dfree(t->d, t->dq, nq * ab);
+	exec_dfree(t->d, t->datty, nq * ab);
+	exec_dfree(t->d, t->dk, nk * ab);
+	exec_dfree(t->d, t->dv, nk * ab);
+	exec_dfree(t->d, t->dh, nf * ab);
+	exec_dfree(t->d, t->da, nf * ab);
+	exec_dfree(t->d, t->du, nf * ab);
 	exec_dfree(t->d, t->rec_block, t->rec_bytes);
-	exec_dfree(t->d, t->rec_out, ns * fb);
-	exec_dfree(t->d, t->gath, nc * fb);
-	exec_dfree(t->d, t->part, ns * fb);
+	exec_dfree(t->d, t->rec_out, ns * ab);
+	exec_dfree(t->d, t->gath, nc * ab);
+	exec_dfree(t->d, t->part, ns * ab);
 	exec_dfree(t->d, t->word_zero, (size_t)t->word_own_n * fb);
 	exec_dfree(t->d, t->rs_tmp, (size_t)max_shard * fb);
 	exec_dfree(t->d, t->scal, 2 * sizeof(double));
@@ -1382,6 +1437,8 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	t->l = *l;
 	t->d = d;
 	t->be = d->be;
+	t->act = d->act;
+	t->ab = exec_dtype_size(d->act);
 	t->g = g;
 	t->v = o->par.interleave;
 	t->m = o->par.gbs / (o->par.mbs * o->par.dp);

@@ -118,6 +118,7 @@ void plan_row_to_sim_plan(const struct plan_row *row, const struct plan_job *job
 	p->cluster = c->cluster;
 	p->offering = *c->offering;
 	p->spot = c->spot;
+	p->purchase = c->purchase;
 	p->nodes = c->nodes;
 	p->tokens = job->tokens * row->fraction;
 	p->usd_per_gpu_hour = c->usd_per_hour / (c->nodes * c->cluster.gpus_per_node);

@@ -364,16 +364,21 @@ double plan_largest_loss(const struct sim_result *r, const char **name);
  * "binding" or "why", "constraints", "plans":[...], "nearest",
  * "assumptions", "stats"}, without wall-clock timings so that the same
  * inputs give the same bytes.  Each plan, best first, has rank, job, model,
- * phase, fraction, provider, instance_type, region, gpu, spot, nodes,
- * gpus_per_node, gpus, tp, pp, dp, cp, mbs, gbs, grad_accum, zero,
- * recompute, interleave, step_time_s, tokens_per_s, mfu,
- * memory_per_gpu_bytes, memory_capacity_bytes, time_to_train_s, cost_usd,
- * usd_per_hour, purchase, costs (compute, storage, checkpoints),
- * commitment (null unless reserved), binding, largest_loss, preemption
- * (null on demand), sensitivity and replay_step_time_s.  Returns a string the caller frees
- * with free(). */
+ * phase, fraction, the candidate's keys (plan_candidate_to_json), binding,
+ * largest_loss, sensitivity and replay_step_time_s.  Returns a string the
+ * caller frees with free(). */
 char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jobs,
 			  size_t n_jobs);
+
+/* One candidate as a JSON object: provider, instance_type, region, gpu,
+ * spot, purchase, nodes, gpus_per_node, gpus, tp, pp, dp, cp, mbs, gbs,
+ * grad_accum, zero, recompute, interleave, step_time_s, tokens_per_s, mfu,
+ * memory_per_gpu_bytes, memory_capacity_bytes, time_to_train_s, cost_usd,
+ * usd_per_hour, costs (compute, storage, checkpoints), commitment (null
+ * unless reserved) and preemption (null unless spot).  of is the offering
+ * to name (NULL: c->offering).  Caller frees with free(). */
+char *plan_candidate_to_json(const struct plan_candidate *c,
+			     const struct price_offering *of, const struct plan_opts *o);
 
 /* A frontier (plan_frontier) as JSON: {"schema":"gpuplan.frontier/1",
  * "model", "tokens", "points":[...]}.  Caller frees with free(). */

@@ -27,20 +27,16 @@ static void add_opt(cJSON *o, const char *k, double v, int present)
 	add_num(o, k, present ? v : NAN);
 }
 
-static cJSON *row_json(const struct plan_row *row, const struct plan_job *job,
-		       const struct plan_opts *o)
+/* Adds one candidate's figures to p: where it runs, its parallelism, the
+ * simulator's step, the time and cost of the job (scaled by fraction, the
+ * share of the job it trains), the commitment and the preemption model.
+ * The keys plan --json and compare --json share. */
+static void candidate_fields(cJSON *p, const struct plan_candidate *c,
+			     const struct price_offering *of, double fraction,
+			     const struct plan_opts *o)
 {
-	const struct plan_candidate *c = &row->c;
-	const struct price_offering *of = c->offering;
-	cJSON *p = cJSON_CreateObject(), *x;
-	const char *loss;
-	double lf;
+	cJSON *x;
 
-	cJSON_AddNumberToObject(p, "rank", row->rank);
-	cJSON_AddStringToObject(p, "job", job->name);
-	cJSON_AddStringToObject(p, "model", job->model.name);
-	cJSON_AddNumberToObject(p, "phase", row->phase);
-	add_num(p, "fraction", row->fraction);
 	cJSON_AddStringToObject(p, "provider", of->provider);
 	cJSON_AddStringToObject(p, "instance_type", of->instance_type);
 	cJSON_AddStringToObject(p, "region", of->region);
@@ -65,33 +61,27 @@ static cJSON *row_json(const struct plan_row *row, const struct plan_job *job,
 	add_num(p, "mfu", c->res.mfu);
 	add_num(p, "memory_per_gpu_bytes", c->res.memory.total);
 	add_num(p, "memory_capacity_bytes", c->res.memory.capacity);
-	add_num(p, "time_to_train_s", c->time_s * row->fraction);
-	add_num(p, "cost_usd", c->cost_usd * row->fraction);
+	add_num(p, "time_to_train_s", c->time_s * fraction);
+	add_num(p, "cost_usd", c->cost_usd * fraction);
 	add_num(p, "usd_per_hour", c->usd_per_hour);
 	x = cJSON_AddObjectToObject(p, "costs");
-	add_num(x, "compute_usd", c->costs.compute_usd * row->fraction);
-	add_num(x, "storage_usd", c->costs.storage_usd * row->fraction);
+	add_num(x, "compute_usd", c->costs.compute_usd * fraction);
+	add_num(x, "storage_usd", c->costs.storage_usd * fraction);
 	add_num(x, "checkpoint_bytes", c->costs.ckpt_bytes);
 	add_num(x, "checkpoint_write_s", c->costs.ckpt_write_s);
 	add_num(x, "checkpoint_interval_s", c->costs.ckpt_interval_s);
 	add_num(x, "checkpoint_overhead", c->costs.ckpt_overhead);
 	if (c->costs.discount > 0) {
-		cJSON *y = cJSON_AddObjectToObject(p, "commitment");
-
-		add_num(y, "discount", c->costs.discount);
-		add_num(y, "term_s", c->costs.term_s);
-		add_num(y, "share", o->commitment_share);
-		add_num(y, "charged_s", c->costs.charged_s);
-		add_num(y, "on_demand_cost_usd", c->costs.on_demand_cost_usd);
-		add_num(y, "breakeven_share", c->costs.breakeven_share);
+		x = cJSON_AddObjectToObject(p, "commitment");
+		add_num(x, "discount", c->costs.discount);
+		add_num(x, "term_s", c->costs.term_s);
+		add_num(x, "share", o->commitment_share);
+		add_num(x, "charged_s", c->costs.charged_s);
+		add_num(x, "on_demand_cost_usd", c->costs.on_demand_cost_usd);
+		add_num(x, "breakeven_share", c->costs.breakeven_share);
 	} else {
 		cJSON_AddNullToObject(p, "commitment");
 	}
-	cJSON_AddStringToObject(p, "binding", plan_binding_str(row->binding));
-	lf = plan_largest_loss(&c->res, &loss);
-	x = cJSON_AddObjectToObject(p, "largest_loss");
-	cJSON_AddStringToObject(x, "name", loss);
-	add_num(x, "fraction", lf);
 	if (c->spot) {
 		x = cJSON_AddObjectToObject(p, "preemption");
 		add_num(x, "rate_per_node_hour", o->preempt_per_node_hour);
@@ -103,6 +93,27 @@ static cJSON *row_json(const struct plan_row *row, const struct plan_job *job,
 	} else {
 		cJSON_AddNullToObject(p, "preemption");
 	}
+}
+
+static cJSON *row_json(const struct plan_row *row, const struct plan_job *job,
+		       const struct plan_opts *o)
+{
+	const struct plan_candidate *c = &row->c;
+	cJSON *p = cJSON_CreateObject(), *x;
+	const char *loss;
+	double lf;
+
+	cJSON_AddNumberToObject(p, "rank", row->rank);
+	cJSON_AddStringToObject(p, "job", job->name);
+	cJSON_AddStringToObject(p, "model", job->model.name);
+	cJSON_AddNumberToObject(p, "phase", row->phase);
+	add_num(p, "fraction", row->fraction);
+	candidate_fields(p, c, c->offering, row->fraction, o);
+	cJSON_AddStringToObject(p, "binding", plan_binding_str(row->binding));
+	lf = plan_largest_loss(&c->res, &loss);
+	x = cJSON_AddObjectToObject(p, "largest_loss");
+	cJSON_AddStringToObject(x, "name", loss);
+	add_num(x, "fraction", lf);
 	x = cJSON_AddObjectToObject(p, "sensitivity");
 	add_num(x, "factor", o->sensitivity);
 	add_num(x, "inter_node_bw_time_to_train_s", row->sens_bw_time_s);
@@ -111,6 +122,18 @@ static cJSON *row_json(const struct plan_row *row, const struct plan_job *job,
 	add_num(x, "flops_cost_usd", row->sens_flops_cost_usd);
 	add_opt(p, "replay_step_time_s", row->replay_step_s, row->replay_step_s > 0);
 	return p;
+}
+
+char *plan_candidate_to_json(const struct plan_candidate *c,
+			     const struct price_offering *of, const struct plan_opts *o)
+{
+	cJSON *p = cJSON_CreateObject();
+	char *s;
+
+	candidate_fields(p, c, of ? of : c->offering, 1.0, o);
+	s = cJSON_PrintUnformatted(p);
+	cJSON_Delete(p);
+	return s;
 }
 
 char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jobs,

@@ -47,6 +47,9 @@ struct price_offering {
 	int owned;                          /* 1: hardware the user owns (see
 					     * price_catalog_add_owned); the
 					     * on-demand price is its running cost */
+	int user;                           /* 1: the row comes from the user's
+					     * table (an update added or changed
+					     * it), not the shipped one */
 };
 
 struct price_catalog {
@@ -55,15 +58,19 @@ struct price_catalog {
 	struct price_offering *offers;
 	size_t n_offers;
 	char *gpus_path;    /* the gpus.csv that was read */
-	char *prices_path;  /* the prices.csv that was read (user's or shipped) */
-	int user_table;     /* 1 when prices_path is the user's merged table */
+	char *prices_path;  /* the shipped prices.csv that was read */
+	char *user_prices_path; /* the user's prices.csv laid over it; NULL: none */
+	int user_table;     /* 1 when user_prices_path was read */
+	int user_legacy;    /* 1 when it was a full copy an older gpuplan wrote */
+	size_t n_user_offers; /* offerings of offers[] with .user set */
 	/* Identity of what was read: "fnv1a64:" and the hash of gpus.csv's
-	 * bytes followed by prices.csv's. */
+	 * bytes followed by the shipped prices.csv's and, when there is one,
+	 * the user's prices.csv's. */
 	char digest[32];
 };
 
 /* Where catalogs come from.  data_dir holds the shipped gpus.csv and
- * prices.csv; user_dir holds the user's merged prices.csv and history
+ * prices.csv; user_dir holds the user's prices.csv (their rows) and history
  * (NULL: $GPUPLAN_DATA_DIR, else $XDG_DATA_HOME/gpuplan, else
  * ~/.local/share/gpuplan). */
 struct price_opts {
@@ -72,11 +79,14 @@ struct price_opts {
 };
 void price_opts_init(struct price_opts *o);
 
-/* Loads gpus.csv and prices.csv into cat.  The user's prices.csv (in the
- * user_dir described above), when it exists, is read instead of the shipped
- * one: updates always write the whole merged table there.  Returns RC_OK,
- * RC_INPUT (bad file, one message per bad cell) or RC_ERR.  Release with
- * price_catalog_release(). */
+/* Loads gpus.csv and prices.csv into cat: the shipped prices.csv overlaid
+ * with the user's prices.csv (in the user_dir described above) when it
+ * exists.  The user's file holds only their rows, keyed by (provider,
+ * instance_type, region): each replaces the shipped row of its key or is
+ * added after the shipped rows.  A user file without the first line
+ * PRICE_USER_MARKER is a full copy an older gpuplan wrote; every row of it
+ * counts as the user's.  Returns RC_OK, RC_INPUT (bad file, one message per
+ * bad cell) or RC_ERR.  Release with price_catalog_release(). */
 enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o);
 void price_catalog_release(struct price_catalog *cat);
 
@@ -139,6 +149,7 @@ struct price_query {
 	const char *region;    /* case-insensitive substring; NULL = any */
 	enum price_sort sort;
 	int spot;              /* 1: price at the spot rate, drop rows without one */
+	int mine;              /* 1: only the user's rows (price_offering.user) */
 };
 void price_query_init(struct price_query *q);
 
@@ -160,6 +171,11 @@ int price_offering_eligible(const struct price_catalog *cat,
 			    const struct price_offering *o, char *why, size_t size);
 
 /* ---- the user's directory, updates and history -------------------------- */
+
+/* The first line of the user's prices.csv since format 2 (their rows
+ * only); the digit after '/' is the format.  A file without it is read as
+ * format 1, a full copy of the table. */
+#define PRICE_USER_MARKER "# gpuplan-user-prices/2"
 
 /* Resolves the user's data directory into buf[size]: o->user_dir, else
  * $GPUPLAN_DATA_DIR, else $XDG_DATA_HOME/gpuplan, else
@@ -205,18 +221,26 @@ struct price_update_report {
 	struct price_change *changes;
 	size_t n_changes;
 	size_t offers_after;        /* rows of the merged table */
+	size_t user_rows;           /* of them, the user's: what the user's
+				     * prices.csv holds (or would) */
+	int legacy_copy;            /* 1: the stored table was a full copy an
+				     * older gpuplan wrote (rewritten as the
+				     * user's rows when written) */
 	int written;                /* 1 when the table was replaced */
 	char table_path[1024];      /* the user's prices.csv */
 	char history_path[1024];    /* the user's prices.history.csv */
 };
 
 /* Validates the whole of file (gpuplan or SkyPilot columns, by header
- * name), merges it into the current table (the user's, else the shipped
- * one) by (provider, instance_type, region), and unless u->dry_run writes
- * the merged table to the user's directory atomically (temp file, fsync,
- * rename, fsync of the directory) under a lock on prices.lock, appending
- * every change to prices.history.csv.  Nothing is written when any row is
- * bad.  Returns RC_OK, RC_INPUT (one "file:line:col: ..." line per bad
+ * name), merges it into the current table (the shipped one overlaid with
+ * the user's rows, as price_catalog_load reads it) by (provider,
+ * instance_type, region), and unless u->dry_run writes the user's rows to
+ * the user's prices.csv atomically (temp file, fsync, rename, fsync of the
+ * directory) under a lock on prices.lock, appending every change to
+ * prices.history.csv.  The user's rows are those of the merged table that
+ * differ from the shipped table's row of their key, or whose key it lacks;
+ * the file starts with PRICE_USER_MARKER (an older full copy is rewritten
+ * so).  Nothing is written when any row is bad.  Returns RC_OK, RC_INPUT (one "file:line:col: ..." line per bad
  * cell), RC_USAGE (missing --provider) or RC_ERR (I/O).  rep is filled on
  * RC_OK; release it with price_update_report_release().
  * For tests, GPUPLAN_FAULT=<point>[:kill] stops the update at after_lock,

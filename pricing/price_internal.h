@@ -65,6 +65,34 @@ void price_rows_release(struct price_rows *r);
 enum rc price_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
 			 struct price_offering **out, size_t *n);
 
+/* Loads the user's prices.csv at path into a new array (*out, *n), each
+ * row with .user set.  A file whose first line is PRICE_USER_MARKER holds
+ * the user's rows and may have none; a file without it is a full copy an
+ * older gpuplan wrote (*legacy = 1), read as it always was.  Messages name
+ * the file's own lines.  An absent file is an empty table.  Returns RC_OK,
+ * RC_INPUT (bad rows, or a format newer than 2) or RC_ERR. */
+enum rc price_user_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
+			      struct price_offering **out, size_t *n, int *legacy);
+
+/* Lays user[0..n_user) over shipped[0..n_shipped) into a new array of *n
+ * offerings: the shipped rows in their order, each replaced by the user's
+ * row of the same (provider, instance_type, region), then the user's rows
+ * of other keys in their order.  The caller frees the array. */
+struct price_offering *price_table_overlay(const struct price_offering *shipped, size_t n_shipped,
+					   const struct price_offering *user, size_t n_user,
+					   size_t *n);
+
+/* Marks .user on every offering of table[0..n) that differs from the row
+ * of its key in shipped[0..n_shipped) (as the written CSV lines compare),
+ * or whose key shipped lacks, and clears it on the others.  Returns how
+ * many it marked. */
+size_t price_table_mark_user(struct price_offering *table, size_t n,
+			     const struct price_offering *shipped, size_t n_shipped);
+
+/* Formats the offerings of table[0..n) with .user set as the user's
+ * prices.csv: the line PRICE_USER_MARKER, then as price_table_format. */
+char *price_user_table_format(const struct price_offering *table, size_t n, size_t *len);
+
 /* A growing NUL-terminated text buffer for CSV output. */
 struct price_line {
 	char *s;

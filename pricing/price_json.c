@@ -93,6 +93,10 @@ char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
 	cJSON_AddStringToObject(root, "schema", "gpuplan.prices/1");
 	cJSON_AddStringToObject(root, "rate", spot ? "spot" : "on_demand");
 	cJSON_AddStringToObject(root, "table", cat->prices_path ? cat->prices_path : "");
+	if (cat->user_prices_path)
+		cJSON_AddStringToObject(root, "user_table", cat->user_prices_path);
+	else
+		cJSON_AddNullToObject(root, "user_table");
 	cJSON_AddNumberToObject(root, "hours_per_month", UNIT_HOURS_PER_MONTH);
 	arr = cJSON_AddArrayToObject(root, "offerings");
 	for (size_t i = 0; i < n; i++) {
@@ -116,6 +120,7 @@ char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
 				of->inter_node_bytes_per_s > 0);
 		add_num_or_null(o, "max_nodes", of->max_nodes, of->max_nodes > 0);
 		cJSON_AddStringToObject(o, "catalog_version", of->version);
+		cJSON_AddBoolToObject(o, "mine", of->user);
 		cJSON_AddItemToArray(arr, o);
 	}
 	return finish(root);
@@ -166,6 +171,8 @@ char *price_update_report_to_json(const struct price_update_report *rep)
 	cJSON_AddNumberToObject(root, "zone_rows_folded", (double)rep->az_rows);
 	cJSON_AddNumberToObject(root, "regions_with_several_zones", (double)rep->az_regions);
 	cJSON_AddNumberToObject(root, "offerings_after", (double)rep->offers_after);
+	cJSON_AddNumberToObject(root, "user_rows", (double)rep->user_rows);
+	cJSON_AddBoolToObject(root, "legacy_copy", rep->legacy_copy);
 	cJSON_AddBoolToObject(root, "written", rep->written);
 	cJSON_AddStringToObject(root, "table", rep->table_path);
 	arr = cJSON_AddArrayToObject(root, "changes");

@@ -2,7 +2,12 @@
  * price_update.c - merge a new price file into the user's table safely,
  * keep a history of every change, and read that history back.
  *
- * Crash safety: the merged table is written to a temporary file in the
+ * The file is merged into the table every command reads (the shipped
+ * prices.csv overlaid with the user's rows); what is stored is only the
+ * user's rows, the merged rows that differ from the shipped table, so that
+ * rows a newer shipped table changes or adds show through.
+ *
+ * Crash safety: the user's table is written to a temporary file in the
  * same directory, fsynced and renamed over prices.csv (then the directory
  * is fsynced), so a reader sees the old table or the new one, never a mix.
  * The history lines of an update are first written to prices.history.pending
@@ -523,7 +528,7 @@ static char *history_lines(const struct price_update_report *rep, const char *st
 	return l.s;
 }
 
-/* Writes the merged table and its history; see the file comment. */
+/* Writes the user's table and its history; see the file comment. */
 static enum rc commit(const struct paths *p, const char *table, size_t tlen,
 		      const char *hist, size_t hlen)
 {
@@ -621,6 +626,8 @@ enum rc price_update(const char *file, const struct price_opts *o,
 	struct price_csv csv;
 	struct price_rows rows;
 	struct merge m;
+	struct price_offering *base = NULL, *mine = NULL;
+	size_t n_base = 0, n_mine = 0;
 	char *shipped = NULL, *table = NULL, *hist = NULL;
 	char stamp[32], date[16], version[PRICE_NAME_MAX * 2];
 	size_t tlen, hlen;
@@ -674,9 +681,13 @@ enum rc price_update(const char *file, const struct price_opts *o,
 			goto out;
 	}
 	sprintf(shipped, "%s/prices.csv", o->data_dir ? o->data_dir : "data");
-	rc = price_table_read(exists(p.table) ? p.table : shipped, gpus, n_gpus, &m.offers, &m.n);
+	rc = price_table_read(shipped, gpus, n_gpus, &base, &n_base);
 	if (rc != RC_OK)
 		goto out;
+	rc = price_user_table_read(p.table, gpus, n_gpus, &mine, &n_mine, &rep->legacy_copy);
+	if (rc != RC_OK)
+		goto out;
+	m.offers = price_table_overlay(base, n_base, mine, n_mine, &m.n);
 	m.cap = m.n;
 	m.rep = rep;
 	m.order = xcalloc(m.n ? m.n : 1, sizeof(*m.order));
@@ -692,10 +703,11 @@ enum rc price_update(const char *file, const struct price_opts *o,
 	for (size_t i = 0; i < rows.n; i++)
 		merge_row(&m, &rows.rows[i], &rows.has, version);
 	rep->offers_after = m.n;
+	rep->user_rows = price_table_mark_user(m.offers, m.n, base, n_base);
 	if (u->dry_run || rep->n_changes == 0)
 		goto out;
 
-	table = price_table_format(m.offers, m.n, &tlen);
+	table = price_user_table_format(m.offers, m.n, &tlen);
 	hist = history_lines(rep, stamp, &hlen);
 	rc = commit(&p, table, tlen, hist, hlen);
 	if (rc == RC_OK)
@@ -706,6 +718,8 @@ out:
 	free(hist);
 	free(m.offers);
 	free(m.order);
+	free(base);
+	free(mine);
 	price_rows_release(&rows);
 	free(gpus);
 	free(shipped);

@@ -33,6 +33,7 @@ void sim_parallel_init(struct sim_parallel *p)
 	p->tp_overlap = 0;
 	p->flash = 1;
 	p->precision = SIM_PRECISION_BF16;
+	p->act_bytes_per_element = 2;
 }
 
 double sim_layer_params(const struct sim_model *m)
@@ -159,6 +160,11 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		WHY("recompute: expected none, selective or full, found %d", (int)p->recompute);
 	if (p->precision != SIM_PRECISION_BF16 && p->precision != SIM_PRECISION_FP8)
 		WHY("precision: expected bf16 or fp8, found %d", (int)p->precision);
+	/* 0 is the default (2); the widest element a trainer stores is fp64 */
+	if (!(p->act_bytes_per_element == 0 ||
+	      (p->act_bytes_per_element >= 1 && p->act_bytes_per_element <= 8)))
+		WHY("act_bytes_per_element: expected 0 (2 bytes) or 1 to 8, found %g",
+		    p->act_bytes_per_element);
 
 	/* Products of degrees are formed in wider types: each degree fits an
 	 * int, their product need not. */

@@ -58,6 +58,12 @@ struct sim_parallel {
 				* ub_tp_comm_overlap); default 0 */
 	int flash;             /* flash attention: no s^2 activations */
 	enum sim_precision precision;
+	/* Bytes of one element of a stored activation tensor: 2 for a bf16
+	 * trainer (sim_parallel_init; 0 reads as 2), 4 for one that keeps
+	 * activations in fp32 (the executor's fp32 backends).  Dropout masks
+	 * (1 byte), the attention log-sum-exp and the logits (fp32) keep
+	 * their own sizes. */
+	double act_bytes_per_element;
 };
 
 struct sim_cluster {
@@ -110,7 +116,7 @@ struct sim_result {
 
 /* Sets p to 1-way everything, mbs 1, gbs 1, zero 0 (gathers by block
  * when set to 3), no recompute, interleave 1, no sequence parallelism,
- * flash on, bf16. */
+ * flash on, bf16 with 2-byte activations. */
 void sim_parallel_init(struct sim_parallel *p);
 
 /* Static lower-case names used in files and tables: "gelu"/"swiglu",
@@ -184,6 +190,10 @@ struct sim_plan {
 	struct sim_cluster cluster;
 	struct price_offering offering; /* empty provider for a custom cluster */
 	int spot;                       /* 1 when priced at the spot rate */
+	/* How the offering's hours are paid for (on-demand, spot, reserved
+	 * 1y/3y, owned): what usd_per_gpu_hour is.  On-demand without an
+	 * offering. */
+	enum price_purchase purchase;
 	int nodes;
 	double tokens;                  /* tokens to train; 0 when not given */
 	double usd_per_gpu_hour;        /* 0 when not given */

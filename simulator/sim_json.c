@@ -4,12 +4,13 @@
  *
  * A plan holds the model, the cluster (GPU figures included, so a plan
  * runs the same on a machine with another catalog), the priced offering
- * when there is one, the parallel configuration, the job (tokens, price)
- * and the prediction.  Output is deterministic: keys in a fixed order,
- * numbers printed by cJSON, so the same plan gives the same bytes.  Reading
- * validates every field it uses and names the first bad one; unknown keys
- * are ignored so later versions can add fields.  The prediction is read
- * back when present, but callers re-simulate rather than trust it.
+ * when there is one with how its hours are paid for (purchase), the
+ * parallel configuration, the job (tokens, price) and the prediction.
+ * Output is deterministic: keys in a fixed order, numbers printed by
+ * cJSON, so the same plan gives the same bytes.  Reading validates every
+ * field it uses and names the first bad one; unknown keys are ignored so
+ * later versions can add fields.  The prediction is read back when
+ * present, but callers re-simulate rather than trust it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -153,6 +154,7 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 		add_num(o, "max_nodes", f->max_nodes);
 		cJSON_AddStringToObject(o, "version", f->version);
 		cJSON_AddBoolToObject(o, "spot", p->spot);
+		cJSON_AddStringToObject(o, "purchase", price_purchase_str(p->purchase));
 	}
 
 	o = cJSON_AddObjectToObject(root, "parallel");
@@ -396,6 +398,43 @@ static void read_prediction(struct reader *r, const cJSON *o, struct sim_plan *p
 	}
 }
 
+/* Reads .offering.purchase after .offering.spot.  Plans written before
+ * the field existed are spot when .offering.spot says so, owned when the
+ * provider is "owned" (price_catalog_add_owned), else on-demand.  A
+ * purchase that contradicts a stated .offering.spot is refused. */
+static void read_purchase(struct reader *r, const cJSON *o, struct sim_plan *p)
+{
+	const char *names[PRICE_PURCHASE_OWNED + 1];
+	const cJSON *spot = cJSON_GetObjectItemCaseSensitive(o, "spot");
+	int v;
+
+	if (r->bad)
+		return;
+	if (!cJSON_GetObjectItemCaseSensitive(o, "purchase")) {
+		p->purchase = p->spot ? PRICE_PURCHASE_SPOT
+			      : !strcmp(p->offering.provider, "owned") ? PRICE_PURCHASE_OWNED
+			      : PRICE_PURCHASE_ON_DEMAND;
+	} else {
+		for (int i = 0; i <= PRICE_PURCHASE_OWNED; i++)
+			names[i] = price_purchase_str((enum price_purchase)i);
+		v = 0;
+		get_enum(r, o, ".offering", "purchase", names, PRICE_PURCHASE_OWNED + 1, &v);
+		if (r->bad)
+			return;
+		p->purchase = (enum price_purchase)v;
+		if (spot && p->spot != (p->purchase == PRICE_PURCHASE_SPOT)) {
+			gp_error("%s: .offering.purchase: expected %s as .offering.spot is %s, "
+				 "found \"%s\"", r->file,
+				 p->spot ? "spot" : "on-demand, reserved-1y, reserved-3y or owned",
+				 p->spot ? "true" : "false", names[v]);
+			r->bad = 1;
+			return;
+		}
+		p->spot = p->purchase == PRICE_PURCHASE_SPOT;
+	}
+	p->offering.owned = p->purchase == PRICE_PURCHASE_OWNED;
+}
+
 static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 {
 	static const char *const mlps[] = { "gelu", "swiglu" };
@@ -479,6 +518,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_int(r, o, ".offering", "max_nodes", 0, 1 << 24, 0, &f->max_nodes);
 		get_str(r, o, ".offering", "version", 0, f->version, sizeof(f->version));
 		get_bool(r, o, ".offering", "spot", 0, &p->spot);
+		read_purchase(r, o, p);
 	}
 
 	o = object(r, root, "", "parallel", 1);

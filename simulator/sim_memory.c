@@ -24,12 +24,18 @@ void sim_model_states(double params, int zero, int dp, struct sim_memory *out)
 	out->optimizer = 12.0 * params / (zero >= 1 ? n : 1);
 }
 
+/* Bytes of one stored activation element (sim_parallel's field, 0 = 2). */
+static double act_elem(const struct sim_parallel *p)
+{
+	return p->act_bytes_per_element > 0 ? p->act_bytes_per_element : 2.0;
+}
+
 double sim_layer_activation_bytes(const struct sim_model *m,
 				  const struct sim_parallel *p,
 				  const struct sim_shape *sh)
 {
 	int sp = p->seq_parallel && sh->t > 1;
-	double tok = sh->tok, h = sh->h;
+	double tok = sh->tok, h = sh->h, e = act_elem(p);
 	double f_l = sh->f / sh->t;
 	double rep, split, s2;
 
@@ -40,15 +46,16 @@ double sim_layer_activation_bytes(const struct sim_model *m,
 	 * output-projection input 2, GELU input and output 16).  Here K and V
 	 * use the KV heads (GQA) and the MLP terms the FFN width: 2 bytes per
 	 * element of each kept tensor, 3 of them for SwiGLU (gate, up, and
-	 * their product). */
+	 * their product).  The paper's 2 bytes are a 16-bit element: e bytes
+	 * here (act_bytes_per_element); the 1-byte dropout masks stay 1. */
 	if (p->recompute == SIM_RECOMPUTE_FULL)
 		/* Sec. 5: full recomputation keeps only each layer's input. */
-		return 2.0 * tok * h / (sp ? sh->t : 1);
-	rep = 10.0 * tok * h / (sp ? sh->t : 1);
-	split = tok * (2.0 * sh->a_l * sh->dh        /* Q */
-		       + 4.0 * sh->kv_l * sh->dh    /* K and V */
-		       + 2.0 * sh->a_l * sh->dh     /* output-projection input */
-		       + (m->mlp == SIM_MLP_SWIGLU ? 6.0 : 4.0) * f_l);
+		return e * tok * h / (sp ? sh->t : 1);
+	rep = (4.0 * e + 2.0) * tok * h / (sp ? sh->t : 1);
+	split = tok * e * (sh->a_l * sh->dh          /* Q */
+			   + 2.0 * sh->kv_l * sh->dh /* K and V */
+			   + sh->a_l * sh->dh        /* output-projection input */
+			   + (m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0) * f_l);
 	/* The 5 a s^2 b term: softmax output 2, dropout mask 1, dropout output
 	 * 2 bytes per score; with context parallelism a rank's queries are
 	 * s / cp against all s keys.  Flash attention keeps none of them, only
@@ -59,7 +66,7 @@ double sim_layer_activation_bytes(const struct sim_model *m,
 	else if (p->recompute == SIM_RECOMPUTE_SELECTIVE)
 		s2 = 0;
 	else
-		s2 = 5.0 * sh->b * sh->a_l * sh->sl * sh->s;
+		s2 = (2.0 * e + 1.0) * sh->b * sh->a_l * sh->sl * sh->s;
 	return rep + split + s2;
 }
 
@@ -100,7 +107,7 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 	if (first)
 		act += in_flight * sh->tok * sh->h / (sp ? sh->t : 1);
 	if (last) {
-		act += 2.0 * sh->tok * sh->h / (sp ? sh->t : 1);
+		act += act_elem(p) * sh->tok * sh->h / (sp ? sh->t : 1);
 		logits = 4.0 * sh->tok * sh->V / sh->t;
 	}
 	out->activations = act;

@@ -4,9 +4,8 @@
  * machine without a GPU: the test binary links exec_cuda.cu built for the
  * host against tests/cuda_emu/, which runs each kernel's blocks and
  * threads on the CPU and each cuBLAS GEMM by its column-major definition
- * (so a wrong transpose, leading dimension or stride fails here), with bf16
- * rounding of GEMM operands when the backend asks for bf16 tensor-core
- * math.  Device memory is host memory there, which lets the tests read
+ * (so a wrong transpose, leading dimension or stride fails here), with
+ * bf16 operands and results where the backend stores bf16.  Device memory is host memory there, which lets the tests read
  * and write it directly.
  *
  * It cannot show speed, stream races or anything NCCL does; those need a
@@ -226,7 +225,7 @@ static void test_exec_cuda_elementwise_and_loss_match_cpu(void **state)
 		d->be->swiglu_forward(d, u[k], g[k], u[k], ne);
 		d->be->swiglu_backward(d, dg[k], du[k], g[k], a[k], dy[k], ne);
 		d->be->residual_forward(d, a[k], a[k], y[k], ne);
-		d->be->accumulate(d, dy[k], a[k], ne);
+		d->be->accumulate(d, dy[k], a[k], EXEC_F32, ne);
 		d->be->add_bias(d, dy[k], g[k], 10, 100);
 	}
 	same("gelu", y[0], y[1], (size_t)ne, 1e-6, 1e-3);
@@ -306,9 +305,9 @@ static void tiny_opts(struct exec_opts *o)
 }
 
 /* Losses of o's steps on backend be at precision prec; the device's
- * memory all returned afterwards. */
-static void run_losses(const struct exec_backend *be, enum exec_precision prec,
-		       const struct exec_opts *o, double *losses)
+ * memory all returned afterwards, its peak in *peak_bytes (may be NULL). */
+static void run_losses_peak(const struct exec_backend *be, enum exec_precision prec,
+			    const struct exec_opts *o, double *losses, size_t *peak_bytes)
 {
 	struct exec_device dev;
 	struct exec_groups g;
@@ -336,8 +335,16 @@ static void run_losses(const struct exec_backend *be, enum exec_precision prec,
 	}
 	exec_trainer_free(t);
 	assert_int_equal(dev.bytes_in_use, 0);
+	if (peak_bytes)
+		*peak_bytes = dev.peak_bytes;
 	exec_device_release(&dev);
 	assert_int_equal(cuda_emu_bytes_in_use(), before);
+}
+
+static void run_losses(const struct exec_backend *be, enum exec_precision prec,
+		       const struct exec_opts *o, double *losses)
+{
+	run_losses_peak(be, prec, o, losses, NULL);
 }
 
 /* fp32 GEMMs: the CUDA backend computes the CPU's losses up to the order
@@ -391,26 +398,25 @@ static void test_exec_cuda_steps_match_cpu_zero3_selective(void **state)
 	same_steps(&o);
 }
 
-/* bf16 tensor-core GEMMs (operands rounded to 8 bits of mantissa, fp32
- * sums): losses within BF16_LOSS_TOL relative of the fp32 CPU over 10
- * steps.  bf16's unit roundoff is 2^-9 = 0.2% per operand; the loss
- * averages that over every token and vocabulary row, and measured here
- * the worst step differs by 4.8e-5 (CUDA_EMU_VERBOSE=1 prints it).  1% is
- * the tolerance bench/gpu_check.sh states for a real GPU, where cuBLAS
- * and the training's drift over 10 steps of a larger model add to it. */
+/* bf16 mixed precision (activations, their gradients and the weights
+ * forward and backward read stored in bf16, GEMMs with fp32 sums; fp32
+ * master weights, gradients and AdamW state): losses within BF16_LOSS_TOL
+ * relative of the fp32 CPU over 10 steps.  bf16's unit roundoff is 2^-9 =
+ * 0.2% per stored element; the loss averages that over every token and
+ * vocabulary row, and measured here the worst step differs by about
+ * 6e-5 (CUDA_EMU_VERBOSE=1 prints it).  1% is the tolerance
+ * bench/gpu_check.sh states for a real GPU, where cuBLAS and the
+ * training's drift over 10 steps of a larger model add to it. */
 #define BF16_LOSS_TOL 1e-2
 
-static void test_exec_cuda_bf16_within_tolerance(void **state)
+static void bf16_within_tolerance(const struct exec_opts *o)
 {
-	struct exec_opts o;
 	double c[10], g[10], worst = 0;
 
-	(void)state;
-	tiny_opts(&o);
-	o.steps = 10;
-	run_losses(&exec_cpu_backend, EXEC_PRECISION_FP32, &o, c);
-	run_losses(&exec_cuda_backend, EXEC_PRECISION_BF16, &o, g);
-	for (int s = 0; s < 10; s++) {
+	assert_true(o->steps <= 10);
+	run_losses(&exec_cpu_backend, EXEC_PRECISION_FP32, o, c);
+	run_losses(&exec_cuda_backend, EXEC_PRECISION_BF16, o, g);
+	for (int s = 0; s < o->steps; s++) {
 		double e = fabs(g[s] - c[s]) / c[s];
 
 		if (e > worst)
@@ -421,6 +427,80 @@ static void test_exec_cuda_bf16_within_tolerance(void **state)
 	assert_true(worst < BF16_LOSS_TOL);
 	/* and bf16 is not fp32: the rounding is really applied */
 	assert_true(worst > 0);
+	/* the loss falls in bf16 too */
+	assert_true(g[o->steps - 1] < g[0]);
+}
+
+static void test_exec_cuda_bf16_within_tolerance(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	tiny_opts(&o);
+	o.steps = 10;
+	bf16_within_tolerance(&o);
+}
+
+/* The bf16 paths of RMSNorm, SwiGLU, flash attention (no probabilities
+ * kept), full recomputation and ZeRO-3's gathers (the working copy is
+ * narrowed at each gather). */
+static void test_exec_cuda_bf16_swiglu_flash_zero3(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	tiny_opts(&o);
+	o.steps = 10;
+	o.model.mlp = SIM_MLP_SWIGLU;
+	o.par.flash = 1;
+	o.par.recompute = SIM_RECOMPUTE_FULL;
+	o.par.zero = 3;
+	exec_opts_derive(&o);
+	bf16_within_tolerance(&o);
+}
+
+/* bf16 storage halves what the activations take and adds a 2-byte working
+ * copy of every parameter.  tiny_opts: b 2, t 12 (N = 24 tokens), C 16, 4
+ * heads of 4 (Q 16 wide, K and V 8), ffn 32, vocabulary 32, 2 layers, no
+ * flash attention (probabilities kept), one rank: every buffer is
+ * allocated once, so the peak is their sum.  Each activation buffer of a
+ * micro-batch's record is a multiple of 32 elements, so its 64-byte
+ * alignment pads nothing in either type.  Activation elements:
+ *   record: layer inputs x[0..2] 3 x 24 x 16 = 1152; per layer ln1 384,
+ *     Q 384, K 192, V 192, probabilities 2 x 4 x 12 x 12 = 1152, attention
+ *     output 384, res2 384, ln2 384, MLP in and out 2 x 24 x 32 = 1536:
+ *     4992, two layers 9984; final norm 384 and logits 24 x 32 = 768;
+ *     12,288 in all (the 1F1B record is reused by the second micro-batch);
+ *   backward scratch: dx, dln, tmp, dq, dattn 5 x 384, dk, dv 2 x 192,
+ *     dh, da 2 x 768: 3840.
+ * Parameters: embedding 32 x 16 + 12 x 16 = 704; per layer norms 4 x 16,
+ * Q 16 x 16 + 16, K and V 2 x (8 x 16 + 8), output 16 x 16 + 16, MLP 32 x
+ * 16 + 32 and 16 x 32 + 16: 1952; head norm 2 x 16 and LM head 32 x 16:
+ * 544; 704 + 2 x 1952 + 544 = 5152.
+ * fp32 - bf16 peak = (12288 + 3840) x (4 - 2) - 5152 x 2 = 21,952 bytes. */
+static void test_exec_cuda_bf16_peak_memory_drops(void **state)
+{
+	struct exec_opts o;
+	double c[3], g[3];
+	size_t fp32_peak, bf16_peak;
+	const double act = 12288 + 3840, params = 5152;
+
+	(void)state;
+	tiny_opts(&o);
+	run_losses_peak(&exec_cuda_backend, EXEC_PRECISION_FP32, &o, c, &fp32_peak);
+	run_losses_peak(&exec_cuda_backend, EXEC_PRECISION_BF16, &o, g, &bf16_peak);
+	assert_near(act * (4 - 2) - params * 2, 21952, 1e-12);
+	if (fp32_peak - bf16_peak != 21952)
+		print_error("peak: fp32 %zu, bf16 %zu bytes\n", fp32_peak, bf16_peak);
+	assert_int_equal(fp32_peak - bf16_peak, 21952);
+	/* the fp32 CUDA run keeps what the fp32 CPU run does */
+	{
+		double cpu[3];
+		size_t cpu_peak;
+
+		run_losses_peak(&exec_cpu_backend, EXEC_PRECISION_FP32, &o, cpu, &cpu_peak);
+		assert_int_equal(cpu_peak, fp32_peak);
+	}
 }
 
 /* --trace on the CUDA backend: every event is a pair of CUDA events read
@@ -542,6 +622,8 @@ int main(void)
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_swiglu_flash_recompute),
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_zero3_selective),
 		cmocka_unit_test(test_exec_cuda_bf16_within_tolerance),
+		cmocka_unit_test(test_exec_cuda_bf16_swiglu_flash_zero3),
+		cmocka_unit_test(test_exec_cuda_bf16_peak_memory_drops),
 		cmocka_unit_test(test_exec_cuda_trace_uses_cuda_events),
 		cmocka_unit_test(test_exec_cuda_open_without_device_fails),
 		cmocka_unit_test(test_exec_cuda_failure_is_sticky),

@@ -896,6 +896,54 @@ static void test_exec_calibrate_cpu_fit_reproduces_gemms(void **state)
 	free(c);
 }
 
+/* The prediction of an executor run prices activations at the element
+ * size the backend stores (exec_act_bytes): 4 bytes on the fp32 CPU
+ * backend (and the CUDA one at --precision fp32), 2 on the bf16 CUDA one.
+ * exec_opts_init's model on one rank: b 2, s 32 (64 tokens), h 64, 4
+ * heads of 64 / 4 = 16 (K and V 64 wide), ffn 256, GELU, flash, 4 layers,
+ * no recomputation.  Per layer and token it keeps (Korthikanti et al.
+ * 2022, sec. 4.1) two norm inputs (x, res2) 2 x 64, the QKV and MLP
+ * inputs 2 x 64, Q, K, V 3 x 64, the output projection's input 64, the
+ * GELU's input and output 2 x 256: 1024 elements; the last stage adds the
+ * final norm's input, 64 a token.  Dropout masks (1 byte), the flash
+ * log-sum-exp and the logits (fp32) do not change.  At 4 bytes instead of
+ * 2: (4 - 2) x 64 tokens x (4 x 1024 + 64) = 532,480 bytes more. */
+static void test_exec_predict_activations_at_stored_size(void **state)
+{
+	struct exec_opts o;
+	struct sim_cluster c;
+	struct sim_result bf16, run;
+	const double tokens = 2 * 32, per_token = 4 * 1024 + 64;
+	const double more = (4 - 2) * tokens * per_token;
+
+	(void)state;
+	exec_opts_init(&o);
+	assert_near(more, 532480, 1e-12);
+	exec_cpu_cluster(&c, 1);
+	/* the simulator's own default: a bf16 trainer */
+	assert_near(o.par.act_bytes_per_element, 2, 1e-12);
+	assert_int_equal(sim_check(&o.model, &o.par, &c, NULL, 0), RC_OK);
+	sim_step(&o.model, &o.par, &c, &bf16);
+	/* the fp32 CPU backend */
+	assert_int_equal(exec_act_bytes("cpu", EXEC_PRECISION_FP32), 4);
+	assert_int_equal(exec_predict_on(&o, &c, &run, NULL, 0), RC_OK);
+	assert_near(run.memory.activations - bf16.memory.activations, more, 1e-9);
+	/* model states and the logits are as before */
+	assert_near(run.memory.weights + run.memory.grads + run.memory.optimizer,
+		    bf16.memory.weights + bf16.memory.grads + bf16.memory.optimizer, 1e-12);
+	assert_near((run.memory.total - run.memory.other) - (bf16.memory.total - bf16.memory.other),
+		    more, 1e-9);
+	/* the CUDA backend: bf16 activations, as the simulator's default;
+	 * fp32 with --precision fp32 */
+	o.backend = "cuda";
+	assert_int_equal(exec_act_bytes("cuda", EXEC_PRECISION_BF16), 2);
+	assert_int_equal(exec_predict_on(&o, &c, &run, NULL, 0), RC_OK);
+	assert_near(run.memory.activations, bf16.memory.activations, 1e-12);
+	o.precision = EXEC_PRECISION_FP32;
+	assert_int_equal(exec_predict_on(&o, &c, &run, NULL, 0), RC_OK);
+	assert_near(run.memory.activations - bf16.memory.activations, more, 1e-9);
+}
+
 static void test_exec_calibration_path_is_safe(void **state)
 {
 	char buf[256];
@@ -934,6 +982,7 @@ int main(void)
 		cmocka_unit_test(test_exec_calibration_half_gemm_rate_doubles_compute),
 		cmocka_unit_test(test_exec_calibrate_cpu_fit_reproduces_gemms),
 		cmocka_unit_test(test_exec_calibration_path_is_safe),
+		cmocka_unit_test(test_exec_predict_activations_at_stored_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,9 @@
  * line numbers with CRLF, blank lines and quoted newlines), the GPU and
  * price catalogs shipped in data/, queries, updates (merge, SkyPilot
  * columns, zones, bad input leaving the table byte-for-byte unchanged,
- * injected faults, history recovery), and the model presets table.
+ * injected faults, history recovery), the user's rows laid over the
+ * shipped table (and an older full copy read as all the user's), and the
+ * model presets table.
  */
 #include "testutil.h"
 
@@ -389,6 +391,11 @@ static void test_price_catalog_load_shipped(void **state)
 		fclose(f);
 		assert_int_equal(price_catalog_load(&again, &o), RC_OK);
 		assert_int_equal(again.user_table, 1);
+		/* No marker line: a full copy an older gpuplan wrote, every
+		 * row of it the user's; the shipped rows of other keys stay. */
+		assert_int_equal(again.user_legacy, 1);
+		assert_int_equal(again.n_user_offers, 1);
+		assert_int_equal(again.n_offers, 150);
 		assert_string_not_equal(again.digest, cat.digest);
 		price_catalog_release(&again);
 	}
@@ -522,6 +529,9 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(rep.unchanged, 1);
 	assert_int_equal(rep.written, 1);
 	assert_int_equal(rep.offers_after, 151);
+	/* The user's table holds the changed and the added row, not the
+	 * unchanged one nor the 148 shipped rows. */
+	assert_int_equal(rep.user_rows, 2);
 	/* Changes: on-demand price and catalog_version of the changed row, the
 	 * added row. */
 	assert_int_equal(rep.n_changes, 3);
@@ -533,7 +543,9 @@ static void test_price_update_merges_and_records_history(void **state)
 
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	assert_int_equal(cat.user_table, 1);
+	assert_int_equal(cat.user_legacy, 0);
 	assert_int_equal(cat.n_offers, 151);
+	assert_int_equal(cat.n_user_offers, 2);
 	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
 	assert_non_null(of);
 	assert_near(of->on_demand_usd_per_hour, 49.536, 1e-12);
@@ -799,6 +811,206 @@ static void test_price_update_fault_after_rename_recovers_history(void **state)
 	rm_rf(dir);
 }
 
+/* ---- the user's rows over the shipped table ------------------------------------- */
+
+/* A new directory with data/gpus.csv and prices (the shipped prices.csv). */
+static char *share_dir(const char *prices)
+{
+	char *d = tmp_dir();
+	size_t len;
+	char *g = read_all(TEST_DATA_DIR, "gpus.csv", &len);
+
+	assert_non_null(g);
+	write_file(d, "gpus.csv", g, len);
+	free(g);
+	write_text(d, "prices.csv", prices);
+	return d;
+}
+
+#define SHIPPED_V1 HEADER \
+	"aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,55.04,,3200,,v1\n" \
+	"aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,55.04,,3200,,v1\n" \
+	"lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,23.92,,,,v1\n"
+/* A newer release: both p5 rows change, a gcp row is added. */
+#define SHIPPED_V2 HEADER \
+	"aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,54,,3200,,v2\n" \
+	"aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,52,,3200,,v2\n" \
+	"lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,23.92,,,,v1\n" \
+	"gcp,a3-highgpu-8g,H100-SXM5-80GB,8,us-central1,88.25,,,,v2\n"
+#define UPDATE_HEADER "provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour,catalog_version\n"
+
+static void test_price_update_newer_shipped_rows_show_through(void **state)
+{
+	char *share = share_dir(SHIPPED_V1), *user = tmp_dir();
+	char file[512], *stored;
+	size_t len, *idx, n;
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_catalog cat;
+	struct price_query q;
+	const struct price_offering *of;
+
+	(void)state;
+	price_opts_init(&o);
+	o.data_dir = share;
+	o.user_dir = user;
+	price_update_opts_init(&u);
+	write_text(user, "mine.csv", UPDATE_HEADER "aws,p5.48xlarge,H100,8,us-east-1,50,u1\n");
+	snprintf(file, sizeof(file), "%s/mine.csv", user);
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.changed, 1);
+	assert_int_equal(rep.offers_after, 3);
+	assert_int_equal(rep.user_rows, 1);
+	price_update_report_release(&rep);
+	/* Stored: the marker, the header and the one changed row (spot and
+	 * network kept from the shipped row, the file lacking those columns). */
+	stored = read_all(user, "prices.csv", &len);
+	assert_string_equal(stored, PRICE_USER_MARKER "\n" HEADER
+			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,50,,3200,,u1\n");
+	free(stored);
+
+	/* A newer gpuplan ships v2: its changed us-east-2 row and its new gcp
+	 * row show through; the user's us-east-1 row still wins over v2's 54. */
+	write_text(share, "prices.csv", SHIPPED_V2);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_int_equal(cat.n_offers, 4);
+	assert_int_equal(cat.n_user_offers, 1);
+	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
+	assert_near(of->on_demand_usd_per_hour, 50, 1e-12);
+	assert_string_equal(of->version, "u1");
+	assert_int_equal(of->user, 1);
+	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-2");
+	assert_near(of->on_demand_usd_per_hour, 52, 1e-12);
+	assert_int_equal(of->user, 0);
+	of = find_offer(&cat, "gcp", "a3-highgpu-8g", "us-central1");
+	assert_non_null(of);
+	assert_near(of->on_demand_usd_per_hour, 88.25, 1e-12);
+	price_query_init(&q);
+	q.mine = 1;
+	assert_int_equal(price_catalog_query(&cat, &q, &idx, &n), RC_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(cat.offers[idx[0]].region, "us-east-1");
+	free(idx);
+	price_catalog_release(&cat);
+
+	/* An update of another row keeps both of the user's rows and still
+	 * lets v2's us-east-2 price through. */
+	write_text(user, "mine.csv", UPDATE_HEADER "lambda,gpu_8x_h100_sxm5,H100,8,us-east-1,22,u2\n");
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.changed, 1);
+	assert_int_equal(rep.user_rows, 2);
+	price_update_report_release(&rep);
+	stored = read_all(user, "prices.csv", &len);
+	assert_string_equal(stored, PRICE_USER_MARKER "\n" HEADER
+			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,50,,3200,,u1\n"
+			    "lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,22,,,,u2\n");
+	free(stored);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_near(find_offer(&cat, "aws", "p5.48xlarge", "us-east-2")->on_demand_usd_per_hour, 52,
+		    1e-12);
+	assert_near(find_offer(&cat, "aws", "p5.48xlarge", "us-east-1")->on_demand_usd_per_hour, 50,
+		    1e-12);
+	price_catalog_release(&cat);
+	rm_rf(share);
+	rm_rf(user);
+}
+
+static void test_price_catalog_load_legacy_full_copy(void **state)
+{
+	char *share = share_dir(SHIPPED_V1), *user = tmp_dir();
+	char file[512], *stored;
+	size_t len;
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_catalog cat;
+	const struct price_offering *of;
+
+	(void)state;
+	price_opts_init(&o);
+	o.data_dir = share;
+	o.user_dir = user;
+	price_update_opts_init(&u);
+	/* What an older gpuplan stored after the user set us-east-2 to 40:
+	 * the whole table, no marker. */
+	write_text(user, "prices.csv", HEADER
+		   "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,55.04,,3200,,v1\n"
+		   "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,40,,3200,,old\n"
+		   "lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,23.92,,,,v1\n");
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_int_equal(cat.user_legacy, 1);
+	assert_int_equal(cat.n_user_offers, 3);
+	assert_int_equal(cat.n_offers, 3);
+	assert_near(find_offer(&cat, "aws", "p5.48xlarge", "us-east-2")->on_demand_usd_per_hour, 40,
+		    1e-12);
+	price_catalog_release(&cat);
+
+	/* Every row of the copy counts as the user's, as before: v2's 54 for
+	 * us-east-1 stays hidden; the row v2 adds shows. */
+	write_text(share, "prices.csv", SHIPPED_V2);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_int_equal(cat.n_offers, 4);
+	assert_near(find_offer(&cat, "aws", "p5.48xlarge", "us-east-1")->on_demand_usd_per_hour,
+		    55.04, 1e-12);
+	assert_non_null(find_offer(&cat, "gcp", "a3-highgpu-8g", "us-central1"));
+	price_catalog_release(&cat);
+
+	/* The next update (under v1) rewrites it as the user's rows: the copy's
+	 * rows equal to v1's go, the user's 40 and the new 22 stay. */
+	write_text(share, "prices.csv", SHIPPED_V1);
+	write_text(share, "mine.csv", UPDATE_HEADER "lambda,gpu_8x_h100_sxm5,H100,8,us-east-1,22,u2\n");
+	snprintf(file, sizeof(file), "%s/mine.csv", share);
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.changed, 1);
+	assert_int_equal(rep.user_rows, 2);
+	assert_int_equal(rep.legacy_copy, 1);
+	price_update_report_release(&rep);
+	stored = read_all(user, "prices.csv", &len);
+	assert_string_equal(stored, PRICE_USER_MARKER "\n" HEADER
+			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,40,,3200,,old\n"
+			    "lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,22,,,,u2\n");
+	free(stored);
+	/* From now on v2's us-east-1 price shows through. */
+	write_text(share, "prices.csv", SHIPPED_V2);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_int_equal(cat.user_legacy, 0);
+	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
+	assert_near(of->on_demand_usd_per_hour, 54, 1e-12);
+	assert_near(find_offer(&cat, "aws", "p5.48xlarge", "us-east-2")->on_demand_usd_per_hour, 40,
+		    1e-12);
+	price_catalog_release(&cat);
+	rm_rf(share);
+	rm_rf(user);
+}
+
+static void test_price_catalog_load_rejects_bad_user_table(void **state)
+{
+	char *share = share_dir(SHIPPED_V1), *user = tmp_dir();
+	struct price_opts o;
+	struct price_catalog cat;
+
+	(void)state;
+	price_opts_init(&o);
+	o.data_dir = share;
+	o.user_dir = user;
+	/* A format this gpuplan does not know, and a bad cell. */
+	write_text(user, "prices.csv", "# gpuplan-user-prices/3\n" HEADER);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_INPUT);
+	write_text(user, "prices.csv", PRICE_USER_MARKER "\n" HEADER
+		   "aws,p5.48xlarge,H100,8,us-east-1,fifty,,,,u\n");
+	assert_int_equal(price_catalog_load(&cat, &o), RC_INPUT);
+	/* No rows of the user's: the shipped table alone. */
+	write_text(user, "prices.csv", PRICE_USER_MARKER "\n" HEADER);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_int_equal(cat.n_offers, 3);
+	assert_int_equal(cat.n_user_offers, 0);
+	assert_int_equal(cat.user_legacy, 0);
+	price_catalog_release(&cat);
+	rm_rf(share);
+	rm_rf(user);
+}
+
 /* ---- model presets -------------------------------------------------------------- */
 
 static void test_sim_model_table_load_shipped(void **state)
@@ -883,6 +1095,9 @@ int main(void)
 		cmocka_unit_test(test_price_update_dry_run_writes_nothing),
 		cmocka_unit_test(test_price_update_fault_keeps_old_table),
 		cmocka_unit_test(test_price_update_fault_after_rename_recovers_history),
+		cmocka_unit_test(test_price_update_newer_shipped_rows_show_through),
+		cmocka_unit_test(test_price_catalog_load_legacy_full_copy),
+		cmocka_unit_test(test_price_catalog_load_rejects_bad_user_table),
 		cmocka_unit_test(test_sim_model_table_load_shipped),
 		cmocka_unit_test(test_sim_model_table_load_rejects_bad_rows),
 	};

@@ -211,6 +211,13 @@ static void test_sim_activations_korthikanti(void **state)
 	p.recompute = SIM_RECOMPUTE_NONE;
 	p.flash = 1;
 	assert_near(act(&m, &p), s * b * h / t * 34 + 4 * b * a / t * s, 1e-12);
+	/* Elements of 4 bytes (an fp32 trainer): the 2-byte terms double,
+	 * the dropout masks stay 1 byte: 10 = 4 x 2 + 2 -> 4 x 4 + 2 = 18,
+	 * 24 -> 48, 5as/h = (2 + 1 + 2) as/h -> (4 + 1 + 4) as/h. */
+	p = par(1, 1, 1, 1, 1);
+	p.flash = 0;
+	p.act_bytes_per_element = 4;
+	assert_near(act(&m, &p), s * b * h * (18 + 48 + 9 * a * s / h), 1e-12);
 }
 
 static void test_sim_memory_pipeline_in_flight(void **state)
@@ -883,6 +890,7 @@ static void test_sim_plan_round_trip(void **state)
 	(void)state;
 	p.par.tp_overlap = 1;
 	p.par.zero3_gather = SIM_ZERO3_TENSOR_SYNC;
+	p.purchase = PRICE_PURCHASE_RESERVED_1Y;
 	strcpy(p.command, "gpuplan plan --model llama3-70b --tokens '1T'");
 	strcpy(p.catalog_digest, "fnv1a64:0123456789abcdef");
 	assert_true(fd >= 0);
@@ -904,6 +912,8 @@ static void test_sim_plan_round_trip(void **state)
 	assert_string_equal(q.command, p.command);
 	assert_string_equal(q.catalog_digest, p.catalog_digest);
 	assert_string_equal(q.offering.instance_type, "p5.48xlarge");
+	assert_int_equal(q.purchase, PRICE_PURCHASE_RESERVED_1Y);
+	assert_int_equal(q.spot, 0);
 	assert_near(q.cluster.gpu.fp8_flops_per_s, 1978.9e12, 1e-15);
 	assert_near(q.result.step_time_s, p.result.step_time_s, 1e-15);
 	assert_near(q.cost_usd, p.cost_usd, 1e-15);
@@ -931,6 +941,10 @@ static void test_sim_plan_bad_fields(void **state)
 		{ "\"parallel\":", "\"parallelism\":" },
 		{ "\"bf16_flops_per_s\":", "\"bf16_flops\":" },
 		{ "\"schema\"", "\"schema\" ," },
+		{ "\"purchase\":\t\"on-demand\"", "\"purchase\":\t\"reserved\"" },
+		{ "\"purchase\":\t\"on-demand\"", "\"purchase\":\t2" },
+		/* spot is false: a spot purchase contradicts it */
+		{ "\"purchase\":\t\"on-demand\"", "\"purchase\":\t\"spot\"" },
 	};
 
 	(void)state;
@@ -955,6 +969,46 @@ static void test_sim_plan_bad_fields(void **state)
 	assert_int_equal(sim_plan_parse("e.json", "[1]", 3, &out), RC_INPUT);
 	assert_int_equal(sim_plan_read("/nonexistent/plan.json", &out), RC_ERR);
 	free(good);
+}
+
+/* A plan file written before .offering.purchase existed: spot when
+ * .offering.spot says so, owned when the provider is "owned", else
+ * on-demand. */
+static void test_sim_plan_parse_purchase_default(void **state)
+{
+	struct {
+		const char *provider;
+		int spot;
+		enum price_purchase want;
+	} cases[] = {
+		{ "aws", 0, PRICE_PURCHASE_ON_DEMAND },
+		{ "aws", 1, PRICE_PURCHASE_SPOT },
+		{ "owned", 0, PRICE_PURCHASE_OWNED },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < GP_ARRAY_LEN(cases); i++) {
+		struct sim_plan p = sample_plan(), q;
+		char *json, *at, *end;
+
+		snprintf(p.offering.provider, sizeof(p.offering.provider), "%s", cases[i].provider);
+		p.spot = cases[i].spot;
+		p.purchase = PRICE_PURCHASE_RESERVED_3Y;    /* must not survive */
+		json = sim_plan_to_json(&p);
+		/* Cut ',\n\t\t"purchase":\t"reserved-3y"' after "spot". */
+		at = strstr(json, ",\n\t\t\"purchase\":");
+		assert_non_null(at);
+		end = strchr(at + 2, '\n');
+		assert_non_null(end);
+		memmove(at, end, strlen(end) + 1);
+		assert_null(strstr(json, "purchase"));
+		memset(&q, 0, sizeof(q));
+		assert_int_equal(sim_plan_parse("old.json", json, strlen(json), &q), RC_OK);
+		assert_int_equal(q.purchase, cases[i].want);
+		assert_int_equal(q.spot, cases[i].spot);
+		assert_int_equal(q.offering.owned, cases[i].want == PRICE_PURCHASE_OWNED);
+		free(json);
+	}
 }
 
 int main(void)
@@ -991,6 +1045,7 @@ int main(void)
 		cmocka_unit_test(test_sim_stage_layers_remainder_order),
 		cmocka_unit_test(test_sim_plan_round_trip),
 		cmocka_unit_test(test_sim_plan_bad_fields),
+		cmocka_unit_test(test_sim_plan_parse_purchase_default),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

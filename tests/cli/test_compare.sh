@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test_compare.sh - rent, reserve or buy as a user types it on the shipped
 # data: `gpuplan compare` (the table, the owning cost with its parts, the
-# break-even, the assumptions, bad flags), and the cost models in `gpuplan
-# plan` (reserved columns and the commitment share, GPUs the user owns,
-# checkpoint storage).
+# break-even, the assumptions, bad flags, --json against the table and a
+# hand calculation), and the cost models in `gpuplan plan` (reserved
+# columns and the commitment share, GPUs the user owns, checkpoint storage,
+# the purchase option in plan files and reading it back).
 . "$(dirname "$0")/lib.sh"
 export GPUPLAN_SHARE_DIR="$PWD/data"
 
@@ -58,8 +59,6 @@ gp compare --model llama3-8b --tokens 1T --gpus 0
 expect_rc "compare --gpus 0 exits 2" 2
 gp compare --model llama3-8b --tokens 1T --have 8xh100
 expect_rc "compare --have exits 2" 2
-gp compare --model llama3-8b --tokens 1T --json
-expect_rc "compare --json exits 2" 2
 gp compare --model llama3-8b --tokens 1T --gpu h1000
 expect_rc "compare --gpu h1000 exits 2" 2
 expect_err "an unknown GPU gets a hint" "^hint: did you mean"
@@ -68,12 +67,195 @@ expect_rc "compare without --tokens exits 2" 2
 gp compare --model llama3-8b --tokens 1T --gpus 3
 expect_rc "nothing on 3 GPUs exits 3" 3
 
+# ---- compare --json: the table's figures for programs
+gp compare --model llama3-8b --tokens 1T
+cp "$OUT" "$TMP/compare.txt"
+gp compare --model llama3-8b --tokens 1T --json
+expect_rc "compare --json exits 0" 0
+expect_out "compare --json names its schema" '"schema":[[:space:]]*"gpuplan.compare/1"'
+cp "$OUT" "$TMP/compare.json"
+gp compare --model llama3-8b --tokens 1T --json
+[ -s "$OUT" ] && cmp -s "$OUT" "$TMP/compare.json" && pass "compare --json: same inputs, same bytes" \
+	|| fail "compare --json: same inputs, same bytes" "two runs differ"
+# check_json NAME FILE...: runs the python3 script on stdin with the files
+# as arguments; each "ok CHECK" or "not ok CHECK: WHY" line it prints is one
+# check, and anything else it prints (a traceback) fails NAME once.
+check_json() {
+	local name=$1 line other=""
+	if ! command -v python3 >/dev/null; then
+		echo "skip - $name: no python3 to parse JSON"
+		return
+	fi
+	shift
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) pass "${line#ok }" ;;
+		"not ok "*) line=${line#not ok }; fail "${line%%: *}" "${line#*: }" ;;
+		*) other=$line ;;
+		esac
+	done < <(python3 - "$@" 2>&1)
+	[ -z "$other" ] || fail "$name" "$other"
+}
+check_json "compare --json agrees with the table" "$TMP/compare.txt" "$TMP/compare.json" <<'PY'
+import json, re, sys
+
+def check(name, ok, why=""):
+    print(("ok " if ok else "not ok ") + name + ("" if ok else ": " + why))
+
+def near(a, b, rel):
+    return abs(a - b) <= rel * max(abs(a), abs(b))
+
+def usd(s):
+    return float(s.lstrip("$").replace(",", ""))
+
+UNIT_S = {"ms": 1e-3, "s": 1, "min": 60, "h": 3600, "d": 86400, "y": 86400 * 365.0}
+
+table = open(sys.argv[1]).read().splitlines()
+doc = json.load(open(sys.argv[2]))
+rows = []      # (gpu, option, time_s, cost, per_btok, per_gpu_h, breakeven)
+gpu = None
+row_re = re.compile(r"^(\S*)\s+(rent|buy)\s+(.*?)\s+([0-9.]+ (?:ms|s|min|h|d|y))\s+"
+                    r"(\$[0-9,.]+)\s+(\$[0-9,.]+)\s+(\$[0-9.]+)\s*(.*)$")
+for line in table:
+    if line.startswith("assumptions"):
+        break
+    m = row_re.match(line)
+    if not m:
+        continue
+    gpu = m.group(1) or gpu
+    t, u = m.group(4).split()
+    rows.append((gpu, m.group(2), float(t) * UNIT_S[u], usd(m.group(5)), usd(m.group(6)),
+                 usd(m.group(7)), m.group(8)))
+opts = [(t["gpu"], k, t[k]) for t in doc["types"] for k in ("rent", "buy") if t[k]]
+check("compare --json has one option per table row", len(rows) == len(opts) > 0,
+      "%d rows, %d options" % (len(rows), len(opts)))
+check("compare --json lists the GPU types in the table's order",
+      [r[0] for r in rows] == [o[0] for o in opts])
+bad = []
+for r, (g, k, o) in zip(rows, opts):
+    # The table rounds to 3 significant digits or more (0.5%), or to cents.
+    for name, a, b in (("time", r[2], o["time_to_train_s"]), ("cost", r[3], o["cost_usd"]),
+                       ("usd/b-tok", r[4], o["usd_per_billion_tokens"]),
+                       ("usd/gpu-h", r[5], o["usd_per_gpu_hour"])):
+        if r[1] != k or not (near(a, b, 0.005) or (name != "time" and abs(a - b) <= 0.00501)):
+            bad.append("%s %s %s: table %g, json %g" % (g, k, name, a, b))
+check("compare --json times and costs agree with the table", not bad, "; ".join(bad[:3]))
+be = {(r[0]): r[6] for r in rows if r[1] == "buy"}
+bad = []
+for t in doc["types"]:
+    if t["breakeven"] == "pays_back":
+        months = float(be[t["gpu"]].split()[0])
+        if abs(t["breakeven_s"] / doc["assumptions"]["month_s"] - months) > 0.05:
+            bad.append("%s: %s vs %g s" % (t["gpu"], be[t["gpu"]], t["breakeven_s"]))
+    elif t["breakeven"] == "no_buy" and t["rent"]:
+        if ("buy    " + t["why_no_buy"]) not in "\n".join(table):
+            bad.append("%s: why_no_buy %r not in the table" % (t["gpu"], t["why_no_buy"]))
+check("compare --json break-even and reasons agree with the table", not bad, "; ".join(bad[:3]))
+
+# By hand, the HGX H100 (data/hardware.csv: 296644 USD, 8 x 700 W GPUs +
+# 4600 W host): 296644 / (3 y x 8760 h x 0.7) / 8 = 2.01568 USD/GPU-h
+# purchase, 10200 W x 1.2 x 0.15 USD/kWh / 1000 / 8 = 0.2295 power.
+h100 = [t for t in doc["types"] if t["gpu"] == "H100-SXM5-80GB"][0]
+b = h100["buy"]
+own = 296644 / (3 * 8760 * 0.7) / 8 + 10200 * 1.2 * 0.15 / 1000 / 8
+check("compare --json: owning an H100 costs 2.2452 USD/GPU-h",
+      near(b["owning"]["usd_per_gpu_hour"], own, 1e-9) and near(b["usd_per_gpu_hour"], own, 1e-9),
+      "%r vs %r" % (b["owning"]["usd_per_gpu_hour"], own))
+check("compare --json: the owning cost's parts add up",
+      near(b["owning"]["capex_usd_per_gpu_hour"] + b["owning"]["power_usd_per_gpu_hour"], own, 1e-9))
+# Compute cost is the rate times the hours: 8 GPUs x 2.2452 x time / 3600;
+# storage keeps 2 checkpoints of 14 B/param at 0.023 USD/GB-month for the
+# run (months of 730 h); the total is both.
+compute = 8 * own * b["time_to_train_s"] / 3600
+storage = (b["costs"]["checkpoint_bytes"] / 1e9 * 2 * 0.023 * b["time_to_train_s"]
+           / (730 * 3600.0))
+check("compare --json: buy compute cost = GPUs x USD/GPU-h x hours",
+      near(b["costs"]["compute_usd"], compute, 1e-9), "%r vs %r" % (b["costs"]["compute_usd"], compute))
+check("compare --json: cost = compute + checkpoint storage",
+      near(b["cost_usd"], compute + storage, 1e-9), "%r vs %r" % (b["cost_usd"], compute + storage))
+check("compare --json: 8.03e9 params x 14 B = 112 GB checkpoints",
+      near(b["costs"]["checkpoint_bytes"], 112.42e9, 1e-3), repr(b["costs"]["checkpoint_bytes"]))
+r = h100["rent"]
+check("compare --json: rent compute cost = USD/h x hours",
+      near(r["costs"]["compute_usd"], r["usd_per_hour"] * r["time_to_train_s"] / 3600, 1e-9))
+# Break-even: purchase / ((rent - power) per token x tokens a month owned
+# at 70% busy).
+tok = doc["tokens"]
+saving = ((r["costs"]["compute_usd"] - b["owning"]["power_usd_per_machine_hour"]
+           * b["time_to_train_s"] / 3600) / tok
+          * tok / b["time_to_train_s"] * 3600 * 730 * 0.7)
+check("compare --json: the break-even is the purchase over the monthly saving",
+      h100["breakeven"] == "pays_back"
+      and near(h100["breakeven_s"] / (730 * 3600.0), 296644 / saving, 1e-9),
+      "%r vs %r months" % (h100["breakeven_s"] / (730 * 3600.0), 296644 / saving))
+a = doc["assumptions"]
+check("compare --json states its assumptions in seconds and USD",
+      a["amortisation_s"] == 3 * 8760 * 3600 and a["utilisation"] == 0.7 and a["pue"] == 1.2
+      and a["usd_per_kwh"] == 0.15 and a["rent_purchase"] == "on-demand"
+      and a["checkpoints_kept"] == 2 and a["storage_usd_per_gb_month"] == 0.023, repr(a))
+check("compare --json: rented options say how they are paid for",
+      all(t["rent"]["purchase"] == "on-demand" and not t["rent"]["spot"]
+          for t in doc["types"] if t["rent"]))
+check("compare --json: bought options are owned",
+      all(t["buy"]["purchase"] == "owned" and t["buy"]["provider"] == "owned"
+          for t in doc["types"] if t["buy"]))
+PY
+gp compare --model llama3-8b --tokens 1T --gpu h100 --spot --json
+expect_rc "compare --spot --json exits 0" 0
+check_json "compare --spot --json rents spot" "$OUT" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["types"][0]
+ok = t["rent"]["purchase"] == "spot" and t["rent"]["spot"] and t["rent"]["preemption"]["mtbf_s"] > 0
+print(("ok " if ok else "not ok ") + "compare --spot --json: spot rent with its preemption model"
+      + ("" if ok else ": " + json.dumps(t["rent"])[:200]))
+PY
+gp compare --model llama3-8b --tokens 1T --gpus 3 --json
+expect_rc "compare --json: nothing on 3 GPUs exits 3" 3
+
 # ---- plan: a reserved column for a long job (the whole 3-year term is
 # still cheaper than 2.2 years on demand at 56% off)
 gp plan --model llama3-8b --tokens 5T --provider gcp --no-spot --objective cost --reserved --top 2 -o "$TMP/r.json"
 expect_rc "plan --reserved exits 0" 0
 expect_out "a long job answers with a reserved column" "^1 +gcp .* reserved-3y "
 expect_out "the reserved answer says what it is billed" "^reserved-3y: 56\.1% off on-demand .* billed 3\.00 y .* cheaper even carrying the whole term"
+# The plan file records how the hours are paid for, and reading it back
+# (simulate -o) keeps it.
+grep -Eq '"purchase":[[:space:]]*"reserved-3y"' "$TMP/r.json" && pass "a plan file records its purchase option" \
+	|| fail "a plan file records its purchase option" "$(grep -m1 purchase "$TMP/r.json")"
+gp simulate "$TMP/r.json" -o "$TMP/r-back.json"
+expect_rc "simulate reads a reserved plan file" 0
+grep -Eq '"purchase":[[:space:]]*"reserved-3y"' "$TMP/r-back.json" && pass "simulate -o keeps the purchase option" \
+	|| fail "simulate -o keeps the purchase option" "$(grep -m1 purchase "$TMP/r-back.json")"
+# A bad value: one line with the JSON path, exit 2, from every reader.
+sed 's/"reserved-3y"/"reserved-2y"/' "$TMP/r.json" > "$TMP/bad-purchase.json"
+gp simulate "$TMP/bad-purchase.json"
+expect_rc "simulate: a bad purchase option exits 2" 2
+expect_err "a bad purchase option names the field" "^error: $TMP/bad-purchase.json: \.offering\.purchase: expected on-demand, spot, reserved-1y, reserved-3y or owned, found \"reserved-2y\""
+expect_err_lines "one error line for a bad purchase option" 1
+gp export "$TMP/bad-purchase.json" --format torchrun
+expect_rc "export: a bad purchase option exits 2" 2
+expect_err "export names the bad field" "\.offering\.purchase: expected on-demand"
+gp execute "$TMP/bad-purchase.json" --steps 1
+expect_rc "execute: a bad purchase option exits 2" 2
+expect_err "execute names the bad field" "\.offering\.purchase: expected on-demand"
+sed 's/"reserved-3y"/"spot"/' "$TMP/r.json" > "$TMP/bad-spot.json"
+gp simulate "$TMP/bad-spot.json"
+expect_rc "a spot purchase on a plan with spot false exits 2" 2
+expect_err "the contradiction is named" "^error: $TMP/bad-spot.json: \.offering\.purchase: expected on-demand, reserved-1y, reserved-3y or owned as \.offering\.spot is false, found \"spot\""
+# Plan files written before the field existed still load: on-demand, or
+# spot when .offering.spot says so.
+old_plan() { sed -e '/"purchase":/d' -e 's/\("spot":[[:space:]]*[a-z]*\),$/\1/' "$1"; }
+old_plan "$TMP/r.json" > "$TMP/old.json"
+grep -q purchase "$TMP/old.json" && fail "the old plan has no purchase" "still there" || pass "the old plan has no purchase"
+gp simulate "$TMP/old.json" -o "$TMP/old-back.json"
+expect_rc "an old plan file loads" 0
+grep -Eq '"purchase":[[:space:]]*"on-demand"' "$TMP/old-back.json" && pass "an old plan file reads as on-demand" \
+	|| fail "an old plan file reads as on-demand" "$(grep -m1 purchase "$TMP/old-back.json")"
+sed 's/"spot":\([[:space:]]*\)false/"spot":\1true/' "$TMP/old.json" > "$TMP/old-spot.json"
+gp simulate "$TMP/old-spot.json" -o "$TMP/old-spot-back.json"
+expect_rc "an old spot plan file loads" 0
+grep -Eq '"purchase":[[:space:]]*"spot"' "$TMP/old-spot-back.json" && pass "an old spot plan file reads as spot" \
+	|| fail "an old spot plan file reads as spot" "$(grep -m1 purchase "$TMP/old-spot-back.json")"
 # A 200B-token job carries 20% of the term: still cheaper than on demand,
 # but only while its share stays under the printed break-even.
 gp plan --model llama3-8b --tokens 200B --provider gcp --no-spot --objective cost --commitment-share 0.2 -o "$TMP/r2.json"
@@ -90,6 +272,12 @@ expect_rc "plan --have exits 0" 0
 expect_out "the owned GPUs are the cheapest answer" "^1 +owned rtx4090-8x-cards local owned +2x8=16 "
 # 8 x 450 W + 400 W = 4000 W x 1.2 x 0.15 / 1000 = 0.72 USD/h per machine
 expect_out "owned hours cost their power only" "^owned: 16 x RTX4090 .* running cost only,.* 4000 W per machine .* = \\\$0\.72/h per machine"
+grep -Eq '"purchase":[[:space:]]*"owned"' "$TMP/o.json" && pass "a plan on owned GPUs records purchase owned" \
+	|| fail "a plan on owned GPUs records purchase owned" "$(grep -m1 purchase "$TMP/o.json")"
+old_plan "$TMP/o.json" > "$TMP/old-owned.json"
+gp simulate "$TMP/old-owned.json" -o "$TMP/old-owned-back.json"
+grep -Eq '"purchase":[[:space:]]*"owned"' "$TMP/old-owned-back.json" && pass "an old plan on owned GPUs reads as owned" \
+	|| fail "an old plan on owned GPUs reads as owned" "$(grep -m1 purchase "$TMP/old-owned-back.json")"
 gp plan --model llama3-8b --tokens 100B --have 12xRTX4090 -o "$TMP/o2.json"
 expect_rc "--have 12xRTX4090 exits 2" 2
 expect_err "--have needs whole machines" "expected a multiple of 8"

@@ -3,7 +3,8 @@
 # shipped catalogs, list filters, updates (gpuplan and SkyPilot columns),
 # every kind of bad input (one error line naming file:line:col, exit 2,
 # stored table byte-for-byte unchanged), injected crashes, concurrent
-# updates and the history.
+# updates, the history, and the user's rows laid over the shipped table
+# (a newer shipped table shows through; an older full copy still loads).
 . "$(dirname "$0")/lib.sh"
 export GPUPLAN_SHARE_DIR="$PWD/data"
 FIX=tests/fixtures/prices
@@ -84,6 +85,19 @@ expect_rc "update with a byte-order mark exits 0" 0
 expect_out "update shows old -> new with percent" "on_demand_usd_per_hour 55\.04 -> 51\.5 \(-6\.4%\)"
 expect_out "update counts" "^added 0, changed 1, unchanged 0"
 [ -f "$TABLE" ] && pass "user table written" || fail "user table written" "no $TABLE"
+[ "$(head -n1 "$TABLE")" = "# gpuplan-user-prices/2" ] && pass "user table starts with its format line" \
+	|| fail "user table starts with its format line" "$(head -n1 "$TABLE")"
+# the user's rows only: header and the one changed row, not the 150 shipped ones
+[ "$(grep -c . "$TABLE")" = 3 ] && grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,51\.5,,3200,,t-bom$' "$TABLE" \
+	&& pass "user table holds only the changed row" || fail "user table holds only the changed row" "$(grep -c . "$TABLE") lines"
+gp prices list
+expect_err "list counts the user's rows" "^150 offerings from .*data/prices\.csv with 1 rows of yours from .*/userdata/prices\.csv"
+gp prices list --mine
+expect_rc "prices list --mine exits 0" 0
+expect_out "--mine lists the user's row" "^aws +p5\.48xlarge +8x H100-SXM5-80GB +us-east-1 +51\.50 +6\.438"
+[ "$(grep -c . "$OUT")" = 2 ] && pass "--mine: header and one row" || fail "--mine: header and one row" "$(grep -c . "$OUT") lines"
+gp prices list --mine --json
+expect_out "--json marks the user's rows" '"mine":[[:space:]]+true'
 cp "$TABLE" "$TMP/table.before"
 cp "$HIST" "$TMP/hist.before"
 
@@ -123,6 +137,8 @@ bad "SkyPilot file without --provider" $FIX/skypilot_aws.csv "^error: --provider
 gp prices update $FIX/crlf.csv --dry-run
 expect_rc "dry run exits 0" 0
 expect_out "dry run says so" "^dry run: nothing written"
+grep -q '^no changes' "$OUT" && fail "dry run: no 'no changes' line" "$(grep '^no changes' "$OUT")" \
+	|| pass "dry run: no 'no changes' line"
 same_table "dry run"
 
 # ---- injected crashes: between write and rename nothing changes
@@ -191,5 +207,61 @@ gp prices history --json
 expect_out "history --json" '"schema":[[:space:]]+"gpuplan.price_history/1"'
 gp prices update $FIX/crlf.csv --gpu H100
 expect_rc "list flags with update exit 2" 2
+gp prices update $FIX/crlf.csv --mine
+expect_rc "--mine with update exits 2" 2
+
+# ---- a newer shipped table: its rows show through where the user has none
+NEWER="$TMP/newer"
+mkdir -p "$NEWER"
+cp data/*.csv "$NEWER/"
+# The newer release lowers p5.4xlarge us-east-1 (no row of the user's) from
+# 6.88 to 6.5 and p5.48xlarge us-east-1 (the user's row: 55.04 on demand,
+# spot 16.5 since the SkyPilot update) to 40, and adds a provider.
+sed -i -e 's/^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6\.88,/aws,p5.4xlarge,H100-SXM5-80GB,1,us-east-1,6.5,/' \
+	-e 's/^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,55\.04,/aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,40,/' \
+	"$NEWER/prices.csv"
+echo 'newcloud,h8,H100-SXM5-80GB,8,moon-1,30,,,,v-next' >> "$NEWER/prices.csv"
+grep -q '^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6\.5,' "$NEWER/prices.csv" \
+	&& grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,40,' "$NEWER/prices.csv" \
+	|| fail "newer shipped table prepared" "sed matched nothing"
+GPUPLAN_SHARE_DIR="$NEWER" gp prices list --gpu H100 --provider aws --region us-east-1
+expect_rc "list over a newer shipped table exits 0" 0
+# 6.5 / 1 GPU = 6.500 per GPU-hour; the user's 55.04 / 8 = 6.880.
+expect_out "a newer shipped price shows through" "p5\.4xlarge +1x H100-SXM5-80GB +us-east-1 +6\.50 +6\.500"
+expect_out "the user's row wins over the newer shipped one" "p5\.48xlarge +8x H100-SXM5-80GB +us-east-1 +55\.04 +6\.880"
+GPUPLAN_SHARE_DIR="$NEWER" gp prices list --provider newcloud
+expect_out "a row the newer shipped table adds shows" "^newcloud +h8 +8x H100-SXM5-80GB +moon-1 +30\.00"
+
+# ---- a stored table that is bad: file:line:col of the user's file, exit 2
+mkdir -p "$TMP/broken"
+sed '4s/,52\.5,/,fifty,/' "$TABLE" > "$TMP/broken/prices.csv"
+grep -q fifty "$TMP/broken/prices.csv" || fail "broken user table prepared" "no row 4 with 52.5"
+GPUPLAN_DATA_DIR="$TMP/broken" gp prices list
+expect_rc "a bad user table exits 2" 2
+expect_err_lines "a bad user table: one error line" 1
+expect_err "a bad user table: names its own line" "broken/prices\.csv:4:6: on_demand_usd_per_hour: expected a price in USD per hour, found 'fifty'"
+
+# ---- a full copy an older gpuplan stored (no format line) still loads,
+# every row of it the user's, and the next update keeps only the rows that
+# differ from the shipped table
+LEGACY="$TMP/legacy"
+mkdir -p "$LEGACY"
+sed 's/^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6\.88,/aws,p5.4xlarge,H100-SXM5-80GB,1,us-east-1,6,/' \
+	data/prices.csv > "$LEGACY/prices.csv"
+GPUPLAN_DATA_DIR="$LEGACY" gp prices list --gpu H100 --provider aws --region us-east-1
+expect_rc "an older full copy loads" 0
+expect_out "the copy's price is read" "p5\.4xlarge +1x H100-SXM5-80GB +us-east-1 +6\.00"
+expect_err "list says the copy counts as the user's" "is a full copy an older gpuplan wrote"
+GPUPLAN_DATA_DIR="$LEGACY" gp prices list --mine
+[ "$(grep -c "^[a-z]" "$OUT")" = 150 ] && pass "every row of the copy is the user's (150)" \
+	|| fail "every row of the copy is the user's (150)" "$(grep -c "^[a-z]" "$OUT") rows"
+GPUPLAN_DATA_DIR="$LEGACY" gp prices update $FIX/crlf.csv
+expect_rc "an update over the copy exits 0" 0
+expect_out "it rewrites the copy as the user's rows" "wrote .*legacy/prices\.csv \(3 rows of yours; 150 offerings"
+expect_out "and says so" "it was a full copy an older gpuplan wrote"
+[ "$(head -n1 "$LEGACY/prices.csv")" = "# gpuplan-user-prices/2" ] && [ "$(grep -c . "$LEGACY/prices.csv")" = 5 ] \
+	&& grep -q '^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6,' "$LEGACY/prices.csv" \
+	&& pass "rewritten: format line, header, the copy's changed row and crlf.csv's two" \
+	|| fail "rewritten: format line, header, the copy's changed row and crlf.csv's two" "$(cat "$LEGACY/prices.csv")"
 
 finish

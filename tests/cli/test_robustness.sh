@@ -41,6 +41,12 @@ cmp -s "$TMP/T0" "$TMP/T1" && fail "the two tables differ" "identical"
 [ "$(wc -l < "$TMP/H0")" = 4 ] && [ "$(wc -l < "$TMP/H1")" = 10 ] \
 	&& pass "reference histories: 3 then 3 + 6 changes" \
 	|| fail "reference histories: 3 then 3 + 6 changes" "$(wc -l < "$TMP/H0") and $(wc -l < "$TMP/H1") lines"
+# the stored tables are the user's rows only: format line, header, then
+# bom.csv's row, then crlf.csv's two more
+[ "$(head -n1 "$TMP/T0")" = "# gpuplan-user-prices/2" ] && [ "$(wc -l < "$TMP/T0")" = 3 ] \
+	&& [ "$(wc -l < "$TMP/T1")" = 5 ] \
+	&& pass "reference tables: 1 then 3 rows of the user's" \
+	|| fail "reference tables: 1 then 3 rows of the user's" "$(wc -l < "$TMP/T0") and $(wc -l < "$TMP/T1") lines"
 
 base() { rm -rf "$U"; cp -a "$TMP/S0" "$U"; }
 

@@ -5,7 +5,9 @@
  * dimension or stride in executor/exec_cuda.cu shows in the tests.
  * CUBLAS_COMPUTE_32F_FAST_16BF rounds both operands to bf16 (to nearest,
  * ties to even) before multiplying, as the tensor cores do; the sums are
- * kept in double.  fp32 operands and results only.
+ * kept in double.  Operands fp32 or bf16 (the two of one type), results
+ * fp32 or bf16 (rounded to nearest, ties to even), as cuBLAS allows with
+ * CUBLAS_COMPUTE_32F.
  */
 #ifndef GPUPLAN_CUDA_EMU_CUBLAS_H
 #define GPUPLAN_CUDA_EMU_CUBLAS_H
@@ -20,7 +22,7 @@ typedef enum {
 	CUBLAS_STATUS_NOT_SUPPORTED = 15,
 } cublasStatus_t;
 typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 } cublasOperation_t;
-typedef enum { CUDA_R_32F = 0 } cudaDataType;
+typedef enum { CUDA_R_32F = 0, CUDA_R_16BF = 14 } cudaDataType;
 typedef enum { CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_32F_FAST_16BF = 75 } cublasComputeType_t;
 typedef enum { CUBLAS_GEMM_DEFAULT = -1 } cublasGemmAlgo_t;
 

@@ -21,6 +21,7 @@
 #include <map>
 
 #include "cublas_v2.h"
+#include "cuda_bf16.h"
 #include "cuda_emu.h"
 #include "cuda_runtime.h"
 
@@ -425,20 +426,30 @@ cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s)
 /* x rounded to the nearest bf16 (8 bits of mantissa), ties to even. */
 static float to_bf16(float x)
 {
-	uint32_t u;
-
-	memcpy(&u, &x, sizeof(u));
-	if ((u & 0x7f800000u) != 0x7f800000u)
-		u += 0x7fffu + ((u >> 16) & 1u);
-	u &= 0xffff0000u;
-	memcpy(&x, &u, sizeof(x));
-	return x;
+	return __bfloat162float(__float2bfloat16(x));
 }
 
-/* One column-major GEMM with cuBLAS's argument checks. */
+/* Element i of an array of type t, as fp32; and v stored there. */
+static float get(const void *p, cudaDataType t, size_t i)
+{
+	return t == CUDA_R_16BF ? __bfloat162float(((const __nv_bfloat16 *)p)[i])
+				: ((const float *)p)[i];
+}
+
+static void put(void *p, cudaDataType t, size_t i, float v)
+{
+	if (t == CUDA_R_16BF)
+		((__nv_bfloat16 *)p)[i] = __float2bfloat16(v);
+	else
+		((float *)p)[i] = v;
+}
+
+/* One column-major GEMM with cuBLAS's argument checks: a and b of type
+ * abt, c of type ct. */
 static cublasStatus_t gemm1(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-			    float alpha, const float *a, int lda, const float *b, int ldb,
-			    float beta, float *c, int ldc, int bf16)
+			    float alpha, const void *a, int lda, const void *b, int ldb,
+			    float beta, void *c, int ldc, cudaDataType abt, cudaDataType ct,
+			    int bf16)
 {
 	int arows = ta == CUBLAS_OP_N ? m : k, brows = tb == CUBLAS_OP_N ? k : n;
 
@@ -450,8 +461,10 @@ static cublasStatus_t gemm1(cublasOperation_t ta, cublasOperation_t tb, int m, i
 			double s = 0;
 
 			for (int p = 0; p < k; p++) {
-				float x = ta == CUBLAS_OP_N ? a[i + (size_t)p * lda] : a[p + (size_t)i * lda];
-				float y = tb == CUBLAS_OP_N ? b[p + (size_t)j * ldb] : b[j + (size_t)p * ldb];
+				float x = get(a, abt, ta == CUBLAS_OP_N ? i + (size_t)p * lda
+							       : p + (size_t)i * lda);
+				float y = get(b, abt, tb == CUBLAS_OP_N ? p + (size_t)j * ldb
+							       : j + (size_t)p * ldb);
 
 				if (bf16) {
 					x = to_bf16(x);
@@ -460,8 +473,8 @@ static cublasStatus_t gemm1(cublasOperation_t ta, cublasOperation_t tb, int m, i
 				s += (double)x * y;
 			}
 			/* beta = 0 ignores C, NaN included, as BLAS does */
-			c[i + (size_t)j * ldc] = (float)(alpha * s +
-				(beta != 0 ? (double)beta * c[i + (size_t)j * ldc] : 0.0));
+			put(c, ct, i + (size_t)j * ldc, (float)(alpha * s +
+				(beta != 0 ? (double)beta * get(c, ct, i + (size_t)j * ldc) : 0.0)));
 		}
 	return CUBLAS_STATUS_SUCCESS;
 }
@@ -484,16 +497,23 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
 					  cudaDataType ct, int ldc, long long sc, int batch,
 					  cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
+	size_t ab = at == CUDA_R_16BF ? 2 : 4, cb = ct == CUDA_R_16BF ? 2 : 4;
+
 	(void)algo;
 	if (!h)
 		return CUBLAS_STATUS_NOT_INITIALIZED;
-	if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F || batch < 0)
+	/* cuBLAS's table of cublasGemmEx types: the two operands alike; the
+	 * fast bf16 mode is for fp32 data only */
+	if (at != bt || (at != CUDA_R_32F && at != CUDA_R_16BF) ||
+	    (ct != CUDA_R_32F && ct != CUDA_R_16BF) || (at == CUDA_R_32F && ct != CUDA_R_32F) ||
+	    (compute == CUBLAS_COMPUTE_32F_FAST_16BF && at != CUDA_R_32F) || batch < 0)
 		return CUBLAS_STATUS_NOT_SUPPORTED;
 	gemms++;
 	for (int i = 0; i < batch; i++) {
 		cublasStatus_t s = gemm1(ta, tb, m, n, k, *(const float *)alpha,
-					 (const float *)a + i * sa, lda, (const float *)b + i * sb,
-					 ldb, *(const float *)beta, (float *)c + i * sc, ldc,
+					 (const char *)a + i * sa * ab, lda,
+					 (const char *)b + i * sb * ab, ldb, *(const float *)beta,
+					 (char *)c + i * sc * cb, ldc, at, ct,
 					 compute == CUBLAS_COMPUTE_32F_FAST_16BF);
 
 		if (s != CUBLAS_STATUS_SUCCESS)
