@@ -116,6 +116,11 @@ enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 	/* the simulator prices a bf16 trainer's 2-byte activations; an fp32
 	 * backend keeps them wider */
 	par.act_bytes_per_element = exec_act_bytes(o->backend, o->precision);
+	/* and its model states: the fp32 backends keep 4 (weights) + 4
+	 * (gradients) + 8 (AdamW) bytes a parameter, the simulator's 16; the
+	 * bf16 CUDA one adds a 2-byte working copy of the weights to the fp32
+	 * master and gradients, 18 = 2 + 4 + 12 */
+	par.grad_bytes_per_param = par.act_bytes_per_element == 2 ? 4 : 2;
 	rc = sim_check(&o->model, &par, c, why, size);
 	if (rc != RC_OK)
 		return rc;

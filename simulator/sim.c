@@ -34,6 +34,7 @@ void sim_parallel_init(struct sim_parallel *p)
 	p->flash = 1;
 	p->precision = SIM_PRECISION_BF16;
 	p->act_bytes_per_element = 2;
+	p->grad_bytes_per_param = 2;
 }
 
 double sim_layer_params(const struct sim_model *m)
@@ -165,6 +166,10 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	      (p->act_bytes_per_element >= 1 && p->act_bytes_per_element <= 8)))
 		WHY("act_bytes_per_element: expected 0 (2 bytes) or 1 to 8, found %g",
 		    p->act_bytes_per_element);
+	if (!(p->grad_bytes_per_param == 0 ||
+	      (p->grad_bytes_per_param >= 1 && p->grad_bytes_per_param <= 8)))
+		WHY("grad_bytes_per_param: expected 0 (2 bytes) or 1 to 8, found %g",
+		    p->grad_bytes_per_param);
 
 	/* Products of degrees are formed in wider types: each degree fits an
 	 * int, their product need not. */

@@ -64,6 +64,12 @@ struct sim_parallel {
 	 * (1 byte), the attention log-sum-exp and the logits (fp32) keep
 	 * their own sizes. */
 	double act_bytes_per_element;
+	/* Bytes of one parameter's gradient: 2 for a trainer that reduces
+	 * bf16 gradients (DeepSpeed ZeRO; sim_parallel_init, 0 reads as 2),
+	 * 4 for one that accumulates them in fp32 (the executor's bf16 CUDA
+	 * backend; Megatron-LM with --bf16, which sets
+	 * accumulate_allreduce_grads_in_fp32). */
+	double grad_bytes_per_param;
 };
 
 struct sim_cluster {

@@ -201,7 +201,8 @@ void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
 /* Model states of params parameters under ZeRO stage zero over dp ranks
  * (Rajbhandari et al., SC'20, sec. 5 and Fig. 1: 2 + 2 + K bytes with
  * K = 12): fills out->weights, grads, optimizer. */
-void sim_model_states(double params, int zero, int dp, struct sim_memory *out);
+void sim_model_states(double params, int zero, int dp, double grad_bytes,
+		      struct sim_memory *out);
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al.
  * 2022, sec. 4.1-4.2, generalised to GQA and SwiGLU). */

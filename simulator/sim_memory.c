@@ -10,7 +10,8 @@
  */
 #include "sim_internal.h"
 
-void sim_model_states(double params, int zero, int dp, struct sim_memory *out)
+void sim_model_states(double params, int zero, int dp, double grad_bytes,
+		      struct sim_memory *out)
 {
 	double n = dp > 1 ? dp : 1;
 
@@ -18,9 +19,12 @@ void sim_model_states(double params, int zero, int dp, struct sim_memory *out)
 	 * keeps 2 (fp16/bf16 weights) + 2 (gradients) + K = 12 (fp32 master
 	 * weights, momentum, variance) bytes per parameter.  Stage 1 shards
 	 * the K bytes over the Nd data-parallel ranks (P_os), stage 2 also
-	 * the gradients (P_os+g), stage 3 also the weights (P_os+g+p). */
+	 * the gradients (P_os+g), stage 3 also the weights (P_os+g+p).
+	 * grad_bytes replaces the 2 of the gradients (4 where they are
+	 * accumulated in fp32: Megatron-LM's distributed-optimizer notes
+	 * count 18 bytes a parameter for bf16 weights with fp32 gradients). */
 	out->weights = 2.0 * params / (zero >= 3 ? n : 1);
-	out->grads = 2.0 * params / (zero >= 2 ? n : 1);
+	out->grads = (grad_bytes > 0 ? grad_bytes : 2.0) * params / (zero >= 2 ? n : 1);
 	out->optimizer = 12.0 * params / (zero >= 1 ? n : 1);
 }
 
@@ -92,7 +96,7 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 		if (!m->tied_embeddings || !first)
 			params += emb;
 	}
-	sim_model_states(params, p->zero, sh->d * sh->c, out);
+	sim_model_states(params, p->zero, sh->d * sh->c, p->grad_bytes_per_param, out);
 
 	act = in_flight * layers * sim_layer_activation_bytes(m, p, sh);
 	if (p->recompute == SIM_RECOMPUTE_FULL) {

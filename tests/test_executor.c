@@ -939,9 +939,17 @@ static void test_exec_predict_activations_at_stored_size(void **state)
 	assert_int_equal(exec_act_bytes("cuda", EXEC_PRECISION_BF16), 2);
 	assert_int_equal(exec_predict_on(&o, &c, &run, NULL, 0), RC_OK);
 	assert_near(run.memory.activations, bf16.memory.activations, 1e-12);
+	/* its model states: a 2-byte working copy of the weights besides the
+	 * fp32 master, fp32 gradients and AdamW, 2 + 4 + 12 = 18 bytes a
+	 * parameter where the fp32 backends keep 4 + 4 + 8 = 16 */
+	assert_near(run.memory.grads, 2 * bf16.memory.grads, 1e-12);
+	assert_near(run.memory.weights + run.memory.grads + run.memory.optimizer,
+		    18.0 / 16.0 * (bf16.memory.weights + bf16.memory.grads + bf16.memory.optimizer),
+		    1e-12);
 	o.precision = EXEC_PRECISION_FP32;
 	assert_int_equal(exec_predict_on(&o, &c, &run, NULL, 0), RC_OK);
 	assert_near(run.memory.activations - bf16.memory.activations, more, 1e-9);
+	assert_near(run.memory.grads, bf16.memory.grads, 1e-12);
 }
 
 static void test_exec_calibration_path_is_safe(void **state)

@@ -166,14 +166,23 @@ static void test_sim_model_states_zero_paper(void **state)
 	(void)state;
 	/* Rajbhandari et al., SC'20, Figure 1: Psi = 7.5B, K = 12, Nd = 64:
 	 * 120 GB baseline, 31.4 GB P_os, 16.6 GB P_os+g, 1.9 GB P_os+g+p. */
-	sim_model_states(7.5e9, 0, 64, &mm);
+	sim_model_states(7.5e9, 0, 64, 2, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 120e9, 1e-12);
-	sim_model_states(7.5e9, 1, 64, &mm);
+	sim_model_states(7.5e9, 1, 64, 2, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 31.4e9, 0.002);
-	sim_model_states(7.5e9, 2, 64, &mm);
+	sim_model_states(7.5e9, 2, 64, 2, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 16.6e9, 0.003);
-	sim_model_states(7.5e9, 3, 64, &mm);
+	sim_model_states(7.5e9, 3, 64, 2, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 1.9e9, 0.02);
+	/* fp32 gradients (Megatron-LM --bf16): 2 + 4 + 12 = 18 bytes a
+	 * parameter, 135 GB; ZeRO-2 shards them: 4 x 7.5e9 / 64 = 468.75 MB */
+	sim_model_states(7.5e9, 0, 64, 4, &mm);
+	assert_near(mm.weights + mm.grads + mm.optimizer, 135e9, 1e-12);
+	sim_model_states(7.5e9, 2, 64, 4, &mm);
+	assert_near(mm.grads, 468.75e6, 1e-12);
+	/* 0 reads as the default 2 */
+	sim_model_states(7.5e9, 0, 64, 0, &mm);
+	assert_near(mm.grads, 15e9, 1e-12);
 }
 
 static double act(const struct sim_model *m, const struct sim_parallel *p)
@@ -742,6 +751,8 @@ static void test_sim_check_errors(void **state)
 	q = p; q.zero = 4; expect_bad(&m, &q, &c, "zero");
 	q = p; q.mbs = 0; expect_bad(&m, &q, &c, "mbs");
 	q = p; q.interleave = 4; q.gbs = 12; q.dp = 1; expect_bad(&m, &q, &c, "multiple of pp");
+	q = p; q.act_bytes_per_element = 0.5; expect_bad(&m, &q, &c, "act_bytes_per_element");
+	q = p; q.grad_bytes_per_param = 16; expect_bad(&m, &q, &c, "grad_bytes_per_param");
 	mm = m; mm.kv_heads = 7; expect_bad(&mm, &p, &c, "kv_heads");
 	mm = llama(32, 4096, 32, 8, 14336);
 	q = par(16, 1, 1, 1, 8);
