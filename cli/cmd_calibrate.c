@@ -224,6 +224,9 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 		printf("  (%.0f%%)", 100 * c->bf16_flops_per_s / g->bf16_flops_per_s);
 	printf("\n%-24s %14.4g %14.4g\n", "HBM, GB/s", g->hbm_bytes_per_s / 1e9,
 	       c->hbm_bytes_per_s / 1e9);
+	/* the smallest GEMM side at which the curve gives half the peak */
+	printf("%-24s %14.4g %14.4g\n", "GEMM half-rate side", sim_gemm_dim_half(g->gemm_dim_half),
+	       sim_gemm_dim_half(c->gemm_dim_half));
 	if (c->intra_bytes_per_s > 0) {
 		printf("%-24s %14.4g %14.4g\n", "intra-node link, GB/s", g->intra_bytes_per_s / 1e9,
 		       c->intra_bytes_per_s / 1e9);

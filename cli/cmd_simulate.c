@@ -457,7 +457,10 @@ static void mem(const char *name, double b, double total)
 	       total > 0 ? 100 * b / total : 0);
 }
 
-static void print_table(const struct sim_plan *p)
+/* Prints the prediction for people.  own_price: the price per GPU-hour
+ * came from --usd-per-gpu-hour, not from the plan's offering, so the
+ * offering's purchase option does not describe it. */
+static void print_table(const struct sim_plan *p, int own_price)
 {
 	const struct sim_model *m = &p->model;
 	const struct sim_parallel *q = &p->par;
@@ -472,8 +475,12 @@ static void print_table(const struct sim_plan *p)
 	       m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
 	       sim_mlp_str(m->mlp), m->vocab, m->seq,
 	       unit_fmt_count(b1, sizeof(b1), sim_model_params(m)));
-	printf("cluster   %d x %s (%d node%s of %d)\n", gpus, c->gpu.name, p->nodes,
+	printf("cluster   %d x %s (%d node%s of %d)", gpus, c->gpu.name, p->nodes,
 	       p->nodes == 1 ? "" : "s", c->gpus_per_node);
+	if (p->offering.provider[0])
+		printf(", %s %s %s %s", p->offering.provider, p->offering.instance_type,
+		       p->offering.region, price_purchase_str(p->purchase));
+	printf("\n");
 	printf("parallel  tp %d, pp %d, dp %d, cp %d, mbs %d, gbs %d (%d micro-batches), zero %d, "
 	       "recompute %s, interleave %d, seq-parallel %s, flash %s, %s\n",
 	       q->tp, q->pp, q->dp, q->cp, q->mbs, q->gbs, r->grad_accum, q->zero,
@@ -512,9 +519,12 @@ static void print_table(const struct sim_plan *p)
 	if (p->tokens > 0) {
 		printf("\ntime to train %s tokens: %s", unit_fmt_count(b1, sizeof(b1), p->tokens),
 		       unit_fmt_duration(b2, sizeof(b2), p->time_to_train_s));
-		if (p->usd_per_gpu_hour > 0)
+		if (p->usd_per_gpu_hour > 0) {
 			printf(", cost %s at %s per GPU-hour", unit_fmt_usd(b3, sizeof(b3), p->cost_usd),
 			       unit_fmt_usd(b1, sizeof(b1), p->usd_per_gpu_hour));
+			if (p->offering.provider[0] && !own_price)
+				printf(" (%s)", price_purchase_str(p->purchase));
+		}
 		printf("\n");
 	}
 }
@@ -639,7 +649,7 @@ enum rc cmd_simulate(int argc, char **argv)
 		puts(s);
 		free(s);
 	} else {
-		print_table(&p);
+		print_table(&p, SET(&f, O_USD));
 	}
 	if ((rc = replay(&p, &f, f.json)) != RC_OK)
 		return rc;

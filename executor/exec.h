@@ -186,10 +186,17 @@ int exec_layout_rank(const struct exec_layout *l, int dp_rank, int pp_rank, int 
  * the first n % parts parts one item more. */
 void exec_split(long n, int parts, int idx, long *off, long *len);
 
+/* Layers of pipeline stage `stage` when `layers` layers are cut into pp
+ * stages as the simulator cuts them (sim_stage_layers): evenly, any extra
+ * layers going to the middle stages (Llama 3 405B's 126 layers over 16
+ * stages: 7, 14 x 8, 7).  Requires layers >= pp >= 1. */
+int exec_stage_layers(int layers, int pp, int stage);
 /* Layers [*first, *first + *count) held by chunk `chunk` of pipeline stage
- * `stage` when layers are cut into pp * v equal virtual stages; chunk c of
- * stage s is virtual stage c * pp + s (Narayanan et al., SC'21, sec. 2.2).
- * Requires layers % (pp * v) == 0. */
+ * `stage` with v chunks per stage: the stage's layers split as the
+ * simulator splits them (sim_chunk_layers); chunk c of stage s is virtual
+ * stage c * pp + s (Narayanan et al., SC'21, sec. 2.2) and the virtual
+ * stages hold consecutive layers in that order.  Requires every chunk to
+ * hold a layer: layers / pp >= v >= 1. */
 void exec_chunk_layers(int layers, int pp, int v, int stage, int chunk,
 		       int *first, int *count);
 
@@ -382,6 +389,7 @@ struct exec_calibration {
 	char date[32];                 /* UTC, ISO 8601 */
 	/* what the simulator reads instead of the catalog's figures (0: not
 	 * measured, keep the catalog's) */
+	double gemm_dim_half;          /* knee of sim's GEMM efficiency curve; 0: sim's default */
 	double bf16_flops_per_s;       /* peak with which sim's efficiency curve gives the GEMM times */
 	double hbm_bytes_per_s;        /* so that sim's element-wise rate is the copy rate */
 	double intra_bytes_per_s;      /* so that sim's link gives the all-reduce bus bandwidth */

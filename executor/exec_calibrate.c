@@ -13,9 +13,12 @@
  *   algorithm and bus bandwidth as doc/PERFORMANCE.md defines them.
  *
  * The fit keeps the simulator's own model and finds its inputs
- * (simulator/sim_internal.h): the bf16 peak with which sim_gemm_time_s's
- * efficiency curve adds up to the measured GEMM times (bisection; the
- * curve is monotone in the peak), the HBM bandwidth whose SIM_HBM_EFF
+ * (simulator/sim_internal.h): the knee of sim_gemm_time_s's efficiency
+ * curve (the smallest dimension at which a GEMM reaches half the peak)
+ * that best follows how the measured GEMM rates change with their
+ * smallest dimension, and the bf16 peak with which that curve adds up to
+ * the measured GEMM times (bisection; the curve is monotone in the peak),
+ * the HBM bandwidth whose SIM_HBM_EFF
  * share is the measured copy rate, the intra-node bandwidth whose
  * SIM_LINK_EFF share is the best all-reduce bus bandwidth, and the
  * per-step latency that the smallest all-reduce leaves once its bytes are
@@ -358,38 +361,117 @@ static enum rc measure_collectives(struct exec_job *j, const struct plan *p,
 	return RC_OK;
 }
 
-/* Sum of the simulator's times for c's GEMMs at peak and hbm. */
-static double sim_gemms_s(const struct exec_calibration *c, double peak, double hbm)
+/* Sum of the simulator's times for c's GEMMs at knee, peak and hbm. */
+static double sim_gemms_s(const struct exec_calibration *c, double knee, double peak,
+			  double hbm)
 {
 	double s = 0;
 
 	for (int i = 0; i < c->n_gemm; i++)
-		s += sim_gemm_time_s(1, c->gemm[i].m, c->gemm[i].n, c->gemm[i].k, 2.0, peak, hbm);
+		s += sim_gemm_time_s(1, c->gemm[i].m, c->gemm[i].n, c->gemm[i].k, 2.0, knee,
+				     peak, hbm);
 	return s;
+}
+
+/* The peak with which the simulator's times for c's GEMMs at knee add up
+ * to the measured ones (geometric bisection: the peak spans twelve
+ * decades). */
+static double fit_peak(const struct exec_calibration *c, double knee, double measured)
+{
+	double lo = 1e6, hi = 1e18;
+
+	for (int it = 0; it < 200 && hi / lo > 1 + 1e-9; it++) {
+		double mid = sqrt(lo * hi);
+
+		if (sim_gemms_s(c, knee, mid, c->hbm_bytes_per_s) > measured)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return sqrt(lo * hi);
+}
+
+/* Sum of squared log ratios of the simulator's GEMM times at knee (and
+ * the peak fitted for it) to the measured ones. */
+static double knee_error(const struct exec_calibration *c, double knee, double measured)
+{
+	double peak = fit_peak(c, knee, measured), e = 0;
+
+	for (int i = 0; i < c->n_gemm; i++) {
+		double r = log(sim_gemm_time_s(1, c->gemm[i].m, c->gemm[i].n, c->gemm[i].k,
+					       2.0, knee, peak, c->hbm_bytes_per_s)
+			       / c->gemm[i].time_s);
+
+		e += r * r;
+	}
+	return e;
+}
+
+/* The knee between EXEC_CALIB_KNEE_MIN and _MAX that best fits c's GEMMs,
+ * or 0 (the simulator's default) when their smallest dimensions are all
+ * the same, which says nothing about it: a scan over powers of two, then
+ * a golden-section search around the best. */
+#define EXEC_CALIB_KNEE_MIN 1.0
+#define EXEC_CALIB_KNEE_MAX 4096.0
+static double fit_knee(const struct exec_calibration *c, double measured)
+{
+	double best = 0, best_e = INFINITY, lo, hi, a, b;
+	int shapes = 0;
+
+	for (int i = 0; i < c->n_gemm && !shapes; i++)
+		for (int j = 0; j < i; j++) {
+			const struct exec_calib_gemm *x = &c->gemm[i], *y = &c->gemm[j];
+			double dx = fmin(x->m, fmin(x->n, x->k)), dy = fmin(y->m, fmin(y->n, y->k));
+
+			if (dx != dy) {
+				shapes = 1;
+				break;
+			}
+		}
+	if (!shapes)
+		return 0;
+	for (double k = EXEC_CALIB_KNEE_MIN; k <= EXEC_CALIB_KNEE_MAX; k *= 2) {
+		double e = knee_error(c, k, measured);
+
+		if (e < best_e) {
+			best_e = e;
+			best = k;
+		}
+	}
+	/* golden section on log(knee) over the neighbouring powers of two */
+	lo = log(fmax(best / 2, EXEC_CALIB_KNEE_MIN));
+	hi = log(fmin(best * 2, EXEC_CALIB_KNEE_MAX));
+	a = hi - 0.618034 * (hi - lo);
+	b = lo + 0.618034 * (hi - lo);
+	for (int it = 0; it < 40; it++) {
+		if (knee_error(c, exp(a), measured) < knee_error(c, exp(b), measured)) {
+			hi = b;
+			b = a;
+			a = hi - 0.618034 * (hi - lo);
+		} else {
+			lo = a;
+			a = b;
+			b = lo + 0.618034 * (hi - lo);
+		}
+	}
+	return exp(0.5 * (lo + hi));
 }
 
 void exec_calibration_fit(struct exec_calibration *c)
 {
-	double measured = 0, lo = 1e6, hi = 1e18;
+	double measured = 0;
 
 	if (c->n_copy > 0)
 		c->hbm_bytes_per_s = c->copy[c->n_copy - 1].bytes_per_s / SIM_HBM_EFF;
 	for (int i = 0; i < c->n_gemm; i++)
 		measured += c->gemm[i].time_s;
 	if (c->n_gemm > 0 && c->hbm_bytes_per_s > 0) {
-		/* geometric bisection: the peak spans twelve decades */
-		for (int it = 0; it < 200 && hi / lo > 1 + 1e-9; it++) {
-			double mid = sqrt(lo * hi);
-
-			if (sim_gemms_s(c, mid, c->hbm_bytes_per_s) > measured)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		c->bf16_flops_per_s = sqrt(lo * hi);
+		c->gemm_dim_half = fit_knee(c, measured);
+		c->bf16_flops_per_s = fit_peak(c, c->gemm_dim_half, measured);
 		for (int i = 0; i < c->n_gemm; i++)
 			c->gemm[i].predicted_s = sim_gemm_time_s(1, c->gemm[i].m, c->gemm[i].n,
-								 c->gemm[i].k, 2.0, c->bf16_flops_per_s,
+								 c->gemm[i].k, 2.0, c->gemm_dim_half,
+								 c->bf16_flops_per_s,
 								 c->hbm_bytes_per_s);
 	}
 	{
@@ -480,6 +562,8 @@ void exec_calibration_apply_gpu(const struct exec_calibration *c, struct price_g
 		g->hbm_bytes_per_s = c->hbm_bytes_per_s;
 	if (c->intra_bytes_per_s > 0)
 		g->intra_bytes_per_s = c->intra_bytes_per_s;
+	if (c->gemm_dim_half > 0)
+		g->gemm_dim_half = c->gemm_dim_half;
 }
 
 void exec_calibration_apply(const struct exec_calibration *c, struct sim_cluster *cl)

@@ -44,6 +44,7 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 	add_num(s, "hbm_bytes_per_s", c->hbm_bytes_per_s);
 	add_num(s, "intra_bytes_per_s", c->intra_bytes_per_s);
 	add_num(s, "latency_s", c->latency_s);
+	add_num(s, "gemm_dim_half", c->gemm_dim_half);
 	a = cJSON_AddArrayToObject(root, "gemm");
 	for (int i = 0; i < c->n_gemm; i++) {
 		cJSON *g = cJSON_CreateObject();
@@ -255,6 +256,9 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 		get_double(r, s, ".sim", "hbm_bytes_per_s", &c->hbm_bytes_per_s);
 		get_double(r, s, ".sim", "intra_bytes_per_s", &c->intra_bytes_per_s);
 		get_double(r, s, ".sim", "latency_s", &c->latency_s);
+		/* files written before the knee was fitted keep the default */
+		if (cJSON_GetObjectItemCaseSensitive(s, "gemm_dim_half"))
+			get_double(r, s, ".sim", "gemm_dim_half", &c->gemm_dim_half);
 	}
 	a = points(r, root, "gemm", &n);
 	for (int i = 0; a && i < n && !r->bad; i++) {

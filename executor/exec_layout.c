@@ -1,10 +1,14 @@
 /*
  * exec_layout.c - where a rank sits in a tp x pp x dp layout, which ranks
  * form its TP, PP and DP groups (for MPI and NCCL alike), how items split
- * across ranks, and which layers a pipeline chunk holds.  Pure arithmetic:
- * no MPI, no allocation.
+ * across ranks, and which layers a pipeline chunk holds (the simulator's
+ * split, sim_stage_layers, so the executor runs the layers the simulator
+ * priced).  Pure arithmetic: no MPI, no allocation.
  */
+#include <string.h>
+
 #include "exec_internal.h"
+#include "sim_internal.h"
 
 enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, int rank)
 {
@@ -41,13 +45,44 @@ void exec_split(long n, int parts, int idx, long *off, long *len)
 	*len = base + (idx < rem ? 1 : 0);
 }
 
+/* The simulator's shape of `layers` layers over pp stages of v chunks:
+ * only its layer split is read, so the other sizes are placeholders. */
+static void split_shape(struct sim_shape *sh, int layers, int pp, int v)
+{
+	struct sim_model m;
+	struct sim_parallel p;
+
+	memset(&m, 0, sizeof(m));
+	m.layers = layers;
+	m.hidden = m.heads = m.kv_heads = m.ffn = m.vocab = m.seq = 1;
+	sim_parallel_init(&p);
+	p.pp = pp;
+	p.interleave = v;
+	sim_shape_init(sh, &m, &p);
+}
+
+int exec_stage_layers(int layers, int pp, int stage)
+{
+	struct sim_shape sh;
+
+	split_shape(&sh, layers, pp, 1);
+	return sim_stage_layers(&sh, stage);
+}
+
 void exec_chunk_layers(int layers, int pp, int v, int stage, int chunk,
 		       int *first, int *count)
 {
-	int per = layers / (pp * v);
+	struct sim_shape sh;
+	int k = chunk * pp + stage;
 
-	*count = per;
-	*first = (chunk * pp + stage) * per;
+	split_shape(&sh, layers, pp, v);
+	/* Activations flow virtual stage k -> k + 1 (sched.h), so virtual
+	 * stage k starts after the layers of virtual stages 0 .. k - 1;
+	 * virtual stage j is chunk j / pp of stage j % pp. */
+	*first = 0;
+	for (int j = 0; j < k; j++)
+		*first += sim_chunk_layers(&sh, j % pp, j / pp);
+	*count = sim_chunk_layers(&sh, stage, chunk);
 }
 
 void exec_group_color(const struct exec_layout *l, enum exec_group_kind kind,

@@ -127,9 +127,20 @@ enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size)
 	if (p->interleave > 1 && p->pp < 2)
 		WHY("parallel.interleave: expected 1 without pipeline parallelism, found %d",
 		    p->interleave);
-	if (m->layers % (p->pp * p->interleave))
-		WHY("parallel.pp: expected pp x interleave (%d x %d) to divide the %d layers",
-		    p->pp, p->interleave, m->layers);
+	/* A pp that does not divide the layers splits them as the simulator
+	 * does (exec_stage_layers); every stage, and every chunk of one,
+	 * needs a layer, as sim_check demands. */
+	if (m->layers < p->pp)
+		WHY("parallel.pp: expected at most the %d layers (one a stage), found %d",
+		    m->layers, p->pp);
+	for (int s = 0; s < p->pp; s++) {
+		int n = exec_stage_layers(m->layers, p->pp, s);
+
+		if (n < p->interleave)
+			WHY("parallel.interleave: expected at most %d, a layer a chunk (stage "
+			    "%d holds %d of the %d layers), found %d", n, s, n, m->layers,
+			    p->interleave);
+	}
 	if ((o->schedule == SCHED_INTERLEAVED) != (p->interleave > 1))
 		WHY("schedule: expected %s with interleave %d, found %s",
 		    p->interleave > 1 ? "interleaved" : "gpipe or 1f1b", p->interleave,

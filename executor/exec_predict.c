@@ -6,10 +6,12 @@
  * defaults measured once, on the machine this backend was written on (one
  * core of an AMD EPYC server, gcc 12 at -O2 without -march, so SSE2):
  *   GEMM: exec_cpu.c's 4 x 8 register tile runs 7.7 to 8.5 GFLOP/s at
- *     shapes 256 to 2048 (forward and backward); the simulator's efficiency
- *     curve gives a GEMM whose smallest side is 256 77% of peak
- *     (SIM_GEMM_EFF_MAX x 256 / (256 + SIM_GEMM_DIM_HALF)), so peak is
- *     11 GFLOP/s.
+ *     shapes 256 to 2048 (forward and backward), and `gpuplan calibrate
+ *     --backend cpu` finds 7.0 to 7.6 GFLOP/s at 256 tokens whether the
+ *     smallest side is 64, 128 or 256: unlike a GPU's tensor-core tiles
+ *     the CPU's rate hardly depends on it.  So the efficiency curve's knee
+ *     (price_gpu.gemm_dim_half) is 4, not the GPUs' SIM_GEMM_DIM_HALF
+ *     (94% of peak at side 64, 98% at 256), and peak is 7.8 GFLOP/s.
  *   memory: an fp32 axpy streams 31 GB/s on one core; 20 GB/s leaves room
  *     for the other ranks sharing the memory controller.
  *   between ranks: OpenMPI's shared-memory transport copies in and out,
@@ -31,7 +33,8 @@
 
 #include "exec.h"
 
-#define EXEC_CPU_FLOPS_PER_S 11e9
+#define EXEC_CPU_FLOPS_PER_S 7.8e9
+#define EXEC_CPU_GEMM_DIM_HALF 4.0
 #define EXEC_CPU_MEM_BYTES_PER_S 20e9
 #define EXEC_CPU_LINK_BYTES_PER_S 4e9
 #define EXEC_CPU_LATENCY_S 2e-6
@@ -59,6 +62,7 @@ void exec_cpu_gpu(struct price_gpu *g)
 	g->bf16_flops_per_s = EXEC_CPU_FLOPS_PER_S;
 	g->tf32_flops_per_s = EXEC_CPU_FLOPS_PER_S;
 	g->fp32_flops_per_s = EXEC_CPU_FLOPS_PER_S;
+	g->gemm_dim_half = EXEC_CPU_GEMM_DIM_HALF;
 	gp_strlcpy(g->intra_link, "shared memory", sizeof(g->intra_link));
 	g->intra_bytes_per_s = EXEC_CPU_LINK_BYTES_PER_S;
 }

@@ -40,8 +40,12 @@
  *   the copies stay equal.  Clipping and the parameter count see the
  *   first stage's copy only.
  * - Pipeline parallelism: the layers are cut into pp * v chunks (virtual
- *   stages), and this rank runs its stage's op list from sched_build() in
- *   order: blocking receives, non-blocking sends (sched.h's contract).
+ *   stages) as the simulator cuts them (exec_chunk_layers: a pp that does
+ *   not divide the layers gives the middle stages the extra ones, and a
+ *   stage's chunks may differ by one), and this rank runs its stage's op
+ *   list from sched_build() in order: blocking receives, non-blocking
+ *   sends (sched.h's contract).  Every message is one micro-batch's
+ *   residual stream, the same size whatever the chunks hold.
  * - Data parallelism: every rank owns, per unit, a shard of ceil(n / dp)
  *   of the unit's flat parameters for the optimizer.  Stage 0 all-reduces
  *   the gradients and every rank updates everything; ZeRO-1 all-reduces,
@@ -166,7 +170,9 @@ struct exec_trainer {
 	struct sched sched;
 	struct exec_data data;
 
-	int v, nl, m;           /* chunks, layers per chunk, micro-batches */
+	int v, m;               /* chunks, micro-batches */
+	int *nl;                /* [v]: layers of each chunk */
+	int stage_layers;       /* their sum */
 	int B, T, C, H, KV, hd, Hl, KVl, F, Fl, V;
 	int N;                  /* tokens per micro-batch */
 	int Ns;                 /* of which in the residual stream here: N / tp
@@ -630,11 +636,12 @@ static int chunk_is_last(const struct exec_trainer *t, int chunk)
 static void carve_act(const struct exec_trainer *t, struct carve *c, struct act *a)
 {
 	size_t N = t->N, Ns = t->Ns, C = t->C;
+	int nl = t->nl[a->chunk];
 
-	for (int i = 0; i <= t->nl; i++)
+	for (int i = 0; i <= nl; i++)
 		a->x[i] = carve_a(t, c, Ns * C);
 	if (a->la)
-		for (int i = 0; i < t->nl; i++)
+		for (int i = 0; i < nl; i++)
 			carve_layer(t, c, &a->la[i], t->store_att);
 	a->tok = carve_i(c, chunk_is_first(t, a->chunk) ? N : 0);
 	if (chunk_is_last(t, a->chunk)) {
@@ -660,9 +667,9 @@ static struct act *act_acquire(struct exec_trainer *t, int chunk, int mb)
 
 		a = xcalloc(1, sizeof(*a));
 		a->chunk = chunk;
-		a->x = xcalloc((size_t)t->nl + 1, sizeof(*a->x));
+		a->x = xcalloc((size_t)t->nl[chunk] + 1, sizeof(*a->x));
 		if (!t->full_rec)
-			a->la = xcalloc((size_t)t->nl, sizeof(*a->la));
+			a->la = xcalloc((size_t)t->nl[chunk], sizeof(*a->la));
 		carve_act(t, &c, a);
 		a->bytes = c.off;
 		a->block = exec_dalloc(t->d, a->bytes);
@@ -923,7 +930,7 @@ static enum rc embed_backward(struct exec_trainer *t, const struct unit *u,
 /* Final norm, the vocabulary-parallel LM head and its cross-entropy. */
 static enum rc head_forward(struct exec_trainer *t, const struct unit *u, struct act *a)
 {
-	const void *x = a->x[t->nl], *in;
+	const void *x = a->x[t->nl[a->chunk]], *in;
 
 	norm_forward(t, a->lnf, a->lnf_mean, a->lnf_rstd, x, P(t, u, T_LNFW), P(t, u, T_LNFB));
 	TRY(seq_gather(t, a->lnf, t->gath, &in));
@@ -952,7 +959,7 @@ static enum rc head_backward(struct exec_trainer *t, const struct unit *u, struc
 			       word_params(t, u, T_WLM), t->N, t->C, t->nv);
 	TRY(seq_reduce(t, t->dln, &dn));
 	t->be->zero(t->d, t->dx, (size_t)t->Ns * t->C * t->ab);
-	norm_backward(t, t->dx, G(u, T_LNFW), G(u, T_LNFB), dn, a->x[t->nl],
+	norm_backward(t, t->dx, G(u, T_LNFW), G(u, T_LNFB), dn, a->x[t->nl[a->chunk]],
 		      P(t, u, T_LNFW), a->lnf_mean, a->lnf_rstd);
 	return RC_OK;
 }
@@ -1003,7 +1010,7 @@ static enum rc chunk_forward(struct exec_trainer *t, int chunk, int mb)
 		unit_drop(t, t->word);
 		unit_drop(t, t->embed);
 	}
-	for (int i = 0; i < t->nl; i++) {
+	for (int i = 0; i < t->nl[chunk]; i++) {
 		struct unit *u = chunk_layer(t, chunk, i);
 		struct layer_act *la = t->full_rec ? &t->rec : &a->la[i];
 
@@ -1047,7 +1054,7 @@ static enum rc chunk_backward(struct exec_trainer *t, int chunk, int mb)
 		unit_drop(t, t->word);
 		unit_drop(t, t->head);
 	}
-	for (int i = t->nl - 1; i >= 0; i--) {
+	for (int i = t->nl[chunk] - 1; i >= 0; i--) {
 		struct unit *u = chunk_layer(t, chunk, i);
 		const struct layer_act *la = &t->rec;
 		int att = t->rec_att;
@@ -1137,8 +1144,9 @@ static enum rc run_schedule(struct exec_trainer *t, int backward)
 		default:
 			if (op->data == SCHED_DATA_ACT) {
 				a = t->acts[op->chunk * t->m + op->mb];
-				rc = pp->comm->send(pp, op->peer, CHANNEL_ACT, a->x[t->nl], nc,
-						    t->act, sched_op_tag(&t->sched, op));
+				rc = pp->comm->send(pp, op->peer, CHANNEL_ACT,
+						    a->x[t->nl[op->chunk]], nc, t->act,
+						    sched_op_tag(&t->sched, op));
 			} else {
 				rc = pp->comm->send(pp, op->peer, CHANNEL_GRAD, t->dx, nc, t->act,
 						    sched_op_tag(&t->sched, op));
@@ -1333,7 +1341,8 @@ static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
  * copies' sum, the world's loss and norm, the optimizer itself. */
 static long trace_per_step(const struct exec_trainer *t)
 {
-	return (long)t->m * t->v * (2 + 4 + 3 + 5 + 5 + 8 + 19L * t->nl) + 4L * t->n_units + 8;
+	return (long)t->m * (t->v * (2 + 4 + 3 + 5 + 5 + 8L) + 19L * t->stage_layers) +
+	       4L * t->n_units + 8;
 }
 
 static void scratch_alloc(struct exec_trainer *t)
@@ -1442,7 +1451,6 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	t->g = g;
 	t->v = o->par.interleave;
 	t->m = o->par.gbs / (o->par.mbs * o->par.dp);
-	t->nl = md->layers / (o->par.pp * t->v);
 	if (sched_build(&t->sched, o->schedule, o->par.pp, t->m, t->v, 0, why, size) != RC_OK) {
 		free(t);
 		return NULL;
@@ -1481,11 +1489,14 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	/* units: per chunk [word] [embedding] layers [head] [word], the tied
 	 * word matrix once per rank */
 	t->layer0 = xcalloc((size_t)t->v, sizeof(int));
-	t->units = xcalloc((size_t)t->v * (t->nl + 2) + 1, sizeof(*t->units));
+	t->nl = xcalloc((size_t)t->v, sizeof(int));
+	t->stage_layers = exec_stage_layers(md->layers, l->pp, l->pp_rank);
+	t->units = xcalloc((size_t)t->stage_layers + 2 * (size_t)t->v + 1, sizeof(*t->units));
 	for (int c = 0; c < t->v; c++) {
 		int first, count, word = -1;
 
 		exec_chunk_layers(md->layers, l->pp, t->v, l->pp_rank, c, &first, &count);
+		t->nl[c] = count;
 		if (chunk_is_first(t, c)) {
 			if (t->tied)
 				t->units[word = nu++].kind = UNIT_WORD;
@@ -1558,6 +1569,7 @@ void exec_trainer_free(struct exec_trainer *t)
 		unit_free(t, &t->units[i]);
 	free(t->units);
 	free(t->layer0);
+	free(t->nl);
 	free(t->acts);
 	free(t->pool);
 	sched_release(&t->sched);

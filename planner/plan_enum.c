@@ -10,6 +10,8 @@
  *    and provider selling that machine, only re-price the results;
  *  - GPU counts are whole nodes and tp x pp x cp x dp with dp dividing the
  *    global batch, so no shape is simulated that the batch cannot use;
+ *  - context parallelism is searched only for long sequences (see
+ *    PLAN_CP_MIN_LOCAL_SEQ);
  *  - per (shape, micro-batch, interleave) the ZeRO stages and
  *    recomputation modes are walked from the most memory-frugal down: a
  *    combination that does not fit rules out every combination with a
@@ -31,6 +33,25 @@
 static const int tp_values[] = { 1, 2, 4, 8 };
 static const int mbs_values[] = { 1, 2, 4, 8 };
 static const int v_values[] = { 1, 2, 4 };
+
+/*
+ * Context parallelism, when --cp does not pin it, is searched in powers of
+ * two while every rank keeps at least PLAN_CP_MIN_LOCAL_SEQ tokens and
+ * tp x cp stays within PLAN_CP_TP_MAX.  With ring attention each step's
+ * attention, which hides the KV exchange, shrinks with the square of the
+ * local sequence and the exchange only linearly, so short local sequences
+ * leave it exposed; Llama 3 405B kept 8K tokens a rank (128K over cp 16,
+ * tp 8: Dubey et al. 2024, sec. 3.3.2 and table 4), and 8 x 16 is also
+ * the bound on tp x cp.  The first bound means cp > 1 is searched only
+ * from 2 x 4096 = 8192 tokens: that is where it starts to matter, since
+ * with GQA's few KV heads the exchange is far smaller than the activations
+ * TP moves, and cp 2 with tp 4 can beat tp 8 (it does for the shipped
+ * llama3-405b at 8192; Megatron-Core's context-parallel overview offers
+ * CP for long sequences for the same reasons).  Shorter sequences (4096
+ * and below) search exactly the shapes they did with cp fixed at 1.
+ */
+#define PLAN_CP_MIN_LOCAL_SEQ 4096
+#define PLAN_CP_TP_MAX 128
 
 /* Offerings that share a machine. */
 struct hw_group {
@@ -409,11 +430,37 @@ static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int n
 	}
 }
 
+/* The largest context-parallel degree to search: --cp when given, else
+ * the largest power of two leaving every rank PLAN_CP_MIN_LOCAL_SEQ
+ * tokens (1 below 8192 tokens). */
+static int cp_max(const struct plan_filter *f, const struct sim_model *m)
+{
+	int cp = 1;
+
+	if (f->cp > 0)
+		return f->cp;
+	while (cp * 2 <= PLAN_CP_TP_MAX && m->seq / (cp * 2) >= PLAN_CP_MIN_LOCAL_SEQ)
+		cp *= 2;
+	return cp;
+}
+
+/* Whether a searched (not pinned) cp > 1 is worth a shape at this tp:
+ * within PLAN_CP_TP_MAX, and meeting sim_check's rules, 2 cp chunks of
+ * the sequence (Megatron-LM's load balancing of causal attention) and,
+ * with sequence parallelism (on for tp > 1), tp dividing the local
+ * sequence.  Other shapes are skipped, not counted as rejected. */
+static int cp_usable(const struct sim_model *m, int tp, int cp)
+{
+	if ((long)tp * cp > PLAN_CP_TP_MAX || m->seq % (2 * cp))
+		return 0;
+	return tp == 1 || (m->seq / cp) % tp == 0;
+}
+
 static void search_machine(struct search *s, const struct hw_group *g)
 {
 	const struct plan_filter *f = &s->o->filter;
 	const struct sim_model *m = &s->job->model;
-	int cp = f->cp > 0 ? f->cp : 1;
+	int cp_hi = cp_max(f, m);
 
 	for (size_t ti = 0; ti < GP_ARRAY_LEN(tp_values); ti++) {
 		int tp = tp_values[ti];
@@ -430,18 +477,25 @@ static void search_machine(struct search *s, const struct hw_group *g)
 			 * uneven split (Llama 3 405B ran 126 layers on 16 stages). */
 			if (f->pp > 0 ? pp != f->pp : m->layers % pp != 0 && (pp & (pp - 1)) != 0)
 				continue;
-			for (int dp = 1; dp <= s->gbs; dp++) {
-				long gpus = (long)tp * pp * cp * dp;
-				long nodes;
-
-				if (gpus > f->max_gpus)
-					break;
-				if (s->gbs % dp || gpus < f->min_gpus || gpus % g->gpn)
+			/* A pinned cp is walked alone (cp_max returns it and
+			 * sim_check judges it); a searched one from 1 in powers
+			 * of two. */
+			for (int cp = f->cp > 0 ? f->cp : 1; cp <= cp_hi; cp *= 2) {
+				if (f->cp <= 0 && cp > 1 && !cp_usable(m, tp, cp))
 					continue;
-				nodes = gpus / g->gpn;
-				if (nodes > s->max_nodes)
-					break;
-				search_shape(s, tp, pp, cp, dp, (int)nodes);
+				for (int dp = 1; dp <= s->gbs; dp++) {
+					long gpus = (long)tp * pp * cp * dp;
+					long nodes;
+
+					if (gpus > f->max_gpus)
+						break;
+					if (s->gbs % dp || gpus < f->min_gpus || gpus % g->gpn)
+						continue;
+					nodes = gpus / g->gpn;
+					if (nodes > s->max_nodes)
+						break;
+					search_shape(s, tp, pp, cp, dp, (int)nodes);
+				}
 			}
 		}
 	}

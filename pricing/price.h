@@ -30,6 +30,10 @@ struct price_gpu {
 	int nvlink;                     /* 1 when the intra-node link is NVLink/XGMI */
 	int p2p;                        /* 1 when documented to work; 0 no or unknown */
 	double tdp_w;                   /* board power; 0 unknown */
+	/* The smallest GEMM dimension at which the simulator's efficiency
+	 * curve reaches half its maximum (simulator/sim_internal.h); set by a
+	 * calibration of this device, 0: the simulator's default. */
+	double gemm_dim_half;
 	char aliases[PRICE_NAME_MAX * 4];/* ';'-separated other names ("H100;H100-SXM") */
 };
 

@@ -283,16 +283,21 @@ int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk)
 	return n / sh->v + (chunk < n % sh->v);
 }
 
-double sim_kernel_time_s(double flops, double bytes, double dmin,
+double sim_gemm_dim_half(double dim_half)
+{
+	return dim_half > 0 ? dim_half : SIM_GEMM_DIM_HALF;
+}
+
+double sim_kernel_time_s(double flops, double bytes, double dmin, double dim_half,
 			 double peak, double hbm)
 {
-	double eff = SIM_GEMM_EFF_MAX * dmin / (dmin + SIM_GEMM_DIM_HALF);
+	double eff = SIM_GEMM_EFF_MAX * dmin / (dmin + sim_gemm_dim_half(dim_half));
 
 	return flops / (peak * eff) + bytes / (hbm * SIM_HBM_EFF) + SIM_KERNEL_S;
 }
 
 double sim_gemm_time_s(double batch, double m, double n, double k,
-		       double elem, double peak, double hbm)
+		       double elem, double dim_half, double peak, double hbm)
 {
 	double dmin = m < n ? m : n;
 	double flops = 2.0 * m * n * k;
@@ -305,7 +310,7 @@ double sim_gemm_time_s(double batch, double m, double n, double k,
 	 * that at 1-byte (fp8) ones. */
 	if (bytes < flops * elem / (2.0 * SIM_GEMM_TILE_FLOPS_PER_BYTE))
 		bytes = flops * elem / (2.0 * SIM_GEMM_TILE_FLOPS_PER_BYTE);
-	return sim_kernel_time_s(batch * flops, batch * bytes, dmin, peak, hbm);
+	return sim_kernel_time_s(batch * flops, batch * bytes, dmin, dim_half, peak, hbm);
 }
 
 static double hbm_time_s(double bytes, double hbm, int kernels)
@@ -347,7 +352,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 						: peak / SIM_DEFAULT_FLOPS_PER_BYTE;
 	double tok = sh->tok, h = sh->h, dh = sh->dh, f_l = sh->f / sh->t;
 	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host, hl = host_layer_s(c);
-	double bh = sh->b * sh->a_l;
+	double bh = sh->b * sh->a_l, dh50 = c->gpu.gemm_dim_half;
 	int ncoll;
 	struct sim_link tl, cl;
 
@@ -355,13 +360,13 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	 * (Shoeybi et al. 2019, sec. 3): QKV, output projection, MLP; fp8
 	 * runs them at the fp8 rate (Transformer Engine keeps attention and
 	 * the LM head in bf16). */
-	gemm = sim_gemm_time_s(1, tok, (sh->a_l + 2.0 * sh->kv_l) * dh, h, elem, lpeak, hbm)
-	       + sim_gemm_time_s(1, tok, h, sh->a_l * dh, elem, lpeak, hbm);
+	gemm = sim_gemm_time_s(1, tok, (sh->a_l + 2.0 * sh->kv_l) * dh, h, elem, dh50, lpeak, hbm)
+	       + sim_gemm_time_s(1, tok, h, sh->a_l * dh, elem, dh50, lpeak, hbm);
 	if (m->mlp == SIM_MLP_SWIGLU)
-		gemm += sim_gemm_time_s(1, tok, 2.0 * f_l, h, elem, lpeak, hbm);
+		gemm += sim_gemm_time_s(1, tok, 2.0 * f_l, h, elem, dh50, lpeak, hbm);
 	else
-		gemm += sim_gemm_time_s(1, tok, f_l, h, elem, lpeak, hbm);
-	gemm += sim_gemm_time_s(1, tok, h, f_l, elem, lpeak, hbm);
+		gemm += sim_gemm_time_s(1, tok, f_l, h, elem, dh50, lpeak, hbm);
+	gemm += sim_gemm_time_s(1, tok, h, f_l, elem, dh50, lpeak, hbm);
 
 	if (p->flash) {
 		/* FlashAttention (Dao 2023): scores never reach HBM; causal
@@ -379,7 +384,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 				       + 2.0 * sh->s * sh->kv_l * dh);
 		if (bytes < flops / SIM_ATTN_FLOPS_PER_BYTE)
 			bytes = flops / SIM_ATTN_FLOPS_PER_BYTE;
-		attn_f = sim_kernel_time_s(flops, bytes, dh, peak, hbm);
+		attn_f = sim_kernel_time_s(flops, bytes, dh, dh50, peak, hbm);
 		attn_b = 2.5 * attn_f;
 		attn_re = 0;
 	} else {
@@ -388,8 +393,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		 * score forward: fused softmax reads 2 writes 2, dropout reads 2
 		 * writes 2 and a 1-byte mask), causal or not. */
 		double scores = bh * sh->sl * sh->s;
-		double products = sim_gemm_time_s(bh, sh->sl, sh->s, dh, 2.0, peak, hbm)
-				  + sim_gemm_time_s(bh, sh->sl, dh, sh->s, 2.0, peak, hbm);
+		double products = sim_gemm_time_s(bh, sh->sl, sh->s, dh, 2.0, dh50, peak, hbm)
+				  + sim_gemm_time_s(bh, sh->sl, dh, sh->s, 2.0, dh50, peak, hbm);
 
 		attn_f = products + hbm_time_s(SIM_SOFTMAX_FWD_BYTES * scores, hbm, 2);
 		attn_b = 2.0 * products + hbm_time_s(SIM_SOFTMAX_BWD_BYTES * scores, hbm, 2);
@@ -494,7 +499,8 @@ static void edge_time(const struct sim_parallel *p, const struct sim_cluster *c,
 		 * scales the saved softmax (8) and casts it back (6): 52 bytes
 		 * per logit).  Its input is gathered forward and its gradient
 		 * reduced backward. */
-		et->compute_s += 3.0 * sim_gemm_time_s(1, tok, v_l, h, 2.0, peak, hbm)
+		et->compute_s += 3.0 * sim_gemm_time_s(1, tok, v_l, h, 2.0, c->gpu.gemm_dim_half,
+						       peak, hbm)
 				 + hbm_time_s(SIM_LOSS_BYTES * tok * v_l + 12.0 * tok * h, hbm, 6);
 		et->tp_s += sp ? 2.0 * sim_allgather_s(act, sh->t, &tl)
 			       : sim_allreduce_s(act, sh->t, &tl);

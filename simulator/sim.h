@@ -120,6 +120,11 @@ struct sim_result {
 	struct sim_memory memory;
 };
 
+/* The smallest GEMM dimension at which the simulator's efficiency curve
+ * reaches half its maximum: dim_half (a calibration's,
+ * price_gpu.gemm_dim_half) when > 0, else the default for every GPU. */
+double sim_gemm_dim_half(double dim_half);
+
 /* Sets p to 1-way everything, mbs 1, gbs 1, zero 0 (gathers by block
  * when set to 3), no recompute, interleave 1, no sequence parallelism,
  * flash on, bf16 with 2-byte activations. */
@@ -224,7 +229,8 @@ char *sim_plan_to_json(const struct sim_plan *p);
  * hfu, memory_per_gpu_bytes, fits, breakdown {compute, tp_comm, cp_comm,
  * pp_bubble, pp_comm, dp_comm_exposed, dp_comm_total, optimizer} in
  * seconds, memory {weights, grads, optimizer, activations, other, total,
- * capacity} in bytes, time_to_train_s, cost_usd).  Caller frees. */
+ * capacity} in bytes, time_to_train_s, cost_usd, and with an offering
+ * purchase, the option its price is for).  Caller frees. */
 char *sim_prediction_to_json(const struct sim_plan *p);
 /* Parses the plan JSON in buf[0..len), naming it name in messages, as
  * sim_plan_read() does (RC_INPUT on a bad field; out untouched then). */

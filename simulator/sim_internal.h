@@ -153,13 +153,15 @@ double sim_layer_params(const struct sim_model *m);
 
 /* Seconds for a kernel doing flops FLOPs and moving bytes bytes whose
  * smallest GEMM dimension is dmin, at peak FLOP/s and hbm bytes/s, by the
- * default efficiency curve above (one kernel launch included). */
-double sim_kernel_time_s(double flops, double bytes, double dmin,
+ * efficiency curve above with dim_half in place of SIM_GEMM_DIM_HALF
+ * (price_gpu.gemm_dim_half; <= 0: the default), one kernel launch
+ * included. */
+double sim_kernel_time_s(double flops, double bytes, double dmin, double dim_half,
 			 double peak, double hbm);
 /* Seconds for batch GEMMs (m x k) * (k x n) of elem-byte operands and a
- * bf16 output, launched as one kernel. */
+ * bf16 output, launched as one kernel, dim_half as above. */
 double sim_gemm_time_s(double batch, double m, double n, double k,
-		       double elem, double peak, double hbm);
+		       double elem, double dim_half, double peak, double hbm);
 
 /* ---- collectives (sim_comm.c), NCCL ring algorithm, alpha-beta -------- */
 

@@ -202,6 +202,10 @@ char *sim_prediction_to_json(const struct sim_plan *p)
 	char *s;
 
 	add_prediction(root, p);
+	/* Beside cost_usd: which of the offering's rates it was priced at.
+	 * The plan file's own prediction leaves it to .offering.purchase. */
+	if (p->offering.provider[0])
+		cJSON_AddStringToObject(root, "purchase", price_purchase_str(p->purchase));
 	s = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!s)

@@ -85,6 +85,61 @@ static void test_exec_chunk_layers_interleaved(void **state)
 	assert_int_equal(count, 4);
 }
 
+/* Uneven splits are the simulator's (sim_stage_layers, sim_chunk_layers):
+ * 7 layers over 4 stages give the middle stages one extra layer each and
+ * the first the one left, 2 + 2 + 2 + 1, so stage s starts at layer 2s.
+ * With 9 layers, pp 4 and v 2: stages 2, 3, 2, 2; stage 1's chunks hold 2
+ * and 1, the others 1 and 1.  In virtual-stage order (chunk c of stage s
+ * is c * 4 + s) the counts are 1, 2, 1, 1 | 1, 1, 1, 1, so stage 1's
+ * chunk 0 is layers 1-2, its chunk 1 (virtual stage 5) layer 1 + 2 + 1 +
+ * 1 + 1 = 6. */
+static void test_exec_chunk_layers_uneven_as_simulated(void **state)
+{
+	static const int first7[4] = { 0, 2, 4, 6 }, count7[4] = { 2, 2, 2, 1 };
+	struct sim_model m;
+	struct sim_parallel p;
+	struct sim_shape sh;
+	int first, count, next = 0;
+
+	(void)state;
+	for (int s = 0; s < 4; s++) {
+		exec_chunk_layers(7, 4, 1, s, 0, &first, &count);
+		assert_int_equal(first, first7[s]);
+		assert_int_equal(count, count7[s]);
+		assert_int_equal(exec_stage_layers(7, 4, s), count7[s]);
+	}
+	exec_chunk_layers(9, 4, 2, 1, 0, &first, &count);
+	assert_int_equal(first, 1);
+	assert_int_equal(count, 2);
+	exec_chunk_layers(9, 4, 2, 1, 1, &first, &count);
+	assert_int_equal(first, 6);
+	assert_int_equal(count, 1);
+	exec_chunk_layers(9, 4, 2, 3, 1, &first, &count);
+	assert_int_equal(first, 8);
+	assert_int_equal(count, 1);
+	/* Llama 3 405B's 126 layers over 16 stages of 4 chunks: in virtual
+	 * stage order the chunks tile layers 0..125 once, each as long as
+	 * the simulator's chunk */
+	memset(&m, 0, sizeof(m));
+	m.layers = 126;
+	m.hidden = m.heads = m.kv_heads = m.ffn = m.vocab = m.seq = 1;
+	sim_parallel_init(&p);
+	p.pp = 16;
+	p.interleave = 4;
+	sim_shape_init(&sh, &m, &p);
+	for (int k = 0; k < 16 * 4; k++) {
+		exec_chunk_layers(126, 16, 4, k % 16, k / 16, &first, &count);
+		assert_int_equal(first, next);
+		assert_int_equal(count, sim_chunk_layers(&sh, k % 16, k / 16));
+		assert_true(count >= 1);
+		next += count;
+	}
+	assert_int_equal(next, 126);
+	assert_int_equal(exec_stage_layers(126, 16, 0), 7);
+	assert_int_equal(exec_stage_layers(126, 16, 1), 8);
+	assert_int_equal(exec_stage_layers(126, 16, 15), 7);
+}
+
 /* ---- options --------------------------------------------------------- */
 
 static void test_exec_opts_check_rejects_unsplittable(void **state)
@@ -104,10 +159,26 @@ static void test_exec_opts_check_rejects_unsplittable(void **state)
 	assert_non_null(strstr(why, "parallel.tp"));
 	assert_non_null(strstr(why, "found 4"));
 
+	/* 4 layers over 3 stages split as the simulator's 1 + 2 + 1; over
+	 * 5 one stage would hold none */
 	exec_opts_init(&o);
-	o.par.pp = 3; /* 4 layers */
+	o.par.pp = 3;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
+	o.par.pp = 5;
 	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
-	assert_non_null(strstr(why, "parallel.pp"));
+	assert_non_null(strstr(why, "parallel.pp: expected at most the 4 layers (one a stage), "
+				"found 5"));
+	/* 7 layers over pp 4 are 2 + 2 + 2 + 1: the last stage has no layer
+	 * for a second chunk */
+	o.model.layers = 7;
+	o.par.pp = 4;
+	o.par.interleave = 2;
+	exec_opts_derive(&o);
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "parallel.interleave: expected at most 1, a layer a chunk "
+				"(stage 3 holds 1 of the 7 layers), found 2"));
+	o.model.layers = 9;     /* 2 + 3 + 2 + 2 */
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
 
 	exec_opts_init(&o);
 	o.par.dp = 3; /* gbs 8, mbs 2 */
@@ -541,6 +612,66 @@ static void test_exec_trainer_init_layout_independent(void **state)
 	rig_close(&full);
 }
 
+/* Uneven stages hold the single rank's layers as the simulator splits
+ * them.  7 layers over pp 4 are 2 + 2 + 2 + 1 (exec_stage_layers): stage
+ * 0 holds the embedding and layers 0-1, stage 3 layer 6 and the head.  The
+ * single rank's units are the embedding 0, layer i at 1 + i, the head 8.
+ * Interleaved, 9 layers over pp 4 x v 2: stage 1 holds layers 1-2 in
+ * chunk 0 and layer 6 in chunk 1 (test_exec_chunk_layers_uneven_as_simulated). */
+static void test_exec_trainer_uneven_stages_hold_the_model(void **state)
+{
+	static const int units7[4] = { 3, 2, 2, 2 };
+	struct exec_opts o1, o2;
+	struct rig full, st[4];
+	float *p1, *g1, *p2, *g2;
+	long n1, n2;
+	double sum = 0;
+
+	(void)state;
+	tiny_opts(&o1);
+	o1.model.layers = 7;
+	rig_open(&full, &o1, 0);
+	assert_int_equal(exec_trainer_units(full.t), 9);
+	o2 = o1;
+	o2.par.pp = 4;
+	for (int s = 0; s < 4; s++) {
+		rig_open(&st[s], &o2, s);
+		assert_int_equal(exec_trainer_units(st[s].t), units7[s]);
+		sum += exec_trainer_local_params(st[s].t);
+	}
+	assert_near(sum, exec_trainer_local_params(full.t), 1e-12);
+	/* stage 3's first unit is layer 6, stage 1's layer 2 */
+	assert_int_equal(exec_trainer_unit(full.t, 7, &p1, &g1, &n1), 0);
+	assert_int_equal(exec_trainer_unit(st[3].t, 0, &p2, &g2, &n2), 0);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(p1, p2, (size_t)n1 * sizeof(float));
+	assert_int_equal(exec_trainer_unit(full.t, 3, &p1, &g1, &n1), 0);
+	assert_int_equal(exec_trainer_unit(st[1].t, 0, &p2, &g2, &n2), 0);
+	assert_memory_equal(p1, p2, (size_t)n1 * sizeof(float));
+	for (int s = 0; s < 4; s++)
+		rig_close(&st[s]);
+	rig_close(&full);
+
+	o1.model.layers = 9;
+	o1.par.gbs = 8;         /* 4 micro-batches */
+	rig_open(&full, &o1, 0);
+	o2 = o1;
+	o2.par.pp = 4;
+	o2.par.interleave = 2;
+	exec_opts_derive(&o2);
+	rig_open(&st[1], &o2, 1);
+	assert_int_equal(exec_trainer_units(st[1].t), 3);
+	for (int i = 0; i < 3; i++) {
+		/* layers 1, 2 and 6: units 2, 3 and 7 of the single rank */
+		assert_int_equal(exec_trainer_unit(full.t, i < 2 ? 2 + i : 7, &p1, &g1, &n1), 0);
+		assert_int_equal(exec_trainer_unit(st[1].t, i, &p2, &g2, &n2), 0);
+		assert_int_equal(n1, n2);
+		assert_memory_equal(p1, p2, (size_t)n1 * sizeof(float));
+	}
+	rig_close(&st[1]);
+	rig_close(&full);
+}
+
 /* The synthetic bigram process's entropy is 1.762 nats at vocabulary 128
  * (exec_data.c); from ln 128 = 4.852 a small model must get well down
  * towards it.  Measured: 4.85 -> about 2.3 after 40 steps at lr 1e-2. */
@@ -716,6 +847,7 @@ static void sample_calibration(struct exec_calibration *c)
 	c->hbm_bytes_per_s = 3.1e12;
 	c->intra_bytes_per_s = 400e9;
 	c->latency_s = 7.5e-6;
+	c->gemm_dim_half = 37.5;
 	c->n_gemm = 1;
 	c->gemm[0].m = 8192;
 	c->gemm[0].n = 12288;
@@ -751,11 +883,37 @@ static void test_exec_calibration_json_round_trip(void **state)
 	assert_int_equal(b.ranks, 8);
 	assert_true(b.bf16_flops_per_s == a.bf16_flops_per_s);
 	assert_true(b.latency_s == a.latency_s);
+	assert_true(b.gemm_dim_half == 37.5);
 	assert_true(b.device_memory_bytes == a.device_memory_bytes);
 	assert_int_equal(b.n_gemm, 1);
 	assert_true(b.gemm[0].flops_per_s == a.gemm[0].flops_per_s);
 	assert_int_equal(b.n_coll, 1);
 	assert_string_equal(b.coll[0].op, "all_reduce");
+}
+
+/* A file written before the knee was fitted (no .sim.gemm_dim_half)
+ * still loads, with the simulator's default knee (0). */
+static void test_exec_calibration_json_without_knee(void **state)
+{
+	struct exec_calibration a, b;
+	char *text, *key, *comma, *eol;
+
+	(void)state;
+	sample_calibration(&a);
+	text = exec_calibration_to_json(&a);
+	key = strstr(text, "\"gemm_dim_half\"");
+	assert_non_null(key);
+	/* cut from the comma ending the line before to the end of the key's line */
+	for (comma = key; *comma != ','; comma--)
+		;
+	eol = strchr(key, '\n');
+	memmove(comma, eol, strlen(eol) + 1);
+	assert_null(strstr(text, "gemm_dim_half"));
+	memset(&b, 0x5a, sizeof(b));
+	assert_int_equal(exec_calibration_parse("old.json", text, strlen(text), &b), RC_OK);
+	free(text);
+	assert_true(b.gemm_dim_half == 0);
+	assert_true(b.bf16_flops_per_s == a.bf16_flops_per_s);
 }
 
 /* One bad field each: RC_INPUT, and the output left as it was. */
@@ -843,7 +1001,7 @@ static void test_exec_calibration_half_gemm_rate_doubles_compute(void **state)
 		g->m = tok;
 		g->n = shapes[i][0];
 		g->k = shapes[i][1];
-		g->time_s = 2 * sim_gemm_time_s(1, g->m, g->n, g->k, 2.0, 989.4e12, 3.35e12);
+		g->time_s = 2 * sim_gemm_time_s(1, g->m, g->n, g->k, 2.0, 0, 989.4e12, 3.35e12);
 		want += g->time_s;
 	}
 	exec_calibration_fit(cal);
@@ -864,6 +1022,59 @@ static void test_exec_calibration_half_gemm_rate_doubles_compute(void **state)
 		print_error("compute %.4g s -> %.4g s: ratio %.3f\n", a.breakdown.compute_s,
 			    b.breakdown.compute_s, ratio);
 	assert_true(ratio > 1.6 && ratio <= 2.0);
+	free(cal);
+}
+
+/* The fit recovers the knee of the efficiency curve and the peak from
+ * GEMM times the simulator's own model gives at known values: a GPU-like
+ * curve (knee 48, peak 500 TFLOP/s) and a CPU-like flat one (knee 4,
+ * peak 8 GFLOP/s), over the layer shapes of hidden 64 to 1024 at 256
+ * tokens, whose smallest sides differ.  Shapes with one smallest side say
+ * nothing about the knee: it stays 0 (the default). */
+static void test_exec_calibration_fit_finds_knee(void **state)
+{
+	const double truth[2][3] = { { 48, 500e12, 3e12 }, { 4, 8e9, 20e9 } };
+	struct exec_calibration *cal = xcalloc(1, sizeof(*cal));
+
+	(void)state;
+	for (int t = 0; t < 2; t++) {
+		memset(cal, 0, sizeof(*cal));
+		cal->n_copy = 1;
+		cal->copy[0].bytes = 1 << 26;
+		cal->copy[0].bytes_per_s = truth[t][2] * 0.8;   /* SIM_HBM_EFF */
+		for (int h = 64; h <= 1024; h *= 2) {
+			const double shapes[4][2] = { { 3 * h, h }, { h, h }, { 4 * h, h },
+						      { h, 4 * h } };
+
+			for (int i = 0; i < 4; i++) {
+				struct exec_calib_gemm *g = &cal->gemm[cal->n_gemm++];
+
+				g->m = 256;
+				g->n = shapes[i][0];
+				g->k = shapes[i][1];
+				g->time_s = sim_gemm_time_s(1, g->m, g->n, g->k, 2.0, truth[t][0],
+							    truth[t][1], truth[t][2]);
+			}
+		}
+		exec_calibration_fit(cal);
+		assert_near(cal->hbm_bytes_per_s, truth[t][2], 1e-9);
+		assert_near(cal->gemm_dim_half, truth[t][0], 0.01);
+		assert_near(cal->bf16_flops_per_s, truth[t][1], 0.01);
+		for (int i = 0; i < cal->n_gemm; i++)
+			assert_near(cal->gemm[i].predicted_s, cal->gemm[i].time_s, 0.01);
+	}
+	/* one smallest side (256 tokens, every width at least 256) */
+	cal->n_gemm = 0;
+	for (int i = 0; i < 4; i++) {
+		struct exec_calib_gemm *g = &cal->gemm[cal->n_gemm++];
+
+		g->m = 256;
+		g->n = 256 << i;
+		g->k = 1024;
+		g->time_s = sim_gemm_time_s(1, g->m, g->n, g->k, 2.0, 48, 500e12, 3e12);
+	}
+	exec_calibration_fit(cal);
+	assert_true(cal->gemm_dim_half == 0);
 	free(cal);
 }
 
@@ -952,6 +1163,45 @@ static void test_exec_predict_activations_at_stored_size(void **state)
 	assert_near(run.memory.grads, bf16.memory.grads, 1e-12);
 }
 
+/* An uneven plan is priced by its fullest stage.  exec_opts_init's model
+ * (hidden 64, 4 heads and 4 KV heads of 16, ffn 256, GELU, vocabulary
+ * 128) has 64^2 (Q) + 2 x 64 x 64 (K, V) + 64^2 (output) + 2 x 64 x 256
+ * (MLP) + 2 x 64 (norms) = 49,280 parameters a layer (sim_layer_params;
+ * biases not counted).  6 layers over pp 4 are 1 + 2 + 2 + 1: stage 0
+ * holds 49,280 + 128 x 64 = 57,472 parameters and 4 micro-batches in
+ * flight, stage 1 98,560 and 3 in flight, so stage 1 is the fullest:
+ * 16 bytes a parameter (4 + 4 + 8 in fp32) make 1,576,960 bytes of model
+ * states.  The executor's stages agree on which holds the most. */
+static void test_exec_predict_uneven_fullest_stage(void **state)
+{
+	struct exec_opts o;
+	struct sim_cluster c;
+	struct sim_result r;
+	struct rig st[4];
+	double params[4];
+
+	(void)state;
+	exec_opts_init(&o);
+	o.model.layers = 6;
+	o.par.pp = 4;
+	exec_opts_derive(&o);
+	assert_int_equal(exec_opts_check(&o, NULL, 0), RC_OK);
+	exec_cpu_cluster(&c, 4);
+	assert_int_equal(exec_predict_on(&o, &c, &r, NULL, 0), RC_OK);
+	assert_near(r.memory.weights + r.memory.grads + r.memory.optimizer, 16.0 * 98560, 1e-12);
+	for (int s = 0; s < 4; s++) {
+		rig_open(&st[s], &o, s);
+		params[s] = exec_trainer_local_params(st[s].t);
+	}
+	/* the executor also holds biases: Q, K, V, output and second MLP
+	 * 5 x 64, the two norms' 2 x 64, the first MLP's 256, 704 a layer */
+	assert_near(params[1], 2 * (49280 + 704), 1e-12);
+	assert_near(params[2], params[1], 1e-12);
+	assert_true(params[1] > params[0] && params[1] > params[3]);
+	for (int s = 0; s < 4; s++)
+		rig_close(&st[s]);
+}
+
 static void test_exec_calibration_path_is_safe(void **state)
 {
 	char buf[256];
@@ -969,6 +1219,7 @@ int main(void)
 		cmocka_unit_test(test_exec_layout_init_tp_innermost),
 		cmocka_unit_test(test_exec_split_balanced),
 		cmocka_unit_test(test_exec_chunk_layers_interleaved),
+		cmocka_unit_test(test_exec_chunk_layers_uneven_as_simulated),
 		cmocka_unit_test(test_exec_opts_check_rejects_unsplittable),
 		cmocka_unit_test(test_exec_data_synthetic_bigram),
 		cmocka_unit_test(test_exec_data_file_rejects_big_token),
@@ -981,6 +1232,7 @@ int main(void)
 		cmocka_unit_test(test_exec_trainer_microbatches_equivalent),
 		cmocka_unit_test(test_exec_trainer_schedules_equivalent),
 		cmocka_unit_test(test_exec_trainer_init_layout_independent),
+		cmocka_unit_test(test_exec_trainer_uneven_stages_hold_the_model),
 		cmocka_unit_test(test_exec_trainer_loss_falls),
 		cmocka_unit_test(test_exec_group_color_matches_members),
 		cmocka_unit_test(test_exec_sched_channels_in_order),
@@ -988,9 +1240,12 @@ int main(void)
 		cmocka_unit_test(test_exec_calibration_json_round_trip),
 		cmocka_unit_test(test_exec_calibration_parse_rejects_bad_fields),
 		cmocka_unit_test(test_exec_calibration_half_gemm_rate_doubles_compute),
+		cmocka_unit_test(test_exec_calibration_fit_finds_knee),
+		cmocka_unit_test(test_exec_calibration_json_without_knee),
 		cmocka_unit_test(test_exec_calibrate_cpu_fit_reproduces_gemms),
 		cmocka_unit_test(test_exec_calibration_path_is_safe),
 		cmocka_unit_test(test_exec_predict_activations_at_stored_size),
+		cmocka_unit_test(test_exec_predict_uneven_fullest_stage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * availability, two phases), its guarantees (never over budget, deadline
  * or availability; more budget never slower), GLPK's error hook, the spot
  * preemption model, Pareto pruning, and the whole pipeline on an inline
- * catalog (zero budget, one GPU, a model that fits nowhere).
+ * catalog (zero budget, one GPU, a model that fits nowhere, context
+ * parallelism searched for long sequences).
  */
 #include "testutil.h"
 
@@ -946,6 +947,171 @@ static void test_plan_run_two_phases(void **state)
 	plan_result_release(&two);
 }
 
+/* ---- context parallelism searched for long sequences ----------------------- */
+
+/* A 6.4B GELU model (8 layers, hidden 4096, 32 heads, ffn 16384, vocab
+ * 32000) at 64K tokens a sequence, for the context-parallel tests. */
+static struct sim_model long_model(void)
+{
+	struct sim_model m = test_model;
+
+	snprintf(m.name, sizeof(m.name), "long-64k");
+	m.layers = 8;
+	m.hidden = 4096;
+	m.heads = 32;
+	m.kv_heads = 32;
+	m.ffn = 16384;
+	m.vocab = 32000;
+	m.seq = 65536;
+	m.gbs = 8;
+	return m;
+}
+
+/* No cp = 1 plan fits a 16 GB GPU sold one to a node (so tp = 1); cp > 1,
+ * searched without --cp, does.  By hand, for cp = 1, s = 65536, b = 1,
+ * h = 4096, V = 32000, 2-byte activations, flash attention: the last
+ * pipeline stage holds at least one layer and the logits.  One layer's
+ * activations are 34 s h = 34 x 65536 x 4096 = 9.13e9 bytes (Korthikanti
+ * et al. 2022, sec. 4.1; stored without recomputation or selective, held
+ * while the layer is recomputed with full), the fp32 logits 4 s V =
+ * 4 x 65536 x 32000 = 8.39e9 (sec. 4.3): 17.5e9 > 16e9 before any weight,
+ * whatever pp, dp, ZeRO stage or recomputation.  Both terms scale with
+ * the local sequence s / cp: 8.76e9 at cp = 2 leaves room for the rest. */
+static void test_plan_run_cp_only_fit(void **state)
+{
+	struct sim_model m;
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+
+	(void)state;
+	catalog_init();
+	test_gpus[1].memory_bytes = 16e9;
+	test_offers[3].gpus_per_node = 1;
+	m = long_model();
+	plan_job_init(&job, &m, 1e9);
+	plan_opts_init(&o);
+	snprintf(o.filter.gpu, sizeof(o.filter.gpu), "SMALL-24GB");
+	o.filter.cp = 1;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_INFEASIBLE);
+	assert_non_null(strstr(r.why, "fits in GPU memory"));
+	assert_true(r.nearest.smallest_need_bytes > 17.5e9);
+	plan_result_release(&r);
+
+	o.filter.cp = 0;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_true(r.rows[0].c.par.cp >= 2);
+	assert_int_equal(r.rows[0].c.par.tp, 1);
+	assert_rows_within(&r, &o);
+	for (size_t i = 0; i < r.n_rows; i++)
+		assert_true(r.rows[i].c.par.cp >= 2);
+	plan_result_release(&r);
+}
+
+/* On one 8-GPU node, where cp = 1 plans fit, cp > 1 is chosen because it
+ * is faster: a Llama-3-8B shape (32 layers, hidden 4096, 32 heads, 8 KV
+ * heads, SwiGLU 14336, vocab 128256) at 32K tokens.  Per layer forward,
+ * tp 4 with sequence parallelism moves two all-gathers and two
+ * reduce-scatters of s h 2 bytes = 268 MB, 3/4 of each through every
+ * rank: 805 MB; cp 4 all-gathers K and V of the 8 KV heads, 2 x 2 s x
+ * 8 x 128 = 134 MB, 3/4 of it 101 MB, hidden behind attention (Megatron-
+ * Core's ring attention).  Same GPUs, less exposed communication. */
+static void test_plan_run_cp_faster(void **state)
+{
+	struct sim_model m = test_model;
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+	double t_cp1, comm_cp1;
+
+	(void)state;
+	catalog_init();
+	m.layers = 32;
+	m.hidden = 4096;
+	m.heads = 32;
+	m.kv_heads = 8;
+	m.ffn = 14336;
+	m.vocab = 128256;
+	m.mlp = SIM_MLP_SWIGLU;
+	m.tied_embeddings = 0;
+	m.seq = 32768;
+	m.gbs = 64;
+	plan_job_init(&job, &m, 10e9);
+	plan_opts_init(&o);
+	snprintf(o.filter.gpu, sizeof(o.filter.gpu), "BIG-80GB");
+	o.filter.min_gpus = o.filter.max_gpus = 8;
+	o.filter.cp = 1;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_int_equal(r.rows[0].c.par.cp, 1);
+	comm_cp1 = r.rows[0].c.res.breakdown.tp_comm_s;
+	assert_true(comm_cp1 > 0);
+	t_cp1 = r.makespan_s;
+	plan_result_release(&r);
+
+	o.filter.cp = 0;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_true(r.rows[0].c.par.cp > 1);
+	assert_int_equal(r.rows[0].c.nodes * r.rows[0].c.cluster.gpus_per_node, 8);
+	assert_true(r.makespan_s < t_cp1 * (1 - 1e-3));
+	/* the exposed communication is what shrinks */
+	assert_true(r.rows[0].c.res.breakdown.cp_comm_s + r.rows[0].c.res.breakdown.tp_comm_s <
+		    comm_cp1 / 2);
+	assert_rows_within(&r, &o);
+	plan_result_release(&r);
+}
+
+/* Configurations enumerated without --cp, and with --cp 1 (the search
+ * before cp was searched). */
+static void enumerated_free_and_cp1(const struct sim_model *m, struct plan_stats *free_cp,
+				    struct plan_stats *cp1)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+
+	plan_job_init(&job, m, 100e9);
+	plan_opts_init(&o);
+	o.budget_usd = 1e9;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	*free_cp = r.stats;
+	plan_result_release(&r);
+	o.filter.cp = 1;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	*cp1 = r.stats;
+	plan_result_release(&r);
+}
+
+/* cp is searched only where a rank keeps 4096 tokens of a sequence of
+ * 8192 or more: at 4096 (and 2048) the search is exactly the one with cp
+ * fixed at 1; at 8192 it grows; cp values sim_check would refuse (2 cp
+ * must divide the sequence) are skipped, not enumerated. */
+static void test_plan_enumerate_cp_only_long_sequences(void **state)
+{
+	struct sim_model m;
+	struct plan_stats a, b;
+
+	(void)state;
+	catalog_init();
+	m = test_model;
+	enumerated_free_and_cp1(&m, &a, &b);
+	assert_int_equal(a.enumerated, b.enumerated);
+	assert_int_equal(a.simulated, b.simulated);
+	m.seq = 4096;
+	enumerated_free_and_cp1(&m, &a, &b);
+	assert_int_equal(a.enumerated, b.enumerated);
+	assert_int_equal(a.simulated, b.simulated);
+	assert_int_equal(a.rejected_check, b.rejected_check);
+	m.seq = 8192;
+	enumerated_free_and_cp1(&m, &a, &b);
+	assert_true(a.enumerated > b.enumerated);
+	/* 16386 = 2 x 8193: cp 2 and 4 leave 4096 tokens a rank or more,
+	 * but 2 cp divides 16386 for neither. */
+	m.seq = 16386;
+	enumerated_free_and_cp1(&m, &a, &b);
+	assert_int_equal(a.enumerated, b.enumerated);
+	assert_int_equal(a.rejected_check, b.rejected_check);
+}
+
 static void test_plan_result_to_json_keys(void **state)
 {
 	static const char *keys[] = {
@@ -1039,6 +1205,9 @@ int main(void)
 		cmocka_unit_test(test_plan_run_filters),
 		cmocka_unit_test(test_plan_run_two_jobs_share),
 		cmocka_unit_test(test_plan_run_two_phases),
+		cmocka_unit_test(test_plan_run_cp_only_fit),
+		cmocka_unit_test(test_plan_run_cp_faster),
+		cmocka_unit_test(test_plan_enumerate_cp_only_long_sequences),
 		cmocka_unit_test(test_plan_result_to_json_keys),
 		cmocka_unit_test(test_plan_jobs_load),
 	};

@@ -157,6 +157,32 @@ static void test_sim_train_flops_gqa_swiglu_shapes(void **state)
 		    - sim_train_flops(&m, 1, SIM_RECOMPUTE_NONE), 32 * 4 * s * s * h, 1e-12);
 }
 
+/* A calibrated knee (price_gpu.gemm_dim_half) reaches the step: the
+ * default's own value gives the same step, a flatter curve (a knee of 4:
+ * 98% of peak at side 256 where the default gives 256 / 384 = 67%) a
+ * faster one.  (No host dispatch floor, which would hide GEMMs this
+ * small.) */
+static void test_sim_gemm_knee_reaches_step(void **state)
+{
+	struct sim_model m = gpt(4, 256, 4, 512, 256);
+	struct sim_cluster c = a100();
+	struct sim_parallel p = par(1, 1, 1, 4, 4);
+	struct sim_result def, same, flat;
+
+	(void)state;
+	c.host_layer_s = -1;
+	assert_int_equal(sim_check(&m, &p, &c, NULL, 0), RC_OK);
+	sim_step(&m, &p, &c, &def);
+	c.gpu.gemm_dim_half = SIM_GEMM_DIM_HALF;
+	sim_step(&m, &p, &c, &same);
+	assert_true(same.step_time_s == def.step_time_s);
+	c.gpu.gemm_dim_half = 4;
+	sim_step(&m, &p, &c, &flat);
+	assert_true(flat.breakdown.compute_s < def.breakdown.compute_s);
+	assert_near(sim_gemm_dim_half(0), SIM_GEMM_DIM_HALF, 1e-12);
+	assert_near(sim_gemm_dim_half(4), 4, 1e-12);
+}
+
 /* ---- memory ------------------------------------------------------------ */
 
 static void test_sim_model_states_zero_paper(void **state)
@@ -451,7 +477,7 @@ static void test_sim_loss_bytes(void **state)
 	struct sim_parallel p = par(1, 2, 1, 8, 8);
 	struct sim_parts pt;
 	double tok = 8192, hbm = 2.039e12;
-	double want = 3 * sim_gemm_time_s(1, tok, 50304, 2048, 2.0, 312e12, hbm)
+	double want = 3 * sim_gemm_time_s(1, tok, 50304, 2048, 2.0, 0, 312e12, hbm)
 		      + (SIM_LOSS_BYTES * tok * 50304 + 12 * tok * 2048) / (hbm * SIM_HBM_EFF)
 		      + 6 * SIM_KERNEL_S;
 
@@ -1029,6 +1055,7 @@ int main(void)
 		cmocka_unit_test(test_sim_model_params_untied_adds_head),
 		cmocka_unit_test(test_sim_train_flops_narayanan_eq3),
 		cmocka_unit_test(test_sim_train_flops_gqa_swiglu_shapes),
+		cmocka_unit_test(test_sim_gemm_knee_reaches_step),
 		cmocka_unit_test(test_sim_model_states_zero_paper),
 		cmocka_unit_test(test_sim_activations_korthikanti),
 		cmocka_unit_test(test_sim_memory_pipeline_in_flight),

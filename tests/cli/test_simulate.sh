@@ -120,4 +120,24 @@ gp simulate $z3 --zero3-gather eager
 expect_rc "--zero3-gather eager exits 2" 2
 expect_err "--zero3-gather names the choices" "^error: --zero3-gather: expected block or tensor_sync, found 'eager'"
 
+# The purchase option a plan was priced at (.offering.purchase) is shown
+# beside its offering and its price, and in --json; a price given with
+# --usd-per-gpu-hour is the user's own and is not labelled.
+gp plan --model llama2-7b --tokens 100B --budget 200k --spot -q -o "$TMP/spot.json"
+expect_rc "a spot plan is written" 0
+gp simulate "$TMP/spot.json"
+expect_rc "a spot plan simulates" 0
+expect_out "cluster line names the offering and purchase" '^cluster .*\), [a-z0-9]+ [^ ]+ [^ ]+ spot$'
+expect_out "price line says spot" 'cost \$[0-9,]+ at \$[0-9.]+ per GPU-hour \(spot\)$'
+gp simulate "$TMP/spot.json" --json
+expect_out "--json has the purchase" '"purchase":[[:space:]]*"spot"'
+gp simulate "$TMP/spot.json" --usd-per-gpu-hour 1
+expect_out "own price keeps its line" 'cost \$[0-9,]+ at \$1\.00 per GPU-hour$'
+gp plan --model llama2-7b --tokens 100B --budget 200k --no-spot -q -o "$TMP/od.json"
+gp simulate "$TMP/od.json"
+expect_out "on-demand plan says on-demand" 'per GPU-hour \(on-demand\)$'
+gp simulate --layers 24 --hidden 2048 --heads 16 --gpu A100-80GB --gpus 8 --gbs 64 --json
+grep -q '"purchase"' "$OUT" && fail "no offering, no purchase in --json" "found" \
+	|| pass "no offering, no purchase in --json"
+
 finish

@@ -18,39 +18,15 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "price_internal.h"
+#include "fuzz_price.h"
 
 static struct price_catalog cat;
-static char tmp_path[64];
-
-static void remove_tmp(void)
-{
-	unlink(tmp_path);
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct price_opts o;
-	const char *share = getenv("GPUPLAN_SHARE_DIR");
-	int fd;
-
 	fuzz_quiet_args(argc, argv, "tests/fuzz/price_table.dict");
 	gp_log_quiet(1);
-	snprintf(tmp_path, sizeof(tmp_path), "/tmp/gpuplan-fuzz-XXXXXX");
-	fd = mkstemp(tmp_path);
-	if (fd < 0)
-		abort();
-	close(fd);
-	atexit(remove_tmp);
-	price_opts_init(&o);
-	o.data_dir = share && *share ? share : "data";
-	/* the user's table must not stand in for the shipped one */
-	o.user_dir = "/nonexistent/gpuplan-fuzz";
-	if (price_catalog_load(&cat, &o) != RC_OK) {
-		fprintf(stderr, "fuzz_price_table: cannot load %s/gpus.csv and prices.csv; "
-			"run from the repository root or set GPUPLAN_SHARE_DIR\n", o.data_dir);
-		abort();
-	}
+	fuzz_price_setup("fuzz_price_table", &cat);
 	return 0;
 }
 
@@ -115,7 +91,7 @@ static void round_trip(const unsigned char *data, size_t size)
 
 static void other_loaders(const unsigned char *data, size_t size)
 {
-	FILE *f = fopen(tmp_path, "wb");
+	FILE *f = fopen(fuzz_tmp_path, "wb");
 	struct price_gpu *gpus;
 	size_t n;
 	struct price_commitments c;
@@ -126,11 +102,11 @@ static void other_loaders(const unsigned char *data, size_t size)
 	if (size && fwrite(data, 1, size, f) != size)
 		abort();
 	fclose(f);
-	if (price_gpus_load(tmp_path, &gpus, &n) == RC_OK)
+	if (price_gpus_load(fuzz_tmp_path, &gpus, &n) == RC_OK)
 		free(gpus);
-	if (price_commitments_load(tmp_path, &cat, &c) == RC_OK)
+	if (price_commitments_load(fuzz_tmp_path, &cat, &c) == RC_OK)
 		price_commitments_release(&c);
-	if (price_hardware_load(tmp_path, &cat, &h) == RC_OK)
+	if (price_hardware_load(fuzz_tmp_path, &cat, &h) == RC_OK)
 		price_hardware_release(&h);
 }
 

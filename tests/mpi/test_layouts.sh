@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_layouts.sh - the executor under mpirun: every parallel layout
-# computes the single-rank run's losses, the loss falls on the synthetic
+# (uneven pipeline splits included) computes the single-rank run's
+# losses, the loss falls on the synthetic
 # data, plan files run end to end (their tied embeddings and sequence
 # parallelism included), --trace gathers every rank's timeline, and
 # faults end the job with a clear
@@ -95,6 +96,41 @@ expect_rc "single rank, vocabulary 63: exit 0" 0
 layout tp2-vocab63-uneven 2 base-v63 --tp 2 --vocab 63 --mbs 2
 layout swiglu-tp2xpp2xdp2-zero3-v2 8 base-swiglu --mlp swiglu --tp 2 --pp 2 --dp 2 --zero 3 \
 	--interleave 2 --recompute full --mbs 1
+
+# Uneven pipeline splits, cut as the simulator cuts them (sim_stage_layers):
+# the extra layers go to the middle stages, then to the first.  5 layers
+# over pp 2 are 3 + 2, 6 over pp 4 1 + 2 + 2 + 1, 7 over pp 4 2 + 2 + 2 +
+# 1 (too few on the last stage for 2 chunks); interleaved, 7 over pp 2 x
+# v 2 make chunks 2, 2 | 2, 1 and 9 over pp 4 x v 2 make 1, 1 | 2, 1 |
+# 1, 1 | 1, 1.  Each is checked against a single rank of as many layers.
+for n in 5 6 7 9; do
+	gp execute $MODEL --layers $n --mbs 2 --json "$TMP/base-l$n.json"
+	expect_rc "single rank, $n layers: exit 0" 0
+done
+gp execute $MODEL --layers 7 --tied --mbs 2 --json "$TMP/base-l7-tied.json"
+expect_rc "single rank, 7 layers, tied: exit 0" 0
+layout l5-pp2 2 base-l5 --layers 5 --pp 2 --mbs 2
+expect_out "l5-pp2: says the model's 5 layers" '^execute: .*, 5 layers x 32 hidden'
+layout l5-pp2-gpipe 2 base-l5 --layers 5 --pp 2 --schedule gpipe --mbs 2
+layout l6-pp4 4 base-l6 --layers 6 --pp 4 --mbs 1
+layout l7-pp4 4 base-l7 --layers 7 --pp 4 --mbs 1
+layout l7-pp2-interleaved-v2 2 base-l7 --layers 7 --pp 2 --interleave 2 --mbs 1
+layout l9-pp4-interleaved-v2 4 base-l9 --layers 9 --pp 4 --interleave 2 --mbs 1
+layout l5-tp2xpp2xdp2-zero1 8 base-l5 --layers 5 --tp 2 --pp 2 --dp 2 --zero 1 --mbs 1
+layout l7-pp2xdp2-zero3-v2-full 4 base-l7 --layers 7 --pp 2 --dp 2 --zero 3 --interleave 2 \
+	--recompute full --mbs 1
+layout_norms l6-tp2xpp2-sp-zero2 4 base-l6 --layers 6 --tp 2 --pp 2 --seq-parallel --zero 2 \
+	--mbs 1
+layout_norms l7-pp4-tied 4 base-l7-tied --layers 7 --pp 4 --tied --mbs 1
+# the stage with 3 layers and the embedding holds more than the one with 2
+# and the head (measured 757 and 430 KiB)
+p0=$(array peak_memory_bytes "$TMP/l5-pp2.json" | sed -n 1p)
+p1=$(array peak_memory_bytes "$TMP/l5-pp2.json" | sed -n 2p)
+if [ -n "$p0" ] && [ -n "$p1" ] && [ "$p0" -gt "$p1" ]; then
+	pass "l5-pp2: stage 0 (3 layers) peaks above stage 1 (2 layers): $p0 > $p1 bytes"
+else
+	fail "l5-pp2: stage 0 (3 layers) peaks above stage 1 (2 layers)" "found '$p0' '$p1'"
+fi
 
 # Tied embeddings: the single rank's one matrix, or a copy on each end of
 # the pipeline with the copies' gradients summed.  Sequence parallelism:
@@ -258,6 +294,18 @@ gp execute --heads 6 --kv-heads 6 --hidden 60 --ffn 120 --tp 4
 expect_rc "unsplittable heads: exit 2" 2
 expect_err "unsplittable heads: says why" '^error: execute: parallel.tp: expected a divisor of heads \(6\)'
 expect_err_lines "unsplittable heads: one error line" 1
+
+# what the split cannot give: a stage without a layer, a chunk without one
+gp execute $MODEL --layers 3 --pp 4
+expect_rc "3 layers over pp 4: exit 2" 2
+expect_err "3 layers over pp 4: says why" \
+	'^error: execute: parallel.pp: expected at most the 3 layers \(one a stage\), found 4$'
+expect_err_lines "3 layers over pp 4: one error line" 1
+gp execute $MODEL --layers 7 --pp 4 --interleave 2 --mbs 1
+expect_rc "7 layers over pp 4 x v 2: exit 2" 2
+expect_err "7 layers over pp 4 x v 2: says why" \
+	'parallel.interleave: expected at most 1, a layer a chunk \(stage 3 holds 1 of the 7 layers\), found 2$'
+expect_err_lines "7 layers over pp 4 x v 2: one error line" 1
 
 gp execute "$FIX/plan_bad_tp.json"
 expect_rc "plan with unsplittable tp: exit 2" 2
