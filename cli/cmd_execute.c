@@ -44,7 +44,7 @@ static void help(void)
 	       "                        prediction (one step unless --steps is given)\n"
 	       "  --calibration FILE    calibration for the prediction (default: the user's file\n"
 	       "                        for the device, see `gpuplan calibrate`)\n"
-	       "  --np N                ranks; must equal tp x pp x dp (default: that product)\n"
+	       "  --np N                ranks; must equal tp x pp x dp x cp (default: that product)\n"
 	       "  --steps N             training steps (default: 10)\n"
 	       "  --seed N              initialisation and synthetic data (default: 1234)\n"
 	       "  --lr X                AdamW learning rate (default: 0.001)\n"
@@ -72,6 +72,8 @@ static void help(void)
 	       "                        (default: the plan's, else untied)\n"
 	       "layout:\n"
 	       "  --tp N, --pp N, --dp N          parallel degrees (default: 1)\n"
+	       "  --cp N                          context parallel: each rank holds 1/N of every\n"
+	       "                                  sequence, K and V all-gathered (default: 1)\n"
 	       "  --mbs N, --gbs N                micro-batch and global batch, sequences\n"
 	       "                                  (default: the plan's, else 2 and 8)\n"
 	       "  --grad-accum N                  sets gbs = mbs x dp x N\n"
@@ -99,7 +101,7 @@ enum {
 	OPT_GBS, OPT_ACCUM, OPT_ZERO, OPT_RECOMPUTE, OPT_INTERLEAVE, OPT_SCHEDULE,
 	OPT_NO_FLASH, OPT_PRECISION, OPT_CHECK, OPT_CALIBRATION, OPT_METRICS_PORT,
 	OPT_METRICS_FILE, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_TIED, OPT_UNTIED, OPT_SP,
-	OPT_NO_SP, OPT_TRACE,
+	OPT_NO_SP, OPT_TRACE, OPT_CP,
 };
 
 struct flags {
@@ -178,6 +180,7 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		{ "tp", required_argument, NULL, OPT_TP },
 		{ "pp", required_argument, NULL, OPT_PP },
 		{ "dp", required_argument, NULL, OPT_DP },
+		{ "cp", required_argument, NULL, OPT_CP },
 		{ "mbs", required_argument, NULL, OPT_MBS },
 		{ "gbs", required_argument, NULL, OPT_GBS },
 		{ "grad-accum", required_argument, NULL, OPT_ACCUM },
@@ -266,6 +269,7 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		case OPT_TP: rc = cli_parse_int("--tp", optarg, 1, 1 << 16, &p->tp); break;
 		case OPT_PP: rc = cli_parse_int("--pp", optarg, 1, 1 << 16, &p->pp); break;
 		case OPT_DP: rc = cli_parse_int("--dp", optarg, 1, 1 << 20, &p->dp); break;
+		case OPT_CP: rc = cli_parse_int("--cp", optarg, 1, 1 << 16, &p->cp); break;
 		case OPT_MBS: rc = cli_parse_int("--mbs", optarg, 1, 1 << 20, &p->mbs); break;
 		case OPT_GBS: rc = cli_parse_int("--gbs", optarg, 1, 1 << 24, &p->gbs); break;
 		case OPT_ACCUM:
@@ -480,9 +484,12 @@ static void print_header(const struct exec_opts *o)
 	       o->model.kv_heads, o->model.seq, o->model.vocab,
 	       o->model.mlp == SIM_MLP_SWIGLU ? "swiglu/rmsnorm" : "gelu/layernorm",
 	       o->model.tied_embeddings ? ", tied embeddings" : "");
-	printf("layout:  %d ranks = tp %d x pp %d x dp %d, zero %d, recompute %s, %s",
-	       p->tp * p->pp * p->dp, p->tp, p->pp, p->dp, p->zero,
-	       sim_recompute_str(p->recompute), sched_kind_name(o->schedule));
+	printf("layout:  %d ranks = tp %d x pp %d x dp %d", p->tp * p->pp * p->dp * p->cp,
+	       p->tp, p->pp, p->dp);
+	if (p->cp > 1)
+		printf(" x cp %d", p->cp);
+	printf(", zero %d, recompute %s, %s", p->zero, sim_recompute_str(p->recompute),
+	       sched_kind_name(o->schedule));
 	if (p->interleave > 1)
 		printf(" (v %d)", p->interleave);
 	if (p->seq_parallel && p->tp > 1)
@@ -490,6 +497,16 @@ static void print_header(const struct exec_opts *o)
 	printf(", mbs %d x %d micro-batches x dp %d = gbs %d, %s backend\n",
 	       p->mbs, p->gbs / (p->mbs * p->dp), p->dp, p->gbs, o->backend);
 	fflush(stdout);
+}
+
+/* " x cp N" when p has context parallelism, else "": the tail of a
+ * layout's "tp x pp x dp" in messages. */
+static const char *cp_str(char *buf, size_t size, const struct sim_parallel *p)
+{
+	buf[0] = '\0';
+	if (p->cp > 1)
+		snprintf(buf, size, " x cp %d", p->cp);
+	return buf;
 }
 
 static void print_pct(double measured, double predicted)
@@ -551,7 +568,8 @@ static void print_check(const struct exec_check *k, const struct exec_expect *e,
 			const struct exec_opts *o, const char *dev)
 {
 	static const char *const names[3] = { "tp", "pp", "dp" };
-	const int n[3] = { o->par.tp, o->par.pp, o->par.dp };
+	/* the dp group is every DP and CP rank of a weight shard */
+	const int n[3] = { o->par.tp, o->par.pp, o->par.dp * o->par.cp };
 	char a[32], b[32];
 
 	printf("\npre-flight check\n");
@@ -639,7 +657,7 @@ enum rc cmd_execute(int argc, char **argv)
 	struct step_ctx sc;
 	double catalog_peak = 0, dev_mem = 0;
 	int have_pred = 0, have_cluster = 0, rank0, need, launching;
-	char why[512], dev[128];
+	char why[512], dev[128], cps[32];
 	enum rc rc;
 
 	rc = build_opts(argc, argv, &o, &f);
@@ -663,8 +681,9 @@ enum rc cmd_execute(int argc, char **argv)
 	}
 	if (f.np && f.np != need) {
 		if (rank0)
-			gp_error("--np: expected %d (tp %d x pp %d x dp %d), found %d", need,
-				 o.par.tp, o.par.pp, o.par.dp, f.np);
+			gp_error("--np: expected %d (tp %d x pp %d x dp %d%s), found %d", need,
+				 o.par.tp, o.par.pp, o.par.dp, cp_str(cps, sizeof(cps), &o.par),
+				 f.np);
 		return RC_USAGE;
 	}
 	/* A backend this machine cannot run fails here, before mpirun; under
@@ -691,9 +710,9 @@ enum rc cmd_execute(int argc, char **argv)
 	}
 	if (exec_launcher_size() != need) {
 		if (rank0)
-			gp_error("execute: layout: expected %d ranks (tp %d x pp %d x dp %d), "
+			gp_error("execute: layout: expected %d ranks (tp %d x pp %d x dp %d%s), "
 				 "found %d", need, o.par.tp, o.par.pp, o.par.dp,
-				 exec_launcher_size());
+				 cp_str(cps, sizeof(cps), &o.par), exec_launcher_size());
 		return RC_INPUT;
 	}
 	if (have_cluster) {

@@ -1,8 +1,8 @@
 /*
  * exec.h - the executor: runs real training steps of a GPT-style decoder
- * laid out exactly as a plan says (tensor, pipeline and data parallel,
- * ZeRO stage, micro-batching, recomputation, interleaving), one rank per
- * device, and measures them.
+ * laid out exactly as a plan says (tensor, pipeline, data and context
+ * parallel, ZeRO stage, micro-batching, recomputation, interleaving), one
+ * rank per device, and measures them.
  *
  * Compute goes through a backend (fp32 on the CPU; on an NVIDIA GPU with
  * cuBLAS and kernels of its own, where nvcc built it) and communication
@@ -91,9 +91,9 @@ struct exec_step_info {
 struct exec_opts {
 	struct sim_model model;   /* the shapes run (already shrunk for a trial);
 				     tied_embeddings: the LM head is wte */
-	struct sim_parallel par;  /* tp, pp, dp, mbs, gbs, zero, recompute,
+	struct sim_parallel par;  /* tp, pp, dp, cp, mbs, gbs, zero, recompute,
 				     interleave, flash, seq_parallel (applied
-				     when tp > 1); cp must be 1 */
+				     when tp > 1) */
 	enum sched_kind schedule; /* SCHED_INTERLEAVED iff par.interleave > 1 */
 	enum exec_norm norm;      /* exec_opts_init: RMSNorm for SwiGLU models */
 	int steps;
@@ -130,8 +130,8 @@ void exec_opts_derive(struct exec_opts *o);
 
 /* Checks that o can run: shapes positive, heads, KV heads and the MLP
  * width divisible by tp, layers by pp * interleave, gbs by mbs * dp, the
- * sequence by tp with sequence parallelism, no context parallelism, at most max_ranks ranks, a backend named cpu or
- * cuda.  Returns RC_OK, or RC_INPUT with a one-line reason in why[size].
+ * sequence by cp, its cp slice by tp with sequence parallelism, at most
+ * max_ranks ranks, a backend named cpu or cuda.  Returns RC_OK, or RC_INPUT with a one-line reason in why[size].
  * Whether the backend can run here is exec_backend_probe()'s question. */
 enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size);
 
@@ -155,7 +155,7 @@ enum rc exec_precision_parse(const char *s, enum exec_precision *out);
  * precision p: 2 (bf16) for "cuda" at EXEC_PRECISION_BF16, else 4. */
 int exec_act_bytes(const char *name, enum exec_precision p);
 
-/* Ranks the layout needs: tp * pp * dp. */
+/* Ranks the layout needs: tp * pp * dp * cp. */
 int exec_opts_ranks(const struct exec_opts *o);
 
 /* Fills e for o's run on cluster c with prediction pred: c's GPU and
@@ -168,19 +168,25 @@ void exec_expect_init(struct exec_expect *e, const struct exec_opts *o,
 
 /* ---- rank layout ------------------------------------------------------ */
 
-/* Where one rank sits.  Ranks are numbered TP innermost, then PP, then DP
- * (the simulator's placement): rank = (dp_rank * pp + pp_rank) * tp + tp_rank. */
+/* Where one rank sits.  Ranks are numbered TP innermost, then CP, then
+ * PP, then DP (the simulator's placement, sim.c and sim_event.c):
+ * rank = ((dp_rank * pp + pp_rank) * cp + cp_rank) * tp + tp_rank.  Like
+ * Megatron-Core's default order "tp-cp-ep-dp-pp", CP sits right outside
+ * TP, so a CP group's K/V all-gather stays on as few nodes as TP allows;
+ * unlike it, PP is inside DP, as the executor always placed it. */
 struct exec_layout {
 	int world, rank;
-	int tp, pp, dp;
-	int tp_rank, pp_rank, dp_rank;
+	int tp, pp, dp, cp;
+	int tp_rank, pp_rank, dp_rank, cp_rank;
 };
 
-/* Fills l for rank of a tp * pp * dp layout.  Returns RC_OK, or RC_INPUT
- * when rank is out of range or a degree is < 1. */
+/* Fills l for rank of a tp * pp * dp * cp layout.  Returns RC_OK, or
+ * RC_INPUT when rank is out of range or a degree is < 1. */
 enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, int rank);
-/* The world rank at coordinates (dp_rank, pp_rank, tp_rank) of l's layout. */
-int exec_layout_rank(const struct exec_layout *l, int dp_rank, int pp_rank, int tp_rank);
+/* The world rank at coordinates (dp_rank, pp_rank, cp_rank, tp_rank) of
+ * l's layout. */
+int exec_layout_rank(const struct exec_layout *l, int dp_rank, int pp_rank, int cp_rank,
+		     int tp_rank);
 
 /* Balanced split of n items into parts: part idx gets [*off, *off + *len),
  * the first n % parts parts one item more. */

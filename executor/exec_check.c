@@ -109,7 +109,10 @@ void exec_expect_init(struct exec_expect *e, const struct exec_opts *o,
 		      double min_fraction)
 {
 	const struct sim_parallel *p = &o->par;
-	const int n[3] = { p->tp, p->pp, p->dp }, stride[3] = { 1, p->tp, p->tp * p->pp };
+	/* ranks: TP innermost, then CP, PP, DP (exec_layout.c); the dp group
+	 * is the dp x cp ranks of one weight shard */
+	const int n[3] = { p->tp, p->pp, p->dp * p->cp };
+	const int stride[3] = { 1, p->tp * p->cp, p->tp * p->cp * p->pp };
 	int cpu = gp_streq_nocase(c->gpu.name, "cpu");
 
 	memset(e, 0, sizeof(*e));
@@ -120,7 +123,10 @@ void exec_expect_init(struct exec_expect *e, const struct exec_opts *o,
 	for (int k = 0; k < 3; k++) {
 		struct sim_link l;
 
-		sim_group_link(c, n[k], stride[k], &l);
+		if (k == 2 && p->cp > 1)
+			sim_group_link(c, n[k], p->tp, &l);  /* its CP ranks are closest */
+		else
+			sim_group_link(c, n[k], stride[k], &l);
 		e->bus_bytes_per_s[k] = n[k] > 1 ? l.bytes_per_s : 0;
 	}
 	e->min_fraction = min_fraction;

@@ -288,7 +288,10 @@ enum rc exec_mpi_groups(const struct exec_layout *l, struct exec_device *d,
 		rc = group_split(&g->pp, d, l, EXEC_GROUP_PP);
 	if (rc == RC_OK)
 		rc = group_split(&g->dp, d, l, EXEC_GROUP_DP);
+	if (rc == RC_OK)
+		rc = group_split(&g->cp, d, l, EXEC_GROUP_CP);
 	if (rc != RC_OK) {
+		exec_group_release(&g->cp);
 		exec_group_release(&g->dp);
 		exec_group_release(&g->pp);
 		exec_group_release(&g->tp);

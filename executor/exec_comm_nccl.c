@@ -420,7 +420,10 @@ enum rc exec_nccl_groups(const struct exec_layout *l, struct exec_device *d,
 		rc = group_init(&g->pp, d, l, EXEC_GROUP_PP);
 	if (rc == RC_OK)
 		rc = group_init(&g->dp, d, l, EXEC_GROUP_DP);
+	if (rc == RC_OK)
+		rc = group_init(&g->cp, d, l, EXEC_GROUP_CP);
 	if (rc != RC_OK) {
+		exec_group_release(&g->cp);
 		exec_group_release(&g->dp);
 		exec_group_release(&g->pp);
 		exec_group_release(&g->tp);

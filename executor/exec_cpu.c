@@ -320,10 +320,12 @@ static void rmsnorm_backward(struct exec_device *d, void *dinp_, float *dw,
  * eq. 1), query head h reading key/value head h / (nh / nkv) (grouped-query
  * attention, Ainslie et al. 2023).  Row (b, h, t) keeps its log-sum-exp so
  * the probabilities can be rebuilt in backward (the recomputation of Dao et
- * al. 2022, done row by row). */
+ * al. 2022, done row by row).  Query ti sits at key position q0 + ti of tk
+ * keys (struct exec_backend) and sees keys 0 .. q0 + ti. */
 static void attention_forward(struct exec_device *d, void *out_, float *lse,
 			      void *att_, const void *q_, const void *k_,
-			      const void *v_, int b, int t, int nh, int nkv, int hd)
+			      const void *v_, int b, int t, int tk, int q0, int nh,
+			      int nkv, int hd)
 {
 	float *out = out_;
 	float *att = att_;
@@ -332,7 +334,7 @@ static void attention_forward(struct exec_device *d, void *out_, float *lse,
 	const float *v = v_;
 	float scale = 1.0f / sqrtf((float)hd);
 	int group = nh / nkv;
-	float *row = xmalloc((size_t)t * sizeof(float));
+	float *row = xmalloc((size_t)tk * sizeof(float));
 
 	(void)d;
 	for (int bi = 0; bi < b; bi++)
@@ -340,12 +342,13 @@ static void attention_forward(struct exec_device *d, void *out_, float *lse,
 			for (int ti = 0; ti < t; ti++) {
 				const float *qr = q + ((size_t)(bi * t + ti) * nh + h) * hd;
 				float *o = out + ((size_t)(bi * t + ti) * nh + h) * hd;
-				float *p = att ? att + (((size_t)bi * nh + h) * t + ti) * t : row;
+				float *p = att ? att + (((size_t)bi * nh + h) * t + ti) * tk : row;
 				float mx = -INFINITY;
 				double sum = 0;
+				int last = q0 + ti;
 
-				for (int tj = 0; tj <= ti; tj++) {
-					const float *kr = k + ((size_t)(bi * t + tj) * nkv + h / group) * hd;
+				for (int tj = 0; tj <= last; tj++) {
+					const float *kr = k + ((size_t)(bi * tk + tj) * nkv + h / group) * hd;
 					float s = 0;
 
 					for (int j = 0; j < hd; j++)
@@ -354,18 +357,18 @@ static void attention_forward(struct exec_device *d, void *out_, float *lse,
 					if (p[tj] > mx)
 						mx = p[tj];
 				}
-				for (int tj = 0; tj <= ti; tj++) {
+				for (int tj = 0; tj <= last; tj++) {
 					p[tj] = expf(p[tj] - mx);
 					sum += p[tj];
 				}
-				for (int tj = 0; tj <= ti; tj++)
+				for (int tj = 0; tj <= last; tj++)
 					p[tj] = (float)(p[tj] / sum);
-				for (int tj = ti + 1; tj < t; tj++)
+				for (int tj = last + 1; tj < tk; tj++)
 					p[tj] = 0;
 				lse[((size_t)bi * nh + h) * t + ti] = mx + (float)log(sum);
 				memset(o, 0, hd * sizeof(float));
-				for (int tj = 0; tj <= ti; tj++)
-					axpy(o, v + ((size_t)(bi * t + tj) * nkv + h / group) * hd,
+				for (int tj = 0; tj <= last; tj++)
+					axpy(o, v + ((size_t)(bi * tk + tj) * nkv + h / group) * hd,
 					     p[tj], hd);
 			}
 	free(row);
@@ -376,7 +379,8 @@ static void attention_forward(struct exec_device *d, void *out_, float *lse,
 static void attention_backward(struct exec_device *d, void *dq_, void *dk_,
 			       void *dv_, const void *dout_, const void *q_,
 			       const void *k_, const void *v_, const float *lse,
-			       const void *att_, int b, int t, int nh, int nkv, int hd)
+			       const void *att_, int b, int t, int tk, int q0, int nh, int nkv,
+			       int hd)
 {
 	float *dq = dq_;
 	float *dk = dk_;
@@ -388,8 +392,8 @@ static void attention_backward(struct exec_device *d, void *dq_, void *dk_,
 	const float *att = att_;
 	float scale = 1.0f / sqrtf((float)hd);
 	int group = nh / nkv;
-	float *prow = xmalloc((size_t)t * sizeof(float));
-	float *dp = xmalloc((size_t)t * sizeof(float));
+	float *prow = xmalloc((size_t)tk * sizeof(float));
+	float *dp = xmalloc((size_t)tk * sizeof(float));
 
 	(void)d;
 	for (int bi = 0; bi < b; bi++)
@@ -400,14 +404,15 @@ static void attention_backward(struct exec_device *d, void *dq_, void *dk_,
 				float *dqr = dq + qo;
 				const float *p;
 				double dsum = 0;
+				int last = q0 + ti;
 
 				if (att) {
-					p = att + (((size_t)bi * nh + h) * t + ti) * t;
+					p = att + (((size_t)bi * nh + h) * t + ti) * tk;
 				} else {
 					float l = lse[((size_t)bi * nh + h) * t + ti];
 
-					for (int tj = 0; tj <= ti; tj++) {
-						const float *kr = k + ((size_t)(bi * t + tj) * nkv + h / group) * hd;
+					for (int tj = 0; tj <= last; tj++) {
+						const float *kr = k + ((size_t)(bi * tk + tj) * nkv + h / group) * hd;
 						float s = 0;
 
 						for (int j = 0; j < hd; j++)
@@ -416,8 +421,8 @@ static void attention_backward(struct exec_device *d, void *dq_, void *dk_,
 					}
 					p = prow;
 				}
-				for (int tj = 0; tj <= ti; tj++) {
-					size_t ko = ((size_t)(bi * t + tj) * nkv + h / group) * hd;
+				for (int tj = 0; tj <= last; tj++) {
+					size_t ko = ((size_t)(bi * tk + tj) * nkv + h / group) * hd;
 					float s = 0;
 
 					for (int j = 0; j < hd; j++)
@@ -426,8 +431,8 @@ static void attention_backward(struct exec_device *d, void *dq_, void *dk_,
 					dsum += (double)p[tj] * s;
 					axpy(dv + ko, dor, p[tj], hd);
 				}
-				for (int tj = 0; tj <= ti; tj++) {
-					size_t ko = ((size_t)(bi * t + tj) * nkv + h / group) * hd;
+				for (int tj = 0; tj <= last; tj++) {
+					size_t ko = ((size_t)(bi * tk + tj) * nkv + h / group) * hd;
 					float ds = p[tj] * (dp[tj] - (float)dsum) * scale;
 
 					axpy(dqr, k + ko, ds, hd);

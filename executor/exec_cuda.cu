@@ -424,37 +424,38 @@ static __global__ void k_rmsnorm_bwd(T *dinp, const T *dout, const T *inp, const
 }
 
 /* One block per row (h, r) of a block of scaled scores S[nh][rows][kend]
- * (fp32) belonging to query row i = i0 + r of sequence bi: probabilities
- * into P (same layout, activation type; P may be S itself when that is
- * fp32), exp(s - lse) up to the causal limit (key i) and 0 after; lse
- * stored at [(bi nh + h) t + i]; the row of att filled when att is given
- * (the probabilities kept for backward when flash attention is off). */
+ * (fp32) belonging to query row i = i0 + r of sequence bi, at key
+ * position q0 + i of tk: probabilities into P (same layout, activation
+ * type; P may be S itself when that is fp32), exp(s - lse) up to the
+ * causal limit (key q0 + i) and 0 after; lse stored at [(bi nh + h) t +
+ * i]; the row of att ([b, nh, t, tk]) filled when att is given (the
+ * probabilities kept for backward when flash attention is off). */
 template <typename T>
 static __global__ void k_attn_softmax(const float *S, T *P, float *lse, T *att, int rows,
-				      int kend, int i0, int t, int nh, int bi)
+				      int kend, int i0, int t, int tk, int q0, int nh, int bi)
 {
 	__shared__ float sh[ROW_THREADS_MAX];
-	int h = blockIdx.x / rows, i = i0 + blockIdx.x % rows;
+	int h = blockIdx.x / rows, i = i0 + blockIdx.x % rows, last = q0 + i;
 	const float *row = S + (size_t)blockIdx.x * kend;
 	T *prow = P + (size_t)blockIdx.x * kend;
-	T *a = att ? att + ((size_t)(bi * nh + h) * t + i) * t : NULL;
+	T *a = att ? att + ((size_t)(bi * nh + h) * t + i) * tk : NULL;
 	float mx = -INFINITY, sum = 0, l;
 
-	for (int j = threadIdx.x; j <= i; j += blockDim.x)
+	for (int j = threadIdx.x; j <= last; j += blockDim.x)
 		mx = fmaxf(mx, row[j]);
 	mx = block_max(mx, sh);
-	for (int j = threadIdx.x; j <= i; j += blockDim.x)
+	for (int j = threadIdx.x; j <= last; j += blockDim.x)
 		sum += expf(row[j] - mx);
 	l = mx + logf(block_sum(sum, sh));
 	/* each thread reads only the scores it then overwrites */
 	for (int j = threadIdx.x; j < kend; j += blockDim.x) {
-		float p = j <= i ? expf(row[j] - l) : 0.0f;
+		float p = j <= last ? expf(row[j] - l) : 0.0f;
 
 		put(&prow[j], p);
 		if (a)
 			put(&a[j], p);
 	}
-	for (int j = kend + threadIdx.x; a && j < t; j += blockDim.x)
+	for (int j = kend + threadIdx.x; a && j < tk; j += blockDim.x)
 		put(&a[j], 0.0f);
 	if (threadIdx.x == 0)
 		lse[(size_t)(bi * nh + h) * t + i] = l;
@@ -467,7 +468,7 @@ static __global__ void k_attn_softmax(const float *S, T *P, float *lse, T *att, 
 template <typename T>
 static __global__ void k_attn_softmax_bwd(float *S, const float *dP, T *P, T *dS,
 					  const float *lse, int rows, int kend, int i0, int t,
-					  int nh, int bi, float scale)
+					  int q0, int nh, int bi, float scale)
 {
 	__shared__ float sh[ROW_THREADS_MAX];
 	int h = blockIdx.x / rows, i = i0 + blockIdx.x % rows;
@@ -475,7 +476,7 @@ static __global__ void k_attn_softmax_bwd(float *S, const float *dP, T *P, T *dS
 	float l = lse[(size_t)(bi * nh + h) * t + i], acc = 0, dsum;
 
 	for (int j = threadIdx.x; j < kend; j += blockDim.x) {
-		float p = j <= i ? expf(S[o + j] - l) : 0.0f;
+		float p = j <= q0 + i ? expf(S[o + j] - l) : 0.0f;
 
 		S[o + j] = p;
 		acc += p * dP[o + j];
@@ -790,12 +791,12 @@ static void rmsnorm_backward(struct exec_device *d, void *dinp, float *dw, const
 
 /* ---- attention ------------------------------------------------------- */
 
-/* Query rows per block: all t when nh x t x t floats fit the scratch
+/* Query rows per block: all t when nh x t x tk floats fit the scratch
  * bound, else the largest multiple of ATTN_MIN_ROWS that fits, at least
  * ATTN_MIN_ROWS. */
-static int attn_rows(int t, int nh)
+static int attn_rows(int t, int tk, int nh)
 {
-	long per_row = (long)nh * t, nb;
+	long per_row = (long)nh * tk, nb;
 
 	if (per_row * t <= ATTN_SCRATCH_FLOATS)
 		return t;
@@ -853,23 +854,25 @@ static void attn_scores(struct exec_device *d, float *S, const void *qb, const v
 			     (long long)group * rows * kend, nkv, act_type(d), CUDA_R_32F);
 }
 
+/* A block of query rows i0 .. i0 + rows - 1 reads keys 0 .. q0 + i0 +
+ * rows - 1 (kend), the causal limit of its last row. */
 static void attention_forward(struct exec_device *d, void *out, float *lse, void *att,
 			      const void *q, const void *k, const void *v, int b, int t,
-			      int nh, int nkv, int hd)
+			      int tk, int q0, int nh, int nkv, int hd)
 {
-	int group = nh / nkv, nb = attn_rows(t, nh);
+	int group = nh / nkv, nb = attn_rows(t, tk, nh);
 	float scale = 1.0f / sqrtf((float)hd);
 	cudaDataType at = act_type(d);
 	struct attn_bufs s;
 
-	if (dead(d) || !attn_scratch(d, (size_t)nh * nb * t, &s))
+	if (dead(d) || !attn_scratch(d, (size_t)nh * nb * tk, &s))
 		return;
 	for (int bi = 0; bi < b; bi++)
 		for (int i0 = 0; i0 < t; i0 += nb) {
-			int rows = t - i0 < nb ? t - i0 : nb, kend = i0 + rows;
+			int rows = t - i0 < nb ? t - i0 : nb, kend = q0 + i0 + rows;
 			const void *qb = act_at(d, q, ((size_t)bi * t + i0) * nh * hd);
-			const void *kb = act_at(d, k, (size_t)bi * t * nkv * hd);
-			const void *vb = act_at(d, v, (size_t)bi * t * nkv * hd);
+			const void *kb = act_at(d, k, (size_t)bi * tk * nkv * hd);
+			const void *vb = act_at(d, v, (size_t)bi * tk * nkv * hd);
 			void *ob = act_at(d, out, ((size_t)bi * t + i0) * nh * hd);
 
 			attn_scores(d, s.S, qb, kb, rows, kend, nh, nkv, hd, scale);
@@ -877,7 +880,7 @@ static void attention_forward(struct exec_device *d, void *out, float *lse, void
 				WITH_ACT(d, T, LAUNCH(d, k_attn_softmax<T>, (unsigned)(nh * rows),
 						      row_threads(kend), (const float *)s.S,
 						      (T *)s.P, lse, (T *)att, rows, kend, i0, t,
-						      nh, bi));
+						      tk, q0, nh, bi));
 			/* O_h (rows x hd) is column-major O^T (hd x rows) =
 			 * op_N(V as hd x kend) op_N(P as kend x rows) */
 			for (int j = 0; j < group; j++)
@@ -891,22 +894,22 @@ static void attention_forward(struct exec_device *d, void *out, float *lse, void
 
 static void attention_backward(struct exec_device *d, void *dq, void *dk, void *dv,
 			       const void *dout, const void *q, const void *k, const void *v,
-			       const float *lse, const void *att, int b, int t, int nh, int nkv,
-			       int hd)
+			       const float *lse, const void *att, int b, int t, int tk, int q0,
+			       int nh, int nkv, int hd)
 {
-	int group = nh / nkv, nb = attn_rows(t, nh);
+	int group = nh / nkv, nb = attn_rows(t, tk, nh);
 	float scale = 1.0f / sqrtf((float)hd);
 	cudaDataType at = act_type(d);
 	struct attn_bufs s;
 
 	/* the probabilities are rebuilt from lse whether or not att kept them */
 	(void)att;
-	if (dead(d) || !attn_scratch(d, (size_t)nh * nb * t, &s))
+	if (dead(d) || !attn_scratch(d, (size_t)nh * nb * tk, &s))
 		return;
 	for (int bi = 0; bi < b; bi++)
 		for (int i0 = 0; i0 < t; i0 += nb) {
-			int rows = t - i0 < nb ? t - i0 : nb, kend = i0 + rows;
-			size_t qoff = ((size_t)bi * t + i0) * nh * hd, koff = (size_t)bi * t * nkv * hd;
+			int rows = t - i0 < nb ? t - i0 : nb, kend = q0 + i0 + rows;
+			size_t qoff = ((size_t)bi * t + i0) * nh * hd, koff = (size_t)bi * tk * nkv * hd;
 
 			attn_scores(d, s.S, act_at(d, q, qoff), act_at(d, k, koff), rows, kend, nh,
 				    nkv, hd, scale);
@@ -916,8 +919,8 @@ static void attention_backward(struct exec_device *d, void *dq, void *dk, void *
 			if (!dead(d))
 				WITH_ACT(d, T, LAUNCH(d, k_attn_softmax_bwd<T>, (unsigned)(nh * rows),
 						      row_threads(kend), s.S, (const float *)s.dP,
-						      (T *)s.P, (T *)s.dS, lse, rows, kend, i0, t, nh,
-						      bi, scale));
+						      (T *)s.P, (T *)s.dS, lse, rows, kend, i0, t, q0,
+						      nh, bi, scale));
 			for (int j = 0; j < group; j++) {
 				size_t so = (size_t)j * rows * kend, jo = (size_t)j * hd;
 				long long ss = (long long)group * rows * kend;

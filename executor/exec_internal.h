@@ -98,18 +98,25 @@ struct exec_backend {
 	void (*rmsnorm_backward)(struct exec_device *d, void *dinp, float *dw,
 				 const void *dout, const void *inp,
 				 const void *w, const float *rstd, int n, int c);
-	/* Causal attention of b sequences of t tokens, nh query heads sharing
-	 * nkv key/value heads of size hd (GQA; nh % nkv == 0).  q: [b t, nh hd],
-	 * k, v: [b t, nkv hd], out: [b t, nh hd], lse: [b, nh, t] log-sum-exp
-	 * of each row's scores; att: [b, nh, t, t] probabilities, or NULL to
-	 * keep only lse and recompute them in backward. */
+	/* Causal attention of b sequences, t queries each against tk keys,
+	 * nh query heads sharing nkv key/value heads of size hd (GQA; nh %
+	 * nkv == 0).  Query i of a sequence sits at position q0 + i among its
+	 * keys and attends keys 0 .. q0 + i (q0 + t <= tk): tk = t, q0 = 0 is
+	 * the whole sequence; a context-parallel rank passes its slice's
+	 * queries, the gathered keys and the slice's first position.  q, out:
+	 * [b t, nh hd]; k, v (and dk, dv): [b tk, nkv hd]; lse: [b, nh, t]
+	 * log-sum-exp of each row's scores; att: [b, nh, t, tk]
+	 * probabilities, or NULL to keep only lse and recompute them in
+	 * backward. */
 	void (*attention_forward)(struct exec_device *d, void *out, float *lse,
 				  void *att, const void *q, const void *k,
-				  const void *v, int b, int t, int nh, int nkv, int hd);
+				  const void *v, int b, int t, int tk, int q0, int nh,
+				  int nkv, int hd);
 	void (*attention_backward)(struct exec_device *d, void *dq, void *dk,
 				   void *dv, const void *dout, const void *q,
 				   const void *k, const void *v, const float *lse,
-				   const void *att, int b, int t, int nh, int nkv, int hd);
+				   const void *att, int b, int t, int tk, int q0, int nh,
+				   int nkv, int hd);
 	/* GELU, tanh form (Hendrycks and Gimpel 2016): out = gelu(inp) */
 	void (*gelu_forward)(struct exec_device *d, void *out, const void *inp, long n);
 	void (*gelu_backward)(struct exec_device *d, void *dinp, const void *inp,
@@ -271,13 +278,18 @@ void exec_group_self(struct exec_group *g, struct exec_device *d);
 /* Releases g's communicator; accepts a zeroed g. */
 void exec_group_release(struct exec_group *g);
 
-/* The groups a rank works in: tp (same dp, pp), pp (same dp, tp; member
- * index = pipeline stage), dp (same pp, tp) and the world. */
+/* The groups a rank works in: tp (same dp, pp, cp), pp (same dp, cp, tp;
+ * member index = pipeline stage), dp (same pp, tp: the dp x cp ranks that
+ * hold the same weights, member index dp_rank * cp + cp_rank; gradients
+ * are reduced and ZeRO shards over it, as Megatron-Core's data-parallel
+ * group "with context parallel"), cp (same dp, pp, tp; member index =
+ * cp_rank) and the world. */
 struct exec_groups {
-	struct exec_group world, tp, pp, dp;
+	struct exec_group world, tp, pp, dp, cp;
 };
 
-enum exec_group_kind { EXEC_GROUP_WORLD, EXEC_GROUP_TP, EXEC_GROUP_PP, EXEC_GROUP_DP };
+enum exec_group_kind { EXEC_GROUP_WORLD, EXEC_GROUP_TP, EXEC_GROUP_PP, EXEC_GROUP_DP,
+		       EXEC_GROUP_CP };
 
 /* The group of kind `kind` rank l->rank belongs to, as MPI_Comm_split
  * wants it: ranks with the same *color form the group, ordered by *key
@@ -295,9 +307,8 @@ int exec_group_members(const struct exec_layout *l, enum exec_group_kind kind,
 /* MPI_Init (once per process) with errors returned, not fatal; sets *rank
  * and *size of the world.  Returns RC_OK or RC_DEVICE (message printed). */
 enum rc exec_mpi_init(int *rank, int *size);
-/* Builds g's four groups for layout l over MPI_COMM_WORLD on device d:
- * world, tp (ranks sharing dp and pp), pp (sharing dp and tp; member index
- * = stage) and dp (sharing pp and tp).  Collective over the world. */
+/* Builds g's five groups (struct exec_groups) for layout l over
+ * MPI_COMM_WORLD on device d.  Collective over the world. */
 enum rc exec_mpi_groups(const struct exec_layout *l, struct exec_device *d,
 			struct exec_groups *g);
 /* Element-wise maximum of v[0..n) over the world, on host memory (the
@@ -314,7 +325,7 @@ void exec_mpi_finalize(void);
 
 /* ---- NCCL bring-up (exec_comm_nccl.c, built with the CUDA backend) ---- */
 
-/* Builds g's four groups for layout l with NCCL on CUDA device d (open):
+/* Builds g's five groups for layout l with NCCL on CUDA device d (open):
  * one unique id per group, made by the group's first rank and broadcast
  * over MPI, and for the pipeline one two-rank link per direction and
  * channel.  Collective over the world; MPI must be initialised.  Returns

@@ -59,10 +59,11 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	cJSON_AddStringToObject(m, "norm", o->norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm");
 	cJSON_AddBoolToObject(m, "tied_embeddings", o->model.tied_embeddings != 0);
 	l = cJSON_AddObjectToObject(root, "layout");
-	add_num(l, "ranks", (double)p->tp * p->pp * p->dp);
+	add_num(l, "ranks", (double)p->tp * p->pp * p->dp * p->cp);
 	add_num(l, "tp", p->tp);
 	add_num(l, "pp", p->pp);
 	add_num(l, "dp", p->dp);
+	add_num(l, "cp", p->cp);
 	add_num(l, "mbs", p->mbs);
 	add_num(l, "gbs", p->gbs);
 	add_num(l, "grad_accum", p->gbs / (p->mbs * p->dp));

@@ -1,6 +1,6 @@
 /*
- * exec_layout.c - where a rank sits in a tp x pp x dp layout, which ranks
- * form its TP, PP and DP groups (for MPI and NCCL alike), how items split
+ * exec_layout.c - where a rank sits in a tp x cp x pp x dp layout, which
+ * ranks form its TP, PP, DP and CP groups (for MPI and NCCL alike), how items split
  * across ranks, and which layers a pipeline chunk holds (the simulator's
  * split, sim_stage_layers, so the executor runs the layers the simulator
  * priced).  Pure arithmetic: no MPI, no allocation.
@@ -14,9 +14,9 @@ enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, in
 {
 	int world;
 
-	if (p->tp < 1 || p->pp < 1 || p->dp < 1)
+	if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->cp < 1)
 		return RC_INPUT;
-	world = p->tp * p->pp * p->dp;
+	world = p->tp * p->pp * p->dp * p->cp;
 	if (rank < 0 || rank >= world)
 		return RC_INPUT;
 	l->world = world;
@@ -24,17 +24,21 @@ enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, in
 	l->tp = p->tp;
 	l->pp = p->pp;
 	l->dp = p->dp;
+	l->cp = p->cp;
 	/* TP innermost so a TP group is consecutive ranks (one node), then
-	 * PP, then DP: the placement the simulator prices (DESIGN.md). */
+	 * CP, then PP, then DP: the placement the simulator prices (sim.c's
+	 * DP x CP link, sim_event.c; DESIGN.md). */
 	l->tp_rank = rank % p->tp;
-	l->pp_rank = (rank / p->tp) % p->pp;
-	l->dp_rank = rank / (p->tp * p->pp);
+	l->cp_rank = (rank / p->tp) % p->cp;
+	l->pp_rank = (rank / (p->tp * p->cp)) % p->pp;
+	l->dp_rank = rank / (p->tp * p->cp * p->pp);
 	return RC_OK;
 }
 
-int exec_layout_rank(const struct exec_layout *l, int dp_rank, int pp_rank, int tp_rank)
+int exec_layout_rank(const struct exec_layout *l, int dp_rank, int pp_rank, int cp_rank,
+		     int tp_rank)
 {
-	return (dp_rank * l->pp + pp_rank) * l->tp + tp_rank;
+	return ((dp_rank * l->pp + pp_rank) * l->cp + cp_rank) * l->tp + tp_rank;
 }
 
 void exec_split(long n, int parts, int idx, long *off, long *len)
@@ -90,16 +94,21 @@ void exec_group_color(const struct exec_layout *l, enum exec_group_kind kind,
 {
 	switch (kind) {
 	case EXEC_GROUP_TP:
-		*color = l->dp_rank * l->pp + l->pp_rank;
+		*color = (l->dp_rank * l->pp + l->pp_rank) * l->cp + l->cp_rank;
 		*key = l->tp_rank;
 		break;
 	case EXEC_GROUP_PP:
-		*color = l->dp_rank * l->tp + l->tp_rank;
+		*color = (l->dp_rank * l->cp + l->cp_rank) * l->tp + l->tp_rank;
 		*key = l->pp_rank;
 		break;
 	case EXEC_GROUP_DP:
+		/* the gradients' group: every DP and CP rank of one weight shard */
 		*color = l->pp_rank * l->tp + l->tp_rank;
-		*key = l->dp_rank;
+		*key = l->dp_rank * l->cp + l->cp_rank;
+		break;
+	case EXEC_GROUP_CP:
+		*color = (l->dp_rank * l->pp + l->pp_rank) * l->tp + l->tp_rank;
+		*key = l->cp_rank;
 		break;
 	default:
 		*color = 0;
@@ -115,15 +124,20 @@ int exec_group_members(const struct exec_layout *l, enum exec_group_kind kind, i
 	switch (kind) {
 	case EXEC_GROUP_TP:
 		for (int i = 0; i < l->tp; i++)
-			members[n++] = exec_layout_rank(l, l->dp_rank, l->pp_rank, i);
+			members[n++] = exec_layout_rank(l, l->dp_rank, l->pp_rank, l->cp_rank, i);
 		break;
 	case EXEC_GROUP_PP:
 		for (int i = 0; i < l->pp; i++)
-			members[n++] = exec_layout_rank(l, l->dp_rank, i, l->tp_rank);
+			members[n++] = exec_layout_rank(l, l->dp_rank, i, l->cp_rank, l->tp_rank);
 		break;
 	case EXEC_GROUP_DP:
 		for (int i = 0; i < l->dp; i++)
-			members[n++] = exec_layout_rank(l, i, l->pp_rank, l->tp_rank);
+			for (int c = 0; c < l->cp; c++)
+				members[n++] = exec_layout_rank(l, i, l->pp_rank, c, l->tp_rank);
+		break;
+	case EXEC_GROUP_CP:
+		for (int i = 0; i < l->cp; i++)
+			members[n++] = exec_layout_rank(l, l->dp_rank, l->pp_rank, i, l->tp_rank);
 		break;
 	default:
 		for (int i = 0; i < l->world; i++)

@@ -56,7 +56,7 @@ void exec_opts_derive(struct exec_opts *o)
 
 int exec_opts_ranks(const struct exec_opts *o)
 {
-	return o->par.tp * o->par.pp * o->par.dp;
+	return o->par.tp * o->par.pp * o->par.dp * o->par.cp;
 }
 
 static enum rc why_fmt(char *why, size_t size, const char *fmt, ...) GP_PRINTF(3, 4);
@@ -97,16 +97,18 @@ enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size)
 		WHY("model.vocab: expected 2 to 65536 (uint16 tokens), found %d", m->vocab);
 	if (m->seq < 1)
 		WHY("model.seq: expected an integer >= 1, found %d", m->seq);
-	if (p->tp < 1 || p->pp < 1 || p->dp < 1)
-		WHY("parallel: expected tp, pp and dp >= 1, found %d, %d, %d",
-		    p->tp, p->pp, p->dp);
-	if (p->cp != 1)
-		WHY("parallel.cp: expected 1 (the executor has no context parallelism), found %d",
-		    p->cp);
-	ranks = (long)p->tp * p->pp * p->dp;
+	if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->cp < 1)
+		WHY("parallel: expected tp, pp, dp and cp >= 1, found %d, %d, %d, %d",
+		    p->tp, p->pp, p->dp, p->cp);
+	/* context parallelism gives each CP rank one contiguous slice of
+	 * every sequence (exec_trainer.c) */
+	if (m->seq % p->cp)
+		WHY("parallel.cp: expected a divisor of the sequence (%d), found %d",
+		    m->seq, p->cp);
+	ranks = (long)p->tp * p->pp * p->dp * p->cp;
 	if (ranks > o->max_ranks)
-		WHY("layout: expected at most %d ranks, found %ld (tp %d x pp %d x dp %d)",
-		    o->max_ranks, ranks, p->tp, p->pp, p->dp);
+		WHY("layout: expected at most %d ranks, found %ld (tp %d x pp %d x dp %d x cp %d)",
+		    o->max_ranks, ranks, p->tp, p->pp, p->dp, p->cp);
 	/* Megatron's tensor parallelism splits whole heads and the MLP's
 	 * inner width (Shoeybi et al. 2019, sec. 3). */
 	if (m->heads % p->tp || m->kv_heads % p->tp)
@@ -117,11 +119,11 @@ enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size)
 		    m->ffn, p->tp);
 	if (m->vocab < p->tp)
 		WHY("parallel.tp: expected at most vocab (%d) ranks, found %d", m->vocab, p->tp);
-	/* sequence parallelism cuts every sequence into tp slices
-	 * (Korthikanti et al. 2022, sec. 4.2.2), as sim_check demands */
-	if (p->seq_parallel && p->tp > 1 && m->seq % p->tp)
-		WHY("parallel.seq_parallel: expected tp %d to divide the sequence %d",
-		    p->tp, m->seq);
+	/* sequence parallelism cuts every sequence (its CP slice) into tp
+	 * slices (Korthikanti et al. 2022, sec. 4.2.2), as sim_check demands */
+	if (p->seq_parallel && p->tp > 1 && (m->seq / p->cp) % p->tp)
+		WHY("parallel.seq_parallel: expected tp %d to divide the sequence %d / cp %d",
+		    p->tp, m->seq, p->cp);
 	if (p->interleave < 1)
 		WHY("parallel.interleave: expected an integer >= 1, found %d", p->interleave);
 	if (p->interleave > 1 && p->pp < 2)

@@ -87,6 +87,7 @@ static double median(const double *v, int n)
 
 static void groups_release(struct exec_groups *g)
 {
+	exec_group_release(&g->cp);
 	exec_group_release(&g->dp);
 	exec_group_release(&g->pp);
 	exec_group_release(&g->tp);
@@ -122,11 +123,15 @@ enum rc exec_job_open(struct exec_job *j, const char *what, const char *backend,
 	if (j->mpi && exec_mpi_init(&j->rank, &j->world) != RC_OK)
 		return RC_DEVICE;
 	if (par) {
-		if (par->tp * par->pp * par->dp != j->world) {
+		if (par->tp * par->pp * par->dp * par->cp != j->world) {
+			char cps[32] = "";
+
+			if (par->cp > 1)
+				snprintf(cps, sizeof(cps), " x cp %d", par->cp);
 			if (j->rank == 0)
-				gp_error("%s: layout: expected %d ranks (tp %d x pp %d x dp %d), found %d",
-					 what, par->tp * par->pp * par->dp, par->tp, par->pp,
-					 par->dp, j->world);
+				gp_error("%s: layout: expected %d ranks (tp %d x pp %d x dp %d%s), "
+					 "found %d", what, par->tp * par->pp * par->dp * par->cp,
+					 par->tp, par->pp, par->dp, cps, j->world);
 			goto fail_mpi;
 		}
 		exec_layout_init(&j->l, par, j->rank);
@@ -153,6 +158,7 @@ enum rc exec_job_open(struct exec_job *j, const char *what, const char *backend,
 		exec_group_self(&j->g.tp, &j->dev);
 		exec_group_self(&j->g.pp, &j->dev);
 		exec_group_self(&j->g.dp, &j->dev);
+		exec_group_self(&j->g.cp, &j->dev);
 		return RC_OK;
 	}
 #ifdef GPUPLAN_CUDA
@@ -273,7 +279,7 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 	r.grad_norms = xcalloc((size_t)o->steps, sizeof(double));
 	r.step_time_s = xcalloc((size_t)o->steps, sizeof(double));
 	{
-		double v = j.l.dp_rank == 0 ? exec_trainer_local_params(t) : 0;
+		double v = j.l.dp_rank == 0 && j.l.cp_rank == 0 ? exec_trainer_local_params(t) : 0;
 
 		if (exec_job_world_sum(&j, &v, 1) != RC_OK)
 			exec_mpi_abort(rc_exit_code(RC_DEVICE));

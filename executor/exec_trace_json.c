@@ -81,6 +81,7 @@ static const char *group_name(int g)
 	case EXEC_GROUP_TP: return "tp";
 	case EXEC_GROUP_PP: return "pp";
 	case EXEC_GROUP_DP: return "dp";
+	case EXEC_GROUP_CP: return "cp";
 	default: return "world";
 	}
 }
@@ -178,6 +179,8 @@ char *exec_trace_to_json(const struct exec_opts *o, const struct exec_trace *tr)
 	cJSON_AddBoolToObject(other, "split_backward", 0);
 	cJSON_AddNumberToObject(other, "tp", p->tp);
 	cJSON_AddNumberToObject(other, "dp", p->dp);
+	if (p->cp > 1)
+		cJSON_AddNumberToObject(other, "cp", p->cp);
 	cJSON_AddNumberToObject(other, "ranks", tr->world);
 	cJSON_AddStringToObject(other, "backend", o->backend ? o->backend : "cpu");
 	cJSON_AddStringToObject(other, "clock", tr->device_clock ? "cuda events" : "monotonic");
@@ -199,8 +202,12 @@ char *exec_trace_to_json(const struct exec_opts *o, const struct exec_trace *tr)
 
 		if (exec_layout_init(&l, p, r) != RC_OK)
 			memset(&l, 0, sizeof(l));
-		snprintf(name, sizeof(name), "rank %d (dp %d, pp %d, tp %d)", r, l.dp_rank,
-			 l.pp_rank, l.tp_rank);
+		if (l.cp > 1)
+			snprintf(name, sizeof(name), "rank %d (dp %d, pp %d, cp %d, tp %d)", r,
+				 l.dp_rank, l.pp_rank, l.cp_rank, l.tp_rank);
+		else
+			snprintf(name, sizeof(name), "rank %d (dp %d, pp %d, tp %d)", r, l.dp_rank,
+				 l.pp_rank, l.tp_rank);
 		put_item(&out, meta("process_name", r + 1, 0, "name", cJSON_CreateString(name)),
 			 &first);
 		put_item(&out, meta("process_sort_index", r + 1, 0, "sort_index",

@@ -54,6 +54,19 @@
  *   gradient exists only then); ZeRO-3 also keeps only its parameter shard
  *   and all-gathers a unit before each use (Rajbhandari et al., SC'20,
  *   sec. 5).
+ * - Context parallelism (Llama 3's all-gather form, Dubey et al. 2024,
+ *   sec. 3.3.2): CP rank r holds the contiguous slice [r T/cp, (r+1) T/cp)
+ *   of every sequence (not Megatron-Core's load-balanced split into 2 cp
+ *   chunks: the slices' attention costs differ, the results do not).
+ *   Embedding, norms, MLP, LM head and loss are token-local and run on the
+ *   slice, the positions being the slice's.  Attention all-gathers K and
+ *   V over the CP group, attends the slice's queries to every key with the
+ *   causal mask at the queries' positions, and in backward reduce-scatters
+ *   dK and dV back; a layer keeps only its slice of K and V and gathers
+ *   them again in backward.  CP ranks hold the same weights: the
+ *   gradients are reduced, and ZeRO shards, over the dp x cp ranks (the
+ *   dp group, struct exec_groups), as Megatron-Core does and as
+ *   sim_memory.c prices it; the loss sums every slice's tokens.
  * - Recomputation (Chen et al. 2016; Korthikanti et al. 2022, sec. 5):
  *   full keeps only each layer's input and reruns the layer's forward,
  *   communication included, before its backward; selective drops the
@@ -174,7 +187,10 @@ struct exec_trainer {
 	int *nl;                /* [v]: layers of each chunk */
 	int stage_layers;       /* their sum */
 	int B, T, C, H, KV, hd, Hl, KVl, F, Fl, V;
-	int N;                  /* tokens per micro-batch */
+	int cp, Tl, q0;         /* CP ranks; tokens of each sequence here, the
+				 * first one's position (cp_rank Tl) */
+	int rdp, rdp_rank;      /* the gradients' group (dp x cp): size, index */
+	int N;                  /* tokens per micro-batch here: B Tl */
 	int Ns;                 /* of which in the residual stream here: N / tp
 				 * with sequence parallelism, else N */
 	int v0, nv;             /* vocabulary rows held */
@@ -198,6 +214,7 @@ struct exec_trainer {
 	size_t rec_bytes;
 	void *dx, *dln, *tmp, *rec_out, *dq, *dk, *dv, *datty, *dh, *du, *da;
 	void *gath, *part;      /* sequence parallel: [N C] gathered, [Ns C] slice */
+	void *kf, *vf, *dkf, *dvf, *cpbuf; /* context parallel: [B T, KVl hd] */
 	float *rs_tmp;          /* [max shard] */
 	double *scal;           /* [2] reduction of loss and squared norm */
 	int *host_seq, *host_tok, *host_tgt;
@@ -239,7 +256,8 @@ static long coll_begin(struct exec_trainer *t, const struct exec_group *g, int o
 	e.kind = EXEC_TRACE_COLL;
 	e.op = (unsigned char)op;
 	e.group = g == &t->g->tp ? EXEC_GROUP_TP : g == &t->g->pp ? EXEC_GROUP_PP
-		: g == &t->g->dp ? EXEC_GROUP_DP : EXEC_GROUP_WORLD;
+		: g == &t->g->dp ? EXEC_GROUP_DP : g == &t->g->cp ? EXEC_GROUP_CP
+		: EXEC_GROUP_WORLD;
 	e.mb = e.chunk = e.peer = -1;
 	e.bytes = bytes;
 	return exec_tracer_begin(t->tr, &e, EXEC_STREAM_COMM);
@@ -429,16 +447,16 @@ static void unit_init_values(const struct exec_trainer *t, const struct unit *u,
 }
 
 /* The range of a unit of n elements this rank's optimizer updates: all
- * of it without ZeRO, else its shard of ceil(n / dp) (*shard). */
+ * of it without ZeRO, else its shard of ceil(n / (dp cp)) (*shard). */
 static void own_range(const struct exec_trainer *t, long n, long *shard, long *off, long *len)
 {
-	*shard = (n + t->l.dp - 1) / t->l.dp;
+	*shard = (n + t->rdp - 1) / t->rdp;
 	if (t->o.par.zero == 0) {
 		*off = 0;
 		*len = n;
 		return;
 	}
-	*off = (long)t->l.dp_rank * *shard;
+	*off = (long)t->rdp_rank * *shard;
 	*len = n - *off;
 	if (*len > *shard)
 		*len = *shard;
@@ -448,7 +466,7 @@ static void own_range(const struct exec_trainer *t, long n, long *shard, long *o
 
 static void unit_alloc(struct exec_trainer *t, struct unit *u)
 {
-	int dp = t->l.dp, zero = t->o.par.zero;
+	int dp = t->rdp, zero = t->o.par.zero;
 	float *host;
 	size_t fb = sizeof(float);
 
@@ -458,7 +476,7 @@ static void unit_alloc(struct exec_trainer *t, struct unit *u)
 	unit_init_values(t, u, host);
 	if (zero == 3) {
 		u->pshard = exec_dalloc(t->d, u->shard * fb);
-		t->be->from_host(t->d, u->pshard, host + (size_t)t->l.dp_rank * u->shard,
+		t->be->from_host(t->d, u->pshard, host + (size_t)t->rdp_rank * u->shard,
 				 u->shard * fb);
 	} else {
 		u->params = exec_dalloc(t->d, u->n_pad * fb);
@@ -499,7 +517,7 @@ static enum rc unit_gather(struct exec_trainer *t, struct unit *u)
 	if (!u || t->o.par.zero != 3)
 		return RC_OK;
 	u->params = exec_dalloc(t->d, u->n_pad * sizeof(float));
-	t->be->copy(t->d, u->params + (size_t)t->l.dp_rank * u->shard, u->pshard,
+	t->be->copy(t->d, u->params + (size_t)t->rdp_rank * u->shard, u->pshard,
 		    u->shard * sizeof(float));
 	TRY(all_gather(t, &t->g->dp, u->params, u->shard, EXEC_F32));
 	u->work = u->params;
@@ -603,7 +621,7 @@ static void carve_layer(const struct exec_trainer *t, struct carve *c,
 			struct layer_act *a, int att)
 {
 	size_t N = t->N, Ns = t->Ns, C = t->C, qd = (size_t)t->Hl * t->hd;
-	size_t kvd = (size_t)t->KVl * t->hd, rows = (size_t)t->B * t->Hl * t->T;
+	size_t kvd = (size_t)t->KVl * t->hd, rows = (size_t)t->B * t->Hl * t->Tl;
 
 	a->ln1 = carve_a(t, c, Ns * C);
 	a->ln1_mean = carve_f(c, t->rms ? 0 : Ns);
@@ -759,6 +777,35 @@ static enum rc seq_reduce(struct exec_trainer *t, void *full, void **out)
 	return RC_OK;
 }
 
+/* Context parallelism: every CP rank's [N, kvd] slice of K or V (its Tl
+ * tokens of each of the B sequences) gathered into full, [B T, kvd] in
+ * sequence order, through t->cpbuf (the gather's rank-major order). */
+static enum rc cp_gather(struct exec_trainer *t, const void *x, void *full)
+{
+	size_t kvd = (size_t)t->KVl * t->hd, n = (size_t)t->N * kvd, sl = (size_t)t->Tl * kvd;
+
+	t->be->copy(t->d, at(t, t->cpbuf, (size_t)t->l.cp_rank * n), x, n * t->ab);
+	TRY(all_gather(t, &t->g->cp, t->cpbuf, n, t->act));
+	for (int r = 0; r < t->cp; r++)
+		for (int b = 0; b < t->B; b++)
+			t->be->copy(t->d, at(t, full, ((size_t)b * t->cp + r) * sl),
+				    at(t, t->cpbuf, ((size_t)r * t->B + b) * sl), sl * t->ab);
+	return RC_OK;
+}
+
+/* The reverse: the gradient of every key or value in full, [B T, kvd],
+ * summed over the CP ranks, each keeping its slice's in out ([N, kvd]). */
+static enum rc cp_scatter(struct exec_trainer *t, const void *full, void *out)
+{
+	size_t kvd = (size_t)t->KVl * t->hd, n = (size_t)t->N * kvd, sl = (size_t)t->Tl * kvd;
+
+	for (int r = 0; r < t->cp; r++)
+		for (int b = 0; b < t->B; b++)
+			t->be->copy(t->d, at(t, t->cpbuf, ((size_t)r * t->B + b) * sl),
+				    at(t, full, ((size_t)b * t->cp + r) * sl), sl * t->ab);
+	return reduce_scatter(t, &t->g->cp, t->cpbuf, out, n, t->act);
+}
+
 /* Row-parallel matmul: partial products of all N tokens summed over TP,
  * then the bias on this rank's Ns tokens, into *out (t->tmp or t->part). */
 static enum rc row_parallel(struct exec_trainer *t, void **out, const void *inp,
@@ -777,7 +824,7 @@ static enum rc layer_forward(struct exec_trainer *t, const struct unit *u,
 	struct exec_device *d = t->d;
 	int N = t->N, C = t->C, qd = t->Hl * t->hd, kvd = t->KVl * t->hd;
 	long ns = (long)t->Ns * C;
-	const void *in;
+	const void *in, *k = a->k, *v = a->v;
 	void *y;
 
 	/* attention block: x + Wo attn(norm(x)) */
@@ -786,8 +833,14 @@ static enum rc layer_forward(struct exec_trainer *t, const struct unit *u,
 	be->matmul_forward(d, a->q, in, P(t, u, T_WQ), P(t, u, T_BQ), N, C, qd);
 	be->matmul_forward(d, a->k, in, P(t, u, T_WK), P(t, u, T_BK), N, C, kvd);
 	be->matmul_forward(d, a->v, in, P(t, u, T_WV), P(t, u, T_BV), N, C, kvd);
-	be->attention_forward(d, a->atty, a->lse, att ? a->att : NULL, a->q, a->k, a->v,
-			      t->B, t->T, t->Hl, t->KVl, t->hd);
+	if (t->cp > 1) {
+		TRY(cp_gather(t, a->k, t->kf));
+		TRY(cp_gather(t, a->v, t->vf));
+		k = t->kf;
+		v = t->vf;
+	}
+	be->attention_forward(d, a->atty, a->lse, att ? a->att : NULL, a->q, k, v,
+			      t->B, t->Tl, t->T, t->q0, t->Hl, t->KVl, t->hd);
 	TRY(row_parallel(t, &y, a->atty, P(t, u, T_WO), P(t, u, T_BO), qd));
 	be->residual_forward(d, a->res2, x, y, ns);
 	/* MLP block: res2 + W2 act(W1 norm(res2)) */
@@ -850,8 +903,23 @@ static enum rc layer_backward(struct exec_trainer *t, const struct unit *u,
 	be->zero(d, t->dq, (size_t)N * qd * fb);
 	be->zero(d, t->dk, (size_t)N * kvd * fb);
 	be->zero(d, t->dv, (size_t)N * kvd * fb);
-	be->attention_backward(d, t->dq, t->dk, t->dv, t->datty, a->q, a->k, a->v, a->lse,
-			       att ? a->att : NULL, t->B, t->T, t->Hl, t->KVl, t->hd);
+	if (t->cp > 1) {
+		size_t full = (size_t)t->B * t->T * kvd * fb;
+
+		TRY(cp_gather(t, a->k, t->kf));
+		TRY(cp_gather(t, a->v, t->vf));
+		be->zero(d, t->dkf, full);
+		be->zero(d, t->dvf, full);
+		be->attention_backward(d, t->dq, t->dkf, t->dvf, t->datty, a->q, t->kf, t->vf,
+				       a->lse, att ? a->att : NULL, t->B, t->Tl, t->T, t->q0,
+				       t->Hl, t->KVl, t->hd);
+		TRY(cp_scatter(t, t->dkf, t->dk));
+		TRY(cp_scatter(t, t->dvf, t->dv));
+	} else {
+		be->attention_backward(d, t->dq, t->dk, t->dv, t->datty, a->q, a->k, a->v,
+				       a->lse, att ? a->att : NULL, t->B, t->T, t->T, 0, t->Hl,
+				       t->KVl, t->hd);
+	}
 	TRY(seq_gather(t, a->ln1, t->gath, &in));
 	be->zero(d, t->dln, nc * fb);
 	be->matmul_backward(d, t->dln, G(u, T_WQ), G(u, T_BQ), t->dq, in, P(t, u, T_WQ), N, C, qd);
@@ -875,13 +943,15 @@ static float *word_grads(const struct exec_trainer *t, const struct unit *u, int
 	return t->word ? G(t->word, T_WTE) : G(u, untied);
 }
 
-/* x += positions of tokens [row0, row0 + rows) of the micro-batch, token
- * i at position i % T: whole sequences in one call, else piece by piece. */
+/* x += positions of tokens [row0, row0 + rows) of this rank's part of the
+ * micro-batch, token i at position q0 + i % Tl (its sequence's CP slice
+ * starts at q0): whole slices in one call, else piece by piece. */
 static void add_positions(struct exec_trainer *t, void *x, const void *wpe, long row0,
 			  long rows)
 {
-	long T = t->T, C = t->C;
+	long T = t->Tl, C = t->C;
 
+	wpe = at(t, wpe, (size_t)t->q0 * C);
 	if (row0 % T == 0 && rows % T == 0) {
 		t->be->add_bias(t->d, x, wpe, (int)(rows / T), (int)(T * C));
 		return;
@@ -916,14 +986,16 @@ static enum rc embed_forward(struct exec_trainer *t, const struct unit *u, struc
 static enum rc embed_backward(struct exec_trainer *t, const struct unit *u,
 			      const struct act *a, const void *dx)
 {
-	size_t tc = (size_t)t->T * t->C;
+	size_t tc = (size_t)t->Tl * t->C;
 	const void *dy;
 
 	TRY(seq_gather(t, dx, t->tmp, &dy));
 	t->be->embedding_backward(t->d, word_grads(t, u, T_WTE), dy, a->tok, t->N, t->C,
 				  t->v0, t->nv);
+	/* this CP slice's positions */
 	for (int b = 0; b < t->B; b++)
-		t->be->accumulate(t->d, G(u, T_WPE), at(t, dy, b * tc), t->act, (long)tc);
+		t->be->accumulate(t->d, G(u, T_WPE) + (size_t)t->q0 * t->C, at(t, dy, b * tc),
+				  t->act, (long)tc);
 	return RC_OK;
 }
 
@@ -968,7 +1040,8 @@ static enum rc head_backward(struct exec_trainer *t, const struct unit *u, struc
 
 /* Sequences of micro-batch mb on this DP rank at step: the step's global
  * batch is sequences (step - 1) gbs .. step gbs - 1, DP rank r takes the
- * r-th consecutive share, its micro-batches in order. */
+ * r-th consecutive share, its micro-batches in order; of each, this CP
+ * rank takes tokens [q0, q0 + Tl). */
 static void load_tokens(struct exec_trainer *t, struct act *a, int first, int last)
 {
 	long base = (long)(t->step - 1) * t->o.par.gbs +
@@ -976,9 +1049,9 @@ static void load_tokens(struct exec_trainer *t, struct act *a, int first, int la
 
 	for (int b = 0; b < t->B; b++) {
 		exec_data_sequence(&t->data, base + b, t->host_seq);
-		for (int i = 0; i < t->T; i++) {
-			t->host_tok[b * t->T + i] = t->host_seq[i];
-			t->host_tgt[b * t->T + i] = t->host_seq[i + 1];
+		for (int i = 0; i < t->Tl; i++) {
+			t->host_tok[b * t->Tl + i] = t->host_seq[t->q0 + i];
+			t->host_tgt[b * t->Tl + i] = t->host_seq[t->q0 + i + 1];
 		}
 	}
 	if (first)
@@ -1199,13 +1272,13 @@ static int own_part(const struct unit *u, const struct tensor *x, long *lo, long
 
 /* Squared gradient norm of what this rank counts: its own range, with
  * replicated tensors counted on TP rank 0 only, a tied matrix on the
- * first stage only and, without ZeRO (every DP rank holds the same
- * reduced gradients), on DP rank 0 only. */
+ * first stage only and, without ZeRO (every DP and CP rank holds the
+ * same reduced gradients), on the first of them only. */
 static double grad_sumsq(const struct exec_trainer *t)
 {
 	double s = 0;
 
-	if (t->o.par.zero == 0 && t->l.dp_rank != 0)
+	if (t->o.par.zero == 0 && t->rdp_rank != 0)
 		return 0;
 	for (int i = 0; i < t->n_units; i++) {
 		const struct unit *u = &t->units[i];
@@ -1330,18 +1403,19 @@ static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
 
 /* A bound on one step's trace events on this rank, counted from the calls
  * above.  Per micro-batch and chunk: the forward and the backward, at
- * most two receives and two sends; per layer at most 5 collectives in
+ * most two receives and two sends; per layer at most 7 collectives in
  * forward (ZeRO-3's gather; 2 all-gathers and 2 reduce-scatters with
- * sequence parallelism, else 2 all-reduces) and 14 in backward (the
- * gather, the forward's 4 again under full recomputation, 4 all-gathers
- * and 2 reductions, 2 norm-gradient sums and ZeRO-2/3's reduce-scatter);
+ * sequence parallelism, else 2 all-reduces; CP's 2 gathers of K and V)
+ * and 20 in backward (the gather, the forward's 6 again under full
+ * recomputation, 4 all-gathers and 2 reductions, CP's 2 gathers and 2
+ * reduce-scatters, 2 norm-gradient sums and ZeRO-2/3's reduce-scatter);
  * the embedding at most 3 forward and 5 backward, the head 5 and 8.  Per
  * step: the wait for sends, per unit at most 4 in the optimizer (2 norm-
  * gradient sums, the DP all-reduce, ZeRO-1/2's all-gather), the tied
  * copies' sum, the world's loss and norm, the optimizer itself. */
 static long trace_per_step(const struct exec_trainer *t)
 {
-	return (long)t->m * (t->v * (2 + 4 + 3 + 5 + 5 + 8L) + 19L * t->stage_layers) +
+	return (long)t->m * (t->v * (2 + 4 + 3 + 5 + 5 + 8L) + 27L * t->stage_layers) +
 	       4L * t->n_units + 8;
 }
 
@@ -1376,6 +1450,13 @@ static void scratch_alloc(struct exec_trainer *t)
 	if (t->sp) {
 		t->gath = exec_dalloc(t->d, nc * ab);
 		t->part = exec_dalloc(t->d, ns * ab);
+	}
+	if (t->cp > 1) {
+		t->kf = exec_dalloc(t->d, nk * t->cp * ab);
+		t->vf = exec_dalloc(t->d, nk * t->cp * ab);
+		t->dkf = exec_dalloc(t->d, nk * t->cp * ab);
+		t->dvf = exec_dalloc(t->d, nk * t->cp * ab);
+		t->cpbuf = exec_dalloc(t->d, nk * t->cp * ab);
 	}
 	if (t->tied && t->l.pp > 1 && !t->word)
 		t->word_zero = exec_dalloc(t->d, (size_t)t->word_own_n * fb);
@@ -1414,6 +1495,11 @@ static void scratch_free(struct exec_trainer *t)
 	exec_dfree(t->d, t->rec_out, ns * ab);
 	exec_dfree(t->d, t->gath, nc * ab);
 	exec_dfree(t->d, t->part, ns * ab);
+	exec_dfree(t->d, t->kf, nk * t->cp * ab);
+	exec_dfree(t->d, t->vf, nk * t->cp * ab);
+	exec_dfree(t->d, t->dkf, nk * t->cp * ab);
+	exec_dfree(t->d, t->dvf, nk * t->cp * ab);
+	exec_dfree(t->d, t->cpbuf, nk * t->cp * ab);
 	exec_dfree(t->d, t->word_zero, (size_t)t->word_own_n * fb);
 	exec_dfree(t->d, t->rs_tmp, (size_t)max_shard * fb);
 	exec_dfree(t->d, t->scal, 2 * sizeof(double));
@@ -1434,9 +1520,11 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 
 	if (exec_opts_check(o, why, size) != RC_OK)
 		return NULL;
-	if (l->tp != o->par.tp || l->pp != o->par.pp || l->dp != o->par.dp) {
-		snprintf(why, size, "layout: expected tp %d x pp %d x dp %d, found %d x %d x %d",
-			 o->par.tp, o->par.pp, o->par.dp, l->tp, l->pp, l->dp);
+	if (l->tp != o->par.tp || l->pp != o->par.pp || l->dp != o->par.dp ||
+	    l->cp != o->par.cp) {
+		snprintf(why, size, "layout: expected tp %d x pp %d x dp %d x cp %d, found "
+			 "%d x %d x %d x %d", o->par.tp, o->par.pp, o->par.dp, o->par.cp, l->tp,
+			 l->pp, l->dp, l->cp);
 		return NULL;
 	}
 	t = xcalloc(1, sizeof(*t));
@@ -1472,7 +1560,12 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	t->F = md->ffn;
 	t->Fl = t->F / l->tp;
 	t->V = md->vocab;
-	t->N = t->B * t->T;
+	t->cp = l->cp;
+	t->Tl = t->T / l->cp;
+	t->q0 = l->cp_rank * t->Tl;
+	t->rdp = l->dp * l->cp;
+	t->rdp_rank = l->dp_rank * l->cp + l->cp_rank;
+	t->N = t->B * t->Tl;
 	exec_split(t->V, l->tp, l->tp_rank, &off, &len);
 	t->v0 = (int)off;
 	t->nv = (int)len;

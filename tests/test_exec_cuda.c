@@ -159,25 +159,23 @@ static void test_exec_cuda_norms_match_cpu(void **state)
 	pair_close(&p);
 }
 
-/* Causal grouped-query attention over 40 tokens: with the tests' scratch
- * bound (2048 floats, blocks of 8 rows) 4 heads x 40 keys make 5 query
- * blocks, so the causal cut-off and the block offsets are exercised; the
- * probabilities kept (att) must equal the CPU's too. */
-static void test_exec_cuda_attention_matches_cpu(void **state)
+/* Causal grouped-query attention of t queries at key positions q0 ..
+ * q0 + t - 1 of tk keys, through both backends (probabilities kept in
+ * forward, rebuilt from lse in backward): every output must agree. */
+static void attention_case(int t, int tk, int q0)
 {
 	struct pair p;
-	int b = 2, t = 40, nh = 4, nkv = 2, hd = 8;
-	size_t nq = (size_t)b * t * nh * hd, nk = (size_t)b * t * nkv * hd, nl = (size_t)b * nh * t;
+	int b = 2, nh = 4, nkv = 2, hd = 8;
+	size_t nq = (size_t)b * t * nh * hd, nk = (size_t)b * tk * nkv * hd, nl = (size_t)b * nh * t;
 	float *q[2], *k[2], *v[2], *o[2], *lse[2], *att[2], *dout[2], *dq[2], *dk[2], *dv[2];
 
-	(void)state;
 	pair_open(&p, EXEC_PRECISION_FP32);
 	twin(&p, nq, 1, 1, &q[0], &q[1]);
 	twin(&p, nk, 1, 2, &k[0], &k[1]);
 	twin(&p, nk, 1, 3, &v[0], &v[1]);
 	twin(&p, nq, 0, 4, &o[0], &o[1]);
 	twin(&p, nl, 0, 5, &lse[0], &lse[1]);
-	twin(&p, nl * t, 0, 6, &att[0], &att[1]);
+	twin(&p, nl * tk, 0, 6, &att[0], &att[1]);
 	twin(&p, nq, 1, 7, &dout[0], &dout[1]);
 	twin(&p, nq, 0.1, 8, &dq[0], &dq[1]);
 	twin(&p, nk, 0.1, 9, &dk[0], &dk[1]);
@@ -185,17 +183,39 @@ static void test_exec_cuda_attention_matches_cpu(void **state)
 	for (int i = 0; i < 2; i++) {
 		struct exec_device *d = i ? &p.gpu : &p.cpu;
 
-		d->be->attention_forward(d, o[i], lse[i], att[i], q[i], k[i], v[i], b, t, nh, nkv, hd);
+		d->be->attention_forward(d, o[i], lse[i], att[i], q[i], k[i], v[i], b, t, tk, q0,
+					 nh, nkv, hd);
 		d->be->attention_backward(d, dq[i], dk[i], dv[i], dout[i], q[i], k[i], v[i], lse[i],
-					  NULL, b, t, nh, nkv, hd);
+					  NULL, b, t, tk, q0, nh, nkv, hd);
 	}
 	same("attention out", o[0], o[1], nq, 1e-5, 0.1);
 	same("attention lse", lse[0], lse[1], nl, 1e-5, 0.1);
-	same("attention probabilities", att[0], att[1], nl * t, 1e-5, 0.1);
+	same("attention probabilities", att[0], att[1], nl * tk, 1e-5, 0.1);
 	same("attention dq", dq[0], dq[1], nq, 1e-4, 0.1);
 	same("attention dk", dk[0], dk[1], nk, 1e-4, 0.1);
 	same("attention dv", dv[0], dv[1], nk, 1e-4, 0.1);
 	pair_close(&p);
+}
+
+/* Over 40 tokens: with the tests' scratch bound (2048 floats, blocks of 8
+ * rows) 4 heads x 40 keys make 5 query blocks, so the causal cut-off and
+ * the block offsets are exercised; the probabilities kept (att) must
+ * equal the CPU's too. */
+static void test_exec_cuda_attention_matches_cpu(void **state)
+{
+	(void)state;
+	attention_case(40, 40, 0);
+}
+
+/* A context-parallel rank's slice of the sequence against all 40 keys:
+ * queries 24 .. 39 in two blocks of 8 rows, each reading keys up to its
+ * last row's position (kend 32 and 40), and queries 8 .. 15 in one block
+ * (kend 16; the probabilities' keys 16 .. 39 zero). */
+static void test_exec_cuda_attention_offset_matches_cpu(void **state)
+{
+	(void)state;
+	attention_case(16, 40, 24);
+	attention_case(8, 40, 8);
 }
 
 static void test_exec_cuda_elementwise_and_loss_match_cpu(void **state)
@@ -324,6 +344,7 @@ static void run_losses_peak(const struct exec_backend *be, enum exec_precision p
 	exec_group_self(&g.tp, &dev);
 	exec_group_self(&g.pp, &dev);
 	exec_group_self(&g.dp, &dev);
+	exec_group_self(&g.cp, &dev);
 	assert_int_equal(exec_layout_init(&l, &o->par, 0), RC_OK);
 	t = exec_trainer_new(o, &l, &dev, &g, why, sizeof(why));
 	if (!t)
@@ -530,6 +551,7 @@ static void test_exec_cuda_trace_uses_cuda_events(void **state)
 	exec_group_self(&g.tp, &dev);
 	exec_group_self(&g.pp, &dev);
 	exec_group_self(&g.dp, &dev);
+	exec_group_self(&g.cp, &dev);
 	assert_int_equal(exec_layout_init(&l, &o.par, 0), RC_OK);
 	t = exec_trainer_new(&o, &l, &dev, &g, why, sizeof(why));
 	assert_non_null(t);
@@ -617,6 +639,7 @@ int main(void)
 		cmocka_unit_test(test_exec_cuda_matmul_matches_cpu),
 		cmocka_unit_test(test_exec_cuda_norms_match_cpu),
 		cmocka_unit_test(test_exec_cuda_attention_matches_cpu),
+		cmocka_unit_test(test_exec_cuda_attention_offset_matches_cpu),
 		cmocka_unit_test(test_exec_cuda_elementwise_and_loss_match_cpu),
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_gelu_layernorm),
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_swiglu_flash_recompute),

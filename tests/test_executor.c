@@ -38,10 +38,25 @@ static void test_exec_layout_init_tp_innermost(void **state)
 	assert_int_equal(l.dp_rank, 1);
 	for (int r = 0; r < 8; r++) {
 		assert_int_equal(exec_layout_init(&l, &p, r), RC_OK);
-		assert_int_equal(exec_layout_rank(&l, l.dp_rank, l.pp_rank, l.tp_rank), r);
+		assert_int_equal(exec_layout_rank(&l, l.dp_rank, l.pp_rank, l.cp_rank, l.tp_rank), r);
 	}
 	assert_int_equal(exec_layout_init(&l, &p, 8), RC_INPUT);
 	assert_int_equal(exec_layout_init(&l, &p, -1), RC_INPUT);
+	/* CP right outside TP (the simulator's placement): with cp 2,
+	 * rank = ((dp * pp + pp_rank) * cp + cp_rank) * tp + tp_rank, so
+	 * 11 = ((1 * 2 + 0) * 2 + 1) * 2 + 1 */
+	p.cp = 2;
+	assert_int_equal(exec_layout_init(&l, &p, 11), RC_OK);
+	assert_int_equal(l.world, 16);
+	assert_int_equal(l.tp_rank, 1);
+	assert_int_equal(l.cp_rank, 1);
+	assert_int_equal(l.pp_rank, 0);
+	assert_int_equal(l.dp_rank, 1);
+	for (int r = 0; r < 16; r++) {
+		assert_int_equal(exec_layout_init(&l, &p, r), RC_OK);
+		assert_int_equal(exec_layout_rank(&l, l.dp_rank, l.pp_rank, l.cp_rank, l.tp_rank), r);
+	}
+	assert_int_equal(exec_layout_init(&l, &p, 16), RC_INPUT);
 }
 
 static void test_exec_split_balanced(void **state)
@@ -193,10 +208,17 @@ static void test_exec_opts_check_rejects_unsplittable(void **state)
 	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
 	assert_non_null(strstr(why, "at most 16 ranks, found 32"));
 
+	/* context parallelism: a contiguous slice of the sequence (32) a rank */
 	exec_opts_init(&o);
 	o.par.cp = 2;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
+	assert_int_equal(exec_opts_ranks(&o), 2);
+	o.par.cp = 3;
 	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
-	assert_non_null(strstr(why, "parallel.cp"));
+	assert_string_equal(why, "parallel.cp: expected a divisor of the sequence (32), found 3");
+	o.par.cp = 0;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "expected tp, pp, dp and cp >= 1"));
 
 	exec_opts_init(&o);
 	o.par.interleave = 2;
@@ -218,6 +240,12 @@ static void test_exec_opts_check_rejects_unsplittable(void **state)
 	assert_non_null(strstr(why, "parallel.seq_parallel: expected tp 4 to divide the sequence 30"));
 	o.model.seq = 32;
 	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
+	/* with cp, each CP slice: 40 / cp 4 = 10 tokens do not split over tp 4 */
+	o.model.seq = 40;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
+	o.par.cp = 4;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "expected tp 4 to divide the sequence 40 / cp 4"));
 }
 
 /* ---- data ------------------------------------------------------------ */
@@ -298,6 +326,98 @@ static void test_exec_rand_normal_moments(void **state)
 	assert_true(fabs(s2 / n - 1) < 0.04);
 }
 
+/* ---- attention of a context-parallel slice ---------------------------- */
+
+/* A context-parallel rank attends its slice of the queries to all keys:
+ * with b 2, 12 tokens, 4 heads over 2 KV heads of 8, the slices of cp 3
+ * (queries 0..3, 4..7, 8..11 at q0 0, 4, 8) must give the full causal
+ * attention's rows of out, lse and the probabilities (the same sums in
+ * the same order: equal to 1e-6), and in backward its rows of dq and,
+ * summed over the slices as the reduce-scatter sums them, its dk and dv
+ * (other summation order: 1e-5).  Both backward paths: probabilities
+ * kept, and rebuilt from lse.  Row 5's probabilities past key 5 are 0. */
+static void test_exec_cpu_attention_offset_rows(void **state)
+{
+	enum { B = 2, T = 12, NH = 4, NKV = 2, HD = 8, CP = 3, TL = T / CP };
+	const size_t qr = (size_t)NH * HD, kr = (size_t)NKV * HD;
+	struct exec_device dev;
+	const struct exec_backend *be = &exec_cpu_backend;
+	float *q = xcalloc(B * T * qr, sizeof(float)), *k = xcalloc(B * T * kr, sizeof(float));
+	float *v = xcalloc(B * T * kr, sizeof(float)), *dout = xcalloc(B * T * qr, sizeof(float));
+	float *out = xcalloc(B * T * qr, sizeof(float)), *lse = xcalloc(B * NH * T, sizeof(float));
+	float *att = xcalloc(B * NH * T * T, sizeof(float));
+	float *dq = xcalloc(B * T * qr, sizeof(float)), *dk = xcalloc(B * T * kr, sizeof(float));
+	float *dv = xcalloc(B * T * kr, sizeof(float));
+	float *sq = xcalloc(B * TL * qr, sizeof(float)), *sdo = xcalloc(B * TL * qr, sizeof(float));
+	float *so = xcalloc(B * TL * qr, sizeof(float)), *sl = xcalloc(B * NH * TL, sizeof(float));
+	float *sa = xcalloc(B * NH * TL * T, sizeof(float));
+	float *sdq = xcalloc(B * TL * qr, sizeof(float));
+	float *sdk = xcalloc(B * T * kr, sizeof(float)), *sdv = xcalloc(B * T * kr, sizeof(float));
+	double worst_k = 0;
+
+	(void)state;
+	exec_device_init(&dev, be);
+	for (size_t i = 0; i < B * T * qr; i++) {
+		q[i] = (float)exec_rand_normal(5, 1, i);
+		dout[i] = (float)exec_rand_normal(5, 4, i);
+	}
+	for (size_t i = 0; i < B * T * kr; i++) {
+		k[i] = (float)exec_rand_normal(5, 2, i);
+		v[i] = (float)exec_rand_normal(5, 3, i);
+	}
+	be->attention_forward(&dev, out, lse, att, q, k, v, B, T, T, 0, NH, NKV, HD);
+	be->attention_backward(&dev, dq, dk, dv, dout, q, k, v, lse, att, B, T, T, 0, NH, NKV, HD);
+	for (int kept = 0; kept < 2; kept++) {
+		memset(sdk, 0, B * T * kr * sizeof(float));
+		memset(sdv, 0, B * T * kr * sizeof(float));
+		for (int r = 0; r < CP; r++) {
+			int q0 = r * TL;
+
+			for (int b = 0; b < B; b++) {
+				memcpy(sq + b * TL * qr, q + (b * T + q0) * qr, TL * qr * sizeof(float));
+				memcpy(sdo + b * TL * qr, dout + (b * T + q0) * qr, TL * qr * sizeof(float));
+			}
+			be->attention_forward(&dev, so, sl, sa, sq, k, v, B, TL, T, q0, NH, NKV, HD);
+			memset(sdq, 0, B * TL * qr * sizeof(float));
+			be->attention_backward(&dev, sdq, sdk, sdv, sdo, sq, k, v, sl, kept ? sa : NULL,
+					       B, TL, T, q0, NH, NKV, HD);
+			for (int b = 0; b < B; b++) {
+				for (size_t i = 0; i < TL * qr; i++) {
+					size_t f = (b * T + q0) * qr + i;
+
+					assert_float_equal(so[b * TL * qr + i], out[f], 1e-6);
+					assert_float_equal(sdq[b * TL * qr + i], dq[f], 1e-6);
+				}
+				for (int h = 0; h < NH; h++)
+					for (int i = 0; i < TL; i++) {
+						size_t row = ((size_t)b * NH + h) * T + q0 + i;
+						size_t srow = ((size_t)b * NH + h) * TL + i;
+
+						assert_float_equal(sl[srow], lse[row], 1e-6);
+						for (int j = 0; j < T; j++)
+							assert_float_equal(sa[srow * T + j],
+									   att[row * T + j], 1e-6);
+					}
+			}
+		}
+		for (size_t i = 0; i < B * T * kr; i++) {
+			assert_float_equal(sdk[i], dk[i], 1e-5);
+			assert_float_equal(sdv[i], dv[i], 1e-5);
+			if (fabs(sdk[i] - dk[i]) > worst_k)
+				worst_k = fabs(sdk[i] - dk[i]);
+		}
+	}
+	/* the causal mask at the query's global position: row 5 (slice 1,
+	 * local row 1) sees keys 0..5 only, and its kept row says so */
+	assert_true(att[5 * T + 5] > 0);
+	assert_float_equal(att[5 * T + 6], 0, 0);
+	assert_true(worst_k < 1e-5);
+	free(q); free(k); free(v); free(dout); free(out); free(lse); free(att);
+	free(dq); free(dk); free(dv); free(sq); free(sdo); free(so); free(sl); free(sa);
+	free(sdq); free(sdk); free(sdv);
+	exec_device_release(&dev);
+}
+
 /* ---- the serial model ------------------------------------------------ */
 
 struct rig {
@@ -316,6 +436,7 @@ static void rig_open(struct rig *r, const struct exec_opts *o, int rank)
 	exec_group_self(&r->g.tp, &r->dev);
 	exec_group_self(&r->g.pp, &r->dev);
 	exec_group_self(&r->g.dp, &r->dev);
+	exec_group_self(&r->g.cp, &r->dev);
 	assert_int_equal(exec_layout_init(&r->l, &o->par, rank), RC_OK);
 	r->t = exec_trainer_new(o, &r->l, &r->dev, &r->g, why, sizeof(why));
 	if (!r->t)
@@ -709,7 +830,9 @@ static void test_exec_trainer_loss_falls(void **state)
  * {1, 7}. */
 static void test_exec_group_color_matches_members(void **state)
 {
-	static const int layouts[][3] = { { 2, 3, 2 }, { 1, 4, 1 }, { 4, 1, 3 }, { 2, 2, 2 }, { 1, 1, 5 } };
+	static const int layouts[][4] = { { 2, 3, 2, 1 }, { 1, 4, 1, 1 }, { 4, 1, 3, 1 },
+					  { 2, 2, 2, 1 }, { 1, 1, 5, 1 }, { 2, 2, 2, 2 },
+					  { 1, 2, 1, 3 }, { 2, 1, 3, 2 } };
 	struct sim_parallel p;
 	struct exec_layout l;
 	int m[64];
@@ -730,15 +853,33 @@ static void test_exec_group_color_matches_members(void **state)
 	assert_int_equal(exec_group_members(&l, EXEC_GROUP_DP, m), 2);
 	assert_int_equal(m[0], 1);
 	assert_int_equal(m[1], 7);
+	/* tp 2 x cp 2 x pp 2 x dp 2: rank 13 is (dp 1, pp 1, cp 0, tp 1);
+	 * its CP group {13, 15}, its DP group (dp x cp, key dp * cp + cp)
+	 * {5, 7, 13, 15}, its PP group {9, 13} */
+	p.pp = 2;
+	p.cp = 2;
+	assert_int_equal(exec_layout_init(&l, &p, 13), RC_OK);
+	assert_int_equal(exec_group_members(&l, EXEC_GROUP_CP, m), 2);
+	assert_int_equal(m[0], 13);
+	assert_int_equal(m[1], 15);
+	assert_int_equal(exec_group_members(&l, EXEC_GROUP_DP, m), 4);
+	assert_int_equal(m[0], 5);
+	assert_int_equal(m[1], 7);
+	assert_int_equal(m[2], 13);
+	assert_int_equal(m[3], 15);
+	assert_int_equal(exec_group_members(&l, EXEC_GROUP_PP, m), 2);
+	assert_int_equal(m[0], 9);
+	assert_int_equal(m[1], 13);
 	for (size_t k = 0; k < GP_ARRAY_LEN(layouts); k++) {
 		int world;
 
 		p.tp = layouts[k][0];
 		p.pp = layouts[k][1];
 		p.dp = layouts[k][2];
-		world = p.tp * p.pp * p.dp;
+		p.cp = layouts[k][3];
+		world = p.tp * p.pp * p.dp * p.cp;
 		for (int r = 0; r < world; r++)
-			for (int kind = EXEC_GROUP_WORLD; kind <= EXEC_GROUP_DP; kind++) {
+			for (int kind = EXEC_GROUP_WORLD; kind <= EXEC_GROUP_CP; kind++) {
 				int n, color, key, count = 0;
 
 				assert_int_equal(exec_layout_init(&l, &p, r), RC_OK);
@@ -761,7 +902,8 @@ static void test_exec_group_color_matches_members(void **state)
 				}
 				assert_int_equal(count, n);
 				assert_int_equal(n, kind == EXEC_GROUP_TP ? p.tp : kind == EXEC_GROUP_PP ? p.pp
-						 : kind == EXEC_GROUP_DP ? p.dp : world);
+						 : kind == EXEC_GROUP_DP ? p.dp * p.cp
+						 : kind == EXEC_GROUP_CP ? p.cp : world);
 			}
 	}
 }
@@ -1235,6 +1377,7 @@ int main(void)
 		cmocka_unit_test(test_exec_trainer_uneven_stages_hold_the_model),
 		cmocka_unit_test(test_exec_trainer_loss_falls),
 		cmocka_unit_test(test_exec_group_color_matches_members),
+		cmocka_unit_test(test_exec_cpu_attention_offset_rows),
 		cmocka_unit_test(test_exec_sched_channels_in_order),
 		cmocka_unit_test(test_exec_gpu_matches_names_and_memory),
 		cmocka_unit_test(test_exec_calibration_json_round_trip),

@@ -3,6 +3,7 @@
  * says, that it stays silent when disabled or before its delay, and that
  * it erases what it drew.
  */
+#define _GNU_SOURCE     /* memmem */
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -144,11 +145,14 @@ static void test_gp_progress_steps_aside_for_messages(void **state)
 	p = gp_progress_start_opts(&o, "work", 0);
 	n = slurp(f, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "work: "));
-	assert_false(n >= 4 && memcmp(buf + n - 4, "\r\033[K", 4) == 0);
+	/* a draw is "\r" then the line then "\033[K"; an erase is "\r\033[K"
+	 * alone.  (The drawer may draw the line again right after the
+	 * message when its thread starts late, so the erase need not be
+	 * last.) */
+	assert_null(memmem(buf, n, "\r\033[K", 4));
 	gp_error("a message while the line is drawn");
 	n = slurp(f, buf, sizeof(buf));
-	assert_true(n >= 4);
-	assert_memory_equal(buf + n - 4, "\r\033[K", 4);
+	assert_non_null(memmem(buf, n, "\r\033[K", 4));
 	gp_progress_done(p);
 	fclose(f);
 }
