@@ -11,10 +11,12 @@
 #   bench/robustness.sh                  60 s per fuzz target
 #   FUZZ_SECONDS=300 bench/robustness.sh
 #   SKIP="asan valgrind" bench/robustness.sh   leave steps out
+#   RANDOM_KILLS=500 bench/robustness.sh   SIGKILLs at random instants (200)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 SKIP=${SKIP:-}
+RANDOM_KILLS=${RANDOM_KILLS:-200}
 LOG=$(mktemp -d)
 trap 'rm -rf "$LOG"' EXIT
 status=0
@@ -63,10 +65,13 @@ case "$asan$valgrind" in *FAILED*) status=1 ;; esac
 # ---- crash safety and faults ---------------------------------------------
 make --no-print-directory all >/dev/null 2>&1
 echo "robustness: tests/cli/test_robustness.sh" >&2
-bash tests/cli/test_robustness.sh >"$LOG/kill" 2>&1 || status=1
+RANDOM_KILLS=$RANDOM_KILLS bash tests/cli/test_robustness.sh >"$LOG/kill" 2>&1 || status=1
 kills=$(sed -n 's/^kill points: \([0-9]*\) tried, \([0-9]*\) corrupted.*/\1 \2/p' "$LOG/kill")
 faults=$(sed -n 's/^fault tests: \([0-9]*\) run.*/\1/p' "$LOG/kill")
 ksum=$(summary "$LOG/kill")
+# which table each random-instant kill left: the old one or the new one
+old=$(grep -c 'random instant.*table T0' "$LOG/kill")
+new=$(grep -c 'random instant.*table T1' "$LOG/kill")
 
 # ---- the report ------------------------------------------------------------
 echo "Reliability report ($(date -u +%Y-%m-%d), $(nproc) cores, FUZZ_SECONDS=$FUZZ_SECONDS):"
@@ -85,6 +90,6 @@ echo "| check | result |"
 echo "| --- | --- |"
 echo "| \`make asan\` (every test, ASan + UBSan) | $asan |"
 echo "| \`make valgrind\` (CLI tests, memcheck) | $valgrind |"
-echo "| kill test (\`prices update\` under SIGKILL) | ${kills% *} kill points tried, ${kills#* } corrupted tables |"
+echo "| kill test (\`prices update\` under SIGKILL) | ${kills% *} kill points tried (every fault point, then $RANDOM_KILLS random instants: $old left the old table, $new the new), ${kills#* } corrupted tables |"
 echo "| fault tests (price writes, MILP limit, executor kill/hang/OOM) | ${faults:-0} run; test_robustness.sh: ${ksum:-no summary} |"
 exit $status
