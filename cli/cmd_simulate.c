@@ -78,7 +78,7 @@ static void help(void)
 	       "                          weight-gradient parts (zero-bubble ZB-H1; default: off)\n"
 	       "job and output:\n"
 	       "  --tokens N              tokens to train, e.g. 1T (time to train; default none)\n"
-	       "  --usd-per-gpu-hour X    price (cost to train; needs --tokens; default none)\n"
+	       "  --usd-per-gpu-hour X    price (cost to train; needs --tokens; replaces a plan's offering)\n"
 	       "  --json                  print one JSON object instead of the table (default off)\n"
 	       "  -o, --output FILE       write the plan file (schema gpuplan.plan/1; default none)\n"
 	       "  --plot FILE             draw where the step time and the memory go to\n"
@@ -457,10 +457,8 @@ static void mem(const char *name, double b, double total)
 	       total > 0 ? 100 * b / total : 0);
 }
 
-/* Prints the prediction for people.  own_price: the price per GPU-hour
- * came from --usd-per-gpu-hour, not from the plan's offering, so the
- * offering's purchase option does not describe it. */
-static void print_table(const struct sim_plan *p, int own_price)
+/* Prints the prediction for people. */
+static void print_table(const struct sim_plan *p)
 {
 	const struct sim_model *m = &p->model;
 	const struct sim_parallel *q = &p->par;
@@ -522,7 +520,7 @@ static void print_table(const struct sim_plan *p, int own_price)
 		if (p->usd_per_gpu_hour > 0) {
 			printf(", cost %s at %s per GPU-hour", unit_fmt_usd(b3, sizeof(b3), p->cost_usd),
 			       unit_fmt_usd(b1, sizeof(b1), p->usd_per_gpu_hour));
-			if (p->offering.provider[0] && !own_price)
+			if (p->offering.provider[0])
 				printf(" (%s)", price_purchase_str(p->purchase));
 		}
 		printf("\n");
@@ -625,8 +623,15 @@ enum rc cmd_simulate(int argc, char **argv)
 		return rc;
 	if (SET(&f, O_TOKENS))
 		p.tokens = f.tokens;
-	if (SET(&f, O_USD))
+	/* A price of one's own replaces the offering's: the offering and its
+	 * purchase option no longer say what the hours cost, so neither the
+	 * output nor a written plan names them. */
+	if (SET(&f, O_USD)) {
 		p.usd_per_gpu_hour = f.usd;
+		memset(&p.offering, 0, sizeof(p.offering));
+		p.purchase = PRICE_PURCHASE_ON_DEMAND;
+		p.spot = 0;
+	}
 	if (p.usd_per_gpu_hour > 0 && !(p.tokens > 0)) {
 		gp_error("--usd-per-gpu-hour: expected --tokens N as well, to price a training run");
 		return RC_USAGE;
@@ -649,7 +654,7 @@ enum rc cmd_simulate(int argc, char **argv)
 		puts(s);
 		free(s);
 	} else {
-		print_table(&p, SET(&f, O_USD));
+		print_table(&p);
 	}
 	if ((rc = replay(&p, &f, f.json)) != RC_OK)
 		return rc;

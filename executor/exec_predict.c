@@ -20,12 +20,11 @@
  * are scaled by min(1, cores / ranks).  exec_cpu_gpu() is the one place
  * these figures live.
  *
- * The simulator prices bf16 mixed precision (2 + 2 + 12 bytes per
- * parameter); the fp32 backends keep 4 + 4 + 8, the same 16, and the
- * bf16 CUDA backend 2 + 4 + 12 (its gradients are fp32), 18.  Activations
- * are priced at the element size the backend stores them in
+ * Activations are priced at the element size the backend stores them in
  * (exec_act_bytes): 2 bytes for the bf16 CUDA backend, 4 for the fp32
- * ones.
+ * ones, which the simulator also takes for fp32 weights with no master
+ * copy (4 + 4 + 8 bytes a parameter); gradients are fp32 in every backend
+ * (the bf16 CUDA one keeps 2 + 4 + 12 = 18).
  */
 #include <stdio.h>
 #include <string.h>
@@ -120,11 +119,12 @@ enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 	/* the simulator prices a bf16 trainer's 2-byte activations; an fp32
 	 * backend keeps them wider */
 	par.act_bytes_per_element = exec_act_bytes(o->backend, o->precision);
-	/* and its model states: the fp32 backends keep 4 (weights) + 4
-	 * (gradients) + 8 (AdamW) bytes a parameter, the simulator's 16; the
-	 * bf16 CUDA one adds a 2-byte working copy of the weights to the fp32
-	 * master and gradients, 18 = 2 + 4 + 12 */
-	par.grad_bytes_per_param = par.act_bytes_per_element == 2 ? 4 : 2;
+	/* and its gradients are fp32 in every backend: the fp32 ones keep
+	 * 4 (weights) + 4 (gradients) + 8 (AdamW) bytes a parameter, the
+	 * bf16 CUDA one a 2-byte working copy of the weights beside the fp32
+	 * master, 2 + 4 + 12 = 18 (sim_model_states); the gradients are
+	 * reduced at 4 bytes */
+	par.grad_bytes_per_param = 4;
 	rc = sim_check(&o->model, &par, c, why, size);
 	if (rc != RC_OK)
 		return rc;

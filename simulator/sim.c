@@ -347,7 +347,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	int fp8 = p->precision == SIM_PRECISION_FP8 && c->gpu.fp8_flops_per_s > 0;
 	double peak = c->gpu.bf16_flops_per_s;
 	double lpeak = fp8 ? c->gpu.fp8_flops_per_s : peak;
-	double elem = fp8 ? 1.0 : 2.0;
+	double ab = sim_act_bytes(p), elem = fp8 ? 1.0 : ab;
 	double hbm = c->gpu.hbm_bytes_per_s > 0 ? c->gpu.hbm_bytes_per_s
 						: peak / SIM_DEFAULT_FLOPS_PER_BYTE;
 	double tok = sh->tok, h = sh->h, dh = sh->dh, f_l = sh->f / sh->t;
@@ -380,8 +380,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		if (causal > 1)
 			causal = 1;
 		flops = 4.0 * bh * sh->sl * sh->s * dh * causal;
-		bytes = 2.0 * sh->b * (2.0 * sh->sl * sh->a_l * dh
-				       + 2.0 * sh->s * sh->kv_l * dh);
+		bytes = ab * sh->b * (2.0 * sh->sl * sh->a_l * dh
+				      + 2.0 * sh->s * sh->kv_l * dh);
 		if (bytes < flops / SIM_ATTN_FLOPS_PER_BYTE)
 			bytes = flops / SIM_ATTN_FLOPS_PER_BYTE;
 		attn_f = sim_kernel_time_s(flops, bytes, dh, dh50, peak, hbm);
@@ -391,10 +391,11 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		/* Megatron-LM's unfused path: the s x s scores are written,
 		 * scaled, masked, soft-maxed and dropped out in HBM (9 bytes per
 		 * score forward: fused softmax reads 2 writes 2, dropout reads 2
-		 * writes 2 and a 1-byte mask), causal or not. */
-		double scores = bh * sh->sl * sh->s;
-		double products = sim_gemm_time_s(bh, sh->sl, sh->s, dh, 2.0, dh50, peak, hbm)
-				  + sim_gemm_time_s(bh, sh->sl, dh, sh->s, 2.0, dh50, peak, hbm);
+		 * writes 2 and a 1-byte mask), causal or not; wider elements
+		 * scale it. */
+		double scores = bh * sh->sl * sh->s * ab / 2.0;
+		double products = sim_gemm_time_s(bh, sh->sl, sh->s, dh, ab, dh50, peak, hbm)
+				  + sim_gemm_time_s(bh, sh->sl, dh, sh->s, ab, dh50, peak, hbm);
 
 		attn_f = products + hbm_time_s(SIM_SOFTMAX_FWD_BYTES * scores, hbm, 2);
 		attn_b = 2.0 * products + hbm_time_s(SIM_SOFTMAX_BWD_BYTES * scores, hbm, 2);
@@ -405,9 +406,10 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	 * (SIM_ELT_BYTES): two norms and two fused bias-dropout-residual adds.
 	 * Without sequence parallelism every TP rank repeats it on all tokens.
 	 * The MLP activation reads and writes each element once (SwiGLU reads
-	 * two inputs).  Backward moves SIM_ELT_BWD times as much. */
-	elt_bytes = SIM_ELT_BYTES * tok * h / (sp ? sh->t : 1)
-		    + (m->mlp == SIM_MLP_SWIGLU ? 6.0 : 4.0) * tok * f_l;
+	 * two inputs).  Backward moves SIM_ELT_BWD times as much.  The byte
+	 * counts are for 2-byte elements; wider ones scale them. */
+	elt_bytes = (SIM_ELT_BYTES * tok * h / (sp ? sh->t : 1)
+		     + (m->mlp == SIM_MLP_SWIGLU ? 6.0 : 4.0) * tok * f_l) * ab / 2.0;
 	elt_f = hbm_time_s(elt_bytes, hbm, 8);
 
 	lt->attn_fwd_s = attn_f;
@@ -421,9 +423,9 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	 * all-gathers plus two reduce-scatters, the same bytes on the wire. */
 	sim_group_link(c, sh->t, 1, &tl);
 	if (sp)
-		lt->tp_fwd_s = 2.0 * (2.0 * sim_allgather_s(2.0 * tok * h, sh->t, &tl));
+		lt->tp_fwd_s = 2.0 * (2.0 * sim_allgather_s(ab * tok * h, sh->t, &tl));
 	else
-		lt->tp_fwd_s = 2.0 * sim_allreduce_s(2.0 * tok * h, sh->t, &tl);
+		lt->tp_fwd_s = 2.0 * sim_allreduce_s(ab * tok * h, sh->t, &tl);
 	/* Overlapped with the GEMMs they feed (Wang et al., ASPLOS'23,
 	 * decomposition as Transformer Engine's userbuffers do it), only what
 	 * outlasts the forward GEMMs shows, plus the contention cost of the
@@ -456,7 +458,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	 * gradients. */
 	lt->cp_fwd_s = lt->cp_bwd_s = 0;
 	if (sh->c > 1) {
-		double kv_bytes = 2.0 * sh->b * sh->s * 2.0 * sh->kv_l * dh;
+		double kv_bytes = ab * sh->b * sh->s * 2.0 * sh->kv_l * dh;
 		double xf, xb;
 
 		sim_group_link(c, sh->c, sh->t, &cl);
@@ -475,8 +477,8 @@ static void edge_time(const struct sim_parallel *p, const struct sim_cluster *c,
 	double peak = c->gpu.bf16_flops_per_s;
 	double hbm = c->gpu.hbm_bytes_per_s > 0 ? c->gpu.hbm_bytes_per_s
 						: peak / SIM_DEFAULT_FLOPS_PER_BYTE;
-	double tok = sh->tok, h = sh->h, v_l = sh->V / sh->t;
-	double act = 2.0 * tok * h, hl = host_layer_s(c);
+	double tok = sh->tok, h = sh->h, v_l = sh->V / sh->t, ab = sim_act_bytes(p);
+	double act = ab * tok * h, hl = host_layer_s(c);
 	struct sim_link tl;
 
 	sim_group_link(c, sh->t, 1, &tl);
@@ -499,7 +501,7 @@ static void edge_time(const struct sim_parallel *p, const struct sim_cluster *c,
 		 * scales the saved softmax (8) and casts it back (6): 52 bytes
 		 * per logit).  Its input is gathered forward and its gradient
 		 * reduced backward. */
-		et->compute_s += 3.0 * sim_gemm_time_s(1, tok, v_l, h, 2.0, c->gpu.gemm_dim_half,
+		et->compute_s += 3.0 * sim_gemm_time_s(1, tok, v_l, h, ab, c->gpu.gemm_dim_half,
 						       peak, hbm)
 				 + hbm_time_s(SIM_LOSS_BYTES * tok * v_l + 12.0 * tok * h, hbm, 6);
 		et->tp_s += sp ? 2.0 * sim_allgather_s(act, sh->t, &tl)
@@ -562,7 +564,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	struct edge_time e_first, e_last, e_both, e_none;
 	struct stage_time st[4], *bot;
 	int n_st, i, M, zero = p->zero, ndp;
-	double sum, params_first, params_last, params_stage, grad_bytes;
+	double sum, params_first, params_last, params_stage, grad_bytes, weight_bytes;
 	double hbm, peak = c->gpu.bf16_flops_per_s;
 	double dp_total, dp_exposed, shard, opt_s;
 	double model_flops, hw_flops, tokens, step;
@@ -618,7 +620,8 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * ranks (sec. 4.1's scatter/gather optimisation). */
 	if (sh.p > 1) {
 		sim_group_link(c, sh.p, sh.t * sh.c, &pl);
-		bd->pp_comm_s = 2.0 * M * sh.v * sim_p2p_s(2.0 * sh.tok * sh.h / sh.t, &pl);
+		bd->pp_comm_s = 2.0 * M * sh.v * sim_p2p_s(sim_act_bytes(p) * sh.tok * sh.h / sh.t,
+							   &pl);
 	}
 
 	/* Data parallelism over the dp x cp replicas of each weight shard
@@ -628,11 +631,13 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * al., SC'20, sec. 7.2); both overlap backward except the last bucket.
 	 * ZeRO-3 gathers weights forward and backward and reduce-scatters
 	 * gradients in every micro-batch (1.5x the bytes), by prefetched
-	 * blocks or tensor by tensor as the plan's zero3_gather says. */
+	 * blocks or tensor by tensor as the plan's zero3_gather says.
+	 * Gradients are reduced at their stored width (sim_grad_bytes). */
 	ndp = sh.d * sh.c;
 	stage_params(m, &sh, &params_first, &params_last);
 	params_stage = params_first > params_last ? params_first : params_last;
-	grad_bytes = 2.0 * params_stage;
+	grad_bytes = sim_grad_bytes(p) * params_stage;
+	weight_bytes = sim_weight_bytes(p) * params_stage;
 	dp_total = dp_exposed = 0;
 	if (ndp > 1) {
 		int gpn = c->gpus_per_node;
@@ -651,7 +656,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 		if (zero <= 2) {
 			/* One all-reduce per gradient bucket, each paying the
 			 * ring's latency. */
-			double b_bytes = 2.0 * SIM_DP_BUCKET_PARAMS;
+			double b_bytes = sim_grad_bytes(p) * SIM_DP_BUCKET_PARAMS;
 			double buckets = ceil(grad_bytes / b_bytes);
 			double ar = buckets * sim_allreduce_s(grad_bytes / buckets, ndp, &dl);
 			double last_b = sim_allreduce_s(grad_bytes / buckets, ndp, &dl);
@@ -672,22 +677,26 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 			 * all_gather and reduce_scatter copy each rank's part). */
 			double per_layer = 2.0 * (m->mlp == SIM_MLP_SWIGLU ? 5.0 : 4.0) + 4.0;
 			double tensors = sh.layers_first * per_layer + 4.0;
-			double pass = tensors * (sim_allgather_s(grad_bytes / tensors, ndp, &dl)
-						 + (ndp - 1) * SIM_KERNEL_S);
-			int passes = (p->recompute == SIM_RECOMPUTE_FULL ? 3 : 2) + 1;
+			double gather = tensors * (sim_allgather_s(weight_bytes / tensors, ndp, &dl)
+						   + (ndp - 1) * SIM_KERNEL_S);
+			double scatter = tensors * (sim_allgather_s(grad_bytes / tensors, ndp, &dl)
+						    + (ndp - 1) * SIM_KERNEL_S);
+			int gathers = p->recompute == SIM_RECOMPUTE_FULL ? 3 : 2;
 
-			dp_total = dp_exposed = M * passes * pass;
+			dp_total = dp_exposed = M * (gathers * gather + scatter);
 		} else {
 			/* One collective per transformer block (and one for the
 			 * embedding and head), prefetched under the compute:
 			 * all-gather forward, all-gather and reduce-scatter
 			 * backward; one block's gather is exposed each way. */
 			double units = sh.layers_first + 1.0;
-			double ag = units * sim_allgather_s(grad_bytes / units, ndp, &dl);
-			double layer_ag = sim_allgather_s(2.0 * sim_layer_params(m) / sh.t, ndp, &dl);
-			double xf = ag - bot->fwd_s, xb = 2.0 * ag - bot->bwd_s;
+			double ag = units * sim_allgather_s(weight_bytes / units, ndp, &dl);
+			double rs = units * sim_allgather_s(grad_bytes / units, ndp, &dl);
+			double layer_ag = sim_allgather_s(sim_weight_bytes(p) * sim_layer_params(m) / sh.t,
+							  ndp, &dl);
+			double xf = ag - bot->fwd_s, xb = ag + rs - bot->bwd_s;
 
-			dp_total = M * 3.0 * ag;
+			dp_total = M * (2.0 * ag + rs);
 			dp_exposed = M * ((xf > layer_ag ? xf : layer_ag)
 					  + (xb > layer_ag ? xb : layer_ag));
 		}
@@ -703,12 +712,12 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	/* The optimizer step is memory-bound.  AdamW over the local shard
 	 * reads the fp32 master weight, m, v and gradient and writes master,
 	 * m and v (28 bytes per parameter), then writes the bf16 weight from
-	 * the master (read 4, write 2).  Over the local fp32 gradients: the
-	 * inf/nan check, the norm for clipping and the zeroing for the next
-	 * step (4 bytes each). */
+	 * the master (read 4, write 2); fp32 weights are their own master
+	 * (28 bytes).  Over the local fp32 gradients: the inf/nan check, the
+	 * norm for clipping and the zeroing for the next step (4 bytes each). */
 	shard = params_stage / (zero >= 1 ? ndp : 1);
-	opt_s = hbm_time_s(34.0 * shard + 12.0 * params_stage / (zero >= 2 ? ndp : 1),
-			   hbm, 10);
+	opt_s = hbm_time_s((sim_weight_bytes(p) >= 4 ? 28.0 : 34.0) * shard
+			   + 12.0 * params_stage / (zero >= 2 ? ndp : 1), hbm, 10);
 	bd->optimizer_s = opt_s;
 
 	step = bd->compute_s + bd->tp_comm_s + bd->cp_comm_s + bd->pp_bubble_s

@@ -200,11 +200,35 @@ void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
 
 /* ---- memory (sim_memory.c) -------------------------------------------- */
 
+/* Bytes of one activation element (sim_parallel's act_bytes_per_element;
+ * 0 reads as 2).  Activations moved between ranks and through HBM have
+ * this size too. */
+static inline double sim_act_bytes(const struct sim_parallel *p)
+{
+	return p->act_bytes_per_element > 0 ? p->act_bytes_per_element : 2.0;
+}
+
+/* Bytes of one parameter's gradient, as stored and as reduced
+ * (grad_bytes_per_param; 0 reads as 2). */
+static inline double sim_grad_bytes(const struct sim_parallel *p)
+{
+	return p->grad_bytes_per_param > 0 ? p->grad_bytes_per_param : 2.0;
+}
+
+/* Bytes of one working weight: 4 for a trainer whose activations are
+ * fp32 (it computes with its fp32 weights and keeps no master copy),
+ * else 2. */
+static inline double sim_weight_bytes(const struct sim_parallel *p)
+{
+	return sim_act_bytes(p) >= 4 ? 4.0 : 2.0;
+}
+
 /* Model states of params parameters under ZeRO stage zero over dp ranks
  * (Rajbhandari et al., SC'20, sec. 5 and Fig. 1: 2 + 2 + K bytes with
- * K = 12): fills out->weights, grads, optimizer. */
-void sim_model_states(double params, int zero, int dp, double grad_bytes,
-		      struct sim_memory *out);
+ * K = 12) for weights of weight_bytes and gradients of grad_bytes (0
+ * reads as 2 for either): fills out->weights, grads, optimizer. */
+void sim_model_states(double params, int zero, int dp, double weight_bytes,
+		      double grad_bytes, struct sim_memory *out);
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al.
  * 2022, sec. 4.1-4.2, generalised to GQA and SwiGLU). */

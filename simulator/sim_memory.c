@@ -10,10 +10,11 @@
  */
 #include "sim_internal.h"
 
-void sim_model_states(double params, int zero, int dp, double grad_bytes,
-		      struct sim_memory *out)
+void sim_model_states(double params, int zero, int dp, double weight_bytes,
+		      double grad_bytes, struct sim_memory *out)
 {
 	double n = dp > 1 ? dp : 1;
+	double w = weight_bytes > 0 ? weight_bytes : 2.0;
 
 	/* Rajbhandari et al., SC'20, sec. 3.1 and 5: mixed-precision Adam
 	 * keeps 2 (fp16/bf16 weights) + 2 (gradients) + K = 12 (fp32 master
@@ -22,16 +23,12 @@ void sim_model_states(double params, int zero, int dp, double grad_bytes,
 	 * the gradients (P_os+g), stage 3 also the weights (P_os+g+p).
 	 * grad_bytes replaces the 2 of the gradients (4 where they are
 	 * accumulated in fp32: Megatron-LM's distributed-optimizer notes
-	 * count 18 bytes a parameter for bf16 weights with fp32 gradients). */
-	out->weights = 2.0 * params / (zero >= 3 ? n : 1);
+	 * count 18 bytes a parameter for bf16 weights with fp32 gradients).
+	 * Weights of 4 bytes or more are their own master copy: K = 8
+	 * (momentum and variance), 4 + 4 + 8 = 16 bytes for an fp32 trainer. */
+	out->weights = w * params / (zero >= 3 ? n : 1);
 	out->grads = (grad_bytes > 0 ? grad_bytes : 2.0) * params / (zero >= 2 ? n : 1);
-	out->optimizer = 12.0 * params / (zero >= 1 ? n : 1);
-}
-
-/* Bytes of one stored activation element (sim_parallel's field, 0 = 2). */
-static double act_elem(const struct sim_parallel *p)
-{
-	return p->act_bytes_per_element > 0 ? p->act_bytes_per_element : 2.0;
+	out->optimizer = (w >= 4 ? 8.0 : 12.0) * params / (zero >= 1 ? n : 1);
 }
 
 double sim_layer_activation_bytes(const struct sim_model *m,
@@ -39,7 +36,7 @@ double sim_layer_activation_bytes(const struct sim_model *m,
 				  const struct sim_shape *sh)
 {
 	int sp = p->seq_parallel && sh->t > 1;
-	double tok = sh->tok, h = sh->h, e = act_elem(p);
+	double tok = sh->tok, h = sh->h, e = sim_act_bytes(p);
 	double f_l = sh->f / sh->t;
 	double rep, split, s2;
 
@@ -96,7 +93,8 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 		if (!m->tied_embeddings || !first)
 			params += emb;
 	}
-	sim_model_states(params, p->zero, sh->d * sh->c, p->grad_bytes_per_param, out);
+	sim_model_states(params, p->zero, sh->d * sh->c, sim_weight_bytes(p),
+			 sim_grad_bytes(p), out);
 
 	act = in_flight * layers * sim_layer_activation_bytes(m, p, sh);
 	if (p->recompute == SIM_RECOMPUTE_FULL) {
@@ -111,7 +109,7 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 	if (first)
 		act += in_flight * sh->tok * sh->h / (sp ? sh->t : 1);
 	if (last) {
-		act += act_elem(p) * sh->tok * sh->h / (sp ? sh->t : 1);
+		act += sim_act_bytes(p) * sh->tok * sh->h / (sp ? sh->t : 1);
 		logits = 4.0 * sh->tok * sh->V / sh->t;
 	}
 	out->activations = act;

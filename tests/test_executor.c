@@ -1302,7 +1302,11 @@ static void test_exec_predict_activations_at_stored_size(void **state)
 	o.precision = EXEC_PRECISION_FP32;
 	assert_int_equal(exec_predict_on(&o, &c, &run, NULL, 0), RC_OK);
 	assert_near(run.memory.activations - bf16.memory.activations, more, 1e-9);
-	assert_near(run.memory.grads, bf16.memory.grads, 1e-12);
+	/* fp32 weights are their own master: 4 + 4 + 8, twice the default's
+	 * 2-byte weights and gradients, two thirds of its 12 optimizer bytes */
+	assert_near(run.memory.weights, 2 * bf16.memory.weights, 1e-12);
+	assert_near(run.memory.grads, 2 * bf16.memory.grads, 1e-12);
+	assert_near(run.memory.optimizer, 8.0 / 12.0 * bf16.memory.optimizer, 1e-12);
 }
 
 /* An uneven plan is priced by its fullest stage.  exec_opts_init's model

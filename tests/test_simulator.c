@@ -192,23 +192,33 @@ static void test_sim_model_states_zero_paper(void **state)
 	(void)state;
 	/* Rajbhandari et al., SC'20, Figure 1: Psi = 7.5B, K = 12, Nd = 64:
 	 * 120 GB baseline, 31.4 GB P_os, 16.6 GB P_os+g, 1.9 GB P_os+g+p. */
-	sim_model_states(7.5e9, 0, 64, 2, &mm);
+	sim_model_states(7.5e9, 0, 64, 2, 2, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 120e9, 1e-12);
-	sim_model_states(7.5e9, 1, 64, 2, &mm);
+	sim_model_states(7.5e9, 1, 64, 2, 2, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 31.4e9, 0.002);
-	sim_model_states(7.5e9, 2, 64, 2, &mm);
+	sim_model_states(7.5e9, 2, 64, 2, 2, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 16.6e9, 0.003);
-	sim_model_states(7.5e9, 3, 64, 2, &mm);
+	sim_model_states(7.5e9, 3, 64, 2, 2, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 1.9e9, 0.02);
 	/* fp32 gradients (Megatron-LM --bf16): 2 + 4 + 12 = 18 bytes a
 	 * parameter, 135 GB; ZeRO-2 shards them: 4 x 7.5e9 / 64 = 468.75 MB */
-	sim_model_states(7.5e9, 0, 64, 4, &mm);
+	sim_model_states(7.5e9, 0, 64, 2, 4, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 135e9, 1e-12);
-	sim_model_states(7.5e9, 2, 64, 4, &mm);
+	sim_model_states(7.5e9, 2, 64, 2, 4, &mm);
 	assert_near(mm.grads, 468.75e6, 1e-12);
 	/* 0 reads as the default 2 */
-	sim_model_states(7.5e9, 0, 64, 0, &mm);
+	sim_model_states(7.5e9, 0, 64, 0, 0, &mm);
+	assert_near(mm.weights, 15e9, 1e-12);
 	assert_near(mm.grads, 15e9, 1e-12);
+	/* An fp32 trainer: 4-byte weights are their own master copy, so
+	 * 4 + 4 + 8 = 16 bytes a parameter, 120 GB as well; ZeRO-1 shards
+	 * only the 8: 4 + 4 + 8/64 = 8.125 bytes, 60.9375 GB (the mixed-
+	 * precision 2 + 2 + 12/64 = 4.1875 bytes, 31.4 GB above). */
+	sim_model_states(7.5e9, 0, 64, 4, 4, &mm);
+	assert_near(mm.weights + mm.grads + mm.optimizer, 120e9, 1e-12);
+	sim_model_states(7.5e9, 1, 64, 4, 4, &mm);
+	assert_near(mm.weights + mm.grads + mm.optimizer, 60.9375e9, 1e-12);
+	assert_near(mm.optimizer, 0.9375e9, 1e-12);
 }
 
 static double act(const struct sim_model *m, const struct sim_parallel *p)
@@ -535,6 +545,37 @@ static void test_sim_dp_buckets_and_contention(void **state)
 	assert_near(r.breakdown.dp_comm_total_s, ar, 1e-12);
 	assert_near(r.breakdown.dp_comm_exposed_s, last + SIM_OVERLAP_SLOWDOWN * (ar - last),
 		    1e-12);
+}
+
+/* A trainer with wider elements moves more bytes: its activations
+ * (act_bytes_per_element) cross the TP and PP links at their stored size
+ * and its gradients (grad_bytes_per_param) the DP ring. */
+static void test_sim_wide_elements_move_more(void **state)
+{
+	struct sim_model m = gpt(24, 2048, 16, 51200, 2048);
+	struct sim_cluster c = a100();
+	struct sim_parallel p = par(2, 1, 1, 1, 8);
+	struct sim_parts parts;
+	struct sim_result r;
+	struct sim_link l;
+	double grad4 = 4 * sim_model_params(&m);
+
+	(void)state;
+	/* TP 2: two all-reduces a layer pass of the s x h micro-batch,
+	 * 2048 x 2048 x 4 bytes = 16.8 MB each in fp32 */
+	p.act_bytes_per_element = 4;
+	sim_parts(&m, &p, &c, &parts);
+	sim_group_link(&c, 2, 1, &l);
+	assert_near(parts.layer_tp_s, 2 * sim_allreduce_s(4.0 * 2048 * 2048, 2, &l), 1e-12);
+	/* DP 8 with fp32 gradients: 5.252 GB in 33 buckets of at most 40M
+	 * parameters (160 MB), as test_sim_dp_buckets_and_contention's bf16
+	 * 2.626 GB in 33 of 80 MB */
+	p = par(1, 1, 8, 1, 64);
+	p.grad_bytes_per_param = 4;
+	sim_group_link_k(&c, 8, 8, &l);
+	sim_step(&m, &p, &c, &r);
+	assert_near(grad4, 5.252e9, 0.001);
+	assert_near(r.breakdown.dp_comm_total_s, 33 * sim_allreduce_s(grad4 / 33, 8, &l), 1e-12);
 }
 
 static void test_sim_zero3_tensor_sync(void **state)
@@ -1069,6 +1110,7 @@ int main(void)
 		cmocka_unit_test(test_sim_loss_bytes),
 		cmocka_unit_test(test_sim_tp_overlap),
 		cmocka_unit_test(test_sim_dp_buckets_and_contention),
+		cmocka_unit_test(test_sim_wide_elements_move_more),
 		cmocka_unit_test(test_sim_zero3_tensor_sync),
 		cmocka_unit_test(test_sim_zero3_megatron_table2),
 		cmocka_unit_test(test_sim_step_breakdown_sums),

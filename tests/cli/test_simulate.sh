@@ -131,8 +131,16 @@ expect_out "cluster line names the offering and purchase" '^cluster .*\), [a-z0-
 expect_out "price line says spot" 'cost \$[0-9,]+ at \$[0-9.]+ per GPU-hour \(spot\)$'
 gp simulate "$TMP/spot.json" --json
 expect_out "--json has the purchase" '"purchase":[[:space:]]*"spot"'
-gp simulate "$TMP/spot.json" --usd-per-gpu-hour 1
+gp simulate "$TMP/spot.json" --usd-per-gpu-hour 1 -o "$TMP/own.json"
 expect_out "own price keeps its line" 'cost \$[0-9,]+ at \$1\.00 per GPU-hour$'
+expect_out "own price drops the offering from the cluster line" '^cluster .*\)$'
+grep -q '"offering"' "$TMP/own.json" && fail "a plan at its own price names no offering" "found" \
+	|| pass "a plan at its own price names no offering"
+gp simulate "$TMP/own.json" --json
+expect_rc "the re-priced plan simulates" 0
+expect_out "and keeps its price" '"cost_usd"'
+grep -q '"purchase"' "$OUT" && fail "re-priced plan has no purchase in --json" "found" \
+	|| pass "re-priced plan has no purchase in --json"
 gp plan --model llama2-7b --tokens 100B --budget 200k --no-spot -q -o "$TMP/od.json"
 gp simulate "$TMP/od.json"
 expect_out "on-demand plan says on-demand" 'per GPU-hour \(on-demand\)$'
