@@ -23,11 +23,13 @@ static void help(void)
 {
 	printf("usage: gpuplan calibrate [options]\n\n"
 	       "Measures this machine through the executor's backend: GEMMs of a transformer\n"
-	       "layer's shapes, device memory copies, and with more than one rank an\n"
-	       "nccl-tests style sweep of all-reduce, all-gather and reduce-scatter (algorithm\n"
-	       "and bus bandwidth per size).  Fits the figures the simulator reads (bf16 peak,\n"
-	       "HBM and intra-node bandwidth, latency) so its predictions reproduce what was\n"
-	       "measured, and writes them as JSON (gpuplan.calibration/1).  simulate, plan and\n"
+	       "layer's shapes forward and backward, device memory copies, a layer's\n"
+	       "element-wise kernels (norms, residual adds, GELU or SwiGLU), and with more\n"
+	       "than one rank an nccl-tests style sweep of all-reduce, all-gather and\n"
+	       "reduce-scatter (algorithm and bus bandwidth per size).  Fits the figures the\n"
+	       "simulator reads (bf16 peak and GEMM knee, HBM, element-wise and intra-node\n"
+	       "bandwidth, latency) so its predictions reproduce what was measured, and\n"
+	       "writes them as JSON (gpuplan.calibration/1).  simulate, plan and\n"
 	       "execute use the file: named with --calibration FILE or $GPUPLAN_CALIBRATION,\n"
 	       "or found in the user data directory for the GPU it was measured on.\n\n"
 	       "  --backend cpu|cuda    (default: cuda when built in and a GPU is found, else cpu;\n"
@@ -194,8 +196,8 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 	for (int i = 0; i < c->n_gemm; i++) {
 		char shape[48];
 
-		snprintf(shape, sizeof(shape), "%.0f x %.0f x %.0f", c->gemm[i].m, c->gemm[i].n,
-			 c->gemm[i].k);
+		snprintf(shape, sizeof(shape), "%.0f x %.0f x %.0f%s", c->gemm[i].m, c->gemm[i].n,
+			 c->gemm[i].k, c->gemm[i].backward ? " bwd" : "");
 		printf("%-24s %11s %11.3g %11s\n", shape,
 		       fmt_time(a, sizeof(a), c->gemm[i].time_s),
 		       c->gemm[i].flops_per_s / 1e12,
@@ -206,6 +208,17 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 		printf("%-24s %11s %11.1f\n", unit_fmt_bytes(a, sizeof(a), c->copy[i].bytes),
 		       fmt_time(b, sizeof(b), c->copy[i].time_s),
 		       c->copy[i].bytes_per_s / 1e9);
+	if (c->n_elt > 0) {
+		printf("\n%-24s %11s %11s\n", "element-wise layer", "time", "GB/s");
+		for (int i = 0; i < c->n_elt; i++) {
+			char what[48];
+
+			snprintf(what, sizeof(what), "%s %.0f x %.0f", c->elt[i].mlp,
+				 c->elt[i].tokens, c->elt[i].hidden);
+			printf("%-24s %11s %11.3g\n", what, fmt_time(a, sizeof(a), c->elt[i].time_s),
+			       c->elt[i].bytes_per_s / 1e9);
+		}
+	}
 	if (c->n_coll > 0) {
 		printf("\n%-15s %5s %10s %11s %11s %11s\n", "collective", "ranks", "bytes", "time",
 		       "algbw GB/s", "busbw GB/s");
@@ -224,6 +237,13 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 		printf("  (%.0f%%)", 100 * c->bf16_flops_per_s / g->bf16_flops_per_s);
 	printf("\n%-24s %14.4g %14.4g\n", "HBM, GB/s", g->hbm_bytes_per_s / 1e9,
 	       c->hbm_bytes_per_s / 1e9);
+	for (int i = 0; i < 2; i++)
+		if (c->elt_bytes_per_s[i] > 0)
+			printf("%-24s %14.4g %14.4g\n",
+			       i ? "element-wise SwiGLU GB/s" : "element-wise GELU GB/s",
+			       (g->elt_bytes_per_s[i] > 0 ? g->elt_bytes_per_s[i]
+							  : g->hbm_bytes_per_s) / 1e9,
+			       c->elt_bytes_per_s[i] / 1e9);
 	/* the smallest GEMM side at which the curve gives half the peak */
 	printf("%-24s %14.4g %14.4g\n", "GEMM half-rate side", sim_gemm_dim_half(g->gemm_dim_half),
 	       sim_gemm_dim_half(c->gemm_dim_half));

@@ -359,8 +359,10 @@ enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
  * (tokens, output features, input features). */
 struct exec_calib_gemm {
 	double m, n, k;
+	int backward;              /* 1: the backward pass (input and weight
+				    * gradients, two GEMMs of the shape) */
 	double time_s;             /* median of the timed repetitions */
-	double flops_per_s;        /* 2 m n k / time_s */
+	double flops_per_s;        /* 2 m n k / time_s, twice that backward */
 	double predicted_s;        /* the simulator's time with the fitted figures */
 };
 
@@ -369,6 +371,17 @@ struct exec_calib_copy {
 	double bytes;
 	double time_s;
 	double bytes_per_s;        /* 2 bytes / time_s */
+};
+
+/* One layer's element-wise kernels timed, forward and backward, as the
+ * trainer runs them: two norms and two residual adds over tokens x
+ * hidden, the MLP activation over tokens x ffn. */
+struct exec_calib_elt {
+	char mlp[8];               /* "gelu" (with LayerNorm) or "swiglu" (with RMSNorm) */
+	double tokens, hidden, ffn;
+	double bytes;              /* what the simulator counts them moving */
+	double time_s;
+	double bytes_per_s;        /* bytes / time_s */
 };
 
 /* One collective timed, nccl-tests style (doc/PERFORMANCE.md): algbw =
@@ -400,10 +413,14 @@ struct exec_calibration {
 	double hbm_bytes_per_s;        /* so that sim's element-wise rate is the copy rate */
 	double intra_bytes_per_s;      /* so that sim's link gives the all-reduce bus bandwidth */
 	double latency_s;              /* per ring step, from the smallest all-reduce */
+	double elt_bytes_per_s[2];     /* so that sim's element-wise time is the measured
+					* one: [0] a GELU layer's, [1] a SwiGLU layer's */
 	struct exec_calib_gemm gemm[EXEC_CALIB_MAX_POINTS];
 	int n_gemm;
 	struct exec_calib_copy copy[EXEC_CALIB_MAX_POINTS];
 	int n_copy;
+	struct exec_calib_elt elt[2];  /* GELU and SwiGLU layers */
+	int n_elt;
 	struct exec_calib_coll coll[EXEC_CALIB_MAX_POINTS];
 	int n_coll;
 };
@@ -430,13 +447,16 @@ enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibrat
 
 /* Fits c's simulator figures to its measurements (see exec_calibrate.c):
  * hbm from the largest copy, the bf16 peak with which the simulator's GEMM
- * times add up to the measured ones, the intra-node link and latency from
- * the all-reduces.  Figures without measurements stay as they are. */
+ * times add up to the measured ones, the element-wise rate with which the
+ * simulator's element-wise time is the measured one, the intra-node link
+ * and latency from the all-reduces.  Figures without measurements stay as
+ * they are. */
 void exec_calibration_fit(struct exec_calibration *c);
 
 /* The simulator's GPU and cluster figures with c applied: c's non-zero
  * figures replace bf16 peak (the other precisions' peaks scaled by the
- * same factor), HBM and intra-node bandwidth, and latency. */
+ * same factor), the GEMM knee, HBM, element-wise and intra-node
+ * bandwidth, and latency. */
 void exec_calibration_apply_gpu(const struct exec_calibration *c, struct price_gpu *g);
 void exec_calibration_apply(const struct exec_calibration *c, struct sim_cluster *cl);
 

@@ -6,8 +6,13 @@
  * uses, so the figures are the executor's own:
  * - GEMMs of a transformer layer's shapes (QKV, output projection, MLP up
  *   and down: (tokens, 3h, h), (tokens, h, h), (tokens, 4h, h),
- *   (tokens, h, 4h)) at several hidden sizes, on world rank 0's device;
+ *   (tokens, h, 4h)) at several hidden sizes, forward and backward (the
+ *   input and weight gradients, which the simulator prices at twice the
+ *   forward), on world rank 0's device;
  * - device-to-device copies (HBM on a GPU, DRAM on the CPU);
+ * - one layer's element-wise kernels forward and backward, as the trainer
+ *   runs them (norms, residual adds, the MLP activation), for a GELU and
+ *   a SwiGLU layer at the largest hidden size;
  * - with more than one rank, nccl-tests' sweep (src/common.cu): all-reduce,
  *   all-gather and reduce-scatter over the world at growing sizes, with
  *   algorithm and bus bandwidth as doc/PERFORMANCE.md defines them.
@@ -19,7 +24,11 @@
  * smallest dimension, and the bf16 peak with which that curve adds up to
  * the measured GEMM times (bisection; the curve is monotone in the peak),
  * the HBM bandwidth whose SIM_HBM_EFF
- * share is the measured copy rate, the intra-node bandwidth whose
+ * share is the measured copy rate, the element-wise bandwidth with which
+ * the simulator's element-wise time (sim_layer_elt_bytes, SIM_ELT_BWD,
+ * SIM_ELT_KERNELS) is the measured one (a GPU's bandwidth-bound kernels
+ * come near the copy rate; a CPU's transcendental functions do not), the
+ * intra-node bandwidth whose
  * SIM_LINK_EFF share is the best all-reduce bus bandwidth, and the
  * per-step latency that the smallest all-reduce leaves once its bytes are
  * paid for (the alpha-beta model of sim_allreduce_s).
@@ -71,8 +80,8 @@ struct plan {
 static void phase(const struct plan *p, const char *what, const struct exec_calibration *c)
 {
 	if (p->report && p->o->on_phase)
-		p->o->on_phase(p->o->on_phase_ctx, what, c->n_copy + c->n_gemm + c->n_coll,
-			       p->total);
+		p->o->on_phase(p->o->on_phase_ctx, what,
+			       c->n_copy + c->n_gemm + c->n_elt + c->n_coll, p->total);
 }
 
 /* The collectives measure_collectives() times: three operations at each
@@ -117,7 +126,7 @@ static void plan_for(const struct exec_calibrate_opts *o, int gpu, struct plan *
 	p->coll_min = 4096;
 	p->coll_max = gpu ? 256.0 * (1 << 20) : 16.0 * (1 << 20);
 	p->coll_step = 4;
-	p->target_s = gpu ? 0.1 : 0.05;
+	p->target_s = gpu ? 0.1 : 0.2;
 }
 
 /* n floats of device memory holding a fixed random pattern: zeros would
@@ -202,14 +211,21 @@ static void *random_act_buffer(struct exec_device *d, size_t n)
 struct gemm_ctx {
 	struct exec_device *d;
 	void *out, *a, *w;
+	float *dw;              /* backward: the weight gradient; NULL forward */
 	int m, n, k;
 };
 
+/* Forward out = a w^T; backward a's gradient from out's (held in out)
+ * into a, and w's into dw, as the trainer's matmul_backward does. */
 static void run_gemm(void *ctx)
 {
 	struct gemm_ctx *g = ctx;
 
-	g->d->be->matmul_forward(g->d, g->out, g->a, g->w, NULL, g->m, g->k, g->n);
+	if (g->dw)
+		g->d->be->matmul_backward(g->d, g->a, g->dw, NULL, g->out, g->a, g->w, g->m, g->k,
+					  g->n);
+	else
+		g->d->be->matmul_forward(g->d, g->out, g->a, g->w, NULL, g->m, g->k, g->n);
 }
 
 struct copy_ctx {
@@ -232,8 +248,9 @@ static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
 		int h = p->hidden[i];
 		const int shapes[4][2] = { { 3 * h, h }, { h, h }, { 4 * h, h }, { h, 4 * h } };
 
-		for (int s = 0; s < 4 && c->n_gemm < EXEC_CALIB_MAX_POINTS; s++) {
-			struct gemm_ctx g = { d, NULL, NULL, NULL, p->tokens, shapes[s][0], shapes[s][1] };
+		for (int s = 0; s < 8 && c->n_gemm < EXEC_CALIB_MAX_POINTS; s++) {
+			struct gemm_ctx g = { d, NULL, NULL, NULL, NULL, p->tokens, shapes[s / 2][0],
+					      shapes[s / 2][1] };
 			struct timed t = { d, run_gemm, &g };
 			struct exec_calib_gemm *r = &c->gemm[c->n_gemm];
 			size_t na = (size_t)g.m * g.k, nw = (size_t)g.n * g.k, no = (size_t)g.m * g.n;
@@ -243,8 +260,12 @@ static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
 			phase(p, "GEMMs", c);
 			g.a = random_act_buffer(d, na);
 			g.w = random_act_buffer(d, nw);
-			g.out = exec_dalloc(d, no * eb);
+			g.out = random_act_buffer(d, no);
+			if (s % 2)
+				g.dw = random_buffer(d, nw);
 			rc = time_runs(&t, p->target_s, &r->time_s);
+			if (g.dw)
+				exec_dfree(d, g.dw, nw * sizeof(float));
 			exec_dfree(d, g.out, no * eb);
 			exec_dfree(d, g.w, nw * eb);
 			exec_dfree(d, g.a, na * eb);
@@ -253,9 +274,120 @@ static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
 			r->m = g.m;
 			r->n = g.n;
 			r->k = g.k;
-			r->flops_per_s = 2.0 * r->m * r->n * r->k / r->time_s;
+			r->backward = s % 2;
+			r->flops_per_s = (r->backward ? 4.0 : 2.0) * r->m * r->n * r->k / r->time_s;
 			c->n_gemm++;
 		}
+	}
+	return RC_OK;
+}
+
+/* One layer's element-wise kernels (exec_trainer.c's order): forward
+ * norm, residual add, norm, activation, residual add; backward the
+ * activation's gradient into a zeroed buffer and the two norms'
+ * (accumulating into dx). */
+struct elt_ctx {
+	struct exec_device *d;
+	int swiglu, n, c;
+	long nf;
+	void *x, *y, *dx, *dy, *w, *b, *g, *u, *a, *dg, *du;
+	float *mean, *rstd, *dw, *db;
+};
+
+static void norm_fwd(struct elt_ctx *e)
+{
+	const struct exec_backend *be = e->d->be;
+
+	if (e->swiglu)
+		be->rmsnorm_forward(e->d, e->y, e->rstd, e->x, e->w, e->n, e->c);
+	else
+		be->layernorm_forward(e->d, e->y, e->mean, e->rstd, e->x, e->w, e->b, e->n, e->c);
+}
+
+static void norm_bwd(struct elt_ctx *e)
+{
+	const struct exec_backend *be = e->d->be;
+
+	if (e->swiglu)
+		be->rmsnorm_backward(e->d, e->dx, e->dw, e->dy, e->x, e->w, e->rstd, e->n, e->c);
+	else
+		be->layernorm_backward(e->d, e->dx, e->dw, e->db, e->dy, e->x, e->w, e->mean,
+				       e->rstd, e->n, e->c);
+}
+
+static void run_elt(void *ctx)
+{
+	struct elt_ctx *e = ctx;
+	const struct exec_backend *be = e->d->be;
+	long nc = (long)e->n * e->c;
+	size_t fb = exec_dtype_size(e->d->act) * (size_t)e->nf;
+
+	for (int i = 0; i < 2; i++) {
+		norm_fwd(e);
+		be->residual_forward(e->d, e->dx, e->x, e->y, nc);
+	}
+	if (e->swiglu)
+		be->swiglu_forward(e->d, e->a, e->g, e->u, e->nf);
+	else
+		be->gelu_forward(e->d, e->a, e->g, e->nf);
+	be->zero(e->d, e->dg, fb);
+	if (e->swiglu) {
+		be->zero(e->d, e->du, fb);
+		be->swiglu_backward(e->d, e->dg, e->du, e->g, e->u, e->a, e->nf);
+	} else {
+		be->gelu_backward(e->d, e->dg, e->g, e->a, e->nf);
+	}
+	for (int i = 0; i < 2; i++)
+		norm_bwd(e);
+}
+
+static enum rc measure_elementwise(struct exec_device *d, const struct plan *p,
+				   struct exec_calibration *c)
+{
+	int h = p->hidden[p->n_hidden - 1];
+
+	for (int swiglu = 0; swiglu < 2; swiglu++) {
+		struct elt_ctx e = { .d = d, .swiglu = swiglu, .n = p->tokens, .c = h,
+				     .nf = (long)p->tokens * 4 * h };
+		struct timed t = { d, run_elt, &e };
+		struct exec_calib_elt *r = &c->elt[c->n_elt];
+		size_t eb = exec_dtype_size(d->act), nc = (size_t)e.n * h, nf = (size_t)e.nf;
+		double ab = (double)eb;
+		void **stream[] = { &e.x, &e.y, &e.dx, &e.dy };
+		void **wide[] = { &e.g, &e.u, &e.a, &e.dg, &e.du };
+		enum rc rc;
+
+		phase(p, "element-wise", c);
+		for (size_t i = 0; i < GP_ARRAY_LEN(stream); i++)
+			*stream[i] = random_act_buffer(d, nc);
+		for (size_t i = 0; i < GP_ARRAY_LEN(wide); i++)
+			*wide[i] = random_act_buffer(d, nf);
+		e.w = random_act_buffer(d, (size_t)h);
+		e.b = random_act_buffer(d, (size_t)h);
+		e.dw = random_buffer(d, (size_t)h);
+		e.db = random_buffer(d, (size_t)h);
+		e.mean = random_buffer(d, (size_t)e.n);
+		e.rstd = random_buffer(d, (size_t)e.n);
+		rc = time_runs(&t, p->target_s, &r->time_s);
+		exec_dfree(d, e.rstd, (size_t)e.n * sizeof(float));
+		exec_dfree(d, e.mean, (size_t)e.n * sizeof(float));
+		exec_dfree(d, e.db, (size_t)h * sizeof(float));
+		exec_dfree(d, e.dw, (size_t)h * sizeof(float));
+		exec_dfree(d, e.b, (size_t)h * eb);
+		exec_dfree(d, e.w, (size_t)h * eb);
+		for (size_t i = 0; i < GP_ARRAY_LEN(wide); i++)
+			exec_dfree(d, *wide[i], nf * eb);
+		for (size_t i = 0; i < GP_ARRAY_LEN(stream); i++)
+			exec_dfree(d, *stream[i], nc * eb);
+		if (rc != RC_OK)
+			return rc;
+		gp_strlcpy(r->mlp, swiglu ? "swiglu" : "gelu", sizeof(r->mlp));
+		r->tokens = e.n;
+		r->hidden = h;
+		r->ffn = 4.0 * h;
+		r->bytes = (1.0 + SIM_ELT_BWD) * sim_layer_elt_bytes(swiglu, (double)nc, (double)nf, ab);
+		r->bytes_per_s = r->bytes / r->time_s;
+		c->n_elt++;
 	}
 	return RC_OK;
 }
@@ -361,6 +493,14 @@ static enum rc measure_collectives(struct exec_job *j, const struct plan *p,
 	return RC_OK;
 }
 
+/* The simulator's time for GEMM g at knee, peak and hbm: a backward
+ * pass is two GEMMs of the forward's shape (sim.c's layer_time). */
+static double sim_gemm_s(const struct exec_calib_gemm *g, double knee, double peak, double hbm)
+{
+	return (g->backward ? 2.0 : 1.0)
+	       * sim_gemm_time_s(1, g->m, g->n, g->k, 2.0, knee, peak, hbm);
+}
+
 /* Sum of the simulator's times for c's GEMMs at knee, peak and hbm. */
 static double sim_gemms_s(const struct exec_calibration *c, double knee, double peak,
 			  double hbm)
@@ -368,8 +508,7 @@ static double sim_gemms_s(const struct exec_calibration *c, double knee, double 
 	double s = 0;
 
 	for (int i = 0; i < c->n_gemm; i++)
-		s += sim_gemm_time_s(1, c->gemm[i].m, c->gemm[i].n, c->gemm[i].k, 2.0, knee,
-				     peak, hbm);
+		s += sim_gemm_s(&c->gemm[i], knee, peak, hbm);
 	return s;
 }
 
@@ -398,8 +537,7 @@ static double knee_error(const struct exec_calibration *c, double knee, double m
 	double peak = fit_peak(c, knee, measured), e = 0;
 
 	for (int i = 0; i < c->n_gemm; i++) {
-		double r = log(sim_gemm_time_s(1, c->gemm[i].m, c->gemm[i].n, c->gemm[i].k,
-					       2.0, knee, peak, c->hbm_bytes_per_s)
+		double r = log(sim_gemm_s(&c->gemm[i], knee, peak, c->hbm_bytes_per_s)
 			       / c->gemm[i].time_s);
 
 		e += r * r;
@@ -469,10 +607,17 @@ void exec_calibration_fit(struct exec_calibration *c)
 		c->gemm_dim_half = fit_knee(c, measured);
 		c->bf16_flops_per_s = fit_peak(c, c->gemm_dim_half, measured);
 		for (int i = 0; i < c->n_gemm; i++)
-			c->gemm[i].predicted_s = sim_gemm_time_s(1, c->gemm[i].m, c->gemm[i].n,
-								 c->gemm[i].k, 2.0, c->gemm_dim_half,
-								 c->bf16_flops_per_s,
-								 c->hbm_bytes_per_s);
+			c->gemm[i].predicted_s = sim_gemm_s(&c->gemm[i], c->gemm_dim_half,
+							    c->bf16_flops_per_s,
+							    c->hbm_bytes_per_s);
+	}
+	/* sim: bytes / (rate x SIM_HBM_EFF) + kernels x SIM_KERNEL_S */
+	for (int i = 0; i < c->n_elt; i++) {
+		double rest = c->elt[i].time_s - (1.0 + SIM_ELT_BWD) * SIM_ELT_KERNELS * SIM_KERNEL_S;
+
+		if (rest > 0)
+			c->elt_bytes_per_s[strcmp(c->elt[i].mlp, "swiglu") == 0] =
+				c->elt[i].bytes / rest / SIM_HBM_EFF;
 	}
 	{
 		const struct exec_calib_coll *small = NULL, *best = NULL;
@@ -513,11 +658,13 @@ enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibrat
 	plan_for(o, strcmp(j.dev.be->name, "cpu") != 0, &p);
 	p.o = o;
 	p.report = j.rank == 0;
-	p.total = p.n_copy + 4 * p.n_hidden + (j.world > 1 ? coll_points(&p) : 0);
+	p.total = p.n_copy + 8 * p.n_hidden + 2 + (j.world > 1 ? coll_points(&p) : 0);
 	if (j.rank == 0) {
 		rc = measure_copies(&j.dev, &p, c);
 		if (rc == RC_OK)
 			rc = measure_gemms(&j.dev, &p, c);
+		if (rc == RC_OK)
+			rc = measure_elementwise(&j.dev, &p, c);
 	}
 	rc = exec_job_agree(&j, rc, "calibrate", "");
 	if (rc == RC_OK && j.world > 1) {
@@ -560,6 +707,9 @@ void exec_calibration_apply_gpu(const struct exec_calibration *c, struct price_g
 	}
 	if (c->hbm_bytes_per_s > 0)
 		g->hbm_bytes_per_s = c->hbm_bytes_per_s;
+	for (int i = 0; i < 2; i++)
+		if (c->elt_bytes_per_s[i] > 0)
+			g->elt_bytes_per_s[i] = c->elt_bytes_per_s[i];
 	if (c->intra_bytes_per_s > 0)
 		g->intra_bytes_per_s = c->intra_bytes_per_s;
 	if (c->gemm_dim_half > 0)

@@ -4,10 +4,11 @@
  * where the user's calibration of a GPU lives.  The only file of the
  * calibration that includes <cjson/cJSON.h>.
  *
- * A file holds what was measured (GEMMs, copies, collectives, each with
- * its size and time) and the four figures the simulator reads instead of
- * the catalog's (exec_calibration_apply); the measurements are there to be
- * looked at and re-fitted, the figures are what is used.
+ * A file holds what was measured (GEMMs, copies, element-wise kernels,
+ * collectives, each with its size and time) and the figures the simulator
+ * reads instead of the catalog's (exec_calibration_apply); the
+ * measurements are there to be looked at and re-fitted, the figures are
+ * what is used.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -45,6 +46,8 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 	add_num(s, "intra_bytes_per_s", c->intra_bytes_per_s);
 	add_num(s, "latency_s", c->latency_s);
 	add_num(s, "gemm_dim_half", c->gemm_dim_half);
+	add_num(s, "elt_gelu_bytes_per_s", c->elt_bytes_per_s[0]);
+	add_num(s, "elt_swiglu_bytes_per_s", c->elt_bytes_per_s[1]);
 	a = cJSON_AddArrayToObject(root, "gemm");
 	for (int i = 0; i < c->n_gemm; i++) {
 		cJSON *g = cJSON_CreateObject();
@@ -52,6 +55,7 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 		add_num(g, "m", c->gemm[i].m);
 		add_num(g, "n", c->gemm[i].n);
 		add_num(g, "k", c->gemm[i].k);
+		cJSON_AddStringToObject(g, "pass", c->gemm[i].backward ? "backward" : "forward");
 		add_num(g, "time_s", c->gemm[i].time_s);
 		add_num(g, "flops_per_s", c->gemm[i].flops_per_s);
 		add_num(g, "predicted_s", c->gemm[i].predicted_s);
@@ -64,6 +68,19 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 		add_num(g, "bytes", c->copy[i].bytes);
 		add_num(g, "time_s", c->copy[i].time_s);
 		add_num(g, "bytes_per_s", c->copy[i].bytes_per_s);
+		cJSON_AddItemToArray(a, g);
+	}
+	a = cJSON_AddArrayToObject(root, "elementwise");
+	for (int i = 0; i < c->n_elt; i++) {
+		cJSON *g = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(g, "mlp", c->elt[i].mlp);
+		add_num(g, "tokens", c->elt[i].tokens);
+		add_num(g, "hidden", c->elt[i].hidden);
+		add_num(g, "ffn", c->elt[i].ffn);
+		add_num(g, "bytes", c->elt[i].bytes);
+		add_num(g, "time_s", c->elt[i].time_s);
+		add_num(g, "bytes_per_s", c->elt[i].bytes_per_s);
 		cJSON_AddItemToArray(a, g);
 	}
 	a = cJSON_AddArrayToObject(root, "collectives");
@@ -256,9 +273,14 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 		get_double(r, s, ".sim", "hbm_bytes_per_s", &c->hbm_bytes_per_s);
 		get_double(r, s, ".sim", "intra_bytes_per_s", &c->intra_bytes_per_s);
 		get_double(r, s, ".sim", "latency_s", &c->latency_s);
-		/* files written before the knee was fitted keep the default */
+		/* files written before the knee or the element-wise rate was
+		 * fitted keep the defaults */
 		if (cJSON_GetObjectItemCaseSensitive(s, "gemm_dim_half"))
 			get_double(r, s, ".sim", "gemm_dim_half", &c->gemm_dim_half);
+		if (cJSON_GetObjectItemCaseSensitive(s, "elt_gelu_bytes_per_s"))
+			get_double(r, s, ".sim", "elt_gelu_bytes_per_s", &c->elt_bytes_per_s[0]);
+		if (cJSON_GetObjectItemCaseSensitive(s, "elt_swiglu_bytes_per_s"))
+			get_double(r, s, ".sim", "elt_swiglu_bytes_per_s", &c->elt_bytes_per_s[1]);
 	}
 	a = points(r, root, "gemm", &n);
 	for (int i = 0; a && i < n && !r->bad; i++) {
@@ -270,6 +292,18 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 		get_double(r, p, where, "m", &g->m);
 		get_double(r, p, where, "n", &g->n);
 		get_double(r, p, where, "k", &g->k);
+		/* files written before backward GEMMs were timed hold forward ones */
+		if (cJSON_GetObjectItemCaseSensitive(p, "pass")) {
+			char pass[16] = "";
+
+			get_str(r, p, where, "pass", pass, sizeof(pass));
+			if (!r->bad && strcmp(pass, "forward") != 0 && strcmp(pass, "backward") != 0) {
+				gp_error("%s: %s.pass: expected forward or backward, found \"%s\"",
+					 r->file, where, pass);
+				r->bad = 1;
+			}
+			g->backward = strcmp(pass, "backward") == 0;
+		}
 		get_double(r, p, where, "time_s", &g->time_s);
 		get_double(r, p, where, "flops_per_s", &g->flops_per_s);
 		get_double(r, p, where, "predicted_s", &g->predicted_s);
@@ -286,6 +320,35 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 		get_double(r, p, where, "time_s", &g->time_s);
 		get_double(r, p, where, "bytes_per_s", &g->bytes_per_s);
 		c->n_copy = i + 1;
+	}
+	a = cJSON_GetObjectItemCaseSensitive(root, "elementwise") ? points(r, root, "elementwise", &n)
+								  : NULL;
+	if (a && n > (int)GP_ARRAY_LEN(c->elt)) {
+		gp_error("%s: .elementwise: expected at most %d measurements, found %d", r->file,
+			 (int)GP_ARRAY_LEN(c->elt), n);
+		r->bad = 1;
+	}
+	for (int i = 0; a && i < n && !r->bad; i++) {
+		const cJSON *p = point(r, a, "elementwise", i, where, sizeof(where));
+		struct exec_calib_elt *g = &c->elt[i];
+		char mlp[sizeof(g->mlp)] = "";
+
+		if (!p)
+			break;
+		get_str(r, p, where, "mlp", mlp, sizeof(mlp));
+		if (!r->bad && strcmp(mlp, "gelu") != 0 && strcmp(mlp, "swiglu") != 0) {
+			gp_error("%s: %s.mlp: expected gelu or swiglu, found \"%s\"", r->file, where,
+				 mlp);
+			r->bad = 1;
+		}
+		gp_strlcpy(g->mlp, mlp, sizeof(g->mlp));
+		get_double(r, p, where, "tokens", &g->tokens);
+		get_double(r, p, where, "hidden", &g->hidden);
+		get_double(r, p, where, "ffn", &g->ffn);
+		get_double(r, p, where, "bytes", &g->bytes);
+		get_double(r, p, where, "time_s", &g->time_s);
+		get_double(r, p, where, "bytes_per_s", &g->bytes_per_s);
+		c->n_elt = i + 1;
 	}
 	a = points(r, root, "collectives", &n);
 	for (int i = 0; a && i < n && !r->bad; i++) {

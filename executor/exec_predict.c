@@ -14,6 +14,10 @@
  *     (94% of peak at side 64, 98% at 256), and peak is 7.8 GFLOP/s.
  *   memory: an fp32 axpy streams 31 GB/s on one core; 20 GB/s leaves room
  *     for the other ranks sharing the memory controller.
+ *   element-wise: a layer's norms, residual adds and activation do not
+ *     stream: `gpuplan calibrate --backend cpu` finds 0.84 to 1.18 GB/s
+ *     in the simulator's byte count for a GELU layer (its tanhf dominates)
+ *     and 3.9 to 6.3 for a SwiGLU layer: 1 and 5 GB/s.
  *   between ranks: OpenMPI's shared-memory transport copies in and out,
  *     about 4 GB/s per rank one direction, 2 us per message.
  * When ranks outnumber the cores they share them, so the per-rank figures
@@ -36,6 +40,8 @@
 #define EXEC_CPU_GEMM_DIM_HALF 4.0
 #define EXEC_CPU_MEM_BYTES_PER_S 20e9
 #define EXEC_CPU_LINK_BYTES_PER_S 4e9
+#define EXEC_CPU_ELT_GELU_BYTES_PER_S 1e9
+#define EXEC_CPU_ELT_SWIGLU_BYTES_PER_S 5e9
 #define EXEC_CPU_LATENCY_S 2e-6
 
 static double machine_ram_bytes(void)
@@ -62,6 +68,8 @@ void exec_cpu_gpu(struct price_gpu *g)
 	g->tf32_flops_per_s = EXEC_CPU_FLOPS_PER_S;
 	g->fp32_flops_per_s = EXEC_CPU_FLOPS_PER_S;
 	g->gemm_dim_half = EXEC_CPU_GEMM_DIM_HALF;
+	g->elt_bytes_per_s[0] = EXEC_CPU_ELT_GELU_BYTES_PER_S;
+	g->elt_bytes_per_s[1] = EXEC_CPU_ELT_SWIGLU_BYTES_PER_S;
 	gp_strlcpy(g->intra_link, "shared memory", sizeof(g->intra_link));
 	g->intra_bytes_per_s = EXEC_CPU_LINK_BYTES_PER_S;
 }
@@ -91,6 +99,8 @@ void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, doubl
 	c->gpu.tf32_flops_per_s *= share;
 	c->gpu.fp32_flops_per_s *= share;
 	c->gpu.hbm_bytes_per_s *= share;
+	c->gpu.elt_bytes_per_s[0] *= share;
+	c->gpu.elt_bytes_per_s[1] *= share;
 	c->gpu.intra_bytes_per_s *= share;
 	c->gpus_per_node = ranks;
 	c->intra_bytes_per_s = c->gpu.intra_bytes_per_s;

@@ -34,6 +34,12 @@ struct price_gpu {
 	 * curve reaches half its maximum (simulator/sim_internal.h); set by a
 	 * calibration of this device, 0: the simulator's default. */
 	double gemm_dim_half;
+	/* The HBM bandwidth the simulator gives a layer's element-wise
+	 * kernels (norms, residual adds, the MLP activation), [0] in a GELU
+	 * layer, [1] in a SwiGLU one; set by a calibration of this device,
+	 * which times them, 0: hbm_bytes_per_s, what a GPU's bandwidth-bound
+	 * kernels see. */
+	double elt_bytes_per_s[2];
 	char aliases[PRICE_NAME_MAX * 4];/* ';'-separated other names ("H100;H100-SXM") */
 };
 

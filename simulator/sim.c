@@ -225,7 +225,8 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	 * more than a second a latency. */
 	if (!rate_ok(c->intra_bytes_per_s) || !rate_ok(c->inter_bytes_per_s) ||
 	    !rate_ok(c->gpu.hbm_bytes_per_s) || !rate_ok(c->gpu.intra_bytes_per_s) ||
-	    !rate_ok(c->gpu.bf16_flops_per_s) || !rate_ok(c->gpu.fp8_flops_per_s))
+	    !rate_ok(c->gpu.bf16_flops_per_s) || !rate_ok(c->gpu.fp8_flops_per_s) ||
+	    !rate_ok(c->gpu.elt_bytes_per_s[0]) || !rate_ok(c->gpu.elt_bytes_per_s[1]))
 		WHY("cluster: expected bandwidths and FLOP/s of 0 (default) or from 1 per second, "
 		    "finite");
 	if (c->latency_s > 1)
@@ -318,6 +319,14 @@ static double hbm_time_s(double bytes, double hbm, int kernels)
 	return bytes / (hbm * SIM_HBM_EFF) + kernels * SIM_KERNEL_S;
 }
 
+/* The byte counts are for 2-byte elements; wider ones scale them.  The MLP
+ * activation reads and writes each element once (SwiGLU reads two
+ * inputs). */
+double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_bytes)
+{
+	return (SIM_ELT_BYTES * stream + (swiglu ? 6.0 : 4.0) * mlp) * act_bytes / 2.0;
+}
+
 /* Per micro-batch times of one layer on one GPU. */
 struct layer_time {
 	double fwd_s, bwd_s, recompute_s;   /* compute */
@@ -353,7 +362,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	double tok = sh->tok, h = sh->h, dh = sh->dh, f_l = sh->f / sh->t;
 	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host, hl = host_layer_s(c);
 	double bh = sh->b * sh->a_l, dh50 = c->gpu.gemm_dim_half;
-	int ncoll;
+	int swiglu = m->mlp == SIM_MLP_SWIGLU, ncoll;
 	struct sim_link tl, cl;
 
 	/* The layer's GEMMs, column- then row-parallel over TP ranks
@@ -405,12 +414,11 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	/* Element-wise work per token and hidden unit, forward
 	 * (SIM_ELT_BYTES): two norms and two fused bias-dropout-residual adds.
 	 * Without sequence parallelism every TP rank repeats it on all tokens.
-	 * The MLP activation reads and writes each element once (SwiGLU reads
-	 * two inputs).  Backward moves SIM_ELT_BWD times as much.  The byte
-	 * counts are for 2-byte elements; wider ones scale them. */
-	elt_bytes = (SIM_ELT_BYTES * tok * h / (sp ? sh->t : 1)
-		     + (m->mlp == SIM_MLP_SWIGLU ? 6.0 : 4.0) * tok * f_l) * ab / 2.0;
-	elt_f = hbm_time_s(elt_bytes, hbm, 8);
+	 * Backward moves SIM_ELT_BWD times as much.  A calibrated device
+	 * (price_gpu.elt_bytes_per_s) runs them at the rate it measured. */
+	elt_bytes = sim_layer_elt_bytes(swiglu, tok * h / (sp ? sh->t : 1), tok * f_l, ab);
+	elt_f = hbm_time_s(elt_bytes, c->gpu.elt_bytes_per_s[swiglu] > 0
+				      ? c->gpu.elt_bytes_per_s[swiglu] : hbm, SIM_ELT_KERNELS);
 
 	lt->attn_fwd_s = attn_f;
 	lt->attn_bwd_s = attn_b;

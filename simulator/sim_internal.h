@@ -66,6 +66,9 @@
  * output gradient and a saved input and writes the input gradient where
  * the forward read one tensor and wrote one. */
 #define SIM_ELT_BWD 1.5
+/* Kernels of one layer's element-wise forward (norms, adds, activation,
+ * dropout); backward launches SIM_ELT_BWD times as many. */
+#define SIM_ELT_KERNELS 8
 /* Bytes per logit of the fp32 cross-entropy, forward and backward
  * (Megatron-LM's vocab_parallel_cross_entropy; counted in sim.c). */
 #define SIM_LOSS_BYTES 52.0
@@ -197,6 +200,12 @@ struct sim_parts {
 /* Fills out for m, p on c.  Requires sim_check() == RC_OK. */
 void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
 	       const struct sim_cluster *c, struct sim_parts *out);
+
+/* Bytes one layer's element-wise forward moves (SIM_ELT_BYTES): its norms
+ * and residual adds over stream elements of the residual stream, its MLP
+ * activation (GELU, or SwiGLU when swiglu) over mlp elements of the MLP's
+ * width, in elements of act_bytes. */
+double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_bytes);
 
 /* ---- memory (sim_memory.c) -------------------------------------------- */
 

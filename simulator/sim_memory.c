@@ -71,6 +71,23 @@ double sim_layer_activation_bytes(const struct sim_model *m,
 	return rep + split + s2;
 }
 
+/* The gradients a layer's backward works on, one micro-batch's: the
+ * gradient of each of its ops' outputs (the residual stream, the norm
+ * output, Q, K, V and the attention output, the MLP's tensors before and
+ * after the non-linearity and SwiGLU's second input).  The stored
+ * activations above are what forward leaves for backward; these live
+ * only while a layer's backward runs, and the next layer's reuse them. */
+static double layer_grad_bytes(const struct sim_model *m, const struct sim_parallel *p,
+			       const struct sim_shape *sh)
+{
+	int sp = p->seq_parallel && sh->t > 1;
+	double f_l = sh->f / sh->t;
+
+	return sim_act_bytes(p) * sh->tok * (sh->h / (sp ? sh->t : 1) + sh->h
+					     + 2.0 * sh->a_l * sh->dh + 2.0 * sh->kv_l * sh->dh
+					     + (m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0) * f_l);
+}
+
 /* Bytes of one stage with layers layers, holding in_flight micro-batches'
  * activations; first/last say whether it holds the embedding / the head. */
 static void stage_memory(const struct sim_model *m, const struct sim_parallel *p,
@@ -97,6 +114,8 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 			 sim_grad_bytes(p), out);
 
 	act = in_flight * layers * sim_layer_activation_bytes(m, p, sh);
+	if (layers > 0)
+		act += layer_grad_bytes(m, p, sh);
 	if (p->recompute == SIM_RECOMPUTE_FULL) {
 		/* One layer is recomputed at a time during backward and holds
 		 * its full activations meanwhile. */

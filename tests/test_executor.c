@@ -1033,8 +1033,9 @@ static void test_exec_calibration_json_round_trip(void **state)
 	assert_string_equal(b.coll[0].op, "all_reduce");
 }
 
-/* A file written before the knee was fitted (no .sim.gemm_dim_half)
- * still loads, with the simulator's default knee (0). */
+/* A file written before the knee and the element-wise rates were fitted
+ * (no .sim.gemm_dim_half, elt_gelu_bytes_per_s, elt_swiglu_bytes_per_s)
+ * still loads, with the simulator's defaults (0). */
 static void test_exec_calibration_json_without_knee(void **state)
 {
 	struct exec_calibration a, b;
@@ -1045,16 +1046,19 @@ static void test_exec_calibration_json_without_knee(void **state)
 	text = exec_calibration_to_json(&a);
 	key = strstr(text, "\"gemm_dim_half\"");
 	assert_non_null(key);
-	/* cut from the comma ending the line before to the end of the key's line */
+	/* the three end .sim: cut from the comma ending the line before the
+	 * first to the end of the last's line */
 	for (comma = key; *comma != ','; comma--)
 		;
-	eol = strchr(key, '\n');
+	eol = strchr(strstr(text, "\"elt_swiglu_bytes_per_s\""), '\n');
 	memmove(comma, eol, strlen(eol) + 1);
 	assert_null(strstr(text, "gemm_dim_half"));
+	assert_null(strstr(text, "elt_"));
 	memset(&b, 0x5a, sizeof(b));
 	assert_int_equal(exec_calibration_parse("old.json", text, strlen(text), &b), RC_OK);
 	free(text);
 	assert_true(b.gemm_dim_half == 0);
+	assert_true(b.elt_bytes_per_s[0] == 0 && b.elt_bytes_per_s[1] == 0);
 	assert_true(b.bf16_flops_per_s == a.bf16_flops_per_s);
 }
 
@@ -1222,7 +1226,9 @@ static void test_exec_calibration_fit_finds_knee(void **state)
 
 /* A quick CPU calibration in this process: the fitted peak makes the
  * simulator's GEMM times add up to the measured ones (what the bisection
- * solves for), and every figure is positive. */
+ * solves for), a backward pass is priced at twice its forward shape, the
+ * element-wise rates give back the measured element-wise times, and every
+ * figure is positive. */
 static void test_exec_calibrate_cpu_fit_reproduces_gemms(void **state)
 {
 	struct exec_calibrate_opts o;
@@ -1235,15 +1241,30 @@ static void test_exec_calibrate_cpu_fit_reproduces_gemms(void **state)
 	assert_int_equal(exec_calibrate(&o, c), RC_OK);
 	assert_string_equal(c->backend, "cpu");
 	assert_int_equal(c->ranks, 1);
-	assert_int_equal(c->n_gemm, 8);     /* 2 hidden sizes x 4 layer shapes */
+	assert_int_equal(c->n_gemm, 16);    /* 2 hidden sizes x 4 layer shapes x 2 passes */
 	assert_int_equal(c->n_copy, 2);
+	assert_int_equal(c->n_elt, 2);      /* a GELU and a SwiGLU layer */
 	assert_int_equal(c->n_coll, 0);     /* one rank: no collectives */
 	for (int i = 0; i < c->n_gemm; i++) {
 		measured += c->gemm[i].time_s;
 		predicted += c->gemm[i].predicted_s;
 		assert_true(c->gemm[i].flops_per_s > 0);
+		assert_int_equal(c->gemm[i].backward, i % 2);
+		if (c->gemm[i].backward)
+			assert_near(c->gemm[i].predicted_s, 2 * c->gemm[i - 1].predicted_s, 1e-12);
 	}
 	assert_near(predicted, measured, 1e-6);
+	/* quick: 64 tokens of hidden 64, MLP 256, fp32; a GELU layer moves
+	 * 2.5 x (22 x 64 x 64 + 4 x 64 x 256) x 4 / 2 = 778,240 bytes in the
+	 * simulator's count, a SwiGLU one 2.5 x (22 x 64 x 64 + 6 x 64 x 256)
+	 * x 2 = 942,080 */
+	assert_string_equal(c->elt[0].mlp, "gelu");
+	assert_string_equal(c->elt[1].mlp, "swiglu");
+	assert_near(c->elt[0].bytes, 778240, 1e-12);
+	assert_near(c->elt[1].bytes, 942080, 1e-12);
+	for (int i = 0; i < 2; i++)
+		assert_near(c->elt[i].bytes / (c->elt_bytes_per_s[i] * SIM_HBM_EFF)
+			    + 2.5 * SIM_ELT_KERNELS * SIM_KERNEL_S, c->elt[i].time_s, 1e-9);
 	assert_true(c->bf16_flops_per_s > 0 && c->hbm_bytes_per_s > 0);
 	assert_true(c->intra_bytes_per_s == 0 && c->latency_s == 0);
 	free(c);
@@ -1258,20 +1279,24 @@ static void test_exec_calibrate_cpu_fit_reproduces_gemms(void **state)
  * 2022, sec. 4.1) two norm inputs (x, res2) 2 x 64, the QKV and MLP
  * inputs 2 x 64, Q, K, V 3 x 64, the output projection's input 64, the
  * GELU's input and output 2 x 256: 1024 elements; the last stage adds the
- * final norm's input, 64 a token.  Dropout masks (1 byte), the flash
- * log-sum-exp and the logits (fp32) do not change.  At 4 bytes instead of
- * 2: (4 - 2) x 64 tokens x (4 x 1024 + 64) = 532,480 bytes more. */
+ * final norm's input, 64 a token.  One layer's backward works on the
+ * gradients of the residual stream, the norm output, Q, K, V, the
+ * attention output and the GELU's input and output: 64 + 64 + 2 x 64 +
+ * 2 x 64 + 2 x 256 = 896 elements a token.  Dropout masks (1 byte), the
+ * flash log-sum-exp and the logits (fp32) do not change.  At 4 bytes
+ * instead of 2: (4 - 2) x 64 tokens x (4 x 1024 + 64 + 896) = 647,168
+ * bytes more. */
 static void test_exec_predict_activations_at_stored_size(void **state)
 {
 	struct exec_opts o;
 	struct sim_cluster c;
 	struct sim_result bf16, run;
-	const double tokens = 2 * 32, per_token = 4 * 1024 + 64;
+	const double tokens = 2 * 32, per_token = 4 * 1024 + 64 + 896;
 	const double more = (4 - 2) * tokens * per_token;
 
 	(void)state;
 	exec_opts_init(&o);
-	assert_near(more, 532480, 1e-12);
+	assert_near(more, 647168, 1e-12);
 	exec_cpu_cluster(&c, 1);
 	/* the simulator's own default: a bf16 trainer */
 	assert_near(o.par.act_bytes_per_element, 2, 1e-12);
