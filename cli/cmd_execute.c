@@ -567,9 +567,6 @@ static enum rc run_cluster(const struct exec_opts *o, const struct flags *f, con
 static void print_check(const struct exec_check *k, const struct exec_expect *e,
 			const struct exec_opts *o, const char *dev)
 {
-	static const char *const names[3] = { "tp", "pp", "dp" };
-	/* the dp group is every DP and CP rank of a weight shard */
-	const int n[3] = { o->par.tp, o->par.pp, o->par.dp * o->par.cp };
 	char a[32], b[32];
 
 	printf("\npre-flight check\n");
@@ -580,12 +577,16 @@ static void print_check(const struct exec_check *k, const struct exec_expect *e,
 	if (e->memory_bytes > 0)
 		printf(", the plan needs %s: ok", unit_fmt_bytes(b, sizeof(b), e->memory_bytes));
 	printf("\n");
-	for (int i = 0; i < 3; i++) {
-		if (n[i] < 2)
+	for (int i = 0; i < EXEC_CHECK_GROUPS; i++) {
+		int n = exec_check_group_size(o, i);
+		char what[32];
+
+		if (n < 2)
 			continue;
-		printf("  %-22s %d ranks, %s: %.1f GB/s bus bandwidth", "", n[i],
+		/* the dp group is every DP and CP rank of a weight shard */
+		snprintf(what, sizeof(what), "%s all-reduce", exec_check_group_names[i]);
+		printf("  %-22s %d ranks, %s: %.1f GB/s bus bandwidth", what, n,
 		       unit_fmt_bytes(a, sizeof(a), k->msg_bytes), k->bus_bytes_per_s[i] / 1e9);
-		printf("\r  %s all-reduce", names[i]);
 		if (e->bus_bytes_per_s[i] > 0)
 			printf("\n  %-22s %.0f%% of the %.1f GB/s the simulator assumed: ok (>= %.0f%%)",
 			       "", 100 * k->bus_bytes_per_s[i] / e->bus_bytes_per_s[i],

@@ -55,13 +55,21 @@ enum exec_precision { EXEC_PRECISION_BF16, EXEC_PRECISION_FP32 };
 
 /* What the pre-flight check (exec_opts.check) holds the job to, from the
  * plan and the simulator; a zero figure is not checked. */
+/* The groups the pre-flight check times, in this order: TP, CP, PP, and
+ * DP (every DP and CP rank of one weight shard). */
+#define EXEC_CHECK_GROUPS 4
+extern const char *const exec_check_group_names[EXEC_CHECK_GROUPS];
+struct exec_opts;
+/* The size of check group k of o's layout. */
+int exec_check_group_size(const struct exec_opts *o, int k);
+
 struct exec_expect {
 	char gpu[PRICE_NAME_MAX];     /* the plan's catalog GPU; "" any */
 	double gpu_memory_bytes;      /* its memory in the catalog */
 	double memory_bytes;          /* predicted memory per device, all of it */
-	/* bus bandwidth the simulator assumed for an all-reduce over the TP,
-	 * PP and DP groups (sim_group_link), bytes/s */
-	double bus_bytes_per_s[3];
+	/* bus bandwidth the simulator assumed for an all-reduce over each of
+	 * the EXEC_CHECK_GROUPS groups (sim_group_link), bytes/s */
+	double bus_bytes_per_s[EXEC_CHECK_GROUPS];
 	double min_fraction;          /* of it that a group must reach */
 };
 
@@ -72,8 +80,9 @@ struct exec_check {
 	int gpu_match;               /* every rank's device is expect.gpu (1 when not asked) */
 	double free_bytes_min;       /* free device memory before the run, least over ranks */
 	double total_bytes;          /* rank 0's device */
-	double bus_bytes_per_s[3];   /* measured all-reduce bus bandwidth, TP, PP, DP;
-				      * least over the groups; 0 for a group of one */
+	double bus_bytes_per_s[EXEC_CHECK_GROUPS]; /* measured all-reduce bus bandwidth,
+						    * least over the groups; 0 for a
+						    * group of one */
 	double msg_bytes;            /* the all-reduce's buffer */
 	double used_after_step_bytes;/* device memory in use after step 1, most over ranks */
 	double counted_after_step_bytes; /* of which the executor's own allocations */

@@ -1,7 +1,7 @@
 /*
  * exec_check.c - the pre-flight check of `gpuplan execute --check`: before
  * the first step, is every rank's device the plan's GPU, is the memory the
- * plan needs free, and does an all-reduce over each TP, PP and DP group
+ * plan needs free, and does an all-reduce over each TP, CP, PP and DP group
  * reach the stated fraction of the bus bandwidth the simulator assumed;
  * after it, how much device memory the run really holds against the
  * prediction.  A plan that will not fit says so before it runs.
@@ -104,15 +104,25 @@ static enum rc group_busbw(struct exec_job *j, struct exec_group *g, double byte
 	return rc;
 }
 
+const char *const exec_check_group_names[EXEC_CHECK_GROUPS] = { "tp", "cp", "pp", "dp" };
+
+int exec_check_group_size(const struct exec_opts *o, int k)
+{
+	const struct sim_parallel *p = &o->par;
+	const int n[EXEC_CHECK_GROUPS] = { p->tp, p->cp, p->pp, p->dp * p->cp };
+
+	return n[k];
+}
+
 void exec_expect_init(struct exec_expect *e, const struct exec_opts *o,
 		      const struct sim_cluster *c, const struct sim_result *pred,
 		      double min_fraction)
 {
 	const struct sim_parallel *p = &o->par;
 	/* ranks: TP innermost, then CP, PP, DP (exec_layout.c); the dp group
-	 * is the dp x cp ranks of one weight shard */
-	const int n[3] = { p->tp, p->pp, p->dp * p->cp };
-	const int stride[3] = { 1, p->tp * p->cp, p->tp * p->cp * p->pp };
+	 * is the dp x cp ranks of one weight shard, its CP ranks closest */
+	const int stride[EXEC_CHECK_GROUPS] = { 1, p->tp, p->tp * p->cp,
+						p->cp > 1 ? p->tp : p->tp * p->pp };
 	int cpu = gp_streq_nocase(c->gpu.name, "cpu");
 
 	memset(e, 0, sizeof(*e));
@@ -120,14 +130,12 @@ void exec_expect_init(struct exec_expect *e, const struct exec_opts *o,
 	/* the CPU cluster splits the machine's memory between its ranks */
 	e->gpu_memory_bytes = cpu ? 0 : c->gpu.memory_bytes;
 	e->memory_bytes = pred->memory.total - (cpu ? pred->memory.other : 0);
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < EXEC_CHECK_GROUPS; k++) {
+		int n = exec_check_group_size(o, k);
 		struct sim_link l;
 
-		if (k == 2 && p->cp > 1)
-			sim_group_link(c, n[k], p->tp, &l);  /* its CP ranks are closest */
-		else
-			sim_group_link(c, n[k], stride[k], &l);
-		e->bus_bytes_per_s[k] = n[k] > 1 ? l.bytes_per_s : 0;
+		sim_group_link(c, n, stride[k], &l);
+		e->bus_bytes_per_s[k] = n > 1 ? l.bytes_per_s : 0;
 	}
 	e->min_fraction = min_fraction;
 }
@@ -135,9 +143,8 @@ void exec_expect_init(struct exec_expect *e, const struct exec_opts *o,
 enum rc exec_preflight(struct exec_job *j, const struct exec_opts *o, struct exec_check *out)
 {
 	const struct exec_expect *e = &o->expect;
-	struct exec_group *groups[3] = { &j->g.tp, &j->g.pp, &j->g.dp };
-	static const char *const names[3] = { "tp", "pp", "dp" };
-	double free_b = 0, total_b = 0, v[4];
+	struct exec_group *groups[EXEC_CHECK_GROUPS] = { &j->g.tp, &j->g.cp, &j->g.pp, &j->g.dp };
+	double free_b = 0, total_b = 0, v[1 + EXEC_CHECK_GROUPS];
 	char why[512] = "";
 	enum rc rc = RC_OK;
 	int is_gpu;
@@ -165,28 +172,29 @@ enum rc exec_preflight(struct exec_job *j, const struct exec_opts *o, struct exe
 	out->total_bytes = total_b;
 	if ((rc = exec_job_agree(j, rc, "execute --check", why)) != RC_OK)
 		return rc;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < EXEC_CHECK_GROUPS; k++) {
 		rc = group_busbw(j, groups[k], out->msg_bytes, &out->bus_bytes_per_s[k]);
 		if (rc != RC_OK)
 			return exec_job_agree(j, rc, "execute --check", "");
 	}
 	/* least over ranks: maximum of the negatives */
 	v[0] = -free_b;
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < EXEC_CHECK_GROUPS; k++)
 		v[1 + k] = groups[k]->size > 1 ? -out->bus_bytes_per_s[k] : 0;
-	if (j->mpi && exec_mpi_world_max(v, 4) != RC_OK)
+	if (j->mpi && exec_mpi_world_max(v, 1 + EXEC_CHECK_GROUPS) != RC_OK)
 		return RC_DEVICE;
 	out->free_bytes_min = -v[0];
 	rc = RC_OK;
 	why[0] = 0;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < EXEC_CHECK_GROUPS; k++) {
 		double want = e->bus_bytes_per_s[k] * e->min_fraction;
 
 		out->bus_bytes_per_s[k] = -v[1 + k];
 		if (rc == RC_OK && groups[k]->size > 1 && want > 0 && out->bus_bytes_per_s[k] < want) {
 			snprintf(why, sizeof(why), "%s all-reduce: expected at least %.0f%% of the "
 				 "%.1f GB/s bus bandwidth the simulator assumed, found %.1f GB/s",
-				 names[k], 100 * e->min_fraction, e->bus_bytes_per_s[k] / 1e9,
+				 exec_check_group_names[k], 100 * e->min_fraction,
+				 e->bus_bytes_per_s[k] / 1e9,
 				 out->bus_bytes_per_s[k] / 1e9);
 			rc = RC_DEVICE;
 		}

@@ -1,6 +1,6 @@
 /*
  * exec_comm_mpi.c - the MPI communicator (OpenMPI) and the job's bring-up:
- * MPI_Init, the TP, PP and DP groups of a layout, finalize and abort.  The
+ * MPI_Init, the TP, CP, PP and DP groups of a layout, finalize and abort.  The
  * only file of the CPU path that includes <mpi.h>.
  *
  * Every MPI call is checked: errors are returned (MPI_ERRORS_RETURN), not

@@ -138,6 +138,36 @@ gp execute --check --layers 64 --hidden 16384 --heads 128 --kv-heads 128 --ffn 6
 expect_rc "execute --check, a plan that cannot fit: exit 4" 4
 expect_err "execute --check: says it will not fit, before the run" '^error: execute --check: rank 0: the plan needs [0-9.]+ [GT]iB per device, .* free on cpu'
 if grep -q '^step' "$OUT"; then fail "a plan that cannot fit: no step runs" "a step ran"; else pass "a plan that cannot fit: no step runs"; fi
+# every group of more than one rank is timed: TP 2 x CP 2 has a TP, a CP
+# and a DP group (the CP ranks of one weight shard) of 2, no PP group.  A
+# calibration of a 1 MB/s link keeps the verdict independent of how fast
+# four oversubscribed (or sanitised) ranks copy here.
+if command -v mpirun >/dev/null; then
+	sed 's/"intra_bytes_per_s":[[:space:]]*[-0-9.eE+]*/"intra_bytes_per_s": 1e6/' \
+		"$CAL" > "$TMP/slow-link.json"
+	run "execute --check --tp 2 --cp 2" timeout 120 "$RAW" execute --check --tp 2 --cp 2 \
+		--calibration "$TMP/slow-link.json"
+	expect_rc "execute --check --tp 2 --cp 2: exit 0" 0
+	for g in tp cp dp; do
+		expect_out "execute --check: the $g group's all-reduce" \
+			"^  $g all-reduce +2 ranks, [0-9.]+ [KM]iB: [0-9.]+ GB/s bus bandwidth\$"
+	done
+	[ "$(grep -c '% of the [0-9.]* GB/s the simulator assumed: ok' "$OUT")" = 3 ] \
+		&& pass "execute --check: three groups against the simulator's bandwidth" \
+		|| fail "execute --check: three groups against the simulator's bandwidth" \
+			"$(grep -c 'the simulator assumed' "$OUT") lines"
+	grep -q 'pp all-reduce' "$OUT" && fail "execute --check: no PP group of one" "found" \
+		|| pass "execute --check: no PP group of one"
+	# a calibration that promises a far faster link than the ranks have
+	sed 's/"intra_bytes_per_s":[[:space:]]*[-0-9.eE+]*/"intra_bytes_per_s": 1e15/' \
+		"$CAL" > "$TMP/fast-link.json"
+	run "execute --check, a link far slower than assumed" timeout 120 "$RAW" execute \
+		--check --cp 2 --calibration "$TMP/fast-link.json"
+	expect_rc "execute --check, a link far slower than assumed: exit 4" 4
+	expect_err "execute --check: names the group and the bandwidths" \
+		'^error: execute --check: cp all-reduce: expected at least 50% of the [0-9.]+ GB/s bus bandwidth the simulator assumed, found [0-9.]+ GB/s$'
+	if grep -q '^step' "$OUT"; then fail "a slow link: no step runs" "a step ran"; else pass "a slow link: no step runs"; fi
+fi
 
 # ---- the CUDA backend here -----------------------------------------------
 
