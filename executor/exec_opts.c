@@ -100,10 +100,10 @@ enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size)
 	if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->cp < 1)
 		WHY("parallel: expected tp, pp, dp and cp >= 1, found %d, %d, %d, %d",
 		    p->tp, p->pp, p->dp, p->cp);
-	/* context parallelism gives each CP rank one contiguous slice of
-	 * every sequence (exec_trainer.c) */
-	if (m->seq % p->cp)
-		WHY("parallel.cp: expected a divisor of the sequence (%d), found %d",
+	/* context parallelism gives each CP rank two of 2 cp chunks of every
+	 * sequence (exec_trainer.c) */
+	if (p->cp > 1 && m->seq % (2 * p->cp))
+		WHY("parallel.cp: expected 2 x cp to divide the sequence (%d), found cp %d",
 		    m->seq, p->cp);
 	ranks = (long)p->tp * p->pp * p->dp * p->cp;
 	if (ranks > o->max_ranks)

@@ -55,15 +55,17 @@
  *   and all-gathers a unit before each use (Rajbhandari et al., SC'20,
  *   sec. 5).
  * - Context parallelism (Llama 3's all-gather form, Dubey et al. 2024,
- *   sec. 3.3.2): CP rank r holds the contiguous slice [r T/cp, (r+1) T/cp)
- *   of every sequence (not Megatron-Core's load-balanced split into 2 cp
- *   chunks: the slices' attention costs differ, the results do not).
- *   Embedding, norms, MLP, LM head and loss are token-local and run on the
- *   slice, the positions being the slice's.  Attention all-gathers K and
- *   V over the CP group, attends the slice's queries to every key with the
- *   causal mask at the queries' positions, and in backward reduce-scatters
- *   dK and dV back; a layer keeps only its slice of K and V and gathers
- *   them again in backward.  CP ranks hold the same weights: the
+ *   sec. 3.3.2, with its load balancing): every sequence is cut into
+ *   2 cp chunks of T / (2 cp) tokens and CP rank r holds chunks r and
+ *   2 cp - 1 - r, so that every rank's queries see as many unmasked keys
+ *   (the causal attention of an early chunk is cheap, of a late one dear)
+ *   and the simulator's even split holds.  Embedding, norms, MLP, LM head
+ *   and loss are token-local and run on the two chunks, the positions
+ *   being theirs.  Attention all-gathers K and V over the CP group into
+ *   sequence order, attends each chunk's queries to every key with the
+ *   causal mask at the queries' positions, and in backward
+ *   reduce-scatters dK and dV back; a layer keeps only its chunks of K
+ *   and V and gathers them again in backward.  CP ranks hold the same weights: the
  *   gradients are reduced, and ZeRO shards, over the dp x cp ranks (the
  *   dp group, struct exec_groups), as Megatron-Core does and as
  *   sim_memory.c prices it; the loss sums every slice's tokens.
@@ -187,8 +189,9 @@ struct exec_trainer {
 	int *nl;                /* [v]: layers of each chunk */
 	int stage_layers;       /* their sum */
 	int B, T, C, H, KV, hd, Hl, KVl, F, Fl, V;
-	int cp, Tl, q0;         /* CP ranks; tokens of each sequence here, the
-				 * first one's position (cp_rank Tl) */
+	int cp, Tl;             /* CP ranks; tokens of each sequence here */
+	int nc, Tc, cpos[2];    /* those tokens' chunks: how many (1, or 2 with
+				 * cp > 1), tokens each, first positions */
 	int rdp, rdp_rank;      /* the gradients' group (dp x cp): size, index */
 	int N;                  /* tokens per micro-batch here: B Tl */
 	int Ns;                 /* of which in the residual stream here: N / tp
@@ -227,6 +230,18 @@ struct exec_trainer {
 static void *at(const struct exec_trainer *t, const void *p, size_t i)
 {
 	return (char *)p + i * t->ab;
+}
+
+/* The position in its sequence of this rank's token i of a sequence. */
+static int tok_pos(const struct exec_trainer *t, int i)
+{
+	return t->cpos[i / t->Tc] + i % t->Tc;
+}
+
+/* The first position of CP rank r's chunk c (of t->nc). */
+static int chunk_pos(const struct exec_trainer *t, int r, int c)
+{
+	return (c == 0 ? r : 2 * t->cp - 1 - r) * t->Tc;
 }
 
 /* Tensor i of u as forward and backward read it: the working copy. */
@@ -777,33 +792,88 @@ static enum rc seq_reduce(struct exec_trainer *t, void *full, void **out)
 	return RC_OK;
 }
 
-/* Context parallelism: every CP rank's [N, kvd] slice of K or V (its Tl
- * tokens of each of the B sequences) gathered into full, [B T, kvd] in
- * sequence order, through t->cpbuf (the gather's rank-major order). */
+/* Context parallelism: every CP rank's [N, kvd] part of K or V (its two
+ * chunks of each of the B sequences) gathered into full, [B T, kvd] in
+ * sequence order, through t->cpbuf (the gather's rank-major order).
+ * to_full: from cpbuf into full, else back. */
+static void cp_reorder(struct exec_trainer *t, void *full, int to_full)
+{
+	size_t kvd = (size_t)t->KVl * t->hd, ck = (size_t)t->Tc * kvd;
+
+	for (int r = 0; r < t->cp; r++)
+		for (int b = 0; b < t->B; b++)
+			for (int c = 0; c < t->nc; c++) {
+				void *f = at(t, full, ((size_t)b * t->T + chunk_pos(t, r, c)) * kvd);
+				void *g = at(t, t->cpbuf,
+					     (((size_t)r * t->B + b) * t->nc + c) * ck);
+
+				if (to_full)
+					t->be->copy(t->d, f, g, ck * t->ab);
+				else
+					t->be->copy(t->d, g, f, ck * t->ab);
+			}
+}
+
 static enum rc cp_gather(struct exec_trainer *t, const void *x, void *full)
 {
-	size_t kvd = (size_t)t->KVl * t->hd, n = (size_t)t->N * kvd, sl = (size_t)t->Tl * kvd;
+	size_t n = (size_t)t->N * t->KVl * t->hd;
 
 	t->be->copy(t->d, at(t, t->cpbuf, (size_t)t->l.cp_rank * n), x, n * t->ab);
 	TRY(all_gather(t, &t->g->cp, t->cpbuf, n, t->act));
-	for (int r = 0; r < t->cp; r++)
-		for (int b = 0; b < t->B; b++)
-			t->be->copy(t->d, at(t, full, ((size_t)b * t->cp + r) * sl),
-				    at(t, t->cpbuf, ((size_t)r * t->B + b) * sl), sl * t->ab);
+	cp_reorder(t, full, 1);
 	return RC_OK;
 }
 
 /* The reverse: the gradient of every key or value in full, [B T, kvd],
- * summed over the CP ranks, each keeping its slice's in out ([N, kvd]). */
+ * summed over the CP ranks, each keeping its chunks' in out ([N, kvd]). */
 static enum rc cp_scatter(struct exec_trainer *t, const void *full, void *out)
 {
-	size_t kvd = (size_t)t->KVl * t->hd, n = (size_t)t->N * kvd, sl = (size_t)t->Tl * kvd;
+	cp_reorder(t, (void *)full, 0);
+	return reduce_scatter(t, &t->g->cp, t->cpbuf, out, (size_t)t->N * t->KVl * t->hd,
+			      t->act);
+}
 
-	for (int r = 0; r < t->cp; r++)
-		for (int b = 0; b < t->B; b++)
-			t->be->copy(t->d, at(t, t->cpbuf, ((size_t)r * t->B + b) * sl),
-				    at(t, full, ((size_t)b * t->cp + r) * sl), sl * t->ab);
-	return reduce_scatter(t, &t->g->cp, t->cpbuf, out, n, t->act);
+/* Attention of this rank's chunks against every key of their sequences
+ * (kf, vf: [B T, kvd] in sequence order), chunk by chunk: each chunk's
+ * queries start at its own position.  The log-sum-exp and the kept
+ * probabilities are laid out chunk by chunk, as one call per chunk reads
+ * them back in backward. */
+static void cp_attention_forward(struct exec_trainer *t, struct layer_act *a, int att,
+				 const void *kf, const void *vf)
+{
+	size_t qd = (size_t)t->Hl * t->hd, kvd = (size_t)t->KVl * t->hd;
+
+	for (int b = 0; b < t->B; b++)
+		for (int c = 0; c < t->nc; c++) {
+			size_t row = (size_t)b * t->Tl + (size_t)c * t->Tc;
+			size_t call = (size_t)b * t->nc + c, lr = call * t->Hl * t->Tc;
+
+			t->be->attention_forward(t->d, at(t, a->atty, row * qd), a->lse + lr,
+						 att ? at(t, a->att, lr * t->T) : NULL,
+						 at(t, a->q, row * qd),
+						 at(t, kf, (size_t)b * t->T * kvd),
+						 at(t, vf, (size_t)b * t->T * kvd), 1, t->Tc, t->T,
+						 t->cpos[c], t->Hl, t->KVl, t->hd);
+		}
+}
+
+static void cp_attention_backward(struct exec_trainer *t, const struct layer_act *a, int att)
+{
+	size_t qd = (size_t)t->Hl * t->hd, kvd = (size_t)t->KVl * t->hd;
+
+	for (int b = 0; b < t->B; b++)
+		for (int c = 0; c < t->nc; c++) {
+			size_t row = (size_t)b * t->Tl + (size_t)c * t->Tc;
+			size_t call = (size_t)b * t->nc + c, lr = call * t->Hl * t->Tc;
+			size_t ko = (size_t)b * t->T * kvd;
+
+			t->be->attention_backward(t->d, at(t, t->dq, row * qd), at(t, t->dkf, ko),
+						  at(t, t->dvf, ko), at(t, t->datty, row * qd),
+						  at(t, a->q, row * qd), at(t, t->kf, ko),
+						  at(t, t->vf, ko), a->lse + lr,
+						  att ? at(t, a->att, lr * t->T) : NULL, 1, t->Tc,
+						  t->T, t->cpos[c], t->Hl, t->KVl, t->hd);
+		}
 }
 
 /* Row-parallel matmul: partial products of all N tokens summed over TP,
@@ -836,11 +906,11 @@ static enum rc layer_forward(struct exec_trainer *t, const struct unit *u,
 	if (t->cp > 1) {
 		TRY(cp_gather(t, a->k, t->kf));
 		TRY(cp_gather(t, a->v, t->vf));
-		k = t->kf;
-		v = t->vf;
+		cp_attention_forward(t, a, att, t->kf, t->vf);
+	} else {
+		be->attention_forward(d, a->atty, a->lse, att ? a->att : NULL, a->q, k, v,
+				      t->B, t->T, t->T, 0, t->Hl, t->KVl, t->hd);
 	}
-	be->attention_forward(d, a->atty, a->lse, att ? a->att : NULL, a->q, k, v,
-			      t->B, t->Tl, t->T, t->q0, t->Hl, t->KVl, t->hd);
 	TRY(row_parallel(t, &y, a->atty, P(t, u, T_WO), P(t, u, T_BO), qd));
 	be->residual_forward(d, a->res2, x, y, ns);
 	/* MLP block: res2 + W2 act(W1 norm(res2)) */
@@ -910,9 +980,7 @@ static enum rc layer_backward(struct exec_trainer *t, const struct unit *u,
 		TRY(cp_gather(t, a->v, t->vf));
 		be->zero(d, t->dkf, full);
 		be->zero(d, t->dvf, full);
-		be->attention_backward(d, t->dq, t->dkf, t->dvf, t->datty, a->q, t->kf, t->vf,
-				       a->lse, att ? a->att : NULL, t->B, t->Tl, t->T, t->q0,
-				       t->Hl, t->KVl, t->hd);
+		cp_attention_backward(t, a, att);
 		TRY(cp_scatter(t, t->dkf, t->dk));
 		TRY(cp_scatter(t, t->dvf, t->dv));
 	} else {
@@ -944,22 +1012,24 @@ static float *word_grads(const struct exec_trainer *t, const struct unit *u, int
 }
 
 /* x += positions of tokens [row0, row0 + rows) of this rank's part of the
- * micro-batch, token i at position q0 + i % Tl (its sequence's CP slice
- * starts at q0): whole slices in one call, else piece by piece. */
+ * micro-batch, token i at position tok_pos(i % Tl): whole sequences in
+ * one call without CP, else run by run of consecutive positions. */
 static void add_positions(struct exec_trainer *t, void *x, const void *wpe, long row0,
 			  long rows)
 {
 	long T = t->Tl, C = t->C;
 
-	wpe = at(t, wpe, (size_t)t->q0 * C);
-	if (row0 % T == 0 && rows % T == 0) {
+	if (t->nc == 1 && row0 % T == 0 && rows % T == 0) {
 		t->be->add_bias(t->d, x, wpe, (int)(rows / T), (int)(T * C));
 		return;
 	}
 	while (rows > 0) {
-		long p = row0 % T, len = T - p < rows ? T - p : rows;
+		long p = row0 % T, len = t->Tc - p % t->Tc;
 
-		t->be->add_bias(t->d, x, at(t, wpe, (size_t)(p * C)), 1, (int)(len * C));
+		if (len > rows)
+			len = rows;
+		t->be->add_bias(t->d, x, at(t, wpe, (size_t)tok_pos(t, (int)p) * C), 1,
+				(int)(len * C));
 		x = at(t, x, (size_t)(len * C));
 		row0 += len;
 		rows -= len;
@@ -992,10 +1062,12 @@ static enum rc embed_backward(struct exec_trainer *t, const struct unit *u,
 	TRY(seq_gather(t, dx, t->tmp, &dy));
 	t->be->embedding_backward(t->d, word_grads(t, u, T_WTE), dy, a->tok, t->N, t->C,
 				  t->v0, t->nv);
-	/* this CP slice's positions */
+	/* this rank's positions, chunk by chunk */
 	for (int b = 0; b < t->B; b++)
-		t->be->accumulate(t->d, G(u, T_WPE) + (size_t)t->q0 * t->C, at(t, dy, b * tc),
-				  t->act, (long)tc);
+		for (int c = 0; c < t->nc; c++)
+			t->be->accumulate(t->d, G(u, T_WPE) + (size_t)t->cpos[c] * t->C,
+					  at(t, dy, b * tc + (size_t)c * t->Tc * t->C), t->act,
+					  (long)t->Tc * t->C);
 	return RC_OK;
 }
 
@@ -1041,7 +1113,7 @@ static enum rc head_backward(struct exec_trainer *t, const struct unit *u, struc
 /* Sequences of micro-batch mb on this DP rank at step: the step's global
  * batch is sequences (step - 1) gbs .. step gbs - 1, DP rank r takes the
  * r-th consecutive share, its micro-batches in order; of each, this CP
- * rank takes tokens [q0, q0 + Tl). */
+ * rank takes its chunks' tokens. */
 static void load_tokens(struct exec_trainer *t, struct act *a, int first, int last)
 {
 	long base = (long)(t->step - 1) * t->o.par.gbs +
@@ -1050,8 +1122,8 @@ static void load_tokens(struct exec_trainer *t, struct act *a, int first, int la
 	for (int b = 0; b < t->B; b++) {
 		exec_data_sequence(&t->data, base + b, t->host_seq);
 		for (int i = 0; i < t->Tl; i++) {
-			t->host_tok[b * t->Tl + i] = t->host_seq[t->q0 + i];
-			t->host_tgt[b * t->Tl + i] = t->host_seq[t->q0 + i + 1];
+			t->host_tok[b * t->Tl + i] = t->host_seq[tok_pos(t, i)];
+			t->host_tgt[b * t->Tl + i] = t->host_seq[tok_pos(t, i) + 1];
 		}
 	}
 	if (first)
@@ -1562,7 +1634,10 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	t->V = md->vocab;
 	t->cp = l->cp;
 	t->Tl = t->T / l->cp;
-	t->q0 = l->cp_rank * t->Tl;
+	t->nc = l->cp > 1 ? 2 : 1;
+	t->Tc = t->Tl / t->nc;
+	for (int c = 0; c < t->nc; c++)
+		t->cpos[c] = chunk_pos(t, l->cp_rank, c);
 	t->rdp = l->dp * l->cp;
 	t->rdp_rank = l->dp_rank * l->cp + l->cp_rank;
 	t->N = t->B * t->Tl;

@@ -208,14 +208,19 @@ static void test_exec_opts_check_rejects_unsplittable(void **state)
 	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
 	assert_non_null(strstr(why, "at most 16 ranks, found 32"));
 
-	/* context parallelism: a contiguous slice of the sequence (32) a rank */
+	/* context parallelism: two of 2 cp chunks of the sequence (32) a rank */
 	exec_opts_init(&o);
 	o.par.cp = 2;
 	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
 	assert_int_equal(exec_opts_ranks(&o), 2);
+	o.model.seq = 24;
+	o.par.cp = 8;    /* divides 24, 2 x 8 does not */
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_string_equal(why, "parallel.cp: expected 2 x cp to divide the sequence (24), found cp 8");
+	o.model.seq = 32;
 	o.par.cp = 3;
 	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
-	assert_string_equal(why, "parallel.cp: expected a divisor of the sequence (32), found 3");
+	assert_string_equal(why, "parallel.cp: expected 2 x cp to divide the sequence (32), found cp 3");
 	o.par.cp = 0;
 	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
 	assert_non_null(strstr(why, "expected tp, pp, dp and cp >= 1"));
