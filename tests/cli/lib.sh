@@ -41,3 +41,6 @@ expect_err_lines() {
 	[ "$n" = "$2" ] && pass "$1" || fail "$1" "$n error lines, expected $2"
 }
 finish() { echo "$T_PASS passed, $T_FAIL failed"; [ "$T_FAIL" = 0 ]; }
+
+# json_num KEY FILE: the first number after "KEY":
+json_num() { sed -n "s/.*\"$1\":[[:space:]]*\\([-0-9.eE+]*\\).*/\\1/p" "$2" | head -1; }

@@ -12,9 +12,6 @@ CAL="$TMP/cpu.json"
 SIM_CPU="simulate --gpu cpu --gpus 4 --layers 8 --hidden 32 --heads 4 --kv-heads 2 --ffn 64 --vocab 64 --seq 16 --tp 2 --pp 2 --mbs 1 --gbs 8 --no-flash"
 SIM_H100="simulate --gpu H100 --gpus 1 --layers 32 --hidden 4096 --heads 32 --kv-heads 8 --ffn 14336 --vocab 128256 --seq 2048 --mlp swiglu --mbs 2 --gbs 8"
 
-# json_num KEY FILE: the first number after "KEY":
-json_num() { sed -n "s/.*\"$1\":[[:space:]]*\\([-0-9.eE+]*\\).*/\\1/p" "$2" | head -1; }
-
 # ---- calibrate on the CPU ------------------------------------------------
 
 gp calibrate --backend cpu --quick -o "$CAL"

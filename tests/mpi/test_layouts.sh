@@ -252,6 +252,17 @@ grep -q '"schema":[[:space:]]*"gpuplan.run/1"' "$TMP/plan.json" \
 	&& pass "plan file: run JSON with schema, tokens/s and prediction" \
 	|| fail "plan file: run JSON" "fields missing"
 same_losses "plan file: losses equal the single rank's" "$TMP/base.json" "$TMP/plan.json"
+# The run JSON compares memory as the table does: the fullest rank's own
+# allocations against the prediction less sim_memory's "other" (logits,
+# CUDA context and allocator slack, which a rank's count leaves out).
+peak=$(array peak_memory_bytes "$TMP/plan.json" | sort -g | tail -1)
+want=$(json_num predicted_memory_bytes "$TMP/plan.json")
+err=$(json_num memory_error "$TMP/plan.json")
+awk -v p="$peak" -v w="$want" -v e="$err" 'BEGIN {
+	d = e - (p - w) / w; if (d < 0) d = -d
+	exit !(w > 0 && d < 1e-9 && e > -0.3 && e < 0.3) }' \
+	&& pass "plan file: memory_error is the fullest rank against the prediction ($err)" \
+	|| fail "plan file: memory_error" "peak '$peak', predicted '$want', error '$err'"
 
 # The plan's tied_embeddings and seq_parallel are run as written, and
 # --untied and --no-seq-parallel override them.
