@@ -4,7 +4,7 @@
 # runs one model (4 layers x 256 hidden, 8 heads of which 4 KV, sequence
 # 128, 4 micro-batches of 4 sequences) in several layouts and prints, for
 # each, the measured step time and peak memory of the fullest rank against
-# the calibrated prediction.  Issue #7's target is a step-time error under
+# the calibrated prediction.  The target is a step-time error under
 # 10% after calibration.  Each layout runs 4 steps (the median is kept);
 # about 3 minutes on 2 cores.
 set -u

@@ -13,7 +13,8 @@
 #   3. runs a single-GPU plan of a mid-size model (24 layers x 2048 hidden,
 #      16 heads, sequence 2048, vocabulary 50304, micro-batch 4, global
 #      batch 8) and prints measured step time, MFU and peak memory against
-#      the prediction (calibrated by step 2);
+#      the prediction (calibrated by step 2), and whether the executor's
+#      targets are met (MFU >= 50%, step time and memory within 10%);
 #   4. where PyTorch with CUDA is installed, times the same shape's
 #      training step in PyTorch (bf16 autocast, fused AdamW, flash
 #      attention through scaled_dot_product_attention) and prints the
@@ -54,6 +55,19 @@ say() { printf '%s\n' "$*"; }
 section() { printf '\n== %s\n' "$*"; }
 bad() { say "FAIL: $*"; failed=1; }
 
+# num KEY FILE: the first number under KEY in a JSON file
+num() { sed -n "s/.*\"$1\":[[:space:]]*\([-0-9.eE+]*\).*/\1/p" "$2" 2>/dev/null | head -1; }
+# pct X: a fraction as a signed percentage
+pct() { awk -v x="$1" 'BEGIN { if (x == "") print "?"; else printf "%+.1f%%", 100 * x }'; }
+# target WHAT VALUE CONDITION: says whether VALUE (v in the awk CONDITION)
+# meets a performance target
+target() {
+	if [ -n "$2" ] && awk -v v="$2" "BEGIN { exit !($3) }"; then
+		say "target met: $1"
+	else
+		say "target MISSED: $1"
+	fi
+}
 # losses FILE: the losses of a gpuplan.run/1 file, one per line
 losses() { sed -n 's/.*"losses":[[:space:]]*\[\(.*\)\].*/\1/p' "$1" | tr ',' '\n' | tr -d ' \t'; }
 # compare NAME A B TOL: every step's losses within TOL relative
@@ -150,7 +164,20 @@ else
 	tail -20 "$WORK/mid.out"
 	bad "mid-size run failed"
 fi
-gp_step=$(sed -n 's/.*"step_time_median_s":[[:space:]]*\([-0-9.eE+]*\).*/\1/p' "$WORK/mid.json" 2>/dev/null | head -1)
+gp_step=$(num step_time_s "$WORK/mid.json")
+# The executor's targets on the mid-size step: MFU >= 50%, peak memory and
+# step time (calibrated) within 10% of the prediction.  Reported, not
+# counted as failed checks.
+if [ -s "$WORK/mid.json" ]; then
+	mfu=$(sed -n 's/^MFU[[:space:]]*\([0-9.]*\)%.*/\1/p' "$WORK/mid.out" | head -1)
+	target "MFU ${mfu:-?}% (>= 50%)" "${mfu:-}" 'v >= 50'
+	e=$(num step_time_error "$WORK/mid.json")
+	target "step time $(pct "${e:-}") against the calibrated prediction (within 10%)" \
+		"${e:-}" 'v <= 0.1 && v >= -0.1'
+	e=$(num memory_error "$WORK/mid.json")
+	target "peak memory $(pct "${e:-}") against the prediction (within 10%)" \
+		"${e:-}" 'v <= 0.1 && v >= -0.1'
+fi
 
 section "4. the same shape in PyTorch"
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
