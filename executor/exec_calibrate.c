@@ -211,18 +211,19 @@ static void *random_act_buffer(struct exec_device *d, size_t n)
 struct gemm_ctx {
 	struct exec_device *d;
 	void *out, *a, *w;
-	float *dw;              /* backward: the weight gradient; NULL forward */
+	void *da;               /* backward: a's gradient; NULL forward */
+	float *dw;              /* backward: w's gradient */
 	int m, n, k;
 };
 
-/* Forward out = a w^T; backward a's gradient from out's (held in out)
- * into a, and w's into dw, as the trainer's matmul_backward does. */
+/* Forward out = a w^T; backward a's and w's gradients from out's (held
+ * in out) into da and dw, as the trainer's matmul_backward does. */
 static void run_gemm(void *ctx)
 {
 	struct gemm_ctx *g = ctx;
 
 	if (g->dw)
-		g->d->be->matmul_backward(g->d, g->a, g->dw, NULL, g->out, g->a, g->w, g->m, g->k,
+		g->d->be->matmul_backward(g->d, g->da, g->dw, NULL, g->out, g->a, g->w, g->m, g->k,
 					  g->n);
 	else
 		g->d->be->matmul_forward(g->d, g->out, g->a, g->w, NULL, g->m, g->k, g->n);
@@ -249,8 +250,8 @@ static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
 		const int shapes[4][2] = { { 3 * h, h }, { h, h }, { 4 * h, h }, { h, 4 * h } };
 
 		for (int s = 0; s < 8 && c->n_gemm < EXEC_CALIB_MAX_POINTS; s++) {
-			struct gemm_ctx g = { d, NULL, NULL, NULL, NULL, p->tokens, shapes[s / 2][0],
-					      shapes[s / 2][1] };
+			struct gemm_ctx g = { d, NULL, NULL, NULL, NULL, NULL, p->tokens,
+					      shapes[s / 2][0], shapes[s / 2][1] };
 			struct timed t = { d, run_gemm, &g };
 			struct exec_calib_gemm *r = &c->gemm[c->n_gemm];
 			size_t na = (size_t)g.m * g.k, nw = (size_t)g.n * g.k, no = (size_t)g.m * g.n;
@@ -261,11 +262,15 @@ static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
 			g.a = random_act_buffer(d, na);
 			g.w = random_act_buffer(d, nw);
 			g.out = random_act_buffer(d, no);
-			if (s % 2)
+			if (s % 2) {
+				g.da = random_act_buffer(d, na);
 				g.dw = random_buffer(d, nw);
+			}
 			rc = time_runs(&t, p->target_s, &r->time_s);
-			if (g.dw)
+			if (g.dw) {
 				exec_dfree(d, g.dw, nw * sizeof(float));
+				exec_dfree(d, g.da, na * eb);
+			}
 			exec_dfree(d, g.out, no * eb);
 			exec_dfree(d, g.w, nw * eb);
 			exec_dfree(d, g.a, na * eb);
@@ -493,12 +498,18 @@ static enum rc measure_collectives(struct exec_job *j, const struct plan *p,
 	return RC_OK;
 }
 
-/* The simulator's time for GEMM g at knee, peak and hbm: a backward
- * pass is two GEMMs of the forward's shape (sim.c's layer_time). */
-static double sim_gemm_s(const struct exec_calib_gemm *g, double knee, double peak, double hbm)
+/* The simulator's time for c's GEMM i at knee, peak and hbm, its
+ * operands of the backend's activation type (as exec_predict prices a
+ * run): a backward pass is two GEMMs of the forward's shape (sim.c's
+ * layer_time). */
+static double sim_gemm_s(const struct exec_calibration *c, int i, double knee, double peak,
+			 double hbm)
 {
+	const struct exec_calib_gemm *g = &c->gemm[i];
+
 	return (g->backward ? 2.0 : 1.0)
-	       * sim_gemm_time_s(1, g->m, g->n, g->k, 2.0, knee, peak, hbm);
+	       * sim_gemm_time_s(1, g->m, g->n, g->k, exec_act_bytes(c->backend, c->precision),
+				 knee, peak, hbm);
 }
 
 /* Sum of the simulator's times for c's GEMMs at knee, peak and hbm. */
@@ -508,7 +519,7 @@ static double sim_gemms_s(const struct exec_calibration *c, double knee, double 
 	double s = 0;
 
 	for (int i = 0; i < c->n_gemm; i++)
-		s += sim_gemm_s(&c->gemm[i], knee, peak, hbm);
+		s += sim_gemm_s(c, i, knee, peak, hbm);
 	return s;
 }
 
@@ -537,7 +548,7 @@ static double knee_error(const struct exec_calibration *c, double knee, double m
 	double peak = fit_peak(c, knee, measured), e = 0;
 
 	for (int i = 0; i < c->n_gemm; i++) {
-		double r = log(sim_gemm_s(&c->gemm[i], knee, peak, c->hbm_bytes_per_s)
+		double r = log(sim_gemm_s(c, i, knee, peak, c->hbm_bytes_per_s)
 			       / c->gemm[i].time_s);
 
 		e += r * r;
@@ -607,7 +618,7 @@ void exec_calibration_fit(struct exec_calibration *c)
 		c->gemm_dim_half = fit_knee(c, measured);
 		c->bf16_flops_per_s = fit_peak(c, c->gemm_dim_half, measured);
 		for (int i = 0; i < c->n_gemm; i++)
-			c->gemm[i].predicted_s = sim_gemm_s(&c->gemm[i], c->gemm_dim_half,
+			c->gemm[i].predicted_s = sim_gemm_s(c, i, c->gemm_dim_half,
 							    c->bf16_flops_per_s,
 							    c->hbm_bytes_per_s);
 	}

@@ -1142,7 +1142,10 @@ static void test_exec_calibration_half_gemm_rate_doubles_compute(void **state)
 	c.gpu.nvlink = 1;
 	c.gpu.intra_bytes_per_s = 450e9;
 	c.gpus_per_node = 1;
-	/* a copy at SIM_HBM_EFF of the catalog bandwidth keeps HBM as it is */
+	/* a bf16 GPU's (2-byte GEMM operands); a copy at SIM_HBM_EFF of the
+	 * catalog bandwidth keeps HBM as it is */
+	gp_strlcpy(cal->backend, "cuda", sizeof(cal->backend));
+	cal->precision = EXEC_PRECISION_BF16;
 	cal->n_copy = 1;
 	cal->copy[0].bytes = 1 << 30;
 	cal->copy[0].bytes_per_s = 3.35e12 * 0.8;
@@ -1178,18 +1181,21 @@ static void test_exec_calibration_half_gemm_rate_doubles_compute(void **state)
 
 /* The fit recovers the knee of the efficiency curve and the peak from
  * GEMM times the simulator's own model gives at known values: a GPU-like
- * curve (knee 48, peak 500 TFLOP/s) and a CPU-like flat one (knee 4,
- * peak 8 GFLOP/s), over the layer shapes of hidden 64 to 1024 at 256
- * tokens, whose smallest sides differ.  Shapes with one smallest side say
+ * curve (knee 48, peak 500 TFLOP/s, bf16 operands) and a CPU-like flat
+ * one (knee 4, peak 8 GFLOP/s, fp32 operands), over the layer shapes of
+ * hidden 64 to 1024 at 256 tokens, whose smallest sides differ.  Shapes with one smallest side say
  * nothing about the knee: it stays 0 (the default). */
 static void test_exec_calibration_fit_finds_knee(void **state)
 {
-	const double truth[2][3] = { { 48, 500e12, 3e12 }, { 4, 8e9, 20e9 } };
+	const double truth[2][4] = { { 48, 500e12, 3e12, 2 }, { 4, 8e9, 20e9, 4 } };
 	struct exec_calibration *cal = xcalloc(1, sizeof(*cal));
 
 	(void)state;
 	for (int t = 0; t < 2; t++) {
 		memset(cal, 0, sizeof(*cal));
+		gp_strlcpy(cal->backend, t ? "cpu" : "cuda", sizeof(cal->backend));
+		cal->precision = t ? EXEC_PRECISION_FP32 : EXEC_PRECISION_BF16;
+		assert_int_equal(exec_act_bytes(cal->backend, cal->precision), (int)truth[t][3]);
 		cal->n_copy = 1;
 		cal->copy[0].bytes = 1 << 26;
 		cal->copy[0].bytes_per_s = truth[t][2] * 0.8;   /* SIM_HBM_EFF */
@@ -1203,8 +1209,8 @@ static void test_exec_calibration_fit_finds_knee(void **state)
 				g->m = 256;
 				g->n = shapes[i][0];
 				g->k = shapes[i][1];
-				g->time_s = sim_gemm_time_s(1, g->m, g->n, g->k, 2.0, truth[t][0],
-							    truth[t][1], truth[t][2]);
+				g->time_s = sim_gemm_time_s(1, g->m, g->n, g->k, truth[t][3],
+							    truth[t][0], truth[t][1], truth[t][2]);
 			}
 		}
 		exec_calibration_fit(cal);
