@@ -606,11 +606,8 @@ static void print_summary(const struct exec_result *r, const struct sim_result *
 			  double catalog_peak)
 {
 	char a[32], b[32];
-	double peak = 0;
+	double peak = exec_peak_memory(r), want = pred ? exec_predicted_memory(pred) : 0;
 
-	for (int i = 0; i < r->world; i++)
-		if (r->peak_memory_bytes[i] > peak)
-			peak = r->peak_memory_bytes[i];
 	printf("\nloss %.4f -> %.4f over %d steps; %s parameters\n", r->losses[0],
 	       r->losses[r->steps - 1], r->steps, unit_fmt_count(a, sizeof(a), r->params));
 	printf("\n%-22s %12s %12s %9s\n", "", "measured", "predicted", "error");
@@ -634,12 +631,9 @@ static void print_summary(const struct exec_result *r, const struct sim_result *
 		printf("%-22s %12s %12s", "MFU", a, pred ? b : "-");
 		print_pct(r->model_flops_per_rank_s, pred ? pred->model_flops_per_gpu_s : 0);
 	}
-	/* the simulator's "other" is a GPU's CUDA context and allocator
-	 * slack, which the executor's own count (and a CPU rank) lacks */
 	printf("%-22s %12s %12s", "peak memory per rank",
-	       unit_fmt_bytes(a, sizeof(a), peak),
-	       pred ? unit_fmt_bytes(b, sizeof(b), pred->memory.total - pred->memory.other) : "-");
-	print_pct(peak, pred ? pred->memory.total - pred->memory.other : 0);
+	       unit_fmt_bytes(a, sizeof(a), peak), pred ? unit_fmt_bytes(b, sizeof(b), want) : "-");
+	print_pct(peak, want);
 	if (r->world > 1) {
 		printf("peak memory by rank:  ");
 		for (int i = 0; i < r->world; i++)

@@ -358,6 +358,13 @@ enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,
 /* The same on cluster c (a GPU's, for a CUDA run). */
 enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 			struct sim_result *out, char *why, size_t size);
+/* The part of pred's memory per device that a rank's own count
+ * (exec_result.peak_memory_bytes) covers: model states and activations,
+ * not sim_memory's "other" (logits, a GPU's CUDA context, allocator
+ * slack). */
+double exec_predicted_memory(const struct sim_result *pred);
+/* The most any rank of r held (exec_result.peak_memory_bytes). */
+double exec_peak_memory(const struct exec_result *r);
 
 /* ---- calibration (exec_calibrate.c, exec_calibrate_json.c) ----------- */
 

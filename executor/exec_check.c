@@ -129,7 +129,7 @@ void exec_expect_init(struct exec_expect *e, const struct exec_opts *o,
 	gp_strlcpy(e->gpu, c->gpu.name, sizeof(e->gpu));
 	/* the CPU cluster splits the machine's memory between its ranks */
 	e->gpu_memory_bytes = cpu ? 0 : c->gpu.memory_bytes;
-	e->memory_bytes = pred->memory.total - (cpu ? pred->memory.other : 0);
+	e->memory_bytes = cpu ? exec_predicted_memory(pred) : pred->memory.total;
 	for (int k = 0; k < EXEC_CHECK_GROUPS; k++) {
 		int n = exec_check_group_size(o, k);
 		struct sim_link l;

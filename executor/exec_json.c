@@ -7,12 +7,10 @@
  * step_time_s (median), tokens_per_s, model_flops_per_rank_s, params,
  * peak_memory_bytes [per rank], and, when the simulator could price the
  * run, predicted_step_time_s, predicted_tokens_per_s,
- * predicted_model_flops_per_rank_s, predicted_memory_bytes (what the
- * executor allocates: model states and activations, not the logits, the
- * CUDA context or allocator slack of sim_memory's "other", as
- * peak_memory_bytes counts it), step_time_error and memory_error
- * ((measured - predicted) / predicted, the memory's for the fullest
- * rank).  Times differ from run to run; everything else is the
+ * predicted_model_flops_per_rank_s, predicted_memory_bytes (what
+ * peak_memory_bytes counts: exec_predicted_memory), step_time_error and
+ * memory_error ((measured - predicted) / predicted, the memory's for the
+ * fullest rank).  Times differ from run to run; everything else is the
  * same for the same inputs.
  */
 #include <math.h>
@@ -93,18 +91,14 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 		add_num(root, "predicted_step_time_s", pred->step_time_s);
 		add_num(root, "predicted_tokens_per_s", pred->tokens_per_s);
 		add_num(root, "predicted_model_flops_per_rank_s", pred->model_flops_per_gpu_s);
-		add_num(root, "predicted_memory_bytes", pred->memory.total - pred->memory.other);
+		double want = exec_predicted_memory(pred);
+
+		add_num(root, "predicted_memory_bytes", want);
 		if (pred->step_time_s > 0)
 			add_num(root, "step_time_error",
 				(r->step_time_median_s - pred->step_time_s) / pred->step_time_s);
-		if (r->peak_memory_bytes && pred->memory.total - pred->memory.other > 0) {
-			double peak = 0, want = pred->memory.total - pred->memory.other;
-
-			for (int i = 0; i < r->world; i++)
-				if (r->peak_memory_bytes[i] > peak)
-					peak = r->peak_memory_bytes[i];
-			add_num(root, "memory_error", (peak - want) / want);
-		}
+		if (r->peak_memory_bytes && want > 0)
+			add_num(root, "memory_error", (exec_peak_memory(r) - want) / want);
 	}
 	return root;
 }

@@ -111,6 +111,21 @@ void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, doubl
 	c->host_layer_s = -1;
 }
 
+double exec_predicted_memory(const struct sim_result *pred)
+{
+	return pred->memory.total - pred->memory.other;
+}
+
+double exec_peak_memory(const struct exec_result *r)
+{
+	double peak = 0;
+
+	for (int i = 0; r->peak_memory_bytes && i < r->world; i++)
+		if (r->peak_memory_bytes[i] > peak)
+			peak = r->peak_memory_bytes[i];
+	return peak;
+}
+
 enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,
 		     char *why, size_t size)
 {

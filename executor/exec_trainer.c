@@ -65,10 +65,10 @@
  *   sequence order, attends each chunk's queries to every key with the
  *   causal mask at the queries' positions, and in backward
  *   reduce-scatters dK and dV back; a layer keeps only its chunks of K
- *   and V and gathers them again in backward.  CP ranks hold the same weights: the
- *   gradients are reduced, and ZeRO shards, over the dp x cp ranks (the
- *   dp group, struct exec_groups), as Megatron-Core does and as
- *   sim_memory.c prices it; the loss sums every slice's tokens.
+ *   and V and gathers them again in backward.  CP ranks hold the same
+ *   weights: the gradients are reduced, and ZeRO shards, over the dp x cp
+ *   ranks (the dp group, struct exec_groups), as Megatron-Core does and as
+ *   sim_memory.c prices it; the loss sums every chunk's tokens.
  * - Recomputation (Chen et al. 2016; Korthikanti et al. 2022, sec. 5):
  *   full keeps only each layer's input and reruns the layer's forward,
  *   communication included, before its backward; selective drops the
@@ -838,8 +838,7 @@ static enum rc cp_scatter(struct exec_trainer *t, const void *full, void *out)
  * queries start at its own position.  The log-sum-exp and the kept
  * probabilities are laid out chunk by chunk, as one call per chunk reads
  * them back in backward. */
-static void cp_attention_forward(struct exec_trainer *t, struct layer_act *a, int att,
-				 const void *kf, const void *vf)
+static void cp_attention_forward(struct exec_trainer *t, struct layer_act *a, int att)
 {
 	size_t qd = (size_t)t->Hl * t->hd, kvd = (size_t)t->KVl * t->hd;
 
@@ -851,8 +850,8 @@ static void cp_attention_forward(struct exec_trainer *t, struct layer_act *a, in
 			t->be->attention_forward(t->d, at(t, a->atty, row * qd), a->lse + lr,
 						 att ? at(t, a->att, lr * t->T) : NULL,
 						 at(t, a->q, row * qd),
-						 at(t, kf, (size_t)b * t->T * kvd),
-						 at(t, vf, (size_t)b * t->T * kvd), 1, t->Tc, t->T,
+						 at(t, t->kf, (size_t)b * t->T * kvd),
+						 at(t, t->vf, (size_t)b * t->T * kvd), 1, t->Tc, t->T,
 						 t->cpos[c], t->Hl, t->KVl, t->hd);
 		}
 }
@@ -894,7 +893,7 @@ static enum rc layer_forward(struct exec_trainer *t, const struct unit *u,
 	struct exec_device *d = t->d;
 	int N = t->N, C = t->C, qd = t->Hl * t->hd, kvd = t->KVl * t->hd;
 	long ns = (long)t->Ns * C;
-	const void *in, *k = a->k, *v = a->v;
+	const void *in;
 	void *y;
 
 	/* attention block: x + Wo attn(norm(x)) */
@@ -906,9 +905,9 @@ static enum rc layer_forward(struct exec_trainer *t, const struct unit *u,
 	if (t->cp > 1) {
 		TRY(cp_gather(t, a->k, t->kf));
 		TRY(cp_gather(t, a->v, t->vf));
-		cp_attention_forward(t, a, att, t->kf, t->vf);
+		cp_attention_forward(t, a, att);
 	} else {
-		be->attention_forward(d, a->atty, a->lse, att ? a->att : NULL, a->q, k, v,
+		be->attention_forward(d, a->atty, a->lse, att ? a->att : NULL, a->q, a->k, a->v,
 				      t->B, t->T, t->T, 0, t->Hl, t->KVl, t->hd);
 	}
 	TRY(row_parallel(t, &y, a->atty, P(t, u, T_WO), P(t, u, T_BO), qd));

@@ -136,8 +136,8 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 	out->other = logits + SIM_CONTEXT_BYTES + SIM_ALLOC_SLACK * tensors;
 	if (p->zero >= 3)
 		/* ZeRO-3 gathers the next layer's weights while computing this
-		 * one: two layers of bf16 weights live at once. */
-		out->other += 2.0 * 2.0 * lp;
+		 * one: two layers of working weights live at once. */
+		out->other += 2.0 * sim_weight_bytes(p) * lp;
 	out->total = out->weights + out->grads + out->optimizer + out->activations
 		     + out->other;
 }
