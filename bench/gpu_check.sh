@@ -2,7 +2,11 @@
 # gpu_check.sh - the CUDA backend on a machine with an NVIDIA GPU, in one
 # run of under 8 minutes on one H100 or H200:
 #
-#   0. builds gpuplan with the CUDA backend (make CUDA=yes);
+#   0. builds gpuplan with the CUDA backend (make CUDA=yes), or uses the
+#      one bench/gpu_bundle.sh built elsewhere from the same sources, with
+#      the libraries it brought (for a GPU machine without the build's
+#      packages); CUDA libraries the binary cannot find are looked for in
+#      the CUDA folders and NVIDIA's Python wheels;
 #   1. trains a small model for 10 steps on the CUDA backend and on the CPU
 #      backend from the same seed and compares the losses: bf16 (activations
 #      and GEMM operands in bf16, fp32 master weights) within BF16_TOL (1%)
@@ -91,23 +95,82 @@ section "machine"
 say "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 say "gpu:     $gpu_line ($ngpu visible)"
 say "driver:  $(timeout 30 nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
-say "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (modified)')"
+say "system:  $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), $(ldd --version 2>/dev/null | head -1)"
+commit=$(git rev-parse --short HEAD 2>/dev/null) &&
+	{ git diff --quiet 2>/dev/null || commit="$commit (modified)"; }
+[ -z "$commit" ] && [ -s "$BUILD/bundle.txt" ] &&
+	commit="$(sed -n 's/^commit //p' "$BUILD/bundle.txt") (the bundle's)"
+say "commit:  ${commit:-unknown}"
 NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
-if [ ! -x "$NVCC" ]; then
-	say "gpu_check: nvcc not found at $NVCC (set CUDA_HOME): the CUDA backend cannot be built"
-	exit 1
-fi
-say "nvcc:    $("$NVCC" --version | tail -1)"
+[ -x "$NVCC" ] && say "nvcc:    $("$NVCC" --version | tail -1)"
+
+# ldd_problems BIN: what the loader cannot satisfy, one line each
+ldd_problems() { LD_LIBRARY_PATH="$GP_LIBS" ldd "$1" 2>&1 | grep -E 'not found|No such file'; }
+# find_libs BIN: adds to GP_LIBS the folder of each library BIN misses,
+# from the CUDA folders and NVIDIA's Python wheels (PyTorch's cuBLAS,
+# CUDA runtime and NCCL), and the bundle's libstdc++ where the machine's
+# is too old; says what is still missing and fails then
+find_libs() {
+	local so f roots
+	roots=("${CUDA_HOME:-/usr/local/cuda}" /usr/local /opt /usr/lib)
+	while IFS= read -r f; do roots+=("$f"); done < <(python3 -c \
+		'import nvidia; print("\n".join(nvidia.__path__))' 2>/dev/null)
+	for so in $(ldd_problems "$1" | awk '$2 == "=>" && $3 == "not" { print $1 }' | sort -u); do
+		f=$(find "${roots[@]}" -maxdepth 6 -name "$so" 2>/dev/null | head -1)
+		[ -n "$f" ] && GP_LIBS="$GP_LIBS:$(dirname "$f")"
+	done
+	if ldd_problems "$1" | grep -q -e 'GLIBCXX_' -e 'libstdc++.*not found' -e 'libgcc_s.*not found' &&
+		[ -d "$(dirname "$1")/lib/fallback" ]; then
+		GP_LIBS="$(dirname "$1")/lib/fallback:$GP_LIBS"
+	fi
+	if ldd_problems "$1" >/dev/null; then
+		ldd_problems "$1" | sed 's/^[[:space:]]*/  missing: /'
+		return 1
+	fi
+	return 0
+}
 
 section "0. build"
 start=$SECONDS
-if ! timeout $STEP_LIMIT make -j"$(nproc)" BUILD="$BUILD" CUDA=yes >"$WORK/build.log" 2>&1; then
-	tail -30 "$WORK/build.log"
-	bad "build failed"
-	exit 1
+GP_LIBS=""
+bundle_hash=$(sed -n 's/^source_hash //p' "$BUILD/bundle.txt" 2>/dev/null)
+if [ -n "$bundle_hash" ] && [ -x "$BUILD/gpuplan" ] &&
+	[ "$bundle_hash" = "$(bash bench/gpu_bundle.sh --hash)" ]; then
+	say "using the bundle in $BUILD (bench/gpu_bundle.sh):"
+	sed 's/^/  /' "$BUILD/bundle.txt"
+	GP_LIBS=$PWD/$BUILD/lib
+	if ! find_libs "$PWD/$BUILD/gpuplan"; then
+		bad "the bundle's binary cannot load here (above)"
+		exit 1
+	fi
+else
+	[ -n "$bundle_hash" ] && say "the bundle in $BUILD was built from other sources: building"
+	if [ ! -x "$NVCC" ]; then
+		bad "nvcc not found at $NVCC (set CUDA_HOME): the CUDA backend cannot be built"
+		exit 1
+	fi
+	if ! timeout $STEP_LIMIT make -j"$(nproc)" BUILD="$BUILD" CUDA=yes >"$WORK/build.log" 2>&1; then
+		tail -30 "$WORK/build.log"
+		bad "build failed"
+		exit 1
+	fi
+	say "built $BUILD/gpuplan with the CUDA backend in $((SECONDS - start)) s"
+	if ! find_libs "$PWD/$BUILD/gpuplan"; then
+		bad "the binary cannot load here (above)"
+		exit 1
+	fi
 fi
-say "built $BUILD/gpuplan with the CUDA backend in $((SECONDS - start)) s"
-GP=$PWD/$BUILD/gpuplan
+[ -n "$GP_LIBS" ] && say "libraries from: ${GP_LIBS#:}"
+# every gpuplan below runs through this wrapper, which gives it the
+# libraries found above and nothing else of this script's environment
+GP=$WORK/gpuplan
+if [ -n "$GP_LIBS" ]; then
+	printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' \
+		"${GP_LIBS#:}" "$PWD/$BUILD/gpuplan" >"$GP"
+else
+	printf '#!/bin/sh\nexec "%s" "$@"\n' "$PWD/$BUILD/gpuplan" >"$GP"
+fi
+chmod +x "$GP"
 export GPUPLAN_DATA_DIR="$WORK/userdata"
 
 section "1. small model: CUDA against CPU, same seed, 10 steps"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run_bench.sh BUILD - run every benchmark binary in BUILD/bench/ and every
-# bench/*.sh script except this one, the GPU check and the reliability
-# report (robustness.sh runs for many minutes on its own), from the repository
-# root, printing each one's report.
+# bench/*.sh script except this one, the GPU check and its bundle, and the
+# reliability report (robustness.sh runs for many minutes on its own), from
+# the repository root, printing each one's report.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
@@ -14,7 +14,7 @@ for b in "$BUILD"/bench/*; do
 	"$b" || status=1
 done
 for s in bench/*.sh; do
-	case "$s" in bench/run_bench.sh|bench/gpu_check.sh|bench/robustness.sh) continue ;; esac
+	case "$s" in bench/run_bench.sh|bench/gpu_check.sh|bench/gpu_bundle.sh|bench/robustness.sh) continue ;; esac
 	echo "== $(basename "$s")"
 	BUILD=$BUILD bash "$s" || status=1
 done
