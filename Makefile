@@ -102,10 +102,11 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 
 # The CUDA backend's source built for the host against tests/cuda_emu/ (a
 # CPU stand-in for the CUDA runtime and cuBLAS), so its kernels run in
-# every test run, nvcc or not; small attention blocks exercise the tiling.
+# every test run, nvcc or not; small attention blocks and column chunks
+# exercise the tiling.
 CXX      ?= c++
 EMU_SAN  := -fsanitize=address,undefined
-EMU_FLAGS := -std=c++17 -O1 -g -DGPUPLAN_CUDA_EMU -DATTN_SCRATCH_FLOATS=2048 -DATTN_MIN_ROWS=8 \
+EMU_FLAGS := -std=c++17 -O1 -g -DGPUPLAN_CUDA_EMU -DATTN_SCRATCH_FLOATS=2048 -DATTN_MIN_ROWS=8 -DCOL_CHUNK=5 \
              -Itests/cuda_emu $(INCLUDES) -Wall -Wextra -MMD -MP $(if $(filter 1,$(SAN)),$(EMU_SAN))
 EMU_OBJ  := $(BUILD)/tests/exec_cuda_emu.o $(BUILD)/tests/cuda_emu.o
 -include $(EMU_OBJ:.o=.d)

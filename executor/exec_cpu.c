@@ -636,14 +636,14 @@ static void ce_backward(struct exec_device *d, void *logits_, const float *rmax,
 
 /* ---- optimizer ------------------------------------------------------- */
 
-static double sumsq(struct exec_device *d, const float *x, long n)
+static void sumsq(struct exec_device *d, double *acc, const float *x, long n)
 {
 	double s = 0;
 
 	(void)d;
 	for (long i = 0; i < n; i++)
 		s += (double)x[i] * x[i];
-	return s;
+	*acc += s;
 }
 
 /* AdamW (Loshchilov and Hutter, ICLR 2019, algorithm 2): Adam's moments

@@ -24,7 +24,7 @@
  * Streams.  Kernels and cuBLAS run in order on one compute stream; the
  * NCCL communicator (exec_comm_nccl.c) runs collectives on a second stream
  * and orders the two with events, as llm.c does.  The host waits only in
- * to_host, ce_loss_sum, sumsq and sync.
+ * to_host, ce_loss_sum and sync.
  *
  * Attention (Vaswani et al. 2017, eq. 1, causal, grouped-query) never
  * holds the t x t score matrix: queries go in blocks of nb rows; for each
@@ -73,8 +73,15 @@ extern "C" {
 #define EW_MAX_BLOCKS 8192
 /* Threads of a per-row block: a power of two, at most ROW_THREADS_MAX. */
 #define ROW_THREADS_MAX 256
-/* Column reductions: 32 columns by COL_ROWS row lanes per block. */
+/* Column reductions: a block sums 32 columns of COL_CHUNK rows with
+ * COL_ROWS row lanes, so that even a few columns of many rows fill the
+ * GPU (a block per 32 columns alone leaves most SMs idle and each thread
+ * waiting on a long chain of loads).  (The tests set COL_CHUNK small to
+ * sum several chunks on small shapes.) */
 #define COL_ROWS 16
+#ifndef COL_CHUNK
+#define COL_CHUNK 256
+#endif
 #define NORM_EPS 1e-5f
 #define GELU_SCALE 0.7978845608028654f /* sqrt(2 / pi) */
 
@@ -85,7 +92,7 @@ struct cuda_priv {
 	cublasHandle_t blas;
 	void *scratch;           /* attention: struct attn_bufs */
 	size_t scratch_bytes;
-	double *dsum;            /* device accumulator of sumsq and the loss */
+	double *dsum;            /* device accumulator of the loss */
 	double *host_sum;        /* pinned copy of it */
 	int failed;
 };
@@ -160,6 +167,14 @@ static cudaError_t kernel_launch(void (*k)(P...), unsigned grid, unsigned block,
 #define LAUNCH(d, k, grid, block, ...)                                        \
 	exec_cuda_check((d), kernel_launch(k, (grid), (block), priv_of(d)->compute, \
 					   __VA_ARGS__), #k "()", __FILE__, __LINE__)
+
+/* Blocks of a k_col_reduce over n rows of c columns. */
+static unsigned col_grid(long n, long c)
+{
+	long g = (c + 31) / 32 * ((n + COL_CHUNK - 1) / COL_CHUNK);
+
+	return (unsigned)(g < 1 ? 1 : g);
+}
 
 static unsigned ew_grid(long n)
 {
@@ -299,18 +314,23 @@ enum { COL_SUM, COL_LAYERNORM, COL_RMSNORM };
 /* Column sums over the n rows of [n, c] arrays, added to dw (and db):
  * COL_SUM: dw[j] += sum_i dy[i, j] (a bias gradient);
  * COL_LAYERNORM: dw[j] += sum_i (x - mean_i) rstd_i dy, db[j] += sum_i dy;
- * COL_RMSNORM: dw[j] += sum_i x rstd_i dy.  Thread (tx, ty) of a block
- * sums rows ty, ty + COL_ROWS, ... of column blockIdx.x * 32 + tx. */
+ * COL_RMSNORM: dw[j] += sum_i x rstd_i dy.  Block b covers columns
+ * (b mod nc) 32 .. + 31 (nc = ceil(c / 32)) of rows (b / nc) COL_CHUNK ..
+ * + COL_CHUNK - 1; its thread (tx, ty) sums rows ty, ty + COL_ROWS, ...
+ * of that chunk in column tx, and the block adds its column sums to dw
+ * (and db) atomically, the chunks in any order. */
 template <typename T>
 static __global__ void k_col_reduce(float *dw, float *db, const T *dy, const T *x,
 				    const float *mean, const float *rstd, int n, int c, int kind)
 {
 	__shared__ float sw[COL_ROWS][33], sb[COL_ROWS][33];
-	int tx = threadIdx.x % 32, ty = threadIdx.x / 32, j = blockIdx.x * 32 + tx;
+	int nc = (c + 31) / 32, tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+	int j = (int)(blockIdx.x % nc) * 32 + tx, r0 = (int)(blockIdx.x / nc) * COL_CHUNK;
+	int rend = n - r0 < COL_CHUNK ? n : r0 + COL_CHUNK;
 	float aw = 0, ab = 0;
 
 	if (j < c)
-		for (int i = ty; i < n; i += COL_ROWS) {
+		for (int i = r0 + ty; i < rend; i += COL_ROWS) {
 			size_t o = (size_t)i * c + j;
 			float g = ld(dy[o]);
 
@@ -329,11 +349,11 @@ static __global__ void k_col_reduce(float *dw, float *db, const T *dy, const T *
 			ab += sb[r][tx];
 		}
 		if (kind == COL_SUM) {
-			dw[j] += ab;
+			atomicAdd(&dw[j], ab);
 		} else {
-			dw[j] += aw;
+			atomicAdd(&dw[j], aw);
 			if (db)
-				db[j] += ab;
+				atomicAdd(&db[j], ab);
 		}
 	}
 }
@@ -464,26 +484,25 @@ static __global__ void k_attn_softmax(const float *S, T *P, float *lse, T *att, 
 /* Softmax backward of one row, as k_attn_softmax's blocks: S holds the
  * scaled scores and dP holds dp_j = dout . v_j (both fp32); P receives
  * p = exp(s - lse) and dS ds_j = p_j (dp_j - sum_k p_k dp_k) scale, in
- * the activation type (where that is fp32, P may be S and dS be dP). */
+ * the activation type (where that is fp32, P may be S and dS be dP).
+ * Each thread computes p twice rather than store and reread it, and
+ * reads S[j] and dP[j] before it overwrites them. */
 template <typename T>
-static __global__ void k_attn_softmax_bwd(float *S, const float *dP, T *P, T *dS,
+static __global__ void k_attn_softmax_bwd(const float *S, const float *dP, T *P, T *dS,
 					  const float *lse, int rows, int kend, int i0, int t,
 					  int q0, int nh, int bi, float scale)
 {
 	__shared__ float sh[ROW_THREADS_MAX];
-	int h = blockIdx.x / rows, i = i0 + blockIdx.x % rows;
+	int h = blockIdx.x / rows, i = i0 + blockIdx.x % rows, last = q0 + i;
 	size_t o = (size_t)blockIdx.x * kend;
 	float l = lse[(size_t)(bi * nh + h) * t + i], acc = 0, dsum;
 
-	for (int j = threadIdx.x; j < kend; j += blockDim.x) {
-		float p = j <= q0 + i ? expf(S[o + j] - l) : 0.0f;
-
-		S[o + j] = p;
-		acc += p * dP[o + j];
-	}
+	for (int j = threadIdx.x; j <= last && j < kend; j += blockDim.x)
+		acc += expf(S[o + j] - l) * dP[o + j];
 	dsum = block_sum(acc, sh);
 	for (int j = threadIdx.x; j < kend; j += blockDim.x) {
-		float p = S[o + j], ds = p * (dP[o + j] - dsum) * scale;
+		float p = j <= last ? expf(S[o + j] - l) : 0.0f;
+		float ds = p * (dP[o + j] - dsum) * scale;
 
 		put(&dS[o + j], ds);
 		put(&P[o + j], p);
@@ -731,7 +750,7 @@ static void matmul_backward(struct exec_device *d, void *dinp, float *dw, float 
 	gemm(d, CUBLAS_OP_N, CUBLAS_OP_T, ic, oc, n, 1.0f, inp, ic, dout, oc, 1.0f, dw, ic, at,
 	     CUDA_R_32F);
 	if (dbias && !dead(d))
-		WITH_ACT(d, T, LAUNCH(d, k_col_reduce<T>, (unsigned)((oc + 31) / 32),
+		WITH_ACT(d, T, LAUNCH(d, k_col_reduce<T>, col_grid(n, oc),
 				      32 * COL_ROWS, dbias, (float *)NULL, (const T *)dout,
 				      (const T *)NULL, (const float *)NULL, (const float *)NULL,
 				      n, oc, (int)COL_SUM));
@@ -764,7 +783,7 @@ static void layernorm_backward(struct exec_device *d, void *dinp, float *dw, flo
 	WITH_ACT(d, T,
 		 LAUNCH(d, k_layernorm_bwd<T>, (unsigned)n, row_threads(c), (T *)dinp,
 			(const T *)dout, (const T *)inp, (const T *)w, mean, rstd, c);
-		 LAUNCH(d, k_col_reduce<T>, (unsigned)((c + 31) / 32), 32 * COL_ROWS, dw, db,
+		 LAUNCH(d, k_col_reduce<T>, col_grid(n, c), 32 * COL_ROWS, dw, db,
 			(const T *)dout, (const T *)inp, mean, rstd, n, c, (int)COL_LAYERNORM));
 }
 
@@ -784,7 +803,7 @@ static void rmsnorm_backward(struct exec_device *d, void *dinp, float *dw, const
 	WITH_ACT(d, T,
 		 LAUNCH(d, k_rmsnorm_bwd<T>, (unsigned)n, row_threads(c), (T *)dinp,
 			(const T *)dout, (const T *)inp, (const T *)w, rstd, c);
-		 LAUNCH(d, k_col_reduce<T>, (unsigned)((c + 31) / 32), 32 * COL_ROWS, dw,
+		 LAUNCH(d, k_col_reduce<T>, col_grid(n, c), 32 * COL_ROWS, dw,
 			(float *)NULL, (const T *)dout, (const T *)inp, (const float *)NULL, rstd,
 			n, c, (int)COL_RMSNORM));
 }
@@ -918,9 +937,9 @@ static void attention_backward(struct exec_device *d, void *dq, void *dk, void *
 				    nh, nkv, hd, 1.0f);
 			if (!dead(d))
 				WITH_ACT(d, T, LAUNCH(d, k_attn_softmax_bwd<T>, (unsigned)(nh * rows),
-						      row_threads(kend), s.S, (const float *)s.dP,
-						      (T *)s.P, (T *)s.dS, lse, rows, kend, i0, t, q0,
-						      nh, bi, scale));
+						      row_threads(kend), (const float *)s.S,
+						      (const float *)s.dP, (T *)s.P, (T *)s.dS, lse,
+						      rows, kend, i0, t, q0, nh, bi, scale));
 			for (int j = 0; j < group; j++) {
 				size_t so = (size_t)j * rows * kend, jo = (size_t)j * hd;
 				long long ss = (long long)group * rows * kend;
@@ -1070,16 +1089,10 @@ static void ce_backward(struct exec_device *d, void *logits, const float *rmax,
 
 /* ---- optimizer ------------------------------------------------------- */
 
-static double sumsq(struct exec_device *d, const float *x, long n)
+static void sumsq(struct exec_device *d, double *acc, const float *x, long n)
 {
-	struct cuda_priv *p = priv_of(d);
-
-	if (p->failed || n == 0)
-		return 0;
-	if (CU(d, cudaMemsetAsync(p->dsum, 0, sizeof(double), p->compute)) != RC_OK ||
-	    LAUNCH(d, k_sumsq, ew_grid(n), EW_THREADS, p->dsum, x, n) != RC_OK)
-		return 0;
-	return read_sum(d);
+	if (!dead(d) && n > 0)
+		LAUNCH(d, k_sumsq, ew_grid(n), EW_THREADS, acc, x, n);
 }
 
 static void adamw(struct exec_device *d, float *p, const float *g, float *m, float *v, long n,

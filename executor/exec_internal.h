@@ -159,8 +159,9 @@ struct exec_backend {
 	void (*ce_backward)(struct exec_device *d, void *logits, const float *rmax,
 			    const float *stats, const int *target, int n, int nv,
 			    int v0, float scale);
-	/* Sum of squares of x, returned to the host in double. */
-	double (*sumsq)(struct exec_device *d, const float *x, long n);
+	/* Adds the sum of squares of x to *acc, one double of backend memory
+	 * (the host reads it when it needs it: no wait here). */
+	void (*sumsq)(struct exec_device *d, double *acc, const float *x, long n);
 	/* AdamW on n elements, gradient multiplied by gscale first; t is the
 	 * 1-based step for bias correction. */
 	void (*adamw)(struct exec_device *d, float *p, const float *g, float *m,

@@ -1341,16 +1341,15 @@ static int own_part(const struct unit *u, const struct tensor *x, long *lo, long
 	return 1;
 }
 
-/* Squared gradient norm of what this rank counts: its own range, with
- * replicated tensors counted on TP rank 0 only, a tied matrix on the
- * first stage only and, without ZeRO (every DP and CP rank holds the
- * same reduced gradients), on the first of them only. */
-static double grad_sumsq(const struct exec_trainer *t)
+/* Adds to *acc (backend memory) the squared gradient norm of what this
+ * rank counts: its own range, with replicated tensors counted on TP rank
+ * 0 only, a tied matrix on the first stage only and, without ZeRO (every
+ * DP and CP rank holds the same reduced gradients), on the first of them
+ * only. */
+static void grad_sumsq(const struct exec_trainer *t, double *acc)
 {
-	double s = 0;
-
 	if (t->o.par.zero == 0 && t->rdp_rank != 0)
-		return 0;
+		return;
 	for (int i = 0; i < t->n_units; i++) {
 		const struct unit *u = &t->units[i];
 		const float *g = own_grads(t, u);
@@ -1363,18 +1362,24 @@ static double grad_sumsq(const struct exec_trainer *t)
 			if (u->t[j].replicated && t->l.tp_rank != 0)
 				continue;
 			if (own_part(u, &u->t[j], &lo, &len))
-				s += t->be->sumsq(t->d, g + lo, len);
+				t->be->sumsq(t->d, acc, g + lo, len);
 		}
 	}
-	return s;
 }
 
-/* Sums host values v[2] over the world through backend memory. */
-static enum rc world_sum2(struct exec_trainer *t, double v[2])
+/* Sums over the world this rank's loss and, when norm, its squared
+ * gradient norm (zero otherwise), into out[2] on the host; both travel
+ * in one all-reduce of backend memory, the norm summed there without a
+ * wait per tensor. */
+static enum rc world_sums(struct exec_trainer *t, double loss, int norm, double out[2])
 {
-	t->be->from_host(t->d, t->scal, v, 2 * sizeof(double));
+	double v[2] = { loss, 0 };
+
+	t->be->from_host(t->d, t->scal, v, sizeof(v));
+	if (norm)
+		grad_sumsq(t, t->scal + 1);
 	TRY(all_reduce(t, &t->g->world, t->scal, 2, EXEC_F64, EXEC_SUM));
-	t->be->to_host(t->d, v, t->scal, 2 * sizeof(double));
+	t->be->to_host(t->d, out, t->scal, 2 * sizeof(double));
 	return RC_OK;
 }
 
@@ -1436,9 +1441,7 @@ static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
 	/* the optimizer's track holds the norm, clipping and AdamW; its
 	 * collectives show on the communication track */
 	h = op_begin(t, NULL, EXEC_TRACE_OPTIMIZER, 0);
-	red[0] = counts_loss(t) ? t->loss_sum : 0;
-	red[1] = grad_sumsq(t);
-	TRY(world_sum2(t, red));
+	TRY(world_sums(t, counts_loss(t) ? t->loss_sum : 0, 1, red));
 	*loss = red[0] / ((double)o->par.gbs * t->T);
 	norm = sqrt(red[1]);
 	*grad_norm = norm;
@@ -1775,9 +1778,7 @@ enum rc exec_trainer_eval(struct exec_trainer *t, int step, int backward, double
 	if (backward)
 		zero_grads(t);
 	TRY(run_schedule(t, backward));
-	red[0] = counts_loss(t) ? t->loss_sum : 0;
-	red[1] = 0;
-	TRY(world_sum2(t, red));
+	TRY(world_sums(t, counts_loss(t) ? t->loss_sum : 0, 0, red));
 	*loss = red[0] / ((double)t->o.par.gbs * t->T);
 	return RC_OK;
 }

@@ -226,7 +226,7 @@ static void test_exec_cuda_elementwise_and_loss_match_cpu(void **state)
 	float *a[2], *g[2], *u[2], *y[2], *dg[2], *du[2], *dy[2], *wte[2], *emb[2], *dwte[2];
 	float *lg[2], *rmax[2], *stats[2], *m[2], *vv[2];
 	int tok[10], *dtok[2];
-	double loss[2], ss[2];
+	double loss[2], ss[2], *acc[2], want = 0;
 
 	(void)state;
 	pair_open(&p, EXEC_PRECISION_FP32);
@@ -267,6 +267,7 @@ static void test_exec_cuda_elementwise_and_loss_match_cpu(void **state)
 	twin(&p, (size_t)n, 0, 15, &rmax[0], &rmax[1]);
 	twin(&p, 2 * (size_t)n, 0, 16, &stats[0], &stats[1]);
 	pair_alloc(&p, sizeof(tok), (void **)&dtok[0], (void **)&dtok[1]);
+	pair_alloc(&p, sizeof(double), (void **)&acc[0], (void **)&acc[1]);
 	for (int k = 0; k < 2; k++) {
 		struct exec_device *d = k ? &p.gpu : &p.cpu;
 
@@ -278,8 +279,14 @@ static void test_exec_cuda_elementwise_and_loss_match_cpu(void **state)
 		d->be->ce_row_stats(d, stats[k], lg[k], rmax[k], dtok[k], n, nv, v0);
 		loss[k] = d->be->ce_loss_sum(d, rmax[k], stats[k], n);
 		d->be->ce_backward(d, lg[k], rmax[k], stats[k], dtok[k], n, nv, v0, 0.25f);
-		ss[k] = d->be->sumsq(d, lg[k], (long)n * nv);
+		/* sumsq adds to what its accumulator (zeroed) holds */
+		d->be->sumsq(d, acc[k], lg[k], (long)n * nv);
+		d->be->sumsq(d, acc[k], lg[k], 10);
+		d->be->to_host(d, &ss[k], acc[k], sizeof(double));
 	}
+	for (int i = 0; i < n * nv; i++)
+		want += (double)lg[0][i] * lg[0][i] * (i < 10 ? 2 : 1);
+	assert_near(ss[0], want, 1e-12);
 	same("embedding", emb[0], emb[1], (size_t)n * c, 0, 0);
 	same("embedding backward", dwte[0], dwte[1], (size_t)nv * c, 1e-6, 1e-3);
 	same("ce row max", rmax[0], rmax[1], (size_t)n, 0, 0);
