@@ -219,6 +219,15 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 			       c->elt[i].bytes_per_s / 1e9);
 		}
 	}
+	if (c->attn.batch > 0) {
+		char what[48];
+
+		printf("\n%-24s %11s %11s\n", "attention (fwd + bwd)", "time", "TFLOP/s");
+		snprintf(what, sizeof(what), "%d x %d, %d/%d x %d", c->attn.batch, c->attn.seq,
+			 c->attn.heads, c->attn.kv_heads, c->attn.head_dim);
+		printf("%-24s %11s %11.3g\n", what, fmt_time(a, sizeof(a), c->attn.time_s),
+		       c->attn.flops_per_s / 1e12);
+	}
 	if (c->n_coll > 0) {
 		printf("\n%-15s %5s %10s %11s %11s %11s\n", "collective", "ranks", "bytes", "time",
 		       "algbw GB/s", "busbw GB/s");
@@ -244,6 +253,11 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 			       (g->elt_bytes_per_s[i] > 0 ? g->elt_bytes_per_s[i]
 							  : g->hbm_bytes_per_s) / 1e9,
 			       c->elt_bytes_per_s[i] / 1e9);
+	if (c->attn_flops_per_s > 0)
+		printf("%-24s %14.4g %14.4g\n", "attention, TFLOP/s",
+		       (g->attn_flops_per_s > 0 ? g->attn_flops_per_s
+						: exec_calibration_catalog_attn(c, g)) / 1e12,
+		       c->attn_flops_per_s / 1e12);
 	/* the smallest GEMM side at which the curve gives half the peak */
 	printf("%-24s %14.4g %14.4g\n", "GEMM half-rate side", sim_gemm_dim_half(g->gemm_dim_half),
 	       sim_gemm_dim_half(c->gemm_dim_half));

@@ -400,6 +400,17 @@ struct exec_calib_elt {
 	double bytes_per_s;        /* bytes / time_s */
 };
 
+/* One attention core timed, forward and backward, as the trainer runs it
+ * (probabilities recomputed in backward from the log-sum-exp): batch
+ * sequences of seq tokens, heads query heads sharing kv_heads key/value
+ * heads of head_dim. */
+struct exec_calib_attn {
+	int batch, seq, heads, kv_heads, head_dim;
+	double flops;              /* what the simulator counts (sim_attn_flops), both passes */
+	double time_s;
+	double flops_per_s;        /* flops / time_s */
+};
+
 /* One collective timed, nccl-tests style (doc/PERFORMANCE.md): algbw =
  * bytes / time; busbw = algbw x 2(n-1)/n for all-reduce, x (n-1)/n for
  * all-gather and reduce-scatter (bytes: the whole gathered buffer). */
@@ -431,12 +442,14 @@ struct exec_calibration {
 	double latency_s;              /* per ring step, from the smallest all-reduce */
 	double elt_bytes_per_s[2];     /* so that sim's element-wise time is the measured
 					* one: [0] a GELU layer's, [1] a SwiGLU layer's */
+	double attn_flops_per_s;       /* so that sim's attention time is the measured one */
 	struct exec_calib_gemm gemm[EXEC_CALIB_MAX_POINTS];
 	int n_gemm;
 	struct exec_calib_copy copy[EXEC_CALIB_MAX_POINTS];
 	int n_copy;
 	struct exec_calib_elt elt[2];  /* GELU and SwiGLU layers */
 	int n_elt;
+	struct exec_calib_attn attn;   /* batch 0: not measured */
 	struct exec_calib_coll coll[EXEC_CALIB_MAX_POINTS];
 	int n_coll;
 };
@@ -464,15 +477,21 @@ enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibrat
 /* Fits c's simulator figures to its measurements (see exec_calibrate.c):
  * hbm from the largest copy, the bf16 peak with which the simulator's GEMM
  * times add up to the measured ones, the element-wise rate with which the
- * simulator's element-wise time is the measured one, the intra-node link
- * and latency from the all-reduces.  Figures without measurements stay as
- * they are. */
+ * simulator's element-wise time is the measured one, the attention rate
+ * with which its attention time is, the intra-node link and latency from
+ * the all-reduces.  Figures without measurements stay as they are. */
 void exec_calibration_fit(struct exec_calibration *c);
+
+/* The attention rate (FLOP/s, sim_attn_flops) the simulator's flash model
+ * gives c's attention shape on g's figures, as if uncalibrated; 0 when c
+ * timed no attention. */
+double exec_calibration_catalog_attn(const struct exec_calibration *c,
+				     const struct price_gpu *g);
 
 /* The simulator's GPU and cluster figures with c applied: c's non-zero
  * figures replace bf16 peak (the other precisions' peaks scaled by the
  * same factor), the GEMM knee, HBM, element-wise and intra-node
- * bandwidth, and latency. */
+ * bandwidth, attention rate, and latency. */
 void exec_calibration_apply_gpu(const struct exec_calibration *c, struct price_gpu *g);
 void exec_calibration_apply(const struct exec_calibration *c, struct sim_cluster *cl);
 

@@ -13,6 +13,9 @@
  * - one layer's element-wise kernels forward and backward, as the trainer
  *   runs them (norms, residual adds, the MLP activation), for a GELU and
  *   a SwiGLU layer at the largest hidden size;
+ * - one layer's attention core forward and backward (scores, causal
+ *   softmax, values; the probabilities recomputed in backward), at a
+ *   sequence and head size typical of the device's models;
  * - with more than one rank, nccl-tests' sweep (src/common.cu): all-reduce,
  *   all-gather and reduce-scatter over the world at growing sizes, with
  *   algorithm and bus bandwidth as doc/PERFORMANCE.md defines them.
@@ -28,6 +31,9 @@
  * the simulator's element-wise time (sim_layer_elt_bytes, SIM_ELT_BWD,
  * SIM_ELT_KERNELS) is the measured one (a GPU's bandwidth-bound kernels
  * come near the copy rate; a CPU's transcendental functions do not), the
+ * attention rate at which the simulator's FLOP count of it (sim_attn_flops,
+ * SIM_ATTN_BWD) takes the measured time (the executor's attention keeps
+ * each block's scores in memory, which flash attention does not), the
  * intra-node bandwidth whose
  * SIM_LINK_EFF share is the best all-reduce bus bandwidth, and the
  * per-step latency that the smallest all-reduce leaves once its bytes are
@@ -62,11 +68,18 @@ void exec_calibrate_opts_init(struct exec_calibrate_opts *o)
 	o->precision = EXEC_PRECISION_BF16;
 }
 
+/* The attention core's shape: batch sequences of seq tokens, heads
+ * query heads sharing kv_heads of head_dim. */
+struct attn_shape {
+	int batch, seq, heads, kv_heads, head_dim;
+};
+
 /* What to measure on one backend. */
 struct plan {
 	const int *hidden;
 	int n_hidden;
 	int tokens;
+	struct attn_shape attn;
 	const double *copy_bytes;
 	int n_copy;
 	double coll_min, coll_max, coll_step;  /* bytes */
@@ -81,7 +94,8 @@ static void phase(const struct plan *p, const char *what, const struct exec_cali
 {
 	if (p->report && p->o->on_phase)
 		p->o->on_phase(p->o->on_phase_ctx, what,
-			       c->n_copy + c->n_gemm + c->n_elt + c->n_coll, p->total);
+			       c->n_copy + c->n_gemm + c->n_elt + (c->attn.batch > 0) + c->n_coll,
+			       p->total);
 }
 
 /* The collectives measure_collectives() times: three operations at each
@@ -110,6 +124,8 @@ static void plan_for(const struct exec_calibrate_opts *o, int gpu, struct plan *
 		p->hidden = gpu ? gpu_hidden_quick : cpu_hidden_quick;
 		p->n_hidden = gpu ? (int)GP_ARRAY_LEN(gpu_hidden_quick) : (int)GP_ARRAY_LEN(cpu_hidden_quick);
 		p->tokens = gpu ? 2048 : 64;
+		p->attn = gpu ? (struct attn_shape){ 1, 512, 8, 4, 128 }
+			      : (struct attn_shape){ 1, 64, 4, 2, 16 };
 		p->copy_bytes = quick_copy;
 		p->n_copy = (int)GP_ARRAY_LEN(quick_copy);
 		p->coll_min = 4096;
@@ -121,6 +137,10 @@ static void plan_for(const struct exec_calibrate_opts *o, int gpu, struct plan *
 	p->hidden = gpu ? gpu_hidden : cpu_hidden;
 	p->n_hidden = gpu ? (int)GP_ARRAY_LEN(gpu_hidden) : (int)GP_ARRAY_LEN(cpu_hidden);
 	p->tokens = gpu ? 8192 : 256;
+	/* a GPU's: 4 sequences of 2048, heads of 128 (GPT-3 2.7B's to Llama
+	 * 3's); the CPU's: what its small models use */
+	p->attn = gpu ? (struct attn_shape){ 4, 2048, 16, 8, 128 }
+		      : (struct attn_shape){ 1, 256, 8, 4, 32 };
 	p->copy_bytes = gpu ? gpu_copy : cpu_copy;
 	p->n_copy = 2;
 	p->coll_min = 4096;
@@ -397,6 +417,64 @@ static enum rc measure_elementwise(struct exec_device *d, const struct plan *p,
 	return RC_OK;
 }
 
+struct attn_ctx {
+	struct exec_device *d;
+	struct attn_shape s;
+	void *q, *k, *v, *out, *dq, *dk, *dv;
+	float *lse;
+};
+
+static void run_attn(void *ctx)
+{
+	struct attn_ctx *a = ctx;
+	const struct attn_shape *s = &a->s;
+
+	a->d->be->attention_forward(a->d, a->out, a->lse, NULL, a->q, a->k, a->v, s->batch,
+				    s->seq, s->seq, 0, s->heads, s->kv_heads, s->head_dim);
+	/* the output stands in for its gradient: same shape, any values */
+	a->d->be->attention_backward(a->d, a->dq, a->dk, a->dv, a->out, a->q, a->k, a->v, a->lse,
+				     NULL, s->batch, s->seq, s->seq, 0, s->heads, s->kv_heads,
+				     s->head_dim);
+}
+
+static enum rc measure_attention(struct exec_device *d, const struct plan *p,
+				 struct exec_calibration *c)
+{
+	const struct attn_shape *s = &p->attn;
+	size_t tok = (size_t)s->batch * s->seq, nq = tok * s->heads * s->head_dim;
+	size_t nk = tok * s->kv_heads * s->head_dim, eb = exec_dtype_size(d->act);
+	size_t nl = tok * s->heads;
+	struct attn_ctx a = { .d = d, .s = *s };
+	void **q_sized[] = { &a.q, &a.out, &a.dq }, **kv_sized[] = { &a.k, &a.v, &a.dk, &a.dv };
+	struct timed t = { d, run_attn, &a };
+	struct exec_calib_attn *r = &c->attn;
+	enum rc rc;
+
+	phase(p, "attention", c);
+	for (size_t i = 0; i < GP_ARRAY_LEN(q_sized); i++)
+		*q_sized[i] = random_act_buffer(d, nq);
+	for (size_t i = 0; i < GP_ARRAY_LEN(kv_sized); i++)
+		*kv_sized[i] = random_act_buffer(d, nk);
+	a.lse = exec_dalloc(d, nl * sizeof(float));
+	rc = time_runs(&t, p->target_s, &r->time_s);
+	exec_dfree(d, a.lse, nl * sizeof(float));
+	for (size_t i = 0; i < GP_ARRAY_LEN(kv_sized); i++)
+		exec_dfree(d, *kv_sized[i], nk * eb);
+	for (size_t i = 0; i < GP_ARRAY_LEN(q_sized); i++)
+		exec_dfree(d, *q_sized[i], nq * eb);
+	if (rc != RC_OK)
+		return rc;
+	r->batch = s->batch;
+	r->seq = s->seq;
+	r->heads = s->heads;
+	r->kv_heads = s->kv_heads;
+	r->head_dim = s->head_dim;
+	r->flops = (1.0 + SIM_ATTN_BWD) * sim_attn_flops((double)s->batch * s->heads, s->seq,
+							 s->seq, s->head_dim);
+	r->flops_per_s = r->flops / r->time_s;
+	return RC_OK;
+}
+
 static enum rc measure_copies(struct exec_device *d, const struct plan *p,
 			      struct exec_calibration *c)
 {
@@ -630,6 +708,8 @@ void exec_calibration_fit(struct exec_calibration *c)
 			c->elt_bytes_per_s[strcmp(c->elt[i].mlp, "swiglu") == 0] =
 				c->elt[i].bytes / rest / SIM_HBM_EFF;
 	}
+	if (c->attn.batch > 0 && c->attn.time_s > 0)
+		c->attn_flops_per_s = c->attn.flops / c->attn.time_s;
 	{
 		const struct exec_calib_coll *small = NULL, *best = NULL;
 
@@ -669,13 +749,15 @@ enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibrat
 	plan_for(o, strcmp(j.dev.be->name, "cpu") != 0, &p);
 	p.o = o;
 	p.report = j.rank == 0;
-	p.total = p.n_copy + 8 * p.n_hidden + 2 + (j.world > 1 ? coll_points(&p) : 0);
+	p.total = p.n_copy + 8 * p.n_hidden + 3 + (j.world > 1 ? coll_points(&p) : 0);
 	if (j.rank == 0) {
 		rc = measure_copies(&j.dev, &p, c);
 		if (rc == RC_OK)
 			rc = measure_gemms(&j.dev, &p, c);
 		if (rc == RC_OK)
 			rc = measure_elementwise(&j.dev, &p, c);
+		if (rc == RC_OK)
+			rc = measure_attention(&j.dev, &p, c);
 	}
 	rc = exec_job_agree(&j, rc, "calibrate", "");
 	if (rc == RC_OK && j.world > 1) {
@@ -705,6 +787,21 @@ enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibrat
 	return rc;
 }
 
+double exec_calibration_catalog_attn(const struct exec_calibration *c,
+				     const struct price_gpu *g)
+{
+	const struct exec_calib_attn *a = &c->attn;
+	double hbm = g->hbm_bytes_per_s > 0 ? g->hbm_bytes_per_s
+					    : g->bf16_flops_per_s / SIM_DEFAULT_FLOPS_PER_BYTE;
+
+	if (a->batch <= 0 || g->bf16_flops_per_s <= 0 || hbm <= 0)
+		return 0;
+	/* bf16 elements, as the catalog's figures are */
+	return sim_attn_flops((double)a->batch * a->heads, a->seq, a->seq, a->head_dim) /
+	       sim_flash_attn_s(a->batch, a->heads, a->kv_heads, a->seq, a->seq, a->head_dim, 2,
+				g->gemm_dim_half, g->bf16_flops_per_s, hbm);
+}
+
 void exec_calibration_apply_gpu(const struct exec_calibration *c, struct price_gpu *g)
 {
 	if (c->bf16_flops_per_s > 0) {
@@ -721,6 +818,8 @@ void exec_calibration_apply_gpu(const struct exec_calibration *c, struct price_g
 	for (int i = 0; i < 2; i++)
 		if (c->elt_bytes_per_s[i] > 0)
 			g->elt_bytes_per_s[i] = c->elt_bytes_per_s[i];
+	if (c->attn_flops_per_s > 0)
+		g->attn_flops_per_s = c->attn_flops_per_s;
 	if (c->intra_bytes_per_s > 0)
 		g->intra_bytes_per_s = c->intra_bytes_per_s;
 	if (c->gemm_dim_half > 0)

@@ -5,7 +5,7 @@
  * calibration that includes <cjson/cJSON.h>.
  *
  * A file holds what was measured (GEMMs, copies, element-wise kernels,
- * collectives, each with its size and time) and the figures the simulator
+ * the attention core, collectives, each with its size and time) and the figures the simulator
  * reads instead of the catalog's (exec_calibration_apply); the
  * measurements are there to be looked at and re-fitted, the figures are
  * what is used.
@@ -48,6 +48,7 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 	add_num(s, "gemm_dim_half", c->gemm_dim_half);
 	add_num(s, "elt_gelu_bytes_per_s", c->elt_bytes_per_s[0]);
 	add_num(s, "elt_swiglu_bytes_per_s", c->elt_bytes_per_s[1]);
+	add_num(s, "attn_flops_per_s", c->attn_flops_per_s);
 	a = cJSON_AddArrayToObject(root, "gemm");
 	for (int i = 0; i < c->n_gemm; i++) {
 		cJSON *g = cJSON_CreateObject();
@@ -82,6 +83,18 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 		add_num(g, "time_s", c->elt[i].time_s);
 		add_num(g, "bytes_per_s", c->elt[i].bytes_per_s);
 		cJSON_AddItemToArray(a, g);
+	}
+	if (c->attn.batch > 0) {
+		cJSON *g = cJSON_AddObjectToObject(root, "attention");
+
+		add_num(g, "batch", c->attn.batch);
+		add_num(g, "seq", c->attn.seq);
+		add_num(g, "heads", c->attn.heads);
+		add_num(g, "kv_heads", c->attn.kv_heads);
+		add_num(g, "head_dim", c->attn.head_dim);
+		add_num(g, "flops", c->attn.flops);
+		add_num(g, "time_s", c->attn.time_s);
+		add_num(g, "flops_per_s", c->attn.flops_per_s);
 	}
 	a = cJSON_AddArrayToObject(root, "collectives");
 	for (int i = 0; i < c->n_coll; i++) {
@@ -281,6 +294,8 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 			get_double(r, s, ".sim", "elt_gelu_bytes_per_s", &c->elt_bytes_per_s[0]);
 		if (cJSON_GetObjectItemCaseSensitive(s, "elt_swiglu_bytes_per_s"))
 			get_double(r, s, ".sim", "elt_swiglu_bytes_per_s", &c->elt_bytes_per_s[1]);
+		if (cJSON_GetObjectItemCaseSensitive(s, "attn_flops_per_s"))
+			get_double(r, s, ".sim", "attn_flops_per_s", &c->attn_flops_per_s);
 	}
 	a = points(r, root, "gemm", &n);
 	for (int i = 0; a && i < n && !r->bad; i++) {
@@ -349,6 +364,24 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 		get_double(r, p, where, "time_s", &g->time_s);
 		get_double(r, p, where, "bytes_per_s", &g->bytes_per_s);
 		c->n_elt = i + 1;
+	}
+	/* files written before attention was timed have none */
+	s = cJSON_GetObjectItemCaseSensitive(root, "attention");
+	if (s && !r->bad && !cJSON_IsObject(s)) {
+		gp_error("%s: .attention: expected an object", r->file);
+		r->bad = 1;
+	}
+	if (s && !r->bad) {
+		struct exec_calib_attn *g = &c->attn;
+
+		get_int(r, s, ".attention", "batch", 1, 1 << 20, &g->batch);
+		get_int(r, s, ".attention", "seq", 1, 1 << 24, &g->seq);
+		get_int(r, s, ".attention", "heads", 1, 1 << 16, &g->heads);
+		get_int(r, s, ".attention", "kv_heads", 1, 1 << 16, &g->kv_heads);
+		get_int(r, s, ".attention", "head_dim", 1, 1 << 16, &g->head_dim);
+		get_double(r, s, ".attention", "flops", &g->flops);
+		get_double(r, s, ".attention", "time_s", &g->time_s);
+		get_double(r, s, ".attention", "flops_per_s", &g->flops_per_s);
 	}
 	a = points(r, root, "collectives", &n);
 	for (int i = 0; a && i < n && !r->bad; i++) {

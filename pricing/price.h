@@ -40,6 +40,11 @@ struct price_gpu {
 	 * which times them, 0: hbm_bytes_per_s, what a GPU's bandwidth-bound
 	 * kernels see. */
 	double elt_bytes_per_s[2];
+	/* The rate at which the attention core (scores, softmax, values;
+	 * forward and backward) does the FLOPs the simulator counts for it
+	 * (sim_attn_flops); set by a calibration of this device, which times
+	 * the executor's attention, 0: the flash-attention model of sim.c. */
+	double attn_flops_per_s;
 	char aliases[PRICE_NAME_MAX * 4];/* ';'-separated other names ("H100;H100-SXM") */
 };
 

@@ -226,7 +226,8 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	if (!rate_ok(c->intra_bytes_per_s) || !rate_ok(c->inter_bytes_per_s) ||
 	    !rate_ok(c->gpu.hbm_bytes_per_s) || !rate_ok(c->gpu.intra_bytes_per_s) ||
 	    !rate_ok(c->gpu.bf16_flops_per_s) || !rate_ok(c->gpu.fp8_flops_per_s) ||
-	    !rate_ok(c->gpu.elt_bytes_per_s[0]) || !rate_ok(c->gpu.elt_bytes_per_s[1]))
+	    !rate_ok(c->gpu.elt_bytes_per_s[0]) || !rate_ok(c->gpu.elt_bytes_per_s[1]) ||
+	    !rate_ok(c->gpu.attn_flops_per_s))
 		WHY("cluster: expected bandwidths and FLOP/s of 0 (default) or from 1 per second, "
 		    "finite");
 	if (c->latency_s > 1)
@@ -327,6 +328,27 @@ double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_byt
 	return (SIM_ELT_BYTES * stream + (swiglu ? 6.0 : 4.0) * mlp) * act_bytes / 2.0;
 }
 
+double sim_attn_flops(double bh, double sl, double s, double dh)
+{
+	double causal = 0.5 * (1.0 + 128.0 / s);
+
+	return 4.0 * bh * sl * s * dh * (causal > 1 ? 1 : causal);
+}
+
+/* FlashAttention (Dao 2023): scores never reach HBM, so it moves Q, K, V
+ * and the output once, and runs at the GEMM curve's rate unless HBM
+ * holds it back below SIM_ATTN_FLOPS_PER_BYTE. */
+double sim_flash_attn_s(double b, double heads, double kv_heads, double sl, double s, double dh,
+			double act_bytes, double dim_half, double peak, double hbm)
+{
+	double flops = sim_attn_flops(b * heads, sl, s, dh);
+	double bytes = act_bytes * b * (2.0 * sl * heads * dh + 2.0 * s * kv_heads * dh);
+
+	if (bytes < flops / SIM_ATTN_FLOPS_PER_BYTE)
+		bytes = flops / SIM_ATTN_FLOPS_PER_BYTE;
+	return sim_kernel_time_s(flops, bytes, dh, dim_half, peak, hbm);
+}
+
 /* Per micro-batch times of one layer on one GPU. */
 struct layer_time {
 	double fwd_s, bwd_s, recompute_s;   /* compute */
@@ -377,24 +399,17 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		gemm += sim_gemm_time_s(1, tok, f_l, h, elem, dh50, lpeak, hbm);
 	gemm += sim_gemm_time_s(1, tok, h, f_l, elem, dh50, lpeak, hbm);
 
-	if (p->flash) {
-		/* FlashAttention (Dao 2023): scores never reach HBM; causal
-		 * masking skips the blocks above the diagonal (128-wide blocks,
-		 * so a fraction (1 + 128/s)/2 of the s x s products remains).
-		 * Backward does 5 products to forward's 2 (it recomputes the
-		 * scores), hence 2.5x. */
-		double causal = 0.5 * (1.0 + 128.0 / sh->s);
-		double flops, bytes;
-
-		if (causal > 1)
-			causal = 1;
-		flops = 4.0 * bh * sh->sl * sh->s * dh * causal;
-		bytes = ab * sh->b * (2.0 * sh->sl * sh->a_l * dh
-				      + 2.0 * sh->s * sh->kv_l * dh);
-		if (bytes < flops / SIM_ATTN_FLOPS_PER_BYTE)
-			bytes = flops / SIM_ATTN_FLOPS_PER_BYTE;
-		attn_f = sim_kernel_time_s(flops, bytes, dh, dh50, peak, hbm);
-		attn_b = 2.5 * attn_f;
+	if (c->gpu.attn_flops_per_s > 0) {
+		/* a calibrated device: its own attention's measured rate, for
+		 * the flash FLOP count, flash or not (the executor recomputes
+		 * the probabilities either way) */
+		attn_f = sim_attn_flops(bh, sh->sl, sh->s, dh) / c->gpu.attn_flops_per_s;
+		attn_b = SIM_ATTN_BWD * attn_f;
+		attn_re = p->flash ? 0 : attn_f;
+	} else if (p->flash) {
+		attn_f = sim_flash_attn_s(sh->b, sh->a_l, sh->kv_l, sh->sl, sh->s, dh, ab, dh50,
+					  peak, hbm);
+		attn_b = SIM_ATTN_BWD * attn_f;
 		attn_re = 0;
 	} else {
 		/* Megatron-LM's unfused path: the s x s scores are written,

@@ -41,6 +41,9 @@
  * and 65% of peak, the ratio of the HBM bandwidths (1.6), not of the
  * peaks (3.2). */
 #define SIM_ATTN_FLOPS_PER_BYTE 128.0
+/* Flash attention's backward against its forward: 5 products to 2 (it
+ * recomputes the scores; Dao 2023, sec. 3.1). */
+#define SIM_ATTN_BWD 2.5
 /* FLOP per byte of HBM assumed when the catalog lacks the bandwidth (the
  * H100 SXM's 989 TFLOP/s over 3.35 TB/s). */
 #define SIM_DEFAULT_FLOPS_PER_BYTE 295.0
@@ -206,6 +209,19 @@ void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
  * activation (GELU, or SwiGLU when swiglu) over mlp elements of the MLP's
  * width, in elements of act_bytes. */
 double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_bytes);
+
+/* FLOPs of causal flash attention's forward over bh (sequence, head)
+ * pairs of sl queries against s keys of dh each: scores and values, 4 bh
+ * sl s dh, less the blocks above the diagonal (128-wide blocks keep a
+ * fraction (1 + 128/s)/2 of them).  Backward does 2.5 times as many
+ * (SIM_ATTN_BWD). */
+double sim_attn_flops(double bh, double sl, double s, double dh);
+
+/* Flash attention's forward time over b sequences of sl queries against s
+ * keys, heads query heads sharing kv_heads of dh, act_bytes an element,
+ * on a device of GEMM knee dim_half, peak FLOP/s and hbm bytes/s. */
+double sim_flash_attn_s(double b, double heads, double kv_heads, double sl, double s, double dh,
+			double act_bytes, double dim_half, double peak, double hbm);
 
 /* ---- memory (sim_memory.c) -------------------------------------------- */
 

@@ -1010,6 +1010,8 @@ static void sample_calibration(struct exec_calibration *c)
 	c->coll[0].ranks = 8;
 	c->coll[0].bytes = 1 << 28;
 	c->coll[0].time_s = 1.2e-3;
+	c->attn = (struct exec_calib_attn){ 4, 2048, 16, 8, 128, 3.17e11, 1.5e-3, 3.17e11 / 1.5e-3 };
+	c->attn_flops_per_s = c->attn.flops_per_s;
 }
 
 static void test_exec_calibration_json_round_trip(void **state)
@@ -1036,11 +1038,14 @@ static void test_exec_calibration_json_round_trip(void **state)
 	assert_true(b.gemm[0].flops_per_s == a.gemm[0].flops_per_s);
 	assert_int_equal(b.n_coll, 1);
 	assert_string_equal(b.coll[0].op, "all_reduce");
+	assert_true(b.attn_flops_per_s == a.attn_flops_per_s);
+	assert_true(memcmp(&b.attn, &a.attn, sizeof(a.attn)) == 0);
 }
 
-/* A file written before the knee and the element-wise rates were fitted
- * (no .sim.gemm_dim_half, elt_gelu_bytes_per_s, elt_swiglu_bytes_per_s)
- * still loads, with the simulator's defaults (0). */
+/* A file written before the knee, the element-wise and attention rates
+ * were fitted (no .sim.gemm_dim_half, elt_gelu_bytes_per_s,
+ * elt_swiglu_bytes_per_s, attn_flops_per_s, no .attention) still loads,
+ * with the simulator's defaults (0). */
 static void test_exec_calibration_json_without_knee(void **state)
 {
 	struct exec_calibration a, b;
@@ -1055,16 +1060,28 @@ static void test_exec_calibration_json_without_knee(void **state)
 	 * first to the end of the last's line */
 	for (comma = key; *comma != ','; comma--)
 		;
-	eol = strchr(strstr(text, "\"elt_swiglu_bytes_per_s\""), '\n');
+	eol = strchr(strstr(text, "\"attn_flops_per_s\""), '\n');
+	memmove(comma, eol, strlen(eol) + 1);
+	/* and .attention, an object of its own lines: from the comma before
+	 * it to its closing brace */
+	key = strstr(text, "\"attention\"");
+	assert_non_null(key);
+	for (comma = key; *comma != ','; comma--)
+		;
+	eol = strchr(key, '}') + 1;
 	memmove(comma, eol, strlen(eol) + 1);
 	assert_null(strstr(text, "gemm_dim_half"));
 	assert_null(strstr(text, "elt_"));
+	assert_null(strstr(text, "attn"));
+	assert_null(strstr(text, "attention"));
 	memset(&b, 0x5a, sizeof(b));
 	assert_int_equal(exec_calibration_parse("old.json", text, strlen(text), &b), RC_OK);
 	free(text);
 	assert_true(b.gemm_dim_half == 0);
 	assert_true(b.elt_bytes_per_s[0] == 0 && b.elt_bytes_per_s[1] == 0);
+	assert_true(b.attn_flops_per_s == 0 && b.attn.batch == 0);
 	assert_true(b.bf16_flops_per_s == a.bf16_flops_per_s);
+	assert_int_equal(b.n_coll, 1);
 }
 
 /* One bad field each: RC_INPUT, and the output left as it was. */
@@ -1087,6 +1104,16 @@ static void test_exec_calibration_parse_rejects_bad_fields(void **state)
 		"\"ranks\": 1, \"date\": \"d\", \"sim\": {\"bf16_flops_per_s\": 1, "
 		"\"hbm_bytes_per_s\": 1, \"intra_bytes_per_s\": 0, \"latency_s\": 0}, "
 		"\"gemm\": [{\"m\": \"big\"}], \"copy\": [], \"collectives\": []}",
+		"{\"schema\": \"gpuplan.calibration/1\", \"gpu\": \"H100\", \"device\": \"x\", "
+		"\"device_memory_bytes\": 1, \"backend\": \"cuda\", \"precision\": \"bf16\", "
+		"\"ranks\": 1, \"date\": \"d\", \"sim\": {\"bf16_flops_per_s\": 1, "
+		"\"hbm_bytes_per_s\": 1, \"intra_bytes_per_s\": 0, \"latency_s\": 0}, "
+		"\"gemm\": [], \"copy\": [], \"attention\": 5, \"collectives\": []}",
+		"{\"schema\": \"gpuplan.calibration/1\", \"gpu\": \"H100\", \"device\": \"x\", "
+		"\"device_memory_bytes\": 1, \"backend\": \"cuda\", \"precision\": \"bf16\", "
+		"\"ranks\": 1, \"date\": \"d\", \"sim\": {\"bf16_flops_per_s\": 1, "
+		"\"hbm_bytes_per_s\": 1, \"intra_bytes_per_s\": 0, \"latency_s\": 0}, "
+		"\"gemm\": [], \"copy\": [], \"attention\": {\"batch\": 0}, \"collectives\": []}",
 		"{\"schema\": \"gpuplan.calibration/1\",",
 	};
 	struct exec_calibration c;
@@ -1276,6 +1303,18 @@ static void test_exec_calibrate_cpu_fit_reproduces_gemms(void **state)
 	for (int i = 0; i < 2; i++)
 		assert_near(c->elt[i].bytes / (c->elt_bytes_per_s[i] * SIM_HBM_EFF)
 			    + 2.5 * SIM_ELT_KERNELS * SIM_KERNEL_S, c->elt[i].time_s, 1e-9);
+	/* quick: one sequence of 64 tokens, 4 heads of 16 sharing 2 KV heads;
+	 * at s = 64 the 128-wide blocks leave all of the s x s products:
+	 * 4 x 4 x 64 x 64 x 16 = 1,048,576 FLOP forward, 3.5 times that with
+	 * backward; the simulator's rate gives back the measured time */
+	assert_int_equal(c->attn.batch, 1);
+	assert_int_equal(c->attn.seq, 64);
+	assert_int_equal(c->attn.heads, 4);
+	assert_int_equal(c->attn.kv_heads, 2);
+	assert_int_equal(c->attn.head_dim, 16);
+	assert_near(c->attn.flops, 3.5 * 1048576, 1e-12);
+	assert_true(c->attn.time_s > 0);
+	assert_near(c->attn.flops / c->attn_flops_per_s, c->attn.time_s, 1e-12);
 	assert_true(c->bf16_flops_per_s > 0 && c->hbm_bytes_per_s > 0);
 	assert_true(c->intra_bytes_per_s == 0 && c->latency_s == 0);
 	free(c);

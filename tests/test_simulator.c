@@ -477,6 +477,22 @@ static void test_sim_attention_kernels(void **state)
 	assert_near(pt.layer_attn_bwd_s - 2 * pt.layer_attn_fwd_s,
 		    (SIM_SOFTMAX_BWD_BYTES - 2 * SIM_SOFTMAX_FWD_BYTES) * scores / hbm
 		    - 2 * SIM_KERNEL_S, 1e-9);
+	/* A calibrated device (price_gpu.attn_flops_per_s, from `gpuplan
+	 * calibrate`) runs the flash FLOP count at its measured rate, flash
+	 * or not: 4 sequences x 16 heads, 4 x 64 x 1024^2 x 128 x (1 +
+	 * 128/1024)/2 = 1.933e10 FLOP at 200 TFLOP/s = 96.6 us forward,
+	 * 2.5 x that backward; with flash its recomputation is in backward,
+	 * without it selective recomputation repeats the forward. */
+	c.gpu.attn_flops_per_s = 200e12;
+	flops = 4.0 * 64 * 1024.0 * 1024 * 128 * 0.5 * (1 + 128.0 / 1024);
+	assert_near(flops, 1.933e10, 0.001);
+	for (p.flash = 0; p.flash < 2; p.flash++) {
+		p.recompute = SIM_RECOMPUTE_SELECTIVE;
+		sim_parts(&m, &p, &c, &pt);
+		assert_near(pt.layer_attn_fwd_s, flops / 200e12, 1e-12);
+		assert_near(pt.layer_attn_bwd_s, 2.5 * flops / 200e12, 1e-12);
+		assert_near(pt.layer_recompute_s, p.flash ? 0 : flops / 200e12, 1e-12);
+	}
 }
 
 static void test_sim_loss_bytes(void **state)

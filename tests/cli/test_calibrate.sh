@@ -73,15 +73,16 @@ expect_rc "GPUPLAN_CALIBRATION: exit 0" 0
 expect_err "GPUPLAN_CALIBRATION: names the file" "^calibration: $CAL"
 
 # half the GEMM rate: an H100 calibration whose effective peak is half
-# the catalog's 989.4 TFLOP/s (HBM kept, element-wise rates left to it)
-# roughly doubles the compute of a GEMM-bound step; HBM traffic and
-# attention keep it under 2x
+# the catalog's 989.4 TFLOP/s (HBM kept, element-wise and attention rates
+# left to it) roughly doubles the compute of a GEMM-bound step; HBM
+# traffic and attention keep it under 2x
 sed -e 's/"gpu":[[:space:]]*"cpu"/"gpu": "H100-SXM5-80GB"/' \
     -e 's/"bf16_flops_per_s":[[:space:]]*[-0-9.eE+]*/"bf16_flops_per_s": 494700000000000/' \
     -e 's/"hbm_bytes_per_s":[[:space:]]*[-0-9.eE+]*/"hbm_bytes_per_s": 3350000000000/' \
     -e 's/"intra_bytes_per_s":[[:space:]]*[-0-9.eE+]*/"intra_bytes_per_s": 0/' \
     -e 's/"latency_s":[[:space:]]*[-0-9.eE+]*/"latency_s": 0/' \
     -e 's/"elt_\([a-z]*\)_bytes_per_s":[[:space:]]*[-0-9.eE+]*/"elt_\1_bytes_per_s": 0/' \
+    -e 's/"attn_flops_per_s":[[:space:]]*[-0-9.eE+]*/"attn_flops_per_s": 0/' \
     "$CAL" > "$TMP/h100-half.json"
 gp $SIM_H100 --json
 full=$(json_num compute "$OUT")
