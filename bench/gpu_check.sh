@@ -24,7 +24,10 @@
 #      attention through scaled_dot_product_attention) and prints the
 #      ratio of the two step times.
 #
-# Everything it prints also goes to bench/results/gpu_check-DATE-GPU.txt.
+# Everything it prints also goes to bench/results/gpu_check-DATE-GPU.txt
+# ($GPU_CHECK_RESULTS names another folder), with the calibration, and
+# the mid-size run's JSON and measured timeline beside it.  Each command
+# may take $GPU_CHECK_STEP_LIMIT seconds (300).
 # Without a GPU it says why and exits 0.  Exit 1 when a check fails.
 #
 #   bench/gpu_check.sh [BUILD_DIR]      (default build-gpu)
@@ -34,7 +37,8 @@ cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build-gpu}
 BF16_TOL=0.01
 FP32_TOL=0.001
-STEP_LIMIT=600          # seconds any one command may take
+STEP_LIMIT=${GPU_CHECK_STEP_LIMIT:-300}   # seconds any one command may take
+RESULTS=${GPU_CHECK_RESULTS:-bench/results}
 failed=0
 
 if ! command -v nvidia-smi >/dev/null 2>&1; then
@@ -49,8 +53,9 @@ fi
 ngpu=$(timeout 30 nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 gpu_name=${gpu_line%%,*}
 gpu_tag=$(printf '%s' "$gpu_name" | tr -c 'A-Za-z0-9.-' '_' | sed 's/_*$//')
-mkdir -p bench/results
-RESULT="bench/results/gpu_check-$(date -u +%Y-%m-%d)-$gpu_tag.txt"
+mkdir -p "$RESULTS"
+STEM="$RESULTS/gpu_check-$(date -u +%Y-%m-%d)-$gpu_tag"
+RESULT="$STEM.txt"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 exec > >(tee "$RESULT") 2>&1
@@ -198,7 +203,7 @@ if [ "$ngpu" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then
 fi
 if timeout $STEP_LIMIT "$GP" calibrate --backend cuda --np "$np" -o "$CAL" >"$WORK/cal.out" 2>&1; then
 	cat "$WORK/cal.out"
-	cp "$CAL" "bench/results/calibration-$(date -u +%Y-%m-%d)-$gpu_tag.json"
+	cp "$CAL" "$STEM-calibration.json"
 else
 	tail -20 "$WORK/cal.out"
 	bad "calibrate failed"
@@ -221,8 +226,10 @@ else
 fi
 # the execute below predicts on the same calibration (named explicitly)
 if timeout $STEP_LIMIT "$GP" execute $target $MID --backend cuda --steps 10 ${calflag[@]+"${calflag[@]}"} \
-	--json "$WORK/mid.json" >"$WORK/mid.out" 2>&1; then
+	--json "$WORK/mid.json" --trace "$WORK/mid-trace.json" >"$WORK/mid.out" 2>&1; then
 	cat "$WORK/mid.out"
+	cp "$WORK/mid.json" "$STEM-mid-run.json"
+	cp "$WORK/mid-trace.json" "$STEM-mid-trace.json"
 else
 	tail -20 "$WORK/mid.out"
 	bad "mid-size run failed"
