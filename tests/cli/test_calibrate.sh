@@ -18,6 +18,8 @@ gp calibrate --backend cpu --quick -o "$CAL"
 expect_rc "calibrate --backend cpu --quick: exit 0" 0
 expect_out "calibrate: table of GEMMs" '^[0-9]+ x [0-9]+ x [0-9]+ +[0-9.]+ (us|ms)'
 expect_out "calibrate: simulator figures" '^bf16 peak, TFLOP/s'
+expect_out "calibrate: the attention core timed" '^1 x 64, 4/2 x 16 +[0-9.]+ (us|ms)'
+expect_out "calibrate: the attention rate fitted" '^attention, TFLOP/s +[0-9.e+-]+ +[0-9.e+-]+$'
 expect_err "calibrate: says where it wrote" "wrote $CAL"
 grep -q '"schema":[[:space:]]*"gpuplan.calibration/1"' "$CAL" && grep -q '"gpu":[[:space:]]*"cpu"' "$CAL" \
 	&& pass "calibration file: schema and gpu" || fail "calibration file: schema and gpu" "$(head -c 300 "$CAL")"
@@ -71,6 +73,20 @@ expect_err "simulate --calibration: names the file" "^calibration: $CAL \\(cpu, 
 GPUPLAN_CALIBRATION="$CAL" gp $SIM_CPU --json
 expect_rc "GPUPLAN_CALIBRATION: exit 0" 0
 expect_err "GPUPLAN_CALIBRATION: names the file" "^calibration: $CAL"
+calibrated=$(json_num step_time_s "$OUT")
+
+# the attention rate reaches the prediction: at a tenth of the measured
+# rate the step takes longer
+attn=$(json_num attn_flops_per_s "$CAL")
+slow=$(awk -v a="$attn" 'BEGIN { printf "%.17g", a / 10 }')
+sed "s/\"attn_flops_per_s\":[[:space:]]*[-0-9.eE+]*/\"attn_flops_per_s\": $slow/" "$CAL" \
+	> "$TMP/slow-attention.json"
+gp $SIM_CPU --json --calibration "$TMP/slow-attention.json"
+expect_rc "simulate with a tenth of the attention rate: exit 0" 0
+slower=$(json_num step_time_s "$OUT")
+awk -v a="$calibrated" -v b="$slower" -v r="$attn" 'BEGIN { exit !(r > 0 && b > a) }' \
+	&& pass "a tenth of the attention rate ($attn FLOP/s): step $calibrated s -> $slower s" \
+	|| fail "a tenth of the attention rate lengthens the step" "rate '$attn', '$calibrated' -> '$slower'"
 
 # half the GEMM rate: an H100 calibration whose effective peak is half
 # the catalog's 989.4 TFLOP/s (HBM kept, element-wise and attention rates
