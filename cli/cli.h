@@ -55,6 +55,14 @@ struct price_gpu;
 const struct price_gpu *cli_gpu_find(const struct price_catalog *cat, const char *flag,
 				     const char *name);
 
+/* Finds a model preset of t, read from path, by name (cli/cli_util.c).
+ * Returns it, or NULL after "error: FLAG: expected a preset of PATH,
+ * found '...'" and a hint: the nearest preset's name when one is near,
+ * else `otherwise`. */
+const struct sim_model *cli_model_find(const struct sim_model_table *t, const char *flag,
+				       const char *path, const char *name,
+				       const char *otherwise);
+
 /* Reports an unknown option or missing argument the getopt way, as one
  * line, and returns RC_USAGE. */
 enum rc cli_bad_option(const char *cmd, int optopt_, const char *arg);

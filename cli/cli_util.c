@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "progress.h"
+#include "sim.h"
 
 #ifndef GPUPLAN_SHARE_DIR
 #define GPUPLAN_SHARE_DIR "/usr/local/share/gpuplan"
@@ -169,4 +170,21 @@ void cli_set_command_line(int argc, char **argv)
 const char *cli_command_line(void)
 {
 	return command_line;
+}
+
+const struct sim_model *cli_model_find(const struct sim_model_table *t, const char *flag,
+				       const char *path, const char *name,
+				       const char *otherwise)
+{
+	const struct sim_model *m = sim_model_find(t, name);
+	char near[128];
+
+	if (m)
+		return m;
+	gp_error("%s: expected a preset of %s, found '%s'", flag, path, name);
+	if (sim_model_suggest(t, name, near, sizeof(near)) == 0)
+		gp_hint("did you mean '%s'? ('gpuplan models' lists every preset)", near);
+	else
+		gp_hint("%s", otherwise);
+	return NULL;
 }

@@ -128,10 +128,9 @@ enum rc cmd_models(int argc, char **argv)
 	if (rc != RC_OK)
 		return rc;
 	if (name) {
-		m = sim_model_find(&t, name);
+		m = cli_model_find(&t, "models show", path, name,
+				   "'gpuplan models list' shows every name");
 		if (!m) {
-			gp_error("models show: expected a model from %s, found '%s'", path, name);
-			gp_hint("'gpuplan models list' shows every name");
 			sim_model_table_release(&t);
 			return RC_USAGE;
 		}

@@ -188,11 +188,10 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 		if (rc != RC_OK)
 			goto fail;
 	} else {
-		const struct sim_model *m = sim_model_find(&d->models, pc->model);
+		const struct sim_model *m = cli_model_find(&d->models, "--model", path, pc->model,
+							   "run 'gpuplan models' for the list");
 
 		if (!m) {
-			gp_error("--model: expected a preset of %s, found '%s'", path, pc->model);
-			gp_hint("run 'gpuplan models' for the list");
 			rc = RC_USAGE;
 			goto fail;
 		}

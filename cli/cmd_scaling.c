@@ -456,10 +456,8 @@ enum rc cmd_scaling(int argc, char **argv)
 	rc = sim_model_table_load(&models, path);
 	if (rc != RC_OK)
 		return rc;
-	m = sim_model_find(&models, f.model);
+	m = cli_model_find(&models, "--model", path, f.model, "run 'gpuplan models' for the list");
 	if (!m) {
-		gp_error("--model: expected a preset of %s, found '%s'", path, f.model);
-		gp_hint("run 'gpuplan models' for the list");
 		sim_model_table_release(&models);
 		return RC_USAGE;
 	}

@@ -291,10 +291,10 @@ static enum rc build_model(const struct flags *f, int from_plan, struct sim_plan
 		rc = sim_model_table_load(&t, path);
 		if (rc != RC_OK)
 			return rc;
-		found = sim_model_find(&t, f->model);
+		found = cli_model_find(&t, "--model", path, f->model,
+				       "run 'gpuplan models' for the list, or give "
+				       "--layers/--hidden/--heads");
 		if (!found) {
-			gp_error("--model: expected a preset from %s, found '%s'", path, f->model);
-			gp_hint("run 'gpuplan models' for the list, or give --layers/--hidden/--heads");
 			sim_model_table_release(&t);
 			return RC_USAGE;
 		}

@@ -167,6 +167,45 @@ int gp_strlcpy(char *dst, const char *src, size_t size)
 	return 0;
 }
 
+#define GP_EDIT_MAX 64
+
+size_t gp_edit_distance(const char *a, size_t la, const char *b, size_t lb,
+			char (*fold)(char c))
+{
+	size_t row[GP_EDIT_MAX + 1];
+
+	if (la > GP_EDIT_MAX)
+		la = GP_EDIT_MAX;
+	if (lb > GP_EDIT_MAX)
+		lb = GP_EDIT_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			char x = fold ? fold(a[i - 1]) : a[i - 1], y = fold ? fold(b[j - 1]) : b[j - 1];
+			size_t up = row[j], best = diag + (x != y);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+size_t gp_suggest_limit(const char *name)
+{
+	size_t limit = strlen(name) / 3;
+
+	return limit < 2 ? 2 : limit;
+}
+
 int gp_streq_nocase(const char *a, const char *b)
 {
 	if (!a || !b)

@@ -69,6 +69,13 @@ char *gp_xstrndup(const char *s, size_t n, const char *file, int line);
 int gp_strlcpy(char *dst, const char *src, size_t size);
 /* ASCII case-insensitive equality; NULL never equals anything. */
 int gp_streq_nocase(const char *a, const char *b);
+/* Levenshtein distance between a[0..la) and b[0..lb), each character
+ * read through fold (NULL: as it is); lengths beyond 64 are cut there. */
+size_t gp_edit_distance(const char *a, size_t la, const char *b, size_t lb,
+			char (*fold)(char c));
+/* The largest distance at which a name is taken for a misspelling of
+ * another and suggested: a third of its length, at least 2. */
+size_t gp_suggest_limit(const char *name);
 
 /* ---- files (common/fileio.c) ----------------------------------------- */
 

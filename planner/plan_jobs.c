@@ -32,8 +32,14 @@ static enum rc parse_row(const struct price_csv *csv, const struct price_csv_row
 
 	v = price_csv_get(row, col[0]);
 	m = sim_model_find(models, v);
-	if (!m)
-		return bad_cell(csv, row, col[0], "a model preset (see 'gpuplan models')");
+	if (!m) {
+		char near[128];
+		enum rc rc = bad_cell(csv, row, col[0], "a model preset (see 'gpuplan models')");
+
+		if (sim_model_suggest(models, v, near, sizeof(near)) == 0)
+			gp_hint("did you mean '%s'?", near);
+		return rc;
+	}
 	if (unit_parse_count(price_csv_get(row, col[1]), &d) != RC_OK)
 		return bad_cell(csv, row, col[1], "a token count like 1T or 300B");
 	plan_job_init(j, m, d);

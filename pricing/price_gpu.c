@@ -120,36 +120,6 @@ const struct price_gpu *price_gpu_find(const struct price_catalog *cat, const ch
 	return price_gpu_lookup(cat->gpus, cat->n_gpus, name, NULL);
 }
 
-/* Levenshtein distance on folded characters, strings up to 63 bytes. */
-static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-	size_t row[PRICE_NAME_MAX + 1];
-
-	if (la > PRICE_NAME_MAX)
-		la = PRICE_NAME_MAX;
-	if (lb > PRICE_NAME_MAX)
-		lb = PRICE_NAME_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (fold(a[i - 1]) != fold(b[j - 1]));
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 struct suggest_ctx {
 	const char *name;
 	size_t best;
@@ -159,7 +129,7 @@ struct suggest_ctx {
 
 static void suggest_try(struct suggest_ctx *c, const char *s, size_t n)
 {
-	size_t d = edit_distance(c->name, strlen(c->name), s, n);
+	size_t d = gp_edit_distance(c->name, strlen(c->name), s, n, fold);
 
 	if (d < c->best) {
 		c->best = d;
@@ -177,10 +147,8 @@ int price_gpu_suggest(const struct price_gpu *gpus, size_t n, const char *name,
 		      char *buf, size_t size)
 {
 	struct suggest_ctx c = { name, (size_t)-1, buf, size };
-	size_t limit = strlen(name) / 3;
+	size_t limit = gp_suggest_limit(name);
 
-	if (limit < 2)
-		limit = 2;
 	buf[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		suggest_try(&c, gpus[i].name, strlen(gpus[i].name));

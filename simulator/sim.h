@@ -190,6 +190,11 @@ void sim_model_table_release(struct sim_model_table *t);
 /* Finds a preset by name, case-insensitive; NULL when unknown. */
 const struct sim_model *sim_model_find(const struct sim_model_table *t,
 				       const char *name);
+/* The preset whose name is nearest name (case folded, '_' and ' ' read
+ * as '-'), into buf[size]: 0, or -1 (buf empty) when none is near enough
+ * to be a misspelling of it (gp_suggest_limit). */
+int sim_model_suggest(const struct sim_model_table *t, const char *name, char *buf,
+		      size_t size);
 
 /* ---- plan files (gpuplan.plan/1 JSON; simulator/sim_json.c) ------------ */
 

@@ -197,6 +197,35 @@ void sim_model_table_release(struct sim_model_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+static char fold(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return (char)(c - 'A' + 'a');
+	return c == '_' || c == ' ' ? '-' : c;
+}
+
+int sim_model_suggest(const struct sim_model_table *t, const char *name, char *buf,
+		      size_t size)
+{
+	size_t best = (size_t)-1;
+
+	buf[0] = '\0';
+	for (size_t i = 0; t && name && i < t->n; i++) {
+		const char *m = t->models[i].name;
+		size_t d = gp_edit_distance(name, strlen(name), m, strlen(m), fold);
+
+		if (d < best) {
+			best = d;
+			snprintf(buf, size, "%s", m);
+		}
+	}
+	if (!name || best > gp_suggest_limit(name)) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
 const struct sim_model *sim_model_find(const struct sim_model_table *t, const char *name)
 {
 	for (size_t i = 0; t && name && i < t->n; i++)

@@ -190,6 +190,34 @@ static void test_gp_strlcpy_truncates(void **state)
 	assert_false(gp_streq_nocase(NULL, "x"));
 }
 
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Levenshtein's textbook pair: kitten -> sitting is 3 edits (two
+ * substitutions, one insertion); folding makes case free; beyond 64
+ * characters the strings are cut, so they differ by the cut part only. */
+static void test_gp_edit_distance(void **state)
+{
+	char a[100], b[100];
+
+	(void)state;
+	assert_int_equal(gp_edit_distance("kitten", 6, "sitting", 7, NULL), 3);
+	assert_int_equal(gp_edit_distance("", 0, "abc", 3, NULL), 3);
+	assert_int_equal(gp_edit_distance("H100", 4, "h100", 4, NULL), 1);
+	assert_int_equal(gp_edit_distance("H100", 4, "h100", 4, lower), 0);
+	memset(a, 'x', sizeof(a));
+	memset(b, 'x', sizeof(b));
+	b[80] = 'y';
+	assert_int_equal(gp_edit_distance(a, 100, b, 100, NULL), 0);
+	b[10] = 'y';
+	assert_int_equal(gp_edit_distance(a, 100, b, 100, NULL), 1);
+	/* a third of the name, at least 2 */
+	assert_int_equal(gp_suggest_limit("gpt3"), 2);
+	assert_int_equal(gp_suggest_limit("llama3-70b-instruct"), 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_gp_write_file_atomic_replaces),
 		cmocka_unit_test(test_rc_exit_code_documented),
 		cmocka_unit_test(test_gp_strlcpy_truncates),
+		cmocka_unit_test(test_gp_edit_distance),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

@@ -1045,6 +1045,24 @@ static void test_sim_model_table_load_shipped(void **state)
 	sim_model_table_release(&t);
 }
 
+/* A misspelt preset gets the nearest name (case folded, '_' and ' '
+ * read as '-'); a name far from every preset gets none. */
+static void test_sim_model_suggest(void **state)
+{
+	struct sim_model_table t;
+	char near[64];
+
+	(void)state;
+	assert_int_equal(sim_model_table_load(&t, TEST_DATA_DIR "/models.csv"), RC_OK);
+	assert_int_equal(sim_model_suggest(&t, "llama-3-8b", near, sizeof(near)), 0);
+	assert_string_equal(near, "llama3-8b");
+	assert_int_equal(sim_model_suggest(&t, "LLaMA3_70B", near, sizeof(near)), 0);
+	assert_string_equal(near, "llama3-70b");
+	assert_int_equal(sim_model_suggest(&t, "zzz", near, sizeof(near)), -1);
+	assert_string_equal(near, "");
+	sim_model_table_release(&t);
+}
+
 static void test_sim_model_table_load_rejects_bad_rows(void **state)
 {
 	char *dir = tmp_dir();
@@ -1099,6 +1117,7 @@ int main(void)
 		cmocka_unit_test(test_price_catalog_load_legacy_full_copy),
 		cmocka_unit_test(test_price_catalog_load_rejects_bad_user_table),
 		cmocka_unit_test(test_sim_model_table_load_shipped),
+		cmocka_unit_test(test_sim_model_suggest),
 		cmocka_unit_test(test_sim_model_table_load_rejects_bad_rows),
 	};
 	return cmocka_run_group_tests_name("pricing", tests, NULL, NULL);

@@ -111,6 +111,9 @@ done
 gp plan --model no-such-model --tokens 1T
 expect_rc "an unknown model exits 2" 2
 expect_err "an unknown model is named" "--model: expected a preset .* found 'no-such-model'"
+gp plan --model llama-3-8b --tokens 1T
+expect_rc "a misspelt model exits 2" 2
+expect_err "a misspelt model: the nearest preset suggested" "^hint: did you mean 'llama3-8b'\?"
 gp plan --tokens 1T
 expect_rc "a missing --model exits 2" 2
 gp plan --model llama3-70b --tokens 1T --gpu no-such-gpu
@@ -119,6 +122,12 @@ printf 'model,tokens\nllama3-8b,lots\n' >"$TMP/bad.csv"
 gp plan --jobs "$TMP/bad.csv"
 expect_rc "a bad jobs file exits 2" 2
 expect_err "a bad jobs file names file:line:col" "bad.csv:2:2: tokens: expected a token count"
+printf 'model,tokens\nllama3_70B,1T\n' >"$TMP/misspelt.csv"
+gp plan --jobs "$TMP/misspelt.csv"
+expect_rc "a misspelt model in a jobs file exits 2" 2
+expect_err "a misspelt model in a jobs file: file:line:col and the nearest preset" \
+	"misspelt.csv:2:1: model: expected a model preset"
+expect_err "a misspelt model in a jobs file: the nearest preset" "^hint: did you mean 'llama3-70b'\?"
 gp plan --model llama3-70b --tokens 1T --hourly-budget 10 --monthly-budget 100
 expect_rc "hourly and monthly together exit 2" 2
 
