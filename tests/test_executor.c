@@ -974,6 +974,10 @@ static void test_exec_gpu_matches_names_and_memory(void **state)
 	/* a word, not a substring: an H100 is not an H10 */
 	assert_false(exec_gpu_matches("NVIDIA H100 80GB HBM3", 85.5e9, "H10-24GB", 0));
 	assert_false(exec_gpu_matches("NVIDIA H200", 150e9, "H100-SXM5-80GB", 80e9));
+	/* an H200 reports 143,771 MiB (150.8e9 bytes) against the catalog's
+	 * 141 GB; a GH200 is not one */
+	assert_true(exec_gpu_matches("NVIDIA H200", 143771.0 * (1 << 20), "H200-SXM-141GB", 141e9));
+	assert_false(exec_gpu_matches("NVIDIA GH200 480GB", 101e9, "H200-SXM-141GB", 141e9));
 	assert_true(exec_gpu_matches("cpu", 0, "cpu", 0));
 	assert_false(exec_gpu_matches("cpu", 0, "H100-SXM5-80GB", 80e9));
 }
