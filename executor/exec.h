@@ -306,9 +306,11 @@ struct exec_result {
 enum rc exec_run(const struct exec_opts *o, struct exec_result *out);
 void exec_result_release(struct exec_result *r);
 
-/* 1 when started by mpirun (OMPI_COMM_WORLD_SIZE) or srun (PMI_SIZE). */
+/* 1 when started by mpirun (OMPI_COMM_WORLD_SIZE) or srun (PMI_SIZE with
+ * --mpi=pmi2, PMIX_RANK with --mpi=pmix). */
 int exec_under_launcher(void);
-/* The launcher's world rank and size; 0 and 1 when not under one. */
+/* The launcher's world rank and size (under PMIx, Slurm's step size);
+ * 0 and 1 when not under one. */
 int exec_launcher_rank(void);
 int exec_launcher_size(void);
 /* This rank's index among the ranks on its node (OMPI_COMM_WORLD_LOCAL_RANK,

@@ -963,6 +963,67 @@ static void test_exec_sched_channels_in_order(void **state)
 	assert_true(checked > 500);
 }
 
+/* The launchers' environments: Open MPI's mpirun, srun --mpi=pmi2 (PMI),
+ * srun --mpi=pmix (PMIX_RANK and Slurm's step size), and none. */
+static void test_exec_launcher_environments(void **state)
+{
+	static const char *const vars[] = {
+		"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+		"PMI_RANK", "PMI_SIZE", "PMIX_RANK", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS",
+		"SLURM_LOCALID", "MPI_LOCALRANKID", "LOCAL_RANK",
+	};
+	char *saved[GP_ARRAY_LEN(vars)];
+
+	(void)state;
+	for (size_t i = 0; i < GP_ARRAY_LEN(vars); i++) {
+		const char *v = getenv(vars[i]);
+
+		saved[i] = v ? xstrdup(v) : NULL;
+		unsetenv(vars[i]);
+	}
+	assert_false(exec_under_launcher());
+	assert_int_equal(exec_launcher_rank(), 0);
+	assert_int_equal(exec_launcher_size(), 1);
+	assert_int_equal(exec_launcher_local_rank(), 0);
+	/* srun --mpi=pmix: a PMIx rank, Slurm's step size and local id */
+	setenv("PMIX_RANK", "5", 1);
+	setenv("SLURM_STEP_NUM_TASKS", "16", 1);
+	setenv("SLURM_NTASKS", "32", 1);
+	setenv("SLURM_LOCALID", "1", 1);
+	assert_true(exec_under_launcher());
+	assert_int_equal(exec_launcher_rank(), 5);
+	assert_int_equal(exec_launcher_size(), 16);
+	assert_int_equal(exec_launcher_local_rank(), 1);
+	unsetenv("SLURM_STEP_NUM_TASKS");
+	assert_int_equal(exec_launcher_size(), 32);
+	/* srun --mpi=pmi2 */
+	unsetenv("PMIX_RANK");
+	setenv("PMI_RANK", "3", 1);
+	setenv("PMI_SIZE", "8", 1);
+	assert_true(exec_under_launcher());
+	assert_int_equal(exec_launcher_rank(), 3);
+	assert_int_equal(exec_launcher_size(), 8);
+	/* Open MPI's mpirun comes first */
+	setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+	setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+	setenv("OMPI_COMM_WORLD_LOCAL_RANK", "2", 1);
+	assert_int_equal(exec_launcher_rank(), 2);
+	assert_int_equal(exec_launcher_size(), 4);
+	assert_int_equal(exec_launcher_local_rank(), 2);
+	/* Slurm's variables alone (a batch script, no launcher) are not one */
+	for (size_t i = 0; i < 6; i++)
+		unsetenv(vars[i]);
+	assert_false(exec_under_launcher());
+	assert_int_equal(exec_launcher_size(), 1);
+	for (size_t i = 0; i < GP_ARRAY_LEN(vars); i++) {
+		if (saved[i])
+			setenv(vars[i], saved[i], 1);
+		else
+			unsetenv(vars[i]);
+		free(saved[i]);
+	}
+}
+
 static void test_exec_gpu_matches_names_and_memory(void **state)
 {
 	(void)state;
@@ -1462,6 +1523,7 @@ int main(void)
 		cmocka_unit_test(test_exec_group_color_matches_members),
 		cmocka_unit_test(test_exec_cpu_attention_offset_rows),
 		cmocka_unit_test(test_exec_sched_channels_in_order),
+		cmocka_unit_test(test_exec_launcher_environments),
 		cmocka_unit_test(test_exec_gpu_matches_names_and_memory),
 		cmocka_unit_test(test_exec_calibration_json_round_trip),
 		cmocka_unit_test(test_exec_calibration_parse_rejects_bad_fields),
