@@ -14,7 +14,9 @@
 #      within FP32_TOL (0.1%);
 #   2. runs `gpuplan calibrate` (every GPU of the machine when mpirun is
 #      there: the collective sweep too);
-#   3. runs a single-GPU plan of a mid-size model (24 layers x 2048 hidden,
+#   3. runs the pre-flight check (`execute --check`: the GPU type, free
+#      memory, memory in use after one step against the prediction), then
+#      a single-GPU plan of a mid-size model (24 layers x 2048 hidden,
 #      16 heads, sequence 2048, vocabulary 50304, micro-batch 4, global
 #      batch 8) and prints measured step time, MFU and peak memory against
 #      the prediction (calibrated by step 2), and whether the executor's
@@ -223,6 +225,17 @@ if [ -n "$catalog_gpu" ] && timeout 60 "$GP" simulate --gpu "$catalog_gpu" --gpu
 else
 	say "no catalog GPU named by the calibration; running the shape from flags"
 	target=""
+fi
+# the pre-flight first: the GPU is the plan's, the memory it needs is
+# free, and after one step the device's memory in use against the
+# prediction
+if timeout $STEP_LIMIT "$GP" execute $target $MID --backend cuda --check ${calflag[@]+"${calflag[@]}"} \
+	>"$WORK/check.out" 2>&1; then
+	say "execute --check:"
+	cat "$WORK/check.out"
+else
+	tail -20 "$WORK/check.out"
+	bad "execute --check failed"
 fi
 # the execute below predicts on the same calibration (named explicitly)
 if timeout $STEP_LIMIT "$GP" execute $target $MID --backend cuda --steps 10 ${calflag[@]+"${calflag[@]}"} \
