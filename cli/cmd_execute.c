@@ -478,14 +478,15 @@ static void on_step(void *ctx, const struct exec_step_info *s)
 static void print_header(const struct exec_opts *o)
 {
 	const struct sim_parallel *p = &o->par;
+	int ranks = p->tp * p->pp * p->dp * p->cp;
 
 	printf("execute: %s, %d layers x %d hidden, %d heads (%d kv), seq %d, vocab %d, %s%s\n",
 	       o->model.name, o->model.layers, o->model.hidden, o->model.heads,
 	       o->model.kv_heads, o->model.seq, o->model.vocab,
 	       o->model.mlp == SIM_MLP_SWIGLU ? "swiglu/rmsnorm" : "gelu/layernorm",
 	       o->model.tied_embeddings ? ", tied embeddings" : "");
-	printf("layout:  %d ranks = tp %d x pp %d x dp %d", p->tp * p->pp * p->dp * p->cp,
-	       p->tp, p->pp, p->dp);
+	printf("layout:  %d rank%s = tp %d x pp %d x dp %d", ranks, ranks > 1 ? "s" : "", p->tp,
+	       p->pp, p->dp);
 	if (p->cp > 1)
 		printf(" x cp %d", p->cp);
 	printf(", zero %d, recompute %s, %s", p->zero, sim_recompute_str(p->recompute),
