@@ -55,7 +55,8 @@ static void help(void)
 	       "  --dp N                  data parallel (default: gpus / (tp x pp x cp))\n"
 	       "  --cp N                  context parallel (default: 1)\n"
 	       "  --mbs N                 micro-batch, sequences (default: 1)\n"
-	       "  --gbs N                 global batch, sequences (default: the preset's)\n"
+	       "  --gbs N                 global batch, sequences (default: the preset's, else\n"
+	       "                          about 4 Mi tokens, as plan assumes)\n"
 	       "  --zero 0..3             ZeRO stage; FSDP is 3 (default: 0)\n"
 	       "  --recompute none|selective|full   activation recomputation (default: none)\n"
 	       "  --interleave V          virtual pipeline stages per GPU (default: 1)\n"
@@ -431,8 +432,9 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 		q->dp = gpus / per;
 	}
 	if (q->gbs < 1) {
-		gp_error("simulate: expected --gbs N (the model has no default global batch)");
-		return RC_USAGE;
+		q->gbs = sim_model_gbs(&p->model);
+		gp_info("gbs %d sequences of %d (about 4 Mi tokens, as plan assumes): the model "
+			"states no batch; --gbs sets one", q->gbs, p->model.seq);
 	}
 	p->nodes = (q->tp * q->pp * q->dp * q->cp + p->cluster.gpus_per_node - 1)
 		   / p->cluster.gpus_per_node;

@@ -98,21 +98,11 @@ int plan_preempt_model(double params, int nodes, const struct plan_opts *o,
 
 int plan_job_gbs(const struct plan_job *job, const struct plan_opts *o)
 {
-	double seqs;
-	int g = 1;
-
 	if (job->gbs > 0)
 		return job->gbs;
 	if (o->gbs > 0)
 		return o->gbs;
-	if (job->model.gbs > 0)
-		return job->model.gbs;
-	/* No preset batch: 4 Mi tokens (the batch Llama 2 and Llama 3 train
-	 * their 7-70B models with), as a power of two of sequences. */
-	seqs = 4194304.0 / (job->model.seq > 0 ? job->model.seq : 2048);
-	while (g * 2 <= seqs)
-		g *= 2;
-	return g;
+	return sim_model_gbs(&job->model);
 }
 
 double plan_reserved_charged_s(double time_s, int term_months, double share)

@@ -195,6 +195,10 @@ const struct sim_model *sim_model_find(const struct sim_model_table *t,
  * to be a misspelling of it (gp_suggest_limit). */
 int sim_model_suggest(const struct sim_model_table *t, const char *name, char *buf,
 		      size_t size);
+/* m's global batch in sequences: its preset's, else about 4 Mi tokens
+ * (the batch Llama 2 and Llama 3 train their 7-70B models with), the
+ * largest power of two of sequences within it. */
+int sim_model_gbs(const struct sim_model *m);
 
 /* ---- plan files (gpuplan.plan/1 JSON; simulator/sim_json.c) ------------ */
 

@@ -197,6 +197,18 @@ void sim_model_table_release(struct sim_model_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+int sim_model_gbs(const struct sim_model *m)
+{
+	double seqs = 4194304.0 / (m->seq > 0 ? m->seq : 2048);
+	int g = 1;
+
+	if (m->gbs > 0)
+		return m->gbs;
+	while (g * 2 <= seqs)
+		g *= 2;
+	return g;
+}
+
 static char fold(char c)
 {
 	if (c >= 'A' && c <= 'Z')

@@ -1045,6 +1045,23 @@ static void test_sim_model_table_load_shipped(void **state)
 	sim_model_table_release(&t);
 }
 
+/* A preset's batch stands; without one, the largest power of two of
+ * sequences within 4 Mi tokens: 4,194,304 / 8192 = 512, / 3000 = 1398.1
+ * -> 1024. */
+static void test_sim_model_gbs_default(void **state)
+{
+	struct sim_model m;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.seq = 8192;
+	assert_int_equal(sim_model_gbs(&m), 512);
+	m.seq = 3000;
+	assert_int_equal(sim_model_gbs(&m), 1024);
+	m.gbs = 1536;
+	assert_int_equal(sim_model_gbs(&m), 1536);
+}
+
 /* A misspelt preset gets the nearest name (case folded, '_' and ' '
  * read as '-'); a name far from every preset gets none. */
 static void test_sim_model_suggest(void **state)
@@ -1118,6 +1135,7 @@ int main(void)
 		cmocka_unit_test(test_price_catalog_load_rejects_bad_user_table),
 		cmocka_unit_test(test_sim_model_table_load_shipped),
 		cmocka_unit_test(test_sim_model_suggest),
+		cmocka_unit_test(test_sim_model_gbs_default),
 		cmocka_unit_test(test_sim_model_table_load_rejects_bad_rows),
 	};
 	return cmocka_run_group_tests_name("pricing", tests, NULL, NULL);

@@ -66,6 +66,12 @@ gp simulate --model gpt3-175b --gpu A100-80GB --gpus 1000 --tp 8 --pp 8
 expect_rc "gpus not a multiple exits 2" 2
 expect_err "gpus error" '^error: --gpus: expected a multiple of tp x pp x cp = 64, found 1000'
 
+# a preset without a batch gets plan's: 4 Mi tokens / 8192 = 512 sequences
+gp simulate --model llama3-70b --gpu H100 --gpus 64 --tp 8 --pp 2
+expect_rc "a preset without a batch: exit 0" 0
+expect_err "a preset without a batch: says which it took" '^gbs 512 sequences of 8192'
+expect_out "a preset without a batch: 512 sequences, 128 micro-batches" 'gbs 512 \(128 micro-batches\)'
+
 gp simulate --model no-such-model --gpu H100 --gpus 8 --gbs 8
 expect_rc "unknown model exits 2" 2
 expect_err "unknown model" "^error: --model: expected a preset"
