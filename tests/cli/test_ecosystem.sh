@@ -3,7 +3,8 @@
 # through gnuplot (PNG and SVG) and the CSV fallback without it, the
 # scaling sweep, progress only on a terminal and never with --quiet,
 # "did you mean" for GPU names, help listing every option, the man page
-# rendering cleanly and covering every option, and bash completion.
+# rendering cleanly and covering every option, bash completion, and the
+# GPU check's answer without a GPU and its bundle's source hash.
 . "$(dirname "$0")/lib.sh"
 
 ROOT=$PWD
@@ -245,5 +246,31 @@ completions() { # words... -> what bash completion offers for the last word
 check "completion offers scaling" "completions gpuplan sca | grep -qx scaling"
 check "completion offers --plot for frontier" "completions gpuplan frontier --pl | grep -qx -- --plot"
 check "completion offers --max-gpus for scaling" "completions gpuplan scaling --max | grep -qx -- --max-gpus"
+
+# ---- the GPU check and its bundle --------------------------------------------
+
+# without nvidia-smi the check says why and succeeds, building nothing
+# (a PATH of dirname alone, so that a GPU machine's nvidia-smi stays out)
+NOSMI="$TMP/no-nvidia-smi-bin"
+mkdir -p "$NOSMI"
+ln -s "$(command -v dirname)" "$NOSMI/dirname"
+run "gpu_check without a GPU" env PATH="$NOSMI" "$BASH" "$ROOT/bench/gpu_check.sh" \
+	"$TMP/no-gpu-build"
+expect_rc "gpu_check without a GPU: exit 0" 0
+expect_out "gpu_check without a GPU: says why" '^gpu_check: no nvidia-smi in PATH'
+check "gpu_check without a GPU: builds nothing" "[ ! -e '$TMP/no-gpu-build' ]"
+# the bundle is used only while the sources hash the same: one changed
+# byte of one source changes the hash
+run "gpu_bundle --hash" bash "$ROOT/bench/gpu_bundle.sh" --hash
+hash=$(cat "$OUT")
+check "gpu_bundle --hash: 16 hex digits ($hash)" "printf '%s' '$hash' | grep -Eqx '[0-9a-f]{16}'"
+mkdir -p "$TMP/tree"
+(cd "$ROOT" && tar cf - Makefile bench/gpu_bundle.sh common pricing simulator planner executor cli) |
+	(cd "$TMP/tree" && tar xf -)
+run "gpu_bundle --hash of a copy" bash "$TMP/tree/bench/gpu_bundle.sh" --hash
+check "gpu_bundle --hash: a copy of the sources hashes the same" "[ '$(cat "$OUT")' = '$hash' ]"
+echo "/* changed */" >>"$TMP/tree/simulator/sim.c"
+run "gpu_bundle --hash of a changed copy" bash "$TMP/tree/bench/gpu_bundle.sh" --hash
+check "gpu_bundle --hash: a changed source changes it" "[ '$(cat "$OUT")' != '$hash' ]"
 
 finish
