@@ -28,7 +28,8 @@
 #
 # Everything it prints also goes to bench/results/gpu_check-DATE-GPU.txt
 # ($GPU_CHECK_RESULTS names another folder), with the calibration, and
-# the mid-size run's JSON and measured timeline beside it.  Each command
+# the mid-size run's JSON and measured timeline beside it, and the
+# simulator's timeline of the same step to lay beside that one.  Each command
 # may take $GPU_CHECK_STEP_LIMIT seconds (300).
 # Without a GPU it says why and exits 0.  Exit 1 when a check fails.
 #
@@ -218,7 +219,8 @@ MID="--layers 24 --hidden 2048 --heads 16 --ffn 8192 --vocab 50304 --seq 2048 --
 calflag=()
 [ -n "$CAL" ] && calflag=(--calibration "$CAL")
 if [ -n "$catalog_gpu" ] && timeout 60 "$GP" simulate --gpu "$catalog_gpu" --gpus 1 $MID \
-	${calflag[@]+"${calflag[@]}"} -o "$WORK/plan.json" >"$WORK/plan.out" 2>&1; then
+	${calflag[@]+"${calflag[@]}"} -o "$WORK/plan.json" --timeline "$STEM-mid-sim-timeline.json" \
+	>"$WORK/plan.out" 2>&1; then
 	say "plan (gpuplan simulate on $catalog_gpu, calibrated):"
 	sed -n '1,12p' "$WORK/plan.out"
 	target="$WORK/plan.json"
