@@ -53,7 +53,8 @@ static void help(void)
 	       "  --trace FILE          write every rank's measured timeline (forward and\n"
 	       "                        backward ops, sends, receives, collectives, optimizer)\n"
 	       "                        as Chrome trace JSON for Perfetto, laid out like\n"
-	       "                        `simulate --timeline` (default: off)\n"
+	       "                        `simulate --timeline`, and adds the step's passes and\n"
+	       "                        optimizer to the table (default: off)\n"
 	       "  --max-ranks N         refuse layouts with more ranks (default: %d)\n"
 	       "  --timeout DUR         a step running longer ends the job with a message from\n"
 	       "                        every rank (default: %.0f predicted steps, at least %.0fs)\n"
@@ -607,7 +608,7 @@ static void print_summary(const struct exec_result *r, const struct sim_result *
 			  double catalog_peak)
 {
 	char a[32], b[32];
-	double peak = exec_peak_memory(r), want = pred ? exec_predicted_memory(pred) : 0;
+	double peak = exec_peak_memory(r), want = pred ? exec_predicted_memory(pred) : 0, fb, opt;
 
 	printf("\nloss %.4f -> %.4f over %d steps; %s parameters\n", r->losses[0],
 	       r->losses[r->steps - 1], r->steps, unit_fmt_count(a, sizeof(a), r->params));
@@ -631,6 +632,19 @@ static void print_summary(const struct exec_result *r, const struct sim_result *
 			 pred ? 100 * pred->model_flops_per_gpu_s / catalog_peak : 0);
 		printf("%-22s %12s %12s", "MFU", a, pred ? b : "-");
 		print_pct(r->model_flops_per_rank_s, pred ? pred->model_flops_per_gpu_s : 0);
+	}
+	if (exec_trace_phases(&r->trace, &fb, &opt) == 0) {
+		/* from the trace: where a step's time went, against the breakdown */
+		double pfb = pred ? pred->breakdown.compute_s + pred->breakdown.tp_comm_s +
+				    pred->breakdown.cp_comm_s : 0;
+
+		printf("%-22s %12s %12s", "forward + backward",
+		       unit_fmt_duration(a, sizeof(a), fb),
+		       pred ? unit_fmt_duration(b, sizeof(b), pfb) : "-");
+		print_pct(fb, pfb);
+		printf("%-22s %12s %12s", "optimizer", unit_fmt_duration(a, sizeof(a), opt),
+		       pred ? unit_fmt_duration(b, sizeof(b), pred->breakdown.optimizer_s) : "-");
+		print_pct(opt, pred ? pred->breakdown.optimizer_s : 0);
 	}
 	printf("%-22s %12s %12s", "peak memory per rank",
 	       unit_fmt_bytes(a, sizeof(a), peak), pred ? unit_fmt_bytes(b, sizeof(b), want) : "-");

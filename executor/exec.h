@@ -261,6 +261,14 @@ struct exec_trace {
 /* Frees t's events and zeroes it; accepts NULL. */
 void exec_trace_release(struct exec_trace *t);
 
+/* Time a step spends in forward and backward passes (FWD and BWD events
+ * summed, TP and CP traffic inside them included) and in the optimizer,
+ * each the mean over the recorded steps (the first left out when there
+ * are more: it warms caches and allocators) on the rank where it is
+ * largest: what the simulator's breakdown calls compute + TP + CP comm on
+ * the slowest stage, and optimizer.  0, or -1 when t holds no such events. */
+int exec_trace_phases(const struct exec_trace *t, double *fwd_bwd_s, double *optimizer_s);
+
 /* Returns tr as Chrome trace-event JSON, the format of the simulator's
  * `simulate --timeline` (simulator/sim_trace_json.c): one process per
  * rank named "rank R (dp D, pp P, tp T)" with a compute thread and a

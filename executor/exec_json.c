@@ -5,8 +5,10 @@
  * Keys, in order: schema, backend, model {...}, layout {...}, steps, seed,
  * losses [per step], grad_norms [per step], step_times_s [per step],
  * step_time_s (median), tokens_per_s, model_flops_per_rank_s, params,
- * peak_memory_bytes [per rank], and, when the simulator could price the
- * run, predicted_step_time_s, predicted_tokens_per_s,
+ * peak_memory_bytes [per rank], with --trace forward_backward_s and
+ * optimizer_s (exec_trace_phases; with a prediction, predicted_ beside
+ * each: the breakdown's compute + TP + CP comm, and optimizer), and, when
+ * the simulator could price the run, predicted_step_time_s, predicted_tokens_per_s,
  * predicted_model_flops_per_rank_s, predicted_memory_bytes (what
  * peak_memory_bytes counts: exec_predicted_memory), step_time_error and
  * memory_error ((measured - predicted) / predicted, the memory's for the
@@ -45,6 +47,7 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 {
 	cJSON *root = cJSON_CreateObject(), *m, *l;
 	const struct sim_parallel *p = &o->par;
+	double fb, opt;
 
 	cJSON_AddStringToObject(root, "schema", RUN_SCHEMA);
 	cJSON_AddStringToObject(root, "backend", o->backend ? o->backend : "cpu");
@@ -87,6 +90,16 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	add_num(root, "params", r->params);
 	if (r->peak_memory_bytes)
 		add_array(root, "peak_memory_bytes", r->peak_memory_bytes, r->world);
+	if (exec_trace_phases(&r->trace, &fb, &opt) == 0) {
+		add_num(root, "forward_backward_s", fb);
+		add_num(root, "optimizer_s", opt);
+		if (pred) {
+			add_num(root, "predicted_forward_backward_s",
+				pred->breakdown.compute_s + pred->breakdown.tp_comm_s +
+				pred->breakdown.cp_comm_s);
+			add_num(root, "predicted_optimizer_s", pred->breakdown.optimizer_s);
+		}
+	}
 	if (pred) {
 		add_num(root, "predicted_step_time_s", pred->step_time_s);
 		add_num(root, "predicted_tokens_per_s", pred->tokens_per_s);

@@ -300,6 +300,47 @@ static struct exec_trace_event ev_of(int kind, int mb)
 	return e;
 }
 
+/* A step's phases from the events: two ranks, three steps; step 1 is
+ * left out (warm-up).  Rank 0 spends 0.5 + 1.0 s a step in forward and
+ * backward and 0.1 s in the optimizer, rank 1 0.6 + 1.2 s and 0.05 s:
+ * the largest of each, 1.8 s and 0.1 s.  Collectives do not count.  With
+ * one step recorded, that step counts; with no passes, nothing does. */
+static void test_exec_trace_phases(void **state)
+{
+	struct exec_trace_event ev[32];
+	struct exec_trace t = { ev, 0, 0, 3, 2, 0 };
+	double fb, opt;
+
+	(void)state;
+	for (int rank = 0; rank < 2; rank++)
+		for (int step = 1; step <= 3; step++) {
+			double f = rank ? 0.6 : 0.5, b = 2 * f, o = rank ? 0.05 : 0.1;
+			double w = step == 1 ? 3 : 1;   /* step 1 three times slower */
+			int kinds[4] = { EXEC_TRACE_FWD, EXEC_TRACE_BWD, EXEC_TRACE_OPTIMIZER,
+					 EXEC_TRACE_COLL };
+			double d[4] = { w * f, w * b, w * o, 7 };
+
+			for (int k = 0; k < 4; k++) {
+				ev[t.n] = ev_of(kinds[k], k < 2 ? 0 : -1);
+				ev[t.n].rank = rank;
+				ev[t.n].step = step;
+				ev[t.n].start_s = 100.0 * step + k;
+				ev[t.n].end_s = ev[t.n].start_s + d[k];
+				t.n++;
+			}
+		}
+	assert_int_equal(exec_trace_phases(&t, &fb, &opt), 0);
+	assert_near(fb, 1.8, 1e-12);
+	assert_near(opt, 0.1, 1e-12);
+	t.steps = 1;
+	assert_int_equal(exec_trace_phases(&t, &fb, &opt), 0);
+	assert_near(fb, 3 * 1.8, 1e-12);
+	assert_near(opt, 3 * 0.1, 1e-12);
+	t.n = 0;
+	assert_int_equal(exec_trace_phases(&t, &fb, &opt), -1);
+	assert_true(fb == 0 && opt == 0);
+}
+
 /* Step 1's origin at device time 10 s; step 2's at 20 s.  An event marked
  * at 11..13 in step 1 runs 1..3 s after the origin; one marked at 21..22
  * in step 2 runs 11..12 s after it (the step origins chained: 10 + 1). */
@@ -514,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_exec_tracer_keeps_whole_steps),
 		cmocka_unit_test(test_exec_trace_json_names_and_tracks),
 		cmocka_unit_test(test_exec_trace_write_reads_back),
+		cmocka_unit_test(test_exec_trace_phases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -178,6 +178,21 @@ expect_per_rank() {
 }
 layout tp2xpp2-trace 4 base --tp 2 --pp 2 --mbs 1 --trace "$TMP/trace-tp2xpp2.json"
 expect_err "tp2xpp2 trace: says where it went" '^trace of 4 ranks, [0-9]+ events over 5 steps written to .*trace-tp2xpp2.json'
+# the trace splits the step as the simulator's breakdown does: the
+# slowest rank's forwards and backwards a step, and the optimizer; a
+# rank runs its passes one after another, so they take less than the
+# slowest step
+expect_out "tp2xpp2 trace: forward + backward against the breakdown" \
+	'^forward \+ backward +[0-9.]+ (us|ms|s) +[0-9.]+ (us|ms|s) +[-+][0-9.]+%$'
+expect_out "tp2xpp2 trace: optimizer against the breakdown" \
+	'^optimizer +[0-9.]+ (us|ms|s) +[0-9.]+ (us|ms|s) +[-+][0-9.]+%$'
+fb=$(json_num forward_backward_s "$TMP/tp2xpp2-trace.json")
+pfb=$(json_num predicted_forward_backward_s "$TMP/tp2xpp2-trace.json")
+slowest=$(sed -n 's/.*"step_times_s":[[:space:]]*\[\(.*\)\].*/\1/p' "$TMP/tp2xpp2-trace.json" |
+	tr ',' '\n' | sort -g | tail -1)
+awk -v f="$fb" -v p="$pfb" -v s="$slowest" 'BEGIN { exit !(f > 0 && p > 0 && f <= s) }' \
+	&& pass "tp2xpp2 trace: forward + backward $fb s a step, within the slowest step ($slowest s)" \
+	|| fail "tp2xpp2 trace: forward + backward a step" "'$fb' (predicted '$pfb'), slowest step '$slowest'"
 n=$(grep -o '"name":"process_name"' "$TMP/trace-tp2xpp2.json" | wc -l)
 [ "$n" = 4 ] && pass "tp2xpp2 trace: 4 process tracks" || fail "tp2xpp2 trace: 4 process tracks" "found $n"
 grep -q '"args":{"name":"rank 3 (dp 0, pp 1, tp 1)"}' "$TMP/trace-tp2xpp2.json" \
