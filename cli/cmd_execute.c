@@ -635,8 +635,7 @@ static void print_summary(const struct exec_result *r, const struct sim_result *
 	}
 	if (exec_trace_phases(&r->trace, &fb, &opt) == 0) {
 		/* from the trace: where a step's time went, against the breakdown */
-		double pfb = pred ? pred->breakdown.compute_s + pred->breakdown.tp_comm_s +
-				    pred->breakdown.cp_comm_s : 0;
+		double pfb = pred ? exec_predicted_fwd_bwd(pred) : 0;
 
 		printf("%-22s %12s %12s", "forward + backward",
 		       unit_fmt_duration(a, sizeof(a), fb),

@@ -167,6 +167,13 @@ int gp_strlcpy(char *dst, const char *src, size_t size)
 	return 0;
 }
 
+char gp_fold_name(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return (char)(c - 'A' + 'a');
+	return c == '_' || c == ' ' ? '-' : c;
+}
+
 #define GP_EDIT_MAX 64
 
 size_t gp_edit_distance(const char *a, size_t la, const char *b, size_t lb,

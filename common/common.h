@@ -69,6 +69,9 @@ char *gp_xstrndup(const char *s, size_t n, const char *file, int line);
 int gp_strlcpy(char *dst, const char *src, size_t size);
 /* ASCII case-insensitive equality; NULL never equals anything. */
 int gp_streq_nocase(const char *a, const char *b);
+/* A name's character as names compare: case folded, '_' and ' ' read as
+ * '-', so "rtx_4090" meets "RTX-4090". */
+char gp_fold_name(char c);
 /* Levenshtein distance between a[0..la) and b[0..lb), each character
  * read through fold (NULL: as it is); lengths beyond 64 are cut there. */
 size_t gp_edit_distance(const char *a, size_t la, const char *b, size_t lb,

@@ -373,6 +373,10 @@ enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
  * not sim_memory's "other" (logits, a GPU's CUDA context, allocator
  * slack). */
 double exec_predicted_memory(const struct sim_result *pred);
+/* What pred's breakdown gives a step's forward and backward passes on
+ * its slowest stage: compute, and the TP and CP traffic inside them
+ * (what exec_trace_phases() measures). */
+double exec_predicted_fwd_bwd(const struct sim_result *pred);
 /* The most any rank of r held (exec_result.peak_memory_bytes). */
 double exec_peak_memory(const struct exec_result *r);
 
@@ -413,7 +417,7 @@ struct exec_calib_elt {
 /* One attention core timed, forward and backward, as the trainer runs it
  * (probabilities recomputed in backward from the log-sum-exp): batch
  * sequences of seq tokens, heads query heads sharing kv_heads key/value
- * heads of head_dim. */
+ * heads of head_dim (with the rest 0, the shape calibrate will time). */
 struct exec_calib_attn {
 	int batch, seq, heads, kv_heads, head_dim;
 	double flops;              /* what the simulator counts (sim_attn_flops), both passes */

@@ -68,18 +68,12 @@ void exec_calibrate_opts_init(struct exec_calibrate_opts *o)
 	o->precision = EXEC_PRECISION_BF16;
 }
 
-/* The attention core's shape: batch sequences of seq tokens, heads
- * query heads sharing kv_heads of head_dim. */
-struct attn_shape {
-	int batch, seq, heads, kv_heads, head_dim;
-};
-
 /* What to measure on one backend. */
 struct plan {
 	const int *hidden;
 	int n_hidden;
 	int tokens;
-	struct attn_shape attn;
+	struct exec_calib_attn attn;            /* the attention core's shape */
 	const double *copy_bytes;
 	int n_copy;
 	double coll_min, coll_max, coll_step;  /* bytes */
@@ -124,8 +118,8 @@ static void plan_for(const struct exec_calibrate_opts *o, int gpu, struct plan *
 		p->hidden = gpu ? gpu_hidden_quick : cpu_hidden_quick;
 		p->n_hidden = gpu ? (int)GP_ARRAY_LEN(gpu_hidden_quick) : (int)GP_ARRAY_LEN(cpu_hidden_quick);
 		p->tokens = gpu ? 2048 : 64;
-		p->attn = gpu ? (struct attn_shape){ 1, 512, 8, 4, 128 }
-			      : (struct attn_shape){ 1, 64, 4, 2, 16 };
+		p->attn = gpu ? (struct exec_calib_attn){ 1, 512, 8, 4, 128, 0, 0, 0 }
+			      : (struct exec_calib_attn){ 1, 64, 4, 2, 16, 0, 0, 0 };
 		p->copy_bytes = quick_copy;
 		p->n_copy = (int)GP_ARRAY_LEN(quick_copy);
 		p->coll_min = 4096;
@@ -139,8 +133,8 @@ static void plan_for(const struct exec_calibrate_opts *o, int gpu, struct plan *
 	p->tokens = gpu ? 8192 : 256;
 	/* a GPU's: 4 sequences of 2048, heads of 128 (GPT-3 2.7B's to Llama
 	 * 3's); the CPU's: what its small models use */
-	p->attn = gpu ? (struct attn_shape){ 4, 2048, 16, 8, 128 }
-		      : (struct attn_shape){ 1, 256, 8, 4, 32 };
+	p->attn = gpu ? (struct exec_calib_attn){ 4, 2048, 16, 8, 128, 0, 0, 0 }
+		      : (struct exec_calib_attn){ 1, 256, 8, 4, 32, 0, 0, 0 };
 	p->copy_bytes = gpu ? gpu_copy : cpu_copy;
 	p->n_copy = 2;
 	p->coll_min = 4096;
@@ -226,6 +220,20 @@ static void *random_act_buffer(struct exec_device *d, size_t n)
 	d->be->narrow(d, p, f, (long)n);
 	exec_dfree(d, f, n * sizeof(float));
 	return p;
+}
+
+/* Points each of bufs[0..count) at n activations of random_act_buffer's
+ * pattern; free_act_buffers() gives them back. */
+static void act_buffers(struct exec_device *d, void **const *bufs, size_t count, size_t n)
+{
+	for (size_t i = 0; i < count; i++)
+		*bufs[i] = random_act_buffer(d, n);
+}
+
+static void free_act_buffers(struct exec_device *d, void **const *bufs, size_t count, size_t n)
+{
+	for (size_t i = 0; i < count; i++)
+		exec_dfree(d, *bufs[i], n * exec_dtype_size(d->act));
 }
 
 struct gemm_ctx {
@@ -383,10 +391,8 @@ static enum rc measure_elementwise(struct exec_device *d, const struct plan *p,
 		enum rc rc;
 
 		phase(p, "element-wise", c);
-		for (size_t i = 0; i < GP_ARRAY_LEN(stream); i++)
-			*stream[i] = random_act_buffer(d, nc);
-		for (size_t i = 0; i < GP_ARRAY_LEN(wide); i++)
-			*wide[i] = random_act_buffer(d, nf);
+		act_buffers(d, stream, GP_ARRAY_LEN(stream), nc);
+		act_buffers(d, wide, GP_ARRAY_LEN(wide), nf);
 		e.w = random_act_buffer(d, (size_t)h);
 		e.b = random_act_buffer(d, (size_t)h);
 		e.dw = random_buffer(d, (size_t)h);
@@ -400,10 +406,8 @@ static enum rc measure_elementwise(struct exec_device *d, const struct plan *p,
 		exec_dfree(d, e.dw, (size_t)h * sizeof(float));
 		exec_dfree(d, e.b, (size_t)h * eb);
 		exec_dfree(d, e.w, (size_t)h * eb);
-		for (size_t i = 0; i < GP_ARRAY_LEN(wide); i++)
-			exec_dfree(d, *wide[i], nf * eb);
-		for (size_t i = 0; i < GP_ARRAY_LEN(stream); i++)
-			exec_dfree(d, *stream[i], nc * eb);
+		free_act_buffers(d, wide, GP_ARRAY_LEN(wide), nf);
+		free_act_buffers(d, stream, GP_ARRAY_LEN(stream), nc);
 		if (rc != RC_OK)
 			return rc;
 		gp_strlcpy(r->mlp, swiglu ? "swiglu" : "gelu", sizeof(r->mlp));
@@ -419,7 +423,7 @@ static enum rc measure_elementwise(struct exec_device *d, const struct plan *p,
 
 struct attn_ctx {
 	struct exec_device *d;
-	struct attn_shape s;
+	const struct exec_calib_attn *s;
 	void *q, *k, *v, *out, *dq, *dk, *dv;
 	float *lse;
 };
@@ -427,7 +431,7 @@ struct attn_ctx {
 static void run_attn(void *ctx)
 {
 	struct attn_ctx *a = ctx;
-	const struct attn_shape *s = &a->s;
+	const struct exec_calib_attn *s = a->s;
 
 	a->d->be->attention_forward(a->d, a->out, a->lse, NULL, a->q, a->k, a->v, s->batch,
 				    s->seq, s->seq, 0, s->heads, s->kv_heads, s->head_dim);
@@ -440,38 +444,30 @@ static void run_attn(void *ctx)
 static enum rc measure_attention(struct exec_device *d, const struct plan *p,
 				 struct exec_calibration *c)
 {
-	const struct attn_shape *s = &p->attn;
+	const struct exec_calib_attn *s = &p->attn;
 	size_t tok = (size_t)s->batch * s->seq, nq = tok * s->heads * s->head_dim;
-	size_t nk = tok * s->kv_heads * s->head_dim, eb = exec_dtype_size(d->act);
-	size_t nl = tok * s->heads;
-	struct attn_ctx a = { .d = d, .s = *s };
+	size_t nk = tok * s->kv_heads * s->head_dim, nl = tok * s->heads;
+	struct attn_ctx a = { .d = d, .s = s };
 	void **q_sized[] = { &a.q, &a.out, &a.dq }, **kv_sized[] = { &a.k, &a.v, &a.dk, &a.dv };
 	struct timed t = { d, run_attn, &a };
-	struct exec_calib_attn *r = &c->attn;
+	double time_s;
 	enum rc rc;
 
 	phase(p, "attention", c);
-	for (size_t i = 0; i < GP_ARRAY_LEN(q_sized); i++)
-		*q_sized[i] = random_act_buffer(d, nq);
-	for (size_t i = 0; i < GP_ARRAY_LEN(kv_sized); i++)
-		*kv_sized[i] = random_act_buffer(d, nk);
+	act_buffers(d, q_sized, GP_ARRAY_LEN(q_sized), nq);
+	act_buffers(d, kv_sized, GP_ARRAY_LEN(kv_sized), nk);
 	a.lse = exec_dalloc(d, nl * sizeof(float));
-	rc = time_runs(&t, p->target_s, &r->time_s);
+	rc = time_runs(&t, p->target_s, &time_s);
 	exec_dfree(d, a.lse, nl * sizeof(float));
-	for (size_t i = 0; i < GP_ARRAY_LEN(kv_sized); i++)
-		exec_dfree(d, *kv_sized[i], nk * eb);
-	for (size_t i = 0; i < GP_ARRAY_LEN(q_sized); i++)
-		exec_dfree(d, *q_sized[i], nq * eb);
+	free_act_buffers(d, kv_sized, GP_ARRAY_LEN(kv_sized), nk);
+	free_act_buffers(d, q_sized, GP_ARRAY_LEN(q_sized), nq);
 	if (rc != RC_OK)
 		return rc;
-	r->batch = s->batch;
-	r->seq = s->seq;
-	r->heads = s->heads;
-	r->kv_heads = s->kv_heads;
-	r->head_dim = s->head_dim;
-	r->flops = (1.0 + SIM_ATTN_BWD) * sim_attn_flops((double)s->batch * s->heads, s->seq,
-							 s->seq, s->head_dim);
-	r->flops_per_s = r->flops / r->time_s;
+	c->attn = *s;
+	c->attn.time_s = time_s;
+	c->attn.flops = (1.0 + SIM_ATTN_BWD) * sim_attn_flops((double)s->batch * s->heads, s->seq,
+							      s->seq, s->head_dim);
+	c->attn.flops_per_s = c->attn.flops / time_s;
 	return RC_OK;
 }
 

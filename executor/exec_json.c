@@ -94,9 +94,7 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 		add_num(root, "forward_backward_s", fb);
 		add_num(root, "optimizer_s", opt);
 		if (pred) {
-			add_num(root, "predicted_forward_backward_s",
-				pred->breakdown.compute_s + pred->breakdown.tp_comm_s +
-				pred->breakdown.cp_comm_s);
+			add_num(root, "predicted_forward_backward_s", exec_predicted_fwd_bwd(pred));
 			add_num(root, "predicted_optimizer_s", pred->breakdown.optimizer_s);
 		}
 	}

@@ -122,6 +122,11 @@ double exec_predicted_memory(const struct sim_result *pred)
 	return pred->memory.total - pred->memory.other;
 }
 
+double exec_predicted_fwd_bwd(const struct sim_result *pred)
+{
+	return pred->breakdown.compute_s + pred->breakdown.tp_comm_s + pred->breakdown.cp_comm_s;
+}
+
 double exec_peak_memory(const struct exec_result *r)
 {
 	double peak = 0;

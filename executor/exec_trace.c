@@ -252,32 +252,30 @@ enum rc exec_tracer_gather(struct exec_tracer *tr, int mpi, struct exec_trace *o
 int exec_trace_phases(const struct exec_trace *t, double *fwd_bwd_s, double *optimizer_s)
 {
 	int first = t && t->steps > 1 ? 2 : 1, counted, any = 0;
+	double *sum;               /* [world][2]: passes, optimizer */
 
 	*fwd_bwd_s = *optimizer_s = 0;
 	if (!t || t->n == 0 || t->steps < 1 || t->world < 1)
 		return -1;
 	counted = t->steps - first + 1;
-	for (int rank = 0; rank < t->world; rank++) {
-		double fb = 0, opt = 0;
+	sum = xcalloc((size_t)t->world * 2, sizeof(*sum));
+	for (long i = 0; i < t->n; i++) {
+		const struct exec_trace_event *e = &t->ev[i];
+		int pass = e->kind == EXEC_TRACE_FWD || e->kind == EXEC_TRACE_BWD;
 
-		for (long i = 0; i < t->n; i++) {
-			const struct exec_trace_event *e = &t->ev[i];
-			double d = e->end_s - e->start_s;
-
-			if (e->rank != rank || e->step < first || e->step > t->steps)
-				continue;
-			if (e->kind == EXEC_TRACE_FWD || e->kind == EXEC_TRACE_BWD) {
-				fb += d;
-				any = 1;
-			} else if (e->kind == EXEC_TRACE_OPTIMIZER) {
-				opt += d;
-			}
-		}
-		if (fb / counted > *fwd_bwd_s)
-			*fwd_bwd_s = fb / counted;
-		if (opt / counted > *optimizer_s)
-			*optimizer_s = opt / counted;
+		if (e->rank < 0 || e->rank >= t->world || e->step < first || e->step > t->steps ||
+		    (!pass && e->kind != EXEC_TRACE_OPTIMIZER))
+			continue;
+		sum[2 * e->rank + !pass] += e->end_s - e->start_s;
+		any |= pass;
 	}
+	for (int r = 0; r < t->world; r++) {
+		if (sum[2 * r] / counted > *fwd_bwd_s)
+			*fwd_bwd_s = sum[2 * r] / counted;
+		if (sum[2 * r + 1] / counted > *optimizer_s)
+			*optimizer_s = sum[2 * r + 1] / counted;
+	}
+	free(sum);
 	return any ? 0 : -1;
 }
 

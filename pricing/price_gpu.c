@@ -43,22 +43,12 @@ double price_gbps_to_bytes_per_s(double gbps)
 	return gbps * 1e9 / 8;
 }
 
-/* Folds case and reads '_' and ' ' as '-', so "rtx_4090" meets "RTX-4090". */
-static char fold(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return (char)(c - 'A' + 'a');
-	if (c == '_' || c == ' ')
-		return '-';
-	return c;
-}
-
 static int name_match(const char *a, size_t alen, const char *b)
 {
 	size_t i;
 
 	for (i = 0; i < alen && b[i]; i++)
-		if (fold(a[i]) != fold(b[i]))
+		if (gp_fold_name(a[i]) != gp_fold_name(b[i]))
 			return 0;
 	return i == alen && b[i] == '\0';
 }
@@ -129,7 +119,7 @@ struct suggest_ctx {
 
 static void suggest_try(struct suggest_ctx *c, const char *s, size_t n)
 {
-	size_t d = gp_edit_distance(c->name, strlen(c->name), s, n, fold);
+	size_t d = gp_edit_distance(c->name, strlen(c->name), s, n, gp_fold_name);
 
 	if (d < c->best) {
 		c->best = d;

@@ -209,13 +209,6 @@ int sim_model_gbs(const struct sim_model *m)
 	return g;
 }
 
-static char fold(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return (char)(c - 'A' + 'a');
-	return c == '_' || c == ' ' ? '-' : c;
-}
-
 int sim_model_suggest(const struct sim_model_table *t, const char *name, char *buf,
 		      size_t size)
 {
@@ -224,7 +217,7 @@ int sim_model_suggest(const struct sim_model_table *t, const char *name, char *b
 	buf[0] = '\0';
 	for (size_t i = 0; t && name && i < t->n; i++) {
 		const char *m = t->models[i].name;
-		size_t d = gp_edit_distance(name, strlen(name), m, strlen(m), fold);
+		size_t d = gp_edit_distance(name, strlen(name), m, strlen(m), gp_fold_name);
 
 		if (d < best) {
 			best = d;

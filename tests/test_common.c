@@ -190,14 +190,10 @@ static void test_gp_strlcpy_truncates(void **state)
 	assert_false(gp_streq_nocase(NULL, "x"));
 }
 
-static char lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
 /* Levenshtein's textbook pair: kitten -> sitting is 3 edits (two
- * substitutions, one insertion); folding makes case free; beyond 64
- * characters the strings are cut, so they differ by the cut part only. */
+ * substitutions, one insertion); folding names makes case, '_' and ' '
+ * free; beyond 64 characters the strings are cut, so they differ by the
+ * cut part only. */
 static void test_gp_edit_distance(void **state)
 {
 	char a[100], b[100];
@@ -206,7 +202,8 @@ static void test_gp_edit_distance(void **state)
 	assert_int_equal(gp_edit_distance("kitten", 6, "sitting", 7, NULL), 3);
 	assert_int_equal(gp_edit_distance("", 0, "abc", 3, NULL), 3);
 	assert_int_equal(gp_edit_distance("H100", 4, "h100", 4, NULL), 1);
-	assert_int_equal(gp_edit_distance("H100", 4, "h100", 4, lower), 0);
+	assert_int_equal(gp_edit_distance("H100", 4, "h100", 4, gp_fold_name), 0);
+	assert_int_equal(gp_edit_distance("rtx_4090", 8, "RTX-4090", 8, gp_fold_name), 0);
 	memset(a, 'x', sizeof(a));
 	memset(b, 'x', sizeof(b));
 	b[80] = 'y';
