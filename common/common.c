@@ -5,10 +5,12 @@
 #include "common.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int log_quiet;
 static void (*guard_enter)(void *);
@@ -221,4 +223,62 @@ int gp_streq_nocase(const char *a, const char *b)
 		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
 			return 0;
 	return *a == *b;
+}
+
+int gp_cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+struct part {
+	void (*fn)(void *ctx, long begin, long end);
+	void *ctx;
+	long begin, end;
+};
+
+static void *part_main(void *arg)
+{
+	struct part *p = arg;
+
+	p->fn(p->ctx, p->begin, p->end);
+	return NULL;
+}
+
+void gp_parallel_for(long n, int threads, long min_part,
+		     void (*fn)(void *ctx, long begin, long end), void *ctx)
+{
+	struct part *parts;
+	pthread_t *tid;
+	int *started, k;
+
+	if (n <= 0)
+		return;
+	if (min_part < 1)
+		min_part = 1;
+	k = threads < 1 ? 1 : threads;
+	if (n / min_part < k)
+		k = (int)(n / min_part > 1 ? n / min_part : 1);
+	if (k == 1) {
+		fn(ctx, 0, n);
+		return;
+	}
+	parts = xcalloc((size_t)k, sizeof(*parts));
+	tid = xcalloc((size_t)k, sizeof(*tid));
+	started = xcalloc((size_t)k, sizeof(*started));
+	for (int i = 0; i < k; i++)
+		parts[i] = (struct part){ fn, ctx, n * i / k, n * (i + 1) / k };
+	for (int i = 1; i < k; i++)
+		started[i] = pthread_create(&tid[i], NULL, part_main, &parts[i]) == 0;
+	part_main(&parts[0]);
+	for (int i = 1; i < k; i++) {
+		if (started[i])
+			pthread_join(tid[i], NULL);
+		else
+			part_main(&parts[i]);
+	}
+	free(started);
+	free(tid);
+	free(parts);
 }

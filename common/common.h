@@ -103,6 +103,17 @@ enum rc gp_read_file(const char *path, char **data, size_t *len);
 #define GP_FNV1A64_INIT 0xcbf29ce484222325ULL
 uint64_t gp_fnv1a64(const void *data, size_t len, uint64_t h);
 
+/* The machine's online CPUs, at least 1. */
+int gp_cpu_count(void);
+
+/* Calls fn(ctx, begin, end) over [0, n) split into at most `threads`
+ * contiguous parts of at least min_part, each on a thread of its own (the
+ * first on the caller's), and returns when all have.  A part whose
+ * thread cannot be started runs on the caller's.  fn must not depend on
+ * how [0, n) is split. */
+void gp_parallel_for(long n, int threads, long min_part,
+		     void (*fn)(void *ctx, long begin, long end), void *ctx);
+
 /* ---- units (common/units.c) ------------------------------------------ */
 
 /* Parses a count with an optional SI suffix: "1T", "300B", "2.5e12", "1.5M",

@@ -121,6 +121,8 @@ struct exec_opts {
 	int check;                /* pre-flight check before step 1 (exec_expect) */
 	struct exec_expect expect;
 	int trace;                /* record the measured timeline (exec_result.trace) */
+	int init_threads;         /* host threads drawing the initial weights; 0:
+				     the machine's CPUs over the ranks on it */
 	/* Called on world rank 0 after every step (may be NULL). */
 	void (*on_step)(void *ctx, const struct exec_step_info *s);
 	void *on_step_ctx;
@@ -325,6 +327,10 @@ int exec_launcher_size(void);
  * SLURM_LOCALID, MPI_LOCALRANKID or LOCAL_RANK); 0 when not under a
  * launcher.  A GPU rank uses device local_rank modulo the devices seen. */
 int exec_launcher_local_rank(void);
+/* The number of ranks on this node (OMPI_COMM_WORLD_LOCAL_SIZE or
+ * MPI_LOCALNRANKS; under another launcher its world size); 1 when not
+ * under a launcher. */
+int exec_launcher_local_size(void);
 
 /* Starts `mpirun -np np [--allow-run-as-root] --oversubscribe SELF argv...`
  * where SELF is this executable, waits for it and returns RC_OK when every

@@ -34,20 +34,44 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-double exec_rand_uniform(uint64_t seed, uint64_t stream, uint64_t index)
+/* The key of a (seed, stream) pair: what every index of the stream is
+ * hashed with. */
+static uint64_t stream_key(uint64_t seed, uint64_t stream)
 {
-	uint64_t h = mix64(mix64(mix64(seed) ^ stream) ^ index);
+	return mix64(mix64(seed) ^ stream);
+}
 
-	return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+static double key_uniform(uint64_t key, uint64_t index)
+{
+	return (double)(mix64(key ^ index) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 /* Box-Muller (Box and Muller 1958) from two independent uniforms. */
-double exec_rand_normal(uint64_t seed, uint64_t stream, uint64_t index)
+static double key_normal(uint64_t key, uint64_t index)
 {
-	double u1 = exec_rand_uniform(seed, stream, 2 * index);
-	double u2 = exec_rand_uniform(seed, stream, 2 * index + 1);
+	double u1 = key_uniform(key, 2 * index);
+	double u2 = key_uniform(key, 2 * index + 1);
 
 	return sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2);
+}
+
+double exec_rand_uniform(uint64_t seed, uint64_t stream, uint64_t index)
+{
+	return key_uniform(stream_key(seed, stream), index);
+}
+
+double exec_rand_normal(uint64_t seed, uint64_t stream, uint64_t index)
+{
+	return key_normal(stream_key(seed, stream), index);
+}
+
+void exec_rand_normal_fill(float *out, size_t n, uint64_t seed, uint64_t stream,
+			   uint64_t first, double std)
+{
+	uint64_t key = stream_key(seed, stream);
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = (float)(std * key_normal(key, first + i));
 }
 
 enum rc exec_data_open(struct exec_data *dt, const char *path, int vocab,

@@ -486,5 +486,9 @@ void exec_data_sequence(const struct exec_data *dt, long idx, int *out);
  * position in the full tensor.  Uniform in [0, 1) and standard normal. */
 double exec_rand_uniform(uint64_t seed, uint64_t stream, uint64_t index);
 double exec_rand_normal(uint64_t seed, uint64_t stream, uint64_t index);
+/* out[i] = (float)(std * exec_rand_normal(seed, stream, first + i)) for
+ * i < n, the same values with the stream's key hashed once. */
+void exec_rand_normal_fill(float *out, size_t n, uint64_t seed, uint64_t stream,
+			   uint64_t first, double std);
 
 #endif

@@ -55,13 +55,6 @@ static double machine_ram_bytes(void)
 	return pages > 0 && size > 0 ? (double)pages * (double)size : 8.0 * UNIT_GIB;
 }
 
-static int machine_cores(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n > 0 ? (int)n : 1;
-}
-
 void exec_cpu_gpu(struct price_gpu *g)
 {
 	memset(g, 0, sizeof(*g));
@@ -91,7 +84,7 @@ void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, doubl
 			 int ranks)
 {
 	double share = 1.0, latency = latency_s > 0 ? latency_s : EXEC_CPU_LATENCY_S;
-	int cores = machine_cores();
+	int cores = gp_cpu_count();
 
 	if (ranks < 1)
 		ranks = 1;

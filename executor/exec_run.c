@@ -71,6 +71,15 @@ int exec_launcher_local_rank(void)
 	return v ? atoi(v) : 0;
 }
 
+int exec_launcher_local_size(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS" };
+	const char *v = first_env(vars, GP_ARRAY_LEN(vars));
+	int n = v ? atoi(v) : exec_launcher_size();
+
+	return n > 0 ? n : 1;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;

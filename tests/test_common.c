@@ -1,6 +1,7 @@
 /* test_common.c - units parsing and formatting, status codes, strings. */
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -194,6 +195,60 @@ static void test_gp_strlcpy_truncates(void **state)
  * substitutions, one insertion); folding names makes case, '_' and ' '
  * free; beyond 64 characters the strings are cut, so they differ by the
  * cut part only. */
+/* gp_parallel_for: every index once, in contiguous parts, as many as
+ * threads and min_part allow, on threads other than the caller's. */
+struct pf_seen {
+	pthread_mutex_t lock;
+	int hits[1000];
+	int parts;
+	int other_threads;
+	pthread_t caller;
+};
+
+static void pf_mark(void *ctx, long begin, long end)
+{
+	struct pf_seen *s = ctx;
+
+	pthread_mutex_lock(&s->lock);
+	s->parts++;
+	if (!pthread_equal(pthread_self(), s->caller))
+		s->other_threads++;
+	pthread_mutex_unlock(&s->lock);
+	for (long i = begin; i < end; i++)
+		s->hits[i]++;
+}
+
+static void test_gp_parallel_for_parts(void **state)
+{
+	struct {
+		long n, min_part;
+		int threads, parts;
+	} cases[] = {
+		{ 1000, 1, 4, 4 },     /* four parts, three on new threads */
+		{ 1000, 300, 8, 3 },   /* 1000 / 300: three parts of >= 300 */
+		{ 1000, 2000, 8, 1 },  /* below one min_part: the caller alone */
+		{ 7, 1, 16, 7 },       /* no more parts than indices */
+		{ 1000, 1, 0, 1 },     /* threads < 1 counts as one */
+		{ 0, 1, 4, 0 },        /* nothing to do: fn is not called */
+	};
+
+	(void)state;
+	assert_true(gp_cpu_count() >= 1);
+	for (size_t c = 0; c < GP_ARRAY_LEN(cases); c++) {
+		struct pf_seen s;
+
+		memset(&s, 0, sizeof(s));
+		pthread_mutex_init(&s.lock, NULL);
+		s.caller = pthread_self();
+		gp_parallel_for(cases[c].n, cases[c].threads, cases[c].min_part, pf_mark, &s);
+		assert_int_equal(s.parts, cases[c].parts);
+		assert_int_equal(s.other_threads, cases[c].parts > 1 ? cases[c].parts - 1 : 0);
+		for (long i = 0; i < cases[c].n; i++)
+			assert_int_equal(s.hits[i], 1);
+		pthread_mutex_destroy(&s.lock);
+	}
+}
+
 static void test_gp_edit_distance(void **state)
 {
 	char a[100], b[100];
@@ -230,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_rc_exit_code_documented),
 		cmocka_unit_test(test_gp_strlcpy_truncates),
 		cmocka_unit_test(test_gp_edit_distance),
+		cmocka_unit_test(test_gp_parallel_for_parts),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

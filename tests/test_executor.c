@@ -331,6 +331,18 @@ static void test_exec_rand_normal_moments(void **state)
 	assert_true(fabs(s2 / n - 1) < 0.04);
 }
 
+/* The fill that initialisation uses is exec_rand_normal, scaled and
+ * rounded to float, from any first index. */
+static void test_exec_rand_normal_fill_same_values(void **state)
+{
+	float out[37];
+
+	(void)state;
+	exec_rand_normal_fill(out, 37, 5, 9, 1000, 0.02);
+	for (int i = 0; i < 37; i++)
+		assert_true(out[i] == (float)(0.02 * exec_rand_normal(5, 9, 1000 + (uint64_t)i)));
+}
+
 /* ---- attention of a context-parallel slice ---------------------------- */
 
 /* A context-parallel rank attends its slice of the queries to all keys:
@@ -619,6 +631,43 @@ static void test_exec_trainer_tied_copies_start_equal(void **state)
 	rig_close(&s0);
 	rig_close(&one);
 	rig_close(&untied);
+}
+
+/* Initial weights do not depend on how many threads draw them: one, five
+ * (parts that cut across tensors and rows), or the machine's; and on a
+ * tensor-parallel rank, whose blocks start at a row or column offset. */
+static void test_exec_trainer_init_threads_same_weights(void **state)
+{
+	struct exec_opts o;
+	int threads[] = { 5, 0 };
+
+	(void)state;
+	tiny_opts(&o);
+	for (int tp = 1; tp <= 2; tp++) {
+		struct rig one;
+
+		o.par.tp = tp;
+		o.init_threads = 1;
+		rig_open(&one, &o, tp - 1);
+		for (size_t k = 0; k < GP_ARRAY_LEN(threads); k++) {
+			struct rig many;
+
+			o.init_threads = threads[k];
+			rig_open(&many, &o, tp - 1);
+			assert_int_equal(exec_trainer_units(many.t), exec_trainer_units(one.t));
+			for (int u = 0; u < exec_trainer_units(one.t); u++) {
+				float *p1, *pn, *g;
+				long n1, nn;
+
+				assert_int_equal(exec_trainer_unit(one.t, u, &p1, &g, &n1), 0);
+				assert_int_equal(exec_trainer_unit(many.t, u, &pn, &g, &nn), 0);
+				assert_int_equal(nn, n1);
+				assert_memory_equal(pn, p1, (size_t)n1 * sizeof(float));
+			}
+			rig_close(&many);
+		}
+		rig_close(&one);
+	}
 }
 
 /* Losses of o's steps. */
@@ -1510,6 +1559,8 @@ int main(void)
 		cmocka_unit_test(test_exec_data_synthetic_bigram),
 		cmocka_unit_test(test_exec_data_file_rejects_big_token),
 		cmocka_unit_test(test_exec_rand_normal_moments),
+		cmocka_unit_test(test_exec_rand_normal_fill_same_values),
+		cmocka_unit_test(test_exec_trainer_init_threads_same_weights),
 		cmocka_unit_test(test_exec_trainer_gradcheck_gelu_layernorm),
 		cmocka_unit_test(test_exec_trainer_gradcheck_swiglu_rmsnorm_flash),
 		cmocka_unit_test(test_exec_trainer_gradcheck_tied),
