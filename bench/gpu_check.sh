@@ -20,16 +20,21 @@
 #      16 heads, sequence 2048, vocabulary 50304, micro-batch 4, global
 #      batch 8) and prints measured step time, MFU and peak memory against
 #      the prediction (calibrated by step 2), and whether the executor's
-#      targets are met (MFU >= 50%, step time and memory within 10%);
-#   4. where PyTorch with CUDA is installed, times the same shape's
+#      targets are met there (step time and memory within 10%);
+#   4. runs a GEMM-heavy step (2 layers x 8192 hidden, 64 heads, MLP
+#      32768, vocabulary 32000, sequence 2048: matrices four times the
+#      mid-size model's width, attention a smaller share) the same way,
+#      where the MFU target applies (>= 50%; the simulator, calibrated or
+#      not, says what to expect), with its step time and memory too;
+#   5. where PyTorch with CUDA is installed, times the mid-size shape's
 #      training step in PyTorch (bf16 autocast, fused AdamW, flash
 #      attention through scaled_dot_product_attention) and prints the
 #      ratio of the two step times.
 #
 # Everything it prints also goes to bench/results/gpu_check-DATE-GPU.txt
 # ($GPU_CHECK_RESULTS names another folder), with the calibration, and
-# the mid-size run's JSON and measured timeline beside it, and the
-# simulator's timeline of the same step to lay beside that one.  Each command
+# the mid-size and GEMM-heavy runs' JSON, the mid-size run's measured
+# timeline and the simulator's timeline of the same step to lay beside it.  Each command
 # may take $GPU_CHECK_STEP_LIMIT seconds (300).
 # Without a GPU it says why and exits 0.  Exit 1 when a check fails.
 #
@@ -213,58 +218,93 @@ else
 	CAL=""
 fi
 
-section "3. single-GPU plan: 24 layers x 2048 hidden, sequence 2048"
 catalog_gpu=$(sed -n 's/.*"gpu":[[:space:]]*"\([^"]*\)".*/\1/p' "${CAL:-/dev/null}" 2>/dev/null | head -1)
-MID="--layers 24 --hidden 2048 --heads 16 --ffn 8192 --vocab 50304 --seq 2048 --mbs 4 --gbs 8"
 calflag=()
 [ -n "$CAL" ] && calflag=(--calibration "$CAL")
-if [ -n "$catalog_gpu" ] && timeout 60 "$GP" simulate --gpu "$catalog_gpu" --gpus 1 $MID \
-	${calflag[@]+"${calflag[@]}"} -o "$WORK/plan.json" --timeline "$STEM-mid-sim-timeline.json" \
-	>"$WORK/plan.out" 2>&1; then
-	say "plan (gpuplan simulate on $catalog_gpu, calibrated):"
-	sed -n '1,12p' "$WORK/plan.out"
-	target="$WORK/plan.json"
-else
-	say "no catalog GPU named by the calibration; running the shape from flags"
-	target=""
-fi
+
+# plan NAME SHAPE...: a single-GPU plan of the shape from `gpuplan
+# simulate` on the calibration's catalog GPU into $WORK/NAME-plan.json
+# (printed), with the simulator's timeline of its step; sets plan_file
+# (empty when there is no catalog GPU: the shape is run from flags)
+plan() {
+	local name=$1
+	shift
+	plan_file=""
+	if [ -n "$catalog_gpu" ] && timeout 60 "$GP" simulate --gpu "$catalog_gpu" --gpus 1 "$@" \
+		${calflag[@]+"${calflag[@]}"} -o "$WORK/$name-plan.json" \
+		--timeline "$STEM-$name-sim-timeline.json" >"$WORK/$name-plan.out" 2>&1; then
+		say "plan (gpuplan simulate on $catalog_gpu, calibrated):"
+		grep -v '^wrote ' "$WORK/$name-plan.out"
+		plan_file="$WORK/$name-plan.json"
+	else
+		say "no catalog GPU named by the calibration; running the shape from flags"
+	fi
+}
+
+# measure NAME SHAPE...: 10 steps of $plan_file with the shape's flags,
+# predicted on the same calibration (named explicitly); the run's JSON
+# and measured timeline kept beside the report
+measure() {
+	local name=$1
+	shift
+	if timeout $STEP_LIMIT "$GP" execute $plan_file "$@" --backend cuda --steps 10 \
+		${calflag[@]+"${calflag[@]}"} --json "$WORK/$name.json" --trace "$WORK/$name-trace.json" \
+		>"$WORK/$name.out" 2>&1; then
+		cat "$WORK/$name.out"
+		cp "$WORK/$name.json" "$STEM-$name-run.json"
+		cp "$WORK/$name-trace.json" "$STEM-$name-trace.json"
+	else
+		tail -20 "$WORK/$name.out"
+		bad "$name run failed"
+	fi
+}
+
+# Targets, reported and not counted as failed checks.
+# mfu_of NAME: the measured MFU in percent of a run's table
+mfu_of() { sed -n 's/^MFU[[:space:]]*\([0-9.]*\)%.*/\1/p' "$WORK/$1.out" 2>/dev/null | head -1; }
+# accuracy_targets NAME: step time (calibrated) and peak memory within
+# 10% of the prediction
+accuracy_targets() {
+	local e
+	[ -s "$WORK/$1.json" ] || return 0
+	e=$(num step_time_error "$WORK/$1.json")
+	target "$1: step time $(pct "${e:-}") against the calibrated prediction (within 10%)" \
+		"${e:-}" 'v <= 0.1 && v >= -0.1'
+	e=$(num memory_error "$WORK/$1.json")
+	target "$1: peak memory $(pct "${e:-}") against the prediction (within 10%)" \
+		"${e:-}" 'v <= 0.1 && v >= -0.1'
+}
+
+section "3. single-GPU plan: 24 layers x 2048 hidden, sequence 2048"
+MID="--layers 24 --hidden 2048 --heads 16 --ffn 8192 --vocab 50304 --seq 2048 --mbs 4 --gbs 8"
+plan mid $MID
 # the pre-flight first: the GPU is the plan's, the memory it needs is
 # free, and after one step the device's memory in use against the
 # prediction
-if timeout $STEP_LIMIT "$GP" execute $target $MID --backend cuda --check ${calflag[@]+"${calflag[@]}"} \
-	>"$WORK/check.out" 2>&1; then
+if timeout $STEP_LIMIT "$GP" execute $plan_file $MID --backend cuda --check \
+	${calflag[@]+"${calflag[@]}"} >"$WORK/check.out" 2>&1; then
 	say "execute --check:"
 	cat "$WORK/check.out"
 else
 	tail -20 "$WORK/check.out"
 	bad "execute --check failed"
 fi
-# the execute below predicts on the same calibration (named explicitly)
-if timeout $STEP_LIMIT "$GP" execute $target $MID --backend cuda --steps 10 ${calflag[@]+"${calflag[@]}"} \
-	--json "$WORK/mid.json" --trace "$WORK/mid-trace.json" >"$WORK/mid.out" 2>&1; then
-	cat "$WORK/mid.out"
-	cp "$WORK/mid.json" "$STEM-mid-run.json"
-	cp "$WORK/mid-trace.json" "$STEM-mid-trace.json"
-else
-	tail -20 "$WORK/mid.out"
-	bad "mid-size run failed"
-fi
+measure mid $MID
 gp_step=$(num step_time_s "$WORK/mid.json")
-# The executor's targets on the mid-size step: MFU >= 50%, peak memory and
-# step time (calibrated) within 10% of the prediction.  Reported, not
-# counted as failed checks.
-if [ -s "$WORK/mid.json" ]; then
-	mfu=$(sed -n 's/^MFU[[:space:]]*\([0-9.]*\)%.*/\1/p' "$WORK/mid.out" | head -1)
-	target "MFU ${mfu:-?}% (>= 50%)" "${mfu:-}" 'v >= 50'
-	e=$(num step_time_error "$WORK/mid.json")
-	target "step time $(pct "${e:-}") against the calibrated prediction (within 10%)" \
-		"${e:-}" 'v <= 0.1 && v >= -0.1'
-	e=$(num memory_error "$WORK/mid.json")
-	target "peak memory $(pct "${e:-}") against the prediction (within 10%)" \
-		"${e:-}" 'v <= 0.1 && v >= -0.1'
-fi
+[ -s "$WORK/mid.json" ] && say "mid: MFU $(mfu_of mid)% (the MFU target is the GEMM-heavy step's, below)"
+accuracy_targets mid
 
-section "4. the same shape in PyTorch"
+section "4. GEMM-heavy step: 2 layers x 8192 hidden, sequence 2048"
+WIDE="--layers 2 --hidden 8192 --heads 64 --ffn 32768 --vocab 32000 --seq 2048 --mbs 4 --gbs 8"
+plan wide $WIDE
+measure wide $WIDE
+if [ -s "$WORK/wide.json" ]; then
+	mfu=$(mfu_of wide)
+	target "wide: MFU ${mfu:-?}% (>= 50%)" "${mfu:-}" 'v >= 50'
+fi
+accuracy_targets wide
+
+section "5. the mid-size shape in PyTorch"
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
 	cat >"$WORK/torch_step.py" <<'EOF'
 # A GPT-2-style decoder of gpu_check's mid-size shape (LayerNorm, GELU,

@@ -149,8 +149,7 @@ static float *random_buffer(struct exec_device *d, size_t n)
 {
 	float *p = exec_dalloc(d, n * sizeof(float)), *h = xmalloc(CAL_PATTERN * sizeof(float));
 
-	for (size_t i = 0; i < CAL_PATTERN; i++)
-		h[i] = (float)exec_rand_normal(99, 1, i);
+	exec_rand_normal_fill(h, CAL_PATTERN, 99, 1, 0, 1.0);
 	for (size_t off = 0; off < n; off += CAL_PATTERN) {
 		size_t len = n - off < CAL_PATTERN ? n - off : CAL_PATTERN;
 
