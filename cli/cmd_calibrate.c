@@ -228,6 +228,15 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 		printf("%-24s %11s %11.3g\n", what, fmt_time(a, sizeof(a), c->attn.time_s),
 		       c->attn.flops_per_s / 1e12);
 	}
+	if (c->opt.params > 0) {
+		char what[48];
+
+		printf("\n%-24s %11s %11s\n", "optimizer step", "time", "GB/s");
+		snprintf(what, sizeof(what), "%s parameters",
+			 unit_fmt_count(b, sizeof(b), c->opt.params));
+		printf("%-24s %11s %11.3g\n", what, fmt_time(a, sizeof(a), c->opt.time_s),
+		       c->opt.bytes_per_s / 1e9);
+	}
 	if (c->n_coll > 0) {
 		printf("\n%-15s %5s %10s %11s %11s %11s\n", "collective", "ranks", "bytes", "time",
 		       "algbw GB/s", "busbw GB/s");
@@ -258,6 +267,10 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 		       (g->attn_flops_per_s > 0 ? g->attn_flops_per_s
 						: exec_calibration_catalog_attn(c, g)) / 1e12,
 		       c->attn_flops_per_s / 1e12);
+	if (c->opt_bytes_per_s > 0)
+		printf("%-24s %14.4g %14.4g\n", "optimizer GB/s",
+		       (g->opt_bytes_per_s > 0 ? g->opt_bytes_per_s : g->hbm_bytes_per_s) / 1e9,
+		       c->opt_bytes_per_s / 1e9);
 	/* the smallest GEMM side at which the curve gives half the peak */
 	printf("%-24s %14.4g %14.4g\n", "GEMM half-rate side", sim_gemm_dim_half(g->gemm_dim_half),
 	       sim_gemm_dim_half(c->gemm_dim_half));

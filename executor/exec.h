@@ -431,6 +431,17 @@ struct exec_calib_attn {
 	double flops_per_s;        /* flops / time_s */
 };
 
+/* One optimizer step timed over params parameters, as the trainer runs
+ * it: the gradient's sum of squares, AdamW, the working copy narrowed
+ * from the master (bf16 devices), the gradient zeroed.  params 0: not
+ * measured. */
+struct exec_calib_opt {
+	double params;
+	double bytes;              /* what the simulator counts (sim_optimizer_bytes) */
+	double time_s;
+	double bytes_per_s;        /* bytes / time_s */
+};
+
 /* One collective timed, nccl-tests style (doc/PERFORMANCE.md): algbw =
  * bytes / time; busbw = algbw x 2(n-1)/n for all-reduce, x (n-1)/n for
  * all-gather and reduce-scatter (bytes: the whole gathered buffer). */
@@ -463,6 +474,7 @@ struct exec_calibration {
 	double elt_bytes_per_s[2];     /* so that sim's element-wise time is the measured
 					* one: [0] a GELU layer's, [1] a SwiGLU layer's */
 	double attn_flops_per_s;       /* so that sim's attention time is the measured one */
+	double opt_bytes_per_s;        /* so that sim's optimizer time is the measured one */
 	struct exec_calib_gemm gemm[EXEC_CALIB_MAX_POINTS];
 	int n_gemm;
 	struct exec_calib_copy copy[EXEC_CALIB_MAX_POINTS];
@@ -470,6 +482,7 @@ struct exec_calibration {
 	struct exec_calib_elt elt[2];  /* GELU and SwiGLU layers */
 	int n_elt;
 	struct exec_calib_attn attn;   /* batch 0: not measured */
+	struct exec_calib_opt opt;     /* params 0: not measured */
 	struct exec_calib_coll coll[EXEC_CALIB_MAX_POINTS];
 	int n_coll;
 };

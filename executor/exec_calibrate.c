@@ -34,6 +34,9 @@
  * attention rate at which the simulator's FLOP count of it (sim_attn_flops,
  * SIM_ATTN_BWD) takes the measured time (the executor's attention keeps
  * each block's scores in memory, which flash attention does not), the
+ * optimizer's bandwidth with which the simulator's time for its bytes
+ * (sim_optimizer_bytes, SIM_OPT_KERNELS) is the measured one (a CPU's
+ * AdamW, with its square root and division, is not bound by memory), the
  * intra-node bandwidth whose
  * SIM_LINK_EFF share is the best all-reduce bus bandwidth, and the
  * per-step latency that the smallest all-reduce leaves once its bytes are
@@ -74,6 +77,7 @@ struct plan {
 	int n_hidden;
 	int tokens;
 	struct exec_calib_attn attn;            /* the attention core's shape */
+	double opt_params;                      /* the optimizer step's parameters */
 	const double *copy_bytes;
 	int n_copy;
 	double coll_min, coll_max, coll_step;  /* bytes */
@@ -88,7 +92,8 @@ static void phase(const struct plan *p, const char *what, const struct exec_cali
 {
 	if (p->report && p->o->on_phase)
 		p->o->on_phase(p->o->on_phase_ctx, what,
-			       c->n_copy + c->n_gemm + c->n_elt + (c->attn.batch > 0) + c->n_coll,
+			       c->n_copy + c->n_gemm + c->n_elt + (c->attn.batch > 0) +
+			       (c->opt.params > 0) + c->n_coll,
 			       p->total);
 }
 
@@ -120,6 +125,7 @@ static void plan_for(const struct exec_calibrate_opts *o, int gpu, struct plan *
 		p->tokens = gpu ? 2048 : 64;
 		p->attn = gpu ? (struct exec_calib_attn){ 1, 512, 8, 4, 128, 0, 0, 0 }
 			      : (struct exec_calib_attn){ 1, 64, 4, 2, 16, 0, 0, 0 };
+		p->opt_params = gpu ? 1 << 20 : 1 << 16;
 		p->copy_bytes = quick_copy;
 		p->n_copy = (int)GP_ARRAY_LEN(quick_copy);
 		p->coll_min = 4096;
@@ -135,6 +141,9 @@ static void plan_for(const struct exec_calibrate_opts *o, int gpu, struct plan *
 	 * 3's); the CPU's: what its small models use */
 	p->attn = gpu ? (struct exec_calib_attn){ 4, 2048, 16, 8, 128, 0, 0, 0 }
 		      : (struct exec_calib_attn){ 1, 256, 8, 4, 32, 0, 0, 0 };
+	/* a GPU's: 64 Mi parameters, 3 GB of state, far beyond its caches;
+	 * the CPU's: 1 Mi, what its small models hold */
+	p->opt_params = gpu ? 1 << 26 : 1 << 20;
 	p->copy_bytes = gpu ? gpu_copy : cpu_copy;
 	p->n_copy = 2;
 	p->coll_min = 4096;
@@ -470,6 +479,67 @@ static enum rc measure_attention(struct exec_device *d, const struct plan *p,
 	return RC_OK;
 }
 
+struct opt_ctx {
+	struct exec_device *d;
+	float *p, *g, *m, *v;
+	void *work;             /* the working copy; NULL where weights are fp32 */
+	double *acc;
+	long n;
+};
+
+/* One optimizer step as exec_trainer.c's optimizer_step and zero_grads
+ * run it over one tensor of n parameters. */
+static void run_opt(void *ctx)
+{
+	struct opt_ctx *o = ctx;
+	const struct exec_backend *be = o->d->be;
+
+	be->sumsq(o->d, o->acc, o->g, o->n);
+	be->adamw(o->d, o->p, o->g, o->m, o->v, o->n, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 1, 1.0f);
+	if (o->work)
+		be->narrow(o->d, o->work, o->p, o->n);
+	be->zero(o->d, o->g, (size_t)o->n * sizeof(float));
+}
+
+static enum rc measure_optimizer(struct exec_device *d, const struct plan *p,
+				 struct exec_calibration *c)
+{
+	long n = (long)p->opt_params;
+	size_t fb = (size_t)n * sizeof(float), wb = (size_t)n * exec_dtype_size(d->act);
+	struct opt_ctx o = { .d = d, .n = n };
+	struct timed t = { d, run_opt, &o };
+	double time_s;
+	enum rc rc;
+
+	phase(p, "optimizer", c);
+	o.p = random_buffer(d, (size_t)n);
+	o.g = random_buffer(d, (size_t)n);
+	o.m = exec_dalloc(d, fb);
+	o.v = exec_dalloc(d, fb);
+	d->be->zero(d, o.m, fb);
+	d->be->zero(d, o.v, fb);
+	if (d->act != EXEC_F32)
+		o.work = exec_dalloc(d, wb);
+	o.acc = exec_dalloc(d, sizeof(double));
+	d->be->zero(d, o.acc, sizeof(double));
+	rc = time_runs(&t, p->target_s, &time_s);
+	exec_dfree(d, o.acc, sizeof(double));
+	if (o.work)
+		exec_dfree(d, o.work, wb);
+	exec_dfree(d, o.v, fb);
+	exec_dfree(d, o.m, fb);
+	exec_dfree(d, o.g, fb);
+	exec_dfree(d, o.p, fb);
+	if (rc != RC_OK)
+		return rc;
+	c->opt.params = (double)n;
+	c->opt.bytes = sim_optimizer_bytes((double)exec_dtype_size(d->act), c->opt.params,
+					   c->opt.params);
+	c->opt.time_s = time_s;
+	c->opt.bytes_per_s = c->opt.bytes / time_s;
+	return RC_OK;
+}
+
 static enum rc measure_copies(struct exec_device *d, const struct plan *p,
 			      struct exec_calibration *c)
 {
@@ -705,6 +775,12 @@ void exec_calibration_fit(struct exec_calibration *c)
 	}
 	if (c->attn.batch > 0 && c->attn.time_s > 0)
 		c->attn_flops_per_s = c->attn.flops / c->attn.time_s;
+	if (c->opt.params > 0) {
+		double rest = c->opt.time_s - SIM_OPT_KERNELS * SIM_KERNEL_S;
+
+		if (rest > 0)
+			c->opt_bytes_per_s = c->opt.bytes / rest / SIM_HBM_EFF;
+	}
 	{
 		const struct exec_calib_coll *small = NULL, *best = NULL;
 
@@ -744,7 +820,7 @@ enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibrat
 	plan_for(o, strcmp(j.dev.be->name, "cpu") != 0, &p);
 	p.o = o;
 	p.report = j.rank == 0;
-	p.total = p.n_copy + 8 * p.n_hidden + 3 + (j.world > 1 ? coll_points(&p) : 0);
+	p.total = p.n_copy + 8 * p.n_hidden + 4 + (j.world > 1 ? coll_points(&p) : 0);
 	if (j.rank == 0) {
 		rc = measure_copies(&j.dev, &p, c);
 		if (rc == RC_OK)
@@ -753,6 +829,8 @@ enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibrat
 			rc = measure_elementwise(&j.dev, &p, c);
 		if (rc == RC_OK)
 			rc = measure_attention(&j.dev, &p, c);
+		if (rc == RC_OK)
+			rc = measure_optimizer(&j.dev, &p, c);
 	}
 	rc = exec_job_agree(&j, rc, "calibrate", "");
 	if (rc == RC_OK && j.world > 1) {
@@ -815,6 +893,8 @@ void exec_calibration_apply_gpu(const struct exec_calibration *c, struct price_g
 			g->elt_bytes_per_s[i] = c->elt_bytes_per_s[i];
 	if (c->attn_flops_per_s > 0)
 		g->attn_flops_per_s = c->attn_flops_per_s;
+	if (c->opt_bytes_per_s > 0)
+		g->opt_bytes_per_s = c->opt_bytes_per_s;
 	if (c->intra_bytes_per_s > 0)
 		g->intra_bytes_per_s = c->intra_bytes_per_s;
 	if (c->gemm_dim_half > 0)

@@ -49,6 +49,7 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 	add_num(s, "elt_gelu_bytes_per_s", c->elt_bytes_per_s[0]);
 	add_num(s, "elt_swiglu_bytes_per_s", c->elt_bytes_per_s[1]);
 	add_num(s, "attn_flops_per_s", c->attn_flops_per_s);
+	add_num(s, "opt_bytes_per_s", c->opt_bytes_per_s);
 	a = cJSON_AddArrayToObject(root, "gemm");
 	for (int i = 0; i < c->n_gemm; i++) {
 		cJSON *g = cJSON_CreateObject();
@@ -95,6 +96,14 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 		add_num(g, "flops", c->attn.flops);
 		add_num(g, "time_s", c->attn.time_s);
 		add_num(g, "flops_per_s", c->attn.flops_per_s);
+	}
+	if (c->opt.params > 0) {
+		cJSON *g = cJSON_AddObjectToObject(root, "optimizer");
+
+		add_num(g, "params", c->opt.params);
+		add_num(g, "bytes", c->opt.bytes);
+		add_num(g, "time_s", c->opt.time_s);
+		add_num(g, "bytes_per_s", c->opt.bytes_per_s);
 	}
 	a = cJSON_AddArrayToObject(root, "collectives");
 	for (int i = 0; i < c->n_coll; i++) {
@@ -296,6 +305,8 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 			get_double(r, s, ".sim", "elt_swiglu_bytes_per_s", &c->elt_bytes_per_s[1]);
 		if (cJSON_GetObjectItemCaseSensitive(s, "attn_flops_per_s"))
 			get_double(r, s, ".sim", "attn_flops_per_s", &c->attn_flops_per_s);
+		if (cJSON_GetObjectItemCaseSensitive(s, "opt_bytes_per_s"))
+			get_double(r, s, ".sim", "opt_bytes_per_s", &c->opt_bytes_per_s);
 	}
 	a = points(r, root, "gemm", &n);
 	for (int i = 0; a && i < n && !r->bad; i++) {
@@ -382,6 +393,20 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 		get_double(r, s, ".attention", "flops", &g->flops);
 		get_double(r, s, ".attention", "time_s", &g->time_s);
 		get_double(r, s, ".attention", "flops_per_s", &g->flops_per_s);
+	}
+	/* nor have those written before the optimizer was */
+	s = cJSON_GetObjectItemCaseSensitive(root, "optimizer");
+	if (s && !r->bad && !cJSON_IsObject(s)) {
+		gp_error("%s: .optimizer: expected an object", r->file);
+		r->bad = 1;
+	}
+	if (s && !r->bad) {
+		struct exec_calib_opt *g = &c->opt;
+
+		get_double(r, s, ".optimizer", "params", &g->params);
+		get_double(r, s, ".optimizer", "bytes", &g->bytes);
+		get_double(r, s, ".optimizer", "time_s", &g->time_s);
+		get_double(r, s, ".optimizer", "bytes_per_s", &g->bytes_per_s);
 	}
 	a = points(r, root, "collectives", &n);
 	for (int i = 0; a && i < n && !r->bad; i++) {

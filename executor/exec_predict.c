@@ -21,6 +21,10 @@
  *   attention: exec_cpu.c's loops over scores are not its GEMM tile; the
  *     calibration's core (one sequence of 256, 8 heads of 32 sharing 4)
  *     runs the simulator's FLOP count at 3.5 to 4.5 GFLOP/s: 3.5.
+ *   optimizer: AdamW's square root and division make it compute-bound,
+ *     6.4 to 7.3 ms over 1 Mi parameters (6.6 ns each, as in a 63M-
+ *     parameter run), 7.2 to 8.3 GB/s in the simulator's byte count
+ *     (sim_optimizer_bytes) at its SIM_HBM_EFF: 7.5 GB/s.
  *   between ranks: OpenMPI's shared-memory transport copies in and out,
  *     about 4 GB/s per rank one direction, 2 us per message.
  * When ranks outnumber the cores they share them, so the per-rank figures
@@ -46,6 +50,7 @@
 #define EXEC_CPU_ELT_GELU_BYTES_PER_S 1e9
 #define EXEC_CPU_ELT_SWIGLU_BYTES_PER_S 5e9
 #define EXEC_CPU_ATTN_FLOPS_PER_S 3.5e9
+#define EXEC_CPU_OPT_BYTES_PER_S 7.5e9
 #define EXEC_CPU_LATENCY_S 2e-6
 
 static double machine_ram_bytes(void)
@@ -68,6 +73,7 @@ void exec_cpu_gpu(struct price_gpu *g)
 	g->elt_bytes_per_s[0] = EXEC_CPU_ELT_GELU_BYTES_PER_S;
 	g->elt_bytes_per_s[1] = EXEC_CPU_ELT_SWIGLU_BYTES_PER_S;
 	g->attn_flops_per_s = EXEC_CPU_ATTN_FLOPS_PER_S;
+	g->opt_bytes_per_s = EXEC_CPU_OPT_BYTES_PER_S;
 	gp_strlcpy(g->intra_link, "shared memory", sizeof(g->intra_link));
 	g->intra_bytes_per_s = EXEC_CPU_LINK_BYTES_PER_S;
 }
@@ -100,6 +106,7 @@ void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, doubl
 	c->gpu.elt_bytes_per_s[0] *= share;
 	c->gpu.elt_bytes_per_s[1] *= share;
 	c->gpu.attn_flops_per_s *= share;
+	c->gpu.opt_bytes_per_s *= share;
 	c->gpu.intra_bytes_per_s *= share;
 	c->gpus_per_node = ranks;
 	c->intra_bytes_per_s = c->gpu.intra_bytes_per_s;

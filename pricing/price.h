@@ -45,6 +45,10 @@ struct price_gpu {
 	 * (sim_attn_flops); set by a calibration of this device, which times
 	 * the executor's attention, 0: the flash-attention model of sim.c. */
 	double attn_flops_per_s;
+	/* The HBM bandwidth the simulator gives the optimizer step (AdamW,
+	 * the gradient norm, the zeroing: sim_optimizer_bytes); set by a
+	 * calibration of this device, which times them, 0: hbm_bytes_per_s. */
+	double opt_bytes_per_s;
 	char aliases[PRICE_NAME_MAX * 4];/* ';'-separated other names ("H100;H100-SXM") */
 };
 

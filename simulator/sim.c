@@ -227,7 +227,7 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	    !rate_ok(c->gpu.hbm_bytes_per_s) || !rate_ok(c->gpu.intra_bytes_per_s) ||
 	    !rate_ok(c->gpu.bf16_flops_per_s) || !rate_ok(c->gpu.fp8_flops_per_s) ||
 	    !rate_ok(c->gpu.elt_bytes_per_s[0]) || !rate_ok(c->gpu.elt_bytes_per_s[1]) ||
-	    !rate_ok(c->gpu.attn_flops_per_s))
+	    !rate_ok(c->gpu.attn_flops_per_s) || !rate_ok(c->gpu.opt_bytes_per_s))
 		WHY("cluster: expected bandwidths and FLOP/s of 0 (default) or from 1 per second, "
 		    "finite");
 	if (c->latency_s > 1)
@@ -323,6 +323,11 @@ static double hbm_time_s(double bytes, double hbm, int kernels)
 /* The byte counts are for 2-byte elements; wider ones scale them.  The MLP
  * activation reads and writes each element once (SwiGLU reads two
  * inputs). */
+double sim_optimizer_bytes(double weight_bytes, double own_params, double grad_params)
+{
+	return (weight_bytes >= 4 ? 28.0 : 34.0) * own_params + 12.0 * grad_params;
+}
+
 double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_bytes)
 {
 	return (SIM_ELT_BYTES * stream + (swiglu ? 6.0 : 4.0) * mlp) * act_bytes / 2.0;
@@ -732,15 +737,14 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	bd->dp_comm_total_s = dp_total;
 	bd->dp_comm_exposed_s = dp_exposed;
 
-	/* The optimizer step is memory-bound.  AdamW over the local shard
-	 * reads the fp32 master weight, m, v and gradient and writes master,
-	 * m and v (28 bytes per parameter), then writes the bf16 weight from
-	 * the master (read 4, write 2); fp32 weights are their own master
-	 * (28 bytes).  Over the local fp32 gradients: the inf/nan check, the
-	 * norm for clipping and the zeroing for the next step (4 bytes each). */
+	/* The optimizer step is memory-bound (sim_optimizer_bytes over the
+	 * local shard and the local gradients), at the HBM rate, or at the
+	 * rate a calibration of this device measured for it. */
 	shard = params_stage / (zero >= 1 ? ndp : 1);
-	opt_s = hbm_time_s((sim_weight_bytes(p) >= 4 ? 28.0 : 34.0) * shard
-			   + 12.0 * params_stage / (zero >= 2 ? ndp : 1), hbm, 10);
+	opt_s = hbm_time_s(sim_optimizer_bytes(sim_weight_bytes(p), shard,
+					       params_stage / (zero >= 2 ? ndp : 1)),
+			   c->gpu.opt_bytes_per_s > 0 ? c->gpu.opt_bytes_per_s : hbm,
+			   SIM_OPT_KERNELS);
 	bd->optimizer_s = opt_s;
 
 	step = bd->compute_s + bd->tp_comm_s + bd->cp_comm_s + bd->pp_bubble_s

@@ -210,6 +210,16 @@ void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
  * width, in elements of act_bytes. */
 double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_bytes);
 
+/* Bytes one optimizer step moves (sim.c): AdamW over own_params (the
+ * local shard) reads the fp32 master weight, m, v and gradient and writes
+ * master, m and v (28 bytes a parameter), then writes the working weight
+ * of weight_bytes from the master (read 4, write 2) unless the weights are
+ * fp32 (their own master); over grad_params of fp32 gradients, the
+ * inf/nan check, the norm for clipping and the zeroing for the next step
+ * (4 bytes each).  It runs as SIM_OPT_KERNELS kernels. */
+#define SIM_OPT_KERNELS 10
+double sim_optimizer_bytes(double weight_bytes, double own_params, double grad_params);
+
 /* FLOPs of causal flash attention's forward over bh (sequence, head)
  * pairs of sl queries against s keys of dh each: scores and values, 4 bh
  * sl s dh, less the blocks above the diagonal (128-wide blocks keep a

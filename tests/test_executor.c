@@ -1126,6 +1126,8 @@ static void sample_calibration(struct exec_calibration *c)
 	c->coll[0].time_s = 1.2e-3;
 	c->attn = (struct exec_calib_attn){ 4, 2048, 16, 8, 128, 3.17e11, 1.5e-3, 3.17e11 / 1.5e-3 };
 	c->attn_flops_per_s = c->attn.flops_per_s;
+	c->opt = (struct exec_calib_opt){ 67108864, 46.0 * 67108864, 0.8e-3, 46.0 * 67108864 / 0.8e-3 };
+	c->opt_bytes_per_s = 4.1e12;
 }
 
 static void test_exec_calibration_json_round_trip(void **state)
@@ -1154,12 +1156,15 @@ static void test_exec_calibration_json_round_trip(void **state)
 	assert_string_equal(b.coll[0].op, "all_reduce");
 	assert_true(b.attn_flops_per_s == a.attn_flops_per_s);
 	assert_true(memcmp(&b.attn, &a.attn, sizeof(a.attn)) == 0);
+	assert_true(b.opt_bytes_per_s == a.opt_bytes_per_s);
+	assert_true(memcmp(&b.opt, &a.opt, sizeof(a.opt)) == 0);
 }
 
-/* A file written before the knee, the element-wise and attention rates
- * were fitted (no .sim.gemm_dim_half, elt_gelu_bytes_per_s,
- * elt_swiglu_bytes_per_s, attn_flops_per_s, no .attention) still loads,
- * with the simulator's defaults (0). */
+/* A file written before the knee, the element-wise, attention and
+ * optimizer rates were fitted (no .sim.gemm_dim_half,
+ * elt_gelu_bytes_per_s, elt_swiglu_bytes_per_s, attn_flops_per_s,
+ * opt_bytes_per_s, no .attention or .optimizer) still loads, with the
+ * simulator's defaults (0). */
 static void test_exec_calibration_json_without_knee(void **state)
 {
 	struct exec_calibration a, b;
@@ -1174,26 +1179,30 @@ static void test_exec_calibration_json_without_knee(void **state)
 	 * first to the end of the last's line */
 	for (comma = key; *comma != ','; comma--)
 		;
-	eol = strchr(strstr(text, "\"attn_flops_per_s\""), '\n');
+	eol = strchr(strstr(text, "\"opt_bytes_per_s\""), '\n');
 	memmove(comma, eol, strlen(eol) + 1);
-	/* and .attention, an object of its own lines: from the comma before
-	 * it to its closing brace */
-	key = strstr(text, "\"attention\"");
-	assert_non_null(key);
-	for (comma = key; *comma != ','; comma--)
-		;
-	eol = strchr(key, '}') + 1;
-	memmove(comma, eol, strlen(eol) + 1);
+	/* and .attention and .optimizer, objects of their own lines: from
+	 * the comma before each to its closing brace */
+	for (int i = 0; i < 2; i++) {
+		key = strstr(text, i ? "\"optimizer\"" : "\"attention\"");
+		assert_non_null(key);
+		for (comma = key; *comma != ','; comma--)
+			;
+		eol = strchr(key, '}') + 1;
+		memmove(comma, eol, strlen(eol) + 1);
+	}
 	assert_null(strstr(text, "gemm_dim_half"));
 	assert_null(strstr(text, "elt_"));
 	assert_null(strstr(text, "attn"));
 	assert_null(strstr(text, "attention"));
+	assert_null(strstr(text, "opt"));
 	memset(&b, 0x5a, sizeof(b));
 	assert_int_equal(exec_calibration_parse("old.json", text, strlen(text), &b), RC_OK);
 	free(text);
 	assert_true(b.gemm_dim_half == 0);
 	assert_true(b.elt_bytes_per_s[0] == 0 && b.elt_bytes_per_s[1] == 0);
 	assert_true(b.attn_flops_per_s == 0 && b.attn.batch == 0);
+	assert_true(b.opt_bytes_per_s == 0 && b.opt.params == 0);
 	assert_true(b.bf16_flops_per_s == a.bf16_flops_per_s);
 	assert_int_equal(b.n_coll, 1);
 }
@@ -1429,6 +1438,15 @@ static void test_exec_calibrate_cpu_fit_reproduces_gemms(void **state)
 	assert_near(c->attn.flops, 3.5 * 1048576, 1e-12);
 	assert_true(c->attn.time_s > 0);
 	assert_near(c->attn.flops / c->attn_flops_per_s, c->attn.time_s, 1e-12);
+	/* quick: 65,536 parameters of fp32 weights (their own master): AdamW
+	 * 28 bytes each, the gradient's norm and zeroing 12 in the
+	 * simulator's count, 40 x 65,536 = 2,621,440 bytes; its rate gives
+	 * back the measured time */
+	assert_near(c->opt.params, 65536, 1e-12);
+	assert_near(c->opt.bytes, 2621440, 1e-12);
+	assert_true(c->opt.time_s > 0);
+	assert_near(c->opt.bytes / (c->opt_bytes_per_s * SIM_HBM_EFF)
+		    + SIM_OPT_KERNELS * SIM_KERNEL_S, c->opt.time_s, 1e-9);
 	assert_true(c->bf16_flops_per_s > 0 && c->hbm_bytes_per_s > 0);
 	assert_true(c->intra_bytes_per_s == 0 && c->latency_s == 0);
 	free(c);

@@ -495,6 +495,44 @@ static void test_sim_attention_kernels(void **state)
 	}
 }
 
+static void test_sim_optimizer_step(void **state)
+{
+	/* GPT 2 layers x 1024, vocabulary 1000 (tied): 2 x (12 x 1024^2 + 2
+	 * x 1024 norm weights) + 1,024,000 + 1,024 final norm = 26,194,944
+	 * parameters on each of 8 H100s.  ZeRO 0 with bf16 weights: 34 bytes
+	 * a parameter of AdamW and the working copy, 12 of gradient check,
+	 * norm and zeroing, 46 x 26,194,944 = 1.205 GB at
+	 * SIM_HBM_EFF of 3.35 TB/s, in SIM_OPT_KERNELS kernels.  ZeRO 1 shards
+	 * the 34 over DP 8, ZeRO 2 the 12 too. */
+	struct sim_model m = gpt(2, 1024, 16, 1000, 1024);
+	struct sim_cluster c = h100();
+	struct sim_parallel p = par(1, 1, 8, 1, 8);
+	struct sim_result r;
+	double n = sim_model_params(&m), k = SIM_OPT_KERNELS * SIM_KERNEL_S;
+	const double bytes[3] = { 46 * n, 34 * n / 8 + 12 * n, 46 * n / 8 };
+
+	(void)state;
+	c.gpus_per_node = 8;
+	assert_near(n, 26194944, 1e-12);
+	for (p.zero = 0; p.zero < 3; p.zero++) {
+		c.gpu.opt_bytes_per_s = 0;
+		sim_step(&m, &p, &c, &r);
+		assert_near(r.breakdown.optimizer_s, bytes[p.zero] / (3.35e12 * SIM_HBM_EFF) + k,
+			    1e-12);
+		/* a calibrated device runs the same bytes at its measured rate */
+		c.gpu.opt_bytes_per_s = 0.5e12;
+		sim_step(&m, &p, &c, &r);
+		assert_near(r.breakdown.optimizer_s, bytes[p.zero] / (0.5e12 * SIM_HBM_EFF) + k,
+			    1e-12);
+	}
+	/* fp32 activations, fp32 weights their own master: 28 bytes, no
+	 * working copy */
+	p.zero = 0;
+	p.act_bytes_per_element = 4;
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.breakdown.optimizer_s, 40 * n / (0.5e12 * SIM_HBM_EFF) + k, 1e-12);
+}
+
 static void test_sim_loss_bytes(void **state)
 {
 	/* The head on one A100, 8 sequences of 1024 tokens, V = 50304, h =
@@ -1127,6 +1165,7 @@ int main(void)
 		cmocka_unit_test(test_sim_ring_latency_nccl_model),
 		cmocka_unit_test(test_sim_host_floor_per_collective),
 		cmocka_unit_test(test_sim_attention_kernels),
+		cmocka_unit_test(test_sim_optimizer_step),
 		cmocka_unit_test(test_sim_loss_bytes),
 		cmocka_unit_test(test_sim_tp_overlap),
 		cmocka_unit_test(test_sim_dp_buckets_and_contention),

@@ -20,6 +20,8 @@ expect_out "calibrate: table of GEMMs" '^[0-9]+ x [0-9]+ x [0-9]+ +[0-9.]+ (us|m
 expect_out "calibrate: simulator figures" '^bf16 peak, TFLOP/s'
 expect_out "calibrate: the attention core timed" '^1 x 64, 4/2 x 16 +[0-9.]+ (us|ms)'
 expect_out "calibrate: the attention rate fitted" '^attention, TFLOP/s +[0-9.e+-]+ +[0-9.e+-]+$'
+expect_out "calibrate: the optimizer step timed" '^65.5k parameters +[0-9.]+ (us|ms)'
+expect_out "calibrate: the optimizer rate fitted" '^optimizer GB/s +[0-9.e+-]+ +[0-9.e+-]+$'
 expect_err "calibrate: says where it wrote" "wrote $CAL"
 grep -q '"schema":[[:space:]]*"gpuplan.calibration/1"' "$CAL" && grep -q '"gpu":[[:space:]]*"cpu"' "$CAL" \
 	&& pass "calibration file: schema and gpu" || fail "calibration file: schema and gpu" "$(head -c 300 "$CAL")"
@@ -75,18 +77,35 @@ expect_rc "GPUPLAN_CALIBRATION: exit 0" 0
 expect_err "GPUPLAN_CALIBRATION: names the file" "^calibration: $CAL"
 calibrated=$(json_num step_time_s "$OUT")
 
+# slowed KEY WHAT: simulates $SIM_CPU on $CAL with its .sim.KEY a tenth
+# of what was measured (rate: the measured one; $OUT: the JSON)
+slowed() {
+	local slow
+	rate=$(json_num "$1" "$CAL")
+	slow=$(awk -v a="$rate" 'BEGIN { printf "%.17g", a / 10 }')
+	sed "s/\"$1\":[[:space:]]*[-0-9.eE+]*/\"$1\": $slow/" "$CAL" > "$TMP/slow-$1.json"
+	gp $SIM_CPU --json --calibration "$TMP/slow-$1.json"
+	expect_rc "simulate with a tenth of the $2 rate: exit 0" 0
+}
+
 # the attention rate reaches the prediction: at a tenth of the measured
 # rate the step takes longer
-attn=$(json_num attn_flops_per_s "$CAL")
-slow=$(awk -v a="$attn" 'BEGIN { printf "%.17g", a / 10 }')
-sed "s/\"attn_flops_per_s\":[[:space:]]*[-0-9.eE+]*/\"attn_flops_per_s\": $slow/" "$CAL" \
-	> "$TMP/slow-attention.json"
-gp $SIM_CPU --json --calibration "$TMP/slow-attention.json"
-expect_rc "simulate with a tenth of the attention rate: exit 0" 0
+slowed attn_flops_per_s attention
 slower=$(json_num step_time_s "$OUT")
-awk -v a="$calibrated" -v b="$slower" -v r="$attn" 'BEGIN { exit !(r > 0 && b > a) }' \
-	&& pass "a tenth of the attention rate ($attn FLOP/s): step $calibrated s -> $slower s" \
-	|| fail "a tenth of the attention rate lengthens the step" "rate '$attn', '$calibrated' -> '$slower'"
+awk -v a="$calibrated" -v b="$slower" -v r="$rate" 'BEGIN { exit !(r > 0 && b > a) }' \
+	&& pass "a tenth of the attention rate ($rate FLOP/s): step $calibrated s -> $slower s" \
+	|| fail "a tenth of the attention rate lengthens the step" "rate '$rate', '$calibrated' -> '$slower'"
+
+# and the optimizer's: the breakdown's optimizer (the first "optimizer"
+# of the JSON; memory's comes later) takes ten times as long, less its
+# fixed kernel launches
+gp $SIM_CPU --json --calibration "$CAL"
+opt_s=$(json_num optimizer "$OUT")
+slowed opt_bytes_per_s optimizer
+slower=$(json_num optimizer "$OUT")
+awk -v a="$opt_s" -v b="$slower" -v r="$rate" 'BEGIN { exit !(r > 0 && b > 5 * a && b < 10 * a) }' \
+	&& pass "a tenth of the optimizer rate ($rate B/s): optimizer $opt_s s -> $slower s" \
+	|| fail "a tenth of the optimizer rate: optimizer x5 to x10" "rate '$rate', '$opt_s' -> '$slower'"
 
 # half the GEMM rate: an H100 calibration whose effective peak is half
 # the catalog's 989.4 TFLOP/s (HBM kept, element-wise and attention rates
@@ -99,6 +118,7 @@ sed -e 's/"gpu":[[:space:]]*"cpu"/"gpu": "H100-SXM5-80GB"/' \
     -e 's/"latency_s":[[:space:]]*[-0-9.eE+]*/"latency_s": 0/' \
     -e 's/"elt_\([a-z]*\)_bytes_per_s":[[:space:]]*[-0-9.eE+]*/"elt_\1_bytes_per_s": 0/' \
     -e 's/"attn_flops_per_s":[[:space:]]*[-0-9.eE+]*/"attn_flops_per_s": 0/' \
+    -e 's/"opt_bytes_per_s":[[:space:]]*[-0-9.eE+]*/"opt_bytes_per_s": 0/' \
     "$CAL" > "$TMP/h100-half.json"
 gp $SIM_H100 --json
 full=$(json_num compute "$OUT")
