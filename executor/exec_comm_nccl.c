@@ -55,6 +55,7 @@ struct nccl_priv {
 	ncclComm_t comm;         /* NULL for a group of one */
 	struct link out[CHANNELS], in[CHANNELS];  /* pipeline group only */
 	cudaStream_t recv_stream;
+	float *first;            /* each link's first message (links_init) */
 };
 
 static int world_rank = -1;
@@ -309,6 +310,8 @@ static void nccl_release(struct exec_group *g)
 	}
 	if (p->recv_stream)
 		cudaStreamDestroy(p->recv_stream);
+	if (p->first)
+		cudaFree(p->first);
 	if (p->mpi != MPI_COMM_NULL)
 		MPI_Comm_free(&p->mpi);
 	free(p);
@@ -346,7 +349,10 @@ static enum rc comm_init(struct exec_group *g, struct nccl_priv *p)
  * stage s + 1 (c = 0) or s - 1 (c = 1), mod p; every stage walks them
  * in that order, so each blocking id exchange and ncclCommInitRank meets
  * its partner (the earliest link not yet made always has both ranks
- * waiting on it). */
+ * waiting on it).  NCCL connects a pair at its first send and receive,
+ * which wait for each other on the host: so each link's first message
+ * goes here, while both ends are at it, and not in a schedule that
+ * counts on sends being buffered. */
 static enum rc links_init(struct exec_group *g, struct nccl_priv *p)
 {
 	int np = g->size, me = g->rank;
@@ -358,6 +364,8 @@ static enum rc links_init(struct exec_group *g, struct nccl_priv *p)
 	if (np < 2)
 		return RC_OK;
 	CUDA(g->dev, cudaStreamCreateWithFlags(&p->recv_stream, cudaStreamNonBlocking));
+	CUDA(g->dev, cudaMalloc((void **)&p->first, sizeof(float)));
+	CUDA(g->dev, cudaMemset(p->first, 0, sizeof(float)));
 	for (int c = 0; c < CHANNELS; c++)
 		for (int s = 0; s < np; s++) {
 			int to = c == 0 ? (s + 1) % np : (s + np - 1) % np;
@@ -379,6 +387,14 @@ static enum rc links_init(struct exec_group *g, struct nccl_priv *p)
 				l->peer = s;
 			}
 			NCCL(g->dev, ncclCommInitRank(&l->comm, 2, id, s == me ? 0 : 1));
+			if (s == me) {
+				NCCL(g->dev, ncclSend(p->first, 1, ncclFloat, 1, l->comm, l->stream));
+				CUDA(g->dev, cudaStreamSynchronize(l->stream));
+			} else {
+				NCCL(g->dev, ncclRecv(p->first, 1, ncclFloat, 0, l->comm,
+						      p->recv_stream));
+				CUDA(g->dev, cudaStreamSynchronize(p->recv_stream));
+			}
 		}
 	return RC_OK;
 }

@@ -16,7 +16,11 @@
  * cores with bf16 operands and fp32 accumulation (CUBLAS_COMPUTE_32F),
  * writing bf16 activations or fp32 weight gradients; attention's scores
  * and their gradients stay fp32 in its scratch and are rounded to bf16
- * only for the GEMMs that read them.  With exec_device.precision
+ * only for the GEMMs that read them, and its dK and dV, summed over query
+ * blocks and the heads of a KV group, are summed in fp32 and rounded once.
+ * Column sums (bias and norm weight gradients) add their chunks in a
+ * fixed order, without atomics: the same bits on every run and every TP
+ * rank.  With exec_device.precision
  * EXEC_PRECISION_FP32 everything is fp32 and every GEMM runs exactly in
  * fp32: the checking option, which matches the CPU backend to the order
  * of fp32 sums.
@@ -76,8 +80,11 @@ extern "C" {
 /* Column reductions: a block sums 32 columns of COL_CHUNK rows with
  * COL_ROWS row lanes, so that even a few columns of many rows fill the
  * GPU (a block per 32 columns alone leaves most SMs idle and each thread
- * waiting on a long chain of loads).  (The tests set COL_CHUNK small to
- * sum several chunks on small shapes.) */
+ * waiting on a long chain of loads); a second kernel adds the chunks'
+ * sums in chunk order, so the result has the same bits whatever order
+ * the blocks ran in (atomic adds would not: a bias or norm weight that
+ * every TP rank computes would drift apart between them).  (The tests
+ * set COL_CHUNK small to sum several chunks on small shapes.) */
 #define COL_ROWS 16
 #ifndef COL_CHUNK
 #define COL_CHUNK 256
@@ -85,13 +92,22 @@ extern "C" {
 #define NORM_EPS 1e-5f
 #define GELU_SCALE 0.7978845608028654f /* sqrt(2 / pi) */
 
+/* A buffer of the compute stream that grows when a call needs more: work
+ * queued before still reads the old one, which the stream frees after
+ * it. */
+struct scratch {
+	void *p;
+	size_t bytes;
+};
+
 struct cuda_priv {
 	int ordinal;
 	cudaStream_t compute, comm;
 	cudaEvent_t order_ev;
 	cublasHandle_t blas;
-	void *scratch;           /* attention: struct attn_bufs */
-	size_t scratch_bytes;
+	struct scratch attn;     /* struct attn_bufs */
+	struct scratch attn_grad; /* fp32 dK and dV of a bf16 attention backward */
+	struct scratch cols;     /* k_col_reduce's sums per chunk */
 	double *dsum;            /* device accumulator of the loss */
 	double *host_sum;        /* pinned copy of it */
 	int failed;
@@ -311,21 +327,23 @@ static __global__ void k_add_bias(T *out, const T *bias, long n, int c)
 
 enum { COL_SUM, COL_LAYERNORM, COL_RMSNORM };
 
-/* Column sums over the n rows of [n, c] arrays, added to dw (and db):
- * COL_SUM: dw[j] += sum_i dy[i, j] (a bias gradient);
- * COL_LAYERNORM: dw[j] += sum_i (x - mean_i) rstd_i dy, db[j] += sum_i dy;
- * COL_RMSNORM: dw[j] += sum_i x rstd_i dy.  Block b covers columns
- * (b mod nc) 32 .. + 31 (nc = ceil(c / 32)) of rows (b / nc) COL_CHUNK ..
- * + COL_CHUNK - 1; its thread (tx, ty) sums rows ty, ty + COL_ROWS, ...
- * of that chunk in column tx, and the block adds its column sums to dw
- * (and db) atomically, the chunks in any order. */
+/* Column sums over the n rows of [n, c] arrays, by chunks of COL_CHUNK
+ * rows: chunk k's sums go to part[k c + j] and, for LayerNorm's bias,
+ * part[(chunks + k) c + j]:
+ * COL_SUM: sum_i dy[i, j] (a bias gradient);
+ * COL_LAYERNORM: sum_i (x - mean_i) rstd_i dy, and sum_i dy;
+ * COL_RMSNORM: sum_i x rstd_i dy.  Block b covers columns (b mod nc)
+ * 32 .. + 31 (nc = ceil(c / 32)) of chunk b / nc; its thread (tx, ty)
+ * sums rows ty, ty + COL_ROWS, ... of that chunk in column tx.
+ * k_col_finish adds the chunks up. */
 template <typename T>
-static __global__ void k_col_reduce(float *dw, float *db, const T *dy, const T *x,
-				    const float *mean, const float *rstd, int n, int c, int kind)
+static __global__ void k_col_reduce(float *part, const T *dy, const T *x, const float *mean,
+				    const float *rstd, int n, int c, int kind)
 {
 	__shared__ float sw[COL_ROWS][33], sb[COL_ROWS][33];
 	int nc = (c + 31) / 32, tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-	int j = (int)(blockIdx.x % nc) * 32 + tx, r0 = (int)(blockIdx.x / nc) * COL_CHUNK;
+	int chunk = (int)(blockIdx.x / nc), chunks = (n + COL_CHUNK - 1) / COL_CHUNK;
+	int j = (int)(blockIdx.x % nc) * 32 + tx, r0 = chunk * COL_CHUNK;
 	int rend = n - r0 < COL_CHUNK ? n : r0 + COL_CHUNK;
 	float aw = 0, ab = 0;
 
@@ -348,12 +366,26 @@ static __global__ void k_col_reduce(float *dw, float *db, const T *dy, const T *
 			aw += sw[r][tx];
 			ab += sb[r][tx];
 		}
-		if (kind == COL_SUM) {
-			atomicAdd(&dw[j], ab);
-		} else {
-			atomicAdd(&dw[j], aw);
-			if (db)
-				atomicAdd(&db[j], ab);
+		part[(size_t)chunk * c + j] = kind == COL_SUM ? ab : aw;
+		if (kind == COL_LAYERNORM)
+			part[(size_t)(chunks + chunk) * c + j] = ab;
+	}
+}
+
+/* dw[j] += the chunks' first sums of column j, in chunk order; db[j] +=
+ * their second (LayerNorm's bias) when db is given. */
+static __global__ void k_col_finish(float *dw, float *db, const float *part, int chunks, int c)
+{
+	GRID_STRIDE(j, c) {
+		float w = 0, b = 0;
+
+		for (int k = 0; k < chunks; k++)
+			w += part[(size_t)k * c + j];
+		dw[j] += w;
+		if (db) {
+			for (int k = 0; k < chunks; k++)
+				b += part[(size_t)(chunks + k) * c + j];
+			db[j] += b;
 		}
 	}
 }
@@ -690,6 +722,48 @@ static __global__ void k_adamw(float *p, const float *g, float *m, float *v, lon
 	}
 }
 
+/* ---- scratch and column sums ----------------------------------------- */
+
+/* s's buffer, grown to at least bytes; NULL after a failed allocation
+ * (reported). */
+static void *scratch_at_least(struct exec_device *d, struct scratch *s, size_t bytes)
+{
+	struct cuda_priv *p = priv_of(d);
+
+	if (s->bytes < bytes) {
+		if (s->p)
+			CU(d, cudaFreeAsync(s->p, p->compute));
+		s->p = NULL;
+		s->bytes = 0;
+		if (CU(d, cudaMallocAsync(&s->p, bytes, p->compute)) != RC_OK)
+			return NULL;
+		s->bytes = bytes;
+	}
+	return s->p;
+}
+
+/* dw (and db) += k_col_reduce's column sums of n rows of c columns, the
+ * same bits whatever order its blocks run in. */
+static void col_reduce(struct exec_device *d, float *dw, float *db, const void *dy,
+		       const void *x, const float *mean, const float *rstd, int n, int c,
+		       int kind)
+{
+	long chunks = (n + COL_CHUNK - 1) / COL_CHUNK;
+	float *part;
+
+	if (dead(d) || n == 0)
+		return;
+	part = (float *)scratch_at_least(d, &priv_of(d)->cols,
+					 (size_t)(kind == COL_LAYERNORM ? 2 : 1) * chunks * c *
+					 sizeof(float));
+	if (!part)
+		return;
+	WITH_ACT(d, T, LAUNCH(d, k_col_reduce<T>, col_grid(n, c), 32 * COL_ROWS, part,
+			      (const T *)dy, (const T *)x, mean, rstd, n, c, kind));
+	LAUNCH(d, k_col_finish, ew_grid(c), EW_THREADS, dw, db, (const float *)part, (int)chunks,
+	       c);
+}
+
 /* ---- GEMMs ----------------------------------------------------------- */
 
 /* C = alpha op(A) op(B) + beta C in cuBLAS's column-major terms; A and B
@@ -749,11 +823,8 @@ static void matmul_backward(struct exec_device *d, void *dinp, float *dw, float 
 		     at, at);
 	gemm(d, CUBLAS_OP_N, CUBLAS_OP_T, ic, oc, n, 1.0f, inp, ic, dout, oc, 1.0f, dw, ic, at,
 	     CUDA_R_32F);
-	if (dbias && !dead(d))
-		WITH_ACT(d, T, LAUNCH(d, k_col_reduce<T>, col_grid(n, oc),
-				      32 * COL_ROWS, dbias, (float *)NULL, (const T *)dout,
-				      (const T *)NULL, (const float *)NULL, (const float *)NULL,
-				      n, oc, (int)COL_SUM));
+	if (dbias)
+		col_reduce(d, dbias, NULL, dout, NULL, NULL, NULL, n, oc, COL_SUM);
 }
 
 static void add_bias(struct exec_device *d, void *out, const void *bias, int n, int c)
@@ -780,11 +851,9 @@ static void layernorm_backward(struct exec_device *d, void *dinp, float *dw, flo
 {
 	if (dead(d) || n == 0)
 		return;
-	WITH_ACT(d, T,
-		 LAUNCH(d, k_layernorm_bwd<T>, (unsigned)n, row_threads(c), (T *)dinp,
-			(const T *)dout, (const T *)inp, (const T *)w, mean, rstd, c);
-		 LAUNCH(d, k_col_reduce<T>, col_grid(n, c), 32 * COL_ROWS, dw, db,
-			(const T *)dout, (const T *)inp, mean, rstd, n, c, (int)COL_LAYERNORM));
+	WITH_ACT(d, T, LAUNCH(d, k_layernorm_bwd<T>, (unsigned)n, row_threads(c), (T *)dinp,
+			      (const T *)dout, (const T *)inp, (const T *)w, mean, rstd, c));
+	col_reduce(d, dw, db, dout, inp, mean, rstd, n, c, COL_LAYERNORM);
 }
 
 static void rmsnorm_forward(struct exec_device *d, void *out, float *rstd, const void *inp,
@@ -800,15 +869,17 @@ static void rmsnorm_backward(struct exec_device *d, void *dinp, float *dw, const
 {
 	if (dead(d) || n == 0)
 		return;
-	WITH_ACT(d, T,
-		 LAUNCH(d, k_rmsnorm_bwd<T>, (unsigned)n, row_threads(c), (T *)dinp,
-			(const T *)dout, (const T *)inp, (const T *)w, rstd, c);
-		 LAUNCH(d, k_col_reduce<T>, col_grid(n, c), 32 * COL_ROWS, dw,
-			(float *)NULL, (const T *)dout, (const T *)inp, (const float *)NULL, rstd,
-			n, c, (int)COL_RMSNORM));
+	WITH_ACT(d, T, LAUNCH(d, k_rmsnorm_bwd<T>, (unsigned)n, row_threads(c), (T *)dinp,
+			      (const T *)dout, (const T *)inp, (const T *)w, rstd, c));
+	col_reduce(d, dw, NULL, dout, inp, NULL, rstd, n, c, COL_RMSNORM);
 }
 
 /* ---- attention ------------------------------------------------------- */
+
+static void accumulate(struct exec_device *d, float *acc, const void *x, enum exec_dtype t,
+		       long n);
+static void narrow(struct exec_device *d, void *dst, const float *src, long n);
+static void cuda_zero(struct exec_device *d, void *ptr, size_t bytes);
 
 /* Query rows per block: all t when nh x t x tk floats fit the scratch
  * bound, else the largest multiple of ATTN_MIN_ROWS that fits, at least
@@ -836,20 +907,11 @@ struct attn_bufs {
 
 static bool attn_scratch(struct exec_device *d, size_t each, struct attn_bufs *b)
 {
-	struct cuda_priv *p = priv_of(d);
 	size_t ab = d->act == EXEC_F32 ? 0 : exec_dtype_size(d->act);
-	size_t bytes = 2 * each * (sizeof(float) + ab);
 
-	if (p->scratch_bytes < bytes) {
-		if (p->scratch)
-			CU(d, cudaFreeAsync(p->scratch, p->compute));
-		p->scratch = NULL;
-		p->scratch_bytes = 0;
-		if (CU(d, cudaMallocAsync(&p->scratch, bytes, p->compute)) != RC_OK)
-			return false;
-		p->scratch_bytes = bytes;
-	}
-	b->S = (float *)p->scratch;
+	b->S = (float *)scratch_at_least(d, &priv_of(d)->attn, 2 * each * (sizeof(float) + ab));
+	if (!b->S)
+		return false;
 	b->dP = b->S + each;
 	b->P = ab ? (void *)(b->dP + each) : (void *)b->S;
 	b->dS = ab ? act_at(d, b->P, each) : (void *)b->dP;
@@ -919,16 +981,34 @@ static void attention_backward(struct exec_device *d, void *dq, void *dk, void *
 	int group = nh / nkv, nb = attn_rows(t, tk, nh);
 	float scale = 1.0f / sqrtf((float)hd);
 	cudaDataType at = act_type(d);
+	size_t nk = (size_t)b * tk * nkv * hd;
+	float *dk32 = NULL, *dv32 = NULL;
+	cudaDataType gt = at;
 	struct attn_bufs s;
 
 	/* the probabilities are rebuilt from lse whether or not att kept them */
 	(void)att;
 	if (dead(d) || !attn_scratch(d, (size_t)nh * nb * tk, &s))
 		return;
+	/* dK and dV add up over the query blocks and the heads of a KV
+	 * group: in fp32, rounded to the activation type once at the end
+	 * (a bf16 sum rounds at every addition, ~0.4% each) */
+	if (d->act != EXEC_F32) {
+		dk32 = (float *)scratch_at_least(d, &priv_of(d)->attn_grad, 2 * nk * sizeof(float));
+		if (!dk32)
+			return;
+		dv32 = dk32 + nk;
+		cuda_zero(d, dk32, 2 * nk * sizeof(float));
+		accumulate(d, dk32, dk, d->act, (long)nk);
+		accumulate(d, dv32, dv, d->act, (long)nk);
+		gt = CUDA_R_32F;
+	}
 	for (int bi = 0; bi < b; bi++)
 		for (int i0 = 0; i0 < t; i0 += nb) {
 			int rows = t - i0 < nb ? t - i0 : nb, kend = q0 + i0 + rows;
 			size_t qoff = ((size_t)bi * t + i0) * nh * hd, koff = (size_t)bi * tk * nkv * hd;
+			void *dkb = dk32 ? (void *)(dk32 + koff) : act_at(d, dk, koff);
+			void *dvb = dv32 ? (void *)(dv32 + koff) : act_at(d, dv, koff);
 
 			attn_scores(d, s.S, act_at(d, q, qoff), act_at(d, k, koff), rows, kend, nh,
 				    nkv, hd, scale);
@@ -952,15 +1032,19 @@ static void attention_backward(struct exec_device *d, void *dq, void *dk, void *
 				/* dK_g (hd x kend) += op_N(Q as hd x rows) op_T(dS as kend x rows) */
 				gemm_batched(d, CUBLAS_OP_N, CUBLAS_OP_T, hd, kend, rows, 1.0f,
 					     act_at(d, q, qoff + jo), nh * hd, (long long)group * hd,
-					     act_at(d, s.dS, so), kend, ss, 1.0f, act_at(d, dk, koff),
-					     nkv * hd, hd, nkv, at, at);
+					     act_at(d, s.dS, so), kend, ss, 1.0f, dkb, nkv * hd, hd,
+					     nkv, at, gt);
 				/* dV_g (hd x kend) += op_N(dO as hd x rows) op_T(P as kend x rows) */
 				gemm_batched(d, CUBLAS_OP_N, CUBLAS_OP_T, hd, kend, rows, 1.0f,
 					     act_at(d, dout, qoff + jo), nh * hd,
 					     (long long)group * hd, act_at(d, s.P, so), kend, ss, 1.0f,
-					     act_at(d, dv, koff), nkv * hd, hd, nkv, at, at);
+					     dvb, nkv * hd, hd, nkv, at, gt);
 			}
 		}
+	if (dk32) {
+		narrow(d, dk, dk32, (long)nk);
+		narrow(d, dv, dv32, (long)nk);
+	}
 }
 
 /* ---- element-wise ---------------------------------------------------- */
@@ -1213,8 +1297,12 @@ static void cuda_release(struct exec_device *d)
 	/* errors here change nothing: the device is being let go */
 	if (p->compute)
 		cudaStreamSynchronize(p->compute);
-	if (p->scratch)
-		cudaFree(p->scratch);
+	if (p->attn.p)
+		cudaFree(p->attn.p);
+	if (p->cols.p)
+		cudaFree(p->cols.p);
+	if (p->attn_grad.p)
+		cudaFree(p->attn_grad.p);
 	if (p->dsum)
 		cudaFree(p->dsum);
 	if (p->host_sum)
@@ -1237,6 +1325,7 @@ static enum rc cuda_open(struct exec_device *d)
 	struct cudaDeviceProp prop;
 	cudaMemPool_t pool;
 	uint64_t keep = UINT64_MAX;
+	int no = 0;
 	char why[256];
 	int count = 0;
 
@@ -1263,6 +1352,13 @@ static enum rc cuda_open(struct exec_device *d)
 	    CU(d, cudaEventCreateWithFlags(&p->order_ev, cudaEventDisableTiming)) != RC_OK ||
 	    CU(d, cudaDeviceGetDefaultMemPool(&pool, p->ordinal)) != RC_OK ||
 	    CU(d, cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep)) != RC_OK ||
+	    /* a pipeline send's staging buffer is freed on its link's
+	     * stream once the peer has received it; were the pool to hand it
+	     * to the compute stream before then, with a wait inserted for
+	     * the free, compute would wait for the receive and the send
+	     * would no longer be buffered (exec_comm_nccl.c): no such waits */
+	    CU(d, cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no))
+		    != RC_OK ||
 	    CU(d, cudaMalloc((void **)&p->dsum, sizeof(double))) != RC_OK ||
 	    CU(d, cudaMallocHost((void **)&p->host_sum, sizeof(double))) != RC_OK ||
 	    BLAS(d, cublasCreate(&p->blas)) != RC_OK ||

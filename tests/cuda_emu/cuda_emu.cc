@@ -88,6 +88,8 @@ void __syncthreads(void)
 		_longjmp(sched_jb, 1);
 }
 
+static int reverse_blocks;
+
 cudaError_t emu_run(unsigned grid, unsigned block, const std::function<void()> &b)
 {
 	if (grid < 1 || block < 1 || block > EMU_MAX_THREADS)
@@ -97,7 +99,8 @@ cudaError_t emu_run(unsigned grid, unsigned block, const std::function<void()> &
 	body = &b;
 	gridDim = { grid, 1, 1 };
 	blockDim = { block, 1, 1 };
-	for (unsigned bx = 0; bx < grid; bx++) {
+	for (unsigned i = 0; i < grid; i++) {
+		unsigned bx = reverse_blocks ? grid - 1 - i : i;
 		int waiting;
 
 		blockIdx = { bx, 0, 0 };
@@ -527,6 +530,11 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
 extern "C" void cuda_emu_set_devices(int n)
 {
 	emu_set_device_count(n);
+}
+
+extern "C" void cuda_emu_set_reverse_blocks(int on)
+{
+	reverse_blocks = on;
 }
 
 extern "C" size_t cuda_emu_bytes_in_use(void)

@@ -14,6 +14,10 @@ extern "C" {
 /* Devices cudaGetDeviceCount reports: 1 by default; 0 makes it fail as
  * on a machine without a GPU. */
 void cuda_emu_set_devices(int n);
+/* Run a launch's blocks last to first (1) or first to last (0, the
+ * default): a kernel whose result depends on the order its blocks run
+ * in gives other bits, as it may on a GPU. */
+void cuda_emu_set_reverse_blocks(int on);
 /* Device bytes allocated and not freed. */
 size_t cuda_emu_bytes_in_use(void);
 /* Kernel launches and cuBLAS GEMM calls so far. */

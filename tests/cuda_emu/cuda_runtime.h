@@ -4,7 +4,9 @@
  * with a host C++ compiler and its kernels run, unchanged, in the tests of
  * a machine without a GPU (tests/test_exec_cuda.c).
  *
- * A kernel launch runs every block in turn; the threads of a block are
+ * A kernel launch runs every block in turn (first to last, or last to
+ * first after cuda_emu_set_reverse_blocks(1), which shows a result that
+ * depends on the order); the threads of a block are
  * coroutines on one OS thread that switch only at __syncthreads, which is
  * as much as CUDA promises a block's threads.  Device memory is host
  * memory, every stream is the same serial queue, events order nothing
@@ -61,7 +63,7 @@ enum cudaMemcpyKind {
 	cudaMemcpyDeviceToDevice,
 	cudaMemcpyDefault,
 };
-enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold };
+enum cudaMemPoolAttr { cudaMemPoolReuseAllowInternalDependencies, cudaMemPoolAttrReleaseThreshold };
 #define cudaStreamNonBlocking 0x1
 #define cudaEventDefault 0x0
 #define cudaEventDisableTiming 0x2
