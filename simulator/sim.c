@@ -729,6 +729,8 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 					  + (xb > layer_ag ? xb : layer_ag));
 		}
 	}
+	if (p->dp_after_backward)
+		dp_exposed = dp_total;
 	/* Communication hidden under compute still slows it: NCCL's kernels
 	 * take SMs and memory bandwidth from the GEMMs they overlap (Lee et
 	 * al., arXiv:2507.03114, 2025: 18.9% slower compute on average on

@@ -57,6 +57,12 @@ struct sim_parallel {
 				* (Megatron-Core --tp-comm-overlap, NeMo's
 				* ub_tp_comm_overlap); default 0 */
 	int flash;             /* flash attention: no s^2 activations */
+	int dp_after_backward; /* 1: the data-parallel collectives run with
+				* nothing under them, gradients reduced after
+				* the backward and ZeRO-3's weights gathered when
+				* needed (the executor's trainer); default 0:
+				* they overlap as Megatron-LM and DeepSpeed
+				* overlap them */
 	enum sim_precision precision;
 	/* Bytes of one element of a stored activation tensor: 2 for a bf16
 	 * trainer (sim_parallel_init; 0 reads as 2), 4 for one that keeps

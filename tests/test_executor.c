@@ -1555,6 +1555,47 @@ static void test_exec_predict_uneven_fullest_stage(void **state)
 		rig_close(&st[s]);
 }
 
+/* The executor's trainer hides none of its data-parallel communication
+ * (it reduces the gradients after the backward; ZeRO-3's gathers and
+ * reduce-scatters wait where they are issued), so its prediction exposes
+ * all of it, where the simulator's default hides all but the last
+ * bucket (ZeRO 0) or block (ZeRO 3) under the backward. */
+static void test_exec_predict_dp_not_hidden(void **state)
+{
+	struct exec_opts o;
+	struct sim_cluster c;
+	struct sim_result r, sim;
+
+	(void)state;
+	exec_opts_init(&o);
+	/* 8 layers of 50M parameters: several gradient buckets */
+	o.model.layers = 8;
+	o.model.hidden = 2048;
+	o.model.heads = 16;
+	o.model.kv_heads = 16;
+	o.model.ffn = 8192;
+	o.par.dp = 2;
+	o.par.mbs = 8;
+	o.par.gbs = 16;
+	exec_opts_derive(&o);
+	exec_cpu_cluster(&c, 2);
+	for (o.par.zero = 0; o.par.zero <= 3; o.par.zero += 3) {
+		struct sim_parallel p = o.par;
+
+		assert_int_equal(exec_opts_check(&o, NULL, 0), RC_OK);
+		assert_int_equal(exec_predict_on(&o, &c, &r, NULL, 0), RC_OK);
+		assert_true(r.breakdown.dp_comm_total_s > 0);
+		assert_true(r.breakdown.dp_comm_exposed_s == r.breakdown.dp_comm_total_s);
+		/* the same layout as Megatron-LM or DeepSpeed runs it */
+		p.act_bytes_per_element = 4;
+		p.grad_bytes_per_param = 4;
+		sim_step(&o.model, &p, &c, &sim);
+		assert_near(sim.breakdown.dp_comm_total_s, r.breakdown.dp_comm_total_s, 1e-12);
+		assert_true(sim.breakdown.dp_comm_exposed_s < 0.5 * sim.breakdown.dp_comm_total_s);
+		assert_true(r.step_time_s > sim.step_time_s);
+	}
+}
+
 static void test_exec_calibration_path_is_safe(void **state)
 {
 	char buf[256];
@@ -1603,6 +1644,7 @@ int main(void)
 		cmocka_unit_test(test_exec_calibration_path_is_safe),
 		cmocka_unit_test(test_exec_predict_activations_at_stored_size),
 		cmocka_unit_test(test_exec_predict_uneven_fullest_stage),
+		cmocka_unit_test(test_exec_predict_dp_not_hidden),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
