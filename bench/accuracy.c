@@ -382,6 +382,18 @@ int main(int argc, char **argv)
 	int all_n = 0, argi = 1, status = 0, n_sources = 0;
 	size_t i;
 
+	if (argi < argc && (!strcmp(argv[argi], "-h") || !strcmp(argv[argi], "--help"))) {
+		printf("usage: %s [-v | -vv] [DATA_DIR [BENCH_DATA_DIR]]\n"
+		       "the simulator against published training runs: MAPE per source;\n"
+		       "-v lists every run, -vv adds the predicted breakdown and memory\n"
+		       "(defaults: data and bench/data)\n", argv[0]);
+		return 0;
+	}
+	if (argi < argc && argv[argi][0] == '-' && strcmp(argv[argi], "-v") &&
+	    strcmp(argv[argi], "-vv")) {
+		fprintf(stderr, "error: accuracy: unknown option '%s' (try --help)\n", argv[argi]);
+		return 2;
+	}
 	if (argi < argc && !strcmp(argv[argi], "-v")) {
 		verbose = 1;
 		argi++;
