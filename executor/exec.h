@@ -332,7 +332,7 @@ int exec_launcher_local_rank(void);
  * under a launcher. */
 int exec_launcher_local_size(void);
 
-/* Starts `mpirun -np np [--allow-run-as-root] --oversubscribe SELF argv...`
+/* Starts `mpirun [--allow-run-as-root] --oversubscribe --quiet -np np SELF argv...`
  * where SELF is this executable, waits for it and returns RC_OK when every
  * rank succeeded.  mpirun is $GPUPLAN_MPIRUN or found in PATH; when there is
  * none: RC_DEVICE with one message.  A failed job returns the status its

@@ -76,6 +76,11 @@ enum rc exec_launch(int np, int argc, char **argv)
 	if (geteuid() == 0)
 		av[ac++] = "--allow-run-as-root";
 	av[ac++] = "--oversubscribe";
+	/* without the banners mpirun prints after a rank fails ("Primary
+	 * job terminated normally, but...", "mpirun noticed that process
+	 * rank..."): the rank has named its failure in one line and the
+	 * exit status below adds one more */
+	av[ac++] = "--quiet";
 	av[ac++] = "-np";
 	av[ac++] = npbuf;
 	for (size_t i = 0; i < GP_ARRAY_LEN(forward_env); i++)

@@ -326,6 +326,9 @@ run "kill rank 1 at step 3" env GPUPLAN_FAULT_KILL_RANK=1:3 timeout $LIMIT \
 expect_rc "killed rank: job exits 1" 1
 expect_err "killed rank: message names rank 1" 'rank 1'
 expect_err "killed rank: the launcher says the job failed" '^error: execute: the job failed'
+grep -q -e 'Primary job' -e 'mpirun noticed' "$ERR" \
+	&& fail "killed rank: no mpirun banner" "$(grep -c . "$ERR") lines on stderr" \
+	|| pass "killed rank: no mpirun banner"
 [ $((SECONDS - start)) -lt 20 ] && pass "killed rank: ended in $((SECONDS - start)) s (< 20)" \
 	|| fail "killed rank: ended within 20 s" "took $((SECONDS - start)) s"
 
