@@ -33,8 +33,8 @@
 #
 # Everything it prints also goes to bench/results/gpu_check-DATE-GPU.txt
 # ($GPU_CHECK_RESULTS names another folder), with the calibration, and
-# the mid-size and GEMM-heavy runs' JSON, the mid-size run's measured
-# timeline and the simulator's timeline of the same step to lay beside it.  Each command
+# each of the mid-size and GEMM-heavy runs' JSON, measured timeline and
+# the simulator's timeline of the same step to lay beside it.  Each command
 # may take $GPU_CHECK_STEP_LIMIT seconds (300).
 # Without a GPU it says why and exits 0.  Exit 1 when a check fails.
 #

@@ -820,7 +820,10 @@ enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibrat
 	plan_for(o, strcmp(j.dev.be->name, "cpu") != 0, &p);
 	p.o = o;
 	p.report = j.rank == 0;
-	p.total = p.n_copy + 8 * p.n_hidden + 4 + (j.world > 1 ? coll_points(&p) : 0);
+	/* what phase() counts: the copies, 4 GEMM shapes a hidden size
+	 * forward and backward, a GELU and a SwiGLU layer, attention, the
+	 * optimizer and the collectives */
+	p.total = p.n_copy + 8 * p.n_hidden + 2 + 1 + 1 + (j.world > 1 ? coll_points(&p) : 0);
 	if (j.rank == 0) {
 		rc = measure_copies(&j.dev, &p, c);
 		if (rc == RC_OK)
