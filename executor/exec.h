@@ -230,6 +230,9 @@ enum exec_trace_kind {
 	EXEC_TRACE_RECV,       /* a blocking receive, the wait included */
 	EXEC_TRACE_WAIT_SENDS, /* the step's wait for its outstanding sends */
 	EXEC_TRACE_COLL,       /* a collective: op over group */
+	EXEC_TRACE_COLL_ASYNC, /* one left running (the gradients' sum over DP),
+				* on a track of its own: to its end on a
+				* device, to the wait for it on the host */
 };
 
 /* A collective's operation, and the group it ran over. */

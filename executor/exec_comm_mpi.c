@@ -49,6 +49,8 @@ struct mpi_priv {
 	MPI_Comm comm;
 	struct pending *pend;
 	size_t n_pend, cap_pend;
+	MPI_Request *sums;       /* all_reduce_start's, in flight */
+	size_t n_sums, cap_sums;
 };
 
 static MPI_Comm comm_of(struct exec_group *g)
@@ -118,6 +120,42 @@ static enum rc mpi_all_gather(struct exec_group *g, void *buf, size_t count,
 		return RC_DEVICE;
 	MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, (int)count,
 				mpi_type(t), comm_of(g)));
+	return RC_OK;
+}
+
+/* MPI_Iallreduce (MPI 3.0, sec. 5.12).  Open MPI moves a non-blocking
+ * collective on only inside MPI calls, so each start tests the sums in
+ * flight: a sum started during a backward advances at every unit. */
+static enum rc mpi_all_reduce_start(struct exec_group *g, void *buf, size_t n,
+				    enum exec_dtype t)
+{
+	struct mpi_priv *p = g->priv;
+	int done = 0;
+
+	if (g->size == 1 || n == 0)
+		return RC_OK;
+	if (count_ok(n, "all-reduce") != RC_OK || reducible(t, "all-reduce") != RC_OK)
+		return RC_DEVICE;
+	if (p->n_sums == p->cap_sums) {
+		p->cap_sums = p->cap_sums ? 2 * p->cap_sums : 16;
+		p->sums = xrealloc(p->sums, p->cap_sums * sizeof(*p->sums));
+	}
+	MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, mpi_type(t), MPI_SUM, p->comm,
+				 &p->sums[p->n_sums]));
+	p->n_sums++;
+	MPI_CHECK(MPI_Testall((int)p->n_sums, p->sums, &done, MPI_STATUSES_IGNORE));
+	if (done)
+		p->n_sums = 0;
+	return RC_OK;
+}
+
+static enum rc mpi_wait_reduces(struct exec_group *g)
+{
+	struct mpi_priv *p = g->priv;
+	int n = (int)p->n_sums;
+
+	p->n_sums = 0;
+	MPI_CHECK(MPI_Waitall(n, p->sums, MPI_STATUSES_IGNORE));
 	return RC_OK;
 }
 
@@ -218,7 +256,9 @@ static void mpi_release(struct exec_group *g)
 	if (!p)
 		return;
 	reap(p, 1);
+	mpi_wait_reduces(g);
 	free(p->pend);
+	free(p->sums);
 	if (p->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&p->comm);
 	free(p);
@@ -230,6 +270,8 @@ static const struct exec_comm mpi_comm = {
 	.all_reduce = mpi_all_reduce,
 	.reduce_scatter = mpi_reduce_scatter,
 	.all_gather = mpi_all_gather,
+	.all_reduce_start = mpi_all_reduce_start,
+	.wait_reduces = mpi_wait_reduces,
 	.send = mpi_send,
 	.recv = mpi_recv,
 	.wait_sends = mpi_wait_sends,

@@ -10,7 +10,11 @@
  *
  * Collectives run on the device's communication stream: an event orders
  * them after the compute stream's work so far, another orders the compute
- * stream's later work after them.  The host never waits.
+ * stream's later work after them.  The host never waits.  A sum started
+ * with all_reduce_start (the gradients' over DP) runs on the reduction
+ * stream instead, ordered after compute's work so far, and compute waits
+ * for it only at wait_reduces: it overlaps the rest of the backward
+ * without holding up the tensor-parallel collectives behind it.
  *
  * Point to point.  NCCL has no tags, and a send occupies its stream until
  * the peer receives.  So the pipeline gets one two-rank communicator per
@@ -174,6 +178,29 @@ static enum rc nccl_all_gather(struct exec_group *g, void *buf, size_t count,
 	return RC_OK;
 }
 
+static enum rc nccl_all_reduce_start(struct exec_group *g, void *buf, size_t n,
+				     enum exec_dtype t)
+{
+	struct nccl_priv *p = priv_of(g);
+	struct exec_device *d = g->dev;
+	cudaStream_t rs = exec_cuda_reduce_stream(d);
+
+	if (!p->comm || n == 0)
+		return RC_OK;
+	TRY(exec_cuda_order(d, exec_cuda_stream(d), rs));
+	NCCL(d, ncclAllReduce(buf, buf, n, nccl_type(t), ncclSum, p->comm, rs));
+	return RC_OK;
+}
+
+static enum rc nccl_wait_reduces(struct exec_group *g)
+{
+	struct exec_device *d = g->dev;
+
+	if (!priv_of(g)->comm)
+		return RC_OK;
+	return exec_cuda_order(d, exec_cuda_reduce_stream(d), exec_cuda_stream(d));
+}
+
 static enum rc nccl_bcast(struct exec_group *g, void *buf, size_t bytes, int root)
 {
 	struct nccl_priv *p = priv_of(g);
@@ -323,6 +350,8 @@ static const struct exec_comm nccl_comm = {
 	.all_reduce = nccl_all_reduce,
 	.reduce_scatter = nccl_reduce_scatter,
 	.all_gather = nccl_all_gather,
+	.all_reduce_start = nccl_all_reduce_start,
+	.wait_reduces = nccl_wait_reduces,
 	.send = nccl_send,
 	.recv = nccl_recv,
 	.wait_sends = nccl_wait_sends,

@@ -102,7 +102,7 @@ struct scratch {
 
 struct cuda_priv {
 	int ordinal;
-	cudaStream_t compute, comm;
+	cudaStream_t compute, comm, reduce;   /* EXEC_STREAM_* */
 	cudaEvent_t order_ev;
 	cublasHandle_t blas;
 	struct scratch attn;     /* struct attn_bufs */
@@ -1311,6 +1311,8 @@ static void cuda_release(struct exec_device *d)
 		cublasDestroy(p->blas);
 	if (p->order_ev)
 		cudaEventDestroy(p->order_ev);
+	if (p->reduce)
+		cudaStreamDestroy(p->reduce);
 	if (p->comm)
 		cudaStreamDestroy(p->comm);
 	if (p->compute)
@@ -1349,6 +1351,7 @@ static enum rc cuda_open(struct exec_device *d)
 	d->memory_bytes = (double)prop.totalGlobalMem;
 	if (CU(d, cudaStreamCreateWithFlags(&p->compute, cudaStreamNonBlocking)) != RC_OK ||
 	    CU(d, cudaStreamCreateWithFlags(&p->comm, cudaStreamNonBlocking)) != RC_OK ||
+	    CU(d, cudaStreamCreateWithFlags(&p->reduce, cudaStreamNonBlocking)) != RC_OK ||
 	    CU(d, cudaEventCreateWithFlags(&p->order_ev, cudaEventDisableTiming)) != RC_OK ||
 	    CU(d, cudaDeviceGetDefaultMemPool(&pool, p->ordinal)) != RC_OK ||
 	    CU(d, cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep)) != RC_OK ||
@@ -1378,6 +1381,7 @@ static enum rc cuda_sync(struct exec_device *d)
 		return RC_DEVICE;
 	if (CU(d, cudaStreamSynchronize(p->compute)) != RC_OK ||
 	    CU(d, cudaStreamSynchronize(p->comm)) != RC_OK ||
+	    CU(d, cudaStreamSynchronize(p->reduce)) != RC_OK ||
 	    CU(d, cudaGetLastError()) != RC_OK)
 		return RC_DEVICE;
 	return RC_OK;
@@ -1404,6 +1408,11 @@ extern "C" cudaStream_t exec_cuda_comm_stream(struct exec_device *d)
 	return priv_of(d)->comm;
 }
 
+extern "C" cudaStream_t exec_cuda_reduce_stream(struct exec_device *d)
+{
+	return priv_of(d)->reduce;
+}
+
 extern "C" int exec_cuda_ordinal(const struct exec_device *d)
 {
 	return ((const struct cuda_priv *)d->priv)->ordinal;
@@ -1426,9 +1435,10 @@ extern "C" enum rc exec_cuda_order(struct exec_device *d, cudaStream_t first, cu
 /* ---- timing marks for a trace (exec_trace.c) ------------------------- */
 
 /* CUDA events with timing: a mark on the compute stream times the point
- * its queued work reaches; on the communication stream, the point where
- * that stream, having waited for the compute stream's work so far, would
- * start a collective (exec_comm_nccl.c orders each the same way). */
+ * its queued work reaches; on the communication or the reduction stream,
+ * the point where that stream, having waited for the compute stream's
+ * work so far, would start a collective (exec_comm_nccl.c orders each the
+ * same way). */
 struct cuda_timer {
 	cudaEvent_t *ev;
 	int n;
@@ -1470,10 +1480,10 @@ static enum rc timer_mark(struct exec_device *d, void *timer, int i, int stream)
 
 	if (p->failed || i < 0 || i >= t->n)
 		return RC_DEVICE;
-	if (stream == EXEC_STREAM_COMM) {
-		if (exec_cuda_order(d, p->compute, p->comm) != RC_OK)
+	if (stream != EXEC_STREAM_COMPUTE) {
+		s = stream == EXEC_STREAM_COMM ? p->comm : p->reduce;
+		if (exec_cuda_order(d, p->compute, s) != RC_OK)
 			return RC_DEVICE;
-		s = p->comm;
 	}
 	return CU(d, cudaEventRecord(t->ev[i], s));
 }

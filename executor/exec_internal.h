@@ -172,8 +172,9 @@ struct exec_backend {
 	 * where the host's clock is the device's (the CPU).  timer_new makes
 	 * n marks (NULL after a message when it cannot); timer_mark records
 	 * mark i where the work queued so far on the compute stream
-	 * (EXEC_STREAM_COMPUTE) ends, or on the communication stream after
-	 * it waits for that point (EXEC_STREAM_COMM); timer_elapsed waits
+	 * (EXEC_STREAM_COMPUTE) ends, or on the communication stream or
+	 * the gradient-reduction stream after it waits for that point
+	 * (EXEC_STREAM_COMM, EXEC_STREAM_REDUCE); timer_elapsed waits
 	 * for mark `to` and gives the seconds from mark `from` to it.  A mark
 	 * may be recorded again once read. */
 	void *(*timer_new)(struct exec_device *d, int n);
@@ -183,7 +184,10 @@ struct exec_backend {
 	void (*timer_free)(struct exec_device *d, void *timer, int n);
 };
 
-enum { EXEC_STREAM_COMPUTE, EXEC_STREAM_COMM };
+/* Where work runs on a device: kernels; the collectives the compute
+ * stream waits for; the gradient all-reduces it does not wait for until
+ * the optimizer (exec_comm.all_reduce_start). */
+enum { EXEC_STREAM_COMPUTE, EXEC_STREAM_COMM, EXEC_STREAM_REDUCE };
 
 /* One backend instance: the table plus what it has allocated. */
 struct exec_device {
@@ -250,6 +254,16 @@ struct exec_comm {
 	/* In place: member r's part is already at element r * count. */
 	enum rc (*all_gather)(struct exec_group *g, void *buf, size_t count,
 			      enum exec_dtype t);
+	/* Starts a sum over the members of buf[n] and returns: the sum may
+	 * run on, beside the caller's later work, until wait_reduces; buf
+	 * must not be touched before then.  Every member starts the same
+	 * sums in the same order.  (MPI_Iallreduce; NCCL on the device's
+	 * reduction stream, EXEC_STREAM_REDUCE.) */
+	enum rc (*all_reduce_start)(struct exec_group *g, void *buf, size_t n,
+				    enum exec_dtype t);
+	/* Completes every sum started on g: from here on (on a device, for
+	 * the work queued from here on) their buffers hold the sums. */
+	enum rc (*wait_reduces)(struct exec_group *g);
 	/* Does not block; buf may be reused as soon as it returns.  The
 	 * messages of one channel from one rank to another arrive in the
 	 * order they were sent (MPI matches them by tag anyway; NCCL, which
@@ -449,10 +463,16 @@ void exec_tracer_free(struct exec_tracer *tr);
  * device must have finished it) and this step's origin is marked. */
 enum rc exec_tracer_step(struct exec_tracer *tr, int step);
 /* Opens an event like e (kind, mb, chunk, peer, op, group, data, bytes
- * taken from it) on stream EXEC_STREAM_COMPUTE or EXEC_STREAM_COMM.
+ * taken from it) on stream EXEC_STREAM_COMPUTE, _COMM or _REDUCE.
  * Returns its handle for exec_tracer_end, or -1 when not recorded. */
 long exec_tracer_begin(struct exec_tracer *tr, const struct exec_trace_event *e, int stream);
 void exec_tracer_end(struct exec_tracer *tr, long h, int stream);
+/* Ends event h, a collective left running (all_reduce_start): on a
+ * device, where the work queued on `stream` so far ends, which is its
+ * end; on the host's clock, which cannot see it end, at the next
+ * exec_tracer_waited(), the wait for it. */
+void exec_tracer_end_async(struct exec_tracer *tr, long h, int stream);
+void exec_tracer_waited(struct exec_tracer *tr);
 /* Reads the last step's marks (after the device has finished) and
  * gathers every rank's events to world rank 0 into out (over MPI when
  * mpi, else this rank's alone).  Collective over the world.  Returns

@@ -161,10 +161,12 @@ enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 	 * master, 2 + 4 + 12 = 18 (sim_model_states); the gradients are
 	 * reduced at 4 bytes */
 	par.grad_bytes_per_param = 4;
-	/* its trainer reduces the gradients after the backward (ZeRO 0 and
-	 * 1) and waits for each collective where it is issued (ZeRO 2 and
-	 * 3's per-unit reductions and gathers): nothing hides them */
-	par.dp_after_backward = 1;
+	/* its trainer sums ZeRO 0 and 1's gradients over DP under the
+	 * backward, a unit at a time, as the simulator assumes; but it waits
+	 * for ZeRO 2 and 3's reductions and gathers where it issues them,
+	 * and on the CPU the sums take the cores the compute runs on (and
+	 * Open MPI moves them on only inside MPI calls): nothing hides those */
+	par.dp_after_backward = o->par.zero >= 2 || !o->backend || strcmp(o->backend, "cuda") != 0;
 	rc = sim_check(&o->model, &par, c, why, size);
 	if (rc != RC_OK)
 		return rc;

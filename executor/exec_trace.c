@@ -8,10 +8,12 @@
  * proves, and an event is two clock readings into it.  On the CPU the
  * clock is CLOCK_MONOTONIC, read as the call begins and ends (the CPU
  * backend and the MPI communicator run synchronously, so the call is the
- * work).  On a GPU the host only queues work, so each event is a pair of
- * device marks (CUDA events) recorded where the work is queued: compute
- * on the compute stream, communication on the communication stream once
- * it has waited for the compute stream's work so far, which is when the
+ * work), except for the gradient all-reduces left running
+ * (all_reduce_start), which end, as far as the host can tell, when it
+ * waits for them.  On a GPU the host only queues work, so each event is a
+ * pair of device marks (CUDA events) recorded where the work is queued:
+ * compute on the compute stream, communication on its stream once that
+ * has waited for the compute stream's work so far, which is when the
  * collective can start.  Marks are read back into seconds at the next
  * step's start, when the device has finished the step; each step is timed
  * from a mark of its own (a float of milliseconds keeps microseconds over
@@ -46,6 +48,9 @@ struct exec_tracer {
 	int n_marks, cur_origin;
 	double base_s;           /* the current step's origin after step 1's */
 };
+
+/* end_s of a host-clock event that ends at the next exec_tracer_waited() */
+#define AWAITED (-2.0)
 
 static double now_s(void)
 {
@@ -190,6 +195,28 @@ void exec_tracer_end(struct exec_tracer *tr, long h, int stream)
 	} else {
 		tr->ev[h].end_s = now_s() - tr->origin_s;
 	}
+}
+
+void exec_tracer_end_async(struct exec_tracer *tr, long h, int stream)
+{
+	if (!tr || h < 0)
+		return;
+	if (tr->timer)
+		exec_tracer_end(tr, h, stream);
+	else
+		tr->ev[h].end_s = AWAITED;
+}
+
+void exec_tracer_waited(struct exec_tracer *tr)
+{
+	double now;
+
+	if (!tr || tr->timer)
+		return;
+	now = now_s() - tr->origin_s;
+	for (long h = tr->step_first; h < tr->n; h++)
+		if (tr->ev[h].end_s == AWAITED)
+			tr->ev[h].end_s = now;
 }
 
 enum rc exec_tracer_gather(struct exec_tracer *tr, int mpi, struct exec_trace *out)

@@ -7,7 +7,9 @@
  *
  * One process per rank, "rank R (dp D, pp P, tp T)", sorted by rank, with
  * two threads: compute (forward, backward, optimizer) and communication
- * (sends, receives, collectives).  A collective is named by its group and
+ * (sends, receives, collectives), and a third where gradients are summed
+ * over DP under the backward (the simulator's "data-parallel gradient
+ * reduction").  A collective is named by its group and
  * operation ("tp all-reduce", "dp reduce-scatter").  Each event is built
  * as a cJSON object and printed on its own, so a long trace never holds
  * a whole cJSON tree.  It does not read traces.
@@ -21,7 +23,21 @@
 
 #include "exec_internal.h"
 
-enum { TID_COMPUTE = 1, TID_COMM = 2 };
+enum { TID_COMPUTE = 1, TID_COMM = 2, TID_REDUCE = 3 };
+
+static int tid_of(int kind)
+{
+	switch (kind) {
+	case EXEC_TRACE_FWD:
+	case EXEC_TRACE_BWD:
+	case EXEC_TRACE_OPTIMIZER:
+		return TID_COMPUTE;
+	case EXEC_TRACE_COLL_ASYNC:
+		return TID_REDUCE;
+	default:
+		return TID_COMM;
+	}
+}
 
 /* A growing string. */
 struct out {
@@ -137,8 +153,6 @@ static cJSON *event(const struct exec_trace_event *e, int v)
 	const char *cat = "";
 	char name[64];
 	double dur = e->end_s - e->start_s;
-	int compute = e->kind == EXEC_TRACE_FWD || e->kind == EXEC_TRACE_BWD ||
-		      e->kind == EXEC_TRACE_OPTIMIZER;
 
 	name_of(e, v, name, sizeof(name), &cat);
 	cJSON_AddStringToObject(j, "name", name);
@@ -148,7 +162,7 @@ static cJSON *event(const struct exec_trace_event *e, int v)
 	cJSON_AddNumberToObject(j, "ts", round(e->start_s * 1e9) / 1e3);
 	cJSON_AddNumberToObject(j, "dur", dur > 0 ? round(dur * 1e9) / 1e3 : 0);
 	cJSON_AddNumberToObject(j, "pid", e->rank + 1);
-	cJSON_AddNumberToObject(j, "tid", compute ? TID_COMPUTE : TID_COMM);
+	cJSON_AddNumberToObject(j, "tid", tid_of(e->kind));
 	cJSON_AddNumberToObject(args, "step", e->step);
 	if (e->mb >= 0) {
 		cJSON_AddNumberToObject(args, "micro_batch", e->mb);
@@ -217,6 +231,9 @@ char *exec_trace_to_json(const struct exec_opts *o, const struct exec_trace *tr)
 				    cJSON_CreateString(name)), &first);
 		put_item(&out, meta("thread_name", r + 1, TID_COMM, "name",
 				    cJSON_CreateString("communication")), &first);
+		if (o->par.dp * o->par.cp > 1 && o->par.zero <= 1)
+			put_item(&out, meta("thread_name", r + 1, TID_REDUCE, "name",
+					    cJSON_CreateString("gradient reduce")), &first);
 	}
 	for (long i = 0; i < tr->n; i++)
 		put_item(&out, event(&tr->ev[i], v), &first);

@@ -49,7 +49,12 @@
  * - Data parallelism: every rank owns, per unit, a shard of ceil(n / dp)
  *   of the unit's flat parameters for the optimizer.  Stage 0 all-reduces
  *   the gradients and every rank updates everything; ZeRO-1 all-reduces,
- *   updates its shard and all-gathers the parameters; ZeRO-2 reduce-
+ *   updates its shard and all-gathers the parameters.  Both start a
+ *   unit's all-reduce as soon as the step's last backward through the
+ *   unit has ended, and wait for them all before the optimizer, so that
+ *   the sums run under the backward of the units before (PyTorch DDP's
+ *   gradient buckets, Li et al., VLDB 2020, sec. 3.2; Megatron-LM's
+ *   overlap_grad_reduce), a unit being a bucket.  ZeRO-2 reduce-
  *   scatters each unit's gradients as soon as its backward ends (the full
  *   gradient exists only then); ZeRO-3 also keeps only its parameter shard
  *   and all-gathers a unit before each use (Rajbhandari et al., SC'20,
@@ -153,6 +158,8 @@ struct unit {
 	float *grads;           /* [n_pad]; ZeRO-2/3: only during backward */
 	float *gshard;          /* ZeRO-2/3: [shard], summed over DP */
 	float *m, *v;           /* AdamW moments, [own_n] */
+	int uses;               /* backward passes adding to grads in a step */
+	int left;               /* of them still to come in this step */
 };
 
 /* ---- activations ----------------------------------------------------- */
@@ -223,6 +230,8 @@ struct exec_trainer {
 	int *host_seq, *host_tok, *host_tgt;
 	double loss_sum;        /* this step's summed token losses */
 	int step;
+	int reducing;           /* ZeRO 0/1 in a training step: all-reduce each
+				 * unit's gradients over DP after its last use */
 	struct exec_tracer *tr; /* exec_opts.trace; NULL when off */
 };
 
@@ -257,34 +266,49 @@ static float *G(const struct unit *u, int i)
 
 /* ---- communication, traced ------------------------------------------ */
 
-/* Every collective goes through these three, which record it on the
- * trace's communication track when its group has more than one rank (a
- * group of one copies or does nothing).  Bytes are the whole buffer: the
- * reduced one, or the gathered or scattered one (nccl-tests' sizes). */
-static long coll_begin(struct exec_trainer *t, const struct exec_group *g, int op, double bytes)
+/* Every collective goes through these four, which record it on the
+ * trace's communication track, or its gradient-reduction track for a sum
+ * left running, when its group has more than one rank (a group of one
+ * copies or does nothing).  Bytes are the whole buffer: the reduced one,
+ * or the gathered or scattered one (nccl-tests' sizes). */
+static long coll_begin(struct exec_trainer *t, const struct exec_group *g, int op, double bytes,
+		       int stream)
 {
 	struct exec_trace_event e;
 
 	if (!t->tr || g->size < 2)
 		return -1;
 	memset(&e, 0, sizeof(e));
-	e.kind = EXEC_TRACE_COLL;
+	e.kind = stream == EXEC_STREAM_REDUCE ? EXEC_TRACE_COLL_ASYNC : EXEC_TRACE_COLL;
 	e.op = (unsigned char)op;
 	e.group = g == &t->g->tp ? EXEC_GROUP_TP : g == &t->g->pp ? EXEC_GROUP_PP
 		: g == &t->g->dp ? EXEC_GROUP_DP : g == &t->g->cp ? EXEC_GROUP_CP
 		: EXEC_GROUP_WORLD;
 	e.mb = e.chunk = e.peer = -1;
 	e.bytes = bytes;
-	return exec_tracer_begin(t->tr, &e, EXEC_STREAM_COMM);
+	return exec_tracer_begin(t->tr, &e, stream);
 }
 
 static enum rc all_reduce(struct exec_trainer *t, struct exec_group *g, void *buf, size_t n,
 			  enum exec_dtype dt, enum exec_redop op)
 {
-	long h = coll_begin(t, g, EXEC_TRACE_ALL_REDUCE, (double)n * exec_dtype_size(dt));
+	long h = coll_begin(t, g, EXEC_TRACE_ALL_REDUCE, (double)n * exec_dtype_size(dt),
+			    EXEC_STREAM_COMM);
 	enum rc rc = g->comm->all_reduce(g, buf, n, dt, op);
 
 	exec_tracer_end(t->tr, h, EXEC_STREAM_COMM);
+	return rc;
+}
+
+/* A sum of fp32 gradients left running until the group's wait_reduces. */
+static enum rc all_reduce_start(struct exec_trainer *t, struct exec_group *g, float *buf,
+				size_t n)
+{
+	long h = coll_begin(t, g, EXEC_TRACE_ALL_REDUCE, (double)n * sizeof(float),
+			    EXEC_STREAM_REDUCE);
+	enum rc rc = g->comm->all_reduce_start(g, buf, n, EXEC_F32);
+
+	exec_tracer_end_async(t->tr, h, EXEC_STREAM_REDUCE);
 	return rc;
 }
 
@@ -292,7 +316,7 @@ static enum rc reduce_scatter(struct exec_trainer *t, struct exec_group *g, cons
 			      void *recv, size_t count, enum exec_dtype dt)
 {
 	long h = coll_begin(t, g, EXEC_TRACE_REDUCE_SCATTER,
-			    (double)count * g->size * exec_dtype_size(dt));
+			    (double)count * g->size * exec_dtype_size(dt), EXEC_STREAM_COMM);
 	enum rc rc = g->comm->reduce_scatter(g, send, recv, count, dt);
 
 	exec_tracer_end(t->tr, h, EXEC_STREAM_COMM);
@@ -303,7 +327,7 @@ static enum rc all_gather(struct exec_trainer *t, struct exec_group *g, void *bu
 			  enum exec_dtype dt)
 {
 	long h = coll_begin(t, g, EXEC_TRACE_ALL_GATHER,
-			    (double)count * g->size * exec_dtype_size(dt));
+			    (double)count * g->size * exec_dtype_size(dt), EXEC_STREAM_COMM);
 	enum rc rc = g->comm->all_gather(g, buf, count, dt);
 
 	exec_tracer_end(t->tr, h, EXEC_STREAM_COMM);
@@ -618,12 +642,23 @@ static enum rc sp_norm_grads(struct exec_trainer *t, struct unit *u)
 	return RC_OK;
 }
 
+/* A backward pass through u has ended.  ZeRO 0/1: after the step's last,
+ * the gradients are whole, and their sum over DP starts (waited for in
+ * optimizer_step).  ZeRO 2/3: this pass's are reduce-scattered into the
+ * shard. */
 static enum rc grads_end(struct exec_trainer *t, struct unit *u)
 {
 	enum rc rc;
 
-	if (!u || t->o.par.zero < 2)
+	if (!u)
 		return RC_OK;
+	u->left--;
+	if (t->o.par.zero < 2) {
+		if (u->left > 0 || !t->reducing)
+			return RC_OK;
+		TRY(sp_norm_grads(t, u));
+		return all_reduce_start(t, &t->g->dp, u->grads, (size_t)u->n);
+	}
 	rc = sp_norm_grads(t, u);
 	if (rc == RC_OK)
 		rc = reduce_scatter(t, &t->g->dp, u->grads, t->rs_tmp, u->shard, EXEC_F32);
@@ -1468,13 +1503,21 @@ static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
 	double red[2], norm, clip = 1.0;
 	long h;
 
-	/* ZeRO-2/3 reduced each unit's gradients as its backward ended */
-	if (o->par.zero <= 1)
-		for (int i = 0; i < t->n_units; i++) {
-			TRY(sp_norm_grads(t, &t->units[i]));
-			TRY(all_reduce(t, dp, t->units[i].grads, t->units[i].n,
-				       EXEC_F32, EXEC_SUM));
+	/* every unit's gradients have been summed over DP, or their sums
+	 * started, as its last backward ended (grads_end) */
+	for (int i = 0; i < t->n_units; i++)
+		if (t->units[i].left != 0) {
+			gp_error("rank %d: optimizer step %d: unit %d has %d of its %d backward "
+				 "passes still to run", t->l.rank, step, i, t->units[i].left,
+				 t->units[i].uses);
+			return RC_ERR;
 		}
+	if (o->par.zero <= 1) {
+		enum rc rc = dp->comm->wait_reduces(dp);
+
+		exec_tracer_waited(t->tr);
+		TRY(rc);
+	}
 	TRY(tied_sum(t));
 	/* the optimizer's track holds the norm, clipping and AdamW; its
 	 * collectives show on the communication track */
@@ -1522,8 +1565,9 @@ static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
  * recomputation, 4 all-gathers and 2 reductions, CP's 2 gathers and 2
  * reduce-scatters, 2 norm-gradient sums and ZeRO-2/3's reduce-scatter);
  * the embedding at most 3 forward and 5 backward, the head 5 and 8.  Per
- * step: the wait for sends, per unit at most 4 in the optimizer (2 norm-
- * gradient sums, the DP all-reduce, ZeRO-1/2's all-gather), the tied
+ * step: the wait for sends, per unit at most 4 after its last backward or
+ * in the optimizer (2 norm-gradient sums, the DP all-reduce, ZeRO-1/2's
+ * all-gather), the tied
  * copies' sum, the world's loss and norm, the optimizer itself. */
 static long trace_per_step(const struct exec_trainer *t)
 {
@@ -1737,6 +1781,22 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 		else if (u->kind == UNIT_WORD)
 			t->word = u;
 	}
+	/* every micro-batch's backward through a chunk uses its units once
+	 * (chunk_backward); the tied matrix serves both ends */
+	for (int c = 0; c < t->v; c++) {
+		for (int i = 0; i < t->nl[c]; i++)
+			chunk_layer(t, c, i)->uses += t->m;
+		if (chunk_is_first(t, c)) {
+			t->embed->uses += t->m;
+			if (t->word)
+				t->word->uses += t->m;
+		}
+		if (chunk_is_last(t, c)) {
+			t->head->uses += t->m;
+			if (t->word)
+				t->word->uses += t->m;
+		}
+	}
 	if (t->tied) {
 		long shard, own_off;
 
@@ -1786,6 +1846,15 @@ void exec_trainer_free(struct exec_trainer *t)
 	free(t);
 }
 
+/* A step begins: every unit has all its backward passes to come, and
+ * ZeRO 0/1 reduce gradients after the last of them when `reducing`. */
+static void uses_reset(struct exec_trainer *t, int reducing)
+{
+	t->reducing = reducing && t->o.par.zero <= 1;
+	for (int i = 0; i < t->n_units; i++)
+		t->units[i].left = t->units[i].uses;
+}
+
 enum rc exec_trainer_step(struct exec_trainer *t, int step, double *loss,
 			  double *grad_norm)
 {
@@ -1793,6 +1862,7 @@ enum rc exec_trainer_step(struct exec_trainer *t, int step, double *loss,
 	t->loss_sum = 0;
 	TRY(exec_tracer_step(t->tr, step));
 	zero_grads(t);
+	uses_reset(t, 1);
 	TRY(run_schedule(t, 1));
 	return optimizer_step(t, step, loss, grad_norm);
 }
@@ -1815,6 +1885,7 @@ enum rc exec_trainer_eval(struct exec_trainer *t, int step, int backward, double
 	TRY(exec_tracer_step(t->tr, step));
 	if (backward)
 		zero_grads(t);
+	uses_reset(t, 0);
 	TRY(run_schedule(t, backward));
 	TRY(world_sums(t, counts_loss(t) ? t->loss_sum : 0, 0, red));
 	*loss = red[0] / ((double)t->o.par.gbs * t->T);

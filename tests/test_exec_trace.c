@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -249,7 +250,7 @@ static void test_exec_trace_off_records_nothing(void **state)
  * which the test sets, so every figure below is exact. */
 static double fake_now;
 static double fake_marks[64];
-static int fake_marks_on[2];  /* marks recorded per stream */
+static int fake_marks_on[3];  /* marks recorded per stream */
 
 static void *fake_timer_new(struct exec_device *d, int n)
 {
@@ -389,6 +390,57 @@ static void test_exec_tracer_device_marks_chain_steps(void **state)
 	exec_tracer_free(NULL);
 }
 
+/* A sum left running (all_reduce_start) ends where it ends: on a device
+ * at the mark queued after it on the reduction stream (12 s, not at the
+ * wait, 15 s); on the host's clock, which cannot see it end, at the wait
+ * for it, after a forward that ran meanwhile (1 ms) has ended. */
+static void test_exec_tracer_async_ends(void **state)
+{
+	struct exec_device d;
+	struct exec_tracer *tr;
+	struct exec_trace out;
+	struct exec_trace_event a = ev_of(EXEC_TRACE_COLL_ASYNC, -1), f = ev_of(EXEC_TRACE_FWD, 0);
+	struct timespec ms = { 0, 1000000 };
+	long h;
+
+	(void)state;
+	exec_device_init(&d, &fake_backend);
+	tr = exec_tracer_new(&d, 0, 1, 4, 1);
+	memset(fake_marks_on, 0, sizeof(fake_marks_on));
+	fake_now = 10;
+	assert_int_equal(exec_tracer_step(tr, 1), RC_OK);
+	fake_now = 11;
+	h = exec_tracer_begin(tr, &a, EXEC_STREAM_REDUCE);
+	fake_now = 12;
+	exec_tracer_end_async(tr, h, EXEC_STREAM_REDUCE);
+	fake_now = 15;
+	exec_tracer_waited(tr);
+	assert_int_equal(exec_tracer_gather(tr, 0, &out), RC_OK);
+	assert_int_equal(out.n, 1);
+	assert_near(out.ev[0].start_s, 1.0, 1e-12);
+	assert_near(out.ev[0].end_s, 2.0, 1e-12);
+	assert_int_equal(fake_marks_on[EXEC_STREAM_REDUCE], 2);
+	exec_trace_release(&out);
+	exec_tracer_free(tr);
+
+	exec_device_init(&d, &exec_cpu_backend);
+	tr = exec_tracer_new(&d, 0, 1, 4, 1);
+	assert_int_equal(exec_tracer_step(tr, 1), RC_OK);
+	h = exec_tracer_begin(tr, &a, EXEC_STREAM_REDUCE);
+	exec_tracer_end_async(tr, h, EXEC_STREAM_REDUCE);
+	h = exec_tracer_begin(tr, &f, EXEC_STREAM_COMPUTE);
+	nanosleep(&ms, NULL);
+	exec_tracer_end(tr, h, EXEC_STREAM_COMPUTE);
+	exec_tracer_waited(tr);
+	assert_int_equal(exec_tracer_gather(tr, 0, &out), RC_OK);
+	assert_int_equal(out.n, 2);
+	assert_true(out.ev[1].end_s >= out.ev[1].start_s + 1e-3);
+	assert_true(out.ev[0].start_s <= out.ev[1].start_s);
+	assert_true(out.ev[0].end_s >= out.ev[1].end_s);
+	exec_trace_release(&out);
+	exec_tracer_free(tr);
+}
+
 /* With room for one step (a world so large that EXEC_TRACE_MAX_EVENTS
  * spares each rank only per_step = 3 events), step 1 is kept whole and
  * step 2 not at all; a fourth event in step 1 is dropped and counted. */
@@ -448,6 +500,8 @@ static void test_exec_trace_json_names_and_tracks(void **state)
 		  "dp reduce-scatter", "dp", 2 },
 		{ 2, EXEC_TRACE_COLL, -1, -1, -1, 0, EXEC_TRACE_ALL_GATHER, EXEC_GROUP_PP,
 		  "pp all-gather", "pp", 2 },
+		{ 0, EXEC_TRACE_COLL_ASYNC, -1, -1, -1, 0, EXEC_TRACE_ALL_REDUCE, EXEC_GROUP_DP,
+		  "dp all-reduce", "dp", 3 },
 	};
 	struct exec_trace_event ev[GP_ARRAY_LEN(cases)];
 	struct exec_trace tr = { ev, (long)GP_ARRAY_LEN(cases), 0, 1, 4, 0 };
@@ -553,6 +607,7 @@ int main(void)
 		cmocka_unit_test(test_exec_trace_off_records_nothing),
 		cmocka_unit_test(test_exec_tracer_device_marks_chain_steps),
 		cmocka_unit_test(test_exec_tracer_keeps_whole_steps),
+		cmocka_unit_test(test_exec_tracer_async_ends),
 		cmocka_unit_test(test_exec_trace_json_names_and_tracks),
 		cmocka_unit_test(test_exec_trace_write_reads_back),
 		cmocka_unit_test(test_exec_trace_phases),

@@ -1555,11 +1555,11 @@ static void test_exec_predict_uneven_fullest_stage(void **state)
 		rig_close(&st[s]);
 }
 
-/* The executor's trainer hides none of its data-parallel communication
- * (it reduces the gradients after the backward; ZeRO-3's gathers and
- * reduce-scatters wait where they are issued), so its prediction exposes
- * all of it, where the simulator's default hides all but the last
- * bucket (ZeRO 0) or block (ZeRO 3) under the backward. */
+/* On the CPU the executor's trainer hides none of its data-parallel
+ * communication (its sums take the cores the compute runs on; ZeRO-3's
+ * gathers and reduce-scatters wait where they are issued), so its
+ * prediction exposes all of it, where the simulator's default hides all
+ * but the last bucket (ZeRO 0) or block (ZeRO 3) under the backward. */
 static void test_exec_predict_dp_not_hidden(void **state)
 {
 	struct exec_opts o;
@@ -1593,6 +1593,19 @@ static void test_exec_predict_dp_not_hidden(void **state)
 		assert_near(sim.breakdown.dp_comm_total_s, r.breakdown.dp_comm_total_s, 1e-12);
 		assert_true(sim.breakdown.dp_comm_exposed_s < 0.5 * sim.breakdown.dp_comm_total_s);
 		assert_true(r.step_time_s > sim.step_time_s);
+	}
+	/* on a GPU, ZeRO 0 and 1's sums run under the backward (NCCL on
+	 * the reduction stream), as the simulator assumes; ZeRO 2 and 3's
+	 * collectives still wait where they are issued */
+	o.backend = "cuda";
+	for (o.par.zero = 0; o.par.zero <= 3; o.par.zero++) {
+		assert_int_equal(exec_predict_on(&o, &c, &r, NULL, 0), RC_OK);
+		assert_true(r.breakdown.dp_comm_total_s > 0);
+		if (o.par.zero <= 1)
+			assert_true(r.breakdown.dp_comm_exposed_s <
+				    0.5 * r.breakdown.dp_comm_total_s);
+		else
+			assert_true(r.breakdown.dp_comm_exposed_s == r.breakdown.dp_comm_total_s);
 	}
 }
 

@@ -234,6 +234,28 @@ for c in '"tp all-gather","cat":"tp"' '"tp reduce-scatter","cat":"tp"' \
 		|| fail "heavy trace: has $c" "not found"
 done
 
+# ZeRO 0 over dp 2: each unit's gradients are summed over DP on a track
+# of their own, the sum starting as the step's last backward through the
+# unit ends: 10 units (embedding, 8 layers, head), 50 sums over 5 steps on
+# each rank, and in every step the first starts before the last backward
+# (B1, through every layer) has ended.  Summed after the backward, as
+# before, no sum would start before it ends.
+layout dp2-trace 2 base --dp 2 --mbs 2 --trace "$TMP/trace-dp2.json"
+grep -q '"name":"thread_name","ph":"M","pid":2,"tid":3,"args":{"name":"gradient reduce"}' \
+	"$TMP/trace-dp2.json" && pass "dp2 trace: a gradient-reduce track on rank 1" \
+	|| fail "dp2 trace: a gradient-reduce track on rank 1" "no such thread_name"
+expect_per_rank "dp2 trace: 50 DP sums on each rank" 'dp all-reduce' "$TMP/trace-dp2.json" \
+	"1:50 2:50 "
+verdict=$(grep -oE '"name":"(B[0-9]+|dp all-reduce)","cat":"[a-z]+","ph":"X","ts":[-0-9.e+]+,"dur":[-0-9.e+]+,"pid":[0-9]+,"tid":[0-9]+,"args":\{"step":[0-9]+' \
+	"$TMP/trace-dp2.json" | sed -E 's/"name":"([^"]*)".*"ts":([^,]*),"dur":([^,]*),"pid":([0-9]+).*"step":([0-9]+)/\1|\2|\3|\4|\5/' |
+	awk -F'|' '{ k = $4 " " $5 }
+		$1 ~ /^B/ { e = $2 + $3; if (!(k in bend) || e > bend[k]) bend[k] = e }
+		$1 !~ /^B/ { if (!(k in sum0) || $2 < sum0[k]) sum0[k] = $2 }
+		END { n = 0; for (k in bend) { n++; if (!(k in sum0) || sum0[k] >= bend[k]) bad = bad " " k }
+		      print (n == 10 && bad == "") ? "ok" : n " rank-steps, late:" bad }')
+[ "$verdict" = ok ] && pass "dp2 trace: every step's first DP sum starts under its last backward" \
+	|| fail "dp2 trace: every step's first DP sum starts under its last backward" "$verdict"
+
 # ZeRO shards what it says it shards: peak memory per rank falls with the
 # stage (model states are 16 bytes a parameter, 4 + 4 + 8 in fp32)
 peak() { array peak_memory_bytes "$1" | head -1; }
