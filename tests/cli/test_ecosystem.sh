@@ -246,6 +246,21 @@ completions() { # words... -> what bash completion offers for the last word
 check "completion offers scaling" "completions gpuplan sca | grep -qx scaling"
 check "completion offers --plot for frontier" "completions gpuplan frontier --pl | grep -qx -- --plot"
 check "completion offers --max-gpus for scaling" "completions gpuplan scaling --max | grep -qx -- --max-gpus"
+# exactly the options each command takes: none it refuses (a flag of another
+# command named in its help's prose) and none left out
+for c in $cmds; do
+	[ -f "$ROOT/cli/cmd_$c.c" ] || continue
+	completions gpuplan "$c" -- | sort -u >"$TMP/offered"
+	declared "$c" | sed 's/^/--/' >"$TMP/declared"
+	extra=$(comm -13 "$TMP/declared" "$TMP/offered" | tr '\n' ' ')
+	lacking=$(comm -23 "$TMP/declared" "$TMP/offered" | tr '\n' ' ')
+	if [ -z "$extra$lacking" ]; then
+		pass "completion offers exactly the options of $c"
+	else
+		fail "completion offers exactly the options of $c" \
+			"offered but not taken: $extra; taken but not offered: $lacking"
+	fi
+done
 
 # ---- the GPU check and its bundle --------------------------------------------
 
