@@ -254,11 +254,12 @@ static void help(void)
 	       "  --switch-time DUR     time lost switching plans (default %gs)\n"
 	       "output:\n"
 	       "  --top N               ranked answers, each on a different offering (default %d)\n"
-	       "  -o, --output FILE     where to write the best plan (default ./plan.json)\n"
+	       "  -o, --output FILE     where to write the best plan (default ./plan.json); with\n"
+	       "                        several jobs one file each, FILE-NAME.json (plan-NAME.json)\n"
 	       "  --dump-lp FILE        write the MILP in CPLEX LP format (default none)\n"
 	       "  --milp-time-limit DUR GLPK's time limit per solve (default %gs)\n"
 	       "  --sensitivity F       what-if factor for bandwidth and FLOP/s (default %g)\n"
-	       "  -q, --quiet           no progress on stderr\n"
+	       "  -q, --quiet           no progress or notes on stderr (default off)\n"
 	       "  -h, --help            this help\n",
 	       UNIT_HOURS_PER_MONTH, PLAN_DEFAULT_SWITCH_S, PLAN_DEFAULT_TOP,
 	       PLAN_DEFAULT_MILP_TIME_LIMIT_S, PLAN_DEFAULT_SENSITIVITY);

@@ -142,8 +142,9 @@ struct plan_job {
 void plan_job_init(struct plan_job *j, const struct sim_model *m, double tokens);
 
 /* Loads a jobs file (CSV with a header: model, tokens, and optionally
- * deadline, priority, gbs) resolving models in models.  Tokens use count
- * suffixes (1T), deadlines durations (30d).  Returns RC_OK with *jobs
+ * deadline, priority, gbs, name) resolving models in models.  Tokens use
+ * count suffixes (1T), deadlines durations (30d); a job's name (its model's
+ * by default) must differ from every other job's.  Returns RC_OK with *jobs
  * (caller frees with free()) and *n, RC_INPUT after one message naming
  * file:line:col, or RC_ERR when the file cannot be read. */
 enum rc plan_jobs_load(const char *path, const struct sim_model_table *models,

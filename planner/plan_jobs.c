@@ -2,7 +2,8 @@
  * plan_jobs.c - the jobs file of `gpuplan plan --jobs`: one training job a
  * row, read with the pricing module's CSV reader so that every error names
  * file:line:column.  Columns by header name: model and tokens (required),
- * deadline, priority, gbs and name (optional; empty cells take defaults).
+ * deadline, priority, gbs and name (optional; empty cells take defaults;
+ * a name, the model's by default, must differ from every other job's).
  * It does not plan: plan_run() takes the jobs it returns.
  */
 #include "plan_internal.h"
@@ -96,6 +97,16 @@ enum rc plan_jobs_load(const char *path, const struct sim_model_table *models,
 	js = xcalloc(csv.n_rows, sizeof(*js));
 	for (size_t i = 0; i < csv.n_rows; i++) {
 		rc = parse_row(&csv, &csv.rows[i], col, models, &js[i]);
+		/* a job's name is its plan file's (plan-NAME.json): two jobs of
+		 * one name would write one file, the second over the first */
+		for (size_t k = 0; rc == RC_OK && k < i; k++)
+			if (strcmp(js[k].name, js[i].name) == 0) {
+				gp_error("%s:%d: name: expected a name no other job has, found "
+					 "'%s' (the job on line %d)", path, csv.rows[i].line,
+					 js[i].name, csv.rows[k].line);
+				gp_hint("give each job its own name in a 'name' column");
+				rc = RC_INPUT;
+			}
 		if (rc != RC_OK) {
 			free(js);
 			price_csv_release(&csv);

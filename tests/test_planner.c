@@ -1146,8 +1146,9 @@ static void test_plan_result_to_json_keys(void **state)
 	plan_result_release(&r);
 }
 
-/* Jobs file: columns by name, count and duration suffixes, and one error
- * line naming file:line:col for a bad cell. */
+/* Jobs file: columns by name, count and duration suffixes, one error
+ * line naming file:line:col for a bad cell, and no two jobs of one name
+ * (each names its plan file). */
 static void test_plan_jobs_load(void **state)
 {
 	struct sim_model_table t = { &test_model, 1 };
@@ -1162,10 +1163,11 @@ static void test_plan_jobs_load(void **state)
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	f = fdopen(fd, "w");
-	fprintf(f, "priority,model,tokens,deadline\n2,gpt-1.3b,300B,30d\n,GPT-1.3B,1T,\n");
+	fprintf(f, "priority,model,tokens,deadline,name\n2,gpt-1.3b,300B,30d,\n,GPT-1.3B,1T,,big\n");
 	fclose(f);
 	assert_int_equal(plan_jobs_load(path, &t, &jobs, &n), RC_OK);
 	assert_int_equal(n, 2);
+	assert_string_equal(jobs[1].name, "big");
 	assert_near(jobs[0].tokens, 300e9, 1e-12);
 	assert_near(jobs[0].deadline_s, 30 * 86400.0, 1e-12);
 	assert_near(jobs[0].priority, 2, 1e-12);
@@ -1178,6 +1180,10 @@ static void test_plan_jobs_load(void **state)
 	assert_int_equal(plan_jobs_load(path, &t, &jobs, &n), RC_INPUT);
 	f = fopen(path, "w");
 	fprintf(f, "model,deadline\ngpt-1.3b,30d\n");
+	fclose(f);
+	assert_int_equal(plan_jobs_load(path, &t, &jobs, &n), RC_INPUT);
+	f = fopen(path, "w");
+	fprintf(f, "model,tokens\ngpt-1.3b,300B\nGPT-1.3B,1T\n");
 	fclose(f);
 	assert_int_equal(plan_jobs_load(path, &t, &jobs, &n), RC_INPUT);
 	unlink(path);

@@ -84,6 +84,21 @@ expect_out "plan --jobs shows a job column" "^# +JOB +OFFERING"
 [ -f "$TMP/jobs-plan-llama3-8b.json" ] && [ -f "$TMP/jobs-plan-llama3-70b.json" ] \
 	&& pass "plan --jobs writes one plan file per job" \
 	|| fail "plan --jobs writes one plan file per job" "$(ls "$TMP")"
+# two jobs of one name would write one plan file, the second over the first
+printf 'model,tokens,deadline\nllama3-8b,100B,30d\nllama3-8b,200B,30d\n' >"$TMP/samejobs.csv"
+gp plan --jobs "$TMP/samejobs.csv" -o "$TMP/same-plan.json"
+expect_rc "plan --jobs with two jobs of one name exits 2" 2
+expect_err "two jobs of one name: says which lines" \
+	"samejobs.csv:3: name: expected a name no other job has, found 'llama3-8b' \(the job on line 2\)"
+[ ! -e "$TMP/same-plan-llama3-8b.json" ] && pass "two jobs of one name: no plan written" ||
+	fail "two jobs of one name: no plan written" "$(ls "$TMP")"
+printf 'model,tokens,deadline,name\nllama3-8b,100B,30d,short\nllama3-8b,200B,30d,long\n' \
+	>"$TMP/namedjobs.csv"
+gp plan --jobs "$TMP/namedjobs.csv" -o "$TMP/named-plan.json"
+expect_rc "plan --jobs with named jobs of one model exits 0" 0
+[ -f "$TMP/named-plan-short.json" ] && [ -f "$TMP/named-plan-long.json" ] \
+	&& pass "plan --jobs names each plan file after its job" \
+	|| fail "plan --jobs names each plan file after its job" "$(ls "$TMP")"
 gp plan --model llama3-70b --tokens 1T --deadline 20d --phases 2 -o "$TMP/p7.json"
 expect_rc "plan --phases 2 exits 0" 0
 
