@@ -337,7 +337,8 @@ int exec_launcher_local_size(void);
 
 /* Starts `mpirun [--allow-run-as-root] --oversubscribe --quiet -np np SELF argv...`
  * where SELF is this executable, waits for it and returns RC_OK when every
- * rank succeeded.  mpirun is $GPUPLAN_MPIRUN or found in PATH; when there is
+ * rank succeeded.  argv[0] is the command (execute, calibrate), which names
+ * the messages.  mpirun is $GPUPLAN_MPIRUN or found in PATH; when there is
  * none: RC_DEVICE with one message.  A failed job returns the status its
  * exit code stands for (2 -> RC_INPUT, 4 -> RC_DEVICE, else RC_ERR) after
  * one line saying how it ended. */

@@ -1,6 +1,7 @@
 /*
  * exec_launch.c - starting the job: `mpirun -np N ... gpuplan execute ...`
- * from a plain `gpuplan execute`, waiting for it and saying how it ended.
+ * from a plain `gpuplan execute` (or `calibrate --np N`), waiting for it and
+ * saying how it ended.
  *
  * The ranks run this same executable with the same arguments; they know
  * they are ranks from the launcher's environment (exec_under_launcher()).
@@ -52,6 +53,8 @@ static const char *const forward_env[] = {
 
 enum rc exec_launch(int np, int argc, char **argv)
 {
+	/* the command the ranks run names the messages: execute or calibrate */
+	const char *cmd = argc > 0 ? argv[0] : "execute";
 	char mpirun[PATH_MAX], self[PATH_MAX], npbuf[16];
 	char **av;
 	int ac = 0, status;
@@ -59,14 +62,24 @@ enum rc exec_launch(int np, int argc, char **argv)
 	pid_t pid;
 
 	if (find_mpirun(mpirun, sizeof(mpirun)) != 0) {
-		gp_error("execute: mpirun not found (PATH or $GPUPLAN_MPIRUN); "
-			 "%d ranks need an MPI launcher", np);
-		gp_hint("install OpenMPI (openmpi-bin), or run a single-rank layout");
+		const char *env = getenv("GPUPLAN_MPIRUN");
+
+		if (env && *env)
+			gp_error("%s: $GPUPLAN_MPIRUN: expected an executable MPI launcher, "
+				 "found '%s'; %d ranks need one", cmd, env, np);
+		else
+			gp_error("%s: mpirun not found (PATH or $GPUPLAN_MPIRUN); "
+				 "%d ranks need an MPI launcher", cmd, np);
+		if (env && *env)
+			gp_hint("point $GPUPLAN_MPIRUN at mpirun, or unset it to use PATH's");
+		else
+			gp_hint("install OpenMPI (openmpi-bin), or run %s",
+				strcmp(cmd, "calibrate") == 0 ? "with --np 1" : "a single-rank layout");
 		return RC_DEVICE;
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0) {
-		gp_error("execute: cannot find this executable: %s", strerror(errno));
+		gp_error("%s: cannot find this executable: %s", cmd, strerror(errno));
 		return RC_ERR;
 	}
 	self[n] = '\0';
@@ -97,24 +110,24 @@ enum rc exec_launch(int np, int argc, char **argv)
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0) {
-		gp_error("execute: cannot start mpirun: %s", strerror(errno));
+		gp_error("%s: cannot start mpirun: %s", cmd, strerror(errno));
 		free(av);
 		return RC_ERR;
 	}
 	if (pid == 0) {
 		execv(mpirun, av);
-		fprintf(stderr, "error: execute: cannot run %s: %s\n", mpirun, strerror(errno));
+		fprintf(stderr, "error: %s: cannot run %s: %s\n", cmd, mpirun, strerror(errno));
 		_exit(127);
 	}
 	free(av);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
-			gp_error("execute: waiting for mpirun: %s", strerror(errno));
+			gp_error("%s: waiting for mpirun: %s", cmd, strerror(errno));
 			return RC_ERR;
 		}
 	}
 	if (WIFSIGNALED(status)) {
-		gp_error("execute: mpirun was killed by signal %d", WTERMSIG(status));
+		gp_error("%s: mpirun was killed by signal %d", cmd, WTERMSIG(status));
 		return RC_ERR;
 	}
 	switch (WEXITSTATUS(status)) {
@@ -127,8 +140,8 @@ enum rc exec_launch(int np, int argc, char **argv)
 	case 127:
 		return RC_DEVICE;
 	default:
-		gp_error("execute: the job failed (mpirun exit status %d): a rank ended "
-			 "abnormally, see the rank named above", WEXITSTATUS(status));
+		gp_error("%s: the job failed (mpirun exit status %d): a rank ended "
+			 "abnormally, see the rank named above", cmd, WEXITSTATUS(status));
 		return RC_ERR;
 	}
 }

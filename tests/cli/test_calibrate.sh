@@ -63,6 +63,19 @@ if command -v mpirun >/dev/null; then
 		&& pass "calibrate --np 2: fits an intra-node link ($intra B/s)" \
 		|| fail "calibrate --np 2: fits an intra-node link" "found '$intra'"
 fi
+# without a launcher calibrate says so under its own name, and names the
+# variable when it is $GPUPLAN_MPIRUN that points nowhere
+run "calibrate --np 2, no mpirun" env PATH=/nonexistent GPUPLAN_MPIRUN= "$RAW" \
+	calibrate --backend cpu --quick --np 2 -o "$TMP/none.json"
+expect_rc "calibrate --np 2, no mpirun: exit 4" 4
+expect_err "calibrate --np 2, no mpirun: says so as calibrate" \
+	'^error: calibrate: mpirun not found \(PATH or \$GPUPLAN_MPIRUN\); 2 ranks'
+expect_err "calibrate --np 2, no mpirun: the hint says --np 1" '^hint: .*--np 1'
+run "calibrate, GPUPLAN_MPIRUN names no program" env GPUPLAN_MPIRUN=/nonexistent/mpirun \
+	"$RAW" calibrate --backend cpu --quick --np 2 -o "$TMP/none.json"
+expect_rc "calibrate, GPUPLAN_MPIRUN names no program: exit 4" 4
+expect_err "calibrate, GPUPLAN_MPIRUN names no program: names it" \
+	'^error: calibrate: \$GPUPLAN_MPIRUN: expected an executable MPI launcher, found ./nonexistent/mpirun'
 
 # ---- calibration files into predictions ----------------------------------
 
