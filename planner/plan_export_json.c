@@ -123,6 +123,32 @@ static void torchrun_line(struct buf *b, const struct sim_plan *p)
 		bprintf(b, " --standalone");
 }
 
+/* The layers' split over the pipeline.  Megatron-LM cuts them evenly:
+ * with equal chunks, --num-layers-per-virtual-pipeline-stage says so;
+ * otherwise the simulator's split is spelt out for Megatron-Core's
+ * --pipeline-model-parallel-layout (docs, "Custom Pipeline Model Parallel
+ * Layout"): one '|'-separated segment per virtual stage in the order
+ * activations flow, E the embedding, L the loss. */
+static void pipeline_split(struct buf *b, const struct sim_plan *p)
+{
+	const struct sim_parallel *q = &p->par;
+	int n = q->pp * q->interleave;
+
+	if (q->pp < 2)
+		return;
+	if (p->model.layers % n == 0) {
+		if (q->interleave > 1)
+			bprintf(b, " \\\n  --num-layers-per-virtual-pipeline-stage %d",
+				p->model.layers / n);
+		return;
+	}
+	bprintf(b, " \\\n  --pipeline-model-parallel-layout \"");
+	for (int k = 0; k < n; k++)
+		bprintf(b, "%s%st*%d%s", k ? "|" : "", k ? "" : "E",
+			sim_virtual_stage_layers(&p->model, q, k), k == n - 1 ? ",L" : "");
+	bprintf(b, "\"");
+}
+
 static void megatron_args(struct buf *b, const struct sim_plan *p)
 {
 	const struct sim_model *m = &p->model;
@@ -140,9 +166,7 @@ static void megatron_args(struct buf *b, const struct sim_plan *p)
 		bprintf(b, " \\\n  --untie-embeddings-and-output-weights");
 	bprintf(b, " \\\n  --tensor-model-parallel-size %d --pipeline-model-parallel-size %d",
 		q->tp, q->pp);
-	if (q->interleave > 1)
-		bprintf(b, " \\\n  --num-layers-per-virtual-pipeline-stage %d",
-			m->layers / (q->pp * q->interleave));
+	pipeline_split(b, p);
 	if (q->cp > 1)
 		bprintf(b, " \\\n  --context-parallel-size %d", q->cp);
 	bprintf(b, " \\\n  --micro-batch-size %d --global-batch-size %d", q->mbs, q->gbs);

@@ -285,6 +285,14 @@ int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk)
 	return n / sh->v + (chunk < n % sh->v);
 }
 
+int sim_virtual_stage_layers(const struct sim_model *m, const struct sim_parallel *p, int k)
+{
+	struct sim_shape sh;
+
+	sim_shape_init(&sh, m, p);
+	return sim_chunk_layers(&sh, k % p->pp, k / p->pp);
+}
+
 double sim_gemm_dim_half(double dim_half)
 {
 	return dim_half > 0 ? dim_half : SIM_GEMM_DIM_HALF;

@@ -169,6 +169,13 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	      const struct sim_cluster *c, struct sim_result *out);
 
+/* Layers of virtual stage k (0 <= k < pp x interleave; chunk k / pp of
+ * stage k % pp, activations flowing from k to k + 1) as the simulator cuts
+ * m over p's pipeline: extra layers to the middle stages, then the first;
+ * a stage's chunks as even as possible, earlier ones taking the rest.
+ * Requires sim_check() == RC_OK. */
+int sim_virtual_stage_layers(const struct sim_model *m, const struct sim_parallel *p, int k);
+
 /* Seconds to train tokens at r's throughput; 0 when r has no throughput. */
 double sim_time_to_train_s(const struct sim_result *r, double tokens);
 

@@ -74,6 +74,42 @@ static void test_plan_export_megatron_flags(void **state)
 	assert_non_null(strstr(s, "--bf16"));
 	assert_non_null(strstr(s, "torchrun --nnodes 4 --nproc-per-node 8"));
 	assert_null(strstr(s, "--context-parallel-size"));
+	assert_null(strstr(s, "--pipeline-model-parallel-layout"));
+	free(s);
+}
+
+/* Chunks Megatron-LM's even split cannot make are spelt out with
+ * --pipeline-model-parallel-layout, as the simulator cuts them.  80 layers
+ * over pp 8 x v 4: 10 a stage, chunks of 3, 3, 2, 2, so virtual stages
+ * 0-15 (chunks 0 and 1 of each stage) hold 3 and 16-31 hold 2, where
+ * --num-layers-per-virtual-pipeline-stage 2 (80 / 32) would make 5 chunks
+ * a stage.  7 layers over pp 4: 2 + 2 + 2 + 1 (the extra layers to the
+ * middle stages, then the first). */
+static void test_plan_export_megatron_uneven_layout(void **state)
+{
+	struct sim_plan p;
+	char want[512], *s;
+	size_t n = 0;
+
+	(void)state;
+	make_plan(&p);
+	p.par.pp = 8;
+	p.par.interleave = 4;
+	n += (size_t)snprintf(want + n, sizeof(want) - n, "--pipeline-model-parallel-layout \"E");
+	for (int k = 0; k < 32; k++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "%st*%d", k ? "|" : "",
+				      k < 16 ? 3 : 2);
+	snprintf(want + n, sizeof(want) - n, ",L\"");
+	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	assert_non_null(strstr(s, want));
+	assert_null(strstr(s, "--num-layers-per-virtual-pipeline-stage"));
+	free(s);
+
+	p.model.layers = 7;
+	p.par.pp = 4;
+	p.par.interleave = 1;
+	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	assert_non_null(strstr(s, "--pipeline-model-parallel-layout \"Et*2|t*2|t*2|t*1,L\""));
 	free(s);
 }
 
@@ -222,6 +258,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan_export_megatron_flags),
+		cmocka_unit_test(test_plan_export_megatron_uneven_layout),
 		cmocka_unit_test(test_plan_export_deepspeed_batch_identity),
 		cmocka_unit_test(test_plan_export_slurm_time_margin),
 		cmocka_unit_test(test_plan_export_torchrun_nccl_env),
