@@ -460,7 +460,9 @@ static void mem(const char *name, double b, double total)
 }
 
 /* Prints the prediction for people. */
-static void print_table(const struct sim_plan *p)
+/* planned_s, planned_usd: what the plan file answered for the whole run
+ * (0: none), printed where it differs from these steps' time. */
+static void print_table(const struct sim_plan *p, double planned_s, double planned_usd)
 {
 	const struct sim_model *m = &p->model;
 	const struct sim_parallel *q = &p->par;
@@ -526,6 +528,13 @@ static void print_table(const struct sim_plan *p)
 				printf(" (%s)", price_purchase_str(p->purchase));
 		}
 		printf("\n");
+		/* plan's answer adds spot preemptions and restarts, checkpoints
+		 * and a reserved term's hours to the steps (plan.h) */
+		if (planned_s > 0 && fabs(planned_s - p->time_to_train_s) > 5e-3 * planned_s)
+			printf("  the plan's answer, %s for %s, adds what running the steps costs "
+			       "beyond them (preemptions, checkpoints, reserved terms)\n",
+			       unit_fmt_duration(b2, sizeof(b2), planned_s),
+			       unit_fmt_usd(b3, sizeof(b3), planned_usd));
 	}
 }
 
@@ -607,6 +616,7 @@ enum rc cmd_simulate(int argc, char **argv)
 	char why[256];
 	enum rc rc;
 	int gpus, helped = 0;
+	double planned_s = 0, planned_usd = 0;
 
 	memset(&f, 0, sizeof(f));
 	memset(&p, 0, sizeof(p));
@@ -625,10 +635,15 @@ enum rc cmd_simulate(int argc, char **argv)
 		return rc;
 	if (SET(&f, O_TOKENS))
 		p.tokens = f.tokens;
+	else {
+		planned_s = p.time_to_train_s;
+		planned_usd = p.cost_usd;
+	}
 	/* A price of one's own replaces the offering's: the offering and its
 	 * purchase option no longer say what the hours cost, so neither the
 	 * output nor a written plan names them. */
 	if (SET(&f, O_USD)) {
+		planned_s = planned_usd = 0;
 		p.usd_per_gpu_hour = f.usd;
 		memset(&p.offering, 0, sizeof(p.offering));
 		p.purchase = PRICE_PURCHASE_ON_DEMAND;
@@ -656,7 +671,7 @@ enum rc cmd_simulate(int argc, char **argv)
 		puts(s);
 		free(s);
 	} else {
-		print_table(&p);
+		print_table(&p, planned_s, planned_usd);
 	}
 	if ((rc = replay(&p, &f, f.json)) != RC_OK)
 		return rc;

@@ -68,6 +68,17 @@ expect_rc "plan with filters exits 0" 0
 n=$(awk '$1 ~ /^[0-9]+$/' "$OUT" | grep -vc ' spot ')
 [ "$n" = 0 ] && pass "--spot keeps spot rows only" || fail "--spot keeps spot rows only" "$n other rows"
 expect_out "a spot answer states its preemption model" "^spot: 0.01 preemptions/node-hour .*Young/Daly"
+# simulate of that plan prices its steps alone, and says what the plan's
+# answer adds (its time, from the answer line, and cost)
+answer=$(sed -n 's/^answer: llama3-70b in \([0-9.]* [a-z]*\) for \(\$[0-9,]*\) .*/\1 for \2/p' "$OUT")
+gp simulate "$TMP/plan5.json"
+expect_rc "simulate of a spot plan exits 0" 0
+expect_out "simulate of a spot plan names the plan's answer, $answer" \
+	"^  the plan's answer, ${answer//$/\\$}, adds what running the steps costs beyond them"
+gp simulate "$TMP/plan4.json"
+n=$(grep -c "the plan's answer" <<<"$OUT")
+[ "$n" = 0 ] && pass "simulate of an on-demand plan adds no such line" \
+	|| fail "simulate of an on-demand plan adds no such line" "found $n"
 
 # ---- --dump-lp writes CPLEX LP
 gp plan --model llama3-70b --tokens 1T --budget 1.5M --dump-lp "$TMP/model.lp" -o "$TMP/p6.json"
