@@ -32,7 +32,11 @@
  * so the blocking ncclCommInitRank calls always find their partner.
  *
  * Every NCCL, CUDA and MPI call is checked; a failure names the rank, the
- * call and the reason, marks the device failed and returns RC_DEVICE.
+ * call and the reason, marks the device failed and returns RC_DEVICE.  A
+ * failure NCCL finds in the background (a peer gone, a network error)
+ * leaves this rank's kernels waiting for ever: while the host waits for
+ * the device it asks every communicator for one (groups_watch), and ends
+ * the wait with NCCL's reason.
  */
 #ifdef GPUPLAN_CUDA
 
@@ -211,7 +215,9 @@ static enum rc nccl_bcast(struct exec_group *g, void *buf, size_t bytes, int roo
 	return RC_OK;
 }
 
-/* A failure NCCL noticed in the background (a peer's network error). */
+/* A failure NCCL noticed in the background (a peer's network error).
+ * Safe while the communicator's work runs (NCCL user guide,
+ * "Asynchronous errors and error handling"). */
 static enum rc async_error(struct exec_group *g, ncclComm_t c)
 {
 	ncclResult_t r = ncclSuccess;
@@ -221,6 +227,28 @@ static enum rc async_error(struct exec_group *g, ncclComm_t c)
 	NCCL(g->dev, ncclCommGetAsyncError(c, &r));
 	if (r != ncclSuccess && r != ncclInProgress)
 		return nccl_fail(g->dev, r, "ncclCommGetAsyncError()", __FILE__, __LINE__);
+	return RC_OK;
+}
+
+/* The device's watch while the host waits for it (exec_cuda_set_watch):
+ * any communicator's asynchronous error, so that a peer's failure ends
+ * this rank's wait with NCCL's reason instead of the step watchdog's. */
+static enum rc groups_watch(void *ctx)
+{
+	struct exec_groups *gs = ctx;
+	struct exec_group *all[] = { &gs->world, &gs->tp, &gs->pp, &gs->dp, &gs->cp };
+
+	for (size_t i = 0; i < GP_ARRAY_LEN(all); i++) {
+		struct nccl_priv *p = priv_of(all[i]);
+
+		if (!p)
+			continue;
+		TRY(async_error(all[i], p->comm));
+		for (int c = 0; c < CHANNELS; c++) {
+			TRY(async_error(all[i], p->out[c].comm));
+			TRY(async_error(all[i], p->in[c].comm));
+		}
+	}
 	return RC_OK;
 }
 
@@ -322,6 +350,7 @@ static void nccl_release(struct exec_group *g)
 
 	if (!p)
 		return;
+	exec_cuda_set_watch(g->dev, NULL, NULL);
 	/* a healthy device finishes its queued work first; a failed one may
 	 * never, and aborting is NCCL's way out */
 	failed = exec_device_sync(g->dev) != RC_OK;
@@ -467,6 +496,8 @@ enum rc exec_nccl_groups(const struct exec_layout *l, struct exec_device *d,
 		rc = group_init(&g->dp, d, l, EXEC_GROUP_DP);
 	if (rc == RC_OK)
 		rc = group_init(&g->cp, d, l, EXEC_GROUP_CP);
+	if (rc == RC_OK)
+		exec_cuda_set_watch(d, groups_watch, g);
 	if (rc != RC_OK) {
 		exec_group_release(&g->cp);
 		exec_group_release(&g->dp);

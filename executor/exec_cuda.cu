@@ -53,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -110,6 +111,8 @@ struct cuda_priv {
 	struct scratch cols;     /* k_col_reduce's sums per chunk */
 	double *dsum;            /* device accumulator of the loss */
 	double *host_sum;        /* pinned copy of it */
+	enum rc (*watch)(void *ctx); /* exec_cuda_set_watch */
+	void *watch_ctx;
 	int failed;
 };
 
@@ -164,6 +167,70 @@ extern "C" void exec_cuda_mark_failed(struct exec_device *d)
 static int dead(struct exec_device *d)
 {
 	return priv_of(d)->failed;
+}
+
+/* ---- waiting ---------------------------------------------------------- */
+
+extern "C" void exec_cuda_set_watch(struct exec_device *d, enum rc (*watch)(void *ctx),
+				    void *ctx)
+{
+	priv_of(d)->watch = watch;
+	priv_of(d)->watch_ctx = ctx;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One turn of a watched wait, whose last query found the work not done:
+ * the watch, when a millisecond has passed since it last ran (*next). */
+static enum rc watch_turn(struct exec_device *d, double *next)
+{
+	struct cuda_priv *p = priv_of(d);
+	double t = now_s();
+
+	if (t < *next)
+		return RC_OK;
+	*next = t + 1e-3;
+	if (p->watch(p->watch_ctx) == RC_OK)
+		return RC_OK;
+	p->failed = 1;
+	return RC_DEVICE;
+}
+
+/* Waits for the work queued on s so far.  Under a watch the host polls
+ * instead of blocking: a collective whose peer has failed never ends, and
+ * only the communicator's asynchronous error says so (NCCL user guide,
+ * "Asynchronous errors and error handling"). */
+static enum rc wait_stream(struct exec_device *d, cudaStream_t s)
+{
+	double next = 0;
+	cudaError_t e;
+
+	if (!priv_of(d)->watch)
+		return CU(d, cudaStreamSynchronize(s));
+	while ((e = cudaStreamQuery(s)) == cudaErrorNotReady)
+		if (watch_turn(d, &next) != RC_OK)
+			return RC_DEVICE;
+	return CU(d, e);
+}
+
+/* The same for an event. */
+static enum rc wait_event(struct exec_device *d, cudaEvent_t ev)
+{
+	double next = 0;
+	cudaError_t e;
+
+	if (!priv_of(d)->watch)
+		return CU(d, cudaEventSynchronize(ev));
+	while ((e = cudaEventQuery(ev)) == cudaErrorNotReady)
+		if (watch_turn(d, &next) != RC_OK)
+			return RC_DEVICE;
+	return CU(d, e);
 }
 
 /* ---- launching ------------------------------------------------------- */
@@ -1146,7 +1213,7 @@ static double read_sum(struct exec_device *d)
 	if (p->failed ||
 	    CU(d, cudaMemcpyAsync(p->host_sum, p->dsum, sizeof(double), cudaMemcpyDeviceToHost,
 				  p->compute)) != RC_OK ||
-	    CU(d, cudaStreamSynchronize(p->compute)) != RC_OK)
+	    wait_stream(d, p->compute) != RC_OK)
 		return 0;
 	return *p->host_sum;
 }
@@ -1239,7 +1306,7 @@ static void cuda_to_host(struct exec_device *d, void *host, const void *src, siz
 	if (p->failed || !bytes)
 		return;
 	if (CU(d, cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, p->compute)) == RC_OK)
-		CU(d, cudaStreamSynchronize(p->compute));
+		wait_stream(d, p->compute);
 }
 
 /* From pageable memory cudaMemcpyAsync returns once the host buffer has
@@ -1379,10 +1446,8 @@ static enum rc cuda_sync(struct exec_device *d)
 
 	if (!p || p->failed)
 		return RC_DEVICE;
-	if (CU(d, cudaStreamSynchronize(p->compute)) != RC_OK ||
-	    CU(d, cudaStreamSynchronize(p->comm)) != RC_OK ||
-	    CU(d, cudaStreamSynchronize(p->reduce)) != RC_OK ||
-	    CU(d, cudaGetLastError()) != RC_OK)
+	if (wait_stream(d, p->compute) != RC_OK || wait_stream(d, p->comm) != RC_OK ||
+	    wait_stream(d, p->reduce) != RC_OK || CU(d, cudaGetLastError()) != RC_OK)
 		return RC_DEVICE;
 	return RC_OK;
 }
@@ -1496,7 +1561,7 @@ static enum rc timer_elapsed(struct exec_device *d, void *timer, int from, int t
 
 	if (priv_of(d)->failed || from < 0 || to < 0 || from >= t->n || to >= t->n)
 		return RC_DEVICE;
-	if (CU(d, cudaEventSynchronize(t->ev[to])) != RC_OK ||
+	if (wait_event(d, t->ev[to]) != RC_OK ||
 	    CU(d, cudaEventElapsedTime(&ms, t->ev[from], t->ev[to])) != RC_OK)
 		return RC_DEVICE;
 	*seconds = 1e-3 * (double)ms;

@@ -37,6 +37,14 @@ enum rc exec_cuda_check(struct exec_device *d, cudaError_t e, const char *call,
 			const char *file, int line);
 #define EXEC_CUDA_CHECK(d, call) exec_cuda_check((d), (call), #call, __FILE__, __LINE__)
 
+/* While the host waits for device d (sync, reading a value back, a trace
+ * mark) it calls watch(ctx) about once a millisecond, and gives up with
+ * RC_DEVICE, d marked failed, when the watch fails: exec_comm_nccl.c's
+ * looks for the communicators' asynchronous errors, which a failed peer
+ * raises while this rank's kernels would wait for it for ever.  NULL:
+ * waits block until the work is done. */
+void exec_cuda_set_watch(struct exec_device *d, enum rc (*watch)(void *ctx), void *ctx);
+
 /* Marks d failed (a communicator's error, already reported), so the next
  * sync returns RC_DEVICE. */
 void exec_cuda_mark_failed(struct exec_device *d);

@@ -19,6 +19,9 @@
 #include "cuda_emu.h"
 #include "exec_internal.h"
 
+/* exec_cuda.h's, which a C file cannot include (it names CUDA types) */
+void exec_cuda_set_watch(struct exec_device *d, enum rc (*watch)(void *ctx), void *ctx);
+
 /* ---- kernels, one by one --------------------------------------------- */
 
 #define PAIR_MAX_BUFS 64
@@ -785,6 +788,52 @@ static void test_exec_cuda_failure_is_sticky(void **state)
 	exec_device_release(&d);
 }
 
+/* A watch that fails on its call number *ctx (0: never), counting calls. */
+static int watch_calls;
+
+static enum rc watch(void *ctx)
+{
+	watch_calls++;
+	return watch_calls == *(int *)ctx ? RC_DEVICE : RC_OK;
+}
+
+/* Under a watch a wait polls: while the work runs the watch is asked, at
+ * once and then every millisecond, and a watch that fails (a peer's NCCL
+ * error) ends a wait that would never end, the device failed for good; a
+ * value read back (the loss, per micro-batch) waits the same way.
+ * Without a watch a wait blocks and asks nothing. */
+static void test_exec_cuda_watched_waits(void **state)
+{
+	struct exec_device d;
+	int never = 0, third = 3;
+	float *x, host = 1;
+
+	(void)state;
+	exec_device_init(&d, &exec_cuda_backend);
+	assert_int_equal(exec_device_open(&d), RC_OK);
+	watch_calls = 0;
+	cuda_emu_set_not_ready(5);
+	assert_int_equal(exec_device_sync(&d), RC_OK);
+	assert_int_equal(watch_calls, 0);
+
+	exec_cuda_set_watch(&d, watch, &never);
+	cuda_emu_set_not_ready(5);
+	assert_int_equal(exec_device_sync(&d), RC_OK);
+	assert_true(watch_calls >= 1);
+
+	x = exec_dalloc(&d, sizeof(float));
+	watch_calls = 0;
+	cuda_emu_set_not_ready(1L << 62);
+	exec_cuda_set_watch(&d, watch, &third);
+	d.be->to_host(&d, &host, x, sizeof(float));
+	assert_int_equal(watch_calls, 3);
+	cuda_emu_set_not_ready(0);
+	assert_int_equal(exec_device_sync(&d), RC_DEVICE);
+	assert_int_equal(watch_calls, 3);
+	exec_dfree(&d, x, sizeof(float));
+	exec_device_release(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -804,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_exec_cuda_trace_uses_cuda_events),
 		cmocka_unit_test(test_exec_cuda_open_without_device_fails),
 		cmocka_unit_test(test_exec_cuda_failure_is_sticky),
+		cmocka_unit_test(test_exec_cuda_watched_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

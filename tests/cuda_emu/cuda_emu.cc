@@ -173,6 +173,7 @@ const char *cudaGetErrorString(cudaError_t e)
 	case cudaErrorInvalidValue: return "invalid argument";
 	case cudaErrorMemoryAllocation: return "out of memory";
 	case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+	case cudaErrorNotReady: return "device not ready";
 	default: return "unknown error";
 	}
 }
@@ -232,6 +233,22 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s)
 	return cudaSuccess;
 }
 
+static long not_ready;   /* queries still to answer cudaErrorNotReady */
+
+static cudaError_t query(void)
+{
+	if (not_ready > 0) {
+		not_ready--;
+		return cudaErrorNotReady;
+	}
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t s)
+{
+	return s ? query() : cudaErrorInvalidValue;
+}
+
 /* An event keeps the host's monotonic time of its last record: work
  * queued before it is already done, so that is when a GPU would reach
  * it.  Events made without timing refuse cudaEventElapsedTime, as CUDA's
@@ -279,6 +296,11 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
 	return e ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e)
+{
+	return e ? query() : cudaErrorInvalidValue;
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
@@ -555,4 +577,9 @@ extern "C" long cuda_emu_gemms(void)
 extern "C" long cuda_emu_elapsed_calls(void)
 {
 	return emu_elapsed_calls;
+}
+
+extern "C" void cuda_emu_set_not_ready(long n)
+{
+	not_ready = n;
 }

@@ -25,6 +25,9 @@ long cuda_emu_launches(void);
 long cuda_emu_gemms(void);
 /* cudaEventElapsedTime calls that succeeded so far. */
 long cuda_emu_elapsed_calls(void);
+/* The next n stream or event queries answer not ready (work still
+ * running); 0 ends it. */
+void cuda_emu_set_not_ready(long n);
 
 #ifdef __cplusplus
 }

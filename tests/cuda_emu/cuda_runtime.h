@@ -49,6 +49,7 @@ enum {
 	cudaErrorInvalidValue = 1,
 	cudaErrorMemoryAllocation = 2,
 	cudaErrorNoDevice = 100,
+	cudaErrorNotReady = 600,
 	cudaErrorInvalidResourceHandle = 400,
 };
 
@@ -83,6 +84,11 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
 cudaError_t cudaStreamDestroy(cudaStream_t s);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
+/* cudaSuccess: work is done at once here, except that the next
+ * cuda_emu_set_not_ready(n) queries of either kind answer
+ * cudaErrorNotReady, as a GPU's would while a kernel runs. */
+cudaError_t cudaStreamQuery(cudaStream_t s);
+cudaError_t cudaEventQuery(cudaEvent_t e);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags);
 cudaError_t cudaEventDestroy(cudaEvent_t e);
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
