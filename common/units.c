@@ -63,7 +63,9 @@ enum rc unit_parse_count(const char *s, double *out)
 	if (parse_number(s, &v, &end) || si_multiplier(end, &mult))
 		return RC_USAGE;
 	v *= mult;
-	if (!(v > 0) || !isfinite(v))
+	/* A count of tokens or bytes is whole things: 0.5 or 1e-300 of one
+	 * would reach the planner as a job that needs no step at all. */
+	if (!(v >= 1) || !isfinite(v))
 		return RC_USAGE;
 	*out = v;
 	return RC_OK;

@@ -42,6 +42,8 @@ static void test_unit_parse_count_rejects(void **state)
 	assert_int_equal(unit_parse_count("1e999", &v), RC_USAGE);
 	assert_int_equal(unit_parse_count("0x10", &v), RC_USAGE);
 	assert_int_equal(unit_parse_count(" 5", &v), RC_USAGE);
+	assert_int_equal(unit_parse_count("0.5", &v), RC_USAGE); /* not a whole token */
+	assert_int_equal(unit_parse_count("1e-300", &v), RC_USAGE);
 	assert_near(v, 42, 0); /* untouched on failure */
 }
 
