@@ -122,7 +122,8 @@ void gp_parallel_for(long n, int threads, long min_part,
  * *out, or RC_USAGE when s is not a finite number >= 1. */
 enum rc unit_parse_count(const char *s, double *out);
 /* Parses an amount of US dollars: "20000", "$20000", "250k", "1.5M",
- * "$1,500,000".  Zero is allowed; negative is not. */
+ * "$1,500,000".  Commas must group thousands ("1,5M" is refused).  Zero
+ * is allowed; negative is not. */
 enum rc unit_parse_usd(const char *s, double *out);
 /* Parses a duration into seconds: "30d", "72h", "90m", "3600s", "2w", or a
  * plain number of seconds. */

@@ -71,6 +71,29 @@ enum rc unit_parse_count(const char *s, double *out)
 	return RC_OK;
 }
 
+/* Whether the commas of s (up to the decimal point or a suffix) separate
+ * groups of three digits: "1,500,000" but not "1,5" or "15,00". */
+static int commas_group_thousands(const char *s)
+{
+	const char *p = s;
+	int digits = 0, seen_comma = 0;
+
+	if (!strchr(s, ','))
+		return 1;
+	for (; *p && *p != '.' && (isdigit((unsigned char)*p) || *p == ','); p++) {
+		if (*p != ',') {
+			digits++;
+			continue;
+		}
+		if (digits == 0 || digits > 3 || (seen_comma && digits != 3))
+			return 0;
+		seen_comma = 1;
+		digits = 0;
+	}
+	/* a comma anywhere after the integer part, or a short last group */
+	return digits == 3 && !strchr(p, ',');
+}
+
 enum rc unit_parse_usd(const char *s, double *out)
 {
 	char buf[64];
@@ -82,7 +105,10 @@ enum rc unit_parse_usd(const char *s, double *out)
 		return RC_USAGE;
 	if (*s == '$')
 		s++;
-	/* Drop thousands separators ("1,500,000"). */
+	/* Drop thousands separators ("1,500,000"); a comma anywhere else is
+	 * more likely a decimal comma ("1,5M") than a typo to ignore. */
+	if (!commas_group_thousands(s))
+		return RC_USAGE;
 	for (; *s && n + 1 < sizeof(buf); s++)
 		if (*s != ',')
 			buf[n++] = *s;

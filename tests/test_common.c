@@ -65,6 +65,17 @@ static void test_unit_parse_usd_forms(void **state)
 	assert_int_equal(unit_parse_usd("-1", &v), RC_USAGE);
 	assert_int_equal(unit_parse_usd("$", &v), RC_USAGE);
 	assert_int_equal(unit_parse_usd("12 dollars", &v), RC_USAGE);
+	assert_int_equal(unit_parse_usd("1,000.50", &v), RC_OK);
+	assert_near(v, 1000.5, 1e-15);
+	assert_int_equal(unit_parse_usd("$250,000k", &v), RC_OK);
+	assert_near(v, 2.5e8, 1e-15);
+	/* a decimal comma, or commas not grouping thousands */
+	assert_int_equal(unit_parse_usd("1,5M", &v), RC_USAGE);
+	assert_int_equal(unit_parse_usd("15,00", &v), RC_USAGE);
+	assert_int_equal(unit_parse_usd(",500", &v), RC_USAGE);
+	assert_int_equal(unit_parse_usd("1,500,00", &v), RC_USAGE);
+	assert_int_equal(unit_parse_usd("1000,000", &v), RC_USAGE);
+	assert_int_equal(unit_parse_usd("1.500,00", &v), RC_USAGE);
 }
 
 static void test_unit_parse_duration_units(void **state)
