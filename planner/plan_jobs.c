@@ -65,6 +65,9 @@ static enum rc parse_row(const struct price_csv *csv, const struct price_csv_row
 	v = price_csv_get(row, col[5]);
 	if (*v && gp_strlcpy(j->name, v, sizeof(j->name)) != 0)
 		return bad_cell(csv, row, col[5], "a name shorter than 64 bytes");
+	/* the name goes into the job's plan file name (plan-NAME.json) */
+	if (strchr(v, '/'))
+		return bad_cell(csv, row, col[5], "a name without '/'");
 	return RC_OK;
 }
 

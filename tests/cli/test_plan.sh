@@ -103,6 +103,10 @@ expect_err "two jobs of one name: says which lines" \
 	"samejobs.csv:3: name: expected a name no other job has, found 'llama3-8b' \(the job on line 2\)"
 [ ! -e "$TMP/same-plan-llama3-8b.json" ] && pass "two jobs of one name: no plan written" ||
 	fail "two jobs of one name: no plan written" "$(ls "$TMP")"
+printf 'model,tokens,name\nllama3-8b,200B,a/b\n' >"$TMP/jobs-slash.csv"
+gp plan --jobs "$TMP/jobs-slash.csv" --budget 2M -o "$TMP/slash-plan.json"
+expect_rc "a job name with a slash exits 2" 2
+expect_err "a job name with a slash is named" "jobs-slash.csv:2:3: name: expected a name without '/', found 'a/b'"
 printf 'model,tokens,deadline,name\nllama3-8b,100B,30d,short\nllama3-8b,200B,30d,long\n' \
 	>"$TMP/namedjobs.csv"
 gp plan --jobs "$TMP/namedjobs.csv" -o "$TMP/named-plan.json"
