@@ -161,6 +161,11 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 		gp_error("%s: expected --jobs or --model, found both", cmd);
 		return RC_USAGE;
 	}
+	/* as scaling says: one of the two would be ignored */
+	if (pc->opts.gbs > 0 && pc->gbs_tokens > 0) {
+		gp_error("--gbs/--gbs-tokens: expected one of them, found both");
+		return RC_USAGE;
+	}
 	if (pc->models_path)
 		snprintf(path, sizeof(path), "%s", pc->models_path);
 	else

@@ -133,7 +133,7 @@ expect_err "a one-hour deadline is shorter than the fastest plan" "deadline 1.0 
 
 # ---- bad input: exit 2, one error line
 for args in "--budget abc" "--objective speed" "--phases 3" "--deadline soon" "--top 0" \
-	"--zero 4" "--max-gpus 0"; do
+	"--zero 4" "--max-gpus 0" "--gbs 64 --gbs-tokens 4M" "--tokens 0.5" "--budget 1,5M"; do
 	gp plan --model llama3-70b --tokens 1T $args
 	expect_rc "plan $args exits 2" 2
 	expect_err_lines "plan $args prints one error line" 1
