@@ -67,12 +67,11 @@ enum rc cmd_export(int argc, char **argv)
 	if (!text)
 		return rc;
 	if (out) {
-		FILE *fp = fopen(out, "w");
-
-		if (!fp || fputs(text, fp) == EOF || fclose(fp) != 0) {
-			gp_error("%s: cannot write", out);
+		/* a failed write leaves an existing FILE as it was */
+		rc = gp_write_text_atomic(out, text);
+		if (rc != RC_OK) {
 			free(text);
-			return RC_ERR;
+			return rc;
 		}
 		gp_info("wrote %s (%s)", out, format);
 	} else {

@@ -235,6 +235,20 @@ expect_err_lines "one error line for a bad purchase option" 1
 gp export "$TMP/bad-purchase.json" --format torchrun
 expect_rc "export: a bad purchase option exits 2" 2
 expect_err "export names the bad field" "\.offering\.purchase: expected on-demand"
+# export -o: a write that fails (here the file size limit) leaves the
+# file it would replace as it was.  stderr goes through a pipe, which
+# the limit does not touch.
+echo "old config" >"$TMP/keep.sh"
+(trap '' XFSZ; ulimit -f 0; exec $GPUPLAN export "$TMP/r.json" --format slurm -o "$TMP/keep.sh") \
+	2>&1 >/dev/null | cat >"$ERR"
+RC=${PIPESTATUS[0]}
+expect_rc "export -o: a failed write exits 1" 1
+expect_err_lines "export -o: a failed write is one error line" 1
+expect_err "export -o: a failed write says why" "^error: .*keep.sh: cannot write: File too large"
+[ "$(cat "$TMP/keep.sh")" = "old config" ] && pass "export -o: a failed write keeps the old file" \
+	|| fail "export -o: a failed write keeps the old file" "$(head -c 80 "$TMP/keep.sh")"
+ls "$TMP"/keep.sh.tmp.* >/dev/null 2>&1 && fail "export -o: no temporary file left" "$(ls "$TMP")" \
+	|| pass "export -o: no temporary file left"
 gp execute "$TMP/bad-purchase.json" --steps 1
 expect_rc "execute: a bad purchase option exits 2" 2
 expect_err "execute names the bad field" "\.offering\.purchase: expected on-demand"
