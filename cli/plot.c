@@ -1,8 +1,9 @@
 /*
  * plot.c - gnuplot behind plot.h: the script is piped to gnuplot through
- * popen(); the data travel inside it as a datablock, so no temporary file
- * is needed.  Without gnuplot the same script and the data are written
- * next to the requested chart.
+ * popen(); the data travel inside it as a datablock.  gnuplot draws into
+ * a temporary file beside the chart, renamed over it when drawn.  Without
+ * gnuplot the same script and the data are written next to the requested
+ * chart.
  */
 #include <errno.h>
 #include <signal.h>
@@ -223,13 +224,14 @@ static enum rc fall_back(const struct plot *p, const char *flag, const char *pat
 enum rc plot_render(const struct plot *p, const char *flag, const char *path, int *fallback)
 {
 	enum plot_format fmt;
-	char prog[4096], cmd[8400], q[4200], note[4300];
+	char prog[4096], cmd[8400], q[4200], note[4300], tmp[4200];
 	struct sigaction ign, old;
 	struct stat st;
 	char *script;
 	FILE *pipe;
 	size_t len;
-	int status, wrote;
+	int status, wrote, fd;
+	mode_t mask;
 	enum rc rc;
 
 	if (fallback)
@@ -257,43 +259,58 @@ enum rc plot_render(const struct plot *p, const char *flag, const char *path, in
 		}
 		cmd[n++] = '\'';
 		cmd[n] = '\0';
+		/* gnuplot's stdout is not ours: ours carries the command's table */
+		gp_strlcpy(cmd + n, " >/dev/null", sizeof(cmd) - n);
 	}
+	/* gnuplot draws into a file of ours beside the chart, renamed over it
+	 * once drawn: a chart it cannot open is our one-line error before it
+	 * starts (gnuplot itself would carry on drawing to its stdout, ours),
+	 * and a failed drawing leaves an existing chart as it was. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		gp_error("%s: cannot create a file beside %s: %s", flag, path, strerror(errno));
+		return RC_ERR;
+	}
+	/* mkstemp makes the file 0600; give the chart what creat() would. */
+	mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	close(fd);
 	snprintf(note, sizeof(note), "draws %s", plot_quote(q, sizeof(q), path));
-	script = full_script(p, path, fmt, note);
+	script = full_script(p, tmp, fmt, note);
 	len = strlen(script);
 	/* gnuplot dying early must not kill us with SIGPIPE. */
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &ign, &old);
-	/* A stale chart must not pass for a fresh one if gnuplot draws nothing. */
-	if (unlink(path) != 0 && errno != ENOENT) {
-		sigaction(SIGPIPE, &old, NULL);
-		free(script);
-		gp_error("%s: cannot replace %s: %s", flag, path, strerror(errno));
-		return RC_ERR;
-	}
 	fflush(NULL);
 	pipe = popen(cmd, "w");
 	if (!pipe) {
 		sigaction(SIGPIPE, &old, NULL);
 		free(script);
 		gp_error("%s: cannot start %s: %s", flag, prog, strerror(errno));
-		return RC_ERR;
+		rc = RC_ERR;
+		goto out;
 	}
 	wrote = fwrite(script, 1, len, pipe) == len;
 	status = pclose(pipe);
 	sigaction(SIGPIPE, &old, NULL);
 	free(script);
-	if (!wrote || status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	rc = RC_ERR;
+	if (!wrote || status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		gp_error("%s: gnuplot failed drawing %s (%s %d)", flag, path,
 			 status != -1 && WIFSIGNALED(status) ? "signal" : "exit status",
 			 status == -1 ? -1 : WIFSIGNALED(status) ? WTERMSIG(status)
 							   : WEXITSTATUS(status));
-		return RC_ERR;
-	}
-	if (stat(path, &st) != 0 || st.st_size == 0) {
+	else if (stat(tmp, &st) != 0 || st.st_size == 0)
 		gp_error("%s: gnuplot wrote nothing to %s", flag, path);
-		return RC_ERR;
-	}
-	return RC_OK;
+	else if (rename(tmp, path) != 0)
+		gp_error("%s: cannot replace %s: %s", flag, path, strerror(errno));
+	else
+		rc = RC_OK;
+out:
+	if (rc != RC_OK)
+		unlink(tmp);
+	return rc;
 }

@@ -59,7 +59,8 @@ int plot_find_program(const char *prog, char *buf, size_t size);
  * stderr), RC_OK with *fallback = 1 after a warning when gnuplot is not on
  * PATH and PATH.csv and PATH.gp (the extension replaced) were written
  * instead, RC_USAGE for a bad path, or RC_ERR after a message when gnuplot
- * fails or a file cannot be written.  fallback may be NULL. */
+ * fails or a file cannot be written; then an existing chart at path is
+ * left as it was.  fallback may be NULL. */
 enum rc plot_render(const struct plot *p, const char *flag, const char *path, int *fallback);
 
 /* ---- the charts (cli/plot_charts.c) ------------------------------------ */

@@ -131,6 +131,9 @@ static void test_plot_find_program_uses_path(void **state)
 	assert_int_equal(plot_find_program("gnuplot", buf, sizeof(buf)), 0);
 }
 
+/* Shell: $o = the file a kept script's "set output '...'" names. */
+#define SET_OUTPUT_OF "o=$(sed -n \"s/^set output '\\(.*\\)'$/\\1/p\" '%s')"
+
 static void test_plot_render_pipes_script(void **state)
 {
 	struct plot p;
@@ -141,8 +144,10 @@ static void test_plot_render_pipes_script(void **state)
 	(void)state;
 	snprintf(out, sizeof(out), "%s/chart.png", dir);
 	snprintf(got, sizeof(got), "%s/script.gp", dir);
-	/* The stand-in keeps the script and draws a PNG signature. */
-	snprintf(body, sizeof(body), "cat > '%s'\nprintf '\\211PNG\\r\\n' > '%s'", got, out);
+	/* The stand-in keeps the script and draws a PNG signature where the
+	 * script's set output says. */
+	snprintf(body, sizeof(body), "cat > '%s'\n" SET_OUTPUT_OF "\n"
+		 "printf '\\211PNG\\r\\n' > \"$o\"", got, got);
 	fake_gnuplot(body);
 	small_plot(&p);
 	assert_int_equal(plot_render(&p, "--plot", out, &fb), RC_OK);
@@ -153,11 +158,18 @@ static void test_plot_render_pipes_script(void **state)
 	 * command's lines, and the output closed at the end, in that order. */
 	assert_non_null(strstr(script, "pngcairo size 1000,620"));
 	assert_true(strstr(script, "set output '") < strstr(script, "$data << EOD"));
+	/* drawn beside the chart, then renamed over it */
+	snprintf(body, sizeof(body), "set output '%s.tmp.", out);
+	assert_non_null(strstr(script, body));
 	assert_non_null(strstr(script, "set datafile separator comma\n"));
 	assert_non_null(strstr(script, "$data << EOD\ngpus,tokens_per_s\n8,1000\n16,1900\nEOD\n"));
 	assert_true(strstr(script, "EOD\nplot $data") != NULL);
 	assert_non_null(strstr(script, "title 'it''s'\n"));
 	assert_non_null(strstr(script, "\nunset output\n"));
+	free(script);
+	script = read_all(out);
+	assert_non_null(script);
+	assert_non_null(strstr(script, "PNG"));
 	free(script);
 	plot_release(&p);
 }
@@ -171,7 +183,8 @@ static void test_plot_render_svg_terminal(void **state)
 	(void)state;
 	snprintf(out, sizeof(out), "%s/chart.svg", dir);
 	snprintf(got, sizeof(got), "%s/script-svg.gp", dir);
-	snprintf(body, sizeof(body), "cat > '%s'\necho '<svg/>' > '%s'", got, out);
+	snprintf(body, sizeof(body), "cat > '%s'\n" SET_OUTPUT_OF "\necho '<svg/>' > \"$o\"",
+		 got, got);
 	fake_gnuplot(body);
 	small_plot(&p);
 	p.height = 800;

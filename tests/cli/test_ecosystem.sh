@@ -50,6 +50,15 @@ if [ $HAVE_GNUPLOT = 1 ]; then
 	check "scaling chart is an SVG" "is_svg '$TMP/scaling.svg'"
 	# gnuplot says nothing about the scripts gpuplan writes.
 	check "gnuplot warned about nothing" "! grep -qi 'warning\|line [0-9]' '$ERR'"
+
+	# A chart that cannot be created is one line from gpuplan; gnuplot,
+	# unable to open it, would draw to its stdout, which is ours.
+	gp simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 512 --plot "$TMP/no-dir/c.png"
+	expect_rc "a chart in a missing directory exits 1" 1
+	expect_err_lines "a chart in a missing directory: one error line" 1
+	expect_err "a chart in a missing directory is named" "^error: --plot: cannot create a file beside .*no-dir/c.png"
+	check "a chart in a missing directory: no image on stdout" "! grep -aq PNG '$OUT'"
+	check "a chart in a missing directory: gnuplot says nothing" "[ \$(wc -l <'$ERR') = 1 ]"
 fi
 
 # A gnuplot that refuses the script is an error, not a silent success.
@@ -64,6 +73,13 @@ RC=$?
 expect_rc "a failing gnuplot exits 1" 1
 expect_err "a failing gnuplot is named" '^error: --plot: gnuplot failed drawing .*bad.png'
 check "a failing gnuplot leaves no chart" "[ ! -e '$TMP/bad.png' ]"
+echo "old chart" >"$TMP/old.png"
+PATH="$TMP/bad-gnuplot" $GPUPLAN simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 512 \
+	--plot "$TMP/old.png" >"$OUT" 2>"$ERR"
+RC=$?
+expect_rc "a failing gnuplot over an old chart exits 1" 1
+check "a failing gnuplot keeps the old chart" "[ \"\$(cat '$TMP/old.png')\" = 'old chart' ]"
+check "a failing gnuplot leaves no temporary file" "! ls '$TMP'/old.png.tmp.* >/dev/null 2>&1"
 
 # ---- without gnuplot: the data as CSV and a script, exit 0 -----------------
 
