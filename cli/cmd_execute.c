@@ -78,7 +78,7 @@ static void help(void)
 	       "                                  plan's, else 1)\n"
 	       "  --mbs N, --gbs N                micro-batch and global batch, sequences\n"
 	       "                                  (default: the plan's, else 2 and 8)\n"
-	       "  --grad-accum N                  sets gbs = mbs x dp x N\n"
+	       "  --grad-accum N                  sets gbs = mbs x dp x N (a --gbs must agree)\n"
 	       "  --zero 0..3                     ZeRO stage (default: the plan's, else 0)\n"
 	       "  --recompute none|selective|full (default: the plan's, else none)\n"
 	       "  --interleave V                  chunks per pipeline stage\n"
@@ -108,7 +108,7 @@ enum {
 };
 
 struct flags {
-	int np, accum, norm_set, schedule_set, hidden_set, ffn_set, help, steps_set;
+	int np, accum, gbs_set, norm_set, schedule_set, hidden_set, ffn_set, help, steps_set;
 	const char *json, *calibration, *trace;
 	int quiet;
 	int metrics_port;          /* 0: no server */
@@ -274,7 +274,10 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		case OPT_DP: rc = cli_parse_int("--dp", optarg, 1, 1 << 20, &p->dp); break;
 		case OPT_CP: rc = cli_parse_int("--cp", optarg, 1, 1 << 16, &p->cp); break;
 		case OPT_MBS: rc = cli_parse_int("--mbs", optarg, 1, 1 << 20, &p->mbs); break;
-		case OPT_GBS: rc = cli_parse_int("--gbs", optarg, 1, 1 << 24, &p->gbs); break;
+		case OPT_GBS:
+			rc = cli_parse_int("--gbs", optarg, 1, 1 << 24, &p->gbs);
+			f->gbs_set = 1;
+			break;
 		case OPT_ACCUM:
 			rc = cli_parse_int("--grad-accum", optarg, 1, 1 << 20, &f->accum);
 			break;
@@ -396,6 +399,11 @@ static enum rc build_opts(int argc, char **argv, struct exec_opts *o, struct fla
 		o->norm = norm;
 	if (f->schedule_set)
 		o->schedule = sk;
+	if (f->accum && f->gbs_set && o->par.gbs != o->par.mbs * o->par.dp * f->accum) {
+		gp_error("--grad-accum: expected mbs %d x dp %d x %d = --gbs, found --gbs %d",
+			 o->par.mbs, o->par.dp, f->accum, o->par.gbs);
+		return RC_USAGE;
+	}
 	if (f->accum)
 		o->par.gbs = o->par.mbs * o->par.dp * f->accum;
 	rc = parse_fault_env(o);
@@ -688,6 +696,12 @@ enum rc cmd_execute(int argc, char **argv)
 	if (exec_opts_check(&o, why, sizeof(why)) != RC_OK) {
 		if (rank0)
 			gp_error("execute: %s", why);
+		return RC_INPUT;
+	}
+	/* the ranks would each find a bad --data file, after the header */
+	if (!exec_under_launcher() && o.data_path &&
+	    exec_data_check(o.data_path, &o, why, sizeof(why)) != RC_OK) {
+		gp_error("--data: %s", why);
 		return RC_INPUT;
 	}
 	if (f.np && f.np != need) {

@@ -146,6 +146,12 @@ void exec_opts_derive(struct exec_opts *o);
  * Whether the backend can run here is exec_backend_probe()'s question. */
 enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size);
 
+/* Whether the token file at path (exec_opts.data_path) can feed o's model:
+ * readable, an even number of bytes holding at least seq + 1 tokens, every
+ * token below the vocabulary.  Returns RC_OK, or RC_INPUT with a one-line
+ * reason naming the file in why[size]; nothing printed. */
+enum rc exec_data_check(const char *path, const struct exec_opts *o, char *why, size_t size);
+
 /* Whether backend `name` can run on this machine: RC_OK; RC_DEVICE with
  * the reason in why[size] ("no CUDA device found (...)", or the CUDA
  * backend not built in); RC_INPUT for an unknown name.  Prints nothing. */

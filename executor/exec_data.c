@@ -74,6 +74,16 @@ void exec_rand_normal_fill(float *out, size_t n, uint64_t seed, uint64_t stream,
 		out[i] = (float)(std * key_normal(key, first + i));
 }
 
+enum rc exec_data_check(const char *path, const struct exec_opts *o, char *why, size_t size)
+{
+	struct exec_data dt;
+
+	if (exec_data_open(&dt, path, o->model.vocab, o->model.seq, o->seed, why, size) != RC_OK)
+		return RC_INPUT;
+	exec_data_release(&dt);
+	return RC_OK;
+}
+
 enum rc exec_data_open(struct exec_data *dt, const char *path, int vocab,
 		       int seq, uint64_t seed, char *why, size_t size)
 {

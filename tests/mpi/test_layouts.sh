@@ -339,6 +339,22 @@ awk 'BEGIN { for (i = 0; i < 64; i++) printf "%c%c", 100, 0 }' > "$TMP/big.bin"
 gp execute --vocab 64 --data "$TMP/big.bin"
 expect_rc "token file with a token >= vocab: exit 2" 2
 expect_err "token file: names the token" 'big.bin: token 0 .*expected a token < vocab 64, found 100'
+# a bad token file is one line before anything runs: nothing on stdout,
+# no ranks started (with dp 2 they would each have found it)
+for bad in missing odd; do
+	[ $bad = odd ] && head -c 11 /dev/zero >"$TMP/odd.bin"
+	gp execute --vocab 64 --dp 2 --data "$TMP/$bad.bin"
+	expect_rc "token file $bad: exit 2" 2
+	expect_err_lines "token file $bad: one error line" 1
+	expect_err "token file $bad: names the flag and the file" "^error: --data: .*$bad.bin: "
+	[ -s "$OUT" ] && fail "token file $bad: nothing on stdout" "$(head -1 "$OUT")" \
+		|| pass "token file $bad: nothing on stdout"
+done
+# --grad-accum sets gbs = mbs x dp x N: a --gbs that disagrees is refused
+# (dp2-accum4 above gives one that agrees)
+gp execute --grad-accum 2 --gbs 16
+expect_rc "--grad-accum 2 with --gbs 16: exit 2" 2
+expect_err "--grad-accum 2 with --gbs 16: says why" '^error: --grad-accum: expected mbs 2 x dp 1 x 2 = --gbs, found --gbs 16'
 
 # ---- faults: one clear message, non-zero exit, within seconds ----------
 
