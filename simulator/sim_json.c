@@ -268,6 +268,8 @@ static void get_int(struct reader *r, const cJSON *obj, const char *where,
 	*out = (int)it->valuedouble;
 }
 
+#define SIM_JSON_MAX 1e30
+
 static void get_double(struct reader *r, const cJSON *obj, const char *where,
 		       const char *key, double min, int required, double *out)
 {
@@ -276,10 +278,13 @@ static void get_double(struct reader *r, const cJSON *obj, const char *where,
 
 	if (!it || r->bad)
 		return;
-	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < min) {
+	/* SIM_JSON_MAX bounds every figure: products of a few (a time by a
+	 * token count by a price) stay finite, where 1e308 would not */
+	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < min ||
+	    it->valuedouble > SIM_JSON_MAX) {
 		found(it, buf, sizeof(buf));
-		gp_error("%s: %s.%s: expected a number >= %g, found %s", r->file, where,
-			 key, min, buf);
+		gp_error("%s: %s.%s: expected a number from %g to %g, found %s", r->file, where,
+			 key, min, SIM_JSON_MAX, buf);
 		r->bad = 1;
 		return;
 	}

@@ -104,6 +104,14 @@ sed 's/"tp":[[:space:]]*8/"tp": -2/' "$TMP/plan.json" > "$TMP/badtp.json"
 gp simulate "$TMP/badtp.json"
 expect_rc "bad plan field exits 2" 2
 expect_err "names the field" 'badtp.json: .parallel.tp: expected an integer from 1 to [0-9]+, found -2'
+# a figure so large that the step's products overflow is refused, not
+# answered with a step of 0 ms
+sed 's/"host_layer_s":[^,}]*/"host_layer_s": 1e308/' "$TMP/plan.json" > "$TMP/huge.json"
+gp simulate "$TMP/huge.json"
+expect_rc "a 1e308 figure exits 2" 2
+expect_err_lines "a 1e308 figure: one error line" 1
+expect_err "a 1e308 figure: names the field and the bound" \
+	'huge.json: .cluster.host_layer_s: expected a number from -1 to 1e\+30, found 1e\+308'
 
 gp simulate --model llama3-70b --gpu A100-40GB --gpus 8 --gbs 8 --tp 8
 expect_rc "not fitting still answers" 0
