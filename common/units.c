@@ -118,7 +118,8 @@ enum rc unit_parse_usd(const char *s, double *out)
 	if (parse_number(buf, &v, &end) || si_multiplier(end, &mult))
 		return RC_USAGE;
 	v *= mult;
-	if (v < 0 || !isfinite(v))
+	/* signbit: "-0" is no amount either */
+	if (v < 0 || signbit(v) || !isfinite(v))
 		return RC_USAGE;
 	*out = v;
 	return RC_OK;

@@ -63,6 +63,7 @@ static void test_unit_parse_usd_forms(void **state)
 	assert_int_equal(unit_parse_usd("0", &v), RC_OK);
 	assert_true(v == 0);
 	assert_int_equal(unit_parse_usd("-1", &v), RC_USAGE);
+	assert_int_equal(unit_parse_usd("-0", &v), RC_USAGE);
 	assert_int_equal(unit_parse_usd("$", &v), RC_USAGE);
 	assert_int_equal(unit_parse_usd("12 dollars", &v), RC_USAGE);
 	assert_int_equal(unit_parse_usd("1,000.50", &v), RC_OK);
