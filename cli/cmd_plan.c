@@ -212,6 +212,13 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 	rc = cost_cli_load(pc, d);
 	if (rc != RC_OK)
 		goto fail;
+	/* an unknown --provider or --region too, rather than "no offering
+	 * passes the filters" after the search (owned GPUs included) */
+	if (cli_offering_field(&d->cat, "--provider", pc->opts.filter.provider, 0) != RC_OK ||
+	    cli_offering_field(&d->cat, "--region", pc->opts.filter.region, 1) != RC_OK) {
+		rc = RC_USAGE;
+		goto fail;
+	}
 	return RC_OK;
 fail:
 	plan_cli_release(d);

@@ -80,6 +80,24 @@ n=$(grep -c "the plan's answer" <<<"$OUT")
 [ "$n" = 0 ] && pass "simulate of an on-demand plan adds no such line" \
 	|| fail "simulate of an on-demand plan adds no such line" "found $n"
 
+# an unknown provider or region is a usage error with the closest name,
+# not "no offering passes the filters" after the search; known ones in
+# any case, and owned GPUs' provider, pass
+gp plan --model llama3-8b --tokens 100B --budget 1M --provider lamda
+expect_rc "--provider lamda exits 2" 2
+expect_err_lines "--provider lamda: one error line" 1
+expect_err "--provider lamda: names it" "^error: --provider: expected a provider of the price table, found 'lamda'"
+expect_err "--provider lamda: suggests lambda" "did you mean 'lambda'"
+gp plan --model llama3-8b --tokens 100B --budget 1M --region us-east-9
+expect_rc "--region us-east-9 exits 2" 2
+expect_err "--region us-east-9: suggests a region" "^hint: did you mean 'us-east-[0-9]'"
+gp frontier --model llama3-8b --tokens 100B --provider nope
+expect_rc "frontier --provider nope exits 2" 2
+gp plan --model llama3-8b --tokens 100B --budget 1M --provider AWS --region US-EAST-1
+expect_rc "--provider AWS --region US-EAST-1 plans" 0
+gp plan --model llama3-8b --tokens 100B --budget 1M --provider owned --have 16xRTX4090
+expect_rc "--provider owned with --have plans" 0
+
 # ---- --dump-lp writes CPLEX LP
 gp plan --model llama3-70b --tokens 1T --budget 1.5M --dump-lp "$TMP/model.lp" -o "$TMP/p6.json"
 expect_rc "plan --dump-lp exits 0" 0
