@@ -74,10 +74,12 @@ static enum rc parse_row(const struct price_csv *csv, const struct price_csv_row
 enum rc plan_jobs_load(const char *path, const struct sim_model_table *models,
 		       struct plan_job **jobs, size_t *n)
 {
-	static const char *names[] = { "model", "tokens", "deadline", "priority", "gbs", "name" };
+	static const char *const names[] = { "model", "tokens", "deadline", "priority", "gbs",
+					     "name" };
 	struct price_csv csv;
 	struct plan_job *js;
-	int col[GP_ARRAY_LEN(names)];
+	int col[GP_ARRAY_LEN(names)], bad;
+	char why[256];
 	enum rc rc;
 
 	rc = price_csv_load(path, &csv);
@@ -85,6 +87,14 @@ enum rc plan_jobs_load(const char *path, const struct sim_model_table *models,
 		return rc;
 	for (size_t k = 0; k < GP_ARRAY_LEN(names); k++)
 		col[k] = price_csv_col(&csv, names[k]);
+	/* 'priorty' would leave every job its default priority */
+	bad = price_csv_unknown_col(&csv, names, GP_ARRAY_LEN(names), 0, why, sizeof(why));
+	if (bad >= 0) {
+		gp_error("%s:%d:%d: header: expected each of model, tokens, deadline, priority, "
+			 "gbs, name once, %s", path, csv.header.line, bad + 1, why);
+		price_csv_release(&csv);
+		return RC_INPUT;
+	}
 	for (size_t k = 0; k < 2; k++)
 		if (col[k] < 0) {
 			gp_error("%s:%d: header: expected a '%s' column, found none", path,

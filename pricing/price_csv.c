@@ -226,6 +226,41 @@ int price_csv_col(const struct price_csv *csv, const char *name)
 	return -1;
 }
 
+int price_csv_unknown_col(const struct price_csv *csv, const char *const *names, size_t n,
+			  int from, char *why, size_t size)
+{
+	for (int c = from < 0 ? 0 : from; c < csv->header.n; c++) {
+		const char *name = csv->header.field[c], *near = NULL;
+		size_t best = (size_t)-1;
+		int known = 0;
+
+		for (size_t k = 0; k < n; k++) {
+			int at = price_csv_col(csv, names[k]);
+			size_t d = gp_edit_distance(name, strlen(name), names[k], strlen(names[k]),
+						    gp_fold_name);
+
+			if (at == c)
+				known = 1;
+			else if (at >= 0 && d == 0) {
+				snprintf(why, size, "found '%s' again (column %d)", name, at + 1);
+				return c;
+			}
+			if (d < best) {
+				best = d;
+				near = names[k];
+			}
+		}
+		if (known)
+			continue;
+		if (near && best <= gp_suggest_limit(name))
+			snprintf(why, size, "found '%s' (did you mean '%s'?)", name, near);
+		else
+			snprintf(why, size, "found '%s'", name);
+		return c;
+	}
+	return -1;
+}
+
 const char *price_csv_get(const struct price_csv_row *row, int col)
 {
 	if (col < 0 || col >= row->n)

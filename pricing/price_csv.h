@@ -53,6 +53,15 @@ enum rc price_csv_load(const char *path, struct price_csv *out);
  * case-insensitive, surrounding blanks ignored), or -1. */
 int price_csv_col(const struct price_csv *csv, const char *name);
 
+/* The first header column at or after `from` that price_csv_col() does
+ * not find as one of names[0..n), or finds at another column (a name
+ * repeated); -1 when there is none.  Then why[size] says what is wrong
+ * with it: "found 'spot_usd_per_hr' (did you mean 'spot_usd_per_hour'?)",
+ * "found 'region' again (column 5)".  A column a reader would pass over
+ * unread is a mistake to report, not to ignore. */
+int price_csv_unknown_col(const struct price_csv *csv, const char *const *names, size_t n,
+			  int from, char *why, size_t size);
+
 /* Returns row's field at column col, or "" when col < 0 or the row is
  * shorter. Never NULL. */
 const char *price_csv_get(const struct price_csv_row *row, int col);

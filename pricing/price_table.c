@@ -221,6 +221,31 @@ static void push(struct price_rows *out, size_t *cap, const struct price_row *ro
 
 /* ---- gpuplan columns ----------------------------------------------------- */
 
+/* Every column read_gpuplan knows.  One it does not know is an error, not
+ * a column to pass over: 'spot_usd_per_hr' would otherwise leave every
+ * spot price as it was and report the rows unchanged. */
+static const char *const gpuplan_columns[] = {
+	"provider", "instance_type", "gpu", "gpus_per_node", "gpus_per_instance", "region",
+	"on_demand_usd_per_hour", "spot_usd_per_hour", "inter_node_gbps", "max_nodes",
+	"catalog_version", "catalog_version_or_date",
+};
+
+static int unknown_columns(struct reader *r)
+{
+	char why[256];
+	int bad = 0;
+
+	for (int c = 0; (c = price_csv_unknown_col(r->csv, gpuplan_columns,
+						   GP_ARRAY_LEN(gpuplan_columns), c, why,
+						   sizeof(why))) >= 0; c++) {
+		price_err(&r->e, r->csv->header.line, c + 1,
+			  "expected each of gpuplan's price columns (provider, instance_type, gpu, gpus_per_node, region, on_demand_usd_per_hour, spot_usd_per_hour, inter_node_gbps, max_nodes, catalog_version) once, %s",
+			  why);
+		bad = -1;
+	}
+	return bad;
+}
+
 static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t n_gpus,
 			 const char *provider, struct price_rows *out)
 {
@@ -250,6 +275,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 		bad |= no_column(r, "region", NULL);
 	if (c_od < 0 && c_spot < 0)
 		bad |= no_column(r, "on_demand_usd_per_hour", "spot_usd_per_hour");
+	bad |= unknown_columns(r);
 	if (bad)
 		return;
 	out->has.spot = c_spot >= 0;

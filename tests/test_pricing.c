@@ -230,6 +230,31 @@ static void test_price_csv_parse_rejects_long_field(void **state)
 	free(in);
 }
 
+/* Header columns a reader does not know, one after another: a misspelt
+ * one with the nearest name, one far from every name, a repeated one. */
+static void test_price_csv_unknown_columns(void **state)
+{
+	static const char *const names[] = { "provider", "region", "gpu" };
+	const char *in = "Provider, regoin ,x,gpu,provider\n";
+	struct price_csv csv;
+	char why[128];
+	int c;
+
+	(void)state;
+	assert_int_equal(price_csv_parse("t.csv", in, strlen(in), 0, &csv), RC_OK);
+	c = price_csv_unknown_col(&csv, names, 3, 0, why, sizeof(why));
+	assert_int_equal(c, 1);
+	assert_string_equal(why, "found 'regoin' (did you mean 'region'?)");
+	c = price_csv_unknown_col(&csv, names, 3, c + 1, why, sizeof(why));
+	assert_int_equal(c, 2);
+	assert_string_equal(why, "found 'x'");
+	c = price_csv_unknown_col(&csv, names, 3, c + 1, why, sizeof(why));
+	assert_int_equal(c, 4);
+	assert_string_equal(why, "found 'provider' again (column 1)");
+	assert_int_equal(price_csv_unknown_col(&csv, names, 3, c + 1, why, sizeof(why)), -1);
+	price_csv_release(&csv);
+}
+
 /* ---- the GPU catalog -------------------------------------------------------- */
 
 static void test_price_gpus_load_shipped(void **state)
@@ -1111,6 +1136,7 @@ int main(void)
 		cmocka_unit_test(test_price_csv_parse_line_numbers),
 		cmocka_unit_test(test_price_csv_parse_lone_cr_lines),
 		cmocka_unit_test(test_price_csv_parse_bom_and_quoted_commas),
+		cmocka_unit_test(test_price_csv_unknown_columns),
 		cmocka_unit_test(test_price_csv_parse_rejects_bad_quotes),
 		cmocka_unit_test(test_price_csv_parse_rejects_long_field),
 		cmocka_unit_test(test_price_gpus_load_shipped),

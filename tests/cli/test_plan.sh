@@ -121,6 +121,11 @@ expect_err "two jobs of one name: says which lines" \
 	"samejobs.csv:3: name: expected a name no other job has, found 'llama3-8b' \(the job on line 2\)"
 [ ! -e "$TMP/same-plan-llama3-8b.json" ] && pass "two jobs of one name: no plan written" ||
 	fail "two jobs of one name: no plan written" "$(ls "$TMP")"
+printf 'model,tokens,priorty\nllama3-8b,200B,2\n' >"$TMP/jobs-typo.csv"
+gp plan --jobs "$TMP/jobs-typo.csv" --budget 2M
+expect_rc "a misspelt jobs column exits 2" 2
+expect_err "a misspelt jobs column is named, with the right one" \
+	"jobs-typo.csv:1:3: header: expected each of model, .* once, found 'priorty' \(did you mean 'priority'\?\)"
 printf 'model,tokens,name\nllama3-8b,200B,a/b\n' >"$TMP/jobs-slash.csv"
 gp plan --jobs "$TMP/jobs-slash.csv" --budget 2M -o "$TMP/slash-plan.json"
 expect_rc "a job name with a slash exits 2" 2

@@ -133,6 +133,14 @@ bad "stray quote" $FIX/stray_quote.csv "stray_quote\.csv:2:35: expected no quote
 } > "$TMP/long_line.csv"
 bad "over-long line" "$TMP/long_line.csv" "long_line\.csv:2:10: expected a field of at most 4096 bytes, found 5000 bytes"
 bad "SkyPilot file without --provider" $FIX/skypilot_aws.csv "^error: --provider: expected the cloud SkyPilot catalog"
+# a misspelt column would be passed over: every spot price kept as it was
+# and the rows reported unchanged; a repeated one would shadow the other
+sed '1s/spot_usd_per_hour/spot_usd_per_hr/' $FIX/crlf.csv > "$TMP/typo_column.csv"
+bad "misspelt column" "$TMP/typo_column.csv" \
+	"typo_column\.csv:1:[0-9]+: expected each of gpuplan's price columns .* once, found 'spot_usd_per_hr' \(did you mean 'spot_usd_per_hour'\?\)"
+sed '1s/$/,region/; 2,$s/$/,us-east-1/' $FIX/crlf.csv | tr -d '\r' > "$TMP/repeated_column.csv"
+bad "repeated column" "$TMP/repeated_column.csv" \
+	"repeated_column\.csv:1:[0-9]+: expected each of .* once, found 'region' again \(column [0-9]+\)"
 
 gp prices update $FIX/crlf.csv --dry-run
 expect_rc "dry run exits 0" 0
