@@ -167,6 +167,9 @@ enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 	 * and on the CPU the sums take the cores the compute runs on (and
 	 * Open MPI moves them on only inside MPI calls): nothing hides those */
 	par.dp_after_backward = o->par.zero >= 2 || !o->backend || strcmp(o->backend, "cuda") != 0;
+	/* and its ZeRO-2 keeps only a shard of the gradients: it reduce-
+	 * scatters each micro-batch's (grads_end) */
+	par.zero2_every_micro_batch = 1;
 	rc = sim_check(&o->model, &par, c, why, size);
 	if (rc != RC_OK)
 		return rc;

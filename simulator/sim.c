@@ -665,6 +665,8 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * bf16 gradients for ZeRO-0; ZeRO-1/2 reduce-scatter the gradients
 	 * and all-gather the updated weights, the same bytes (Rajbhandari et
 	 * al., SC'20, sec. 7.2); both overlap backward except the last bucket.
+	 * With zero2_every_micro_batch ZeRO-2 reduce-scatters every micro-
+	 * batch's gradients, not the step's sum.
 	 * ZeRO-3 gathers weights forward and backward and reduce-scatters
 	 * gradients in every micro-batch (1.5x the bytes), by prefetched
 	 * blocks or tensor by tensor as the plan's zero3_gather says.
@@ -700,6 +702,20 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 
 			dp_total = ar;
 			dp_exposed = ar - hidden > last_b ? ar - hidden : last_b;
+			/* A ZeRO-2 that keeps only its shard of the gradients
+			 * reduce-scatters every micro-batch's as its backward
+			 * ends (DeepSpeed issue #2252: "gradient reduction is
+			 * required after every backward because of gradient
+			 * partitioning"; the executor's trainer), each under
+			 * its own backward but for its last bucket, the last
+			 * micro-batch's as above. */
+			if (zero == 2 && p->zero2_every_micro_batch && M > 1) {
+				double rs = buckets * sim_allgather_s(grad_bytes / buckets, ndp, &dl);
+				double last_rs = sim_allgather_s(grad_bytes / buckets, ndp, &dl);
+
+				dp_total += (M - 1) * rs;
+				dp_exposed += (M - 1) * (rs - hidden > last_rs ? rs - hidden : last_rs);
+			}
 		} else if (p->zero3_gather == SIM_ZERO3_TENSOR_SYNC) {
 			/* One collective per parameter tensor: each matrix with
 			 * its bias and each norm's weight and bias, plus the

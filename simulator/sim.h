@@ -57,6 +57,13 @@ struct sim_parallel {
 				* (Megatron-Core --tp-comm-overlap, NeMo's
 				* ub_tp_comm_overlap); default 0 */
 	int flash;             /* flash attention: no s^2 activations */
+	int zero2_every_micro_batch; /* 1: ZeRO-2 reduce-scatters each
+				* micro-batch's gradients after its backward
+				* (DeepSpeed's stage 2, the executor's
+				* trainer); default 0: the step's sum once,
+				* as Llama 3's FSDP (Dubey et al. 2024, sec.
+				* 3.3.2), which the held-out Llama 3 405B
+				* runs bear out (bench/accuracy) */
 	int dp_after_backward; /* 1: the data-parallel collectives run with
 				* nothing under them, gradients reduced after
 				* the backward and ZeRO-3's weights gathered when

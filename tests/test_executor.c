@@ -1609,6 +1609,48 @@ static void test_exec_predict_dp_not_hidden(void **state)
 	}
 }
 
+/* The executor's ZeRO-2 keeps only its shard of the gradients, so it
+ * reduce-scatters each micro-batch's (grads_end): with 4 micro-batches
+ * the step's DP traffic is the all-reduce-sized reduce-scatter plus
+ * all-gather of the last and 3 reduce-scatters more, each half a ring
+ * all-reduce (sim_comm.c: (n-1)/n of the bytes and n-1 latencies against
+ * twice that), 1 + 3 / 2 = 2.5 times what the simulator's default
+ * (the step's sum once, Llama 3's FSDP) prices.  With one micro-batch
+ * they agree; ZeRO-1 sums the step's once either way. */
+static void test_exec_predict_zero2_every_micro_batch(void **state)
+{
+	struct exec_opts o;
+	struct sim_cluster c;
+	struct sim_result r, sim;
+
+	(void)state;
+	exec_opts_init(&o);
+	o.model.layers = 8;
+	o.model.hidden = 2048;
+	o.model.heads = 16;
+	o.model.kv_heads = 16;
+	o.model.ffn = 8192;
+	o.par.dp = 2;
+	o.par.mbs = 2;
+	exec_opts_derive(&o);
+	exec_cpu_cluster(&c, 2);
+	for (int m = 1; m <= 4; m *= 4)
+		for (o.par.zero = 1; o.par.zero <= 2; o.par.zero++) {
+			struct sim_parallel p;
+
+			o.par.gbs = o.par.mbs * o.par.dp * m;
+			p = o.par;
+			assert_int_equal(exec_predict_on(&o, &c, &r, NULL, 0), RC_OK);
+			p.act_bytes_per_element = 4;
+			p.grad_bytes_per_param = 4;
+			p.dp_after_backward = 1;
+			sim_step(&o.model, &p, &c, &sim);
+			assert_true(sim.breakdown.dp_comm_total_s > 0);
+			assert_near(r.breakdown.dp_comm_total_s / sim.breakdown.dp_comm_total_s,
+				    o.par.zero == 2 && m == 4 ? 2.5 : 1.0, 1e-9);
+		}
+}
+
 static void test_exec_calibration_path_is_safe(void **state)
 {
 	char buf[256];
@@ -1658,6 +1700,7 @@ int main(void)
 		cmocka_unit_test(test_exec_predict_activations_at_stored_size),
 		cmocka_unit_test(test_exec_predict_uneven_fullest_stage),
 		cmocka_unit_test(test_exec_predict_dp_not_hidden),
+		cmocka_unit_test(test_exec_predict_zero2_every_micro_batch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
