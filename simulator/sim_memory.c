@@ -112,6 +112,16 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 	}
 	sim_model_states(params, p->zero, sh->d * sh->c, sim_weight_bytes(p),
 			 sim_grad_bytes(p), out);
+	if (p->zero >= 3)
+		/* ZeRO-3 gathers the next layer's weights while computing this
+		 * one: two layers of working weights live at once. */
+		out->weights += 2.0 * sim_weight_bytes(p) * lp;
+	if (p->zero >= 2 && layers > 0)
+		/* ZeRO-2/3 keep only a shard of the gradients, but a layer's
+		 * are whole from its backward until their reduce-scatter
+		 * (an FSDP unit's, the executor's): one layer's, or the
+		 * embedding's or head's where that is larger. */
+		out->grads += sim_grad_bytes(p) * ((first || last) && emb > lp ? emb : lp);
 
 	act = in_flight * layers * sim_layer_activation_bytes(m, p, sh);
 	if (layers > 0)
@@ -134,10 +144,6 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 	out->activations = act;
 	tensors = out->weights + out->grads + out->optimizer + act + logits;
 	out->other = logits + SIM_CONTEXT_BYTES + SIM_ALLOC_SLACK * tensors;
-	if (p->zero >= 3)
-		/* ZeRO-3 gathers the next layer's weights while computing this
-		 * one: two layers of working weights live at once. */
-		out->other += 2.0 * sim_weight_bytes(p) * lp;
 	out->total = out->weights + out->grads + out->optimizer + out->activations
 		     + out->other;
 }
