@@ -55,6 +55,7 @@ done <<'EOF'
 tp2 --tp 2
 pp2 --pp 2
 dp2-zero1 --dp 2 --zero 1
+dp2-zero2-accum4 --dp 2 --zero 2 --mbs 2
 cp2 --cp 2
 1-rank-seq512 --seq 512 --mbs 1 --gbs 4
 EOF
