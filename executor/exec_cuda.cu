@@ -209,28 +209,27 @@ static enum rc watch_turn(struct exec_device *d, double *next)
 static enum rc wait_stream(struct exec_device *d, cudaStream_t s)
 {
 	double next = 0;
-	cudaError_t e;
 
 	if (!priv_of(d)->watch)
 		return CU(d, cudaStreamSynchronize(s));
-	while ((e = cudaStreamQuery(s)) == cudaErrorNotReady)
+	while (cudaStreamQuery(s) == cudaErrorNotReady)
 		if (watch_turn(d, &next) != RC_OK)
 			return RC_DEVICE;
-	return CU(d, e);
+	/* done, or failed: asked once more, so a failure names the call */
+	return CU(d, cudaStreamQuery(s));
 }
 
 /* The same for an event. */
 static enum rc wait_event(struct exec_device *d, cudaEvent_t ev)
 {
 	double next = 0;
-	cudaError_t e;
 
 	if (!priv_of(d)->watch)
 		return CU(d, cudaEventSynchronize(ev));
-	while ((e = cudaEventQuery(ev)) == cudaErrorNotReady)
+	while (cudaEventQuery(ev) == cudaErrorNotReady)
 		if (watch_turn(d, &next) != RC_OK)
 			return RC_DEVICE;
-	return CU(d, e);
+	return CU(d, cudaEventQuery(ev));
 }
 
 /* ---- launching ------------------------------------------------------- */
