@@ -1555,6 +1555,23 @@ static void test_exec_predict_uneven_fullest_stage(void **state)
 		rig_close(&st[s]);
 }
 
+/* 8 layers of 50M parameters (several gradient buckets) over dp 2, micro-
+ * batches of mbs, on two CPU ranks. */
+static void dp2_opts(struct exec_opts *o, struct sim_cluster *c, int mbs)
+{
+	exec_opts_init(o);
+	o->model.layers = 8;
+	o->model.hidden = 2048;
+	o->model.heads = 16;
+	o->model.kv_heads = 16;
+	o->model.ffn = 8192;
+	o->par.dp = 2;
+	o->par.mbs = mbs;
+	o->par.gbs = 2 * mbs;
+	exec_opts_derive(o);
+	exec_cpu_cluster(c, 2);
+}
+
 /* On the CPU the executor's trainer hides none of its data-parallel
  * communication (its sums take the cores the compute runs on; ZeRO-3's
  * gathers and reduce-scatters wait where they are issued), so its
@@ -1567,18 +1584,7 @@ static void test_exec_predict_dp_not_hidden(void **state)
 	struct sim_result r, sim;
 
 	(void)state;
-	exec_opts_init(&o);
-	/* 8 layers of 50M parameters: several gradient buckets */
-	o.model.layers = 8;
-	o.model.hidden = 2048;
-	o.model.heads = 16;
-	o.model.kv_heads = 16;
-	o.model.ffn = 8192;
-	o.par.dp = 2;
-	o.par.mbs = 8;
-	o.par.gbs = 16;
-	exec_opts_derive(&o);
-	exec_cpu_cluster(&c, 2);
+	dp2_opts(&o, &c, 8);
 	for (o.par.zero = 0; o.par.zero <= 3; o.par.zero += 3) {
 		struct sim_parallel p = o.par;
 
@@ -1624,16 +1630,7 @@ static void test_exec_predict_zero2_every_micro_batch(void **state)
 	struct sim_result r, sim;
 
 	(void)state;
-	exec_opts_init(&o);
-	o.model.layers = 8;
-	o.model.hidden = 2048;
-	o.model.heads = 16;
-	o.model.kv_heads = 16;
-	o.model.ffn = 8192;
-	o.par.dp = 2;
-	o.par.mbs = 2;
-	exec_opts_derive(&o);
-	exec_cpu_cluster(&c, 2);
+	dp2_opts(&o, &c, 2);
 	for (int m = 1; m <= 4; m *= 4)
 		for (o.par.zero = 1; o.par.zero <= 2; o.par.zero++) {
 			struct sim_parallel p;
