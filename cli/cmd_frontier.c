@@ -180,17 +180,19 @@ enum rc cmd_frontier(int argc, char **argv)
 
 		printf("gpuplan frontier: %s, %s tokens: %zu Pareto-optimal plans (fastest first)\n\n",
 		       d.jobs[0].name, unit_fmt_count(tok, sizeof(tok), d.jobs[0].tokens), n);
-		printf("%-48s %-12s %-14s %-6s %-9s %-13s %s\n", "OFFERING", "GPUS", "TP/PP/DP/ZERO",
-		       "MFU", "TIME", "COST", "USD/H");
+		printf("%-48s %-12s %-12s %-5s %-6s %-9s %-13s %s\n", "OFFERING", "GPUS",
+		       "TP/PP/DP/CP", "ZERO", "MFU", "TIME", "COST", "USD/H");
 		for (size_t i = 0; i < n; i++) {
 			const struct plan_candidate *p = &c[i];
 
 			snprintf(gpus, sizeof(gpus), "%dx%d=%d", p->nodes, p->cluster.gpus_per_node,
 				 p->nodes * p->cluster.gpus_per_node);
+			/* tp x pp x dp x cp is the GPU count, as in plan's table */
 			snprintf(par, sizeof(par), "%d/%d/%d/%d", p->par.tp, p->par.pp, p->par.dp,
-				 p->par.zero);
-			printf("%-48s %-12s %-14s %-6.1f %-9s %-13s %s\n",
-			       plan_cli_offering(off, sizeof(off), p), gpus, par, 100.0 * p->res.mfu,
+				 p->par.cp);
+			printf("%-48s %-12s %-12s %-5d %-6.1f %-9s %-13s %s\n",
+			       plan_cli_offering(off, sizeof(off), p), gpus, par, p->par.zero,
+			       100.0 * p->res.mfu,
 			       unit_fmt_duration(tt, sizeof(tt), p->time_s),
 			       unit_fmt_usd(cost, sizeof(cost), p->cost_usd),
 			       unit_fmt_usd(rate, sizeof(rate), p->usd_per_hour));

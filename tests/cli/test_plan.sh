@@ -188,6 +188,14 @@ expect_rc "hourly and monthly together exit 2" 2
 gp frontier --model llama3-70b --tokens 1T --csv "$TMP/frontier.csv"
 expect_rc "frontier exits 0" 0
 expect_out "frontier prints Pareto-optimal plans" "Pareto-optimal plans \(fastest first\)"
+# each row's TP/PP/DP/CP multiplies out to its GPU count (ZERO apart)
+bad=$(awk '$0 ~ /[0-9]+x[0-9]+=[0-9]+ +[0-9]+\/[0-9]+\/[0-9]+\/[0-9]+ / {
+	for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+x[0-9]+=[0-9]+$/) break
+	split($i, g, "="); split($(i + 1), q, "/"); n++
+	if (q[1] * q[2] * q[3] * q[4] != g[2]) print $(i) " " $(i + 1) }
+	END { if (n == 0) print "no rows" }' "$OUT")
+[ -z "$bad" ] && pass "frontier: TP x PP x DP x CP is each row's GPU count" \
+	|| fail "frontier: TP x PP x DP x CP is each row's GPU count" "$bad"
 head -1 "$TMP/frontier.csv" | grep -q '^provider,instance_type,region,gpu,spot,nodes,gpus,' \
 	&& pass "frontier --csv writes its header" || fail "frontier --csv writes its header" "$(head -1 "$TMP/frontier.csv")"
 # Pareto: fastest first, so cost must strictly fall down the file.
