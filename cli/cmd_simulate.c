@@ -471,6 +471,7 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	const struct sim_breakdown *b = &r->breakdown;
 	const struct sim_memory *x = &r->memory;
 	int gpus = q->tp * q->pp * q->dp * q->cp;
+	double flops_unit;
 	char b1[32], b2[32], b3[32];
 
 	printf("model     %s: %d layers, hidden %d, %d heads (%d KV), ffn %d %s, vocab %d, seq %d, %s params\n",
@@ -502,9 +503,12 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	printf("\nthroughput       %s tokens/s (%s tokens/s per GPU)\n",
 	       unit_fmt_count(b1, sizeof(b1), r->tokens_per_s),
 	       unit_fmt_count(b2, sizeof(b2), r->tokens_per_s / gpus));
-	printf("TFLOP/s per GPU  %.1f model, %.1f hardware (peak %.1f bf16)\n",
-	       r->model_flops_per_gpu_s / 1e12, r->hardware_flops_per_gpu_s / 1e12,
-	       c->gpu.bf16_flops_per_s / 1e12);
+	/* GFLOP/s for a device below a TFLOP/s (the executor's CPU ranks),
+	 * where one decimal of TFLOP/s would read 0.0 */
+	flops_unit = c->gpu.bf16_flops_per_s >= 1e12 ? 1e12 : 1e9;
+	printf("%s per GPU  %.1f model, %.1f hardware (peak %.1f bf16)\n",
+	       flops_unit == 1e12 ? "TFLOP/s" : "GFLOP/s", r->model_flops_per_gpu_s / flops_unit,
+	       r->hardware_flops_per_gpu_s / flops_unit, c->gpu.bf16_flops_per_s / flops_unit);
 	printf("MFU %.1f%%, HFU %.1f%%\n", 100 * r->mfu, 100 * r->hfu);
 	printf("\nmemory per GPU %s of %s: ", unit_fmt_bytes(b1, sizeof(b1), x->total),
 	       unit_fmt_bytes(b2, sizeof(b2), x->capacity));

@@ -104,6 +104,12 @@ sed 's/"tp":[[:space:]]*8/"tp": -2/' "$TMP/plan.json" > "$TMP/badtp.json"
 gp simulate "$TMP/badtp.json"
 expect_rc "bad plan field exits 2" 2
 expect_err "names the field" 'badtp.json: .parallel.tp: expected an integer from 1 to [0-9]+, found -2'
+# a device below a TFLOP/s (the executor's CPU ranks) in GFLOP/s, where
+# TFLOP/s to one decimal read 0.0
+gp simulate --model megatron-1.7b --gpu cpu --gpus 1 --gbs 8
+expect_rc "simulate on the cpu device exits 0" 0
+expect_out "cpu device: GFLOP/s, not 0.0 TFLOP/s" \
+	'^GFLOP/s per GPU  [1-9][0-9.]* model, [1-9][0-9.]* hardware \(peak [1-9][0-9.]* bf16\)'
 # a figure so large that the step's products overflow is refused, not
 # answered with a step of 0 ms
 sed 's/"host_layer_s":[^,}]*/"host_layer_s": 1e308/' "$TMP/plan.json" > "$TMP/huge.json"
