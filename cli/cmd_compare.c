@@ -34,6 +34,7 @@ static void help(void)
 	       "renting the same GPU.  Assumptions and their sources follow the table.\n"
 	       "--json prints all of it as one JSON document (schema gpuplan.compare/1).\n\n"
 	       "  --gpus N              GPUs per option (default %d: one 8-GPU machine)\n"
+	       "  -q, --quiet           no progress or notes on stderr (default off)\n"
 	       "  -h, --help            this help\n",
 	       COMPARE_DEFAULT_GPUS);
 	plan_cli_help(stdout);
@@ -248,6 +249,7 @@ enum rc cmd_compare(int argc, char **argv)
 	static const struct option longopts[] = {
 		PLAN_CLI_OPTIONS,
 		{ "gpus", required_argument, NULL, OPT_GPUS },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -261,7 +263,7 @@ enum rc cmd_compare(int argc, char **argv)
 	plan_cli_init(&pc);
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
 		if (plan_cli_flag(&pc, ch, optarg, &rc)) {
 			if (rc != RC_OK)
 				return rc;
@@ -269,6 +271,7 @@ enum rc cmd_compare(int argc, char **argv)
 		}
 		switch (ch) {
 		case OPT_GPUS: rc = cli_parse_int("--gpus", optarg, 1, 1 << 20, &n); break;
+		case 'q': gp_log_quiet(1); break;
 		case 'h': help(); return RC_OK;
 		default: return cli_bad_option("compare", optopt, argv[optind - 1]);
 		}

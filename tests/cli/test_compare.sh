@@ -18,6 +18,12 @@ done
 expect_out "compare --help states the --gpus default" "--gpus N .*\(default 8"
 gp help
 expect_out "gpuplan help lists compare" "^  compare "
+# -q as plan, frontier and simulate take it: the same table, nothing on stderr
+gp compare --model llama3-8b --tokens 1T -q
+expect_rc "compare -q exits 0" 0
+expect_out "compare -q prints the table" "^GPU +OPTION +WHERE"
+[ -s "$ERR" ] && fail "compare -q: nothing on stderr" "$(head -1 "$ERR")" \
+	|| pass "compare -q: nothing on stderr"
 
 # ---- the README's query
 gp compare --model llama3-8b --tokens 1T
