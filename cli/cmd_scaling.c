@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_calib.h"
 #include "cmd_scaling.h"
 #include "plan.h"
 #include "plot.h"
@@ -469,6 +470,10 @@ enum rc cmd_scaling(int argc, char **argv)
 		return rc;
 	}
 	memset(&s, 0, sizeof(s));
+	/* measured figures (gpuplan calibrate) replace the catalog's, as in
+	 * plan, frontier and compare */
+	if ((rc = cli_calibration_catalog(&cat, NULL)) != RC_OK)
+		goto out;
 	s.model = *m;
 	rc = RC_USAGE;
 	g = cli_gpu_find(&cat, "--gpu", f.gpu);

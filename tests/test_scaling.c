@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../cli/cli_calib.c"
 #include "../cli/cli_gpu.c"
 #include "../cli/cli_util.c"
 #include "../cli/cmd_scaling.c"

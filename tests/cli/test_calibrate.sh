@@ -148,7 +148,17 @@ gp $SIM_H100 --json
 auto=$(json_num compute "$OUT")
 [ "$auto" = "$half" ] && pass "simulate finds USERDIR/calibration/H100-SXM5-80GB.json" \
 	|| fail "simulate finds the user's H100 calibration" "compute '$auto', expected '$half'"
-rm -f "$GPUPLAN_DATA_DIR/calibration/H100-SXM5-80GB.json"
+# and so does scaling: at half the GEMM peak the 8-GPU step is slower
+# (the TOK/S column of the 8-GPU row, with the calibration and without)
+tok8() { awk '$1 == 8 && $2 == 1 { print $9 }' "$OUT" | sed 's/k$/e3/; s/M$/e6/'; }
+gp scaling --model llama3-8b --gpu h100 --min-gpus 8 --max-gpus 8
+slow8=$(tok8)
+mv "$GPUPLAN_DATA_DIR/calibration/H100-SXM5-80GB.json" "$TMP/h100-half-moved.json"
+gp scaling --model llama3-8b --gpu h100 --min-gpus 8 --max-gpus 8
+fast8=$(tok8)
+awk -v s="$slow8" -v f="$fast8" 'BEGIN { exit !(s > 0 && f > 1.3 * s) }' \
+	&& pass "scaling reads the user's calibration: 8 GPUs at $slow8 tokens/s against $fast8" \
+	|| fail "scaling reads the user's calibration" "8 GPUs: '$slow8' with it, '$fast8' without"
 
 # a bad file: one line naming file and field, exit 2
 sed 's/"bf16_flops_per_s":[[:space:]]*[-0-9.eE+]*/"bf16_flops_per_s": "fast"/' "$CAL" > "$TMP/bad.json"
