@@ -231,7 +231,6 @@ enum rc plot_render(const struct plot *p, const char *flag, const char *path, in
 	FILE *pipe;
 	size_t len;
 	int status, wrote, fd;
-	mode_t mask;
 	enum rc rc;
 
 	if (fallback)
@@ -266,16 +265,11 @@ enum rc plot_render(const struct plot *p, const char *flag, const char *path, in
 	 * once drawn: a chart it cannot open is our one-line error before it
 	 * starts (gnuplot itself would carry on drawing to its stdout, ours),
 	 * and a failed drawing leaves an existing chart as it was. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
+	fd = gp_temp_beside(path, tmp, sizeof(tmp));
 	if (fd < 0) {
 		gp_error("%s: cannot create a file beside %s: %s", flag, path, strerror(errno));
 		return RC_ERR;
 	}
-	/* mkstemp makes the file 0600; give the chart what creat() would. */
-	mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
 	close(fd);
 	snprintf(note, sizeof(note), "draws %s", plot_quote(q, sizeof(q), path));
 	script = full_script(p, tmp, fmt, note);

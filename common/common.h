@@ -82,6 +82,12 @@ size_t gp_suggest_limit(const char *name);
 
 /* ---- files (common/fileio.c) ----------------------------------------- */
 
+/* Creates an empty file beside path, named "PATH.tmp.XXXXXX" into
+ * tmp[size] (mkstemp), with the mode creat() would give it under the
+ * umask, to be renamed over path once written.  Returns its descriptor,
+ * or -1 with errno set (nothing printed, no file left). */
+int gp_temp_beside(const char *path, char *tmp, size_t size);
+
 /* Replaces path with data[0..len) atomically: a temporary file in the same
  * directory (mode as creat() would give under the umask) is written,
  * fsynced and renamed over path, so a reader sees the old file or the new

@@ -13,26 +13,44 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int gp_temp_beside(const char *path, char *tmp, size_t size)
+{
+	mode_t mask;
+	int fd, err;
+
+	if ((size_t)snprintf(tmp, size, "%s.tmp.XXXXXX", path) >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -1;
+	/* mkstemp makes the file 0600; give it what creat() would. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0) {
+		err = errno;
+		close(fd);
+		unlink(tmp);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
 enum rc gp_write_file_atomic(const char *path, const char *data, size_t len)
 {
 	size_t n = strlen(path) + 16;
 	char *tmp = xmalloc(n);
-	mode_t mask;
 	size_t off = 0;
 	int fd;
 
-	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
+	fd = gp_temp_beside(path, tmp, n);
 	if (fd < 0) {
 		gp_error("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
 		free(tmp);
 		return RC_ERR;
 	}
-	/* mkstemp makes the file 0600; give it what creat() would. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0)
-		goto fail;
 	while (off < len) {
 		ssize_t w = write(fd, data + off, len - off);
 
