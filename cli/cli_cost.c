@@ -146,7 +146,10 @@ int cost_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 			cc->n_have++;
 		break;
 	case PCLI_HARDWARE: cc->hardware_path = arg; break;
-	case PCLI_OWNED: *rc = parse_owned(arg, &cc->owned); break;
+	case PCLI_OWNED:
+		*rc = parse_owned(arg, &cc->owned);
+		cc->owned_given = 1;
+		break;
 	case PCLI_STORAGE_PRICE:
 		*rc = cli_parse_double("--storage-price", arg, 0, &o->storage_usd_per_gb_month);
 		break;
@@ -178,8 +181,10 @@ void cost_cli_help(FILE *f)
 		"                        (repeatable): an offering with that availability,\n"
 		"                        charged its running cost only (power; the purchase is\n"
 		"                        sunk); machine from hardware.csv\n"
-		"  --hardware FILE       machines and prices (default data/hardware.csv)\n"
-		"  --owned K=V,...       owning: amortisation=YEARS (default %g), usd-per-kwh=USD\n"
+		"  --hardware FILE       machines and prices (default data/hardware.csv); with\n"
+		"                        --have, or in compare\n"
+		"  --owned K=V,...       with --have, or in compare: owning costs,\n"
+		"                        amortisation=YEARS (default %g), usd-per-kwh=USD\n"
 		"                        (default %g), pue=RATIO (default %g), utilisation=F\n"
 		"                        (default %g: share of the life the machine is busy)\n"
 		"  --storage-price USD   checkpoint storage per GB-month (default %g, S3 Standard)\n"
@@ -259,6 +264,13 @@ enum rc cost_cli_load(struct plan_cli *pc, struct plan_cli_data *d)
 		if (rc != RC_OK)
 			return rc;
 		pc->opts.commitments = &d->commitments;
+	}
+	/* The machines and owning costs price owned GPUs only: named without
+	 * any, they would change nothing, and the user would not know. */
+	if (cc->n_have == 0 && !cc->need_hardware && (cc->hardware_path || cc->owned_given)) {
+		gp_error("%s: prices GPUs you own, expected --have NxGPU with it (or gpuplan "
+			 "compare), found none", cc->hardware_path ? "--hardware" : "--owned");
+		return RC_USAGE;
 	}
 	if (cc->n_have > 0 || cc->need_hardware) {
 		rc = load_hardware(pc, d);

@@ -77,6 +77,7 @@ struct cost_cli {
 	struct cost_cli_have have[COST_CLI_MAX_HAVE];
 	int n_have;
 	int need_hardware;              /* load hardware.csv even without --have */
+	int owned_given;                /* --owned was named */
 };
 
 struct plan_cli {

@@ -100,8 +100,9 @@ enum rc gp_write_file_atomic(const char *path, const char *data, size_t len);
 enum rc gp_write_text_atomic(const char *path, const char *text);
 
 /* Reads the whole file at path into *data (NUL-terminated, *len bytes
- * before the NUL; the caller frees *data).  Returns RC_OK, or RC_ERR after
- * one message naming path; *data is NULL on failure. */
+ * before the NUL; the caller frees *data).  Returns RC_OK; RC_INPUT when
+ * path cannot be opened or is a directory, RC_ERR when reading fails, each
+ * after one message naming path; *data is NULL on failure. */
 enum rc gp_read_file(const char *path, char **data, size_t *len);
 
 /* FNV-1a 64-bit hash of data[0..len) continuing from h (start with

@@ -88,9 +88,11 @@ enum rc gp_read_file(const char *path, char **data, size_t *len)
 
 	*data = NULL;
 	*len = 0;
+	/* A file that cannot be opened, or is a directory, is the name the
+	 * user gave being wrong: bad input.  A failing read is I/O. */
 	if (!f) {
 		gp_error("%s: cannot open: %s", path, strerror(errno));
-		return RC_ERR;
+		return RC_INPUT;
 	}
 	do {
 		if (cap - n < 4096) {
@@ -101,10 +103,12 @@ enum rc gp_read_file(const char *path, char **data, size_t *len)
 		n += got;
 	} while (got > 0);
 	if (ferror(f)) {
-		gp_error("%s: read error: %s", path, strerror(errno));
+		int dir = errno == EISDIR;
+
+		gp_error(dir ? "%s: cannot read: %s" : "%s: read error: %s", path, strerror(errno));
 		fclose(f);
 		free(buf);
-		return RC_ERR;
+		return dir ? RC_INPUT : RC_ERR;
 	}
 	fclose(f);
 	buf[n] = '\0';

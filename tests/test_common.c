@@ -172,7 +172,10 @@ static void test_gp_write_file_atomic_replaces(void **state)
 	/* A directory that does not exist: an error, nothing left behind. */
 	snprintf(path, sizeof(path), "%s/missing/f.json", dir);
 	assert_int_equal(gp_write_file_atomic(path, "x", 1), RC_ERR);
-	assert_int_equal(gp_read_file(path, &data, &len), RC_ERR);
+	/* Reading a path that does not exist, or a directory: bad input. */
+	assert_int_equal(gp_read_file(path, &data, &len), RC_INPUT);
+	assert_null(data);
+	assert_int_equal(gp_read_file(dir, &data, &len), RC_INPUT);
 	assert_null(data);
 	snprintf(path, sizeof(path), "%s/f.json", dir);
 	unlink(path);

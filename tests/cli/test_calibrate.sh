@@ -174,7 +174,7 @@ gp $SIM_H100 --calibration "$CAL"
 expect_rc "a CPU calibration for an H100: exit 2" 2
 expect_err "calibration for another GPU: says which" "expected a calibration of H100-SXM5-80GB, found one of cpu"
 gp $SIM_CPU --calibration "$TMP/none.json"
-expect_rc "missing calibration file: exit 1" 1
+expect_rc "missing calibration file: exit 2" 2
 
 # execute: the CPU run's prediction uses the calibration
 gp execute --steps 2 --calibration "$CAL"

@@ -284,7 +284,7 @@ expect_out "--commitment-share states the break-even share" "carries 20% of the 
 gp plan --model llama3-8b --tokens 200B --commitment-share 1.5 -o "$TMP/r3.json"
 expect_rc "plan --commitment-share 1.5 exits 2" 2
 gp plan --model llama3-8b --tokens 200B --reserved --commitments "$TMP/none.csv" -o "$TMP/r4.json"
-expect_rc "plan with a missing commitments file exits 1" 1
+expect_rc "plan with a missing commitments file exits 2" 2
 
 # ---- plan with GPUs you own: an offering charged its power only
 gp plan --model llama3-8b --tokens 100B --have 16xRTX4090 --objective cost -o "$TMP/o.json"

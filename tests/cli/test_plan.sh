@@ -169,6 +169,19 @@ expect_rc "a misspelt model exits 2" 2
 expect_err "a misspelt model: the nearest preset suggested" "^hint: did you mean 'llama3-8b'\?"
 gp plan --tokens 1T
 expect_rc "a missing --model exits 2" 2
+# Files and flags that price owned GPUs change nothing without --have: a
+# wrong path there was read by nothing and the plan came back as if fine.
+gp plan --model llama3-8b --tokens 1T --hardware "$TMP/no-such.csv"
+expect_rc "--hardware without --have exits 2" 2
+expect_err "--hardware without --have says why" "^error: --hardware: prices GPUs you own, expected --have"
+gp plan --model llama3-8b --tokens 1T --owned pue=1.3
+expect_rc "--owned without --have exits 2" 2
+gp plan --model llama3-8b --tokens 1T --have 16xRTX4090 --hardware "$TMP/no-such.csv"
+expect_rc "a --hardware file that does not exist exits 2" 2
+expect_err "... naming it" "no-such.csv: cannot open: No such file"
+gp plan --jobs "$TMP/no-such.csv"
+expect_rc "a jobs file that does not exist exits 2" 2
+expect_err_lines "... with one error line" 1
 gp plan --model llama3-70b --tokens 1T --gpu no-such-gpu
 expect_rc "an unknown --gpu exits 2" 2
 printf 'model,tokens\nllama3-8b,lots\n' >"$TMP/bad.csv"

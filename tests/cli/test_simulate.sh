@@ -76,6 +76,16 @@ gp simulate --model no-such-model --gpu H100 --gpus 8 --gbs 8
 expect_rc "unknown model exits 2" 2
 expect_err "unknown model" "^error: --model: expected a preset"
 
+# A plan file, calibration or export input that is not there, or is a
+# directory, is the user's input being wrong: exit 2 like a bad field.
+for args in "simulate $TMP/no-such-plan.json" "simulate $TMP" "export --format slurm $TMP/no-such-plan.json" \
+	"simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 8 --calibration $TMP/no-such-cal.json" \
+	"execute $TMP/no-such-plan.json"; do
+	gp $args
+	expect_rc "$args exits 2" 2
+	expect_err "$args names the file" "^error: $TMP/no-such-[a-z]*.json: cannot open: No such file|^error: $TMP: cannot read: Is a directory"
+done
+
 gp simulate --model llama3-8b --gpu NoSuchGPU --gpus 8 --gbs 8
 expect_rc "unknown gpu exits 2" 2
 expect_err "unknown gpu" "^error: --gpu: expected a GPU"
