@@ -14,10 +14,14 @@
  * 1.762 nats for V = 128 and f = 0.75, from ln V = 4.852 at the start.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "exec_internal.h"
 
@@ -84,13 +88,21 @@ enum rc exec_data_check(const char *path, const struct exec_opts *o, char *why, 
 	return RC_OK;
 }
 
+/* Token i of the mapped file: little-endian uint16, whatever the host. */
+static unsigned file_token(const unsigned char *map, long i)
+{
+	return (unsigned)map[2 * i] | (unsigned)map[2 * i + 1] << 8;
+}
+
+/* The file is mapped, not read: every rank on a machine shares the page
+ * cache's one copy (as llm.c's data loader leaves a shard to the OS),
+ * where reading it would hold it once per rank. */
 enum rc exec_data_open(struct exec_data *dt, const char *path, int vocab,
 		       int seq, uint64_t seed, char *why, size_t size)
 {
-	FILE *f;
-	long bytes;
-	unsigned char *raw;
-	uint16_t *tok;
+	struct stat st;
+	void *map;
+	int fd;
 
 	memset(dt, 0, sizeof(*dt));
 	dt->vocab = vocab;
@@ -98,52 +110,54 @@ enum rc exec_data_open(struct exec_data *dt, const char *path, int vocab,
 	dt->seed = seed;
 	if (!path)
 		return RC_OK;
-	f = fopen(path, "rb");
-	if (!f) {
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
 		snprintf(why, size, "%s: cannot open: %s", path, strerror(errno));
-		return RC_ERR;
-	}
-	if (fseek(f, 0, SEEK_END) != 0 || (bytes = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-		snprintf(why, size, "%s: cannot read: %s", path, strerror(errno));
-		fclose(f);
-		return RC_ERR;
-	}
-	if (bytes % 2 || bytes / 2 < seq + 1) {
-		snprintf(why, size, "%s: expected an even number of bytes holding at least "
-			 "%d uint16 tokens, found %ld bytes", path, seq + 1, bytes);
-		fclose(f);
 		return RC_INPUT;
 	}
-	raw = xmalloc((size_t)bytes);
-	if (fread(raw, 1, (size_t)bytes, f) != (size_t)bytes) {
-		snprintf(why, size, "%s: cannot read: short read", path);
-		free(raw);
-		fclose(f);
+	if (fstat(fd, &st) != 0) {
+		snprintf(why, size, "%s: cannot read: %s", path, strerror(errno));
+		close(fd);
 		return RC_ERR;
 	}
-	fclose(f);
-	tok = xmalloc((size_t)bytes);
-	for (long i = 0; i < bytes / 2; i++) {
-		tok[i] = (uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8);
-		if (tok[i] >= vocab) {
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, size, "%s: expected a file of uint16 tokens, found %s", path,
+			 S_ISDIR(st.st_mode) ? "a directory" : "another kind of file");
+		close(fd);
+		return RC_INPUT;
+	}
+	if (st.st_size % 2 || st.st_size / 2 < (off_t)seq + 1) {
+		snprintf(why, size, "%s: expected an even number of bytes holding at least "
+			 "%d uint16 tokens, found %lld bytes", path, seq + 1, (long long)st.st_size);
+		close(fd);
+		return RC_INPUT;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		snprintf(why, size, "%s: cannot map: %s", path, strerror(errno));
+		return RC_ERR;
+	}
+	dt->file = map;
+	dt->file_tokens = (long)(st.st_size / 2);
+	for (long i = 0; i < dt->file_tokens; i++) {
+		unsigned t = file_token(dt->file, i);
+
+		if (t >= (unsigned)vocab) {
 			snprintf(why, size, "%s: token %ld (byte %ld): expected a token < "
-				 "vocab %d, found %u", path, i, 2 * i, vocab, tok[i]);
-			free(raw);
-			free(tok);
+				 "vocab %d, found %u", path, i, 2 * i, vocab, t);
+			exec_data_release(dt);
 			return RC_INPUT;
 		}
 	}
-	free(raw);
-	dt->file = tok;
-	dt->file_tokens = bytes / 2;
 	return RC_OK;
 }
 
 void exec_data_release(struct exec_data *dt)
 {
-	if (!dt)
+	if (!dt || !dt->file)
 		return;
-	free(dt->file);
+	munmap((void *)dt->file, (size_t)dt->file_tokens * 2);
 	dt->file = NULL;
 }
 
@@ -156,7 +170,7 @@ void exec_data_sequence(const struct exec_data *dt, long idx, int *out)
 		long start = (long)((unsigned long)idx * dt->seq % (unsigned long)(dt->file_tokens - dt->seq));
 
 		for (int i = 0; i < n; i++)
-			out[i] = dt->file[start + i];
+			out[i] = (int)file_token(dt->file, start + i);
 		return;
 	}
 	for (int i = 0; i < n; i++) {

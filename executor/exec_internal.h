@@ -487,13 +487,14 @@ enum rc exec_tracer_gather(struct exec_tracer *tr, int mpi, struct exec_trace *o
 struct exec_data {
 	int vocab, seq;
 	uint64_t seed;
-	uint16_t *file;          /* NULL: synthetic */
+	const unsigned char *file; /* the mapped file; NULL: synthetic */
 	long file_tokens;
 };
 
-/* Opens path (NULL: synthetic).  Returns RC_OK, or RC_INPUT (a file too
- * short for one sequence, or a token >= vocab) or RC_ERR (unreadable) with
- * a one-line reason naming the file in why[size]; nothing printed. */
+/* Opens path (NULL: synthetic).  Returns RC_OK, or RC_INPUT (no such file,
+ * not a file, too short for one sequence, or a token >= vocab) or RC_ERR
+ * (cannot be mapped) with a one-line reason naming the file in why[size];
+ * nothing printed. */
 enum rc exec_data_open(struct exec_data *dt, const char *path, int vocab,
 		       int seq, uint64_t seed, char *why, size_t size);
 void exec_data_release(struct exec_data *dt);

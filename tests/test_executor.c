@@ -310,7 +310,29 @@ static void test_exec_data_file_rejects_big_token(void **state)
 	assert_int_equal(seq[0], 4);
 	assert_int_equal(seq[4], 8);
 	exec_data_release(&dt);
+	assert_null(dt.file);
+	/* little-endian whatever the host: bytes 02 01 are token 258 */
+	bytes[2 * 5] = 2;
+	bytes[2 * 5 + 1] = 1;
+	f = fopen(path, "wb");
+	fwrite(bytes, 1, sizeof(bytes), f);
+	fclose(f);
+	assert_int_equal(exec_data_open(&dt, path, 512, 4, 1, why, sizeof(why)), RC_OK);
+	exec_data_sequence(&dt, 1, seq);
+	assert_int_equal(seq[1], 258);
+	exec_data_release(&dt);
+	/* an odd byte count, no file, a directory: the user's input */
+	f = fopen(path, "wb");
+	fwrite(bytes, 1, 39, f);
+	fclose(f);
+	assert_int_equal(exec_data_open(&dt, path, 512, 4, 1, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "found 39 bytes"));
 	remove(path);
+	assert_int_equal(exec_data_open(&dt, path, 512, 4, 1, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "cannot open"));
+	assert_int_equal(exec_data_open(&dt, "/tmp", 512, 4, 1, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "found a directory"));
+	assert_null(dt.file);
 }
 
 static void test_exec_rand_normal_moments(void **state)
