@@ -45,12 +45,22 @@ struct pending {
 	void *buf;
 };
 
+/* A reduce-scatter started in place: MPI leaves this rank's sum at the
+ * front of the buffer (MPI 3.0, sec. 5.10.1), `from`, and it moves to the
+ * rank's part, `to`, once complete. */
+struct part {
+	char *from, *to;
+	size_t bytes;
+};
+
 struct mpi_priv {
 	MPI_Comm comm;
 	struct pending *pend;
 	size_t n_pend, cap_pend;
-	MPI_Request *sums;       /* all_reduce_start's, in flight */
+	MPI_Request *sums;       /* the starts' sums, in flight */
 	size_t n_sums, cap_sums;
+	struct part *parts;      /* their reduce-scatters' parts to move */
+	size_t n_parts, cap_parts;
 };
 
 static MPI_Comm comm_of(struct exec_group *g)
@@ -123,30 +133,84 @@ static enum rc mpi_all_gather(struct exec_group *g, void *buf, size_t count,
 	return RC_OK;
 }
 
-/* MPI_Iallreduce (MPI 3.0, sec. 5.12).  Open MPI moves a non-blocking
- * collective on only inside MPI calls, so each start tests the sums in
- * flight: a sum started during a backward advances at every unit. */
+/* Room for one more sum in flight. */
+static MPI_Request *sum_slot(struct mpi_priv *p)
+{
+	if (p->n_sums == p->cap_sums) {
+		p->cap_sums = p->cap_sums ? 2 * p->cap_sums : 16;
+		p->sums = xrealloc(p->sums, p->cap_sums * sizeof(*p->sums));
+	}
+	return &p->sums[p->n_sums];
+}
+
+/* Every sum in flight has completed: the reduce-scatters' parts go to
+ * their place. */
+static void parts_place(struct mpi_priv *p)
+{
+	for (size_t i = 0; i < p->n_parts; i++)
+		memmove(p->parts[i].to, p->parts[i].from, p->parts[i].bytes);
+	p->n_parts = 0;
+}
+
+/* Counts the sum just started in sum_slot().  Open MPI moves a
+ * non-blocking collective on only inside MPI calls, so each start tests
+ * the sums in flight: a sum started during a backward advances at every
+ * unit. */
+static enum rc sum_started(struct mpi_priv *p)
+{
+	int done = 0;
+
+	p->n_sums++;
+	MPI_CHECK(MPI_Testall((int)p->n_sums, p->sums, &done, MPI_STATUSES_IGNORE));
+	if (done) {
+		p->n_sums = 0;
+		parts_place(p);
+	}
+	return RC_OK;
+}
+
+/* MPI_Iallreduce (MPI 3.0, sec. 5.12.8). */
 static enum rc mpi_all_reduce_start(struct exec_group *g, void *buf, size_t n,
 				    enum exec_dtype t)
 {
 	struct mpi_priv *p = g->priv;
-	int done = 0;
 
 	if (g->size == 1 || n == 0)
 		return RC_OK;
 	if (count_ok(n, "all-reduce") != RC_OK || reducible(t, "all-reduce") != RC_OK)
 		return RC_DEVICE;
-	if (p->n_sums == p->cap_sums) {
-		p->cap_sums = p->cap_sums ? 2 * p->cap_sums : 16;
-		p->sums = xrealloc(p->sums, p->cap_sums * sizeof(*p->sums));
-	}
 	MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, mpi_type(t), MPI_SUM, p->comm,
-				 &p->sums[p->n_sums]));
-	p->n_sums++;
-	MPI_CHECK(MPI_Testall((int)p->n_sums, p->sums, &done, MPI_STATUSES_IGNORE));
-	if (done)
-		p->n_sums = 0;
-	return RC_OK;
+				 sum_slot(p)));
+	return sum_started(p);
+}
+
+/* MPI_Ireduce_scatter_block (MPI 3.0, sec. 5.12.9) in place: it reads
+ * the whole buffer and writes this rank's sum at the front, which
+ * parts_place() moves to the rank's part, where NCCL's in-place form
+ * writes it. */
+static enum rc mpi_reduce_scatter_start(struct exec_group *g, void *buf, size_t count,
+					enum exec_dtype t)
+{
+	struct mpi_priv *p = g->priv;
+	size_t bytes = count * exec_dtype_size(t);
+
+	if (g->size == 1 || count == 0)
+		return RC_OK;
+	if (count_ok(count, "reduce-scatter") != RC_OK ||
+	    reducible(t, "reduce-scatter") != RC_OK)
+		return RC_DEVICE;
+	MPI_CHECK(MPI_Ireduce_scatter_block(MPI_IN_PLACE, buf, (int)count, mpi_type(t), MPI_SUM,
+					    p->comm, sum_slot(p)));
+	if (g->rank > 0) {
+		if (p->n_parts == p->cap_parts) {
+			p->cap_parts = p->cap_parts ? 2 * p->cap_parts : 16;
+			p->parts = xrealloc(p->parts, p->cap_parts * sizeof(*p->parts));
+		}
+		p->parts[p->n_parts].from = buf;
+		p->parts[p->n_parts].to = (char *)buf + (size_t)g->rank * bytes;
+		p->parts[p->n_parts++].bytes = bytes;
+	}
+	return sum_started(p);
 }
 
 static enum rc mpi_wait_reduces(struct exec_group *g)
@@ -156,6 +220,7 @@ static enum rc mpi_wait_reduces(struct exec_group *g)
 
 	p->n_sums = 0;
 	MPI_CHECK(MPI_Waitall(n, p->sums, MPI_STATUSES_IGNORE));
+	parts_place(p);
 	return RC_OK;
 }
 
@@ -256,9 +321,12 @@ static void mpi_release(struct exec_group *g)
 	if (!p)
 		return;
 	reap(p, 1);
+	/* the sums' buffers may be gone by now: complete them, place nothing */
+	p->n_parts = 0;
 	mpi_wait_reduces(g);
 	free(p->pend);
 	free(p->sums);
+	free(p->parts);
 	if (p->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&p->comm);
 	free(p);
@@ -271,6 +339,7 @@ static const struct exec_comm mpi_comm = {
 	.reduce_scatter = mpi_reduce_scatter,
 	.all_gather = mpi_all_gather,
 	.all_reduce_start = mpi_all_reduce_start,
+	.reduce_scatter_start = mpi_reduce_scatter_start,
 	.wait_reduces = mpi_wait_reduces,
 	.send = mpi_send,
 	.recv = mpi_recv,

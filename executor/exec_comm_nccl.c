@@ -11,8 +11,8 @@
  * Collectives run on the device's communication stream: an event orders
  * them after the compute stream's work so far, another orders the compute
  * stream's later work after them.  The host never waits.  A sum started
- * with all_reduce_start (the gradients' over DP) runs on the reduction
- * stream instead, ordered after compute's work so far, and compute waits
+ * with all_reduce_start or reduce_scatter_start (the gradients' over DP)
+ * runs on the reduction stream instead, ordered after compute's work so far, and compute waits
  * for it only at wait_reduces: it overlaps the rest of the backward
  * without holding up the tensor-parallel collectives behind it.
  *
@@ -136,10 +136,30 @@ static struct nccl_priv *priv_of(struct exec_group *g)
 		TRY(exec_cuda_order(d_, cs, exec_cuda_stream(d_)));          \
 	} while (0)
 
+/* Starts the collective `call` on the reduction stream `rs`, after the
+ * compute stream's work so far; compute waits for it at wait_reduces. */
+#define ON_REDUCE_STREAM(g, rs, call)                                        \
+	do {                                                                 \
+		struct exec_device *d_ = (g)->dev;                           \
+		cudaStream_t rs = exec_cuda_reduce_stream(d_);               \
+		TRY(exec_cuda_order(d_, exec_cuda_stream(d_), rs));          \
+		NCCL(d_, call);                                              \
+	} while (0)
+
 /* NCCL's type for t (bf16 since NCCL 2.10). */
 static ncclDataType_t nccl_type(enum exec_dtype t)
 {
 	return t == EXEC_F64 ? ncclFloat64 : t == EXEC_BF16 ? ncclBfloat16 : ncclFloat32;
+}
+
+/* This member's part of buf, parts of count elements of type t in member
+ * order: where an in-place all-gather takes it from and an in-place
+ * reduce-scatter leaves it (NCCL's rule: sendbuff = recvbuff + rank *
+ * sendcount for ncclAllGather, recvbuff = sendbuff + rank * recvcount for
+ * ncclReduceScatter). */
+static void *rank_part(const struct exec_group *g, void *buf, size_t count, enum exec_dtype t)
+{
+	return (char *)buf + (size_t)g->rank * count * exec_dtype_size(t);
 }
 
 static enum rc nccl_all_reduce(struct exec_group *g, void *buf, size_t n, enum exec_dtype t,
@@ -175,10 +195,8 @@ static enum rc nccl_all_gather(struct exec_group *g, void *buf, size_t count,
 
 	if (!p->comm)
 		return RC_OK;
-	/* in place: member r's part is at element r count (NCCL's rule) */
-	ON_COMM_STREAM(g, cs, ncclAllGather((char *)buf + (size_t)g->rank * count *
-					    exec_dtype_size(t), buf, count, nccl_type(t),
-					    p->comm, cs));
+	ON_COMM_STREAM(g, cs, ncclAllGather(rank_part(g, buf, count, t), buf, count,
+					    nccl_type(t), p->comm, cs));
 	return RC_OK;
 }
 
@@ -186,13 +204,22 @@ static enum rc nccl_all_reduce_start(struct exec_group *g, void *buf, size_t n,
 				     enum exec_dtype t)
 {
 	struct nccl_priv *p = priv_of(g);
-	struct exec_device *d = g->dev;
-	cudaStream_t rs = exec_cuda_reduce_stream(d);
 
 	if (!p->comm || n == 0)
 		return RC_OK;
-	TRY(exec_cuda_order(d, exec_cuda_stream(d), rs));
-	NCCL(d, ncclAllReduce(buf, buf, n, nccl_type(t), ncclSum, p->comm, rs));
+	ON_REDUCE_STREAM(g, rs, ncclAllReduce(buf, buf, n, nccl_type(t), ncclSum, p->comm, rs));
+	return RC_OK;
+}
+
+static enum rc nccl_reduce_scatter_start(struct exec_group *g, void *buf, size_t count,
+					 enum exec_dtype t)
+{
+	struct nccl_priv *p = priv_of(g);
+
+	if (!p->comm || count == 0)
+		return RC_OK;
+	ON_REDUCE_STREAM(g, rs, ncclReduceScatter(buf, rank_part(g, buf, count, t), count,
+						  nccl_type(t), ncclSum, p->comm, rs));
 	return RC_OK;
 }
 
@@ -380,6 +407,7 @@ static const struct exec_comm nccl_comm = {
 	.reduce_scatter = nccl_reduce_scatter,
 	.all_gather = nccl_all_gather,
 	.all_reduce_start = nccl_all_reduce_start,
+	.reduce_scatter_start = nccl_reduce_scatter_start,
 	.wait_reduces = nccl_wait_reduces,
 	.send = nccl_send,
 	.recv = nccl_recv,

@@ -25,7 +25,8 @@ static enum rc self_reduce_scatter(struct exec_group *g, const void *send,
 	return RC_OK;
 }
 
-/* A gather, or a sum started, over one member: buf is already the result. */
+/* A gather, or a sum or reduce-scatter started, over one member: buf is
+ * already the result (a member of one owns the whole of it). */
 static enum rc self_as_is(struct exec_group *g, void *buf, size_t count, enum exec_dtype t)
 {
 	(void)g;
@@ -86,6 +87,7 @@ static const struct exec_comm self_comm = {
 	.reduce_scatter = self_reduce_scatter,
 	.all_gather = self_as_is,
 	.all_reduce_start = self_as_is,
+	.reduce_scatter_start = self_as_is,
 	.wait_reduces = self_nothing,
 	.send = self_send,
 	.recv = self_recv,

@@ -16,8 +16,8 @@ cudaStream_t exec_cuda_stream(struct exec_device *d);
 /* The stream collectives run on (exec_comm_nccl.c); ordered against the
  * compute stream with exec_cuda_order(). */
 cudaStream_t exec_cuda_comm_stream(struct exec_device *d);
-/* The stream of the gradient all-reduces left running
- * (exec_comm.all_reduce_start): beside the communication stream, so that
+/* The stream of the gradient sums left running
+ * (exec_comm.all_reduce_start, reduce_scatter_start): beside the communication stream, so that
  * tensor-parallel collectives, which compute waits for, never queue
  * behind them. */
 cudaStream_t exec_cuda_reduce_stream(struct exec_device *d);

@@ -185,8 +185,8 @@ struct exec_backend {
 };
 
 /* Where work runs on a device: kernels; the collectives the compute
- * stream waits for; the gradient all-reduces it does not wait for until
- * the optimizer (exec_comm.all_reduce_start). */
+ * stream waits for; the gradient sums it does not wait for until the
+ * optimizer (exec_comm.all_reduce_start, reduce_scatter_start). */
 enum { EXEC_STREAM_COMPUTE, EXEC_STREAM_COMM, EXEC_STREAM_REDUCE };
 
 /* One backend instance: the table plus what it has allocated. */
@@ -261,6 +261,14 @@ struct exec_comm {
 	 * reduction stream, EXEC_STREAM_REDUCE.) */
 	enum rc (*all_reduce_start)(struct exec_group *g, void *buf, size_t n,
 				    enum exec_dtype t);
+	/* Starts, as all_reduce_start does, a reduce-scatter in place of
+	 * buf[size * count]: from wait_reduces on, member r's part, elements
+	 * [r count, (r + 1) count), holds the sum over the members of that
+	 * part, and the rest of buf is undefined (NCCL's in-place rule,
+	 * recvbuff = sendbuff + rank * count, on the reduction stream;
+	 * MPI_Ireduce_scatter_block). */
+	enum rc (*reduce_scatter_start)(struct exec_group *g, void *buf, size_t count,
+					enum exec_dtype t);
 	/* Completes every sum started on g: from here on (on a device, for
 	 * the work queued from here on) their buffers hold the sums. */
 	enum rc (*wait_reduces)(struct exec_group *g);
@@ -467,10 +475,10 @@ enum rc exec_tracer_step(struct exec_tracer *tr, int step);
  * Returns its handle for exec_tracer_end, or -1 when not recorded. */
 long exec_tracer_begin(struct exec_tracer *tr, const struct exec_trace_event *e, int stream);
 void exec_tracer_end(struct exec_tracer *tr, long h, int stream);
-/* Ends event h, a collective left running (all_reduce_start): on a
- * device, where the work queued on `stream` so far ends, which is its
- * end; on the host's clock, which cannot see it end, at the next
- * exec_tracer_waited(), the wait for it. */
+/* Ends event h, a collective left running (all_reduce_start,
+ * reduce_scatter_start): on a device, where the work queued on `stream`
+ * so far ends, which is its end; on the host's clock, which cannot see
+ * it end, at the next exec_tracer_waited(), the wait for it. */
 void exec_tracer_end_async(struct exec_tracer *tr, long h, int stream);
 void exec_tracer_waited(struct exec_tracer *tr);
 /* Reads the last step's marks (after the device has finished) and

@@ -162,7 +162,9 @@ enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 	 * reduced at 4 bytes */
 	par.grad_bytes_per_param = 4;
 	/* its trainer sums ZeRO 0 and 1's gradients over DP under the
-	 * backward, a unit at a time, as the simulator assumes; but it waits
+	 * backward, a unit at a time, as the simulator assumes (ZeRO 1 by a
+	 * reduce-scatter, which with the parameters' all-gather moves one
+	 * all-reduce's bytes, what the simulator prices); but it waits
 	 * for ZeRO 2 and 3's reductions and gathers where it issues them,
 	 * and on the CPU the sums take the cores the compute runs on (and
 	 * Open MPI moves them on only inside MPI calls): nothing hides those */

@@ -8,8 +8,8 @@
  * proves, and an event is two clock readings into it.  On the CPU the
  * clock is CLOCK_MONOTONIC, read as the call begins and ends (the CPU
  * backend and the MPI communicator run synchronously, so the call is the
- * work), except for the gradient all-reduces left running
- * (all_reduce_start), which end, as far as the host can tell, when it
+ * work), except for the gradient sums left running (all_reduce_start,
+ * reduce_scatter_start), which end, as far as the host can tell, when it
  * waits for them.  On a GPU the host only queues work, so each event is a
  * pair of device marks (CUDA events) recorded where the work is queued:
  * compute on the compute stream, communication on its stream once that

@@ -48,17 +48,19 @@
  *   residual stream, the same size whatever the chunks hold.
  * - Data parallelism: every rank owns, per unit, a shard of ceil(n / dp)
  *   of the unit's flat parameters for the optimizer.  Stage 0 all-reduces
- *   the gradients and every rank updates everything; ZeRO-1 all-reduces,
- *   updates its shard and all-gathers the parameters.  Both start a
- *   unit's all-reduce as soon as the step's last backward through the
- *   unit has ended, and wait for them all before the optimizer, so that
- *   the sums run under the backward of the units before (PyTorch DDP's
- *   gradient buckets, Li et al., VLDB 2020, sec. 3.2; Megatron-LM's
- *   overlap_grad_reduce), a unit being a bucket.  ZeRO-2 reduce-
- *   scatters each unit's gradients as soon as its backward ends (the full
- *   gradient exists only then); ZeRO-3 also keeps only its parameter shard
- *   and all-gathers a unit before each use (Rajbhandari et al., SC'20,
- *   sec. 5).
+ *   the gradients and every rank updates everything; ZeRO-1 reduce-
+ *   scatters them, so that each rank receives the sum of its own shard
+ *   alone, updates that shard and all-gathers the parameters, one
+ *   all-reduce's traffic in all (Rajbhandari et al., SC'20, sec. 5;
+ *   Megatron-LM's distributed optimizer).  Both start a unit's sum as
+ *   soon as the step's last backward through the unit has ended, and
+ *   wait for them all before the optimizer, so that the sums run under
+ *   the backward of the units before (PyTorch DDP's gradient buckets, Li
+ *   et al., VLDB 2020, sec. 3.2; Megatron-LM's overlap_grad_reduce), a
+ *   unit being a bucket.  ZeRO-2 reduce-scatters each unit's gradients as
+ *   soon as its backward ends (the full gradient exists only then);
+ *   ZeRO-3 also keeps only its parameter shard and all-gathers a unit
+ *   before each use (Rajbhandari et al., SC'20, sec. 5).
  * - Context parallelism (Llama 3's all-gather form, Dubey et al. 2024,
  *   sec. 3.3.2, with its load balancing): every sequence is cut into
  *   2 cp chunks of T / (2 cp) tokens and CP rank r holds chunks r and
@@ -230,8 +232,8 @@ struct exec_trainer {
 	int *host_seq, *host_tok, *host_tgt;
 	double loss_sum;        /* this step's summed token losses */
 	int step;
-	int reducing;           /* ZeRO 0/1 in a training step: all-reduce each
-				 * unit's gradients over DP after its last use */
+	int reducing;           /* ZeRO 0/1 in a training step: sum each unit's
+				 * gradients over DP after its last use */
 	struct exec_tracer *tr; /* exec_opts.trace; NULL when off */
 };
 
@@ -266,7 +268,7 @@ static float *G(const struct unit *u, int i)
 
 /* ---- communication, traced ------------------------------------------ */
 
-/* Every collective goes through these four, which record it on the
+/* Every collective goes through these wrappers, which record it on the
  * trace's communication track, or its gradient-reduction track for a sum
  * left running, when its group has more than one rank (a group of one
  * copies or does nothing).  Bytes are the whole buffer: the reduced one,
@@ -300,13 +302,23 @@ static enum rc all_reduce(struct exec_trainer *t, struct exec_group *g, void *bu
 	return rc;
 }
 
-/* A sum of fp32 gradients left running until the group's wait_reduces. */
-static enum rc all_reduce_start(struct exec_trainer *t, struct exec_group *g, float *buf,
-				size_t n)
+/* Starts the sum over DP of unit u's fp32 gradients, left running until
+ * the group's wait_reduces (ZeRO 0 and 1, grads_end).  ZeRO-0 all-reduces
+ * them.  ZeRO-1 reduce-scatters them in place: each rank receives the sum
+ * of its own shard alone, all its optimizer reads, and the all-gather of
+ * the updated parameters completes the exchange, one all-reduce's traffic
+ * in all (Rajbhandari et al., SC'20, sec. 5 and 7.2; Megatron-LM's
+ * distributed optimizer). */
+static enum rc grads_sum_start(struct exec_trainer *t, struct unit *u)
 {
-	long h = coll_begin(t, g, EXEC_TRACE_ALL_REDUCE, (double)n * sizeof(float),
+	struct exec_group *g = &t->g->dp;
+	int scatter = t->o.par.zero == 1;
+	long h = coll_begin(t, g, scatter ? EXEC_TRACE_REDUCE_SCATTER : EXEC_TRACE_ALL_REDUCE,
+			    (double)(scatter ? u->n_pad : u->n) * sizeof(float),
 			    EXEC_STREAM_REDUCE);
-	enum rc rc = g->comm->all_reduce_start(g, buf, n, EXEC_F32);
+	enum rc rc = scatter
+		? g->comm->reduce_scatter_start(g, u->grads, (size_t)u->shard, EXEC_F32)
+		: g->comm->all_reduce_start(g, u->grads, (size_t)u->n, EXEC_F32);
 
 	exec_tracer_end_async(t->tr, h, EXEC_STREAM_REDUCE);
 	return rc;
@@ -643,9 +655,9 @@ static enum rc sp_norm_grads(struct exec_trainer *t, struct unit *u)
 }
 
 /* A backward pass through u has ended.  ZeRO 0/1: after the step's last,
- * the gradients are whole, and their sum over DP starts (waited for in
- * optimizer_step).  ZeRO 2/3: this pass's are reduce-scattered into the
- * shard. */
+ * the gradients are whole, and their sum over DP starts (grads_sum_start,
+ * waited for in optimizer_step).  ZeRO 2/3: this pass's are reduce-
+ * scattered into the shard. */
 static enum rc grads_end(struct exec_trainer *t, struct unit *u)
 {
 	enum rc rc;
@@ -657,7 +669,7 @@ static enum rc grads_end(struct exec_trainer *t, struct unit *u)
 		if (u->left > 0 || !t->reducing)
 			return RC_OK;
 		TRY(sp_norm_grads(t, u));
-		return all_reduce_start(t, &t->g->dp, u->grads, (size_t)u->n);
+		return grads_sum_start(t, u);
 	}
 	rc = sp_norm_grads(t, u);
 	if (rc == RC_OK)
@@ -1389,7 +1401,8 @@ static enum rc run_schedule(struct exec_trainer *t, int backward)
 /* ---- optimizer ------------------------------------------------------- */
 
 /* This rank's optimizer view of unit u: parameters and gradients of its
- * own range [own_off, own_off + own_n). */
+ * own range [own_off, own_off + own_n).  Under ZeRO 1 to 3 the summed
+ * gradients exist there alone (grads_end). */
 static float *own_params(const struct exec_trainer *t, const struct unit *u)
 {
 	return t->o.par.zero == 3 ? u->pshard : u->params + u->own_off;
@@ -1418,7 +1431,8 @@ static int own_part(const struct unit *u, const struct tensor *x, long *lo, long
  * rank counts: its own range, with replicated tensors counted on TP rank
  * 0 only, a tied matrix on the first stage only and, without ZeRO (every
  * DP and CP rank holds the same reduced gradients), on the first of them
- * only. */
+ * only; with ZeRO each holds the sum of its own shard, and the shards'
+ * squares add up over DP in world_sums. */
 static void grad_sumsq(const struct exec_trainer *t, double *acc)
 {
 	if (t->o.par.zero == 0 && t->rdp_rank != 0)
@@ -1566,9 +1580,9 @@ static enum rc optimizer_step(struct exec_trainer *t, int step, double *loss,
  * reduce-scatters, 2 norm-gradient sums and ZeRO-2/3's reduce-scatter);
  * the embedding at most 3 forward and 5 backward, the head 5 and 8.  Per
  * step: the wait for sends, per unit at most 4 after its last backward or
- * in the optimizer (2 norm-gradient sums, the DP all-reduce, ZeRO-1/2's
- * all-gather), the tied
- * copies' sum, the world's loss and norm, the optimizer itself. */
+ * in the optimizer (2 norm-gradient sums, the DP sum, ZeRO-1/2's
+ * all-gather), the tied copies' sum, the world's loss and norm, the
+ * optimizer itself. */
 static long trace_per_step(const struct exec_trainer *t)
 {
 	return (long)t->m * (t->v * (2 + 4 + 3 + 5 + 5 + 8L) + 27L * t->stage_layers) +

@@ -157,6 +157,7 @@ layout cp4 4 base --cp 4 --mbs 2
 layout cp2xdp2 4 base --cp 2 --dp 2 --mbs 2
 layout tp2xcp2 4 base --tp 2 --cp 2 --mbs 2
 layout pp2xcp2 4 base --pp 2 --cp 2 --mbs 2
+layout cp2xdp2-zero1 4 base --cp 2 --dp 2 --zero 1 --mbs 2
 layout cp2xdp2-zero3 4 base --cp 2 --dp 2 --zero 3 --mbs 2
 layout cp2-recompute-selective 2 base --cp 2 --recompute selective --mbs 2
 layout_norms tp2xcp2-sp 4 base --tp 2 --cp 2 --seq-parallel --mbs 1
@@ -234,27 +235,63 @@ for c in '"tp all-gather","cat":"tp"' '"tp reduce-scatter","cat":"tp"' \
 		|| fail "heavy trace: has $c" "not found"
 done
 
+# first_sum_under_backward FILE OP: "ok" when in every step on every rank
+# of a dp2 trace (10 rank-steps) the first "dp OP" starts before the last
+# backward (B1, through every layer) has ended; else what was late.
+first_sum_under_backward() {
+	grep -oE "\"name\":\"(B[0-9]+|dp $2)\",\"cat\":\"[a-z]+\",\"ph\":\"X\",\"ts\":[-0-9.e+]+,\"dur\":[-0-9.e+]+,\"pid\":[0-9]+,\"tid\":[0-9]+,\"args\":\\{\"step\":[0-9]+" \
+		"$1" | sed -E 's/"name":"([^"]*)".*"ts":([^,]*),"dur":([^,]*),"pid":([0-9]+).*"step":([0-9]+)/\1|\2|\3|\4|\5/' |
+		awk -F'|' '{ k = $4 " " $5 }
+			$1 ~ /^B/ { e = $2 + $3; if (!(k in bend) || e > bend[k]) bend[k] = e }
+			$1 !~ /^B/ { if (!(k in sum0) || $2 < sum0[k]) sum0[k] = $2 }
+			END { n = 0; for (k in bend) { n++; if (!(k in sum0) || sum0[k] >= bend[k]) bad = bad " " k }
+			      print (n == 10 && bad == "") ? "ok" : n " rank-steps, late:" bad }'
+}
+
 # ZeRO 0 over dp 2: each unit's gradients are summed over DP on a track
 # of their own, the sum starting as the step's last backward through the
 # unit ends: 10 units (embedding, 8 layers, head), 50 sums over 5 steps on
 # each rank, and in every step the first starts before the last backward
-# (B1, through every layer) has ended.  Summed after the backward, as
-# before, no sum would start before it ends.
+# has ended.  Summed after the backward, as before, no sum would start
+# before it ends.
 layout dp2-trace 2 base --dp 2 --mbs 2 --trace "$TMP/trace-dp2.json"
 grep -q '"name":"thread_name","ph":"M","pid":2,"tid":3,"args":{"name":"gradient reduce"}' \
 	"$TMP/trace-dp2.json" && pass "dp2 trace: a gradient-reduce track on rank 1" \
 	|| fail "dp2 trace: a gradient-reduce track on rank 1" "no such thread_name"
 expect_per_rank "dp2 trace: 50 DP sums on each rank" 'dp all-reduce' "$TMP/trace-dp2.json" \
 	"1:50 2:50 "
-verdict=$(grep -oE '"name":"(B[0-9]+|dp all-reduce)","cat":"[a-z]+","ph":"X","ts":[-0-9.e+]+,"dur":[-0-9.e+]+,"pid":[0-9]+,"tid":[0-9]+,"args":\{"step":[0-9]+' \
-	"$TMP/trace-dp2.json" | sed -E 's/"name":"([^"]*)".*"ts":([^,]*),"dur":([^,]*),"pid":([0-9]+).*"step":([0-9]+)/\1|\2|\3|\4|\5/' |
-	awk -F'|' '{ k = $4 " " $5 }
-		$1 ~ /^B/ { e = $2 + $3; if (!(k in bend) || e > bend[k]) bend[k] = e }
-		$1 !~ /^B/ { if (!(k in sum0) || $2 < sum0[k]) sum0[k] = $2 }
-		END { n = 0; for (k in bend) { n++; if (!(k in sum0) || sum0[k] >= bend[k]) bad = bad " " k }
-		      print (n == 10 && bad == "") ? "ok" : n " rank-steps, late:" bad }')
+verdict=$(first_sum_under_backward "$TMP/trace-dp2.json" all-reduce)
 [ "$verdict" = ok ] && pass "dp2 trace: every step's first DP sum starts under its last backward" \
 	|| fail "dp2 trace: every step's first DP sum starts under its last backward" "$verdict"
+
+# ZeRO 1 over dp 2 reduce-scatters the gradients, each rank receiving the
+# sum of its own shard alone, and all-gathers the updated parameters
+# (Rajbhandari et al., SC'20, sec. 5): on the wire, (n-1)/n of each
+# buffer, one all-reduce's 2 (n-1)/n of the fp32 gradients in all, the
+# params x 4 bytes a step and rank at n = 2 (every unit's size is even:
+# no shard is padded), as the simulator prices it.
+# All-reducing the gradients before the gather moved 1.5 times that
+# (measured 387456 bytes against 258304).  The reduce-scatters still
+# start under the backward, on the gradient-reduce track.
+layout dp2-zero1-trace 2 base --dp 2 --zero 1 --mbs 2 --trace "$TMP/trace-dp2-zero1.json"
+expect_per_rank "dp2 zero1 trace: 50 DP reduce-scatters on each rank" 'dp reduce-scatter' \
+	"$TMP/trace-dp2-zero1.json" "1:50 2:50 "
+expect_per_rank "dp2 zero1 trace: no DP all-reduce" 'dp all-reduce' "$TMP/trace-dp2-zero1.json" ""
+grep -qE '"name":"dp reduce-scatter","cat":"dp","ph":"X","ts":[-0-9.e+]+,"dur":[-0-9.e+]+,"pid":[0-9]+,"tid":2' \
+	"$TMP/trace-dp2-zero1.json" \
+	&& fail "dp2 zero1 trace: the reduce-scatters on the gradient-reduce track" "one on tid 2" \
+	|| pass "dp2 zero1 trace: the reduce-scatters on the gradient-reduce track"
+params=$(json_num params "$TMP/dp2-zero1-trace.json")
+verdict=$(grep -oE '"name":"dp [a-z-]+","cat":"dp",[^}]*"pid":[0-9]+,"tid":[0-9]+,"args":\{"step":[0-9]+,"bytes":[0-9.e+]+' \
+	"$TMP/trace-dp2-zero1.json" | sed -E 's/"name":"dp ([a-z-]+)".*"pid":([0-9]+).*"step":([0-9]+),"bytes":(.*)/\1 \2 \3 \4/' |
+	awk -v want="$params" '{ wire[$2 " " $3] += ($1 == "all-reduce" ? 2 : 1) * $4 / 2 }
+		END { n = 0; for (k in wire) { n++; if (wire[k] != 4 * want) bad = bad sprintf(" %s: %d", k, wire[k]) }
+		      print (n == 10 && bad == "" && want > 0) ? "ok" : n " rank-steps of " 4 * want " bytes:" bad }')
+[ "$verdict" = ok ] && pass "dp2 zero1 trace: $((4 * params)) bytes on the wire a step, one all-reduce's" \
+	|| fail "dp2 zero1 trace: one all-reduce's bytes on the wire a step" "$verdict"
+verdict=$(first_sum_under_backward "$TMP/trace-dp2-zero1.json" reduce-scatter)
+[ "$verdict" = ok ] && pass "dp2 zero1 trace: every step's first reduce-scatter starts under its last backward" \
+	|| fail "dp2 zero1 trace: every step's first reduce-scatter starts under its last backward" "$verdict"
 
 # ZeRO shards what it says it shards: peak memory per rank falls with the
 # stage (model states are 16 bytes a parameter, 4 + 4 + 8 in fp32)
