@@ -29,7 +29,12 @@ const char *plan_export_format_names(void);
 
 /* Renders plan p in format f.  Returns a NUL-terminated string the caller
  * frees with free(), or NULL with RC_INPUT in *rc when the plan lacks what
- * the format needs (message printed). */
+ * the format needs (message printed).  Megatron-LM gets Megatron-FSDP for
+ * ZeRO-2/3 without a pipeline.  Where f cannot run p's ZeRO stage with p's
+ * pipeline (ZeRO-2/3 and pp > 1 under megatron or deepspeed) it writes
+ * ZeRO-1, warns on stderr with the memory per GPU ZeRO-1 needs (p
+ * re-simulated; a hint when it does not fit) and, in the Megatron script, a
+ * comment saying so; a layout the simulator refuses then is RC_INPUT. */
 char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *rc);
 
 /* The DeepSpeed launcher line that goes with the deepspeed format's config
@@ -37,8 +42,9 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
  * --num_nodes N --num_gpus G [--hostfile hostfile] TRAIN_SCRIPT --deepspeed
  * --deepspeed_config config_path`, and a comment naming the tensor and
  * pipeline sizes a Megatron-DeepSpeed script must be given when the plan
- * has them (ds_config.json has no field for them).  Returns a string the
- * caller frees with free(). */
+ * has them (ds_config.json has no field for them), after the comment on
+ * ZeRO-1 where the config has stage 1 for p's ZeRO-2/3 (plan_export).
+ * Returns a string the caller frees with free(). */
 char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path);
 
 #endif

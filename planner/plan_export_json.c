@@ -6,6 +6,11 @@
  * Flag names follow Megatron-LM's megatron/training/arguments.py, the
  * DeepSpeed config reference (deepspeed.ai/docs/config-json), torchrun's
  * documentation and Kubeflow's PyTorchJob (kubeflow.org/v1).
+ *
+ * A plan a framework cannot run as planned (ZeRO-2/3 with a pipeline under
+ * Megatron-LM or DeepSpeed) is written as the nearest one it runs, ZeRO-1,
+ * with a warning and a comment giving that layout's memory and step time;
+ * nothing is changed silently.
  */
 #include "plan_export.h"
 
@@ -102,14 +107,110 @@ static int grad_accum(const struct sim_plan *p)
 /* NCCL settings the layout needs.  GPUs without peer-to-peer (RTX 4090:
  * disabled in the stock driver, NVIDIA/nccl#1127) must not try it;
  * Megatron wants one CUDA connection so that TP communication keeps its
- * order with compute (Megatron-LM README, CUDA_DEVICE_MAX_CONNECTIONS). */
-static void nccl_env(struct buf *b, const struct sim_plan *p, const char *prefix)
+ * order with compute (Megatron-LM README, CUDA_DEVICE_MAX_CONNECTIONS),
+ * except under Megatron-FSDP (one_connection 0), which refuses it:
+ * arguments.py asserts CUDA_DEVICE_MAX_CONNECTIONS != "1" with
+ * --use-megatron-fsdp, and the Megatron-FSDP user guide unsets it. */
+static void nccl_env(struct buf *b, const struct sim_plan *p, const char *prefix,
+		     int one_connection)
 {
-	bprintf(b, "%sCUDA_DEVICE_MAX_CONNECTIONS=1\n", prefix);
+	if (one_connection)
+		bprintf(b, "%sCUDA_DEVICE_MAX_CONNECTIONS=1\n", prefix);
+	else
+		bprintf(b, "# Megatron-FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 "
+			   "(megatron/training/arguments.py)\nunset CUDA_DEVICE_MAX_CONNECTIONS\n");
 	if (!p->cluster.gpu.p2p)
 		bprintf(b, "%sNCCL_P2P_DISABLE=1\n", prefix);
 	if (launch_nodes(p) > 1)
 		bprintf(b, "%sNCCL_IB_DISABLE=0\n", prefix);
+}
+
+/* Megatron-Core's ZeRO-2/3 is Megatron-FSDP: --use-megatron-fsdp with
+ * --data-parallel-sharding-strategy optim_grads (ZeRO-2) or
+ * optim_grads_params (ZeRO-3); --use-distributed-optimizer alone is ZeRO-1
+ * (Megatron-LM docs/discussions/megatron-fsdp-user-guide).  The guide
+ * documents it without pipeline stages, so with them Megatron runs ZeRO-1
+ * (zero1_instead). */
+static int megatron_fsdp(const struct sim_plan *p)
+{
+	return p->par.zero >= 2 && p->par.pp == 1;
+}
+
+/* 1 when f cannot run p's ZeRO stage with p's pipeline and is given ZeRO-1
+ * instead: DeepSpeed's PipelineEngine asserts stage < 2 ("ZeRO-2 and ZeRO-3
+ * are incompatible with pipeline parallelism", deepspeed/runtime/pipe/
+ * engine.py), and Megatron-LM's ZeRO-2/3 is Megatron-FSDP (above).  The
+ * other formats launch the user's script or gpuplan's executor, which runs
+ * every stage with a pipeline. */
+static int zero1_instead(const struct sim_plan *p, enum plan_export_format f)
+{
+	return p->par.zero >= 2 && p->par.pp > 1 &&
+	       (f == PLAN_EXPORT_MEGATRON || f == PLAN_EXPORT_DEEPSPEED);
+}
+
+/* p as f runs it when zero1_instead: ZeRO-1, and under Megatron with the
+ * fp32 gradients its --bf16 implies (arguments.py sets
+ * accumulate_allreduce_grads_in_fp32 then; Megatron-LM's distributed-
+ * optimizer notes count 18 bytes a parameter, 4 of them the gradient);
+ * DeepSpeed's ZeRO keeps them in bf16 (sim_parallel_init's 2 bytes).
+ * Returns RC_OK with the prediction in *r, or RC_INPUT with sim_check's
+ * reason in why[size]. */
+static enum rc zero1_predict(const struct sim_plan *p, enum plan_export_format f,
+			     struct sim_result *r, char *why, size_t size)
+{
+	struct sim_parallel q = p->par;
+
+	q.zero = 1;
+	if (f == PLAN_EXPORT_MEGATRON)
+		q.grad_bytes_per_param = 4;
+	if (sim_check(&p->model, &q, &p->cluster, why, size) != RC_OK)
+		return RC_INPUT;
+	sim_step(&p->model, &q, &p->cluster, r);
+	return RC_OK;
+}
+
+/* The comment lines saying what zero1_instead changed and what it costs:
+ * r (zero1_predict) against the plan's own prediction. */
+static void zero1_comment(struct buf *b, const struct sim_plan *p, enum plan_export_format f,
+			  const struct sim_result *r)
+{
+	int megatron = f == PLAN_EXPORT_MEGATRON;
+	char need[32], cap[32], planned[32], t1[32], t0[32];
+
+	bprintf(b, "# NOTE: %s does not run the plan's ZeRO-%d with pipeline parallelism (pp %d):\n"
+		   "# %s.\n# Written instead: ZeRO-1 (%s), which needs\n",
+		megatron ? "Megatron-LM" : "DeepSpeed", p->par.zero, p->par.pp,
+		megatron ? "its ZeRO-2/3 is Megatron-FSDP, documented without pipeline stages"
+			 : "its pipeline engine asserts ZeRO stage < 2",
+		megatron ? "--use-distributed-optimizer, fp32 gradients" : "\"stage\": 1 in the config");
+	bprintf(b, "# %s per GPU of %s: %s (the plan: %s); step %s (the plan: %s).\n",
+		unit_fmt_bytes(need, sizeof(need), r->memory.total),
+		unit_fmt_bytes(cap, sizeof(cap), r->memory.capacity),
+		r->fits ? "fits" : "does NOT fit",
+		unit_fmt_bytes(planned, sizeof(planned), p->result.memory.total),
+		unit_fmt_duration(t1, sizeof(t1), r->step_time_s),
+		unit_fmt_duration(t0, sizeof(t0), p->result.step_time_s));
+	bprintf(b, "# To run ZeRO-%d, plan with --pp 1; to price ZeRO-1 in, plan with --zero 1.\n",
+		p->par.zero);
+}
+
+/* The same on stderr, once: a warning, and a hint when ZeRO-1 does not
+ * fit. */
+static void zero1_warn(const struct sim_plan *p, enum plan_export_format f,
+		       const struct sim_result *r)
+{
+	char need[32], cap[32], planned[32];
+
+	gp_warn("export: %s cannot run ZeRO-%d with pipeline parallelism (pp %d); wrote ZeRO-1, "
+		"which needs %s per GPU of %s (the plan: %s): %s",
+		f == PLAN_EXPORT_MEGATRON ? "Megatron-LM" : "DeepSpeed", p->par.zero, p->par.pp,
+		unit_fmt_bytes(need, sizeof(need), r->memory.total),
+		unit_fmt_bytes(cap, sizeof(cap), r->memory.capacity),
+		unit_fmt_bytes(planned, sizeof(planned), p->result.memory.total),
+		r->fits ? "it fits" : "it will NOT fit");
+	if (!r->fits)
+		gp_hint("plan again with --zero 1 (gpuplan plan ... --zero 1) for a layout that "
+			"fits at ZeRO-1, or with --pp 1 to keep ZeRO-%d", p->par.zero);
 }
 
 static void torchrun_line(struct buf *b, const struct sim_plan *p)
@@ -177,7 +278,12 @@ static void megatron_args(struct buf *b, const struct sim_plan *p)
 			   " --recompute-num-layers 1");
 	else if (q->recompute == SIM_RECOMPUTE_SELECTIVE)
 		bprintf(b, " \\\n  --recompute-granularity selective");
-	if (q->zero >= 1)
+	if (megatron_fsdp(p))
+		bprintf(b, " \\\n  --use-megatron-fsdp --data-parallel-sharding-strategy %s"
+			   " \\\n  --use-distributed-optimizer --ckpt-format fsdp_dtensor"
+			   " --no-gradient-accumulation-fusion",
+			q->zero >= 3 ? "optim_grads_params" : "optim_grads");
+	else if (q->zero >= 1)
 		bprintf(b, " \\\n  --use-distributed-optimizer");
 	if (q->flash)
 		bprintf(b, " \\\n  --use-flash-attn");
@@ -197,7 +303,8 @@ static char *deepspeed_config(const struct sim_plan *p)
 	cJSON_AddNumberToObject(root, "gradient_accumulation_steps", grad_accum(p));
 	cJSON_AddNumberToObject(root, "gradient_clipping", 1.0);
 	zero = cJSON_AddObjectToObject(root, "zero_optimization");
-	cJSON_AddNumberToObject(zero, "stage", p->par.zero);
+	cJSON_AddNumberToObject(zero, "stage",
+				zero1_instead(p, PLAN_EXPORT_DEEPSPEED) ? 1 : p->par.zero);
 	cJSON_AddBoolToObject(zero, "overlap_comm", 1);
 	cJSON_AddBoolToObject(zero, "contiguous_gradients", 1);
 	bf16 = cJSON_AddObjectToObject(root, "bf16");
@@ -221,8 +328,13 @@ static char *deepspeed_config(const struct sim_plan *p)
 char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path)
 {
 	struct buf b = { 0 };
+	struct sim_result r;
+	char why[256];
 
-	nccl_env(&b, p, "export ");
+	if (zero1_instead(p, PLAN_EXPORT_DEEPSPEED) &&
+	    zero1_predict(p, PLAN_EXPORT_DEEPSPEED, &r, why, sizeof(why)) == RC_OK)
+		zero1_comment(&b, p, PLAN_EXPORT_DEEPSPEED, &r);
+	nccl_env(&b, p, "export ", 1);
 	if (p->par.tp > 1 || p->par.pp > 1)
 		bprintf(&b, "# the plan also uses tp %d, pp %d: give a Megatron-DeepSpeed script "
 			    "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d\n",
@@ -251,7 +363,8 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 {
 	struct buf b = { 0 };
 	int nodes = launch_nodes(p), gpn = launch_gpus_per_node(p);
-	char tbuf[64];
+	struct sim_result z1;
+	char tbuf[64], why[256];
 
 	*rc = RC_OK;
 	if (plan_gpus(p) < 1 || p->par.mbs < 1 || p->par.dp < 1 ||
@@ -261,12 +374,22 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 		*rc = RC_INPUT;
 		return NULL;
 	}
+	if (zero1_instead(p, f)) {
+		if (zero1_predict(p, f, &z1, why, sizeof(why)) != RC_OK) {
+			gp_error("plan: layout is not exportable: %s", why);
+			*rc = RC_INPUT;
+			return NULL;
+		}
+		zero1_warn(p, f, &z1);
+	}
 	switch (f) {
 	case PLAN_EXPORT_MEGATRON:
 		bprintf(&b, "#!/usr/bin/env bash\n# Megatron-LM launch for %s on %d x %s "
 			    "(written by gpuplan)\n", p->model.name, plan_gpus(p), p->cluster.gpu.name);
 		bprintf(&b, "# set TRAIN_SCRIPT to Megatron-LM's pretrain_gpt.py and add data flags\n");
-		nccl_env(&b, p, "export ");
+		if (zero1_instead(p, f))
+			zero1_comment(&b, p, f, &z1);
+		nccl_env(&b, p, "export ", !megatron_fsdp(p));
 		torchrun_line(&b, p);
 		bprintf(&b, " \"${TRAIN_SCRIPT:-pretrain_gpt.py}\"");
 		megatron_args(&b, p);
@@ -279,7 +402,7 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 		break;
 	}
 	case PLAN_EXPORT_TORCHRUN:
-		nccl_env(&b, p, "export ");
+		nccl_env(&b, p, "export ", 1);
 		torchrun_line(&b, p);
 		bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\"\n");
 		break;
@@ -290,7 +413,7 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 		bprintf(&b, "#SBATCH --nodes=%d\n#SBATCH --ntasks-per-node=%d\n", nodes, gpn);
 		bprintf(&b, "#SBATCH --gpus-per-node=%d\n#SBATCH --exclusive\n", gpn);
 		bprintf(&b, "#SBATCH --time=%s\n", tbuf);
-		nccl_env(&b, p, "export ");
+		nccl_env(&b, p, "export ", 1);
 		bprintf(&b, "srun --mpi=pmix gpuplan execute plan.json --backend cuda\n");
 		break;
 	case PLAN_EXPORT_MPIRUN:
