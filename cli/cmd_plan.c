@@ -57,6 +57,11 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 	case PCLI_PP: *rc = cli_parse_int("--pp", arg, 1, 4096, &f->pp); break;
 	case PCLI_CP: *rc = cli_parse_int("--cp", arg, 1, 1024, &f->cp); break;
 	case PCLI_ZERO: *rc = cli_parse_int("--zero", arg, 0, 3, &f->zero); break;
+	case PCLI_FRAMEWORK:
+		*rc = plan_framework_parse(arg, &f->framework);
+		if (*rc != RC_OK)
+			gp_error("--framework: expected any, megatron or deepspeed, found '%s'", arg);
+		break;
 	case PCLI_PREEMPT:
 		*rc = cli_parse_double("--preempt-rate", arg, 0, &o->preempt_per_node_hour);
 		break;
@@ -102,6 +107,11 @@ void plan_cli_help(FILE *f)
 		"  --cp N                pin context parallelism (default: searched in powers of\n"
 		"                        two keeping 4096 tokens a rank, so from seq 8192; else 1)\n"
 		"  --zero N              pin the ZeRO stage 0-3 (default: searched)\n"
+		"  --framework NAME      what will run the plan: any (gpuplan execute runs every\n"
+		"                        layout), megatron or deepspeed: ZeRO-2/3 only without\n"
+		"                        pipeline parallelism; deepspeed: no context\n"
+		"                        parallelism, ZeRO-2 reduces every micro-batch\n"
+		"                        (default any; export --format names the launcher)\n"
 		"spot preemption model (stated with every spot plan):\n"
 		"  --preempt-rate R      preemptions per node-hour (default %g)\n"
 		"  --restart-time DUR    replacement node and reload after one (default %gs)\n"
@@ -636,6 +646,8 @@ enum rc cmd_plan(int argc, char **argv)
 				printf(", %s/h", unit_fmt_usd(a, sizeof(a), o->hourly_budget_usd));
 			if (o->deadline_s > 0)
 				printf(", deadline %s", unit_fmt_duration(a, sizeof(a), o->deadline_s));
+			if (o->filter.framework != PLAN_FRAMEWORK_ANY)
+				printf(", layouts %s runs", plan_framework_str(o->filter.framework));
 			printf("\n\n");
 			print_table(&res, d.jobs, d.n_jobs);
 			print_explanation(&res, d.jobs, d.n_jobs);

@@ -67,6 +67,9 @@ static void help(void)
 	       "  --zero3-gather block|tensor_sync   ZeRO-3 gathers: one prefetched collective\n"
 	       "                          per block (FSDP) or one synchronous collective per\n"
 	       "                          tensor (DeepSpeed 2021) (default: block)\n"
+	       "  --zero2-reduce step|micro_batch   ZeRO-2 reduce-scatters the step's summed\n"
+	       "                          gradients once (FSDP) or every micro-batch's\n"
+	       "                          (DeepSpeed, gpuplan execute) (default: step)\n"
 	       "  --precision bf16|fp8    GEMM precision (default: bf16)\n"
 	       "  --calibration FILE      this machine's measured figures, from `gpuplan calibrate`\n"
 	       "                          (default: the user's file for the GPU, if any; --gpu cpu\n"
@@ -96,7 +99,7 @@ enum opt_id {
 	O_MLP, O_TIED, O_GPU, O_GPUS, O_GPN, O_INTRA, O_INTER, O_TP, O_PP, O_DP, O_CP,
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
-	O_TP_OVERLAP, O_ZERO3_GATHER, O_END
+	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_END
 };
 
 /* What the flags said; set[] marks the ones given. */
@@ -114,6 +117,7 @@ struct flags {
 	enum sim_recompute recompute;
 	enum sim_precision precision;
 	enum sim_zero3_gather zero3_gather;
+	int zero2_every_micro_batch;
 	double tokens, usd;
 	int json;
 };
@@ -151,6 +155,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "seq-parallel", no_argument, NULL, O_SP },
 		{ "tp-overlap", no_argument, NULL, O_TP_OVERLAP },
 		{ "zero3-gather", required_argument, NULL, O_ZERO3_GATHER },
+		{ "zero2-reduce", required_argument, NULL, O_ZERO2_REDUCE },
 		{ "no-flash", no_argument, NULL, O_NO_FLASH },
 		{ "precision", required_argument, NULL, O_PRECISION },
 		{ "tokens", required_argument, NULL, O_TOKENS },
@@ -228,6 +233,14 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 				f->zero3_gather = SIM_ZERO3_TENSOR_SYNC;
 			} else {
 				gp_error("--zero3-gather: expected block or tensor_sync, found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case O_ZERO2_REDUCE:
+			if (!strcmp(optarg, "step") || !strcmp(optarg, "micro_batch")) {
+				f->zero2_every_micro_batch = optarg[0] == 'm';
+			} else {
+				gp_error("--zero2-reduce: expected step or micro_batch, found '%s'", optarg);
 				rc = RC_USAGE;
 			}
 			break;
@@ -406,6 +419,7 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_NO_FLASH)) q->flash = 0;
 	if (SET(f, O_TP_OVERLAP)) q->tp_overlap = 1;
 	if (SET(f, O_ZERO3_GATHER)) q->zero3_gather = f->zero3_gather;
+	if (SET(f, O_ZERO2_REDUCE)) q->zero2_every_micro_batch = f->zero2_every_micro_batch;
 	if (SET(f, O_PRECISION)) q->precision = f->precision;
 
 	/* each degree fits an int, their product need not */

@@ -85,6 +85,34 @@ enum rc plan_objective_parse(const char *s, enum plan_objective *out)
 	return RC_OK;
 }
 
+static const char *const framework_names[] = { "any", "megatron", "deepspeed" };
+
+const char *plan_framework_str(enum plan_framework f)
+{
+	return framework_names[f];
+}
+
+enum rc plan_framework_parse(const char *s, enum plan_framework *out)
+{
+	for (size_t i = 0; s && i < GP_ARRAY_LEN(framework_names); i++)
+		if (strcmp(s, framework_names[i]) == 0) {
+			*out = (enum plan_framework)i;
+			return RC_OK;
+		}
+	return RC_USAGE;
+}
+
+/* Megatron-LM shards gradients (ZeRO-2/3) only through Megatron-FSDP,
+ * and "FSDP and PP are mutually exclusive in Megatron's standard path"
+ * (Megatron-LM PR #6081); DeepSpeed's PipelineEngine refuses ZeRO stages
+ * 2 and 3 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
+ * parallelism", deepspeed/runtime/pipe/engine.py).  With pipeline
+ * parallelism both keep whole gradients: at most ZeRO-1. */
+int plan_framework_max_zero(enum plan_framework f, int pp)
+{
+	return f != PLAN_FRAMEWORK_ANY && pp > 1 ? 1 : 3;
+}
+
 double plan_largest_loss(const struct sim_result *r, const char **name)
 {
 	const struct sim_breakdown *b = &r->breakdown;

@@ -89,6 +89,22 @@ const char *plan_objective_str(enum plan_objective o);
 /* Parses "time" / "cost".  Returns RC_OK or RC_USAGE (nothing printed). */
 enum rc plan_objective_parse(const char *s, enum plan_objective *out);
 
+/* The framework that will run the plan, which bounds the layouts: any
+ * (gpuplan execute runs every one), or one whose data parallelism cannot
+ * shard gradients under pipeline parallelism (see plan_enum.c). */
+enum plan_framework {
+	PLAN_FRAMEWORK_ANY,
+	PLAN_FRAMEWORK_MEGATRON,
+	PLAN_FRAMEWORK_DEEPSPEED,
+};
+
+/* Returns "any", "megatron" or "deepspeed". */
+const char *plan_framework_str(enum plan_framework f);
+/* Parses one of those.  Returns RC_OK or RC_USAGE (nothing printed). */
+enum rc plan_framework_parse(const char *s, enum plan_framework *out);
+/* The highest ZeRO stage framework f runs with pp pipeline stages. */
+int plan_framework_max_zero(enum plan_framework f, int pp);
+
 /* Which offerings and knobs may be used.  Empty strings and 0 mean free. */
 struct plan_filter {
 	char gpu[PRICE_NAME_MAX];      /* canonical name or alias */
@@ -98,6 +114,7 @@ struct plan_filter {
 	int min_gpus, max_gpus;
 	int tp, pp, cp;                /* 0 = free */
 	int zero;                      /* -1 = free, else 0..3 */
+	enum plan_framework framework; /* default PLAN_FRAMEWORK_ANY */
 };
 
 struct plan_opts {

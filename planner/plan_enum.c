@@ -360,13 +360,25 @@ static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int n
 {
 	const struct plan_filter *f = &s->o->filter;
 	int zlo = f->zero >= 0 ? f->zero : 0, zhi = f->zero >= 0 ? f->zero : 3;
+	int zmax = plan_framework_max_zero(f->framework, pp);
 	struct sim_parallel par;
 
 	/* ZeRO shards over the data-parallel replicas; with one there is
 	 * nothing to shard and every stage is the same plan. */
 	if (dp * cp == 1 && f->zero < 0)
 		zhi = 0;
+	if (zhi > zmax)
+		zhi = zmax;
+	if (zlo > zhi)
+		return;
 	sim_parallel_init(&par);
+	/* DeepSpeed's stage 2 reduce-scatters every micro-batch's gradients
+	 * (sim_parallel.zero2_every_micro_batch).  Megatron-LM with --bf16
+	 * accumulates and reduces gradients in fp32 (arguments.py sets
+	 * accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16). */
+	par.zero2_every_micro_batch = f->framework == PLAN_FRAMEWORK_DEEPSPEED;
+	if (f->framework == PLAN_FRAMEWORK_MEGATRON)
+		par.grad_bytes_per_param = 4;
 	par.tp = tp;
 	par.pp = pp;
 	par.cp = cp;
@@ -429,6 +441,10 @@ static int cp_max(const struct plan_filter *f, const struct sim_model *m)
 
 	if (f->cp > 0)
 		return f->cp;
+	/* DeepSpeed's context parallelism is Ulysses' all-to-all (Jacobs et
+	 * al. 2023), not the ring attention the simulator prices. */
+	if (f->framework == PLAN_FRAMEWORK_DEEPSPEED)
+		return 1;
 	while (cp * 2 <= PLAN_CP_TP_MAX && m->seq / (cp * 2) >= PLAN_CP_MIN_LOCAL_SEQ)
 		cp *= 2;
 	return cp;
@@ -508,6 +524,18 @@ static enum rc check_filter(const struct price_catalog *cat, const struct plan_f
 	if (f->min_gpus < 1 || f->max_gpus < f->min_gpus) {
 		gp_error("--min-gpus/--max-gpus: expected 1 <= min <= max, found %d and %d",
 			 f->min_gpus, f->max_gpus);
+		return RC_USAGE;
+	}
+	if (f->framework == PLAN_FRAMEWORK_DEEPSPEED && f->cp > 1) {
+		gp_error("--cp: expected 1 with --framework deepspeed (its context parallelism is "
+			 "Ulysses' all-to-all, which gpuplan does not price), found %d", f->cp);
+		return RC_USAGE;
+	}
+	if (f->zero > plan_framework_max_zero(f->framework, f->pp)) {
+		gp_error("--zero: expected at most %d with --framework %s and --pp %d (it shards "
+			 "gradients only without pipeline parallelism), found %d",
+			 plan_framework_max_zero(f->framework, f->pp),
+			 plan_framework_str(f->framework), f->pp, f->zero);
 		return RC_USAGE;
 	}
 	return RC_OK;

@@ -190,8 +190,9 @@ static void zero1_comment(struct buf *b, const struct sim_plan *p, enum plan_exp
 		unit_fmt_bytes(planned, sizeof(planned), p->result.memory.total),
 		unit_fmt_duration(t1, sizeof(t1), r->step_time_s),
 		unit_fmt_duration(t0, sizeof(t0), p->result.step_time_s));
-	bprintf(b, "# To run ZeRO-%d, plan with --pp 1; to price ZeRO-1 in, plan with --zero 1.\n",
-		p->par.zero);
+	bprintf(b, "# Plan with --framework %s for layouts it runs, priced as it runs them\n"
+		   "# (or with --pp 1 to keep ZeRO-%d).\n",
+		megatron ? "megatron" : "deepspeed", p->par.zero);
 }
 
 /* The same on stderr, once: a warning, and a hint when ZeRO-1 does not
@@ -209,8 +210,10 @@ static void zero1_warn(const struct sim_plan *p, enum plan_export_format f,
 		unit_fmt_bytes(planned, sizeof(planned), p->result.memory.total),
 		r->fits ? "it fits" : "it will NOT fit");
 	if (!r->fits)
-		gp_hint("plan again with --zero 1 (gpuplan plan ... --zero 1) for a layout that "
-			"fits at ZeRO-1, or with --pp 1 to keep ZeRO-%d", p->par.zero);
+		gp_hint("plan again with --framework %s (gpuplan plan ... --framework %s) for a "
+			"layout it runs, or with --pp 1 to keep ZeRO-%d",
+			f == PLAN_EXPORT_MEGATRON ? "megatron" : "deepspeed",
+			f == PLAN_EXPORT_MEGATRON ? "megatron" : "deepspeed", p->par.zero);
 }
 
 static void torchrun_line(struct buf *b, const struct sim_plan *p)

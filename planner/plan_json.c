@@ -157,6 +157,7 @@ char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jo
 	add_opt(x, "deadline_s", o->deadline_s, o->deadline_s > 0);
 	cJSON_AddNumberToObject(x, "phases", o->phases);
 	cJSON_AddNumberToObject(x, "max_gpus", o->filter.max_gpus);
+	cJSON_AddStringToObject(x, "framework", plan_framework_str(o->filter.framework));
 	if (r->feasible) {
 		add_num(root, "total_cost_usd", r->total_cost_usd);
 		add_num(root, "total_usd_per_hour", r->total_usd_per_hour);

@@ -25,6 +25,8 @@
 
 /* Indexed by enum sim_zero3_gather. */
 static const char *const zero3_names[] = { "block", "tensor_sync" };
+/* Indexed by sim_parallel.zero2_every_micro_batch. */
+static const char *const zero2_names[] = { "step", "micro_batch" };
 
 const char *sim_mlp_str(enum sim_mlp m)
 {
@@ -172,6 +174,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddStringToObject(o, "precision", sim_precision_str(q->precision));
 	cJSON_AddBoolToObject(o, "tp_overlap", q->tp_overlap);
 	cJSON_AddStringToObject(o, "zero3_gather", zero3_names[q->zero3_gather]);
+	cJSON_AddStringToObject(o, "zero2_reduce", zero2_names[q->zero2_every_micro_batch != 0]);
+	add_num(o, "grad_bytes", q->grad_bytes_per_param > 0 ? q->grad_bytes_per_param : 2);
 
 	o = cJSON_AddObjectToObject(root, "job");
 	add_num(o, "tokens", p->tokens);
@@ -557,6 +561,16 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 			v = 0;
 			get_enum(r, o, ".parallel", "zero3_gather", zero3_names, 2, &v);
 			q->zero3_gather = (enum sim_zero3_gather)v;
+		}
+		if (cJSON_GetObjectItemCaseSensitive(o, "zero2_reduce")) {
+			v = 0;
+			get_enum(r, o, ".parallel", "zero2_reduce", zero2_names, 2, &v);
+			q->zero2_every_micro_batch = v;
+		}
+		if (cJSON_GetObjectItemCaseSensitive(o, "grad_bytes")) {
+			v = 2;
+			get_int(r, o, ".parallel", "grad_bytes", 1, 8, 0, &v);
+			q->grad_bytes_per_param = v;
 		}
 		if (!r->bad && plan_gpus(q) > SIM_MAX_GPUS) {
 			gp_error("%s: .parallel: expected tp x pp x dp x cp of at most %d GPUs, "

@@ -72,8 +72,8 @@ warn="warning: export: Megatron-LM cannot run ZeRO-2 with pipeline parallelism (
 check_line "megatron: one warning with ZeRO-1's memory ($mg_need)" "$ERR" "$warn"
 [ "$(grep -c '^warning:' "$ERR")" = 1 ] && pass "megatron: one warning line" \
 	|| fail "megatron: one warning line" "$(grep -c '^warning:' "$ERR") lines"
-expect_err "megatron: a hint at --zero 1 when ZeRO-1 does not fit" \
-	"^hint: plan again with --zero 1 \(gpuplan plan \.\.\. --zero 1\).* --pp 1 to keep ZeRO-2$"
+expect_err "megatron: a hint at --framework megatron when ZeRO-1 does not fit" \
+	"^hint: plan again with --framework megatron \(gpuplan plan \.\.\. --framework megatron\).* --pp 1 to keep ZeRO-2$"
 check_line "megatron: the script says what differs" "$TMP/pp.sh" \
 	"# NOTE: Megatron-LM does not run the plan's ZeRO-2 with pipeline parallelism (pp 4):"
 grep -Eq "^# $mg_need per GPU of $cap: does NOT fit \(the plan: $planned\); step " "$TMP/pp.sh" \

@@ -154,6 +154,49 @@ gp plan --model llama3-70b --tokens 1T --deadline 1h -o "$TMP/p10.json"
 expect_rc "a one-hour deadline exits 3" 3
 expect_err "a one-hour deadline is shorter than the fastest plan" "deadline 1.0 h is shorter than the fastest plan's"
 
+# ---- --framework: layouts Megatron-LM / DeepSpeed run, priced as they run them
+# Rows of a --json answer: "pp", "cp", "zero" come in that order in each.
+layouts() { # FILE: "ZERO2_UNDER_PP CP_ROWS ROWS"
+	awk -F'[:,]' '/"pp":/ { pp = $2 + 0 } /"cp":/ { cp = $2 + 0 }
+		/"zero":/ { n++; if (pp > 1 && $2 + 0 >= 2) z++; if (cp > 1) c++ }
+		END { print z + 0, c + 0, n + 0 }' "$1"
+}
+gp plan --model llama3-8b --tokens 1T --budget 1M --top 5 --json
+cp "$OUT" "$TMP/fw-any.json"
+read -r z c n <<<"$(layouts "$TMP/fw-any.json")"
+[ "$n" = 5 ] && [ "$z" -ge 1 ] && pass "framework any: ZeRO-2/3 under a pipeline among 5 rows ($z)" \
+	|| fail "framework any: ZeRO-2/3 under a pipeline among 5 rows" "$z of $n"
+for fw in megatron deepspeed; do
+	gp plan --model llama3-8b --tokens 1T --budget 1M --top 5 --json --framework $fw
+	expect_rc "--framework $fw plans" 0
+	cp "$OUT" "$TMP/fw-$fw.json"
+	read -r z c n <<<"$(layouts "$TMP/fw-$fw.json")"
+	[ "$n" = 5 ] && [ "$z" = 0 ] && pass "framework $fw: no ZeRO-2/3 under a pipeline in $n rows" \
+		|| fail "framework $fw: no ZeRO-2/3 under a pipeline" "$z of $n rows"
+	expect_out "framework $fw: the answer records it" "\"framework\":[[:space:]]*\"$fw\""
+	gp plan --model llama3-8b --tokens 1T --budget 1M --framework $fw -q -o "$TMP/fw-$fw-plan.json"
+	expect_out "framework $fw: the header says so" "layouts $fw runs$"
+	gp simulate "$TMP/fw-$fw-plan.json" --json
+	# the plan file carries how the framework was priced: simulate agrees
+	want=$(json_num step_time_s "$TMP/fw-$fw-plan.json")
+	got=$(json_num step_time_s "$OUT")
+	[ -n "$want" ] && [ "$want" = "$got" ] && pass "framework $fw: simulate plan.json gives its step time" \
+		|| fail "framework $fw: simulate plan.json gives its step time" "$got, expected $want"
+done
+[ "$(layouts "$TMP/fw-deepspeed.json" | cut -d' ' -f2)" = 0 ] && pass "framework deepspeed: no context parallelism" \
+	|| fail "framework deepspeed: no context parallelism" "$(layouts "$TMP/fw-deepspeed.json")"
+grep -q '"grad_bytes":[[:space:]]*4' "$TMP/fw-megatron-plan.json" && pass "framework megatron: fp32 gradients" \
+	|| fail "framework megatron: fp32 gradients" "$(grep grad_bytes "$TMP/fw-megatron-plan.json")"
+grep -q '"zero2_reduce":[[:space:]]*"micro_batch"' "$TMP/fw-deepspeed-plan.json" \
+	&& pass "framework deepspeed: ZeRO-2 reduces every micro-batch" \
+	|| fail "framework deepspeed: ZeRO-2 reduces every micro-batch" "$(grep zero2 "$TMP/fw-deepspeed-plan.json")"
+for args in "--framework torch" "--framework megatron --pp 4 --zero 2" "--framework deepspeed --cp 2"; do
+	gp plan --model llama3-8b --tokens 1T $args
+	expect_rc "plan $args exits 2" 2
+	expect_err_lines "plan $args prints one error line" 1
+done
+expect_err "a pinned --cp with deepspeed says why" "^error: --cp: expected 1 with --framework deepspeed"
+
 # ---- bad input: exit 2, one error line
 for args in "--budget abc" "--objective speed" "--phases 3" "--deadline soon" "--top 0" \
 	"--zero 4" "--max-gpus 0" "--gbs 64 --gbs-tokens 4M" "--tokens 0.5" "--budget 1,5M"; do

@@ -150,6 +150,25 @@ gp simulate $z3 --zero3-gather eager
 expect_rc "--zero3-gather eager exits 2" 2
 expect_err "--zero3-gather names the choices" "^error: --zero3-gather: expected block or tensor_sync, found 'eager'"
 
+# ZeRO-2 reducing every micro-batch (DeepSpeed) against once a step (FSDP):
+# 32 DP ranks, 16 micro-batches, so 15 more reduce-scatters of the
+# gradients' (N-1)/N; the plan file keeps the choice.
+Z2="--model llama3-8b --gpu H100 --gpus 64 --tp 2 --zero 2 --gbs 512 --json"
+gp simulate $Z2 --zero2-reduce step
+once=$(json_num step_time_s "$OUT")
+gp simulate $Z2 --zero2-reduce micro_batch -o "$TMP/z2mb.json"
+every=$(json_num step_time_s "$OUT")
+awk -v a="$once" -v b="$every" 'BEGIN { exit !(b > a * 1.2) }' \
+	&& pass "--zero2-reduce micro_batch costs more than step ($every s > $once s)" \
+	|| fail "--zero2-reduce micro_batch costs more than step" "$every s against $once s"
+grep -q '"zero2_reduce":[[:space:]]*"micro_batch"' "$TMP/z2mb.json" \
+	&& pass "--zero2-reduce is written to the plan" || fail "--zero2-reduce is written to the plan" "missing"
+gp simulate "$TMP/z2mb.json" --json
+[ "$(json_num step_time_s "$OUT")" = "$every" ] && pass "... and read back from it" \
+	|| fail "... and read back from it" "$(json_num step_time_s "$OUT") against $every"
+gp simulate $Z2 --zero2-reduce often
+expect_rc "--zero2-reduce often exits 2" 2
+
 # The purchase option a plan was priced at (.offering.purchase) is shown
 # beside its offering and its price, and in --json; a price given with
 # --usd-per-gpu-hour is the user's own and is not labelled.
