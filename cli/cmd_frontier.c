@@ -178,8 +178,11 @@ enum rc cmd_frontier(int argc, char **argv)
 	} else if (rc == RC_OK) {
 		char off[256], tt[32], cost[32], rate[32], gpus[32], par[48], tok[32];
 
-		printf("gpuplan frontier: %s, %s tokens: %zu Pareto-optimal plans (fastest first)\n\n",
+		printf("gpuplan frontier: %s, %s tokens: %zu Pareto-optimal plans (fastest first)",
 		       d.jobs[0].name, unit_fmt_count(tok, sizeof(tok), d.jobs[0].tokens), n);
+		if (pc.opts.filter.framework != PLAN_FRAMEWORK_ANY)
+			printf(", layouts %s runs", plan_framework_str(pc.opts.filter.framework));
+		printf("\n\n");
 		printf("%-48s %-12s %-12s %-5s %-6s %-9s %-13s %s\n", "OFFERING", "GPUS",
 		       "TP/PP/DP/CP", "ZERO", "MFU", "TIME", "COST", "USD/H");
 		for (size_t i = 0; i < n; i++) {

@@ -196,6 +196,19 @@ for args in "--framework torch" "--framework megatron --pp 4 --zero 2" "--framew
 	expect_err_lines "plan $args prints one error line" 1
 done
 expect_err "a pinned --cp with deepspeed says why" "^error: --cp: expected 1 with --framework deepspeed"
+# frontier takes it too: no row with ZeRO-2/3 and pp > 1
+for fw in any megatron; do
+	gp frontier --model llama3-8b --tokens 1T --framework $fw -q
+	awk '{ for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\/[0-9]+\/[0-9]+\/[0-9]+$/) {
+		split($i, l, "/"); n++; if (l[2] > 1 && $(i + 1) >= 2) z++ } }
+		END { print z + 0, n + 0 }' "$OUT" >"$TMP/fr-$fw"
+done
+read -r z_any n_any <"$TMP/fr-any"
+read -r z_mg n_mg <"$TMP/fr-megatron"
+[ "$z_any" -ge 1 ] && [ "$n_mg" -ge 5 ] && [ "$z_mg" = 0 ] \
+	&& pass "frontier --framework megatron: no ZeRO-2/3 under a pipeline ($z_any of $n_any without it)" \
+	|| fail "frontier --framework megatron: no ZeRO-2/3 under a pipeline" "any $z_any/$n_any, megatron $z_mg/$n_mg"
+expect_out "frontier --framework: the header says so" "^gpuplan frontier: .*, layouts megatron runs$"
 
 # ---- bad input: exit 2, one error line
 for args in "--budget abc" "--objective speed" "--phases 3" "--deadline soon" "--top 0" \
