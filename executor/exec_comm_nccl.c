@@ -12,9 +12,10 @@
  * them after the compute stream's work so far, another orders the compute
  * stream's later work after them.  The host never waits.  A sum started
  * with all_reduce_start or reduce_scatter_start (the gradients' over DP)
- * runs on the reduction stream instead, ordered after compute's work so far, and compute waits
- * for it only at wait_reduces: it overlaps the rest of the backward
- * without holding up the tensor-parallel collectives behind it.
+ * runs on the reduction stream instead, ordered after compute's work so
+ * far, and compute waits for it only at wait_reduces: it overlaps the rest
+ * of the backward without holding up the tensor-parallel collectives
+ * behind it.
  *
  * Point to point.  NCCL has no tags, and a send occupies its stream until
  * the peer receives.  So the pipeline gets one two-rank communicator per
