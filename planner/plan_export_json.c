@@ -288,6 +288,15 @@ static void megatron_args(struct buf *b, const struct sim_plan *p)
 			q->zero >= 3 ? "optim_grads_params" : "optim_grads");
 	else if (q->zero >= 1)
 		bprintf(b, " \\\n  --use-distributed-optimizer");
+	/* The simulator hides the data-parallel sums under the backward but
+	 * for the last bucket, and ZeRO-1's parameter all-gather likewise;
+	 * Megatron does so only when asked (both flags default to off in
+	 * megatron/training/arguments.py, which asserts the second needs the
+	 * first and the distributed optimizer; Megatron-FSDP sets them from
+	 * its sharding strategy). */
+	if (q->dp * q->cp > 1 && !megatron_fsdp(p))
+		bprintf(b, " \\\n  --overlap-grad-reduce%s",
+			q->zero >= 1 ? " --overlap-param-gather" : "");
 	if (q->flash)
 		bprintf(b, " \\\n  --use-flash-attn");
 	bprintf(b, " \\\n  --bf16");

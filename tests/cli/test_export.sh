@@ -30,6 +30,18 @@ for z in 1 2 3; do
 done
 check_line "zero 1: the distributed optimizer" "$TMP/z1.sh" "  --use-distributed-optimizer \\"
 check_no "zero 1: no Megatron-FSDP" "$TMP/z1.sh" "--use-megatron-fsdp"
+# The simulator hides DP sums and ZeRO-1's gather under compute; Megatron
+# overlaps them only when asked (both flags off by default).
+check_line "zero 1: gradient sums and parameter gathers overlapped" "$TMP/z1.sh" \
+	"  --overlap-grad-reduce --overlap-param-gather \\"
+gp simulate --model llama3-8b --gpu H100 --gpus 16 --tp 2 --zero 0 \
+	--recompute selective --seq-parallel -o "$TMP/z0.json" -q
+gp export "$TMP/z0.json" --format megatron
+expect_out "zero 0: gradient sums overlapped, no parameter gather to overlap" \
+	"^  --overlap-grad-reduce \\\\$"
+gp simulate --model llama3-8b --gpu H100 --gpus 8 --tp 8 --zero 1 -o "$TMP/dp1.json" -q
+gp export "$TMP/dp1.json" --format megatron
+check_no "dp 1: nothing to overlap" "$OUT" "--overlap-"
 check_line "zero 1: one CUDA connection" "$TMP/z1.sh" "export CUDA_DEVICE_MAX_CONNECTIONS=1"
 # Megatron-FSDP: the flags its user guide requires, the stage by the
 # sharding strategy
@@ -45,6 +57,8 @@ for z in 2 3; do
 	check_line "zero $z: CUDA_DEVICE_MAX_CONNECTIONS unset" "$TMP/z$z.sh" "unset CUDA_DEVICE_MAX_CONNECTIONS"
 	check_line "zero $z: the script says why" "$TMP/z$z.sh" \
 		"# Megatron-FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (megatron/training/arguments.py)"
+	# Megatron-FSDP sets the overlap flags from its sharding strategy
+	check_no "zero $z: no overlap flags of the distributed optimizer" "$TMP/z$z.sh" "--overlap-"
 	gp export "$TMP/z$z.json" --format deepspeed
 	expect_out "deepspeed: zero $z without a pipeline keeps stage $z" "\"stage\":[[:space:]]*$z,"
 done
@@ -81,6 +95,8 @@ grep -Eq "^# $mg_need per GPU of $cap: does NOT fit \(the plan: $planned\); step
 	|| fail "megatron: the script states ZeRO-1's memory" "$(grep -m1 'per GPU' "$TMP/pp.sh")"
 check_line "megatron: ZeRO-1 is the distributed optimizer" "$TMP/pp.sh" "  --use-distributed-optimizer \\"
 check_no "megatron: no Megatron-FSDP with a pipeline" "$TMP/pp.sh" "--use-megatron-fsdp"
+check_line "megatron: ZeRO-1 instead, its sums and gathers overlapped" "$TMP/pp.sh" \
+	"  --overlap-grad-reduce --overlap-param-gather \\"
 check_line "megatron: the distributed optimizer keeps one CUDA connection" "$TMP/pp.sh" \
 	"export CUDA_DEVICE_MAX_CONNECTIONS=1"
 
