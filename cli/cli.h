@@ -40,6 +40,9 @@ enum rc cli_parse_double(const char *flag, const char *arg, double min, double *
 enum rc cli_parse_count(const char *flag, const char *arg, double *out);
 enum rc cli_parse_usd(const char *flag, const char *arg, double *out);
 enum rc cli_parse_duration(const char *flag, const char *arg, double *out_s);
+/* One of names[0..n-1]: *out = its index ("expected a, b or c"). */
+enum rc cli_parse_choice(const char *flag, const char *arg, const char *const *names, int n,
+			 int *out);
 
 /* JSON for `models list|show` (cli/cmd_models_json.c): every preset of t,
  * or only m when m is not NULL.  Returns a string the caller frees. */

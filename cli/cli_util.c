@@ -108,6 +108,24 @@ enum rc cli_parse_usd(const char *flag, const char *arg, double *out)
 	return RC_OK;
 }
 
+enum rc cli_parse_choice(const char *flag, const char *arg, const char *const *names, int n,
+			 int *out)
+{
+	char list[256] = "";
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		if (arg && strcmp(arg, names[i]) == 0) {
+			*out = i;
+			return RC_OK;
+		}
+	for (int i = 0; i < n && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+					i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+	gp_error("%s: expected %s, found '%s'", flag, list, arg ? arg : "");
+	return RC_USAGE;
+}
+
 enum rc cli_parse_duration(const char *flag, const char *arg, double *out_s)
 {
 	if (unit_parse_duration(arg, out_s) != RC_OK) {

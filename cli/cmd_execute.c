@@ -210,7 +210,7 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 	};
 	struct sim_model *m = &o->model;
 	struct sim_parallel *p = &o->par;
-	int c, seed;
+	int c, seed, v = 0;
 	enum rc rc = RC_OK;
 
 	optind = 1;
@@ -249,14 +249,8 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		case OPT_VOCAB: rc = cli_parse_int("--vocab", optarg, 2, 65536, &m->vocab); break;
 		case OPT_SEQ: rc = cli_parse_int("--seq", optarg, 1, 1 << 20, &m->seq); break;
 		case OPT_MLP:
-			if (strcmp(optarg, "gelu") == 0)
-				m->mlp = SIM_MLP_GELU;
-			else if (strcmp(optarg, "swiglu") == 0)
-				m->mlp = SIM_MLP_SWIGLU;
-			else {
-				gp_error("--mlp: expected gelu or swiglu, found '%s'", optarg);
-				rc = RC_USAGE;
-			}
+			rc = cli_parse_choice("--mlp", optarg, sim_mlp_names, 2, &v);
+			m->mlp = (enum sim_mlp)v;
 			break;
 		case OPT_NORM:
 			if (strcmp(optarg, "layernorm") == 0)
@@ -283,17 +277,8 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 			break;
 		case OPT_ZERO: rc = cli_parse_int("--zero", optarg, 0, 3, &p->zero); break;
 		case OPT_RECOMPUTE:
-			if (strcmp(optarg, "none") == 0)
-				p->recompute = SIM_RECOMPUTE_NONE;
-			else if (strcmp(optarg, "selective") == 0)
-				p->recompute = SIM_RECOMPUTE_SELECTIVE;
-			else if (strcmp(optarg, "full") == 0)
-				p->recompute = SIM_RECOMPUTE_FULL;
-			else {
-				gp_error("--recompute: expected none, selective or full, found '%s'",
-					 optarg);
-				rc = RC_USAGE;
-			}
+			rc = cli_parse_choice("--recompute", optarg, sim_recompute_names, 3, &v);
+			p->recompute = (enum sim_recompute)v;
 			break;
 		case OPT_INTERLEAVE:
 			rc = cli_parse_int("--interleave", optarg, 1, 1 << 10, &p->interleave);

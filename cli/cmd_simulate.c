@@ -70,6 +70,10 @@ static void help(void)
 	       "  --zero2-reduce step|micro_batch   ZeRO-2 reduce-scatters the step's summed\n"
 	       "                          gradients once (FSDP) or every micro-batch's\n"
 	       "                          (DeepSpeed, gpuplan execute) (default: step)\n"
+	       "  --dp-overlap all|sums|none   DP collectives under compute: the gradient\n"
+	       "                          sums and ZeRO-1/2's weight gather (Megatron-LM as\n"
+	       "                          export writes it, FSDP), the sums only (DeepSpeed\n"
+	       "                          stage 1/2), or nothing (DeepSpeed stage 0) (default: all)\n"
 	       "  --precision bf16|fp8    GEMM precision (default: bf16)\n"
 	       "  --calibration FILE      this machine's measured figures, from `gpuplan calibrate`\n"
 	       "                          (default: the user's file for the GPU, if any; --gpu cpu\n"
@@ -99,7 +103,7 @@ enum opt_id {
 	O_MLP, O_TIED, O_GPU, O_GPUS, O_GPN, O_INTRA, O_INTER, O_TP, O_PP, O_DP, O_CP,
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
-	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_END
+	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_END
 };
 
 /* What the flags said; set[] marks the ones given. */
@@ -118,6 +122,7 @@ struct flags {
 	enum sim_precision precision;
 	enum sim_zero3_gather zero3_gather;
 	int zero2_every_micro_batch;
+	enum sim_dp_overlap dp_overlap;
 	double tokens, usd;
 	int json;
 };
@@ -156,6 +161,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "tp-overlap", no_argument, NULL, O_TP_OVERLAP },
 		{ "zero3-gather", required_argument, NULL, O_ZERO3_GATHER },
 		{ "zero2-reduce", required_argument, NULL, O_ZERO2_REDUCE },
+		{ "dp-overlap", required_argument, NULL, O_DP_OVERLAP },
 		{ "no-flash", no_argument, NULL, O_NO_FLASH },
 		{ "precision", required_argument, NULL, O_PRECISION },
 		{ "tokens", required_argument, NULL, O_TOKENS },
@@ -173,7 +179,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 	};
 	const int big = 1 << 30;
 	enum rc rc = RC_OK;
-	int c;
+	int c, v = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -190,14 +196,8 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		case O_VOCAB: rc = cli_parse_int("--vocab", optarg, 1, big, &f->vocab); break;
 		case O_SEQ: rc = cli_parse_int("--seq", optarg, 1, big, &f->seq); break;
 		case O_MLP:
-			if (!strcmp(optarg, "gelu")) {
-				f->mlp = SIM_MLP_GELU;
-			} else if (!strcmp(optarg, "swiglu")) {
-				f->mlp = SIM_MLP_SWIGLU;
-			} else {
-				gp_error("--mlp: expected gelu or swiglu, found '%s'", optarg);
-				rc = RC_USAGE;
-			}
+			rc = cli_parse_choice("--mlp", optarg, sim_mlp_names, 2, &v);
+			f->mlp = (enum sim_mlp)v;
 			break;
 		case O_TIED: break;
 		case O_GPU: f->gpu = optarg; break;
@@ -213,46 +213,26 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		case O_GBS: rc = cli_parse_int("--gbs", optarg, 1, big, &f->gbs); break;
 		case O_ZERO: rc = cli_parse_int("--zero", optarg, 0, 3, &f->zero); break;
 		case O_RECOMPUTE:
-			if (!strcmp(optarg, "none")) {
-				f->recompute = SIM_RECOMPUTE_NONE;
-			} else if (!strcmp(optarg, "selective")) {
-				f->recompute = SIM_RECOMPUTE_SELECTIVE;
-			} else if (!strcmp(optarg, "full")) {
-				f->recompute = SIM_RECOMPUTE_FULL;
-			} else {
-				gp_error("--recompute: expected none, selective or full, found '%s'", optarg);
-				rc = RC_USAGE;
-			}
+			rc = cli_parse_choice("--recompute", optarg, sim_recompute_names, 3, &v);
+			f->recompute = (enum sim_recompute)v;
 			break;
 		case O_INTERLEAVE: rc = cli_parse_int("--interleave", optarg, 1, 1 << 16, &f->interleave); break;
 		case O_SP: case O_NO_FLASH: case O_JSON: case O_TP_OVERLAP: break;
 		case O_ZERO3_GATHER:
-			if (!strcmp(optarg, "block")) {
-				f->zero3_gather = SIM_ZERO3_BLOCK;
-			} else if (!strcmp(optarg, "tensor_sync")) {
-				f->zero3_gather = SIM_ZERO3_TENSOR_SYNC;
-			} else {
-				gp_error("--zero3-gather: expected block or tensor_sync, found '%s'", optarg);
-				rc = RC_USAGE;
-			}
+			rc = cli_parse_choice("--zero3-gather", optarg, sim_zero3_gather_names, 2, &v);
+			f->zero3_gather = (enum sim_zero3_gather)v;
 			break;
 		case O_ZERO2_REDUCE:
-			if (!strcmp(optarg, "step") || !strcmp(optarg, "micro_batch")) {
-				f->zero2_every_micro_batch = optarg[0] == 'm';
-			} else {
-				gp_error("--zero2-reduce: expected step or micro_batch, found '%s'", optarg);
-				rc = RC_USAGE;
-			}
+			rc = cli_parse_choice("--zero2-reduce", optarg, sim_zero2_reduce_names, 2,
+					      &f->zero2_every_micro_batch);
+			break;
+		case O_DP_OVERLAP:
+			rc = cli_parse_choice("--dp-overlap", optarg, sim_dp_overlap_names, 3, &v);
+			f->dp_overlap = (enum sim_dp_overlap)v;
 			break;
 		case O_PRECISION:
-			if (!strcmp(optarg, "bf16")) {
-				f->precision = SIM_PRECISION_BF16;
-			} else if (!strcmp(optarg, "fp8")) {
-				f->precision = SIM_PRECISION_FP8;
-			} else {
-				gp_error("--precision: expected bf16 or fp8, found '%s'", optarg);
-				rc = RC_USAGE;
-			}
+			rc = cli_parse_choice("--precision", optarg, sim_precision_names, 2, &v);
+			f->precision = (enum sim_precision)v;
 			break;
 		case O_TOKENS: rc = cli_parse_count("--tokens", optarg, &f->tokens); break;
 		case O_USD: rc = cli_parse_usd("--usd-per-gpu-hour", optarg, &f->usd); break;
@@ -420,6 +400,7 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_TP_OVERLAP)) q->tp_overlap = 1;
 	if (SET(f, O_ZERO3_GATHER)) q->zero3_gather = f->zero3_gather;
 	if (SET(f, O_ZERO2_REDUCE)) q->zero2_every_micro_batch = f->zero2_every_micro_batch;
+	if (SET(f, O_DP_OVERLAP)) q->dp_overlap = f->dp_overlap;
 	if (SET(f, O_PRECISION)) q->precision = f->precision;
 
 	/* each degree fits an int, their product need not */

@@ -162,13 +162,15 @@ enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 	 * reduced at 4 bytes */
 	par.grad_bytes_per_param = 4;
 	/* its trainer sums ZeRO 0 and 1's gradients over DP under the
-	 * backward, a unit at a time, as the simulator assumes (ZeRO 1 by a
-	 * reduce-scatter, which with the parameters' all-gather moves one
-	 * all-reduce's bytes, what the simulator prices); but it waits
+	 * backward, a unit at a time (ZeRO 1 by a reduce-scatter), but
+	 * gathers ZeRO 1's updated weights in the optimizer step; it waits
 	 * for ZeRO 2 and 3's reductions and gathers where it issues them,
 	 * and on the CPU the sums take the cores the compute runs on (and
 	 * Open MPI moves them on only inside MPI calls): nothing hides those */
-	par.dp_after_backward = o->par.zero >= 2 || !o->backend || strcmp(o->backend, "cuda") != 0;
+	if (o->par.zero >= 2 || !o->backend || strcmp(o->backend, "cuda") != 0)
+		par.dp_overlap = SIM_DP_OVERLAP_NONE;
+	else
+		par.dp_overlap = SIM_DP_OVERLAP_SUMS;
 	/* and its ZeRO-2 keeps only a shard of the gradients: it reduce-
 	 * scatters each micro-batch's (grads_end) */
 	par.zero2_every_micro_batch = 1;

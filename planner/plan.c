@@ -113,6 +113,19 @@ int plan_framework_max_zero(enum plan_framework f, int pp)
 	return f != PLAN_FRAMEWORK_ANY && pp > 1 ? 1 : 3;
 }
 
+enum sim_dp_overlap plan_framework_dp_overlap(enum plan_framework f, int zero)
+{
+	/* DeepSpeed reduces gradients after the backward without ZeRO
+	 * (allreduce_gradients after loss.backward(), runtime/engine.py)
+	 * and gathers stage 1 and 2's updated weights at the end of step()
+	 * (all_gather_dp_groups, runtime/zero/stage_1_and_2.py); its stage 3
+	 * prefetches.  Megatron-LM overlaps both with the flags export
+	 * writes (--overlap-grad-reduce --overlap-param-gather). */
+	if (f != PLAN_FRAMEWORK_DEEPSPEED || zero == 3)
+		return SIM_DP_OVERLAP_ALL;
+	return zero == 0 ? SIM_DP_OVERLAP_NONE : SIM_DP_OVERLAP_SUMS;
+}
+
 double plan_largest_loss(const struct sim_result *r, const char **name)
 {
 	const struct sim_breakdown *b = &r->breakdown;

@@ -104,6 +104,9 @@ const char *plan_framework_str(enum plan_framework f);
 enum rc plan_framework_parse(const char *s, enum plan_framework *out);
 /* The highest ZeRO stage framework f runs with pp pipeline stages. */
 int plan_framework_max_zero(enum plan_framework f, int pp);
+/* Which data-parallel collectives framework f runs under compute at
+ * ZeRO stage zero. */
+enum sim_dp_overlap plan_framework_dp_overlap(enum plan_framework f, int zero);
 
 /* Which offerings and knobs may be used.  Empty strings and 0 mean free. */
 struct plan_filter {

@@ -412,6 +412,7 @@ static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int n
 						continue;
 					}
 					par.zero = z;
+					par.dp_overlap = plan_framework_dp_overlap(f->framework, z);
 					par.recompute = (enum sim_recompute)rc;
 					fit = try_config(s, &par, nodes);
 					if (fit == 1 && v == 1 && z == zhi && rc == SIM_RECOMPUTE_FULL)

@@ -31,6 +31,7 @@ void sim_parallel_init(struct sim_parallel *p)
 	p->interleave = 1;
 	p->seq_parallel = 0;
 	p->tp_overlap = 0;
+	p->dp_overlap = SIM_DP_OVERLAP_ALL;
 	p->flash = 1;
 	p->precision = SIM_PRECISION_BF16;
 	p->act_bytes_per_element = 2;
@@ -664,7 +665,9 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * (context-parallel ranks hold the same weights).  Ring all-reduce of
 	 * bf16 gradients for ZeRO-0; ZeRO-1/2 reduce-scatter the gradients
 	 * and all-gather the updated weights, the same bytes (Rajbhandari et
-	 * al., SC'20, sec. 7.2); both overlap backward except the last bucket.
+	 * al., SC'20, sec. 7.2); both overlap backward except the last bucket,
+	 * unless the plan's dp_overlap says the trainer leaves the gather, or
+	 * everything, after the backward.
 	 * With zero2_every_micro_batch ZeRO-2 reduce-scatters every micro-
 	 * batch's gradients, not the step's sum.
 	 * ZeRO-3 gathers weights forward and backward and reduce-scatters
@@ -702,6 +705,16 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 
 			dp_total = ar;
 			dp_exposed = ar - hidden > last_b ? ar - hidden : last_b;
+			/* A gather of the updated weights after the optimizer
+			 * step leaves only the reduce-scatter under the
+			 * backward; the gather, the same bytes, waits. */
+			if (zero >= 1 && p->dp_overlap == SIM_DP_OVERLAP_SUMS) {
+				double rs = buckets * sim_allgather_s(grad_bytes / buckets, ndp, &dl);
+				double last_rs = sim_allgather_s(grad_bytes / buckets, ndp, &dl);
+
+				dp_total = 2.0 * rs;
+				dp_exposed = (rs - hidden > last_rs ? rs - hidden : last_rs) + rs;
+			}
 			/* A ZeRO-2 that keeps only its shard of the gradients
 			 * reduce-scatters every micro-batch's as its backward
 			 * ends (DeepSpeed issue #2252: "gradient reduction is
@@ -753,7 +766,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 					  + (xb > layer_ag ? xb : layer_ag));
 		}
 	}
-	if (p->dp_after_backward)
+	if (p->dp_overlap == SIM_DP_OVERLAP_NONE)
 		dp_exposed = dp_total;
 	/* Communication hidden under compute still slows it: NCCL's kernels
 	 * take SMs and memory bandwidth from the GEMMs they overlap (Lee et

@@ -28,6 +28,24 @@ enum sim_zero3_gather {
 	 * 2021, the one Narayanan et al. SC'21 Table 2 compares with). */
 	SIM_ZERO3_TENSOR_SYNC
 };
+/* Which data-parallel collectives the trainer runs under its compute. */
+enum sim_dp_overlap {
+	/* The gradient sums under the backward (all but the last bucket),
+	 * and ZeRO-1/2's gather of the updated weights likewise: Megatron-LM
+	 * with --overlap-grad-reduce --overlap-param-gather (what gpuplan
+	 * export writes), PyTorch DDP and FSDP. */
+	SIM_DP_OVERLAP_ALL,
+	/* The sums as above, but ZeRO-1/2's gather waits at the end of the
+	 * optimizer step: DeepSpeed's stages 1 and 2 (all_gather_dp_groups
+	 * at the end of step(), deepspeed/runtime/zero/stage_1_and_2.py),
+	 * the executor's CUDA trainer. */
+	SIM_DP_OVERLAP_SUMS,
+	/* Nothing under compute: gradients reduced after the backward and
+	 * ZeRO-3's weights gathered when needed: DeepSpeed without ZeRO
+	 * (allreduce_gradients after loss.backward(), runtime/engine.py),
+	 * the executor's CPU trainer. */
+	SIM_DP_OVERLAP_NONE
+};
 
 struct sim_model {
 	char name[PRICE_NAME_MAX];
@@ -64,12 +82,7 @@ struct sim_parallel {
 				* as Llama 3's FSDP (Dubey et al. 2024, sec.
 				* 3.3.2), which the held-out Llama 3 405B
 				* runs bear out (bench/accuracy) */
-	int dp_after_backward; /* 1: the data-parallel collectives run with
-				* nothing under them, gradients reduced after
-				* the backward and ZeRO-3's weights gathered when
-				* needed (the executor's trainer); default 0:
-				* they overlap as Megatron-LM and DeepSpeed
-				* overlap them */
+	enum sim_dp_overlap dp_overlap; /* default SIM_DP_OVERLAP_ALL */
 	enum sim_precision precision;
 	/* Bytes of one element of a stored activation tensor: 2 for a bf16
 	 * trainer (sim_parallel_init; 0 reads as 2), 4 for one that keeps
@@ -142,6 +155,15 @@ double sim_gemm_dim_half(double dim_half);
  * when set to 3), no recompute, interleave 1, no sequence parallelism,
  * flash on, bf16 with 2-byte activations. */
 void sim_parallel_init(struct sim_parallel *p);
+
+/* The names plan files and flags spell each enum's values with, indexed
+ * by the value (sim_zero2_reduce_names by zero2_every_micro_batch). */
+extern const char *const sim_mlp_names[2];
+extern const char *const sim_recompute_names[3];
+extern const char *const sim_precision_names[2];
+extern const char *const sim_zero3_gather_names[2];
+extern const char *const sim_zero2_reduce_names[2];
+extern const char *const sim_dp_overlap_names[3];
 
 /* Static lower-case names used in files and tables: "gelu"/"swiglu",
  * "none"/"selective"/"full", "bf16"/"fp8". */

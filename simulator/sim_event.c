@@ -313,7 +313,7 @@ enum rc sim_event_run(const struct sched *s, const struct sim_event_cost *c,
 
 			r->compute_end_s = ln[st].t;
 			r->dp_exposed_s = fin - ln[st].t;
-			r->end_s = fin + opt;
+			r->end_s = fin + opt + c->stage[st].dp_after_s;
 			if (tl)
 				tl->n_dp[st] = ln[st].dp_n;
 			if (r->end_s > out->step_time_s)
@@ -331,7 +331,7 @@ enum rc sim_event_run(const struct sched *s, const struct sim_event_cost *c,
 		}
 		for (int st = 0; st < s->p; st++)
 			out->stage[st].idle_s = out->step_time_s - out->stage[st].busy_s -
-						c->stage[st].optimizer_s;
+						c->stage[st].optimizer_s - c->stage[st].dp_after_s;
 		out->dp_exposed_s = out->step_time_s - tail_free;
 		out->bubble_fraction = out->busy_max_s > 0 ?
 			(out->pipeline_s - out->busy_max_s) / out->busy_max_s : 0;
@@ -392,7 +392,7 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 	struct sim_parts pt;
 	struct sim_shape sh;
 	int p = par->pp, v = par->interleave, nv, full, M;
-	double w_layer, msg, z3, pmax_stage = 0, pmax_chunk = 0, *stage_params;
+	double w_layer, msg, z3, pmax_stage = 0, pmax_chunk = 0, dp_after = 0, *stage_params;
 
 	memset(c, 0, sizeof(*c));
 	if (sim_check(m, par, cl, why, size) != RC_OK)
@@ -465,10 +465,17 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 	/* DP reduction and the optimizer scale with the parameters a stage
 	 * holds; sim_step() times the fullest stage.  ZeRO-3's reduction is
 	 * inside the ops already.  Buckets hold SIM_DP_BUCKET_PARAMS
-	 * (Megatron-LM's default). */
+	 * (Megatron-LM's default).  What the trainer leaves after the
+	 * optimizer (sim_parallel.dp_overlap) waits there: ZeRO-1/2's
+	 * gather, half the traffic, or all of it. */
+	if (par->zero < 3 && par->dp_overlap == SIM_DP_OVERLAP_NONE)
+		dp_after = res.breakdown.dp_comm_total_s;
+	else if (par->zero >= 1 && par->zero <= 2 && par->dp_overlap == SIM_DP_OVERLAP_SUMS)
+		dp_after = res.breakdown.dp_comm_total_s / 2;
 	for (int i = 0; i < nv; i++)
 		c->chunk[i].dp_reduce_s = par->zero == 3 || pmax_stage <= 0 ? 0 :
-			res.breakdown.dp_comm_total_s * c->chunk[i].dp_reduce_s / pmax_stage;
+			(res.breakdown.dp_comm_total_s - dp_after) * c->chunk[i].dp_reduce_s /
+			pmax_stage;
 	c->dp_buckets = (int)ceil(pmax_chunk / SIM_DP_BUCKET_PARAMS);
 	if (c->dp_buckets < 1)
 		c->dp_buckets = 1;
@@ -483,6 +490,8 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 			p2p_time(cl, st * span, ((st + 1) % p) * span, msg) : 0;
 		c->stage[st].optimizer_s = pmax_stage > 0 ?
 			res.breakdown.optimizer_s * stage_params[st] / pmax_stage : 0;
+		c->stage[st].dp_after_s = pmax_stage > 0 ?
+			dp_after * stage_params[st] / pmax_stage : 0;
 	}
 	free(stage_params);
 	return RC_OK;

@@ -44,6 +44,9 @@ struct sim_event_chunk_cost {
 struct sim_event_stage_cost {
 	double p2p_next_s;     /* one message between this stage and stage (s + 1) % p */
 	double optimizer_s;    /* the optimizer step after the last gradient bucket */
+	double dp_after_s;     /* DP traffic after the optimizer, nothing under it:
+				* ZeRO-1/2's weight gather (dp_overlap sums), or
+				* all of it (none) */
 };
 
 /* Durations for a p-stage, v-chunk schedule.  A whole backward (BWD)

@@ -23,25 +23,26 @@
 
 #define SCHEMA "gpuplan.plan/1"
 
-/* Indexed by enum sim_zero3_gather. */
-static const char *const zero3_names[] = { "block", "tensor_sync" };
-/* Indexed by sim_parallel.zero2_every_micro_batch. */
-static const char *const zero2_names[] = { "step", "micro_batch" };
+const char *const sim_mlp_names[2] = { "gelu", "swiglu" };
+const char *const sim_recompute_names[3] = { "none", "selective", "full" };
+const char *const sim_precision_names[2] = { "bf16", "fp8" };
+const char *const sim_zero3_gather_names[2] = { "block", "tensor_sync" };
+const char *const sim_zero2_reduce_names[2] = { "step", "micro_batch" };
+const char *const sim_dp_overlap_names[3] = { "all", "sums", "none" };
 
 const char *sim_mlp_str(enum sim_mlp m)
 {
-	return m == SIM_MLP_SWIGLU ? "swiglu" : "gelu";
+	return sim_mlp_names[m == SIM_MLP_SWIGLU];
 }
 
 const char *sim_recompute_str(enum sim_recompute r)
 {
-	return r == SIM_RECOMPUTE_FULL ? "full"
-	       : r == SIM_RECOMPUTE_SELECTIVE ? "selective" : "none";
+	return sim_recompute_names[r == SIM_RECOMPUTE_FULL ? 2 : r == SIM_RECOMPUTE_SELECTIVE];
 }
 
 const char *sim_precision_str(enum sim_precision p)
 {
-	return p == SIM_PRECISION_FP8 ? "fp8" : "bf16";
+	return sim_precision_names[p == SIM_PRECISION_FP8];
 }
 
 /* Adds v printed in the fewest of 15 or 17 significant digits that read
@@ -173,8 +174,9 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddBoolToObject(o, "flash", q->flash);
 	cJSON_AddStringToObject(o, "precision", sim_precision_str(q->precision));
 	cJSON_AddBoolToObject(o, "tp_overlap", q->tp_overlap);
-	cJSON_AddStringToObject(o, "zero3_gather", zero3_names[q->zero3_gather]);
-	cJSON_AddStringToObject(o, "zero2_reduce", zero2_names[q->zero2_every_micro_batch != 0]);
+	cJSON_AddStringToObject(o, "zero3_gather", sim_zero3_gather_names[q->zero3_gather]);
+	cJSON_AddStringToObject(o, "zero2_reduce", sim_zero2_reduce_names[q->zero2_every_micro_batch != 0]);
+	cJSON_AddStringToObject(o, "dp_overlap", sim_dp_overlap_names[q->dp_overlap]);
 	add_num(o, "grad_bytes", q->grad_bytes_per_param > 0 ? q->grad_bytes_per_param : 2);
 
 	o = cJSON_AddObjectToObject(root, "job");
@@ -450,9 +452,6 @@ static void read_purchase(struct reader *r, const cJSON *o, struct sim_plan *p)
 
 static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 {
-	static const char *const mlps[] = { "gelu", "swiglu" };
-	static const char *const rcs[] = { "none", "selective", "full" };
-	static const char *const precs[] = { "bf16", "fp8" };
 	const cJSON *o, *g;
 	char schema[64] = "";
 	int v;
@@ -477,7 +476,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_int(r, o, ".model", "vocab", 1, 1 << 26, 1, &m->vocab);
 		get_int(r, o, ".model", "seq", 1, 1 << 26, 1, &m->seq);
 		v = 0;
-		get_enum(r, o, ".model", "mlp", mlps, 2, &v);
+		get_enum(r, o, ".model", "mlp", sim_mlp_names, 2, &v);
 		m->mlp = (enum sim_mlp)v;
 		get_bool(r, o, ".model", "tied_embeddings", 0, &m->tied_embeddings);
 	}
@@ -547,25 +546,30 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_int(r, o, ".parallel", "gbs", 1, 1 << 30, 1, &q->gbs);
 		get_int(r, o, ".parallel", "zero", 0, 3, 0, &q->zero);
 		v = 0;
-		get_enum(r, o, ".parallel", "recompute", rcs, 3, &v);
+		get_enum(r, o, ".parallel", "recompute", sim_recompute_names, 3, &v);
 		q->recompute = (enum sim_recompute)v;
 		get_int(r, o, ".parallel", "interleave", 1, 1 << 16, 0, &q->interleave);
 		get_bool(r, o, ".parallel", "seq_parallel", 0, &q->seq_parallel);
 		get_bool(r, o, ".parallel", "flash", 0, &q->flash);
 		v = 0;
-		get_enum(r, o, ".parallel", "precision", precs, 2, &v);
+		get_enum(r, o, ".parallel", "precision", sim_precision_names, 2, &v);
 		q->precision = (enum sim_precision)v;
 		get_bool(r, o, ".parallel", "tp_overlap", 0, &q->tp_overlap);
 		/* Optional: plans written before the field existed gather by block. */
 		if (cJSON_GetObjectItemCaseSensitive(o, "zero3_gather")) {
 			v = 0;
-			get_enum(r, o, ".parallel", "zero3_gather", zero3_names, 2, &v);
+			get_enum(r, o, ".parallel", "zero3_gather", sim_zero3_gather_names, 2, &v);
 			q->zero3_gather = (enum sim_zero3_gather)v;
 		}
 		if (cJSON_GetObjectItemCaseSensitive(o, "zero2_reduce")) {
 			v = 0;
-			get_enum(r, o, ".parallel", "zero2_reduce", zero2_names, 2, &v);
+			get_enum(r, o, ".parallel", "zero2_reduce", sim_zero2_reduce_names, 2, &v);
 			q->zero2_every_micro_batch = v;
+		}
+		if (cJSON_GetObjectItemCaseSensitive(o, "dp_overlap")) {
+			v = 0;
+			get_enum(r, o, ".parallel", "dp_overlap", sim_dp_overlap_names, 3, &v);
+			q->dp_overlap = (enum sim_dp_overlap)v;
 		}
 		if (cJSON_GetObjectItemCaseSensitive(o, "grad_bytes")) {
 			v = 2;

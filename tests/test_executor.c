@@ -1623,17 +1623,31 @@ static void test_exec_predict_dp_not_hidden(void **state)
 		assert_true(r.step_time_s > sim.step_time_s);
 	}
 	/* on a GPU, ZeRO 0 and 1's sums run under the backward (NCCL on
-	 * the reduction stream), as the simulator assumes; ZeRO 2 and 3's
-	 * collectives still wait where they are issued */
+	 * the reduction stream), as the simulator assumes, but ZeRO 1's
+	 * gather of the updated weights, half its traffic, waits in the
+	 * optimizer step; ZeRO 2 and 3's collectives wait where they are
+	 * issued */
 	o.backend = "cuda";
 	for (o.par.zero = 0; o.par.zero <= 3; o.par.zero++) {
+		struct sim_parallel p = o.par;
+
 		assert_int_equal(exec_predict_on(&o, &c, &r, NULL, 0), RC_OK);
 		assert_true(r.breakdown.dp_comm_total_s > 0);
-		if (o.par.zero <= 1)
+		if (o.par.zero == 0)
 			assert_true(r.breakdown.dp_comm_exposed_s <
 				    0.5 * r.breakdown.dp_comm_total_s);
+		else if (o.par.zero == 1)
+			assert_true(r.breakdown.dp_comm_exposed_s > 0.5 * r.breakdown.dp_comm_total_s &&
+				    r.breakdown.dp_comm_exposed_s < r.breakdown.dp_comm_total_s);
 		else
 			assert_true(r.breakdown.dp_comm_exposed_s == r.breakdown.dp_comm_total_s);
+		p.act_bytes_per_element = 2;
+		p.grad_bytes_per_param = 4;
+		p.zero2_every_micro_batch = 1;
+		p.dp_overlap = o.par.zero == 1 ? SIM_DP_OVERLAP_SUMS
+			     : o.par.zero == 0 ? SIM_DP_OVERLAP_ALL : SIM_DP_OVERLAP_NONE;
+		sim_step(&o.model, &p, &c, &sim);
+		assert_near(r.step_time_s, sim.step_time_s, 1e-12);
 	}
 }
 
@@ -1662,7 +1676,7 @@ static void test_exec_predict_zero2_every_micro_batch(void **state)
 			assert_int_equal(exec_predict_on(&o, &c, &r, NULL, 0), RC_OK);
 			p.act_bytes_per_element = 4;
 			p.grad_bytes_per_param = 4;
-			p.dp_after_backward = 1;
+			p.dp_overlap = SIM_DP_OVERLAP_NONE;
 			sim_step(&o.model, &p, &c, &sim);
 			assert_true(sim.breakdown.dp_comm_total_s > 0);
 			assert_near(r.breakdown.dp_comm_total_s / sim.breakdown.dp_comm_total_s,

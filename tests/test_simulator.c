@@ -605,6 +605,49 @@ static void test_sim_dp_buckets_and_contention(void **state)
 		    1e-12);
 }
 
+/* The same gradients under ZeRO-1 (sim_parallel.dp_overlap): a trainer
+ * that gathers the updated weights after the optimizer step (DeepSpeed's
+ * stage 1) hides only the reduce-scatter, half of each bucket's ring
+ * all-reduce (314 us), but the last; the gather, 33 x 314 us = 10.35 ms,
+ * waits whole.  One that overlaps nothing waits for all 20.7 ms. */
+static void test_sim_dp_overlap_gather_after_step(void **state)
+{
+	struct sim_model m = gpt(24, 2048, 16, 51200, 2048);
+	struct sim_cluster c = a100();
+	struct sim_parallel p = par(1, 1, 8, 1, 64);
+	struct sim_result all, sums, none;
+	struct sim_link l;
+	double ar, last, rs, last_rs;
+
+	(void)state;
+	sim_group_link_k(&c, 8, 8, &l);
+	last = sim_allreduce_s(2 * sim_model_params(&m) / 33, 8, &l);
+	ar = 33 * last;
+	last_rs = sim_allgather_s(2 * sim_model_params(&m) / 33, 8, &l);
+	rs = 33 * last_rs;
+	assert_near(rs, ar / 2, 1e-12);
+	assert_near(rs, 10.35e-3, 0.01);
+	p.zero = 1;
+	sim_step(&m, &p, &c, &all);
+	p.dp_overlap = SIM_DP_OVERLAP_SUMS;
+	sim_step(&m, &p, &c, &sums);
+	p.dp_overlap = SIM_DP_OVERLAP_NONE;
+	sim_step(&m, &p, &c, &none);
+	assert_near(all.breakdown.dp_comm_exposed_s, last + SIM_OVERLAP_SLOWDOWN * (ar - last),
+		    1e-12);
+	assert_near(sums.breakdown.dp_comm_total_s, ar, 1e-12);
+	assert_near(sums.breakdown.dp_comm_exposed_s,
+		    last_rs + rs + SIM_OVERLAP_SLOWDOWN * (ar - last_rs - rs), 1e-12);
+	assert_near(none.breakdown.dp_comm_exposed_s, ar, 1e-12);
+	assert_near(sums.step_time_s - all.step_time_s,
+		    sums.breakdown.dp_comm_exposed_s - all.breakdown.dp_comm_exposed_s, 1e-9);
+	/* without ZeRO there is no gather to wait for */
+	p.zero = 0;
+	p.dp_overlap = SIM_DP_OVERLAP_SUMS;
+	sim_step(&m, &p, &c, &sums);
+	assert_near(sums.breakdown.dp_comm_exposed_s, all.breakdown.dp_comm_exposed_s, 1e-12);
+}
+
 /* A trainer with wider elements moves more bytes: its activations
  * (act_bytes_per_element) cross the TP and PP links at their stored size
  * and its gradients (grad_bytes_per_param) the DP ring. */
@@ -1169,6 +1212,7 @@ int main(void)
 		cmocka_unit_test(test_sim_loss_bytes),
 		cmocka_unit_test(test_sim_tp_overlap),
 		cmocka_unit_test(test_sim_dp_buckets_and_contention),
+		cmocka_unit_test(test_sim_dp_overlap_gather_after_step),
 		cmocka_unit_test(test_sim_wide_elements_move_more),
 		cmocka_unit_test(test_sim_zero3_tensor_sync),
 		cmocka_unit_test(test_sim_zero3_megatron_table2),

@@ -190,6 +190,24 @@ grep -q '"grad_bytes":[[:space:]]*4' "$TMP/fw-megatron-plan.json" && pass "frame
 grep -q '"zero2_reduce":[[:space:]]*"micro_batch"' "$TMP/fw-deepspeed-plan.json" \
 	&& pass "framework deepspeed: ZeRO-2 reduces every micro-batch" \
 	|| fail "framework deepspeed: ZeRO-2 reduces every micro-batch" "$(grep zero2 "$TMP/fw-deepspeed-plan.json")"
+# DeepSpeed gathers ZeRO-1/2's weights after its step and sums ZeRO-0's
+# gradients after the backward; Megatron-LM (with the flags export writes)
+# hides both
+dp_overlap_of() { sed -n 's/.*"dp_overlap":[[:space:]]*"\([a-z]*\)".*/\1/p' "$1"; }
+zero_of() { json_num zero "$1"; }
+z=$(zero_of "$TMP/fw-deepspeed-plan.json") o=$(dp_overlap_of "$TMP/fw-deepspeed-plan.json")
+case "$z:$o" in 0:none | 1:sums | 2:sums | 3:all) pass "framework deepspeed: ZeRO-$z's DP overlap is '$o'" ;;
+	*) fail "framework deepspeed: the plan's DP overlap fits its ZeRO stage" "zero $z, dp_overlap '$o'" ;; esac
+for zz in 0 1; do
+	gp plan --model llama3-8b --tokens 1T --budget 1M --framework deepspeed --zero $zz -q \
+		-o "$TMP/fw-ds-z$zz.json"
+	want=$([ $zz = 0 ] && echo none || echo sums)
+	[ "$(dp_overlap_of "$TMP/fw-ds-z$zz.json")" = "$want" ] \
+		&& pass "framework deepspeed --zero $zz: dp_overlap $want" \
+		|| fail "framework deepspeed --zero $zz: dp_overlap $want" "$(dp_overlap_of "$TMP/fw-ds-z$zz.json")"
+done
+[ "$(dp_overlap_of "$TMP/fw-megatron-plan.json")" = all ] && pass "framework megatron: dp_overlap all" \
+	|| fail "framework megatron: dp_overlap all" "$(dp_overlap_of "$TMP/fw-megatron-plan.json")"
 for args in "--framework torch" "--framework megatron --pp 4 --zero 2" "--framework deepspeed --cp 2"; do
 	gp plan --model llama3-8b --tokens 1T $args
 	expect_rc "plan $args exits 2" 2

@@ -169,6 +169,35 @@ gp simulate "$TMP/z2mb.json" --json
 gp simulate $Z2 --zero2-reduce often
 expect_rc "--zero2-reduce often exits 2" 2
 
+# Which DP collectives run under the backward: llama3-8b with ZeRO-1 on
+# one node of 8 H100 (full recomputation, so a micro-batch's backward
+# hides the sums).  Gathering the updated weights after the optimizer
+# (DeepSpeed's stage 1) exposes the half of the DP traffic that
+# Megatron-LM's --overlap-param-gather hides: the step grows by at least
+# 40% of that half (the rest was hidden at SIM_OVERLAP_SLOWDOWN's cost);
+# overlapping nothing (DeepSpeed without ZeRO) exposes all of it.
+Z1="--model llama3-8b --gpu H100 --gpus 8 --zero 1 --recompute full --gbs 64 --json"
+gp simulate $Z1 --dp-overlap all
+t_all=$(json_num step_time_s "$OUT") dp_total=$(json_num dp_comm_total "$OUT")
+gp simulate $Z1 --dp-overlap sums -o "$TMP/z1sums.json"
+t_sums=$(json_num step_time_s "$OUT")
+gp simulate $Z1 --dp-overlap none
+t_none=$(json_num step_time_s "$OUT") x_none=$(json_num dp_comm_exposed "$OUT")
+awk -v a="$t_all" -v b="$t_sums" -v d="$dp_total" 'BEGIN { exit !(d > 0 && b - a > 0.4 * d / 2) }' \
+	&& pass "--dp-overlap sums waits for the gather ($t_all s -> $t_sums s, DP $dp_total s)" \
+	|| fail "--dp-overlap sums waits for the gather" "$t_all s -> $t_sums s, DP $dp_total s"
+[ -n "$x_none" ] && [ "$x_none" = "$dp_total" ] && awk -v b="$t_sums" -v c="$t_none" 'BEGIN { exit !(c > b) }' \
+	&& pass "--dp-overlap none exposes all DP traffic ($x_none s)" \
+	|| fail "--dp-overlap none exposes all DP traffic" "$x_none s of $dp_total s, step $t_none s"
+grep -q '"dp_overlap":[[:space:]]*"sums"' "$TMP/z1sums.json" \
+	&& pass "--dp-overlap is written to the plan" || fail "--dp-overlap is written to the plan" "missing"
+gp simulate "$TMP/z1sums.json" --json
+[ "$(json_num step_time_s "$OUT")" = "$t_sums" ] && pass "... and read back from it" \
+	|| fail "... and read back from it" "$(json_num step_time_s "$OUT") against $t_sums"
+gp simulate $Z1 --dp-overlap some
+expect_rc "--dp-overlap some exits 2" 2
+expect_err "--dp-overlap names the choices" "^error: --dp-overlap: expected all, sums or none, found 'some'"
+
 # The purchase option a plan was priced at (.offering.purchase) is shown
 # beside its offering and its price, and in --json; a price given with
 # --usd-per-gpu-hour is the user's own and is not labelled.
