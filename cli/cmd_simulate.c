@@ -479,9 +479,10 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 		printf(", %s %s %s %s", p->offering.provider, p->offering.instance_type,
 		       p->offering.region, price_purchase_str(p->purchase));
 	printf("\n");
-	printf("parallel  tp %d, pp %d, dp %d, cp %d, mbs %d, gbs %d (%d micro-batches), zero %d, "
+	printf("parallel  tp %d, pp %d, dp %d, cp %d, mbs %d, gbs %d (%d micro-batch%s), zero %d, "
 	       "recompute %s, interleave %d, seq-parallel %s, flash %s, %s\n",
-	       q->tp, q->pp, q->dp, q->cp, q->mbs, q->gbs, r->grad_accum, q->zero,
+	       q->tp, q->pp, q->dp, q->cp, q->mbs, q->gbs, r->grad_accum,
+	       r->grad_accum == 1 ? "" : "es", q->zero,
 	       sim_recompute_str(q->recompute), q->interleave, q->seq_parallel ? "on" : "off",
 	       q->flash ? "on" : "off", sim_precision_str(q->precision));
 	printf("\nstep time %s\n", unit_fmt_duration(b1, sizeof(b1), r->step_time_s));
@@ -567,9 +568,10 @@ static enum rc replay(const struct sim_plan *p, const struct flags *f, int json)
 	}
 	diff = a > 0 ? (e.step_time_s - a) / a : 0;
 	if (!json && (p->par.pp > 1 || fabs(diff) > 1e-3 || want)) {
-		printf("\npipeline  %s%s, %d stage%s x %d chunk%s, %d micro-batches (event-driven replay)\n",
+		printf("\npipeline  %s%s, %d stage%s x %d chunk%s, %d micro-batch%s "
+		       "(event-driven replay)\n",
 		       sched_kind_name(s.kind), s.split_backward ? " with B/W split" : "",
-		       s.p, s.p == 1 ? "" : "s", s.v, s.v == 1 ? "" : "s", s.m);
+		       s.p, s.p == 1 ? "" : "s", s.v, s.v == 1 ? "" : "s", s.m, s.m == 1 ? "" : "es");
 		printf("  %-18s %12s", "step time", unit_fmt_duration(b1, sizeof(b1), e.step_time_s));
 		if (fabs(diff) > 1e-3)
 			printf("  (analytic %s, %+.1f%%)\n", unit_fmt_duration(b2, sizeof(b2), a),

@@ -113,17 +113,31 @@ int plan_framework_max_zero(enum plan_framework f, int pp)
 	return f != PLAN_FRAMEWORK_ANY && pp > 1 ? 1 : 3;
 }
 
-enum sim_dp_overlap plan_framework_dp_overlap(enum plan_framework f, int zero)
+void plan_framework_price(enum plan_framework f, struct sim_parallel *q)
 {
-	/* DeepSpeed reduces gradients after the backward without ZeRO
-	 * (allreduce_gradients after loss.backward(), runtime/engine.py)
-	 * and gathers stage 1 and 2's updated weights at the end of step()
-	 * (all_gather_dp_groups, runtime/zero/stage_1_and_2.py); its stage 3
-	 * prefetches.  Megatron-LM overlaps both with the flags export
-	 * writes (--overlap-grad-reduce --overlap-param-gather). */
-	if (f != PLAN_FRAMEWORK_DEEPSPEED || zero == 3)
-		return SIM_DP_OVERLAP_ALL;
-	return zero == 0 ? SIM_DP_OVERLAP_NONE : SIM_DP_OVERLAP_SUMS;
+	if (f == PLAN_FRAMEWORK_ANY)
+		return;
+	/* Megatron-LM with --bf16 accumulates and reduces gradients in fp32
+	 * (arguments.py sets accumulate_allreduce_grads_in_fp32 unless
+	 * --grad-reduce-in-bf16), and overlaps the sums and ZeRO-1's gather
+	 * with the flags export writes (--overlap-grad-reduce
+	 * --overlap-param-gather). */
+	q->grad_bytes_per_param = f == PLAN_FRAMEWORK_MEGATRON ? 4 : 2;
+	q->zero2_every_micro_batch = 0;
+	q->dp_overlap = SIM_DP_OVERLAP_ALL;
+	if (f != PLAN_FRAMEWORK_DEEPSPEED)
+		return;
+	/* DeepSpeed's stage 2 reduce-scatters every micro-batch's gradients
+	 * (sim_parallel.zero2_every_micro_batch); without ZeRO it sums them
+	 * after the backward (allreduce_gradients after loss.backward(),
+	 * runtime/engine.py), and it gathers stage 1 and 2's updated weights
+	 * at the end of step() (all_gather_dp_groups, runtime/zero/
+	 * stage_1_and_2.py); its stage 3 prefetches. */
+	q->zero2_every_micro_batch = 1;
+	if (q->zero == 0)
+		q->dp_overlap = SIM_DP_OVERLAP_NONE;
+	else if (q->zero <= 2)
+		q->dp_overlap = SIM_DP_OVERLAP_SUMS;
 }
 
 double plan_largest_loss(const struct sim_result *r, const char **name)

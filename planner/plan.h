@@ -104,9 +104,10 @@ const char *plan_framework_str(enum plan_framework f);
 enum rc plan_framework_parse(const char *s, enum plan_framework *out);
 /* The highest ZeRO stage framework f runs with pp pipeline stages. */
 int plan_framework_max_zero(enum plan_framework f, int pp);
-/* Which data-parallel collectives framework f runs under compute at
- * ZeRO stage zero. */
-enum sim_dp_overlap plan_framework_dp_overlap(enum plan_framework f, int zero);
+/* Sets q's properties that depend on the framework running it, for its
+ * ZeRO stage: the gradients' width, how ZeRO-2 reduces, which DP
+ * collectives overlap (sim_parallel).  Leaves q alone for "any". */
+void plan_framework_price(enum plan_framework f, struct sim_parallel *q);
 
 /* Which offerings and knobs may be used.  Empty strings and 0 mean free. */
 struct plan_filter {

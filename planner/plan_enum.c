@@ -372,13 +372,6 @@ static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int n
 	if (zlo > zhi)
 		return;
 	sim_parallel_init(&par);
-	/* DeepSpeed's stage 2 reduce-scatters every micro-batch's gradients
-	 * (sim_parallel.zero2_every_micro_batch).  Megatron-LM with --bf16
-	 * accumulates and reduces gradients in fp32 (arguments.py sets
-	 * accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16). */
-	par.zero2_every_micro_batch = f->framework == PLAN_FRAMEWORK_DEEPSPEED;
-	if (f->framework == PLAN_FRAMEWORK_MEGATRON)
-		par.grad_bytes_per_param = 4;
 	par.tp = tp;
 	par.pp = pp;
 	par.cp = cp;
@@ -412,7 +405,7 @@ static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int n
 						continue;
 					}
 					par.zero = z;
-					par.dp_overlap = plan_framework_dp_overlap(f->framework, z);
+					plan_framework_price(f->framework, &par);
 					par.recompute = (enum sim_recompute)rc;
 					fit = try_config(s, &par, nodes);
 					if (fit == 1 && v == 1 && z == zhi && rc == SIM_RECOMPUTE_FULL)

@@ -13,6 +13,7 @@
  * nothing is changed silently.
  */
 #include "plan_export.h"
+#include "plan.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -148,41 +149,93 @@ static int zero1_instead(const struct sim_plan *p, enum plan_export_format f)
 	       (f == PLAN_EXPORT_MEGATRON || f == PLAN_EXPORT_DEEPSPEED);
 }
 
-/* p as f runs it when zero1_instead: ZeRO-1, and under Megatron with the
- * fp32 gradients its --bf16 implies (arguments.py sets
- * accumulate_allreduce_grads_in_fp32 then; Megatron-LM's distributed-
- * optimizer notes count 18 bytes a parameter, 4 of them the gradient);
- * DeepSpeed's ZeRO keeps them in bf16 (sim_parallel_init's 2 bytes).
- * Returns RC_OK with the prediction in *r, or RC_INPUT with sim_check's
- * reason in why[size]. */
-static enum rc zero1_predict(const struct sim_plan *p, enum plan_export_format f,
-			     struct sim_result *r, char *why, size_t size)
+/* The framework a format runs the plan under: Megatron-LM's and
+ * DeepSpeed's own launchers; the others start the user's script or
+ * gpuplan's executor, which run the plan as it was priced. */
+static enum plan_framework format_framework(enum plan_export_format f)
 {
-	struct sim_parallel q = p->par;
-
-	q.zero = 1;
-	if (f == PLAN_EXPORT_MEGATRON)
-		q.grad_bytes_per_param = 4;
-	if (sim_check(&p->model, &q, &p->cluster, why, size) != RC_OK)
-		return RC_INPUT;
-	sim_step(&p->model, &q, &p->cluster, r);
-	return RC_OK;
+	return f == PLAN_EXPORT_MEGATRON ? PLAN_FRAMEWORK_MEGATRON
+	       : f == PLAN_EXPORT_DEEPSPEED ? PLAN_FRAMEWORK_DEEPSPEED : PLAN_FRAMEWORK_ANY;
 }
 
-/* The comment lines saying what zero1_instead changed and what it costs:
- * r (zero1_predict) against the plan's own prediction. */
-static void zero1_comment(struct buf *b, const struct sim_plan *p, enum plan_export_format f,
-			  const struct sim_result *r)
+static const char *framework_title(enum plan_export_format f)
+{
+	return f == PLAN_EXPORT_MEGATRON ? "Megatron-LM" : "DeepSpeed";
+}
+
+/* What f runs differently from the plan as priced, when it does: the
+ * ZeRO-1 of zero1_instead and the framework's properties
+ * (plan_framework_price).  Returns 0 when f runs p as priced, or so
+ * nearly that step time and memory move less than FRAMEWORK_SAME; else 1
+ * with the prediction for what it runs in *r.  A plan the simulator
+ * rejects (hand-edited) cannot be re-priced: 0, unless the layout itself
+ * changes (zero1_instead), -1 then with sim_check's reason in why[size]. */
+#define FRAMEWORK_SAME 0.005
+
+static int framework_predict(const struct sim_plan *p, enum plan_export_format f,
+			     struct sim_result *r, char *why, size_t size)
+{
+	const struct sim_result *a = &p->result;
+	struct sim_parallel q = p->par;
+
+	if (zero1_instead(p, f))
+		q.zero = 1;
+	plan_framework_price(format_framework(f), &q);
+	if (memcmp(&q, &p->par, sizeof(q)) == 0)
+		return 0;
+	if (sim_check(&p->model, &q, &p->cluster, why, size) != RC_OK)
+		return zero1_instead(p, f) ? -1 : 0;
+	sim_step(&p->model, &q, &p->cluster, r);
+	return zero1_instead(p, f) || r->fits != a->fits ||
+	       fabs(r->step_time_s - a->step_time_s) >= FRAMEWORK_SAME * a->step_time_s ||
+	       fabs(r->memory.total - a->memory.total) >= FRAMEWORK_SAME * a->memory.total;
+}
+
+/* How f's run differs from the plan's pricing, in words (Megatron-LM's
+ * fp32 gradients, DeepSpeed's exposed DP collectives). */
+static void framework_differences(char *out, size_t size, const struct sim_plan *p,
+				  enum plan_export_format f)
+{
+	struct sim_parallel q = p->par;
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (zero1_instead(p, f))
+		q.zero = 1;
+	plan_framework_price(format_framework(f), &q);
+#define SAY(...) (len += (size_t)snprintf(out + len, len < size ? size - len : 0, \
+					   "%s", len ? ", " : ""), \
+		  len += (size_t)snprintf(out + len, len < size ? size - len : 0, __VA_ARGS__))
+	if (q.grad_bytes_per_param != p->par.grad_bytes_per_param)
+		SAY("%s gradients", q.grad_bytes_per_param >= 4 ? "fp32" : "bf16");
+	if (q.zero == 2 && q.zero2_every_micro_batch != p->par.zero2_every_micro_batch)
+		SAY("ZeRO-2 reducing %s", q.zero2_every_micro_batch ? "every micro-batch" : "once a step");
+	if (q.dp_overlap != p->par.dp_overlap && q.dp > 1)
+		SAY("%s", q.dp_overlap == SIM_DP_OVERLAP_NONE ? "gradient sums after the backward"
+			  : q.dp_overlap == SIM_DP_OVERLAP_SUMS ? "the weight gather after the step"
+			  : "DP collectives overlapped");
+#undef SAY
+}
+
+/* The comment lines saying what f runs instead of the plan and what it
+ * costs: r (framework_predict) against the plan's own prediction. */
+static void framework_comment(struct buf *b, const struct sim_plan *p, enum plan_export_format f,
+			      const struct sim_result *r)
 {
 	int megatron = f == PLAN_EXPORT_MEGATRON;
-	char need[32], cap[32], planned[32], t1[32], t0[32];
+	char need[32], cap[32], planned[32], t1[32], t0[32], diff[160];
 
-	bprintf(b, "# NOTE: %s does not run the plan's ZeRO-%d with pipeline parallelism (pp %d):\n"
-		   "# %s.\n# Written instead: ZeRO-1 (%s), which needs\n",
-		megatron ? "Megatron-LM" : "DeepSpeed", p->par.zero, p->par.pp,
-		megatron ? "its ZeRO-2/3 is Megatron-FSDP, documented without pipeline stages"
-			 : "its pipeline engine asserts ZeRO stage < 2",
-		megatron ? "--use-distributed-optimizer, fp32 gradients" : "\"stage\": 1 in the config");
+	framework_differences(diff, sizeof(diff), p, f);
+	if (zero1_instead(p, f))
+		bprintf(b, "# NOTE: %s does not run the plan's ZeRO-%d with pipeline parallelism "
+			   "(pp %d):\n# %s.\n# Written instead: ZeRO-1 (%s), which needs\n",
+			framework_title(f), p->par.zero, p->par.pp,
+			megatron ? "its ZeRO-2/3 is Megatron-FSDP, documented without pipeline stages"
+				 : "its pipeline engine asserts ZeRO stage < 2",
+			megatron ? "--use-distributed-optimizer, fp32 gradients" : "\"stage\": 1 in the config");
+	else
+		bprintf(b, "# NOTE: the plan was not priced as %s runs it (%s), which needs\n",
+			framework_title(f), diff);
 	bprintf(b, "# %s per GPU of %s: %s (the plan: %s); step %s (the plan: %s).\n",
 		unit_fmt_bytes(need, sizeof(need), r->memory.total),
 		unit_fmt_bytes(cap, sizeof(cap), r->memory.capacity),
@@ -190,30 +243,50 @@ static void zero1_comment(struct buf *b, const struct sim_plan *p, enum plan_exp
 		unit_fmt_bytes(planned, sizeof(planned), p->result.memory.total),
 		unit_fmt_duration(t1, sizeof(t1), r->step_time_s),
 		unit_fmt_duration(t0, sizeof(t0), p->result.step_time_s));
-	bprintf(b, "# Plan with --framework %s for layouts it runs, priced as it runs them\n"
-		   "# (or with --pp 1 to keep ZeRO-%d).\n",
-		megatron ? "megatron" : "deepspeed", p->par.zero);
+	if (zero1_instead(p, f))
+		bprintf(b, "# Plan with --framework %s for layouts it runs, priced as it runs them\n"
+			   "# (or with --pp 1 to keep ZeRO-%d).\n",
+			megatron ? "megatron" : "deepspeed", p->par.zero);
+	else
+		bprintf(b, "# Plan with --framework %s to price it so.\n",
+			megatron ? "megatron" : "deepspeed");
 }
 
-/* The same on stderr, once: a warning, and a hint when ZeRO-1 does not
- * fit. */
-static void zero1_warn(const struct sim_plan *p, enum plan_export_format f,
-		       const struct sim_result *r)
-{
-	char need[32], cap[32], planned[32];
+/* The same on stderr, once: always for zero1_instead, else when what f
+ * runs will not fit or steps FRAMEWORK_SLOWER longer; a hint when it does
+ * not fit. */
+#define FRAMEWORK_SLOWER 0.05
 
-	gp_warn("export: %s cannot run ZeRO-%d with pipeline parallelism (pp %d); wrote ZeRO-1, "
-		"which needs %s per GPU of %s (the plan: %s): %s",
-		f == PLAN_EXPORT_MEGATRON ? "Megatron-LM" : "DeepSpeed", p->par.zero, p->par.pp,
-		unit_fmt_bytes(need, sizeof(need), r->memory.total),
-		unit_fmt_bytes(cap, sizeof(cap), r->memory.capacity),
-		unit_fmt_bytes(planned, sizeof(planned), p->result.memory.total),
-		r->fits ? "it fits" : "it will NOT fit");
-	if (!r->fits)
-		gp_hint("plan again with --framework %s (gpuplan plan ... --framework %s) for a "
-			"layout it runs, or with --pp 1 to keep ZeRO-%d",
-			f == PLAN_EXPORT_MEGATRON ? "megatron" : "deepspeed",
-			f == PLAN_EXPORT_MEGATRON ? "megatron" : "deepspeed", p->par.zero);
+static void framework_warn(const struct sim_plan *p, enum plan_export_format f,
+			   const struct sim_result *r)
+{
+	const char *fw = f == PLAN_EXPORT_MEGATRON ? "megatron" : "deepspeed";
+	char need[32], cap[32], planned[32], t1[32], t0[32], diff[160];
+
+	unit_fmt_bytes(need, sizeof(need), r->memory.total);
+	unit_fmt_bytes(cap, sizeof(cap), r->memory.capacity);
+	unit_fmt_bytes(planned, sizeof(planned), p->result.memory.total);
+	if (zero1_instead(p, f)) {
+		gp_warn("export: %s cannot run ZeRO-%d with pipeline parallelism (pp %d); wrote "
+			"ZeRO-1, which needs %s per GPU of %s (the plan: %s): %s",
+			framework_title(f), p->par.zero, p->par.pp, need, cap, planned,
+			r->fits ? "it fits" : "it will NOT fit");
+		if (!r->fits)
+			gp_hint("plan again with --framework %s (gpuplan plan ... --framework %s) "
+				"for a layout it runs, or with --pp 1 to keep ZeRO-%d",
+				fw, fw, p->par.zero);
+		return;
+	}
+	if (r->fits && r->step_time_s < (1 + FRAMEWORK_SLOWER) * p->result.step_time_s)
+		return;
+	framework_differences(diff, sizeof(diff), p, f);
+	gp_warn("export: as %s runs it (%s) the plan needs %s per GPU of %s (the plan: %s) "
+		"and steps in %s (the plan: %s)%s", framework_title(f), diff, need, cap, planned,
+		unit_fmt_duration(t1, sizeof(t1), r->step_time_s),
+		unit_fmt_duration(t0, sizeof(t0), p->result.step_time_s),
+		r->fits ? "" : ": it will NOT fit");
+	gp_hint("plan again with --framework %s (gpuplan plan ... --framework %s) to price it "
+		"as %s runs it", fw, fw, framework_title(f));
 }
 
 static void torchrun_line(struct buf *b, const struct sim_plan *p)
@@ -343,9 +416,8 @@ char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_
 	struct sim_result r;
 	char why[256];
 
-	if (zero1_instead(p, PLAN_EXPORT_DEEPSPEED) &&
-	    zero1_predict(p, PLAN_EXPORT_DEEPSPEED, &r, why, sizeof(why)) == RC_OK)
-		zero1_comment(&b, p, PLAN_EXPORT_DEEPSPEED, &r);
+	if (framework_predict(p, PLAN_EXPORT_DEEPSPEED, &r, why, sizeof(why)) == 1)
+		framework_comment(&b, p, PLAN_EXPORT_DEEPSPEED, &r);
 	nccl_env(&b, p, "export ", 1);
 	if (p->par.tp > 1 || p->par.pp > 1)
 		bprintf(&b, "# the plan also uses tp %d, pp %d: give a Megatron-DeepSpeed script "
@@ -375,8 +447,9 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 {
 	struct buf b = { 0 };
 	int nodes = launch_nodes(p), gpn = launch_gpus_per_node(p);
-	struct sim_result z1;
+	struct sim_result fr;
 	char tbuf[64], why[256];
+	int differs;
 
 	*rc = RC_OK;
 	if (plan_gpus(p) < 1 || p->par.mbs < 1 || p->par.dp < 1 ||
@@ -386,21 +459,21 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 		*rc = RC_INPUT;
 		return NULL;
 	}
-	if (zero1_instead(p, f)) {
-		if (zero1_predict(p, f, &z1, why, sizeof(why)) != RC_OK) {
-			gp_error("plan: layout is not exportable: %s", why);
-			*rc = RC_INPUT;
-			return NULL;
-		}
-		zero1_warn(p, f, &z1);
+	differs = framework_predict(p, f, &fr, why, sizeof(why));
+	if (differs < 0) {
+		gp_error("plan: layout is not exportable: %s", why);
+		*rc = RC_INPUT;
+		return NULL;
 	}
+	if (differs)
+		framework_warn(p, f, &fr);
 	switch (f) {
 	case PLAN_EXPORT_MEGATRON:
 		bprintf(&b, "#!/usr/bin/env bash\n# Megatron-LM launch for %s on %d x %s "
 			    "(written by gpuplan)\n", p->model.name, plan_gpus(p), p->cluster.gpu.name);
 		bprintf(&b, "# set TRAIN_SCRIPT to Megatron-LM's pretrain_gpt.py and add data flags\n");
-		if (zero1_instead(p, f))
-			zero1_comment(&b, p, f, &z1);
+		if (differs)
+			framework_comment(&b, p, f, &fr);
 		nccl_env(&b, p, "export ", !megatron_fsdp(p));
 		torchrun_line(&b, p);
 		bprintf(&b, " \"${TRAIN_SCRIPT:-pretrain_gpt.py}\"");
