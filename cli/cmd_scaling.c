@@ -33,7 +33,7 @@
 
 enum {
 	O_MODEL = 256, O_MODELS, O_GPU, O_MIN_GPUS, O_MAX_GPUS, O_GPN, O_INTER, O_GBS,
-	O_GBS_TOKENS, O_TP, O_PP, O_ZERO, O_PLOT, O_CSV, O_JSON,
+	O_GBS_TOKENS, O_TP, O_PP, O_ZERO, O_FRAMEWORK, O_PLOT, O_CSV, O_JSON,
 };
 
 static void help(void)
@@ -59,6 +59,8 @@ static void help(void)
 	       "  --gbs-tokens N          global batch in tokens (4M), rounded to whole sequences\n"
 	       "  --tp N, --pp N          pin tensor / pipeline parallelism (default: searched)\n"
 	       "  --zero N                pin the ZeRO stage 0-3 (default: searched)\n"
+	       "  --framework NAME        any, megatron or deepspeed: only layouts it runs, priced\n"
+	       "                          as it runs them, as plan --framework (default any)\n"
 	       "  --plot FILE             draw throughput and efficiency to FILE.png or FILE.svg\n"
 	       "                          with gnuplot (default none; without gnuplot the data\n"
 	       "                          and a script are written as FILE.csv and FILE.gp)\n"
@@ -74,6 +76,7 @@ static void help(void)
 struct flags {
 	const char *model, *models, *gpu, *plot, *csv;
 	int min_gpus, max_gpus, gpn, gbs, tp, pp, zero, json;
+	enum plan_framework framework;
 	double inter_gbps, gbs_tokens;
 };
 
@@ -92,6 +95,7 @@ static enum rc parse(int argc, char **argv, struct flags *f, int *helped)
 		{ "tp", required_argument, NULL, O_TP },
 		{ "pp", required_argument, NULL, O_PP },
 		{ "zero", required_argument, NULL, O_ZERO },
+		{ "framework", required_argument, NULL, O_FRAMEWORK },
 		{ "plot", required_argument, NULL, O_PLOT },
 		{ "csv", required_argument, NULL, O_CSV },
 		{ "json", no_argument, NULL, O_JSON },
@@ -129,6 +133,12 @@ static enum rc parse(int argc, char **argv, struct flags *f, int *helped)
 		case O_TP: rc = cli_parse_int("--tp", optarg, 1, 1024, &f->tp); break;
 		case O_PP: rc = cli_parse_int("--pp", optarg, 1, 4096, &f->pp); break;
 		case O_ZERO: rc = cli_parse_int("--zero", optarg, 0, 3, &f->zero); break;
+		case O_FRAMEWORK:
+			rc = plan_framework_parse(optarg, &f->framework);
+			if (rc != RC_OK)
+				gp_error("--framework: expected any, megatron or deepspeed, found '%s'",
+					 optarg);
+			break;
 		case O_PLOT: f->plot = optarg; rc = plot_check_path("--plot", optarg, &pf); break;
 		case O_CSV: f->csv = optarg; break;
 		case O_JSON: f->json = 1; break;
@@ -299,12 +309,15 @@ static void print_table(const struct scaling_sweep *s)
 	const struct scaling_point *bp = s->best >= 0 ? &s->points[s->best] : NULL;
 
 	printf("gpuplan scaling: %s on %s, %d per node, %s between nodes (%s); "
-	       "global batch %d x %d tokens\n\n", s->model.name, s->cluster.gpu.name,
+	       "global batch %d x %d tokens", s->model.name, s->cluster.gpu.name,
 	       s->cluster.gpus_per_node,
 	       s->cluster.inter_bytes_per_s > 0
 		       ? (snprintf(a, sizeof(a), "%.0f Gb/s", s->cluster.inter_bytes_per_s * 8 / 1e9), a)
 		       : "the simulator's default network",
 	       s->machine, s->gbs, s->model.seq);
+	if (s->framework && strcmp(s->framework, "any") != 0)
+		printf("; layouts %s runs", s->framework);
+	printf("\n\n");
 	printf("%-6s %-6s %-13s %-9s %-4s %-4s %-9s %-9s %-9s %-9s %-8s %-6s %s\n", "GPUS", "NODES",
 	       "TP/PP/DP/CP", "MBSxACC", "ZERO", "RCMP", "STEP", "TOK/S", "PER GPU", "IDEAL",
 	       "SPEEDUP", "EFF", "MFU");
@@ -489,6 +502,8 @@ enum rc cmd_scaling(int argc, char **argv)
 	o.filter.tp = f.tp;
 	o.filter.pp = f.pp;
 	o.filter.zero = f.zero;
+	o.filter.framework = f.framework;
+	s.framework = plan_framework_str(f.framework);
 	plan_job_init(&job, m, SCALING_JOB_TOKENS);
 	if (f.gbs)
 		job.gbs = f.gbs;

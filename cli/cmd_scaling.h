@@ -30,6 +30,8 @@ struct scaling_sweep {
 	struct sim_cluster cluster;  /* gpus_per_node: a full node */
 	char machine[160];           /* "aws p5.48xlarge" or a description */
 	int gbs;                     /* global batch, sequences */
+	const char *framework;       /* what runs the layouts: "any" (NULL reads so),
+				      * "megatron", "deepspeed" (plan --framework) */
 	struct scaling_point *points;
 	size_t n;
 	int best;                    /* index of the best per-GPU throughput; -1 none */

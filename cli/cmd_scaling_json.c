@@ -56,6 +56,7 @@ char *scaling_to_json(const struct scaling_sweep *s)
 	cJSON_AddNumberToObject(root, "inter_node_bytes_per_s", s->cluster.inter_bytes_per_s);
 	cJSON_AddStringToObject(root, "machine", s->machine);
 	cJSON_AddNumberToObject(root, "global_batch", s->gbs);
+	cJSON_AddStringToObject(root, "framework", s->framework ? s->framework : "any");
 	cJSON_AddNumberToObject(root, "seq_len", s->model.seq);
 	if (s->best >= 0)
 		cJSON_AddNumberToObject(root, "best_gpus", s->points[s->best].gpus);

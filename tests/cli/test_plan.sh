@@ -227,6 +227,26 @@ read -r z_mg n_mg <"$TMP/fr-megatron"
 	&& pass "frontier --framework megatron: no ZeRO-2/3 under a pipeline ($z_any of $n_any without it)" \
 	|| fail "frontier --framework megatron: no ZeRO-2/3 under a pipeline" "any $z_any/$n_any, megatron $z_mg/$n_mg"
 expect_out "frontier --framework: the header says so" "^gpuplan frontier: .*, layouts megatron runs$"
+# scaling too: 64 to 512 H100 for llama3-70b, where `any` picks ZeRO-2
+# under a pipeline at 64 and 512 GPUs
+scaling_rows() { # FILE: "ZERO2_UNDER_PP ROWS" of a scaling table
+	awk '$3 ~ /^[0-9]+\/[0-9]+\/[0-9]+\/[0-9]+$/ { split($3, l, "/"); n++;
+		if (l[2] > 1 && $5 >= 2) z++ } END { print z + 0, n + 0 }' "$1"
+}
+gp scaling --model llama3-70b --gpu H100 --min-gpus 64 --max-gpus 512 -q
+read -r z_any n_any <<<"$(scaling_rows "$OUT")"
+gp scaling --model llama3-70b --gpu H100 --min-gpus 64 --max-gpus 512 -q --framework megatron
+expect_rc "scaling --framework megatron exits 0" 0
+read -r z_mg n_mg <<<"$(scaling_rows "$OUT")"
+[ "$z_any" -ge 1 ] && [ "$n_mg" = 4 ] && [ "$z_mg" = 0 ] \
+	&& pass "scaling --framework megatron: no ZeRO-2/3 under a pipeline ($z_any of $n_any rows without it)" \
+	|| fail "scaling --framework megatron: no ZeRO-2/3 under a pipeline" "any $z_any/$n_any, megatron $z_mg/$n_mg"
+expect_out "scaling --framework: the header says so" "^gpuplan scaling: .*; layouts megatron runs$"
+gp scaling --model llama3-70b --gpu H100 --min-gpus 64 --max-gpus 64 -q --framework deepspeed --json
+expect_out "scaling --json records the framework" '"framework":[[:space:]]*"deepspeed"'
+gp scaling --model llama3-70b --gpu H100 --framework megatron --pp 4 --zero 2
+expect_rc "scaling --framework megatron --pp 4 --zero 2 exits 2" 2
+expect_err_lines "scaling: a contradiction is one error line" 1
 
 # ---- bad input: exit 2, one error line
 for args in "--budget abc" "--objective speed" "--phases 3" "--deadline soon" "--top 0" \
