@@ -454,6 +454,13 @@ static void mem(const char *name, double b, double total)
 	       total > 0 ? 100 * b / total : 0);
 }
 
+/* "fp32" for a trainer that keeps fp32 activations (the executor's CPU
+ * ranks), else the GEMM precision. */
+static const char *precision_label(const struct sim_parallel *q)
+{
+	return q->act_bytes_per_element >= 4 ? "fp32" : sim_precision_str(q->precision);
+}
+
 /* Prints the prediction for people. */
 /* planned_s, planned_usd: what the plan file answered for the whole run
  * (0: none), printed where it differs from these steps' time. */
@@ -484,7 +491,7 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	       q->tp, q->pp, q->dp, q->cp, q->mbs, q->gbs, r->grad_accum,
 	       r->grad_accum == 1 ? "" : "es", q->zero,
 	       sim_recompute_str(q->recompute), q->interleave, q->seq_parallel ? "on" : "off",
-	       q->flash ? "on" : "off", sim_precision_str(q->precision));
+	       q->flash ? "on" : "off", precision_label(q));
 	printf("\nstep time %s\n", unit_fmt_duration(b1, sizeof(b1), r->step_time_s));
 	part("compute", b->compute_s, r->step_time_s);
 	part("tp comm", b->tp_comm_s, r->step_time_s);
@@ -502,9 +509,10 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	/* GFLOP/s for a device below a TFLOP/s (the executor's CPU ranks),
 	 * where one decimal of TFLOP/s would read 0.0 */
 	flops_unit = c->gpu.bf16_flops_per_s >= 1e12 ? 1e12 : 1e9;
-	printf("%s per GPU  %.1f model, %.1f hardware (peak %.1f bf16)\n",
+	printf("%s per GPU  %.1f model, %.1f hardware (peak %.1f %s)\n",
 	       flops_unit == 1e12 ? "TFLOP/s" : "GFLOP/s", r->model_flops_per_gpu_s / flops_unit,
-	       r->hardware_flops_per_gpu_s / flops_unit, c->gpu.bf16_flops_per_s / flops_unit);
+	       r->hardware_flops_per_gpu_s / flops_unit, c->gpu.bf16_flops_per_s / flops_unit,
+	       q->act_bytes_per_element >= 4 ? "fp32" : "bf16");
 	printf("MFU %.1f%%, HFU %.1f%%\n", 100 * r->mfu, 100 * r->hfu);
 	printf("\nmemory per GPU %s of %s: ", unit_fmt_bytes(b1, sizeof(b1), x->total),
 	       unit_fmt_bytes(b2, sizeof(b2), x->capacity));
@@ -517,7 +525,8 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	mem("optimizer", x->optimizer, x->total);
 	mem("activations", x->activations, x->total);
 	mem("other", x->other, x->total);
-	printf("  (other: logits, CUDA context and allocator slack)\n");
+	printf("  (other: logits%s allocator slack)\n",
+	       c->gpu.context_bytes < 0 ? " and" : ", CUDA context and");
 	if (p->tokens > 0) {
 		printf("\ntime to train %s tokens: %s", unit_fmt_count(b1, sizeof(b1), p->tokens),
 		       unit_fmt_duration(b2, sizeof(b2), p->time_to_train_s));
@@ -634,6 +643,9 @@ enum rc cmd_simulate(int argc, char **argv)
 	    || (rc = build_parallel(&f, plan_path != NULL, &p)) != RC_OK
 	    || (rc = cli_calibration_plan(&p, f.calibration)) != RC_OK)
 		return rc;
+	/* the "cpu" device is the executor's CPU ranks: priced as they run */
+	if (gp_streq_nocase(p.cluster.gpu.name, "cpu"))
+		exec_price_parallel("cpu", EXEC_PRECISION_FP32, &p.par);
 	if (SET(&f, O_TOKENS))
 		p.tokens = f.tokens;
 	else {

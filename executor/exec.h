@@ -375,6 +375,11 @@ void exec_cpu_cluster(struct sim_cluster *c, int ranks);
 void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, double latency_s,
 			 int ranks);
 
+/* par as the executor's backend runs it: activations at the width the
+ * backend stores them (exec_act_bytes), fp32 gradients, ZeRO-2 reducing
+ * every micro-batch, and the DP collectives it overlaps (dp_overlap). */
+void exec_price_parallel(const char *backend, enum exec_precision precision,
+			 struct sim_parallel *par);
 /* The simulator's prediction for o on the CPU cluster of its rank count,
  * activations priced at the element size o's backend and precision store
  * (exec_act_bytes).  Returns RC_OK, or RC_INPUT with the simulator's

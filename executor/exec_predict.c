@@ -76,6 +76,7 @@ void exec_cpu_gpu(struct price_gpu *g)
 	g->opt_bytes_per_s = EXEC_CPU_OPT_BYTES_PER_S;
 	gp_strlcpy(g->intra_link, "shared memory", sizeof(g->intra_link));
 	g->intra_bytes_per_s = EXEC_CPU_LINK_BYTES_PER_S;
+	g->context_bytes = -1;	/* no CUDA context: malloc'd host memory */
 }
 
 void exec_cpu_cluster(struct sim_cluster *c, int ranks)
@@ -146,34 +147,44 @@ enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,
 	return exec_predict_on(o, &c, out, why, size);
 }
 
-enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
-			struct sim_result *out, char *why, size_t size)
+void exec_price_parallel(const char *backend, enum exec_precision precision,
+			 struct sim_parallel *par)
 {
-	struct sim_parallel par = o->par;
-	enum rc rc;
+	int cuda = backend && strcmp(backend, "cuda") == 0;
 
 	/* the simulator prices a bf16 trainer's 2-byte activations; an fp32
 	 * backend keeps them wider */
-	par.act_bytes_per_element = exec_act_bytes(o->backend, o->precision);
+	par->act_bytes_per_element = exec_act_bytes(backend, precision);
 	/* and its gradients are fp32 in every backend: the fp32 ones keep
 	 * 4 (weights) + 4 (gradients) + 8 (AdamW) bytes a parameter, the
 	 * bf16 CUDA one a 2-byte working copy of the weights beside the fp32
 	 * master, 2 + 4 + 12 = 18 (sim_model_states); the gradients are
 	 * reduced at 4 bytes */
-	par.grad_bytes_per_param = 4;
+	par->grad_bytes_per_param = 4;
 	/* its trainer sums ZeRO 0 and 1's gradients over DP under the
 	 * backward, a unit at a time (ZeRO 1 by a reduce-scatter), but
 	 * gathers ZeRO 1's updated weights in the optimizer step; it waits
 	 * for ZeRO 2 and 3's reductions and gathers where it issues them,
 	 * and on the CPU the sums take the cores the compute runs on (and
 	 * Open MPI moves them on only inside MPI calls): nothing hides those */
-	if (o->par.zero >= 2 || !o->backend || strcmp(o->backend, "cuda") != 0)
-		par.dp_overlap = SIM_DP_OVERLAP_NONE;
+	if (par->zero >= 2 || !cuda)
+		par->dp_overlap = SIM_DP_OVERLAP_NONE;
+	else if (par->zero == 1)
+		par->dp_overlap = SIM_DP_OVERLAP_SUMS;
 	else
-		par.dp_overlap = SIM_DP_OVERLAP_SUMS;
+		par->dp_overlap = SIM_DP_OVERLAP_ALL;
 	/* and its ZeRO-2 keeps only a shard of the gradients: it reduce-
 	 * scatters each micro-batch's (grads_end) */
-	par.zero2_every_micro_batch = 1;
+	par->zero2_every_micro_batch = 1;
+}
+
+enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
+			struct sim_result *out, char *why, size_t size)
+{
+	struct sim_parallel par = o->par;
+	enum rc rc;
+
+	exec_price_parallel(o->backend, o->precision, &par);
 	rc = sim_check(&o->model, &par, c, why, size);
 	if (rc != RC_OK)
 		return rc;

@@ -49,6 +49,10 @@ struct price_gpu {
 	 * the gradient norm, the zeroing: sim_optimizer_bytes); set by a
 	 * calibration of this device, which times them, 0: hbm_bytes_per_s. */
 	double opt_bytes_per_s;
+	/* Memory the runtime holds on the device before any tensor: 0 = a
+	 * CUDA context with its libraries (SIM_CONTEXT_BYTES), < 0 none (the
+	 * executor's CPU ranks). */
+	double context_bytes;
 	char aliases[PRICE_NAME_MAX * 4];/* ';'-separated other names ("H100;H100-SXM") */
 };
 

@@ -92,7 +92,7 @@ static double layer_grad_bytes(const struct sim_model *m, const struct sim_paral
  * activations; first/last say whether it holds the embedding / the head. */
 static void stage_memory(const struct sim_model *m, const struct sim_parallel *p,
 			 const struct sim_shape *sh, int layers, double in_flight,
-			 int first, int last, struct sim_memory *out)
+			 int first, int last, double context, struct sim_memory *out)
 {
 	int sp = p->seq_parallel && sh->t > 1;
 	double lp = sim_layer_params(m) / sh->t;
@@ -143,7 +143,7 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 	}
 	out->activations = act;
 	tensors = out->weights + out->grads + out->optimizer + act + logits;
-	out->other = logits + SIM_CONTEXT_BYTES + SIM_ALLOC_SLACK * tensors;
+	out->other = logits + context + SIM_ALLOC_SLACK * tensors;
 	out->total = out->weights + out->grads + out->optimizer + out->activations
 		     + out->other;
 }
@@ -154,6 +154,9 @@ void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p
 {
 	struct sim_memory first, last;
 	double in_flight;
+	/* the runtime's own memory: a CUDA context, or what the device says */
+	double ctx = c->gpu.context_bytes > 0 ? c->gpu.context_bytes
+		     : c->gpu.context_bytes < 0 ? 0 : SIM_CONTEXT_BYTES;
 
 	/* Narayanan et al., SC'21, sec. 2.2: with 1F1B the first stage holds
 	 * min(m, p) micro-batches in flight; Korthikanti et al. 2022, sec.
@@ -162,12 +165,12 @@ void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p
 	if (sh->v > 1)
 		in_flight *= 1.0 + (double)(sh->p - 1) / ((double)sh->p * sh->v);
 	if (sh->p == 1) {
-		stage_memory(m, p, sh, sh->layers_first, 1, 1, 1, out);
+		stage_memory(m, p, sh, sh->layers_first, 1, 1, 1, ctx, out);
 	} else {
 		struct sim_memory mid;
 
-		stage_memory(m, p, sh, sh->layers_first, in_flight, 1, 0, &first);
-		stage_memory(m, p, sh, sh->layers_last, 1, 0, 1, &last);
+		stage_memory(m, p, sh, sh->layers_first, in_flight, 1, 0, ctx, &first);
+		stage_memory(m, p, sh, sh->layers_last, 1, 0, 1, ctx, &last);
 		*out = first.total >= last.total ? first : last;
 		/* Stage 1 holds one micro-batch fewer in flight than stage 0
 		 * (p - i on stage i) but may hold one layer more
@@ -175,7 +178,7 @@ void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p
 		if (sh->p > 2 && sim_stage_layers(sh, 1) > sh->layers_first) {
 			double f1 = in_flight * (sh->micro < sh->p ? 1.0 : (double)(sh->p - 1) / sh->p);
 
-			stage_memory(m, p, sh, sim_stage_layers(sh, 1), f1, 0, 0, &mid);
+			stage_memory(m, p, sh, sim_stage_layers(sh, 1), f1, 0, 0, ctx, &mid);
 			if (mid.total > out->total)
 				*out = mid;
 		}

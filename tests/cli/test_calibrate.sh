@@ -184,6 +184,21 @@ expect_out "execute: MFU against the device's peak" '^MFU +[0-9.]+%'
 gp execute --steps 2 --calibration "$TMP/bad.json"
 expect_rc "execute with a bad calibration: exit 2" 2
 
+# simulate --gpu cpu prices the executor's CPU ranks as execute predicts
+# them: fp32 activations and gradients, no DP traffic hidden, no CUDA
+# context in the memory
+ONE_CPU="--gpu cpu --gpus 2 --layers 2 --hidden 32 --heads 4 --ffn 64 --vocab 64 --seq 16 --mbs 1 --gbs 4 --zero 1"
+gp simulate $ONE_CPU -o "$TMP/cpu-plan.json"
+expect_out "simulate --gpu cpu: fp32, as the CPU backend runs" '^parallel .*, fp32$'
+expect_out "simulate --gpu cpu: no CUDA context" '^  \(other: logits and allocator slack\)$'
+gp simulate $ONE_CPU --json
+sim_step=$(json_num step_time_s "$OUT")
+run "execute the CPU plan" timeout 120 "$RAW" execute "$TMP/cpu-plan.json" --steps 1 --json "$TMP/cpu-run.json"
+exec_step=$(json_num predicted_step_time_s "$TMP/cpu-run.json")
+awk -v a="$sim_step" -v b="$exec_step" 'BEGIN { d = a - b; exit !(b > 0 && d * d <= 1e-18 * b * b) }' \
+	&& pass "simulate --gpu cpu predicts execute's step ($sim_step s)" \
+	|| fail "simulate --gpu cpu predicts execute's step" "simulate $sim_step s, execute $exec_step s"
+
 # ---- pre-flight check ----------------------------------------------------
 
 gp execute --check

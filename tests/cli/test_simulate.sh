@@ -119,7 +119,7 @@ expect_err "names the field" 'badtp.json: .parallel.tp: expected an integer from
 gp simulate --model megatron-1.7b --gpu cpu --gpus 1 --gbs 8
 expect_rc "simulate on the cpu device exits 0" 0
 expect_out "cpu device: GFLOP/s, not 0.0 TFLOP/s" \
-	'^GFLOP/s per GPU  [1-9][0-9.]* model, [1-9][0-9.]* hardware \(peak [1-9][0-9.]* bf16\)'
+	'^GFLOP/s per GPU  [1-9][0-9.]* model, [1-9][0-9.]* hardware \(peak [1-9][0-9.]* fp32\)'
 # a figure so large that the step's products overflow is refused, not
 # answered with a step of 0 ms
 sed 's/"host_layer_s":[^,}]*/"host_layer_s": 1e308/' "$TMP/plan.json" > "$TMP/huge.json"
