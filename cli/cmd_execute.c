@@ -517,8 +517,9 @@ static void print_pct(double measured, double predicted)
 /* What the run is predicted on: the executor's CPU ranks; or, for a GPU,
  * the plan's cluster when its GPU is this device, else the catalog GPU
  * whose name and memory match the device, on one node.  Either with its
- * calibration applied.  *catalog_peak is the GPU's catalog bf16 peak (MFU
- * is counted against it, not against a calibrated one).  Returns RC_OK
+ * calibration applied.  *catalog_peak is the GPU's datasheet bf16 peak
+ * (sim_mfu_peak: MFU is counted against it, not against a calibrated
+ * one; the CPU ranks' share of theirs).  Returns RC_OK
  * with *found 0 when no catalog GPU matches (a warning says so). */
 static enum rc run_cluster(const struct exec_opts *o, const struct flags *f, const char *dev,
 			   double dev_mem, struct sim_plan *p, double *catalog_peak, int *found)
@@ -554,8 +555,10 @@ static enum rc run_cluster(const struct exec_opts *o, const struct flags *f, con
 		}
 		p->cluster.gpus_per_node = ranks < 8 ? ranks : 8;
 	}
-	*catalog_peak = p->cluster.gpu.bf16_flops_per_s;
 	rc = cli_calibration_plan(p, f->calibration);
+	/* the datasheet's peak, as the calibration keeps it (for the CPU
+	 * ranks, their share of the cores): simulate's MFU */
+	*catalog_peak = sim_mfu_peak(&p->cluster.gpu);
 	if (rc == RC_OK)
 		*found = 1;
 	return rc;

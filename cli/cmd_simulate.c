@@ -511,7 +511,7 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	flops_unit = c->gpu.bf16_flops_per_s >= 1e12 ? 1e12 : 1e9;
 	printf("%s per GPU  %.1f model, %.1f hardware (peak %.1f %s)\n",
 	       flops_unit == 1e12 ? "TFLOP/s" : "GFLOP/s", r->model_flops_per_gpu_s / flops_unit,
-	       r->hardware_flops_per_gpu_s / flops_unit, c->gpu.bf16_flops_per_s / flops_unit,
+	       r->hardware_flops_per_gpu_s / flops_unit, sim_mfu_peak(&c->gpu) / flops_unit,
 	       q->act_bytes_per_element >= 4 ? "fp32" : "bf16");
 	printf("MFU %.1f%%, HFU %.1f%%\n", 100 * r->mfu, 100 * r->hfu);
 	printf("\nmemory per GPU %s of %s: ", unit_fmt_bytes(b1, sizeof(b1), x->total),

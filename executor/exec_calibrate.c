@@ -887,6 +887,9 @@ void exec_calibration_apply_gpu(const struct exec_calibration *c, struct price_g
 		g->fp8_flops_per_s *= f;
 		g->tf32_flops_per_s *= f;
 		g->fp32_flops_per_s *= f;
+		/* MFU stays counted against the datasheet's peak */
+		if (!(g->mfu_flops_per_s > 0))
+			g->mfu_flops_per_s = g->bf16_flops_per_s;
 		g->bf16_flops_per_s = c->bf16_flops_per_s;
 	}
 	if (c->hbm_bytes_per_s > 0)

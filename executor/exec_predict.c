@@ -101,6 +101,7 @@ void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, doubl
 	c->gpu = *g;
 	c->gpu.memory_bytes /= ranks;
 	c->gpu.bf16_flops_per_s *= share;
+	c->gpu.mfu_flops_per_s *= share;
 	c->gpu.tf32_flops_per_s *= share;
 	c->gpu.fp32_flops_per_s *= share;
 	c->gpu.hbm_bytes_per_s *= share;

@@ -22,6 +22,11 @@ struct price_gpu {
 	double memory_bytes;            /* HBM/GDDR capacity, bytes (1 GB = 1e9) */
 	double hbm_bytes_per_s;         /* memory bandwidth */
 	double bf16_flops_per_s;        /* dense bf16/fp16 tensor peak; 0 unknown */
+	/* The peak MFU is counted against: the datasheet's dense bf16 peak
+	 * (Chowdhery et al. 2022, PaLM, appendix B), kept here when a
+	 * calibration replaces bf16_flops_per_s with what GEMMs reach;
+	 * 0: bf16_flops_per_s. */
+	double mfu_flops_per_s;
 	double fp8_flops_per_s;         /* dense fp8 peak; 0 = none or unknown */
 	double tf32_flops_per_s;
 	double fp32_flops_per_s;

@@ -38,6 +38,11 @@ void sim_parallel_init(struct sim_parallel *p)
 	p->grad_bytes_per_param = 2;
 }
 
+double sim_mfu_peak(const struct price_gpu *g)
+{
+	return g->mfu_flops_per_s > 0 ? g->mfu_flops_per_s : g->bf16_flops_per_s;
+}
+
 double sim_layer_params(const struct sim_model *m)
 {
 	double h = m->hidden;
@@ -603,6 +608,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	int n_st, i, M, zero = p->zero, ndp;
 	double sum, params_first, params_last, params_stage, grad_bytes, weight_bytes;
 	double hbm, peak = c->gpu.bf16_flops_per_s;
+	double mfu_peak = sim_mfu_peak(&c->gpu);
 	double dp_total, dp_exposed, shard, opt_s;
 	double model_flops, hw_flops, tokens, step;
 	struct sim_link dl, pl;
@@ -805,8 +811,8 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 		out->tokens_per_s = finite_or_zero(tokens / step);
 		out->model_flops_per_gpu_s = finite_or_zero(model_flops / step / sh.gpus);
 		out->hardware_flops_per_gpu_s = finite_or_zero(hw_flops / step / sh.gpus);
-		out->mfu = finite_or_zero(out->model_flops_per_gpu_s / peak);
-		out->hfu = finite_or_zero(out->hardware_flops_per_gpu_s / peak);
+		out->mfu = finite_or_zero(out->model_flops_per_gpu_s / mfu_peak);
+		out->hfu = finite_or_zero(out->hardware_flops_per_gpu_s / mfu_peak);
 	}
 	out->grad_accum = M;
 	sim_memory_estimate(m, p, c, &sh, &out->memory);

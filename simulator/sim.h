@@ -171,6 +171,10 @@ const char *sim_mlp_str(enum sim_mlp m);
 const char *sim_recompute_str(enum sim_recompute r);
 const char *sim_precision_str(enum sim_precision p);
 
+/* The peak MFU and HFU are counted against (price_gpu.mfu_flops_per_s,
+ * else the bf16 peak). */
+double sim_mfu_peak(const struct price_gpu *g);
+
 /* Exact parameter count from the model's shapes. */
 double sim_model_params(const struct sim_model *m);
 

@@ -193,11 +193,14 @@ expect_out "simulate --gpu cpu: fp32, as the CPU backend runs" '^parallel .*, fp
 expect_out "simulate --gpu cpu: no CUDA context" '^  \(other: logits and allocator slack\)$'
 gp simulate $ONE_CPU --json
 sim_step=$(json_num step_time_s "$OUT")
+sim_mfu=$(awk -v m="$(json_num mfu "$OUT")" 'BEGIN { printf "%.1f%%", 100 * m }')
 run "execute the CPU plan" timeout 120 "$RAW" execute "$TMP/cpu-plan.json" --steps 1 --json "$TMP/cpu-run.json"
 exec_step=$(json_num predicted_step_time_s "$TMP/cpu-run.json")
 awk -v a="$sim_step" -v b="$exec_step" 'BEGIN { d = a - b; exit !(b > 0 && d * d <= 1e-18 * b * b) }' \
 	&& pass "simulate --gpu cpu predicts execute's step ($sim_step s)" \
 	|| fail "simulate --gpu cpu predicts execute's step" "simulate $sim_step s, execute $exec_step s"
+# ... and its MFU, both against the ranks' share of a core's peak
+expect_out "simulate --gpu cpu predicts execute's MFU ($sim_mfu)" "^MFU +[0-9.]+% +${sim_mfu//./\\.} "
 
 # ---- pre-flight check ----------------------------------------------------
 
