@@ -726,6 +726,7 @@ enum rc cmd_execute(int argc, char **argv)
 			gp_error("execute: layout: expected %d ranks (tp %d x pp %d x dp %d%s), "
 				 "found %d", need, o.par.tp, o.par.pp, o.par.dp,
 				 cp_str(cps, sizeof(cps), &o.par), exec_launcher_size());
+		exec_world_leave();
 		return RC_INPUT;
 	}
 	if (have_cluster) {

@@ -328,6 +328,11 @@ void exec_result_release(struct exec_result *r);
 /* 1 when started by mpirun (OMPI_COMM_WORLD_SIZE) or srun (PMI_SIZE with
  * --mpi=pmi2, PMIX_RANK with --mpi=pmix). */
 int exec_under_launcher(void);
+/* Under a launcher, before a rank exits on an error only rank 0 reports:
+ * every rank meets the others once, so none exits (and has the launcher
+ * abort the job, which may drop what rank 0 has not yet sent on) before
+ * rank 0 has said why.  Does nothing outside a launcher. */
+void exec_world_leave(void);
 /* The launcher's world rank and size (under PMIx, Slurm's step size);
  * 0 and 1 when not under one. */
 int exec_launcher_rank(void);

@@ -153,7 +153,8 @@ enum rc exec_job_open(struct exec_job *j, const char *what, const char *backend,
 				gp_error("%s: layout: expected %d ranks (tp %d x pp %d x dp %d%s), "
 					 "found %d", what, par->tp * par->pp * par->dp * par->cp,
 					 par->tp, par->pp, par->dp, cps, j->world);
-			goto fail_mpi;
+			exec_world_leave();
+			return RC_INPUT;
 		}
 		exec_layout_init(&j->l, par, j->rank);
 	} else {
@@ -198,9 +199,19 @@ fail_dev:
 fail_mpi_rc:
 	exec_mpi_finalize();
 	return rc;
-fail_mpi:
+}
+
+void exec_world_leave(void)
+{
+	int rank, size;
+	double v = 0;
+
+	if (!exec_under_launcher() || exec_mpi_init(&rank, &size) != RC_OK)
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	exec_mpi_world_max(&v, 1);
 	exec_mpi_finalize();
-	return RC_INPUT;
 }
 
 void exec_job_close(struct exec_job *j)
