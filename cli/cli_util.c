@@ -91,7 +91,7 @@ enum rc cli_parse_double(const char *flag, const char *arg, double min, double *
 enum rc cli_parse_count(const char *flag, const char *arg, double *out)
 {
 	if (unit_parse_count(arg, out) != RC_OK) {
-		gp_error("%s: expected a count of at least 1 like 1T, 300B or 2.5e12, found '%s'",
+		gp_error("%s: expected a count from 1 to 1e18 like 1T, 300B or 2.5e12, found '%s'",
 			 flag, arg ? arg : "");
 		return RC_USAGE;
 	}

@@ -126,8 +126,11 @@ void gp_parallel_for(long n, int threads, long min_part,
 /* Parses a count with an optional SI suffix: "1T", "300B", "2.5e12", "1.5M",
  * "250k" (k=1e3, M=1e6, B/G=1e9, T=1e12, P=1e15; case-insensitive except
  * that lower-case "m" is rejected as ambiguous).  Returns RC_OK and sets
- * *out, or RC_USAGE when s is not a finite number >= 1. */
+ * *out, or RC_USAGE when s is not a number from 1 to UNIT_COUNT_MAX. */
 enum rc unit_parse_count(const char *s, double *out);
+/* 1e18: tokens or bytes beyond any training run (Llama 3: 1.5e13 tokens),
+ * where costs and times would stop being numbers one can print. */
+#define UNIT_COUNT_MAX 1e18
 /* Parses an amount of US dollars: "20000", "$20000", "250k", "1.5M",
  * "$1,500,000".  Commas must group thousands ("1,5M" is refused).  Zero
  * is allowed; negative is not. */

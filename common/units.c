@@ -65,7 +65,7 @@ enum rc unit_parse_count(const char *s, double *out)
 	v *= mult;
 	/* A count of tokens or bytes is whole things: 0.5 or 1e-300 of one
 	 * would reach the planner as a job that needs no step at all. */
-	if (!(v >= 1) || !isfinite(v))
+	if (!(v >= 1) || !(v <= UNIT_COUNT_MAX))
 		return RC_USAGE;
 	*out = v;
 	return RC_OK;

@@ -95,7 +95,7 @@ const char *plan_framework_str(enum plan_framework f)
 enum rc plan_framework_parse(const char *s, enum plan_framework *out)
 {
 	for (size_t i = 0; s && i < GP_ARRAY_LEN(framework_names); i++)
-		if (strcmp(s, framework_names[i]) == 0) {
+		if (gp_streq_nocase(s, framework_names[i])) {
 			*out = (enum plan_framework)i;
 			return RC_OK;
 		}

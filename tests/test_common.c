@@ -38,6 +38,9 @@ static void test_unit_parse_count_rejects(void **state)
 	assert_int_equal(unit_parse_count("-5", &v), RC_USAGE);
 	assert_int_equal(unit_parse_count("0", &v), RC_USAGE);
 	assert_int_equal(unit_parse_count("nan", &v), RC_USAGE);
+	/* beyond UNIT_COUNT_MAX a plan's cost no longer prints as a number */
+	assert_int_equal(unit_parse_count("1e27", &v), RC_USAGE);
+	assert_int_equal(unit_parse_count("1001P", &v), RC_USAGE);
 	assert_int_equal(unit_parse_count("inf", &v), RC_USAGE);
 	assert_int_equal(unit_parse_count("1e999", &v), RC_USAGE);
 	assert_int_equal(unit_parse_count("0x10", &v), RC_USAGE);
@@ -45,6 +48,8 @@ static void test_unit_parse_count_rejects(void **state)
 	assert_int_equal(unit_parse_count("0.5", &v), RC_USAGE); /* not a whole token */
 	assert_int_equal(unit_parse_count("1e-300", &v), RC_USAGE);
 	assert_near(v, 42, 0); /* untouched on failure */
+	assert_int_equal(unit_parse_count("1000P", &v), RC_OK);
+	assert_near(v, UNIT_COUNT_MAX, 1e-15);
 }
 
 static void test_unit_parse_usd_forms(void **state)

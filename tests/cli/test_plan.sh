@@ -214,6 +214,8 @@ for args in "--framework torch" "--framework megatron --pp 4 --zero 2" "--framew
 	expect_err_lines "plan $args prints one error line" 1
 done
 expect_err "a pinned --cp with deepspeed says why" "^error: --cp: expected 1 with --framework deepspeed"
+gp plan --model llama3-8b --tokens 1T --budget 1M --framework Megatron -q -o "$TMP/fw-case.json"
+expect_rc "--framework Megatron: names are case-insensitive, as GPU names" 0
 # frontier takes it too: no row with ZeRO-2/3 and pp > 1
 for fw in any megatron; do
 	gp frontier --model llama3-8b --tokens 1T --framework $fw -q
@@ -250,7 +252,8 @@ expect_err_lines "scaling: a contradiction is one error line" 1
 
 # ---- bad input: exit 2, one error line
 for args in "--budget abc" "--objective speed" "--phases 3" "--deadline soon" "--top 0" \
-	"--zero 4" "--max-gpus 0" "--gbs 64 --gbs-tokens 4M" "--tokens 0.5" "--budget 1,5M"; do
+	"--zero 4" "--max-gpus 0" "--gbs 64 --gbs-tokens 4M" "--tokens 0.5" "--budget 1,5M" \
+	"--tokens 1e27"; do
 	gp plan --model llama3-70b --tokens 1T $args
 	expect_rc "plan $args exits 2" 2
 	expect_err_lines "plan $args prints one error line" 1
