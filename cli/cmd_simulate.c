@@ -426,11 +426,8 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 		}
 		q->dp = gpus / per;
 	}
-	if (q->gbs < 1) {
+	if (q->gbs < 1)
 		q->gbs = sim_model_gbs(&p->model);
-		gp_info("gbs %d sequences of %d (about 4 Mi tokens, as plan assumes): the model "
-			"states no batch; --gbs sets one", q->gbs, p->model.seq);
-	}
 	p->nodes = (q->tp * q->pp * q->dp * q->cp + p->cluster.gpus_per_node - 1)
 		   / p->cluster.gpus_per_node;
 	return RC_OK;
@@ -670,6 +667,10 @@ enum rc cmd_simulate(int argc, char **argv)
 		gp_error("simulate: %s", why);
 		return RC_USAGE;
 	}
+	/* said once the layout stands, so that a bad one gets one line */
+	if (!plan_path && !SET(&f, O_GBS) && p.model.gbs < 1)
+		gp_info("gbs %d sequences of %d (about 4 Mi tokens, as plan assumes): the model "
+			"states no batch; --gbs sets one", p.par.gbs, p.model.seq);
 	sim_step(&p.model, &p.par, &p.cluster, &p.result);
 	gpus = p.par.tp * p.par.pp * p.par.dp * p.par.cp;
 	p.time_to_train_s = sim_time_to_train_s(&p.result, p.tokens);

@@ -65,6 +65,11 @@ expect_err "gbs error" 'gbs: expected a multiple of mbs x dp'
 gp simulate --model gpt3-175b --gpu A100-80GB --gpus 1000 --tp 8 --pp 8
 expect_rc "gpus not a multiple exits 2" 2
 expect_err "gpus error" '^error: --gpus: expected a multiple of tp x pp x cp = 64, found 1000'
+# a model without a batch gets plan's, and says so, but not before an error
+gp simulate --layers 2 --hidden 100 --heads 3 --gpu H100 --gpus 1
+expect_rc "heads not dividing hidden exits 2" 2
+[ "$(wc -l <"$ERR")" = 1 ] && pass "a bad custom model: one line on stderr, the error" \
+	|| fail "a bad custom model: one line on stderr, the error" "$(cat "$ERR")"
 
 # a preset without a batch gets plan's: 4 Mi tokens / 8192 = 512 sequences
 gp simulate --model llama3-70b --gpu H100 --gpus 64 --tp 8 --pp 2
