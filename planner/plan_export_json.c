@@ -163,25 +163,36 @@ static const char *framework_title(enum plan_export_format f)
 	return f == PLAN_EXPORT_MEGATRON ? "Megatron-LM" : "DeepSpeed";
 }
 
-/* What f runs differently from the plan as priced, when it does: the
- * ZeRO-1 of zero1_instead and the framework's properties
- * (plan_framework_price).  Returns 0 when f runs p as priced, or so
- * nearly that step time and memory move less than FRAMEWORK_SAME; else 1
- * with the prediction for what it runs in *r.  A plan the simulator
- * rejects (hand-edited) cannot be re-priced: 0, unless the layout itself
- * changes (zero1_instead), -1 then with sim_check's reason in why[size]. */
+/* p's layout as f runs it: the ZeRO-1 of zero1_instead, priced with f's
+ * properties (plan_framework_price).  Returns 1 when that differs from
+ * the plan as priced. */
+static int framework_par(const struct sim_plan *p, enum plan_export_format f,
+			 struct sim_parallel *q)
+{
+	*q = p->par;
+	if (zero1_instead(p, f))
+		q->zero = 1;
+	plan_framework_price(format_framework(f), q);
+	return q->zero != p->par.zero || q->grad_bytes_per_param != p->par.grad_bytes_per_param ||
+	       q->zero2_every_micro_batch != p->par.zero2_every_micro_batch ||
+	       q->dp_overlap != p->par.dp_overlap;
+}
+
+/* Whether f runs p otherwise than priced, and how: 0 when it runs it as
+ * priced, or so nearly that step time and memory move less than
+ * FRAMEWORK_SAME; else 1 with the prediction for what it runs in *r.  A
+ * plan the simulator rejects (hand-edited) cannot be re-priced: 0, unless
+ * the layout itself changes (zero1_instead), -1 then with sim_check's
+ * reason in why[size]. */
 #define FRAMEWORK_SAME 0.005
 
 static int framework_predict(const struct sim_plan *p, enum plan_export_format f,
 			     struct sim_result *r, char *why, size_t size)
 {
 	const struct sim_result *a = &p->result;
-	struct sim_parallel q = p->par;
+	struct sim_parallel q;
 
-	if (zero1_instead(p, f))
-		q.zero = 1;
-	plan_framework_price(format_framework(f), &q);
-	if (memcmp(&q, &p->par, sizeof(q)) == 0)
+	if (!framework_par(p, f, &q))
 		return 0;
 	if (sim_check(&p->model, &q, &p->cluster, why, size) != RC_OK)
 		return zero1_instead(p, f) ? -1 : 0;
@@ -191,30 +202,34 @@ static int framework_predict(const struct sim_plan *p, enum plan_export_format f
 	       fabs(r->memory.total - a->memory.total) >= FRAMEWORK_SAME * a->memory.total;
 }
 
+/* Appends one more item of a ", "-separated list to out[size]. */
+static void list_add(char *out, size_t size, const char *item)
+{
+	size_t len = strlen(out);
+
+	snprintf(out + len, size - len, "%s%s", len ? ", " : "", item);
+}
+
 /* How f's run differs from the plan's pricing, in words (Megatron-LM's
  * fp32 gradients, DeepSpeed's exposed DP collectives). */
 static void framework_differences(char *out, size_t size, const struct sim_plan *p,
 				  enum plan_export_format f)
 {
-	struct sim_parallel q = p->par;
-	size_t len = 0;
+	struct sim_parallel q;
 
 	out[0] = '\0';
-	if (zero1_instead(p, f))
-		q.zero = 1;
-	plan_framework_price(format_framework(f), &q);
-#define SAY(...) (len += (size_t)snprintf(out + len, len < size ? size - len : 0, \
-					   "%s", len ? ", " : ""), \
-		  len += (size_t)snprintf(out + len, len < size ? size - len : 0, __VA_ARGS__))
+	framework_par(p, f, &q);
 	if (q.grad_bytes_per_param != p->par.grad_bytes_per_param)
-		SAY("%s gradients", q.grad_bytes_per_param >= 4 ? "fp32" : "bf16");
+		list_add(out, size, q.grad_bytes_per_param >= 4 ? "fp32 gradients" : "bf16 gradients");
 	if (q.zero == 2 && q.zero2_every_micro_batch != p->par.zero2_every_micro_batch)
-		SAY("ZeRO-2 reducing %s", q.zero2_every_micro_batch ? "every micro-batch" : "once a step");
-	if (q.dp_overlap != p->par.dp_overlap && q.dp > 1)
-		SAY("%s", q.dp_overlap == SIM_DP_OVERLAP_NONE ? "gradient sums after the backward"
-			  : q.dp_overlap == SIM_DP_OVERLAP_SUMS ? "the weight gather after the step"
-			  : "DP collectives overlapped");
-#undef SAY
+		list_add(out, size, q.zero2_every_micro_batch ? "ZeRO-2 reducing every micro-batch"
+							      : "ZeRO-2 reducing once a step");
+	if (q.dp_overlap != p->par.dp_overlap && q.dp * q.cp > 1)
+		list_add(out, size, q.dp_overlap == SIM_DP_OVERLAP_NONE
+					    ? "gradient sums after the backward"
+				    : q.dp_overlap == SIM_DP_OVERLAP_SUMS
+					    ? "the weight gather after the step"
+					    : "DP collectives overlapped");
 }
 
 /* The comment lines saying what f runs instead of the plan and what it
