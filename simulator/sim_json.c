@@ -338,11 +338,15 @@ static void get_str(struct reader *r, const cJSON *obj, const char *where,
 }
 
 /* Reads a string member that must be one of names[0..n); stores its index. */
+/* One of names[0..n-1] into *out (its index); an absent key that is not
+ * required leaves *out as it is. */
 static void get_enum(struct reader *r, const cJSON *obj, const char *where,
-		     const char *key, const char *const *names, int n, int *out)
+		     const char *key, const char *const *names, int n, int required, int *out)
 {
 	char s[PRICE_NAME_MAX] = "", expect[128] = "";
 
+	if (!required && !cJSON_GetObjectItemCaseSensitive(obj, key))
+		return;
 	get_str(r, obj, where, key, 1, s, sizeof(s));
 	if (r->bad)
 		return;
@@ -437,7 +441,7 @@ static void read_purchase(struct reader *r, const cJSON *o, struct sim_plan *p)
 		for (int i = 0; i <= PRICE_PURCHASE_OWNED; i++)
 			names[i] = price_purchase_str((enum price_purchase)i);
 		v = 0;
-		get_enum(r, o, ".offering", "purchase", names, PRICE_PURCHASE_OWNED + 1, &v);
+		get_enum(r, o, ".offering", "purchase", names, PRICE_PURCHASE_OWNED + 1, 1, &v);
 		if (r->bad)
 			return;
 		p->purchase = (enum price_purchase)v;
@@ -480,7 +484,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_int(r, o, ".model", "vocab", 1, 1 << 26, 1, &m->vocab);
 		get_int(r, o, ".model", "seq", 1, 1 << 26, 1, &m->seq);
 		v = 0;
-		get_enum(r, o, ".model", "mlp", sim_mlp_names, 2, &v);
+		get_enum(r, o, ".model", "mlp", sim_mlp_names, 2, 1, &v);
 		m->mlp = (enum sim_mlp)v;
 		get_bool(r, o, ".model", "tied_embeddings", 0, &m->tied_embeddings);
 	}
@@ -551,31 +555,26 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_int(r, o, ".parallel", "gbs", 1, 1 << 30, 1, &q->gbs);
 		get_int(r, o, ".parallel", "zero", 0, 3, 0, &q->zero);
 		v = 0;
-		get_enum(r, o, ".parallel", "recompute", sim_recompute_names, 3, &v);
+		get_enum(r, o, ".parallel", "recompute", sim_recompute_names, 3, 1, &v);
 		q->recompute = (enum sim_recompute)v;
 		get_int(r, o, ".parallel", "interleave", 1, 1 << 16, 0, &q->interleave);
 		get_bool(r, o, ".parallel", "seq_parallel", 0, &q->seq_parallel);
 		get_bool(r, o, ".parallel", "flash", 0, &q->flash);
 		v = 0;
-		get_enum(r, o, ".parallel", "precision", sim_precision_names, 2, &v);
+		get_enum(r, o, ".parallel", "precision", sim_precision_names, 2, 1, &v);
 		q->precision = (enum sim_precision)v;
 		get_bool(r, o, ".parallel", "tp_overlap", 0, &q->tp_overlap);
-		/* Optional: plans written before the field existed gather by block. */
-		if (cJSON_GetObjectItemCaseSensitive(o, "zero3_gather")) {
-			v = 0;
-			get_enum(r, o, ".parallel", "zero3_gather", sim_zero3_gather_names, 2, &v);
-			q->zero3_gather = (enum sim_zero3_gather)v;
-		}
-		if (cJSON_GetObjectItemCaseSensitive(o, "zero2_reduce")) {
-			v = 0;
-			get_enum(r, o, ".parallel", "zero2_reduce", sim_zero2_reduce_names, 2, &v);
-			q->zero2_every_micro_batch = v;
-		}
-		if (cJSON_GetObjectItemCaseSensitive(o, "dp_overlap")) {
-			v = 0;
-			get_enum(r, o, ".parallel", "dp_overlap", sim_dp_overlap_names, 3, &v);
-			q->dp_overlap = (enum sim_dp_overlap)v;
-		}
+		/* Optional: plans written before these fields existed keep
+		 * sim_parallel_init's (gathers by block, ZeRO-2 once a step,
+		 * every DP collective overlapped). */
+		v = q->zero3_gather;
+		get_enum(r, o, ".parallel", "zero3_gather", sim_zero3_gather_names, 2, 0, &v);
+		q->zero3_gather = (enum sim_zero3_gather)v;
+		get_enum(r, o, ".parallel", "zero2_reduce", sim_zero2_reduce_names, 2, 0,
+			 &q->zero2_every_micro_batch);
+		v = q->dp_overlap;
+		get_enum(r, o, ".parallel", "dp_overlap", sim_dp_overlap_names, 3, 0, &v);
+		q->dp_overlap = (enum sim_dp_overlap)v;
 		if (cJSON_GetObjectItemCaseSensitive(o, "grad_bytes")) {
 			v = 2;
 			get_int(r, o, ".parallel", "grad_bytes", 1, 8, 0, &v);

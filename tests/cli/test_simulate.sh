@@ -199,6 +199,12 @@ grep -q '"dp_overlap":[[:space:]]*"sums"' "$TMP/z1sums.json" \
 gp simulate "$TMP/z1sums.json" --json
 [ "$(json_num step_time_s "$OUT")" = "$t_sums" ] && pass "... and read back from it" \
 	|| fail "... and read back from it" "$(json_num step_time_s "$OUT") against $t_sums"
+sed 's/"dp_overlap":[[:space:]]*"sums"/"dp_overlap": "some"/' "$TMP/z1sums.json" >"$TMP/z1bad.json"
+gp simulate "$TMP/z1bad.json"
+expect_rc "a plan file's bad dp_overlap exits 2" 2
+expect_err "... naming the field and the choices" \
+	'\.parallel\.dp_overlap: expected all, sums or none, found "some"'
+expect_err_lines "... in one line" 1
 gp simulate $Z1 --dp-overlap some
 expect_rc "--dp-overlap some exits 2" 2
 expect_err "--dp-overlap names the choices" "^error: --dp-overlap: expected all, sums or none, found 'some'"
