@@ -681,9 +681,12 @@ enum rc cmd_execute(int argc, char **argv)
 	if (!rank0)
 		gp_log_quiet(1);
 	need = exec_opts_ranks(&o);
+	/* Every rank fails the checks below alike; exec_world_leave keeps
+	 * them until rank 0 has said why. */
 	if (exec_opts_check(&o, why, sizeof(why)) != RC_OK) {
 		if (rank0)
 			gp_error("execute: %s", why);
+		exec_world_leave();
 		return RC_INPUT;
 	}
 	/* the ranks would each find a bad --data file, after the header */
@@ -697,6 +700,7 @@ enum rc cmd_execute(int argc, char **argv)
 			gp_error("--np: expected %d (tp %d x pp %d x dp %d%s), found %d", need,
 				 o.par.tp, o.par.pp, o.par.dp, cp_str(cps, sizeof(cps), &o.par),
 				 f.np);
+		exec_world_leave();
 		return RC_USAGE;
 	}
 	/* A backend this machine cannot run fails here, before mpirun; under

@@ -445,6 +445,10 @@ expect_err "--np disagrees: says so" '^error: --np: expected 2 \(tp 1 x pp 1 x d
 run "wrong rank count under mpirun" timeout $LIMIT $MPIRUN -np 3 "$RAW" execute --dp 2
 expect_rc "wrong rank count under mpirun: exit 2" 2
 expect_err "wrong rank count: says so" 'layout: expected 2 ranks \(tp 1 x pp 1 x dp 2\), found 3'
+# every rank fails its options alike, and waits until rank 0 has said why
+run "bad layout under mpirun" timeout $LIMIT $MPIRUN -np 3 "$RAW" execute --tp 3
+expect_rc "bad layout under mpirun: exit 2" 2
+expect_err "bad layout under mpirun: says why" '^error: execute: parallel\.tp: expected a divisor of heads'
 
 run "no mpirun in PATH" env PATH=/nonexistent GPUPLAN_MPIRUN= "$RAW" execute --dp 2
 expect_rc "no mpirun: exit 4" 4
