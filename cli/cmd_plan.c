@@ -405,6 +405,18 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		else
 			printf("runner-up: none (no other offering satisfies the constraints)\n");
 	}
+	/* an answer neither Megatron-LM nor DeepSpeed runs (plan_framework_max_zero)
+	 * says so here, before export has to turn it into ZeRO-1 */
+	for (size_t i = 0; o->filter.framework == PLAN_FRAMEWORK_ANY && i < r->n_answer_rows; i++) {
+		const struct sim_parallel *q = &r->rows[i].c.par;
+
+		if (q->zero > plan_framework_max_zero(PLAN_FRAMEWORK_MEGATRON, q->pp)) {
+			printf("frameworks: ZeRO-%d with pipeline parallelism (pp %d) runs under gpuplan "
+			       "execute, not Megatron-LM or DeepSpeed; --framework megatron or "
+			       "deepspeed plans layouts they run\n", q->zero, q->pp);
+			break;
+		}
+	}
 	{
 		double t = best->c.time_s * best->fraction, k = best->c.cost_usd * best->fraction;
 		char p1[16], p2[16];

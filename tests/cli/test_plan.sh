@@ -161,6 +161,11 @@ layouts() { # FILE: "ZERO2_UNDER_PP CP_ROWS ROWS"
 		/"zero":/ { n++; if (pp > 1 && $2 + 0 >= 2) z++; if (cp > 1) c++ }
 		END { print z + 0, c + 0, n + 0 }' "$1"
 }
+# the README job's answer under `any` is ZeRO-2 at pp 8: the plan says
+# that neither framework runs it
+gp plan --model llama3-70b --tokens 1T --budget 1.5M -q -o "$TMP/fw-any-plan.json"
+expect_out "framework any: an answer the frameworks do not run says so" \
+	"^frameworks: ZeRO-2 with pipeline parallelism \(pp 8\) runs under gpuplan execute, not Megatron-LM or DeepSpeed"
 gp plan --model llama3-8b --tokens 1T --budget 1M --top 5 --json
 cp "$OUT" "$TMP/fw-any.json"
 read -r z c n <<<"$(layouts "$TMP/fw-any.json")"
@@ -176,6 +181,8 @@ for fw in megatron deepspeed; do
 	expect_out "framework $fw: the answer records it" "\"framework\":[[:space:]]*\"$fw\""
 	gp plan --model llama3-8b --tokens 1T --budget 1M --framework $fw -q -o "$TMP/fw-$fw-plan.json"
 	expect_out "framework $fw: the header says so" "layouts $fw runs$"
+	grep -q "^frameworks:" "$OUT" && fail "framework $fw: no frameworks: line" "$(grep '^frameworks:' "$OUT")" \
+		|| pass "framework $fw: no frameworks: line"
 	gp simulate "$TMP/fw-$fw-plan.json" --json
 	# the plan file carries how the framework was priced: simulate agrees
 	want=$(json_num step_time_s "$TMP/fw-$fw-plan.json")
