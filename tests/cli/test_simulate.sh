@@ -155,6 +155,16 @@ gp simulate $z3 --zero3-gather eager
 expect_rc "--zero3-gather eager exits 2" 2
 expect_err "--zero3-gather names the choices" "^error: --zero3-gather: expected block or tensor_sync, found 'eager'"
 
+# plan_keeps FLAG KEY VALUE FILE STEP: the plan file FILE written with FLAG
+# records "KEY": "VALUE", and simulating it gives its step time STEP again.
+plan_keeps() {
+	grep -q "\"$2\":[[:space:]]*\"$3\"" "$4" && pass "$1 is written to the plan" \
+		|| fail "$1 is written to the plan" "no \"$2\": \"$3\" in $(basename "$4")"
+	gp simulate "$4" --json
+	[ "$(json_num step_time_s "$OUT")" = "$5" ] && pass "$1: read back from the plan, the same step" \
+		|| fail "$1: read back from the plan, the same step" "$(json_num step_time_s "$OUT") against $5"
+}
+
 # ZeRO-2 reducing every micro-batch (DeepSpeed) against once a step (FSDP):
 # 32 DP ranks, 16 micro-batches, so 15 more reduce-scatters of the
 # gradients' (N-1)/N; the plan file keeps the choice.
@@ -166,11 +176,7 @@ every=$(json_num step_time_s "$OUT")
 awk -v a="$once" -v b="$every" 'BEGIN { exit !(b > a * 1.2) }' \
 	&& pass "--zero2-reduce micro_batch costs more than step ($every s > $once s)" \
 	|| fail "--zero2-reduce micro_batch costs more than step" "$every s against $once s"
-grep -q '"zero2_reduce":[[:space:]]*"micro_batch"' "$TMP/z2mb.json" \
-	&& pass "--zero2-reduce is written to the plan" || fail "--zero2-reduce is written to the plan" "missing"
-gp simulate "$TMP/z2mb.json" --json
-[ "$(json_num step_time_s "$OUT")" = "$every" ] && pass "... and read back from it" \
-	|| fail "... and read back from it" "$(json_num step_time_s "$OUT") against $every"
+plan_keeps --zero2-reduce zero2_reduce micro_batch "$TMP/z2mb.json" "$every"
 gp simulate $Z2 --zero2-reduce often
 expect_rc "--zero2-reduce often exits 2" 2
 
@@ -194,11 +200,7 @@ awk -v a="$t_all" -v b="$t_sums" -v d="$dp_total" 'BEGIN { exit !(d > 0 && b - a
 [ -n "$x_none" ] && [ "$x_none" = "$dp_total" ] && awk -v b="$t_sums" -v c="$t_none" 'BEGIN { exit !(c > b) }' \
 	&& pass "--dp-overlap none exposes all DP traffic ($x_none s)" \
 	|| fail "--dp-overlap none exposes all DP traffic" "$x_none s of $dp_total s, step $t_none s"
-grep -q '"dp_overlap":[[:space:]]*"sums"' "$TMP/z1sums.json" \
-	&& pass "--dp-overlap is written to the plan" || fail "--dp-overlap is written to the plan" "missing"
-gp simulate "$TMP/z1sums.json" --json
-[ "$(json_num step_time_s "$OUT")" = "$t_sums" ] && pass "... and read back from it" \
-	|| fail "... and read back from it" "$(json_num step_time_s "$OUT") against $t_sums"
+plan_keeps --dp-overlap dp_overlap sums "$TMP/z1sums.json" "$t_sums"
 sed 's/"dp_overlap":[[:space:]]*"sums"/"dp_overlap": "some"/' "$TMP/z1sums.json" >"$TMP/z1bad.json"
 gp simulate "$TMP/z1bad.json"
 expect_rc "a plan file's bad dp_overlap exits 2" 2
