@@ -145,7 +145,7 @@ cuda:
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	./$(BIN) plan --model llama3-70b --tokens 1T --budget 1.5M -o $(BUILD)/plan.json
+	./$(BIN) plan --model llama3-70b --tokens 1T --budget 2.5M -o $(BUILD)/plan.json
 
 test: deps
 	@$(MAKE) --no-print-directory all $(TEST_BIN) $(BENCH_BIN)

@@ -68,6 +68,9 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 	case PCLI_RESTART:
 		*rc = cli_parse_duration("--restart-time", arg, &o->restart_s);
 		break;
+	case PCLI_STARTUP:
+		*rc = cli_parse_duration("--startup", arg, &o->startup_s);
+		break;
 	case PCLI_CKPT_BW:
 		*rc = cli_parse_double("--ckpt-bw", arg, 0, &d);
 		if (*rc == RC_OK && !(d > 0)) {
@@ -112,7 +115,12 @@ void plan_cli_help(FILE *f)
 		"                        pipeline parallelism; deepspeed: no context\n"
 		"                        parallelism, ZeRO-2 reduces every micro-batch,\n"
 		"                        DP traffic overlaps as DeepSpeed overlaps it\n"
-		"                        (default any; export --format names the launcher)\n"
+		"                        (default megatron; export --format names the launcher)\n"
+		"overheads (stated with every answer):\n"
+		"  --startup DUR         job start-up on running nodes: container pull, ranks,\n"
+		"                        NCCL and data loaders; billed (default %gs); each\n"
+		"                        offering's provisioning and billing unit come from\n"
+		"                        data/capacity.csv\n"
 		"spot preemption model (stated with every spot plan):\n"
 		"  --preempt-rate R      preemptions per node-hour (default %g)\n"
 		"  --restart-time DUR    replacement node and reload after one (default %gs)\n"
@@ -120,7 +128,8 @@ void plan_cli_help(FILE *f)
 		"                        size %g bytes per parameter; Young/Daly interval\n"
 		"                        sqrt(2 C MTBF)\n"
 		"  --json                JSON for programs instead of a table (default off)\n",
-		PLAN_DEFAULT_MAX_GPUS, PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR, PLAN_DEFAULT_RESTART_S,
+		PLAN_DEFAULT_MAX_GPUS, PLAN_DEFAULT_STARTUP_S, PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR,
+		PLAN_DEFAULT_RESTART_S,
 		PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE / 1e9, PLAN_CKPT_BYTES_PER_PARAM);
 	cost_cli_help(f);
 }
@@ -317,6 +326,59 @@ static const char *binding_text(enum plan_binding b, enum plan_objective obj)
 					  : "nothing: the cheapest plan on the offerings considered";
 }
 
+/* What bounds c's node count, as a phrase after its kind (price_limit_str):
+ * "aws sells p5.48xlarge as at most 64 nodes (aws-capacity-blocks)". */
+static const char *limit_text(char *buf, size_t size, const struct plan_candidate *c)
+{
+	const struct price_offering *of = c->offering;
+	const struct price_node_limit *l = &c->limit;
+
+	switch (l->why) {
+	case PRICE_LIMIT_NETWORK:
+		snprintf(buf, size, "%s %s has no inter_node_gbps figure, so one node",
+			 of->provider, of->instance_type);
+		break;
+	case PRICE_LIMIT_UNSTATED:
+		snprintf(buf, size, "no source states how many %s %s nodes %s sells as one%s, so "
+			 "one node", of->provider, of->instance_type, of->provider,
+			 c->spot ? " on spot" : "");
+		break;
+	case PRICE_LIMIT_CAPACITY:
+		snprintf(buf, size, "%s sells %s as at most %d node%s (%s)", of->provider,
+			 of->instance_type, l->nodes, l->nodes == 1 ? "" : "s",
+			 of->max_nodes > 0 ? "the price row's max_nodes" :
+			 of->capacity_source[0] ? of->capacity_source : "capacity.csv");
+		break;
+	case PRICE_LIMIT_SPOT:
+		snprintf(buf, size, "at most %d %s %s node%s on spot (%s)", l->nodes,
+			 of->provider, of->instance_type, l->nodes == 1 ? "" : "s",
+			 of->capacity_source[0] ? of->capacity_source : "capacity.csv");
+		break;
+	case PRICE_LIMIT_QUOTA:
+		snprintf(buf, size, "your quota of %d %s in %s %s", l->quota_gpus, of->gpu,
+			 of->provider, of->region);
+		break;
+	case PRICE_LIMIT_NONE:
+		snprintf(buf, size, "nothing");
+		break;
+	}
+	return buf;
+}
+
+/* "second", "minute", "hour", "day", "week", else a duration. */
+static const char *billing_unit(char *buf, size_t size, double s)
+{
+	static const struct { double s; const char *name; } units[] = {
+		{ 1, "second" }, { 60, "minute" }, { 3600, "hour" }, { 86400, "day" },
+		{ 7 * 86400, "week" },
+	};
+
+	for (size_t i = 0; i < GP_ARRAY_LEN(units); i++)
+		if (s == units[i].s)
+			return units[i].name;
+	return unit_fmt_duration(buf, size, s);
+}
+
 static void pct(char *buf, size_t size, double v, double base)
 {
 	if (isfinite(v) && base > 0)
@@ -377,14 +439,18 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 {
 	const struct plan_row *best = &r->rows[0];
 	const struct plan_opts *o = &r->opts;
-	char a[32], b[32], c[32], d[32], off[256];
+	char a[32], b[32], c[32], d[32], off[1024];
 
 	printf("\nanswer: %s in %s for %s (%s/h)%s\n", n_jobs > 1 ? "all jobs" : jobs[0].name,
 	       unit_fmt_duration(a, sizeof(a), r->makespan_s),
 	       unit_fmt_usd(b, sizeof(b), r->total_cost_usd),
 	       unit_fmt_usd(c, sizeof(c), r->total_usd_per_hour),
 	       r->optimal ? "" : " (solver time limit: feasible, not proven optimal)");
-	printf("binding: %s\n", binding_text(r->binding, r->objective));
+	if (r->binding == PLAN_BINDING_AVAILABILITY)
+		printf("binding: %s: %s\n", price_limit_str(best->c.limit.why),
+		       limit_text(off, sizeof(off), &best->c));
+	else
+		printf("binding: %s\n", binding_text(r->binding, r->objective));
 	for (size_t i = 0; i < r->n_answer_rows; i++)
 		if (r->rows[i].fraction < 1)
 			printf("phase %d of %s: %.1f%% of the tokens on %s\n", r->rows[i].phase,
@@ -416,6 +482,43 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 			       "deepspeed plans layouts they run\n", q->zero, q->pp);
 			break;
 		}
+	}
+	if (o->filter.framework != PLAN_FRAMEWORK_ANY)
+		printf("framework: %s, priced as it runs the layout (--framework %s or any to "
+		       "plan for another)\n",
+		       o->filter.framework == PLAN_FRAMEWORK_MEGATRON ? "Megatron-LM" : "DeepSpeed",
+		       o->filter.framework == PLAN_FRAMEWORK_MEGATRON ? "deepspeed" : "megatron");
+	for (size_t i = 0; i < r->n_answer_rows; i++) {
+		const struct plan_candidate *s = &r->rows[i].c;
+		const struct plan_cost_parts *k = &s->costs;
+		const struct price_offering *of = s->offering;
+		double extra = (k->startup_s + k->billed_extra_s) / 3600.0 * s->usd_per_hour;
+		char inc[64], e[32];
+
+		printf("capacity%s: %d of at most %d node%s: %s\n",
+		       r->n_answer_rows > 1 ? (r->rows[i].phase == 1 ? " (1a)" : " (1b)") : "",
+		       s->nodes, s->limit.nodes, s->limit.nodes == 1 ? "" : "s",
+		       limit_text(off, sizeof(off), s));
+		if (s->purchase == PRICE_PURCHASE_OWNED)
+			snprintf(inc, sizeof(inc), "owned, not billed");
+		else if (of->billing_increment_s > 0)
+			snprintf(inc, sizeof(inc), "billed per %s%s%s",
+				 billing_unit(a, sizeof(a), of->billing_increment_s),
+				 of->min_billing_s > 0 ? ", minimum " : "",
+				 of->min_billing_s > 0 ? unit_fmt_duration(b, sizeof(b), of->min_billing_s)
+						       : "");
+		else
+			snprintf(inc, sizeof(inc), "billing unit not stated: billed as run");
+		if (k->provision_s > 0)
+			unit_fmt_duration(c, sizeof(c), k->provision_s);
+		else
+			snprintf(c, sizeof(c), "not stated");
+		printf("overheads%s: provisioning %s, start-up %s (--startup, assumed), %s: "
+		       "+%.1f%% time, %s, included\n",
+		       r->n_answer_rows > 1 ? (r->rows[i].phase == 1 ? " (1a)" : " (1b)") : "",
+		       c, unit_fmt_duration(d, sizeof(d), k->startup_s), inc,
+		       100.0 * (k->provision_s + k->startup_s) / fmax(s->time_s, 1e-9),
+		       unit_fmt_usd(e, sizeof(e), extra));
 	}
 	{
 		double t = best->c.time_s * best->fraction, k = best->c.cost_usd * best->fraction;

@@ -60,7 +60,7 @@ static void help(void)
 	       "  --tp N, --pp N          pin tensor / pipeline parallelism (default: searched)\n"
 	       "  --zero N                pin the ZeRO stage 0-3 (default: searched)\n"
 	       "  --framework NAME        any, megatron or deepspeed: only layouts it runs, priced\n"
-	       "                          as it runs them, as plan --framework (default any)\n"
+	       "                          as it runs them, as plan --framework (default megatron)\n"
 	       "  --plot FILE             draw throughput and efficiency to FILE.png or FILE.svg\n"
 	       "                          with gnuplot (default none; without gnuplot the data\n"
 	       "                          and a script are written as FILE.csv and FILE.gp)\n"
@@ -111,6 +111,7 @@ static enum rc parse(int argc, char **argv, struct flags *f, int *helped)
 	f->min_gpus = 1;
 	f->max_gpus = SCALING_DEFAULT_MAX_GPUS;
 	f->zero = -1;
+	f->framework = PLAN_FRAMEWORK_MEGATRON;
 	optind = 1;
 	opterr = 0;
 	while (rc == RC_OK && (c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
@@ -242,6 +243,9 @@ static enum rc search_count(const struct plan_job *job, const struct sim_cluster
 	off.on_demand_usd_per_hour = 1.0;
 	off.spot_usd_per_hour = -1;
 	off.inter_node_bytes_per_s = mc->inter_bytes_per_s;
+	/* A sweep asks what the count would do, so the machine is sold at
+	 * that count; without a network figure it stays one node. */
+	off.max_nodes = (gpus + off.gpus_per_node - 1) / off.gpus_per_node;
 	memset(&cat, 0, sizeof(cat));
 	cat.gpus = &g;
 	cat.n_gpus = 1;

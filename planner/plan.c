@@ -42,6 +42,8 @@ void plan_opts_init(struct plan_opts *o)
 	o->storage_usd_per_gb_month = PLAN_DEFAULT_STORAGE_USD_PER_GB_MONTH;
 	o->ckpt_keep = PLAN_DEFAULT_CKPT_KEEP;
 	o->ckpt_interval_s = PLAN_DEFAULT_CKPT_INTERVAL_S;
+	o->startup_s = PLAN_DEFAULT_STARTUP_S;
+	o->filter.framework = PLAN_FRAMEWORK_MEGATRON;
 }
 
 void plan_job_init(struct plan_job *j, const struct sim_model *m, double tokens)
@@ -740,8 +742,13 @@ enum rc plan_run(const struct plan_job *jobs, size_t n_jobs,
 
 	/* 3. The MILP. */
 	r.avail = xcalloc(cat->n_offers, sizeof(int));
-	for (size_t i = 0; i < cat->n_offers; i++)
-		r.avail[i] = cat->offers[i].max_nodes > 0 ? cat->offers[i].max_nodes : 0;
+	for (size_t i = 0; i < cat->n_offers; i++) {
+		struct price_node_limit lim;
+
+		/* On demand bounds spot too (the spot bound is per column). */
+		price_offering_node_limit(&cat->offers[i], 0, &lim);
+		r.avail[i] = lim.nodes > 0 ? lim.nodes : 1;
+	}
 	plan_milp_init(&r.milp);
 	r.milp.n_jobs = (int)n_jobs;
 	r.milp.priority = r.priority;

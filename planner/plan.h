@@ -50,6 +50,12 @@
 /* Switching a job from one plan to the next (--phases 2): write a
  * checkpoint, start the new cluster, reload. */
 #define PLAN_DEFAULT_SWITCH_S 1800.0
+/* Starting a job on nodes that are running: pulling the container image,
+ * starting the ranks, initialising NCCL and the data loaders.  A planning
+ * assumption, stated with every answer (--startup), billed like training;
+ * provisioning (request to running nodes) is the offering's
+ * (capacity.csv) and not billed. */
+#define PLAN_DEFAULT_STARTUP_S 600.0
 /* Cost models beyond the hourly rate, stated with every plan.  Checkpoint
  * storage: S3 Standard, first 50 TB/month, USD 0.023 per GB-month
  * (aws.amazon.com/s3/pricing); the last two checkpoints kept.  Off spot,
@@ -76,7 +82,9 @@ enum plan_binding {
 	PLAN_BINDING_BUDGET,        /* total USD */
 	PLAN_BINDING_HOURLY_BUDGET, /* USD per hour (or per month / 730) */
 	PLAN_BINDING_DEADLINE,
-	PLAN_BINDING_AVAILABILITY,  /* the offering's max nodes, shared by jobs */
+	PLAN_BINDING_AVAILABILITY,  /* the offering's node limit (capacity,
+				     * spot bound, quota, no network), shared
+				     * by jobs: plan_candidate.limit says which */
 	PLAN_BINDING_MAX_GPUS,      /* --max-gpus */
 	PLAN_BINDING_BATCH,         /* global batch leaves no more data parallelism */
 	PLAN_BINDING_MEMORY,        /* a faster configuration did not fit */
@@ -143,6 +151,7 @@ struct plan_opts {
 	double storage_usd_per_gb_month;
 	int ckpt_keep;              /* checkpoints kept in object storage */
 	double ckpt_interval_s;     /* between checkpoints off spot; 0 none */
+	double startup_s;           /* job start-up on running nodes (billed) */
 };
 
 /* Fills o with the documented defaults (no budget, no deadline, objective
@@ -201,7 +210,17 @@ struct plan_cost_parts {
 	double breakeven_share;     /* reserved: it beats on-demand while the job
 				     * carries less than this share of the term;
 				     * >= 1 means even the whole term */
+	/* Fixed overheads, in time_s: */
+	double provision_s;         /* request to running nodes; not billed */
+	double startup_s;           /* plan_opts.startup_s; billed */
+	double billed_extra_s;      /* billed beyond the run: whole billing
+				     * increments and the minimum (per node) */
 };
+
+/* Seconds billed per node for run_s seconds on offering of: whole
+ * billing_increment_s, at least min_billing_s (each 0: not stated, run_s
+ * as it is). */
+double plan_billed_s(double run_s, const struct price_offering *of);
 
 /* Hours a reserved plan is billed for: the committed time is whole terms
  * covering the job, and the job carries share of it, never less than the
@@ -231,7 +250,8 @@ struct plan_candidate {
 	double cost_usd;            /* compute (reserved: as charged) + storage */
 	double nofit_step_s;        /* fastest non-fitting step at this size; 0 none */
 	int smaller_nofit;          /* a smaller node count was tried and nothing fitted */
-	int max_nodes_hit;          /* nodes == the offering's max_nodes */
+	struct price_node_limit limit; /* the most nodes this purchase allows */
+	int max_nodes_hit;          /* nodes == limit.nodes (> 1, or 1 by a limit) */
 };
 
 /* ---- the MILP over frontier columns (planner/plan_lp.c) --------------- */

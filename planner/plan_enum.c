@@ -58,8 +58,7 @@ struct hw_group {
 	const struct price_gpu *gpu;
 	int gpn;
 	double inter_bytes_per_s;
-	int max_nodes;             /* largest availability among members */
-	int unlimited;             /* a member states no availability */
+	int max_nodes;             /* largest node limit among members */
 	size_t *members;           /* offering indices */
 	size_t n_members;
 };
@@ -180,8 +179,15 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 		k->ckpt_overhead = k->ckpt_write_s / o->ckpt_interval_s;
 		t *= 1.0 + k->ckpt_overhead;
 	}
-	c->time_s = t;
-	k->charged_s = t;
+	/* Fixed overheads: the nodes are requested (provisioning, not
+	 * billed), the job starts (billed), then trains for t.  Billing
+	 * rounds the billed run up to the offering's increment. */
+	k->provision_s = c->offering->provision_s;
+	k->startup_s = o->startup_s;
+	c->time_s = k->provision_s + k->startup_s + t;
+	t += k->startup_s;
+	k->charged_s = c->purchase == PRICE_PURCHASE_OWNED ? t : plan_billed_s(t, c->offering);
+	k->billed_extra_s = k->charged_s - t;
 	if (discount > 0) {
 		int months = price_purchase_term_months(c->purchase);
 
@@ -196,8 +202,19 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 	k->storage_usd = plan_storage_cost_usd(k->ckpt_bytes, o->ckpt_keep,
 					       o->storage_usd_per_gb_month, t);
 	c->cost_usd = k->compute_usd + k->storage_usd;
-	c->max_nodes_hit = c->offering->max_nodes > 0 && c->nodes == c->offering->max_nodes;
+	price_offering_node_limit(c->offering, c->spot, &c->limit);
+	c->max_nodes_hit = c->nodes >= c->limit.nodes;
 	return 0;
+}
+
+double plan_billed_s(double run_s, const struct price_offering *of)
+{
+	double b = run_s;
+
+	/* A hair under a whole increment is that increment, not the next. */
+	if (of->billing_increment_s > 0)
+		b = ceil(run_s / of->billing_increment_s - 1e-9) * of->billing_increment_s;
+	return fmax(b, of->min_billing_s);
 }
 
 int plan_candidate_dominates(const struct plan_candidate *a, const struct plan_candidate *b)
@@ -571,12 +588,16 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 		g = &groups[gi];
 		g->members = xrealloc(g->members, (g->n_members + 1) * sizeof(size_t));
 		g->members[g->n_members++] = i;
-		/* The machine is searched up to its best-stocked offering;
-		 * one without a stated limit lifts the limit. */
-		if (of->max_nodes <= 0)
-			g->unlimited = 1;
-		else if (of->max_nodes > g->max_nodes)
-			g->max_nodes = of->max_nodes;
+		/* The machine is searched up to its best-stocked offering. */
+		for (int spot = 0; spot <= 1; spot++) {
+			struct price_node_limit lim;
+
+			if (!spot_allowed(of, &o->filter, spot))
+				continue;
+			price_offering_node_limit(of, spot, &lim);
+			if (lim.nodes > g->max_nodes)
+				g->max_nodes = lim.nodes;
+		}
 		if (nearest && gpu->memory_bytes > nearest->largest_gpu_bytes)
 			nearest->largest_gpu_bytes = gpu->memory_bytes;
 	}
@@ -593,7 +614,7 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 		s.stats = stats;
 		s.gbs = plan_job_gbs(job, o);
 		s.min_need_bytes = -1;
-		s.max_nodes = !g->unlimited && g->max_nodes < cap ? g->max_nodes : cap;
+		s.max_nodes = g->max_nodes < cap ? g->max_nodes : cap;
 		if (s.max_nodes < 1)
 			continue;
 		s.cluster.gpu = *g->gpu;
@@ -621,14 +642,16 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 			for (int pi = 0; pi < n_opts; pi++) {
 				size_t first = n_out;
 				int nofit_below = 0;
+				struct price_node_limit lim;
 
+				price_offering_node_limit(of, opts[pi] == PRICE_PURCHASE_SPOT, &lim);
 				for (int nodes = 1; nodes <= s.max_nodes; nodes++) {
 					struct best_at *b = &s.best[nodes];
 					struct plan_candidate *c;
 
 					if (b->nofit_only)
 						nofit_below = 1;
-					if (!b->have || (of->max_nodes > 0 && nodes > of->max_nodes))
+					if (!b->have || nodes > lim.nodes)
 						continue;
 					if (n_out == cap_out) {
 						cap_out = cap_out ? 2 * cap_out : 64;

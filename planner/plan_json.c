@@ -71,6 +71,9 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 	add_num(x, "checkpoint_write_s", c->costs.ckpt_write_s);
 	add_num(x, "checkpoint_interval_s", c->costs.ckpt_interval_s);
 	add_num(x, "checkpoint_overhead", c->costs.ckpt_overhead);
+	add_num(x, "provision_s", c->costs.provision_s);
+	add_num(x, "startup_s", c->costs.startup_s);
+	add_num(x, "billed_s", c->costs.charged_s * fraction);
 	if (c->costs.discount > 0) {
 		x = cJSON_AddObjectToObject(p, "commitment");
 		add_num(x, "discount", c->costs.discount);

@@ -69,9 +69,18 @@ struct price_offering {
 	char region[PRICE_NAME_MAX];
 	double on_demand_usd_per_hour;      /* per node; < 0 when not offered */
 	double spot_usd_per_hour;           /* per node; < 0 when not offered */
-	double inter_node_bytes_per_s;      /* per node, one direction; 0 unknown */
-	int max_nodes;                      /* availability; 0 = not stated */
+	double inter_node_bytes_per_s;      /* per node, one direction; 0: no
+					     * cluster network (one node only) */
+	int max_nodes;                      /* the row's own capacity; 0 = not stated */
 	char version[PRICE_NAME_MAX * 2];   /* catalog version or date */
+	/* How the offering is sold, from capacity.csv (price_catalog_load;
+	 * see struct price_capacity); 0 = not stated. */
+	int capacity_nodes;                 /* largest cluster sold as one unit */
+	int spot_capacity_nodes;            /* the bound for spot */
+	double billing_increment_s;         /* billed in whole increments of this */
+	double min_billing_s;               /* at least this much is billed */
+	double provision_s;                 /* request to running nodes */
+	char capacity_source[PRICE_NAME_MAX]; /* capacity.csv's source key */
 	int owned;                          /* 1: hardware the user owns (see
 					     * price_catalog_add_owned); the
 					     * on-demand price is its running cost */
@@ -88,6 +97,7 @@ struct price_catalog {
 	char *gpus_path;    /* the gpus.csv that was read */
 	char *prices_path;  /* the shipped prices.csv that was read */
 	char *user_prices_path; /* the user's prices.csv laid over it; NULL: none */
+	char *capacity_path; /* the shipped capacity.csv that was read; NULL: none */
 	int user_table;     /* 1 when user_prices_path was read */
 	int user_legacy;    /* 1 when it was a full copy an older gpuplan wrote */
 	size_t n_user_offers; /* offerings of offers[] with .user set */
@@ -128,6 +138,36 @@ double price_offering_usd_per_gpu_hour(const struct price_offering *o, int spot)
 
 /* USD per node-hour, on demand or spot; < 0 when not offered. */
 double price_offering_usd_per_hour(const struct price_offering *o, int spot);
+
+/* What bounds the nodes of one offering (price_offering_node_limit). */
+enum price_limit {
+	PRICE_LIMIT_NONE,      /* nothing but the caller's own bounds */
+	PRICE_LIMIT_NETWORK,   /* no cluster network figure: one node */
+	PRICE_LIMIT_UNSTATED,  /* no capacity figure: one node */
+	PRICE_LIMIT_CAPACITY,  /* the largest cluster sold as one unit */
+	PRICE_LIMIT_SPOT,      /* the (smaller) bound for spot capacity */
+	PRICE_LIMIT_QUOTA,     /* the user's quota */
+};
+
+struct price_node_limit {
+	int nodes;                /* at most this many; 0: not offered */
+	enum price_limit why;
+	int quota_gpus;           /* PRICE_LIMIT_QUOTA: the quota's GPUs */
+};
+
+/* The most nodes of offering o one job may rent, on demand (spot 0) or
+ * spot (1), and what bounds it, first match wins in this order: no
+ * cluster network (inter_node_bytes_per_s 0) or no capacity figure (nor
+ * the row's max_nodes nor capacity.csv's) makes one node; then the row's
+ * max_nodes, else capacity.csv's; spot is further bounded by
+ * spot_capacity_nodes (not stated: one node).  Hardware the user owns is
+ * bounded by its machines.  An empty figure never lifts a bound: it makes
+ * the offering do less.  Quotas are applied by the caller. */
+void price_offering_node_limit(const struct price_offering *o, int spot,
+			       struct price_node_limit *out);
+/* "no cluster network", "capacity not stated", "capacity", "spot capacity", "quota"
+ * ("none" for NONE). */
+const char *price_limit_str(enum price_limit l);
 
 /* ---- unit conversions used for the catalog columns -------------------- */
 
@@ -354,6 +394,42 @@ void price_commitments_release(struct price_commitments *t);
 const struct price_commitment *price_commitment_find(const struct price_commitments *t,
 						     const struct price_offering *o,
 						     int term_months);
+
+/* One row of capacity.csv: how a provider sells the instances whose type
+ * begins with instance_prefix ("*": every instance of the provider; the
+ * longest matching prefix wins).  0 = not stated. */
+struct price_capacity {
+	char provider[PRICE_NAME_MAX];
+	char instance_prefix[PRICE_NAME_MAX];
+	int max_nodes;                      /* largest cluster sold as one unit */
+	int spot_max_nodes;                 /* the bound gpuplan plans spot with */
+	double billing_increment_s;
+	double min_billing_s;
+	double provision_s;
+	char source[PRICE_NAME_MAX];        /* a key of data/SOURCES.md */
+};
+
+struct price_capacities {
+	struct price_capacity *rows;
+	size_t n;
+};
+
+/* Loads capacity.csv (columns provider, instance_prefix, max_nodes,
+ * spot_max_nodes, billing_increment_s, min_billing_s, provision_s,
+ * source; empty numbers are "not stated").  Returns RC_OK, RC_INPUT (one
+ * "path:line:col: ..." line per bad cell) or RC_ERR (unreadable).
+ * Release with price_capacities_release(). */
+enum rc price_capacities_load(const char *path, struct price_capacities *out);
+void price_capacities_release(struct price_capacities *t);
+
+/* The row of t that applies to offering o (same provider, the longest
+ * instance_prefix that begins o's instance type, "*" last), or NULL. */
+const struct price_capacity *price_capacity_find(const struct price_capacities *t,
+						 const struct price_offering *o);
+
+/* Copies capacity row c (NULL: none, every figure 0) into o's capacity
+ * fields. */
+void price_offering_set_capacity(struct price_offering *o, const struct price_capacity *c);
 
 /* One row of hardware.csv: a machine a user can buy. */
 struct price_hardware {

@@ -1,9 +1,10 @@
 /*
  * price_cost.c - what a GPU-hour costs beyond the on-demand and spot
  * columns of the price table: 1- and 3-year commitment discounts
- * (commitments.csv), machines a user can buy (hardware.csv) and the cost
- * per hour of owning one (amortised purchase plus power with the
- * facility's PUE), and the offering that stands for hardware the user
+ * (commitments.csv), how much of an offering can be bought as one unit and
+ * how it is billed (capacity.csv), machines a user can buy (hardware.csv)
+ * and the cost per hour of owning one (amortised purchase plus power with
+ * the facility's PUE), and the offering that stands for hardware the user
  * already owns.
  *
  * It does not decide how much of a commitment's term a job pays for, nor
@@ -214,6 +215,176 @@ const struct price_commitment *price_commitment_find(const struct price_commitme
 			best = c;
 	}
 	return best;
+}
+
+/* ---- capacity.csv ---------------------------------------------------------- */
+
+enum { K_PROVIDER, K_PREFIX, K_MAX, K_SPOT_MAX, K_INCREMENT, K_MIN_BILL, K_PROVISION,
+       K_SOURCE, K_N };
+
+/* A whole count in [0, hi] from a number cell (empty: 0, not stated). */
+static int need_count(struct price_errs *e, const struct price_csv *csv,
+		      const struct price_csv_row *row, int col, int hi, int *out)
+{
+	double v;
+
+	*out = 0;
+	if (need_number(e, csv, row, col, 1, hi, 0, &v))
+		return -1;
+	if (v != floor(v)) {
+		price_err(e, row->line, col + 1, "%s: expected a whole number, found '%s'",
+			  csv->header.field[col], price_csv_get(row, col));
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+enum rc price_capacities_load(const char *path, struct price_capacities *out)
+{
+	static const char *const need[K_N] = { "provider", "instance_prefix", "max_nodes",
+					       "spot_max_nodes", "billing_increment_s",
+					       "min_billing_s", "provision_s", "source" };
+	struct price_errs e = { path, 0 };
+	struct price_csv csv;
+	int col[K_N];
+	size_t k = 0;
+	enum rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = price_csv_load(path, &csv);
+	if (rc != RC_OK)
+		return rc;
+	if (find_cols(&e, &csv, need, col, K_N)) {
+		price_csv_release(&csv);
+		return RC_INPUT;
+	}
+	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
+	for (size_t i = 0; i < csv.n_rows; i++) {
+		const struct price_csv_row *row = &csv.rows[i];
+		struct price_capacity *c = &out->rows[k];
+		int bad = 0;
+
+		bad |= need_text(&e, &csv, row, col[K_PROVIDER], c->provider, sizeof(c->provider), 1);
+		bad |= need_text(&e, &csv, row, col[K_PREFIX], c->instance_prefix,
+				 sizeof(c->instance_prefix), 1);
+		bad |= need_count(&e, &csv, row, col[K_MAX], 1000000, &c->max_nodes);
+		bad |= need_count(&e, &csv, row, col[K_SPOT_MAX], 1000000, &c->spot_max_nodes);
+		/* Billing and provisioning: at most a year, the longest
+		 * term anyone sells by the increment. */
+		bad |= need_number(&e, &csv, row, col[K_INCREMENT], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
+				   &c->billing_increment_s);
+		bad |= need_number(&e, &csv, row, col[K_MIN_BILL], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
+				   &c->min_billing_s);
+		bad |= need_number(&e, &csv, row, col[K_PROVISION], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
+				   &c->provision_s);
+		bad |= need_text(&e, &csv, row, col[K_SOURCE], c->source, sizeof(c->source), 1);
+		if (bad)
+			continue;
+		if (c->max_nodes > 0 && c->spot_max_nodes > c->max_nodes) {
+			price_err(&e, row->line, col[K_SPOT_MAX] + 1,
+				  "spot_max_nodes: expected at most max_nodes (%d), found %d",
+				  c->max_nodes, c->spot_max_nodes);
+			continue;
+		}
+		for (size_t j = 0; j < k; j++)
+			if (gp_streq_nocase(out->rows[j].provider, c->provider) &&
+			    strcmp(out->rows[j].instance_prefix, c->instance_prefix) == 0) {
+				price_err(&e, row->line, col[K_PREFIX] + 1,
+					  "expected one row per (provider, instance_prefix), found %s %s again",
+					  c->provider, c->instance_prefix);
+				bad = 1;
+				break;
+			}
+		if (!bad)
+			k++;
+	}
+	price_errs_finish(&e);
+	price_csv_release(&csv);
+	if (e.n) {
+		price_capacities_release(out);
+		return RC_INPUT;
+	}
+	out->n = k;
+	return RC_OK;
+}
+
+void price_capacities_release(struct price_capacities *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct price_capacity *price_capacity_find(const struct price_capacities *t,
+						 const struct price_offering *o)
+{
+	const struct price_capacity *best = NULL, *any = NULL;
+
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct price_capacity *c = &t->rows[i];
+		size_t n = strlen(c->instance_prefix);
+
+		if (!gp_streq_nocase(c->provider, o->provider))
+			continue;
+		if (strcmp(c->instance_prefix, "*") == 0)
+			any = c;
+		else if (strncmp(o->instance_type, c->instance_prefix, n) == 0 &&
+			 (!best || n > strlen(best->instance_prefix)))
+			best = c;
+	}
+	return best ? best : any;
+}
+
+void price_offering_set_capacity(struct price_offering *o, const struct price_capacity *c)
+{
+	o->capacity_nodes = c ? c->max_nodes : 0;
+	o->spot_capacity_nodes = c ? c->spot_max_nodes : 0;
+	o->billing_increment_s = c ? c->billing_increment_s : 0;
+	o->min_billing_s = c ? c->min_billing_s : 0;
+	o->provision_s = c ? c->provision_s : 0;
+	gp_strlcpy(o->capacity_source, c ? c->source : "", sizeof(o->capacity_source));
+}
+
+const char *price_limit_str(enum price_limit l)
+{
+	switch (l) {
+	case PRICE_LIMIT_NONE: return "none";
+	case PRICE_LIMIT_NETWORK: return "no cluster network";
+	case PRICE_LIMIT_UNSTATED: return "capacity not stated";
+	case PRICE_LIMIT_CAPACITY: return "capacity";
+	case PRICE_LIMIT_SPOT: return "spot capacity";
+	case PRICE_LIMIT_QUOTA: return "quota";
+	}
+	return "none";
+}
+
+void price_offering_node_limit(const struct price_offering *o, int spot,
+			       struct price_node_limit *out)
+{
+	int cap = o->max_nodes > 0 ? o->max_nodes : o->capacity_nodes;
+
+	memset(out, 0, sizeof(*out));
+	out->nodes = 1;
+	if (!(o->inter_node_bytes_per_s > 0)) {
+		out->why = PRICE_LIMIT_NETWORK;
+		return;
+	}
+	if (cap <= 0) {
+		out->why = PRICE_LIMIT_UNSTATED;
+		return;
+	}
+	out->nodes = cap;
+	out->why = PRICE_LIMIT_CAPACITY;
+	if (spot && !o->owned) {
+		int s = o->spot_capacity_nodes > 0 ? o->spot_capacity_nodes : 1;
+
+		if (s < out->nodes) {
+			out->nodes = s;
+			out->why = o->spot_capacity_nodes > 0 ? PRICE_LIMIT_SPOT : PRICE_LIMIT_UNSTATED;
+		}
+	}
 }
 
 /* ---- hardware.csv ---------------------------------------------------------- */

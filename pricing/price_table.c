@@ -860,10 +860,13 @@ static int file_exists(const char *path)
 /* Hashes the files the catalog was read from (they are small). */
 static enum rc catalog_digest(struct price_catalog *cat)
 {
-	const char *paths[3] = { cat->gpus_path, cat->prices_path, cat->user_prices_path };
+	const char *paths[] = { cat->gpus_path, cat->prices_path, cat->capacity_path,
+				cat->user_prices_path };
 	uint64_t h = GP_FNV1A64_INIT;
 
-	for (int i = 0; i < 3 && paths[i]; i++) {
+	for (size_t i = 0; i < GP_ARRAY_LEN(paths); i++) {
+		if (!paths[i])
+			continue;
 		char *data;
 		size_t len;
 		enum rc rc = gp_read_file(paths[i], &data, &len);
@@ -883,6 +886,7 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 	char udir[1024];
 	char *user_prices = NULL;
 	struct price_offering *shipped = NULL, *user = NULL;
+	struct price_capacities caps = { NULL, 0 };
 	size_t n_shipped = 0, n_user = 0;
 	enum rc rc;
 
@@ -915,6 +919,21 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 	}
 	cat->offers = price_table_overlay(shipped, n_shipped, user, n_user, &cat->n_offers);
 	cat->n_user_offers = n_user;
+	/* How each offering is sold; without the file every offering is
+	 * one node (price_offering_node_limit). */
+	cat->capacity_path = join(o->data_dir ? o->data_dir : "data", "capacity.csv");
+	if (file_exists(cat->capacity_path)) {
+		rc = price_capacities_load(cat->capacity_path, &caps);
+		if (rc != RC_OK)
+			goto fail;
+	} else {
+		free(cat->capacity_path);
+		cat->capacity_path = NULL;
+	}
+	for (size_t i = 0; i < cat->n_offers; i++)
+		price_offering_set_capacity(&cat->offers[i],
+					    price_capacity_find(&caps, &cat->offers[i]));
+	price_capacities_release(&caps);
 	rc = catalog_digest(cat);
 	if (rc != RC_OK)
 		goto fail;
@@ -937,6 +956,7 @@ void price_catalog_release(struct price_catalog *cat)
 	free(cat->offers);
 	free(cat->gpus_path);
 	free(cat->prices_path);
+	free(cat->capacity_path);
 	free(cat->user_prices_path);
 	memset(cat, 0, sizeof(*cat));
 }

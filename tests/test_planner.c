@@ -594,11 +594,13 @@ static void catalog_init(void)
 	test_offers[0].spot_usd_per_hour = 30;
 	test_offers[0].inter_node_bytes_per_s = 400e9;
 	test_offers[0].max_nodes = 16;
+	test_offers[0].spot_capacity_nodes = 16;
 	test_offers[1] = test_offers[0];
 	snprintf(test_offers[1].region, PRICE_NAME_MAX, "west");
 	test_offers[1].on_demand_usd_per_hour = 90;
 	test_offers[1].spot_usd_per_hour = -1;
 	test_offers[1].max_nodes = 0;
+	test_offers[1].capacity_nodes = 512;
 	test_offers[2] = test_offers[0];
 	snprintf(test_offers[2].instance_type, PRICE_NAME_MAX, "big1");
 	test_offers[2].gpus_per_node = 1;
@@ -613,6 +615,8 @@ static void catalog_init(void)
 	test_offers[3].on_demand_usd_per_hour = 12;
 	test_offers[3].spot_usd_per_hour = 4;
 	test_offers[3].inter_node_bytes_per_s = 25e9;
+	test_offers[3].capacity_nodes = 512;
+	test_offers[3].spot_capacity_nodes = 512;
 	memset(&test_cat, 0, sizeof(test_cat));
 	test_cat.gpus = test_gpus;
 	test_cat.n_gpus = 2;
@@ -643,8 +647,13 @@ static void assert_rows_within(const struct plan_result *r, const struct plan_op
 		assert_true(c->res.memory.total <= c->res.memory.capacity);
 		assert_true(c->nodes * c->cluster.gpus_per_node <= o->filter.max_gpus);
 		assert_true(c->nodes * c->cluster.gpus_per_node >= o->filter.min_gpus);
-		if (c->offering->max_nodes > 0)
-			assert_true(c->nodes <= c->offering->max_nodes);
+		{
+			struct price_node_limit l;
+
+			price_offering_node_limit(c->offering, c->spot, &l);
+			assert_true(c->nodes <= l.nodes);
+			assert_int_equal(c->limit.nodes, l.nodes);
+		}
 		if (o->budget_usd >= 0)
 			assert_true(c->cost_usd * r->rows[i].fraction <= o->budget_usd * (1 + 1e-9));
 		if (o->deadline_s > 0 && r->rows[i].fraction == 1)
@@ -947,6 +956,166 @@ static void test_plan_run_two_phases(void **state)
 	plan_result_release(&two);
 }
 
+/* ---- what can be bought: networks, capacity, overheads ---------------------- */
+
+/* An offering without a network figure is planned as one node, however
+ * much faster more would be, and the answer says the network binds. */
+static void test_plan_run_no_network_one_node(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+
+	(void)state;
+	catalog_init();
+	test_offers[0].inter_node_bytes_per_s = 0;
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	snprintf(o.filter.provider, sizeof(o.filter.provider), "acloud");
+	snprintf(o.filter.region, sizeof(o.filter.region), "east");
+	o.filter.spot = 0;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	for (size_t i = 0; i < r.n_rows; i++)
+		if (r.rows[i].c.offering == &test_offers[0])
+			assert_int_equal(r.rows[i].c.nodes, 1);
+	assert_ptr_equal(r.rows[0].c.offering, &test_offers[0]);
+	assert_int_equal(r.binding, PLAN_BINDING_AVAILABILITY);
+	assert_int_equal(r.rows[0].c.limit.why, PRICE_LIMIT_NETWORK);
+	plan_result_release(&r);
+	/* with the network, the same ask clusters */
+	test_offers[0].inter_node_bytes_per_s = 400e9;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_true(r.rows[0].c.nodes > 1);
+	plan_result_release(&r);
+}
+
+/* Spot is bounded apart from on-demand, and the bound binds. */
+static void test_plan_run_spot_bound_binds(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+
+	(void)state;
+	catalog_init();
+	test_offers[0].spot_capacity_nodes = 2;
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	snprintf(o.filter.provider, sizeof(o.filter.provider), "acloud");
+	snprintf(o.filter.region, sizeof(o.filter.region), "east");
+	o.filter.spot = 1;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_int_equal(r.rows[0].c.nodes, 2);
+	assert_int_equal(r.binding, PLAN_BINDING_AVAILABILITY);
+	assert_int_equal(r.rows[0].c.limit.why, PRICE_LIMIT_SPOT);
+	assert_rows_within(&r, &o);
+	plan_result_release(&r);
+	/* on demand the same offering goes to its capacity's 16 nodes */
+	o.filter.spot = 0;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_true(r.rows[0].c.nodes > 2);
+	assert_true(r.rows[0].c.nodes <= 16);
+	plan_result_release(&r);
+}
+
+/* Whole billing increments and a minimum, by hand. */
+static void test_plan_billed_s(void **state)
+{
+	struct price_offering of;
+
+	(void)state;
+	memset(&of, 0, sizeof(of));
+	assert_near(plan_billed_s(1234.5, &of), 1234.5, 1e-12); /* not stated */
+	of.billing_increment_s = 3600;
+	assert_near(plan_billed_s(3601, &of), 7200, 1e-12);
+	assert_near(plan_billed_s(3600, &of), 3600, 1e-12);
+	of.billing_increment_s = 1;
+	of.min_billing_s = 60;
+	assert_near(plan_billed_s(30, &of), 60, 1e-12);
+	assert_near(plan_billed_s(90.2, &of), 91, 1e-12);
+	of.billing_increment_s = 86400; /* by the day */
+	of.min_billing_s = 86400;
+	assert_near(plan_billed_s(1.5 * 3600, &of), 86400, 1e-12);
+}
+
+/* Provisioning adds time, start-up adds time and cost, billing rounds the
+ * billed hours up: cost = rate x billed(start-up + training) + storage. */
+static void test_plan_run_overheads(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r, base;
+	const struct plan_candidate *c;
+	double work, billed;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 2e9);
+	plan_opts_init(&o);
+	snprintf(o.filter.provider, sizeof(o.filter.provider), "acloud");
+	snprintf(o.filter.region, sizeof(o.filter.region), "east");
+	o.filter.spot = 0;
+	o.ckpt_interval_s = 0;
+	o.startup_s = 0;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &base), RC_OK);
+	test_offers[0].provision_s = 900;
+	test_offers[0].billing_increment_s = 3600;
+	o.startup_s = 600;
+	o.top = 1;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	c = &r.rows[0].c;
+	assert_near(c->costs.provision_s, 900, 1e-12);
+	assert_near(c->costs.startup_s, 600, 1e-12);
+	work = sim_time_to_train_s(&c->res, job.tokens);
+	assert_near(c->time_s, 900 + 600 + work, 1e-9);
+	billed = ceil((600 + work) / 3600 - 1e-9) * 3600;
+	assert_near(c->costs.charged_s, billed, 1e-9);
+	assert_near(c->costs.billed_extra_s, billed - 600 - work, 1e-6);
+	assert_near(c->cost_usd, billed / 3600 * c->usd_per_hour + c->costs.storage_usd, 1e-9);
+	/* the overheads make every answer slower than without them */
+	assert_true(r.makespan_s > base.makespan_s);
+	plan_result_release(&r);
+	plan_result_release(&base);
+}
+
+/* On the shipped catalog, no candidate clusters an offering without a
+ * network figure or past its capacity, and spot stays within its bound. */
+static void test_plan_frontier_shipped_limits(void **state)
+{
+	struct price_opts po;
+	struct price_catalog cat;
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_candidate *c = NULL;
+	struct plan_stats st;
+	size_t n = 0, multi = 0;
+
+	(void)state;
+	catalog_init();
+	price_opts_init(&po);
+	po.data_dir = TEST_DATA_DIR;
+	po.user_dir = "/nonexistent-gpuplan-user-dir";
+	assert_int_equal(price_catalog_load(&cat, &po), RC_OK);
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(plan_frontier(&job, &cat, &o, &c, &n, &st, NULL), RC_OK);
+	assert_true(n > 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct price_offering *of = c[i].offering;
+
+		if (!(of->inter_node_bytes_per_s > 0))
+			assert_int_equal(c[i].nodes, 1);
+		if (c[i].spot)
+			assert_true(c[i].nodes <= (of->spot_capacity_nodes > 0 ? of->spot_capacity_nodes : 1));
+		assert_true(c[i].nodes <= (of->max_nodes > 0 ? of->max_nodes : of->capacity_nodes > 0 ? of->capacity_nodes : 1));
+		multi += c[i].nodes > 1;
+	}
+	assert_true(multi > 0);
+	free(c);
+	price_catalog_release(&cat);
+}
+
 /* ---- context parallelism searched for long sequences ----------------------- */
 
 /* A 6.4B GELU model (8 layers, hidden 4096, 32 heads, ffn 16384, vocab
@@ -1211,6 +1380,11 @@ int main(void)
 		cmocka_unit_test(test_plan_run_filters),
 		cmocka_unit_test(test_plan_run_two_jobs_share),
 		cmocka_unit_test(test_plan_run_two_phases),
+		cmocka_unit_test(test_plan_run_no_network_one_node),
+		cmocka_unit_test(test_plan_run_spot_bound_binds),
+		cmocka_unit_test(test_plan_billed_s),
+		cmocka_unit_test(test_plan_run_overheads),
+		cmocka_unit_test(test_plan_frontier_shipped_limits),
 		cmocka_unit_test(test_plan_run_cp_only_fit),
 		cmocka_unit_test(test_plan_run_cp_faster),
 		cmocka_unit_test(test_plan_enumerate_cp_only_long_sequences),

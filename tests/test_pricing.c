@@ -363,6 +363,129 @@ static void test_price_gpus_load_rejects_bad_cells(void **state)
 	rm_rf(dir);
 }
 
+/* ---- capacity: how many nodes an offering sells as one ----------------------- */
+
+/* The rules of price_offering_node_limit, one by one: an empty figure
+ * never lifts a bound. */
+static void test_price_offering_node_limit_rules(void **state)
+{
+	struct price_offering o;
+	struct price_node_limit l;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.gpus_per_node = 8;
+	o.capacity_nodes = 64;
+	o.spot_capacity_nodes = 4;
+	/* a 64-node capacity, but no network figure: one node */
+	price_offering_node_limit(&o, 0, &l);
+	assert_int_equal(l.nodes, 1);
+	assert_int_equal(l.why, PRICE_LIMIT_NETWORK);
+	/* a network: the capacity on demand, the spot bound on spot */
+	o.inter_node_bytes_per_s = 400e9;
+	price_offering_node_limit(&o, 0, &l);
+	assert_int_equal(l.nodes, 64);
+	assert_int_equal(l.why, PRICE_LIMIT_CAPACITY);
+	price_offering_node_limit(&o, 1, &l);
+	assert_int_equal(l.nodes, 4);
+	assert_int_equal(l.why, PRICE_LIMIT_SPOT);
+	/* no spot bound stated: spot is one node */
+	o.spot_capacity_nodes = 0;
+	price_offering_node_limit(&o, 1, &l);
+	assert_int_equal(l.nodes, 1);
+	assert_int_equal(l.why, PRICE_LIMIT_UNSTATED);
+	/* the row's own max_nodes (a marketplace offer) wins over capacity.csv */
+	o.max_nodes = 2;
+	price_offering_node_limit(&o, 0, &l);
+	assert_int_equal(l.nodes, 2);
+	assert_int_equal(l.why, PRICE_LIMIT_CAPACITY);
+	/* no capacity at all: one node */
+	o.max_nodes = 0;
+	o.capacity_nodes = 0;
+	price_offering_node_limit(&o, 0, &l);
+	assert_int_equal(l.nodes, 1);
+	assert_int_equal(l.why, PRICE_LIMIT_UNSTATED);
+}
+
+static void test_price_capacities_load(void **state)
+{
+	char *dir = tmp_dir();
+	char path[4096];
+	struct price_capacities t;
+	struct price_offering o;
+	const struct price_capacity *c;
+	static const char *head = "provider,instance_prefix,max_nodes,spot_max_nodes,"
+				  "billing_increment_s,min_billing_s,provision_s,source\n";
+	char text[1024];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/capacity.csv", dir);
+	snprintf(text, sizeof(text), "%saws,p5.,64,4,1,60,900,ec2-cb\naws,p5.48x,32,,1,60,,x\n"
+		 "aws,*,,,1,60,,ec2\n", head);
+	write_text(dir, "capacity.csv", text);
+	assert_int_equal(price_capacities_load(path, &t), RC_OK);
+	assert_int_equal(t.n, 3);
+	memset(&o, 0, sizeof(o));
+	snprintf(o.provider, sizeof(o.provider), "AWS");
+	snprintf(o.instance_type, sizeof(o.instance_type), "p5.48xlarge");
+	/* the longest prefix wins */
+	c = price_capacity_find(&t, &o);
+	assert_non_null(c);
+	assert_int_equal(c->max_nodes, 32);
+	assert_int_equal(c->spot_max_nodes, 0);
+	/* "*" when no prefix matches */
+	snprintf(o.instance_type, sizeof(o.instance_type), "g6.xlarge");
+	c = price_capacity_find(&t, &o);
+	assert_non_null(c);
+	assert_string_equal(c->instance_prefix, "*");
+	price_offering_set_capacity(&o, c);
+	assert_int_equal(o.capacity_nodes, 0);
+	assert_near(o.min_billing_s, 60, 1e-12);
+	snprintf(o.provider, sizeof(o.provider), "gcp");
+	assert_null(price_capacity_find(&t, &o));
+	price_capacities_release(&t);
+
+	/* bad cells: a fraction of a node, a spot bound above the capacity,
+	 * a negative time, the same key twice; every one is reported */
+	snprintf(text, sizeof(text), "%saws,p5.,6.5,,,,,s\naws,p4d,8,16,,,,s\n"
+		 "aws,p6,8,,,,-1,s\naws,g6,1,,,,,s\naws,g6,2,,,,,s\n", head);
+	write_text(dir, "capacity.csv", text);
+	assert_int_equal(price_capacities_load(path, &t), RC_INPUT);
+	assert_null(t.rows);
+	rm_rf(dir);
+}
+
+/* The shipped capacity.csv is read into every offering, and no offering
+ * without a network figure can be clustered. */
+static void test_price_catalog_load_capacity(void **state)
+{
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_catalog cat;
+	size_t clustered = 0;
+
+	(void)state;
+	opts_for(&o, dir);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_non_null(cat.capacity_path);
+	for (size_t i = 0; i < cat.n_offers; i++) {
+		const struct price_offering *of = &cat.offers[i];
+		struct price_node_limit l;
+
+		price_offering_node_limit(of, 0, &l);
+		if (!(of->inter_node_bytes_per_s > 0))
+			assert_int_equal(l.nodes, 1);
+		clustered += l.nodes > 1;
+		/* single-GPU machines are single-node (their rows state no
+		 * network) */
+		if (of->gpus_per_node == 1)
+			assert_int_equal(l.nodes, 1);
+	}
+	assert_true(clustered > 0);
+	price_catalog_release(&cat);
+	rm_rf(dir);
+}
+
 /* ---- the price catalog ------------------------------------------------------ */
 
 static void test_price_catalog_load_shipped(void **state)
@@ -1145,6 +1268,9 @@ int main(void)
 		cmocka_unit_test(test_price_gpu_eligible_needs_bf16),
 		cmocka_unit_test(test_price_gpus_load_rejects_bad_cells),
 		cmocka_unit_test(test_price_catalog_load_shipped),
+		cmocka_unit_test(test_price_offering_node_limit_rules),
+		cmocka_unit_test(test_price_capacities_load),
+		cmocka_unit_test(test_price_catalog_load_capacity),
 		cmocka_unit_test(test_price_offering_units),
 		cmocka_unit_test(test_price_catalog_query_sorts_and_filters),
 		cmocka_unit_test(test_price_offering_eligible_names_missing_figure),

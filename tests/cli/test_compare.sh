@@ -103,7 +103,7 @@ check_json() {
 	[ -z "$other" ] || fail "$name" "$other"
 }
 check_json "compare --json agrees with the table" "$TMP/compare.txt" "$TMP/compare.json" <<'PY'
-import json, re, sys
+import json, math, re, sys
 
 def check(name, ok, why=""):
     print(("ok " if ok else "not ok ") + name + ("" if ok else ": " + why))
@@ -182,8 +182,13 @@ check("compare --json: cost = compute + checkpoint storage",
 check("compare --json: 8.03e9 params x 14 B = 112 GB checkpoints",
       near(b["costs"]["checkpoint_bytes"], 112.42e9, 1e-3), repr(b["costs"]["checkpoint_bytes"]))
 r = h100["rent"]
-check("compare --json: rent compute cost = USD/h x hours",
-      near(r["costs"]["compute_usd"], r["usd_per_hour"] * r["time_to_train_s"] / 3600, 1e-9))
+# Rent is billed by the second (a 60 s minimum, data/capacity.csv) from
+# the job's start-up on: whole seconds of the time less provisioning.
+billed = math.ceil(r["time_to_train_s"] - r["costs"]["provision_s"] - 1e-9)
+check("compare --json: rent is billed in whole seconds from start-up",
+      near(r["costs"]["billed_s"], billed, 1e-12), "%r vs %r" % (r["costs"]["billed_s"], billed))
+check("compare --json: rent compute cost = USD/h x hours billed",
+      near(r["costs"]["compute_usd"], r["usd_per_hour"] * r["costs"]["billed_s"] / 3600, 1e-9))
 # Break-even: purchase / ((rent - power) per token x tokens a month owned
 # at 70% busy).
 tok = doc["tokens"]
@@ -218,22 +223,23 @@ PY
 gp compare --model llama3-8b --tokens 1T --gpus 3 --json
 expect_rc "compare --json: nothing on 3 GPUs exits 3" 3
 
-# ---- plan: a reserved column for a long job (the whole 3-year term is
-# still cheaper than 2.2 years on demand at 56% off)
-gp plan --model llama3-8b --tokens 5T --provider gcp --no-spot --objective cost --reserved --top 2 -o "$TMP/r.json"
+# ---- plan: a reserved column for a long job (GCP sells one a3-highgpu-8g
+# node as a cluster: 285 days on one node, and the whole 1-year term at
+# 30.6% off is still cheaper than those days on demand)
+gp plan --model llama3-8b --tokens 1.5T --provider gcp --gpu h100 --no-spot --objective cost --reserved --top 2 -o "$TMP/r.json"
 expect_rc "plan --reserved exits 0" 0
-expect_out "a long job answers with a reserved column" "^1 +gcp .* reserved-3y "
-expect_out "the reserved answer says what it is billed" "^reserved-3y: 56\.1% off on-demand .* billed 3\.00 y .* cheaper even carrying the whole term"
+expect_out "a long job answers with a reserved column" "^1 +gcp .* reserved-1y "
+expect_out "the reserved answer says what it is billed" "^reserved-1y: 30\.6% off on-demand .* billed 1\.00 y .* cheaper even carrying the whole term"
 # The plan file records how the hours are paid for, and reading it back
 # (simulate -o) keeps it.
-grep -Eq '"purchase":[[:space:]]*"reserved-3y"' "$TMP/r.json" && pass "a plan file records its purchase option" \
+grep -Eq '"purchase":[[:space:]]*"reserved-1y"' "$TMP/r.json" && pass "a plan file records its purchase option" \
 	|| fail "a plan file records its purchase option" "$(grep -m1 purchase "$TMP/r.json")"
 gp simulate "$TMP/r.json" -o "$TMP/r-back.json"
 expect_rc "simulate reads a reserved plan file" 0
-grep -Eq '"purchase":[[:space:]]*"reserved-3y"' "$TMP/r-back.json" && pass "simulate -o keeps the purchase option" \
+grep -Eq '"purchase":[[:space:]]*"reserved-1y"' "$TMP/r-back.json" && pass "simulate -o keeps the purchase option" \
 	|| fail "simulate -o keeps the purchase option" "$(grep -m1 purchase "$TMP/r-back.json")"
 # A bad value: one line with the JSON path, exit 2, from every reader.
-sed 's/"reserved-3y"/"reserved-2y"/' "$TMP/r.json" > "$TMP/bad-purchase.json"
+sed 's/"reserved-1y"/"reserved-2y"/' "$TMP/r.json" > "$TMP/bad-purchase.json"
 gp simulate "$TMP/bad-purchase.json"
 expect_rc "simulate: a bad purchase option exits 2" 2
 expect_err "a bad purchase option names the field" "^error: $TMP/bad-purchase.json: \.offering\.purchase: expected on-demand, spot, reserved-1y, reserved-3y or owned, found \"reserved-2y\""
@@ -258,7 +264,7 @@ ls "$TMP"/keep.sh.tmp.* >/dev/null 2>&1 && fail "export -o: no temporary file le
 gp execute "$TMP/bad-purchase.json" --steps 1
 expect_rc "execute: a bad purchase option exits 2" 2
 expect_err "execute names the bad field" "\.offering\.purchase: expected on-demand"
-sed 's/"reserved-3y"/"spot"/' "$TMP/r.json" > "$TMP/bad-spot.json"
+sed 's/"reserved-1y"/"spot"/' "$TMP/r.json" > "$TMP/bad-spot.json"
 gp simulate "$TMP/bad-spot.json"
 expect_rc "a spot purchase on a plan with spot false exits 2" 2
 expect_err "the contradiction is named" "^error: $TMP/bad-spot.json: \.offering\.purchase: expected on-demand, reserved-1y, reserved-3y or owned as \.offering\.spot is false, found \"spot\""
@@ -287,11 +293,15 @@ gp plan --model llama3-8b --tokens 200B --reserved --commitments "$TMP/none.csv"
 expect_rc "plan with a missing commitments file exits 2" 2
 
 # ---- plan with GPUs you own: an offering charged its power only
-gp plan --model llama3-8b --tokens 100B --have 16xRTX4090 --objective cost -o "$TMP/o.json"
+gp plan --model llama3-8b --tokens 100B --have 16xRTX4090 --objective cost --provider owned -o "$TMP/o.json"
 expect_rc "plan --have exits 0" 0
-expect_out "the owned GPUs are the cheapest answer" "^1 +owned rtx4090-8x-cards local owned +2x8=16 "
+# hardware.csv states no network for the cards: the two machines are not
+# clustered (one node), and the answer says why
+expect_out "the owned GPUs are planned as one machine" "^1 +owned rtx4090-8x-cards local owned +1x8=8 "
+expect_out "owned machines without a network figure: one node, says why" \
+	"^capacity: 1 of at most 1 node: owned rtx4090-8x-cards has no inter_node_gbps figure, so one node"
 # 8 x 450 W + 400 W = 4000 W x 1.2 x 0.15 / 1000 = 0.72 USD/h per machine
-expect_out "owned hours cost their power only" "^owned: 16 x RTX4090 .* running cost only,.* 4000 W per machine .* = \\\$0\.72/h per machine"
+expect_out "owned hours cost their power only" "^owned: 8 x RTX4090 .* running cost only,.* 4000 W per machine .* = \\\$0\.72/h per machine"
 grep -Eq '"purchase":[[:space:]]*"owned"' "$TMP/o.json" && pass "a plan on owned GPUs records purchase owned" \
 	|| fail "a plan on owned GPUs records purchase owned" "$(grep -m1 purchase "$TMP/o.json")"
 old_plan "$TMP/o.json" > "$TMP/old-owned.json"

@@ -23,7 +23,7 @@ check() { if eval "$2"; then pass "$1"; else fail "$1" "$2 is false"; fi; }
 # ---- charts through gnuplot ------------------------------------------------
 
 if [ $HAVE_GNUPLOT = 1 ]; then
-	gp frontier --model llama3-70b --tokens 1T --budget 1.5M --deadline 30d \
+	gp frontier --model llama3-70b --tokens 1T --budget 2.5M --deadline 30d \
 		--plot "$TMP/frontier.png"
 	expect_rc "frontier --plot png exits 0" 0
 	check "frontier chart is a PNG" "is_png '$TMP/frontier.png'"

@@ -161,18 +161,24 @@ layouts() { # FILE: "ZERO2_UNDER_PP CP_ROWS ROWS"
 		/"zero":/ { n++; if (pp > 1 && $2 + 0 >= 2) z++; if (cp > 1) c++ }
 		END { print z + 0, c + 0, n + 0 }' "$1"
 }
-# the README job's answer under `any` is ZeRO-2 at pp 8: the plan says
-# that neither framework runs it
-gp plan --model llama3-70b --tokens 1T --budget 1.5M -q -o "$TMP/fw-any-plan.json"
+# GPT-3 175B on 300B tokens within $3M under `any` is ZeRO-2 at pp 16: the
+# plan says that neither framework runs it
+FWJOB="--model gpt3-175b --tokens 300B --budget 3M"
+gp plan $FWJOB --framework any -q -o "$TMP/fw-any-plan.json"
 expect_out "framework any: an answer the frameworks do not run says so" \
-	"^frameworks: ZeRO-2 with pipeline parallelism \(pp 8\) runs under gpuplan execute, not Megatron-LM or DeepSpeed"
-gp plan --model llama3-8b --tokens 1T --budget 1M --top 5 --json
+	"^frameworks: ZeRO-2 with pipeline parallelism \(pp 16\) runs under gpuplan execute, not Megatron-LM or DeepSpeed"
+# without --framework the answer is Megatron-LM's, and says so
+gp plan $FWJOB -q
+expect_out "the default framework is Megatron-LM, named under the answer" \
+	"^framework: Megatron-LM, priced as it runs the layout"
+expect_no_out "the default answer runs in Megatron-LM: no frameworks: warning" "^frameworks:"
+gp plan $FWJOB --top 5 --json --framework any
 cp "$OUT" "$TMP/fw-any.json"
 read -r z c n <<<"$(layouts "$TMP/fw-any.json")"
 [ "$n" = 5 ] && [ "$z" -ge 1 ] && pass "framework any: ZeRO-2/3 under a pipeline among 5 rows ($z)" \
 	|| fail "framework any: ZeRO-2/3 under a pipeline among 5 rows" "$z of $n"
 for fw in megatron deepspeed; do
-	gp plan --model llama3-8b --tokens 1T --budget 1M --top 5 --json --framework $fw
+	gp plan $FWJOB --top 5 --json --framework $fw
 	expect_rc "--framework $fw plans" 0
 	cp "$OUT" "$TMP/fw-$fw.json"
 	read -r z c n <<<"$(layouts "$TMP/fw-$fw.json")"
@@ -225,7 +231,7 @@ gp plan --model llama3-8b --tokens 1T --budget 1M --framework Megatron -q -o "$T
 expect_rc "--framework Megatron: names are case-insensitive, as GPU names" 0
 # frontier takes it too: no row with ZeRO-2/3 and pp > 1
 for fw in any megatron; do
-	gp frontier --model llama3-8b --tokens 1T --framework $fw -q
+	gp frontier --model gpt3-175b --tokens 300B --framework $fw -q
 	awk '{ for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\/[0-9]+\/[0-9]+\/[0-9]+$/) {
 		split($i, l, "/"); n++; if (l[2] > 1 && $(i + 1) >= 2) z++ } }
 		END { print z + 0, n + 0 }' "$OUT" >"$TMP/fr-$fw"
@@ -242,7 +248,7 @@ scaling_rows() { # FILE: "ZERO2_UNDER_PP ROWS" of a scaling table
 	awk '$3 ~ /^[0-9]+\/[0-9]+\/[0-9]+\/[0-9]+$/ { split($3, l, "/"); n++;
 		if (l[2] > 1 && $5 >= 2) z++ } END { print z + 0, n + 0 }' "$1"
 }
-gp scaling --model llama3-70b --gpu H100 --min-gpus 64 --max-gpus 512 -q
+gp scaling --model llama3-70b --gpu H100 --min-gpus 64 --max-gpus 512 -q --framework any
 read -r z_any n_any <<<"$(scaling_rows "$OUT")"
 gp scaling --model llama3-70b --gpu H100 --min-gpus 64 --max-gpus 512 -q --framework megatron
 expect_rc "scaling --framework megatron exits 0" 0
