@@ -126,7 +126,7 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 
 # ---- set-up: install what is missing from Debian's packages, once
 DEPS_PKGS := libglpk-dev libcsv-dev libcjson-dev libcmocka-dev libopenmpi-dev \
-             openmpi-bin gnuplot-nox pkg-config
+             openmpi-bin gnuplot-nox pkg-config python3-yaml python3-jsonschema
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \

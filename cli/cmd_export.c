@@ -1,6 +1,6 @@
 /*
- * cmd_export.c - `gpuplan export plan.json --format F [-o FILE]`: writes
- * the plan in the form another tool launches.
+ * cmd_export.c - `gpuplan export plan.json --format F [--framework F] [-o FILE]`:
+ * writes the plan in the form another tool launches.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -8,15 +8,22 @@
 #include <string.h>
 
 #include "cli.h"
+#include "plan.h"
 #include "plan_export.h"
 #include "sim.h"
 
 static void help(void)
 {
-	printf("usage: gpuplan export PLAN.json --format FORMAT [-o FILE]\n\n"
+	printf("usage: gpuplan export PLAN.json --format FORMAT [--framework F] [-o FILE]\n\n"
 	       "Writes the plan for the tool you train with.  For deepspeed, stdout gets the\n"
-	       "ds_config.json, or with -o the DeepSpeed launch line for the file written.\n\n"
+	       "ds_config.json, or with -o the DeepSpeed launch line for the file written.\n"
+	       "skypilot writes a SkyPilot task (sky launch it as written): the offering's\n"
+	       "cloud, region, instance type and spot flag, the plan's nodes and GPUs, and a\n"
+	       "run: script starting torchrun with the megatron arguments or the deepspeed\n"
+	       "config.\n\n"
 	       "  -f, --format F      one of: %s (required)\n"
+	       "      --framework F   what the skypilot task runs: megatron or deepspeed\n"
+	       "                      (default: megatron)\n"
 	       "  -o, --output FILE   write to FILE (default: stdout)\n"
 	       "  -h, --help          this help\n", plan_export_format_names());
 }
@@ -26,10 +33,12 @@ enum rc cmd_export(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "framework", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *format = NULL, *out = NULL;
+	const char *format = NULL, *out = NULL, *framework = NULL;
+	enum plan_framework fw = PLAN_FRAMEWORK_MEGATRON;
 	enum plan_export_format f;
 	struct sim_plan plan;
 	enum rc rc;
@@ -42,6 +51,7 @@ enum rc cmd_export(int argc, char **argv)
 		switch (c) {
 		case 'f': format = optarg; break;
 		case 'o': out = optarg; break;
+		case 'F': framework = optarg; break;
 		case 'h': help(); return RC_OK;
 		default: return cli_bad_option("export", optopt, argv[optind - 1]);
 		}
@@ -60,10 +70,22 @@ enum rc cmd_export(int argc, char **argv)
 			 plan_export_format_names(), format);
 		return RC_USAGE;
 	}
+	if (framework && f != PLAN_EXPORT_SKYPILOT) {
+		gp_error("--framework: expected only with --format skypilot, found --format %s",
+			 format);
+		gp_hint("the megatron and deepspeed formats are their frameworks already");
+		return RC_USAGE;
+	}
+	if (framework && (plan_framework_parse(framework, &fw) != RC_OK ||
+			  fw == PLAN_FRAMEWORK_ANY)) {
+		gp_error("--framework: expected megatron or deepspeed, found '%s'", framework);
+		return RC_USAGE;
+	}
 	rc = sim_plan_read(argv[optind], &plan);
 	if (rc != RC_OK)
 		return rc;
-	text = plan_export(&plan, f, &rc);
+	text = f == PLAN_EXPORT_SKYPILOT ? plan_export_skypilot(&plan, fw, &rc)
+					 : plan_export(&plan, f, &rc);
 	if (!text)
 		return rc;
 	if (out) {

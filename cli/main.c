@@ -23,7 +23,7 @@ static const struct command commands[] = {
 	{ "scaling", cmd_scaling, "throughput and scaling efficiency against GPU count, beside ideal" },
 	{ "execute", cmd_execute, "run a plan's training steps over MPI and compare with the prediction" },
 	{ "calibrate", cmd_calibrate, "measure this machine's GEMM, memory and collective speeds for the simulator" },
-	{ "export", cmd_export, "write a plan as Megatron, DeepSpeed, torchrun, Slurm, mpirun or Kubernetes config" },
+	{ "export", cmd_export, "write a plan as Megatron, DeepSpeed, torchrun, Slurm, mpirun, Kubernetes or SkyPilot config" },
 	{ "prices", cmd_prices, "list, update and show the history of GPU price tables" },
 	{ "gpus", cmd_gpus, "list the GPU catalog" },
 	{ "models", cmd_models, "list or show model presets" },

@@ -1,7 +1,8 @@
 /*
  * plan_export.h - turn a plan into what people already train with:
  * Megatron-LM arguments, a DeepSpeed config, a torchrun line, a Slurm batch
- * script, an mpirun line with a hostfile, a Kubeflow PyTorchJob manifest.
+ * script, an mpirun line with a hostfile, a Kubeflow PyTorchJob manifest,
+ * a SkyPilot task.
  *
  * The exports carry the plan's layout and batch; they do not know the
  * user's training script, which appears as a variable
@@ -10,6 +11,7 @@
 #ifndef GPUPLAN_PLAN_EXPORT_H
 #define GPUPLAN_PLAN_EXPORT_H
 
+#include "plan.h"
 #include "sim.h"
 
 enum plan_export_format {
@@ -19,6 +21,7 @@ enum plan_export_format {
 	PLAN_EXPORT_SLURM,
 	PLAN_EXPORT_MPIRUN,
 	PLAN_EXPORT_KUBERNETES,
+	PLAN_EXPORT_SKYPILOT,   /* runs Megatron-LM; plan_export_skypilot for DeepSpeed */
 };
 
 /* Parses "megatron", "deepspeed", ... into *out.  Returns RC_OK or
@@ -46,5 +49,18 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
  * ZeRO-1 where the config has stage 1 for p's ZeRO-2/3 (plan_export).
  * Returns a string the caller frees with free(). */
 char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path);
+
+/* A SkyPilot task YAML (`sky launch` it as written) that runs p under
+ * framework fw (PLAN_FRAMEWORK_ANY: Megatron-LM): resources (SkyPilot's
+ * accelerator name and p's GPUs per node; the offering's cloud, region
+ * and instance type; use_spot for a spot purchase), num_nodes, and a
+ * run: script that starts torchrun from SkyPilot's node variables with
+ * the megatron format's arguments or the deepspeed format's config.
+ * Strings from the plan are double-quoted with escapes in the YAML and
+ * single-quoted in the script; one with a control character where the
+ * script needs it is RC_INPUT.  Returns a string the caller frees with
+ * free(), or NULL with RC_INPUT in *rc (message printed), as
+ * plan_export() does. */
+char *plan_export_skypilot(const struct sim_plan *p, enum plan_framework fw, enum rc *rc);
 
 #endif

@@ -5,7 +5,8 @@
  *
  * Flag names follow Megatron-LM's megatron/training/arguments.py, the
  * DeepSpeed config reference (deepspeed.ai/docs/config-json), torchrun's
- * documentation and Kubeflow's PyTorchJob (kubeflow.org/v1).
+ * documentation, Kubeflow's PyTorchJob (kubeflow.org/v1) and SkyPilot's
+ * task YAML (docs.skypilot.co, "YAML Configuration"; sky/utils/schemas.py).
  *
  * A plan a framework cannot run as planned (ZeRO-2/3 with a pipeline under
  * Megatron-LM or DeepSpeed) is written as the nearest one it runs, ZeRO-1,
@@ -58,6 +59,7 @@ static const struct {
 	{ "slurm", PLAN_EXPORT_SLURM },
 	{ "mpirun", PLAN_EXPORT_MPIRUN },
 	{ "kubernetes", PLAN_EXPORT_KUBERNETES },
+	{ "skypilot", PLAN_EXPORT_SKYPILOT },
 };
 
 enum rc plan_export_format_parse(const char *name, enum plan_export_format *out)
@@ -76,7 +78,7 @@ enum rc plan_export_format_parse(const char *name, enum plan_export_format *out)
 
 const char *plan_export_format_names(void)
 {
-	return "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes";
+	return "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes, skypilot";
 }
 
 static int plan_gpus(const struct sim_plan *p)
@@ -425,19 +427,28 @@ static char *deepspeed_config(const struct sim_plan *p)
 /* The launcher's flags: DeepSpeed docs, "Getting Started: Launching
  * DeepSpeed Training" (--num_nodes, --num_gpus, --hostfile, and
  * --deepspeed --deepspeed_config handed to the script). */
-char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path)
+/* What goes before any DeepSpeed launcher: the comment on what DeepSpeed
+ * runs instead of the plan (framework_predict), the NCCL environment, and
+ * the tensor and pipeline sizes ds_config.json has no field for. */
+static void deepspeed_preamble(struct buf *b, const struct sim_plan *p)
 {
-	struct buf b = { 0 };
 	struct sim_result r;
 	char why[256];
 
 	if (framework_predict(p, PLAN_EXPORT_DEEPSPEED, &r, why, sizeof(why)) == 1)
-		framework_comment(&b, p, PLAN_EXPORT_DEEPSPEED, &r);
-	nccl_env(&b, p, "export ", 1);
+		framework_comment(b, p, PLAN_EXPORT_DEEPSPEED, &r);
+	nccl_env(b, p, "export ", 1);
 	if (p->par.tp > 1 || p->par.pp > 1)
-		bprintf(&b, "# the plan also uses tp %d, pp %d: give a Megatron-DeepSpeed script "
-			    "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d\n",
+		bprintf(b, "# the plan also uses tp %d, pp %d: give a Megatron-DeepSpeed script "
+			   "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d\n",
 			p->par.tp, p->par.pp, p->par.tp, p->par.pp);
+}
+
+char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path)
+{
+	struct buf b = { 0 };
+
+	deepspeed_preamble(&b, p);
 	bprintf(&b, "deepspeed --num_nodes %d --num_gpus %d", launch_nodes(p),
 		launch_gpus_per_node(p));
 	if (launch_nodes(p) > 1)
@@ -458,30 +469,45 @@ static void slurm_time(char *out, size_t size, double seconds)
 	snprintf(out, size, "%lld-%02lld:%02lld:%02lld", d, h, m, s);
 }
 
+/* The checks every export makes before writing: a global batch the
+ * layout divides and, for f's framework, a layout that can be re-priced
+ * (framework_predict), with one warning when f runs it otherwise than
+ * priced.  Returns RC_OK with framework_predict's answer in *differs and
+ * its prediction in *fr, or RC_INPUT (message printed). */
+static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
+			    struct sim_result *fr, int *differs)
+{
+	char why[256];
+
+	if (plan_gpus(p) < 1 || p->par.mbs < 1 || p->par.dp < 1 ||
+	    p->par.gbs % (p->par.mbs * p->par.dp) != 0) {
+		gp_error("plan: layout is not exportable: global batch %d is not a multiple "
+			 "of micro-batch %d x data-parallel %d", p->par.gbs, p->par.mbs, p->par.dp);
+		return RC_INPUT;
+	}
+	*differs = framework_predict(p, f, fr, why, sizeof(why));
+	if (*differs < 0) {
+		gp_error("plan: layout is not exportable: %s", why);
+		return RC_INPUT;
+	}
+	if (*differs)
+		framework_warn(p, f, fr);
+	return RC_OK;
+}
+
 char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *rc)
 {
 	struct buf b = { 0 };
 	int nodes = launch_nodes(p), gpn = launch_gpus_per_node(p);
 	struct sim_result fr;
-	char tbuf[64], why[256];
+	char tbuf[64];
 	int differs;
 
-	*rc = RC_OK;
-	if (plan_gpus(p) < 1 || p->par.mbs < 1 || p->par.dp < 1 ||
-	    p->par.gbs % (p->par.mbs * p->par.dp) != 0) {
-		gp_error("plan: layout is not exportable: global batch %d is not a multiple "
-			 "of micro-batch %d x data-parallel %d", p->par.gbs, p->par.mbs, p->par.dp);
-		*rc = RC_INPUT;
+	if (f == PLAN_EXPORT_SKYPILOT)
+		return plan_export_skypilot(p, PLAN_FRAMEWORK_MEGATRON, rc);
+	*rc = export_check(p, f, &fr, &differs);
+	if (*rc != RC_OK)
 		return NULL;
-	}
-	differs = framework_predict(p, f, &fr, why, sizeof(why));
-	if (differs < 0) {
-		gp_error("plan: layout is not exportable: %s", why);
-		*rc = RC_INPUT;
-		return NULL;
-	}
-	if (differs)
-		framework_warn(p, f, &fr);
 	switch (f) {
 	case PLAN_EXPORT_MEGATRON:
 		bprintf(&b, "#!/usr/bin/env bash\n# Megatron-LM launch for %s on %d x %s "
@@ -546,6 +572,206 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 				w ? "Worker" : "Master", replicas, nodes, gpn, gpn);
 		}
 		break;
+	case PLAN_EXPORT_SKYPILOT:
+		break; /* returned above */
 	}
+	return b.s;
+}
+
+/* ---- SkyPilot ---------------------------------------------------------- */
+
+/* Appends s to b as a YAML double-quoted scalar (YAML 1.2, 7.3.1): '\\'
+ * and '"' escaped, control characters as \n, \t or \xNN; other bytes as
+ * they are.  Whatever s holds, the scalar reads back as s and cannot end
+ * the line or the mapping it stands in. */
+static void yaml_quote(struct buf *b, const char *s)
+{
+	bprintf(b, "\"");
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			bprintf(b, "\\%c", *c);
+		else if (*c == '\n')
+			bprintf(b, "\\n");
+		else if (*c == '\t')
+			bprintf(b, "\\t");
+		else if (*c < 0x20 || *c == 0x7f)
+			bprintf(b, "\\x%02x", *c);
+		else
+			bprintf(b, "%c", *c);
+	}
+	bprintf(b, "\"");
+}
+
+/* Returns 1 when s holds a control character, which the run: script
+ * cannot carry: the YAML literal block it sits in would fold or end at
+ * it. */
+static int has_control(const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return 1;
+	return 0;
+}
+
+/* Appends s to b single-quoted for a POSIX shell: nothing inside is
+ * expanded; a quote in s is closed, escaped and reopened ('\''). */
+static void shell_quote(struct buf *b, const char *s)
+{
+	bprintf(b, "'");
+	for (; *s; s++)
+		if (*s == '\'')
+			bprintf(b, "'\\''");
+		else
+			bprintf(b, "%c", *s);
+	bprintf(b, "'");
+}
+
+/* SkyPilot's AcceleratorName for the canonical GPU gpu on provider, as
+ * the catalogs spell it (skypilot-catalog catalogs/v8/common/
+ * accelerators.csv and each cloud's vms.csv; data/SOURCES.md): one name
+ * for a GPU's form factors on most clouds (H100 for SXM, PCIe and NVL),
+ * RunPod's own for its SXM and NVL parts, Lambda's A6000.  A GPU not
+ * listed goes by its canonical name, which gpus.csv keeps equal to
+ * SkyPilot's where there is one (B200, L40S, RTX4090, MI300X, ...). */
+static const char *skypilot_accelerator(const char *provider, const char *gpu)
+{
+	static const struct {
+		const char *provider; /* NULL: any */
+		const char *gpu, *name;
+	} names[] = {
+		{ "runpod", "H100-SXM5-80GB", "H100-SXM" },
+		{ "runpod", "H100-NVL-94GB", "H100-NVL" },
+		{ "runpod", "H200-SXM-141GB", "H200-SXM" },
+		{ "runpod", "A100-SXM4-80GB", "A100-80GB-SXM" },
+		{ "lambda", "RTXA6000", "A6000" },
+		{ NULL, "H100-SXM5-80GB", "H100" },
+		{ NULL, "H100-PCIe-80GB", "H100" },
+		{ NULL, "H100-NVL-94GB", "H100" },
+		{ NULL, "H200-SXM-141GB", "H200" },
+		{ NULL, "A100-SXM4-80GB", "A100-80GB" },
+		{ NULL, "A100-PCIe-80GB", "A100-80GB" },
+		{ NULL, "A100-SXM4-40GB", "A100" },
+		{ NULL, "V100-SXM2-32GB", "V100-32GB" },
+		{ NULL, "V100-SXM2-16GB", "V100" },
+	};
+
+	for (size_t i = 0; i < GP_ARRAY_LEN(names); i++)
+		if ((!names[i].provider || strcmp(names[i].provider, provider) == 0) &&
+		    strcmp(names[i].gpu, gpu) == 0)
+			return names[i].name;
+	return gpu;
+}
+
+/* The head of a run: script: the first node's address from
+ * SKYPILOT_NODE_IPS (one per line, the head node first) and torchrun over
+ * SkyPilot's node variables (docs.skypilot.co, "Distributed Multi-Node
+ * Jobs"), leaving the training script and its arguments to the caller. */
+static void skypilot_torchrun(struct buf *b)
+{
+	bprintf(b, "MASTER_ADDR=$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\n"
+		   "torchrun --nnodes \"$SKYPILOT_NUM_NODES\""
+		   " --nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\" \\\n"
+		   "  --node-rank \"$SKYPILOT_NODE_RANK\" --master-addr \"$MASTER_ADDR\""
+		   " --master-port 29500");
+}
+
+/* The run: script for p under f (megatron or deepspeed): shell text whose
+ * only strings from the plan are shell_quote()d; differs and fr as
+ * export_check gave them. */
+static void skypilot_script(struct buf *b, const struct sim_plan *p, enum plan_export_format f,
+			    int differs, const struct sim_result *fr)
+{
+	bprintf(b, "set -e\necho ");
+	shell_quote(b, p->model.name);
+	bprintf(b, "\necho 'gpuplan layout: tp %d pp %d dp %d cp %d, %d nodes x %d GPUs'\n",
+		p->par.tp, p->par.pp, p->par.dp, p->par.cp, launch_nodes(p),
+		launch_gpus_per_node(p));
+	if (f == PLAN_EXPORT_MEGATRON) {
+		if (differs)
+			framework_comment(b, p, f, fr);
+		nccl_env(b, p, "export ", !megatron_fsdp(p));
+		skypilot_torchrun(b);
+		bprintf(b, " \\\n  \"$TRAIN_SCRIPT\"");
+		megatron_args(b, p);
+	} else {
+		char *cfg = deepspeed_config(p);
+
+		deepspeed_preamble(b, p);
+		/* The delimiter is quoted: the shell expands nothing in the
+		 * config, which holds only numbers and booleans anyway. */
+		bprintf(b, "cat > ds_config.json <<'GPUPLAN_DS_CONFIG'\n%s\nGPUPLAN_DS_CONFIG\n", cfg);
+		free(cfg);
+		skypilot_torchrun(b);
+		bprintf(b, " \\\n  \"$TRAIN_SCRIPT\" --deepspeed --deepspeed_config ds_config.json");
+		/* Megatron-DeepSpeed's flags (the comment above): a DeepSpeed
+		 * script runs only data parallelism itself. */
+		if (p->par.tp > 1 || p->par.pp > 1)
+			bprintf(b, " \\\n  --tensor-model-parallel-size %d"
+				   " --pipeline-model-parallel-size %d", p->par.tp, p->par.pp);
+		bprintf(b, "\n");
+	}
+	/* EXTRA_ARGS (data, tokenizer, checkpoints) is the user's, split
+	 * into words as given on `sky launch --env`. */
+	b->len--;
+	bprintf(b, " $EXTRA_ARGS\n");
+}
+
+char *plan_export_skypilot(const struct sim_plan *p, enum plan_framework fw, enum rc *rc)
+{
+	enum plan_export_format f =
+		fw == PLAN_FRAMEWORK_DEEPSPEED ? PLAN_EXPORT_DEEPSPEED : PLAN_EXPORT_MEGATRON;
+	const struct price_offering *o = &p->offering;
+	int gpn = launch_gpus_per_node(p), differs;
+	struct buf b = { 0 }, run = { 0 };
+	struct sim_result fr;
+
+	if (has_control(p->model.name)) {
+		gp_error("plan: .model.name: expected no control characters for the skypilot "
+			 "run script, found one");
+		*rc = RC_INPUT;
+		return NULL;
+	}
+	*rc = export_check(p, f, &fr, &differs);
+	if (*rc != RC_OK)
+		return NULL;
+	bprintf(&b, "# SkyPilot task written by gpuplan: sky launch -c NAME THIS.yaml%s\n"
+		    "# (sky launch --env EXTRA_ARGS=... for data and tokenizer flags)\n",
+		f == PLAN_EXPORT_DEEPSPEED ? " --env TRAIN_SCRIPT=..." : "");
+	bprintf(&b, "name: ");
+	yaml_quote(&b, p->model.name);
+	bprintf(&b, "\nresources:\n  accelerators: {");
+	yaml_quote(&b, skypilot_accelerator(o->provider, p->cluster.gpu.name));
+	bprintf(&b, ": %d}\n", gpn);
+	/* A custom cluster has no offering; hardware the user owns is not a
+	 * cloud SkyPilot rents from. */
+	if (o->provider[0] && !o->owned) {
+		bprintf(&b, "  cloud: ");
+		yaml_quote(&b, o->provider);
+		if (o->region[0]) {
+			bprintf(&b, "\n  region: ");
+			yaml_quote(&b, o->region);
+		}
+		/* An instance type fixes the GPUs per node: named only when
+		 * the plan fills its nodes. */
+		if (o->instance_type[0] && o->gpus_per_node == gpn) {
+			bprintf(&b, "\n  instance_type: ");
+			yaml_quote(&b, o->instance_type);
+		}
+		bprintf(&b, "\n");
+	}
+	bprintf(&b, "  use_spot: %s\n", p->purchase == PRICE_PURCHASE_SPOT ? "true" : "false");
+	bprintf(&b, "num_nodes: %d\nenvs:\n  TRAIN_SCRIPT: %s\n  EXTRA_ARGS: \"\"\n",
+		launch_nodes(p), f == PLAN_EXPORT_MEGATRON ? "\"pretrain_gpt.py\"" : "null");
+	skypilot_script(&run, p, f, differs, &fr);
+	/* A literal block: every line indented, so YAML hands the script
+	 * back byte for byte. */
+	bprintf(&b, "run: |\n");
+	for (const char *line = run.s; *line;) {
+		size_t n = strcspn(line, "\n");
+
+		bprintf(&b, "%s%.*s\n", n ? "  " : "", (int)n, line);
+		line += n + (line[n] == '\n');
+	}
+	free(run.s);
 	return b.s;
 }

@@ -1,7 +1,8 @@
 /*
  * test_plan_export.c - every export format carries the fields its tool
- * needs, and the DeepSpeed config keeps the batch identity
- * train_batch_size = micro-batch x accumulation x DP.
+ * needs, the DeepSpeed config keeps the batch identity
+ * train_batch_size = micro-batch x accumulation x DP, and the SkyPilot task
+ * quotes every string it takes from the plan.
  */
 #include "testutil.h"
 
@@ -221,6 +222,8 @@ static void test_plan_export_format_parse_names(void **state)
 	assert_int_equal(f, PLAN_EXPORT_DEEPSPEED);
 	assert_int_equal(plan_export_format_parse("k8s", &f), RC_OK);
 	assert_int_equal(f, PLAN_EXPORT_KUBERNETES);
+	assert_int_equal(plan_export_format_parse("SkyPilot", &f), RC_OK);
+	assert_int_equal(f, PLAN_EXPORT_SKYPILOT);
 	assert_int_equal(plan_export_format_parse("horovod", &f), RC_USAGE);
 }
 
@@ -254,6 +257,73 @@ static void test_plan_export_deepspeed_launch(void **state)
 	free(s);
 }
 
+/* The SkyPilot task: make_plan's 4 nodes of 8 on an AWS spot offering,
+ * SkyPilot's name for the GPU (H100, RunPod's H100-SXM), and torchrun
+ * over SkyPilot's node variables. */
+static void test_plan_export_skypilot_resources(void **state)
+{
+	struct sim_plan p;
+	enum rc rc;
+	char *s;
+
+	(void)state;
+	make_plan(&p);
+	strcpy(p.offering.provider, "aws");
+	strcpy(p.offering.instance_type, "p5.48xlarge");
+	strcpy(p.offering.region, "us-east-1");
+	p.offering.gpus_per_node = 8;
+	p.purchase = PRICE_PURCHASE_SPOT;
+	s = export_ok(&p, PLAN_EXPORT_SKYPILOT);
+	assert_non_null(strstr(s, "\nresources:\n  accelerators: {\"H100\": 8}\n"
+				  "  cloud: \"aws\"\n  region: \"us-east-1\"\n"
+				  "  instance_type: \"p5.48xlarge\"\n  use_spot: true\n"
+				  "num_nodes: 4\n"));
+	assert_non_null(strstr(s, "--nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\""));
+	assert_non_null(strstr(s, "--node-rank \"$SKYPILOT_NODE_RANK\""));
+	assert_non_null(strstr(s, "  --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4"));
+	free(s);
+	/* on-demand on RunPod, 6 GPUs of a node of 8: no instance type */
+	strcpy(p.offering.provider, "runpod");
+	p.purchase = PRICE_PURCHASE_ON_DEMAND;
+	p.par.tp = 6;
+	p.par.pp = 1;
+	p.par.interleave = 1;
+	p.model.heads = 48;
+	p.model.kv_heads = 6;
+	p.cluster.gpus_per_node = 6;
+	s = plan_export_skypilot(&p, PLAN_FRAMEWORK_DEEPSPEED, &rc);
+	assert_int_equal(rc, RC_OK);
+	assert_non_null(strstr(s, "  accelerators: {\"H100-SXM\": 6}\n"));
+	assert_null(strstr(s, "instance_type"));
+	assert_non_null(strstr(s, "  use_spot: false\n"));
+	assert_non_null(strstr(s, "--deepspeed --deepspeed_config ds_config.json"));
+	assert_non_null(strstr(s, "\"train_batch_size\":\t512"));
+	free(s);
+}
+
+/* Strings from a plan file: double-quoted with escapes in the YAML,
+ * single-quoted in the script, refused there with a control character. */
+static void test_plan_export_skypilot_quotes_strings(void **state)
+{
+	struct sim_plan p;
+	enum rc rc;
+	char *s;
+
+	(void)state;
+	make_plan(&p);
+	strcpy(p.model.name, "x'$(touch pwned)\"");
+	strcpy(p.offering.provider, "gcp");
+	strcpy(p.offering.region, "r\n\": x\\");
+	s = export_ok(&p, PLAN_EXPORT_SKYPILOT);
+	assert_non_null(strstr(s, "\nname: \"x'$(touch pwned)\\\"\"\n"));
+	assert_non_null(strstr(s, "\n  region: \"r\\n\\\": x\\\\\"\n"));
+	assert_non_null(strstr(s, "\n  echo 'x'\\''$(touch pwned)\"'\n"));
+	free(s);
+	strcpy(p.model.name, "a\rb");
+	assert_null(plan_export(&p, PLAN_EXPORT_SKYPILOT, &rc));
+	assert_int_equal(rc, RC_INPUT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +336,8 @@ int main(void)
 		cmocka_unit_test(test_plan_export_rejects_bad_batch),
 		cmocka_unit_test(test_plan_export_format_parse_names),
 		cmocka_unit_test(test_plan_export_deepspeed_launch),
+		cmocka_unit_test(test_plan_export_skypilot_resources),
+		cmocka_unit_test(test_plan_export_skypilot_quotes_strings),
 	};
 	return cmocka_run_group_tests_name("plan_export", tests, NULL, NULL);
 }

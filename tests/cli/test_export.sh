@@ -4,7 +4,9 @@
 # a pipeline (its flags, and CUDA_DEVICE_MAX_CONNECTIONS not 1); with a
 # pipeline, where Megatron-LM and DeepSpeed run ZeRO-1 at most, ZeRO-1
 # written with a warning and a comment whose memory per GPU is checked
-# against `simulate --zero 1` of the same layout.
+# against `simulate --zero 1` of the same layout.  The SkyPilot task: valid
+# against SkyPilot's schema, agreeing with the plan, and quoting what it
+# takes from a plan file.
 . "$(dirname "$0")/lib.sh"
 export GPUPLAN_SHARE_DIR="$PWD/data"
 
@@ -182,5 +184,186 @@ gp export "$TMP/bad.json" --format megatron
 expect_rc "export: a layout the simulator refuses exits 2" 2
 expect_err_lines "export: one error line for it" 1
 expect_err "export: the error says why" "^error: plan: layout is not exportable: .*tp"
+
+
+# ---- skypilot: a task YAML SkyPilot accepts, agreeing with the plan
+# The YAML is checked against tests/fixtures/skypilot/task.schema.json
+# (python3 jsonschema) and, where SkyPilot is importable ($SKY_PYTHON,
+# default python3), with SkyPilot's own validator; each check is shown
+# to fail on a misspelt key and a wrong type first.
+SKY_PYTHON=${SKY_PYTHON:-python3}
+SCHEMA=tests/fixtures/skypilot/task.schema.json
+st() { python3 tests/cli/skypilot_task.py "$@"; }
+# sky_valid NAME TASK: both validators accept TASK (one skips, with why,
+# when its module is missing)
+sky_valid() {
+	local why
+	why=$(st schema "$SCHEMA" "$2" 2>"$TMP/why"); case $? in
+	0) pass "$1 (schema)" ;;
+	77) echo "skip - $1 (schema): $why" ;;
+	*) fail "$1 (schema)" "$(cat "$TMP/why")" ;;
+	esac
+	why=$($SKY_PYTHON tests/cli/skypilot_task.py sky "$2" 2>"$TMP/why"); case $? in
+	0) pass "$1 (SkyPilot)" ;;
+	77) echo "skip - $1 (SkyPilot): $why" ;;
+	*) fail "$1 (SkyPilot)" "$(cat "$TMP/why")" ;;
+	esac
+}
+# sky_invalid NAME TASK: each validator present rejects TASK
+sky_invalid() {
+	st schema "$SCHEMA" "$2" >"$TMP/why" 2>&1; case $? in
+	1) pass "$1 (schema)" ;;
+	77) echo "skip - $1 (schema): $(cat "$TMP/why")" ;;
+	*) fail "$1 (schema)" "accepted" ;;
+	esac
+	$SKY_PYTHON tests/cli/skypilot_task.py sky "$2" >"$TMP/why" 2>&1; case $? in
+	1) pass "$1 (SkyPilot)" ;;
+	77) echo "skip - $1 (SkyPilot): $(cat "$TMP/why")" ;;
+	*) fail "$1 (SkyPilot)" "accepted" ;;
+	esac
+}
+# same NAME GOT WANT
+same() { [ "$2" = "$3" ] && pass "$1 ($2)" || fail "$1" "got '$2', expected '$3'"; }
+# plan_val FILE PYEXPR: PYEXPR of the plan JSON p
+plan_val() { python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+if ! python3 -c 'import yaml' 2>/dev/null; then
+	echo "skip - skypilot: python3 has no yaml module to read the task (make deps)"
+else
+# the README's job, under Megatron-LM
+gp plan --model llama3-70b --tokens 1T --budget 1.5M --framework megatron -o "$TMP/sky-mg.json" -q
+expect_rc "plan: the README's job for megatron" 0
+gp export "$TMP/sky-mg.json" --format skypilot -o "$TMP/sky-mg.yaml"
+expect_rc "export skypilot: the README's plan exits 0" 0
+sky_valid "export skypilot: megatron task is valid" "$TMP/sky-mg.yaml"
+sed 's/^  use_spot:/  use_spott:/' "$TMP/sky-mg.yaml" >"$TMP/sky-typo.yaml"
+sky_invalid "skypilot validators reject a misspelt use_spot" "$TMP/sky-typo.yaml"
+sed 's/^num_nodes: \(.*\)/num_nodes: "\1"/' "$TMP/sky-mg.yaml" >"$TMP/sky-type.yaml"
+sky_invalid "skypilot validators reject num_nodes as a string" "$TMP/sky-type.yaml"
+sed 's/^  use_spot: \(.*\)/  use_spot: "\1"/' "$TMP/sky-mg.yaml" >"$TMP/sky-type2.yaml"
+sky_invalid "skypilot validators reject use_spot as a string" "$TMP/sky-type2.yaml"
+sed 's/^  cloud: "gcp"/  cloud: "gpc"/' "$TMP/sky-mg.yaml" >"$TMP/sky-cloud.yaml"
+sky_invalid "skypilot validators reject an unknown cloud" "$TMP/sky-cloud.yaml"
+
+# sky_agrees NAME PLAN TASK: the task's resources and nodes are the plan's
+sky_agrees() {
+	local gpn
+	gpn=$(plan_val "$2" "p['cluster']['gpus_per_node']")
+	same "$1: num_nodes is the plan's nodes" "$(st get "$3" num_nodes)" \
+		"$(plan_val "$2" "p['cluster']['nodes']")"
+	same "$1: one accelerator, the plan's GPUs per node" \
+		"$(st get "$3" resources accelerators)" "{\"B200\": $gpn}"
+	same "$1: cloud is the offering's" "$(st get "$3" resources cloud)" \
+		"$(plan_val "$2" "json.dumps(p['offering']['provider'])")"
+	same "$1: region is the offering's" "$(st get "$3" resources region)" \
+		"$(plan_val "$2" "json.dumps(p['offering']['region'])")"
+	same "$1: instance_type is the offering's" "$(st get "$3" resources instance_type)" \
+		"$(plan_val "$2" "json.dumps(p['offering']['instance_type'])")"
+	same "$1: use_spot is the plan's purchase" "$(st get "$3" resources use_spot)" \
+		"$(plan_val "$2" "json.dumps(p['offering']['purchase'] == 'spot')")"
+}
+sky_agrees "skypilot megatron" "$TMP/sky-mg.json" "$TMP/sky-mg.yaml"
+# the layout in the run: line: Megatron-LM takes tp, pp, cp and derives
+# dp from the world size, SKYPILOT_NUM_NODES x SKYPILOT_NUM_GPUS_PER_NODE
+st run "$TMP/sky-mg.yaml" >"$TMP/sky-mg.run"
+flag() { # FILE FLAG: the number after FLAG, 1 when absent
+	local v; v=$(grep -o -- "$2 [0-9]*" "$1" | head -1 | cut -d' ' -f2); echo "${v:-1}"
+}
+mg_tp=$(flag "$TMP/sky-mg.run" --tensor-model-parallel-size)
+mg_pp=$(flag "$TMP/sky-mg.run" --pipeline-model-parallel-size)
+mg_cp=$(flag "$TMP/sky-mg.run" --context-parallel-size)
+same "skypilot megatron: run line tp is the plan's" "$mg_tp" "$(plan_val "$TMP/sky-mg.json" "p['parallel']['tp']")"
+same "skypilot megatron: run line pp is the plan's" "$mg_pp" "$(plan_val "$TMP/sky-mg.json" "p['parallel']['pp']")"
+same "skypilot megatron: run line cp is the plan's" "$mg_cp" "$(plan_val "$TMP/sky-mg.json" "p['parallel']['cp']")"
+same "skypilot megatron: nodes x GPUs / (tp pp cp) is the plan's dp" \
+	"$(( $(st get "$TMP/sky-mg.yaml" num_nodes) * $(plan_val "$TMP/sky-mg.json" "p['cluster']['gpus_per_node']") / (mg_tp * mg_pp * mg_cp) ))" \
+	"$(plan_val "$TMP/sky-mg.json" "p['parallel']['dp']")"
+# the arguments are the megatron format's, not a copy of them
+gp export "$TMP/sky-mg.json" --format megatron
+sed -n '/--num-layers/,$p' "$OUT" | sed 's/ \\$//' >"$TMP/mg-args"
+sed -n '/--num-layers/,$p' "$TMP/sky-mg.run" | sed 's/ \\$//; s/ \$EXTRA_ARGS$//' >"$TMP/sky-args"
+cmp -s "$TMP/mg-args" "$TMP/sky-args" && pass "skypilot megatron: the megatron format's arguments" \
+	|| fail "skypilot megatron: the megatron format's arguments" "$(diff "$TMP/mg-args" "$TMP/sky-args" | head -3)"
+grep -Fq 'torchrun --nnodes "$SKYPILOT_NUM_NODES" --nproc-per-node "$SKYPILOT_NUM_GPUS_PER_NODE"' "$TMP/sky-mg.run" \
+	&& grep -Fq -- '--node-rank "$SKYPILOT_NODE_RANK" --master-addr "$MASTER_ADDR"' "$TMP/sky-mg.run" \
+	&& grep -Fq 'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)' "$TMP/sky-mg.run" \
+	&& pass "skypilot megatron: torchrun over SkyPilot's node variables" \
+	|| fail "skypilot megatron: torchrun over SkyPilot's node variables" "$(grep -m1 torchrun "$TMP/sky-mg.run")"
+
+# a DeepSpeed plan: the deepspeed format's config, written by the script
+gp plan --model llama3-8b --tokens 100B --budget 50K --framework deepspeed -o "$TMP/sky-ds.json" -q
+expect_rc "plan: a deepspeed job" 0
+gp export "$TMP/sky-ds.json" --format skypilot --framework deepspeed -o "$TMP/sky-ds.yaml"
+expect_rc "export skypilot --framework deepspeed exits 0" 0
+sky_valid "export skypilot: deepspeed task is valid" "$TMP/sky-ds.yaml"
+sky_agrees "skypilot deepspeed" "$TMP/sky-ds.json" "$TMP/sky-ds.yaml"
+st run "$TMP/sky-ds.yaml" >"$TMP/sky-ds.run"
+sed -n "/<<'GPUPLAN_DS_CONFIG'/,/^GPUPLAN_DS_CONFIG$/p" "$TMP/sky-ds.run" | sed '1d;$d' >"$TMP/sky-ds-config.json"
+gp export "$TMP/sky-ds.json" --format deepspeed
+cmp -s "$OUT" "$TMP/sky-ds-config.json" && pass "skypilot deepspeed: the deepspeed format's config" \
+	|| fail "skypilot deepspeed: the deepspeed format's config" "$(diff "$OUT" "$TMP/sky-ds-config.json" | head -3)"
+ds_dp=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["train_batch_size"] // (c["train_micro_batch_size_per_gpu"] * c["gradient_accumulation_steps"]))' "$TMP/sky-ds-config.json")
+same "skypilot deepspeed: the config's dp is the plan's" "$ds_dp" "$(plan_val "$TMP/sky-ds.json" "p['parallel']['dp']")"
+ds_tp=$(flag "$TMP/sky-ds.run" --tensor-model-parallel-size)
+ds_pp=$(flag "$TMP/sky-ds.run" --pipeline-model-parallel-size)
+same "skypilot deepspeed: run line tp is the plan's" "$ds_tp" "$(plan_val "$TMP/sky-ds.json" "p['parallel']['tp']")"
+same "skypilot deepspeed: run line pp is the plan's" "$ds_pp" "$(plan_val "$TMP/sky-ds.json" "p['parallel']['pp']")"
+same "skypilot deepspeed: tp x pp x dp x cp fills the nodes" \
+	"$(( ds_tp * ds_pp * ds_dp * $(plan_val "$TMP/sky-ds.json" "p['parallel']['cp']") ))" \
+	"$(( $(st get "$TMP/sky-ds.yaml" num_nodes) * $(plan_val "$TMP/sky-ds.json" "p['cluster']['gpus_per_node']") ))"
+grep -Fq -- '"$TRAIN_SCRIPT" --deepspeed --deepspeed_config ds_config.json' "$TMP/sky-ds.run" \
+	&& pass "skypilot deepspeed: the script gets the config" \
+	|| fail "skypilot deepspeed: the script gets the config" "$(grep -m1 deepspeed_config "$TMP/sky-ds.run")"
+
+# Strings from the plan file: the YAML reads back the literal strings, and
+# the run: script, run with a stub torchrun, executes none of them.
+python3 - "$TMP/sky-mg.json" "$TMP/sky-evil.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["model"]["name"] = "$(touch pwned)"
+p["offering"]["region"] = 'us-central1\n": x'
+p["offering"]["instance_type"] = "a4-highgpu-8g'; touch pwned2; '"
+json.dump(p, open(sys.argv[2], "w"))
+PY
+gp export "$TMP/sky-evil.json" --format skypilot -o "$TMP/sky-evil.yaml"
+expect_rc "export skypilot: a plan with shell and YAML in its strings exits 0" 0
+sky_valid "export skypilot: that task is valid" "$TMP/sky-evil.yaml"
+same "skypilot: a newline and '\": x' in the region read back literally" \
+	"$(st get "$TMP/sky-evil.yaml" resources region)" '"us-central1\n\": x"'
+same "skypilot: the model name reads back literally" \
+	"$(st get "$TMP/sky-evil.yaml" name)" '"$(touch pwned)"'
+same "skypilot: the instance type reads back literally" \
+	"$(st get "$TMP/sky-evil.yaml" resources instance_type)" "\"a4-highgpu-8g'; touch pwned2; '\""
+mkdir -p "$TMP/sky-run/bin"
+printf '#!/bin/sh\necho "$@" >"%s"\n' "$TMP/sky-run/torchrun.args" >"$TMP/sky-run/bin/torchrun"
+chmod +x "$TMP/sky-run/bin/torchrun"
+st run "$TMP/sky-evil.yaml" >"$TMP/sky-run/run.sh"
+(cd "$TMP/sky-run" && PATH="$TMP/sky-run/bin:$PATH" SKYPILOT_NODE_IPS=$'10.0.0.1\n10.0.0.2' \
+	SKYPILOT_NUM_NODES=2 SKYPILOT_NUM_GPUS_PER_NODE=8 SKYPILOT_NODE_RANK=0 \
+	TRAIN_SCRIPT=pretrain_gpt.py EXTRA_ARGS= bash run.sh >run.out 2>&1)
+[ -s "$TMP/sky-run/torchrun.args" ] && pass "skypilot: the run: script reached the stub torchrun" \
+	|| fail "skypilot: the run: script reached the stub torchrun" "$(cat "$TMP/sky-run/run.out")"
+grep -q -- "--master-addr 10.0.0.1 " "$TMP/sky-run/torchrun.args" \
+	&& pass "skypilot: the head node's address from SKYPILOT_NODE_IPS" \
+	|| fail "skypilot: the head node's address from SKYPILOT_NODE_IPS" "$(cat "$TMP/sky-run/torchrun.args")"
+ls "$TMP/sky-run" | grep -q pwned && fail "skypilot: the run: script executes nothing from the plan" \
+	"$(ls "$TMP/sky-run")" || pass "skypilot: the run: script executes nothing from the plan"
+grep -Fxq '$(touch pwned)' "$TMP/sky-run/run.out" && pass "skypilot: the script echoes the model name as written" \
+	|| fail "skypilot: the script echoes the model name as written" "$(head -1 "$TMP/sky-run/run.out")"
+# a control character cannot be carried in the run: script: refused
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["model"]["name"]="a\nb"; json.dump(p, open(sys.argv[2], "w"))' \
+	"$TMP/sky-mg.json" "$TMP/sky-nl.json"
+gp export "$TMP/sky-nl.json" --format skypilot
+expect_rc "export skypilot: a newline in the model name exits 2" 2
+expect_err "export skypilot: the error names the field" "^error: plan: \.model\.name: expected no control characters"
+fi
+
+# --framework belongs to skypilot
+gp export "$TMP/pp.json" --format megatron --framework deepspeed
+expect_rc "export: --framework with another format exits 2" 2
+expect_err "export: --framework with another format says so" "^error: --framework: expected only with --format skypilot"
+gp export "$TMP/pp.json" --format skypilot --framework any
+expect_rc "export: --framework any exits 2" 2
+expect_err "export: --framework any is refused" "^error: --framework: expected megatron or deepspeed, found 'any'"
 
 finish
