@@ -231,7 +231,7 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
 	echo "skip - skypilot: python3 has no yaml module to read the task (make deps)"
 else
 # the README's job, under Megatron-LM
-gp plan --model llama3-70b --tokens 1T --budget 1.5M --framework megatron -o "$TMP/sky-mg.json" -q
+gp plan --model llama3-70b --tokens 1T --budget 2.5M -o "$TMP/sky-mg.json" -q
 expect_rc "plan: the README's job for megatron" 0
 gp export "$TMP/sky-mg.json" --format skypilot -o "$TMP/sky-mg.yaml"
 expect_rc "export skypilot: the README's plan exits 0" 0
@@ -242,7 +242,7 @@ sed 's/^num_nodes: \(.*\)/num_nodes: "\1"/' "$TMP/sky-mg.yaml" >"$TMP/sky-type.y
 sky_invalid "skypilot validators reject num_nodes as a string" "$TMP/sky-type.yaml"
 sed 's/^  use_spot: \(.*\)/  use_spot: "\1"/' "$TMP/sky-mg.yaml" >"$TMP/sky-type2.yaml"
 sky_invalid "skypilot validators reject use_spot as a string" "$TMP/sky-type2.yaml"
-sed 's/^  cloud: "gcp"/  cloud: "gpc"/' "$TMP/sky-mg.yaml" >"$TMP/sky-cloud.yaml"
+sed 's/^  cloud: ".*"/  cloud: "gpc"/' "$TMP/sky-mg.yaml" >"$TMP/sky-cloud.yaml"
 sky_invalid "skypilot validators reject an unknown cloud" "$TMP/sky-cloud.yaml"
 
 # sky_agrees NAME PLAN TASK: the task's resources and nodes are the plan's
