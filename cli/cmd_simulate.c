@@ -640,6 +640,12 @@ enum rc cmd_simulate(int argc, char **argv)
 	    || (rc = build_parallel(&f, plan_path != NULL, &p)) != RC_OK
 	    || (rc = cli_calibration_plan(&p, f.calibration)) != RC_OK)
 		return rc;
+	/* A network no one stated is a figure assumed: say so (plan never
+	 * clusters such an offering; simulate is a what-if). */
+	if (!(p.cluster.inter_bytes_per_s > 0) &&
+	    (long)p.par.tp * p.par.pp * p.par.dp * p.par.cp > p.cluster.gpus_per_node)
+		gp_info("cluster: no inter-node bandwidth stated (--inter-node-gbps): %.0f Gb/s a "
+			"node assumed", SIM_DEFAULT_INTER_BYTES_PER_S * 8 / 1e9);
 	/* the "cpu" device is the executor's CPU ranks: priced as they run */
 	if (gp_streq_nocase(p.cluster.gpu.name, "cpu"))
 		exec_price_parallel("cpu", EXEC_PRECISION_FP32, &p.par);

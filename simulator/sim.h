@@ -175,6 +175,11 @@ const char *sim_precision_str(enum sim_precision p);
  * else the bf16 peak). */
 double sim_mfu_peak(const struct price_gpu *g);
 
+/* The inter-node bandwidth a cluster without a figure is simulated with
+ * (200 Gb/s per node), so that simulate answers a what-if; simulate says
+ * so, and the planner never clusters an offering without a figure. */
+#define SIM_DEFAULT_INTER_BYTES_PER_S 25e9
+
 /* Exact parameter count from the model's shapes. */
 double sim_model_params(const struct sim_model *m);
 

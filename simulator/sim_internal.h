@@ -91,8 +91,6 @@
  * direction per GPU: NVLink 3 (A100) and PCIe Gen4 x16. */
 #define SIM_DEFAULT_NVLINK_BYTES_PER_S 300e9
 #define SIM_DEFAULT_PCIE_BYTES_PER_S 32e9
-/* Used when the cluster gives no inter-node figure: 200 Gb/s per node. */
-#define SIM_DEFAULT_INTER_BYTES_PER_S 25e9
 /* Latency of one ring step when the cluster gives none, seconds: NCCL's
  * own model of its Simple protocol (src/graph/tuning.cc, hwLat for
  * Ring/Simple): 3.4 us over NVLink, 5.7 us over PCIe, 9.6 us for a step

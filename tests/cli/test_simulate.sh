@@ -239,4 +239,15 @@ gp simulate --layers 24 --hidden 2048 --heads 16 --gpu A100-80GB --gpus 8 --gbs 
 grep -q '"purchase"' "$OUT" && fail "no offering, no purchase in --json" "found" \
 	|| pass "no offering, no purchase in --json"
 
+# a network no one stated is an assumed figure, and simulate says so
+gp simulate --model llama3-8b --gpu h100 --gpus 16 --tp 8
+expect_err "two nodes without --inter-node-gbps: the assumed network is named" \
+	"^cluster: no inter-node bandwidth stated \(--inter-node-gbps\): 200 Gb/s a node assumed"
+gp simulate --model llama3-8b --gpu h100 --gpus 16 --tp 8 --inter-node-gbps 3200
+grep -q "no inter-node bandwidth stated" "$ERR" && fail "with --inter-node-gbps: no assumption named" "found" \
+	|| pass "with --inter-node-gbps: no assumption named"
+gp simulate --model llama3-8b --gpu h100 --gpus 8 --tp 8
+grep -q "no inter-node bandwidth stated" "$ERR" && fail "one node: no network needed, none named" "found" \
+	|| pass "one node: no network needed, none named"
+
 finish
