@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test_quotas.sh - `gpuplan quotas` as a user types it: list, update and
-# history round-trip; a dry run changes nothing; a bad row is one error
-# line naming file:line:col, exit 2, with the stored table and history
-# byte-for-byte unchanged; a misspelt column and an unknown GPU get a
-# "did you mean"; a bad stored table stops every command that reads it.
+# history round-trip; a dry run changes nothing; concurrent updates all
+# land; a bad row is one error line naming file:line:col, exit 2, with the
+# stored table and history byte-for-byte unchanged; a misspelt column and
+# an unknown GPU get a "did you mean"; a bad stored table stops every
+# command that reads it.
 . "$(dirname "$0")/lib.sh"
 export GPUPLAN_SHARE_DIR="$PWD/data"
 TABLE="$GPUPLAN_DATA_DIR/quotas.csv"
@@ -81,6 +82,19 @@ gp quotas history --json
 expect_out "history --json names its schema" '"schema":[[:space:]]+"gpuplan.quota_history/1"'
 gp prices history
 expect_err "the price history is not the quota history" "no price changes recorded yet"
+
+# ---- concurrent updates all land (the lock serialises read-merge-write)
+for i in 1 2 3 4; do
+	printf '%s\nconc%d,r%d,L4,%d,\n' "$H" $i $i $i > "$TMP/conc$i.csv"
+done
+for i in 1 2 3 4; do
+	$GPUPLAN quotas update "$TMP/conc$i.csv" >"$TMP/conc$i.out" 2>&1 &
+done
+wait
+n=$(grep -c '^conc' "$TABLE")
+[ "$n" = 4 ] && pass "four concurrent updates all in the table" || fail "four concurrent updates all in the table" "$n rows"
+n=$(grep -c ',conc' "$HIST")
+[ "$n" = 4 ] && pass "four concurrent updates all in the history" || fail "four concurrent updates all in the history" "$n lines"
 
 # ---- bad input: one line, exit 2, nothing stored changes
 cp "$TABLE" "$TMP/table.before"
