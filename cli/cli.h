@@ -22,6 +22,7 @@ enum rc cmd_calibrate(int argc, char **argv);
 enum rc cmd_export(int argc, char **argv);
 enum rc cmd_compare(int argc, char **argv);
 enum rc cmd_scaling(int argc, char **argv);
+enum rc cmd_quotas(int argc, char **argv);
 
 /* The command line gpuplan was started with, as one string (arguments
  * with blanks or quotes single-quoted), recorded in the plan files it
@@ -70,6 +71,23 @@ enum rc cli_offering_field(const struct price_catalog *cat, const char *flag, co
 const struct sim_model *cli_model_find(const struct sim_model_table *t, const char *flag,
 				       const char *path, const char *name,
 				       const char *otherwise);
+
+/* What `prices` and `quotas` print alike (cli/cli_price.c).
+ * cli_print_json prints the JSON document s and a newline to stdout and
+ * frees s (NULL: nothing).  cli_print_change prints one change of an
+ * update as "  + KEY: ...", "  ~ KEY: field old -> new (+x%)" or
+ * "  - KEY: field old (removed)".  cli_print_update_end prints how an
+ * update ended when it wrote nothing (a dry run, or no changes to table)
+ * and returns 1 when it wrote, for the caller to say what.
+ * cli_show_history prints the history of the user's prices (quotas 0) or
+ * quotas (1) as a table or JSON; returns the loader's status.  cli_any
+ * gives a quota's instance type for people: "*" when it is "" (any). */
+struct price_change;
+void cli_print_json(char *s);
+void cli_print_change(const char *key, const struct price_change *c);
+int cli_print_update_end(int dry_run, int written, const char *table);
+enum rc cli_show_history(int quotas, int json);
+const char *cli_any(const char *s);
 
 /* Reports an unknown option or missing argument the getopt way, as one
  * line, and returns RC_USAGE. */

@@ -6,7 +6,6 @@
  * and printing only; the pricing module validates, merges and writes.
  */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,15 +41,6 @@ static void help(void)
 	       "history: every change an update made, oldest first.\n"
 	       "  --json          JSON (schema gpuplan.price_history/1)\n\n"
 	       "  -h, --help      this help\n");
-}
-
-static void print_json(char *s)
-{
-	if (s) {
-		fputs(s, stdout);
-		fputc('\n', stdout);
-		free(s);
-	}
 }
 
 static void fmt_money(char *buf, size_t size, double v, int decimals)
@@ -94,7 +84,7 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 		return RC_USAGE;
 	}
 	if (json) {
-		print_json(price_offers_to_json(&cat, idx, n, spot));
+		cli_print_json(price_offers_to_json(&cat, idx, n, spot));
 		goto done;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -176,29 +166,12 @@ static void print_report(const char *file, const char *provider,
 	printf("added %zu, changed %zu, unchanged %zu\n", r->added, r->changed, r->unchanged);
 	for (size_t i = 0; i < r->n_changes; i++) {
 		const struct price_change *c = &r->changes[i];
+		char key[3 * PRICE_NAME_MAX + 4];
 
-		if (c->kind == PRICE_CHANGE_ADDED) {
-			printf("  + %s %s %s: %s\n", c->provider, c->instance_type, c->region,
-			       c->new_value);
-		} else if (isfinite(c->old_num) && isfinite(c->new_num) && c->old_num > 0) {
-			printf("  ~ %s %s %s: %s %s -> %s (%+.1f%%)\n", c->provider, c->instance_type,
-			       c->region, c->field, c->old_value, c->new_value,
-			       100.0 * (c->new_num - c->old_num) / c->old_num);
-		} else if (isfinite(c->old_num) || isfinite(c->new_num)) {
-			/* A price that starts or stops being offered. */
-			printf("  ~ %s %s %s: %s %s -> %s\n", c->provider, c->instance_type,
-			       c->region, c->field, c->old_value[0] ? c->old_value : "-",
-			       c->new_value[0] ? c->new_value : "-");
-		} else {
-			printf("  ~ %s %s %s: %s '%s' -> '%s'\n", c->provider, c->instance_type,
-			       c->region, c->field, c->old_value, c->new_value);
-		}
+		snprintf(key, sizeof(key), "%s %s %s", c->provider, c->instance_type, c->region);
+		cli_print_change(key, c);
 	}
-	if (dry_run)
-		printf("dry run: nothing written\n");
-	else if (!r->written)
-		printf("no changes: %s left as it was\n", r->table_path);
-	else {
+	if (cli_print_update_end(dry_run, r->written, r->table_path)) {
 		printf("wrote %s (%zu rows of yours; %zu offerings with the shipped table); history in %s\n",
 		       r->table_path, r->user_rows, r->offers_after, r->history_path);
 		if (r->legacy_copy)
@@ -222,40 +195,10 @@ static enum rc do_update(const char *file, const char *provider, int dry_run, in
 	if (rc != RC_OK)
 		return rc;
 	if (json)
-		print_json(price_update_report_to_json(&rep));
+		cli_print_json(price_update_report_to_json(&rep));
 	else
 		print_report(file, provider, &rep, dry_run);
 	price_update_report_release(&rep);
-	return RC_OK;
-}
-
-static enum rc do_history(int json)
-{
-	struct price_opts o;
-	struct price_history h;
-	enum rc rc;
-
-	price_opts_init(&o);
-	o.data_dir = cli_data_dir();
-	rc = price_history_load(&o, &h);
-	if (rc != RC_OK)
-		return rc;
-	if (json) {
-		print_json(price_history_to_json(&h));
-	} else if (h.n == 0) {
-		gp_info("no price changes recorded yet ('gpuplan prices update FILE' records them)");
-	} else {
-		printf("%-20s  %-8s  %-26s  %-16s  %-22s  %-12s  %s\n", "TIMESTAMP", "PROVIDER",
-		       "INSTANCE", "REGION", "FIELD", "OLD", "NEW");
-		for (size_t i = 0; i < h.n; i++) {
-			const struct price_history_entry *e = &h.entries[i];
-
-			printf("%-20s  %-8s  %-26s  %-16s  %-22s  %-12s  %s\n", e->timestamp,
-			       e->provider, e->instance_type, e->region, e->field,
-			       e->old_value[0] ? e->old_value : "-", e->new_value);
-		}
-	}
-	price_history_release(&h);
 	return RC_OK;
 }
 
@@ -330,7 +273,7 @@ enum rc cmd_prices(int argc, char **argv)
 			gp_error("prices history: expected no arguments but --json, found more");
 			return RC_USAGE;
 		}
-		return do_history(json);
+		return cli_show_history(0, json);
 	}
 	gp_error("prices: expected list, update or history, found '%s'", sub);
 	gp_hint("run 'gpuplan prices --help'");

@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "calibrate", cmd_calibrate, "measure this machine's GEMM, memory and collective speeds for the simulator" },
 	{ "export", cmd_export, "write a plan as Megatron, DeepSpeed, torchrun, Slurm, mpirun, Kubernetes or SkyPilot config" },
 	{ "prices", cmd_prices, "list, update and show the history of GPU price tables" },
+	{ "quotas", cmd_quotas, "list, update and show the history of your GPU quotas" },
 	{ "gpus", cmd_gpus, "list the GPU catalog" },
 	{ "models", cmd_models, "list or show model presets" },
 };

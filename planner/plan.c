@@ -308,11 +308,24 @@ struct run {
 	struct plan_candidate *cands;  /* all jobs' frontier columns */
 	size_t n_cands;
 	struct plan_column *cols;      /* parallel to cands */
-	int *avail;                    /* per catalog offering */
+	int *avail;                    /* GPUs per availability group:
+					* offerings, then the user's quotas
+					* (availability_group) */
+	int n_groups;
 	double *priority, *deadline;   /* per job */
 	struct plan_milp milp;
 	struct plan_result *out;
 };
+
+/* The MILP's availability group of offering of: the user's quota on it,
+ * which every offering it bounds shares (concurrent jobs together stay
+ * within it), else the offering itself.  Both count GPUs. */
+static int availability_group(const struct price_catalog *cat, const struct price_offering *of)
+{
+	if (of->quota)
+		return (int)(cat->n_offers + (size_t)(of->quota - cat->quotas));
+	return (int)(of - cat->offers);
+}
 
 static void run_release(struct run *r)
 {
@@ -425,7 +438,7 @@ static enum plan_binding binding_of_answer(struct run *r, double objective,
 				      PLAN_BINDING_DEADLINE, PLAN_BINDING_AVAILABILITY };
 	int any_avail = 0;
 
-	for (size_t i = 0; i < r->cat->n_offers; i++)
+	for (int i = 0; i < r->n_groups; i++)
 		any_avail |= r->avail[i] > 0;
 	for (size_t k = 0; k < GP_ARRAY_LEN(kinds); k++) {
 		struct plan_milp m = r->milp;
@@ -454,7 +467,7 @@ static enum plan_binding binding_of_answer(struct run *r, double objective,
 		default:
 			if (!any_avail)
 				continue;
-			no_avail = xcalloc(r->cat->n_offers, sizeof(int));
+			no_avail = xcalloc((size_t)r->n_groups, sizeof(int));
 			m.avail_nodes = no_avail;
 			break;
 		}
@@ -729,8 +742,8 @@ enum rc plan_run(const struct plan_job *jobs, size_t n_jobs,
 
 			r.cands[r.n_cands + i] = c[i];
 			col->job = (int)j;
-			col->group = (int)(c[i].offering - cat->offers);
-			col->nodes = c[i].nodes;
+			col->group = availability_group(cat, c[i].offering);
+			col->nodes = c[i].nodes * c[i].cluster.gpus_per_node;
 			col->time_s = c[i].time_s;
 			col->cost_usd = c[i].cost_usd;
 			col->usd_per_hour = c[i].usd_per_hour;
@@ -741,14 +754,18 @@ enum rc plan_run(const struct plan_job *jobs, size_t n_jobs,
 	out->stats.frontier = r.n_cands;
 
 	/* 3. The MILP. */
-	r.avail = xcalloc(cat->n_offers, sizeof(int));
+	r.n_groups = (int)(cat->n_offers + cat->n_quotas);
+	r.avail = xcalloc((size_t)r.n_groups, sizeof(int));
 	for (size_t i = 0; i < cat->n_offers; i++) {
+		const struct price_offering *of = &cat->offers[i];
 		struct price_node_limit lim;
 
 		/* On demand bounds spot too (the spot bound is per column). */
-		price_offering_node_limit(&cat->offers[i], 0, &lim);
-		r.avail[i] = lim.nodes > 0 ? lim.nodes : 1;
+		price_offering_node_limit(of, 0, &lim);
+		r.avail[i] = (lim.nodes > 0 ? lim.nodes : 1) * (of->gpus_per_node > 0 ? of->gpus_per_node : 1);
 	}
+	for (size_t q = 0; q < cat->n_quotas; q++)
+		r.avail[cat->n_offers + q] = cat->quotas[q].max_gpus > 0 ? cat->quotas[q].max_gpus : 1;
 	plan_milp_init(&r.milp);
 	r.milp.n_jobs = (int)n_jobs;
 	r.milp.priority = r.priority;
@@ -756,7 +773,7 @@ enum rc plan_run(const struct plan_job *jobs, size_t n_jobs,
 	r.milp.cols = r.cols;
 	r.milp.n_cols = r.n_cands;
 	r.milp.avail_nodes = r.avail;
-	r.milp.n_groups = (int)cat->n_offers;
+	r.milp.n_groups = r.n_groups;
 	r.milp.budget_usd = o->budget_usd;
 	r.milp.hourly_budget_usd = o->hourly_budget_usd;
 	r.milp.objective = r.objective;

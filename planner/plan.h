@@ -259,8 +259,10 @@ struct plan_candidate {
 /* A column as the MILP sees it.  Tests build these inline. */
 struct plan_column {
 	int job;                /* 0..n_jobs-1 */
-	int group;              /* availability group (offering), -1 none */
-	int nodes;              /* >= 1 */
+	int group;              /* availability group (plan_run: an offering,
+				 * or a quota its offerings share), -1 none */
+	int nodes;              /* >= 1 units of its group's availability
+				 * (plan_run counts GPUs) */
 	double time_s;          /* to train all of the job's tokens; > 0 */
 	double cost_usd;        /* >= 0 */
 	double usd_per_hour;    /* >= 0 */
@@ -272,7 +274,7 @@ struct plan_milp {
 	const double *deadline_s;   /* [n_jobs], < 0 none; NULL: none */
 	const struct plan_column *cols;
 	size_t n_cols;
-	const int *avail_nodes;     /* [n_groups], 0 = unlimited */
+	const int *avail_nodes;     /* [n_groups], in the columns' units; 0 = unlimited */
 	int n_groups;
 	double budget_usd;          /* < 0 none */
 	double hourly_budget_usd;   /* < 0 none */

@@ -1,7 +1,8 @@
 /*
  * price.h - the GPU catalog (data/gpus.csv) and cloud price tables
- * (data/prices.csv, overlaid by the user's updates): load, validate, look
- * up, and merge updates atomically with a history.
+ * (data/prices.csv, overlaid by the user's updates) and the user's GPU
+ * quotas: load, validate, look up, and merge updates atomically with a
+ * history.
  *
  * Plain data (struct price_gpu, struct price_offering) is transparent so
  * tests can build it inline.  All figures are SI base units: bytes, bytes/s,
@@ -61,6 +62,8 @@ struct price_gpu {
 	char aliases[PRICE_NAME_MAX * 4];/* ';'-separated other names ("H100;H100-SXM") */
 };
 
+struct price_quota;
+
 struct price_offering {
 	char provider[PRICE_NAME_MAX];      /* "aws", "gcp", "lambda", ... */
 	char instance_type[PRICE_NAME_MAX]; /* "p5.48xlarge" */
@@ -81,6 +84,9 @@ struct price_offering {
 	double min_billing_s;               /* at least this much is billed */
 	double provision_s;                 /* request to running nodes */
 	char capacity_source[PRICE_NAME_MAX]; /* capacity.csv's source key */
+	/* The user's tightest quota on it (price_quota_for, set by
+	 * price_catalog_load; points into the catalog's quotas); NULL none. */
+	const struct price_quota *quota;
 	int owned;                          /* 1: hardware the user owns (see
 					     * price_catalog_add_owned); the
 					     * on-demand price is its running cost */
@@ -88,6 +94,18 @@ struct price_offering {
 					     * table (an update added or changed
 					     * it), not the shipped one */
 };
+
+/* One row of the user's quotas.csv: at most max_gpus GPUs of one kind from
+ * one provider, in one region or all of them, of one instance type or any. */
+struct price_quota {
+	char provider[PRICE_NAME_MAX];      /* lower-case */
+	char region[PRICE_NAME_MAX];        /* "*": any region */
+	char gpu[PRICE_NAME_MAX];           /* canonical GPU name */
+	char instance_type[PRICE_NAME_MAX]; /* "": any instance type */
+	int max_gpus;                       /* 0..PRICE_QUOTA_MAX_GPUS; 0: none allowed */
+};
+
+#define PRICE_QUOTA_MAX_GPUS 1000000
 
 struct price_catalog {
 	struct price_gpu *gpus;
@@ -101,9 +119,14 @@ struct price_catalog {
 	int user_table;     /* 1 when user_prices_path was read */
 	int user_legacy;    /* 1 when it was a full copy an older gpuplan wrote */
 	size_t n_user_offers; /* offerings of offers[] with .user set */
+	/* The user's quotas.csv, in its order; none when it is absent. */
+	struct price_quota *quotas;
+	size_t n_quotas;
+	char *quotas_path;  /* the user's quotas.csv that was read; NULL: none */
 	/* Identity of what was read: "fnv1a64:" and the hash of gpus.csv's
 	 * bytes followed by the shipped prices.csv's and, when there is one,
-	 * the user's prices.csv's. */
+	 * the user's prices.csv's, then, when there is one, the word
+	 * "quotas.csv" and the user's quotas.csv's. */
 	char digest[32];
 };
 
@@ -123,8 +146,10 @@ void price_opts_init(struct price_opts *o);
  * instance_type, region): each replaces the shipped row of its key or is
  * added after the shipped rows.  A user file without the first line
  * PRICE_USER_MARKER is a full copy an older gpuplan wrote; every row of it
- * counts as the user's.  Returns RC_OK, RC_INPUT (bad file, one message per
- * bad cell) or RC_ERR.  Release with price_catalog_release(). */
+ * counts as the user's.  The user's quotas.csv there, when it exists, fills
+ * cat->quotas (absent: no quotas; see price_quota_update for its cells).
+ * Returns RC_OK, RC_INPUT (bad file, one message per bad cell) or RC_ERR.
+ * Release with price_catalog_release(). */
 enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o);
 void price_catalog_release(struct price_catalog *cat);
 
@@ -161,8 +186,10 @@ struct price_node_limit {
  * the row's max_nodes nor capacity.csv's) makes one node; then the row's
  * max_nodes, else capacity.csv's; spot is further bounded by
  * spot_capacity_nodes (not stated: one node).  Hardware the user owns is
- * bounded by its machines.  An empty figure never lifts a bound: it makes
- * the offering do less.  Quotas are applied by the caller. */
+ * bounded by its machines.  Last, the user's quota (o->quota), in whole
+ * nodes of its GPUs, bounds what is left; it may leave 0 nodes (not
+ * offered).  An empty figure never lifts a bound: it makes the offering
+ * do less. */
 void price_offering_node_limit(const struct price_offering *o, int spot,
 			       struct price_node_limit *out);
 /* "no cluster network", "capacity not stated", "capacity", "spot capacity", "quota"
@@ -256,7 +283,8 @@ struct price_update_opts {
 };
 void price_update_opts_init(struct price_update_opts *u);
 
-enum price_change_kind { PRICE_CHANGE_ADDED, PRICE_CHANGE_CHANGED };
+/* REMOVED only for quotas (an update's empty max_gpus cell). */
+enum price_change_kind { PRICE_CHANGE_ADDED, PRICE_CHANGE_CHANGED, PRICE_CHANGE_REMOVED };
 
 #define PRICE_VALUE_MAX 128
 
@@ -266,6 +294,7 @@ struct price_change {
 	char provider[PRICE_NAME_MAX];
 	char instance_type[PRICE_NAME_MAX];
 	char region[PRICE_NAME_MAX];
+	char gpu[PRICE_NAME_MAX];            /* quotas: the row's GPU; "" for prices */
 	char field[PRICE_NAME_MAX];          /* column name; "row" when added */
 	char old_value[PRICE_VALUE_MAX];     /* "" when added or was empty */
 	char new_value[PRICE_VALUE_MAX];
@@ -325,6 +354,7 @@ struct price_history_entry {
 	char provider[PRICE_NAME_MAX];
 	char instance_type[PRICE_NAME_MAX];
 	char region[PRICE_NAME_MAX];
+	char gpu[PRICE_NAME_MAX];            /* quotas' history; "" for prices */
 	char field[PRICE_NAME_MAX];
 	char old_value[PRICE_VALUE_MAX];
 	char new_value[PRICE_VALUE_MAX];
@@ -341,6 +371,64 @@ struct price_history {
  * RC_INPUT or RC_ERR.  Release with price_history_release(). */
 enum rc price_history_load(const struct price_opts *o, struct price_history *h);
 void price_history_release(struct price_history *h);
+
+/* ---- the user's GPU quotas (pricing/price_quota.c) ---------------------- */
+
+/* 1 when quota q bounds offering o (same provider, region or "*", GPU,
+ * instance type or ""), else 0.  Case-insensitive. */
+int price_quota_applies(const struct price_quota *q, const struct price_offering *o);
+
+/* The tightest quota of cat that bounds o (the smallest max_gpus; the
+ * first in cat->quotas on a tie), or NULL when none does.  Points into
+ * cat->quotas. */
+const struct price_quota *price_quota_for(const struct price_catalog *cat,
+					  const struct price_offering *o);
+
+/* How many offerings of cat quota q bounds. */
+size_t price_quota_offerings(const struct price_catalog *cat, const struct price_quota *q);
+
+/* What a quota update read, merged and wrote. */
+struct price_quota_report {
+	size_t rows_read;           /* data rows in the file */
+	size_t added, changed, removed, unchanged; /* quotas */
+	size_t not_stored;          /* removals of a key the table lacks */
+	size_t unmatched;           /* rows no offering of the catalog matches */
+	struct price_change *changes; /* field "max_gpus"; gpu set */
+	size_t n_changes;
+	size_t quotas_after;        /* rows of the merged table */
+	int written;                /* 1 when the table was replaced */
+	char table_path[1024];      /* the user's quotas.csv */
+	char history_path[1024];    /* the user's quotas.history.csv */
+};
+
+/* Validates the whole of file (columns provider, region, gpu, max_gpus and
+ * optionally instance_type, found by header name; a column it does not
+ * know, or one named twice, is an error at the header), merges it into the
+ * user's quotas.csv by (provider, region, gpu, instance_type), ASCII case-
+ * insensitive, and unless u->dry_run writes the merged table atomically
+ * under a lock on quotas.lock, appending every change to
+ * quotas.history.csv, as price_update does for prices (the same crash
+ * safety and GPUPLAN_FAULT points).  Cells: provider a name, lower-cased;
+ * region a name or "*" (any region); gpu a name or alias of gpus.csv,
+ * stored as its canonical name; instance_type a name, or empty or "*" (any
+ * instance type).  Names are printable ASCII: letters, digits and the
+ * characters . _ - : / and *.  max_gpus an integer 0..PRICE_QUOTA_MAX_GPUS
+ * (0: none allowed), or empty to remove the stored quota of that key (a
+ * warning when there is none).  A key the file repeats is an error.  A
+ * row no offering of the catalog matches is kept, with a warning.  Only
+ * u->dry_run is read.  Nothing is written when any row is bad.  Returns
+ * RC_OK, RC_INPUT (one "file:line:col: column: expected ..., found ..."
+ * line per bad cell) or RC_ERR (I/O).  rep is filled on RC_OK; release it
+ * with price_quota_report_release(). */
+enum rc price_quota_update(const char *file, const struct price_opts *o,
+			   const struct price_update_opts *u, struct price_quota_report *rep);
+void price_quota_report_release(struct price_quota_report *rep);
+
+/* Loads the user's quotas.history.csv (absent: an empty history; entries
+ * carry .gpu), completing an interrupted update's history as
+ * price_history_load does.  Returns RC_OK, RC_INPUT or RC_ERR.  Release
+ * with price_history_release(). */
+enum rc price_quota_history_load(const struct price_opts *o, struct price_history *h);
 
 /* ---- purchase options, commitments, owned hardware (pricing/price_cost.c) */
 
@@ -509,5 +597,9 @@ char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
 			   size_t n, int spot);
 char *price_history_to_json(const struct price_history *h);
 char *price_update_report_to_json(const struct price_update_report *rep);
+/* The quotas of cat, each with how many offerings it bounds. */
+char *price_quotas_to_json(const struct price_catalog *cat);
+char *price_quota_history_to_json(const struct price_history *h);
+char *price_quota_report_to_json(const struct price_quota_report *rep);
 
 #endif

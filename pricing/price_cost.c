@@ -360,8 +360,8 @@ const char *price_limit_str(enum price_limit l)
 	return "none";
 }
 
-void price_offering_node_limit(const struct price_offering *o, int spot,
-			       struct price_node_limit *out)
+/* The bound of the offering's own figures (price_offering_node_limit). */
+static void own_limit(const struct price_offering *o, int spot, struct price_node_limit *out)
 {
 	int cap = o->max_nodes > 0 ? o->max_nodes : o->capacity_nodes;
 
@@ -385,6 +385,28 @@ void price_offering_node_limit(const struct price_offering *o, int spot,
 			out->why = o->spot_capacity_nodes > 0 ? PRICE_LIMIT_SPOT : PRICE_LIMIT_UNSTATED;
 		}
 	}
+}
+
+/* The quota bounds whatever the offering's own figures allowed. */
+static void apply_quota(const struct price_offering *o, struct price_node_limit *out)
+{
+	int q;
+
+	if (!o->quota || o->gpus_per_node < 1)
+		return;
+	q = o->quota->max_gpus / o->gpus_per_node;
+	if (q < out->nodes) {
+		out->nodes = q;
+		out->why = PRICE_LIMIT_QUOTA;
+		out->quota_gpus = o->quota->max_gpus;
+	}
+}
+
+void price_offering_node_limit(const struct price_offering *o, int spot,
+			       struct price_node_limit *out)
+{
+	own_limit(o, spot, out);
+	apply_quota(o, out);
 }
 
 /* ---- hardware.csv ---------------------------------------------------------- */

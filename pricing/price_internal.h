@@ -2,7 +2,8 @@
  * price_internal.h - what the pricing module's files share and nothing
  * outside pricing/ may use: the error counter that keeps bad-input reports
  * to one line each, the parsed form of one input row, the table reader
- * for both column sets (gpuplan's own and SkyPilot's), and the writer.
+ * for both column sets (gpuplan's own and SkyPilot's), the quota reader,
+ * the writer, and the store that keeps a user's table and its history.
  */
 #ifndef GPUPLAN_PRICE_INTERNAL_H
 #define GPUPLAN_PRICE_INTERNAL_H
@@ -114,5 +115,80 @@ void price_num_format(char *buf, size_t size, double v, int empty_zero);
 
 /* Orders offerings by (provider, instance_type, region). */
 int price_offer_key_cmp(const struct price_offering *a, const struct price_offering *b);
+
+/* ---- quotas (price_table.c reads, price_quota.c merges and writes) ------ */
+
+/* One quota read from a file, with where it came from. */
+struct price_quota_row {
+	struct price_quota q;
+	int line;
+	int remove;            /* max_gpus was empty: remove the stored quota */
+};
+
+/* Orders quotas by (provider, region, gpu, instance_type), ASCII case-
+ * insensitive: the key updates merge by. */
+int price_quota_key_cmp(const struct price_quota *a, const struct price_quota *b);
+
+/* Reads the data rows of csv as quotas into a new array (*out, *n; the
+ * caller frees it), resolving GPU names through gpus[0..n_gpus).  With
+ * allow_remove an empty max_gpus cell reads as a removal, else it is an
+ * error.  Every bad cell is reported, and a key the file repeats; returns
+ * RC_OK or RC_INPUT. */
+enum rc price_quota_rows_read(const struct price_csv *csv, const struct price_gpu *gpus,
+			      size_t n_gpus, int allow_remove, struct price_quota_row **out,
+			      size_t *n);
+
+/* Loads the user's quotas.csv at path into a new array (*out, *n; an
+ * absent file is an empty one).  Returns RC_OK, RC_INPUT or RC_ERR. */
+enum rc price_quota_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
+			       struct price_quota **out, size_t *n);
+
+/* ---- the user's stored tables (price_update.c) -------------------------- */
+
+/* Where one of the user's tables lives: <dir>/<name>.csv, its history
+ * <name>.history.csv, the history of an update under way
+ * <name>.history.pending, the lock <name>.lock and temporary tables
+ * .<name>.csv.tmp.<pid>. */
+struct price_store {
+	char dir[1024];
+	char table[1100];
+	char history[1100];
+	char pending[1100];
+	char lock[1100];
+	char tmp_prefix[80];
+	int gpu_key;         /* 1: rows are keyed by GPU too (quotas) */
+};
+
+/* Fills s for the table name ("prices", "quotas") in the user's
+ * directory of o.  Returns RC_OK or RC_ERR (no directory). */
+enum rc price_store_init(struct price_store *s, const struct price_opts *o, const char *name,
+			 int gpu_key);
+
+/* Creates the directory, takes the lock (waiting for it) and finishes
+ * what an interrupted update left.  Returns RC_OK with *lock set, for
+ * price_store_unlock(), or RC_ERR with *lock = -1. */
+enum rc price_store_lock(const struct price_store *s, int *lock);
+/* Drops a lock price_store_lock() took; lock < 0 is ignored. */
+void price_store_unlock(int lock);
+
+/* With the lock held, replaces s's table by table[0..tlen) atomically and
+ * appends changes[0..n) to its history stamped stamp, crash-safely (see
+ * price_update.c).  Returns RC_OK or RC_ERR. */
+enum rc price_store_commit(const struct price_store *s, const char *table, size_t tlen,
+			   const struct price_change *changes, size_t n, const char *stamp);
+
+/* Appends a zeroed change (old_num, new_num NAN) with these fields to the
+ * growing array *v of *n entries and *cap capacity; returns it. */
+struct price_change *price_change_push(struct price_change **v, size_t *n, size_t *cap,
+				       enum price_change_kind kind, const char *provider,
+				       const char *instance_type, const char *region,
+				       const char *gpu, const char *field);
+
+/* Reads the file an update merges, as price_csv_load(); a missing or
+ * unreadable file is the caller's bad input: RC_INPUT, not RC_ERR. */
+enum rc price_update_file_load(const char *file, struct price_csv *csv);
+
+/* The current UTC time as an ISO 8601 stamp and a date. */
+void price_utc_now(char *stamp, size_t n1, char *date, size_t n2);
 
 #endif

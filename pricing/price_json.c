@@ -1,6 +1,7 @@
 /*
  * price_json.c - the pricing module's --json output: the GPU catalog, a
- * selection of offerings, the change history and an update's report, each
+ * selection of offerings, the user's quotas, the change histories and the
+ * reports of price and quota updates, each
  * as a versioned JSON document ("schema": "gpuplan.<what>/1").  Keys come
  * in a fixed order and numbers in cJSON's fixed format, so the same inputs
  * give byte-identical output.  Figures are in the catalog's units (GB,
@@ -15,6 +16,18 @@
 #include <cjson/cJSON.h>
 
 #include "price.h"
+
+/* enum price_change_kind's names. */
+static const char *const change_kinds[] = { "added", "changed", "removed" };
+
+/* s, or null when it is "" (a quota's instance type: any). */
+static void add_str_or_null(cJSON *obj, const char *key, const char *s)
+{
+	if (s[0])
+		cJSON_AddStringToObject(obj, key, s);
+	else
+		cJSON_AddNullToObject(obj, key);
+}
 
 static void add_num_or_null(cJSON *obj, const char *key, double v, int have)
 {
@@ -126,33 +139,79 @@ char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
 	return finish(root);
 }
 
-char *price_history_to_json(const struct price_history *h)
+/* Adds to o the key of a changed row and what changed: prices' rows by
+ * (provider, instance_type, region), quotas' (quota 1) by (provider,
+ * region, gpu, instance_type), the instance type null when any. */
+static void add_change(cJSON *o, const char *provider, const char *instance_type,
+		       const char *region, const char *gpu, const char *field,
+		       const char *old_value, const char *new_value, int quota)
+{
+	cJSON_AddStringToObject(o, "provider", provider);
+	if (quota) {
+		cJSON_AddStringToObject(o, "region", region);
+		cJSON_AddStringToObject(o, "gpu", gpu);
+		add_str_or_null(o, "instance_type", instance_type);
+	} else {
+		cJSON_AddStringToObject(o, "instance_type", instance_type);
+		cJSON_AddStringToObject(o, "region", region);
+	}
+	cJSON_AddStringToObject(o, "field", field);
+	cJSON_AddStringToObject(o, "old", old_value);
+	cJSON_AddStringToObject(o, "new", new_value);
+}
+
+/* Adds to root the array "changes" of changes[0..n) (quota: see
+ * add_change). */
+static void add_changes(cJSON *root, const struct price_change *changes, size_t n, int quota)
+{
+	cJSON *arr = cJSON_AddArrayToObject(root, "changes");
+
+	for (size_t i = 0; i < n; i++) {
+		const struct price_change *c = &changes[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "kind", change_kinds[c->kind]);
+		add_change(o, c->provider, c->instance_type, c->region, c->gpu, c->field,
+			   c->old_value, c->new_value, quota);
+		cJSON_AddItemToArray(arr, o);
+	}
+}
+
+/* A history as JSON under schema; with gpu, each change names its GPU
+ * (quotas' history). */
+static char *history_json(const struct price_history *h, const char *schema, int gpu)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *arr;
 
-	cJSON_AddStringToObject(root, "schema", "gpuplan.price_history/1");
+	cJSON_AddStringToObject(root, "schema", schema);
 	arr = cJSON_AddArrayToObject(root, "changes");
 	for (size_t i = 0; i < h->n; i++) {
 		const struct price_history_entry *e = &h->entries[i];
 		cJSON *o = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(o, "timestamp", e->timestamp);
-		cJSON_AddStringToObject(o, "provider", e->provider);
-		cJSON_AddStringToObject(o, "instance_type", e->instance_type);
-		cJSON_AddStringToObject(o, "region", e->region);
-		cJSON_AddStringToObject(o, "field", e->field);
-		cJSON_AddStringToObject(o, "old", e->old_value);
-		cJSON_AddStringToObject(o, "new", e->new_value);
+		add_change(o, e->provider, e->instance_type, e->region, e->gpu, e->field,
+			   e->old_value, e->new_value, gpu);
 		cJSON_AddItemToArray(arr, o);
 	}
 	return finish(root);
 }
 
+char *price_history_to_json(const struct price_history *h)
+{
+	return history_json(h, "gpuplan.price_history/1", 0);
+}
+
+char *price_quota_history_to_json(const struct price_history *h)
+{
+	return history_json(h, "gpuplan.quota_history/1", 1);
+}
+
 char *price_update_report_to_json(const struct price_update_report *rep)
 {
 	cJSON *root = cJSON_CreateObject();
-	cJSON *skipped, *arr;
+	cJSON *skipped;
 
 	cJSON_AddStringToObject(root, "schema", "gpuplan.price_update/1");
 	cJSON_AddStringToObject(root, "format", rep->skypilot ? "skypilot" : "gpuplan");
@@ -175,19 +234,51 @@ char *price_update_report_to_json(const struct price_update_report *rep)
 	cJSON_AddBoolToObject(root, "legacy_copy", rep->legacy_copy);
 	cJSON_AddBoolToObject(root, "written", rep->written);
 	cJSON_AddStringToObject(root, "table", rep->table_path);
-	arr = cJSON_AddArrayToObject(root, "changes");
-	for (size_t i = 0; i < rep->n_changes; i++) {
-		const struct price_change *c = &rep->changes[i];
+	add_changes(root, rep->changes, rep->n_changes, 0);
+	return finish(root);
+}
+
+char *price_quotas_to_json(const struct price_catalog *cat)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *arr;
+
+	cJSON_AddStringToObject(root, "schema", "gpuplan.quotas/1");
+	if (cat->quotas_path)
+		cJSON_AddStringToObject(root, "table", cat->quotas_path);
+	else
+		cJSON_AddNullToObject(root, "table");
+	arr = cJSON_AddArrayToObject(root, "quotas");
+	for (size_t i = 0; i < cat->n_quotas; i++) {
+		const struct price_quota *q = &cat->quotas[i];
 		cJSON *o = cJSON_CreateObject();
 
-		cJSON_AddStringToObject(o, "kind", c->kind == PRICE_CHANGE_ADDED ? "added" : "changed");
-		cJSON_AddStringToObject(o, "provider", c->provider);
-		cJSON_AddStringToObject(o, "instance_type", c->instance_type);
-		cJSON_AddStringToObject(o, "region", c->region);
-		cJSON_AddStringToObject(o, "field", c->field);
-		cJSON_AddStringToObject(o, "old", c->old_value);
-		cJSON_AddStringToObject(o, "new", c->new_value);
+		cJSON_AddStringToObject(o, "provider", q->provider);
+		cJSON_AddStringToObject(o, "region", q->region);
+		cJSON_AddStringToObject(o, "gpu", q->gpu);
+		add_str_or_null(o, "instance_type", q->instance_type);
+		cJSON_AddNumberToObject(o, "max_gpus", q->max_gpus);
+		cJSON_AddNumberToObject(o, "offerings", (double)price_quota_offerings(cat, q));
 		cJSON_AddItemToArray(arr, o);
 	}
+	return finish(root);
+}
+
+char *price_quota_report_to_json(const struct price_quota_report *rep)
+{
+	cJSON *root = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(root, "schema", "gpuplan.quota_update/1");
+	cJSON_AddNumberToObject(root, "rows_read", (double)rep->rows_read);
+	cJSON_AddNumberToObject(root, "added", (double)rep->added);
+	cJSON_AddNumberToObject(root, "changed", (double)rep->changed);
+	cJSON_AddNumberToObject(root, "removed", (double)rep->removed);
+	cJSON_AddNumberToObject(root, "unchanged", (double)rep->unchanged);
+	cJSON_AddNumberToObject(root, "not_stored", (double)rep->not_stored);
+	cJSON_AddNumberToObject(root, "unmatched", (double)rep->unmatched);
+	cJSON_AddNumberToObject(root, "quotas_after", (double)rep->quotas_after);
+	cJSON_AddBoolToObject(root, "written", rep->written);
+	cJSON_AddStringToObject(root, "table", rep->table_path);
+	add_changes(root, rep->changes, rep->n_changes, 1);
 	return finish(root);
 }

@@ -1,8 +1,9 @@
 /*
  * price_table.c - price tables: read and validate them (gpuplan's own
- * columns, or a SkyPilot catalog's), write them, load the catalog (the
- * shipped table overlaid with the user's rows when they have any), and
- * answer queries (filter and sort offerings).
+ * columns, or a SkyPilot catalog's), read and validate quota rows, write
+ * price tables, load the catalog (the shipped table overlaid with the
+ * user's rows when they have any, and the user's quotas), and answer
+ * queries (filter and sort offerings).
  *
  * Every bad cell is reported as one "file:line:col: column: expected X,
  * found Y" line.  Merging and the atomic write live in price_update.c.
@@ -185,6 +186,61 @@ static int rd_int(struct reader *r, int col, int min, int max, int allow_empty, 
 	return 0;
 }
 
+/* A name cell (provider, region, instance type): rd_text, then printable
+ * ASCII of letters, digits and . _ - : / * only, so that a name prints and
+ * compares as it reads. */
+static int rd_name(struct reader *r, int col, int required, char *dst, size_t size)
+{
+	static const char extra[] = "._-:/*";
+
+	if (rd_text(r, col, required, dst, size) != 0)
+		return -1;
+	for (const char *p = dst; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (isalnum(c) || (c && strchr(extra, c)))
+			continue;
+		if (c >= ' ' && c < 127)
+			price_err(&r->e, r->row->line, col + 1,
+				  "%s: expected letters, digits and %s only, found '%c' in '%s'",
+				  colname(r, col), extra, c, dst);
+		else
+			price_err(&r->e, r->row->line, col + 1,
+				  "%s: expected letters, digits and %s only, found byte 0x%02x at character %d",
+				  colname(r, col), extra, c, (int)(p - dst) + 1);
+		dst[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+/* A GPU cell: a name or alias of gpus[0..n_gpus), whose canonical name
+ * goes to dst[PRICE_NAME_MAX]; *by_alias (may be NULL) says whether it
+ * was an alias.  An unknown name is reported with the nearest one. */
+static int rd_gpu(struct reader *r, int col, const struct price_gpu *gpus, size_t n_gpus,
+		  char *dst, int *by_alias)
+{
+	const char *gname = price_csv_get(r->row, col);
+	const struct price_gpu *g = price_gpu_lookup(gpus, n_gpus, gname, by_alias);
+	char hint[PRICE_NAME_MAX];
+
+	if (g) {
+		gp_strlcpy(dst, g->name, PRICE_NAME_MAX);
+		return 0;
+	}
+	if (!*gname)
+		price_err(&r->e, r->row->line, col + 1,
+			  "gpu: expected a GPU name from gpus.csv, found an empty cell");
+	else if (price_gpu_suggest(gpus, n_gpus, gname, hint, sizeof(hint)) == 0)
+		price_err(&r->e, r->row->line, col + 1,
+			  "gpu: expected a GPU name or alias from gpus.csv, found '%s' (did you mean '%s'?)",
+			  gname, hint);
+	else
+		price_err(&r->e, r->row->line, col + 1,
+			  "gpu: expected a GPU name or alias from gpus.csv, found '%s'", gname);
+	return -1;
+}
+
 static void lower(char *s)
 {
 	for (; *s; s++)
@@ -286,8 +342,6 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 	for (size_t i = 0; i < csv->n_rows; i++) {
 		struct price_row row;
 		struct price_offering *o = &row.o;
-		const struct price_gpu *g;
-		const char *gname;
 		double gbps;
 		int errs = r->e.n;
 
@@ -306,23 +360,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 			lower(o->provider);
 		}
 		rd_text(r, c_inst, 1, o->instance_type, sizeof(o->instance_type));
-		gname = price_csv_get(r->row, c_gpu);
-		g = price_gpu_lookup(gpus, n_gpus, gname, &row.gpu_by_alias);
-		if (g) {
-			gp_strlcpy(o->gpu, g->name, sizeof(o->gpu));
-		} else if (!*gname) {
-			price_err(&r->e, row.line, c_gpu + 1, "gpu: expected a GPU name from gpus.csv, found an empty cell");
-		} else {
-			char hint[PRICE_NAME_MAX];
-
-			if (price_gpu_suggest(gpus, n_gpus, gname, hint, sizeof(hint)) == 0)
-				price_err(&r->e, row.line, c_gpu + 1,
-					  "gpu: expected a GPU name or alias from gpus.csv, found '%s' (did you mean '%s'?)",
-					  gname, hint);
-			else
-				price_err(&r->e, row.line, c_gpu + 1,
-					  "gpu: expected a GPU name or alias from gpus.csv, found '%s'", gname);
-		}
+		rd_gpu(r, c_gpu, gpus, n_gpus, o->gpu, &row.gpu_by_alias);
 		rd_int(r, c_count, 1, 4096, 0, &o->gpus_per_node);
 		rd_text(r, c_region, 1, o->region, sizeof(o->region));
 		rd_price(r, c_od, 0, &o->on_demand_usd_per_hour);
@@ -562,6 +600,178 @@ enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpu
 		return RC_INPUT;
 	}
 	rep->offers_in_file = out->n;
+	return RC_OK;
+}
+
+/* ---- quota rows ------------------------------------------------------------ */
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static const char *const quota_columns[] = {
+	"provider", "region", "gpu", "max_gpus", "instance_type",
+};
+
+/* 1 when a header column of csv is a misspelling of name (then the
+ * unknown-column message names it, and saying it is missing repeats it). */
+static int header_near(const struct price_csv *csv, const char *name)
+{
+	for (int c = 0; c < csv->header.n; c++) {
+		const char *f = csv->header.field[c];
+
+		if (gp_edit_distance(f, strlen(f), name, strlen(name), gp_fold_name) <=
+		    gp_suggest_limit(f))
+			return 1;
+	}
+	return 0;
+}
+
+static int quota_row_cmp(const void *a_, const void *b_)
+{
+	const struct price_quota_row *a = a_, *b = b_;
+	int c = price_quota_key_cmp(&a->q, &b->q);
+
+	return c ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+/* Reports every row whose key an earlier row of rows[0..n) has. */
+static void quota_dups(struct reader *r, const struct price_quota_row *rows, size_t n)
+{
+	struct price_quota_row *sorted;
+
+	if (n < 2)
+		return;
+	sorted = xcalloc(n, sizeof(*sorted));
+	memcpy(sorted, rows, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), quota_row_cmp);
+	for (size_t i = 1, first = 0; i < n; i++) {
+		const struct price_quota *q = &sorted[i].q;
+
+		if (price_quota_key_cmp(&sorted[first].q, q) != 0) {
+			first = i;
+			continue;
+		}
+		price_err(&r->e, sorted[i].line, 1,
+			  "expected one row per (provider, region, gpu, instance_type), found (%s, %s, %s, %s) again (first at line %d)",
+			  q->provider, q->region, q->gpu, q->instance_type[0] ? q->instance_type : "*",
+			  sorted[first].line);
+	}
+	free(sorted);
+}
+
+enum rc price_quota_rows_read(const struct price_csv *csv, const struct price_gpu *gpus,
+			      size_t n_gpus, int allow_remove, struct price_quota_row **out,
+			      size_t *n)
+{
+	struct reader r;
+	struct price_quota_row *rows;
+	int c_prov = price_csv_col(csv, "provider");
+	int c_region = price_csv_col(csv, "region");
+	int c_gpu = price_csv_col(csv, "gpu");
+	int c_max = price_csv_col(csv, "max_gpus");
+	int c_inst = price_csv_col(csv, "instance_type");
+	char why[256];
+	size_t k = 0;
+	int bad = 0;
+
+	*out = NULL;
+	*n = 0;
+	memset(&r, 0, sizeof(r));
+	r.e.path = csv->path;
+	r.csv = csv;
+	if (csv->header.n == 0) {
+		price_err(&r.e, 1, 1, "expected a header row naming the quota columns, found an empty file");
+		return RC_INPUT;
+	}
+	if (c_prov < 0 && !header_near(csv, "provider"))
+		bad |= no_column(&r, "provider", NULL);
+	if (c_region < 0 && !header_near(csv, "region"))
+		bad |= no_column(&r, "region", NULL);
+	if (c_gpu < 0 && !header_near(csv, "gpu"))
+		bad |= no_column(&r, "gpu", NULL);
+	if (c_max < 0 && !header_near(csv, "max_gpus"))
+		bad |= no_column(&r, "max_gpus", NULL);
+	for (int c = 0; (c = price_csv_unknown_col(csv, quota_columns, GP_ARRAY_LEN(quota_columns),
+						   c, why, sizeof(why))) >= 0; c++) {
+		price_err(&r.e, csv->header.line, c + 1,
+			  "expected each of gpuplan's quota columns (provider, region, gpu, max_gpus, instance_type) once, %s",
+			  why);
+		bad = -1;
+	}
+	if (!bad && allow_remove && csv->n_rows == 0)
+		price_err(&r.e, csv->header.line + 1, 1, "expected data rows after the header, found none");
+	if (bad || r.e.n) {
+		price_errs_finish(&r.e);
+		return RC_INPUT;
+	}
+	rows = xcalloc(csv->n_rows ? csv->n_rows : 1, sizeof(*rows));
+	for (size_t i = 0; i < csv->n_rows; i++) {
+		struct price_quota_row *row = &rows[k];
+		struct price_quota *q = &row->q;
+		int errs = r.e.n;
+
+		memset(row, 0, sizeof(*row));
+		r.row = &csv->rows[i];
+		row->line = r.row->line;
+		rd_name(&r, c_prov, 1, q->provider, sizeof(q->provider));
+		lower(q->provider);
+		if (!*price_csv_get(r.row, c_region))
+			price_err(&r.e, row->line, c_region + 1,
+				  "region: expected a region or '*' (any region), found an empty cell");
+		else
+			rd_name(&r, c_region, 1, q->region, sizeof(q->region));
+		rd_gpu(&r, c_gpu, gpus, n_gpus, q->gpu, NULL);
+		if (c_inst >= 0 && rd_name(&r, c_inst, 0, q->instance_type,
+					   sizeof(q->instance_type)) == 0 &&
+		    strcmp(q->instance_type, "*") == 0)
+			q->instance_type[0] = '\0';
+		if (allow_remove && !*price_csv_get(r.row, c_max))
+			row->remove = 1;
+		else
+			rd_int(&r, c_max, 0, PRICE_QUOTA_MAX_GPUS, 0, &q->max_gpus);
+		if (r.e.n == errs)
+			k++;
+	}
+	if (!r.e.n)
+		quota_dups(&r, rows, k);
+	price_errs_finish(&r.e);
+	if (r.e.n) {
+		free(rows);
+		return RC_INPUT;
+	}
+	*out = rows;
+	*n = k;
+	return RC_OK;
+}
+
+enum rc price_quota_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
+			       struct price_quota **out, size_t *n)
+{
+	struct price_csv csv;
+	struct price_quota_row *rows;
+	size_t n_rows;
+	enum rc rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!file_exists(path))
+		return RC_OK;
+	rc = price_csv_load(path, &csv);
+	if (rc != RC_OK)
+		return rc;
+	rc = price_quota_rows_read(&csv, gpus, n_gpus, 0, &rows, &n_rows);
+	price_csv_release(&csv);
+	if (rc != RC_OK)
+		return rc;
+	*out = xcalloc(n_rows ? n_rows : 1, sizeof(**out));
+	for (size_t i = 0; i < n_rows; i++)
+		(*out)[i] = rows[i].q;
+	*n = n_rows;
+	free(rows);
 	return RC_OK;
 }
 
@@ -850,29 +1060,28 @@ static char *join(const char *dir, const char *file)
 	return p;
 }
 
-static int file_exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Hashes the files the catalog was read from (they are small). */
+/* Hashes the files the catalog was read from (they are small).  The
+ * quotas are preceded by a tag, so that they cannot pass for a user's
+ * prices.csv; without quotas the digest is what it was before them. */
 static enum rc catalog_digest(struct price_catalog *cat)
 {
+	static const char tag[] = "quotas.csv";
 	const char *paths[] = { cat->gpus_path, cat->prices_path, cat->capacity_path,
-				cat->user_prices_path };
+				cat->user_prices_path, cat->quotas_path };
 	uint64_t h = GP_FNV1A64_INIT;
 
 	for (size_t i = 0; i < GP_ARRAY_LEN(paths); i++) {
-		if (!paths[i])
-			continue;
 		char *data;
 		size_t len;
-		enum rc rc = gp_read_file(paths[i], &data, &len);
+		enum rc rc;
 
+		if (!paths[i])
+			continue;
+		rc = gp_read_file(paths[i], &data, &len);
 		if (rc != RC_OK)
 			return rc;
+		if (paths[i] == cat->quotas_path)
+			h = gp_fnv1a64(tag, sizeof(tag) - 1, h);
 		h = gp_fnv1a64(data, len, h);
 		free(data);
 	}
@@ -884,7 +1093,7 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 {
 	struct price_opts def;
 	char udir[1024];
-	char *user_prices = NULL;
+	char *user_prices = NULL, *quotas = NULL;
 	struct price_offering *shipped = NULL, *user = NULL;
 	struct price_capacities caps = { NULL, 0 };
 	size_t n_shipped = 0, n_user = 0;
@@ -916,6 +1125,17 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 		}
 		free(user_prices);
 		user_prices = NULL;
+		quotas = join(udir, "quotas.csv");
+		if (file_exists(quotas)) {
+			rc = price_quota_table_read(quotas, cat->gpus, cat->n_gpus, &cat->quotas,
+						    &cat->n_quotas);
+			if (rc != RC_OK)
+				goto fail;
+			cat->quotas_path = quotas;
+			quotas = NULL;
+		}
+		free(quotas);
+		quotas = NULL;
 	}
 	cat->offers = price_table_overlay(shipped, n_shipped, user, n_user, &cat->n_offers);
 	cat->n_user_offers = n_user;
@@ -930,9 +1150,11 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 		free(cat->capacity_path);
 		cat->capacity_path = NULL;
 	}
-	for (size_t i = 0; i < cat->n_offers; i++)
+	for (size_t i = 0; i < cat->n_offers; i++) {
 		price_offering_set_capacity(&cat->offers[i],
 					    price_capacity_find(&caps, &cat->offers[i]));
+		cat->offers[i].quota = price_quota_for(cat, &cat->offers[i]);
+	}
 	price_capacities_release(&caps);
 	rc = catalog_digest(cat);
 	if (rc != RC_OK)
@@ -942,6 +1164,7 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 	return RC_OK;
 fail:
 	free(user_prices);
+	free(quotas);
 	free(shipped);
 	free(user);
 	price_catalog_release(cat);
@@ -958,6 +1181,8 @@ void price_catalog_release(struct price_catalog *cat)
 	free(cat->prices_path);
 	free(cat->capacity_path);
 	free(cat->user_prices_path);
+	free(cat->quotas);
+	free(cat->quotas_path);
 	memset(cat, 0, sizeof(*cat));
 }
 

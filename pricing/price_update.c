@@ -20,8 +20,12 @@
  * A lock on prices.lock serialises read-merge-write, so concurrent updates
  * all land.
  *
+ * The same machinery (struct price_store) keeps the user's quotas.csv and
+ * its history; price_quota.c merges quotas.
+ *
  * It does not parse or validate rows; price_table.c does.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -38,15 +42,12 @@
 
 #include "price_internal.h"
 
-#define HISTORY_HEADER "timestamp,provider,instance_type,region,field,old,new\n"
-#define TMP_PREFIX ".prices.csv.tmp."
-
-struct paths {
-	char dir[1024];
-	char table[1100];
-	char history[1100];
-	char pending[1100];
-	char lock[1100];
+/* The history's columns: prices' rows are keyed by (provider,
+ * instance_type, region), quotas' by (provider, region, gpu,
+ * instance_type). */
+static const char *const history_cols[2][8] = {
+	{ "timestamp", "provider", "instance_type", "region", "field", "old", "new", NULL },
+	{ "timestamp", "provider", "region", "gpu", "instance_type", "field", "old", "new" },
 };
 
 void price_update_opts_init(struct price_update_opts *u)
@@ -63,16 +64,19 @@ void price_update_report_release(struct price_update_report *rep)
 	rep->n_changes = 0;
 }
 
-static enum rc paths_init(const struct price_opts *o, struct paths *p)
+enum rc price_store_init(struct price_store *s, const struct price_opts *o, const char *name,
+			 int gpu_key)
 {
-	enum rc rc = price_user_dir(o, p->dir, sizeof(p->dir));
+	enum rc rc = price_user_dir(o, s->dir, sizeof(s->dir));
 
 	if (rc != RC_OK)
 		return rc;
-	snprintf(p->table, sizeof(p->table), "%s/prices.csv", p->dir);
-	snprintf(p->history, sizeof(p->history), "%s/prices.history.csv", p->dir);
-	snprintf(p->pending, sizeof(p->pending), "%s/prices.history.pending", p->dir);
-	snprintf(p->lock, sizeof(p->lock), "%s/prices.lock", p->dir);
+	snprintf(s->table, sizeof(s->table), "%s/%s.csv", s->dir, name);
+	snprintf(s->history, sizeof(s->history), "%s/%s.history.csv", s->dir, name);
+	snprintf(s->pending, sizeof(s->pending), "%s/%s.history.pending", s->dir, name);
+	snprintf(s->lock, sizeof(s->lock), "%s/%s.lock", s->dir, name);
+	snprintf(s->tmp_prefix, sizeof(s->tmp_prefix), ".%s.csv.tmp.", name);
+	s->gpu_key = gpu_key;
 	return RC_OK;
 }
 
@@ -207,9 +211,22 @@ static int fault(const char *point)
 
 /* ---- history ------------------------------------------------------------- */
 
-static enum rc history_append(const struct paths *p, const char *lines, size_t len)
+/* The history's header line, its columns joined by commas. */
+static void history_header(const struct price_store *p, char *buf, size_t size)
+{
+	const char *const *cols = history_cols[p->gpu_key];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < 8 && cols[i]; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? "," : "", cols[i]);
+	snprintf(buf + len, size - len, "\n");
+}
+
+static enum rc history_append(const struct price_store *p, const char *lines, size_t len)
 {
 	struct stat st;
+	char header[128];
 	int fd;
 	enum rc rc = RC_OK;
 
@@ -220,8 +237,9 @@ static enum rc history_append(const struct paths *p, const char *lines, size_t l
 		gp_error("%s: cannot open: %s", p->history, strerror(errno));
 		return RC_ERR;
 	}
+	history_header(p, header, sizeof(header));
 	if (fstat(fd, &st) == 0 && st.st_size == 0)
-		rc = write_all(fd, p->history, HISTORY_HEADER, strlen(HISTORY_HEADER));
+		rc = write_all(fd, p->history, header, strlen(header));
 	if (rc == RC_OK)
 		rc = write_all(fd, p->history, lines, len);
 	if (rc == RC_OK && fsync(fd) != 0) {
@@ -235,7 +253,7 @@ static enum rc history_append(const struct paths *p, const char *lines, size_t l
 /* Finishes what an interrupted update left: a pending history is appended
  * when the table on disk is the one it describes, else dropped; temporary
  * tables are removed.  Call with the lock held. */
-static enum rc recover(const struct paths *p)
+static enum rc recover(const struct price_store *p)
 {
 	size_t plen, tlen;
 	char *pending = slurp(p->pending, &plen);
@@ -278,7 +296,7 @@ static enum rc recover(const struct paths *p)
 		while ((de = readdir(d)) != NULL) {
 			char path[1400];
 
-			if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+			if (strncmp(de->d_name, p->tmp_prefix, strlen(p->tmp_prefix)) != 0)
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", p->dir, de->d_name);
 			unlink(path);
@@ -288,7 +306,7 @@ static enum rc recover(const struct paths *p)
 	return rc;
 }
 
-static int lock_take(const struct paths *p)
+static int lock_take(const struct price_store *p)
 {
 	int fd = open(p->lock, O_RDWR | O_CREAT, 0644);
 
@@ -306,12 +324,31 @@ static int lock_take(const struct paths *p)
 	return fd;
 }
 
-static void lock_drop(int fd)
+void price_store_unlock(int lock)
 {
-	if (fd >= 0) {
-		flock(fd, LOCK_UN);
-		close(fd);
+	if (lock >= 0) {
+		flock(lock, LOCK_UN);
+		close(lock);
 	}
+}
+
+enum rc price_store_lock(const struct price_store *s, int *lock)
+{
+	enum rc rc = mkdir_p(s->dir);
+
+	*lock = -1;
+	if (rc != RC_OK)
+		return rc;
+	*lock = lock_take(s);
+	if (*lock < 0 || fault("after_lock"))
+		rc = RC_ERR;
+	if (rc == RC_OK)
+		rc = recover(s);
+	if (rc != RC_OK) {
+		price_store_unlock(*lock);
+		*lock = -1;
+	}
+	return rc;
 }
 
 /* ---- merging --------------------------------------------------------------- */
@@ -350,26 +387,35 @@ static long find(struct merge *m, const struct price_offering *o)
 	return hit ? (long)*hit : -1;
 }
 
-static struct price_change *change_add(struct merge *m, enum price_change_kind kind,
-				       const struct price_offering *o, const char *field)
+struct price_change *price_change_push(struct price_change **v, size_t *n, size_t *cap,
+				       enum price_change_kind kind, const char *provider,
+				       const char *instance_type, const char *region,
+				       const char *gpu, const char *field)
 {
-	struct price_update_report *rep = m->rep;
 	struct price_change *c;
 
-	if (rep->n_changes == m->cap_changes) {
-		m->cap_changes = m->cap_changes ? 2 * m->cap_changes : 64;
-		rep->changes = xrealloc(rep->changes, m->cap_changes * sizeof(*rep->changes));
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		*v = xrealloc(*v, *cap * sizeof(**v));
 	}
-	c = &rep->changes[rep->n_changes++];
+	c = &(*v)[(*n)++];
 	memset(c, 0, sizeof(*c));
 	c->kind = kind;
-	gp_strlcpy(c->provider, o->provider, sizeof(c->provider));
-	gp_strlcpy(c->instance_type, o->instance_type, sizeof(c->instance_type));
-	gp_strlcpy(c->region, o->region, sizeof(c->region));
+	gp_strlcpy(c->provider, provider, sizeof(c->provider));
+	gp_strlcpy(c->instance_type, instance_type, sizeof(c->instance_type));
+	gp_strlcpy(c->region, region, sizeof(c->region));
+	gp_strlcpy(c->gpu, gpu, sizeof(c->gpu));
 	gp_strlcpy(c->field, field, sizeof(c->field));
 	c->old_num = NAN;
 	c->new_num = NAN;
 	return c;
+}
+
+static struct price_change *change_add(struct merge *m, enum price_change_kind kind,
+				       const struct price_offering *o, const char *field)
+{
+	return price_change_push(&m->rep->changes, &m->rep->n_changes, &m->cap_changes, kind,
+				 o->provider, o->instance_type, o->region, "", field);
 }
 
 static int num_change(struct merge *m, struct price_offering *dst, const char *field,
@@ -498,7 +544,7 @@ static int merge_row(struct merge *m, const struct price_row *row,
 	return changed;
 }
 
-static void utc_now(char *stamp, size_t n1, char *date, size_t n2)
+void price_utc_now(char *stamp, size_t n1, char *date, size_t n2)
 {
 	time_t t = time(NULL);
 	struct tm tm;
@@ -508,18 +554,26 @@ static void utc_now(char *stamp, size_t n1, char *date, size_t n2)
 	strftime(date, n2, "%Y-%m-%d", &tm);
 }
 
-/* The history lines of rep's changes, one CSV line each. */
-static char *history_lines(const struct price_update_report *rep, const char *stamp, size_t *len)
+/* The history lines of changes[0..n), one CSV line each, in the columns
+ * of p's history. */
+static char *history_lines(const struct price_store *p, const struct price_change *changes,
+			   size_t n, const char *stamp, size_t *len)
 {
 	struct price_line l = { NULL, 0, 0 };
 
-	for (size_t i = 0; i < rep->n_changes; i++) {
-		const struct price_change *c = &rep->changes[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct price_change *c = &changes[i];
 
 		price_csv_append(&l, stamp, 0);
 		price_csv_append(&l, c->provider, 0);
-		price_csv_append(&l, c->instance_type, 0);
-		price_csv_append(&l, c->region, 0);
+		if (p->gpu_key) {
+			price_csv_append(&l, c->region, 0);
+			price_csv_append(&l, c->gpu, 0);
+			price_csv_append(&l, c->instance_type, 0);
+		} else {
+			price_csv_append(&l, c->instance_type, 0);
+			price_csv_append(&l, c->region, 0);
+		}
 		price_csv_append(&l, c->field, 0);
 		price_csv_append(&l, c->old_value, 0);
 		price_csv_append(&l, c->new_value, 1);
@@ -528,12 +582,13 @@ static char *history_lines(const struct price_update_report *rep, const char *st
 	return l.s;
 }
 
-/* Writes the user's table and its history; see the file comment. */
-static enum rc commit(const struct paths *p, const char *table, size_t tlen,
-		      const char *hist, size_t hlen)
+enum rc price_store_commit(const struct price_store *p, const char *table, size_t tlen,
+			   const struct price_change *changes, size_t n, const char *stamp)
 {
 	char tmp[1200], head[96];
 	struct stat st;
+	size_t hlen;
+	char *hist = history_lines(p, changes, n, stamp, &hlen);
 	int fd;
 	enum rc rc;
 
@@ -545,6 +600,7 @@ static enum rc commit(const struct paths *p, const char *table, size_t tlen,
 	fd = open(p->pending, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
 		gp_error("%s: cannot create: %s", p->pending, strerror(errno));
+		free(hist);
 		return RC_ERR;
 	}
 	rc = write_all(fd, p->pending, head, strlen(head));
@@ -560,7 +616,7 @@ static enum rc commit(const struct paths *p, const char *table, size_t tlen,
 	if (rc != RC_OK)
 		goto drop_pending;
 
-	snprintf(tmp, sizeof(tmp), "%s/" TMP_PREFIX "%ld", p->dir, (long)getpid());
+	snprintf(tmp, sizeof(tmp), "%s/%s%ld", p->dir, p->tmp_prefix, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	if (fd < 0) {
 		gp_error("%s: cannot create: %s", tmp, strerror(errno));
@@ -587,25 +643,41 @@ static enum rc commit(const struct paths *p, const char *table, size_t tlen,
 	}
 	/* From here the new table is in place; the pending history stays
 	 * until it is appended, so a crash cannot lose it. */
-	if (fault("after_rename"))
-		return RC_ERR;
+	if (fault("after_rename")) {
+		rc = RC_ERR;
+		goto out;
+	}
 	rc = fsync_dir(p->dir);
 	if (rc == RC_OK)
 		rc = history_append(p, hist, hlen);
-	if (rc == RC_OK && fault("after_history"))
-		return RC_ERR;
+	if (rc == RC_OK && fault("after_history")) {
+		rc = RC_ERR;
+		goto out;
+	}
 	if (rc == RC_OK && unlink(p->pending) != 0) {
 		gp_error("%s: cannot remove: %s", p->pending, strerror(errno));
 		rc = RC_ERR;
 	}
-	if (rc == RC_OK && fault("after_pending_removed"))
-		return RC_ERR;
+	if (rc == RC_OK && fault("after_pending_removed")) {
+		rc = RC_ERR;
+		goto out;
+	}
 	if (rc == RC_OK)
 		rc = fsync_dir(p->dir);
-	return rc;
+	goto out;
 drop_pending:
 	unlink(p->pending);
+out:
+	free(hist);
 	return rc;
+}
+
+enum rc price_update_file_load(const char *file, struct price_csv *csv)
+{
+	enum rc rc = price_csv_load(file, csv);
+
+	/* A missing or unreadable FILE is the caller's bad input. */
+	return rc == RC_ERR ? RC_INPUT : rc;
 }
 
 static const char *base_name(const char *path)
@@ -620,7 +692,7 @@ enum rc price_update(const char *file, const struct price_opts *o,
 {
 	struct price_opts def;
 	struct price_update_opts udef;
-	struct paths p;
+	struct price_store p;
 	struct price_gpu *gpus = NULL;
 	size_t n_gpus = 0;
 	struct price_csv csv;
@@ -628,9 +700,9 @@ enum rc price_update(const char *file, const struct price_opts *o,
 	struct merge m;
 	struct price_offering *base = NULL, *mine = NULL;
 	size_t n_base = 0, n_mine = 0;
-	char *shipped = NULL, *table = NULL, *hist = NULL;
+	char *shipped = NULL, *table = NULL;
 	char stamp[32], date[16], version[PRICE_NAME_MAX * 2];
-	size_t tlen, hlen;
+	size_t tlen;
 	int lock = -1;
 	enum rc rc;
 
@@ -645,7 +717,7 @@ enum rc price_update(const char *file, const struct price_opts *o,
 		price_update_opts_init(&udef);
 		u = &udef;
 	}
-	rc = paths_init(o, &p);
+	rc = price_store_init(&p, o, "prices", 0);
 	if (rc != RC_OK)
 		return rc;
 	gp_strlcpy(rep->table_path, p.table, sizeof(rep->table_path));
@@ -657,9 +729,7 @@ enum rc price_update(const char *file, const struct price_opts *o,
 		goto out;
 
 	/* Validate the whole file before touching anything. */
-	rc = price_csv_load(file, &csv);
-	if (rc == RC_ERR)
-		rc = RC_INPUT; /* a missing or unreadable FILE is the caller's bad input */
+	rc = price_update_file_load(file, &csv);
 	if (rc != RC_OK)
 		goto out;
 	rc = price_rows_read(&csv, gpus, n_gpus, u->provider, 1, &rows, rep);
@@ -668,15 +738,7 @@ enum rc price_update(const char *file, const struct price_opts *o,
 		goto out;
 
 	if (!u->dry_run) {
-		rc = mkdir_p(p.dir);
-		if (rc != RC_OK)
-			goto out;
-		lock = lock_take(&p);
-		if (lock < 0 || fault("after_lock")) {
-			rc = RC_ERR;
-			goto out;
-		}
-		rc = recover(&p);
+		rc = price_store_lock(&p, &lock);
 		if (rc != RC_OK)
 			goto out;
 	}
@@ -697,7 +759,7 @@ enum rc price_update(const char *file, const struct price_opts *o,
 	bsearch_base = m.offers;
 	qsort(m.order, m.n, sizeof(*m.order), order_cmp);
 
-	utc_now(stamp, sizeof(stamp), date, sizeof(date));
+	price_utc_now(stamp, sizeof(stamp), date, sizeof(date));
 	snprintf(version, sizeof(version), "%s%s %s", rep->skypilot ? "skypilot " : "",
 		 base_name(file), date);
 	for (size_t i = 0; i < rows.n; i++)
@@ -708,14 +770,12 @@ enum rc price_update(const char *file, const struct price_opts *o,
 		goto out;
 
 	table = price_user_table_format(m.offers, m.n, &tlen);
-	hist = history_lines(rep, stamp, &hlen);
-	rc = commit(&p, table, tlen, hist, hlen);
+	rc = price_store_commit(&p, table, tlen, rep->changes, rep->n_changes, stamp);
 	if (rc == RC_OK)
 		rep->written = 1;
 out:
-	lock_drop(lock);
+	price_store_unlock(lock);
 	free(table);
-	free(hist);
 	free(m.offers);
 	free(m.order);
 	free(base);
@@ -730,38 +790,69 @@ out:
 
 /* ---- reading the history --------------------------------------------------- */
 
-enum rc price_history_load(const struct price_opts *o, struct price_history *h)
+/* The field of e that holds the history column name, and its size. */
+static char *entry_slot(struct price_history_entry *e, const char *name, size_t *size)
 {
-	struct paths p;
+	struct {
+		const char *name;
+		char *dst;
+		size_t size;
+	} slots[] = {
+		{ "timestamp", e->timestamp, sizeof(e->timestamp) },
+		{ "provider", e->provider, sizeof(e->provider) },
+		{ "instance_type", e->instance_type, sizeof(e->instance_type) },
+		{ "region", e->region, sizeof(e->region) },
+		{ "gpu", e->gpu, sizeof(e->gpu) },
+		{ "field", e->field, sizeof(e->field) },
+		{ "old", e->old_value, sizeof(e->old_value) },
+		{ "new", e->new_value, sizeof(e->new_value) },
+	};
+
+	for (size_t i = 0; i < GP_ARRAY_LEN(slots); i++)
+		if (strcmp(slots[i].name, name) == 0) {
+			*size = slots[i].size;
+			return slots[i].dst;
+		}
+	assert(0 && "history column without an entry field");
+	*size = 0;
+	return NULL;
+}
+
+/* Loads the history of the user's table name (keyed by GPU too when
+ * gpu_key); see price_history_load. */
+static enum rc history_load(const struct price_opts *o, const char *name, int gpu_key,
+			    struct price_history *h)
+{
+	const char *const *names = history_cols[gpu_key];
+	const int n_cols = gpu_key ? 8 : 7;
+	struct price_store store, *p = &store;
 	struct price_csv csv;
-	int cols[7];
-	static const char *const names[7] = { "timestamp", "provider", "instance_type", "region",
-					      "field", "old", "new" };
+	int cols[8];
 	int lock = -1;
 	enum rc rc;
 
 	memset(h, 0, sizeof(*h));
-	rc = paths_init(o, &p);
+	rc = price_store_init(p, o, name, gpu_key);
 	if (rc != RC_OK)
 		return rc;
-	if (exists(p.pending)) {
-		lock = lock_take(&p);
+	if (exists(p->pending)) {
+		lock = lock_take(p);
 		if (lock < 0)
 			return RC_ERR;
-		rc = recover(&p);
-		lock_drop(lock);
+		rc = recover(p);
+		price_store_unlock(lock);
 		if (rc != RC_OK)
 			return rc;
 	}
-	if (!exists(p.history))
+	if (!exists(p->history))
 		return RC_OK;
-	rc = price_csv_load(p.history, &csv);
+	rc = price_csv_load(p->history, &csv);
 	if (rc != RC_OK)
 		return rc;
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < n_cols; i++) {
 		cols[i] = price_csv_col(&csv, names[i]);
 		if (cols[i] < 0) {
-			gp_error("%s:%d:%d: expected a column named '%s', found none", p.history,
+			gp_error("%s:%d:%d: expected a column named '%s', found none", p->history,
 				 csv.header.line ? csv.header.line : 1, csv.header.n + 1, names[i]);
 			price_csv_release(&csv);
 			return RC_INPUT;
@@ -772,17 +863,26 @@ enum rc price_history_load(const struct price_opts *o, struct price_history *h)
 		struct price_history_entry *e = &h->entries[i];
 		const struct price_csv_row *r = &csv.rows[i];
 
-		gp_strlcpy(e->timestamp, price_csv_get(r, cols[0]), sizeof(e->timestamp));
-		gp_strlcpy(e->provider, price_csv_get(r, cols[1]), sizeof(e->provider));
-		gp_strlcpy(e->instance_type, price_csv_get(r, cols[2]), sizeof(e->instance_type));
-		gp_strlcpy(e->region, price_csv_get(r, cols[3]), sizeof(e->region));
-		gp_strlcpy(e->field, price_csv_get(r, cols[4]), sizeof(e->field));
-		gp_strlcpy(e->old_value, price_csv_get(r, cols[5]), sizeof(e->old_value));
-		gp_strlcpy(e->new_value, price_csv_get(r, cols[6]), sizeof(e->new_value));
+		for (int c = 0; c < n_cols; c++) {
+			size_t size;
+			char *dst = entry_slot(e, names[c], &size);
+
+			gp_strlcpy(dst, price_csv_get(r, cols[c]), size);
+		}
 	}
 	h->n = csv.n_rows;
 	price_csv_release(&csv);
 	return RC_OK;
+}
+
+enum rc price_history_load(const struct price_opts *o, struct price_history *h)
+{
+	return history_load(o, "prices", 0, h);
+}
+
+enum rc price_quota_history_load(const struct price_opts *o, struct price_history *h)
+{
+	return history_load(o, "quotas", 1, h);
 }
 
 void price_history_release(struct price_history *h)

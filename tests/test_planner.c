@@ -1018,6 +1018,50 @@ static void test_plan_run_spot_bound_binds(void **state)
 	plan_result_release(&r);
 }
 
+/* A quota binds one job, and two jobs on two offerings it covers share
+ * it: their GPUs add up to at most the quota. */
+static void test_plan_run_quota_shared(void **state)
+{
+	struct plan_job jobs[2];
+	struct plan_opts o;
+	struct plan_result r;
+	struct price_quota q;
+	int gpus = 0;
+
+	(void)state;
+	catalog_init();
+	memset(&q, 0, sizeof(q));
+	snprintf(q.provider, sizeof(q.provider), "acloud");
+	snprintf(q.region, sizeof(q.region), "*");
+	snprintf(q.gpu, sizeof(q.gpu), "BIG-80GB");
+	q.max_gpus = 39;
+	test_cat.quotas = &q;
+	test_cat.n_quotas = 1;
+	for (int i = 0; i < 3; i++)
+		test_offers[i].quota = &q;
+	plan_job_init(&jobs[0], &test_model, 100e9);
+	plan_opts_init(&o);
+	snprintf(o.filter.gpu, sizeof(o.filter.gpu), "BIG-80GB");
+	o.filter.spot = 0;
+	/* one job: 39 GPUs is 4 whole nodes of 8 (the batch of 256 divides
+	 * by 32 GPUs' DP), and the quota says it binds */
+	assert_int_equal(plan_run(jobs, 1, &test_cat, &o, &r), RC_OK);
+	assert_int_equal(r.rows[0].c.nodes, 4);
+	assert_int_equal(r.binding, PLAN_BINDING_AVAILABILITY);
+	assert_int_equal(r.rows[0].c.limit.why, PRICE_LIMIT_QUOTA);
+	plan_result_release(&r);
+	/* two jobs at once: together within the quota, east and west alike */
+	plan_job_init(&jobs[1], &test_model, 100e9);
+	snprintf(jobs[1].name, sizeof(jobs[1].name), "second");
+	assert_int_equal(plan_run(jobs, 2, &test_cat, &o, &r), RC_OK);
+	for (size_t i = 0; i < r.n_answer_rows; i++)
+		gpus += r.rows[i].c.nodes * r.rows[i].c.cluster.gpus_per_node;
+	assert_int_equal(r.n_answer_rows, 2);
+	assert_true(gpus <= 39);
+	assert_true(gpus >= 16); /* both jobs run: neither is starved */
+	plan_result_release(&r);
+}
+
 /* Whole billing increments and a minimum, by hand. */
 static void test_plan_billed_s(void **state)
 {
@@ -1382,6 +1426,7 @@ int main(void)
 		cmocka_unit_test(test_plan_run_two_phases),
 		cmocka_unit_test(test_plan_run_no_network_one_node),
 		cmocka_unit_test(test_plan_run_spot_bound_binds),
+		cmocka_unit_test(test_plan_run_quota_shared),
 		cmocka_unit_test(test_plan_billed_s),
 		cmocka_unit_test(test_plan_run_overheads),
 		cmocka_unit_test(test_plan_frontier_shipped_limits),

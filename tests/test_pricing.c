@@ -4,8 +4,9 @@
  * price catalogs shipped in data/, queries, updates (merge, SkyPilot
  * columns, zones, bad input leaving the table byte-for-byte unchanged,
  * injected faults, history recovery), the user's rows laid over the
- * shipped table (and an older full copy read as all the user's), and the
- * model presets table.
+ * shipped table (and an older full copy read as all the user's), the
+ * user's GPU quotas (load, merge, bad rows, which offerings a quota
+ * bounds), and the model presets table.
  */
 #include "testutil.h"
 
@@ -68,6 +69,18 @@ static char *read_all(const char *dir, const char *name, size_t *len)
 	fclose(f);
 	*len = (size_t)n;
 	return buf;
+}
+
+/* Asserts that dir/name holds exactly before[0..len). */
+static void assert_file_is(const char *dir, const char *name, const char *before, size_t len)
+{
+	size_t n;
+	char *now = read_all(dir, name, &n);
+
+	assert_non_null(now);
+	assert_int_equal(n, len);
+	assert_memory_equal(now, before, len);
+	free(now);
 }
 
 static int file_there(const char *dir, const char *name)
@@ -405,6 +418,34 @@ static void test_price_offering_node_limit_rules(void **state)
 	price_offering_node_limit(&o, 0, &l);
 	assert_int_equal(l.nodes, 1);
 	assert_int_equal(l.why, PRICE_LIMIT_UNSTATED);
+	/* a quota of 20 GPUs: 2 whole nodes of 8 of the 64-node capacity, on
+	 * demand; spot's 4-node bound is the tighter 2 too */
+	{
+		struct price_quota q;
+
+		memset(&q, 0, sizeof(q));
+		q.max_gpus = 20;
+		o.capacity_nodes = 64;
+		o.spot_capacity_nodes = 4;
+		o.quota = &q;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.nodes, 2);
+		assert_int_equal(l.why, PRICE_LIMIT_QUOTA);
+		assert_int_equal(l.quota_gpus, 20);
+		price_offering_node_limit(&o, 1, &l);
+		assert_int_equal(l.nodes, 2);
+		assert_int_equal(l.why, PRICE_LIMIT_QUOTA);
+		/* a quota above the capacity leaves the capacity binding */
+		q.max_gpus = 4096;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.nodes, 64);
+		assert_int_equal(l.why, PRICE_LIMIT_CAPACITY);
+		/* fewer GPUs than a node: not offered */
+		q.max_gpus = 4;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.nodes, 0);
+		o.quota = NULL;
+	}
 }
 
 static void test_price_capacities_load(void **state)
@@ -801,8 +842,8 @@ static void test_price_update_bad_input_leaves_table(void **state)
 	struct price_opts o;
 	struct price_update_opts u;
 	struct price_update_report rep;
-	char *before, *after, *hist_before, *hist_after;
-	size_t blen, alen, hb, ha;
+	char *before, *hist_before;
+	size_t blen, hb;
 
 	(void)state;
 	opts_for(&o, dir);
@@ -817,14 +858,8 @@ static void test_price_update_bad_input_leaves_table(void **state)
 
 		snprintf(file, sizeof(file), "tests/fixtures/prices/%s", bad[i]);
 		assert_int_equal(price_update(file, &o, &u, &rep), RC_INPUT);
-		after = read_all(dir, "prices.csv", &alen);
-		assert_int_equal(alen, blen);
-		assert_memory_equal(after, before, blen);
-		free(after);
-		hist_after = read_all(dir, "prices.history.csv", &ha);
-		assert_int_equal(ha, hb);
-		assert_memory_equal(hist_after, hist_before, hb);
-		free(hist_after);
+		assert_file_is(dir, "prices.csv", before, blen);
+		assert_file_is(dir, "prices.history.csv", hist_before, hb);
 	}
 	free(before);
 	free(hist_before);
@@ -1159,6 +1194,284 @@ static void test_price_catalog_load_rejects_bad_user_table(void **state)
 	rm_rf(user);
 }
 
+/* ---- the user's GPU quotas ------------------------------------------------------ */
+
+#define QHEADER "provider,region,gpu,max_gpus,instance_type\n"
+
+static void test_price_quota_update_merges_and_records_history(void **state)
+{
+	char *dir = tmp_dir();
+	char file[512];
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_quota_report rep;
+	struct price_catalog cat;
+	struct price_history h;
+	char no_quotas[32];
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	/* No quotas.csv: no quotas, not an error. */
+	assert_int_equal(cat.n_quotas, 0);
+	assert_null(cat.quotas_path);
+	gp_strlcpy(no_quotas, cat.digest, sizeof(no_quotas));
+	price_catalog_release(&cat);
+
+	/* Aliases resolve to canonical names; "*" and an empty cell both mean
+	 * any instance type; provider names are lower-cased. */
+	write_text(dir, "q1.csv", QHEADER
+		   "AWS,us-east-1,h100,64,\n"
+		   "aws,*,A100-80GB,16,*\n"
+		   "gcp,us-central1,L4,8,g2-standard-8\n");
+	snprintf(file, sizeof(file), "%s/q1.csv", dir);
+	assert_int_equal(price_quota_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.rows_read, 3);
+	assert_int_equal(rep.added, 3);
+	assert_int_equal(rep.written, 1);
+	assert_int_equal(rep.quotas_after, 3);
+	assert_int_equal(rep.n_changes, 3);
+	assert_int_equal(rep.changes[0].kind, PRICE_CHANGE_ADDED);
+	assert_string_equal(rep.changes[0].gpu, "H100-SXM5-80GB");
+	assert_string_equal(rep.changes[0].new_value, "64");
+	price_quota_report_release(&rep);
+
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_non_null(cat.quotas_path);
+	assert_int_equal(cat.n_quotas, 3);
+	assert_string_equal(cat.quotas[0].provider, "aws");
+	assert_string_equal(cat.quotas[0].gpu, "H100-SXM5-80GB");
+	assert_string_equal(cat.quotas[0].instance_type, "");
+	assert_int_equal(cat.quotas[0].max_gpus, 64);
+	assert_string_equal(cat.quotas[1].region, "*");
+	assert_string_equal(cat.quotas[1].gpu, "A100-SXM4-80GB");
+	assert_string_equal(cat.quotas[1].instance_type, "");
+	assert_string_equal(cat.quotas[2].instance_type, "g2-standard-8");
+	/* Plan files record the digest: quotas are part of it. */
+	assert_string_not_equal(cat.digest, no_quotas);
+	price_catalog_release(&cat);
+
+	/* A row of a stored key (case aside) replaces it; an empty max_gpus
+	 * removes it; a removal of a key not stored is counted, not an error. */
+	write_text(dir, "q2.csv", "provider,region,gpu,max_gpus\n"
+		   "aws,US-EAST-1,H100-SXM5-80GB,128\n"
+		   "aws,*,A100-SXM4-80GB,16\n"
+		   "gcp,us-central1,L4,\n"
+		   "lambda,x,L4,\n");
+	snprintf(file, sizeof(file), "%s/q2.csv", dir);
+	assert_int_equal(price_quota_update(file, &o, &u, &rep), RC_OK);
+	/* gcp's quota names an instance type, so q2's gcp row (any type) is
+	 * another key: nothing of it stored. */
+	assert_int_equal(rep.changed, 1);
+	assert_int_equal(rep.unchanged, 1);
+	assert_int_equal(rep.removed, 0);
+	assert_int_equal(rep.not_stored, 2);
+	assert_int_equal(rep.n_changes, 1);
+	assert_int_equal(rep.changes[0].kind, PRICE_CHANGE_CHANGED);
+	assert_near(rep.changes[0].old_num, 64, 1e-12);
+	assert_near(rep.changes[0].new_num, 128, 1e-12);
+	price_quota_report_release(&rep);
+	write_text(dir, "q3.csv", QHEADER "gcp,us-central1,L4,,g2-standard-8\n");
+	snprintf(file, sizeof(file), "%s/q3.csv", dir);
+	assert_int_equal(price_quota_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.removed, 1);
+	assert_int_equal(rep.quotas_after, 2);
+	assert_int_equal(rep.changes[0].kind, PRICE_CHANGE_REMOVED);
+	assert_string_equal(rep.changes[0].old_value, "8");
+	assert_string_equal(rep.changes[0].new_value, "");
+	price_quota_report_release(&rep);
+	/* The same file again: nothing to remove, nothing written. */
+	assert_int_equal(price_quota_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.n_changes, 0);
+	assert_int_equal(rep.written, 0);
+	price_quota_report_release(&rep);
+
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_int_equal(cat.n_quotas, 2);
+	/* The stored spelling follows the latest row of the key. */
+	assert_string_equal(cat.quotas[0].region, "US-EAST-1");
+	assert_int_equal(cat.quotas[0].max_gpus, 128);
+	price_catalog_release(&cat);
+
+	assert_int_equal(price_quota_history_load(&o, &h), RC_OK);
+	assert_int_equal(h.n, 5);
+	assert_string_equal(h.entries[0].gpu, "H100-SXM5-80GB");
+	assert_string_equal(h.entries[0].field, "max_gpus");
+	assert_string_equal(h.entries[0].old_value, "");
+	assert_string_equal(h.entries[2].instance_type, "g2-standard-8");
+	assert_string_equal(h.entries[3].old_value, "64");
+	assert_string_equal(h.entries[3].new_value, "128");
+	assert_string_equal(h.entries[4].old_value, "8");
+	assert_string_equal(h.entries[4].new_value, "");
+	price_history_release(&h);
+	/* The price history is another file, untouched. */
+	assert_int_equal(price_history_load(&o, &h), RC_OK);
+	assert_int_equal(h.n, 0);
+	price_history_release(&h);
+	rm_rf(dir);
+}
+
+static void test_price_quota_update_bad_rows_leave_table(void **state)
+{
+	static const char *const bad[] = {
+		/* a misspelt column, a repeated one, a missing one */
+		"provider,region,gpu,max_gpu\naws,us-east-1,H100,1\n",
+		"provider,region,gpu,max_gpus,gpu\naws,us-east-1,H100,1,H100\n",
+		"provider,gpu,max_gpus\naws,H100,1\n",
+		/* an unknown GPU, a count out of range or not a number */
+		QHEADER "aws,us-east-1,H10O,1,\n",
+		QHEADER "aws,us-east-1,H100,1000001,\n",
+		QHEADER "aws,us-east-1,H100,-1,\n",
+		QHEADER "aws,us-east-1,H100,2.5,\n",
+		/* an empty region, a blank or a control byte in a name */
+		QHEADER "aws,,H100,1,\n",
+		QHEADER "aws,us east,H100,1,\n",
+		QHEADER "aws,us-east-1,H100,1,p5\x01\n",
+		QHEADER "\"a,b\",us-east-1,H100,1,\n",
+		/* a key twice (case aside), no rows, nothing */
+		QHEADER "aws,us-east-1,H100,1,\nAWS,US-East-1,h100,2,*\n",
+		QHEADER,
+		"",
+	};
+	char *dir = tmp_dir();
+	char file[512];
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_quota_report rep;
+	char *before, *hist_before;
+	size_t blen, hb;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	write_text(dir, "good.csv", QHEADER "aws,us-east-1,H100,64,\n");
+	snprintf(file, sizeof(file), "%s/good.csv", dir);
+	assert_int_equal(price_quota_update(file, &o, &u, &rep), RC_OK);
+	price_quota_report_release(&rep);
+	before = read_all(dir, "quotas.csv", &blen);
+	hist_before = read_all(dir, "quotas.history.csv", &hb);
+	assert_non_null(before);
+	assert_non_null(hist_before);
+	snprintf(file, sizeof(file), "%s/bad.csv", dir);
+	for (size_t i = 0; i < GP_ARRAY_LEN(bad); i++) {
+		write_text(dir, "bad.csv", bad[i]);
+		assert_int_equal(price_quota_update(file, &o, &u, &rep), RC_INPUT);
+		assert_file_is(dir, "quotas.csv", before, blen);
+		assert_file_is(dir, "quotas.history.csv", hist_before, hb);
+	}
+	/* A missing file is the caller's bad input too. */
+	assert_int_equal(price_quota_update("/nonexistent/q.csv", &o, &u, &rep), RC_INPUT);
+	free(before);
+	free(hist_before);
+	rm_rf(dir);
+}
+
+static void test_price_quota_update_dry_run_and_fault_write_nothing(void **state)
+{
+	char *dir = tmp_dir();
+	char file[512];
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_quota_report rep;
+	char *before;
+	size_t blen;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	write_text(dir, "q.csv", QHEADER "aws,us-east-1,H100,64,\n");
+	snprintf(file, sizeof(file), "%s/q.csv", dir);
+	u.dry_run = 1;
+	assert_int_equal(price_quota_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.added, 1);
+	assert_int_equal(rep.written, 0);
+	price_quota_report_release(&rep);
+	assert_false(file_there(dir, "quotas.csv"));
+	assert_false(file_there(dir, "quotas.history.csv"));
+	assert_false(file_there(dir, "quotas.lock"));
+
+	u.dry_run = 0;
+	assert_int_equal(price_quota_update(file, &o, &u, &rep), RC_OK);
+	price_quota_report_release(&rep);
+	before = read_all(dir, "quotas.csv", &blen);
+	write_text(dir, "q.csv", QHEADER "aws,us-east-1,H100,32,\n");
+	setenv("GPUPLAN_FAULT", "before_rename", 1);
+	assert_int_equal(price_quota_update(file, &o, &u, &rep), RC_ERR);
+	unsetenv("GPUPLAN_FAULT");
+	assert_file_is(dir, "quotas.csv", before, blen);
+	assert_false(file_there(dir, "quotas.history.pending"));
+	free(before);
+	rm_rf(dir);
+}
+
+static void test_price_catalog_load_rejects_bad_quotas(void **state)
+{
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_catalog cat;
+
+	(void)state;
+	opts_for(&o, dir);
+	write_text(dir, "quotas.csv", "provider,region,gpu,instance_type,max_gpus\n"
+		   "aws,us-east-1,H100,,lots\n");
+	assert_int_equal(price_catalog_load(&cat, &o), RC_INPUT);
+	/* A stored table may not remove: an empty max_gpus is an error there. */
+	write_text(dir, "quotas.csv", "provider,region,gpu,instance_type,max_gpus\n"
+		   "aws,us-east-1,H100,,\n");
+	assert_int_equal(price_catalog_load(&cat, &o), RC_INPUT);
+	/* A header alone: every quota removed. */
+	write_text(dir, "quotas.csv", "provider,region,gpu,instance_type,max_gpus\n");
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_int_equal(cat.n_quotas, 0);
+	assert_non_null(cat.quotas_path);
+	price_catalog_release(&cat);
+	rm_rf(dir);
+}
+
+static void test_price_quota_applies_and_for(void **state)
+{
+	struct price_offering p5 = { .provider = "aws", .instance_type = "p5.48xlarge",
+				     .gpu = "H100-SXM5-80GB", .gpus_per_node = 8,
+				     .region = "us-east-1" };
+	struct price_quota q[] = {
+		{ "aws", "*", "H100-SXM5-80GB", "", 64 },
+		{ "AWS", "US-EAST-1", "h100-sxm5-80gb", "P5.48XLARGE", 16 },
+		{ "aws", "us-east-1", "H100-SXM5-80GB", "", 32 },
+		{ "aws", "us-east-2", "H100-SXM5-80GB", "", 1 },      /* another region */
+		{ "aws", "*", "H100-SXM5-80GB", "p5.4xlarge", 0 },    /* another type */
+		{ "gcp", "*", "H100-SXM5-80GB", "", 0 },              /* another provider */
+		{ "aws", "*", "A100-SXM4-80GB", "", 0 },              /* another GPU */
+	};
+	struct price_catalog cat;
+	struct price_offering other = p5;
+
+	(void)state;
+	assert_int_equal(price_quota_applies(&q[0], &p5), 1);
+	assert_int_equal(price_quota_applies(&q[1], &p5), 1);
+	assert_int_equal(price_quota_applies(&q[2], &p5), 1);
+	for (size_t i = 3; i < GP_ARRAY_LEN(q); i++)
+		assert_int_equal(price_quota_applies(&q[i], &p5), 0);
+
+	memset(&cat, 0, sizeof(cat));
+	cat.quotas = q;
+	cat.n_quotas = GP_ARRAY_LEN(q);
+	cat.offers = &p5;
+	cat.n_offers = 1;
+	/* The tightest applicable one: 16 (not the 1 or 0 of other keys). */
+	assert_ptr_equal(price_quota_for(&cat, &p5), &q[1]);
+	assert_int_equal(price_quota_offerings(&cat, &q[0]), 1);
+	assert_int_equal(price_quota_offerings(&cat, &q[3]), 0);
+	/* Another region: only the "*" one applies; none for another GPU
+	 * than any quota names. */
+	gp_strlcpy(other.region, "eu-west-1", sizeof(other.region));
+	assert_ptr_equal(price_quota_for(&cat, &other), &q[0]);
+	gp_strlcpy(other.gpu, "L4", sizeof(other.gpu));
+	assert_null(price_quota_for(&cat, &other));
+	cat.n_quotas = 0;
+	assert_null(price_quota_for(&cat, &p5));
+}
+
 /* ---- model presets -------------------------------------------------------------- */
 
 static void test_sim_model_table_load_shipped(void **state)
@@ -1285,6 +1598,11 @@ int main(void)
 		cmocka_unit_test(test_price_update_newer_shipped_rows_show_through),
 		cmocka_unit_test(test_price_catalog_load_legacy_full_copy),
 		cmocka_unit_test(test_price_catalog_load_rejects_bad_user_table),
+		cmocka_unit_test(test_price_quota_update_merges_and_records_history),
+		cmocka_unit_test(test_price_quota_update_bad_rows_leave_table),
+		cmocka_unit_test(test_price_quota_update_dry_run_and_fault_write_nothing),
+		cmocka_unit_test(test_price_catalog_load_rejects_bad_quotas),
+		cmocka_unit_test(test_price_quota_applies_and_for),
 		cmocka_unit_test(test_sim_model_table_load_shipped),
 		cmocka_unit_test(test_sim_model_suggest),
 		cmocka_unit_test(test_sim_model_gbs_default),

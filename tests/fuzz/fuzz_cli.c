@@ -6,7 +6,7 @@
  * leak or undefined behaviour.
  *
  * Only commands that do little work once their options are read are
- * run: gpus, models, prices, simulate and export (plan, frontier,
+ * run: gpus, models, prices, quotas, simulate and export (plan, frontier,
  * compare and scaling search thousands of layouts; execute trains).  So
  * that no input can touch files outside a scratch directory, the process
  * works in a fresh temporary directory, GPUPLAN_DATA_DIR points inside it,
@@ -39,6 +39,7 @@ static const struct command commands[] = {
 	{ "gpus", cmd_gpus },
 	{ "models", cmd_models },
 	{ "prices", cmd_prices },
+	{ "quotas", cmd_quotas },
 	{ "simulate", cmd_simulate },
 	{ "export", cmd_export },
 };
