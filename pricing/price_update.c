@@ -207,20 +207,55 @@ static int fault(const char *point)
 
 /* ---- history ------------------------------------------------------------- */
 
+/* The length of fd's first size bytes up to and with their last '\n' (0
+ * when none): what is beyond is a line an interrupted append cut short. */
+static off_t whole_lines(int fd, off_t size)
+{
+	char buf[4096];
+	off_t end = size;
+
+	while (end > 0) {
+		off_t from = end > (off_t)sizeof(buf) ? end - (off_t)sizeof(buf) : 0;
+		ssize_t n = pread(fd, buf, (size_t)(end - from), from);
+
+		if (n != end - from)
+			return size; /* unreadable: leave the file as it is */
+		for (ssize_t i = n - 1; i >= 0; i--)
+			if (buf[i] == '\n')
+				return from + i + 1;
+		end = from;
+	}
+	return 0;
+}
+
 static enum rc history_append(const struct paths *p, const char *lines, size_t len)
 {
 	struct stat st;
-	int fd;
+	off_t keep;
+	int fd, have;
 	enum rc rc = RC_OK;
 
 	if (len == 0)
 		return RC_OK;
-	fd = open(p->history, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	fd = open(p->history, O_RDWR | O_APPEND | O_CREAT, 0644);
 	if (fd < 0) {
 		gp_error("%s: cannot open: %s", p->history, strerror(errno));
 		return RC_ERR;
 	}
-	if (fstat(fd, &st) == 0 && st.st_size == 0)
+	/* A line an earlier append left cut short would swallow the first
+	 * of these (or, with an open quote, all of them): drop it first. */
+	have = fstat(fd, &st) == 0;
+	if (have && st.st_size > 0 && (keep = whole_lines(fd, st.st_size)) < st.st_size) {
+		gp_warn("%s: dropped a last line cut short (%lld bytes) by an interrupted update",
+			p->history, (long long)(st.st_size - keep));
+		if (ftruncate(fd, keep) != 0) {
+			gp_error("%s: cannot truncate: %s", p->history, strerror(errno));
+			close(fd);
+			return RC_ERR;
+		}
+		st.st_size = keep;
+	}
+	if (have && st.st_size == 0)
 		rc = write_all(fd, p->history, HISTORY_HEADER, strlen(HISTORY_HEADER));
 	if (rc == RC_OK)
 		rc = write_all(fd, p->history, lines, len);
@@ -532,7 +567,8 @@ static char *history_lines(const struct price_update_report *rep, const char *st
 static enum rc commit(const struct paths *p, const char *table, size_t tlen,
 		      const char *hist, size_t hlen)
 {
-	char tmp[1200], head[96];
+	char tmp[1200], tdir[1100], head[96];
+	char *target, *slash;
 	struct stat st;
 	int fd;
 	enum rc rc;
@@ -560,10 +596,19 @@ static enum rc commit(const struct paths *p, const char *table, size_t tlen,
 	if (rc != RC_OK)
 		goto drop_pending;
 
-	snprintf(tmp, sizeof(tmp), "%s/" TMP_PREFIX "%ld", p->dir, (long)getpid());
+	/* A symlinked table stays a link: its target is replaced, from a
+	 * temporary file in the target's directory. */
+	target = gp_path_resolve(p->table);
+	slash = strrchr(target, '/');
+	snprintf(tdir, sizeof(tdir), "%.*s", slash ? (int)(slash - target) : 1,
+		 slash ? target : ".");
+	if (slash == target)
+		snprintf(tdir, sizeof(tdir), "/");
+	snprintf(tmp, sizeof(tmp), "%s/" TMP_PREFIX "%ld", tdir, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	if (fd < 0) {
 		gp_error("%s: cannot create: %s", tmp, strerror(errno));
+		free(target);
 		rc = RC_ERR;
 		goto drop_pending;
 	}
@@ -577,10 +622,11 @@ static enum rc commit(const struct paths *p, const char *table, size_t tlen,
 	close(fd);
 	if (rc == RC_OK && (fault("after_fsync") || fault("before_rename")))
 		rc = RC_ERR;
-	if (rc == RC_OK && rename(tmp, p->table) != 0) {
-		gp_error("%s: cannot rename to %s: %s", tmp, p->table, strerror(errno));
+	if (rc == RC_OK && rename(tmp, target) != 0) {
+		gp_error("%s: cannot rename to %s: %s", tmp, target, strerror(errno));
 		rc = RC_ERR;
 	}
+	free(target);
 	if (rc != RC_OK) {
 		unlink(tmp);
 		goto drop_pending;
@@ -589,7 +635,7 @@ static enum rc commit(const struct paths *p, const char *table, size_t tlen,
 	 * until it is appended, so a crash cannot lose it. */
 	if (fault("after_rename"))
 		return RC_ERR;
-	rc = fsync_dir(p->dir);
+	rc = fsync_dir(tdir);
 	if (rc == RC_OK)
 		rc = history_append(p, hist, hlen);
 	if (rc == RC_OK && fault("after_history"))
@@ -755,9 +801,26 @@ enum rc price_history_load(const struct price_opts *o, struct price_history *h)
 	}
 	if (!exists(p.history))
 		return RC_OK;
-	rc = price_csv_load(p.history, &csv);
-	if (rc != RC_OK)
-		return rc;
+	{
+		char *buf;
+		size_t len, keep;
+
+		rc = gp_read_file(p.history, &buf, &len);
+		if (rc != RC_OK)
+			return rc;
+		/* An append cut short by a crash leaves a last line without its
+		 * end: read the whole lines (the next update drops the rest). */
+		keep = len;
+		while (keep && buf[keep - 1] != '\n')
+			keep--;
+		if (keep < len)
+			gp_warn("%s: skipped a last line cut short (%zu bytes) by an interrupted update",
+				p.history, len - keep);
+		rc = price_csv_parse(p.history, buf, keep, 0, &csv);
+		free(buf);
+		if (rc != RC_OK)
+			return rc;
+	}
 	for (int i = 0; i < 7; i++) {
 		cols[i] = price_csv_col(&csv, names[i]);
 		if (cols[i] < 0) {

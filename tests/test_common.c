@@ -292,6 +292,120 @@ static void test_gp_edit_distance(void **state)
 	assert_int_equal(gp_suggest_limit("llama3-70b-instruct"), 6);
 }
 
+/* Runs script with sh and returns what the one word the quoted payload
+ * makes prints; a payload that escaped its quotes would run touch. */
+static void shell_echo(const char *payload, char *out, size_t size)
+{
+	char *q = gp_shell_quote(payload);
+	char cmd[4096];
+	FILE *p;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "cd \"$(mktemp -d)\" && printf '%%s' %s; ls", q);
+	free(q);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, size - 1, p);
+	out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+}
+
+static void test_gp_shell_quote_is_one_word(void **state)
+{
+	static const char *const payloads[] = {
+		"$(touch pwned)", "`touch pwned`", "x'; touch pwned; '", "a\ntouch pwned",
+		"'", "''", "\\'", "$HOME", "a b\tc", "",
+	};
+	char out[256];
+
+	(void)state;
+	for (size_t i = 0; i < GP_ARRAY_LEN(payloads); i++) {
+		shell_echo(payloads[i], out, sizeof(out));
+		/* the word comes back whole and nothing was created (ls: empty) */
+		assert_string_equal(out, payloads[i]);
+	}
+	{
+		char *q = gp_shell_quote("it's");
+
+		assert_string_equal(q, "'it'\\''s'");
+		free(q);
+	}
+}
+
+static void test_gp_yaml_quote_escapes(void **state)
+{
+	char *q;
+
+	(void)state;
+	q = gp_yaml_quote("a\"b\\c\nd\x1b" "e");
+	assert_string_equal(q, "\"a\\\"b\\\\c\\x0Ad\\x1Be\"");
+	assert_null(strchr(q, '\n'));
+	free(q);
+	q = gp_yaml_quote("\xff\xe2\x80\xae" "Z\xc3\xbc");
+	assert_string_equal(q, "\"\\uFFFD\\u202EZ\xc3\xbc\"");
+	free(q);
+}
+
+static void test_gp_term_escape_controls(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_string_equal(gp_term_escape(buf, sizeof(buf), "a\x1b[2Jb\nc\x7f"),
+			    "a\\x1b[2Jb\\x0ac\\x7f");
+	assert_string_equal(gp_term_escape(buf, sizeof(buf), "Z\xc3\xbcrich \xff"),
+			    "Z\xc3\xbcrich \\xff");
+	assert_string_equal(gp_term_escape(buf, sizeof(buf), "\xc2\x9b" "1m"), "\\x9b1m");
+	/* cut between characters, never inside an escape */
+	assert_string_equal(gp_term_escape(buf, 10, "\x1b\x1b\x1b\x1b"), "\\x1b...");
+	for (size_t i = 0; buf[i]; i++)
+		assert_true((unsigned char)buf[i] >= 0x20 && buf[i] != 0x7f);
+}
+
+static void test_gp_text_checks(void **state)
+{
+	size_t at = 99;
+
+	(void)state;
+	assert_true(gp_text_is_printable("skypilot v8 @00148f", 19, NULL));
+	assert_false(gp_text_is_printable("ab\ncd", 5, &at));
+	assert_int_equal(at, 2);
+	assert_false(gp_text_is_printable("ab\0cd", 5, &at));
+	assert_int_equal(at, 2);
+	assert_false(gp_text_is_printable("a\xc0\xaf", 3, &at)); /* overlong '/' */
+	assert_int_equal(at, 1);
+	assert_false(gp_text_is_printable("\xe2\x80\xae", 3, &at)); /* U+202E */
+	assert_true(gp_name_is_safe("Germany, DE, EU", 15, NULL));
+	assert_true(gp_name_is_safe("H100_PCIE_80GB::1", 17, NULL));
+	assert_true(gp_name_is_safe("Z\xc3\xbcrich", 7, NULL));
+	assert_false(gp_name_is_safe("$(touch pwned)", 14, &at));
+	assert_int_equal(at, 0);
+	assert_false(gp_name_is_safe("a;b", 3, &at));
+	assert_int_equal(at, 1);
+	assert_false(gp_name_is_safe("a'b", 3, NULL));
+	assert_false(gp_name_is_safe("a\tb", 3, NULL));
+}
+
+static void test_gp_gnuplot_quote_and_datablock(void **state)
+{
+	char *q, *b, *f;
+
+	(void)state;
+	q = gp_gnuplot_quote("it's `x`\n");
+	assert_string_equal(q, "'it''s `x`\\x0a'");
+	free(q);
+	f = gp_gnuplot_field("a,b\"c\n`d`");
+	assert_string_equal(f, "a;b_c__d_");
+	free(f);
+	{
+		const char *rows = "h,1\nEOD\nsystem \"touch pwned\"\nEODx,2\nq\x1bz";
+
+		b = gp_gnuplot_datablock("data", rows, strlen(rows));
+	}
+	assert_string_equal(b, "$data << EOD\nh,1\n EOD\nsystem \"touch pwned\"\n EODx,2\nq_z\nEOD\n");
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +422,11 @@ int main(void)
 		cmocka_unit_test(test_gp_strlcpy_truncates),
 		cmocka_unit_test(test_gp_edit_distance),
 		cmocka_unit_test(test_gp_parallel_for_parts),
+		cmocka_unit_test(test_gp_shell_quote_is_one_word),
+		cmocka_unit_test(test_gp_yaml_quote_escapes),
+		cmocka_unit_test(test_gp_term_escape_controls),
+		cmocka_unit_test(test_gp_text_checks),
+		cmocka_unit_test(test_gp_gnuplot_quote_and_datablock),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }
