@@ -309,8 +309,15 @@ static void torchrun_line(struct buf *b, const struct sim_plan *p)
 	bprintf(b, "torchrun --nnodes %d --nproc-per-node %d", launch_nodes(p),
 		launch_gpus_per_node(p));
 	if (launch_nodes(p) > 1)
+	{
+		char id[PRICE_NAME_MAX + 16], *q;
+
+		snprintf(id, sizeof(id), "gpuplan-%s", p->model.name);
+		q = gp_shell_quote(id);
 		bprintf(b, " --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\""
-			   " --rdzv-id gpuplan-%s", p->model.name);
+			   " --rdzv-id %s", q);
+		free(q);
+	}
 	else
 		bprintf(b, " --standalone");
 }
@@ -429,7 +436,7 @@ char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_
 {
 	struct buf b = { 0 };
 	struct sim_result r;
-	char why[256];
+	char why[256], *q;
 
 	if (framework_predict(p, PLAN_EXPORT_DEEPSPEED, &r, why, sizeof(why)) == 1)
 		framework_comment(&b, p, PLAN_EXPORT_DEEPSPEED, &r);
@@ -442,9 +449,32 @@ char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_
 		launch_gpus_per_node(p));
 	if (launch_nodes(p) > 1)
 		bprintf(&b, " --hostfile hostfile");
-	bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\" --deepspeed --deepspeed_config %s\n",
-		config_path);
+	q = gp_shell_quote(config_path);
+	bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\" --deepspeed --deepspeed_config %s\n", q);
+	free(q);
 	return b.s;
+}
+
+/* name as a job's label into buf[size]: what is not a letter, a digit,
+ * '.', '_' or '-' becomes '-' (and with k8s, letters are lower-cased and
+ * '_' is '-' too, as Kubernetes names want).  A label, not a quoted
+ * word: Slurm reads #SBATCH lines with its own rules.  Returns buf. */
+static char *job_label(char *buf, size_t size, const char *name, int k8s)
+{
+	size_t n = 0;
+
+	for (const char *s = name; *s && n + 1 < size; s++) {
+		char c = *s;
+
+		if (k8s && c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '-' || (c == '_' && !k8s)))
+			c = '-';
+		buf[n++] = c;
+	}
+	buf[n] = '\0';
+	return buf;
 }
 
 /* Slurm's time format D-HH:MM:SS, from the predicted time with a margin of
@@ -463,14 +493,14 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 	struct buf b = { 0 };
 	int nodes = launch_nodes(p), gpn = launch_gpus_per_node(p);
 	struct sim_result fr;
-	char tbuf[64], why[256];
+	char tbuf[64], why[256], e1[4 * PRICE_NAME_MAX], e2[4 * PRICE_NAME_MAX + 16];
 	int differs;
 
 	*rc = RC_OK;
-	if (plan_gpus(p) < 1 || p->par.mbs < 1 || p->par.dp < 1 ||
-	    p->par.gbs % (p->par.mbs * p->par.dp) != 0) {
-		gp_error("plan: layout is not exportable: global batch %d is not a multiple "
-			 "of micro-batch %d x data-parallel %d", p->par.gbs, p->par.mbs, p->par.dp);
+	/* What simulate refuses is not exported either: one check for both
+	 * (its products in 64 bit: mbs x dp can pass an int). */
+	if (sim_check(&p->model, &p->par, &p->cluster, why, sizeof(why)) != RC_OK) {
+		gp_error("plan: layout is not exportable: %s", why);
 		*rc = RC_INPUT;
 		return NULL;
 	}
@@ -485,7 +515,9 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 	switch (f) {
 	case PLAN_EXPORT_MEGATRON:
 		bprintf(&b, "#!/usr/bin/env bash\n# Megatron-LM launch for %s on %d x %s "
-			    "(written by gpuplan)\n", p->model.name, plan_gpus(p), p->cluster.gpu.name);
+			    "(written by gpuplan)\n",
+			gp_term_escape(e1, sizeof(e1), p->model.name), plan_gpus(p),
+			gp_term_escape(e2, sizeof(e2), p->cluster.gpu.name));
 		bprintf(&b, "# set TRAIN_SCRIPT to Megatron-LM's pretrain_gpt.py and add data flags\n");
 		if (differs)
 			framework_comment(&b, p, f, &fr);
@@ -509,7 +541,8 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 	case PLAN_EXPORT_SLURM:
 		slurm_time(tbuf, sizeof(tbuf), p->time_to_train_s);
 		bprintf(&b, "#!/usr/bin/env bash\n");
-		bprintf(&b, "#SBATCH --job-name=gpuplan-%s\n", p->model.name);
+		bprintf(&b, "#SBATCH --job-name=gpuplan-%s\n",
+			job_label(e1, sizeof(e1), p->model.name, 0));
 		bprintf(&b, "#SBATCH --nodes=%d\n#SBATCH --ntasks-per-node=%d\n", nodes, gpn);
 		bprintf(&b, "#SBATCH --gpus-per-node=%d\n#SBATCH --exclusive\n", gpn);
 		bprintf(&b, "#SBATCH --time=%s\n", tbuf);
@@ -529,8 +562,16 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 			    " --backend cuda\n");
 		break;
 	case PLAN_EXPORT_KUBERNETES:
+	{
+		char *q;
+
+		/* a Kubernetes name: lower-case letters, digits, '-' and '.' */
+		snprintf(e2, sizeof(e2), "gpuplan-%s", job_label(e1, sizeof(e1), p->model.name, 1));
+		q = gp_yaml_quote(e2);
 		bprintf(&b, "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n"
-			    "  name: gpuplan-%s\nspec:\n  pytorchReplicaSpecs:\n", p->model.name);
+			    "  name: %s\nspec:\n  pytorchReplicaSpecs:\n", q);
+		free(q);
+	}
 		for (int w = 0; w < 2; w++) {
 			int replicas = w ? nodes - 1 : 1;
 

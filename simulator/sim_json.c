@@ -19,6 +19,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "json_internal.h"
+
 #include "sim.h"
 
 #define SCHEMA "gpuplan.plan/1"
@@ -319,11 +321,18 @@ static void get_bool(struct reader *r, const cJSON *obj, const char *where,
 	*out = cJSON_IsTrue(it);
 }
 
-static void get_str(struct reader *r, const cJSON *obj, const char *where,
-		    const char *key, int required, char *out, size_t size)
+/* What a string member may hold: any string (an enum's, checked
+ * against its names), printable text, or a name (gp_name_is_safe), the
+ * last two checked so that no plan can put a control byte in a terminal
+ * or a quote in a script written from it. */
+enum str_kind { STR_ANY, STR_TEXT, STR_NAME };
+
+static void get_str_kind(struct reader *r, const cJSON *obj, const char *where,
+			 const char *key, int required, enum str_kind kind, char *out, size_t size)
 {
 	const cJSON *it = member(r, obj, where, key, required);
-	char buf[64];
+	char buf[64], what[48];
+	size_t len, at;
 
 	if (!it || r->bad)
 		return;
@@ -334,7 +343,35 @@ static void get_str(struct reader *r, const cJSON *obj, const char *where,
 		r->bad = 1;
 		return;
 	}
+	len = strlen(it->valuestring);
+	if ((kind == STR_NAME && !gp_name_is_safe(it->valuestring, len, &at)) ||
+	    (kind == STR_TEXT && !gp_text_is_printable(it->valuestring, len, &at))) {
+		gp_error("%s: %s.%s: expected %s, found %s at byte %zu", r->file, where, key,
+			 kind == STR_NAME ? "a name of letters, digits and '" GP_NAME_PUNCT "'"
+			 : "printable text", gp_char_describe(what, sizeof(what), it->valuestring,
+							      len, at), at + 1);
+		r->bad = 1;
+		return;
+	}
 	snprintf(out, size, "%s", it->valuestring);
+}
+
+static void get_str(struct reader *r, const cJSON *obj, const char *where,
+		    const char *key, int required, char *out, size_t size)
+{
+	get_str_kind(r, obj, where, key, required, STR_ANY, out, size);
+}
+
+static void get_name(struct reader *r, const cJSON *obj, const char *where,
+		     const char *key, int required, char *out, size_t size)
+{
+	get_str_kind(r, obj, where, key, required, STR_NAME, out, size);
+}
+
+static void get_text(struct reader *r, const cJSON *obj, const char *where,
+		     const char *key, int required, char *out, size_t size)
+{
+	get_str_kind(r, obj, where, key, required, STR_TEXT, out, size);
 }
 
 /* Reads a string member that must be one of names[0..n); stores its index. */
@@ -474,7 +511,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 	if (o) {
 		struct sim_model *m = &p->model;
 
-		get_str(r, o, ".model", "name", 0, m->name, sizeof(m->name));
+		get_name(r, o, ".model", "name", 0, m->name, sizeof(m->name));
 		get_int(r, o, ".model", "layers", 1, 1 << 20, 1, &m->layers);
 		get_int(r, o, ".model", "hidden", 1, 1 << 24, 1, &m->hidden);
 		get_int(r, o, ".model", "heads", 1, 1 << 20, 1, &m->heads);
@@ -495,7 +532,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 
 		g = object(r, o, ".cluster", "gpu", 1);
 		if (g) {
-			get_str(r, g, ".cluster.gpu", "name", 1, c->gpu.name, sizeof(c->gpu.name));
+			get_name(r, g, ".cluster.gpu", "name", 1, c->gpu.name, sizeof(c->gpu.name));
 			get_double(r, g, ".cluster.gpu", "memory_bytes", 1, 1, &c->gpu.memory_bytes);
 			get_double(r, g, ".cluster.gpu", "hbm_bytes_per_s", 0, 0, &c->gpu.hbm_bytes_per_s);
 			get_double(r, g, ".cluster.gpu", "bf16_flops_per_s", 1, 1,
@@ -504,7 +541,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 			get_double(r, g, ".cluster.gpu", "fp8_flops_per_s", 0, 0, &c->gpu.fp8_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "tf32_flops_per_s", 0, 0, &c->gpu.tf32_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "fp32_flops_per_s", 0, 0, &c->gpu.fp32_flops_per_s);
-			get_str(r, g, ".cluster.gpu", "intra_link", 0, c->gpu.intra_link,
+			get_text(r, g, ".cluster.gpu", "intra_link", 0, c->gpu.intra_link,
 				sizeof(c->gpu.intra_link));
 			get_double(r, g, ".cluster.gpu", "intra_bytes_per_s", 0, 0,
 				   &c->gpu.intra_bytes_per_s);
@@ -524,12 +561,12 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 	if (o) {
 		struct price_offering *f = &p->offering;
 
-		get_str(r, o, ".offering", "provider", 1, f->provider, sizeof(f->provider));
-		get_str(r, o, ".offering", "instance_type", 0, f->instance_type,
+		get_name(r, o, ".offering", "provider", 1, f->provider, sizeof(f->provider));
+		get_name(r, o, ".offering", "instance_type", 0, f->instance_type,
 			sizeof(f->instance_type));
-		get_str(r, o, ".offering", "gpu", 0, f->gpu, sizeof(f->gpu));
+		get_name(r, o, ".offering", "gpu", 0, f->gpu, sizeof(f->gpu));
 		get_int(r, o, ".offering", "gpus_per_node", 0, 1 << 16, 0, &f->gpus_per_node);
-		get_str(r, o, ".offering", "region", 0, f->region, sizeof(f->region));
+		get_name(r, o, ".offering", "region", 0, f->region, sizeof(f->region));
 		f->on_demand_usd_per_hour = f->spot_usd_per_hour = -1;
 		get_double(r, o, ".offering", "on_demand_usd_per_hour", -1, 0,
 			   &f->on_demand_usd_per_hour);
@@ -537,7 +574,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_double(r, o, ".offering", "inter_node_bytes_per_s", 0, 0,
 			   &f->inter_node_bytes_per_s);
 		get_int(r, o, ".offering", "max_nodes", 0, 1 << 24, 0, &f->max_nodes);
-		get_str(r, o, ".offering", "version", 0, f->version, sizeof(f->version));
+		get_text(r, o, ".offering", "version", 0, f->version, sizeof(f->version));
 		get_bool(r, o, ".offering", "spot", 0, &p->spot);
 		read_purchase(r, o, p);
 	}
@@ -594,8 +631,8 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 	}
 	o = object(r, root, "", "inputs", 0);
 	if (o) {
-		get_str(r, o, ".inputs", "command", 0, p->command, sizeof(p->command));
-		get_str(r, o, ".inputs", "catalog_digest", 0, p->catalog_digest,
+		get_text(r, o, ".inputs", "command", 0, p->command, sizeof(p->command));
+		get_text(r, o, ".inputs", "catalog_digest", 0, p->catalog_digest,
 			sizeof(p->catalog_digest));
 	}
 	o = object(r, root, "", "prediction", 0);
@@ -603,37 +640,15 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		read_prediction(r, o, p);
 }
 
-/* Line and column (1-based) of byte off in buf[0..len). */
-static void line_col(const char *buf, size_t len, size_t off, int *line, int *col)
-{
-	*line = 1;
-	*col = 1;
-	for (size_t i = 0; i < off && i < len; i++) {
-		if (buf[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else {
-			(*col)++;
-		}
-	}
-}
-
 enum rc sim_plan_parse(const char *name, const char *buf, size_t len, struct sim_plan *out)
 {
 	struct reader r = { name, 0 };
 	struct sim_plan p;
-	const char *end = NULL;
 	cJSON *root;
 
-	root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-	if (!root) {
-		int line, col;
-		size_t off = end && end >= buf ? (size_t)(end - buf) : 0;
-
-		line_col(buf, len, off, &line, &col);
-		gp_error("%s:%d:%d: expected valid JSON, found a syntax error", name, line, col);
+	root = gp_json_parse(name, buf, len);
+	if (!root)
 		return RC_INPUT;
-	}
 	if (!cJSON_IsObject(root)) {
 		gp_error("%s: expected a JSON object at the top level", name);
 		cJSON_Delete(root);

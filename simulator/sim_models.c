@@ -85,6 +85,8 @@ static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
 	s = price_csv_get(c->row, k->name);
 	if (!*s)
 		bad(c, k->name, "a model name", s);
+	else if (!gp_name_is_safe(s, strlen(s), NULL))
+		bad(c, k->name, "a name of letters, digits and '" GP_NAME_PUNCT "'", s);
 	else if (gp_strlcpy(m->name, s, sizeof(m->name)) != 0)
 		bad(c, k->name, "a name of at most 63 characters", s);
 	get_int(c, k->layers, 1, -1, &m->layers);
