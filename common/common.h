@@ -222,8 +222,11 @@ enum rc unit_parse_count(const char *s, double *out);
 #define UNIT_COUNT_MAX 1e18
 /* Parses an amount of US dollars: "20000", "$20000", "250k", "1.5M",
  * "$1,500,000".  Commas must group thousands ("1,5M" is refused).  Zero
- * is allowed; negative is not. */
+ * is allowed; negative is not, nor more than UNIT_USD_MAX. */
 enum rc unit_parse_usd(const char *s, double *out);
+/* 1e15: a quadrillion dollars, beyond any budget or hourly rate, so that a
+ * rate by GPU-hours stays finite and prints as a number. */
+#define UNIT_USD_MAX 1e15
 /* Parses a duration into seconds: "30d", "72h", "90m", "3600s", "2w", or a
  * plain number of seconds. */
 enum rc unit_parse_duration(const char *s, double *out_s);
