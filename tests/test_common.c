@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -310,6 +311,59 @@ static void shell_echo(const char *payload, char *out, size_t size)
 	assert_int_equal(pclose(p), 0);
 }
 
+/* A symlink is followed (its target replaced, the link kept, a relative
+ * link read from its own directory), a FIFO written in place. */
+static void test_gp_write_file_atomic_links_and_fifos(void **state)
+{
+	char dir[] = "/tmp/gpuplan-test-common-XXXXXX", path[160], target[160], link[160];
+	char got[16] = "";
+	struct stat st;
+	char *data;
+	size_t len;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(target, sizeof(target), "%s/sub", dir);
+	assert_int_equal(mkdir(target, 0755), 0);
+	snprintf(target, sizeof(target), "%s/sub/real.csv", dir);
+	snprintf(link, sizeof(link), "%s/link.csv", dir);
+	assert_int_equal(gp_write_file_atomic(target, "old\n", 4), RC_OK);
+	assert_int_equal(symlink("sub/real.csv", link), 0);
+	assert_int_equal(gp_write_file_atomic(link, "new\n", 4), RC_OK);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(gp_read_file(target, &data, &len), RC_OK);
+	assert_string_equal(data, "new\n");
+	free(data);
+	/* a dangling link: its target is created */
+	assert_int_equal(unlink(target), 0);
+	assert_int_equal(gp_write_file_atomic(link, "again\n", 6), RC_OK);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat(target, &st), 0);
+	assert_int_equal(st.st_size, 6);
+
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(got, 1, sizeof(got) - 1, f) : 0;
+
+		_exit(n == 6 && memcmp(got, "piped\n", 6) == 0 ? 0 : 1);
+	}
+	assert_int_equal(gp_write_file_atomic(path, "piped\n", 6), RC_OK);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
 static void test_gp_shell_quote_is_one_word(void **state)
 {
 	static const char *const payloads[] = {
@@ -418,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_unit_fmt_values),
 		cmocka_unit_test(test_unit_fmt_exact_round_trips),
 		cmocka_unit_test(test_gp_write_file_atomic_replaces),
+		cmocka_unit_test(test_gp_write_file_atomic_links_and_fifos),
 		cmocka_unit_test(test_rc_exit_code_documented),
 		cmocka_unit_test(test_gp_strlcpy_truncates),
 		cmocka_unit_test(test_gp_edit_distance),
