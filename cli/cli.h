@@ -37,7 +37,12 @@ const char *cli_data_dir(void);
 /* Flag parsers: on bad input print "error: --flag: expected ..., found
  * '...'" and return RC_USAGE. */
 enum rc cli_parse_int(const char *flag, const char *arg, int min, int max, int *out);
-enum rc cli_parse_double(const char *flag, const char *arg, double min, double *out);
+/* A finite number from min to max: every figure a flag takes is bounded,
+ * so that products of a few (a price by hours by GPUs) stay finite. */
+enum rc cli_parse_double(const char *flag, const char *arg, double min, double max,
+			 double *out);
+/* --storage-price's bound, USD per GB-month (S3 Standard: 0.023). */
+#define CLI_STORAGE_USD_MAX 1000.0
 enum rc cli_parse_count(const char *flag, const char *arg, double *out);
 enum rc cli_parse_usd(const char *flag, const char *arg, double *out);
 enum rc cli_parse_duration(const char *flag, const char *arg, double *out_s);

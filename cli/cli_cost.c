@@ -123,7 +123,7 @@ int cost_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 	switch (code) {
 	case PCLI_RESERVED: cc->reserved = 1; break;
 	case PCLI_COMMIT_SHARE:
-		*rc = cli_parse_double("--commitment-share", arg, 0, &v);
+		*rc = cli_parse_double("--commitment-share", arg, 0, 1, &v);
 		if (*rc == RC_OK && v > 1) {
 			gp_error("--commitment-share: expected a fraction from 0 to 1, found '%s'", arg);
 			*rc = RC_USAGE;
@@ -151,7 +151,7 @@ int cost_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 		cc->owned_given = 1;
 		break;
 	case PCLI_STORAGE_PRICE:
-		*rc = cli_parse_double("--storage-price", arg, 0, &o->storage_usd_per_gb_month);
+		*rc = cli_parse_double("--storage-price", arg, 0, CLI_STORAGE_USD_MAX, &o->storage_usd_per_gb_month);
 		break;
 	case PCLI_CKPT_KEEP: *rc = cli_parse_int("--ckpt-keep", arg, 0, 1000, &o->ckpt_keep); break;
 	case PCLI_CKPT_INTERVAL:

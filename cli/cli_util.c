@@ -75,12 +75,13 @@ enum rc cli_parse_int(const char *flag, const char *arg, int min, int max, int *
 	return RC_OK;
 }
 
-enum rc cli_parse_double(const char *flag, const char *arg, double min, double *out)
+enum rc cli_parse_double(const char *flag, const char *arg, double min, double max,
+			 double *out)
 {
 	double v;
 
-	if (unit_parse_double(arg, &v) != RC_OK || v < min) {
-		gp_error("%s: expected a number >= %g, found '%s'", flag, min,
+	if (unit_parse_double(arg, &v) != RC_OK || v < min || v > max) {
+		gp_error("%s: expected a number from %g to %g, found '%s'", flag, min, max,
 			 arg ? arg : "");
 		return RC_USAGE;
 	}
@@ -101,7 +102,7 @@ enum rc cli_parse_count(const char *flag, const char *arg, double *out)
 enum rc cli_parse_usd(const char *flag, const char *arg, double *out)
 {
 	if (unit_parse_usd(arg, out) != RC_OK) {
-		gp_error("%s: expected US dollars like 250000, 250k, 1.5M or $20000, found '%s'",
+		gp_error("%s: expected US dollars from 0 to 1e15 like 250000, 250k, 1.5M or $20000, found '%s'",
 			 flag, arg ? arg : "");
 		return RC_USAGE;
 	}
@@ -138,8 +139,14 @@ enum rc cli_parse_duration(const char *flag, const char *arg, double *out_s)
 
 enum rc cli_bad_option(const char *cmd, int optopt_, const char *arg)
 {
-	if (optopt_)
+	/* getopt_long sets optopt to a long option's code when its value is
+	 * missing: a number, not a character to print; the option is the
+	 * word getopt stopped at ("--layers", or "--layers=" given empty). */
+	if (optopt_ > ' ' && optopt_ < 127)
 		gp_error("%s: unknown option or missing value for '-%c'", cmd, optopt_);
+	else if (optopt_ && arg && arg[0] == '-' && arg[1] == '-')
+		gp_error("%s: expected a value after '%.*s', found none", cmd,
+			 (int)strcspn(arg, "="), arg);
 	else
 		gp_error("%s: unknown option or missing value: '%s'", cmd, arg ? arg : "");
 	gp_hint("run 'gpuplan %s --help' for its options", cmd);

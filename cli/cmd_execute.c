@@ -227,7 +227,7 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 			rc = cli_parse_int("--seed", optarg, 0, 2147483647, &seed);
 			o->seed = (uint64_t)seed;
 			break;
-		case OPT_LR: rc = cli_parse_double("--lr", optarg, 1e-12, &o->lr); break;
+		case OPT_LR: rc = cli_parse_double("--lr", optarg, 1e-12, 1e3, &o->lr); break;
 		case OPT_DATA: o->data_path = optarg; break;
 		case OPT_JSON: f->json = optarg; break;
 		case OPT_MAX_RANKS:

@@ -63,7 +63,7 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 			gp_error("--framework: expected any, megatron or deepspeed, found '%s'", arg);
 		break;
 	case PCLI_PREEMPT:
-		*rc = cli_parse_double("--preempt-rate", arg, 0, &o->preempt_per_node_hour);
+		*rc = cli_parse_double("--preempt-rate", arg, 0, 1e3, &o->preempt_per_node_hour);
 		break;
 	case PCLI_RESTART:
 		*rc = cli_parse_duration("--restart-time", arg, &o->restart_s);
@@ -72,7 +72,7 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 		*rc = cli_parse_duration("--startup", arg, &o->startup_s);
 		break;
 	case PCLI_CKPT_BW:
-		*rc = cli_parse_double("--ckpt-bw", arg, 0, &d);
+		*rc = cli_parse_double("--ckpt-bw", arg, 0, 1e6, &d);
 		if (*rc == RC_OK && !(d > 0)) {
 			gp_error("--ckpt-bw: expected GB/s per node > 0, found '%s'", arg);
 			*rc = RC_USAGE;
@@ -697,7 +697,7 @@ enum rc cmd_plan(int argc, char **argv)
 			}
 			break;
 		case OPT_SENS:
-			rc = cli_parse_double("--sensitivity", optarg, 0, &o->sensitivity);
+			rc = cli_parse_double("--sensitivity", optarg, 0, 1, &o->sensitivity);
 			if (rc == RC_OK && !(o->sensitivity > 0 && o->sensitivity <= 1)) {
 				gp_error("--sensitivity: expected a factor in (0, 1], found '%s'", optarg);
 				rc = RC_USAGE;

@@ -123,7 +123,7 @@ static enum rc parse(int argc, char **argv, struct flags *f, int *helped)
 		case O_MAX_GPUS: rc = cli_parse_int("--max-gpus", optarg, 1, 1 << 20, &f->max_gpus); break;
 		case O_GPN: rc = cli_parse_int("--gpus-per-node", optarg, 1, 1024, &f->gpn); break;
 		case O_INTER:
-			rc = cli_parse_double("--inter-node-gbps", optarg, 0, &f->inter_gbps);
+			rc = cli_parse_double("--inter-node-gbps", optarg, 0, PRICE_GBPS_MAX, &f->inter_gbps);
 			if (rc == RC_OK && !(f->inter_gbps > 0)) {
 				gp_error("--inter-node-gbps: expected Gb/s > 0, found '%s'", optarg);
 				rc = RC_USAGE;

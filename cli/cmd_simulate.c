@@ -177,7 +177,6 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const int big = 1 << 30;
 	enum rc rc = RC_OK;
 	int c, v = 0;
 
@@ -188,35 +187,35 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 			SET(f, c) = 1;
 		switch (c) {
 		case O_MODEL: f->model = optarg; break;
-		case O_LAYERS: rc = cli_parse_int("--layers", optarg, 1, big, &f->layers); break;
-		case O_HIDDEN: rc = cli_parse_int("--hidden", optarg, 1, big, &f->hidden); break;
-		case O_HEADS: rc = cli_parse_int("--heads", optarg, 1, big, &f->heads); break;
-		case O_KV_HEADS: rc = cli_parse_int("--kv-heads", optarg, 1, big, &f->kv_heads); break;
-		case O_FFN: rc = cli_parse_int("--ffn", optarg, 1, big, &f->ffn); break;
-		case O_VOCAB: rc = cli_parse_int("--vocab", optarg, 1, big, &f->vocab); break;
-		case O_SEQ: rc = cli_parse_int("--seq", optarg, 1, big, &f->seq); break;
+		case O_LAYERS: rc = cli_parse_int("--layers", optarg, 1, SIM_MAX_LAYERS, &f->layers); break;
+		case O_HIDDEN: rc = cli_parse_int("--hidden", optarg, 1, SIM_MAX_HIDDEN, &f->hidden); break;
+		case O_HEADS: rc = cli_parse_int("--heads", optarg, 1, SIM_MAX_HEADS, &f->heads); break;
+		case O_KV_HEADS: rc = cli_parse_int("--kv-heads", optarg, 1, SIM_MAX_HEADS, &f->kv_heads); break;
+		case O_FFN: rc = cli_parse_int("--ffn", optarg, 1, SIM_MAX_FFN, &f->ffn); break;
+		case O_VOCAB: rc = cli_parse_int("--vocab", optarg, 1, SIM_MAX_VOCAB, &f->vocab); break;
+		case O_SEQ: rc = cli_parse_int("--seq", optarg, 1, SIM_MAX_SEQ, &f->seq); break;
 		case O_MLP:
 			rc = cli_parse_choice("--mlp", optarg, sim_mlp_names, 2, &v);
 			f->mlp = (enum sim_mlp)v;
 			break;
 		case O_TIED: break;
 		case O_GPU: f->gpu = optarg; break;
-		case O_GPUS: rc = cli_parse_int("--gpus", optarg, 1, big, &f->gpus); break;
-		case O_GPN: rc = cli_parse_int("--gpus-per-node", optarg, 1, 1 << 16, &f->gpn); break;
-		case O_INTRA: rc = cli_parse_double("--intra-node-gbps", optarg, 1e-3, &f->intra_gbps); break;
-		case O_INTER: rc = cli_parse_double("--inter-node-gbps", optarg, 1e-3, &f->inter_gbps); break;
-		case O_TP: rc = cli_parse_int("--tp", optarg, 1, 1 << 16, &f->tp); break;
-		case O_PP: rc = cli_parse_int("--pp", optarg, 1, 1 << 16, &f->pp); break;
-		case O_DP: rc = cli_parse_int("--dp", optarg, 1, big, &f->dp); break;
-		case O_CP: rc = cli_parse_int("--cp", optarg, 1, 1 << 16, &f->cp); break;
-		case O_MBS: rc = cli_parse_int("--mbs", optarg, 1, big, &f->mbs); break;
-		case O_GBS: rc = cli_parse_int("--gbs", optarg, 1, big, &f->gbs); break;
+		case O_GPUS: rc = cli_parse_int("--gpus", optarg, 1, SIM_MAX_GPUS, &f->gpus); break;
+		case O_GPN: rc = cli_parse_int("--gpus-per-node", optarg, 1, SIM_MAX_DEGREE, &f->gpn); break;
+		case O_INTRA: rc = cli_parse_double("--intra-node-gbps", optarg, 1e-3, 1e6, &f->intra_gbps); break;
+		case O_INTER: rc = cli_parse_double("--inter-node-gbps", optarg, 1e-3, PRICE_GBPS_MAX, &f->inter_gbps); break;
+		case O_TP: rc = cli_parse_int("--tp", optarg, 1, SIM_MAX_DEGREE, &f->tp); break;
+		case O_PP: rc = cli_parse_int("--pp", optarg, 1, SIM_MAX_DEGREE, &f->pp); break;
+		case O_DP: rc = cli_parse_int("--dp", optarg, 1, SIM_MAX_DP, &f->dp); break;
+		case O_CP: rc = cli_parse_int("--cp", optarg, 1, SIM_MAX_DEGREE, &f->cp); break;
+		case O_MBS: rc = cli_parse_int("--mbs", optarg, 1, SIM_MAX_MBS, &f->mbs); break;
+		case O_GBS: rc = cli_parse_int("--gbs", optarg, 1, SIM_MAX_GBS, &f->gbs); break;
 		case O_ZERO: rc = cli_parse_int("--zero", optarg, 0, 3, &f->zero); break;
 		case O_RECOMPUTE:
 			rc = cli_parse_choice("--recompute", optarg, sim_recompute_names, 3, &v);
 			f->recompute = (enum sim_recompute)v;
 			break;
-		case O_INTERLEAVE: rc = cli_parse_int("--interleave", optarg, 1, 1 << 16, &f->interleave); break;
+		case O_INTERLEAVE: rc = cli_parse_int("--interleave", optarg, 1, SIM_MAX_DEGREE, &f->interleave); break;
 		case O_SP: case O_NO_FLASH: case O_JSON: case O_TP_OVERLAP: break;
 		case O_ZERO3_GATHER:
 			rc = cli_parse_choice("--zero3-gather", optarg, sim_zero3_gather_names, 2, &v);

@@ -95,21 +95,33 @@ void plot_cmd(struct plot *p, const char *fmt, ...)
 
 char *plot_quote(char *buf, size_t size, const char *s)
 {
-	size_t n = 0;
+	size_t m = strlen(s);
+	char *cut = xstrdup(s);
 
 	if (size < 3) {
 		if (size)
 			buf[0] = '\0';
+		free(cut);
 		return buf;
 	}
-	buf[n++] = '\'';
-	for (; *s && n + 3 < size; s++) {
-		if (*s == '\'')
-			buf[n++] = '\'';
-		buf[n++] = (*s == '\n' || *s == '\r') ? ' ' : *s;
+	for (;;) {
+		char *q = gp_gnuplot_quote(cut);
+		size_t n = strlen(q);
+
+		if (n < size) {
+			memcpy(buf, q, n + 1);
+			free(q);
+			break;
+		}
+		free(q);
+		/* Too long: shorten the text before quoting, at a character
+		 * boundary, so that the quotes stay whole. */
+		m = m * 3 / 4;
+		while (m && ((unsigned char)cut[m] & 0xC0) == 0x80)
+			m--;
+		cut[m] = '\0';
 	}
-	buf[n++] = '\'';
-	buf[n] = '\0';
+	free(cut);
 	return buf;
 }
 
@@ -142,7 +154,7 @@ static char *full_script(const struct plot *p, const char *path, enum plot_forma
 			 const char *note)
 {
 	struct plot s;
-	char q[4200];
+	char q[4200], *block;
 	int h = p->height > 0 ? p->height : PLOT_HEIGHT;
 
 	plot_init(&s);
@@ -157,10 +169,9 @@ static char *full_script(const struct plot *p, const char *path, enum plot_forma
 			     "background '#ffffff'", PLOT_WIDTH, h);
 	plot_cmd(&s, "set output %s", plot_quote(q, sizeof(q), path));
 	plot_cmd(&s, "set datafile separator comma");
-	plot_cmd(&s, "$data << EOD");
-	plot_cmd(&s, "%.*s", (int)(p->data_len && p->data[p->data_len - 1] == '\n'
-				    ? p->data_len - 1 : p->data_len), p->data ? p->data : "");
-	plot_cmd(&s, "EOD");
+	block = gp_gnuplot_datablock("data", p->data ? p->data : "", p->data_len);
+	plot_cmd(&s, "%.*s", (int)strlen(block) - 1, block);
+	free(block);
 	plot_cmd(&s, "%.*s", (int)p->script_len, p->script ? p->script : "");
 	plot_cmd(&s, "unset output");
 	free(s.data);
@@ -221,16 +232,31 @@ static enum rc fall_back(const struct plot *p, const char *flag, const char *pat
 	return RC_OK;
 }
 
+/* Writes the drawn chart at tmp into path, a FIFO or a device that is
+ * not to be replaced (gp_write_file_atomic writes those in place). */
+static enum rc copy_into(const char *tmp, const char *path)
+{
+	char *data;
+	size_t len;
+	enum rc rc = gp_read_file(tmp, &data, &len);
+
+	if (rc != RC_OK)
+		return RC_ERR;
+	rc = gp_write_file_atomic(path, data, len);
+	free(data);
+	return rc;
+}
+
 enum rc plot_render(const struct plot *p, const char *flag, const char *path, int *fallback)
 {
 	enum plot_format fmt;
 	char prog[4096], cmd[8400], q[4200], note[4300], tmp[4200];
 	struct sigaction ign, old;
 	struct stat st;
-	char *script;
+	char *script, *target = NULL;
 	FILE *pipe;
 	size_t len;
-	int status, wrote, fd;
+	int status, wrote, fd, regular;
 	enum rc rc;
 
 	if (fallback)
@@ -265,9 +291,22 @@ enum rc plot_render(const struct plot *p, const char *flag, const char *path, in
 	 * once drawn: a chart it cannot open is our one-line error before it
 	 * starts (gnuplot itself would carry on drawing to its stdout, ours),
 	 * and a failed drawing leaves an existing chart as it was. */
-	fd = gp_temp_beside(path, tmp, sizeof(tmp));
+	/* The chart beside the file a symlink names, so the link stays; a
+	 * FIFO or a device gets the drawing copied in, from the temporary
+	 * directory. */
+	target = gp_path_resolve(path);
+	regular = stat(target, &st) != 0 || S_ISREG(st.st_mode);
+	if (!regular) {
+		const char *dir = getenv("TMPDIR");
+
+		free(target);
+		target = xmalloc(4096);
+		snprintf(target, 4096, "%s/gpuplan-plot", dir && *dir ? dir : "/tmp");
+	}
+	fd = gp_temp_beside(target, tmp, sizeof(tmp));
 	if (fd < 0) {
 		gp_error("%s: cannot create a file beside %s: %s", flag, path, strerror(errno));
+		free(target);
 		return RC_ERR;
 	}
 	close(fd);
@@ -299,12 +338,15 @@ enum rc plot_render(const struct plot *p, const char *flag, const char *path, in
 							   : WEXITSTATUS(status));
 	else if (stat(tmp, &st) != 0 || st.st_size == 0)
 		gp_error("%s: gnuplot wrote nothing to %s", flag, path);
-	else if (rename(tmp, path) != 0)
+	else if (!regular)
+		rc = copy_into(tmp, path);
+	else if (rename(tmp, target) != 0)
 		gp_error("%s: cannot replace %s: %s", flag, path, strerror(errno));
 	else
 		rc = RC_OK;
 out:
-	if (rc != RC_OK)
+	if (rc != RC_OK || !regular)
 		unlink(tmp);
+	free(target);
 	return rc;
 }

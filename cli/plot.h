@@ -41,13 +41,16 @@ struct plot {
 void plot_init(struct plot *p);
 void plot_release(struct plot *p);
 
-/* Appends one CSV line (a newline is added) to the data. */
+/* Appends one CSV line (a newline is added) to the data.  Text from
+ * files goes in through gp_gnuplot_field; the datablock is written by
+ * gp_gnuplot_datablock, so no row ends it. */
 void plot_row(struct plot *p, const char *fmt, ...) GP_PRINTF(2, 3);
 /* Appends one gnuplot command line (a newline is added) to the script. */
 void plot_cmd(struct plot *p, const char *fmt, ...) GP_PRINTF(2, 3);
 
-/* s as a gnuplot single-quoted string literal into buf[size] (a quote is
- * doubled; newlines become spaces).  Returns buf. */
+/* s as a gnuplot single-quoted string literal into buf[size]
+ * (gp_gnuplot_quote; s is shortened first when the literal would not
+ * fit, so the quotes stay whole).  Returns buf. */
 char *plot_quote(char *buf, size_t size, const char *s);
 
 /* Finds an executable named prog in $PATH; writes its path into

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd_plan.h"
@@ -174,15 +175,19 @@ enum rc plot_frontier_chart(const struct plan_candidate *c, size_t n, const stru
 	for (size_t i = 0; i < n; i++) {
 		const struct plan_candidate *x = &c[i];
 		double d = x->time_s / SECONDS_PER_DAY;
+		char *fg, *fo;
 		size_t k;
 
 		for (k = 0; k < n_gpus && strcmp(gpus[k], x->cluster.gpu.name); k++)
 			;
 		if (k == n_gpus && n_gpus < GP_ARRAY_LEN(gpus))
 			gpus[n_gpus++] = x->cluster.gpu.name;
-		plot_row(&p, "%s,%.6g,%.6g,%d,%s,%d", x->cluster.gpu.name, d, x->cost_usd,
-			 x->nodes * x->cluster.gpus_per_node, plan_cli_offering(off, sizeof(off), x),
-			 (long)i == chosen);
+		fg = gp_gnuplot_field(x->cluster.gpu.name);
+		fo = gp_gnuplot_field(plan_cli_offering(off, sizeof(off), x));
+		plot_row(&p, "%s,%.6g,%.6g,%d,%s,%d", fg, d, x->cost_usd,
+			 x->nodes * x->cluster.gpus_per_node, fo, (long)i == chosen);
+		free(fg);
+		free(fo);
 		xlo = fmin(xlo, d);
 		xhi = fmax(xhi, d);
 		ylo = fmin(ylo, x->cost_usd);
@@ -242,11 +247,15 @@ enum rc plot_frontier_chart(const struct plan_candidate *c, size_t n, const stru
 	 * ring around the chosen plan. */
 	plot_cmd(&p, "plot $data every ::1 using 2:3 with lines lw 1 lc rgb '#aaaaaa' "
 		     "title 'frontier', \\");
-	for (size_t k = 0; k < n_gpus; k++)
+	for (size_t k = 0; k < n_gpus; k++) {
+		char *fg = gp_gnuplot_field(gpus[k]);
+
 		plot_cmd(&p, "  '' every ::1 using (strcol(1) eq %s ? $2 : NaN):3 with points "
-			     "pt %d ps 1.6 lc rgb '%s' title %s, \\", plot_quote(qt, sizeof(qt), gpus[k]),
+			     "pt %d ps 1.6 lc rgb '%s' title %s, \\", plot_quote(qt, sizeof(qt), fg),
 			 point_types[k % GP_ARRAY_LEN(point_types)], colors[k % GP_ARRAY_LEN(colors)],
 			 plot_quote(t, sizeof(t), gpus[k]));
+		free(fg);
+	}
 	plot_cmd(&p, "  '' every ::1 using ($6 == 1 ? $2 : NaN):3 with points pt 6 ps 4 lw 2 "
 		     "lc rgb '#000000' title 'chosen plan'");
 	rc = plot_render(&p, flag, path, &fallback);

@@ -50,15 +50,33 @@ int rc_exit_code(enum rc rc)
 	return 1;
 }
 
-static void vlog(const char *prefix, const char *fmt, va_list ap)
+/* Writes prefix and the message, its control characters escaped
+ * (gp_term_escape): a message quoting a file's bytes cannot move the
+ * cursor, recolour the terminal or forge a line.  With lines, '\n' still
+ * breaks lines (gp_info's multi-line notes); the other levels are one
+ * line. */
+static void vlog(const char *prefix, int lines, const char *fmt, va_list ap)
 {
-	char buf[2048];
+	char buf[2048], out[8192];
+	size_t n = 0;
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	for (char *line = buf; line && n + 1 < sizeof(out);) {
+		char *nl = lines ? strchr(line, '\n') : NULL;
+
+		if (nl)
+			*nl = '\0';
+		gp_term_escape(out + n, sizeof(out) - n, line);
+		n += strlen(out + n);
+		if (nl && n + 1 < sizeof(out))
+			out[n++] = '\n';
+		out[n] = '\0';
+		line = nl ? nl + 1 : NULL;
+	}
 	if (guard_enter)
 		guard_enter(guard_ctx);
 	/* One write per message so ranks and threads do not interleave lines. */
-	fprintf(stderr, "%s%s\n", prefix, buf);
+	fprintf(stderr, "%s%s\n", prefix, out);
 	if (guard_leave)
 		guard_leave(guard_ctx);
 }
@@ -68,7 +86,7 @@ void gp_error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("error: ", fmt, ap);
+	vlog("error: ", 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -77,7 +95,7 @@ void gp_hint(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("hint: ", fmt, ap);
+	vlog("hint: ", 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -88,7 +106,7 @@ void gp_warn(const char *fmt, ...)
 	if (log_quiet)
 		return;
 	va_start(ap, fmt);
-	vlog("warning: ", fmt, ap);
+	vlog("warning: ", 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -99,7 +117,7 @@ void gp_info(const char *fmt, ...)
 	if (log_quiet)
 		return;
 	va_start(ap, fmt);
-	vlog("", fmt, ap);
+	vlog("", 1, fmt, ap);
 	va_end(ap);
 }
 

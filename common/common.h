@@ -88,11 +88,21 @@ size_t gp_suggest_limit(const char *name);
  * or -1 with errno set (nothing printed, no file left). */
 int gp_temp_beside(const char *path, char *tmp, size_t size);
 
+/* The file path names once symbolic links are followed (at most 40; a
+ * relative link read from the link's directory): path itself when it is
+ * not a link, the last name reached when a link dangles.  Returns a new
+ * string the caller frees. */
+char *gp_path_resolve(const char *path);
+
 /* Replaces path with data[0..len) atomically: a temporary file in the same
  * directory (mode as creat() would give under the umask) is written,
  * fsynced and renamed over path, so a reader sees the old file or the new
- * one, never a mix.  Returns RC_OK, or RC_ERR after one message naming
- * path; path is untouched on failure. */
+ * one, never a mix.  A symlink is followed (gp_path_resolve): its target
+ * is replaced that way, in the target's directory, and the link stays.
+ * An existing FIFO, character or block device or socket (a pipe,
+ * /dev/null, /dev/stdout) is written in place, neither fsynced nor
+ * replaced.  Returns RC_OK, or RC_ERR after one message naming path; a
+ * regular file at path is untouched on failure. */
 enum rc gp_write_file_atomic(const char *path, const char *data, size_t len);
 
 /* gp_write_file_atomic() of the string text, with a final newline added
@@ -121,6 +131,85 @@ int gp_cpu_count(void);
 void gp_parallel_for(long n, int threads, long min_part,
 		     void (*fn)(void *ctx, long begin, long end), void *ctx);
 
+/* ---- text from files, text for other languages (common/escape.c) ------
+ *
+ * Text read from a file (a price cell, a plan's model name) is data: every
+ * reader checks it with gp_text_is_printable, and names (provider,
+ * instance type, GPU, region, model) with gp_name_is_safe, before keeping
+ * it.  Every writer quotes for its language anyway: a shell word through
+ * gp_shell_quote, a YAML scalar through gp_yaml_quote, a gnuplot string
+ * through gp_gnuplot_quote and a datablock through gp_gnuplot_datablock,
+ * terminal text (tables, messages, comments in written scripts) through
+ * gp_term_escape.  JSON is escaped by cJSON. */
+
+/* The ASCII punctuation a name may hold besides letters and digits: what
+ * the shipped tables and SkyPilot's catalogs use ("p5.48xlarge",
+ * "gpu_1x_h100_sxm5", "Germany, DE, EU", "BM.GPU.H100.8",
+ * "H100_PCIE_80GB::1", "4CPU--16GB--1H100", "(spot)", "a@b"). */
+#define GP_NAME_PUNCT " ._-:/+(),@"
+
+/* 1 when s[0..len) is well-formed UTF-8 without control characters (C0,
+ * NUL included, DEL, C1) or invisible reordering marks (U+2028/9,
+ * U+200E/F, U+202A-E, U+2066-9, U+FEFF); else 0 with *bad (may be NULL)
+ * set to the offset of the first offending byte.  Tabs and line breaks
+ * are control characters. */
+int gp_text_is_printable(const char *s, size_t len, size_t *bad);
+
+/* 1 when s[0..len) is printable (above) and each ASCII character is a
+ * letter, a digit or one of GP_NAME_PUNCT (characters beyond ASCII are
+ * letters of other scripts: "Zürich"); else 0 with *bad (may be NULL) at
+ * the first offending byte.  Such a name cannot end a quote in any
+ * language gpuplan writes, nor start a shell expansion ($, `, ;, |, &, <,
+ * >, quotes, backslash and newline are all outside the set). */
+int gp_name_is_safe(const char *s, size_t len, size_t *bad);
+
+/* Describes the character at s[at] (of s[0..len)) for a "found ..." part
+ * of a message: "'$'", "a line break", "a NUL byte", "control byte 0x1b",
+ * "byte 0xff (not UTF-8)", "invisible character U+202E".  Writes into
+ * buf[size] (48 bytes suffice) and returns buf. */
+char *gp_char_describe(char *buf, size_t size, const char *s, size_t len, size_t at);
+
+/* s as one POSIX shell word: in single quotes, each ' written as '\''.
+ * Nothing inside is expanded; a line break stays a character of the word
+ * (never put a quoted word in a comment: use gp_term_escape there).
+ * Returns a new string (xmalloc: never NULL) the caller frees. */
+char *gp_shell_quote(const char *s);
+
+/* s as a YAML double-quoted scalar: '"' and '\' escaped, control and
+ * invisible characters as \xXX or \uXXXX, bytes that are not UTF-8 as
+ * \uFFFD.  The result is one line.  Returns a new string the caller
+ * frees. */
+char *gp_yaml_quote(const char *s);
+
+/* s for a terminal, or any one-line text: control characters (line
+ * breaks, ESC, DEL, C1), invisible marks and bytes that are not UTF-8
+ * are written as \xNN or \uNNNN; everything else as it is.  Writes into
+ * buf[size] and returns buf; when the escaped text does not fit it is cut
+ * between two characters and ends in "...".  The result holds no control
+ * byte whatever s holds. */
+char *gp_term_escape(char *buf, size_t size, const char *s);
+
+/* s as a gnuplot single-quoted string: ' doubled, control and invisible
+ * characters and bytes that are not UTF-8 written as the text \xNN.
+ * gnuplot substitutes `commands` inside double quotes, never inside
+ * single ones.  Returns a new string the caller frees. */
+char *gp_gnuplot_quote(const char *s);
+
+/* s as one field of a comma-separated gnuplot datablock row: ',' becomes
+ * ';', quotes, backquotes, control characters and bytes that are not
+ * UTF-8 become '_'.  Returns a new string the caller frees. */
+char *gp_gnuplot_field(const char *s);
+
+/* The terminator of every datablock gpuplan writes. */
+#define GP_GNUPLOT_EOD "EOD"
+/* The gnuplot lines "$name << EOD", rows[0..len) (lines split at '\n'),
+ * "EOD", each ending in '\n'.  gnuplot ends a block at the first line
+ * that begins with the terminator: no row can, as such a row is written
+ * after a blank (gnuplot skips it when splitting fields), and control
+ * bytes in rows become '_', so no row adds a line.  name is the caller's
+ * (letters and digits).  Returns a new string the caller frees. */
+char *gp_gnuplot_datablock(const char *name, const char *rows, size_t len);
+
 /* ---- units (common/units.c) ------------------------------------------ */
 
 /* Parses a count with an optional SI suffix: "1T", "300B", "2.5e12", "1.5M",
@@ -133,8 +222,11 @@ enum rc unit_parse_count(const char *s, double *out);
 #define UNIT_COUNT_MAX 1e18
 /* Parses an amount of US dollars: "20000", "$20000", "250k", "1.5M",
  * "$1,500,000".  Commas must group thousands ("1,5M" is refused).  Zero
- * is allowed; negative is not. */
+ * is allowed; negative is not, nor more than UNIT_USD_MAX. */
 enum rc unit_parse_usd(const char *s, double *out);
+/* 1e15: a quadrillion dollars, beyond any budget or hourly rate, so that a
+ * rate by GPU-hours stays finite and prints as a number. */
+#define UNIT_USD_MAX 1e15
 /* Parses a duration into seconds: "30d", "72h", "90m", "3600s", "2w", or a
  * plain number of seconds. */
 enum rc unit_parse_duration(const char *s, double *out_s);

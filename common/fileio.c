@@ -1,12 +1,15 @@
 /*
  * fileio.c - the one way gpuplan replaces a file it owns (plans, runs,
- * calibrations, traces, metrics): temp file, fsync, rename.  The price
+ * calibrations, traces, metrics): temp file, fsync, rename; a symlink is
+ * followed (its target replaced, the link kept) and a FIFO or device is
+ * written in place, never replaced.  The price
  * tables need more (a lock, a history, fault points) and have their own
  * writer in pricing/price_update.c.
  */
 #include "common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,17 +41,92 @@ int gp_temp_beside(const char *path, char *tmp, size_t size)
 	return fd;
 }
 
+char *gp_path_resolve(const char *path)
+{
+	char *cur = xstrdup(path);
+
+	/* 40 links, as the kernel's own limit (ELOOP) */
+	for (int hops = 0; hops < 40; hops++) {
+		struct stat st;
+		char link[4096], *next;
+		ssize_t n;
+
+		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+			return cur;
+		n = readlink(cur, link, sizeof(link) - 1);
+		if (n < 0)
+			return cur;
+		link[n] = '\0';
+		if (link[0] == '/') {
+			next = xstrdup(link);
+		} else {
+			/* relative to the directory holding the link */
+			const char *slash = strrchr(cur, '/');
+			size_t dlen = slash ? (size_t)(slash - cur) + 1 : 0;
+
+			next = xmalloc(dlen + (size_t)n + 1);
+			memcpy(next, cur, dlen);
+			memcpy(next + dlen, link, (size_t)n + 1);
+		}
+		free(cur);
+		cur = next;
+	}
+	return cur;
+}
+
+/* Writes data[0..len) into the existing non-regular file at path (a FIFO,
+ * a terminal, /dev/null, /dev/stdout) as it is: such a file is not ours
+ * to replace, and cannot be renamed over. */
+static enum rc write_in_place(const char *path, const char *data, size_t len)
+{
+	size_t off = 0;
+	int fd = open(path, O_WRONLY | O_NOCTTY);
+
+	if (fd < 0) {
+		gp_error("%s: cannot write: %s", path, strerror(errno));
+		return RC_ERR;
+	}
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			gp_error("%s: cannot write: %s", path, w < 0 ? strerror(errno) : "short write");
+			close(fd);
+			return RC_ERR;
+		}
+		off += (size_t)w;
+	}
+	if (close(fd) != 0) {
+		gp_error("%s: cannot write: %s", path, strerror(errno));
+		return RC_ERR;
+	}
+	return RC_OK;
+}
+
 enum rc gp_write_file_atomic(const char *path, const char *data, size_t len)
 {
-	size_t n = strlen(path) + 16;
+	char *target = gp_path_resolve(path);
+	size_t n = strlen(target) + 16;
 	char *tmp = xmalloc(n);
 	size_t off = 0;
+	struct stat st;
 	int fd;
 
-	fd = gp_temp_beside(path, tmp, n);
-	if (fd < 0) {
-		gp_error("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+	/* A symlink is followed: its target is replaced, the link stays. */
+	if (stat(target, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		enum rc rc = write_in_place(target, data, len);
+
 		free(tmp);
+		free(target);
+		return rc;
+	}
+	fd = gp_temp_beside(target, tmp, n);
+	if (fd < 0) {
+		gp_error("%s: cannot create a temporary file beside it: %s", target, strerror(errno));
+		free(tmp);
+		free(target);
 		return RC_ERR;
 	}
 	while (off < len) {
@@ -67,9 +145,10 @@ enum rc gp_write_file_atomic(const char *path, const char *data, size_t len)
 		goto fail;
 	}
 	fd = -1;
-	if (rename(tmp, path) != 0)
+	if (rename(tmp, target) != 0)
 		goto fail;
 	free(tmp);
+	free(target);
 	return RC_OK;
 fail:
 	gp_error("%s: cannot write: %s", path, strerror(errno));
@@ -77,6 +156,7 @@ fail:
 		close(fd);
 	unlink(tmp);
 	free(tmp);
+	free(target);
 	return RC_ERR;
 }
 

@@ -119,7 +119,7 @@ enum rc unit_parse_usd(const char *s, double *out)
 		return RC_USAGE;
 	v *= mult;
 	/* signbit: "-0" is no amount either */
-	if (v < 0 || signbit(v) || !isfinite(v))
+	if (v < 0 || signbit(v) || !isfinite(v) || v > UNIT_USD_MAX)
 		return RC_USAGE;
 	*out = v;
 	return RC_OK;
@@ -240,8 +240,13 @@ char *unit_fmt_usd(char *buf, size_t size, double usd)
 	char digits[64];
 	size_t n, out = 0, lead;
 
-	if (!isfinite(usd) || fabs(usd) >= 1e18) {
+	if (!isfinite(usd)) {
 		snprintf(buf, size, "-");
+		return buf;
+	}
+	/* beyond what digits with commas read as: a cost is still a number */
+	if (fabs(usd) >= 1e18) {
+		snprintf(buf, size, "%s$%.3g", usd < 0 ? "-" : "", fabs(usd));
 		return buf;
 	}
 	if (fabs(usd) < 100) {

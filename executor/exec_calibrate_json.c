@@ -11,6 +11,8 @@
  * what is used.
  */
 #include <cjson/cJSON.h>
+
+#include "json_internal.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,36 +427,15 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 	}
 }
 
-/* Line and column (1-based) of byte off in buf[0..len). */
-static void line_col(const char *buf, size_t len, size_t off, int *line, int *col)
-{
-	*line = 1;
-	*col = 1;
-	for (size_t i = 0; i < off && i < len; i++) {
-		if (buf[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else {
-			(*col)++;
-		}
-	}
-}
-
 enum rc exec_calibration_parse(const char *name, const char *buf, size_t len,
 			       struct exec_calibration *out)
 {
 	struct reader r = { name, 0 };
 	struct exec_calibration *c;
-	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+	cJSON *root = gp_json_parse(name, buf, len);
 
-	if (!root) {
-		int line, col;
-
-		line_col(buf, len, end && end >= buf ? (size_t)(end - buf) : 0, &line, &col);
-		gp_error("%s:%d:%d: expected valid JSON, found a syntax error", name, line, col);
+	if (!root)
 		return RC_INPUT;
-	}
 	if (!cJSON_IsObject(root)) {
 		gp_error("%s: expected a JSON object at the top level", name);
 		cJSON_Delete(root);

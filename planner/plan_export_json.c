@@ -311,8 +311,15 @@ static void torchrun_line(struct buf *b, const struct sim_plan *p)
 	bprintf(b, "torchrun --nnodes %d --nproc-per-node %d", launch_nodes(p),
 		launch_gpus_per_node(p));
 	if (launch_nodes(p) > 1)
+	{
+		char id[PRICE_NAME_MAX + 16], *q;
+
+		snprintf(id, sizeof(id), "gpuplan-%s", p->model.name);
+		q = gp_shell_quote(id);
 		bprintf(b, " --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\""
-			   " --rdzv-id gpuplan-%s", p->model.name);
+			   " --rdzv-id %s", q);
+		free(q);
+	}
 	else
 		bprintf(b, " --standalone");
 }
@@ -447,15 +454,39 @@ static void deepspeed_preamble(struct buf *b, const struct sim_plan *p)
 char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path)
 {
 	struct buf b = { 0 };
+	char *q;
 
 	deepspeed_preamble(&b, p);
 	bprintf(&b, "deepspeed --num_nodes %d --num_gpus %d", launch_nodes(p),
 		launch_gpus_per_node(p));
 	if (launch_nodes(p) > 1)
 		bprintf(&b, " --hostfile hostfile");
-	bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\" --deepspeed --deepspeed_config %s\n",
-		config_path);
+	q = gp_shell_quote(config_path);
+	bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\" --deepspeed --deepspeed_config %s\n", q);
+	free(q);
 	return b.s;
+}
+
+/* name as a job's label into buf[size]: what is not a letter, a digit,
+ * '.', '_' or '-' becomes '-' (and with k8s, letters are lower-cased and
+ * '_' is '-' too, as Kubernetes names want).  A label, not a quoted
+ * word: Slurm reads #SBATCH lines with its own rules.  Returns buf. */
+static char *job_label(char *buf, size_t size, const char *name, int k8s)
+{
+	size_t n = 0;
+
+	for (const char *s = name; *s && n + 1 < size; s++) {
+		char c = *s;
+
+		if (k8s && c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '-' || (c == '_' && !k8s)))
+			c = '-';
+		buf[n++] = c;
+	}
+	buf[n] = '\0';
+	return buf;
 }
 
 /* Slurm's time format D-HH:MM:SS, from the predicted time with a margin of
@@ -479,10 +510,10 @@ static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
 {
 	char why[256];
 
-	if (plan_gpus(p) < 1 || p->par.mbs < 1 || p->par.dp < 1 ||
-	    p->par.gbs % (p->par.mbs * p->par.dp) != 0) {
-		gp_error("plan: layout is not exportable: global batch %d is not a multiple "
-			 "of micro-batch %d x data-parallel %d", p->par.gbs, p->par.mbs, p->par.dp);
+	/* What simulate refuses is not exported either: one check for both
+	 * (its products in 64 bit: mbs x dp can pass an int). */
+	if (sim_check(&p->model, &p->par, &p->cluster, why, sizeof(why)) != RC_OK) {
+		gp_error("plan: layout is not exportable: %s", why);
 		return RC_INPUT;
 	}
 	*differs = framework_predict(p, f, fr, why, sizeof(why));
@@ -500,7 +531,7 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 	struct buf b = { 0 };
 	int nodes = launch_nodes(p), gpn = launch_gpus_per_node(p);
 	struct sim_result fr;
-	char tbuf[64];
+	char tbuf[64], e1[4 * PRICE_NAME_MAX], e2[4 * PRICE_NAME_MAX + 16];
 	int differs;
 
 	if (f == PLAN_EXPORT_SKYPILOT)
@@ -511,7 +542,9 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 	switch (f) {
 	case PLAN_EXPORT_MEGATRON:
 		bprintf(&b, "#!/usr/bin/env bash\n# Megatron-LM launch for %s on %d x %s "
-			    "(written by gpuplan)\n", p->model.name, plan_gpus(p), p->cluster.gpu.name);
+			    "(written by gpuplan)\n",
+			gp_term_escape(e1, sizeof(e1), p->model.name), plan_gpus(p),
+			gp_term_escape(e2, sizeof(e2), p->cluster.gpu.name));
 		bprintf(&b, "# set TRAIN_SCRIPT to Megatron-LM's pretrain_gpt.py and add data flags\n");
 		if (differs)
 			framework_comment(&b, p, f, &fr);
@@ -535,7 +568,8 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 	case PLAN_EXPORT_SLURM:
 		slurm_time(tbuf, sizeof(tbuf), p->time_to_train_s);
 		bprintf(&b, "#!/usr/bin/env bash\n");
-		bprintf(&b, "#SBATCH --job-name=gpuplan-%s\n", p->model.name);
+		bprintf(&b, "#SBATCH --job-name=gpuplan-%s\n",
+			job_label(e1, sizeof(e1), p->model.name, 0));
 		bprintf(&b, "#SBATCH --nodes=%d\n#SBATCH --ntasks-per-node=%d\n", nodes, gpn);
 		bprintf(&b, "#SBATCH --gpus-per-node=%d\n#SBATCH --exclusive\n", gpn);
 		bprintf(&b, "#SBATCH --time=%s\n", tbuf);
@@ -555,8 +589,16 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 			    " --backend cuda\n");
 		break;
 	case PLAN_EXPORT_KUBERNETES:
+	{
+		char *q;
+
+		/* a Kubernetes name: lower-case letters, digits, '-' and '.' */
+		snprintf(e2, sizeof(e2), "gpuplan-%s", job_label(e1, sizeof(e1), p->model.name, 1));
+		q = gp_yaml_quote(e2);
 		bprintf(&b, "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n"
-			    "  name: gpuplan-%s\nspec:\n  pytorchReplicaSpecs:\n", p->model.name);
+			    "  name: %s\nspec:\n  pytorchReplicaSpecs:\n", q);
+		free(q);
+	}
 		for (int w = 0; w < 2; w++) {
 			int replicas = w ? nodes - 1 : 1;
 
@@ -580,26 +622,13 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 
 /* ---- SkyPilot ---------------------------------------------------------- */
 
-/* Appends s to b as a YAML double-quoted scalar (YAML 1.2, 7.3.1): '\\'
- * and '"' escaped, control characters as \n, \t or \xNN; other bytes as
- * they are.  Whatever s holds, the scalar reads back as s and cannot end
- * the line or the mapping it stands in. */
+/* Appends s to b as a YAML double-quoted scalar (gp_yaml_quote). */
 static void yaml_quote(struct buf *b, const char *s)
 {
-	bprintf(b, "\"");
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			bprintf(b, "\\%c", *c);
-		else if (*c == '\n')
-			bprintf(b, "\\n");
-		else if (*c == '\t')
-			bprintf(b, "\\t");
-		else if (*c < 0x20 || *c == 0x7f)
-			bprintf(b, "\\x%02x", *c);
-		else
-			bprintf(b, "%c", *c);
-	}
-	bprintf(b, "\"");
+	char *q = gp_yaml_quote(s);
+
+	bprintf(b, "%s", q);
+	free(q);
 }
 
 /* Returns 1 when s holds a control character, which the run: script
@@ -613,17 +642,13 @@ static int has_control(const char *s)
 	return 0;
 }
 
-/* Appends s to b single-quoted for a POSIX shell: nothing inside is
- * expanded; a quote in s is closed, escaped and reopened ('\''). */
+/* Appends s to b as one shell word (gp_shell_quote). */
 static void shell_quote(struct buf *b, const char *s)
 {
-	bprintf(b, "'");
-	for (; *s; s++)
-		if (*s == '\'')
-			bprintf(b, "'\\''");
-		else
-			bprintf(b, "%c", *s);
-	bprintf(b, "'");
+	char *q = gp_shell_quote(s);
+
+	bprintf(b, "%s", q);
+	free(q);
 }
 
 /* SkyPilot's AcceleratorName for the canonical GPU gpu on provider, as

@@ -66,8 +66,8 @@ static enum rc parse_row(const struct price_csv *csv, const struct price_csv_row
 	if (*v && gp_strlcpy(j->name, v, sizeof(j->name)) != 0)
 		return bad_cell(csv, row, col[5], "a name shorter than 64 bytes");
 	/* the name goes into the job's plan file name (plan-NAME.json) */
-	if (strchr(v, '/'))
-		return bad_cell(csv, row, col[5], "a name without '/'");
+	if (!gp_name_is_safe(v, strlen(v), NULL) || strchr(v, '/'))
+		return bad_cell(csv, row, col[5], "a name of letters, digits and ' ._-:+(),@' (no '/')");
 	return RC_OK;
 }
 

@@ -62,6 +62,14 @@ struct price_gpu {
 	char aliases[PRICE_NAME_MAX * 4];/* ';'-separated other names ("H100;H100-SXM") */
 };
 
+/* The range of every number of a price row, the same in prices.csv (and
+ * SkyPilot catalogs), in plan files and on the command line, so that what
+ * gpuplan writes it reads back (data/SOURCES.md lists them). */
+#define PRICE_GPUS_PER_NODE_MAX 4096   /* gpus_per_node: 1 to this */
+#define PRICE_USD_PER_HOUR_MAX 1e5     /* a node's price: > 0, at most this */
+#define PRICE_GBPS_MAX 1e5             /* inter_node_gbps: 0 to this, Gbit/s */
+#define PRICE_MAX_NODES_MAX 1000000    /* max_nodes: 0 (not stated) to this */
+
 struct price_quota;
 
 struct price_offering {

@@ -57,6 +57,15 @@ static void on_field(void *data, size_t len, void *r_)
 		r->failed = 1;
 		return;
 	}
+	/* A NUL would end the field in memory and silently keep its head
+	 * ("p5.48x\0large" stored as "p5.48x"). */
+	if (memchr(s, '\0', len)) {
+		gp_error("%s:%d:%d: %s: expected text, found a NUL byte", r->path, r->line,
+			 r->cur.n + 1, r->have_header && r->cur.n < r->out->header.n
+			 ? r->out->header.field[r->cur.n] : "cell");
+		r->failed = 1;
+		return;
+	}
 	if ((size_t)r->cur.n == r->cap_fields) {
 		r->cap_fields = r->cap_fields ? 2 * r->cap_fields : 16;
 		r->cur.field = xrealloc(r->cur.field,

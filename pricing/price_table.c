@@ -109,28 +109,41 @@ static const char *colname(const struct reader *r, int col)
 	return r->csv->header.field[col];
 }
 
-static int rd_text(struct reader *r, int col, int required, char *dst, size_t size)
+/* A text cell into dst[size]: printable UTF-8 (gp_text_is_printable),
+ * and with name a name (gp_name_is_safe): provider, instance type,
+ * region.  Returns 0, or -1 after one message. */
+static int rd_text(struct reader *r, int col, int required, int name, char *dst, size_t size)
 {
 	const char *s = price_csv_get(r->row, col);
+	size_t len = strlen(s), at;
+	char what[48];
 
 	if (required && !*s) {
 		price_err(&r->e, r->row->line, col + 1, "%s: expected a value, found an empty cell",
 			  colname(r, col));
 		return -1;
 	}
+	if (name ? !gp_name_is_safe(s, len, &at) : !gp_text_is_printable(s, len, &at)) {
+		price_err(&r->e, r->row->line, col + 1, "%s: expected %s, found %s at byte %zu",
+			  colname(r, col), name ? "a name of letters, digits and '" GP_NAME_PUNCT "'"
+			  : "printable text", gp_char_describe(what, sizeof(what), s, len, at), at + 1);
+		return -1;
+	}
 	if (gp_strlcpy(dst, s, size) != 0) {
 		price_err(&r->e, r->row->line, col + 1, "%s: expected at most %zu characters, found %zu",
-			  colname(r, col), size - 1, strlen(s));
+			  colname(r, col), size - 1, len);
 		return -1;
 	}
 	return 0;
 }
 
-/* A price in USD per hour: empty (not offered, -1) or a number > 0.  With
- * zero_empty a 0 reads as not offered (SkyPilot writes 0.00 for "none"). */
+/* A price in USD per hour: empty (not offered, -1) or a number > 0 and
+ * at most PRICE_USD_PER_HOUR_MAX.  With zero_empty a 0 reads as not
+ * offered (SkyPilot writes 0.00 for "none"). */
 static int rd_price(struct reader *r, int col, int zero_empty, double *out)
 {
 	const char *s = price_csv_get(r->row, col);
+	char e[96];
 	double v;
 
 	*out = -1;
@@ -138,31 +151,33 @@ static int rd_price(struct reader *r, int col, int zero_empty, double *out)
 		return 0;
 	if (unit_parse_double(s, &v) != RC_OK) {
 		price_err(&r->e, r->row->line, col + 1, "%s: expected a price in USD per hour, found '%s'",
-			  colname(r, col), s);
+			  colname(r, col), gp_term_escape(e, sizeof(e), s));
 		return -1;
 	}
-	if (v < 0 || (v == 0 && !zero_empty)) {
+	if (v < 0 || (v == 0 && !zero_empty) || v > PRICE_USD_PER_HOUR_MAX) {
 		price_err(&r->e, r->row->line, col + 1,
-			  "%s: expected a price > 0 (an empty cell when not offered), found '%s'",
-			  colname(r, col), s);
+			  "%s: expected a price > 0 and at most %g (an empty cell when not offered), found '%s'",
+			  colname(r, col), PRICE_USD_PER_HOUR_MAX, s);
 		return -1;
 	}
 	*out = v > 0 ? v : -1;
 	return 0;
 }
 
-static int rd_nonneg(struct reader *r, int col, double *out)
+/* A number from 0 to max, or an empty cell (0). */
+static int rd_nonneg(struct reader *r, int col, double max, double *out)
 {
 	const char *s = price_csv_get(r->row, col);
+	char e[96];
 	double v;
 
 	*out = 0;
 	if (col < 0 || !*s)
 		return 0;
-	if (unit_parse_double(s, &v) != RC_OK || v < 0) {
+	if (unit_parse_double(s, &v) != RC_OK || v < 0 || v > max) {
 		price_err(&r->e, r->row->line, col + 1,
-			  "%s: expected a non-negative number or an empty cell, found '%s'",
-			  colname(r, col), s);
+			  "%s: expected a number from 0 to %g or an empty cell, found '%s'",
+			  colname(r, col), max, gp_term_escape(e, sizeof(e), s));
 		return -1;
 	}
 	*out = v;
@@ -178,52 +193,39 @@ static int rd_int(struct reader *r, int col, int min, int max, int allow_empty, 
 	if (allow_empty && !*s)
 		return 0;
 	if (unit_parse_int(s, &v) != RC_OK || v < min || v > max) {
+		char e[96];
+
 		price_err(&r->e, r->row->line, col + 1, "%s: expected an integer from %d to %d, found '%s'",
-			  colname(r, col), min, max, *s ? s : "an empty cell");
+			  colname(r, col), min, max, *s ? gp_term_escape(e, sizeof(e), s) : "an empty cell");
 		return -1;
 	}
 	*out = v;
 	return 0;
 }
 
-/* A name cell (provider, region, instance type): rd_text, then printable
- * ASCII of letters, digits and . _ - : / * only, so that a name prints and
- * compares as it reads. */
+/* A name cell of a quota row (provider, region, instance type): a name
+ * as rd_text reads one, or "*" for any. */
 static int rd_name(struct reader *r, int col, int required, char *dst, size_t size)
 {
-	static const char extra[] = "._-:/*";
-
-	if (rd_text(r, col, required, dst, size) != 0)
-		return -1;
-	for (const char *p = dst; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (isalnum(c) || (c && strchr(extra, c)))
-			continue;
-		if (c >= ' ' && c < 127)
-			price_err(&r->e, r->row->line, col + 1,
-				  "%s: expected letters, digits and %s only, found '%c' in '%s'",
-				  colname(r, col), extra, c, dst);
-		else
-			price_err(&r->e, r->row->line, col + 1,
-				  "%s: expected letters, digits and %s only, found byte 0x%02x at character %d",
-				  colname(r, col), extra, c, (int)(p - dst) + 1);
-		dst[0] = '\0';
-		return -1;
-	}
-	return 0;
+	if (strcmp(price_csv_get(r->row, col), "*") == 0)
+		return gp_strlcpy(dst, "*", size);
+	return rd_text(r, col, required, 1, dst, size);
 }
 
 /* A GPU cell: a name or alias of gpus[0..n_gpus), whose canonical name
  * goes to dst[PRICE_NAME_MAX]; *by_alias (may be NULL) says whether it
- * was an alias.  An unknown name is reported with the nearest one. */
+ * was an alias.  A cell that is no name is reported as rd_text reports
+ * it; an unknown name with the nearest one. */
 static int rd_gpu(struct reader *r, int col, const struct price_gpu *gpus, size_t n_gpus,
 		  char *dst, int *by_alias)
 {
 	const char *gname = price_csv_get(r->row, col);
-	const struct price_gpu *g = price_gpu_lookup(gpus, n_gpus, gname, by_alias);
+	const struct price_gpu *g;
 	char hint[PRICE_NAME_MAX];
 
+	if (!gp_name_is_safe(gname, strlen(gname), NULL))
+		return rd_text(r, col, 1, 1, dst, PRICE_NAME_MAX);
+	g = price_gpu_lookup(gpus, n_gpus, gname, by_alias);
 	if (g) {
 		gp_strlcpy(dst, g->name, PRICE_NAME_MAX);
 		return 0;
@@ -238,6 +240,21 @@ static int rd_gpu(struct reader *r, int col, const struct price_gpu *gpus, size_
 	else
 		price_err(&r->e, r->row->line, col + 1,
 			  "gpu: expected a GPU name or alias from gpus.csv, found '%s'", gname);
+	return -1;
+}
+
+/* 0 when the row has as many cells as the header, else -1 after one
+ * message: a short row would read its missing cells as empty (a spot
+ * price cleared), a long one would lose its extra cells. */
+static int row_cells(struct reader *r)
+{
+	int n = r->row->n, want = r->csv->header.n;
+
+	if (n == want)
+		return 0;
+	price_err(&r->e, r->row->line, (n < want ? n : want) + 1,
+		  "expected %d cells as in the header (line %d), found %d", want,
+		  r->csv->header.line, n);
 	return -1;
 }
 
@@ -348,8 +365,10 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 		memset(&row, 0, sizeof(row));
 		r->row = &csv->rows[i];
 		row.line = r->row->line;
+		if (row_cells(r) != 0)
+			continue;
 		if (c_prov >= 0) {
-			rd_text(r, c_prov, 1, o->provider, sizeof(o->provider));
+			rd_text(r, c_prov, 1, 1, o->provider, sizeof(o->provider));
 			lower(o->provider);
 			if (provider && o->provider[0] && !gp_streq_nocase(o->provider, provider))
 				price_err(&r->e, row.line, c_prov + 1,
@@ -359,21 +378,21 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 			gp_strlcpy(o->provider, provider, sizeof(o->provider));
 			lower(o->provider);
 		}
-		rd_text(r, c_inst, 1, o->instance_type, sizeof(o->instance_type));
+		rd_text(r, c_inst, 1, 1, o->instance_type, sizeof(o->instance_type));
 		rd_gpu(r, c_gpu, gpus, n_gpus, o->gpu, &row.gpu_by_alias);
-		rd_int(r, c_count, 1, 4096, 0, &o->gpus_per_node);
-		rd_text(r, c_region, 1, o->region, sizeof(o->region));
+		rd_int(r, c_count, 1, PRICE_GPUS_PER_NODE_MAX, 0, &o->gpus_per_node);
+		rd_text(r, c_region, 1, 1, o->region, sizeof(o->region));
 		rd_price(r, c_od, 0, &o->on_demand_usd_per_hour);
 		rd_price(r, c_spot, 0, &o->spot_usd_per_hour);
 		if (r->e.n == errs && o->on_demand_usd_per_hour < 0 && o->spot_usd_per_hour < 0)
 			price_err(&r->e, row.line, (c_od >= 0 ? c_od : c_spot) + 1,
 				  "expected a price in on_demand_usd_per_hour or spot_usd_per_hour, found both empty");
-		rd_nonneg(r, c_net, &gbps);
+		rd_nonneg(r, c_net, PRICE_GBPS_MAX, &gbps);
 		o->inter_node_bytes_per_s = price_gbps_to_bytes_per_s(gbps);
 		if (c_max >= 0)
-			rd_int(r, c_max, 0, 1000000, 1, &o->max_nodes);
+			rd_int(r, c_max, 0, PRICE_MAX_NODES_MAX, 1, &o->max_nodes);
 		if (c_ver >= 0)
-			rd_text(r, c_ver, 0, o->version, sizeof(o->version));
+			rd_text(r, c_ver, 0, 0, o->version, sizeof(o->version));
 		if (r->e.n == errs)
 			push(out, &cap, &row);
 	}
@@ -435,6 +454,8 @@ static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t
 		memset(&row, 0, sizeof(row));
 		r->row = &csv->rows[i];
 		row.line = r->row->line;
+		if (row_cells(r) != 0)
+			continue;
 		acc = price_csv_get(r->row, c_acc);
 		if (!*acc) {
 			rep->skipped_no_gpu++;
@@ -445,10 +466,19 @@ static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t
 			continue;
 		}
 		count_s = price_csv_get(r->row, c_count);
-		if (unit_parse_double(count_s, &count) != RC_OK || !(count > 0) || count > 4096) {
+		if (!gp_name_is_safe(acc, strlen(acc), NULL)) {
+			/* checked before the name is looked up, or noted as unknown */
+			rd_text(r, c_acc, 1, 1, row.zone, sizeof(row.zone));
+			continue;
+		}
+		if (unit_parse_double(count_s, &count) != RC_OK || !(count > 0) ||
+		    count > PRICE_GPUS_PER_NODE_MAX) {
+			char e[96];
+
 			price_err(&r->e, row.line, c_count + 1,
-				  "AcceleratorCount: expected a GPU count > 0, found '%s'",
-				  *count_s ? count_s : "an empty cell");
+				  "AcceleratorCount: expected a GPU count > 0 and at most %d, found '%s'",
+				  PRICE_GPUS_PER_NODE_MAX,
+				  *count_s ? gp_term_escape(e, sizeof(e), count_s) : "an empty cell");
 			continue;
 		}
 		if (count != floor(count)) {
@@ -465,10 +495,10 @@ static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t
 		lower(o->provider);
 		gp_strlcpy(o->gpu, g->name, sizeof(o->gpu));
 		o->gpus_per_node = (int)count;
-		rd_text(r, c_inst, 1, o->instance_type, sizeof(o->instance_type));
-		rd_text(r, c_region, 1, o->region, sizeof(o->region));
+		rd_text(r, c_inst, 1, 1, o->instance_type, sizeof(o->instance_type));
+		rd_text(r, c_region, 1, 1, o->region, sizeof(o->region));
 		if (c_zone >= 0)
-			rd_text(r, c_zone, 0, row.zone, sizeof(row.zone));
+			rd_text(r, c_zone, 0, 1, row.zone, sizeof(row.zone));
 		rd_price(r, c_price, 1, &o->on_demand_usd_per_hour);
 		rd_price(r, c_spot, 1, &o->spot_usd_per_hour);
 		if (r->e.n != errs)
@@ -578,6 +608,14 @@ enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpu
 		price_err(&r.e, csv->header.line, 1,
 			  "expected gpuplan's columns (provider, instance_type, gpu, ...), found SkyPilot's (InstanceType, ...); import it with 'gpuplan prices update FILE --provider P'");
 		return RC_INPUT;
+	}
+	if (provider && *provider && !gp_name_is_safe(provider, strlen(provider), NULL)) {
+		char e[96];
+
+		gp_error("--provider: expected a name of letters, digits and '%s', found '%s'",
+			 GP_NAME_PUNCT, gp_term_escape(e, sizeof(e), provider));
+		price_errs_finish(&r.e);
+		return RC_USAGE;
 	}
 	if (skypilot && (!provider || !*provider)) {
 		gp_error("--provider: expected the cloud SkyPilot catalog %s is for (aws, gcp, azure, lambda, runpod, vast, ...), found none",
@@ -1060,6 +1098,29 @@ static char *join(const char *dir, const char *file)
 	return p;
 }
 
+/* Whether the user's table at path is there to read: 1 a file, 0 none
+ * (no such file or directory yet), -1 after one message when it cannot be
+ * told (a directory that cannot be searched, a path through a file, not a
+ * regular file): reading on without the user's rows would price with
+ * the shipped ones as if they were the user's choice. */
+static int user_table_exists(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		gp_error("%s: cannot read the user's prices: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		gp_error("%s: expected the user's prices in a regular file, found %s", path,
+			 S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+		return -1;
+	}
+	return 1;
+}
+
 /* Hashes the files the catalog was read from (they are small).  The
  * quotas are preceded by a tag, so that they cannot pass for a user's
  * prices.csv; without quotas the digest is what it was before them. */
@@ -1113,8 +1174,15 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 	if (rc != RC_OK)
 		goto fail;
 	if (price_user_dir(o, udir, sizeof(udir)) == RC_OK) {
+		int there;
+
 		user_prices = join(udir, "prices.csv");
-		if (file_exists(user_prices)) {
+		there = user_table_exists(user_prices);
+		if (there < 0) {
+			rc = RC_ERR;
+			goto fail;
+		}
+		if (there) {
 			rc = price_user_table_read(user_prices, cat->gpus, cat->n_gpus, &user, &n_user,
 						   &cat->user_legacy);
 			if (rc != RC_OK)

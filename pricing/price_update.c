@@ -223,22 +223,57 @@ static void history_header(const struct price_store *p, char *buf, size_t size)
 	snprintf(buf + len, size - len, "\n");
 }
 
+/* The length of fd's first size bytes up to and with their last '\n' (0
+ * when none): what is beyond is a line an interrupted append cut short. */
+static off_t whole_lines(int fd, off_t size)
+{
+	char buf[4096];
+	off_t end = size;
+
+	while (end > 0) {
+		off_t from = end > (off_t)sizeof(buf) ? end - (off_t)sizeof(buf) : 0;
+		ssize_t n = pread(fd, buf, (size_t)(end - from), from);
+
+		if (n != end - from)
+			return size; /* unreadable: leave the file as it is */
+		for (ssize_t i = n - 1; i >= 0; i--)
+			if (buf[i] == '\n')
+				return from + i + 1;
+		end = from;
+	}
+	return 0;
+}
+
 static enum rc history_append(const struct price_store *p, const char *lines, size_t len)
 {
 	struct stat st;
 	char header[128];
-	int fd;
+	off_t keep;
+	int fd, have;
 	enum rc rc = RC_OK;
 
 	if (len == 0)
 		return RC_OK;
-	fd = open(p->history, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	fd = open(p->history, O_RDWR | O_APPEND | O_CREAT, 0644);
 	if (fd < 0) {
 		gp_error("%s: cannot open: %s", p->history, strerror(errno));
 		return RC_ERR;
 	}
+	/* A line an earlier append left cut short would swallow the first
+	 * of these (or, with an open quote, all of them): drop it first. */
+	have = fstat(fd, &st) == 0;
+	if (have && st.st_size > 0 && (keep = whole_lines(fd, st.st_size)) < st.st_size) {
+		gp_warn("%s: dropped a last line cut short (%lld bytes) by an interrupted update",
+			p->history, (long long)(st.st_size - keep));
+		if (ftruncate(fd, keep) != 0) {
+			gp_error("%s: cannot truncate: %s", p->history, strerror(errno));
+			close(fd);
+			return RC_ERR;
+		}
+		st.st_size = keep;
+	}
 	history_header(p, header, sizeof(header));
-	if (fstat(fd, &st) == 0 && st.st_size == 0)
+	if (have && st.st_size == 0)
 		rc = write_all(fd, p->history, header, strlen(header));
 	if (rc == RC_OK)
 		rc = write_all(fd, p->history, lines, len);
@@ -585,7 +620,8 @@ static char *history_lines(const struct price_store *p, const struct price_chang
 enum rc price_store_commit(const struct price_store *p, const char *table, size_t tlen,
 			   const struct price_change *changes, size_t n, const char *stamp)
 {
-	char tmp[1200], head[96];
+	char tmp[1200], tdir[1100], head[96];
+	char *target, *slash;
 	struct stat st;
 	size_t hlen;
 	char *hist = history_lines(p, changes, n, stamp, &hlen);
@@ -616,10 +652,19 @@ enum rc price_store_commit(const struct price_store *p, const char *table, size_
 	if (rc != RC_OK)
 		goto drop_pending;
 
-	snprintf(tmp, sizeof(tmp), "%s/%s%ld", p->dir, p->tmp_prefix, (long)getpid());
+	/* A symlinked table stays a link: its target is replaced, from a
+	 * temporary file in the target's directory. */
+	target = gp_path_resolve(p->table);
+	slash = strrchr(target, '/');
+	snprintf(tdir, sizeof(tdir), "%.*s", slash ? (int)(slash - target) : 1,
+		 slash ? target : ".");
+	if (slash == target)
+		snprintf(tdir, sizeof(tdir), "/");
+	snprintf(tmp, sizeof(tmp), "%s/%s%ld", tdir, p->tmp_prefix, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	if (fd < 0) {
 		gp_error("%s: cannot create: %s", tmp, strerror(errno));
+		free(target);
 		rc = RC_ERR;
 		goto drop_pending;
 	}
@@ -633,10 +678,11 @@ enum rc price_store_commit(const struct price_store *p, const char *table, size_
 	close(fd);
 	if (rc == RC_OK && (fault("after_fsync") || fault("before_rename")))
 		rc = RC_ERR;
-	if (rc == RC_OK && rename(tmp, p->table) != 0) {
-		gp_error("%s: cannot rename to %s: %s", tmp, p->table, strerror(errno));
+	if (rc == RC_OK && rename(tmp, target) != 0) {
+		gp_error("%s: cannot rename to %s: %s", tmp, target, strerror(errno));
 		rc = RC_ERR;
 	}
+	free(target);
 	if (rc != RC_OK) {
 		unlink(tmp);
 		goto drop_pending;
@@ -647,7 +693,7 @@ enum rc price_store_commit(const struct price_store *p, const char *table, size_
 		rc = RC_ERR;
 		goto out;
 	}
-	rc = fsync_dir(p->dir);
+	rc = fsync_dir(tdir);
 	if (rc == RC_OK)
 		rc = history_append(p, hist, hlen);
 	if (rc == RC_OK && fault("after_history")) {
@@ -846,9 +892,26 @@ static enum rc history_load(const struct price_opts *o, const char *name, int gp
 	}
 	if (!exists(p->history))
 		return RC_OK;
-	rc = price_csv_load(p->history, &csv);
-	if (rc != RC_OK)
-		return rc;
+	{
+		char *buf;
+		size_t len, keep;
+
+		rc = gp_read_file(p->history, &buf, &len);
+		if (rc != RC_OK)
+			return rc;
+		/* An append cut short by a crash leaves a last line without its
+		 * end: read the whole lines (the next update drops the rest). */
+		keep = len;
+		while (keep && buf[keep - 1] != '\n')
+			keep--;
+		if (keep < len)
+			gp_warn("%s: skipped a last line cut short (%zu bytes) by an interrupted update",
+				p->history, len - keep);
+		rc = price_csv_parse(p->history, buf, keep, 0, &csv);
+		free(buf);
+		if (rc != RC_OK)
+			return rc;
+	}
 	for (int i = 0; i < n_cols; i++) {
 		cols[i] = price_csv_col(&csv, names[i]);
 		if (cols[i] < 0) {

@@ -187,6 +187,20 @@ double sim_model_params(const struct sim_model *m);
  * cluster built, and small enough that GPU and node counts fit an int. */
 #define SIM_MAX_GPUS (1 << 26)
 
+/* The largest value of each integer of a model and a layout, the same on
+ * the command line (simulate's flags), in models.csv and in plan files
+ * (sim_plan_read), so that a plan gpuplan writes it reads back. */
+#define SIM_MAX_LAYERS (1 << 20)
+#define SIM_MAX_HIDDEN (1 << 24)
+#define SIM_MAX_HEADS (1 << 20)
+#define SIM_MAX_FFN (1 << 26)
+#define SIM_MAX_VOCAB (1 << 26)
+#define SIM_MAX_SEQ (1 << 26)
+#define SIM_MAX_DEGREE (1 << 16)      /* tp, pp, cp, interleave, gpus per node */
+#define SIM_MAX_DP (1 << 24)
+#define SIM_MAX_MBS (1 << 24)
+#define SIM_MAX_GBS (1 << 30)
+
 /* Checks that p can be applied to m on c: shapes positive, heads divisible
  * by tp, kv_heads divisible by tp or tp by kv_heads (KV heads replicated),
  * layers >= pp (uneven stages allowed without interleaving; with it, pp *

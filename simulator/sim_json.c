@@ -19,6 +19,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "json_internal.h"
+
 #include "sim.h"
 
 #define SCHEMA "gpuplan.plan/1"
@@ -280,8 +282,18 @@ static void get_int(struct reader *r, const cJSON *obj, const char *where,
 
 #define SIM_JSON_MAX 1e30
 
+static void get_double_max(struct reader *r, const cJSON *obj, const char *where,
+			   const char *key, double min, double max, int required, double *out);
+
 static void get_double(struct reader *r, const cJSON *obj, const char *where,
 		       const char *key, double min, int required, double *out)
+{
+	get_double_max(r, obj, where, key, min, SIM_JSON_MAX, required, out);
+}
+
+/* A number from min to max (at most SIM_JSON_MAX) into *out. */
+static void get_double_max(struct reader *r, const cJSON *obj, const char *where,
+			   const char *key, double min, double max, int required, double *out)
 {
 	const cJSON *it = member(r, obj, where, key, required);
 	char buf[64];
@@ -291,10 +303,10 @@ static void get_double(struct reader *r, const cJSON *obj, const char *where,
 	/* SIM_JSON_MAX bounds every figure: products of a few (a time by a
 	 * token count by a price) stay finite, where 1e308 would not */
 	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < min ||
-	    it->valuedouble > SIM_JSON_MAX) {
+	    it->valuedouble > max) {
 		found(it, buf, sizeof(buf));
 		gp_error("%s: %s.%s: expected a number from %g to %g, found %s", r->file, where,
-			 key, min, SIM_JSON_MAX, buf);
+			 key, min, max, buf);
 		r->bad = 1;
 		return;
 	}
@@ -319,11 +331,18 @@ static void get_bool(struct reader *r, const cJSON *obj, const char *where,
 	*out = cJSON_IsTrue(it);
 }
 
-static void get_str(struct reader *r, const cJSON *obj, const char *where,
-		    const char *key, int required, char *out, size_t size)
+/* What a string member may hold: any string (an enum's, checked
+ * against its names), printable text, or a name (gp_name_is_safe), the
+ * last two checked so that no plan can put a control byte in a terminal
+ * or a quote in a script written from it. */
+enum str_kind { STR_ANY, STR_TEXT, STR_NAME };
+
+static void get_str_kind(struct reader *r, const cJSON *obj, const char *where,
+			 const char *key, int required, enum str_kind kind, char *out, size_t size)
 {
 	const cJSON *it = member(r, obj, where, key, required);
-	char buf[64];
+	char buf[64], what[48];
+	size_t len, at;
 
 	if (!it || r->bad)
 		return;
@@ -334,7 +353,35 @@ static void get_str(struct reader *r, const cJSON *obj, const char *where,
 		r->bad = 1;
 		return;
 	}
+	len = strlen(it->valuestring);
+	if ((kind == STR_NAME && !gp_name_is_safe(it->valuestring, len, &at)) ||
+	    (kind == STR_TEXT && !gp_text_is_printable(it->valuestring, len, &at))) {
+		gp_error("%s: %s.%s: expected %s, found %s at byte %zu", r->file, where, key,
+			 kind == STR_NAME ? "a name of letters, digits and '" GP_NAME_PUNCT "'"
+			 : "printable text", gp_char_describe(what, sizeof(what), it->valuestring,
+							      len, at), at + 1);
+		r->bad = 1;
+		return;
+	}
 	snprintf(out, size, "%s", it->valuestring);
+}
+
+static void get_str(struct reader *r, const cJSON *obj, const char *where,
+		    const char *key, int required, char *out, size_t size)
+{
+	get_str_kind(r, obj, where, key, required, STR_ANY, out, size);
+}
+
+static void get_name(struct reader *r, const cJSON *obj, const char *where,
+		     const char *key, int required, char *out, size_t size)
+{
+	get_str_kind(r, obj, where, key, required, STR_NAME, out, size);
+}
+
+static void get_text(struct reader *r, const cJSON *obj, const char *where,
+		     const char *key, int required, char *out, size_t size)
+{
+	get_str_kind(r, obj, where, key, required, STR_TEXT, out, size);
 }
 
 /* Reads a string member that must be one of names[0..n); stores its index. */
@@ -474,15 +521,15 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 	if (o) {
 		struct sim_model *m = &p->model;
 
-		get_str(r, o, ".model", "name", 0, m->name, sizeof(m->name));
-		get_int(r, o, ".model", "layers", 1, 1 << 20, 1, &m->layers);
-		get_int(r, o, ".model", "hidden", 1, 1 << 24, 1, &m->hidden);
-		get_int(r, o, ".model", "heads", 1, 1 << 20, 1, &m->heads);
+		get_name(r, o, ".model", "name", 0, m->name, sizeof(m->name));
+		get_int(r, o, ".model", "layers", 1, SIM_MAX_LAYERS, 1, &m->layers);
+		get_int(r, o, ".model", "hidden", 1, SIM_MAX_HIDDEN, 1, &m->hidden);
+		get_int(r, o, ".model", "heads", 1, SIM_MAX_HEADS, 1, &m->heads);
 		m->kv_heads = m->heads;
-		get_int(r, o, ".model", "kv_heads", 1, 1 << 20, 0, &m->kv_heads);
-		get_int(r, o, ".model", "ffn", 1, 1 << 26, 1, &m->ffn);
-		get_int(r, o, ".model", "vocab", 1, 1 << 26, 1, &m->vocab);
-		get_int(r, o, ".model", "seq", 1, 1 << 26, 1, &m->seq);
+		get_int(r, o, ".model", "kv_heads", 1, SIM_MAX_HEADS, 0, &m->kv_heads);
+		get_int(r, o, ".model", "ffn", 1, SIM_MAX_FFN, 1, &m->ffn);
+		get_int(r, o, ".model", "vocab", 1, SIM_MAX_VOCAB, 1, &m->vocab);
+		get_int(r, o, ".model", "seq", 1, SIM_MAX_SEQ, 1, &m->seq);
 		v = 0;
 		get_enum(r, o, ".model", "mlp", sim_mlp_names, 2, 1, &v);
 		m->mlp = (enum sim_mlp)v;
@@ -495,7 +542,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 
 		g = object(r, o, ".cluster", "gpu", 1);
 		if (g) {
-			get_str(r, g, ".cluster.gpu", "name", 1, c->gpu.name, sizeof(c->gpu.name));
+			get_name(r, g, ".cluster.gpu", "name", 1, c->gpu.name, sizeof(c->gpu.name));
 			get_double(r, g, ".cluster.gpu", "memory_bytes", 1, 1, &c->gpu.memory_bytes);
 			get_double(r, g, ".cluster.gpu", "hbm_bytes_per_s", 0, 0, &c->gpu.hbm_bytes_per_s);
 			get_double(r, g, ".cluster.gpu", "bf16_flops_per_s", 1, 1,
@@ -504,7 +551,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 			get_double(r, g, ".cluster.gpu", "fp8_flops_per_s", 0, 0, &c->gpu.fp8_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "tf32_flops_per_s", 0, 0, &c->gpu.tf32_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "fp32_flops_per_s", 0, 0, &c->gpu.fp32_flops_per_s);
-			get_str(r, g, ".cluster.gpu", "intra_link", 0, c->gpu.intra_link,
+			get_text(r, g, ".cluster.gpu", "intra_link", 0, c->gpu.intra_link,
 				sizeof(c->gpu.intra_link));
 			get_double(r, g, ".cluster.gpu", "intra_bytes_per_s", 0, 0,
 				   &c->gpu.intra_bytes_per_s);
@@ -512,7 +559,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 			get_bool(r, g, ".cluster.gpu", "p2p", 0, &c->gpu.p2p);
 			get_double(r, g, ".cluster.gpu", "tdp_w", 0, 0, &c->gpu.tdp_w);
 		}
-		get_int(r, o, ".cluster", "gpus_per_node", 1, 1 << 16, 1, &c->gpus_per_node);
+		get_int(r, o, ".cluster", "gpus_per_node", 1, SIM_MAX_DEGREE, 1, &c->gpus_per_node);
 		get_int(r, o, ".cluster", "nodes", 0, 1 << 24, 0, &p->nodes);
 		get_double(r, o, ".cluster", "intra_bytes_per_s", 0, 0, &c->intra_bytes_per_s);
 		get_double(r, o, ".cluster", "inter_bytes_per_s", 0, 0, &c->inter_bytes_per_s);
@@ -524,20 +571,23 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 	if (o) {
 		struct price_offering *f = &p->offering;
 
-		get_str(r, o, ".offering", "provider", 1, f->provider, sizeof(f->provider));
-		get_str(r, o, ".offering", "instance_type", 0, f->instance_type,
+		get_name(r, o, ".offering", "provider", 1, f->provider, sizeof(f->provider));
+		get_name(r, o, ".offering", "instance_type", 0, f->instance_type,
 			sizeof(f->instance_type));
-		get_str(r, o, ".offering", "gpu", 0, f->gpu, sizeof(f->gpu));
-		get_int(r, o, ".offering", "gpus_per_node", 0, 1 << 16, 0, &f->gpus_per_node);
-		get_str(r, o, ".offering", "region", 0, f->region, sizeof(f->region));
+		get_name(r, o, ".offering", "gpu", 0, f->gpu, sizeof(f->gpu));
+		get_int(r, o, ".offering", "gpus_per_node", 0, PRICE_GPUS_PER_NODE_MAX, 0, &f->gpus_per_node);
+		get_name(r, o, ".offering", "region", 0, f->region, sizeof(f->region));
 		f->on_demand_usd_per_hour = f->spot_usd_per_hour = -1;
-		get_double(r, o, ".offering", "on_demand_usd_per_hour", -1, 0,
-			   &f->on_demand_usd_per_hour);
-		get_double(r, o, ".offering", "spot_usd_per_hour", -1, 0, &f->spot_usd_per_hour);
-		get_double(r, o, ".offering", "inter_node_bytes_per_s", 0, 0,
-			   &f->inter_node_bytes_per_s);
-		get_int(r, o, ".offering", "max_nodes", 0, 1 << 24, 0, &f->max_nodes);
-		get_str(r, o, ".offering", "version", 0, f->version, sizeof(f->version));
+		/* the ranges of prices.csv (price.h), -1 for "not offered" */
+		get_double_max(r, o, ".offering", "on_demand_usd_per_hour", -1,
+			       PRICE_USD_PER_HOUR_MAX, 0, &f->on_demand_usd_per_hour);
+		get_double_max(r, o, ".offering", "spot_usd_per_hour", -1, PRICE_USD_PER_HOUR_MAX,
+			       0, &f->spot_usd_per_hour);
+		get_double_max(r, o, ".offering", "inter_node_bytes_per_s", 0,
+			       price_gbps_to_bytes_per_s(PRICE_GBPS_MAX), 0,
+			       &f->inter_node_bytes_per_s);
+		get_int(r, o, ".offering", "max_nodes", 0, PRICE_MAX_NODES_MAX, 0, &f->max_nodes);
+		get_text(r, o, ".offering", "version", 0, f->version, sizeof(f->version));
 		get_bool(r, o, ".offering", "spot", 0, &p->spot);
 		read_purchase(r, o, p);
 	}
@@ -547,17 +597,17 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		struct sim_parallel *q = &p->par;
 
 		sim_parallel_init(q);
-		get_int(r, o, ".parallel", "tp", 1, 1 << 16, 1, &q->tp);
-		get_int(r, o, ".parallel", "pp", 1, 1 << 16, 1, &q->pp);
-		get_int(r, o, ".parallel", "dp", 1, 1 << 24, 1, &q->dp);
-		get_int(r, o, ".parallel", "cp", 1, 1 << 16, 0, &q->cp);
-		get_int(r, o, ".parallel", "mbs", 1, 1 << 24, 1, &q->mbs);
-		get_int(r, o, ".parallel", "gbs", 1, 1 << 30, 1, &q->gbs);
+		get_int(r, o, ".parallel", "tp", 1, SIM_MAX_DEGREE, 1, &q->tp);
+		get_int(r, o, ".parallel", "pp", 1, SIM_MAX_DEGREE, 1, &q->pp);
+		get_int(r, o, ".parallel", "dp", 1, SIM_MAX_DP, 1, &q->dp);
+		get_int(r, o, ".parallel", "cp", 1, SIM_MAX_DEGREE, 0, &q->cp);
+		get_int(r, o, ".parallel", "mbs", 1, SIM_MAX_MBS, 1, &q->mbs);
+		get_int(r, o, ".parallel", "gbs", 1, SIM_MAX_GBS, 1, &q->gbs);
 		get_int(r, o, ".parallel", "zero", 0, 3, 0, &q->zero);
 		v = 0;
 		get_enum(r, o, ".parallel", "recompute", sim_recompute_names, 3, 1, &v);
 		q->recompute = (enum sim_recompute)v;
-		get_int(r, o, ".parallel", "interleave", 1, 1 << 16, 0, &q->interleave);
+		get_int(r, o, ".parallel", "interleave", 1, SIM_MAX_DEGREE, 0, &q->interleave);
 		get_bool(r, o, ".parallel", "seq_parallel", 0, &q->seq_parallel);
 		get_bool(r, o, ".parallel", "flash", 0, &q->flash);
 		v = 0;
@@ -594,8 +644,8 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 	}
 	o = object(r, root, "", "inputs", 0);
 	if (o) {
-		get_str(r, o, ".inputs", "command", 0, p->command, sizeof(p->command));
-		get_str(r, o, ".inputs", "catalog_digest", 0, p->catalog_digest,
+		get_text(r, o, ".inputs", "command", 0, p->command, sizeof(p->command));
+		get_text(r, o, ".inputs", "catalog_digest", 0, p->catalog_digest,
 			sizeof(p->catalog_digest));
 	}
 	o = object(r, root, "", "prediction", 0);
@@ -603,37 +653,15 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		read_prediction(r, o, p);
 }
 
-/* Line and column (1-based) of byte off in buf[0..len). */
-static void line_col(const char *buf, size_t len, size_t off, int *line, int *col)
-{
-	*line = 1;
-	*col = 1;
-	for (size_t i = 0; i < off && i < len; i++) {
-		if (buf[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else {
-			(*col)++;
-		}
-	}
-}
-
 enum rc sim_plan_parse(const char *name, const char *buf, size_t len, struct sim_plan *out)
 {
 	struct reader r = { name, 0 };
 	struct sim_plan p;
-	const char *end = NULL;
 	cJSON *root;
 
-	root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-	if (!root) {
-		int line, col;
-		size_t off = end && end >= buf ? (size_t)(end - buf) : 0;
-
-		line_col(buf, len, off, &line, &col);
-		gp_error("%s:%d:%d: expected valid JSON, found a syntax error", name, line, col);
+	root = gp_json_parse(name, buf, len);
+	if (!root)
 		return RC_INPUT;
-	}
 	if (!cJSON_IsObject(root)) {
 		gp_error("%s: expected a JSON object at the top level", name);
 		cJSON_Delete(root);

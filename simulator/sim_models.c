@@ -33,7 +33,7 @@ static void bad(struct ctx *c, int col, const char *what, const char *found)
 		 c->csv->header.field[col], what, found);
 }
 
-static int get_int(struct ctx *c, int col, int min, int fallback, int *out)
+static int get_int(struct ctx *c, int col, int min, int max, int fallback, int *out)
 {
 	const char *s = price_csv_get(c->row, col);
 	char what[64];
@@ -47,8 +47,8 @@ static int get_int(struct ctx *c, int col, int min, int fallback, int *out)
 		if (col < 0)
 			return -1;
 	}
-	if (unit_parse_int(s, &v) != RC_OK || v < min) {
-		snprintf(what, sizeof(what), "an integer >= %d", min);
+	if (unit_parse_int(s, &v) != RC_OK || v < min || v > max) {
+		snprintf(what, sizeof(what), "an integer from %d to %d", min, max);
 		bad(c, col, what, s);
 		return -1;
 	}
@@ -85,18 +85,20 @@ static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
 	s = price_csv_get(c->row, k->name);
 	if (!*s)
 		bad(c, k->name, "a model name", s);
+	else if (!gp_name_is_safe(s, strlen(s), NULL))
+		bad(c, k->name, "a name of letters, digits and '" GP_NAME_PUNCT "'", s);
 	else if (gp_strlcpy(m->name, s, sizeof(m->name)) != 0)
 		bad(c, k->name, "a name of at most 63 characters", s);
-	get_int(c, k->layers, 1, -1, &m->layers);
-	get_int(c, k->hidden, 1, -1, &m->hidden);
-	get_int(c, k->heads, 1, -1, &m->heads);
-	get_int(c, k->vocab, 1, -1, &m->vocab);
-	get_int(c, k->seq, 1, -1, &m->seq);
+	get_int(c, k->layers, 1, SIM_MAX_LAYERS, -1, &m->layers);
+	get_int(c, k->hidden, 1, SIM_MAX_HIDDEN, -1, &m->hidden);
+	get_int(c, k->heads, 1, SIM_MAX_HEADS, -1, &m->heads);
+	get_int(c, k->vocab, 1, SIM_MAX_VOCAB, -1, &m->vocab);
+	get_int(c, k->seq, 1, SIM_MAX_SEQ, -1, &m->seq);
 	if (c->errors != errs)
 		return -1;
-	get_int(c, k->kv_heads, 1, m->heads, &m->kv_heads);
-	get_int(c, k->ffn, 1, 4 * m->hidden, &m->ffn);
-	get_int(c, k->gbs, 0, 0, &m->gbs);
+	get_int(c, k->kv_heads, 1, SIM_MAX_HEADS, m->heads, &m->kv_heads);
+	get_int(c, k->ffn, 1, SIM_MAX_FFN, 4 * m->hidden, &m->ffn);
+	get_int(c, k->gbs, 0, SIM_MAX_GBS, 0, &m->gbs);
 	s = price_csv_get(c->row, k->mlp);
 	if (!*s || gp_streq_nocase(s, "gelu"))
 		m->mlp = SIM_MLP_GELU;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -292,6 +293,173 @@ static void test_gp_edit_distance(void **state)
 	assert_int_equal(gp_suggest_limit("llama3-70b-instruct"), 6);
 }
 
+/* Runs script with sh and returns what the one word the quoted payload
+ * makes prints; a payload that escaped its quotes would run touch. */
+static void shell_echo(const char *payload, char *out, size_t size)
+{
+	char *q = gp_shell_quote(payload);
+	char cmd[4096];
+	FILE *p;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "cd \"$(mktemp -d)\" && printf '%%s' %s; ls", q);
+	free(q);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, size - 1, p);
+	out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+}
+
+/* A symlink is followed (its target replaced, the link kept, a relative
+ * link read from its own directory), a FIFO written in place. */
+static void test_gp_write_file_atomic_links_and_fifos(void **state)
+{
+	char dir[] = "/tmp/gpuplan-test-common-XXXXXX", path[160], target[160], link[160];
+	char got[16] = "";
+	struct stat st;
+	char *data;
+	size_t len;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(target, sizeof(target), "%s/sub", dir);
+	assert_int_equal(mkdir(target, 0755), 0);
+	snprintf(target, sizeof(target), "%s/sub/real.csv", dir);
+	snprintf(link, sizeof(link), "%s/link.csv", dir);
+	assert_int_equal(gp_write_file_atomic(target, "old\n", 4), RC_OK);
+	assert_int_equal(symlink("sub/real.csv", link), 0);
+	assert_int_equal(gp_write_file_atomic(link, "new\n", 4), RC_OK);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(gp_read_file(target, &data, &len), RC_OK);
+	assert_string_equal(data, "new\n");
+	free(data);
+	/* a dangling link: its target is created */
+	assert_int_equal(unlink(target), 0);
+	assert_int_equal(gp_write_file_atomic(link, "again\n", 6), RC_OK);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat(target, &st), 0);
+	assert_int_equal(st.st_size, 6);
+
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(got, 1, sizeof(got) - 1, f) : 0;
+
+		_exit(n == 6 && memcmp(got, "piped\n", 6) == 0 ? 0 : 1);
+	}
+	assert_int_equal(gp_write_file_atomic(path, "piped\n", 6), RC_OK);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
+static void test_gp_shell_quote_is_one_word(void **state)
+{
+	static const char *const payloads[] = {
+		"$(touch pwned)", "`touch pwned`", "x'; touch pwned; '", "a\ntouch pwned",
+		"'", "''", "\\'", "$HOME", "a b\tc", "",
+	};
+	char out[256];
+
+	(void)state;
+	for (size_t i = 0; i < GP_ARRAY_LEN(payloads); i++) {
+		shell_echo(payloads[i], out, sizeof(out));
+		/* the word comes back whole and nothing was created (ls: empty) */
+		assert_string_equal(out, payloads[i]);
+	}
+	{
+		char *q = gp_shell_quote("it's");
+
+		assert_string_equal(q, "'it'\\''s'");
+		free(q);
+	}
+}
+
+static void test_gp_yaml_quote_escapes(void **state)
+{
+	char *q;
+
+	(void)state;
+	q = gp_yaml_quote("a\"b\\c\nd\x1b" "e");
+	assert_string_equal(q, "\"a\\\"b\\\\c\\x0Ad\\x1Be\"");
+	assert_null(strchr(q, '\n'));
+	free(q);
+	q = gp_yaml_quote("\xff\xe2\x80\xae" "Z\xc3\xbc");
+	assert_string_equal(q, "\"\\uFFFD\\u202EZ\xc3\xbc\"");
+	free(q);
+}
+
+static void test_gp_term_escape_controls(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_string_equal(gp_term_escape(buf, sizeof(buf), "a\x1b[2Jb\nc\x7f"),
+			    "a\\x1b[2Jb\\x0ac\\x7f");
+	assert_string_equal(gp_term_escape(buf, sizeof(buf), "Z\xc3\xbcrich \xff"),
+			    "Z\xc3\xbcrich \\xff");
+	assert_string_equal(gp_term_escape(buf, sizeof(buf), "\xc2\x9b" "1m"), "\\x9b1m");
+	/* cut between characters, never inside an escape */
+	assert_string_equal(gp_term_escape(buf, 10, "\x1b\x1b\x1b\x1b"), "\\x1b...");
+	for (size_t i = 0; buf[i]; i++)
+		assert_true((unsigned char)buf[i] >= 0x20 && buf[i] != 0x7f);
+}
+
+static void test_gp_text_checks(void **state)
+{
+	size_t at = 99;
+
+	(void)state;
+	assert_true(gp_text_is_printable("skypilot v8 @00148f", 19, NULL));
+	assert_false(gp_text_is_printable("ab\ncd", 5, &at));
+	assert_int_equal(at, 2);
+	assert_false(gp_text_is_printable("ab\0cd", 5, &at));
+	assert_int_equal(at, 2);
+	assert_false(gp_text_is_printable("a\xc0\xaf", 3, &at)); /* overlong '/' */
+	assert_int_equal(at, 1);
+	assert_false(gp_text_is_printable("\xe2\x80\xae", 3, &at)); /* U+202E */
+	assert_true(gp_name_is_safe("Germany, DE, EU", 15, NULL));
+	assert_true(gp_name_is_safe("H100_PCIE_80GB::1", 17, NULL));
+	assert_true(gp_name_is_safe("Z\xc3\xbcrich", 7, NULL));
+	assert_false(gp_name_is_safe("$(touch pwned)", 14, &at));
+	assert_int_equal(at, 0);
+	assert_false(gp_name_is_safe("a;b", 3, &at));
+	assert_int_equal(at, 1);
+	assert_false(gp_name_is_safe("a'b", 3, NULL));
+	assert_false(gp_name_is_safe("a\tb", 3, NULL));
+}
+
+static void test_gp_gnuplot_quote_and_datablock(void **state)
+{
+	char *q, *b, *f;
+
+	(void)state;
+	q = gp_gnuplot_quote("it's `x`\n");
+	assert_string_equal(q, "'it''s `x`\\x0a'");
+	free(q);
+	f = gp_gnuplot_field("a,b\"c\n`d`");
+	assert_string_equal(f, "a;b_c__d_");
+	free(f);
+	{
+		const char *rows = "h,1\nEOD\nsystem \"touch pwned\"\nEODx,2\nq\x1bz";
+
+		b = gp_gnuplot_datablock("data", rows, strlen(rows));
+	}
+	assert_string_equal(b, "$data << EOD\nh,1\n EOD\nsystem \"touch pwned\"\n EODx,2\nq_z\nEOD\n");
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,10 +472,16 @@ int main(void)
 		cmocka_unit_test(test_unit_fmt_values),
 		cmocka_unit_test(test_unit_fmt_exact_round_trips),
 		cmocka_unit_test(test_gp_write_file_atomic_replaces),
+		cmocka_unit_test(test_gp_write_file_atomic_links_and_fifos),
 		cmocka_unit_test(test_rc_exit_code_documented),
 		cmocka_unit_test(test_gp_strlcpy_truncates),
 		cmocka_unit_test(test_gp_edit_distance),
 		cmocka_unit_test(test_gp_parallel_for_parts),
+		cmocka_unit_test(test_gp_shell_quote_is_one_word),
+		cmocka_unit_test(test_gp_yaml_quote_escapes),
+		cmocka_unit_test(test_gp_term_escape_controls),
+		cmocka_unit_test(test_gp_text_checks),
+		cmocka_unit_test(test_gp_gnuplot_quote_and_datablock),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

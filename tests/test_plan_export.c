@@ -9,6 +9,8 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "plan_export.h"
 
@@ -38,6 +40,9 @@ static void make_plan(struct sim_plan *p)
 	p->par.seq_parallel = 1;
 	p->par.recompute = SIM_RECOMPUTE_SELECTIVE;
 	strcpy(p->cluster.gpu.name, "H100-SXM5-80GB");
+	/* what every plan file has (the reader requires them) */
+	p->cluster.gpu.memory_bytes = 80e9;
+	p->cluster.gpu.bf16_flops_per_s = 989e12;
 	p->cluster.gpu.p2p = 1;
 	p->cluster.gpus_per_node = 8;
 	p->nodes = 4;
@@ -128,6 +133,7 @@ static void test_plan_export_deepspeed_batch_identity(void **state)
 	p.par.dp = 32;
 	p.par.mbs = 2;
 	p.par.zero = 3;
+	p.par.interleave = 1; /* no pipeline: simulate refuses interleaving */
 	s = export_ok(&p, PLAN_EXPORT_DEEPSPEED);
 	j = cJSON_Parse(s);
 	assert_non_null(j);
@@ -240,7 +246,7 @@ static void test_plan_export_deepspeed_launch(void **state)
 	s = plan_export_deepspeed_launch(&p, "cfg/ds.json");
 	assert_non_null(s);
 	assert_non_null(strstr(s, "deepspeed --num_nodes 4 --num_gpus 8 --hostfile hostfile "));
-	assert_non_null(strstr(s, "--deepspeed --deepspeed_config cfg/ds.json\n"));
+	assert_non_null(strstr(s, "--deepspeed --deepspeed_config 'cfg/ds.json'\n"));
 	assert_non_null(strstr(s, "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4"));
 	assert_non_null(strstr(s, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"));
 	free(s);
@@ -288,6 +294,9 @@ static void test_plan_export_skypilot_resources(void **state)
 	p.par.tp = 6;
 	p.par.pp = 1;
 	p.par.interleave = 1;
+	p.model.hidden = 6144; /* 48 heads of 128 */
+	p.par.seq_parallel = 0; /* 8192 tokens do not split 6 ways */
+	p.model.ffn = 24576;
 	p.model.heads = 48;
 	p.model.kv_heads = 6;
 	p.cluster.gpus_per_node = 6;
@@ -316,12 +325,127 @@ static void test_plan_export_skypilot_quotes_strings(void **state)
 	strcpy(p.offering.region, "r\n\": x\\");
 	s = export_ok(&p, PLAN_EXPORT_SKYPILOT);
 	assert_non_null(strstr(s, "\nname: \"x'$(touch pwned)\\\"\"\n"));
-	assert_non_null(strstr(s, "\n  region: \"r\\n\\\": x\\\\\"\n"));
+	assert_non_null(strstr(s, "\n  region: \"r\\x0A\\\": x\\\\\"\n"));
 	assert_non_null(strstr(s, "\n  echo 'x'\\''$(touch pwned)\"'\n"));
 	free(s);
 	strcpy(p.model.name, "a\rb");
 	assert_null(plan_export(&p, PLAN_EXPORT_SKYPILOT, &rc));
 	assert_int_equal(rc, RC_INPUT);
+}
+
+/* A directory with stub launchers (torchrun, srun, mpirun, deepspeed,
+ * sbatch, kubectl) that only record their arguments in args.log, one per
+ * line, for scripts run with PATH set to it. */
+static void make_stubs(const char *dir)
+{
+	static const char *const names[] = { "torchrun", "srun", "mpirun", "deepspeed",
+					     "sbatch", "kubectl", "gpuplan" };
+	char path[512];
+
+	for (size_t i = 0; i < GP_ARRAY_LEN(names); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fprintf(f, "#!/bin/sh\nprintf '%%s\\n' \"$0\" \"$@\" >> \"$(dirname \"$0\")/args.log\"\n");
+		fclose(f);
+		assert_int_equal(chmod(path, 0755), 0);
+	}
+}
+
+/* Runs text as a bash script in a fresh directory with the stubs first on
+ * PATH, and returns 1 when the file 'pwned' appeared there (a payload ran). */
+static int run_script(const char *text, char *args, size_t size)
+{
+	char dir[] = "/tmp/gpuplan-test-export-XXXXXX", cmd[1024], path[600];
+	FILE *f;
+	int pwned;
+	size_t n;
+
+	assert_non_null(mkdtemp(dir));
+	make_stubs(dir);
+	snprintf(path, sizeof(path), "%s/run.sh", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && MASTER_ADDR=h TRAIN_SCRIPT=t.py IMAGE=i "
+		 "PATH='%s':/usr/bin:/bin bash run.sh >/dev/null 2>&1", dir, dir);
+	assert_int_not_equal(system(cmd), -1);
+	snprintf(path, sizeof(path), "%s/pwned", dir);
+	pwned = access(path, F_OK) == 0;
+	snprintf(path, sizeof(path), "%s/args.log", dir);
+	args[0] = '\0';
+	f = fopen(path, "r");
+	if (f) {
+		n = fread(args, 1, size - 1, f);
+		args[n] = '\0';
+		fclose(f);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	return pwned;
+}
+
+/* A plan whose name is a shell payload (as no plan file can carry: the
+ * reader refuses it) still gives scripts that run nothing but the
+ * launcher, with the name as one argument; the YAML keeps it quoted. */
+static void test_plan_export_quotes_hostile_names(void **state)
+{
+	static const char *const names[] = {
+		"$(touch pwned)", "`touch pwned`", "x'; touch pwned; '", "x\ntouch pwned\n#",
+		"x\"; touch pwned; \"",
+	};
+	static const enum plan_export_format shells[] = {
+		PLAN_EXPORT_MEGATRON, PLAN_EXPORT_TORCHRUN, PLAN_EXPORT_SLURM, PLAN_EXPORT_MPIRUN,
+	};
+	char args[8192];
+
+	(void)state;
+	for (size_t i = 0; i < GP_ARRAY_LEN(names); i++) {
+		struct sim_plan p;
+
+		make_plan(&p);
+		gp_strlcpy(p.model.name, names[i], sizeof(p.model.name));
+		gp_strlcpy(p.cluster.gpu.name, names[i], sizeof(p.cluster.gpu.name));
+		for (size_t k = 0; k < GP_ARRAY_LEN(shells); k++) {
+			char *s = export_ok(&p, shells[k]);
+
+			assert_false(run_script(s, args, sizeof(args)));
+			/* the launcher ran, so the script got that far */
+			assert_non_null(strstr(args, shells[k] == PLAN_EXPORT_SLURM ? "srun" :
+					      shells[k] == PLAN_EXPORT_MPIRUN ? "mpirun" : "torchrun"));
+			if (shells[k] == PLAN_EXPORT_TORCHRUN || shells[k] == PLAN_EXPORT_MEGATRON) {
+				char want[128];
+
+				/* the rendezvous id arrives whole, as one argument */
+				snprintf(want, sizeof(want), "--rdzv-id\ngpuplan-%s\n", names[i]);
+				assert_non_null(strstr(args, want));
+			}
+			free(s);
+		}
+		{
+			char *s = plan_export_deepspeed_launch(&p, names[i]);
+
+			assert_false(run_script(s, args, sizeof(args)));
+			assert_non_null(strstr(args, "--deepspeed_config"));
+			free(s);
+		}
+		{
+			char *s = export_ok(&p, PLAN_EXPORT_KUBERNETES);
+			const char *m = strstr(s, "  name: ");
+
+			assert_non_null(m);
+			/* one double-quoted scalar on the name's line */
+			assert_int_equal(m[8], '"');
+			/* ... a Kubernetes name ("gpuplan-" and [a-z0-9.-]) */
+			for (m += 9; *m != '"'; m++)
+				assert_non_null(strchr("abcdefghijklmnopqrstuvwxyz0123456789.-", *m));
+			assert_int_equal(m[1], '\n');
+			free(s);
+		}
+	}
 }
 
 int main(void)
@@ -338,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_plan_export_deepspeed_launch),
 		cmocka_unit_test(test_plan_export_skypilot_resources),
 		cmocka_unit_test(test_plan_export_skypilot_quotes_strings),
+		cmocka_unit_test(test_plan_export_quotes_hostile_names),
 	};
 	return cmocka_run_group_tests_name("plan_export", tests, NULL, NULL);
 }

@@ -109,7 +109,8 @@ static void test_plot_quote_doubles_quotes(void **state)
 
 	(void)state;
 	assert_string_equal(plot_quote(b, sizeof(b), "it's"), "'it''s'");
-	assert_string_equal(plot_quote(b, sizeof(b), "a\nb"), "'a b'");
+	/* a line break is written as text: the literal stays on its line */
+	assert_string_equal(plot_quote(b, sizeof(b), "a\nb"), "'a\\x0ab'");
 	assert_string_equal(plot_quote(b, sizeof(b), ""), "''");
 	/* Truncated, the literal is still closed. */
 	plot_quote(b, 6, "abcdefgh");

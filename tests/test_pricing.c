@@ -1324,11 +1324,11 @@ static void test_price_quota_update_bad_rows_leave_table(void **state)
 		QHEADER "aws,us-east-1,H100,1000001,\n",
 		QHEADER "aws,us-east-1,H100,-1,\n",
 		QHEADER "aws,us-east-1,H100,2.5,\n",
-		/* an empty region, a blank or a control byte in a name */
+		/* an empty region, shell syntax or a control byte in a name */
 		QHEADER "aws,,H100,1,\n",
-		QHEADER "aws,us east,H100,1,\n",
+		QHEADER "aws,us$east,H100,1,\n",
 		QHEADER "aws,us-east-1,H100,1,p5\x01\n",
-		QHEADER "\"a,b\",us-east-1,H100,1,\n",
+		QHEADER "\"a;b\",us-east-1,H100,1,\n",
 		/* a key twice (case aside), no rows, nothing */
 		QHEADER "aws,us-east-1,H100,1,\nAWS,US-East-1,h100,2,*\n",
 		QHEADER,

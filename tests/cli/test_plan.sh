@@ -129,7 +129,7 @@ expect_err "a misspelt jobs column is named, with the right one" \
 printf 'model,tokens,name\nllama3-8b,200B,a/b\n' >"$TMP/jobs-slash.csv"
 gp plan --jobs "$TMP/jobs-slash.csv" --budget 2M -o "$TMP/slash-plan.json"
 expect_rc "a job name with a slash exits 2" 2
-expect_err "a job name with a slash is named" "jobs-slash.csv:2:3: name: expected a name without '/', found 'a/b'"
+expect_err "a job name with a slash is named" "jobs-slash.csv:2:3: name: expected a name of letters, digits and .* \(no '/'\), found 'a/b'"
 printf 'model,tokens,deadline,name\nllama3-8b,100B,30d,short\nllama3-8b,200B,30d,long\n' \
 	>"$TMP/namedjobs.csv"
 gp plan --jobs "$TMP/namedjobs.csv" -o "$TMP/named-plan.json"

@@ -121,10 +121,10 @@ bad "count out of range" "$H\naws,us-east-1,H100,1000001,\n" \
 	"bad\.csv:2:4: max_gpus: expected an integer from 0 to 1000000, found '1000001'"
 bad "count not a number" "$H\naws,us-east-1,H100,many,\n" \
 	"bad\.csv:2:4: max_gpus: expected an integer from 0 to 1000000, found 'many'"
-bad "blank in a name" "$H\naws,us east,H100,1,\n" \
-	"bad\.csv:2:2: region: expected letters, digits and \._-:/\* only, found ' ' in 'us east'"
+bad "shell syntax in a name" "$H\naws,us\$(x),H100,1,\n" \
+	"bad\.csv:2:2: region: expected a name of letters, digits and ' \._-:/\+\(\),@', found '\\\$' at byte 3"
 bad "control byte in a name" "$H\naws,us-east-1,H100,1,p5\\x07\n" \
-	"bad\.csv:2:5: instance_type: expected letters, digits and .* only, found byte 0x07 at character 3"
+	"bad\.csv:2:5: instance_type: expected a name of letters, digits and .*, found control byte 0x07 at byte 3"
 bad "empty region" "$H\naws,,H100,1,\n" \
 	"bad\.csv:2:2: region: expected a region or '\*' \(any region\), found an empty cell"
 bad "key twice" "$H\naws,us-east-1,H100,1,\naws,US-EAST-1,H100,2,*\n" \

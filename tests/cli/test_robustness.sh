@@ -277,8 +277,8 @@ gp simulate --model llama3-70b --gpu H100 --gpus 65536 --tp 65536 --pp 65536 --c
 expect_err "tp x pp x cp = 2^48 GPUs: says so, no SIGFPE" \
 	'^error: simulate: gpus: expected tp x pp x dp x cp of at most 67108864, found 281474976710656'
 gp simulate --layers 4 --hidden 1073741824 --heads 1 --gpu H100 --gpus 8 --gbs 8
-expect_err "hidden 2^30: names --hidden, not an ffn the user never gave" \
-	'^error: --hidden: expected at most 536870911 without --ffn'
+expect_err "hidden 2^30: names --hidden, with the range a plan file holds" \
+	'^error: --hidden: expected an integer from 1 to 16777216, found .1073741824.'
 
 finish_extra() {
 	echo "kill points: $KILLS tried, $CORRUPT corrupted"
