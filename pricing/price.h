@@ -69,6 +69,10 @@ struct price_gpu {
 #define PRICE_USD_PER_HOUR_MAX 1e5     /* a node's price: > 0, at most this */
 #define PRICE_GBPS_MAX 1e5             /* inter_node_gbps: 0 to this, Gbit/s */
 #define PRICE_MAX_NODES_MAX 1000000    /* max_nodes: 0 (not stated) to this */
+/* What an update may hold: a file of at most this many bytes, merged
+ * into a table of at most this many offerings (every command reads it). */
+#define PRICE_UPDATE_MAX_BYTES (32 << 20)
+#define PRICE_MAX_OFFERINGS 20000
 
 struct price_quota;
 

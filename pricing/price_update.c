@@ -720,7 +720,20 @@ out:
 
 enum rc price_update_file_load(const char *file, struct price_csv *csv)
 {
-	enum rc rc = price_csv_load(file, csv);
+	struct stat st;
+	enum rc rc;
+
+	/* Parsed rows take many times the file's bytes, and every command
+	 * reads the merged table: a catalog past this size is a mistake
+	 * (a whole cloud's CPU instances) or an attack, not a price list. */
+	memset(csv, 0, sizeof(*csv));
+	if (stat(file, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > PRICE_UPDATE_MAX_BYTES) {
+		gp_error("%s: expected at most %d MiB of rows, found %.1f MiB (keep the rows of "
+			 "the GPU instances you plan with)", file, PRICE_UPDATE_MAX_BYTES >> 20,
+			 (double)st.st_size / (1 << 20));
+		return RC_INPUT;
+	}
+	rc = price_csv_load(file, csv);
 
 	/* A missing or unreadable FILE is the caller's bad input. */
 	return rc == RC_ERR ? RC_INPUT : rc;
@@ -811,6 +824,13 @@ enum rc price_update(const char *file, const struct price_opts *o,
 	for (size_t i = 0; i < rows.n; i++)
 		merge_row(&m, &rows.rows[i], &rows.has, version);
 	rep->offers_after = m.n;
+	if (m.n > PRICE_MAX_OFFERINGS) {
+		gp_error("%s: expected a price table of at most %d offerings, found %zu after the "
+			 "merge (keep the rows of the GPU instances you plan with)", file,
+			 PRICE_MAX_OFFERINGS, m.n);
+		rc = RC_INPUT;
+		goto out;
+	}
 	rep->user_rows = price_table_mark_user(m.offers, m.n, base, n_base);
 	if (u->dry_run || rep->n_changes == 0)
 		goto out;

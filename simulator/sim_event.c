@@ -476,9 +476,9 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 		c->chunk[i].dp_reduce_s = par->zero == 3 || pmax_stage <= 0 ? 0 :
 			(res.breakdown.dp_comm_total_s - dp_after) * c->chunk[i].dp_reduce_s /
 			pmax_stage;
-	c->dp_buckets = (int)ceil(pmax_chunk / SIM_DP_BUCKET_PARAMS);
-	if (c->dp_buckets < 1)
-		c->dp_buckets = 1;
+	/* Clamped before the cast: a double beyond an int's range is
+	 * undefined as an int, and a billion buckets is as good as more. */
+	c->dp_buckets = (int)fmin(fmax(ceil(pmax_chunk / SIM_DP_BUCKET_PARAMS), 1), 1e9);
 
 	/* One activation (or its gradient) of a micro-batch, scattered over the
 	 * TP ranks (Narayanan et al., SC'21, sec. 4.1). */
@@ -563,12 +563,8 @@ char *sim_event_gantt(const struct sched *s, const struct sim_event_timeline *tl
 			if (ops[i].kind == SCHED_OP_SEND || ops[i].kind == SCHED_OP_RECV)
 				continue;
 			/* An op owns the columns whose midpoints it covers. */
-			c0 = (int)ceil(sp->start_s / scale - 0.5);
-			c1 = (int)ceil(sp->end_s / scale - 0.5);
-			if (c1 > width)
-				c1 = width;
-			if (c0 < 0)
-				c0 = 0;
+			c0 = (int)fmax(0, fmin(ceil(sp->start_s / scale - 0.5), width));
+			c1 = (int)fmax(0, fmin(ceil(sp->end_s / scale - 0.5), width));
 			if (c1 <= c0)
 				continue;
 			n = s->v > 1 ?

@@ -272,4 +272,21 @@ expect_out "and says so" "it was a full copy an older gpuplan wrote"
 	&& pass "rewritten: format line, header, the copy's changed row and crlf.csv's two" \
 	|| fail "rewritten: format line, header, the copy's changed row and crlf.csv's two" "$(cat "$LEGACY/prices.csv")"
 
+# ---- size caps: a file past 32 MiB, or a merge past 20000 offerings, is
+# refused before anything is stored (every command reads the table)
+export GPUPLAN_DATA_DIR="$TMP/caps"
+mkdir -p "$GPUPLAN_DATA_DIR"
+head -1 data/prices.csv > "$TMP/huge.csv"
+truncate -s 33M "$TMP/huge.csv"
+gp prices update "$TMP/huge.csv"
+expect_rc "a 33 MiB update exits 2" 2
+expect_err_lines "a 33 MiB update: one error line" 1
+expect_err "a 33 MiB update says the cap" "huge\.csv: expected at most 32 MiB of rows, found 33\.0 MiB"
+{ head -1 data/prices.csv; awk 'BEGIN { for (i = 0; i < 20001; i++) printf "acloud,x%d,H100,8,r1,10,,,,\n", i }'; } > "$TMP/many.csv"
+gp prices update "$TMP/many.csv"
+expect_rc "20001 offerings more exit 2" 2
+expect_err "the offerings cap is named" "expected a price table of at most 20000 offerings, found 20151 after the merge"
+[ ! -e "$GPUPLAN_DATA_DIR/prices.csv" ] && pass "nothing stored after a refused update" \
+	|| fail "nothing stored after a refused update" "$(ls "$GPUPLAN_DATA_DIR")"
+
 finish
