@@ -987,6 +987,28 @@ static void test_plan_run_no_network_one_node(void **state)
 	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
 	assert_true(r.rows[0].c.nodes > 1);
 	plan_result_release(&r);
+	/* a single-GPU VM without a network (a cloud's 1-GPU shape): one GPU,
+	 * though its capacity row would sell four */
+	catalog_init();
+	test_offers[2].inter_node_bytes_per_s = 0;
+	snprintf(o.filter.provider, sizeof(o.filter.provider), "acloud");
+	o.filter.max_gpus = 4;
+	o.filter.spot = 0;
+	o.filter.region[0] = '\0';
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	for (size_t i = 0; i < r.n_rows; i++)
+		if (r.rows[i].c.offering == &test_offers[2])
+			assert_int_equal(r.rows[i].c.nodes * r.rows[i].c.cluster.gpus_per_node, 1);
+	plan_result_release(&r);
+	snprintf(o.filter.region, sizeof(o.filter.region), "east");
+	snprintf(o.filter.gpu, sizeof(o.filter.gpu), "BIG-80GB");
+	o.filter.min_gpus = 1;
+	o.filter.max_gpus = 2;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_ptr_equal(r.rows[0].c.offering, &test_offers[2]);
+	assert_int_equal(r.rows[0].c.nodes, 1);
+	assert_int_equal(r.rows[0].c.limit.why, PRICE_LIMIT_NETWORK);
+	plan_result_release(&r);
 }
 
 /* Spot is bounded apart from on-demand, and the bound binds. */
