@@ -102,14 +102,15 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 		if ((int)strlen(of->region) > w_reg)
 			w_reg = (int)strlen(of->region);
 	}
-	printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s\n", w_prov, "PROVIDER", w_inst, "INSTANCE",
-	       w_gpus, "GPUS", w_reg, "REGION", spot ? "SPOT $/H" : "$/HOUR", "$/GPU-HOUR",
-	       "$/MONTH");
+	printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5s\n", w_prov, "PROVIDER", w_inst,
+	       "INSTANCE", w_gpus, "GPUS", w_reg, "REGION", spot ? "SPOT $/H" : "$/HOUR",
+	       "$/GPU-HOUR", "$/MONTH", "NET GB/S", "NODES");
 	for (size_t i = 0; i < n; i++) {
 		const struct price_offering *of = &cat.offers[idx[i]];
 		double node = price_offering_usd_per_hour(of, spot);
-		char gpus[PRICE_NAME_MAX + 16], a[32], b[32], c[32];
+		char gpus[PRICE_NAME_MAX + 16], a[32], b[32], c[32], net[32];
 		int ok = price_offering_eligible(&cat, of, NULL, 0);
+		struct price_node_limit lim;
 
 		any_ineligible |= !ok;
 		snprintf(gpus, sizeof(gpus), "%dx %s%s", of->gpus_per_node, of->gpu, ok ? "" : "*");
@@ -119,9 +120,17 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 			unit_fmt_usd(c, sizeof(c), node * UNIT_HOURS_PER_MONTH);
 		else
 			snprintf(c, sizeof(c), "-");
-		printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s\n", w_prov, of->provider, w_inst,
-		       of->instance_type, w_gpus, gpus, w_reg, of->region, a, b, c);
+		if (of->inter_node_bytes_per_s > 0)
+			snprintf(net, sizeof(net), "%g", of->inter_node_bytes_per_s * 8 / 1e9);
+		else
+			snprintf(net, sizeof(net), "-");
+		price_offering_node_limit(of, spot, &lim);
+		printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5d\n", w_prov, of->provider,
+		       w_inst, of->instance_type, w_gpus, gpus, w_reg, of->region, a, b, c, net,
+		       lim.nodes);
 	}
+	printf("NET: inter-node Gb/s a node, - none stated; NODES: the most one plan rents at "
+	       "this rate (one without a network or a stated capacity; capacity.csv, your quotas)\n");
 	if (any_ineligible)
 		printf("* gpus.csv lacks a figure planning needs for this GPU ('gpuplan gpus list' says which)\n");
 	if (cat.user_table)

@@ -132,6 +132,14 @@ char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
 		add_num_or_null(o, "inter_node_gbps", tidy(of->inter_node_bytes_per_s * 8 / 1e9),
 				of->inter_node_bytes_per_s > 0);
 		add_num_or_null(o, "max_nodes", of->max_nodes, of->max_nodes > 0);
+		{
+			struct price_node_limit l;
+
+			/* what one plan may rent at this rate, and why no more */
+			price_offering_node_limit(of, spot, &l);
+			cJSON_AddNumberToObject(o, "node_limit", l.nodes);
+			cJSON_AddStringToObject(o, "node_limit_by", price_limit_str(l.why));
+		}
 		cJSON_AddStringToObject(o, "catalog_version", of->version);
 		cJSON_AddBoolToObject(o, "mine", of->user);
 		cJSON_AddItemToArray(arr, o);

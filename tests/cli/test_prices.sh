@@ -31,8 +31,17 @@ expect_rc "prices list filters exit 0" 0
 # p5.48xlarge us-east-1: 55.04 USD/h, 55.04 / 8 = 6.880 per GPU-hour,
 # 55.04 * 730 = 40,179 per month.
 expect_out "p5.48xlarge priced per node, GPU and month" "p5\.48xlarge +8x H100-SXM5-80GB +us-east-1 +55\.04 +6\.880 +\\\$40,179"
-[ "$(grep -c . "$OUT")" = 3 ] && pass "three rows: header, p5.48xlarge, p5.4xlarge" \
+[ "$(grep -v '^NET:' "$OUT" | grep -c .)" = 3 ] && pass "three rows: header, p5.48xlarge, p5.4xlarge" \
 	|| fail "three rows: header, p5.48xlarge, p5.4xlarge" "$(grep -c . "$OUT") lines"
+# the network and the node limit a plan gets: EFA 3200 Gb/s and Capacity
+# Blocks' 64 instances for p5.48xlarge; p5.4xlarge's one EFA card of 100
+# Gb/s but no stated capacity, so one node
+expect_out "p5.48xlarge: 3200 Gb/s, 64 nodes" "p5\.48xlarge .* us-east-1 .* 3200 +64$"
+expect_out "p5.4xlarge: 100 Gb/s, one node" "p5\.4xlarge .* us-east-1 .* 100 +1$"
+gp prices list --gpu h100 --spot --provider aws --region us-east-1
+expect_out "spot: the 4-node spot bound" "p5\.48xlarge .* 3200 +4$"
+gp prices list --provider lambda --gpu h100
+expect_out "lambda: no network stated, one node" "gpu_8x_h100_sxm5 .* - +1$"
 
 gp prices list --gpu H100 --provider aws --spot
 expect_rc "prices list --spot exits 0" 0
@@ -95,7 +104,7 @@ expect_err "list counts the user's rows" "^150 offerings from .*data/prices\.csv
 gp prices list --mine
 expect_rc "prices list --mine exits 0" 0
 expect_out "--mine lists the user's row" "^aws +p5\.48xlarge +8x H100-SXM5-80GB +us-east-1 +51\.50 +6\.438"
-[ "$(grep -c . "$OUT")" = 2 ] && pass "--mine: header and one row" || fail "--mine: header and one row" "$(grep -c . "$OUT") lines"
+[ "$(grep -v '^NET:' "$OUT" | grep -c .)" = 2 ] && pass "--mine: header and one row" || fail "--mine: header and one row" "$(grep -c . "$OUT") lines"
 gp prices list --mine --json
 expect_out "--json marks the user's rows" '"mine":[[:space:]]+true'
 cp "$TABLE" "$TMP/table.before"
