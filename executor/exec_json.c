@@ -2,8 +2,9 @@
  * exec_json.c - the measurement of a run as JSON (schema "gpuplan.run/1"),
  * written atomically.  The only executor file that includes cJSON.
  *
- * Keys, in order: schema, backend, model {...}, layout {...}, steps, seed,
- * losses [per step], grad_norms [per step], step_times_s [per step],
+ * Keys, in order: schema, backend, model {...}, layout {...}, steps (run
+ * here), first_step (after a resumed checkpoint, its step + 1; else 1),
+ * seed, losses [per step run], grad_norms [per step], step_times_s [per step],
  * step_time_s (median), tokens_per_s, model_flops_per_rank_s, params,
  * peak_memory_bytes [per rank], with --trace forward_backward_s and
  * optimizer_s (exec_trace_phases; with a prediction, predicted_ beside
@@ -80,6 +81,8 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	/* as run: Megatron applies it only with tp > 1 */
 	cJSON_AddBoolToObject(l, "seq_parallel", p->seq_parallel && p->tp > 1);
 	add_num(root, "steps", r->steps);
+	/* losses and the rest are of steps first_step .. first_step + steps - 1 */
+	add_num(root, "first_step", r->first_step > 0 ? r->first_step : 1);
 	add_num(root, "seed", (double)o->seed);
 	add_array(root, "losses", r->losses, r->steps);
 	add_array(root, "grad_norms", r->grad_norms, r->steps);

@@ -47,7 +47,8 @@ static int find_mpirun(char *out, size_t size)
 /* Variables the ranks need that OpenMPI does not forward on its own to
  * ranks on other nodes. */
 static const char *const forward_env[] = {
-	EXEC_FAULT_ENV, EXEC_FAULT_HANG_ENV, EXEC_FAULT_OOM_ENV, "GPUPLAN_SHARE_DIR",
+	EXEC_FAULT_ENV, EXEC_FAULT_HANG_ENV, EXEC_FAULT_OOM_ENV, EXEC_FAULT_CKPT_ENV,
+	"GPUPLAN_SHARE_DIR",
 	"GPUPLAN_DATA_DIR",
 };
 
