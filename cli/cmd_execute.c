@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_calib.h"
@@ -50,7 +52,8 @@ static void help(void)
 	       "  --np N                ranks; must equal tp x pp x dp x cp (default: that product)\n"
 	       "  --steps N             training steps (default: 10)\n"
 	       "  --seed N              initialisation and synthetic data (default: 1234)\n"
-	       "  --lr X                AdamW learning rate (default: 0.001)\n"
+	       "  --lr X                AdamW learning rate (default: 0.001); a NaN or infinite\n"
+	       "                        loss ends the run with exit status 1\n"
 	       "  --data FILE           uint16 little-endian tokens (default: synthetic bigram data)\n"
 	       "  --json FILE           write the measurement (schema gpuplan.run/1)\n"
 	       "  --trace FILE          write every rank's measured timeline (forward and\n"
@@ -565,6 +568,45 @@ static void print_ckpt(const struct exec_opts *o, int resume_at)
 	fflush(stdout);
 }
 
+/* Whether path (NULL: not asked for) can be written where it names: its
+ * directory exists and this user can write there, and it is not a
+ * directory itself.  RC_OK, or RC_USAGE after one line naming flag. */
+static enum rc check_output(const char *flag, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash;
+	struct stat st;
+
+	if (!path)
+		return RC_OK;
+	if (!*path) {
+		gp_error("%s: expected a file name, found ''", flag);
+		return RC_USAGE;
+	}
+	slash = strrchr(path, '/');
+	if (!slash)
+		gp_strlcpy(dir, ".", sizeof(dir));
+	else if (slash == path)
+		gp_strlcpy(dir, "/", sizeof(dir));
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		gp_error("%s: %s: expected a file in an existing directory, found no directory %s",
+			 flag, path, dir);
+		return RC_USAGE;
+	}
+	if (access(dir, W_OK | X_OK) != 0) {
+		gp_error("%s: %s: expected a file in a directory this user can write, found %s "
+			 "read-only", flag, path, dir);
+		return RC_USAGE;
+	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		gp_error("%s: %s: expected a file, found a directory", flag, path);
+		return RC_USAGE;
+	}
+	return RC_OK;
+}
+
 /* " x cp N" when p has context parallelism, else "": the tail of a
  * layout's "tp x pp x dp" in messages. */
 static const char *cp_str(char *buf, size_t size, const struct sim_parallel *p)
@@ -735,6 +777,7 @@ enum rc cmd_execute(int argc, char **argv)
 	struct flags f;
 	struct exec_result r;
 	struct sim_plan cl;
+	struct sim_result pred;
 	struct metrics_ctx mc;
 	struct step_ctx sc;
 	double catalog_peak = 0, dev_mem = 0;
@@ -770,6 +813,23 @@ enum rc cmd_execute(int argc, char **argv)
 		gp_error("--data: %s", why);
 		return RC_INPUT;
 	}
+	/* a run the machine cannot hold is refused before any allocation:
+	 * every rank of a launched job on this machine, each rank under a
+	 * launcher for the ranks of its node */
+	if (exec_predict(&o, &pred, why, sizeof(why)) == RC_OK &&
+	    exec_host_fits(&o, &pred, exec_under_launcher() ? exec_launcher_local_size() : need,
+			   why, sizeof(why)) != RC_OK) {
+		if (rank0)
+			gp_error("execute: %s", why);
+		exec_world_leave();
+		return RC_INPUT;
+	}
+	/* the files rank 0 writes at the end: a directory that is not there
+	 * fails now, not after the run */
+	if (!exec_under_launcher() &&
+	    (check_output("--json", f.json) != RC_OK || check_output("--trace", f.trace) != RC_OK ||
+	     check_output("--metrics-file", f.metrics_file) != RC_OK))
+		return RC_USAGE;
 	/* a checkpoint directory that cannot be used, or a checkpoint of
 	 * another run, fails here before any rank starts; under a launcher
 	 * the ranks ask in exec_run and agree */

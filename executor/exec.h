@@ -431,6 +431,17 @@ enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,
 /* The same on cluster c (a GPU's, for a CUDA run). */
 enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 			struct sim_result *out, char *why, size_t size);
+/* Memory this machine can still give its processes without swapping
+ * (MemAvailable of /proc/meminfo, else the free pages), bytes; 0 when
+ * unknown. */
+double exec_host_available_bytes(void);
+/* Whether `local_ranks` CPU ranks of o fit this machine before any is
+ * started: the simulator's memory per rank (pred, exec_predict()'s) times
+ * the ranks against exec_host_available_bytes().  RC_OK (also when the
+ * backend is not "cpu" or the host's memory is unknown), or RC_INPUT with
+ * a one-line reason in why[size]. */
+enum rc exec_host_fits(const struct exec_opts *o, const struct sim_result *pred,
+		       int local_ranks, char *why, size_t size);
 /* The part of pred's memory per device that a rank's own count
  * (exec_result.peak_memory_bytes) covers: model states and activations,
  * not sim_memory's "other" (logits, a GPU's CUDA context, allocator

@@ -27,12 +27,17 @@
 
 #define RUN_SCHEMA "gpuplan.run/1"
 
-/* Numbers in the fewest of 15 or 17 digits that read back exactly. */
+/* Numbers in the fewest of 15 or 17 digits that read back exactly; a
+ * non-finite one (JSON has no spelling for it) is null, never a number
+ * it is not. */
 static void add_num(cJSON *o, const char *k, double v)
 {
 	char buf[40];
 
-	cJSON_AddRawToObject(o, k, unit_fmt_exact(buf, sizeof(buf), v));
+	if (!isfinite(v))
+		cJSON_AddNullToObject(o, k);
+	else
+		cJSON_AddRawToObject(o, k, unit_fmt_exact(buf, sizeof(buf), v));
 }
 
 static void add_array(cJSON *o, const char *k, const double *v, int n)
@@ -40,7 +45,7 @@ static void add_array(cJSON *o, const char *k, const double *v, int n)
 	cJSON *a = cJSON_AddArrayToObject(o, k);
 
 	for (int i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateNumber(isfinite(v[i]) ? v[i] : 0));
+		cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
 }
 
 static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,

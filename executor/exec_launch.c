@@ -329,8 +329,8 @@ enum rc exec_launch(int np, int argc, char **argv)
 			gp_error("%s: the job failed (mpirun exit status %d): rank %d ended first",
 				 cmd, WEXITSTATUS(status), failed);
 		else
-			gp_error("%s: the job failed (mpirun exit status %d): a rank ended "
-				 "abnormally", cmd, WEXITSTATUS(status));
+			gp_error("%s: the job failed (mpirun exit status %d)", cmd,
+				 WEXITSTATUS(status));
 		rc = RC_ERR;
 	}
 out_watch:

@@ -12,6 +12,7 @@
  * ends the job with MPI_Abort after one message naming the rank.
  */
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -369,6 +370,16 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 			goto out_r;
 		}
 		r.step_time_s[i] = now_s() - t0;
+		/* every rank has the same loss, so all stop here alike: a
+		 * diverged run is a failure, not steps of NaN */
+		if (!isfinite(r.losses[i])) {
+			if (rank == 0)
+				gp_error("execute: step %d: expected a finite loss, found %s (the run "
+					 "diverged; try a lower --lr)", s,
+					 isnan(r.losses[i]) ? "nan" : "inf");
+			rc = RC_ERR;
+			goto out_r;
+		}
 		if (s == done + 1 && o->check) {
 			rc = exec_preflight_after_step(&j, &r.check);
 			if (rc != RC_OK)
