@@ -815,8 +815,9 @@ enum rc cmd_execute(int argc, char **argv)
 	}
 	/* a run the machine cannot hold is refused before any allocation:
 	 * every rank of a launched job on this machine, each rank under a
-	 * launcher for the ranks of its node */
-	if (exec_predict(&o, &pred, why, sizeof(why)) == RC_OK &&
+	 * launcher for the ranks of its node (--check asks each rank's
+	 * device itself, before the model is allocated, and says more) */
+	if (!o.check && exec_predict(&o, &pred, why, sizeof(why)) == RC_OK &&
 	    exec_host_fits(&o, &pred, exec_under_launcher() ? exec_launcher_local_size() : need,
 			   why, sizeof(why)) != RC_OK) {
 		if (rank0)

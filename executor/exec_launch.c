@@ -325,7 +325,10 @@ enum rc exec_launch(int np, int argc, char **argv)
 	} else if (WEXITSTATUS(status) == 4 || WEXITSTATUS(status) == 127) {
 		rc = RC_DEVICE;
 	} else {
-		if (failed >= 0)
+		/* above 128 a rank died of a signal (mpirun's 128 + signal),
+		 * maybe without a word: name it; below, the ranks that
+		 * returned it said why themselves */
+		if (failed >= 0 && WEXITSTATUS(status) > 128)
 			gp_error("%s: the job failed (mpirun exit status %d): rank %d ended first",
 				 cmd, WEXITSTATUS(status), failed);
 		else
