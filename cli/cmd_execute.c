@@ -10,14 +10,19 @@
  * holds every rank's timeline); the others only report errors.
  */
 #include <getopt.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_calib.h"
 #include "exec.h"
 #include "exec_metrics.h"
+#include "plan.h"
 #include "progress.h"
 #include "sim.h"
 
@@ -47,7 +52,8 @@ static void help(void)
 	       "  --np N                ranks; must equal tp x pp x dp x cp (default: that product)\n"
 	       "  --steps N             training steps (default: 10)\n"
 	       "  --seed N              initialisation and synthetic data (default: 1234)\n"
-	       "  --lr X                AdamW learning rate (default: 0.001)\n"
+	       "  --lr X                AdamW learning rate (default: 0.001); a NaN or infinite\n"
+	       "                        loss ends the run with exit status 1\n"
 	       "  --data FILE           uint16 little-endian tokens (default: synthetic bigram data)\n"
 	       "  --json FILE           write the measurement (schema gpuplan.run/1)\n"
 	       "  --trace FILE          write every rank's measured timeline (forward and\n"
@@ -55,6 +61,15 @@ static void help(void)
 	       "                        as Chrome trace JSON for Perfetto, laid out like\n"
 	       "                        `simulate --timeline`, and adds the step's passes and\n"
 	       "                        optimizer to the table (default: off)\n"
+	       "  --checkpoint-dir DIR  write each rank's shard (weights, AdamW state) and a\n"
+	       "                        manifest into DIR/step-N, atomically, every\n"
+	       "                        --checkpoint-every steps and after the last, keeping\n"
+	       "                        the newest %d (default: none); every rank must see DIR\n"
+	       "  --checkpoint-every N  steps between checkpoints (default: the plan's interval,\n"
+	       "                        else an hour, over the predicted step time, at least 1)\n"
+	       "  --resume              continue from DIR's newest checkpoint, of the same model,\n"
+	       "                        layout and seed, to --steps in all (default: a new run,\n"
+	       "                        which refuses a DIR that holds checkpoints)\n"
 	       "  --max-ranks N         refuse layouts with more ranks (default: %d)\n"
 	       "  --timeout DUR         a step running longer ends the job with a message from\n"
 	       "                        every rank (default: %.0f predicted steps, at least %.0fs)\n"
@@ -91,10 +106,11 @@ static void help(void)
 	       "  -h, --help                      this help\n\n"
 	       "environment: GPUPLAN_MPIRUN names the launcher (default: mpirun in PATH);\n"
 	       "%s=R:S kills rank R at step S, %s=R:S makes it hang there,\n"
-	       "%s=R makes rank R's allocations fail (fault tests).\n",
-	       exec_backends_built(), 100 * CHECK_MIN_FRACTION, EXEC_MAX_RANKS_DEFAULT,
+	       "%s=R makes rank R's allocations fail, %s=R:S kills rank R half-way\n"
+	       "through writing its shard of step S's checkpoint (fault tests).\n",
+	       exec_backends_built(), 100 * CHECK_MIN_FRACTION, EXEC_CKPT_KEEP, EXEC_MAX_RANKS_DEFAULT,
 	       EXEC_TIMEOUT_STEPS, EXEC_TIMEOUT_MIN_S, EXEC_FAULT_ENV, EXEC_FAULT_HANG_ENV,
-	       EXEC_FAULT_OOM_ENV);
+	       EXEC_FAULT_OOM_ENV, EXEC_FAULT_CKPT_ENV);
 }
 
 enum {
@@ -104,7 +120,7 @@ enum {
 	OPT_GBS, OPT_ACCUM, OPT_ZERO, OPT_RECOMPUTE, OPT_INTERLEAVE, OPT_SCHEDULE,
 	OPT_NO_FLASH, OPT_PRECISION, OPT_CHECK, OPT_CALIBRATION, OPT_METRICS_PORT,
 	OPT_METRICS_FILE, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_TIED, OPT_UNTIED, OPT_SP,
-	OPT_NO_SP, OPT_TRACE, OPT_CP,
+	OPT_NO_SP, OPT_TRACE, OPT_CP, OPT_CKPT_DIR, OPT_CKPT_EVERY, OPT_RESUME,
 };
 
 struct flags {
@@ -114,6 +130,7 @@ struct flags {
 	int metrics_port;          /* 0: no server */
 	const char *metrics_file;
 	int timeout_set;
+	int ckpt_every_set;
 	int have_plan;
 	struct sim_plan plan;      /* the plan file's, when have_plan */
 };
@@ -134,11 +151,23 @@ static enum rc parse_fault_env(struct exec_opts *o)
 	return RC_OK;
 }
 
-/* EXEC_FAULT_HANG_ENV=R:S and EXEC_FAULT_OOM_ENV=R, as parse_fault_env. */
+/* EXEC_FAULT_HANG_ENV=R:S, EXEC_FAULT_CKPT_ENV=R:S and EXEC_FAULT_OOM_ENV=R,
+ * as parse_fault_env. */
 static enum rc parse_hang_oom_env(struct exec_opts *o)
 {
 	const char *h = getenv(EXEC_FAULT_HANG_ENV), *m = getenv(EXEC_FAULT_OOM_ENV);
+	const char *c = getenv(EXEC_FAULT_CKPT_ENV);
 	int r, s, n = 0;
+
+	if (c && *c) {
+		if (sscanf(c, "%d:%d%n", &r, &s, &n) != 2 || c[n] || r < 0 || s < 1) {
+			gp_error("%s: expected RANK:STEP like 1:3, found '%s'", EXEC_FAULT_CKPT_ENV, c);
+			return RC_USAGE;
+		}
+		o->ckpt_fault_rank = r;
+		o->ckpt_fault_step = s;
+	}
+	n = 0;
 
 	if (h && *h) {
 		if (sscanf(h, "%d:%d%n", &r, &s, &n) != 2 || h[n] || r < 0 || s < 1) {
@@ -204,6 +233,9 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
 		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "checkpoint-dir", required_argument, NULL, OPT_CKPT_DIR },
+		{ "checkpoint-every", required_argument, NULL, OPT_CKPT_EVERY },
+		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -324,6 +356,18 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 			f->trace = optarg;
 			o->trace = 1;
 			break;
+		case OPT_CKPT_DIR:
+			if (!*optarg) {
+				gp_error("--checkpoint-dir: expected a directory, found ''");
+				rc = RC_USAGE;
+			}
+			o->ckpt_dir = optarg;
+			break;
+		case OPT_CKPT_EVERY:
+			rc = cli_parse_int("--checkpoint-every", optarg, 1, 1000000, &o->ckpt_every);
+			f->ckpt_every_set = 1;
+			break;
+		case OPT_RESUME: o->resume = 1; break;
 		case 'q': f->quiet = 1; break;
 		case 'h': f->help = 1; return RC_OK;
 		default: return cli_bad_option("execute", optopt, argv[optind - 1]);
@@ -337,6 +381,11 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		return RC_USAGE;
 	}
 	*plan = optind == argc - 1 ? argv[optind] : NULL;
+	if (!o->ckpt_dir && (o->resume || f->ckpt_every_set)) {
+		gp_error("%s: expected --checkpoint-dir DIR beside it, found none",
+			 o->resume ? "--resume" : "--checkpoint-every");
+		return RC_USAGE;
+	}
 	return RC_OK;
 }
 
@@ -496,6 +545,68 @@ static void print_header(const struct exec_opts *o)
 	fflush(stdout);
 }
 
+/* The steps between checkpoints when --checkpoint-every is not given:
+ * the plan's interval (its spot Young/Daly interval, else the planner's
+ * hourly default) over the predicted step time, at least 1; without a
+ * prediction, the last step only. */
+static int ckpt_every_default(const struct flags *f, double step_s, int steps)
+{
+	double interval_s = f->have_plan && f->plan.ckpt_interval_s > 0
+		? f->plan.ckpt_interval_s : PLAN_DEFAULT_CKPT_INTERVAL_S;
+	double n = step_s > 0 ? floor(interval_s / step_s) : steps;
+
+	return n < 1 ? 1 : n > steps ? steps : (int)n;
+}
+
+static void print_ckpt(const struct exec_opts *o, int resume_at)
+{
+	printf("checkpoint: every %d step%s and after the last, into %s", o->ckpt_every,
+	       o->ckpt_every == 1 ? "" : "s", o->ckpt_dir);
+	if (resume_at > 0)
+		printf("; resuming after step %d", resume_at);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Whether path (NULL: not asked for) can be written where it names: its
+ * directory exists and this user can write there, and it is not a
+ * directory itself.  RC_OK, or RC_USAGE after one line naming flag. */
+static enum rc check_output(const char *flag, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash;
+	struct stat st;
+
+	if (!path)
+		return RC_OK;
+	if (!*path) {
+		gp_error("%s: expected a file name, found ''", flag);
+		return RC_USAGE;
+	}
+	slash = strrchr(path, '/');
+	if (!slash)
+		gp_strlcpy(dir, ".", sizeof(dir));
+	else if (slash == path)
+		gp_strlcpy(dir, "/", sizeof(dir));
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		gp_error("%s: %s: expected a file in an existing directory, found no directory %s",
+			 flag, path, dir);
+		return RC_USAGE;
+	}
+	if (access(dir, W_OK | X_OK) != 0) {
+		gp_error("%s: %s: expected a file in a directory this user can write, found %s "
+			 "read-only", flag, path, dir);
+		return RC_USAGE;
+	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		gp_error("%s: %s: expected a file, found a directory", flag, path);
+		return RC_USAGE;
+	}
+	return RC_OK;
+}
+
 /* " x cp N" when p has context parallelism, else "": the tail of a
  * layout's "tp x pp x dp" in messages. */
 static const char *cp_str(char *buf, size_t size, const struct sim_parallel *p)
@@ -608,8 +719,14 @@ static void print_summary(const struct exec_result *r, const struct sim_result *
 	char a[32], b[32];
 	double peak = exec_peak_memory(r), want = pred ? exec_predicted_memory(pred) : 0, fb, opt;
 
-	printf("\nloss %.4f -> %.4f over %d steps; %s parameters\n", r->losses[0],
-	       r->losses[r->steps - 1], r->steps, unit_fmt_count(a, sizeof(a), r->params));
+	if (r->first_step > 1)
+		printf("\nloss %.4f -> %.4f over steps %d-%d (resumed after step %d); %s parameters\n",
+		       r->losses[0], r->losses[r->steps - 1], r->first_step,
+		       r->first_step + r->steps - 1, r->first_step - 1,
+		       unit_fmt_count(a, sizeof(a), r->params));
+	else
+		printf("\nloss %.4f -> %.4f over %d steps; %s parameters\n", r->losses[0],
+		       r->losses[r->steps - 1], r->steps, unit_fmt_count(a, sizeof(a), r->params));
 	printf("\n%-22s %12s %12s %9s\n", "", "measured", "predicted", "error");
 	printf("%-22s %12s %12s", "step time (median)",
 	       unit_fmt_duration(a, sizeof(a), r->step_time_median_s),
@@ -660,11 +777,12 @@ enum rc cmd_execute(int argc, char **argv)
 	struct flags f;
 	struct exec_result r;
 	struct sim_plan cl;
+	struct sim_result pred;
 	struct metrics_ctx mc;
 	struct step_ctx sc;
 	double catalog_peak = 0, dev_mem = 0;
-	int have_pred = 0, have_cluster = 0, rank0, need, launching;
-	char why[512], dev[128], cps[32];
+	int have_pred = 0, have_cluster = 0, rank0, need, launching, resume_at = 0;
+	char why[PATH_MAX + 512], dev[128], cps[32];
 	enum rc rc;
 
 	rc = build_opts(argc, argv, &o, &f);
@@ -693,6 +811,31 @@ enum rc cmd_execute(int argc, char **argv)
 	if (!exec_under_launcher() && o.data_path &&
 	    exec_data_check(o.data_path, &o, why, sizeof(why)) != RC_OK) {
 		gp_error("--data: %s", why);
+		return RC_INPUT;
+	}
+	/* a run the machine cannot hold is refused before any allocation:
+	 * every rank of a launched job on this machine, each rank under a
+	 * launcher for the ranks of its node (--check asks each rank's
+	 * device itself, before the model is allocated, and says more) */
+	if (!o.check && exec_predict(&o, &pred, why, sizeof(why)) == RC_OK &&
+	    exec_host_fits(&o, &pred, exec_under_launcher() ? exec_launcher_local_size() : need,
+			   why, sizeof(why)) != RC_OK) {
+		if (rank0)
+			gp_error("execute: %s", why);
+		exec_world_leave();
+		return RC_INPUT;
+	}
+	/* the files rank 0 writes at the end: a directory that is not there
+	 * fails now, not after the run */
+	if (!exec_under_launcher() &&
+	    (check_output("--json", f.json) != RC_OK || check_output("--trace", f.trace) != RC_OK ||
+	     check_output("--metrics-file", f.metrics_file) != RC_OK))
+		return RC_USAGE;
+	/* a checkpoint directory that cannot be used, or a checkpoint of
+	 * another run, fails here before any rank starts; under a launcher
+	 * the ranks ask in exec_run and agree */
+	if (!exec_under_launcher() && exec_ckpt_prepare(&o, &resume_at, why, sizeof(why)) != RC_OK) {
+		gp_error("%s", why);
 		return RC_INPUT;
 	}
 	if (f.np && f.np != need) {
@@ -759,13 +902,22 @@ enum rc cmd_execute(int argc, char **argv)
 		mc.predicted_step_s = have_pred ? cl.result.step_time_s : 0;
 		sc.mc = &mc;
 	}
+	if (o.ckpt_dir && !f.ckpt_every_set)
+		o.ckpt_every = ckpt_every_default(&f, have_pred ? cl.result.step_time_s : 0, o.steps);
+	/* the header says where the run starts (exec_run finds it again on
+	 * every rank) */
+	if (rank0 && o.ckpt_dir) {
+		if (exec_ckpt_prepare(&o, &resume_at, why, sizeof(why)) != RC_OK)
+			resume_at = 0;
+		print_ckpt(&o, resume_at);
+	}
 	if (!f.timeout_set) {
 		double steps_s = EXEC_TIMEOUT_STEPS * (have_pred ? cl.result.step_time_s : 0);
 
 		o.timeout_s = steps_s > EXEC_TIMEOUT_MIN_S ? steps_s : EXEC_TIMEOUT_MIN_S;
 	}
 	if (rank0)
-		progress_step(&sc, 1, o.steps);
+		progress_step(&sc, resume_at + 1, o.steps);
 	rc = exec_run(&o, &r);
 	gp_progress_done(sc.prog);
 	if (rc != RC_OK) {
@@ -776,7 +928,7 @@ enum rc cmd_execute(int argc, char **argv)
 		struct exec_metrics_sample x;
 
 		metrics_sample(&mc, &x);
-		x.step = r.steps;
+		x.step = r.first_step + r.steps - 1;
 		x.loss = r.steps > 0 ? r.losses[r.steps - 1] : -1;
 		x.step_time_s = r.step_time_median_s;
 		x.tokens_per_s = r.tokens_per_s;

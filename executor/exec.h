@@ -39,6 +39,10 @@
  * device would. */
 #define EXEC_FAULT_HANG_ENV "GPUPLAN_FAULT_HANG_RANK"
 #define EXEC_FAULT_OOM_ENV "GPUPLAN_FAULT_OOM_RANK"
+/* "R:S" makes rank R kill itself half-way through writing its shard of
+ * the checkpoint of step S, for the test that a killed write leaves the
+ * previous checkpoint whole. */
+#define EXEC_FAULT_CKPT_ENV "GPUPLAN_FAULT_KILL_CKPT"
 /* The CLI's default step timeout: EXEC_TIMEOUT_STEPS predicted steps, at
  * least EXEC_TIMEOUT_MIN_S (the first step also pays for start-up). */
 #define EXEC_TIMEOUT_MIN_S 300.0
@@ -121,6 +125,14 @@ struct exec_opts {
 	int check;                /* pre-flight check before step 1 (exec_expect) */
 	struct exec_expect expect;
 	int trace;                /* record the measured timeline (exec_result.trace) */
+	/* Checkpoints (exec_ckpt.c): every ckpt_every steps and after the
+	 * last, each rank's shard into ckpt_dir (NULL: none); with resume,
+	 * the run continues after ckpt_dir's newest checkpoint, to `steps`
+	 * in all. */
+	const char *ckpt_dir;
+	int ckpt_every;
+	int resume;
+	int ckpt_fault_rank, ckpt_fault_step; /* EXEC_FAULT_CKPT_ENV; -1: none */
 	int init_threads;         /* host threads drawing the initial weights; 0:
 				     the machine's CPUs over the ranks on it */
 	/* Called on world rank 0 after every step (may be NULL). */
@@ -300,7 +312,8 @@ struct exec_result {
 	char device[128];           /* this rank's device ("cpu", or the GPU's name) */
 	double device_memory_bytes;
 	struct exec_check check;    /* when exec_opts.check */
-	int steps;
+	int first_step;             /* the first step run (1, or after a resumed checkpoint) */
+	int steps;                  /* steps run: first_step .. first_step + steps - 1 */
 	double *losses;             /* [steps], same on every rank */
 	double *grad_norms;         /* [steps] */
 	double *step_time_s;        /* [steps], this rank's wall time */
@@ -324,6 +337,30 @@ struct exec_result {
  * exec_result_release()); out is untouched on failure. */
 enum rc exec_run(const struct exec_opts *o, struct exec_result *out);
 void exec_result_release(struct exec_result *r);
+
+/* ---- checkpoints (exec_ckpt.c, exec_ckpt_json.c) --------------------- */
+
+#define EXEC_CKPT_SCHEMA "gpuplan.checkpoint/1"
+/* Checkpoints kept in a directory: the newest and the one before
+ * (the planner prices two, PLAN_DEFAULT_CKPT_KEEP). */
+#define EXEC_CKPT_KEEP 2
+
+/* A checkpoint directory holds DIR/step-NNNNNNNN/ per checkpoint: one
+ * shard per rank (rank-NNNNN.bin: the rank's master weights and AdamW
+ * moments, native byte order) and manifest.json (schema
+ * gpuplan.checkpoint/1: the step, the model, the layout, the seed and
+ * each shard's size and FNV-1a hash).  A checkpoint is written into
+ * DIR/.step-NNNNNNNN.tmp, every file fsynced, and renamed into place
+ * after the manifest: a step-* directory is always whole, and a write
+ * killed half-way leaves the ones before untouched.
+ *
+ * Checks o's checkpoint options before any rank starts (prints nothing):
+ * without o->resume, that ckpt_dir can be used (its parent exists; it is
+ * a writable directory or can be made one) and holds no checkpoint yet,
+ * *step = 0; with it, that its newest checkpoint is of o's model,
+ * layout and seed and before o->steps, *step = its step.  Returns RC_OK,
+ * or RC_INPUT with one line naming the directory in why[size]. */
+enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *why, size_t size);
 
 /* 1 when started by mpirun (OMPI_COMM_WORLD_SIZE) or srun (PMI_SIZE with
  * --mpi=pmi2, PMIX_RANK with --mpi=pmix). */
@@ -394,6 +431,17 @@ enum rc exec_predict(const struct exec_opts *o, struct sim_result *out,
 /* The same on cluster c (a GPU's, for a CUDA run). */
 enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 			struct sim_result *out, char *why, size_t size);
+/* Memory this machine can still give its processes without swapping
+ * (MemAvailable of /proc/meminfo, else the free pages), bytes; 0 when
+ * unknown. */
+double exec_host_available_bytes(void);
+/* Whether `local_ranks` CPU ranks of o fit this machine before any is
+ * started: the simulator's memory per rank (pred, exec_predict()'s) times
+ * the ranks against exec_host_available_bytes().  RC_OK (also when the
+ * backend is not "cpu" or the host's memory is unknown), or RC_INPUT with
+ * a one-line reason in why[size]. */
+enum rc exec_host_fits(const struct exec_opts *o, const struct sim_result *pred,
+		       int local_ranks, char *why, size_t size);
 /* The part of pred's memory per device that a rank's own count
  * (exec_result.peak_memory_bytes) covers: model states and activations,
  * not sim_memory's "other" (logits, a GPU's CUDA context, allocator

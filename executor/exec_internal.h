@@ -443,6 +443,59 @@ int exec_trainer_tensor(const struct exec_trainer *t, int i, int j, long *off,
  * replica's ranks, the model's count. */
 double exec_trainer_local_params(const struct exec_trainer *t);
 
+/* What a checkpoint keeps of this rank's trainer: exec_trainer_state_bufs()
+ * fp32 buffers of backend memory, three a unit: its master weights (the
+ * ZeRO-3 shard, or the whole padded unit), AdamW's m and v of its own
+ * range.  With the step they are the whole training state: the batch of a
+ * step follows from the step (load_tokens) and the random numbers are
+ * counter-based.  exec_trainer_state_buf() gives buffer i and its element
+ * count (0, or -1 when i is out of range); after writing them all,
+ * exec_trainer_state_loaded() refreshes the working copies. */
+int exec_trainer_state_bufs(const struct exec_trainer *t);
+int exec_trainer_state_buf(const struct exec_trainer *t, int i, float **buf, long *n);
+void exec_trainer_state_loaded(struct exec_trainer *t);
+
+/* ---- checkpoints (exec_ckpt.c, exec_ckpt_json.c) --------------------- */
+
+/* One rank's shard as the manifest lists it. */
+struct exec_ckpt_shard {
+	long long bytes;
+	uint64_t fnv1a64;       /* of the whole file */
+};
+
+/* What manifest.json says.  Plain data; shards is xcalloc'd, freed by
+ * exec_ckpt_manifest_release(). */
+struct exec_ckpt_manifest {
+	int step;
+	struct sim_model model;  /* name, shapes, mlp, tied_embeddings */
+	enum exec_norm norm;
+	struct sim_parallel par; /* tp, pp, dp, cp, zero, interleave, mbs, gbs */
+	uint64_t seed;
+	int world;
+	struct exec_ckpt_shard *shards; /* [world] */
+};
+
+void exec_ckpt_manifest_release(struct exec_ckpt_manifest *m);
+/* Returns m as JSON (caller frees with free()). */
+char *exec_ckpt_manifest_to_json(const struct exec_ckpt_manifest *m);
+/* Parses buf[0..len) into out; RC_INPUT with a one-line reason (".field:
+ * expected X, found Y") in why[size] and out untouched on failure. */
+enum rc exec_ckpt_manifest_parse(const char *buf, size_t len, struct exec_ckpt_manifest *out,
+				 char *why, size_t size);
+
+/* Writes step's checkpoint of every rank's trainer t into o->ckpt_dir as
+ * exec_ckpt_prepare() describes, and removes all but the newest
+ * EXEC_CKPT_KEEP.  Collective over the world; every rank returns the same
+ * status: RC_OK, or RC_ERR after one line from the lowest failing rank. */
+enum rc exec_ckpt_save(struct exec_job *j, struct exec_trainer *t, const struct exec_opts *o,
+		       int step);
+/* Reads this rank's shard of o->ckpt_dir's checkpoint of step `step` into
+ * t and checks it against the manifest.  Collective over the world; every
+ * rank returns the same status: RC_OK, RC_INPUT (a shard that is not the
+ * manifest's) or RC_ERR, after one line from the lowest failing rank. */
+enum rc exec_ckpt_load(struct exec_job *j, struct exec_trainer *t, const struct exec_opts *o,
+		       int step);
+
 /* ---- the trace recorder (exec_trace.c) ------------------------------- */
 
 /* Records one rank's intervals into a buffer allocated once: nothing is

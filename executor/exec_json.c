@@ -2,8 +2,9 @@
  * exec_json.c - the measurement of a run as JSON (schema "gpuplan.run/1"),
  * written atomically.  The only executor file that includes cJSON.
  *
- * Keys, in order: schema, backend, model {...}, layout {...}, steps, seed,
- * losses [per step], grad_norms [per step], step_times_s [per step],
+ * Keys, in order: schema, backend, model {...}, layout {...}, steps (run
+ * here), first_step (after a resumed checkpoint, its step + 1; else 1),
+ * seed, losses [per step run], grad_norms [per step], step_times_s [per step],
  * step_time_s (median), tokens_per_s, model_flops_per_rank_s, params,
  * peak_memory_bytes [per rank], with --trace forward_backward_s and
  * optimizer_s (exec_trace_phases; with a prediction, predicted_ beside
@@ -26,12 +27,17 @@
 
 #define RUN_SCHEMA "gpuplan.run/1"
 
-/* Numbers in the fewest of 15 or 17 digits that read back exactly. */
+/* Numbers in the fewest of 15 or 17 digits that read back exactly; a
+ * non-finite one (JSON has no spelling for it) is null, never a number
+ * it is not. */
 static void add_num(cJSON *o, const char *k, double v)
 {
 	char buf[40];
 
-	cJSON_AddRawToObject(o, k, unit_fmt_exact(buf, sizeof(buf), v));
+	if (!isfinite(v))
+		cJSON_AddNullToObject(o, k);
+	else
+		cJSON_AddRawToObject(o, k, unit_fmt_exact(buf, sizeof(buf), v));
 }
 
 static void add_array(cJSON *o, const char *k, const double *v, int n)
@@ -39,7 +45,7 @@ static void add_array(cJSON *o, const char *k, const double *v, int n)
 	cJSON *a = cJSON_AddArrayToObject(o, k);
 
 	for (int i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateNumber(isfinite(v[i]) ? v[i] : 0));
+		cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
 }
 
 static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
@@ -80,6 +86,8 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	/* as run: Megatron applies it only with tp > 1 */
 	cJSON_AddBoolToObject(l, "seq_parallel", p->seq_parallel && p->tp > 1);
 	add_num(root, "steps", r->steps);
+	/* losses and the rest are of steps first_step .. first_step + steps - 1 */
+	add_num(root, "first_step", r->first_step > 0 ? r->first_step : 1);
 	add_num(root, "seed", (double)o->seed);
 	add_array(root, "losses", r->losses, r->steps);
 	add_array(root, "grad_norms", r->grad_norms, r->steps);

@@ -2,7 +2,9 @@
  * exec_metrics.c - a minimal HTTP responder for Prometheus scrapes and an
  * atomic textfile writer.  It answers one request per connection with the
  * latest snapshot and closes; it is not a general web server and listens
- * on the loopback address only.
+ * on the loopback address only.  A client that closes early costs the
+ * process no SIGPIPE, and one that is slow is dropped after
+ * CLIENT_DEADLINE_MS, so neither can hold the run.
  */
 #include "exec_metrics.h"
 
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 struct exec_metrics {
@@ -99,19 +102,62 @@ size_t exec_metrics_format(const struct exec_metrics_sample *s, char *buf, size_
 	return o.len;
 }
 
+/* How long one client may take over its request and our answer: a
+ * client that is slow (or never sends) is dropped after this, so it
+ * cannot hold the single-threaded server. */
+#define CLIENT_DEADLINE_MS 2000
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sends buf[0..n) to client c before the deadline; a client that has
+ * closed its end is an error here, not a SIGPIPE (MSG_NOSIGNAL).  0, or
+ * -1 when it could not all be sent. */
+static int send_all(int c, const char *buf, size_t n, long long deadline)
+{
+	while (n > 0) {
+		struct pollfd p = { c, POLLOUT, 0 };
+		long long left = deadline - now_ms();
+		ssize_t w;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		w = send(c, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		if (w <= 0)
+			return -1;
+		buf += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 static void serve_one(struct exec_metrics *m, int c)
 {
 	char req[2048], head[256];
 	ssize_t n = 0, got;
+	long long deadline = now_ms() + CLIENT_DEADLINE_MS;
+	char *body = NULL;
+	size_t len = 0;
 	int ok;
 
-	/* Read up to the end of the request head (or what fits). */
+	/* Read up to the end of the request head (or what fits), within the
+	 * client's deadline as a whole. */
 	while (n < (ssize_t)sizeof(req) - 1) {
 		struct pollfd p = { c, POLLIN, 0 };
+		long long left = deadline - now_ms();
 
-		if (poll(&p, 1, 1000) <= 0)
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
 			break;
-		got = read(c, req + n, sizeof(req) - 1 - (size_t)n);
+		got = recv(c, req + n, sizeof(req) - 1 - (size_t)n, MSG_DONTWAIT);
+		if (got < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
 		if (got <= 0)
 			break;
 		n += got;
@@ -121,19 +167,27 @@ static void serve_one(struct exec_metrics *m, int c)
 	}
 	req[n > 0 ? n : 0] = '\0';
 	ok = strncmp(req, "GET /metrics", 12) == 0 || strncmp(req, "GET / ", 6) == 0;
-	pthread_mutex_lock(&m->lock);
-	if (ok) {
-		snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\n"
-			 "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-			 "Content-Length: %zu\r\nConnection: close\r\n\r\n", m->body_len);
-		if (write(c, head, strlen(head)) > 0 && m->body_len)
-			(void)!write(c, m->body, m->body_len);
-	} else {
+	if (!ok) {
 		static const char nf[] = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n"
 					 "Connection: close\r\n\r\n";
-		(void)!write(c, nf, sizeof(nf) - 1);
+		send_all(c, nf, sizeof(nf) - 1, deadline);
+		return;
+	}
+	/* a copy, so that the step that publishes the next one never waits
+	 * for this client */
+	pthread_mutex_lock(&m->lock);
+	if (m->body_len) {
+		body = xmalloc(m->body_len);
+		memcpy(body, m->body, m->body_len);
+		len = m->body_len;
 	}
 	pthread_mutex_unlock(&m->lock);
+	snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\n"
+		 "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+		 "Content-Length: %zu\r\nConnection: close\r\n\r\n", len);
+	if (send_all(c, head, strlen(head), deadline) == 0 && len)
+		send_all(c, body, len, deadline);
+	free(body);
 }
 
 static void *serve(void *arg)

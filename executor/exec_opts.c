@@ -42,6 +42,7 @@ void exec_opts_init(struct exec_opts *o)
 	o->fault_rank = -1;
 	o->fault_step = -1;
 	o->hang_rank = o->hang_step = o->oom_rank = -1;
+	o->ckpt_fault_rank = o->ckpt_fault_step = -1;
 }
 
 void exec_opts_derive(struct exec_opts *o)

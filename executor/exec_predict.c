@@ -37,6 +37,7 @@
  * copy (4 + 4 + 8 bytes a parameter); gradients are fp32 in every backend
  * (the bf16 CUDA one keeps 2 + 4 + 12 = 18).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -191,4 +192,39 @@ enum rc exec_predict_on(const struct exec_opts *o, const struct sim_cluster *c,
 		return rc;
 	sim_step(&o->model, &par, c, out);
 	return RC_OK;
+}
+
+double exec_host_available_bytes(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	double kib = -1;
+	long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (kib >= 0)
+		return kib * 1024.0;
+	return pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+}
+
+enum rc exec_host_fits(const struct exec_opts *o, const struct sim_result *pred,
+		       int local_ranks, char *why, size_t size)
+{
+	double avail = exec_host_available_bytes(), per = pred->memory.total, need;
+	char a[32], b[32];
+
+	if (!o->backend || strcmp(o->backend, "cpu") != 0 || avail <= 0)
+		return RC_OK;
+	need = per * local_ranks;
+	if (isfinite(need) && need <= avail)
+		return RC_OK;
+	snprintf(why, size, "memory: expected the run to fit the %s this machine has available, "
+		 "found %d CPU rank%s x %s (the simulator's memory per rank); shrink the model for "
+		 "a trial with --layers or --hidden", unit_fmt_bytes(a, sizeof(a), avail),
+		 local_ranks, local_ranks == 1 ? "" : "s", unit_fmt_bytes(b, sizeof(b), per));
+	return RC_INPUT;
 }

@@ -11,6 +11,8 @@
  * a step, when peers may be blocked in a collective waiting for this rank,
  * ends the job with MPI_Abort after one message naming the rank.
  */
+#include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,9 +272,9 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 	struct exec_job j;
 	struct exec_result r;
 	struct exec_trainer *t;
-	char why[512] = "";
+	char why[PATH_MAX + 512] = "";
 	enum rc rc;
-	int rank;
+	int rank, done = 0;
 
 	/* Every rank checks the same options and finds the same answer, so
 	 * no communication is needed to agree on these. */
@@ -295,21 +297,45 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 		exec_job_close(&j);
 		return rc;
 	}
+	/* Every rank sees the same checkpoint directory (one machine, or a
+	 * shared file system), so they find the same newest step. */
+	rc = exec_ckpt_prepare(o, &done, why, sizeof(why));
+	rc = exec_job_agree(&j, rc, "execute", why);
+	if (rc == RC_OK && j.mpi) {
+		double v[2] = { done, -done };
+
+		if (exec_mpi_world_max(v, 2) != RC_OK)
+			rc = RC_DEVICE;
+		else if (v[0] != -v[1]) {
+			if (rank == 0)
+				gp_error("--resume: %s: expected every rank to find the same newest "
+					 "checkpoint, found steps %.0f to %.0f", o->ckpt_dir, -v[1],
+					 v[0]);
+			rc = RC_INPUT;
+		}
+	}
+	if (rc != RC_OK) {
+		exec_job_close(&j);
+		return rc;
+	}
 	t = exec_trainer_new(o, &j.l, &j.dev, &j.g, why, sizeof(why));
 	/* Every rank reads the same options and data file, so a failure is
 	 * normally everyone's: the lowest failing rank alone says why. */
 	rc = exec_job_agree(&j, t ? RC_OK : RC_INPUT, "execute", why);
 	if (rc != RC_OK)
 		goto out;
+	if (done > 0 && (rc = exec_ckpt_load(&j, t, o, done)) != RC_OK)
+		goto out;
 
 	r.layout = j.l;
 	r.world = j.world;
-	r.steps = o->steps;
+	r.first_step = done + 1;
+	r.steps = o->steps - done;
 	gp_strlcpy(r.device, j.dev.name, sizeof(r.device));
 	r.device_memory_bytes = j.dev.memory_bytes;
-	r.losses = xcalloc((size_t)o->steps, sizeof(double));
-	r.grad_norms = xcalloc((size_t)o->steps, sizeof(double));
-	r.step_time_s = xcalloc((size_t)o->steps, sizeof(double));
+	r.losses = xcalloc((size_t)r.steps, sizeof(double));
+	r.grad_norms = xcalloc((size_t)r.steps, sizeof(double));
+	r.step_time_s = xcalloc((size_t)r.steps, sizeof(double));
 	{
 		double v = j.l.dp_rank == 0 && j.l.cp_rank == 0 ? exec_trainer_local_params(t) : 0;
 
@@ -317,8 +343,9 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 			exec_mpi_abort(rc_exit_code(RC_DEVICE));
 		r.params = v;
 	}
-	for (int s = 1; s <= o->steps; s++) {
+	for (int s = done + 1; s <= o->steps; s++) {
 		struct exec_step_info info;
+		int i = s - done - 1;
 		double t0;
 
 		exec_watchdog_arm(o->timeout_s, rank, s);
@@ -329,7 +356,7 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 			exec_mpi_abort(rc_exit_code(RC_DEVICE));
 		exec_watchdog_where(EXEC_WATCH_IN_STEP);
 		t0 = now_s();
-		rc = exec_trainer_step(t, s, &r.losses[s - 1], &r.grad_norms[s - 1]);
+		rc = exec_trainer_step(t, s, &r.losses[i], &r.grad_norms[i]);
 		/* the step's kernels are queued, not done, until the device says so */
 		if (rc == RC_OK)
 			rc = exec_device_sync(&j.dev);
@@ -342,8 +369,18 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 				exec_mpi_abort(rc_exit_code(rc));
 			goto out_r;
 		}
-		r.step_time_s[s - 1] = now_s() - t0;
-		if (s == 1 && o->check) {
+		r.step_time_s[i] = now_s() - t0;
+		/* every rank has the same loss, so all stop here alike: a
+		 * diverged run is a failure, not steps of NaN */
+		if (!isfinite(r.losses[i])) {
+			if (rank == 0)
+				gp_error("execute: step %d: expected a finite loss, found %s (the run "
+					 "diverged; try a lower --lr)", s,
+					 isnan(r.losses[i]) ? "nan" : "inf");
+			rc = RC_ERR;
+			goto out_r;
+		}
+		if (s == done + 1 && o->check) {
 			rc = exec_preflight_after_step(&j, &r.check);
 			if (rc != RC_OK)
 				goto out_r;
@@ -351,13 +388,20 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 		if (rank == 0 && o->on_step) {
 			info.step = s;
 			info.steps = o->steps;
-			info.loss = r.losses[s - 1];
-			info.grad_norm = r.grad_norms[s - 1];
-			info.time_s = r.step_time_s[s - 1];
+			info.loss = r.losses[i];
+			info.grad_norm = r.grad_norms[i];
+			info.time_s = r.step_time_s[i];
 			o->on_step(o->on_step_ctx, &info);
 		}
+		if (o->ckpt_dir && o->ckpt_every > 0 && (s % o->ckpt_every == 0 || s == o->steps)) {
+			/* a checkpoint is no step: the watchdog waits for it */
+			exec_watchdog_disarm();
+			rc = exec_ckpt_save(&j, t, o, s);
+			if (rc != RC_OK)
+				goto out_r;
+		}
 	}
-	r.step_time_median_s = median(r.step_time_s, o->steps);
+	r.step_time_median_s = median(r.step_time_s, r.steps);
 	r.tokens_per_s = r.step_time_median_s > 0
 		? (double)o->par.gbs * o->model.seq / r.step_time_median_s : 0;
 	{

@@ -1943,3 +1943,48 @@ double exec_trainer_local_params(const struct exec_trainer *t)
 				n += (double)t->units[i].t[j].n;
 	return n;
 }
+
+/* ---- checkpoint state (exec_ckpt.c) ---------------------------------- */
+
+int exec_trainer_state_bufs(const struct exec_trainer *t)
+{
+	return 3 * t->n_units;
+}
+
+int exec_trainer_state_buf(const struct exec_trainer *t, int i, float **buf, long *n)
+{
+	const struct unit *u;
+
+	if (i < 0 || i >= 3 * t->n_units)
+		return -1;
+	u = &t->units[i / 3];
+	switch (i % 3) {
+	case 0:
+		/* ZeRO-3 keeps only its shard of the master weights; below it
+		 * every DP rank holds them whole (its own range updated, the
+		 * rest gathered), padding included */
+		*buf = t->o.par.zero == 3 ? u->pshard : u->params;
+		*n = t->o.par.zero == 3 ? u->shard : u->n_pad;
+		break;
+	case 1:
+		*buf = u->m;
+		*n = u->own_n;
+		break;
+	default:
+		*buf = u->v;
+		*n = u->own_n;
+		break;
+	}
+	return 0;
+}
+
+void exec_trainer_state_loaded(struct exec_trainer *t)
+{
+	for (int i = 0; i < t->n_units; i++) {
+		struct unit *u = &t->units[i];
+
+		/* ZeRO-3 narrows at each gather */
+		if (t->o.par.zero < 3 && u->work != u->params)
+			t->be->narrow(t->d, u->work, u->params, u->n_pad);
+	}
+}

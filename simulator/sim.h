@@ -284,6 +284,10 @@ struct sim_plan {
 	double usd_per_gpu_hour;        /* 0 when not given */
 	struct sim_result result;       /* the prediction */
 	double time_to_train_s;         /* 0 when tokens not given */
+	/* Seconds between checkpoints the plan was priced with (the
+	 * Young/Daly interval on spot, else the planner's); 0: not given.
+	 * `execute --checkpoint-dir` turns it into steps. */
+	double ckpt_interval_s;
 	double cost_usd;                /* 0 when not priced */
 	/* What produced the plan (DESIGN.md: "the inputs' identity"): the
 	 * command line, and price_catalog.digest of the catalog it read;

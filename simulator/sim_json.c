@@ -188,6 +188,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	o = cJSON_AddObjectToObject(root, "job");
 	add_num(o, "tokens", p->tokens);
 	add_num(o, "usd_per_gpu_hour", p->usd_per_gpu_hour);
+	if (p->ckpt_interval_s > 0)
+		add_num(o, "checkpoint_interval_s", p->ckpt_interval_s);
 
 	o = cJSON_AddObjectToObject(root, "inputs");
 	cJSON_AddStringToObject(o, "command", p->command);
@@ -641,6 +643,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 	if (o) {
 		get_double(r, o, ".job", "tokens", 0, 0, &p->tokens);
 		get_double(r, o, ".job", "usd_per_gpu_hour", 0, 0, &p->usd_per_gpu_hour);
+		get_double(r, o, ".job", "checkpoint_interval_s", 0, 0, &p->ckpt_interval_s);
 	}
 	o = object(r, root, "", "inputs", 0);
 	if (o) {

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exec_internal.h"
 #include "sim_internal.h"
@@ -1704,10 +1705,70 @@ static void test_exec_calibration_path_is_safe(void **state)
 	assert_string_equal(buf, "/u/calibration/NVIDIA_H100_80GB.json");
 }
 
+/* A run's JSON spells a non-finite figure null, never a number it is
+ * not (a diverged run's NaN losses were written as 0). */
+static void test_exec_run_write_json_nonfinite_null(void **state)
+{
+	struct exec_opts o;
+	struct exec_result r;
+	double losses[3] = { 4.5, NAN, INFINITY }, norms[3] = { 1, 2, NAN }, times[3] = { 1, 1, 1 };
+	char path[] = "/tmp/gpuplan-run-json-XXXXXX", *text = NULL;
+	size_t len;
+	int fd;
+
+	(void)state;
+	exec_opts_init(&o);
+	memset(&r, 0, sizeof(r));
+	r.first_step = 1;
+	r.steps = 3;
+	r.losses = losses;
+	r.grad_norms = norms;
+	r.step_time_s = times;
+	r.step_time_median_s = NAN;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(exec_run_write_json(path, &o, &r, NULL), RC_OK);
+	assert_int_equal(gp_read_file(path, &text, &len), RC_OK);
+	remove(path);
+	assert_non_null(strstr(text, "\"losses\":\t[4.5, null, null]"));
+	assert_non_null(strstr(text, "\"grad_norms\":\t[1, 2, null]"));
+	assert_non_null(strstr(text, "\"step_time_s\":\tnull"));
+	assert_non_null(strstr(text, "\"first_step\":\t1"));
+	free(text);
+}
+
+/* Whether a model fits the host is the simulator's memory per rank
+ * against the host's available memory, times the ranks on it. */
+static void test_exec_host_fits_refuses_too_big(void **state)
+{
+	struct exec_opts o;
+	struct sim_result pred;
+	char why[512] = "";
+	double avail = exec_host_available_bytes();
+
+	(void)state;
+	exec_opts_init(&o);
+	memset(&pred, 0, sizeof(pred));
+	assert_true(avail > 0);
+	pred.memory.total = avail / 4;
+	assert_int_equal(exec_host_fits(&o, &pred, 2, why, sizeof(why)), RC_OK);
+	assert_int_equal(exec_host_fits(&o, &pred, 8, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "memory: expected the run to fit the "));
+	assert_non_null(strstr(why, "found 8 CPU ranks x "));
+	pred.memory.total = INFINITY;
+	assert_int_equal(exec_host_fits(&o, &pred, 1, why, sizeof(why)), RC_INPUT);
+	/* a GPU's memory is --check's question */
+	o.backend = "cuda";
+	assert_int_equal(exec_host_fits(&o, &pred, 1, why, sizeof(why)), RC_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_layout_init_tp_innermost),
+		cmocka_unit_test(test_exec_run_write_json_nonfinite_null),
+		cmocka_unit_test(test_exec_host_fits_refuses_too_big),
 		cmocka_unit_test(test_exec_split_balanced),
 		cmocka_unit_test(test_exec_chunk_layers_interleaved),
 		cmocka_unit_test(test_exec_chunk_layers_uneven_as_simulated),

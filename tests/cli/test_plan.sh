@@ -34,6 +34,10 @@ grep -q '"command":[[:space:]]*"gpuplan plan --model llama3-70b --tokens 1T --bu
 	pass "plan.json records the command that made it" || fail "plan.json records the command that made it" "no inputs.command"
 grep -Eq '"catalog_digest":[[:space:]]*"fnv1a64:[0-9a-f]{16}"' "$TMP/plan.json" &&
 	pass "plan.json records the catalog it read" || fail "plan.json records the catalog it read" "no inputs.catalog_digest"
+# the checkpoint interval it was priced with, for execute --checkpoint-dir
+ci=$(json_num checkpoint_interval_s "$TMP/plan.json")
+awk -v c="$ci" 'BEGIN { exit !(c > 0) }' && pass "plan.json records its checkpoint interval ($ci s)" \
+	|| fail "plan.json records its checkpoint interval" "found '$ci'"
 # The answer's cost is within the budget: the COST column of row 1.
 cost=$(awk '$1 == "1" { for (i = 1; i <= NF; i++) if ($i ~ /^\$[0-9,]+$/) { gsub(/[$,]/, "", $i); print $i; exit } }' "$OUT")
 [ -n "$cost" ] && [ "$cost" -le 1500000 ] && pass "best plan costs at most the budget ($cost)" \
