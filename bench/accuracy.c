@@ -322,8 +322,17 @@ static void published_row(const struct price_csv *csv, const struct price_csv_ro
 	else if (contains(rc_cell, "selective"))
 		p.recompute = SIM_RECOMPUTE_SELECTIVE;
 	/* Megatron SC'21 predates flash attention and sequence parallelism;
-	 * llm-foundry uses flash attention; NeMo 24.07 uses both, and fp8. */
+	 * llm-foundry uses flash attention; NeMo 24.07 uses both, and fp8.
+	 * Which flash kernel, from what the source states of its stack (the
+	 * rows name none): llm-foundry's tables were taken before its move to
+	 * torch 2.0 (the README's "TODO: Update tables with torch 2.0 after
+	 * next Composer release") and before FlashAttention-2's release (July
+	 * 2023): FlashAttention (v1).  NeMo 24.07 runs Transformer Engine,
+	 * which picks cuDNN attention on Hopper (auto).  Llama 3 (2024, on
+	 * PyTorch) states no kernel: FlashAttention-2, the one PyTorch's own
+	 * attention ran in 2024. */
 	p.flash = !megatron;
+	p.attn_kernel = mpt ? SIM_ATTN_FA1 : nemo ? SIM_ATTN_AUTO : SIM_ATTN_FA2;
 	p.seq_parallel = (nemo || contains(sp_cell, "yes")) && p.tp > 1;
 	/* NeMo's recipes overlap TP communication with the GEMMs
 	 * (ub_tp_comm_overlap: True, NeMo-Framework-Launcher
@@ -362,7 +371,6 @@ static void published_row(const struct price_csv *csv, const struct price_csv_ro
 	}
 	else
 		skip(src, label, "no measurement");
-	(void)mpt;
 }
 
 /* vTrain single-node runs: Megatron-DeepSpeed GPT on one 8-GPU A100 node.
