@@ -472,8 +472,11 @@ int main(int argc, char **argv)
 
 	if (argi < argc && (!strcmp(argv[argi], "-h") || !strcmp(argv[argi], "--help"))) {
 		printf("usage: %s [-v | -vv] [DATA_DIR [BENCH_DATA_DIR]]\n"
-		       "the simulator against published training runs: MAPE per source;\n"
-		       "-v lists every run, -vv adds the predicted breakdown and memory\n"
+		       "the simulator against published training runs: per source the rows,\n"
+		       "the MAPE and the bias (signed mean) of the predicted step time, the\n"
+		       "row-weighted and source-mean totals, and sim_step's configurations per\n"
+		       "second on one core; -v lists every run, -vv adds the predicted\n"
+		       "breakdown and memory\n"
 		       "(defaults: data and bench/data)\n", argv[0]);
 		return 0;
 	}
