@@ -62,6 +62,9 @@ static void help(void)
 	       "  --interleave V          virtual pipeline stages per GPU (default: 1)\n"
 	       "  --seq-parallel          Megatron sequence parallelism (default: off)\n"
 	       "  --no-flash              attention without flash attention (default: flash)\n"
+	       "  --attn-kernel auto|fa1|fa2|fa3|cudnn   the flash-attention kernel: auto is\n"
+	       "                          what Transformer Engine picks (cuDNN on Hopper and\n"
+	       "                          newer, FlashAttention-2 elsewhere) (default: auto)\n"
 	       "  --tp-overlap            TP collectives overlap the GEMMs, as NeMo/Transformer\n"
 	       "                          Engine's userbuffers do (default: off)\n"
 	       "  --zero3-gather block|tensor_sync   ZeRO-3 gathers: one prefetched collective\n"
@@ -103,7 +106,7 @@ enum opt_id {
 	O_MLP, O_TIED, O_GPU, O_GPUS, O_GPN, O_INTRA, O_INTER, O_TP, O_PP, O_DP, O_CP,
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
-	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_END
+	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL, O_END
 };
 
 /* What the flags said; set[] marks the ones given. */
@@ -123,6 +126,7 @@ struct flags {
 	enum sim_zero3_gather zero3_gather;
 	int zero2_every_micro_batch;
 	enum sim_dp_overlap dp_overlap;
+	enum sim_attn_kernel attn_kernel;
 	double tokens, usd;
 	int json;
 };
@@ -163,6 +167,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "zero2-reduce", required_argument, NULL, O_ZERO2_REDUCE },
 		{ "dp-overlap", required_argument, NULL, O_DP_OVERLAP },
 		{ "no-flash", no_argument, NULL, O_NO_FLASH },
+		{ "attn-kernel", required_argument, NULL, O_ATTN_KERNEL },
 		{ "precision", required_argument, NULL, O_PRECISION },
 		{ "tokens", required_argument, NULL, O_TOKENS },
 		{ "usd-per-gpu-hour", required_argument, NULL, O_USD },
@@ -228,6 +233,10 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		case O_DP_OVERLAP:
 			rc = cli_parse_choice("--dp-overlap", optarg, sim_dp_overlap_names, 3, &v);
 			f->dp_overlap = (enum sim_dp_overlap)v;
+			break;
+		case O_ATTN_KERNEL:
+			rc = cli_parse_choice("--attn-kernel", optarg, sim_attn_kernel_names, 5, &v);
+			f->attn_kernel = (enum sim_attn_kernel)v;
 			break;
 		case O_PRECISION:
 			rc = cli_parse_choice("--precision", optarg, sim_precision_names, 2, &v);
@@ -396,6 +405,7 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_INTERLEAVE)) q->interleave = f->interleave;
 	if (SET(f, O_SP)) q->seq_parallel = 1;
 	if (SET(f, O_NO_FLASH)) q->flash = 0;
+	if (SET(f, O_ATTN_KERNEL)) q->attn_kernel = f->attn_kernel;
 	if (SET(f, O_TP_OVERLAP)) q->tp_overlap = 1;
 	if (SET(f, O_ZERO3_GATHER)) q->zero3_gather = f->zero3_gather;
 	if (SET(f, O_ZERO2_REDUCE)) q->zero2_every_micro_batch = f->zero2_every_micro_batch;
@@ -487,7 +497,8 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	       q->tp, q->pp, q->dp, q->cp, q->mbs, q->gbs, r->grad_accum,
 	       r->grad_accum == 1 ? "" : "es", q->zero,
 	       sim_recompute_str(q->recompute), q->interleave, q->seq_parallel ? "on" : "off",
-	       q->flash ? "on" : "off", precision_label(q));
+	       !q->flash ? "off" : q->attn_kernel == SIM_ATTN_AUTO ? "on"
+	       : sim_attn_kernel_names[q->attn_kernel], precision_label(q));
 	printf("\nstep time %s\n", unit_fmt_duration(b1, sizeof(b1), r->step_time_s));
 	part("compute", b->compute_s, r->step_time_s);
 	part("tp comm", b->tp_comm_s, r->step_time_s);

@@ -33,6 +33,7 @@ void sim_parallel_init(struct sim_parallel *p)
 	p->tp_overlap = 0;
 	p->dp_overlap = SIM_DP_OVERLAP_ALL;
 	p->flash = 1;
+	p->attn_kernel = SIM_ATTN_AUTO;
 	p->precision = SIM_PRECISION_BF16;
 	p->act_bytes_per_element = 2;
 	p->grad_bytes_per_param = 2;
@@ -162,6 +163,8 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		WHY("tp_overlap: expected 0 or 1, found %d", p->tp_overlap);
 	if (p->zero3_gather != SIM_ZERO3_BLOCK && p->zero3_gather != SIM_ZERO3_TENSOR_SYNC)
 		WHY("zero3_gather: expected block or tensor-sync, found %d", (int)p->zero3_gather);
+	if ((int)p->attn_kernel < SIM_ATTN_AUTO || (int)p->attn_kernel > SIM_ATTN_CUDNN)
+		WHY("attn_kernel: expected auto, fa1, fa2, fa3 or cudnn, found %d", (int)p->attn_kernel);
 	if (p->recompute != SIM_RECOMPUTE_NONE && p->recompute != SIM_RECOMPUTE_SELECTIVE
 	    && p->recompute != SIM_RECOMPUTE_FULL)
 		WHY("recompute: expected none, selective or full, found %d", (int)p->recompute);
@@ -347,6 +350,11 @@ double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_byt
 	return (SIM_ELT_BYTES * stream + (swiglu ? 6.0 : 4.0) * mlp) * act_bytes / 2.0;
 }
 
+double sim_fp8_cast_bytes(double tok, double width)
+{
+	return SIM_FP8_CAST_BYTES * tok * width;
+}
+
 double sim_attn_flops(double bh, double sl, double s, double dh)
 {
 	double causal = 0.5 * (1.0 + 128.0 / s);
@@ -366,6 +374,60 @@ double sim_flash_attn_s(double b, double heads, double kv_heads, double sl, doub
 	if (bytes < flops / SIM_ATTN_FLOPS_PER_BYTE)
 		bytes = flops / SIM_ATTN_FLOPS_PER_BYTE;
 	return sim_kernel_time_s(flops, bytes, dh, dim_half, peak, hbm);
+}
+
+/* 1 when name starts with prefix. */
+static int starts(const char *name, const char *prefix)
+{
+	return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+enum sim_arch sim_gpu_arch(const struct price_gpu *g)
+{
+	const char *n = g->name;
+
+	if (starts(n, "H100") || starts(n, "H200") || starts(n, "GH200"))
+		return SIM_ARCH_HOPPER;
+	if (starts(n, "B200") || starts(n, "B300") || starts(n, "GB200") || starts(n, "GB300"))
+		return SIM_ARCH_BLACKWELL;
+	return SIM_ARCH_OTHER;
+}
+
+enum sim_attn_kernel sim_attn_kernel_resolve(enum sim_attn_kernel k, enum sim_arch a)
+{
+	if (k == SIM_ATTN_AUTO)
+		return a == SIM_ARCH_OTHER ? SIM_ATTN_FA2 : SIM_ATTN_CUDNN;
+	if (k == SIM_ATTN_FA3 && a != SIM_ARCH_HOPPER)
+		return a == SIM_ARCH_BLACKWELL ? SIM_ATTN_CUDNN : SIM_ATTN_FA2;
+	if (k == SIM_ATTN_CUDNN && a == SIM_ARCH_OTHER)
+		return SIM_ATTN_FA2;
+	return k;
+}
+
+void sim_attn_kernel_time_s(enum sim_attn_kernel k, enum sim_arch a, double b, double heads,
+			    double sl, double s, double dh, double peak, double *fwd, double *bwd)
+{
+	double ef, eb, scale, flops = sim_attn_flops(b * heads, sl, s, dh);
+
+	if (a == SIM_ARCH_OTHER) {
+		ef = SIM_ATTN_AMPERE_FA2_FWD;
+		eb = SIM_ATTN_AMPERE_FA2_BWD;
+	} else if (k == SIM_ATTN_FA3) {
+		ef = SIM_ATTN_HOPPER_FA3_FWD;
+		eb = SIM_ATTN_HOPPER_FA3_BWD;
+	} else if (k == SIM_ATTN_CUDNN) {
+		ef = SIM_ATTN_HOPPER_CUDNN_FWD;
+		eb = SIM_ATTN_HOPPER_CUDNN_BWD;
+	} else {
+		ef = SIM_ATTN_HOPPER_FA2_FWD;
+		eb = SIM_ATTN_HOPPER_FA2_BWD;
+	}
+	/* the kernels' own rise with sequence length and head dimension
+	 * (FA3 paper, Fig. 5), 1 at long sequences and head dim 128 */
+	scale = peak * sl / (sl + SIM_ATTN_SEQ_HALF)
+		* (dh / (dh + SIM_ATTN_DH_HALF)) / (128.0 / (128.0 + SIM_ATTN_DH_HALF));
+	*fwd = flops / (ef * scale) + SIM_KERNEL_S;
+	*bwd = SIM_ATTN_BWD * flops / (eb * scale) + SIM_KERNEL_S;
 }
 
 /* Per micro-batch times of one layer on one GPU. */
@@ -425,10 +487,19 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		attn_f = sim_attn_flops(bh, sh->sl, sh->s, dh) / c->gpu.attn_flops_per_s;
 		attn_b = SIM_ATTN_BWD * attn_f;
 		attn_re = p->flash ? 0 : attn_f;
-	} else if (p->flash) {
+	} else if (p->flash && p->attn_kernel == SIM_ATTN_FA1) {
 		attn_f = sim_flash_attn_s(sh->b, sh->a_l, sh->kv_l, sh->sl, sh->s, dh, ab, dh50,
 					  peak, hbm);
 		attn_b = SIM_ATTN_BWD * attn_f;
+		attn_re = 0;
+	} else if (p->flash) {
+		/* the kernel generation the plan names, at its published speed
+		 * on this architecture (sim_internal.h); bf16 at fp8 too, as
+		 * Transformer Engine keeps attention in bf16 */
+		enum sim_arch arch = sim_gpu_arch(&c->gpu);
+
+		sim_attn_kernel_time_s(sim_attn_kernel_resolve(p->attn_kernel, arch), arch, sh->b,
+				       sh->a_l, sh->sl, sh->s, dh, peak, &attn_f, &attn_b);
 		attn_re = 0;
 	} else {
 		/* Megatron-LM's unfused path: the s x s scores are written,
@@ -453,11 +524,21 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	elt_bytes = sim_layer_elt_bytes(swiglu, tok * h / (sp ? sh->t : 1), tok * f_l, ab);
 	elt_f = hbm_time_s(elt_bytes, c->gpu.elt_bytes_per_s[swiglu] > 0
 				      ? c->gpu.elt_bytes_per_s[swiglu] : hbm, SIM_ELT_KERNELS);
-
 	lt->attn_fwd_s = attn_f;
 	lt->attn_bwd_s = attn_b;
 	lt->fwd_s = gemm + attn_f + elt_f;
 	lt->bwd_s = 2.0 * gemm + attn_b + SIM_ELT_BWD * elt_f;
+	/* fp8: every GEMM operand is cast first (sim_fp8_cast_bytes): the
+	 * four GEMMs' inputs forward (h into QKV and fc1, the attention
+	 * output into the projection, the activation into fc2), their output
+	 * gradients backward (QKV's, h, fc1's, h) */
+	if (fp8) {
+		double qkv = (sh->a_l + 2.0 * sh->kv_l) * dh, fc1 = (swiglu ? 2.0 : 1.0) * f_l;
+
+		lt->fwd_s += hbm_time_s(sim_fp8_cast_bytes(tok, 2.0 * h + sh->a_l * dh + f_l),
+					hbm, 4);
+		lt->bwd_s += hbm_time_s(sim_fp8_cast_bytes(tok, qkv + 2.0 * h + fc1), hbm, 4);
+	}
 
 	/* Tensor parallelism (Shoeybi et al. 2019; Korthikanti et al. 2022,
 	 * sec. 4.2.2): two all-reduces of the s b h activations per layer

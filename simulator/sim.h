@@ -47,6 +47,27 @@ enum sim_dp_overlap {
 	SIM_DP_OVERLAP_NONE
 };
 
+/* Which fused attention kernel runs the attention core when flash is on:
+ * a kernel generation, each with its own published speed per GPU
+ * architecture (simulator/sim_internal.h). */
+enum sim_attn_kernel {
+	/* What a current framework picks on the GPU: Transformer Engine's
+	 * cuDNN attention on Hopper and newer, FlashAttention-2 elsewhere
+	 * ("Transformer Engine prefers cuDNN flash attention on Hopper+
+	 * architectures, and Tri Dao flash attention on Ampere", NeMo
+	 * Framework docs, memory_optimizations.rst). */
+	SIM_ATTN_AUTO,
+	/* FlashAttention (v1, Dao et al. 2022): 2022 to mid-2023 stacks. */
+	SIM_ATTN_FA1,
+	/* FlashAttention-2 (Dao 2023): PyTorch's SDPA, flash-attn 2.x. */
+	SIM_ATTN_FA2,
+	/* FlashAttention-3 (Shah et al. 2024): Hopper only; FA2 elsewhere. */
+	SIM_ATTN_FA3,
+	/* cuDNN's fused flash attention (Transformer Engine's FusedAttention):
+	 * on Ampere and older, FA2's speed. */
+	SIM_ATTN_CUDNN
+};
+
 struct sim_model {
 	char name[PRICE_NAME_MAX];
 	int layers;
@@ -75,6 +96,7 @@ struct sim_parallel {
 				* (Megatron-Core --tp-comm-overlap, NeMo's
 				* ub_tp_comm_overlap); default 0 */
 	int flash;             /* flash attention: no s^2 activations */
+	enum sim_attn_kernel attn_kernel; /* with flash; default SIM_ATTN_AUTO */
 	int zero2_every_micro_batch; /* 1: ZeRO-2 reduce-scatters each
 				* micro-batch's gradients after its backward
 				* (DeepSpeed's stage 2, the executor's
@@ -153,7 +175,8 @@ double sim_gemm_dim_half(double dim_half);
 
 /* Sets p to 1-way everything, mbs 1, gbs 1, zero 0 (gathers by block
  * when set to 3), no recompute, interleave 1, no sequence parallelism,
- * flash on, bf16 with 2-byte activations. */
+ * flash on with the architecture's kernel (SIM_ATTN_AUTO), bf16 with
+ * 2-byte activations. */
 void sim_parallel_init(struct sim_parallel *p);
 
 /* The names plan files and flags spell each enum's values with, indexed
@@ -164,6 +187,7 @@ extern const char *const sim_precision_names[2];
 extern const char *const sim_zero3_gather_names[2];
 extern const char *const sim_zero2_reduce_names[2];
 extern const char *const sim_dp_overlap_names[3];
+extern const char *const sim_attn_kernel_names[5];
 
 /* Static lower-case names used in files and tables: "gelu"/"swiglu",
  * "none"/"selective"/"full", "bf16"/"fp8". */

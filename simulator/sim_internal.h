@@ -44,6 +44,65 @@
 /* Flash attention's backward against its forward: 5 products to 2 (it
  * recomputes the scores; Dao 2023, sec. 3.1). */
 #define SIM_ATTN_BWD 2.5
+/* ---- fused attention kernels as data (sim.c, sim_attn_kernel_time_s) --
+ * Each kernel generation runs causal attention at its own fraction of the
+ * GPU's dense bf16 peak, forward and backward, on each architecture: the
+ * long-sequence plateau at head dimension 128, read off the kernels'
+ * published benchmarks and stated in the FLOPs sim_attn_flops counts.
+ *   Hopper (H100 SXM5, 989 TFLOP/s), Shah et al. 2024, FlashAttention-3,
+ *   arXiv:2407.08608, Fig. 5 (forward, causal, head dim 128, 16k tokens:
+ *   FA2 335, cuDNN 539, FA3 616 TFLOP/s) and Fig. 6 (backward, head dim
+ *   128, 16k: FA2 322, cuDNN 516, FA3 561, without the causal mask; taken
+ *   causal at each kernel's forward ratio causal/non-causal of Fig. 5:
+ *   335/370, 539/595, 616/648).
+ *   Ampere (A100), Dao 2023, FlashAttention-2, arXiv:2307.08691, sec. 4.1:
+ *   up to 73% of peak forward and 63% backward, without the mask; causal
+ *   at FA2's 335/370 as above.
+ *   Blackwell: no published kernel benchmark was read; Hopper's fractions
+ *   for the kernels that run there (FA2 and cuDNN; FA3 is Hopper-only).
+ * FlashAttention (v1) keeps the bandwidth-bound model of
+ * sim_flash_attn_s: "only 25-40% of the theoretical maximum FLOPs/s" on
+ * A100 (Dao 2023, sec. 1), 28% there. */
+#define SIM_ATTN_HOPPER_FA2_FWD 0.347
+#define SIM_ATTN_HOPPER_FA2_BWD 0.302
+#define SIM_ATTN_HOPPER_CUDNN_FWD 0.558
+#define SIM_ATTN_HOPPER_CUDNN_BWD 0.484
+#define SIM_ATTN_HOPPER_FA3_FWD 0.638
+#define SIM_ATTN_HOPPER_FA3_BWD 0.552
+#define SIM_ATTN_AMPERE_FA2_FWD 0.661
+#define SIM_ATTN_AMPERE_FA2_BWD 0.570
+/* Sequence length at which a fused kernel reaches half its plateau rate,
+ * tokens: s / (s + SIM_ATTN_SEQ_HALF) fits Fig. 5's causal head-dim-128
+ * rise from 512 to 16k tokens (FA2 160, FA3 290 on its own). */
+#define SIM_ATTN_SEQ_HALF 256.0
+/* Head dimension at which a fused kernel reaches half its rate, relative
+ * to 128: FA2 and FA3 at head dim 64 reach 88% and 77% of their head-dim-
+ * 128 rate (FA3 paper, Fig. 5, 16k tokens without the mask); 32 gives 83%. */
+#define SIM_ATTN_DH_HALF 32.0
+
+/* GPU architectures the kernel tables tell apart. */
+enum sim_arch { SIM_ARCH_OTHER, SIM_ARCH_HOPPER, SIM_ARCH_BLACKWELL };
+
+/* The architecture of g from its canonical name: H100, H200 and GH200 are
+ * Hopper; B200, B300, GB200 and GB300 Blackwell; anything else (Ampere,
+ * Ada, Volta, other vendors) takes Ampere's figures. */
+enum sim_arch sim_gpu_arch(const struct price_gpu *g);
+
+/* The kernel that runs when a plan asks for k on architecture a: AUTO is
+ * cuDNN on Hopper and Blackwell, FA2 elsewhere; FA3 outside Hopper is FA2
+ * (cuDNN on Blackwell); cuDNN outside Hopper and Blackwell is FA2. */
+enum sim_attn_kernel sim_attn_kernel_resolve(enum sim_attn_kernel k, enum sim_arch a);
+
+/* Seconds of one causal attention forward (*fwd) and backward (*bwd) by
+ * kernel k (resolved; not FA1) on architecture a: b sequences of sl
+ * queries against s keys, heads query heads of dh, at peak dense bf16
+ * FLOP/s.  The FLOPs are sim_attn_flops's, backward SIM_ATTN_BWD times
+ * the forward's; the rate is the table's fraction of peak times
+ * sl / (sl + SIM_ATTN_SEQ_HALF) times the head-dimension factor; one
+ * kernel launch each. */
+void sim_attn_kernel_time_s(enum sim_attn_kernel k, enum sim_arch a, double b, double heads,
+			    double sl, double s, double dh, double peak, double *fwd, double *bwd);
+
 /* FLOP per byte of HBM assumed when the catalog lacks the bandwidth (the
  * H100 SXM's 989 TFLOP/s over 3.35 TB/s). */
 #define SIM_DEFAULT_FLOPS_PER_BYTE 295.0
@@ -217,6 +276,19 @@ double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_byt
  * (4 bytes each).  It runs as SIM_OPT_KERNELS kernels. */
 #define SIM_OPT_KERNELS 10
 double sim_optimizer_bytes(double weight_bytes, double own_params, double grad_params);
+
+/* HBM bytes per element Transformer Engine moves to give one fp8 GEMM
+ * operand: its cast_transpose reads the bf16 tensor and writes the fp8
+ * tensor and its transpose (the weight-gradient GEMM reads the transpose),
+ * 2 + 1 + 1 (transformer_engine/common/transpose/cast_transpose.cu;
+ * Micikevicius et al. 2022, "FP8 Formats for Deep Learning", sec. 4: per-
+ * tensor scaled casts).  Weights are cast once a step and not counted. */
+#define SIM_FP8_CAST_BYTES 4.0
+/* Bytes the fp8 casts of GEMM operands of tok rows and width elements
+ * in all move (SIM_FP8_CAST_BYTES each): sim.c passes the summed widths
+ * of a layer's four GEMM inputs forward and of their output gradients
+ * backward. */
+double sim_fp8_cast_bytes(double tok, double width);
 
 /* FLOPs of causal flash attention's forward over bh (sequence, head)
  * pairs of sl queries against s keys of dh each: scores and values, 4 bh

@@ -31,6 +31,7 @@ const char *const sim_precision_names[2] = { "bf16", "fp8" };
 const char *const sim_zero3_gather_names[2] = { "block", "tensor_sync" };
 const char *const sim_zero2_reduce_names[2] = { "step", "micro_batch" };
 const char *const sim_dp_overlap_names[3] = { "all", "sums", "none" };
+const char *const sim_attn_kernel_names[5] = { "auto", "fa1", "fa2", "fa3", "cudnn" };
 
 const char *sim_mlp_str(enum sim_mlp m)
 {
@@ -178,6 +179,7 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "interleave", q->interleave);
 	cJSON_AddBoolToObject(o, "seq_parallel", q->seq_parallel);
 	cJSON_AddBoolToObject(o, "flash", q->flash);
+	cJSON_AddStringToObject(o, "attn_kernel", sim_attn_kernel_names[q->attn_kernel]);
 	cJSON_AddStringToObject(o, "precision", sim_precision_str(q->precision));
 	cJSON_AddBoolToObject(o, "tp_overlap", q->tp_overlap);
 	cJSON_AddStringToObject(o, "zero3_gather", sim_zero3_gather_names[q->zero3_gather]);
@@ -618,7 +620,11 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_bool(r, o, ".parallel", "tp_overlap", 0, &q->tp_overlap);
 		/* Optional: plans written before these fields existed keep
 		 * sim_parallel_init's (gathers by block, ZeRO-2 once a step,
-		 * every DP collective overlapped). */
+		 * every DP collective overlapped, the architecture's attention
+		 * kernel). */
+		v = q->attn_kernel;
+		get_enum(r, o, ".parallel", "attn_kernel", sim_attn_kernel_names, 5, 0, &v);
+		q->attn_kernel = (enum sim_attn_kernel)v;
 		v = q->zero3_gather;
 		get_enum(r, o, ".parallel", "zero3_gather", sim_zero3_gather_names, 2, 0, &v);
 		q->zero3_gather = (enum sim_zero3_gather)v;

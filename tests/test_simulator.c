@@ -444,7 +444,7 @@ static void test_sim_host_floor_per_collective(void **state)
 
 static void test_sim_attention_kernels(void **state)
 {
-	/* Flash attention, one H100, 40 heads of 128 over 32768 causal
+	/* FlashAttention (v1), one H100, 40 heads of 128 over 32768 causal
 	 * tokens: 4 b a s^2 d_h x (1 + 128/s)/2 = 1.104e13 FLOP at the
 	 * dimension-128 efficiency 128/(128 + SIM_GEMM_DIM_HALF) of 989.4
 	 * TFLOP/s, plus K and V streamed once per 128 queries, 1 byte per
@@ -460,6 +460,7 @@ static void test_sim_attention_kernels(void **state)
 
 	(void)state;
 	assert_near(flops, 1.104e13, 0.001);
+	p.attn_kernel = SIM_ATTN_FA1;
 	sim_parts(&m, &p, &c, &pt);
 	assert_near(pt.layer_attn_fwd_s, want, 1e-12);
 	assert_near(pt.layer_attn_bwd_s, 2.5 * want, 1e-12);
@@ -470,6 +471,7 @@ static void test_sim_attention_kernels(void **state)
 	m = gpt(1, 2048, 16, 1000, 1024);
 	c = a100();
 	p.flash = 0;
+	p.attn_kernel = SIM_ATTN_AUTO;
 	p.mbs = p.gbs = 4;
 	sim_parts(&m, &p, &c, &pt);
 	scores = 4.0 * 16 * 1024 * 1024;
@@ -493,6 +495,91 @@ static void test_sim_attention_kernels(void **state)
 		assert_near(pt.layer_attn_bwd_s, 2.5 * flops / 200e12, 1e-12);
 		assert_near(pt.layer_recompute_s, p.flash ? 0 : flops / 200e12, 1e-12);
 	}
+}
+
+static void test_sim_attn_kernel_generations(void **state)
+{
+	/* One H100, 40 heads of 128 over 16384 causal tokens.  The
+	 * FlashAttention-3 paper (Shah et al. 2024) counts causal attention
+	 * as 4 a s^2 d_h / 2 = 2.749e12 FLOP; Fig. 5 (forward, causal, head
+	 * dim 128, 16k tokens) gives cuDNN 539 TFLOP/s.  The model runs
+	 * sim_attn_flops's count (with the diagonal blocks, x (1 + 128/s))
+	 * at SIM_ATTN_HOPPER_CUDNN_FWD x 989.4e12 x 16384/(16384 + 256):
+	 * 2.770e12 / (0.558 x 989.4e12 x 0.9846) = 5.096 ms, i.e. the
+	 * paper's count at 539.4 TFLOP/s. */
+	struct sim_model m = gpt(1, 5120, 40, 1000, 16384);
+	struct sim_cluster c = h100();
+	struct sim_parallel p = par(1, 1, 1, 1, 1);
+	struct sim_parts pt;
+	double s = 16384, fa_flops = 4.0 * 40 * s * s * 128 / 2;
+	double f3, b3, f2, b2;
+
+	(void)state;
+	sim_parts(&m, &p, &c, &pt);         /* auto: cuDNN on Hopper */
+	assert_near(fa_flops / (pt.layer_attn_fwd_s - SIM_KERNEL_S), 539e12, 0.01);
+	/* backward, published without the mask (Fig. 6: 516), taken causal
+	 * at cuDNN's forward ratio 539/595; 2.5 x the forward's FLOPs */
+	assert_near(2.5 * fa_flops / (pt.layer_attn_bwd_s - SIM_KERNEL_S),
+		    516e12 * 539 / 595, 0.01);
+	/* FA3 (616 forward) and FA2 (335 forward) on the same shapes */
+	sim_attn_kernel_time_s(SIM_ATTN_FA3, SIM_ARCH_HOPPER, 1, 40, s, s, 128, 989.4e12, &f3, &b3);
+	sim_attn_kernel_time_s(SIM_ATTN_FA2, SIM_ARCH_HOPPER, 1, 40, s, s, 128, 989.4e12, &f2, &b2);
+	assert_near(fa_flops / (f3 - SIM_KERNEL_S), 616e12, 0.01);
+	assert_near(fa_flops / (f2 - SIM_KERNEL_S), 335e12, 0.01);
+	/* A100, FlashAttention-2 paper (Dao 2023, sec. 4.1): up to 73% of
+	 * 312 TFLOP/s forward, 63% backward, without the mask; causal at
+	 * FA2's 335/370: 206 and 178 TFLOP/s at the plateau */
+	sim_attn_kernel_time_s(SIM_ATTN_FA2, SIM_ARCH_OTHER, 1, 40, 1e9, 1e9, 128, 312e12, &f2, &b2);
+	assert_near(4.0 * 40 * 1e9 * 1e9 * 128 * 0.5 / f2, 0.73 * 312e12 * 335 / 370, 0.01);
+	assert_near(2.5 * 4.0 * 40 * 1e9 * 1e9 * 128 * 0.5 / b2, 0.63 * 312e12 * 335 / 370, 0.01);
+	/* the rise with sequence length: at 2048 tokens FA3 runs at
+	 * 2048/(2048 + 256) = 0.889 of its 16k rate less the 16k point's own
+	 * 0.985, i.e. 0.903 of it (Fig. 5: 521/616 = 0.846) */
+	sim_attn_kernel_time_s(SIM_ATTN_FA3, SIM_ARCH_HOPPER, 1, 40, 2048, 2048, 128, 989.4e12,
+			       &f2, &b2);
+	assert_near((f3 - SIM_KERNEL_S) / (f2 - SIM_KERNEL_S)
+		    * sim_attn_flops(40, 2048, 2048, 128) / sim_attn_flops(40, s, s, 128),
+		    (2048.0 / 2304) / (s / (s + 256)), 1e-9);
+	/* which kernel runs where */
+	assert_int_equal(sim_gpu_arch(&c.gpu), SIM_ARCH_HOPPER);
+	c = a100();
+	assert_int_equal(sim_gpu_arch(&c.gpu), SIM_ARCH_OTHER);
+	snprintf(c.gpu.name, sizeof(c.gpu.name), "GB200");
+	assert_int_equal(sim_gpu_arch(&c.gpu), SIM_ARCH_BLACKWELL);
+	assert_int_equal(sim_attn_kernel_resolve(SIM_ATTN_AUTO, SIM_ARCH_HOPPER), SIM_ATTN_CUDNN);
+	assert_int_equal(sim_attn_kernel_resolve(SIM_ATTN_AUTO, SIM_ARCH_OTHER), SIM_ATTN_FA2);
+	assert_int_equal(sim_attn_kernel_resolve(SIM_ATTN_FA3, SIM_ARCH_OTHER), SIM_ATTN_FA2);
+	assert_int_equal(sim_attn_kernel_resolve(SIM_ATTN_FA3, SIM_ARCH_BLACKWELL), SIM_ATTN_CUDNN);
+	assert_int_equal(sim_attn_kernel_resolve(SIM_ATTN_CUDNN, SIM_ARCH_OTHER), SIM_ATTN_FA2);
+	assert_int_equal(sim_attn_kernel_resolve(SIM_ATTN_FA1, SIM_ARCH_HOPPER), SIM_ATTN_FA1);
+}
+
+static void test_sim_fp8_cast_traffic(void **state)
+{
+	/* Transformer Engine casts each fp8 GEMM operand to fp8 and its
+	 * transpose: 4 bytes an element.  Llama 3 8B layer, TP 1, 4096
+	 * tokens: forward inputs 2 x 4096 + 4096 + 14336 = 26624 wide,
+	 * 4 x 4096 x 26624 = 436 MB; backward output gradients 6144 + 2 x
+	 * 4096 + 28672 = 43008 wide, 705 MB; at SIM_HBM_EFF of 3.35 TB/s,
+	 * four kernels each. */
+	struct sim_model m = llama(1, 4096, 32, 8, 14336);
+	struct sim_cluster c = h100();
+	struct sim_parallel p = par(1, 1, 1, 1, 1);
+	struct sim_parts bf, f8;
+	double hbm = 3.35e12 * SIM_HBM_EFF, gemm_f, gemm_b;
+
+	(void)state;
+	m.seq = 4096;
+	assert_near(sim_fp8_cast_bytes(4096, 26624), 436.2e6, 0.001);
+	sim_parts(&m, &p, &c, &bf);
+	p.precision = SIM_PRECISION_FP8;
+	sim_parts(&m, &p, &c, &f8);
+	/* GEMMs at the fp8 rate: forward and backward change by the same
+	 * GEMM time (backward twice it), the rest is the casts */
+	gemm_f = bf.layer_fwd_s - f8.layer_fwd_s + 4 * 4096.0 * 26624 / hbm + 4 * SIM_KERNEL_S;
+	gemm_b = bf.layer_bwd_s - f8.layer_bwd_s + 4 * 4096.0 * 43008 / hbm + 4 * SIM_KERNEL_S;
+	assert_near(gemm_b, 2 * gemm_f, 1e-9);
+	assert_true(gemm_f > 0);
 }
 
 static void test_sim_optimizer_step(void **state)
@@ -1069,6 +1156,7 @@ static void test_sim_plan_round_trip(void **state)
 	(void)state;
 	p.par.tp_overlap = 1;
 	p.par.zero3_gather = SIM_ZERO3_TENSOR_SYNC;
+	p.par.attn_kernel = SIM_ATTN_FA3;
 	p.purchase = PRICE_PURCHASE_RESERVED_1Y;
 	strcpy(p.command, "gpuplan plan --model llama3-70b --tokens '1T'");
 	strcpy(p.catalog_digest, "fnv1a64:0123456789abcdef");
@@ -1088,6 +1176,7 @@ static void test_sim_plan_round_trip(void **state)
 	assert_int_equal(q.par.seq_parallel, 1);
 	assert_int_equal(q.par.tp_overlap, 1);
 	assert_int_equal(q.par.zero3_gather, SIM_ZERO3_TENSOR_SYNC);
+	assert_int_equal(q.par.attn_kernel, SIM_ATTN_FA3);
 	assert_string_equal(q.command, p.command);
 	assert_string_equal(q.catalog_digest, p.catalog_digest);
 	assert_string_equal(q.offering.instance_type, "p5.48xlarge");
@@ -1208,6 +1297,8 @@ int main(void)
 		cmocka_unit_test(test_sim_ring_latency_nccl_model),
 		cmocka_unit_test(test_sim_host_floor_per_collective),
 		cmocka_unit_test(test_sim_attention_kernels),
+		cmocka_unit_test(test_sim_attn_kernel_generations),
+		cmocka_unit_test(test_sim_fp8_cast_traffic),
 		cmocka_unit_test(test_sim_optimizer_step),
 		cmocka_unit_test(test_sim_loss_bytes),
 		cmocka_unit_test(test_sim_tp_overlap),

@@ -224,9 +224,9 @@ gp compare --model llama3-8b --tokens 1T --gpus 3 --json
 expect_rc "compare --json: nothing on 3 GPUs exits 3" 3
 
 # ---- plan: a reserved column for a long job (GCP sells one a3-highgpu-8g
-# node as a cluster: 285 days on one node, and the whole 1-year term at
+# node as a cluster: 284 days on one node, and the whole 1-year term at
 # 30.6% off is still cheaper than those days on demand)
-gp plan --model llama3-8b --tokens 1.5T --provider gcp --gpu h100 --no-spot --objective cost --reserved --top 2 -o "$TMP/r.json"
+gp plan --model llama3-8b --tokens 1.8T --provider gcp --gpu h100 --no-spot --objective cost --reserved --top 2 -o "$TMP/r.json"
 expect_rc "plan --reserved exits 0" 0
 expect_out "a long job answers with a reserved column" "^1 +gcp .* reserved-1y "
 expect_out "the reserved answer says what it is billed" "^reserved-1y: 30\.6% off on-demand .* billed 1\.00 y .* cheaper even carrying the whole term"

@@ -211,6 +211,27 @@ gp simulate $Z1 --dp-overlap some
 expect_rc "--dp-overlap some exits 2" 2
 expect_err "--dp-overlap names the choices" "^error: --dp-overlap: expected all, sums or none, found 'some'"
 
+# The attention kernel a plan names: on H100, auto is Transformer Engine's
+# cuDNN attention (FlashAttention-3 paper, Fig. 5: 539 TFLOP/s causal at
+# 16k tokens), FlashAttention-2 runs at 335 and FA1 slower still, so at
+# 8192 tokens the step grows from auto to fa2 to fa1; the plan file keeps
+# the choice.
+AK="--model llama3-8b --gpu H100 --gpus 8 --gbs 64 --json"
+gp simulate $AK
+t_auto=$(json_num step_time_s "$OUT")
+gp simulate $AK --attn-kernel fa2 -o "$TMP/fa2.json"
+t_fa2=$(json_num step_time_s "$OUT")
+gp simulate $AK --attn-kernel fa1
+t_fa1=$(json_num step_time_s "$OUT")
+awk -v a="$t_auto" -v b="$t_fa2" -v c="$t_fa1" 'BEGIN { exit !(a < b && b < c) }' \
+	&& pass "--attn-kernel: auto (cuDNN) < fa2 < fa1 on H100 ($t_auto, $t_fa2, $t_fa1 s)" \
+	|| fail "--attn-kernel: auto (cuDNN) < fa2 < fa1 on H100" "$t_auto, $t_fa2, $t_fa1 s"
+plan_keeps --attn-kernel attn_kernel fa2 "$TMP/fa2.json" "$t_fa2"
+gp simulate $AK --attn-kernel fa9
+expect_rc "--attn-kernel fa9 exits 2" 2
+expect_err "--attn-kernel names the choices" \
+	"^error: --attn-kernel: expected auto, fa1, fa2, fa3 or cudnn, found 'fa9'"
+
 # The purchase option a plan was priced at (.offering.purchase) is shown
 # beside its offering and its price, and in --json; a price given with
 # --usd-per-gpu-hour is the user's own and is not labelled.
