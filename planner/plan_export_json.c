@@ -693,9 +693,17 @@ static void master_addr_check(struct buf *b, const struct sim_plan *p)
 			   "this script on each of the %d nodes}\"\n", launch_nodes(p));
 }
 
+/* ds_config.json for p (deepspeed.ai/docs/config-json): the batch
+ * identity, the ZeRO stage, bf16 (fp16 with dynamic loss scaling where
+ * the GPU has no bf16: loss_scale 0), and activation checkpointing when
+ * the plan recomputes.  contiguous_memory_optimization only beside
+ * partition_activations: deepspeed.checkpointing.configure asserts that
+ * the first needs the second. */
 static char *deepspeed_config(const struct sim_plan *p)
 {
-	cJSON *root = cJSON_CreateObject(), *zero, *bf16, *ckpt;
+	cJSON *root = cJSON_CreateObject(), *zero, *prec, *ckpt;
+	int recompute = p->par.recompute != SIM_RECOMPUTE_NONE;
+	int partition = recompute && p->par.tp > 1;
 	char *s;
 
 	cJSON_AddNumberToObject(root, "train_batch_size", p->par.gbs);
@@ -707,16 +715,19 @@ static char *deepspeed_config(const struct sim_plan *p)
 				zero1_instead(p, PLAN_EXPORT_DEEPSPEED) ? 1 : p->par.zero);
 	cJSON_AddBoolToObject(zero, "overlap_comm", 1);
 	cJSON_AddBoolToObject(zero, "contiguous_gradients", 1);
-	bf16 = cJSON_AddObjectToObject(root, "bf16");
-	cJSON_AddBoolToObject(bf16, "enabled", 1);
+	if (price_gpu_has_bf16(&p->cluster.gpu)) {
+		prec = cJSON_AddObjectToObject(root, "bf16");
+		cJSON_AddBoolToObject(prec, "enabled", 1);
+	} else {
+		prec = cJSON_AddObjectToObject(root, "fp16");
+		cJSON_AddBoolToObject(prec, "enabled", 1);
+		cJSON_AddNumberToObject(prec, "loss_scale", 0);
+	}
 	ckpt = cJSON_AddObjectToObject(root, "activation_checkpointing");
-	cJSON_AddBoolToObject(ckpt, "partition_activations",
-			      p->par.recompute != SIM_RECOMPUTE_NONE && p->par.tp > 1);
-	cJSON_AddBoolToObject(ckpt, "contiguous_memory_optimization",
-			      p->par.recompute != SIM_RECOMPUTE_NONE);
+	cJSON_AddBoolToObject(ckpt, "partition_activations", partition);
+	cJSON_AddBoolToObject(ckpt, "contiguous_memory_optimization", partition);
 	cJSON_AddBoolToObject(ckpt, "cpu_checkpointing", 0);
-	cJSON_AddNumberToObject(ckpt, "number_checkpoints",
-				p->par.recompute == SIM_RECOMPUTE_NONE ? 0 : p->model.layers);
+	cJSON_AddNumberToObject(ckpt, "number_checkpoints", recompute ? p->model.layers : 0);
 	s = cJSON_Print(root);
 	cJSON_Delete(root);
 	return s;
@@ -748,6 +759,18 @@ char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_
 	char *q;
 
 	deepspeed_preamble(&b, p);
+	if (launch_nodes(p) > 1) {
+		/* DeepSpeed's runner starts the other nodes over ssh with only
+		 * the variables of .deepspeed_env (in the working directory) */
+		bprintf(&b, "env | grep -E '^(CUDA_DEVICE_MAX_CONNECTIONS|NCCL_[A-Z_]*)=' "
+			    "> .deepspeed_env\n");
+		bprintf(&b, "if [ -n \"${SLURM_JOB_NODELIST:-}\" ]; then\n"
+			    "  scontrol show hostnames \"$SLURM_JOB_NODELIST\" | "
+			    "sed 's/$/ slots=%d/' > hostfile\nelse\n"
+			    "  : \"${HOSTFILE:?set HOSTFILE to a DeepSpeed hostfile of the %d nodes "
+			    "(HOST slots=%d a line)}\"\n  cp \"$HOSTFILE\" hostfile\nfi\n",
+			launch_gpus_per_node(p), launch_nodes(p), launch_gpus_per_node(p));
+	}
 	bprintf(&b, "deepspeed --num_nodes %d --num_gpus %d", launch_nodes(p),
 		launch_gpus_per_node(p));
 	if (launch_nodes(p) > 1)
@@ -825,6 +848,15 @@ static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
 	 * (its products in 64 bit: mbs x dp can pass an int). */
 	if (sim_check(&p->model, &p->par, &p->cluster, why, sizeof(why)) != RC_OK) {
 		gp_error("plan: layout is not exportable: %s", why);
+		return RC_INPUT;
+	}
+	/* DeepSpeed has no context parallelism: its batch identity
+	 * (train_batch_size = micro x accumulation x world / (tp pp)) would
+	 * count the CP ranks as data parallel and assert. */
+	if (p->par.cp > 1 && format_framework(f) == PLAN_FRAMEWORK_DEEPSPEED) {
+		gp_error("plan: .parallel.cp: expected 1 for DeepSpeed, which has no context "
+			 "parallelism, found %d", p->par.cp);
+		gp_hint("plan with --framework deepspeed for layouts it runs, or export megatron");
 		return RC_INPUT;
 	}
 	{
