@@ -183,6 +183,7 @@ void plan_row_to_sim_plan(const struct plan_row *row, const struct plan_job *job
 	p->time_to_train_s = c->time_s * row->fraction;
 	p->cost_usd = c->cost_usd * row->fraction;
 	p->ckpt_interval_s = c->costs.ckpt_interval_s;
+	p->ckpt_keep = c->costs.ckpt_keep;
 }
 
 void plan_result_release(struct plan_result *r)

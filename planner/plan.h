@@ -203,6 +203,7 @@ struct plan_cost_parts {
 	double ckpt_write_s;        /* writing one, all nodes in parallel */
 	double ckpt_interval_s;     /* between checkpoints (Young/Daly on spot) */
 	double ckpt_overhead;       /* wall-time fraction writing them, off spot */
+	int ckpt_keep;              /* checkpoints kept (plan_opts.ckpt_keep) */
 	double discount;            /* reserved: fraction off on-demand */
 	double term_s;              /* reserved: committed time (whole terms) */
 	double charged_s;           /* hours billed: time, or the share of the term */

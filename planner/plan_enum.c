@@ -166,6 +166,7 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 	memset(&c->preempt, 0, sizeof(c->preempt));
 	memset(k, 0, sizeof(*k));
 	k->ckpt_bytes = params * PLAN_CKPT_BYTES_PER_PARAM;
+	k->ckpt_keep = o->ckpt_keep;
 	k->ckpt_write_s = k->ckpt_bytes / (c->nodes * o->ckpt_bytes_per_s_per_node);
 	if (c->spot) {
 		if (plan_preempt_model(params, c->nodes, o, &c->preempt))

@@ -22,6 +22,8 @@ enum plan_export_format {
 	PLAN_EXPORT_MPIRUN,
 	PLAN_EXPORT_KUBERNETES,
 	PLAN_EXPORT_SKYPILOT,   /* runs Megatron-LM; plan_export_skypilot for DeepSpeed */
+	PLAN_EXPORT_SLURM_EXECUTE,  /* gpuplan execute under srun: a measurement */
+	PLAN_EXPORT_MPIRUN_EXECUTE, /* gpuplan execute under mpirun: a measurement */
 };
 
 /* Parses "megatron", "deepspeed", ... into *out.  Returns RC_OK or

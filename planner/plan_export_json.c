@@ -59,6 +59,8 @@ static const struct {
 	{ "slurm", PLAN_EXPORT_SLURM },
 	{ "mpirun", PLAN_EXPORT_MPIRUN },
 	{ "kubernetes", PLAN_EXPORT_KUBERNETES },
+	{ "slurm-execute", PLAN_EXPORT_SLURM_EXECUTE },
+	{ "mpirun-execute", PLAN_EXPORT_MPIRUN_EXECUTE },
 	{ "skypilot", PLAN_EXPORT_SKYPILOT },
 };
 
@@ -78,7 +80,8 @@ enum rc plan_export_format_parse(const char *name, enum plan_export_format *out)
 
 const char *plan_export_format_names(void)
 {
-	return "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes, skypilot";
+	return "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes, skypilot, slurm-execute, "
+	       "mpirun-execute";
 }
 
 static int plan_gpus(const struct sim_plan *p)
@@ -86,20 +89,52 @@ static int plan_gpus(const struct sim_plan *p)
 	return p->par.tp * p->par.pp * p->par.dp * p->par.cp;
 }
 
-/* GPUs per node as launched: the node size, or all GPUs when they fit in
- * one node. */
+/* How the plan's GPUs are started: *nodes x *gpn processes, as many on
+ * every node (torchrun, srun and a PyTorchJob start the same number on
+ * each).  All on one node when they fit; else the most GPUs per node that
+ * divide the plan's GPUs over at most the plan's nodes, each tensor-
+ * parallel group inside one node as the simulator placed it.  12 GPUs on
+ * 8-GPU nodes start as 2 x 6, never 16.  Returns 0, or -1 with a reason in
+ * why[size] when no such split exists. */
+static int launch_shape(const struct sim_plan *p, int *nodes, int *gpn, char *why, size_t size)
+{
+	int g = plan_gpus(p), n = p->cluster.gpus_per_node > 0 ? p->cluster.gpus_per_node : g;
+	int have = (g + n - 1) / n;
+
+	/* the plan's nodes when it rents more than its GPUs fill */
+	if (p->nodes > have)
+		have = p->nodes;
+	if (g <= n) {
+		*nodes = 1;
+		*gpn = g;
+		return 0;
+	}
+	for (int k = n; k >= 1; k--) {
+		if (g % k || g / k > have || (p->par.tp <= n && k % p->par.tp))
+			continue;
+		*nodes = g / k;
+		*gpn = k;
+		return 0;
+	}
+	if (why && size)
+		snprintf(why, size, "cluster: expected the plan's %d GPUs split evenly over at most "
+			 "%d nodes of %d (a multiple of tp %d on each), found no such split",
+			 g, have, n, p->par.tp);
+	return -1;
+}
+
+/* GPUs per node and nodes as launched (launch_shape; export_check refuses
+ * a plan without one before anything is written). */
 static int launch_gpus_per_node(const struct sim_plan *p)
 {
-	int g = plan_gpus(p), n = p->cluster.gpus_per_node;
+	int nodes, gpn;
 
-	return n > 0 && n < g ? n : g;
+	return launch_shape(p, &nodes, &gpn, NULL, 0) == 0 ? gpn : plan_gpus(p);
 }
 
 static int launch_nodes(const struct sim_plan *p)
 {
-	int g = plan_gpus(p), n = launch_gpus_per_node(p);
-
-	return (g + n - 1) / n;
+	return plan_gpus(p) / launch_gpus_per_node(p);
 }
 
 static int grad_accum(const struct sim_plan *p)
@@ -306,6 +341,331 @@ static void framework_warn(const struct sim_plan *p, enum plan_export_format f,
 		"as %s runs it", fw, fw, framework_title(f));
 }
 
+/* ---- the trainer's argument list ---------------------------------------
+ *
+ * Built once as words, then written for a shell (megatron, torchrun,
+ * slurm, mpirun, skypilot) or as a YAML list (kubernetes).  A word is a
+ * flag or number gpuplan writes (plain), a string from the plan (quoted
+ * for its language) or a variable the user sets (the shell's "$NAME",
+ * the Kubernetes $(NAME) that the kubelet expands in args). */
+enum word_kind { WORD_PLAIN, WORD_QUOTED, WORD_VAR };
+
+struct word {
+	char *s;
+	enum word_kind kind;
+	int brk;               /* 1: starts a new line in a script */
+};
+
+struct words {
+	struct word *w;
+	size_t n, cap;
+};
+
+static void words_push(struct words *ws, int brk, enum word_kind kind, const char *s)
+{
+	if (ws->n == ws->cap) {
+		ws->cap = ws->cap ? 2 * ws->cap : 64;
+		ws->w = xrealloc(ws->w, ws->cap * sizeof(*ws->w));
+	}
+	ws->w[ws->n].s = xstrdup(s);
+	ws->w[ws->n].kind = kind;
+	ws->w[ws->n].brk = brk;
+	ws->n++;
+}
+
+/* Plain words, split at blanks, the first starting a new line. */
+static void words_line(struct words *ws, const char *fmt, ...) GP_PRINTF(2, 3);
+static void words_line(struct words *ws, const char *fmt, ...)
+{
+	char text[512], *save = NULL, *tok;
+	va_list ap;
+	int first = 1;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	for (tok = strtok_r(text, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		words_push(ws, first, WORD_PLAIN, tok);
+		first = 0;
+	}
+}
+
+static void words_release(struct words *ws)
+{
+	for (size_t i = 0; ws && i < ws->n; i++)
+		free(ws->w[i].s);
+	free(ws->w);
+}
+
+/* Appends ws as shell words, each line after a backslash-newline. */
+static void words_shell(struct buf *b, const struct words *ws)
+{
+	for (size_t i = 0; i < ws->n; i++) {
+		const struct word *w = &ws->w[i];
+
+		bprintf(b, "%s", w->brk ? " \\\n  " : " ");
+		if (w->kind == WORD_VAR) {
+			bprintf(b, "\"$%s\"", w->s);
+		} else if (w->kind == WORD_QUOTED) {
+			char *q = gp_shell_quote(w->s);
+
+			bprintf(b, "%s", q);
+			free(q);
+		} else {
+			bprintf(b, "%s", w->s);
+		}
+	}
+}
+
+/* Appends ws as YAML block-list items at indent, one word a line,
+ * variables as $(NAME), which Kubernetes expands in a container's args
+ * from its env (and nowhere else). */
+static void words_yaml(struct buf *b, const struct words *ws, int indent)
+{
+	for (size_t i = 0; i < ws->n; i++) {
+		char var[PRICE_NAME_MAX + 8], *q;
+
+		snprintf(var, sizeof(var), "$(%s)", ws->w[i].s);
+		q = gp_yaml_quote(ws->w[i].kind == WORD_VAR ? var : ws->w[i].s);
+		bprintf(b, "%*s- %s\n", indent, "", q);
+		free(q);
+	}
+}
+
+/* The layers' split over the pipeline.  Megatron-LM cuts them evenly:
+ * with equal chunks, --num-layers-per-virtual-pipeline-stage says so;
+ * otherwise the simulator's split is spelt out for Megatron-Core's
+ * --pipeline-model-parallel-layout (docs, "Custom Pipeline Model Parallel
+ * Layout"): one '|'-separated segment per virtual stage in the order
+ * activations flow, E the embedding, L the loss. */
+static void pipeline_split(struct words *ws, const struct sim_plan *p)
+{
+	const struct sim_parallel *q = &p->par;
+	int n = q->pp * q->interleave;
+	struct buf layout = { 0 };
+
+	if (q->pp < 2)
+		return;
+	if (p->model.layers % n == 0) {
+		if (q->interleave > 1)
+			words_line(ws, "--num-layers-per-virtual-pipeline-stage %d", p->model.layers / n);
+		return;
+	}
+	for (int k = 0; k < n; k++)
+		bprintf(&layout, "%s%st*%d%s", k ? "|" : "", k ? "" : "E",
+			sim_virtual_stage_layers(&p->model, q, k), k == n - 1 ? ",L" : "");
+	words_line(ws, "--pipeline-model-parallel-layout");
+	words_push(ws, 0, WORD_QUOTED, layout.s);
+	free(layout.s);
+}
+
+/* Sequences to train: the plan's tokens over its sequence length,
+ * rounded up; 0 when the plan has no tokens. */
+static long long train_samples(const struct sim_plan *p)
+{
+	return p->tokens > 0 ? (long long)ceil(p->tokens / p->model.seq - 1e-9) : 0;
+}
+
+/* The plan's checkpoint interval (PLAN_DEFAULT_CKPT_INTERVAL_S when it
+ * has none, a plan from `simulate`) in seconds. */
+static double ckpt_interval_s(const struct sim_plan *p)
+{
+	return p->ckpt_interval_s > 0 ? p->ckpt_interval_s : PLAN_DEFAULT_CKPT_INTERVAL_S;
+}
+
+/* The interval in optimizer steps at the predicted step time: at least 1. */
+static long long save_interval_steps(const struct sim_plan *p)
+{
+	double step = p->result.step_time_s, n;
+
+	if (!(step > 0))
+		return 1;
+	n = floor(ckpt_interval_s(p) / step + 0.5);
+	return n >= 1 ? (long long)n : 1;
+}
+
+/* Megatron-LM pads the tokenizer's vocabulary up to a multiple of
+ * --make-vocab-size-divisible-by x tp (megatron/training/tokenizer,
+ * _vocab_size_with_padding).  The preset's vocab is already the padded
+ * size its authors trained (Llama 3: 128,256; GPT-2's 50,257 padded to
+ * 51,200), so asking for multiples of vocab / tp pads any tokenizer of at
+ * most vocab tokens to exactly vocab.  When tp does not divide vocab the
+ * next multiple of tp is the nearest Megatron-LM reaches. */
+static int vocab_divisor(const struct sim_plan *p)
+{
+	return (p->model.vocab + p->par.tp - 1) / p->par.tp;
+}
+
+/* Megatron-LM's name of the model's position encoding (arguments.py
+ * --position-embedding-type); ALiBi has none: "none" (the warning and
+ * comment say so). */
+static const char *megatron_position(const struct sim_model *m)
+{
+	return m->pos == SIM_POS_LEARNED ? "learned_absolute" : m->pos == SIM_POS_ALIBI ? "none"
+										  : "rope";
+}
+
+/* The arguments pretrain_gpt.py takes for p (megatron/training/
+ * arguments.py, Megatron-Core's config dataclasses): the model as the
+ * preset has it, the layout, the training length and schedule
+ * (placeholders in LR, MIN_LR, LR_DECAY_STYLE, LR_WARMUP_SAMPLES), data
+ * (DATA_PATH) and checkpoints (CKPT_DIR every save interval), precision. */
+static void megatron_words(struct words *ws, const struct sim_plan *p)
+{
+	const struct sim_model *m = &p->model;
+	const struct sim_parallel *q = &p->par;
+	long long samples = train_samples(p);
+
+	words_line(ws, "--num-layers %d --hidden-size %d --num-attention-heads %d", m->layers,
+		   m->hidden, m->heads);
+	if (m->kv_heads != m->heads)
+		words_line(ws, "--group-query-attention --num-query-groups %d", m->kv_heads);
+	words_line(ws, "--ffn-hidden-size %d --seq-length %d --max-position-embeddings %d", m->ffn,
+		   m->seq, m->seq);
+	if (m->mlp == SIM_MLP_SWIGLU)
+		words_line(ws, "--swiglu");
+	if (!m->tied_embeddings)
+		words_line(ws, "--untie-embeddings-and-output-weights");
+	if (m->pos == SIM_POS_ROPE)
+		words_line(ws, "--position-embedding-type rope --rotary-base %.0f",
+			   m->rotary_base > 0 ? m->rotary_base : 10000);
+	else
+		words_line(ws, "--position-embedding-type %s", megatron_position(m));
+	words_line(ws, "--normalization %s%s", m->norm == SIM_NORM_LAYERNORM ? "LayerNorm" : "RMSNorm",
+		   m->linear_bias ? "" : " --disable-bias-linear");
+	words_line(ws, "--attention-dropout %g --hidden-dropout %g", m->dropout, m->dropout);
+	/* Megatron-Core's window is (left, right) tokens; 0 to the right is
+	 * causal (TransformerConfig.window_size) */
+	if (m->window > 0 && m->window < m->seq)
+		words_line(ws, "--window-size %d,0", m->window);
+	words_line(ws, "--tokenizer-type HuggingFaceTokenizer --tokenizer-model");
+	if (m->tokenizer[0])
+		words_push(ws, 0, WORD_QUOTED, m->tokenizer);
+	else
+		words_push(ws, 0, WORD_VAR, "TOKENIZER");
+	words_push(ws, 0, WORD_PLAIN, "--make-vocab-size-divisible-by");
+	{
+		char n[32];
+
+		snprintf(n, sizeof(n), "%d", vocab_divisor(p));
+		words_push(ws, 0, WORD_PLAIN, n);
+	}
+	words_line(ws, "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d", q->tp,
+		   q->pp);
+	pipeline_split(ws, p);
+	if (q->cp > 1)
+		words_line(ws, "--context-parallel-size %d", q->cp);
+	words_line(ws, "--micro-batch-size %d --global-batch-size %d", q->mbs, q->gbs);
+	if (q->seq_parallel)
+		words_line(ws, "--sequence-parallel");
+	if (q->recompute == SIM_RECOMPUTE_FULL)
+		words_line(ws, "--recompute-granularity full --recompute-method uniform"
+			       " --recompute-num-layers 1");
+	else if (q->recompute == SIM_RECOMPUTE_SELECTIVE)
+		words_line(ws, "--recompute-granularity selective");
+	if (megatron_fsdp(p))
+		words_line(ws, "--use-megatron-fsdp --data-parallel-sharding-strategy %s",
+			   q->zero >= 3 ? "optim_grads_params" : "optim_grads"),
+		words_line(ws, "--use-distributed-optimizer --ckpt-format fsdp_dtensor"
+			       " --no-gradient-accumulation-fusion");
+	else if (q->zero >= 1)
+		words_line(ws, "--use-distributed-optimizer");
+	/* The simulator hides the data-parallel sums under the backward but
+	 * for the last bucket, and ZeRO-1's parameter all-gather likewise;
+	 * Megatron does so only when asked (both flags default to off in
+	 * megatron/training/arguments.py, which asserts the second needs the
+	 * first and the distributed optimizer; Megatron-FSDP sets them from
+	 * its sharding strategy). */
+	if (q->dp * q->cp > 1 && !megatron_fsdp(p))
+		words_line(ws, "--overlap-grad-reduce%s", q->zero >= 1 ? " --overlap-param-gather" : "");
+	/* --use-flash-attn is a no-op now; the backend flag pins the kernel
+	 * the simulator priced (flash, or Megatron's unfused softmax). */
+	words_line(ws, "--attention-backend %s", q->flash ? "flash" : "unfused");
+	if (samples > 0)
+		words_line(ws, "--train-samples %lld", samples);
+	else
+		words_line(ws, "--train-samples"), words_push(ws, 0, WORD_VAR, "TRAIN_SAMPLES");
+	words_line(ws, "--lr");
+	words_push(ws, 0, WORD_VAR, "LR");
+	words_push(ws, 0, WORD_PLAIN, "--min-lr");
+	words_push(ws, 0, WORD_VAR, "MIN_LR");
+	words_push(ws, 0, WORD_PLAIN, "--lr-decay-style");
+	words_push(ws, 0, WORD_VAR, "LR_DECAY_STYLE");
+	words_push(ws, 0, WORD_PLAIN, "--lr-warmup-samples");
+	words_push(ws, 0, WORD_VAR, "LR_WARMUP_SAMPLES");
+	words_line(ws, "--data-path");
+	words_push(ws, 0, WORD_VAR, "DATA_PATH");
+	words_line(ws, "--save");
+	words_push(ws, 0, WORD_VAR, "CKPT_DIR");
+	words_push(ws, 0, WORD_PLAIN, "--load");
+	words_push(ws, 0, WORD_VAR, "CKPT_DIR");
+	words_line(ws, "--save-interval %lld", save_interval_steps(p));
+	/* Volta has no bf16: fp16 with Megatron-LM's dynamic loss scaling
+	 * (--loss-scale unset: start at --initial-loss-scale, halve on
+	 * overflow). */
+	if (!price_gpu_has_bf16(&p->cluster.gpu))
+		words_line(ws, "--fp16");
+	else if (q->precision == SIM_PRECISION_FP8)
+		words_line(ws, "--bf16 --fp8-format hybrid");
+	else
+		words_line(ws, "--bf16");
+}
+
+/* The placeholders the Megatron-LM arguments read: the learning-rate
+ * schedule gpuplan does not choose (defaults the user overrides in the
+ * environment), then the variables only the user knows, each checked so
+ * that an unset one stops the script with what to set. */
+static void megatron_env(struct buf *b, const struct sim_plan *p)
+{
+	long long samples = train_samples(p);
+	char warm[64];
+
+	if (samples > 0)
+		snprintf(warm, sizeof(warm), "%lld", samples / 100 > 0 ? samples / 100 : 1);
+	else
+		snprintf(warm, sizeof(warm), "1000");
+	bprintf(b, "# PLACEHOLDERS, not from the plan: the learning-rate schedule (override them\n"
+		   "# in the environment; warm-up 1%% of the samples)\n"
+		   "LR=${LR:-3.0e-4}\nMIN_LR=${MIN_LR:-3.0e-5}\nLR_DECAY_STYLE=${LR_DECAY_STYLE:-cosine}\n"
+		   "LR_WARMUP_SAMPLES=${LR_WARMUP_SAMPLES:-%s}\n", warm);
+	bprintf(b, ": \"${DATA_PATH:?set DATA_PATH to a Megatron-LM dataset prefix "
+		   "(tools/preprocess_data.py writes PREFIX.bin and PREFIX.idx)}\"\n"
+		   ": \"${CKPT_DIR:?set CKPT_DIR to a checkpoint directory every node reaches}\"\n");
+	if (!p->model.tokenizer[0])
+		bprintf(b, ": \"${TOKENIZER:?set TOKENIZER to the Hugging Face tokenizer the model "
+			   "trains with (the plan names none)}\"\n");
+	if (samples <= 0)
+		bprintf(b, ": \"${TRAIN_SAMPLES:?set TRAIN_SAMPLES (the plan has no token count: "
+			   "plan or simulate with --tokens)}\"\n");
+}
+
+/* Comment lines on what the arguments mean beyond the flags: training
+ * length, checkpoints, precision, and what Megatron-LM cannot build. */
+static void megatron_notes(struct buf *b, const struct sim_plan *p)
+{
+	char iv[32], st[32], tok[64];
+	long long samples = train_samples(p);
+
+	if (samples > 0)
+		bprintf(b, "# %s tokens = %lld sequences of %d (--train-samples)\n",
+			unit_fmt_count(tok, sizeof(tok), p->tokens), samples, p->model.seq);
+	bprintf(b, "# checkpoints every %s%s = %lld steps of %s (--save-interval); the plan "
+		   "keeps %d\n", unit_fmt_duration(iv, sizeof(iv), ckpt_interval_s(p)),
+		p->ckpt_interval_s > 0 ? " (the plan's)" : " (the plan states none: gpuplan's default)",
+		save_interval_steps(p), unit_fmt_duration(st, sizeof(st), p->result.step_time_s),
+		p->ckpt_keep > 0 ? p->ckpt_keep : PLAN_DEFAULT_CKPT_KEEP);
+	if (!price_gpu_has_bf16(&p->cluster.gpu))
+		bprintf(b, "# %s has no bf16: fp16 with dynamic loss scaling (--fp16)\n",
+			p->cluster.gpu.name);
+	if (p->model.pos == SIM_POS_ALIBI)
+		bprintf(b, "# NOTE: Megatron-LM has no ALiBi: the model trains without position "
+			   "encoding\n# (--position-embedding-type none); parameters and FLOPs are "
+			   "the plan's.\n");
+}
+
+/* The torchrun line that starts nodes x gpn workers of p: one node
+ * standalone, else a c10d rendezvous at MASTER_ADDR (which the script
+ * checks first: master_addr_check). */
 static void torchrun_line(struct buf *b, const struct sim_plan *p)
 {
 	bprintf(b, "torchrun --nnodes %d --nproc-per-node %d", launch_nodes(p),
@@ -324,87 +684,26 @@ static void torchrun_line(struct buf *b, const struct sim_plan *p)
 		bprintf(b, " --standalone");
 }
 
-/* The layers' split over the pipeline.  Megatron-LM cuts them evenly:
- * with equal chunks, --num-layers-per-virtual-pipeline-stage says so;
- * otherwise the simulator's split is spelt out for Megatron-Core's
- * --pipeline-model-parallel-layout (docs, "Custom Pipeline Model Parallel
- * Layout"): one '|'-separated segment per virtual stage in the order
- * activations flow, E the embedding, L the loss. */
-static void pipeline_split(struct buf *b, const struct sim_plan *p)
+/* A multi-node torchrun needs the rendezvous host: stop with what to set
+ * rather than torchrun's own error about an empty endpoint. */
+static void master_addr_check(struct buf *b, const struct sim_plan *p)
 {
-	const struct sim_parallel *q = &p->par;
-	int n = q->pp * q->interleave;
-
-	if (q->pp < 2)
-		return;
-	if (p->model.layers % n == 0) {
-		if (q->interleave > 1)
-			bprintf(b, " \\\n  --num-layers-per-virtual-pipeline-stage %d",
-				p->model.layers / n);
-		return;
-	}
-	bprintf(b, " \\\n  --pipeline-model-parallel-layout \"");
-	for (int k = 0; k < n; k++)
-		bprintf(b, "%s%st*%d%s", k ? "|" : "", k ? "" : "E",
-			sim_virtual_stage_layers(&p->model, q, k), k == n - 1 ? ",L" : "");
-	bprintf(b, "\"");
+	if (launch_nodes(p) > 1)
+		bprintf(b, ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node and run "
+			   "this script on each of the %d nodes}\"\n", launch_nodes(p));
 }
 
-static void megatron_args(struct buf *b, const struct sim_plan *p)
-{
-	const struct sim_model *m = &p->model;
-	const struct sim_parallel *q = &p->par;
-
-	bprintf(b, " \\\n  --num-layers %d --hidden-size %d --num-attention-heads %d",
-		m->layers, m->hidden, m->heads);
-	if (m->kv_heads != m->heads)
-		bprintf(b, " \\\n  --group-query-attention --num-query-groups %d", m->kv_heads);
-	bprintf(b, " \\\n  --ffn-hidden-size %d --seq-length %d --max-position-embeddings %d",
-		m->ffn, m->seq, m->seq);
-	if (m->mlp == SIM_MLP_SWIGLU)
-		bprintf(b, " \\\n  --swiglu");
-	if (!m->tied_embeddings)
-		bprintf(b, " \\\n  --untie-embeddings-and-output-weights");
-	bprintf(b, " \\\n  --tensor-model-parallel-size %d --pipeline-model-parallel-size %d",
-		q->tp, q->pp);
-	pipeline_split(b, p);
-	if (q->cp > 1)
-		bprintf(b, " \\\n  --context-parallel-size %d", q->cp);
-	bprintf(b, " \\\n  --micro-batch-size %d --global-batch-size %d", q->mbs, q->gbs);
-	if (q->seq_parallel)
-		bprintf(b, " \\\n  --sequence-parallel");
-	if (q->recompute == SIM_RECOMPUTE_FULL)
-		bprintf(b, " \\\n  --recompute-granularity full --recompute-method uniform"
-			   " --recompute-num-layers 1");
-	else if (q->recompute == SIM_RECOMPUTE_SELECTIVE)
-		bprintf(b, " \\\n  --recompute-granularity selective");
-	if (megatron_fsdp(p))
-		bprintf(b, " \\\n  --use-megatron-fsdp --data-parallel-sharding-strategy %s"
-			   " \\\n  --use-distributed-optimizer --ckpt-format fsdp_dtensor"
-			   " --no-gradient-accumulation-fusion",
-			q->zero >= 3 ? "optim_grads_params" : "optim_grads");
-	else if (q->zero >= 1)
-		bprintf(b, " \\\n  --use-distributed-optimizer");
-	/* The simulator hides the data-parallel sums under the backward but
-	 * for the last bucket, and ZeRO-1's parameter all-gather likewise;
-	 * Megatron does so only when asked (both flags default to off in
-	 * megatron/training/arguments.py, which asserts the second needs the
-	 * first and the distributed optimizer; Megatron-FSDP sets them from
-	 * its sharding strategy). */
-	if (q->dp * q->cp > 1 && !megatron_fsdp(p))
-		bprintf(b, " \\\n  --overlap-grad-reduce%s",
-			q->zero >= 1 ? " --overlap-param-gather" : "");
-	if (q->flash)
-		bprintf(b, " \\\n  --use-flash-attn");
-	bprintf(b, " \\\n  --bf16");
-	if (q->precision == SIM_PRECISION_FP8)
-		bprintf(b, " --fp8-format hybrid");
-	bprintf(b, "\n");
-}
-
+/* ds_config.json for p (deepspeed.ai/docs/config-json): the batch
+ * identity, the ZeRO stage, bf16 (fp16 with dynamic loss scaling where
+ * the GPU has no bf16: loss_scale 0), and activation checkpointing when
+ * the plan recomputes.  contiguous_memory_optimization only beside
+ * partition_activations: deepspeed.checkpointing.configure asserts that
+ * the first needs the second. */
 static char *deepspeed_config(const struct sim_plan *p)
 {
-	cJSON *root = cJSON_CreateObject(), *zero, *bf16, *ckpt;
+	cJSON *root = cJSON_CreateObject(), *zero, *prec, *ckpt;
+	int recompute = p->par.recompute != SIM_RECOMPUTE_NONE;
+	int partition = recompute && p->par.tp > 1;
 	char *s;
 
 	cJSON_AddNumberToObject(root, "train_batch_size", p->par.gbs);
@@ -416,16 +715,19 @@ static char *deepspeed_config(const struct sim_plan *p)
 				zero1_instead(p, PLAN_EXPORT_DEEPSPEED) ? 1 : p->par.zero);
 	cJSON_AddBoolToObject(zero, "overlap_comm", 1);
 	cJSON_AddBoolToObject(zero, "contiguous_gradients", 1);
-	bf16 = cJSON_AddObjectToObject(root, "bf16");
-	cJSON_AddBoolToObject(bf16, "enabled", 1);
+	if (price_gpu_has_bf16(&p->cluster.gpu)) {
+		prec = cJSON_AddObjectToObject(root, "bf16");
+		cJSON_AddBoolToObject(prec, "enabled", 1);
+	} else {
+		prec = cJSON_AddObjectToObject(root, "fp16");
+		cJSON_AddBoolToObject(prec, "enabled", 1);
+		cJSON_AddNumberToObject(prec, "loss_scale", 0);
+	}
 	ckpt = cJSON_AddObjectToObject(root, "activation_checkpointing");
-	cJSON_AddBoolToObject(ckpt, "partition_activations",
-			      p->par.recompute != SIM_RECOMPUTE_NONE && p->par.tp > 1);
-	cJSON_AddBoolToObject(ckpt, "contiguous_memory_optimization",
-			      p->par.recompute != SIM_RECOMPUTE_NONE);
+	cJSON_AddBoolToObject(ckpt, "partition_activations", partition);
+	cJSON_AddBoolToObject(ckpt, "contiguous_memory_optimization", partition);
 	cJSON_AddBoolToObject(ckpt, "cpu_checkpointing", 0);
-	cJSON_AddNumberToObject(ckpt, "number_checkpoints",
-				p->par.recompute == SIM_RECOMPUTE_NONE ? 0 : p->model.layers);
+	cJSON_AddNumberToObject(ckpt, "number_checkpoints", recompute ? p->model.layers : 0);
 	s = cJSON_Print(root);
 	cJSON_Delete(root);
 	return s;
@@ -457,6 +759,18 @@ char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_
 	char *q;
 
 	deepspeed_preamble(&b, p);
+	if (launch_nodes(p) > 1) {
+		/* DeepSpeed's runner starts the other nodes over ssh with only
+		 * the variables of .deepspeed_env (in the working directory) */
+		bprintf(&b, "env | grep -E '^(CUDA_DEVICE_MAX_CONNECTIONS|NCCL_[A-Z_]*)=' "
+			    "> .deepspeed_env\n");
+		bprintf(&b, "if [ -n \"${SLURM_JOB_NODELIST:-}\" ]; then\n"
+			    "  scontrol show hostnames \"$SLURM_JOB_NODELIST\" | "
+			    "sed 's/$/ slots=%d/' > hostfile\nelse\n"
+			    "  : \"${HOSTFILE:?set HOSTFILE to a DeepSpeed hostfile of the %d nodes "
+			    "(HOST slots=%d a line)}\"\n  cp \"$HOSTFILE\" hostfile\nfi\n",
+			launch_gpus_per_node(p), launch_nodes(p), launch_gpus_per_node(p));
+	}
 	bprintf(&b, "deepspeed --num_nodes %d --num_gpus %d", launch_nodes(p),
 		launch_gpus_per_node(p));
 	if (launch_nodes(p) > 1)
@@ -468,36 +782,56 @@ char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_
 }
 
 /* name as a job's label into buf[size]: what is not a letter, a digit,
- * '.', '_' or '-' becomes '-' (and with k8s, letters are lower-cased and
- * '_' is '-' too, as Kubernetes names want).  A label, not a quoted
- * word: Slurm reads #SBATCH lines with its own rules.  Returns buf. */
+ * '.', '_' or '-' becomes '-'.  With k8s, an RFC 1035 label as the
+ * PyTorchJob webhook wants it: lower-case letters, digits and '-' ('.'
+ * and '_' too become '-'), at most 40 characters so that the operator's
+ * pod names ("-master-0", "-worker-123") stay within 63, no '-' at the
+ * end.  A label, not a quoted word: Slurm reads #SBATCH lines with its
+ * own rules.  Returns buf. */
 static char *job_label(char *buf, size_t size, const char *name, int k8s)
 {
-	size_t n = 0;
+	size_t n = 0, max = k8s && size > 41 ? 41 : size;
 
-	for (const char *s = name; *s && n + 1 < size; s++) {
+	for (const char *s = name; *s && n + 1 < max; s++) {
 		char c = *s;
 
 		if (k8s && c >= 'A' && c <= 'Z')
 			c = (char)(c - 'A' + 'a');
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '-' || (c == '_' && !k8s)))
+		      c == '-' || ((c == '.' || c == '_') && !k8s)))
 			c = '-';
 		buf[n++] = c;
 	}
+	while (k8s && n > 0 && buf[n - 1] == '-')
+		n--;
 	buf[n] = '\0';
 	return buf;
 }
 
-/* Slurm's time format D-HH:MM:SS, from the predicted time with a margin of
- * 10% plus one hour for start-up and checkpoints. */
+/* The longest job a Slurm export asks for: a day, within the limit most
+ * GPU partitions set (24 to 48 hours); longer runs continue in requeued
+ * jobs from their checkpoints. */
+#define SLURM_JOB_CAP_S 86400.0
+/* Time kept at the end of a job for Megatron-LM's last checkpoint. */
+#define SLURM_SAVE_MARGIN_S 1200.0
+
+/* One job's time limit: the whole run with 10% and an hour to spare when
+ * that is under SLURM_JOB_CAP_S, else the cap. */
+static double slurm_limit_s(const struct sim_plan *p)
+{
+	double t = p->time_to_train_s * 1.1 + 3600;
+
+	return p->time_to_train_s > 0 && t < SLURM_JOB_CAP_S ? t : SLURM_JOB_CAP_S;
+}
+
+/* Slurm's time format D-HH:MM:SS of seconds, rounded up. */
 static void slurm_time(char *out, size_t size, double seconds)
 {
 	/* The epsilon keeps 10 d x 1.1 from rounding up to an extra second. */
-	long long t = (long long)ceil(seconds * 1.1 + 3600 - 1e-6);
-	long long d = t / 86400, h = t % 86400 / 3600, m = t % 3600 / 60, s = t % 60;
+	long long t = (long long)ceil(seconds - 1e-6);
+	long long d = t / 86400, h = t % 86400 / 3600, m = t % 3600 / 60, sec = t % 60;
 
-	snprintf(out, size, "%lld-%02lld:%02lld:%02lld", d, h, m, s);
+	snprintf(out, size, "%lld-%02lld:%02lld:%02lld", d, h, m, sec);
 }
 
 /* The checks every export makes before writing: a global batch the
@@ -516,6 +850,24 @@ static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
 		gp_error("plan: layout is not exportable: %s", why);
 		return RC_INPUT;
 	}
+	/* DeepSpeed has no context parallelism: its batch identity
+	 * (train_batch_size = micro x accumulation x world / (tp pp)) would
+	 * count the CP ranks as data parallel and assert. */
+	if (p->par.cp > 1 && format_framework(f) == PLAN_FRAMEWORK_DEEPSPEED) {
+		gp_error("plan: .parallel.cp: expected 1 for DeepSpeed, which has no context "
+			 "parallelism, found %d", p->par.cp);
+		gp_hint("plan with --framework deepspeed for layouts it runs, or export megatron");
+		return RC_INPUT;
+	}
+	{
+		int nodes, gpn;
+
+		if (launch_shape(p, &nodes, &gpn, why, sizeof(why)) != 0) {
+			gp_error("plan: not launchable: %s", why);
+			gp_hint("plan a multiple of the node's GPUs, or GPUs that fit one node");
+			return RC_INPUT;
+		}
+	}
 	*differs = framework_predict(p, f, fr, why, sizeof(why));
 	if (*differs < 0) {
 		gp_error("plan: layout is not exportable: %s", why);
@@ -526,6 +878,229 @@ static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
 	return RC_OK;
 }
 
+/* The head every Megatron-LM shell script shares: what differs from the
+ * plan, the notes, set -eu, the NCCL environment, MASTER_ADDR's check
+ * where a rendezvous needs it (check_master), the placeholders. */
+static void megatron_head(struct buf *b, const struct sim_plan *p, int differs,
+			  const struct sim_result *fr, int check_master)
+{
+	if (differs)
+		framework_comment(b, p, PLAN_EXPORT_MEGATRON, fr);
+	megatron_notes(b, p);
+	bprintf(b, "set -eu\n");
+	nccl_env(b, p, "export ", !megatron_fsdp(p));
+	if (check_master)
+		master_addr_check(b, p);
+	megatron_env(b, p);
+}
+
+/* The Slurm batch script: Megatron-LM under srun, one torchrun a node
+ * meeting at the first node of the allocation; jobs of at most
+ * SLURM_JOB_CAP_S that save and exit before their limit
+ * (--exit-duration-in-mins) and requeue themselves until the training
+ * samples are done; spot plans also save on the SIGTERM Slurm sends two
+ * minutes before a limit (torchrun passes TERM to its workers). */
+static void slurm_script(struct buf *b, const struct sim_plan *p, int differs,
+			 const struct sim_result *fr)
+{
+	int nodes = launch_nodes(p), gpn = launch_gpus_per_node(p);
+	int spot = p->purchase == PRICE_PURCHASE_SPOT;
+	double limit = slurm_limit_s(p);
+	long long samples = train_samples(p);
+	char lab[4 * PRICE_NAME_MAX], t[64], run[32], *q;
+	struct words ws = { 0 };
+
+	slurm_time(t, sizeof(t), limit);
+	bprintf(b, "#!/usr/bin/env bash\n");
+	bprintf(b, "#SBATCH --job-name=gpuplan-%s\n", job_label(lab, sizeof(lab), p->model.name, 0));
+	bprintf(b, "#SBATCH --nodes=%d\n#SBATCH --ntasks-per-node=1\n", nodes);
+	bprintf(b, "#SBATCH --gpus-per-node=%d\n#SBATCH --exclusive\n", gpn);
+	bprintf(b, "#SBATCH --time=%s\n#SBATCH --requeue\n", t);
+	if (spot)
+		bprintf(b, "#SBATCH --signal=TERM@120\n");
+	bprintf(b, "#SBATCH --output=%%x-%%j.out\n#SBATCH --open-mode=append\n");
+	bprintf(b, "# Your site's partition and account: uncomment, or give them to sbatch\n"
+		   "# (sbatch -p PARTITION -A ACCOUNT THIS.sh):\n"
+		   "##SBATCH --partition=PARTITION\n##SBATCH --account=ACCOUNT\n");
+	bprintf(b, "# Megatron-LM for %s on %d nodes x %d GPUs (written by gpuplan).\n",
+		gp_term_escape(lab, sizeof(lab), p->model.name), nodes, gpn);
+	if (p->time_to_train_s > 0)
+		bprintf(b, "# The run takes %s; ", unit_fmt_duration(run, sizeof(run),
+								   p->time_to_train_s));
+	else
+		bprintf(b, "# ");
+	bprintf(b, "each job runs at most %s (--time), Megatron-LM saving a\n"
+		   "# checkpoint and exiting %.0f min before it (--exit-duration-in-mins); the job "
+		   "requeues\n# itself until the training samples are done, resuming from "
+		   "CKPT_DIR.\n", t, SLURM_SAVE_MARGIN_S / 60);
+	if (spot)
+		bprintf(b, "# Spot: a preempted node requeues the job (--requeue), which resumes "
+			   "from the last\n# checkpoint; SIGTERM before the limit saves one "
+			   "(--exit-signal-handler).\n");
+	megatron_head(b, p, differs, fr, 0);
+	bprintf(b, ": \"${SLURM_JOB_ID:?submit this script with sbatch}\"\n");
+	bprintf(b, "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1)\n"
+		   "export MASTER_ADDR\n");
+	bprintf(b, "srun --ntasks-per-node=1 --kill-on-bad-exit=1 torchrun --nnodes %d "
+		   "--nproc-per-node %d \\\n  --rdzv-backend c10d --rdzv-endpoint "
+		   "\"$MASTER_ADDR:29500\" --rdzv-id \"$SLURM_JOB_ID\" \\\n  "
+		   "\"${TRAIN_SCRIPT:-pretrain_gpt.py}\"", nodes, gpn);
+	megatron_words(&ws, p);
+	words_line(&ws, "--exit-duration-in-mins %.0f%s",
+		   floor((limit - SLURM_SAVE_MARGIN_S) / 60) > 1
+			   ? floor((limit - SLURM_SAVE_MARGIN_S) / 60) : 1,
+		   spot ? " --exit-signal-handler" : "");
+	words_shell(b, &ws);
+	words_release(&ws);
+	bprintf(b, "\n# Megatron-LM trains train-samples / global-batch iterations and writes the\n"
+		   "# last one saved to latest_checkpointed_iteration.txt.\n");
+	if (samples > 0)
+		bprintf(b, "iters=%lld\n", samples / p->par.gbs);
+	else
+		bprintf(b, "iters=$((TRAIN_SAMPLES / %d))\n", p->par.gbs);
+	bprintf(b, "done_iters=$(cat \"$CKPT_DIR/latest_checkpointed_iteration.txt\" 2>/dev/null "
+		   "|| echo 0)\n"
+		   "if [ \"$done_iters\" != release ] && [ \"$done_iters\" -lt \"$iters\" ]; then\n"
+		   "  echo \"gpuplan: $done_iters of $iters iterations done: requeueing\"\n"
+		   "  scontrol requeue \"$SLURM_JOB_ID\"\nfi\n");
+	(void)q;
+}
+
+/* Open MPI starting Megatron-LM directly, one rank a GPU: the plan's GPUs
+ * as -np, each rank's torch.distributed variables from Open MPI's
+ * (OMPI_COMM_WORLD_RANK, _LOCAL_RANK, _SIZE). */
+static void mpirun_script(struct buf *b, const struct sim_plan *p, int differs,
+			  const struct sim_result *fr)
+{
+	int nodes = launch_nodes(p), gpn = launch_gpus_per_node(p);
+	struct words ws = { 0 };
+	char e[4 * PRICE_NAME_MAX];
+
+	bprintf(b, "#!/usr/bin/env bash\n# Megatron-LM for %s under Open MPI: %d ranks, %d nodes x "
+		   "%d GPUs (written by gpuplan)\n", gp_term_escape(e, sizeof(e), p->model.name),
+		plan_gpus(p), nodes, gpn);
+	megatron_head(b, p, differs, fr, 0);
+	if (nodes > 1)
+		bprintf(b, ": \"${HOSTFILE:?set HOSTFILE to an Open MPI hostfile of the %d nodes, "
+			   "one line HOST slots=%d per node}\"\n"
+			   ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first host}\"\n",
+			nodes, gpn);
+	else
+		bprintf(b, "MASTER_ADDR=${MASTER_ADDR:-localhost}\n");
+	bprintf(b, "mpirun -np %d%s --map-by ppr:%d:node --bind-to numa \\\n"
+		   "  -x MASTER_ADDR=\"$MASTER_ADDR\" -x MASTER_PORT=29500 "
+		   "-x CUDA_DEVICE_MAX_CONNECTIONS", plan_gpus(p),
+		nodes > 1 ? " --hostfile \"$HOSTFILE\"" : "", gpn);
+	if (!p->cluster.gpu.p2p)
+		bprintf(b, " -x NCCL_P2P_DISABLE");
+	bprintf(b, " \\\n  bash -c 'RANK=$OMPI_COMM_WORLD_RANK LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK "
+		   "WORLD_SIZE=$OMPI_COMM_WORLD_SIZE \\\n    exec python3 \"$@\"' mpirun-rank "
+		   "\"${TRAIN_SCRIPT:-pretrain_gpt.py}\"");
+	megatron_words(&ws, p);
+	words_shell(b, &ws);
+	words_release(&ws);
+	bprintf(b, "\n");
+}
+
+/* The Kubernetes resource name of p's GPUs: AMD's device plugin
+ * advertises amd.com/gpu, NVIDIA's nvidia.com/gpu. */
+static const char *k8s_gpu_resource(const struct sim_plan *p)
+{
+	return price_gpu_is_amd(&p->cluster.gpu) ? "amd.com/gpu" : "nvidia.com/gpu";
+}
+
+/* The placeholder image: not a valid image reference (upper case), so a
+ * manifest applied unedited fails with InvalidImageName, naming it. */
+#define K8S_IMAGE_PLACEHOLDER "SET-IMAGE-TO-A-MEGATRON-LM-CONTAINER"
+
+/* One container's spec for p at indent: image, torchrun with the plan's
+ * nodes and GPUs per node (the operator gives it the rendezvous through
+ * PET_* variables), Megatron-LM's arguments, the environment those
+ * arguments read ($(NAME) is expanded from it), the GPUs, /dev/shm and
+ * the checkpoint and data volumes. */
+static void k8s_container(struct buf *b, const struct sim_plan *p, int in)
+{
+	int gpn = launch_gpus_per_node(p);
+	long long samples = train_samples(p);
+	struct words ws = { 0 };
+	char warm[32];
+
+	snprintf(warm, sizeof(warm), "%lld", samples / 100 > 0 ? samples / 100 : 1000);
+	bprintf(b, "%*s- name: pytorch\n%*s  image: \"" K8S_IMAGE_PLACEHOLDER "\"\n", in, "", in, "");
+	bprintf(b, "%*s  command: [\"torchrun\"]\n%*s  args:\n", in, "", in, "");
+	bprintf(b, "%*s    - \"--nnodes=%d\"\n%*s    - \"--nproc-per-node=%d\"\n"
+		   "%*s    - \"$(TRAIN_SCRIPT)\"\n", in, "", launch_nodes(p), in, "", gpn, in, "");
+	megatron_words(&ws, p);
+	words_yaml(b, &ws, in + 4);
+	words_release(&ws);
+	bprintf(b, "%*s  env:\n", in, "");
+	{
+		const char *env[][2] = {
+			{ "TRAIN_SCRIPT", "/opt/megatron-lm/pretrain_gpt.py" },
+			{ "CUDA_DEVICE_MAX_CONNECTIONS", megatron_fsdp(p) ? NULL : "1" },
+			{ "NCCL_P2P_DISABLE", p->cluster.gpu.p2p ? NULL : "1" },
+			{ "DATA_PATH", "/data/SET-DATA_PATH-TO-A-MEGATRON-DATASET-PREFIX" },
+			{ "CKPT_DIR", "/checkpoints" },
+			{ "TOKENIZER", p->model.tokenizer[0] ? NULL : "SET-TOKENIZER" },
+			{ "TRAIN_SAMPLES", samples > 0 ? NULL : "SET-TRAIN_SAMPLES" },
+			{ "LR", "3.0e-4" },
+			{ "MIN_LR", "3.0e-5" },
+			{ "LR_DECAY_STYLE", "cosine" },
+			{ "LR_WARMUP_SAMPLES", warm },
+		};
+
+		for (size_t i = 0; i < GP_ARRAY_LEN(env); i++)
+			if (env[i][1])
+				bprintf(b, "%*s    - name: %s\n%*s      value: \"%s\"\n", in, "", env[i][0],
+					in, "", env[i][1]);
+	}
+	bprintf(b, "%*s  resources:\n%*s    limits:\n%*s      %s: %d\n", in, "", in, "", in, "",
+		k8s_gpu_resource(p), gpn);
+	bprintf(b, "%*s  volumeMounts:\n%*s    - name: dshm\n%*s      mountPath: /dev/shm\n"
+		   "%*s    - name: checkpoints\n%*s      mountPath: /checkpoints\n"
+		   "%*s    - name: data\n%*s      mountPath: /data\n%*s      readOnly: true\n",
+		in, "", in, "", in, "", in, "", in, "", in, "", in, "", in, "");
+}
+
+/* The pod's volumes at indent: /dev/shm in memory (NCCL and the data
+ * loaders' shared memory; a container's default is 64 MiB), and the
+ * claims the user creates for checkpoints and data. */
+static void k8s_volumes(struct buf *b, int in)
+{
+	bprintf(b, "%*svolumes:\n%*s  - name: dshm\n%*s    emptyDir:\n%*s      medium: Memory\n"
+		   "%*s  - name: checkpoints\n%*s    persistentVolumeClaim:\n"
+		   "%*s      claimName: gpuplan-checkpoints\n"
+		   "%*s  - name: data\n%*s    persistentVolumeClaim:\n%*s      claimName: gpuplan-data\n",
+		in, "", in, "", in, "", in, "", in, "", in, "", in, "", in, "", in, "", in, "");
+}
+
+/* A Kubeflow PyTorchJob (kubeflow.org/v1, the Training Operator):
+ * nprocPerNode GPUs' workers on each of the plan's nodes. */
+static void k8s_pytorchjob(struct buf *b, const struct sim_plan *p)
+{
+	int nodes = launch_nodes(p);
+	char lab[4 * PRICE_NAME_MAX];
+
+	bprintf(b, "# Kubeflow PyTorchJob written by gpuplan: Megatron-LM on %d nodes x %d GPUs.\n"
+		   "# Before kubectl apply: set image (a container with Megatron-LM and PyTorch),\n"
+		   "# DATA_PATH, and create the PersistentVolumeClaims gpuplan-checkpoints and\n"
+		   "# gpuplan-data.\n", nodes, launch_gpus_per_node(p));
+	bprintf(b, "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: gpuplan-%s\n"
+		   "spec:\n  nprocPerNode: \"%d\"\n  pytorchReplicaSpecs:\n",
+		job_label(lab, sizeof(lab), p->model.name, 1), launch_gpus_per_node(p));
+	for (int w = 0; w < 2; w++) {
+		int replicas = w ? nodes - 1 : 1;
+
+		if (w && replicas == 0)
+			break;
+		bprintf(b, "    %s:\n      replicas: %d\n      restartPolicy: OnFailure\n"
+			   "      template:\n        spec:\n          containers:\n",
+			w ? "Worker" : "Master", replicas);
+		k8s_container(b, p, 12);
+		k8s_volumes(b, 10);
+	}
+}
+
 char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *rc)
 {
 	struct buf b = { 0 };
@@ -533,25 +1108,33 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 	struct sim_result fr;
 	char tbuf[64], e1[4 * PRICE_NAME_MAX], e2[4 * PRICE_NAME_MAX + 16];
 	int differs;
+	struct words ws = { 0 };
 
 	if (f == PLAN_EXPORT_SKYPILOT)
 		return plan_export_skypilot(p, PLAN_FRAMEWORK_MEGATRON, rc);
 	*rc = export_check(p, f, &fr, &differs);
 	if (*rc != RC_OK)
 		return NULL;
+	nodes = launch_nodes(p);
+	gpn = launch_gpus_per_node(p);
 	switch (f) {
 	case PLAN_EXPORT_MEGATRON:
 		bprintf(&b, "#!/usr/bin/env bash\n# Megatron-LM launch for %s on %d x %s "
 			    "(written by gpuplan)\n",
 			gp_term_escape(e1, sizeof(e1), p->model.name), plan_gpus(p),
 			gp_term_escape(e2, sizeof(e2), p->cluster.gpu.name));
-		bprintf(&b, "# set TRAIN_SCRIPT to Megatron-LM's pretrain_gpt.py and add data flags\n");
-		if (differs)
-			framework_comment(&b, p, f, &fr);
-		nccl_env(&b, p, "export ", !megatron_fsdp(p));
+		if (nodes > 1)
+			bprintf(&b, "# Run it on each of the %d nodes (%d GPUs each) from Megatron-LM's "
+				    "directory\n# (TRAIN_SCRIPT: pretrain_gpt.py there).\n", nodes, gpn);
+		else
+			bprintf(&b, "# Run it from Megatron-LM's directory (TRAIN_SCRIPT: "
+				    "pretrain_gpt.py there).\n");
+		megatron_head(&b, p, differs, &fr, 1);
 		torchrun_line(&b, p);
 		bprintf(&b, " \"${TRAIN_SCRIPT:-pretrain_gpt.py}\"");
-		megatron_args(&b, p);
+		megatron_words(&ws, p);
+		words_shell(&b, &ws);
+		bprintf(&b, "\n");
 		break;
 	case PLAN_EXPORT_DEEPSPEED: {
 		char *cfg = deepspeed_config(p);
@@ -561,22 +1144,35 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 		break;
 	}
 	case PLAN_EXPORT_TORCHRUN:
+		bprintf(&b, "#!/usr/bin/env bash\n# torchrun for %s: %d nodes x %d GPUs = the plan's "
+			    "%d (written by gpuplan)\nset -eu\n",
+			gp_term_escape(e1, sizeof(e1), p->model.name), nodes, gpn, plan_gpus(p));
 		nccl_env(&b, p, "export ", 1);
+		master_addr_check(&b, p);
 		torchrun_line(&b, p);
-		bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\"\n");
+		bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\" \"$@\"\n");
 		break;
 	case PLAN_EXPORT_SLURM:
-		slurm_time(tbuf, sizeof(tbuf), p->time_to_train_s);
-		bprintf(&b, "#!/usr/bin/env bash\n");
-		bprintf(&b, "#SBATCH --job-name=gpuplan-%s\n",
+		slurm_script(&b, p, differs, &fr);
+		break;
+	case PLAN_EXPORT_SLURM_EXECUTE:
+		slurm_time(tbuf, sizeof(tbuf), slurm_limit_s(p));
+		bprintf(&b, "#!/usr/bin/env bash\n# gpuplan's own measurement run of the plan "
+			    "(gpuplan execute), not training\n");
+		bprintf(&b, "#SBATCH --job-name=gpuplan-execute-%s\n",
 			job_label(e1, sizeof(e1), p->model.name, 0));
 		bprintf(&b, "#SBATCH --nodes=%d\n#SBATCH --ntasks-per-node=%d\n", nodes, gpn);
 		bprintf(&b, "#SBATCH --gpus-per-node=%d\n#SBATCH --exclusive\n", gpn);
-		bprintf(&b, "#SBATCH --time=%s\n", tbuf);
+		bprintf(&b, "#SBATCH --time=01:00:00\n");
 		nccl_env(&b, p, "export ", 1);
-		bprintf(&b, "srun --mpi=pmix gpuplan execute plan.json --backend cuda\n");
+		bprintf(&b, "srun --mpi=pmix gpuplan execute \"${PLAN:-plan.json}\" --backend cuda\n");
 		break;
 	case PLAN_EXPORT_MPIRUN:
+		mpirun_script(&b, p, differs, &fr);
+		break;
+	case PLAN_EXPORT_MPIRUN_EXECUTE:
+		bprintf(&b, "# gpuplan's own measurement run of the plan (gpuplan execute), not "
+			    "training\n");
 		bprintf(&b, "# hostfile: one line per node; replace node1..node%d with your hosts\n",
 			nodes);
 		bprintf(&b, "for i in $(seq 1 %d); do echo \"node$i slots=%d\"; done > hosts\n",
@@ -585,38 +1181,17 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *
 			plan_gpus(p), gpn);
 		if (!p->cluster.gpu.p2p)
 			bprintf(&b, " -x NCCL_P2P_DISABLE=1");
-		bprintf(&b, " -x CUDA_DEVICE_MAX_CONNECTIONS=1 gpuplan execute plan.json"
+		bprintf(&b, " -x CUDA_DEVICE_MAX_CONNECTIONS=1 gpuplan execute \"${PLAN:-plan.json}\""
 			    " --backend cuda\n");
 		break;
 	case PLAN_EXPORT_KUBERNETES:
-	{
-		char *q;
-
-		/* a Kubernetes name: lower-case letters, digits, '-' and '.' */
-		snprintf(e2, sizeof(e2), "gpuplan-%s", job_label(e1, sizeof(e1), p->model.name, 1));
-		q = gp_yaml_quote(e2);
-		bprintf(&b, "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n"
-			    "  name: %s\nspec:\n  pytorchReplicaSpecs:\n", q);
-		free(q);
-	}
-		for (int w = 0; w < 2; w++) {
-			int replicas = w ? nodes - 1 : 1;
-
-			if (w && replicas == 0)
-				break;
-			bprintf(&b, "    %s:\n      replicas: %d\n      restartPolicy: OnFailure\n"
-				    "      template:\n        spec:\n          containers:\n"
-				    "            - name: pytorch\n              image: ${IMAGE}\n"
-				    "              command: [\"torchrun\", \"--nnodes=%d\", "
-				    "\"--nproc-per-node=%d\", \"${TRAIN_SCRIPT}\"]\n"
-				    "              resources:\n                limits:\n"
-				    "                  nvidia.com/gpu: %d\n",
-				w ? "Worker" : "Master", replicas, nodes, gpn, gpn);
-		}
+		k8s_pytorchjob(&b, p);
 		break;
 	case PLAN_EXPORT_SKYPILOT:
 		break; /* returned above */
 	}
+	(void)tbuf;
+	words_release(&ws);
 	return b.s;
 }
 
@@ -712,12 +1287,15 @@ static void skypilot_script(struct buf *b, const struct sim_plan *p, enum plan_e
 		p->par.tp, p->par.pp, p->par.dp, p->par.cp, launch_nodes(p),
 		launch_gpus_per_node(p));
 	if (f == PLAN_EXPORT_MEGATRON) {
-		if (differs)
-			framework_comment(b, p, f, fr);
-		nccl_env(b, p, "export ", !megatron_fsdp(p));
+		struct words ws = { 0 };
+
+		megatron_head(b, p, differs, fr, 0);
 		skypilot_torchrun(b);
 		bprintf(b, " \\\n  \"$TRAIN_SCRIPT\"");
-		megatron_args(b, p);
+		megatron_words(&ws, p);
+		words_shell(b, &ws);
+		words_release(&ws);
+		bprintf(b, "\n");
 	} else {
 		char *cfg = deepspeed_config(p);
 
@@ -787,6 +1365,11 @@ char *plan_export_skypilot(const struct sim_plan *p, enum plan_framework fw, enu
 	bprintf(&b, "  use_spot: %s\n", p->purchase == PRICE_PURCHASE_SPOT ? "true" : "false");
 	bprintf(&b, "num_nodes: %d\nenvs:\n  TRAIN_SCRIPT: %s\n  EXTRA_ARGS: \"\"\n",
 		launch_nodes(p), f == PLAN_EXPORT_MEGATRON ? "\"pretrain_gpt.py\"" : "null");
+	/* what the Megatron-LM arguments read and only the user knows:
+	 * sky launch --env NAME=... */
+	if (f == PLAN_EXPORT_MEGATRON)
+		bprintf(&b, "  DATA_PATH: null\n  CKPT_DIR: null\n%s",
+			p->model.tokenizer[0] ? "" : "  TOKENIZER: null\n");
 	skypilot_script(&run, p, f, differs, &fr);
 	/* A literal block: every line indented, so YAML hands the script
 	 * back byte for byte. */

@@ -241,6 +241,15 @@ int price_gpu_suggest(const struct price_gpu *gpus, size_t n, const char *name,
  * ("RTX5090: gpus.csv has no bf16_dense_tflops figure"). */
 int price_gpu_eligible(const struct price_gpu *g, char *why, size_t size);
 
+/* 1 when g computes in bf16: every GPU of the catalog but Volta (V100,
+ * sm70), whose tensor cores take fp16 only (NVIDIA Tesla V100 datasheet;
+ * bf16 arrives with Ampere, sm80).  Trainers run those in fp16 with loss
+ * scaling at the same tensor rate (gpus.csv's bf16 column holds the fp16
+ * figure there). */
+int price_gpu_has_bf16(const struct price_gpu *g);
+/* 1 when g is an AMD Instinct GPU (MI...): ROCm, amd.com/gpu in Kubernetes. */
+int price_gpu_is_amd(const struct price_gpu *g);
+
 /* ---- offerings: query ---------------------------------------------------- */
 
 enum price_sort {

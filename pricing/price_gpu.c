@@ -355,3 +355,13 @@ enum rc price_gpus_load(const char *path, struct price_gpu **out, size_t *n)
 	*n = k;
 	return RC_OK;
 }
+
+int price_gpu_has_bf16(const struct price_gpu *g)
+{
+	return strncmp(g->name, "V100", 4) != 0;
+}
+
+int price_gpu_is_amd(const struct price_gpu *g)
+{
+	return strncmp(g->name, "MI", 2) == 0;
+}

@@ -44,16 +44,47 @@ double sim_mfu_peak(const struct price_gpu *g)
 	return g->mfu_flops_per_s > 0 ? g->mfu_flops_per_s : g->bf16_flops_per_s;
 }
 
+void sim_model_facts_init(struct sim_model *m)
+{
+	m->pos = SIM_POS_ROPE;
+	m->rotary_base = 10000;
+	m->norm = SIM_NORM_RMSNORM;
+	m->linear_bias = 0;
+	m->dropout = 0;
+	m->tokenizer[0] = '\0';
+	m->window = 0;
+}
+
 double sim_layer_params(const struct sim_model *m)
 {
 	double h = m->hidden;
 	double kv_dim = (double)m->kv_heads * (m->hidden / m->heads);
 	double attn = h * h + 2.0 * h * kv_dim + h * h;   /* Q, K, V, output */
-	double mlp = (m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0) * h * m->ffn;
+	int swiglu = m->mlp == SIM_MLP_SWIGLU;
+	double mlp = (swiglu ? 3.0 : 2.0) * h * m->ffn;
+	/* LayerNorm has a bias beside its weight (Ba et al. 2016). */
+	double norms = (m->norm == SIM_NORM_LAYERNORM ? 4.0 : 2.0) * h;
 
-	/* Two norms' weights; bias vectors (GPT-2/3 style) are not counted,
-	 * which moves GPT-3 175B by 0.01%. */
-	return attn + mlp + 2.0 * h;
+	/* Biases: one per output unit of Q, K, V and the projection, of the
+	 * MLP's input matrices (gate and up for SwiGLU) and its output. */
+	if (m->linear_bias)
+		attn += h + 2.0 * kv_dim + h, mlp += (swiglu ? 2.0 : 1.0) * m->ffn + h;
+	return attn + mlp + norms;
+}
+
+double sim_final_norm_params(const struct sim_model *m)
+{
+	return (m->norm == SIM_NORM_LAYERNORM ? 2.0 : 1.0) * m->hidden;
+}
+
+double sim_position_params(const struct sim_model *m)
+{
+	return m->pos == SIM_POS_LEARNED ? (double)m->seq * m->hidden : 0;
+}
+
+double sim_attention_span(const struct sim_model *m)
+{
+	return m->window > 0 && m->window < m->seq ? m->window : m->seq;
 }
 
 double sim_model_params(const struct sim_model *m)
@@ -62,9 +93,10 @@ double sim_model_params(const struct sim_model *m)
 
 	if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1)
 		return 0;
-	/* Layers, input embedding, LM head unless tied, final norm. */
-	return m->layers * sim_layer_params(m) + emb
-	       + (m->tied_embeddings ? 0 : emb) + m->hidden;
+	/* Layers, input embedding and position table, LM head unless tied,
+	 * final norm. */
+	return m->layers * sim_layer_params(m) + emb + sim_position_params(m)
+	       + (m->tied_embeddings ? 0 : emb) + sim_final_norm_params(m);
 }
 
 double sim_train_flops(const struct sim_model *m, double sequences,
@@ -81,9 +113,11 @@ double sim_train_flops(const struct sim_model *m, double sequences,
 	 * eq. 3 counts it), output projection 2 s h^2, MLP 2 s h f per matrix
 	 * (2 matrices for GELU, 3 for SwiGLU), logits 2 s h V.  For GPT shapes
 	 * (kv_dim = h, f = 4h) the sum over l layers times 3 is eq. 3:
-	 * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)). */
+	 * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).  A sliding window w < s
+	 * bounds each query's keys to w (Jiang et al. 2023, sec. 2): the
+	 * scores and values count s x w. */
 	qkv = 2.0 * s * h * (h + 2.0 * kv_dim);
-	attn = 4.0 * s * s * h;
+	attn = 4.0 * s * sim_attention_span(m) * h;
 	proj = 2.0 * s * h * h;
 	mlp = (m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0) * 2.0 * s * h * f;
 	logits = 2.0 * s * h * V;
@@ -430,6 +464,20 @@ void sim_attn_kernel_time_s(enum sim_attn_kernel k, enum sim_arch a, double b, d
 	*bwd = SIM_ATTN_BWD * flops / (eb * scale) + SIM_KERNEL_S;
 }
 
+/* The share of causal attention's work a sliding window leaves: a
+ * causal query at position i attends to i keys, s/2 on average; with a
+ * window w < s to min(i, w), w - w^2 / (2s) on average (Jiang et al.
+ * 2023, sec. 2), which FlashAttention's block skipping turns into time.
+ * 1 without a window. */
+static double window_share(const struct sim_model *m)
+{
+	double s = m->seq, w = m->window;
+
+	if (!(w > 0 && w < s))
+		return 1;
+	return (w - w * w / (2.0 * s)) / (s / 2.0);
+}
+
 /* Per micro-batch times of one layer on one GPU. */
 struct layer_time {
 	double fwd_s, bwd_s, recompute_s;   /* compute */
@@ -484,11 +532,13 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		/* a calibrated device: its own attention's measured rate, for
 		 * the flash FLOP count, flash or not (the executor recomputes
 		 * the probabilities either way) */
-		attn_f = sim_attn_flops(bh, sh->sl, sh->s, dh) / c->gpu.attn_flops_per_s;
+		attn_f = window_share(m) * sim_attn_flops(bh, sh->sl, sh->s, dh) /
+			 c->gpu.attn_flops_per_s;
 		attn_b = SIM_ATTN_BWD * attn_f;
 		attn_re = p->flash ? 0 : attn_f;
 	} else if (p->flash && p->attn_kernel == SIM_ATTN_FA1) {
-		attn_f = sim_flash_attn_s(sh->b, sh->a_l, sh->kv_l, sh->sl, sh->s, dh, ab, dh50,
+		attn_f = window_share(m) *
+			 sim_flash_attn_s(sh->b, sh->a_l, sh->kv_l, sh->sl, sh->s, dh, ab, dh50,
 					  peak, hbm);
 		attn_b = SIM_ATTN_BWD * attn_f;
 		attn_re = 0;
@@ -500,6 +550,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 
 		sim_attn_kernel_time_s(sim_attn_kernel_resolve(p->attn_kernel, arch), arch, sh->b,
 				       sh->a_l, sh->sl, sh->s, dh, peak, &attn_f, &attn_b);
+		attn_f *= window_share(m);
+		attn_b *= window_share(m);
 		attn_re = 0;
 	} else {
 		/* Megatron-LM's unfused path: the s x s scores are written,
@@ -665,12 +717,12 @@ static void stage_params(const struct sim_model *m, const struct sim_shape *sh,
 	double lp = sim_layer_params(m) / sh->t;
 	double emb = (double)m->vocab * m->hidden / sh->t;
 
-	*first = sh->layers_first * lp + emb;
+	*first = sh->layers_first * lp + emb + sim_position_params(m);
 	if (sh->p == 1) {
-		*first += m->hidden + (m->tied_embeddings ? 0 : emb);
+		*first += sim_final_norm_params(m) + (m->tied_embeddings ? 0 : emb);
 		*last = *first;
 	} else {
-		*last = sh->layers_last * lp + m->hidden + emb;
+		*last = sh->layers_last * lp + sim_final_norm_params(m) + emb;
 	}
 }
 

@@ -15,6 +15,13 @@
 #include "price.h"
 
 enum sim_mlp { SIM_MLP_GELU, SIM_MLP_SWIGLU };
+/* How a model encodes positions: rotary (Su et al. 2021), a learned
+ * absolute table of seq x hidden (GPT-2/3), or attention biases (ALiBi,
+ * Press et al. 2022; no parameters). */
+enum sim_pos { SIM_POS_ROPE, SIM_POS_LEARNED, SIM_POS_ALIBI };
+/* RMSNorm (Zhang and Sennrich 2019): a weight vector; LayerNorm (Ba et
+ * al. 2016) as Megatron-LM builds it: a weight and a bias vector. */
+enum sim_norm { SIM_NORM_RMSNORM, SIM_NORM_LAYERNORM };
 enum sim_recompute { SIM_RECOMPUTE_NONE, SIM_RECOMPUTE_SELECTIVE, SIM_RECOMPUTE_FULL };
 enum sim_precision { SIM_PRECISION_BF16, SIM_PRECISION_FP8 };
 /* How a ZeRO-3 implementation gathers weights and scatters gradients. */
@@ -81,6 +88,15 @@ struct sim_model {
 	int tied_embeddings;   /* 1: LM head shares the input embedding */
 	int gbs;               /* default global batch, sequences; 0 unknown */
 	double published_params; /* the count the authors state; 0 unknown */
+	/* Architecture facts (data/models.csv; sim_model_facts_init gives a
+	 * Llama-style model, what a plan without them is read as). */
+	enum sim_pos pos;      /* position encoding */
+	double rotary_base;    /* RoPE's theta; 0 without RoPE */
+	enum sim_norm norm;
+	int linear_bias;       /* 1: every linear layer has a bias vector */
+	double dropout;        /* attention and hidden dropout, 0..1 */
+	char tokenizer[PRICE_NAME_MAX]; /* Hugging Face name; "" unknown */
+	int window;            /* sliding attention window, tokens; 0 none */
 };
 
 struct sim_parallel {
@@ -182,6 +198,8 @@ void sim_parallel_init(struct sim_parallel *p);
 /* The names plan files and flags spell each enum's values with, indexed
  * by the value (sim_zero2_reduce_names by zero2_every_micro_batch). */
 extern const char *const sim_mlp_names[2];
+extern const char *const sim_pos_names[3];   /* "rope", "learned", "alibi" */
+extern const char *const sim_norm_names[2];  /* "rmsnorm", "layernorm" */
 extern const char *const sim_recompute_names[3];
 extern const char *const sim_precision_names[2];
 extern const char *const sim_zero3_gather_names[2];
@@ -204,8 +222,26 @@ double sim_mfu_peak(const struct price_gpu *g);
  * so, and the planner never clusters an offering without a figure. */
 #define SIM_DEFAULT_INTER_BYTES_PER_S 25e9
 
-/* Exact parameter count from the model's shapes. */
+/* Sets m's architecture facts to a Llama-style model's: RoPE with base
+ * 10000, RMSNorm, no biases, no dropout, no window, tokenizer unknown.
+ * The shapes are left as they are. */
+void sim_model_facts_init(struct sim_model *m);
+
+/* Exact parameter count from the model's shapes and facts: every weight
+ * matrix, the biases when linear_bias, two norms per layer and a final
+ * one (LayerNorm's bias too), the input embedding, the LM head unless
+ * tied, and a learned position table of seq x hidden. */
 double sim_model_params(const struct sim_model *m);
+
+/* Parameters outside the layers held with the input embedding: the
+ * position table of a learned encoding (seq x hidden, not split over
+ * tensor parallelism, as Megatron-LM keeps it); 0 otherwise. */
+double sim_position_params(const struct sim_model *m);
+
+/* Keys one query attends to on average in FLOP counts: seq, or the
+ * sliding window when it is shorter (Beltagy et al. 2020; Jiang et al.
+ * 2023, sec. 2: each token attends to at most window earlier tokens). */
+double sim_attention_span(const struct sim_model *m);
 
 /* Most GPUs one layout may use (tp x pp x dp x cp): 2^26, far beyond any
  * cluster built, and small enough that GPU and node counts fit an int. */
@@ -308,11 +344,13 @@ struct sim_plan {
 	double usd_per_gpu_hour;        /* 0 when not given */
 	struct sim_result result;       /* the prediction */
 	double time_to_train_s;         /* 0 when tokens not given */
-	/* Seconds between checkpoints the plan was priced with (the
-	 * Young/Daly interval on spot, else the planner's); 0: not given.
-	 * `execute --checkpoint-dir` turns it into steps. */
-	double ckpt_interval_s;
 	double cost_usd;                /* 0 when not priced */
+	/* Checkpoints as priced: seconds between two (Young/Daly on spot)
+	 * and how many are kept; 0 when the plan does not say.  `execute
+	 * --checkpoint-dir` and the exports' save interval turn the interval
+	 * into steps. */
+	double ckpt_interval_s;
+	int ckpt_keep;
 	/* What produced the plan (DESIGN.md: "the inputs' identity"): the
 	 * command line, and price_catalog.digest of the catalog it read;
 	 * empty when not known. */

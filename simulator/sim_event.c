@@ -365,9 +365,9 @@ static double vstage_params(const struct sim_model *m, const struct sim_parallel
 	double n = layers * sim_layer_params(m) / par->tp;
 
 	if (vs == 0)
-		n += emb;
+		n += emb + sim_position_params(m);
 	if (vs == nv - 1)
-		n += m->hidden + (nv == 1 && m->tied_embeddings ? 0 : emb);
+		n += sim_final_norm_params(m) + (nv == 1 && m->tied_embeddings ? 0 : emb);
 	return n;
 }
 

@@ -211,8 +211,11 @@ int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk);
 void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 		    const struct sim_parallel *p);
 
-/* Parameters of one transformer layer (attention, MLP, two norms). */
+/* Parameters of one transformer layer (attention, MLP and their biases,
+ * two norms). */
 double sim_layer_params(const struct sim_model *m);
+/* Parameters of the final norm: hidden, twice with LayerNorm's bias. */
+double sim_final_norm_params(const struct sim_model *m);
 
 /* Seconds for a kernel doing flops FLOPs and moving bytes bytes whose
  * smallest GEMM dimension is dmin, at peak FLOP/s and hbm bytes/s, by the

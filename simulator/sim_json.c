@@ -26,6 +26,8 @@
 #define SCHEMA "gpuplan.plan/1"
 
 const char *const sim_mlp_names[2] = { "gelu", "swiglu" };
+const char *const sim_pos_names[3] = { "rope", "learned", "alibi" };
+const char *const sim_norm_names[2] = { "rmsnorm", "layernorm" };
 const char *const sim_recompute_names[3] = { "none", "selective", "full" };
 const char *const sim_precision_names[2] = { "bf16", "fp8" };
 const char *const sim_zero3_gather_names[2] = { "block", "tensor_sync" };
@@ -121,6 +123,15 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "seq", m->seq);
 	cJSON_AddStringToObject(o, "mlp", sim_mlp_str(m->mlp));
 	cJSON_AddBoolToObject(o, "tied_embeddings", m->tied_embeddings);
+	cJSON_AddStringToObject(o, "position_embedding", sim_pos_names[m->pos]);
+	if (m->pos == SIM_POS_ROPE)
+		add_num(o, "rotary_base", m->rotary_base > 0 ? m->rotary_base : 10000);
+	cJSON_AddStringToObject(o, "norm", sim_norm_names[m->norm]);
+	cJSON_AddBoolToObject(o, "linear_bias", m->linear_bias);
+	add_num(o, "dropout", m->dropout);
+	if (m->tokenizer[0])
+		cJSON_AddStringToObject(o, "tokenizer", m->tokenizer);
+	add_num(o, "sliding_window", m->window);
 	add_num(o, "params", sim_model_params(m));
 
 	o = cJSON_AddObjectToObject(root, "cluster");
@@ -192,6 +203,12 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "usd_per_gpu_hour", p->usd_per_gpu_hour);
 	if (p->ckpt_interval_s > 0)
 		add_num(o, "checkpoint_interval_s", p->ckpt_interval_s);
+
+	if (p->ckpt_interval_s > 0 || p->ckpt_keep > 0) {
+		o = cJSON_AddObjectToObject(root, "costs");
+		add_num(o, "checkpoint_interval_s", p->ckpt_interval_s);
+		add_num(o, "checkpoints_kept", p->ckpt_keep);
+	}
 
 	o = cJSON_AddObjectToObject(root, "inputs");
 	cJSON_AddStringToObject(o, "command", p->command);
@@ -538,6 +555,23 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_enum(r, o, ".model", "mlp", sim_mlp_names, 2, 1, &v);
 		m->mlp = (enum sim_mlp)v;
 		get_bool(r, o, ".model", "tied_embeddings", 0, &m->tied_embeddings);
+		/* Optional: a plan written before the facts were carried reads
+		 * as the Llama-style model the simulator priced it as. */
+		sim_model_facts_init(m);
+		v = m->pos;
+		get_enum(r, o, ".model", "position_embedding", sim_pos_names, 3, 0, &v);
+		m->pos = (enum sim_pos)v;
+		if (m->pos != SIM_POS_ROPE)
+			m->rotary_base = 0;
+		else
+			get_double_max(r, o, ".model", "rotary_base", 1, 1e9, 0, &m->rotary_base);
+		v = m->norm;
+		get_enum(r, o, ".model", "norm", sim_norm_names, 2, 0, &v);
+		m->norm = (enum sim_norm)v;
+		get_bool(r, o, ".model", "linear_bias", 0, &m->linear_bias);
+		get_double_max(r, o, ".model", "dropout", 0, 0.999, 0, &m->dropout);
+		get_name(r, o, ".model", "tokenizer", 0, m->tokenizer, sizeof(m->tokenizer));
+		get_int(r, o, ".model", "sliding_window", 0, SIM_MAX_SEQ, 0, &m->window);
 	}
 
 	o = object(r, root, "", "cluster", 1);
@@ -650,6 +684,11 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_double(r, o, ".job", "tokens", 0, 0, &p->tokens);
 		get_double(r, o, ".job", "usd_per_gpu_hour", 0, 0, &p->usd_per_gpu_hour);
 		get_double(r, o, ".job", "checkpoint_interval_s", 0, 0, &p->ckpt_interval_s);
+	}
+	o = object(r, root, "", "costs", 0);
+	if (o) {
+		get_double(r, o, ".costs", "checkpoint_interval_s", 0, 0, &p->ckpt_interval_s);
+		get_int(r, o, ".costs", "checkpoints_kept", 0, 1 << 20, 0, &p->ckpt_keep);
 	}
 	o = object(r, root, "", "inputs", 0);
 	if (o) {

@@ -102,9 +102,9 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 	struct sim_parallel full = *p;
 
 	if (first)
-		params += emb;
+		params += emb + sim_position_params(m);
 	if (last) {
-		params += m->hidden;    /* final norm */
+		params += sim_final_norm_params(m);
 		/* The LM head; with tied embeddings and more than one stage
 		 * Megatron keeps a copy of the embedding on the last stage. */
 		if (!m->tied_embeddings || !first)

@@ -7,6 +7,10 @@
  * Y" line.  Columns are found by header name; kv_heads defaults to heads,
  * ffn_hidden to 4 x hidden (GPT-2/3 style), mlp to gelu, tied_embeddings
  * to 0, global_batch_seqs and published_params_b to "unknown" (0).
+ * The architecture facts default to a Llama-style model's
+ * (sim_model_facts_init): position_embedding rope, rotary_base 10000
+ * (with rope; empty otherwise), norm rmsnorm, linear_bias 0, dropout 0,
+ * tokenizer unknown, sliding_window 0 (none).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +21,7 @@
 
 struct cols {
 	int name, layers, hidden, heads, kv_heads, ffn, vocab, seq, mlp, tied, gbs, params;
+	int pos, rotary, norm, bias, dropout, tokenizer, window;
 };
 
 struct ctx {
@@ -72,7 +77,83 @@ static struct cols find_cols(const struct price_csv *csv)
 	k.tied = price_csv_col(csv, "tied_embeddings");
 	k.gbs = price_csv_col(csv, "global_batch_seqs");
 	k.params = price_csv_col(csv, "published_params_b");
+	k.pos = price_csv_col(csv, "position_embedding");
+	k.rotary = price_csv_col(csv, "rotary_base");
+	k.norm = price_csv_col(csv, "norm");
+	k.bias = price_csv_col(csv, "linear_bias");
+	k.dropout = price_csv_col(csv, "dropout");
+	k.tokenizer = price_csv_col(csv, "tokenizer");
+	k.window = price_csv_col(csv, "sliding_window");
 	return k;
+}
+
+/* One of names[0..n) (case-insensitive) into *out, or fallback when the
+ * cell is empty or the column absent. */
+static void get_enum(struct ctx *c, int col, const char *const *names, int n, int fallback,
+		     int *out)
+{
+	const char *s = price_csv_get(c->row, col);
+	char what[96] = "";
+
+	*out = fallback;
+	if (col < 0 || !*s)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (gp_streq_nocase(s, names[i])) {
+			*out = i;
+			return;
+		}
+		snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s",
+			 i ? (i == n - 1 ? " or " : ", ") : "", names[i]);
+	}
+	bad(c, col, what, s);
+}
+
+/* The architecture facts of the row into m (the file's comment gives the
+ * defaults). */
+static void read_facts(struct ctx *c, const struct cols *k, struct sim_model *m)
+{
+	const char *s;
+	int v;
+	double d;
+
+	sim_model_facts_init(m);
+	get_enum(c, k->pos, sim_pos_names, 3, SIM_POS_ROPE, &v);
+	m->pos = (enum sim_pos)v;
+	get_enum(c, k->norm, sim_norm_names, 2, SIM_NORM_RMSNORM, &v);
+	m->norm = (enum sim_norm)v;
+	s = price_csv_get(c->row, k->rotary);
+	if (m->pos != SIM_POS_ROPE) {
+		m->rotary_base = 0;
+		if (*s)
+			bad(c, k->rotary, "an empty cell without rope", s);
+	} else if (*s) {
+		/* Megatron-LM takes an integer (--rotary-base, type=int) */
+		if (unit_parse_int(s, &v) != RC_OK || v < 1)
+			bad(c, k->rotary, "an integer >= 1", s);
+		else
+			m->rotary_base = v;
+	}
+	s = price_csv_get(c->row, k->bias);
+	if (!*s || strcmp(s, "0") == 0)
+		m->linear_bias = 0;
+	else if (strcmp(s, "1") == 0)
+		m->linear_bias = 1;
+	else
+		bad(c, k->bias, "0 or 1", s);
+	s = price_csv_get(c->row, k->dropout);
+	if (*s) {
+		if (unit_parse_double(s, &d) != RC_OK || !(d >= 0 && d < 1))
+			bad(c, k->dropout, "a probability from 0 to below 1", s);
+		else
+			m->dropout = d;
+	}
+	s = price_csv_get(c->row, k->tokenizer);
+	if (*s && !gp_name_is_safe(s, strlen(s), NULL))
+		bad(c, k->tokenizer, "a name of letters, digits and '" GP_NAME_PUNCT "'", s);
+	else if (gp_strlcpy(m->tokenizer, s, sizeof(m->tokenizer)) != 0)
+		bad(c, k->tokenizer, "a name of at most 63 characters", s);
+	get_int(c, k->window, 0, SIM_MAX_SEQ, 0, &m->window);
 }
 
 static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
@@ -120,6 +201,9 @@ static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
 		else
 			m->published_params = v * 1e9;
 	}
+	if (c->errors != errs)
+		return -1;
+	read_facts(c, k, m);
 	if (c->errors != errs)
 		return -1;
 	/* Multi-head attention splits hidden evenly over the heads, and

@@ -101,11 +101,11 @@ static void test_plan_export_megatron_uneven_layout(void **state)
 	make_plan(&p);
 	p.par.pp = 8;
 	p.par.interleave = 4;
-	n += (size_t)snprintf(want + n, sizeof(want) - n, "--pipeline-model-parallel-layout \"E");
+	n += (size_t)snprintf(want + n, sizeof(want) - n, "--pipeline-model-parallel-layout 'E");
 	for (int k = 0; k < 32; k++)
 		n += (size_t)snprintf(want + n, sizeof(want) - n, "%st*%d", k ? "|" : "",
 				      k < 16 ? 3 : 2);
-	snprintf(want + n, sizeof(want) - n, ",L\"");
+	snprintf(want + n, sizeof(want) - n, ",L'");
 	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
 	assert_non_null(strstr(s, want));
 	assert_null(strstr(s, "--num-layers-per-virtual-pipeline-stage"));
@@ -115,7 +115,7 @@ static void test_plan_export_megatron_uneven_layout(void **state)
 	p.par.pp = 4;
 	p.par.interleave = 1;
 	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
-	assert_non_null(strstr(s, "--pipeline-model-parallel-layout \"Et*2|t*2|t*2|t*1,L\""));
+	assert_non_null(strstr(s, "--pipeline-model-parallel-layout 'Et*2|t*2|t*2|t*1,L'"));
 	free(s);
 }
 
@@ -160,10 +160,28 @@ static void test_plan_export_slurm_time_margin(void **state)
 	make_plan(&p);
 	s = export_ok(&p, PLAN_EXPORT_SLURM);
 	assert_non_null(strstr(s, "#SBATCH --nodes=4"));
+	assert_non_null(strstr(s, "#SBATCH --ntasks-per-node=1\n"));
 	assert_non_null(strstr(s, "#SBATCH --gpus-per-node=8"));
-	/* 10 d x 1.1 + 1 h = 11 d 01:00:00 */
-	assert_non_null(strstr(s, "#SBATCH --time=11-01:00:00"));
-	assert_non_null(strstr(s, "gpuplan execute plan.json"));
+	/* 10 d is more than a partition grants: jobs of a day, Megatron-LM
+	 * saving and leaving 20 min before the limit, requeued until done */
+	assert_non_null(strstr(s, "#SBATCH --time=1-00:00:00\n#SBATCH --requeue\n"));
+	assert_null(strstr(s, "--signal"));   /* on demand */
+	assert_non_null(strstr(s, "--exit-duration-in-mins 1420"));
+	assert_non_null(strstr(s, "scontrol requeue \"$SLURM_JOB_ID\""));
+	assert_non_null(strstr(s, "srun --ntasks-per-node=1 --kill-on-bad-exit=1 torchrun --nnodes 4 "
+				  "--nproc-per-node 8"));
+	assert_null(strstr(s, "gpuplan execute"));
+	free(s);
+	/* a run shorter than a day: its time, 10% and an hour to spare */
+	p.time_to_train_s = 3 * 3600.0;
+	p.purchase = PRICE_PURCHASE_SPOT;
+	s = export_ok(&p, PLAN_EXPORT_SLURM);
+	assert_non_null(strstr(s, "#SBATCH --time=0-04:18:00\n"));
+	assert_non_null(strstr(s, "#SBATCH --signal=TERM@120\n"));
+	assert_non_null(strstr(s, "--exit-duration-in-mins 238 --exit-signal-handler"));
+	free(s);
+	s = export_ok(&p, PLAN_EXPORT_SLURM_EXECUTE);
+	assert_non_null(strstr(s, "gpuplan execute \"${PLAN:-plan.json}\""));
 	free(s);
 }
 
@@ -196,14 +214,61 @@ static void test_plan_export_mpirun_and_kubernetes(void **state)
 	(void)state;
 	make_plan(&p);
 	s = export_ok(&p, PLAN_EXPORT_MPIRUN);
-	assert_non_null(strstr(s, "mpirun -np 32"));
+	assert_non_null(strstr(s, "mpirun -np 32 --hostfile \"$HOSTFILE\" --map-by ppr:8:node"));
+	assert_non_null(strstr(s, "RANK=$OMPI_COMM_WORLD_RANK"));
+	free(s);
+	s = export_ok(&p, PLAN_EXPORT_MPIRUN_EXECUTE);
 	assert_non_null(strstr(s, "for i in $(seq 1 4); do echo \"node$i slots=8\"; done > hosts"));
 	free(s);
 	s = export_ok(&p, PLAN_EXPORT_KUBERNETES);
 	assert_non_null(strstr(s, "kind: PyTorchJob"));
+	assert_non_null(strstr(s, "  name: gpuplan-llama3-70b\n"));
+	assert_non_null(strstr(s, "  nprocPerNode: \"8\"\n"));
 	assert_non_null(strstr(s, "Worker:\n      replicas: 3"));
 	assert_non_null(strstr(s, "nvidia.com/gpu: 8"));
+	assert_non_null(strstr(s, "mountPath: /dev/shm"));
+	assert_non_null(strstr(s, "- \"$(DATA_PATH)\""));
+	assert_null(strstr(s, "${"));           /* the CRD expands $(VAR) only */
 	free(s);
+	/* AMD: the ROCm device plugin's resource; a name with a dot: a label */
+	strcpy(p.cluster.gpu.name, "MI300X");
+	strcpy(p.model.name, "Megatron_1.7b");
+	s = export_ok(&p, PLAN_EXPORT_KUBERNETES);
+	assert_non_null(strstr(s, "amd.com/gpu: 8"));
+	assert_null(strstr(s, "nvidia.com"));
+	assert_non_null(strstr(s, "  name: gpuplan-megatron-1-7b\n"));
+	free(s);
+}
+
+/* 12 GPUs on 8-GPU nodes start as 2 x 6, never 16; 20 GPUs in the
+ * plan's 3 nodes have no even split with tp 4: refused. */
+static void test_plan_export_world_size(void **state)
+{
+	struct sim_plan p;
+	enum rc rc;
+	char *s;
+
+	(void)state;
+	make_plan(&p);
+	p.par.tp = 2;
+	p.par.pp = 1;
+	p.par.interleave = 1;
+	p.par.dp = 6;
+	p.par.gbs = 12;
+	p.nodes = 2;
+	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	assert_non_null(strstr(s, "torchrun --nnodes 2 --nproc-per-node 6 "));
+	free(s);
+	s = export_ok(&p, PLAN_EXPORT_KUBERNETES);
+	assert_non_null(strstr(s, "nprocPerNode: \"6\""));
+	assert_non_null(strstr(s, "nvidia.com/gpu: 6"));
+	free(s);
+	p.par.tp = 4;
+	p.par.dp = 5;
+	p.par.gbs = 20;
+	p.nodes = 3;
+	assert_null(plan_export(&p, PLAN_EXPORT_MEGATRON, &rc));
+	assert_int_equal(rc, RC_INPUT);
 }
 
 static void test_plan_export_rejects_bad_batch(void **state)
@@ -334,12 +399,12 @@ static void test_plan_export_skypilot_quotes_strings(void **state)
 }
 
 /* A directory with stub launchers (torchrun, srun, mpirun, deepspeed,
- * sbatch, kubectl) that only record their arguments in args.log, one per
+ * sbatch, kubectl, scontrol) that only record their arguments in args.log, one per
  * line, for scripts run with PATH set to it. */
 static void make_stubs(const char *dir)
 {
 	static const char *const names[] = { "torchrun", "srun", "mpirun", "deepspeed",
-					     "sbatch", "kubectl", "gpuplan" };
+					     "sbatch", "kubectl", "gpuplan", "scontrol" };
 	char path[512];
 
 	for (size_t i = 0; i < GP_ARRAY_LEN(names); i++) {
@@ -370,7 +435,8 @@ static int run_script(const char *text, char *args, size_t size)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cd '%s' && MASTER_ADDR=h TRAIN_SCRIPT=t.py IMAGE=i "
+	snprintf(cmd, sizeof(cmd), "cd '%s' && MASTER_ADDR=h TRAIN_SCRIPT=t.py IMAGE=i DATA_PATH=d CKPT_DIR=c HOSTFILE=f "
+		 "SLURM_JOB_ID=1 SLURM_JOB_NODELIST=n1 TRAIN_SAMPLES=1 TOKENIZER=tok "
 		 "PATH='%s':/usr/bin:/bin bash run.sh >/dev/null 2>&1", dir, dir);
 	assert_int_not_equal(system(cmd), -1);
 	snprintf(path, sizeof(path), "%s/pwned", dir);
@@ -437,12 +503,12 @@ static void test_plan_export_quotes_hostile_names(void **state)
 			const char *m = strstr(s, "  name: ");
 
 			assert_non_null(m);
-			/* one double-quoted scalar on the name's line */
-			assert_int_equal(m[8], '"');
-			/* ... a Kubernetes name ("gpuplan-" and [a-z0-9.-]) */
-			for (m += 9; *m != '"'; m++)
-				assert_non_null(strchr("abcdefghijklmnopqrstuvwxyz0123456789.-", *m));
-			assert_int_equal(m[1], '\n');
+			/* an RFC 1035 label, plain in YAML: "gpuplan-" and
+			 * [a-z0-9-], no '-' at the end, at most 48 characters */
+			assert_int_equal(strncmp(m + 8, "gpuplan-", 8), 0);
+			for (m += 8; *m != '\n'; m++)
+				assert_non_null(strchr("abcdefghijklmnopqrstuvwxyz0123456789-", *m));
+			assert_int_not_equal(m[-1], '-');
 			free(s);
 		}
 	}
@@ -458,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_plan_export_torchrun_nccl_env),
 		cmocka_unit_test(test_plan_export_mpirun_and_kubernetes),
 		cmocka_unit_test(test_plan_export_rejects_bad_batch),
+		cmocka_unit_test(test_plan_export_world_size),
 		cmocka_unit_test(test_plan_export_format_parse_names),
 		cmocka_unit_test(test_plan_export_deepspeed_launch),
 		cmocka_unit_test(test_plan_export_skypilot_resources),

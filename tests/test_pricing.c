@@ -1565,6 +1565,60 @@ static void test_sim_model_table_load_rejects_bad_rows(void **state)
 	rm_rf(dir);
 }
 
+/* The architecture facts: defaults without their columns (a Llama-style
+ * model: rope base 10000, RMSNorm, no bias, no dropout, no window), the
+ * values as written, and one bad cell of each refused. */
+static void test_sim_model_table_load_facts(void **state)
+{
+	static const char *const bad[] = {
+		"x,2,96,3,10,16,sinusoid,,rmsnorm,0,0,t,0\n",   /* position */
+		"x,2,96,3,10,16,rope,1e4x,rmsnorm,0,0,t,0\n",   /* rotary base */
+		"x,2,96,3,10,16,learned,10000,layernorm,1,0,t,0\n", /* base without rope */
+		"x,2,96,3,10,16,rope,,batchnorm,0,0,t,0\n",     /* norm */
+		"x,2,96,3,10,16,rope,,rmsnorm,yes,0,t,0\n",     /* bias */
+		"x,2,96,3,10,16,rope,,rmsnorm,0,1.5,t,0\n",     /* dropout */
+		"x,2,96,3,10,16,rope,,rmsnorm,0,0,t$(x),0\n",   /* tokenizer */
+		"x,2,96,3,10,16,rope,,rmsnorm,0,0,t,-1\n",      /* window */
+	};
+	const char *head = "name,layers,hidden,heads,vocab,seq_len,position_embedding,rotary_base,"
+			   "norm,linear_bias,dropout,tokenizer,sliding_window\n";
+	char *dir = tmp_dir();
+	char path[512], text[512];
+	struct sim_model_table t;
+	const struct sim_model *m;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/m.csv", dir);
+	write_text(dir, "m.csv", "name,layers,hidden,heads,vocab,seq_len\nx,2,96,3,10,16\n");
+	assert_int_equal(sim_model_table_load(&t, path), RC_OK);
+	m = &t.models[0];
+	assert_int_equal(m->pos, SIM_POS_ROPE);
+	assert_near(m->rotary_base, 10000, 1e-12);
+	assert_int_equal(m->norm, SIM_NORM_RMSNORM);
+	assert_int_equal(m->linear_bias, 0);
+	assert_int_equal(m->window, 0);
+	assert_string_equal(m->tokenizer, "");
+	sim_model_table_release(&t);
+	snprintf(text, sizeof(text), "%sx,2,96,3,10,16,LEARNED,,LayerNorm,1,0.1,org/tok-1.0,8\n", head);
+	write_text(dir, "m.csv", text);
+	assert_int_equal(sim_model_table_load(&t, path), RC_OK);
+	m = &t.models[0];
+	assert_int_equal(m->pos, SIM_POS_LEARNED);
+	assert_near(m->rotary_base, 0, 1e-12);
+	assert_int_equal(m->norm, SIM_NORM_LAYERNORM);
+	assert_int_equal(m->linear_bias, 1);
+	assert_near(m->dropout, 0.1, 1e-12);
+	assert_string_equal(m->tokenizer, "org/tok-1.0");
+	assert_int_equal(m->window, 8);
+	sim_model_table_release(&t);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "%s%s", head, bad[i]);
+		write_text(dir, "m.csv", text);
+		assert_int_equal(sim_model_table_load(&t, path), RC_INPUT);
+	}
+	rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1607,6 +1661,7 @@ int main(void)
 		cmocka_unit_test(test_sim_model_suggest),
 		cmocka_unit_test(test_sim_model_gbs_default),
 		cmocka_unit_test(test_sim_model_table_load_rejects_bad_rows),
+		cmocka_unit_test(test_sim_model_table_load_facts),
 	};
 	return cmocka_run_group_tests_name("pricing", tests, NULL, NULL);
 }

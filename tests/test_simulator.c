@@ -122,6 +122,72 @@ static void test_sim_model_params_untied_adds_head(void **state)
 	assert_near(sim_model_params(&m) - tied, 1000.0 * 64, 1e-12);
 }
 
+/* GPT-3 175B as Brown et al. 2020 build it (GPT-2's architecture: learned
+ * positions, LayerNorm, biases): each fact adds exactly its parameters,
+ * and the total stays at Narayanan et al. SC'21 Table 2's 174.6B. */
+static void test_sim_model_params_facts(void **state)
+{
+	struct sim_model m = gpt(96, 12288, 96, 51200, 2048), f;
+	double h = 12288, base = sim_model_params(&m);
+
+	(void)state;
+	f = m;
+	f.pos = SIM_POS_LEARNED;
+	assert_near(sim_model_params(&f) - base, 2048 * h, 1e-9);
+	assert_near(sim_position_params(&f), 2048 * h, 1e-12);
+	f = m;
+	f.norm = SIM_NORM_LAYERNORM;      /* a bias per norm: 2 a layer, 1 final */
+	assert_near(sim_model_params(&f) - base, (96 * 2 + 1) * h, 1e-9);
+	f = m;
+	f.linear_bias = 1;                /* Q, K, V, proj: 4h; MLP: 4h + h */
+	assert_near(sim_model_params(&f) - base, 96 * (4 * h + 4 * h + h), 1e-9);
+	f.pos = SIM_POS_LEARNED;
+	f.norm = SIM_NORM_LAYERNORM;
+	assert_near(sim_model_params(&f), 174.6e9, 0.001);
+	/* ALiBi and RoPE have no parameters */
+	f = m;
+	f.pos = SIM_POS_ALIBI;
+	assert_near(sim_model_params(&f), base, 1e-12);
+	/* SwiGLU's biases: gate and up, then down */
+	f = llama(1, 64, 4, 2, 96);
+	base = sim_model_params(&f);
+	f.linear_bias = 1;
+	assert_near(sim_model_params(&f) - base, 64 + 2 * 32 + 64 + 2 * 96 + 64, 1e-12);
+}
+
+/* Every preset of data/models.csv with its facts: GPT-NeoX-20B (rope,
+ * LayerNorm, biases, untied) is Black et al. 2022's 20.55B, GPT-3 174.6B,
+ * Llama 3 8B 8.03B, and the facts read as written. */
+static void test_sim_model_table_facts(void **state)
+{
+	struct sim_model_table t;
+	const struct sim_model *m;
+
+	(void)state;
+	assert_int_equal(sim_model_table_load(&t, TEST_DATA_DIR "/models.csv"), RC_OK);
+	m = sim_model_find(&t, "gpt-neox-20b");
+	assert_non_null(m);
+	assert_int_equal(m->pos, SIM_POS_ROPE);
+	assert_int_equal(m->norm, SIM_NORM_LAYERNORM);
+	assert_int_equal(m->linear_bias, 1);
+	assert_near(sim_model_params(m), 20.55e9, 0.001);
+	m = sim_model_find(&t, "gpt3-175b");
+	assert_int_equal(m->pos, SIM_POS_LEARNED);
+	assert_near(m->dropout, 0.1, 1e-12);
+	assert_near(sim_model_params(m), 174.6e9, 0.001);
+	m = sim_model_find(&t, "llama3-8b");
+	assert_near(m->rotary_base, 500000, 1e-12);
+	assert_int_equal(m->norm, SIM_NORM_RMSNORM);
+	assert_string_equal(m->tokenizer, "meta-llama/Llama-3.1-8B");
+	assert_near(sim_model_params(m), 8.03e9, 0.001);
+	m = sim_model_find(&t, "mistral-7b");
+	assert_int_equal(m->window, 4096);
+	m = sim_model_find(&t, "mpt-7b");
+	assert_int_equal(m->pos, SIM_POS_ALIBI);
+	assert_near(m->rotary_base, 0, 1e-12);
+	sim_model_table_release(&t);
+}
+
 /* ---- FLOPs ------------------------------------------------------------ */
 
 static void test_sim_train_flops_narayanan_eq3(void **state)
@@ -140,6 +206,36 @@ static void test_sim_train_flops_narayanan_eq3(void **state)
 	h = 2304;
 	assert_near(sim_train_flops(&m, 512, SIM_RECOMPUTE_NONE),
 		    72 * 512 * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)), 1e-12);
+}
+
+/* Mistral 7B's sliding window (Jiang et al. 2023, sec. 2: 4096 of an
+ * 8192 sequence): the scores and values count s x w, half the full
+ * product; the rest of the model's FLOPs is unchanged, and the step's
+ * FlashAttention time shrinks to the window's share of causal work,
+ * (w - w^2/2s) / (s/2) = 3/4. */
+static void test_sim_train_flops_sliding_window(void **state)
+{
+	struct sim_model m = llama(32, 4096, 32, 8, 14336), w;
+	struct sim_parallel p = par(1, 1, 8, 1, 8);
+	struct sim_cluster c = h100();
+	struct sim_result a, b;
+	double attn = 4.0 * 8192 * 8192 * 4096 * 32 * 3;
+
+	(void)state;
+	w = m;
+	w.window = 4096;
+	assert_near(sim_train_flops(&m, 1, SIM_RECOMPUTE_NONE) - sim_train_flops(&w, 1, SIM_RECOMPUTE_NONE),
+		    attn / 2, 1e-9);
+	assert_near(sim_attention_span(&w), 4096, 1e-12);
+	w.window = 8192;                  /* no shorter than seq: no change */
+	assert_near(sim_train_flops(&w, 1, SIM_RECOMPUTE_NONE), sim_train_flops(&m, 1, SIM_RECOMPUTE_NONE), 1e-12);
+	w.window = 4096;
+	p.recompute = SIM_RECOMPUTE_SELECTIVE;
+	assert_int_equal(sim_check(&m, &p, &c, NULL, 0), RC_OK);
+	sim_step(&m, &p, &c, &a);
+	sim_step(&w, &p, &c, &b);
+	assert_true(b.step_time_s < a.step_time_s);
+	assert_near(b.breakdown.compute_s, a.breakdown.compute_s, 0.5);
 }
 
 static void test_sim_train_flops_gqa_swiglu_shapes(void **state)
@@ -1194,6 +1290,72 @@ static void test_sim_plan_round_trip(void **state)
 	free(b);
 }
 
+/* The architecture facts and the checkpoint interval go into the plan
+ * and come back; a plan written before them (keys removed) reads as the
+ * Llama-style model it was priced as, with no interval. */
+static void test_sim_plan_facts_round_trip(void **state)
+{
+	struct sim_plan p = sample_plan(), q;
+	char *a, *old;
+
+	(void)state;
+	p.model.pos = SIM_POS_LEARNED;
+	p.model.rotary_base = 0;
+	p.model.norm = SIM_NORM_LAYERNORM;
+	p.model.linear_bias = 1;
+	p.model.dropout = 0.1;
+	strcpy(p.model.tokenizer, "openai-community/gpt2");
+	p.model.window = 1024;
+	p.ckpt_interval_s = 1234.5;
+	p.ckpt_keep = 3;
+	a = sim_plan_to_json(&p);
+	assert_null(strstr(a, "rotary_base"));   /* only with rope */
+	assert_int_equal(sim_plan_parse("p.json", a, strlen(a), &q), RC_OK);
+	assert_int_equal(q.model.pos, SIM_POS_LEARNED);
+	assert_int_equal(q.model.norm, SIM_NORM_LAYERNORM);
+	assert_int_equal(q.model.linear_bias, 1);
+	assert_near(q.model.dropout, 0.1, 1e-15);
+	assert_string_equal(q.model.tokenizer, "openai-community/gpt2");
+	assert_int_equal(q.model.window, 1024);
+	assert_near(q.ckpt_interval_s, 1234.5, 1e-15);
+	assert_int_equal(q.ckpt_keep, 3);
+	assert_near(sim_model_params(&q.model), sim_model_params(&p.model), 1e-15);
+	free(a);
+	p = sample_plan();
+	p.model.rotary_base = 500000;
+	a = sim_plan_to_json(&p);
+	assert_int_equal(sim_plan_parse("p.json", a, strlen(a), &q), RC_OK);
+	assert_near(q.model.rotary_base, 500000, 1e-15);
+	free(a);
+	/* One key a line: drop the facts' lines (params, after them, keeps
+	 * the object's last comma right). */
+	a = sim_plan_to_json(&p);
+	old = calloc(1, strlen(a) + 1);
+	for (const char *line = a; *line;) {
+		size_t n = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
+		static const char *const keys[] = { "\"position_embedding\"", "\"rotary_base\"",
+			"\"norm\"", "\"linear_bias\"", "\"dropout\"", "\"tokenizer\"",
+			"\"sliding_window\"" };
+		int drop = 0;
+
+		for (size_t i = 0; i < GP_ARRAY_LEN(keys); i++)
+			drop |= strncmp(line + strspn(line, "\t"), keys[i], strlen(keys[i])) == 0;
+		if (!drop)
+			strncat(old, line, n);
+		line += n;
+	}
+	free(a);
+	assert_null(strstr(old, "norm"));
+	assert_int_equal(sim_plan_parse("old.json", old, strlen(old), &q), RC_OK);
+	assert_int_equal(q.model.pos, SIM_POS_ROPE);
+	assert_near(q.model.rotary_base, 10000, 1e-15);
+	assert_int_equal(q.model.norm, SIM_NORM_RMSNORM);
+	assert_int_equal(q.model.linear_bias, 0);
+	assert_string_equal(q.model.tokenizer, "");
+	assert_near(q.ckpt_interval_s, 0, 1e-15);
+	free(old);
+}
+
 static void test_sim_plan_bad_fields(void **state)
 {
 	struct sim_plan p = sample_plan(), out, before;
@@ -1210,6 +1372,10 @@ static void test_sim_plan_bad_fields(void **state)
 		{ "\"bf16_flops_per_s\":", "\"bf16_flops\":" },
 		{ "\"schema\"", "\"schema\" ," },
 		{ "\"purchase\":\t\"on-demand\"", "\"purchase\":\t\"reserved\"" },
+		{ "\"norm\":\t\"rmsnorm\"", "\"norm\":\t\"batchnorm\"" },
+		{ "\"position_embedding\":\t\"rope\"", "\"position_embedding\":\t\"none\"" },
+		{ "\"sliding_window\":\t0", "\"sliding_window\":\t-4" },
+		{ "\"dropout\":\t0", "\"dropout\":\t1.5" },
 		{ "\"purchase\":\t\"on-demand\"", "\"purchase\":\t2" },
 		/* spot is false: a spot purchase contradicts it */
 		{ "\"purchase\":\t\"on-demand\"", "\"purchase\":\t\"spot\"" },
@@ -1284,6 +1450,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sim_model_params_published),
 		cmocka_unit_test(test_sim_model_params_untied_adds_head),
+		cmocka_unit_test(test_sim_model_params_facts),
+		cmocka_unit_test(test_sim_model_table_facts),
+		cmocka_unit_test(test_sim_train_flops_sliding_window),
 		cmocka_unit_test(test_sim_train_flops_narayanan_eq3),
 		cmocka_unit_test(test_sim_train_flops_gqa_swiglu_shapes),
 		cmocka_unit_test(test_sim_gemm_knee_reaches_step),
@@ -1318,6 +1487,7 @@ int main(void)
 		cmocka_unit_test(test_sim_stage_layers_llama3),
 		cmocka_unit_test(test_sim_stage_layers_remainder_order),
 		cmocka_unit_test(test_sim_plan_round_trip),
+		cmocka_unit_test(test_sim_plan_facts_round_trip),
 		cmocka_unit_test(test_sim_plan_bad_fields),
 		cmocka_unit_test(test_sim_plan_parse_purchase_default),
 	};

@@ -355,7 +355,7 @@ chmod +x "$TMP/sky-run/bin/torchrun"
 st run "$TMP/sky-odd.yaml" >"$TMP/sky-run/run.sh"
 (cd "$TMP/sky-run" && PATH="$TMP/sky-run/bin:$PATH" SKYPILOT_NODE_IPS=$'10.0.0.1\n10.0.0.2' \
 	SKYPILOT_NUM_NODES=2 SKYPILOT_NUM_GPUS_PER_NODE=8 SKYPILOT_NODE_RANK=0 \
-	TRAIN_SCRIPT=pretrain_gpt.py EXTRA_ARGS= bash run.sh >run.out 2>&1)
+	TRAIN_SCRIPT=pretrain_gpt.py EXTRA_ARGS= DATA_PATH=/data/x CKPT_DIR=/ck bash run.sh >run.out 2>&1)
 [ -s "$TMP/sky-run/torchrun.args" ] && pass "skypilot: the run: script reached the stub torchrun" \
 	|| fail "skypilot: the run: script reached the stub torchrun" "$(cat "$TMP/sky-run/run.out")"
 grep -q -- "--master-addr 10.0.0.1 " "$TMP/sky-run/torchrun.args" \
@@ -373,6 +373,161 @@ gp export "$TMP/sky-nl.json" --format skypilot
 expect_rc "export skypilot: a newline in the model name exits 2" 2
 expect_err "export skypilot: the error names the field" "\.model\.name: expected a name of letters, digits and .*, found a line break"
 fi
+
+# ---- meaning: for each preset family, what each format launches is the
+# planned model, trained on the plan's tokens, checkpointed at the plan's
+# interval, on the plan's GPUs.  The launchers are stubs that record their
+# arguments; tests/cli/megatron_args.py reads them as Megatron-LM does and
+# counts the parameters those arguments build, checked against the plan's
+# to 0.5%.  Where $MEGATRON_LM names a Megatron-LM checkout, its own
+# parse_args and validate_args must accept them too (skipped otherwise).
+MA() { python3 tests/cli/megatron_args.py "$@"; }
+STUB="$TMP/stub"
+mkdir -p "$STUB/bin"
+for n in torchrun srun mpirun scontrol; do
+	printf '#!/bin/sh\n[ "$(basename "$0")" = scontrol ] && { [ "$1" = show ] && echo node1; exit 0; }\nfor a in "$@"; do printf "%%s\\n" "$a"; done >"$ARGV_OUT"\n' >"$STUB/bin/$n"
+	chmod +x "$STUB/bin/$n"
+done
+# argv NAME SCRIPT OUT: runs SCRIPT with the stubs and the variables the
+# user sets; OUT gets the launcher's arguments, one a line
+argv() {
+	(cd "$STUB" && PATH="$STUB/bin:$PATH" ARGV_OUT="$3" MASTER_ADDR=10.0.0.1 DATA_PATH=/d/x \
+		CKPT_DIR=/ck HOSTFILE=/h SLURM_JOB_ID=7 SLURM_JOB_NODELIST=n[1-2] \
+		bash "$2" >"$STUB/run.out" 2>&1) \
+		&& [ -s "$3" ] && pass "$1: runs to its launcher" \
+		|| fail "$1: runs to its launcher" "$(tail -2 "$STUB/run.out")"
+}
+# jq_ FILE EXPR: a value of megatron_args.py's JSON
+jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# meaning NAME PLAN ARGV: the arguments mean the plan
+meaning() {
+	local m="$TMP/meaning.json" vocab
+	vocab=$(plan_val "$2" "p['model']['vocab']")
+	MA meaning "$3" "$vocab" >"$m" || { fail "$1: arguments readable" "$(cat "$m")"; return; }
+	same "$1: world size is the plan's GPUs" "$(jq_ "$m" "d['world_size']")" \
+		"$(plan_val "$2" "p['cluster']['gpus']")"
+	same "$1: train-samples = tokens / seq" "$(jq_ "$m" "d['flags']['--train-samples']")" \
+		"$(plan_val "$2" "-(-int(p['job']['tokens']) // p['model']['seq'])")"
+	same "$1: save-interval = the plan's checkpoint interval in steps" \
+		"$(jq_ "$m" "d['flags']['--save-interval']")" \
+		"$(plan_val "$2" "max(1, int(p['costs']['checkpoint_interval_s'] / p['prediction']['step_time_s'] + 0.5))")"
+	same "$1: position encoding" "$(jq_ "$m" "d['flags']['--position-embedding-type']")" \
+		"$(plan_val "$2" "{'rope': 'rope', 'learned': 'learned_absolute', 'alibi': 'none'}[p['model']['position_embedding']]")"
+	same "$1: rotary base" "$(jq_ "$m" "d['flags'].get('--rotary-base', '-')")" \
+		"$(plan_val "$2" "'%.0f' % p['model']['rotary_base'] if 'rotary_base' in p['model'] else '-'")"
+	same "$1: norm" "$(jq_ "$m" "d['flags']['--normalization']")" \
+		"$(plan_val "$2" "{'rmsnorm': 'RMSNorm', 'layernorm': 'LayerNorm'}[p['model']['norm']]")"
+	same "$1: linear biases" "$(jq_ "$m" "'--disable-bias-linear' not in d['flags']")" \
+		"$(plan_val "$2" "p['model']['linear_bias']")"
+	same "$1: dropout" "$(jq_ "$m" "float(d['flags']['--hidden-dropout']) == float(d['flags']['--attention-dropout']) and float(d['flags']['--hidden-dropout'])")" \
+		"$(plan_val "$2" "float(p['model']['dropout'])")"
+	same "$1: tokenizer" "$(jq_ "$m" "d['flags']['--tokenizer-model']")" \
+		"$(plan_val "$2" "p['model']['tokenizer']")"
+	same "$1: sliding window" "$(jq_ "$m" "d['flags'].get('--window-size', '0,0').split(',')[0]")" \
+		"$(plan_val "$2" "p['model']['sliding_window']")"
+	same "$1: padded vocab is the preset's" "$(jq_ "$m" "d['padded_vocab']")" "$vocab"
+	python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 0.005 * b)" \
+		"$(jq_ "$m" "d['params']")" "$(plan_val "$2" "p['model']['params']")" \
+		&& pass "$1: parameters from the arguments = the plan's ($(jq_ "$m" "d['params']"))" \
+		|| fail "$1: parameters from the arguments = the plan's" \
+			"$(jq_ "$m" "d['params']") vs $(plan_val "$2" "p['model']['params']")"
+	MA parse "$3" >"$TMP/why" 2>&1; case $? in
+	0) pass "$1: Megatron-LM's parse_args and validate_args accept it" ;;
+	77) echo "skip - $1: Megatron-LM's parser: $(head -1 "$TMP/why")" ;;
+	*) fail "$1: Megatron-LM's parse_args and validate_args accept it" "$(tail -1 "$TMP/why")" ;;
+	esac
+}
+# families: Llama 3 (rope 500000, RMSNorm, GQA), GPT-3/Megatron (learned,
+# LayerNorm, biases, dropout 0.1, tied), Mistral (sliding window), GPT-NeoX
+# (rope with LayerNorm and biases), MPT (ALiBi)
+for fam in "llama3-70b 1T 2.5M" "megatron-1.7b 20B 20K" "mistral-7b 100B 100K" \
+	"gpt-neox-20b 50B 200K" "mpt-7b 50B 100K"; do
+	set -- $fam
+	gp plan --model "$1" --tokens "$2" --budget "$3" -o "$TMP/f-$1.json" -q
+	expect_rc "plan $1" 0
+	for fmt in megatron slurm mpirun; do
+		gp export "$TMP/f-$1.json" --format $fmt -o "$TMP/f-$1.$fmt.sh"
+		argv "$1 $fmt" "$TMP/f-$1.$fmt.sh" "$TMP/f-$1.$fmt.argv"
+		meaning "$1 $fmt" "$TMP/f-$1.json" "$TMP/f-$1.$fmt.argv"
+	done
+	if python3 -c 'import yaml' 2>/dev/null; then
+		gp export "$TMP/f-$1.json" --format kubernetes -o "$TMP/f-$1.k8s.yaml"
+		python3 - "$TMP/f-$1.k8s.yaml" "$TMP/f-$1.k8s.argv" <<'PY'
+import re, sys, yaml
+job = yaml.safe_load(open(sys.argv[1]))
+spec = job["spec"]["pytorchReplicaSpecs"]
+c = spec["Master"]["template"]["spec"]["containers"][0]
+env = {e["name"]: e["value"] for e in c["env"]}
+# $(VAR) as the kubelet expands it from the container's env
+words = [re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], w) for w in c["command"] + c["args"]]
+nodes = sum(r["replicas"] for r in spec.values())
+assert any(w == "--nnodes=%d" % nodes for w in words), "replicas differ from --nnodes"
+open(sys.argv[2], "w").write("\n".join(words) + "\n")
+PY
+		[ $? = 0 ] && pass "$1 kubernetes: replicas = --nnodes, every \$(VAR) from env" \
+			|| fail "$1 kubernetes: replicas = --nnodes, every \$(VAR) from env" "see above"
+		meaning "$1 kubernetes" "$TMP/f-$1.json" "$TMP/f-$1.k8s.argv"
+		gp export "$TMP/f-$1.json" --format skypilot -o "$TMP/f-$1.sky.yaml"
+		st run "$TMP/f-$1.sky.yaml" >"$TMP/f-$1.sky.sh"
+		sky_nodes=$(st get "$TMP/f-$1.sky.yaml" num_nodes)
+		sky_gpn=$(plan_val "$TMP/f-$1.json" "p['cluster']['gpus'] // p['cluster']['nodes']")
+		(cd "$STUB" && PATH="$STUB/bin:$PATH" ARGV_OUT="$TMP/f-$1.sky.argv0" \
+			SKYPILOT_NODE_IPS=10.0.0.1 SKYPILOT_NUM_NODES="$sky_nodes" \
+			SKYPILOT_NUM_GPUS_PER_NODE="$sky_gpn" \
+			SKYPILOT_NODE_RANK=0 TRAIN_SCRIPT=pretrain_gpt.py EXTRA_ARGS= DATA_PATH=/d/x CKPT_DIR=/ck \
+			bash "$TMP/f-$1.sky.sh" >"$TMP/sky.out" 2>&1) || cat "$TMP/sky.out"
+		grep -v '^$' "$TMP/f-$1.sky.argv0" >"$TMP/f-$1.sky.argv"
+		meaning "$1 skypilot" "$TMP/f-$1.json" "$TMP/f-$1.sky.argv"
+	fi
+done
+# the whole-run time a partition would refuse is not asked for: a day a job
+grep -q '^#SBATCH --time=1-00:00:00$' "$TMP/f-llama3-70b.slurm.sh" \
+	&& pass "slurm: the README job runs in jobs of a day" \
+	|| fail "slurm: the README job runs in jobs of a day" "$(grep -- --time "$TMP/f-llama3-70b.slurm.sh")"
+grep -q 'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)' "$TMP/f-llama3-70b.slurm.sh" \
+	&& pass "slurm: MASTER_ADDR from the allocation's first node" \
+	|| fail "slurm: MASTER_ADDR from the allocation's first node" "no scontrol line"
+# an unset MASTER_ADDR stops a multi-node script with what to set
+(cd "$STUB" && PATH="$STUB/bin:$PATH" ARGV_OUT=/dev/null DATA_PATH=/d CKPT_DIR=/c \
+	bash "$TMP/f-llama3-70b.megatron.sh" >"$OUT" 2>"$ERR"); RC=$?
+expect_rc "megatron: MASTER_ADDR unset exits 1" 1
+expect_err "megatron: MASTER_ADDR unset says what to set" "MASTER_ADDR: set MASTER_ADDR to the address of the first node"
+# Megatron-LM's parser is shown to refuse a misspelt flag
+if [ -n "${MEGATRON_LM:-}" ]; then
+	sed 's/^--rotary-base$/--rotary-bas/' "$TMP/f-llama3-70b.megatron.argv" >"$TMP/bad.argv"
+	MA parse "$TMP/bad.argv" >/dev/null 2>&1
+	[ $? = 1 ] && pass "Megatron-LM's parser refuses --rotary-bas" || fail "Megatron-LM's parser refuses --rotary-bas" "accepted"
+fi
+# DeepSpeed: CP refused in one line; activation partitioning and the
+# contiguous buffer together or not at all
+gp export "$TMP/f-llama3-70b.json" --format deepspeed
+expect_rc "deepspeed: a CP plan exits 2" 2
+expect_err_lines "deepspeed: one error line for CP" 1
+expect_err "deepspeed: the error names cp" "^error: plan: \.parallel\.cp: expected 1 for DeepSpeed"
+gp simulate --model llama3-8b --gpu H100 --gpus 8 --zero 1 --recompute full -o "$TMP/ds1.json" -q
+gp export "$TMP/ds1.json" --format deepspeed
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["activation_checkpointing"]; sys.exit(a["contiguous_memory_optimization"] and not a["partition_activations"])' "$OUT" \
+	&& pass "deepspeed: no contiguous_memory_optimization without partition_activations" \
+	|| fail "deepspeed: no contiguous_memory_optimization without partition_activations" "$(cat "$OUT")"
+gp export "$TMP/z1.json" --format deepspeed -o "$TMP/ds16.json"
+grep -q "> .deepspeed_env$" "$OUT" && grep -q "> hostfile$" "$OUT" \
+	&& pass "deepspeed: the launch writes .deepspeed_env and the hostfile it names" \
+	|| fail "deepspeed: the launch writes .deepspeed_env and the hostfile it names" "$(cat "$OUT")"
+# V100 has no bf16: fp16 with dynamic loss scaling
+gp simulate --model llama2-7b --gpu V100-SXM2-32GB --gpus 16 --tp 2 --zero 1 --recompute full --tokens 10B -o "$TMP/v100.json" -q
+gp export "$TMP/v100.json" --format megatron
+expect_out "V100: megatron runs fp16" "^  --fp16$"
+expect_no_out "V100: no --bf16" "--bf16"
+gp export "$TMP/v100.json" --format deepspeed
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); sys.exit(not (c["fp16"]["enabled"] and c["fp16"]["loss_scale"] == 0 and "bf16" not in c))' "$OUT" \
+	&& pass "V100: deepspeed fp16 with dynamic loss scaling" || fail "V100: deepspeed fp16 with dynamic loss scaling" "$(cat "$OUT")"
+# 12 GPUs on 8-GPU nodes launch 12 ranks (2 x 6)
+gp simulate --model llama3-8b --gpu H100 --gpus 12 --tp 2 --zero 1 --recompute full --gbs 12 --tokens 1B -o "$TMP/g12.json" -q
+for fmt in megatron slurm mpirun; do
+	gp export "$TMP/g12.json" --format $fmt -o "$TMP/g12.$fmt.sh"
+	argv "12 GPUs $fmt" "$TMP/g12.$fmt.sh" "$TMP/g12.$fmt.argv"
+	same "12 GPUs on 8-GPU nodes: $fmt starts 12" "$(MA meaning "$TMP/g12.$fmt.argv" 128256 | python3 -c 'import json,sys; print(json.load(sys.stdin)["world_size"])')" 12
+done
 
 # --framework belongs to skypilot
 gp export "$TMP/pp.json" --format megatron --framework deepspeed
