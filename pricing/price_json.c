@@ -98,7 +98,7 @@ char *price_gpus_to_json(const struct price_catalog *cat)
 }
 
 char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
-			   size_t n, int spot)
+			   size_t n, int spot, long today)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *arr;
@@ -141,6 +141,15 @@ char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
 			cJSON_AddStringToObject(o, "node_limit_by", price_limit_str(l.why));
 		}
 		cJSON_AddStringToObject(o, "catalog_version", of->version);
+		{
+			long age = price_date_age_days(of->price_date, today);
+
+			if (of->price_date[0])
+				cJSON_AddStringToObject(o, "price_date", of->price_date);
+			else
+				cJSON_AddNullToObject(o, "price_date");
+			add_num_or_null(o, "age_days", (double)age, age != PRICE_AGE_UNKNOWN);
+		}
 		cJSON_AddBoolToObject(o, "mine", of->user);
 		cJSON_AddItemToArray(arr, o);
 	}

@@ -55,6 +55,15 @@ double price_offering_usd_per_hour(const struct price_offering *o, int spot)
 	return p >= 0 ? p : -1;
 }
 
+long price_date_age_days(const char *d, long today)
+{
+	long days;
+
+	if (!d || unit_parse_date(d, &days) != RC_OK)
+		return PRICE_AGE_UNKNOWN;
+	return today - days;
+}
+
 double price_offering_usd_per_gpu_hour(const struct price_offering *o, int spot)
 {
 	double p = price_offering_usd_per_hour(o, spot);
@@ -184,6 +193,26 @@ static int rd_nonneg(struct reader *r, int col, double max, double *out)
 	return 0;
 }
 
+/* A date cell: empty (not stated) or "YYYY-MM-DD", into dst[PRICE_DATE_MAX]. */
+static int rd_date(struct reader *r, int col, char *dst)
+{
+	const char *s = price_csv_get(r->row, col);
+	char e[96];
+	long days;
+
+	dst[0] = '\0';
+	if (col < 0 || !*s)
+		return 0;
+	if (unit_parse_date(s, &days) != RC_OK) {
+		price_err(&r->e, r->row->line, col + 1,
+			  "%s: expected a date YYYY-MM-DD or an empty cell, found '%s'",
+			  colname(r, col), gp_term_escape(e, sizeof(e), s));
+		return -1;
+	}
+	gp_strlcpy(dst, s, PRICE_DATE_MAX);
+	return 0;
+}
+
 static int rd_int(struct reader *r, int col, int min, int max, int allow_empty, int *out)
 {
 	const char *s = price_csv_get(r->row, col);
@@ -300,7 +329,7 @@ static void push(struct price_rows *out, size_t *cap, const struct price_row *ro
 static const char *const gpuplan_columns[] = {
 	"provider", "instance_type", "gpu", "gpus_per_node", "gpus_per_instance", "region",
 	"on_demand_usd_per_hour", "spot_usd_per_hour", "inter_node_gbps", "max_nodes",
-	"catalog_version", "catalog_version_or_date",
+	"catalog_version", "catalog_version_or_date", "price_date",
 };
 
 static int unknown_columns(struct reader *r)
@@ -312,7 +341,7 @@ static int unknown_columns(struct reader *r)
 						   GP_ARRAY_LEN(gpuplan_columns), c, why,
 						   sizeof(why))) >= 0; c++) {
 		price_err(&r->e, r->csv->header.line, c + 1,
-			  "expected each of gpuplan's price columns (provider, instance_type, gpu, gpus_per_node, region, on_demand_usd_per_hour, spot_usd_per_hour, inter_node_gbps, max_nodes, catalog_version) once, %s",
+			  "expected each of gpuplan's price columns (provider, instance_type, gpu, gpus_per_node, region, on_demand_usd_per_hour, spot_usd_per_hour, inter_node_gbps, max_nodes, catalog_version, price_date) once, %s",
 			  why);
 		bad = -1;
 	}
@@ -333,6 +362,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 	int c_net = price_csv_col(csv, "inter_node_gbps");
 	int c_max = price_csv_col(csv, "max_nodes");
 	int c_ver = col2(csv, "catalog_version", "catalog_version_or_date");
+	int c_date = price_csv_col(csv, "price_date");
 	size_t cap = 0;
 	int bad = 0;
 
@@ -355,6 +385,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 	out->has.inter_node = c_net >= 0;
 	out->has.max_nodes = c_max >= 0;
 	out->has.version = c_ver >= 0;
+	out->has.price_date = c_date >= 0;
 
 	for (size_t i = 0; i < csv->n_rows; i++) {
 		struct price_row row;
@@ -393,6 +424,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 			rd_int(r, c_max, 0, PRICE_MAX_NODES_MAX, 1, &o->max_nodes);
 		if (c_ver >= 0)
 			rd_text(r, c_ver, 0, 0, o->version, sizeof(o->version));
+		rd_date(r, c_date, o->price_date);
 		if (r->e.n == errs)
 			push(out, &cap, &row);
 	}
@@ -1021,7 +1053,8 @@ static void row_append(struct price_line *b, const struct price_offering *o)
 	else
 		num[0] = '\0';
 	price_csv_append(b, num, 0);
-	price_csv_append(b, o->version, 1);
+	price_csv_append(b, o->version, 0);
+	price_csv_append(b, o->price_date, 1);
 }
 
 /* The table's text: first_line (may be NULL) and a newline, the header,
@@ -1031,7 +1064,7 @@ static char *table_text(const char *first_line, const struct price_offering *off
 {
 	static const char header[] =
 		"provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour,"
-		"spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version\n";
+		"spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version,price_date\n";
 	size_t first = first_line ? strlen(first_line) + 1 : 0;
 	struct price_line b = { NULL, 0, 0 };
 
