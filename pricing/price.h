@@ -494,6 +494,12 @@ struct price_commitment {
 	double discount;                    /* fraction off on-demand, (0, 1) */
 	char price_date[PRICE_NAME_MAX];
 	char source[PRICE_SOURCE_MAX];
+	/* The on-demand price the discount was measured against: one node of
+	 * base_instance_type in base_region, USD per hour; "" and 0 when the
+	 * table does not state it (optional columns). */
+	char base_instance_type[PRICE_NAME_MAX];
+	char base_region[PRICE_NAME_MAX];
+	double base_usd_per_hour;
 };
 
 struct price_commitments {
@@ -502,7 +508,8 @@ struct price_commitments {
 };
 
 /* Loads commitments.csv (columns provider, instance_prefix, gpu,
- * term_years, discount_pct, price_date, source) resolving GPU names through
+ * term_years, discount_pct, price_date, source, and optionally
+ * base_instance_type, base_region, base_usd_per_hour) resolving GPU names through
  * cat.  Returns RC_OK, RC_INPUT (one "path:line:col: ..." line per bad
  * cell) or RC_ERR (unreadable).  Release with price_commitments_release(). */
 enum rc price_commitments_load(const char *path, const struct price_catalog *cat,
@@ -674,6 +681,27 @@ int price_owned_cost(const struct price_hardware *h, const struct price_gpu *g,
  * cat->offers taken before are invalidated. */
 void price_catalog_add_owned(struct price_catalog *cat, const struct price_hardware *h,
 			     int nodes, double usd_per_node_hour);
+
+/* ---- the shipped tables agree (pricing/price_check.c) -------------------- */
+
+/* How far a commitment's stated on-demand base may be from the price row
+ * of its instance and region: 2%, GCP's bundled Local SSD being the usual
+ * small difference between a billing catalog's machine price and a sum. */
+#define PRICE_CHECK_BASE_TOLERANCE 0.02
+
+/* Checks that the tables of data_dir (gpus.csv, prices.csv,
+ * commitments.csv, capacity.csv, blocks.csv; the last three when there)
+ * agree with each other: every price row's GPU is in gpus.csv and its
+ * instance type names a machine, not a GPU (a row that prices the GPUs
+ * alone is a part price, not a node's); every commitment states the
+ * on-demand price its discount was measured against, which a price row
+ * of that instance and region matches within PRICE_CHECK_BASE_TOLERANCE;
+ * every capacity.csv and blocks.csv row sells at least one offering.
+ * Only the shipped tables are read, never the user's.  Returns RC_OK, or
+ * RC_INPUT after one "file:line: expected ..., found ..." line per
+ * contradiction (*problems counts them; may be NULL), or the status of a
+ * table that does not load. */
+enum rc price_data_check(const char *data_dir, size_t *problems);
 
 /* ---- JSON (pricing/price_json.c); each returns a string the caller frees -- */
 

@@ -127,7 +127,7 @@ enum rc price_commitments_load(const char *path, const struct price_catalog *cat
 					       "discount_pct", "price_date", "source" };
 	struct price_errs e = { path, 0 };
 	struct price_csv csv;
-	int col[C_N];
+	int col[C_N], c_binst, c_bregion, c_busd;
 	size_t k = 0;
 	enum rc rc;
 
@@ -139,6 +139,9 @@ enum rc price_commitments_load(const char *path, const struct price_catalog *cat
 		price_csv_release(&csv);
 		return RC_INPUT;
 	}
+	c_binst = price_csv_col(&csv, "base_instance_type");
+	c_bregion = price_csv_col(&csv, "base_region");
+	c_busd = price_csv_col(&csv, "base_usd_per_hour");
 	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
 	for (size_t i = 0; i < csv.n_rows; i++) {
 		const struct price_csv_row *row = &csv.rows[i];
@@ -160,6 +163,15 @@ enum rc price_commitments_load(const char *path, const struct price_catalog *cat
 		bad |= need_number(&e, &csv, row, col[C_DISCOUNT], 0.01, 99.99, 1, &pct);
 		bad |= need_text(&e, &csv, row, col[C_DATE], c->price_date, sizeof(c->price_date), 1);
 		bad |= need_text(&e, &csv, row, col[C_SOURCE], c->source, sizeof(c->source), 1);
+		if (c_binst >= 0)
+			bad |= need_text(&e, &csv, row, c_binst, c->base_instance_type,
+					 sizeof(c->base_instance_type), 0);
+		if (c_bregion >= 0)
+			bad |= need_text(&e, &csv, row, c_bregion, c->base_region,
+					 sizeof(c->base_region), 0);
+		if (c_busd >= 0)
+			bad |= need_number(&e, &csv, row, c_busd, 0.0001, PRICE_USD_PER_HOUR_MAX, 0,
+					   &c->base_usd_per_hour);
 		if (bad)
 			continue;
 		c->term_months = (int)years * 12;

@@ -1212,6 +1212,91 @@ static void test_price_date_column(void **state)
 	rm_rf(user);
 }
 
+/* ---- the shipped tables agree ---------------------------------------------- */
+
+static void test_price_data_check_shipped(void **state)
+{
+	size_t problems = 99;
+
+	(void)state;
+	assert_int_equal(price_data_check(TEST_DATA_DIR, &problems), RC_OK);
+	assert_int_equal(problems, 0);
+}
+
+#define COMMIT_HEADER "provider,instance_prefix,gpu,term_years,discount_pct,price_date,source," \
+		      "base_instance_type,base_region,base_usd_per_hour\n"
+
+/* Each kind of contradiction, one fixture each, counted. */
+static void test_price_data_check_contradictions(void **state)
+{
+	static const char cap_header[] = "provider,instance_prefix,max_nodes,spot_max_nodes,"
+					 "billing_increment_s,min_billing_s,provision_s,source\n";
+	static const char block_header[] = "provider,instance_prefix,region,usd_per_hour,min_nodes,"
+					   "max_nodes,min_days,max_days,step_days,long_step_days,"
+					   "long_from_days,price_date,source\n";
+	char *d = share_dir(HEADER
+			    "gcp,a3-highgpu-8g,H100,8,us-central1,88.49,,1000,,v\n"
+			    "aws,p4d.24xlarge,A100-SXM4-40GB,8,us-east-1,21.957642,,400,,v\n");
+	size_t problems;
+
+	(void)state;
+	/* Agreeing tables: the GCP month figure 64597.70 / 730 h = 88.49. */
+	write_text(d, "commitments.csv", COMMIT_HEADER
+		   "gcp,a3-highgpu-,H100,1,30.63,2025-03-06,x,a3-highgpu-8g,us-central1,88.49\n");
+	write_text(d, "capacity.csv", "provider,instance_prefix,max_nodes,spot_max_nodes,"
+		   "billing_increment_s,min_billing_s,provision_s,source\naws,p4d.,64,4,1,60,,x\n");
+	write_text(d, "blocks.csv", "provider,instance_prefix,region,usd_per_hour,min_nodes,"
+		   "max_nodes,min_days,max_days,step_days,long_step_days,long_from_days,price_date,"
+		   "source\naws,p4d.24xlarge,us-east-1,14.75,1,64,1,182,1,7,14,2024-12-31,x\n");
+	assert_int_equal(price_data_check(d, &problems), RC_OK);
+	/* The issue's contradiction: a3-highgpu-8g at 43.07 (the part price
+	 * SkyPilot's sum gave) against the commitment's 88.49 base. */
+	write_text(d, "prices.csv", HEADER
+		   "gcp,a3-highgpu-8g,H100,8,us-central1,43.06615,,1000,,v\n"
+		   "aws,p4d.24xlarge,A100-SXM4-40GB,8,us-east-1,21.957642,,400,,v\n");
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	assert_int_equal(problems, 1);
+	/* A commitment measured against a price 49% above today's (AWS P4 in
+	 * 2022: 4.10 USD per GPU-hour, 32.80 a node), and one with no base. */
+	write_text(d, "prices.csv", HEADER
+		   "gcp,a3-highgpu-8g,H100,8,us-central1,88.49,,1000,,v\n"
+		   "aws,p4d.24xlarge,A100-SXM4-40GB,8,us-east-1,21.957642,,400,,v\n");
+	write_text(d, "commitments.csv", COMMIT_HEADER
+		   "aws,p4d.,A100-SXM4-40GB,1,41.46,2022-02-26,x,p4d.24xlarge,us-east-1,32.80\n"
+		   "gcp,a3-highgpu-,H100,3,56.08,2025-03-06,x,,,\n");
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	assert_int_equal(problems, 2);
+	write_text(d, "commitments.csv", COMMIT_HEADER);
+	/* A row named after a GPU (a part price) and one whose GPU is unknown
+	 * to gpus.csv is refused on read already. */
+	write_text(d, "prices.csv", HEADER
+		   "gcp,a3-highgpu-8g,H100,8,us-central1,88.49,,1000,,v\n"
+		   "aws,p4d.24xlarge,A100-SXM4-40GB,8,us-east-1,21.957642,,400,,v\n"
+		   "gcp,H100,H100,1,us-central1,9.8,,,,v\n");
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	assert_int_equal(problems, 1);
+	write_text(d, "prices.csv", HEADER "gcp,a3-highgpu-8g,NOPE-9000,8,us-central1,88.49,,,,v\n");
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	/* Capacity and block rows that sell nothing. */
+	write_text(d, "prices.csv", HEADER
+		   "gcp,a3-highgpu-8g,H100,8,us-central1,88.49,,1000,,v\n"
+		   "aws,p4d.24xlarge,A100-SXM4-40GB,8,us-east-1,21.957642,,400,,v\n");
+	{
+		char text[512];
+
+		snprintf(text, sizeof(text), "%saws,p4d.,64,4,1,60,,x\nazure,ND,1,1,,,,x\n",
+			 cap_header);
+		write_text(d, "capacity.csv", text);
+		snprintf(text, sizeof(text),
+			 "%saws,p4d.24xlarge,us-west-2,14.75,1,64,1,182,1,7,14,2024-12-31,x\n",
+			 block_header);
+		write_text(d, "blocks.csv", text);
+	}
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	assert_int_equal(problems, 2);
+	rm_rf(d);
+}
+
 static void test_price_catalog_load_rejects_bad_user_table(void **state)
 {
 	char *share = share_dir(SHIPPED_V1), *user = tmp_dir();
@@ -1645,6 +1730,8 @@ int main(void)
 		cmocka_unit_test(test_price_update_newer_shipped_rows_show_through),
 		cmocka_unit_test(test_price_catalog_load_legacy_full_copy),
 		cmocka_unit_test(test_price_date_column),
+		cmocka_unit_test(test_price_data_check_shipped),
+		cmocka_unit_test(test_price_data_check_contradictions),
 		cmocka_unit_test(test_price_catalog_load_rejects_bad_user_table),
 		cmocka_unit_test(test_price_quota_update_merges_and_records_history),
 		cmocka_unit_test(test_price_quota_update_bad_rows_leave_table),
