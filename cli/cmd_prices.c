@@ -175,6 +175,12 @@ static void print_report(const char *file, const char *provider,
 		       r->unknown_gpus);
 	if (r->skipped_no_instance)
 		printf("  skipped %zu GPU-only rows with no instance type\n", r->skipped_no_instance);
+	if (r->completed_with_host)
+		printf("  completed %zu GPU rows with their host VM row (the catalog prices the "
+		       "host apart): host + GPUs\n", r->completed_with_host);
+	if (r->skipped_no_host)
+		printf("  skipped %zu GPU rows whose host VM row is missing or priced 0 (%s): "
+		       "a part price is not a node's price\n", r->skipped_no_host, r->no_host);
 	if (r->skipped_fractional)
 		printf("  skipped %zu rows with a fractional GPU count\n", r->skipped_fractional);
 	if (r->skipped_no_price)

@@ -338,6 +338,13 @@ struct price_update_report {
 	size_t skipped_unknown_gpu; /* SkyPilot rows whose GPU gpus.csv lacks */
 	char unknown_gpus[256];     /* their names, ", "-separated */
 	size_t skipped_no_instance; /* GPU-only rows with no instance type */
+	/* GPU rows of an instance type the file also lists as a host row
+	 * (no accelerator): the GPU row prices the GPUs alone.  Completed with
+	 * the host row of its region (and zone) when that is > 0; skipped and
+	 * named when it is missing or 0 (a part price is not a node's). */
+	size_t completed_with_host;
+	size_t skipped_no_host;
+	char no_host[256];          /* "instance region", ", "-separated */
 	size_t skipped_no_price;    /* rows with neither price */
 	size_t skipped_fractional;  /* rows with a fractional GPU count */
 	size_t az_rows;             /* rows folded into a region with others */

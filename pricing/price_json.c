@@ -242,6 +242,9 @@ char *price_update_report_to_json(const struct price_update_report *rep)
 	cJSON_AddNumberToObject(skipped, "unknown_gpu", (double)rep->skipped_unknown_gpu);
 	cJSON_AddStringToObject(skipped, "unknown_gpu_names", rep->unknown_gpus);
 	cJSON_AddNumberToObject(skipped, "no_instance_type", (double)rep->skipped_no_instance);
+	cJSON_AddNumberToObject(skipped, "no_host_row", (double)rep->skipped_no_host);
+	cJSON_AddStringToObject(skipped, "no_host_row_names", rep->no_host);
+	cJSON_AddNumberToObject(root, "completed_with_host", (double)rep->completed_with_host);
 	cJSON_AddNumberToObject(skipped, "no_price", (double)rep->skipped_no_price);
 	cJSON_AddNumberToObject(skipped, "fractional_gpus", (double)rep->skipped_fractional);
 	cJSON_AddNumberToObject(root, "zone_rows_folded", (double)rep->az_rows);

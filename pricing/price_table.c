@@ -448,6 +448,70 @@ static void note_unknown(struct price_update_report *rep, const char *name)
 	snprintf(list + len, sizeof(rep->unknown_gpus) - len, "%s%s", len ? ", " : "", name);
 }
 
+/* A host row of a SkyPilot catalog: an instance type without an
+ * accelerator, priced alone. */
+struct host_row {
+	const char *instance, *region, *zone;
+	double price, spot;          /* < 0: not a number or not offered */
+};
+
+/* The host rows of csv into a new array (*n); c_zone may be -1. */
+static struct host_row *host_rows(const struct price_csv *csv, int c_inst, int c_acc,
+				  int c_region, int c_zone, int c_price, int c_spot, size_t *n)
+{
+	struct host_row *h = xcalloc(csv->n_rows ? csv->n_rows : 1, sizeof(*h));
+	size_t k = 0;
+
+	for (size_t i = 0; i < csv->n_rows; i++) {
+		const struct price_csv_row *row = &csv->rows[i];
+		double v;
+
+		if (row->n != csv->header.n || !*price_csv_get(row, c_inst) ||
+		    *price_csv_get(row, c_acc))
+			continue;
+		h[k].instance = price_csv_get(row, c_inst);
+		h[k].region = price_csv_get(row, c_region);
+		h[k].zone = c_zone >= 0 ? price_csv_get(row, c_zone) : "";
+		h[k].price = unit_parse_double(price_csv_get(row, c_price), &v) == RC_OK ? v : -1;
+		h[k].spot = c_spot >= 0 && unit_parse_double(price_csv_get(row, c_spot), &v) == RC_OK
+				    ? v : -1;
+		k++;
+	}
+	*n = k;
+	return h;
+}
+
+/* Whether hosts list instance at all (then its GPU rows are GPU parts),
+ * and in *host the row of its region and zone (zone "" any), or NULL. */
+static int host_of(const struct host_row *hosts, size_t n, const char *instance,
+		   const char *region, const char *zone, const struct host_row **host)
+{
+	int listed = 0;
+
+	*host = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(hosts[i].instance, instance) != 0)
+			continue;
+		listed = 1;
+		if (strcmp(hosts[i].region, region) == 0 &&
+		    (!*zone || !*hosts[i].zone || strcmp(hosts[i].zone, zone) == 0) && !*host)
+			*host = &hosts[i];
+	}
+	return listed;
+}
+
+static void note_no_host(struct price_update_report *rep, const char *instance,
+			 const char *region)
+{
+	char item[PRICE_NAME_MAX * 2 + 2];
+	size_t len = strlen(rep->no_host);
+
+	snprintf(item, sizeof(item), "%s %s", instance, region);
+	if (strstr(rep->no_host, item) || len + strlen(item) + 3 >= sizeof(rep->no_host))
+		return;
+	snprintf(rep->no_host + len, sizeof(rep->no_host) - len, "%s%s", len ? ", " : "", item);
+}
+
 static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t n_gpus,
 			  const char *provider, struct price_rows *out,
 			  struct price_update_report *rep)
@@ -460,9 +524,12 @@ static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t
 	int c_zone = price_csv_col(csv, "AvailabilityZone");
 	int c_price = price_csv_col(csv, "Price");
 	int c_spot = price_csv_col(csv, "SpotPrice");
-	size_t cap = 0;
+	struct host_row *hosts;
+	size_t cap = 0, n_hosts = 0;
 	int bad = 0;
 
+	if (c_inst < 0)
+		bad |= no_column(r, "InstanceType", NULL);
 	if (c_acc < 0)
 		bad |= no_column(r, "AcceleratorName", NULL);
 	if (c_count < 0)
@@ -474,11 +541,13 @@ static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t
 	if (bad)
 		return;
 	out->has.spot = c_spot >= 0;
+	hosts = host_rows(csv, c_inst, c_acc, c_region, c_zone, c_price, c_spot, &n_hosts);
 
 	for (size_t i = 0; i < csv->n_rows; i++) {
 		struct price_row row;
 		struct price_offering *o = &row.o;
 		const struct price_gpu *g;
+		const struct host_row *host;
 		const char *acc, *count_s;
 		double count;
 		int errs = r->e.n;
@@ -539,8 +608,24 @@ static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t
 			rep->skipped_no_price++;
 			continue;
 		}
+		if (host_of(hosts, n_hosts, o->instance_type, o->region, row.zone, &host)) {
+			/* The catalog prices this machine's host apart: the GPU
+			 * row is a part price.  A node is host + GPUs, and without
+			 * a priced host there is no node's price to store. */
+			if (!host || !(host->price > 0)) {
+				rep->skipped_no_host++;
+				note_no_host(rep, o->instance_type, o->region);
+				continue;
+			}
+			if (o->on_demand_usd_per_hour >= 0)
+				o->on_demand_usd_per_hour += host->price;
+			o->spot_usd_per_hour = o->spot_usd_per_hour >= 0 && host->spot > 0
+						       ? o->spot_usd_per_hour + host->spot : -1;
+			rep->completed_with_host++;
+		}
 		push(out, &cap, &row);
 	}
+	free(hosts);
 }
 
 /* ---- duplicates and availability zones ---------------------------------- */

@@ -770,6 +770,53 @@ static void test_price_update_merges_and_records_history(void **state)
 	rm_rf(dir);
 }
 
+/* A catalog that prices hosts and GPUs apart (SkyPilot's GCP rows): the
+ * host-only and GPU-only rows are skipped, a GPU row of a listed host is
+ * completed with its host (host + GPUs), and one whose host row is zero
+ * or missing in its region is skipped and named, never stored as a node's
+ * price.  The fixture's figures are made up for the arithmetic. */
+static void test_price_update_skypilot_part_prices(void **state)
+{
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_catalog cat;
+	const struct price_offering *of;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	u.provider = "gcp";
+	assert_int_equal(price_update("tests/fixtures/prices/skypilot_gcp_parts.csv", &o, &u, &rep),
+			 RC_OK);
+	assert_int_equal(rep.rows_read, 8);
+	assert_int_equal(rep.skipped_no_gpu, 4);      /* a2, a4, a3 hosts and n1 */
+	assert_int_equal(rep.skipped_no_instance, 1); /* T4 alone */
+	assert_int_equal(rep.completed_with_host, 1); /* a2-highgpu-8g */
+	assert_int_equal(rep.skipped_no_host, 2);
+	assert_string_equal(rep.no_host, "a4-highgpu-8g us-central1, a3-highgpu-8g us-west4");
+	assert_int_equal(rep.offers_in_file, 1);
+	price_update_report_release(&rep);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	/* 5.91582 + 23.47126 = 29.38708 on demand, 2.958 + 11.4728 spot. */
+	of = find_offer(&cat, "gcp", "a2-highgpu-8g", "us-central1");
+	assert_non_null(of);
+	assert_near(of->on_demand_usd_per_hour, 29.38708, 1e-12);
+	assert_near(of->spot_usd_per_hour, 14.4308, 1e-12);
+	/* The shipped a4 row is untouched by the zero host: spot only. */
+	of = find_offer(&cat, "gcp", "a4-highgpu-8g", "us-central1");
+	assert_non_null(of);
+	assert_true(of->on_demand_usd_per_hour < 0);
+	/* The shipped a3 us-west4 row is not replaced by the GPU part. */
+	of = find_offer(&cat, "gcp", "a3-highgpu-8g", "us-west4");
+	assert_non_null(of);
+	assert_false(of->user);
+	assert_near(of->on_demand_usd_per_hour, 99.64895, 1e-12);
+	price_catalog_release(&cat);
+	rm_rf(dir);
+}
+
 static void test_price_update_skypilot_folds_zones(void **state)
 {
 	char *dir = tmp_dir();
@@ -1721,6 +1768,7 @@ int main(void)
 		cmocka_unit_test(test_price_offering_eligible_names_missing_figure),
 		cmocka_unit_test(test_price_update_merges_and_records_history),
 		cmocka_unit_test(test_price_update_skypilot_folds_zones),
+		cmocka_unit_test(test_price_update_skypilot_part_prices),
 		cmocka_unit_test(test_price_update_alias_keeps_stored_gpu),
 		cmocka_unit_test(test_price_update_bad_input_leaves_table),
 		cmocka_unit_test(test_price_update_accepts_bom_crlf_quotes_no_eol),

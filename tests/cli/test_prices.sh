@@ -201,6 +201,11 @@ expect_out "CPU rows skipped and counted" "skipped 1 rows without a GPU"
 expect_out "unknown GPUs skipped and named" "skipped 1 rows whose GPU gpus.csv lacks: T4"
 expect_out "zones folded, lowest price kept" "3 availability-zone rows folded into 1 region; each keeps its lowest price"
 expect_out "spot = lowest zone" "spot_usd_per_hour - -> 16\.5"
+gp prices update $FIX/skypilot_gcp_parts.csv --provider gcp --dry-run
+expect_rc "a catalog pricing hosts apart: exit 0" 0
+expect_out "GPU-only rows skipped" "skipped 1 GPU-only rows with no instance type"
+expect_out "GPU rows completed with their host" "completed 1 GPU rows with their host VM row"
+expect_out "GPU rows without a priced host flagged" "skipped 2 GPU rows whose host VM row is missing or priced 0 \(a4-highgpu-8g us-central1, a3-highgpu-8g us-west4\)"
 
 gp prices list --gpu H100 --provider aws --region us-east-1 --spot
 expect_out "list reads the user's table" "us-east-1 +16\.50 +2\.062"
