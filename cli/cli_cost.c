@@ -146,6 +146,7 @@ int cost_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 			cc->n_have++;
 		break;
 	case PCLI_HARDWARE: cc->hardware_path = arg; break;
+	case PCLI_BLOCKS: cc->blocks_path = arg; break;
 	case PCLI_OWNED:
 		*rc = parse_owned(arg, &cc->owned);
 		cc->owned_given = 1;
@@ -190,7 +191,11 @@ void cost_cli_help(FILE *f)
 		"  --storage-price USD   checkpoint storage per GB-month (default %g, S3 Standard)\n"
 		"  --ckpt-keep N         checkpoints kept in storage (default %d)\n"
 		"  --ckpt-interval DUR   checkpoint interval off spot (default %gs; spot plans use\n"
-		"                        the Young/Daly interval); 0 for none\n",
+		"                        the Young/Daly interval); 0 for none\n"
+		"  --blocks FILE|none    capacity blocks, a purchase option beside on-demand, spot\n"
+		"                        and reserved: instances for a term of whole days paid up\n"
+		"                        front at their own rate (default data/blocks.csv: AWS\n"
+		"                        EC2 Capacity Blocks for ML); none: not priced\n",
 		PLAN_DEFAULT_COMMITMENT_SHARE, PRICE_DEFAULT_AMORTISATION_YEARS,
 		PRICE_DEFAULT_USD_PER_KWH, PRICE_DEFAULT_PUE, PRICE_DEFAULT_UTILISATION,
 		PLAN_DEFAULT_STORAGE_USD_PER_GB_MONTH, PLAN_DEFAULT_CKPT_KEEP,
@@ -255,6 +260,25 @@ enum rc cost_cli_load(struct plan_cli *pc, struct plan_cli_data *d)
 	char path[4096];
 	enum rc rc;
 
+	/* Capacity blocks are priced whenever a table of them is there: a
+	 * purchase option like spot, not a cost model one asks for. */
+	if (!cc->blocks_path || strcmp(cc->blocks_path, "none") != 0) {
+		FILE *f;
+
+		if (cc->blocks_path)
+			snprintf(path, sizeof(path), "%s", cc->blocks_path);
+		else
+			snprintf(path, sizeof(path), "%s/blocks.csv", cli_data_dir());
+		f = cc->blocks_path ? NULL : fopen(path, "r");
+		if (cc->blocks_path || f) {
+			if (f)
+				fclose(f);
+			rc = price_blocks_load(path, &d->blocks);
+			if (rc != RC_OK)
+				return rc;
+			pc->opts.blocks = &d->blocks;
+		}
+	}
 	if (cc->reserved) {
 		if (cc->commitments_path)
 			snprintf(path, sizeof(path), "%s", cc->commitments_path);
@@ -354,12 +378,43 @@ static void print_storage(const struct plan_result *r, const struct plan_row *ro
 	       unit_fmt_usd(u, sizeof(u), k->storage_usd * row->fraction));
 }
 
+/* "whole days up to 14 days, then weeks, up to 182 days" */
+static void block_terms(char *buf, size_t size, const struct price_block *b)
+{
+	int n = snprintf(buf, size, "%d-%d instances, %d-%d days in steps of %d day%s", b->min_nodes,
+			 b->max_nodes, b->min_days, b->max_days, b->step_days,
+			 b->step_days == 1 ? "" : "s");
+
+	if (b->long_step_days > 0 && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, " (of %d days beyond %d days)", b->long_step_days,
+			 b->long_from_days);
+}
+
+static void print_block(const struct plan_row *row)
+{
+	const struct plan_candidate *c = &row->c;
+	const struct price_block *b = c->block;
+	char a[32], t[32], terms[160];
+
+	if (!b)
+		return;
+	block_terms(terms, sizeof(terms), b);
+	printf("capacity-block: %d x %s in %s for %.0f days, paid up front at $%g per instance-hour "
+	       "(%s, %s): %s; terms %s; no preemption; the operating system fee is not included; "
+	       "the job runs %s\n", c->nodes, c->offering->instance_type, c->offering->region,
+	       c->costs.charged_s / 86400.0, b->usd_per_hour, b->source, b->price_date,
+	       unit_fmt_usd(a, sizeof(a), c->costs.compute_usd * row->fraction), terms,
+	       unit_fmt_duration(t, sizeof(t), c->time_s * row->fraction));
+}
+
 void cost_cli_print_notes(const struct plan_result *r, const struct plan_cli *pc,
 			  const struct plan_cli_data *d)
 {
 	for (size_t i = 0; i < r->n_answer_rows; i++) {
 		const struct plan_row *row = &r->rows[i];
 
+		if (row->c.purchase == PRICE_PURCHASE_BLOCK)
+			print_block(row);
 		if (row->c.costs.discount > 0)
 			print_reserved(r, row);
 		if (row->c.purchase == PRICE_PURCHASE_OWNED)

@@ -129,6 +129,7 @@ static enum rc compare_gpu(const struct plan_cli *pc, const struct plan_cli_data
 		buy_opts.filter.spot = -1;
 		buy_opts.filter.provider[0] = buy_opts.filter.region[0] = '\0';
 		buy_opts.commitments = NULL;
+		buy_opts.blocks = NULL;
 		rc = cheapest(job, &own, &buy_opts, e->gpu, n, &e->buy);
 		/* The candidate points into own.offers, about to be freed: keep
 		 * a copy (entries move when sorted, so no pointer to it). */

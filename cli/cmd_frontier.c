@@ -213,7 +213,16 @@ enum rc cmd_frontier(int argc, char **argv)
 			else
 				printf("\nchosen: none: no plan of the frontier meets the %s\n", lim);
 		}
-		printf("\nsearch: %zu offerings (%zu machines), %zu configurations simulated in %.2f s\n",
+		{
+			const struct plan_candidate **cs = xcalloc(n ? n : 1, sizeof(*cs));
+
+			for (size_t i = 0; i < n; i++)
+				cs[i] = &c[i];
+			printf("\n");
+			plan_cli_print_price_ages(&pc, cs, n);
+			free(cs);
+		}
+		printf("search: %zu offerings (%zu machines), %zu configurations simulated in %.2f s\n",
 		       st.offerings, st.machines, st.simulated, st.enumerate_s);
 		fflush(stdout);
 		if (csv)

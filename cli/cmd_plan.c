@@ -80,6 +80,10 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 		o->ckpt_bytes_per_s_per_node = d * 1e9;
 		break;
 	case PCLI_JSON: pc->json = 1; break;
+	case PCLI_MAX_PRICE_AGE:
+		*rc = cli_parse_duration("--max-price-age", arg, &d);
+		o->max_price_age_days = d / 86400.0;
+		break;
 	default:
 		return cost_cli_flag(pc, code, arg, rc);
 	}
@@ -127,10 +131,14 @@ void plan_cli_help(FILE *f)
 		"  --ckpt-bw GBPS        checkpoint write GB/s per node (default %g); checkpoint\n"
 		"                        size %g bytes per parameter; Young/Daly interval\n"
 		"                        sqrt(2 C MTBF)\n"
-		"  --json                JSON for programs instead of a table (default off)\n",
+		"  --json                JSON for programs instead of a table (default off)\n"
+		"  --max-price-age DUR   warn when a price the answer uses is older than this,\n"
+		"                        or states no date (default %dd; prices.csv's\n"
+		"                        price_date)\n",
 		PLAN_DEFAULT_MAX_GPUS, PLAN_DEFAULT_STARTUP_S, PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR,
 		PLAN_DEFAULT_RESTART_S,
-		PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE / 1e9, PLAN_CKPT_BYTES_PER_PARAM);
+		PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE / 1e9, PLAN_CKPT_BYTES_PER_PARAM,
+		PRICE_DEFAULT_MAX_AGE_DAYS);
 	cost_cli_help(f);
 }
 
@@ -142,6 +150,7 @@ void plan_cli_release(struct plan_cli_data *d)
 		sim_model_table_release(&d->models);
 	price_commitments_release(&d->commitments);
 	price_hardware_release(&d->hardware);
+	price_blocks_release(&d->blocks);
 	free(d->jobs);
 	memset(d, 0, sizeof(*d));
 }
@@ -171,6 +180,10 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 	enum rc rc;
 
 	memset(d, 0, sizeof(*d));
+	/* Ages of the prices an answer uses are counted from today. */
+	rc = unit_today(&pc->opts.today_days);
+	if (rc != RC_OK)
+		return rc;
 	if (!pc->jobs_path && (!pc->model || !(pc->tokens > 0))) {
 		gp_error("%s: expected --model and --tokens (or --jobs FILE), found %s", cmd,
 			 pc->model ? "no --tokens" : "no --model");
@@ -358,11 +371,86 @@ static const char *limit_text(char *buf, size_t size, const struct plan_candidat
 		snprintf(buf, size, "your quota of %d %s in %s %s", l->quota_gpus, of->gpu,
 			 of->provider, of->region);
 		break;
+	case PRICE_LIMIT_BLOCK:
+		snprintf(buf, size, "one capacity block holds at most %d %s %s node%s (%s)", l->nodes,
+			 of->provider, of->instance_type, l->nodes == 1 ? "" : "s",
+			 c->block ? c->block->source : "blocks.csv");
+		break;
 	case PRICE_LIMIT_NONE:
 		snprintf(buf, size, "nothing");
 		break;
 	}
 	return buf;
+}
+
+void plan_cli_print_price_ages(const struct plan_cli *pc,
+			       const struct plan_candidate *const *cs, size_t n)
+{
+	double max_age = pc->opts.max_price_age_days;
+	long today = pc->opts.today_days, oldest = -1, newest = -1;
+	size_t undated = 0, stale = 0;
+	const struct plan_candidate *worst = NULL;
+	char off[256], a[16];
+
+	for (size_t i = 0; i < n; i++) {
+		long age = price_date_age_days(plan_candidate_price_date(cs[i]), today);
+
+		if (age == PRICE_AGE_UNKNOWN) {
+			undated++;
+			if (!worst)
+				worst = cs[i];
+			continue;
+		}
+		if (age > max_age) {
+			stale++;
+			if (!worst || age > oldest)
+				worst = cs[i];
+		}
+		if (oldest < 0 || age > oldest)
+			oldest = age;
+		if (newest < 0 || age < newest)
+			newest = age;
+	}
+	if (n == 1) {
+		const struct plan_candidate *c = cs[0];
+		const char *d = plan_candidate_price_date(c);
+
+		printf("prices: %s %s %s (%s)", plan_cli_offering(off, sizeof(off), c),
+		       d[0] ? "dated" : "states", d[0] ? d : "no date",
+		       c->purchase == PRICE_PURCHASE_BLOCK && c->block ? c->block->source
+								 : c->offering->version);
+		if (d[0])
+			printf(": %ld days old on %s\n", oldest, unit_fmt_date(a, sizeof(a), today));
+		else
+			printf(": its age is unknown\n");
+	} else if (n > 1) {
+		printf("prices: %zu rates", n);
+		if (oldest >= 0 && oldest != newest)
+			printf(", %ld to %ld days old on %s", newest, oldest,
+			       unit_fmt_date(a, sizeof(a), today));
+		else if (oldest >= 0)
+			printf(", %ld days old on %s", oldest, unit_fmt_date(a, sizeof(a), today));
+		if (undated)
+			printf(", %zu with no date stated", undated);
+		printf("\n");
+	}
+	if (!worst)
+		return;
+	{
+		const char *d = plan_candidate_price_date(worst);
+
+		if (d[0])
+			gp_warn("%zu of the answer's %zu price%s older than %.0f days (--max-price-age): "
+				"%s dated %s, %ld days; prices move, check them or update them "
+				"(gpuplan prices update)", stale, n, stale == 1 ? " is" : "s are", max_age,
+				plan_cli_offering(off, sizeof(off), worst), d,
+				price_date_age_days(d, today));
+		else
+			gp_warn("%zu of the answer's %zu price%s no date: %s (%s) is of unknown age; "
+				"check it, or date it with gpuplan prices update (a price_date column)",
+				undated, n, undated == 1 ? " states" : "s state",
+				plan_cli_offering(off, sizeof(off), worst), worst->offering->version);
+	}
 }
 
 /* "second", "minute", "hour", "day", "week", else a duration. */
@@ -435,7 +523,7 @@ static void print_table(const struct plan_result *r, const struct plan_job *jobs
 }
 
 static void print_explanation(const struct plan_result *r, const struct plan_job *jobs,
-			      size_t n_jobs)
+			      size_t n_jobs, const struct plan_cli *pc)
 {
 	const struct plan_row *best = &r->rows[0];
 	const struct plan_opts *o = &r->opts;
@@ -501,6 +589,8 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		       limit_text(off, sizeof(off), s));
 		if (s->purchase == PRICE_PURCHASE_OWNED)
 			snprintf(inc, sizeof(inc), "owned, not billed");
+		else if (s->purchase == PRICE_PURCHASE_BLOCK)
+			snprintf(inc, sizeof(inc), "a capacity block, paid up front in whole days");
 		else if (of->billing_increment_s > 0)
 			snprintf(inc, sizeof(inc), "billed per %s%s%s",
 				 billing_unit(a, sizeof(a), of->billing_increment_s),
@@ -519,6 +609,14 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		       c, unit_fmt_duration(d, sizeof(d), k->startup_s), inc,
 		       100.0 * (k->provision_s + k->startup_s) / fmax(s->time_s, 1e-9),
 		       unit_fmt_usd(e, sizeof(e), extra));
+	}
+	{
+		const struct plan_candidate *cs[8];
+		size_t k = 0;
+
+		for (size_t i = 0; i < r->n_answer_rows && k < GP_ARRAY_LEN(cs); i++)
+			cs[k++] = &r->rows[i].c;
+		plan_cli_print_price_ages(pc, cs, k);
 	}
 	{
 		double t = best->c.time_s * best->fraction, k = best->c.cost_usd * best->fraction;
@@ -766,7 +864,7 @@ enum rc cmd_plan(int argc, char **argv)
 				printf(", layouts %s runs", plan_framework_str(o->filter.framework));
 			printf("\n\n");
 			print_table(&res, d.jobs, d.n_jobs);
-			print_explanation(&res, d.jobs, d.n_jobs);
+			print_explanation(&res, d.jobs, d.n_jobs, &pc);
 			cost_cli_print_notes(&res, &pc, &d);
 		} else {
 			print_nearest(&res);

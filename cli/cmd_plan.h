@@ -21,6 +21,7 @@ enum {
 	PCLI_CKPT_BW, PCLI_JSON, PCLI_FRAMEWORK, PCLI_STARTUP,
 	PCLI_RESERVED, PCLI_COMMIT_SHARE, PCLI_COMMITMENTS, PCLI_HAVE, PCLI_HARDWARE,
 	PCLI_OWNED, PCLI_STORAGE_PRICE, PCLI_CKPT_KEEP, PCLI_CKPT_INTERVAL,
+	PCLI_BLOCKS, PCLI_MAX_PRICE_AGE,
 	PCLI_FIRST_FREE
 };
 
@@ -48,6 +49,7 @@ enum {
 	{ "ckpt-bw", required_argument, NULL, PCLI_CKPT_BW }, \
 	{ "startup", required_argument, NULL, PCLI_STARTUP }, \
 	{ "json", no_argument, NULL, PCLI_JSON }, \
+	{ "max-price-age", required_argument, NULL, PCLI_MAX_PRICE_AGE }, \
 	COST_CLI_OPTIONS
 
 /* The cost-model flags, shared by plan, frontier and compare
@@ -61,7 +63,8 @@ enum {
 	{ "owned", required_argument, NULL, PCLI_OWNED }, \
 	{ "storage-price", required_argument, NULL, PCLI_STORAGE_PRICE }, \
 	{ "ckpt-keep", required_argument, NULL, PCLI_CKPT_KEEP }, \
-	{ "ckpt-interval", required_argument, NULL, PCLI_CKPT_INTERVAL }
+	{ "ckpt-interval", required_argument, NULL, PCLI_CKPT_INTERVAL }, \
+	{ "blocks", required_argument, NULL, PCLI_BLOCKS }
 
 #define COST_CLI_MAX_HAVE 8
 
@@ -75,6 +78,8 @@ struct cost_cli {
 	int reserved;                   /* --reserved or --commitment-share given */
 	const char *commitments_path;   /* NULL: <data>/commitments.csv */
 	const char *hardware_path;      /* NULL: <data>/hardware.csv */
+	const char *blocks_path;        /* NULL: <data>/blocks.csv when there is
+					 * one; "none": no capacity blocks */
 	struct price_owned_opts owned;
 	struct cost_cli_have have[COST_CLI_MAX_HAVE];
 	int n_have;
@@ -113,6 +118,7 @@ struct plan_cli_data {
 	int have_cat, have_models;
 	struct price_commitments commitments;   /* loaded with --reserved */
 	struct price_hardware_table hardware;   /* loaded with --have (or by compare) */
+	struct price_blocks blocks;             /* capacity blocks (blocks.csv) */
 };
 enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data *d);
 void plan_cli_release(struct plan_cli_data *d);
@@ -134,6 +140,12 @@ enum rc cost_cli_load(struct plan_cli *pc, struct plan_cli_data *d);
  * commitment terms, owned hardware's running cost, checkpoint storage. */
 void cost_cli_print_notes(const struct plan_result *r, const struct plan_cli *pc,
 			  const struct plan_cli_data *d);
+
+/* Prints on stdout the date and age of the rates candidates cs[0..n) are
+ * priced at ("prices: ..."), and warns on stderr when one is older than
+ * pc's --max-price-age or states no date. */
+void plan_cli_print_price_ages(const struct plan_cli *pc,
+			       const struct plan_candidate *const *cs, size_t n);
 
 /* "none", "sel" or "full". */
 const char *plan_cli_recompute(enum sim_recompute r);

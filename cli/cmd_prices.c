@@ -59,8 +59,12 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 	struct price_query q;
 	size_t *idx = NULL, n = 0;
 	int w_prov = 8, w_inst = 8, w_gpus = 4, w_reg = 6, any_ineligible = 0;
+	long today;
 	enum rc rc;
 
+	rc = unit_today(&today);
+	if (rc != RC_OK)
+		return rc;
 	price_opts_init(&o);
 	o.data_dir = cli_data_dir();
 	rc = price_catalog_load(&cat, &o);
@@ -84,7 +88,7 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 		return RC_USAGE;
 	}
 	if (json) {
-		cli_print_json(price_offers_to_json(&cat, idx, n, spot));
+		cli_print_json(price_offers_to_json(&cat, idx, n, spot, today));
 		goto done;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -102,15 +106,17 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 		if ((int)strlen(of->region) > w_reg)
 			w_reg = (int)strlen(of->region);
 	}
-	printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5s\n", w_prov, "PROVIDER", w_inst,
-	       "INSTANCE", w_gpus, "GPUS", w_reg, "REGION", spot ? "SPOT $/H" : "$/HOUR",
-	       "$/GPU-HOUR", "$/MONTH", "NET GB/S", "NODES");
+	printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5s  %-10s  %6s\n", w_prov,
+	       "PROVIDER", w_inst, "INSTANCE", w_gpus, "GPUS", w_reg, "REGION",
+	       spot ? "SPOT $/H" : "$/HOUR", "$/GPU-HOUR", "$/MONTH", "NET GB/S", "NODES", "DATE",
+	       "AGE");
 	for (size_t i = 0; i < n; i++) {
 		const struct price_offering *of = &cat.offers[idx[i]];
 		double node = price_offering_usd_per_hour(of, spot);
-		char gpus[PRICE_NAME_MAX + 16], a[32], b[32], c[32], net[32];
+		char gpus[PRICE_NAME_MAX + 16], a[32], b[32], c[32], net[32], ages[24];
 		int ok = price_offering_eligible(&cat, of, NULL, 0);
 		struct price_node_limit lim;
+		long age = price_date_age_days(of->price_date, today);
 
 		any_ineligible |= !ok;
 		snprintf(gpus, sizeof(gpus), "%dx %s%s", of->gpus_per_node, of->gpu, ok ? "" : "*");
@@ -125,12 +131,17 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 		else
 			snprintf(net, sizeof(net), "-");
 		price_offering_node_limit(of, spot, &lim);
-		printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5d\n", w_prov, of->provider,
-		       w_inst, of->instance_type, w_gpus, gpus, w_reg, of->region, a, b, c, net,
-		       lim.nodes);
+		if (age != PRICE_AGE_UNKNOWN)
+			snprintf(ages, sizeof(ages), "%ldd", age);
+		else
+			snprintf(ages, sizeof(ages), "-");
+		printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5d  %-10s  %6s\n", w_prov,
+		       of->provider, w_inst, of->instance_type, w_gpus, gpus, w_reg, of->region, a, b,
+		       c, net, lim.nodes, of->price_date[0] ? of->price_date : "-", ages);
 	}
 	printf("NET: inter-node Gb/s a node, - none stated; NODES: the most one plan rents at "
-	       "this rate (one without a network or a stated capacity; capacity.csv, your quotas)\n");
+	       "this rate (one without a network or a stated capacity; capacity.csv, your quotas); "
+	       "DATE: the date its source states for the price, AGE: days since, - not stated\n");
 	if (any_ineligible)
 		printf("* gpus.csv lacks a figure planning needs for this GPU ('gpuplan gpus list' says which)\n");
 	if (cat.user_table)
@@ -164,6 +175,12 @@ static void print_report(const char *file, const char *provider,
 		       r->unknown_gpus);
 	if (r->skipped_no_instance)
 		printf("  skipped %zu GPU-only rows with no instance type\n", r->skipped_no_instance);
+	if (r->completed_with_host)
+		printf("  completed %zu GPU rows with their host VM row (the catalog prices the "
+		       "host apart): host + GPUs\n", r->completed_with_host);
+	if (r->skipped_no_host)
+		printf("  skipped %zu GPU rows whose host VM row is missing or priced 0 (%s): "
+		       "a part price is not a node's price\n", r->skipped_no_host, r->no_host);
 	if (r->skipped_fractional)
 		printf("  skipped %zu rows with a fractional GPU count\n", r->skipped_fractional);
 	if (r->skipped_no_price)

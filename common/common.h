@@ -234,6 +234,18 @@ enum rc unit_parse_duration(const char *s, double *out_s);
 enum rc unit_parse_int(const char *s, int *out);
 /* Parses a finite double (no suffix). */
 enum rc unit_parse_double(const char *s, double *out);
+/* Parses an ISO calendar date "YYYY-MM-DD" (years 1970-9999, a day the
+ * month has) into days since 1970-01-01.  Returns RC_OK, or RC_USAGE when
+ * s is anything else. */
+enum rc unit_parse_date(const char *s, long *days);
+/* Writes the date days after 1970-01-01 as "YYYY-MM-DD" into buf (at
+ * least 11 bytes).  Returns buf. */
+char *unit_fmt_date(char *buf, size_t size, long days);
+/* Today's date (UTC) in days since 1970-01-01: $GPUPLAN_NOW when set (a
+ * "YYYY-MM-DD" date; for tests, so that the age of a price is the same on
+ * every run), else the system clock.  Returns RC_OK, or RC_USAGE after one
+ * message when $GPUPLAN_NOW is not a date. */
+enum rc unit_today(long *days);
 
 /* Formatting into caller storage (buf of at least 32 bytes); each returns
  * buf.  Never prints nan or inf: non-finite values print as "-". */

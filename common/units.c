@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* strtod that accepts only a finite number covering the whole of s up to
  * *end; leading/trailing blanks are not allowed.  "nan"/"inf" rejected. */
@@ -163,6 +164,71 @@ enum rc unit_parse_int(const char *s, int *out)
 	if (*e || errno == ERANGE || v > INT_MAX)
 		return RC_USAGE;
 	*out = (int)v;
+	return RC_OK;
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar
+ * (Hinnant, "chrono-Compatible Low-Level Date Algorithms", days_from_civil). */
+static long days_from_civil(long y, long m, long d)
+{
+	long era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = y / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+enum rc unit_parse_date(const char *s, long *days)
+{
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	long y, m, d;
+
+	if (!s || strlen(s) != 10 || s[4] != '-' || s[7] != '-')
+		return RC_USAGE;
+	for (int i = 0; i < 10; i++)
+		if (i != 4 && i != 7 && !isdigit((unsigned char)s[i]))
+			return RC_USAGE;
+	y = strtol(s, NULL, 10);
+	m = strtol(s + 5, NULL, 10);
+	d = strtol(s + 8, NULL, 10);
+	if (y < 1970 || m < 1 || m > 12 || d < 1 || d > mdays[m - 1])
+		return RC_USAGE;
+	if (m == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))
+		return RC_USAGE;
+	*days = days_from_civil(y, m, d);
+	return RC_OK;
+}
+
+char *unit_fmt_date(char *buf, size_t size, long days)
+{
+	/* Hinnant's civil_from_days, the inverse of days_from_civil. */
+	long z = days + 719468, era = z / 146097, doe = z - era * 146097;
+	long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	long y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	long mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
+	long m = mp + (mp < 10 ? 3 : -9);
+
+	snprintf(buf, size, "%04ld-%02ld-%02ld", y + (m <= 2), m, d);
+	return buf;
+}
+
+enum rc unit_today(long *days)
+{
+	const char *env = getenv("GPUPLAN_NOW");
+	time_t t;
+
+	if (env && *env) {
+		if (unit_parse_date(env, days) != RC_OK) {
+			gp_error("GPUPLAN_NOW: expected a date YYYY-MM-DD, found '%s'", env);
+			return RC_USAGE;
+		}
+		return RC_OK;
+	}
+	t = time(NULL);
+	*days = (long)(t / 86400);
 	return RC_OK;
 }
 

@@ -44,6 +44,7 @@ void plan_opts_init(struct plan_opts *o)
 	o->ckpt_interval_s = PLAN_DEFAULT_CKPT_INTERVAL_S;
 	o->startup_s = PLAN_DEFAULT_STARTUP_S;
 	o->filter.framework = PLAN_FRAMEWORK_MEGATRON;
+	o->max_price_age_days = PRICE_DEFAULT_MAX_AGE_DAYS;
 }
 
 void plan_job_init(struct plan_job *j, const struct sim_model *m, double tokens)
@@ -174,6 +175,8 @@ void plan_row_to_sim_plan(const struct plan_row *row, const struct plan_job *job
 	p->par = c->par;
 	p->cluster = c->cluster;
 	p->offering = *c->offering;
+	/* The date of the rate the plan is priced at: a capacity block's own. */
+	gp_strlcpy(p->offering.price_date, plan_candidate_price_date(c), sizeof(p->offering.price_date));
 	p->spot = c->spot;
 	p->purchase = c->purchase;
 	p->nodes = c->nodes;
@@ -762,8 +765,18 @@ enum rc plan_run(const struct plan_job *jobs, size_t n_jobs,
 		const struct price_offering *of = &cat->offers[i];
 		struct price_node_limit lim;
 
-		/* On demand bounds spot too (the spot bound is per column). */
+		const struct price_block *b = price_block_find(o->blocks, of);
+
+		/* On demand bounds spot too (the spot bound is per column); a
+		 * capacity block may hold more than on-demand is sold by. */
 		price_offering_node_limit(of, 0, &lim);
+		if (b) {
+			struct price_node_limit bl;
+
+			price_block_node_limit(of, b, &bl);
+			if (bl.nodes > lim.nodes)
+				lim = bl;
+		}
 		r.avail[i] = (lim.nodes > 0 ? lim.nodes : 1) * (of->gpus_per_node > 0 ? of->gpus_per_node : 1);
 	}
 	for (size_t q = 0; q < cat->n_quotas; q++)

@@ -152,6 +152,14 @@ struct plan_opts {
 	int ckpt_keep;              /* checkpoints kept in object storage */
 	double ckpt_interval_s;     /* between checkpoints off spot; 0 none */
 	double startup_s;           /* job start-up on running nodes (billed) */
+	/* Capacity blocks (blocks.csv): a purchase option of every offering
+	 * a block sells; NULL none. */
+	const struct price_blocks *blocks;
+	/* The age of the prices an answer used: today in days since
+	 * 1970-01-01 (unit_today; 0: not known, no ages), and the age in days
+	 * beyond which a price is stale (PRICE_DEFAULT_MAX_AGE_DAYS). */
+	long today_days;
+	double max_price_age_days;
 };
 
 /* Fills o with the documented defaults (no budget, no deadline, objective
@@ -237,6 +245,8 @@ double plan_storage_cost_usd(double ckpt_bytes, int keep, double usd_per_gb_mont
 /* One simulated candidate on one offering. */
 struct plan_candidate {
 	const struct price_offering *offering; /* into the catalog */
+	const struct price_block *block; /* PRICE_PURCHASE_BLOCK: its block
+					  * (into plan_opts.blocks); else NULL */
 	int spot;                   /* purchase == PRICE_PURCHASE_SPOT */
 	enum price_purchase purchase;
 	struct plan_cost_parts costs;
@@ -254,6 +264,10 @@ struct plan_candidate {
 	struct price_node_limit limit; /* the most nodes this purchase allows */
 	int max_nodes_hit;          /* nodes == limit.nodes (> 1, or 1 by a limit) */
 };
+
+/* The date the source states for the rate c is priced at ("YYYY-MM-DD"):
+ * its capacity block's, else its offering's; "" when not stated. */
+const char *plan_candidate_price_date(const struct plan_candidate *c);
 
 /* ---- the MILP over frontier columns (planner/plan_lp.c) --------------- */
 

@@ -141,11 +141,20 @@ static double purchase_rate(const struct plan_candidate *c, const struct plan_op
 			return -1;
 		*discount = cm->discount;
 		return of->on_demand_usd_per_hour * (1.0 - cm->discount);
+	case PRICE_PURCHASE_BLOCK:
+		return c->block ? c->block->usd_per_hour : -1;
 	case PRICE_PURCHASE_ON_DEMAND:
 	case PRICE_PURCHASE_OWNED:
 		break;
 	}
 	return of->on_demand_usd_per_hour;
+}
+
+const char *plan_candidate_price_date(const struct plan_candidate *c)
+{
+	if (c->purchase == PRICE_PURCHASE_BLOCK && c->block)
+		return c->block->price_date;
+	return c->offering ? c->offering->price_date : "";
 }
 
 int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
@@ -187,7 +196,16 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 	k->startup_s = o->startup_s;
 	c->time_s = k->provision_s + k->startup_s + t;
 	t += k->startup_s;
-	k->charged_s = c->purchase == PRICE_PURCHASE_OWNED ? t : plan_billed_s(t, c->offering);
+	if (c->purchase == PRICE_PURCHASE_OWNED)
+		k->charged_s = t;
+	else if (c->purchase == PRICE_PURCHASE_BLOCK)
+		/* Paid up front for the whole term: whole days; a job longer
+		 * than one block's longest term is not offered one. */
+		k->charged_s = price_block_billed_s(c->block, t);
+	else
+		k->charged_s = plan_billed_s(t, c->offering);
+	if (!(k->charged_s >= 0))
+		return -1;
 	k->billed_extra_s = k->charged_s - t;
 	if (discount > 0) {
 		int months = price_purchase_term_months(c->purchase);
@@ -203,7 +221,10 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 	k->storage_usd = plan_storage_cost_usd(k->ckpt_bytes, o->ckpt_keep,
 					       o->storage_usd_per_gb_month, t);
 	c->cost_usd = k->compute_usd + k->storage_usd;
-	price_offering_node_limit(c->offering, c->spot, &c->limit);
+	if (c->purchase == PRICE_PURCHASE_BLOCK)
+		price_block_node_limit(c->offering, c->block, &c->limit);
+	else
+		price_offering_node_limit(c->offering, c->spot, &c->limit);
 	c->max_nodes_hit = c->nodes >= c->limit.nodes;
 	return 0;
 }
@@ -277,14 +298,27 @@ static int spot_allowed(const struct price_offering *o, const struct plan_filter
 	return p >= 0;
 }
 
+/* Whether a capacity block of plan_opts.blocks sells offering of and the
+ * filter allows it (it is not spot). */
+static const struct price_block *block_allowed(const struct price_offering *of,
+					       const struct plan_opts *o)
+{
+	if (o->filter.spot == 1)
+		return NULL;
+	return price_block_find(o->blocks, of);
+}
+
 /* The purchase options of an offering, in the order they are priced:
- * on-demand (owned for the user's own hardware), spot, and the reserved
- * terms that have a published discount.  Returns the count. */
+ * on-demand (owned for the user's own hardware), the reserved terms that
+ * have a published discount, a capacity block, and spot.  Returns the
+ * count. */
 static int purchase_options(const struct price_offering *of, const struct plan_opts *o,
 			    enum price_purchase *out)
 {
 	int n = 0;
 
+	if (block_allowed(of, o))
+		out[n++] = PRICE_PURCHASE_BLOCK;
 	if (spot_allowed(of, &o->filter, 0)) {
 		out[n++] = of->owned ? PRICE_PURCHASE_OWNED : PRICE_PURCHASE_ON_DEMAND;
 		if (price_commitment_find(o->commitments, of, 12))
@@ -582,9 +616,11 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 		if (!gpu || (want && gpu != want) || !(gpu->memory_bytes > 0) ||
 		    !(gpu->bf16_flops_per_s > 0))
 			continue;
-		if (!spot_allowed(of, &o->filter, 0) && !spot_allowed(of, &o->filter, 1))
+		if (!spot_allowed(of, &o->filter, 0) && !spot_allowed(of, &o->filter, 1) &&
+		    !block_allowed(of, o))
 			continue;
-		stats->offerings += spot_allowed(of, &o->filter, 0) + spot_allowed(of, &o->filter, 1);
+		stats->offerings += spot_allowed(of, &o->filter, 0) + spot_allowed(of, &o->filter, 1) +
+				    (block_allowed(of, o) != NULL);
 		gi = group_of(&groups, &n_groups, gpu, of);
 		g = &groups[gi];
 		g->members = xrealloc(g->members, (g->n_members + 1) * sizeof(size_t));
@@ -596,6 +632,13 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 			if (!spot_allowed(of, &o->filter, spot))
 				continue;
 			price_offering_node_limit(of, spot, &lim);
+			if (lim.nodes > g->max_nodes)
+				g->max_nodes = lim.nodes;
+		}
+		if (block_allowed(of, o)) {
+			struct price_node_limit lim;
+
+			price_block_node_limit(of, block_allowed(of, o), &lim);
 			if (lim.nodes > g->max_nodes)
 				g->max_nodes = lim.nodes;
 		}
@@ -637,15 +680,20 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 		 * option. */
 		for (size_t k = 0; k < g->n_members; k++) {
 			const struct price_offering *of = &cat->offers[g->members[k]];
-			enum price_purchase opts[5];
+			enum price_purchase opts[PRICE_PURCHASE_N];
 			int n_opts = purchase_options(of, o, opts);
 
 			for (int pi = 0; pi < n_opts; pi++) {
 				size_t first = n_out;
 				int nofit_below = 0;
 				struct price_node_limit lim;
+				const struct price_block *blk =
+					opts[pi] == PRICE_PURCHASE_BLOCK ? block_allowed(of, o) : NULL;
 
-				price_offering_node_limit(of, opts[pi] == PRICE_PURCHASE_SPOT, &lim);
+				if (blk)
+					price_block_node_limit(of, blk, &lim);
+				else
+					price_offering_node_limit(of, opts[pi] == PRICE_PURCHASE_SPOT, &lim);
 				for (int nodes = 1; nodes <= s.max_nodes; nodes++) {
 					struct best_at *b = &s.best[nodes];
 					struct plan_candidate *c;
@@ -661,6 +709,7 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 					c = &res[n_out];
 					memset(c, 0, sizeof(*c));
 					c->offering = of;
+					c->block = blk;
 					c->purchase = opts[pi];
 					c->nodes = nodes;
 					c->par = b->par;

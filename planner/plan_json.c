@@ -27,6 +27,27 @@ static void add_opt(cJSON *o, const char *k, double v, int present)
 	add_num(o, k, present ? v : NAN);
 }
 
+/* Adds to p the date the source states for c's rate (null: not stated)
+ * and, when o knows today, its age in days and whether it is older than
+ * o->max_price_age_days (unknown counts as stale). */
+static void price_date_fields(cJSON *p, const struct plan_candidate *c,
+			      const struct plan_opts *o)
+{
+	const char *d = plan_candidate_price_date(c);
+	long age = o && o->today_days > 0 ? price_date_age_days(d, o->today_days)
+					  : PRICE_AGE_UNKNOWN;
+
+	if (d[0])
+		cJSON_AddStringToObject(p, "price_date", d);
+	else
+		cJSON_AddNullToObject(p, "price_date");
+	if (!o || o->today_days <= 0)
+		return;
+	add_opt(p, "price_age_days", (double)age, age != PRICE_AGE_UNKNOWN);
+	cJSON_AddBoolToObject(p, "price_stale",
+			      age == PRICE_AGE_UNKNOWN || age > o->max_price_age_days);
+}
+
 /* Adds one candidate's figures to p: where it runs, its parallelism, the
  * simulator's step, the time and cost of the job (scaled by fraction, the
  * share of the job it trains), the commitment and the preemption model.
@@ -43,6 +64,7 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 	cJSON_AddStringToObject(p, "gpu", c->cluster.gpu.name);
 	cJSON_AddBoolToObject(p, "spot", c->spot);
 	cJSON_AddStringToObject(p, "purchase", price_purchase_str(c->purchase));
+	price_date_fields(p, c, o);
 	cJSON_AddNumberToObject(p, "nodes", c->nodes);
 	cJSON_AddNumberToObject(p, "gpus_per_node", c->cluster.gpus_per_node);
 	cJSON_AddNumberToObject(p, "gpus", c->nodes * c->cluster.gpus_per_node);
@@ -84,6 +106,18 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 		add_num(x, "breakeven_share", c->costs.breakeven_share);
 	} else {
 		cJSON_AddNullToObject(p, "commitment");
+	}
+	if (c->purchase == PRICE_PURCHASE_BLOCK && c->block) {
+		x = cJSON_AddObjectToObject(p, "capacity_block");
+		add_num(x, "usd_per_instance_hour", c->block->usd_per_hour);
+		add_num(x, "days", c->costs.charged_s / 86400.0);
+		cJSON_AddNumberToObject(x, "min_nodes", c->block->min_nodes);
+		cJSON_AddNumberToObject(x, "max_nodes", c->block->max_nodes);
+		cJSON_AddNumberToObject(x, "min_days", c->block->min_days);
+		cJSON_AddNumberToObject(x, "max_days", c->block->max_days);
+		cJSON_AddStringToObject(x, "source", c->block->source);
+	} else {
+		cJSON_AddNullToObject(p, "capacity_block");
 	}
 	if (c->spot) {
 		x = cJSON_AddObjectToObject(p, "preemption");
@@ -225,6 +259,7 @@ char *plan_frontier_to_json(const struct plan_candidate *c, size_t n,
 		cJSON_AddStringToObject(x, "gpu", p->cluster.gpu.name);
 		cJSON_AddBoolToObject(x, "spot", p->spot);
 		cJSON_AddStringToObject(x, "purchase", price_purchase_str(p->purchase));
+		price_date_fields(x, p, NULL);
 		cJSON_AddNumberToObject(x, "nodes", p->nodes);
 		cJSON_AddNumberToObject(x, "gpus", p->nodes * p->cluster.gpus_per_node);
 		cJSON_AddNumberToObject(x, "tp", p->par.tp);

@@ -17,6 +17,11 @@
 #include "common.h"
 
 #define PRICE_NAME_MAX 64
+#define PRICE_DATE_MAX 16               /* "YYYY-MM-DD" and its NUL, padded */
+/* An answer warns when a price it used is older than this many days
+ * (--max-price-age); spot prices move within days, list prices within
+ * months. */
+#define PRICE_DEFAULT_MAX_AGE_DAYS 90
 
 struct price_gpu {
 	char name[PRICE_NAME_MAX];      /* canonical, e.g. "H100-SXM5-80GB" */
@@ -88,6 +93,9 @@ struct price_offering {
 					     * cluster network (one node only) */
 	int max_nodes;                      /* the row's own capacity; 0 = not stated */
 	char version[PRICE_NAME_MAX * 2];   /* catalog version or date */
+	/* The date the source states for the prices, "YYYY-MM-DD"; "" not
+	 * stated (price_offering_age_days says how old). */
+	char price_date[PRICE_DATE_MAX];
 	/* How the offering is sold, from capacity.csv (price_catalog_load;
 	 * see struct price_capacity); 0 = not stated. */
 	int capacity_nodes;                 /* largest cluster sold as one unit */
@@ -176,6 +184,12 @@ double price_offering_usd_per_gpu_hour(const struct price_offering *o, int spot)
 /* USD per node-hour, on demand or spot; < 0 when not offered. */
 double price_offering_usd_per_hour(const struct price_offering *o, int spot);
 
+/* How many days before today (days since 1970-01-01, unit_today) the
+ * price date d ("YYYY-MM-DD") lies: >= 0, negative for a date after
+ * today, or PRICE_AGE_UNKNOWN when d is empty or not a date. */
+#define PRICE_AGE_UNKNOWN (-1000000L)
+long price_date_age_days(const char *d, long today);
+
 /* What bounds the nodes of one offering (price_offering_node_limit). */
 enum price_limit {
 	PRICE_LIMIT_NONE,      /* nothing but the caller's own bounds */
@@ -184,6 +198,7 @@ enum price_limit {
 	PRICE_LIMIT_CAPACITY,  /* the largest cluster sold as one unit */
 	PRICE_LIMIT_SPOT,      /* the (smaller) bound for spot capacity */
 	PRICE_LIMIT_QUOTA,     /* the user's quota */
+	PRICE_LIMIT_BLOCK,     /* the most instances one capacity block holds */
 };
 
 struct price_node_limit {
@@ -204,8 +219,8 @@ struct price_node_limit {
  * do less. */
 void price_offering_node_limit(const struct price_offering *o, int spot,
 			       struct price_node_limit *out);
-/* "no cluster network", "capacity not stated", "capacity", "spot capacity", "quota"
- * ("none" for NONE). */
+/* "no cluster network", "capacity not stated", "capacity", "spot capacity", "quota",
+ * "capacity block" ("none" for NONE). */
 const char *price_limit_str(enum price_limit l);
 
 /* ---- unit conversions used for the catalog columns -------------------- */
@@ -332,6 +347,13 @@ struct price_update_report {
 	size_t skipped_unknown_gpu; /* SkyPilot rows whose GPU gpus.csv lacks */
 	char unknown_gpus[256];     /* their names, ", "-separated */
 	size_t skipped_no_instance; /* GPU-only rows with no instance type */
+	/* GPU rows of an instance type the file also lists as a host row
+	 * (no accelerator): the GPU row prices the GPUs alone.  Completed with
+	 * the host row of its region (and zone) when that is > 0; skipped and
+	 * named when it is missing or 0 (a part price is not a node's). */
+	size_t completed_with_host;
+	size_t skipped_no_host;
+	char no_host[256];          /* "instance region", ", "-separated */
 	size_t skipped_no_price;    /* rows with neither price */
 	size_t skipped_fractional;  /* rows with a fractional GPU count */
 	size_t az_rows;             /* rows folded into a region with others */
@@ -462,9 +484,14 @@ enum price_purchase {
 	PRICE_PURCHASE_RESERVED_1Y,
 	PRICE_PURCHASE_RESERVED_3Y,
 	PRICE_PURCHASE_OWNED,
+	/* A block of instances for a fixed term, paid up front at its own
+	 * rate (blocks.csv: AWS EC2 Capacity Blocks for ML). */
+	PRICE_PURCHASE_BLOCK,
 };
+#define PRICE_PURCHASE_N (PRICE_PURCHASE_BLOCK + 1)
 
-/* "on-demand", "spot", "reserved-1y", "reserved-3y" or "owned". */
+/* "on-demand", "spot", "reserved-1y", "reserved-3y", "owned" or
+ * "capacity-block". */
 const char *price_purchase_str(enum price_purchase p);
 /* Months of commitment of a reserved option (12 or 36); 0 otherwise. */
 int price_purchase_term_months(enum price_purchase p);
@@ -483,6 +510,12 @@ struct price_commitment {
 	double discount;                    /* fraction off on-demand, (0, 1) */
 	char price_date[PRICE_NAME_MAX];
 	char source[PRICE_SOURCE_MAX];
+	/* The on-demand price the discount was measured against: one node of
+	 * base_instance_type in base_region, USD per hour; "" and 0 when the
+	 * table does not state it (optional columns). */
+	char base_instance_type[PRICE_NAME_MAX];
+	char base_region[PRICE_NAME_MAX];
+	double base_usd_per_hour;
 };
 
 struct price_commitments {
@@ -491,7 +524,8 @@ struct price_commitments {
 };
 
 /* Loads commitments.csv (columns provider, instance_prefix, gpu,
- * term_years, discount_pct, price_date, source) resolving GPU names through
+ * term_years, discount_pct, price_date, source, and optionally
+ * base_instance_type, base_region, base_usd_per_hour) resolving GPU names through
  * cat.  Returns RC_OK, RC_INPUT (one "path:line:col: ..." line per bad
  * cell) or RC_ERR (unreadable).  Release with price_commitments_release(). */
 enum rc price_commitments_load(const char *path, const struct price_catalog *cat,
@@ -539,6 +573,59 @@ const struct price_capacity *price_capacity_find(const struct price_capacities *
 /* Copies capacity row c (NULL: none, every figure 0) into o's capacity
  * fields. */
 void price_offering_set_capacity(struct price_offering *o, const struct price_capacity *c);
+
+/* One row of blocks.csv: instances whose type begins with instance_prefix,
+ * in one region of provider, sold as a block of min_nodes..max_nodes
+ * instances for a fixed term at their own hourly rate, paid up front for
+ * the whole term (AWS EC2 Capacity Blocks for ML).  A term is whole days
+ * from min_days to max_days, in steps of step_days, and beyond
+ * long_from_days in steps of long_step_days (0: no such rule). */
+struct price_block {
+	char provider[PRICE_NAME_MAX];
+	char instance_prefix[PRICE_NAME_MAX];
+	char region[PRICE_NAME_MAX];
+	double usd_per_hour;                /* per instance */
+	int min_nodes, max_nodes;
+	int min_days, max_days;
+	int step_days;
+	int long_step_days, long_from_days;
+	char price_date[PRICE_DATE_MAX];    /* "YYYY-MM-DD" the source states */
+	char source[PRICE_SOURCE_MAX];
+};
+
+struct price_blocks {
+	struct price_block *rows;
+	size_t n;
+};
+
+/* Loads blocks.csv (columns provider, instance_prefix, region,
+ * usd_per_hour, min_nodes, max_nodes, min_days, max_days, step_days,
+ * long_step_days, long_from_days, price_date, source; every cell but
+ * long_step_days and long_from_days is required).  Returns RC_OK,
+ * RC_INPUT (one "path:line:col: ..." line per bad cell) or RC_ERR
+ * (unreadable).  Release with price_blocks_release(). */
+enum rc price_blocks_load(const char *path, struct price_blocks *out);
+void price_blocks_release(struct price_blocks *t);
+
+/* The block of t that sells offering o (same provider, ASCII case-
+ * insensitive, same region, the longest instance_prefix that begins o's
+ * instance type), or NULL; owned offerings have none. */
+const struct price_block *price_block_find(const struct price_blocks *t,
+					   const struct price_offering *o);
+
+/* The seconds a job running run_s seconds pays for in block b: the
+ * shortest term b sells that covers it (whole days, b's steps, at least
+ * min_days).  Returns < 0 when run_s exceeds b's longest term: one block
+ * cannot hold the job, and gpuplan does not chain blocks (a later block
+ * is not guaranteed to follow the first). */
+double price_block_billed_s(const struct price_block *b, double run_s);
+
+/* The most nodes of offering o one job may rent as block b, and what
+ * bounds it, as price_offering_node_limit does for on-demand: no cluster
+ * network makes one node, else b->max_nodes (PRICE_LIMIT_BLOCK); the
+ * user's quota bounds what is left. */
+void price_block_node_limit(const struct price_offering *o, const struct price_block *b,
+			    struct price_node_limit *out);
 
 /* One row of hardware.csv: a machine a user can buy. */
 struct price_hardware {
@@ -611,11 +698,34 @@ int price_owned_cost(const struct price_hardware *h, const struct price_gpu *g,
 void price_catalog_add_owned(struct price_catalog *cat, const struct price_hardware *h,
 			     int nodes, double usd_per_node_hour);
 
+/* ---- the shipped tables agree (pricing/price_check.c) -------------------- */
+
+/* How far a commitment's stated on-demand base may be from the price row
+ * of its instance and region: 2%, GCP's bundled Local SSD being the usual
+ * small difference between a billing catalog's machine price and a sum. */
+#define PRICE_CHECK_BASE_TOLERANCE 0.02
+
+/* Checks that the tables of data_dir (gpus.csv, prices.csv,
+ * commitments.csv, capacity.csv, blocks.csv; the last three when there)
+ * agree with each other: every price row's GPU is in gpus.csv and its
+ * instance type names a machine, not a GPU (a row that prices the GPUs
+ * alone is a part price, not a node's); every commitment states the
+ * on-demand price its discount was measured against, which a price row
+ * of that instance and region matches within PRICE_CHECK_BASE_TOLERANCE;
+ * every capacity.csv and blocks.csv row sells at least one offering.
+ * Only the shipped tables are read, never the user's.  Returns RC_OK, or
+ * RC_INPUT after one "file:line: expected ..., found ..." line per
+ * contradiction (*problems counts them; may be NULL), or the status of a
+ * table that does not load. */
+enum rc price_data_check(const char *data_dir, size_t *problems);
+
 /* ---- JSON (pricing/price_json.c); each returns a string the caller frees -- */
 
 char *price_gpus_to_json(const struct price_catalog *cat);
+/* The offerings idx[0..n) of cat at the spot or on-demand rate, each with
+ * its price_date and its age in days on day today (unit_today). */
 char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
-			   size_t n, int spot);
+			   size_t n, int spot, long today);
 char *price_history_to_json(const struct price_history *h);
 char *price_update_report_to_json(const struct price_update_report *rep);
 /* The quotas of cat, each with how many offerings it bounds. */

@@ -26,6 +26,7 @@ const char *price_purchase_str(enum price_purchase p)
 	case PRICE_PURCHASE_RESERVED_1Y: return "reserved-1y";
 	case PRICE_PURCHASE_RESERVED_3Y: return "reserved-3y";
 	case PRICE_PURCHASE_OWNED: return "owned";
+	case PRICE_PURCHASE_BLOCK: return "capacity-block";
 	}
 	return "on-demand";
 }
@@ -126,7 +127,7 @@ enum rc price_commitments_load(const char *path, const struct price_catalog *cat
 					       "discount_pct", "price_date", "source" };
 	struct price_errs e = { path, 0 };
 	struct price_csv csv;
-	int col[C_N];
+	int col[C_N], c_binst, c_bregion, c_busd;
 	size_t k = 0;
 	enum rc rc;
 
@@ -138,6 +139,9 @@ enum rc price_commitments_load(const char *path, const struct price_catalog *cat
 		price_csv_release(&csv);
 		return RC_INPUT;
 	}
+	c_binst = price_csv_col(&csv, "base_instance_type");
+	c_bregion = price_csv_col(&csv, "base_region");
+	c_busd = price_csv_col(&csv, "base_usd_per_hour");
 	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
 	for (size_t i = 0; i < csv.n_rows; i++) {
 		const struct price_csv_row *row = &csv.rows[i];
@@ -159,6 +163,15 @@ enum rc price_commitments_load(const char *path, const struct price_catalog *cat
 		bad |= need_number(&e, &csv, row, col[C_DISCOUNT], 0.01, 99.99, 1, &pct);
 		bad |= need_text(&e, &csv, row, col[C_DATE], c->price_date, sizeof(c->price_date), 1);
 		bad |= need_text(&e, &csv, row, col[C_SOURCE], c->source, sizeof(c->source), 1);
+		if (c_binst >= 0)
+			bad |= need_text(&e, &csv, row, c_binst, c->base_instance_type,
+					 sizeof(c->base_instance_type), 0);
+		if (c_bregion >= 0)
+			bad |= need_text(&e, &csv, row, c_bregion, c->base_region,
+					 sizeof(c->base_region), 0);
+		if (c_busd >= 0)
+			bad |= need_number(&e, &csv, row, c_busd, 0.0001, PRICE_USD_PER_HOUR_MAX, 0,
+					   &c->base_usd_per_hour);
 		if (bad)
 			continue;
 		c->term_months = (int)years * 12;
@@ -356,6 +369,7 @@ const char *price_limit_str(enum price_limit l)
 	case PRICE_LIMIT_CAPACITY: return "capacity";
 	case PRICE_LIMIT_SPOT: return "spot capacity";
 	case PRICE_LIMIT_QUOTA: return "quota";
+	case PRICE_LIMIT_BLOCK: return "capacity block";
 	}
 	return "none";
 }
@@ -406,6 +420,181 @@ void price_offering_node_limit(const struct price_offering *o, int spot,
 			       struct price_node_limit *out)
 {
 	own_limit(o, spot, out);
+	apply_quota(o, out);
+}
+
+/* ---- blocks.csv ------------------------------------------------------------ */
+
+enum { B_PROVIDER, B_PREFIX, B_REGION, B_RATE, B_MIN_NODES, B_MAX_NODES, B_MIN_DAYS,
+       B_MAX_DAYS, B_STEP, B_LONG_STEP, B_LONG_FROM, B_DATE, B_SOURCE, B_N };
+
+/* A whole count in [lo, hi] from a required number cell. */
+static int need_whole(struct price_errs *e, const struct price_csv *csv,
+		      const struct price_csv_row *row, int col, int lo, int hi, int required,
+		      int *out)
+{
+	double v;
+
+	*out = 0;
+	if (need_number(e, csv, row, col, lo, hi, required, &v))
+		return -1;
+	if (v != floor(v)) {
+		price_err(e, row->line, col + 1, "%s: expected a whole number, found '%s'",
+			  csv->header.field[col], price_csv_get(row, col));
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+enum rc price_blocks_load(const char *path, struct price_blocks *out)
+{
+	static const char *const need[B_N] = { "provider", "instance_prefix", "region",
+					       "usd_per_hour", "min_nodes", "max_nodes",
+					       "min_days", "max_days", "step_days",
+					       "long_step_days", "long_from_days", "price_date",
+					       "source" };
+	struct price_errs e = { path, 0 };
+	struct price_csv csv;
+	int col[B_N];
+	size_t k = 0;
+	enum rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = price_csv_load(path, &csv);
+	if (rc != RC_OK)
+		return rc;
+	if (find_cols(&e, &csv, need, col, B_N)) {
+		price_csv_release(&csv);
+		return RC_INPUT;
+	}
+	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
+	for (size_t i = 0; i < csv.n_rows; i++) {
+		const struct price_csv_row *row = &csv.rows[i];
+		struct price_block *b = &out->rows[k];
+		long days;
+		int bad = 0;
+
+		bad |= need_text(&e, &csv, row, col[B_PROVIDER], b->provider, sizeof(b->provider), 1);
+		bad |= need_text(&e, &csv, row, col[B_PREFIX], b->instance_prefix,
+				 sizeof(b->instance_prefix), 1);
+		bad |= need_text(&e, &csv, row, col[B_REGION], b->region, sizeof(b->region), 1);
+		bad |= need_number(&e, &csv, row, col[B_RATE], 0.0001, PRICE_USD_PER_HOUR_MAX, 1,
+				   &b->usd_per_hour);
+		bad |= need_whole(&e, &csv, row, col[B_MIN_NODES], 1, PRICE_MAX_NODES_MAX, 1,
+				  &b->min_nodes);
+		bad |= need_whole(&e, &csv, row, col[B_MAX_NODES], 1, PRICE_MAX_NODES_MAX, 1,
+				  &b->max_nodes);
+		/* Terms of up to ten years: longer is a commitment, not a block. */
+		bad |= need_whole(&e, &csv, row, col[B_MIN_DAYS], 1, 3650, 1, &b->min_days);
+		bad |= need_whole(&e, &csv, row, col[B_MAX_DAYS], 1, 3650, 1, &b->max_days);
+		bad |= need_whole(&e, &csv, row, col[B_STEP], 1, 3650, 1, &b->step_days);
+		bad |= need_whole(&e, &csv, row, col[B_LONG_STEP], 1, 3650, 0, &b->long_step_days);
+		bad |= need_whole(&e, &csv, row, col[B_LONG_FROM], 1, 3650, 0, &b->long_from_days);
+		bad |= need_text(&e, &csv, row, col[B_DATE], b->price_date, sizeof(b->price_date), 1);
+		if (!bad && unit_parse_date(b->price_date, &days) != RC_OK) {
+			price_err(&e, row->line, col[B_DATE] + 1,
+				  "price_date: expected a date YYYY-MM-DD, found '%s'", b->price_date);
+			bad = 1;
+		}
+		bad |= need_text(&e, &csv, row, col[B_SOURCE], b->source, sizeof(b->source), 1);
+		if (bad)
+			continue;
+		if (b->min_nodes > b->max_nodes) {
+			price_err(&e, row->line, col[B_MIN_NODES] + 1,
+				  "min_nodes: expected at most max_nodes (%d), found %d", b->max_nodes,
+				  b->min_nodes);
+			continue;
+		}
+		if (b->min_days > b->max_days) {
+			price_err(&e, row->line, col[B_MIN_DAYS] + 1,
+				  "min_days: expected at most max_days (%d), found %d", b->max_days,
+				  b->min_days);
+			continue;
+		}
+		if ((b->long_step_days > 0) != (b->long_from_days > 0)) {
+			price_err(&e, row->line, col[B_LONG_STEP] + 1,
+				  "long_step_days: expected it and long_from_days both or neither, "
+				  "found %d and %d", b->long_step_days, b->long_from_days);
+			continue;
+		}
+		for (size_t j = 0; j < k; j++)
+			if (gp_streq_nocase(out->rows[j].provider, b->provider) &&
+			    strcmp(out->rows[j].instance_prefix, b->instance_prefix) == 0 &&
+			    strcmp(out->rows[j].region, b->region) == 0) {
+				price_err(&e, row->line, col[B_PREFIX] + 1,
+					  "expected one row per (provider, instance_prefix, region), found %s %s %s again",
+					  b->provider, b->instance_prefix, b->region);
+				bad = 1;
+				break;
+			}
+		if (!bad)
+			k++;
+	}
+	price_errs_finish(&e);
+	price_csv_release(&csv);
+	if (e.n) {
+		price_blocks_release(out);
+		return RC_INPUT;
+	}
+	out->n = k;
+	return RC_OK;
+}
+
+void price_blocks_release(struct price_blocks *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct price_block *price_block_find(const struct price_blocks *t,
+					   const struct price_offering *o)
+{
+	const struct price_block *best = NULL;
+
+	if (!t || o->owned)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct price_block *b = &t->rows[i];
+		size_t n = strlen(b->instance_prefix);
+
+		if (!gp_streq_nocase(b->provider, o->provider) || strcmp(b->region, o->region) != 0 ||
+		    strncmp(o->instance_type, b->instance_prefix, n) != 0)
+			continue;
+		if (!best || n > strlen(best->instance_prefix))
+			best = b;
+	}
+	return best;
+}
+
+double price_block_billed_s(const struct price_block *b, double run_s)
+{
+	/* A hair over a whole day is still that day, as plan_billed_s. */
+	double days = ceil(run_s / 86400.0 - 1e-9);
+
+	if (days < b->min_days)
+		days = b->min_days;
+	days = ceil(days / b->step_days) * b->step_days;
+	if (b->long_step_days > 0 && days > b->long_from_days)
+		days = ceil(days / b->long_step_days) * b->long_step_days;
+	if (days > b->max_days)
+		return -1;
+	return days * 86400.0;
+}
+
+void price_block_node_limit(const struct price_offering *o, const struct price_block *b,
+			    struct price_node_limit *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->nodes = 1;
+	if (!(o->inter_node_bytes_per_s > 0)) {
+		out->why = PRICE_LIMIT_NETWORK;
+	} else {
+		out->nodes = b->max_nodes;
+		out->why = PRICE_LIMIT_BLOCK;
+	}
 	apply_quota(o, out);
 }
 

@@ -40,7 +40,7 @@ struct price_row {
 /* Which optional gpuplan columns the file had: an absent column leaves the
  * stored value alone when merging, a present one replaces it. */
 struct price_cols_present {
-	int spot, inter_node, max_nodes, version;
+	int spot, inter_node, max_nodes, version, price_date;
 };
 
 struct price_rows {

@@ -98,7 +98,7 @@ char *price_gpus_to_json(const struct price_catalog *cat)
 }
 
 char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
-			   size_t n, int spot)
+			   size_t n, int spot, long today)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *arr;
@@ -141,6 +141,15 @@ char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
 			cJSON_AddStringToObject(o, "node_limit_by", price_limit_str(l.why));
 		}
 		cJSON_AddStringToObject(o, "catalog_version", of->version);
+		{
+			long age = price_date_age_days(of->price_date, today);
+
+			if (of->price_date[0])
+				cJSON_AddStringToObject(o, "price_date", of->price_date);
+			else
+				cJSON_AddNullToObject(o, "price_date");
+			add_num_or_null(o, "age_days", (double)age, age != PRICE_AGE_UNKNOWN);
+		}
 		cJSON_AddBoolToObject(o, "mine", of->user);
 		cJSON_AddItemToArray(arr, o);
 	}
@@ -233,6 +242,9 @@ char *price_update_report_to_json(const struct price_update_report *rep)
 	cJSON_AddNumberToObject(skipped, "unknown_gpu", (double)rep->skipped_unknown_gpu);
 	cJSON_AddStringToObject(skipped, "unknown_gpu_names", rep->unknown_gpus);
 	cJSON_AddNumberToObject(skipped, "no_instance_type", (double)rep->skipped_no_instance);
+	cJSON_AddNumberToObject(skipped, "no_host_row", (double)rep->skipped_no_host);
+	cJSON_AddStringToObject(skipped, "no_host_row_names", rep->no_host);
+	cJSON_AddNumberToObject(root, "completed_with_host", (double)rep->completed_with_host);
 	cJSON_AddNumberToObject(skipped, "no_price", (double)rep->skipped_no_price);
 	cJSON_AddNumberToObject(skipped, "fractional_gpus", (double)rep->skipped_fractional);
 	cJSON_AddNumberToObject(root, "zone_rows_folded", (double)rep->az_rows);

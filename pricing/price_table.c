@@ -55,6 +55,15 @@ double price_offering_usd_per_hour(const struct price_offering *o, int spot)
 	return p >= 0 ? p : -1;
 }
 
+long price_date_age_days(const char *d, long today)
+{
+	long days;
+
+	if (!d || unit_parse_date(d, &days) != RC_OK)
+		return PRICE_AGE_UNKNOWN;
+	return today - days;
+}
+
 double price_offering_usd_per_gpu_hour(const struct price_offering *o, int spot)
 {
 	double p = price_offering_usd_per_hour(o, spot);
@@ -184,6 +193,26 @@ static int rd_nonneg(struct reader *r, int col, double max, double *out)
 	return 0;
 }
 
+/* A date cell: empty (not stated) or "YYYY-MM-DD", into dst[PRICE_DATE_MAX]. */
+static int rd_date(struct reader *r, int col, char *dst)
+{
+	const char *s = price_csv_get(r->row, col);
+	char e[96];
+	long days;
+
+	dst[0] = '\0';
+	if (col < 0 || !*s)
+		return 0;
+	if (unit_parse_date(s, &days) != RC_OK) {
+		price_err(&r->e, r->row->line, col + 1,
+			  "%s: expected a date YYYY-MM-DD or an empty cell, found '%s'",
+			  colname(r, col), gp_term_escape(e, sizeof(e), s));
+		return -1;
+	}
+	gp_strlcpy(dst, s, PRICE_DATE_MAX);
+	return 0;
+}
+
 static int rd_int(struct reader *r, int col, int min, int max, int allow_empty, int *out)
 {
 	const char *s = price_csv_get(r->row, col);
@@ -300,7 +329,7 @@ static void push(struct price_rows *out, size_t *cap, const struct price_row *ro
 static const char *const gpuplan_columns[] = {
 	"provider", "instance_type", "gpu", "gpus_per_node", "gpus_per_instance", "region",
 	"on_demand_usd_per_hour", "spot_usd_per_hour", "inter_node_gbps", "max_nodes",
-	"catalog_version", "catalog_version_or_date",
+	"catalog_version", "catalog_version_or_date", "price_date",
 };
 
 static int unknown_columns(struct reader *r)
@@ -312,7 +341,7 @@ static int unknown_columns(struct reader *r)
 						   GP_ARRAY_LEN(gpuplan_columns), c, why,
 						   sizeof(why))) >= 0; c++) {
 		price_err(&r->e, r->csv->header.line, c + 1,
-			  "expected each of gpuplan's price columns (provider, instance_type, gpu, gpus_per_node, region, on_demand_usd_per_hour, spot_usd_per_hour, inter_node_gbps, max_nodes, catalog_version) once, %s",
+			  "expected each of gpuplan's price columns (provider, instance_type, gpu, gpus_per_node, region, on_demand_usd_per_hour, spot_usd_per_hour, inter_node_gbps, max_nodes, catalog_version, price_date) once, %s",
 			  why);
 		bad = -1;
 	}
@@ -333,6 +362,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 	int c_net = price_csv_col(csv, "inter_node_gbps");
 	int c_max = price_csv_col(csv, "max_nodes");
 	int c_ver = col2(csv, "catalog_version", "catalog_version_or_date");
+	int c_date = price_csv_col(csv, "price_date");
 	size_t cap = 0;
 	int bad = 0;
 
@@ -355,6 +385,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 	out->has.inter_node = c_net >= 0;
 	out->has.max_nodes = c_max >= 0;
 	out->has.version = c_ver >= 0;
+	out->has.price_date = c_date >= 0;
 
 	for (size_t i = 0; i < csv->n_rows; i++) {
 		struct price_row row;
@@ -393,6 +424,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 			rd_int(r, c_max, 0, PRICE_MAX_NODES_MAX, 1, &o->max_nodes);
 		if (c_ver >= 0)
 			rd_text(r, c_ver, 0, 0, o->version, sizeof(o->version));
+		rd_date(r, c_date, o->price_date);
 		if (r->e.n == errs)
 			push(out, &cap, &row);
 	}
@@ -416,6 +448,70 @@ static void note_unknown(struct price_update_report *rep, const char *name)
 	snprintf(list + len, sizeof(rep->unknown_gpus) - len, "%s%s", len ? ", " : "", name);
 }
 
+/* A host row of a SkyPilot catalog: an instance type without an
+ * accelerator, priced alone. */
+struct host_row {
+	const char *instance, *region, *zone;
+	double price, spot;          /* < 0: not a number or not offered */
+};
+
+/* The host rows of csv into a new array (*n); c_zone may be -1. */
+static struct host_row *host_rows(const struct price_csv *csv, int c_inst, int c_acc,
+				  int c_region, int c_zone, int c_price, int c_spot, size_t *n)
+{
+	struct host_row *h = xcalloc(csv->n_rows ? csv->n_rows : 1, sizeof(*h));
+	size_t k = 0;
+
+	for (size_t i = 0; i < csv->n_rows; i++) {
+		const struct price_csv_row *row = &csv->rows[i];
+		double v;
+
+		if (row->n != csv->header.n || !*price_csv_get(row, c_inst) ||
+		    *price_csv_get(row, c_acc))
+			continue;
+		h[k].instance = price_csv_get(row, c_inst);
+		h[k].region = price_csv_get(row, c_region);
+		h[k].zone = c_zone >= 0 ? price_csv_get(row, c_zone) : "";
+		h[k].price = unit_parse_double(price_csv_get(row, c_price), &v) == RC_OK ? v : -1;
+		h[k].spot = c_spot >= 0 && unit_parse_double(price_csv_get(row, c_spot), &v) == RC_OK
+				    ? v : -1;
+		k++;
+	}
+	*n = k;
+	return h;
+}
+
+/* Whether hosts list instance at all (then its GPU rows are GPU parts),
+ * and in *host the row of its region and zone (zone "" any), or NULL. */
+static int host_of(const struct host_row *hosts, size_t n, const char *instance,
+		   const char *region, const char *zone, const struct host_row **host)
+{
+	int listed = 0;
+
+	*host = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(hosts[i].instance, instance) != 0)
+			continue;
+		listed = 1;
+		if (strcmp(hosts[i].region, region) == 0 &&
+		    (!*zone || !*hosts[i].zone || strcmp(hosts[i].zone, zone) == 0) && !*host)
+			*host = &hosts[i];
+	}
+	return listed;
+}
+
+static void note_no_host(struct price_update_report *rep, const char *instance,
+			 const char *region)
+{
+	char item[PRICE_NAME_MAX * 2 + 2];
+	size_t len = strlen(rep->no_host);
+
+	snprintf(item, sizeof(item), "%s %s", instance, region);
+	if (strstr(rep->no_host, item) || len + strlen(item) + 3 >= sizeof(rep->no_host))
+		return;
+	snprintf(rep->no_host + len, sizeof(rep->no_host) - len, "%s%s", len ? ", " : "", item);
+}
+
 static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t n_gpus,
 			  const char *provider, struct price_rows *out,
 			  struct price_update_report *rep)
@@ -428,9 +524,12 @@ static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t
 	int c_zone = price_csv_col(csv, "AvailabilityZone");
 	int c_price = price_csv_col(csv, "Price");
 	int c_spot = price_csv_col(csv, "SpotPrice");
-	size_t cap = 0;
+	struct host_row *hosts;
+	size_t cap = 0, n_hosts = 0;
 	int bad = 0;
 
+	if (c_inst < 0)
+		bad |= no_column(r, "InstanceType", NULL);
 	if (c_acc < 0)
 		bad |= no_column(r, "AcceleratorName", NULL);
 	if (c_count < 0)
@@ -442,11 +541,13 @@ static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t
 	if (bad)
 		return;
 	out->has.spot = c_spot >= 0;
+	hosts = host_rows(csv, c_inst, c_acc, c_region, c_zone, c_price, c_spot, &n_hosts);
 
 	for (size_t i = 0; i < csv->n_rows; i++) {
 		struct price_row row;
 		struct price_offering *o = &row.o;
 		const struct price_gpu *g;
+		const struct host_row *host;
 		const char *acc, *count_s;
 		double count;
 		int errs = r->e.n;
@@ -507,8 +608,24 @@ static void read_skypilot(struct reader *r, const struct price_gpu *gpus, size_t
 			rep->skipped_no_price++;
 			continue;
 		}
+		if (host_of(hosts, n_hosts, o->instance_type, o->region, row.zone, &host)) {
+			/* The catalog prices this machine's host apart: the GPU
+			 * row is a part price.  A node is host + GPUs, and without
+			 * a priced host there is no node's price to store. */
+			if (!host || !(host->price > 0)) {
+				rep->skipped_no_host++;
+				note_no_host(rep, o->instance_type, o->region);
+				continue;
+			}
+			if (o->on_demand_usd_per_hour >= 0)
+				o->on_demand_usd_per_hour += host->price;
+			o->spot_usd_per_hour = o->spot_usd_per_hour >= 0 && host->spot > 0
+						       ? o->spot_usd_per_hour + host->spot : -1;
+			rep->completed_with_host++;
+		}
 		push(out, &cap, &row);
 	}
+	free(hosts);
 }
 
 /* ---- duplicates and availability zones ---------------------------------- */
@@ -1021,7 +1138,8 @@ static void row_append(struct price_line *b, const struct price_offering *o)
 	else
 		num[0] = '\0';
 	price_csv_append(b, num, 0);
-	price_csv_append(b, o->version, 1);
+	price_csv_append(b, o->version, 0);
+	price_csv_append(b, o->price_date, 1);
 }
 
 /* The table's text: first_line (may be NULL) and a newline, the header,
@@ -1031,7 +1149,7 @@ static char *table_text(const char *first_line, const struct price_offering *off
 {
 	static const char header[] =
 		"provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour,"
-		"spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version\n";
+		"spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version,price_date\n";
 	size_t first = first_line ? strlen(first_line) + 1 : 0;
 	struct price_line b = { NULL, 0, 0 };
 

@@ -501,7 +501,8 @@ static void int_text(char *buf, size_t size, int v)
 
 /* Merges one incoming row.  Returns 1 when it added or changed a row. */
 static int merge_row(struct merge *m, const struct price_row *row,
-		     const struct price_cols_present *has, const char *version)
+		     const struct price_cols_present *has, const char *version,
+		     const char *date)
 {
 	const struct price_offering *in = &row->o;
 	long at = find(m, in);
@@ -521,6 +522,8 @@ static int merge_row(struct merge *m, const struct price_row *row,
 		*o = *in;
 		if (!has->version || !o->version[0])
 			gp_strlcpy(o->version, version, sizeof(o->version));
+		if (!has->price_date || !o->price_date[0])
+			gp_strlcpy(o->price_date, date, sizeof(o->price_date));
 		c = change_add(m, PRICE_CHANGE_ADDED, o, "row");
 		price_num_format(od, sizeof(od), o->on_demand_usd_per_hour, 0);
 		price_num_format(sp, sizeof(sp), o->spot_usd_per_hour, 0);
@@ -572,6 +575,14 @@ static int merge_row(struct merge *m, const struct price_row *row,
 	else if (priced)
 		changed |= text_change(m, o, "catalog_version", o->version, sizeof(o->version),
 				       version);
+	/* A stated date replaces the stored one; a price the file states
+	 * without a date is dated by the update, as its catalog_version is. */
+	if (has->price_date && in->price_date[0])
+		changed |= text_change(m, o, "price_date", o->price_date, sizeof(o->price_date),
+				       in->price_date);
+	else if (priced)
+		changed |= text_change(m, o, "price_date", o->price_date, sizeof(o->price_date),
+				       date);
 	if (changed)
 		m->rep->changed++;
 	else
@@ -819,10 +830,20 @@ enum rc price_update(const char *file, const struct price_opts *o,
 	qsort(m.order, m.n, sizeof(*m.order), order_cmp);
 
 	price_utc_now(stamp, sizeof(stamp), date, sizeof(date));
+	{
+		/* The date an update records follows $GPUPLAN_NOW, as the ages
+		 * answers print do. */
+		long today;
+
+		rc = unit_today(&today);
+		if (rc != RC_OK)
+			goto out;
+		unit_fmt_date(date, sizeof(date), today);
+	}
 	snprintf(version, sizeof(version), "%s%s %s", rep->skypilot ? "skypilot " : "",
 		 base_name(file), date);
 	for (size_t i = 0; i < rows.n; i++)
-		merge_row(&m, &rows.rows[i], &rows.has, version);
+		merge_row(&m, &rows.rows[i], &rows.has, version, date);
 	rep->offers_after = m.n;
 	if (m.n > PRICE_MAX_OFFERINGS) {
 		gp_error("%s: expected a price table of at most %d offerings, found %zu after the "

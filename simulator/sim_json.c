@@ -174,6 +174,10 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 		add_num(o, "inter_node_bytes_per_s", f->inter_node_bytes_per_s);
 		add_num(o, "max_nodes", f->max_nodes);
 		cJSON_AddStringToObject(o, "version", f->version);
+		if (f->price_date[0])
+			cJSON_AddStringToObject(o, "price_date", f->price_date);
+		else
+			cJSON_AddNullToObject(o, "price_date");
 		cJSON_AddBoolToObject(o, "spot", p->spot);
 		cJSON_AddStringToObject(o, "purchase", price_purchase_str(p->purchase));
 	}
@@ -489,13 +493,32 @@ static void read_prediction(struct reader *r, const cJSON *o, struct sim_plan *p
 	}
 }
 
+/* Reads .offering.price_date: absent or null (not stated, as plans
+ * written before it) or a date "YYYY-MM-DD". */
+static void read_price_date(struct reader *r, const cJSON *o, struct price_offering *f)
+{
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "price_date");
+	long days;
+
+	f->price_date[0] = '\0';
+	if (r->bad || !d || cJSON_IsNull(d))
+		return;
+	if (!cJSON_IsString(d) || unit_parse_date(d->valuestring, &days) != RC_OK) {
+		gp_error("%s: .offering.price_date: expected a date YYYY-MM-DD or null, found %s",
+			 r->file, cJSON_IsString(d) ? "another string" : "another type");
+		r->bad = 1;
+		return;
+	}
+	gp_strlcpy(f->price_date, d->valuestring, sizeof(f->price_date));
+}
+
 /* Reads .offering.purchase after .offering.spot.  Plans written before
  * the field existed are spot when .offering.spot says so, owned when the
  * provider is "owned" (price_catalog_add_owned), else on-demand.  A
  * purchase that contradicts a stated .offering.spot is refused. */
 static void read_purchase(struct reader *r, const cJSON *o, struct sim_plan *p)
 {
-	const char *names[PRICE_PURCHASE_OWNED + 1];
+	const char *names[PRICE_PURCHASE_N];
 	const cJSON *spot = cJSON_GetObjectItemCaseSensitive(o, "spot");
 	int v;
 
@@ -506,17 +529,17 @@ static void read_purchase(struct reader *r, const cJSON *o, struct sim_plan *p)
 			      : !strcmp(p->offering.provider, "owned") ? PRICE_PURCHASE_OWNED
 			      : PRICE_PURCHASE_ON_DEMAND;
 	} else {
-		for (int i = 0; i <= PRICE_PURCHASE_OWNED; i++)
+		for (int i = 0; i < PRICE_PURCHASE_N; i++)
 			names[i] = price_purchase_str((enum price_purchase)i);
 		v = 0;
-		get_enum(r, o, ".offering", "purchase", names, PRICE_PURCHASE_OWNED + 1, 1, &v);
+		get_enum(r, o, ".offering", "purchase", names, PRICE_PURCHASE_N, 1, &v);
 		if (r->bad)
 			return;
 		p->purchase = (enum price_purchase)v;
 		if (spot && p->spot != (p->purchase == PRICE_PURCHASE_SPOT)) {
 			gp_error("%s: .offering.purchase: expected %s as .offering.spot is %s, "
 				 "found \"%s\"", r->file,
-				 p->spot ? "spot" : "on-demand, reserved-1y, reserved-3y or owned",
+				 p->spot ? "spot" : "on-demand, reserved-1y, reserved-3y, owned or capacity-block",
 				 p->spot ? "true" : "false", names[v]);
 			r->bad = 1;
 			return;
@@ -626,6 +649,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 			       &f->inter_node_bytes_per_s);
 		get_int(r, o, ".offering", "max_nodes", 0, PRICE_MAX_NODES_MAX, 0, &f->max_nodes);
 		get_text(r, o, ".offering", "version", 0, f->version, sizeof(f->version));
+		read_price_date(r, o, f);
 		get_bool(r, o, ".offering", "spot", 0, &p->spot);
 		read_purchase(r, o, p);
 	}

@@ -85,6 +85,53 @@ static void test_unit_parse_usd_forms(void **state)
 	assert_int_equal(unit_parse_usd("1.500,00", &v), RC_USAGE);
 }
 
+static void test_unit_parse_date_days(void **state)
+{
+	static const char *const bad[] = { "", "2026-12-4", "2026/12/04", "2026-13-01",
+					   "2026-02-29", "1969-12-31", "2026-12-04x", "12-04-2026",
+					   "2026-04-31", "2026-00-10" };
+	char buf[16];
+	long d;
+
+	(void)state;
+	assert_int_equal(unit_parse_date("1970-01-01", &d), RC_OK);
+	assert_int_equal(d, 0);
+	/* 2026-12-04: 56 years of days since 1970 (14 leap days) to 2026-01-01,
+	 * 20454 days, then 337 days of 2026 before December 4th: 20791. */
+	assert_int_equal(unit_parse_date("2026-12-04", &d), RC_OK);
+	assert_int_equal(d, 20791);
+	/* 2024-12-31 is 703 days earlier (2025 has 365, and 338 of 2026). */
+	assert_int_equal(unit_parse_date("2024-12-31", &d), RC_OK);
+	assert_int_equal(20791 - d, 703);
+	assert_int_equal(unit_parse_date("2024-02-29", &d), RC_OK);
+	assert_string_equal(unit_fmt_date(buf, sizeof(buf), d), "2024-02-29");
+	assert_int_equal(unit_parse_date("2000-02-29", &d), RC_OK);
+	for (long i = 0; i < 30000; i += 37)
+	{
+		assert_int_equal(unit_parse_date(unit_fmt_date(buf, sizeof(buf), i), &d), RC_OK);
+		assert_int_equal(d, i);
+	}
+	for (size_t i = 0; i < GP_ARRAY_LEN(bad); i++)
+		assert_int_equal(unit_parse_date(bad[i], &d), RC_USAGE);
+	assert_int_equal(unit_parse_date(NULL, &d), RC_USAGE);
+}
+
+static void test_unit_today_env(void **state)
+{
+	long d;
+
+	(void)state;
+	setenv("GPUPLAN_NOW", "2026-12-04", 1);
+	assert_int_equal(unit_today(&d), RC_OK);
+	assert_int_equal(d, 20791);
+	setenv("GPUPLAN_NOW", "yesterday", 1);
+	assert_int_equal(unit_today(&d), RC_USAGE);
+	unsetenv("GPUPLAN_NOW");
+	/* The clock: after this code was written. */
+	assert_int_equal(unit_today(&d), RC_OK);
+	assert_true(d > 19000);
+}
+
 static void test_unit_parse_duration_units(void **state)
 {
 	double s;
@@ -463,6 +510,8 @@ static void test_gp_gnuplot_quote_and_datablock(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unit_parse_date_days),
+		cmocka_unit_test(test_unit_today_env),
 		cmocka_unit_test(test_unit_parse_count_suffixes),
 		cmocka_unit_test(test_unit_parse_count_rejects),
 		cmocka_unit_test(test_unit_parse_usd_forms),

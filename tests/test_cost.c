@@ -342,6 +342,167 @@ static void test_price_hardware_load_bad(void **state)
 	unlink(path);
 }
 
+
+/* ---- capacity blocks ---------------------------------------------------------- */
+
+#define DAY_S 86400.0
+
+/* AWS's terms: 1-64 instances, whole days to 14, weeks beyond, 182 at most. */
+static void block_init(struct price_block *b, const char *prefix, double rate)
+{
+	memset(b, 0, sizeof(*b));
+	snprintf(b->provider, sizeof(b->provider), "acloud");
+	snprintf(b->instance_prefix, sizeof(b->instance_prefix), "%s", prefix);
+	snprintf(b->region, sizeof(b->region), "r1");
+	b->usd_per_hour = rate;
+	b->min_nodes = 1;
+	b->max_nodes = 64;
+	b->min_days = 1;
+	b->max_days = 182;
+	b->step_days = 1;
+	b->long_step_days = 7;
+	b->long_from_days = 14;
+	snprintf(b->price_date, sizeof(b->price_date), "2024-12-31");
+	snprintf(b->source, sizeof(b->source), "test");
+}
+
+static void test_price_block_billed_s_terms(void **state)
+{
+	struct price_block b;
+
+	(void)state;
+	block_init(&b, "big", 40);
+	/* An hour pays the shortest term, a day. */
+	assert_near(price_block_billed_s(&b, 3600), DAY_S, 1e-12);
+	/* Two days are two days; a second more is a third day. */
+	assert_near(price_block_billed_s(&b, 2 * DAY_S), 2 * DAY_S, 1e-12);
+	assert_near(price_block_billed_s(&b, 2 * DAY_S + 1), 3 * DAY_S, 1e-12);
+	/* 14 days is the last whole-day term; 14.5 days is 15, in weeks 21. */
+	assert_near(price_block_billed_s(&b, 14 * DAY_S), 14 * DAY_S, 1e-12);
+	assert_near(price_block_billed_s(&b, 14.5 * DAY_S), 21 * DAY_S, 1e-12);
+	/* 175.5 days is 176, in weeks 182: the longest term. */
+	assert_near(price_block_billed_s(&b, 175.5 * DAY_S), 182 * DAY_S, 1e-12);
+	assert_near(price_block_billed_s(&b, 182 * DAY_S), 182 * DAY_S, 1e-12);
+	/* A second beyond 182 days: 183 days, in weeks 189 > 182: no block. */
+	assert_true(price_block_billed_s(&b, 182 * DAY_S + 1) < 0);
+}
+
+static void test_price_block_find_and_limit(void **state)
+{
+	struct price_block rows[2];
+	struct price_blocks t = { rows, 2 };
+	struct price_offering o;
+	struct price_node_limit l;
+
+	(void)state;
+	block_init(&rows[0], "big", 40);
+	block_init(&rows[1], "big8", 30);
+	offering_init(&o, "ACLOUD", "big8", "BIG", 80);
+	/* The longest prefix in the same region wins; provider case-insensitive. */
+	assert_ptr_equal(price_block_find(&t, &o), &rows[1]);
+	snprintf(o.region, sizeof(o.region), "r2");
+	assert_null(price_block_find(&t, &o));
+	snprintf(o.region, sizeof(o.region), "r1");
+	o.owned = 1;
+	assert_null(price_block_find(&t, &o));
+	o.owned = 0;
+	assert_null(price_block_find(NULL, &o));
+	/* Without a network a block is one node; with one, the block's 64,
+	 * whatever capacity.csv says of on-demand; a quota of 80 GPUs is 10
+	 * nodes of 8. */
+	price_block_node_limit(&o, &rows[1], &l);
+	assert_int_equal(l.nodes, 1);
+	assert_int_equal(l.why, PRICE_LIMIT_NETWORK);
+	o.inter_node_bytes_per_s = 400e9;
+	o.capacity_nodes = 4;
+	price_block_node_limit(&o, &rows[1], &l);
+	assert_int_equal(l.nodes, 64);
+	assert_int_equal(l.why, PRICE_LIMIT_BLOCK);
+	{
+		struct price_quota q;
+
+		memset(&q, 0, sizeof(q));
+		q.max_gpus = 80;
+		o.quota = &q;
+		price_block_node_limit(&o, &rows[1], &l);
+		assert_int_equal(l.nodes, 10);
+		assert_int_equal(l.why, PRICE_LIMIT_QUOTA);
+		o.quota = NULL;
+	}
+	assert_string_equal(price_limit_str(PRICE_LIMIT_BLOCK), "capacity block");
+	assert_string_equal(price_purchase_str(PRICE_PURCHASE_BLOCK), "capacity-block");
+}
+
+static void test_price_blocks_load_shipped(void **state)
+{
+	struct price_blocks t;
+	long days;
+
+	(void)state;
+	assert_int_equal(price_blocks_load(TEST_DATA_DIR "/blocks.csv", &t), RC_OK);
+	assert_true(t.n >= 4);
+	for (size_t i = 0; i < t.n; i++) {
+		int sold = 0;
+
+		assert_int_equal(unit_parse_date(t.rows[i].price_date, &days), RC_OK);
+		assert_true(t.rows[i].min_nodes >= 1 && t.rows[i].max_nodes <= 64);
+		assert_true(t.rows[i].max_days <= 182);
+		for (size_t j = 0; j < shipped.n_offers; j++)
+			sold |= price_block_find(&t, &shipped.offers[j]) == &t.rows[i];
+		assert_true(sold);
+	}
+	/* AWS Capacity Blocks pricing page (rates current until 2025-01-01):
+	 * p5.48xlarge in US East (N. Virginia) 39.33 USD per instance-hour. */
+	for (size_t j = 0; j < shipped.n_offers; j++) {
+		const struct price_offering *o = &shipped.offers[j];
+
+		if (!strcmp(o->instance_type, "p5.48xlarge") && !strcmp(o->region, "us-east-1")) {
+			assert_non_null(price_block_find(&t, o));
+			assert_near(price_block_find(&t, o)->usd_per_hour, 39.33, 1e-12);
+		}
+	}
+	price_blocks_release(&t);
+	assert_null(t.rows);
+}
+
+static void test_price_blocks_load_bad(void **state)
+{
+	static const char header[] = "provider,instance_prefix,region,usd_per_hour,min_nodes,"
+				     "max_nodes,min_days,max_days,step_days,long_step_days,"
+				     "long_from_days,price_date,source\n";
+	static const char *const bad[] = {
+		"aws,p5.,us-east-1,39.33,65,64,1,182,1,7,14,2024-12-31,x\n",  /* min > max nodes */
+		"aws,p5.,us-east-1,39.33,1,64,1,182,1,7,14,2024-13-01,x\n",   /* no month 13 */
+		"aws,p5.,us-east-1,39.33,1,64,1,182,1,7,,2024-12-31,x\n",     /* a step without its start */
+		"aws,p5.,us-east-1,0,1,64,1,182,1,7,14,2024-12-31,x\n",       /* no rate */
+		"aws,p5.,us-east-1,39.33,1,64,1.5,182,1,7,14,2024-12-31,x\n", /* half a day */
+		"aws,p5.,us-east-1,39.33,1,64,1,182,1,7,14,2024-12-31,x\n"
+		"aws,p5.,us-east-1,30,1,64,1,182,1,7,14,2024-12-31,y\n",      /* the same key twice */
+	};
+	char path[] = "/tmp/gpuplan-blocks-XXXXXX", text[1024];
+	struct price_blocks t;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	for (size_t i = 0; i < GP_ARRAY_LEN(bad); i++) {
+		snprintf(text, sizeof(text), "%s%s", header, bad[i]);
+		write_file(path, text);
+		assert_int_equal(price_blocks_load(path, &t), RC_INPUT);
+	}
+	write_file(path, "provider,instance_prefix,region,usd_per_hour\n");
+	assert_int_equal(price_blocks_load(path, &t), RC_INPUT);
+	snprintf(text, sizeof(text), "%s%s", header,
+		 "aws,p5.,us-east-1,39.33,1,64,1,182,1,,,2024-12-31,x\n");
+	write_file(path, text);
+	assert_int_equal(price_blocks_load(path, &t), RC_OK);
+	assert_int_equal(t.n, 1);
+	assert_int_equal(t.rows[0].long_step_days, 0);
+	price_blocks_release(&t);
+	unlink(path);
+}
+
 static void test_price_catalog_add_owned(void **state)
 {
 	struct price_catalog cat;
@@ -539,6 +700,103 @@ static void test_plan_run_reserved_wins_only_when_long(void **state)
 	assert_int_equal(answer(tokens, 0.25, &t_long), PRICE_PURCHASE_RESERVED_1Y);
 }
 
+
+/* A capacity block bills whole days up front at its own rate, bounded by
+ * its own node count, and is not offered beyond its longest term. */
+static void test_plan_candidate_price_block(void **state)
+{
+	struct sim_model m = small_model();
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_candidate c;
+	struct price_offering of;
+	struct price_block b;
+	double work = 1e6, wall;
+
+	(void)state;
+	plan_job_init(&job, &m, 1e12);
+	plan_opts_init(&o);
+	o.ckpt_interval_s = 0;
+	offering_init(&of, "acloud", "big8", "BIG", 80);
+	of.inter_node_bytes_per_s = 400e9;
+	block_init(&b, "big", 40);
+	memset(&c, 0, sizeof(c));
+	c.offering = &of;
+	c.block = &b;
+	c.nodes = 2;
+	c.res.tokens_per_s = 1e6;
+	c.purchase = PRICE_PURCHASE_BLOCK;
+	assert_int_equal(plan_candidate_price(&c, &job, &o), 0);
+	/* 1e6 s of work and 600 s of start-up: 11.58 days, paid as 12 days
+	 * x 24 h x 2 instances x 40 USD = 23040 USD. */
+	wall = work + o.startup_s;
+	assert_near(c.time_s, wall, 1e-12);
+	assert_near(c.usd_per_hour, 80, 1e-12);
+	assert_near(c.costs.charged_s, 12 * DAY_S, 1e-12);
+	assert_near(c.costs.compute_usd, 23040, 1e-12);
+	assert_near(c.costs.billed_extra_s, 12 * DAY_S - wall, 1e-9);
+	assert_int_equal(c.limit.why, PRICE_LIMIT_BLOCK);
+	assert_int_equal(c.limit.nodes, 64);
+	assert_string_equal(plan_candidate_price_date(&c), "2024-12-31");
+	/* 200 days of work does not fit in one block of at most 182 days. */
+	job.tokens = 200 * DAY_S * 1e6;
+	assert_int_equal(plan_candidate_price(&c, &job, &o), -1);
+}
+
+static struct price_block big_block;
+static struct price_blocks big_blocks = { &big_block, 1 };
+
+/* The answer's purchase option for tokens on one BIG node with a block at
+ * 40 USD/h beside on-demand at 80 (spot: spot only). */
+static enum price_purchase block_answer(double tokens, int spot, double *cost_usd)
+{
+	struct sim_model m = small_model();
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+	enum price_purchase p;
+
+	big_init();
+	block_init(&big_block, "big", 40);
+	plan_job_init(&job, &m, tokens);
+	plan_opts_init(&o);
+	o.objective = PLAN_OBJECTIVE_COST;
+	o.filter.max_gpus = 8;
+	o.filter.spot = spot;
+	o.top = 1;
+	o.blocks = &big_blocks;
+	o.startup_s = 0;
+	o.ckpt_interval_s = 0;
+	if (spot == 1)
+		big_offer.spot_usd_per_hour = 60;
+	assert_int_equal(plan_run(&job, 1, &big_cat, &o, &r), RC_OK);
+	p = r.rows[0].c.purchase;
+	*cost_usd = r.rows[0].c.costs.compute_usd;
+	plan_result_release(&r);
+	return p;
+}
+
+static void test_plan_run_block_against_on_demand(void **state)
+{
+	double t1, cost, tokens = 10e9;
+
+	(void)state;
+	big_init();
+	/* Time the job takes on one node, from the on-demand answer alone. */
+	(void)answer(tokens, 1.0, &t1);
+	/* A few hours: on-demand t x 80 USD beats a whole day at 40 (960). */
+	tokens *= 3 * HOUR / t1;
+	assert_int_equal(block_answer(tokens, -1, &cost), PRICE_PURCHASE_ON_DEMAND);
+	assert_true(cost > 200 && cost <= 3 * 80);
+	/* Ten days: the block's 10 x 24 x 40 = 9600 USD beats 19200. */
+	tokens *= 10 * DAY_S / (3 * HOUR);
+	assert_int_equal(block_answer(tokens, -1, &cost), PRICE_PURCHASE_BLOCK);
+	assert_near(cost, 9600, 1e-6);
+	/* Spot only: no block (it is not spot). */
+	assert_int_equal(block_answer(tokens, 1, &cost), PRICE_PURCHASE_SPOT);
+	big_offer.spot_usd_per_hour = -1;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -556,9 +814,16 @@ int main(void)
 						shipped_teardown),
 		cmocka_unit_test_setup_teardown(test_price_hardware_load_bad, shipped_setup,
 						shipped_teardown),
+		cmocka_unit_test(test_price_block_billed_s_terms),
+		cmocka_unit_test(test_price_block_find_and_limit),
+		cmocka_unit_test_setup_teardown(test_price_blocks_load_shipped, shipped_setup,
+						shipped_teardown),
+		cmocka_unit_test(test_price_blocks_load_bad),
 		cmocka_unit_test(test_price_catalog_add_owned),
 		cmocka_unit_test(test_plan_candidate_price_parts),
 		cmocka_unit_test(test_plan_run_reserved_wins_only_when_long),
+		cmocka_unit_test(test_plan_candidate_price_block),
+		cmocka_unit_test(test_plan_run_block_against_on_demand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -721,13 +721,16 @@ static void test_price_update_merges_and_records_history(void **state)
 	/* The user's table holds the changed and the added row, not the
 	 * unchanged one nor the 148 shipped rows. */
 	assert_int_equal(rep.user_rows, 2);
-	/* Changes: on-demand price and catalog_version of the changed row, the
-	 * added row. */
-	assert_int_equal(rep.n_changes, 3);
+	/* Changes: on-demand price, catalog_version and price_date (the
+	 * update's, the file stating none) of the changed row, the added row. */
+	assert_int_equal(rep.n_changes, 4);
 	assert_string_equal(rep.changes[0].field, "on_demand_usd_per_hour");
 	assert_near(rep.changes[0].old_num, 55.04, 1e-12);
 	assert_near(rep.changes[0].new_num, 49.536, 1e-12);
-	assert_int_equal(rep.changes[2].kind, PRICE_CHANGE_ADDED);
+	assert_string_equal(rep.changes[2].field, "price_date");
+	assert_string_equal(rep.changes[2].old_value, "");
+	assert_string_equal(rep.changes[2].new_value, "2026-12-04");
+	assert_int_equal(rep.changes[3].kind, PRICE_CHANGE_ADDED);
 	price_update_report_release(&rep);
 
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
@@ -739,17 +742,19 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_non_null(of);
 	assert_near(of->on_demand_usd_per_hour, 49.536, 1e-12);
 	assert_string_equal(of->version, "test-1");
+	assert_string_equal(of->price_date, "2026-12-04");
 	of = find_offer(&cat, "acme", "a8", "moon-1");
 	assert_non_null(of);
+	assert_string_equal(of->price_date, "2026-12-04");
 	assert_string_equal(of->gpu, "H100-SXM5-80GB");
 	assert_int_equal(of->max_nodes, 4);
 	price_catalog_release(&cat);
 
 	assert_int_equal(price_history_load(&o, &h), RC_OK);
-	assert_int_equal(h.n, 3);
+	assert_int_equal(h.n, 4);
 	assert_string_equal(h.entries[0].old_value, "55.04");
 	assert_string_equal(h.entries[0].new_value, "49.536");
-	assert_string_equal(h.entries[2].field, "row");
+	assert_string_equal(h.entries[3].field, "row");
 	price_history_release(&h);
 
 	/* The same file again changes nothing and writes nothing. */
@@ -760,8 +765,55 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(rep.written, 0);
 	price_update_report_release(&rep);
 	assert_int_equal(price_history_load(&o, &h), RC_OK);
-	assert_int_equal(h.n, 3);
+	assert_int_equal(h.n, 4);
 	price_history_release(&h);
+	rm_rf(dir);
+}
+
+/* A catalog that prices hosts and GPUs apart (SkyPilot's GCP rows): the
+ * host-only and GPU-only rows are skipped, a GPU row of a listed host is
+ * completed with its host (host + GPUs), and one whose host row is zero
+ * or missing in its region is skipped and named, never stored as a node's
+ * price.  The fixture's figures are made up for the arithmetic. */
+static void test_price_update_skypilot_part_prices(void **state)
+{
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_catalog cat;
+	const struct price_offering *of;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	u.provider = "gcp";
+	assert_int_equal(price_update("tests/fixtures/prices/skypilot_gcp_parts.csv", &o, &u, &rep),
+			 RC_OK);
+	assert_int_equal(rep.rows_read, 8);
+	assert_int_equal(rep.skipped_no_gpu, 4);      /* a2, a4, a3 hosts and n1 */
+	assert_int_equal(rep.skipped_no_instance, 1); /* T4 alone */
+	assert_int_equal(rep.completed_with_host, 1); /* a2-highgpu-8g */
+	assert_int_equal(rep.skipped_no_host, 2);
+	assert_string_equal(rep.no_host, "a4-highgpu-8g us-central1, a3-highgpu-8g us-west4");
+	assert_int_equal(rep.offers_in_file, 1);
+	price_update_report_release(&rep);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	/* 5.91582 + 23.47126 = 29.38708 on demand, 2.958 + 11.4728 spot. */
+	of = find_offer(&cat, "gcp", "a2-highgpu-8g", "us-central1");
+	assert_non_null(of);
+	assert_near(of->on_demand_usd_per_hour, 29.38708, 1e-12);
+	assert_near(of->spot_usd_per_hour, 14.4308, 1e-12);
+	/* The shipped a4 row is untouched by the zero host: spot only. */
+	of = find_offer(&cat, "gcp", "a4-highgpu-8g", "us-central1");
+	assert_non_null(of);
+	assert_true(of->on_demand_usd_per_hour < 0);
+	/* The shipped a3 us-west4 row is not replaced by the GPU part. */
+	of = find_offer(&cat, "gcp", "a3-highgpu-8g", "us-west4");
+	assert_non_null(of);
+	assert_false(of->user);
+	assert_near(of->on_demand_usd_per_hour, 99.64895, 1e-12);
+	price_catalog_release(&cat);
 	rm_rf(dir);
 }
 
@@ -950,9 +1002,10 @@ static void test_price_update_fault_keeps_old_table(void **state)
 		assert_false(file_there(dir, "prices.history.pending"));
 		/* History still holds only the first update's changes: bom.csv
 		 * sets p5.48xlarge us-east-1's on-demand price (55.04 -> 51.5),
-		 * its spot price (17.6289 -> not offered) and its version. */
+		 * its spot price (17.6289 -> not offered), its version and its
+		 * price_date. */
 		assert_int_equal(price_history_load(&o, &h), RC_OK);
-		assert_int_equal(h.n, 3);
+		assert_int_equal(h.n, 4);
 		price_history_release(&h);
 	}
 	free(before);
@@ -984,9 +1037,9 @@ static void test_price_update_fault_after_rename_recovers_history(void **state)
 	/* Reading the history completes it: crlf.csv changes p5.48xlarge
 	 * us-east-2's on-demand price, spot (now not offered) and version, and
 	 * p4d.24xlarge us-east-1's on-demand, spot and version (its 400 Gbit/s
-	 * is unchanged): 6 lines. */
+	 * is unchanged), each with its price_date: 8 lines. */
 	assert_int_equal(price_history_load(&o, &h), RC_OK);
-	assert_int_equal(h.n, 6);
+	assert_int_equal(h.n, 8);
 	assert_string_equal(h.entries[0].field, "on_demand_usd_per_hour");
 	assert_string_equal(h.entries[0].new_value, "52.5");
 	price_history_release(&h);
@@ -1020,6 +1073,9 @@ static char *share_dir(const char *prices)
 	"aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,52,,3200,,v2\n" \
 	"lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,23.92,,,,v1\n" \
 	"gcp,a3-highgpu-8g,H100-SXM5-80GB,8,us-central1,88.25,,,,v2\n"
+/* What the writer writes: gpuplan's columns with price_date. */
+#define STORED_HEADER "provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour," \
+		      "spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version,price_date\n"
 #define UPDATE_HEADER "provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour,catalog_version\n"
 
 static void test_price_update_newer_shipped_rows_show_through(void **state)
@@ -1049,8 +1105,8 @@ static void test_price_update_newer_shipped_rows_show_through(void **state)
 	/* Stored: the marker, the header and the one changed row (spot and
 	 * network kept from the shipped row, the file lacking those columns). */
 	stored = read_all(user, "prices.csv", &len);
-	assert_string_equal(stored, PRICE_USER_MARKER "\n" HEADER
-			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,50,,3200,,u1\n");
+	assert_string_equal(stored, PRICE_USER_MARKER "\n" STORED_HEADER
+			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,50,,3200,,u1,2026-12-04\n");
 	free(stored);
 
 	/* A newer gpuplan ships v2: its changed us-east-2 row and its new gcp
@@ -1085,9 +1141,9 @@ static void test_price_update_newer_shipped_rows_show_through(void **state)
 	assert_int_equal(rep.user_rows, 2);
 	price_update_report_release(&rep);
 	stored = read_all(user, "prices.csv", &len);
-	assert_string_equal(stored, PRICE_USER_MARKER "\n" HEADER
-			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,50,,3200,,u1\n"
-			    "lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,22,,,,u2\n");
+	assert_string_equal(stored, PRICE_USER_MARKER "\n" STORED_HEADER
+			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,50,,3200,,u1,2026-12-04\n"
+			    "lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,22,,,,u2,2026-12-04\n");
 	free(stored);
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	assert_near(find_offer(&cat, "aws", "p5.48xlarge", "us-east-2")->on_demand_usd_per_hour, 52,
@@ -1150,9 +1206,9 @@ static void test_price_catalog_load_legacy_full_copy(void **state)
 	assert_int_equal(rep.legacy_copy, 1);
 	price_update_report_release(&rep);
 	stored = read_all(user, "prices.csv", &len);
-	assert_string_equal(stored, PRICE_USER_MARKER "\n" HEADER
-			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,40,,3200,,old\n"
-			    "lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,22,,,,u2\n");
+	assert_string_equal(stored, PRICE_USER_MARKER "\n" STORED_HEADER
+			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,40,,3200,,old,\n"
+			    "lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,22,,,,u2,2026-12-04\n");
 	free(stored);
 	/* From now on v2's us-east-1 price shows through. */
 	write_text(share, "prices.csv", SHIPPED_V2);
@@ -1165,6 +1221,127 @@ static void test_price_catalog_load_legacy_full_copy(void **state)
 	price_catalog_release(&cat);
 	rm_rf(share);
 	rm_rf(user);
+}
+
+/* price_date: optional (tables before it read as not stated), a date or
+ * empty, and the age counted from today. */
+static void test_price_date_column(void **state)
+{
+	char *share = share_dir(SHIPPED_V1), *user = tmp_dir();
+	struct price_opts o;
+	struct price_catalog cat;
+	const struct price_offering *of;
+
+	(void)state;
+	price_opts_init(&o);
+	o.data_dir = share;
+	o.user_dir = user;
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_string_equal(cat.offers[0].price_date, "");
+	assert_int_equal(price_date_age_days(cat.offers[0].price_date, 20791), PRICE_AGE_UNKNOWN);
+	price_catalog_release(&cat);
+	write_text(user, "prices.csv", PRICE_USER_MARKER "\n" STORED_HEADER
+		   "aws,p5.48xlarge,H100,8,us-east-1,50,,,,u,2024-12-31\n");
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
+	assert_non_null(of);
+	assert_string_equal(of->price_date, "2024-12-31");
+	assert_int_equal(price_date_age_days(of->price_date, 20791), 703);
+	price_catalog_release(&cat);
+	/* Not a date: one error, the table refused. */
+	write_text(user, "prices.csv", PRICE_USER_MARKER "\n" STORED_HEADER
+		   "aws,p5.48xlarge,H100,8,us-east-1,50,,,,u,31/12/2024\n");
+	assert_int_equal(price_catalog_load(&cat, &o), RC_INPUT);
+	write_text(user, "prices.csv", PRICE_USER_MARKER "\n" STORED_HEADER
+		   "aws,p5.48xlarge,H100,8,us-east-1,50,,,,u,2024-02-30\n");
+	assert_int_equal(price_catalog_load(&cat, &o), RC_INPUT);
+	rm_rf(share);
+	rm_rf(user);
+}
+
+/* ---- the shipped tables agree ---------------------------------------------- */
+
+static void test_price_data_check_shipped(void **state)
+{
+	size_t problems = 99;
+
+	(void)state;
+	assert_int_equal(price_data_check(TEST_DATA_DIR, &problems), RC_OK);
+	assert_int_equal(problems, 0);
+}
+
+#define COMMIT_HEADER "provider,instance_prefix,gpu,term_years,discount_pct,price_date,source," \
+		      "base_instance_type,base_region,base_usd_per_hour\n"
+
+/* Each kind of contradiction, one fixture each, counted. */
+static void test_price_data_check_contradictions(void **state)
+{
+	static const char cap_header[] = "provider,instance_prefix,max_nodes,spot_max_nodes,"
+					 "billing_increment_s,min_billing_s,provision_s,source\n";
+	static const char block_header[] = "provider,instance_prefix,region,usd_per_hour,min_nodes,"
+					   "max_nodes,min_days,max_days,step_days,long_step_days,"
+					   "long_from_days,price_date,source\n";
+	char *d = share_dir(HEADER
+			    "gcp,a3-highgpu-8g,H100,8,us-central1,88.49,,1000,,v\n"
+			    "aws,p4d.24xlarge,A100-SXM4-40GB,8,us-east-1,21.957642,,400,,v\n");
+	size_t problems;
+
+	(void)state;
+	/* Agreeing tables: the GCP month figure 64597.70 / 730 h = 88.49. */
+	write_text(d, "commitments.csv", COMMIT_HEADER
+		   "gcp,a3-highgpu-,H100,1,30.63,2025-03-06,x,a3-highgpu-8g,us-central1,88.49\n");
+	write_text(d, "capacity.csv", "provider,instance_prefix,max_nodes,spot_max_nodes,"
+		   "billing_increment_s,min_billing_s,provision_s,source\naws,p4d.,64,4,1,60,,x\n");
+	write_text(d, "blocks.csv", "provider,instance_prefix,region,usd_per_hour,min_nodes,"
+		   "max_nodes,min_days,max_days,step_days,long_step_days,long_from_days,price_date,"
+		   "source\naws,p4d.24xlarge,us-east-1,14.75,1,64,1,182,1,7,14,2024-12-31,x\n");
+	assert_int_equal(price_data_check(d, &problems), RC_OK);
+	/* The issue's contradiction: a3-highgpu-8g at 43.07 (the part price
+	 * SkyPilot's sum gave) against the commitment's 88.49 base. */
+	write_text(d, "prices.csv", HEADER
+		   "gcp,a3-highgpu-8g,H100,8,us-central1,43.06615,,1000,,v\n"
+		   "aws,p4d.24xlarge,A100-SXM4-40GB,8,us-east-1,21.957642,,400,,v\n");
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	assert_int_equal(problems, 1);
+	/* A commitment measured against a price 49% above today's (AWS P4 in
+	 * 2022: 4.10 USD per GPU-hour, 32.80 a node), and one with no base. */
+	write_text(d, "prices.csv", HEADER
+		   "gcp,a3-highgpu-8g,H100,8,us-central1,88.49,,1000,,v\n"
+		   "aws,p4d.24xlarge,A100-SXM4-40GB,8,us-east-1,21.957642,,400,,v\n");
+	write_text(d, "commitments.csv", COMMIT_HEADER
+		   "aws,p4d.,A100-SXM4-40GB,1,41.46,2022-02-26,x,p4d.24xlarge,us-east-1,32.80\n"
+		   "gcp,a3-highgpu-,H100,3,56.08,2025-03-06,x,,,\n");
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	assert_int_equal(problems, 2);
+	write_text(d, "commitments.csv", COMMIT_HEADER);
+	/* A row named after a GPU (a part price) and one whose GPU is unknown
+	 * to gpus.csv is refused on read already. */
+	write_text(d, "prices.csv", HEADER
+		   "gcp,a3-highgpu-8g,H100,8,us-central1,88.49,,1000,,v\n"
+		   "aws,p4d.24xlarge,A100-SXM4-40GB,8,us-east-1,21.957642,,400,,v\n"
+		   "gcp,H100,H100,1,us-central1,9.8,,,,v\n");
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	assert_int_equal(problems, 1);
+	write_text(d, "prices.csv", HEADER "gcp,a3-highgpu-8g,NOPE-9000,8,us-central1,88.49,,,,v\n");
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	/* Capacity and block rows that sell nothing. */
+	write_text(d, "prices.csv", HEADER
+		   "gcp,a3-highgpu-8g,H100,8,us-central1,88.49,,1000,,v\n"
+		   "aws,p4d.24xlarge,A100-SXM4-40GB,8,us-east-1,21.957642,,400,,v\n");
+	{
+		char text[512];
+
+		snprintf(text, sizeof(text), "%saws,p4d.,64,4,1,60,,x\nazure,ND,1,1,,,,x\n",
+			 cap_header);
+		write_text(d, "capacity.csv", text);
+		snprintf(text, sizeof(text),
+			 "%saws,p4d.24xlarge,us-west-2,14.75,1,64,1,182,1,7,14,2024-12-31,x\n",
+			 block_header);
+		write_text(d, "blocks.csv", text);
+	}
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	assert_int_equal(problems, 2);
+	rm_rf(d);
 }
 
 static void test_price_catalog_load_rejects_bad_user_table(void **state)
@@ -1621,6 +1798,8 @@ static void test_sim_model_table_load_facts(void **state)
 
 int main(void)
 {
+	/* The date updates record and ages count from (unit_today). */
+	setenv("GPUPLAN_NOW", "2026-12-04", 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_price_csv_parse_every_chunk_size),
 		cmocka_unit_test(test_price_csv_parse_line_numbers),
@@ -1643,6 +1822,7 @@ int main(void)
 		cmocka_unit_test(test_price_offering_eligible_names_missing_figure),
 		cmocka_unit_test(test_price_update_merges_and_records_history),
 		cmocka_unit_test(test_price_update_skypilot_folds_zones),
+		cmocka_unit_test(test_price_update_skypilot_part_prices),
 		cmocka_unit_test(test_price_update_alias_keeps_stored_gpu),
 		cmocka_unit_test(test_price_update_bad_input_leaves_table),
 		cmocka_unit_test(test_price_update_accepts_bom_crlf_quotes_no_eol),
@@ -1651,6 +1831,9 @@ int main(void)
 		cmocka_unit_test(test_price_update_fault_after_rename_recovers_history),
 		cmocka_unit_test(test_price_update_newer_shipped_rows_show_through),
 		cmocka_unit_test(test_price_catalog_load_legacy_full_copy),
+		cmocka_unit_test(test_price_date_column),
+		cmocka_unit_test(test_price_data_check_shipped),
+		cmocka_unit_test(test_price_data_check_contradictions),
 		cmocka_unit_test(test_price_catalog_load_rejects_bad_user_table),
 		cmocka_unit_test(test_price_quota_update_merges_and_records_history),
 		cmocka_unit_test(test_price_quota_update_bad_rows_leave_table),

@@ -24,6 +24,8 @@ fi
 T_PASS=0 T_FAIL=0
 TMP=$(mktemp -d)
 export GPUPLAN_DATA_DIR="$TMP/userdata"
+# Today, for the dates updates record and the ages answers print.
+export GPUPLAN_NOW=2026-12-04
 trap 'rm -rf "$TMP"' EXIT
 OUT="$TMP/out" ERR="$TMP/err" RC=0
 

@@ -242,7 +242,7 @@ grep -Eq '"purchase":[[:space:]]*"reserved-1y"' "$TMP/r-back.json" && pass "simu
 sed 's/"reserved-1y"/"reserved-2y"/' "$TMP/r.json" > "$TMP/bad-purchase.json"
 gp simulate "$TMP/bad-purchase.json"
 expect_rc "simulate: a bad purchase option exits 2" 2
-expect_err "a bad purchase option names the field" "^error: $TMP/bad-purchase.json: \.offering\.purchase: expected on-demand, spot, reserved-1y, reserved-3y or owned, found \"reserved-2y\""
+expect_err "a bad purchase option names the field" "^error: $TMP/bad-purchase.json: \.offering\.purchase: expected on-demand, spot, reserved-1y, reserved-3y, owned or capacity-block, found \"reserved-2y\""
 expect_err_lines "one error line for a bad purchase option" 1
 gp export "$TMP/bad-purchase.json" --format torchrun
 expect_rc "export: a bad purchase option exits 2" 2
@@ -267,7 +267,7 @@ expect_err "execute names the bad field" "\.offering\.purchase: expected on-dema
 sed 's/"reserved-1y"/"spot"/' "$TMP/r.json" > "$TMP/bad-spot.json"
 gp simulate "$TMP/bad-spot.json"
 expect_rc "a spot purchase on a plan with spot false exits 2" 2
-expect_err "the contradiction is named" "^error: $TMP/bad-spot.json: \.offering\.purchase: expected on-demand, reserved-1y, reserved-3y or owned as \.offering\.spot is false, found \"spot\""
+expect_err "the contradiction is named" "^error: $TMP/bad-spot.json: \.offering\.purchase: expected on-demand, reserved-1y, reserved-3y, owned or capacity-block as \.offering\.spot is false, found \"spot\""
 # Plan files written before the field existed still load: on-demand, or
 # spot when .offering.spot says so.
 old_plan() { sed -e '/"purchase":/d' -e 's/\("spot":[[:space:]]*[a-z]*\),$/\1/' "$1"; }

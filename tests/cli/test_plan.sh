@@ -335,4 +335,39 @@ gp frontier --help
 expect_rc "frontier --help exits 0" 0
 expect_out "frontier --help lists --csv" "--csv FILE"
 
+# ---- the age of the prices an answer uses, and capacity blocks ------------
+# A 40-day deadline: the cheapest answer is 64 p5.48xlarge in a capacity
+# block (39.33 USD per instance-hour against 55.04 on demand), whose rate is
+# dated 2024-12-31: 703 days before GPUPLAN_NOW (2026-12-04).
+gp plan --model llama3-70b --tokens 1T --deadline 40d -o "$TMP/block.json"
+expect_rc "block: plan exits 0" 0
+expect_out "block: the answer is a capacity block" "^1 +aws p5\.48xlarge us-east-[12] capacity-block +64x8=512"
+expect_out "block: its terms and the days paid up front" "^capacity-block: 64 x p5\.48xlarge in us-east-[12] for 28 days, paid up front at \\\$39\.33 per instance-hour"
+expect_out "block: its own node bound" "^capacity: 64 of at most 64 nodes: one capacity block holds at most 64"
+expect_out "block: the age of its price" "^prices: aws p5\.48xlarge us-east-[12] capacity-block dated 2024-12-31 .*: 703 days old on 2026-12-04"
+expect_err "block: a stale price is warned of" "^warning: 1 of the answer's 1 price is older than 90 days \(--max-price-age\)"
+grep -q '"purchase":[[:space:]]*"capacity-block"' "$TMP/block.json" && grep -q '"price_date":[[:space:]]*"2024-12-31"' "$TMP/block.json" \
+	&& pass "block: the plan file has its purchase and price date" \
+	|| fail "block: the plan file has its purchase and price date" "$(grep -E 'purchase|price_date' "$TMP/block.json")"
+gp plan --model llama3-70b --tokens 1T --deadline 40d --max-price-age 800d -o "$TMP/block.json"
+expect_rc "--max-price-age 800d exits 0" 0
+grep -q '^warning:' "$ERR" && fail "--max-price-age 800d: no warning" "$(grep '^warning:' "$ERR")" \
+	|| pass "--max-price-age 800d: no warning"
+gp plan --model llama3-70b --tokens 1T --deadline 40d --json -o "$TMP/block.json"
+expect_out "--json: each row's price date" '"price_date":[[:space:]]*"2024-12-31"'
+expect_out "--json: its age" '"price_age_days":[[:space:]]*703'
+expect_out "--json: stale" '"price_stale":[[:space:]]*true'
+gp plan --model llama3-70b --tokens 1T --deadline 40d --blocks none -o "$TMP/block.json"
+expect_rc "--blocks none exits 0" 0
+grep -q ' capacity-block' "$OUT" && fail "--blocks none: no capacity block" "$(grep -m1 ' capacity-block' "$OUT")" \
+	|| pass "--blocks none: no capacity block"
+expect_err "an undated price is warned of" "^warning: 1 of the answer's 1 price states no date: .*its age is unknown|^warning: 1 of the answer's 1 price states no date"
+gp plan --model llama3-70b --tokens 1T --deadline 40d --max-price-age soon
+expect_rc "--max-price-age soon: exit 2" 2
+GPUPLAN_NOW=yesterday gp plan --model llama3-70b --tokens 1T --deadline 40d
+expect_rc "a bad GPUPLAN_NOW: exit 2" 2
+expect_err "a bad GPUPLAN_NOW is named" "^error: GPUPLAN_NOW: expected a date YYYY-MM-DD, found 'yesterday'"
+gp frontier --model llama3-70b --tokens 1T
+expect_out "frontier prints the ages of its rates" "^prices: [0-9]+ rates, .* days old on 2026-12-04"
+
 finish

@@ -36,12 +36,12 @@ expect_out "p5.48xlarge priced per node, GPU and month" "p5\.48xlarge +8x H100-S
 # the network and the node limit a plan gets: EFA 3200 Gb/s and Capacity
 # Blocks' 64 instances for p5.48xlarge; p5.4xlarge's one EFA card of 100
 # Gb/s but no stated capacity, so one node
-expect_out "p5.48xlarge: 3200 Gb/s, 64 nodes" "p5\.48xlarge .* us-east-1 .* 3200 +64$"
-expect_out "p5.4xlarge: 100 Gb/s, one node" "p5\.4xlarge .* us-east-1 .* 100 +1$"
+expect_out "p5.48xlarge: 3200 Gb/s, 64 nodes" "p5\.48xlarge .* us-east-1 .* 3200 +64  "
+expect_out "p5.4xlarge: 100 Gb/s, one node" "p5\.4xlarge .* us-east-1 .* 100 +1  "
 gp prices list --gpu h100 --spot --provider aws --region us-east-1
-expect_out "spot: the 4-node spot bound" "p5\.48xlarge .* 3200 +4$"
+expect_out "spot: the 4-node spot bound" "p5\.48xlarge .* 3200 +4  "
 gp prices list --provider lambda --gpu h100
-expect_out "lambda: no network stated, one node" "gpu_8x_h100_sxm5 .* - +1$"
+expect_out "lambda: no network stated, one node" "gpu_8x_h100_sxm5 .* - +1  "
 
 gp prices list --gpu H100 --provider aws --spot
 expect_rc "prices list --spot exits 0" 0
@@ -97,7 +97,7 @@ expect_out "update counts" "^added 0, changed 1, unchanged 0"
 [ "$(head -n1 "$TABLE")" = "# gpuplan-user-prices/2" ] && pass "user table starts with its format line" \
 	|| fail "user table starts with its format line" "$(head -n1 "$TABLE")"
 # the user's rows only: header and the one changed row, not the 150 shipped ones
-[ "$(grep -c . "$TABLE")" = 3 ] && grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,51\.5,,3200,,t-bom$' "$TABLE" \
+[ "$(grep -c . "$TABLE")" = 3 ] && grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,51\.5,,3200,,t-bom,2026-12-04$' "$TABLE" \
 	&& pass "user table holds only the changed row" || fail "user table holds only the changed row" "$(grep -c . "$TABLE") lines"
 gp prices list
 expect_err "list counts the user's rows" "^150 offerings from .*data/prices\.csv with 1 rows of yours from .*/userdata/prices\.csv"
@@ -201,6 +201,11 @@ expect_out "CPU rows skipped and counted" "skipped 1 rows without a GPU"
 expect_out "unknown GPUs skipped and named" "skipped 1 rows whose GPU gpus.csv lacks: T4"
 expect_out "zones folded, lowest price kept" "3 availability-zone rows folded into 1 region; each keeps its lowest price"
 expect_out "spot = lowest zone" "spot_usd_per_hour - -> 16\.5"
+gp prices update $FIX/skypilot_gcp_parts.csv --provider gcp --dry-run
+expect_rc "a catalog pricing hosts apart: exit 0" 0
+expect_out "GPU-only rows skipped" "skipped 1 GPU-only rows with no instance type"
+expect_out "GPU rows completed with their host" "completed 1 GPU rows with their host VM row"
+expect_out "GPU rows without a priced host flagged" "skipped 2 GPU rows whose host VM row is missing or priced 0 \(a4-highgpu-8g us-central1, a3-highgpu-8g us-west4\)"
 
 gp prices list --gpu H100 --provider aws --region us-east-1 --spot
 expect_out "list reads the user's table" "us-east-1 +16\.50 +2\.062"
@@ -237,7 +242,7 @@ cp data/*.csv "$NEWER/"
 sed -i -e 's/^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6\.88,/aws,p5.4xlarge,H100-SXM5-80GB,1,us-east-1,6.5,/' \
 	-e 's/^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,55\.04,/aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,40,/' \
 	"$NEWER/prices.csv"
-echo 'newcloud,h8,H100-SXM5-80GB,8,moon-1,30,,,,v-next' >> "$NEWER/prices.csv"
+echo 'newcloud,h8,H100-SXM5-80GB,8,moon-1,30,,,,v-next,' >> "$NEWER/prices.csv"
 grep -q '^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6\.5,' "$NEWER/prices.csv" \
 	&& grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,40,' "$NEWER/prices.csv" \
 	|| fail "newer shipped table prepared" "sed matched nothing"
@@ -291,7 +296,7 @@ gp prices update "$TMP/huge.csv"
 expect_rc "a 33 MiB update exits 2" 2
 expect_err_lines "a 33 MiB update: one error line" 1
 expect_err "a 33 MiB update says the cap" "huge\.csv: expected at most 32 MiB of rows, found 33\.0 MiB"
-{ head -1 data/prices.csv; awk 'BEGIN { for (i = 0; i < 20001; i++) printf "acloud,x%d,H100,8,r1,10,,,,\n", i }'; } > "$TMP/many.csv"
+{ head -1 data/prices.csv; awk 'BEGIN { for (i = 0; i < 20001; i++) printf "acloud,x%d,H100,8,r1,10,,,,,\n", i }'; } > "$TMP/many.csv"
 gp prices update "$TMP/many.csv"
 expect_rc "20001 offerings more exit 2" 2
 expect_err "the offerings cap is named" "expected a price table of at most 20000 offerings, found 20151 after the merge"
