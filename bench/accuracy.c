@@ -171,9 +171,9 @@ static double cell_double(const struct price_csv_row *row, int col)
  * like GELU).  Nemotron-8B and -22B are left out: their shapes are not
  * published beside the table. */
 static const struct sim_model extra_models[] = {
-	{ "gpt3-5b", 24, 4096, 32, 32, 16384, 51200, 2048, SIM_MLP_GELU, 1, 0, 0 },
-	{ "gpt3-20b", 44, 6144, 48, 48, 24576, 51200, 2048, SIM_MLP_GELU, 1, 0, 0 },
-	{ "nemotron-340b", 96, 18432, 96, 8, 73728, 256000, 4096, SIM_MLP_GELU, 0, 0, 0 },
+	{ .name = "gpt3-5b", .layers = 24, .hidden = 4096, .heads = 32, .kv_heads = 32, .ffn = 16384, .vocab = 51200, .seq = 2048, .mlp = SIM_MLP_GELU, .tied_embeddings = 1, .gbs = 0, .published_params = 0 },
+	{ .name = "gpt3-20b", .layers = 44, .hidden = 6144, .heads = 48, .kv_heads = 48, .ffn = 24576, .vocab = 51200, .seq = 2048, .mlp = SIM_MLP_GELU, .tied_embeddings = 1, .gbs = 0, .published_params = 0 },
+	{ .name = "nemotron-340b", .layers = 96, .hidden = 18432, .heads = 96, .kv_heads = 8, .ffn = 73728, .vocab = 256000, .seq = 4096, .mlp = SIM_MLP_GELU, .tied_embeddings = 0, .gbs = 0, .published_params = 0 },
 };
 
 /* Finds the model a row names ("LLAMA2-7B", "GPT3-175B", "MPT-30B") in
