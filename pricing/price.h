@@ -34,12 +34,21 @@ struct price_gpu {
 	 * 0: bf16_flops_per_s. */
 	double mfu_flops_per_s;
 	double fp8_flops_per_s;         /* dense fp8 peak; 0 = none or unknown */
+	/* Dense peaks of the OCP microscaling formats (MXFP8: 8-bit elements
+	 * with an 8-bit scale per 32; NVFP4: 4-bit elements with an fp8 scale
+	 * per 16, NVIDIA Blackwell); 0 = none or unknown. */
+	double mxfp8_flops_per_s;
+	double nvfp4_flops_per_s;
 	double tf32_flops_per_s;
 	double fp32_flops_per_s;
 	char intra_link[PRICE_NAME_MAX];/* "NVLink 4", "PCIe Gen4 x16", ... */
 	double intra_bytes_per_s;       /* per GPU, one direction; 0 unknown */
 	int nvlink;                     /* 1 when the intra-node link is NVLink/XGMI */
 	int p2p;                        /* 1 when documented to work; 0 no or unknown */
+	/* GPUs that share one NVLink (or XGMI) switch domain at
+	 * intra_bytes_per_s: 8 on an HGX board, 72 in a GB200/GB300 NVL72 rack
+	 * of 18 nodes x 4 GPUs; 0 = the node (gpus_per_node of the offering). */
+	int nvlink_domain;
 	double tdp_w;                   /* board power; 0 unknown */
 	/* The smallest GEMM dimension at which the simulator's efficiency
 	 * curve reaches half its maximum (simulator/sim_internal.h); set by a
@@ -73,6 +82,7 @@ struct price_gpu {
 #define PRICE_GPUS_PER_NODE_MAX 4096   /* gpus_per_node: 1 to this */
 #define PRICE_USD_PER_HOUR_MAX 1e5     /* a node's price: > 0, at most this */
 #define PRICE_GBPS_MAX 1e5             /* inter_node_gbps: 0 to this, Gbit/s */
+#define PRICE_MAX_NVLINK_DOMAIN 65536 /* nvlink_domain: GPUs, 0 (the node) to this */
 #define PRICE_MAX_NODES_MAX 1000000    /* max_nodes: 0 (not stated) to this */
 /* What an update may hold: a file of at most this many bytes, merged
  * into a table of at most this many offerings (every command reads it). */
@@ -92,6 +102,10 @@ struct price_offering {
 	double inter_node_bytes_per_s;      /* per node, one direction; 0: no
 					     * cluster network (one node only) */
 	int max_nodes;                      /* the row's own capacity; 0 = not stated */
+	/* GPUs of this offering that share one NVLink domain as it is sold
+	 * (72 for a GB200 NVL72 rack rented whole, 4 for one GB200 tray
+	 * rented alone); 0 = not stated (price_nvlink_domain). */
+	int nvlink_domain;
 	char version[PRICE_NAME_MAX * 2];   /* catalog version or date */
 	/* The date the source states for the prices, "YYYY-MM-DD"; "" not
 	 * stated (price_offering_age_days says how old). */
@@ -189,6 +203,11 @@ double price_offering_usd_per_hour(const struct price_offering *o, int spot);
  * today, or PRICE_AGE_UNKNOWN when d is empty or not a date. */
 #define PRICE_AGE_UNKNOWN (-1000000L)
 long price_date_age_days(const char *d, long today);
+
+/* GPUs that share one NVLink domain on offering o of GPU g: o's own
+ * figure, else g's (a GB200's NVL72 rack), else one node; never fewer
+ * than a node's GPUs. */
+int price_nvlink_domain(const struct price_offering *o, const struct price_gpu *g);
 
 /* What bounds the nodes of one offering (price_offering_node_limit). */
 enum price_limit {

@@ -416,6 +416,13 @@ static void apply_quota(const struct price_offering *o, struct price_node_limit 
 	}
 }
 
+int price_nvlink_domain(const struct price_offering *o, const struct price_gpu *g)
+{
+	int d = o->nvlink_domain > 0 ? o->nvlink_domain : g ? g->nvlink_domain : 0;
+
+	return d > o->gpus_per_node ? d : o->gpus_per_node;
+}
+
 void price_offering_node_limit(const struct price_offering *o, int spot,
 			       struct price_node_limit *out)
 {
