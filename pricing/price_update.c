@@ -89,27 +89,6 @@ static int exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static enum rc mkdir_p(const char *dir)
-{
-	char tmp[1024];
-	size_t n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(tmp))
-		return RC_ERR;
-	memcpy(tmp, dir, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (tmp[i] != '/' && tmp[i] != '\0')
-			continue;
-		tmp[i] = '\0';
-		if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-			gp_error("%s: cannot create directory: %s", tmp, strerror(errno));
-			return RC_ERR;
-		}
-		tmp[i] = dir[i];
-	}
-	return RC_OK;
-}
-
 static enum rc write_all(int fd, const char *path, const char *s, size_t n)
 {
 	while (n > 0) {
@@ -369,7 +348,7 @@ void price_store_unlock(int lock)
 
 enum rc price_store_lock(const struct price_store *s, int *lock)
 {
-	enum rc rc = mkdir_p(s->dir);
+	enum rc rc = gp_mkdir_p(s->dir);
 
 	*lock = -1;
 	if (rc != RC_OK)

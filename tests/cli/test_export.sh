@@ -230,11 +230,11 @@ plan_val() { python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print(
 if ! python3 -c 'import yaml' 2>/dev/null; then
 	echo "skip - skypilot: python3 has no yaml module to read the task (make deps)"
 else
-# the README's job, under Megatron-LM
+# make run's job (README.md), under Megatron-LM
 gp plan --model llama3-70b --tokens 1T --budget 2.5M -o "$TMP/sky-mg.json" -q
-expect_rc "plan: the README's job for megatron" 0
+expect_rc "plan: make run's job for megatron" 0
 gp export "$TMP/sky-mg.json" --format skypilot -o "$TMP/sky-mg.yaml"
-expect_rc "export skypilot: the README's plan exits 0" 0
+expect_rc "export skypilot: make run's plan exits 0" 0
 sky_valid "export skypilot: megatron task is valid" "$TMP/sky-mg.yaml"
 sed 's/^  use_spot:/  use_spott:/' "$TMP/sky-mg.yaml" >"$TMP/sky-typo.yaml"
 sky_invalid "skypilot validators reject a misspelt use_spot" "$TMP/sky-typo.yaml"
@@ -482,8 +482,8 @@ PY
 done
 # the whole-run time a partition would refuse is not asked for: a day a job
 grep -q '^#SBATCH --time=1-00:00:00$' "$TMP/f-llama3-70b.slurm.sh" \
-	&& pass "slurm: the README job runs in jobs of a day" \
-	|| fail "slurm: the README job runs in jobs of a day" "$(grep -- --time "$TMP/f-llama3-70b.slurm.sh")"
+	&& pass "slurm: make run's job runs in jobs of a day" \
+	|| fail "slurm: make run's job runs in jobs of a day" "$(grep -- --time "$TMP/f-llama3-70b.slurm.sh")"
 grep -q 'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)' "$TMP/f-llama3-70b.slurm.sh" \
 	&& pass "slurm: MASTER_ADDR from the allocation's first node" \
 	|| fail "slurm: MASTER_ADDR from the allocation's first node" "no scontrol line"
