@@ -29,6 +29,13 @@ void price_err(struct price_errs *e, int line, int col, const char *fmt, ...)
 /* Prints how many errors were not shown, if any. */
 void price_errs_finish(const struct price_errs *e);
 
+/* Reads the nvlink_domain cell at col of row (gpus.csv's and prices.csv's
+ * alike): a whole number of GPUs from 0 to PRICE_MAX_NVLINK_DOMAIN, "" or
+ * an absent column (col < 0) being 0 (not stated).  Returns 0, or -1
+ * after one message; *out is 0 then. */
+int price_cell_nvlink_domain(struct price_errs *e, const struct price_csv_row *row, int col,
+			     int *out);
+
 /* One offering read from an input file, with where it came from. */
 struct price_row {
 	struct price_offering o;
@@ -40,7 +47,7 @@ struct price_row {
 /* Which optional gpuplan columns the file had: an absent column leaves the
  * stored value alone when merging, a present one replaces it. */
 struct price_cols_present {
-	int spot, inter_node, max_nodes, version, price_date;
+	int spot, inter_node, max_nodes, version, price_date, nvlink_domain;
 };
 
 struct price_rows {

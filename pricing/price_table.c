@@ -329,7 +329,7 @@ static void push(struct price_rows *out, size_t *cap, const struct price_row *ro
 static const char *const gpuplan_columns[] = {
 	"provider", "instance_type", "gpu", "gpus_per_node", "gpus_per_instance", "region",
 	"on_demand_usd_per_hour", "spot_usd_per_hour", "inter_node_gbps", "max_nodes",
-	"catalog_version", "catalog_version_or_date", "price_date",
+	"catalog_version", "catalog_version_or_date", "price_date", "nvlink_domain",
 };
 
 static int unknown_columns(struct reader *r)
@@ -341,7 +341,7 @@ static int unknown_columns(struct reader *r)
 						   GP_ARRAY_LEN(gpuplan_columns), c, why,
 						   sizeof(why))) >= 0; c++) {
 		price_err(&r->e, r->csv->header.line, c + 1,
-			  "expected each of gpuplan's price columns (provider, instance_type, gpu, gpus_per_node, region, on_demand_usd_per_hour, spot_usd_per_hour, inter_node_gbps, max_nodes, catalog_version, price_date) once, %s",
+			  "expected each of gpuplan's price columns (provider, instance_type, gpu, gpus_per_node, region, on_demand_usd_per_hour, spot_usd_per_hour, inter_node_gbps, max_nodes, catalog_version, price_date, nvlink_domain) once, %s",
 			  why);
 		bad = -1;
 	}
@@ -363,6 +363,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 	int c_max = price_csv_col(csv, "max_nodes");
 	int c_ver = col2(csv, "catalog_version", "catalog_version_or_date");
 	int c_date = price_csv_col(csv, "price_date");
+	int c_dom = price_csv_col(csv, "nvlink_domain");
 	size_t cap = 0;
 	int bad = 0;
 
@@ -386,6 +387,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 	out->has.max_nodes = c_max >= 0;
 	out->has.version = c_ver >= 0;
 	out->has.price_date = c_date >= 0;
+	out->has.nvlink_domain = c_dom >= 0;
 
 	for (size_t i = 0; i < csv->n_rows; i++) {
 		struct price_row row;
@@ -425,6 +427,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 		if (c_ver >= 0)
 			rd_text(r, c_ver, 0, 0, o->version, sizeof(o->version));
 		rd_date(r, c_date, o->price_date);
+		price_cell_nvlink_domain(&r->e, r->row, c_dom, &o->nvlink_domain);
 		if (r->e.n == errs)
 			push(out, &cap, &row);
 	}
@@ -1139,7 +1142,12 @@ static void row_append(struct price_line *b, const struct price_offering *o)
 		num[0] = '\0';
 	price_csv_append(b, num, 0);
 	price_csv_append(b, o->version, 0);
-	price_csv_append(b, o->price_date, 1);
+	price_csv_append(b, o->price_date, 0);
+	if (o->nvlink_domain > 0)
+		snprintf(num, sizeof(num), "%d", o->nvlink_domain);
+	else
+		num[0] = '\0';
+	price_csv_append(b, num, 1);
 }
 
 /* The table's text: first_line (may be NULL) and a newline, the header,
@@ -1149,7 +1157,7 @@ static char *table_text(const char *first_line, const struct price_offering *off
 {
 	static const char header[] =
 		"provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour,"
-		"spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version,price_date\n";
+		"spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version,price_date,nvlink_domain\n";
 	size_t first = first_line ? strlen(first_line) + 1 : 0;
 	struct price_line b = { NULL, 0, 0 };
 

@@ -551,8 +551,9 @@ static int merge_row(struct merge *m, const struct price_row *row,
 		priced |= num_change(m, o, "spot_usd_per_hour", &o->spot_usd_per_hour,
 				     in->spot_usd_per_hour);
 	changed |= priced;
-	/* An empty network, availability or version cell means "not stated"
-	 * and keeps what is stored; an empty price means "not offered". */
+	/* An empty network, availability, NVLink domain or version cell means
+	 * "not stated" and keeps what is stored; an empty price means "not
+	 * offered". */
 	if (has->inter_node && in->inter_node_bytes_per_s > 0) {
 		gbps_text(a, sizeof(a), o->inter_node_bytes_per_s);
 		gbps_text(b, sizeof(b), in->inter_node_bytes_per_s);
@@ -567,6 +568,14 @@ static int merge_row(struct merge *m, const struct price_row *row,
 		if (strcmp(a, b) != 0) {
 			changed |= text_change(m, o, "max_nodes", a, sizeof(a), b);
 			o->max_nodes = in->max_nodes;
+		}
+	}
+	if (has->nvlink_domain && in->nvlink_domain > 0) {
+		int_text(a, sizeof(a), o->nvlink_domain);
+		int_text(b, sizeof(b), in->nvlink_domain);
+		if (strcmp(a, b) != 0) {
+			changed |= text_change(m, o, "nvlink_domain", a, sizeof(a), b);
+			o->nvlink_domain = in->nvlink_domain;
 		}
 	}
 	if (has->version && in->version[0])
