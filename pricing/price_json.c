@@ -149,6 +149,8 @@ char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
 			price_offering_node_limit(of, spot, &l);
 			cJSON_AddNumberToObject(o, "node_limit", l.nodes);
 			cJSON_AddStringToObject(o, "node_limit_by", price_limit_str(l.why));
+			/* nodes are rented in whole units of this many */
+			cJSON_AddNumberToObject(o, "node_multiple", l.multiple);
 		}
 		cJSON_AddStringToObject(o, "catalog_version", of->version);
 		{

@@ -111,6 +111,7 @@ struct reader {
 	struct price_errs e;
 	const struct price_csv *csv;
 	const struct price_csv_row *row;
+	enum price_read_mode mode;
 };
 
 static const char *colname(const struct reader *r, int col)
@@ -417,7 +418,8 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 		rd_text(r, c_region, 1, 1, o->region, sizeof(o->region));
 		rd_price(r, c_od, 0, &o->on_demand_usd_per_hour);
 		rd_price(r, c_spot, 0, &o->spot_usd_per_hour);
-		if (r->e.n == errs && o->on_demand_usd_per_hour < 0 && o->spot_usd_per_hour < 0)
+		if (r->e.n == errs && o->on_demand_usd_per_hour < 0 && o->spot_usd_per_hour < 0 &&
+		    r->mode != PRICE_READ_SHIPPED)
 			price_err(&r->e, row.line, (c_od >= 0 ? c_od : c_spot) + 1,
 				  "expected a price in on_demand_usd_per_hour or spot_usd_per_hour, found both empty");
 		rd_nonneg(r, c_net, PRICE_GBPS_MAX, &gbps);
@@ -702,7 +704,7 @@ static void fold_keys(struct reader *r, struct price_rows *rows, struct price_up
 }
 
 enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpus,
-			size_t n_gpus, const char *provider, int skypilot_ok,
+			size_t n_gpus, const char *provider, enum price_read_mode mode,
 			struct price_rows *out, struct price_update_report *rep)
 {
 	struct price_update_report scratch;
@@ -717,6 +719,7 @@ enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpu
 	}
 	r.e.path = csv->path;
 	r.csv = csv;
+	r.mode = mode;
 	if (csv->header.n == 0) {
 		price_err(&r.e, 1, 1, "expected a header row naming the price columns, found an empty file");
 		return RC_INPUT;
@@ -724,7 +727,7 @@ enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpu
 	skypilot = price_csv_col(csv, "InstanceType") >= 0;
 	rep->skypilot = skypilot;
 	rep->rows_read = csv->n_rows;
-	if (skypilot && !skypilot_ok) {
+	if (skypilot && mode != PRICE_READ_UPDATE) {
 		price_err(&r.e, csv->header.line, 1,
 			  "expected gpuplan's columns (provider, instance_type, gpu, ...), found SkyPilot's (InstanceType, ...); import it with 'gpuplan prices update FILE --provider P'");
 		return RC_INPUT;
@@ -934,7 +937,8 @@ enum rc price_quota_table_read(const char *path, const struct price_gpu *gpus, s
 }
 
 /* Reads the rows of csv (gpuplan's columns only) into a new array,
- * marking each .user when user, and releases csv. */
+ * marking each .user when user (the user's table; else the shipped one),
+ * and releases csv. */
 static enum rc csv_offers(struct price_csv *csv, const struct price_gpu *gpus, size_t n_gpus,
 			  int user, struct price_offering **out, size_t *n)
 {
@@ -943,7 +947,8 @@ static enum rc csv_offers(struct price_csv *csv, const struct price_gpu *gpus, s
 	enum rc rc;
 
 	memset(&rep, 0, sizeof(rep));
-	rc = price_rows_read(csv, gpus, n_gpus, NULL, 0, &rows, &rep);
+	rc = price_rows_read(csv, gpus, n_gpus, NULL, user ? PRICE_READ_TABLE : PRICE_READ_SHIPPED,
+			     &rows, &rep);
 	price_csv_release(csv);
 	if (rc != RC_OK)
 		return rc;

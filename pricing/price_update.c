@@ -811,7 +811,7 @@ enum rc price_update(const char *file, const struct price_opts *o,
 	rc = price_update_file_load(file, &csv);
 	if (rc != RC_OK)
 		goto out;
-	rc = price_rows_read(&csv, gpus, n_gpus, u->provider, 1, &rows, rep);
+	rc = price_rows_read(&csv, gpus, n_gpus, u->provider, PRICE_READ_UPDATE, &rows, rep);
 	price_csv_release(&csv);
 	if (rc != RC_OK)
 		goto out;

@@ -560,6 +560,49 @@ static void test_price_offering_node_limit_rules(void **state)
 		assert_int_equal(l.nodes, 0);
 		o.quota = NULL;
 	}
+	/* Sold in whole units (an 18-node UltraServer, capacity.csv's
+	 * node_multiple): the bound is whole units, the bill rounds up. */
+	{
+		struct price_quota q;
+
+		memset(&q, 0, sizeof(q));
+		o.gpus_per_node = 4;
+		o.capacity_nodes = 36;
+		o.spot_capacity_nodes = 0;
+		o.node_multiple = 18;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.nodes, 36);
+		assert_int_equal(l.multiple, 18);
+		assert_int_equal(l.why, PRICE_LIMIT_CAPACITY);
+		assert_int_equal(price_node_limit_billed(&l, 1), 18);
+		assert_int_equal(price_node_limit_billed(&l, 16), 18);
+		assert_int_equal(price_node_limit_billed(&l, 18), 18);
+		assert_int_equal(price_node_limit_billed(&l, 19), 36);
+		/* spot not stated: one node, less than a unit: not offered */
+		price_offering_node_limit(&o, 1, &l);
+		assert_int_equal(l.nodes, 0);
+		/* a quota of 100 GPUs: 25 nodes, one whole unit of 18 */
+		q.max_gpus = 100;
+		o.quota = &q;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.nodes, 18);
+		assert_int_equal(l.why, PRICE_LIMIT_QUOTA);
+		/* 40 GPUs: 10 nodes, not one unit */
+		q.max_gpus = 40;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.nodes, 0);
+		o.quota = NULL;
+		/* no network: one node, not a unit */
+		o.inter_node_bytes_per_s = 0;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.nodes, 0);
+		assert_int_equal(l.why, PRICE_LIMIT_NETWORK);
+		/* sold one by one: billed as run */
+		o.node_multiple = 0;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.multiple, 1);
+		assert_int_equal(price_node_limit_billed(&l, 1), 1);
+	}
 }
 
 static void test_price_capacities_load(void **state)
@@ -607,6 +650,36 @@ static void test_price_capacities_load(void **state)
 	write_text(dir, "capacity.csv", text);
 	assert_int_equal(price_capacities_load(path, &t), RC_INPUT);
 	assert_null(t.rows);
+
+	/* node_multiple, optional: whole; the bounds whole units of it */
+	snprintf(text, sizeof(text), "provider,instance_prefix,max_nodes,spot_max_nodes,"
+		 "billing_increment_s,min_billing_s,provision_s,source,node_multiple\n"
+		 "aws,p6e-gb200.,36,,1,60,,u,18\naws,*,,,1,60,,b,\n");
+	write_text(dir, "capacity.csv", text);
+	assert_int_equal(price_capacities_load(path, &t), RC_OK);
+	assert_int_equal(t.rows[0].node_multiple, 18);
+	assert_int_equal(t.rows[1].node_multiple, 0);
+	snprintf(o.provider, sizeof(o.provider), "aws");
+	snprintf(o.instance_type, sizeof(o.instance_type), "p6e-gb200.36xlarge");
+	price_offering_set_capacity(&o, price_capacity_find(&t, &o));
+	assert_int_equal(o.node_multiple, 18);
+	price_capacities_release(&t);
+	{
+		static const char *const bad[] = {
+			"aws,x,20,,,,,s,18\n", /* a bound between two units */
+			"aws,x,36,4,,,,s,18\n",
+			"aws,x,36,,,,,s,1.5\n",
+			"aws,x,36,,,,,s,-18\n",
+		};
+
+		for (size_t i = 0; i < GP_ARRAY_LEN(bad); i++) {
+			snprintf(text, sizeof(text), "provider,instance_prefix,max_nodes,"
+				 "spot_max_nodes,billing_increment_s,min_billing_s,provision_s,"
+				 "source,node_multiple\n%s", bad[i]);
+			write_text(dir, "capacity.csv", text);
+			assert_int_equal(price_capacities_load(path, &t), RC_INPUT);
+		}
+	}
 	rm_rf(dir);
 }
 
@@ -659,9 +732,10 @@ static void test_price_catalog_load_shipped(void **state)
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	assert_int_equal(cat.user_table, 0);
 	/* The reference table: 150 rows, aws 65, gcp 31, azure 15, vast 14,
-	 * lambda 13, runpod 12; and three GB200/GB300 racks' trays priced by
-	 * their providers: azure 1, oracle 2. */
-	assert_int_equal(cat.n_offers, 153);
+	 * lambda 13, runpod 12; and four GB200/GB300 racks' trays priced by
+	 * their providers: aws 1 (sold only as capacity blocks), azure 1,
+	 * oracle 2. */
+	assert_int_equal(cat.n_offers, 154);
 	for (size_t i = 0; i < cat.n_offers; i++) {
 		const char *p = cat.offers[i].provider;
 
@@ -674,7 +748,7 @@ static void test_price_catalog_load_shipped(void **state)
 		vast += strcmp(p, "vast") == 0;
 		oracle += strcmp(p, "oracle") == 0;
 	}
-	assert_int_equal(aws, 65);
+	assert_int_equal(aws, 66);
 	assert_int_equal(gcp, 31);
 	assert_int_equal(azure, 16);
 	assert_int_equal(oracle, 2);
@@ -695,6 +769,16 @@ static void test_price_catalog_load_shipped(void **state)
 	assert_near(price_offering_usd_per_gpu_hour(of, 0), 18, 1e-12);
 	assert_int_equal(of->nvlink_domain, 0);
 	assert_int_equal(price_nvlink_domain(of, price_gpu_find(&cat, of->gpu)), 72);
+	/* AWS's P6e-GB200: no on-demand or spot price (capacity blocks only,
+	 * blocks.csv), 4 x 400 Gb/s EFA, UltraServers of 18 nodes with one
+	 * 72-GPU NVLink domain */
+	of = find_offer(&cat, "aws", "p6e-gb200.36xlarge", "us-east-1-dfw-2a");
+	assert_non_null(of);
+	assert_true(of->on_demand_usd_per_hour < 0 && of->spot_usd_per_hour < 0);
+	assert_near(of->inter_node_bytes_per_s, 1600e9 / 8, 1e-12);
+	assert_int_equal(of->nvlink_domain, 72);
+	assert_int_equal(of->node_multiple, 18);
+	assert_int_equal(of->capacity_nodes, 18);
 	/* an HGX board: the node */
 	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
 	assert_int_equal(price_nvlink_domain(of, price_gpu_find(&cat, of->gpu)), 8);
@@ -724,7 +808,7 @@ static void test_price_catalog_load_shipped(void **state)
 		 * row of it the user's; the shipped rows of other keys stay. */
 		assert_int_equal(again.user_legacy, 1);
 		assert_int_equal(again.n_user_offers, 1);
-		assert_int_equal(again.n_offers, 153);
+		assert_int_equal(again.n_offers, 154);
 		assert_string_not_equal(again.digest, cat.digest);
 		price_catalog_release(&again);
 	}
@@ -857,7 +941,7 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(rep.changed, 1);
 	assert_int_equal(rep.unchanged, 1);
 	assert_int_equal(rep.written, 1);
-	assert_int_equal(rep.offers_after, 154);
+	assert_int_equal(rep.offers_after, 155);
 	/* The user's table holds the changed and the added row, not the
 	 * unchanged one nor the 148 shipped rows. */
 	assert_int_equal(rep.user_rows, 2);
@@ -876,7 +960,7 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	assert_int_equal(cat.user_table, 1);
 	assert_int_equal(cat.user_legacy, 0);
-	assert_int_equal(cat.n_offers, 154);
+	assert_int_equal(cat.n_offers, 155);
 	assert_int_equal(cat.n_user_offers, 2);
 	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
 	assert_non_null(of);
@@ -1552,7 +1636,64 @@ static void test_price_data_check_contradictions(void **state)
 	}
 	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
 	assert_int_equal(problems, 2);
+	/* A row with neither price (sold only as a capacity block): read,
+	 * and refused unless a block sells it. */
+	write_text(d, "capacity.csv", cap_header);
+	write_text(d, "prices.csv", HEADER "aws,p6e-gb200.36xlarge,GB200,4,r1,,,1600,,v\n");
+	write_text(d, "blocks.csv", block_header);
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	assert_int_equal(problems, 1);
+	{
+		char text[512];
+
+		snprintf(text, sizeof(text), "%saws,p6e-gb200.,r1,42.328,18,18,1,182,1,7,14,"
+			 "2026-06-09,x\n", block_header);
+		write_text(d, "blocks.csv", text);
+	}
+	assert_int_equal(price_data_check(d, &problems), RC_OK);
 	rm_rf(d);
+}
+
+/* Neither price: allowed in the shipped table only (a capacity-block
+ * offering, checked by price_data_check); the user's table and an update
+ * must price every row. */
+static void test_price_unpriced_rows_shipped_only(void **state)
+{
+	char *share = share_dir(HEADER "aws,p6e-gb200.36xlarge,GB200,4,r1,,,1600,,v\n");
+	char *user = tmp_dir();
+	char file[4096];
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_catalog cat;
+
+	(void)state;
+	price_opts_init(&o);
+	o.data_dir = share;
+	o.user_dir = user;
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_int_equal(cat.n_offers, 1);
+	assert_true(cat.offers[0].on_demand_usd_per_hour < 0);
+	assert_true(price_offering_usd_per_hour(&cat.offers[0], 0) < 0);
+	price_catalog_release(&cat);
+	write_text(user, "prices.csv", PRICE_USER_MARKER "\n" HEADER "aws,x,H100,8,r1,,,,,u\n");
+	assert_int_equal(price_catalog_load(&cat, &o), RC_INPUT);
+	snprintf(file, sizeof(file), "%s/prices.csv", user);
+	assert_int_equal(remove(file), 0);
+	write_text(user, "in.csv", HEADER "aws,x,H100,8,r1,,,,,u\n");
+	snprintf(file, sizeof(file), "%s/in.csv", user);
+	price_update_opts_init(&u);
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_INPUT);
+	/* a price for the shipped row: the user's row, priced */
+	write_text(user, "in.csv", HEADER "aws,p6e-gb200.36xlarge,GB200,4,r1,60,,,,u\n");
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.changed, 1);
+	price_update_report_release(&rep);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_near(cat.offers[0].on_demand_usd_per_hour, 60, 1e-12);
+	price_catalog_release(&cat);
+	rm_rf(share);
+	rm_rf(user);
 }
 
 static void test_price_catalog_load_rejects_bad_user_table(void **state)
@@ -2048,6 +2189,7 @@ int main(void)
 		cmocka_unit_test(test_price_date_column),
 		cmocka_unit_test(test_price_data_check_shipped),
 		cmocka_unit_test(test_price_data_check_contradictions),
+		cmocka_unit_test(test_price_unpriced_rows_shipped_only),
 		cmocka_unit_test(test_price_catalog_load_rejects_bad_user_table),
 		cmocka_unit_test(test_price_quota_update_merges_and_records_history),
 		cmocka_unit_test(test_price_quota_update_bad_rows_leave_table),
