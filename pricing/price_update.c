@@ -499,6 +499,23 @@ static void int_text(char *buf, size_t size, int v)
 		buf[0] = '\0';
 }
 
+/* A count cell of a stored row (max_nodes, nvlink_domain): a stated
+ * value (> 0) replaces *stored and records the change; 0, not stated,
+ * keeps it.  Returns 1 when it changed. */
+static int count_change(struct merge *m, struct price_offering *o, const char *field,
+			int *stored, int value)
+{
+	char a[PRICE_VALUE_MAX], b[PRICE_VALUE_MAX];
+
+	if (value <= 0 || value == *stored)
+		return 0;
+	int_text(a, sizeof(a), *stored);
+	int_text(b, sizeof(b), value);
+	text_change(m, o, field, a, sizeof(a), b);
+	*stored = value;
+	return 1;
+}
+
 /* Merges one incoming row.  Returns 1 when it added or changed a row. */
 static int merge_row(struct merge *m, const struct price_row *row,
 		     const struct price_cols_present *has, const char *version,
@@ -562,22 +579,10 @@ static int merge_row(struct merge *m, const struct price_row *row,
 			o->inter_node_bytes_per_s = in->inter_node_bytes_per_s;
 		}
 	}
-	if (has->max_nodes && in->max_nodes > 0) {
-		int_text(a, sizeof(a), o->max_nodes);
-		int_text(b, sizeof(b), in->max_nodes);
-		if (strcmp(a, b) != 0) {
-			changed |= text_change(m, o, "max_nodes", a, sizeof(a), b);
-			o->max_nodes = in->max_nodes;
-		}
-	}
-	if (has->nvlink_domain && in->nvlink_domain > 0) {
-		int_text(a, sizeof(a), o->nvlink_domain);
-		int_text(b, sizeof(b), in->nvlink_domain);
-		if (strcmp(a, b) != 0) {
-			changed |= text_change(m, o, "nvlink_domain", a, sizeof(a), b);
-			o->nvlink_domain = in->nvlink_domain;
-		}
-	}
+	if (has->max_nodes)
+		changed |= count_change(m, o, "max_nodes", &o->max_nodes, in->max_nodes);
+	if (has->nvlink_domain)
+		changed |= count_change(m, o, "nvlink_domain", &o->nvlink_domain, in->nvlink_domain);
 	if (has->version && in->version[0])
 		changed |= text_change(m, o, "catalog_version", o->version, sizeof(o->version),
 				       in->version);

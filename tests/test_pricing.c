@@ -303,52 +303,45 @@ static void test_price_gpus_load_shipped(void **state)
 
 /* The Blackwell figures of data/SOURCES.md, dense: MXFP8 at the FP8 rate
  * (CUTLASS's tcgen05 table: kind::mxf8f6f4 = kind::f8f6f4), NVFP4 from
- * NVIDIA's sparse | dense pairs; 72 GPUs per NVLink domain in an NVL72
- * rack. */
+ * NVIDIA's sparse | dense pairs (HGX B200 144 | 72 and HGX B300 144 | 108
+ * PFLOPS over 8 GPUs, GB200 NVL72 1,440 | 720 and GB300 NVL72 1,440 |
+ * 1,080 over 72), the other peaks sparse / 2; 72 GPUs per NVLink domain
+ * in an NVL72 rack, an HGX board's the node (0). */
 static void test_price_gpus_load_shipped_blackwell(void **state)
 {
+	static const struct {
+		const char *name;  /* or an alias */
+		double mem_gb, hbm_tb_s, bf16, fp8, mxfp8, nvfp4, tf32, tdp_w;
+		int domain;
+	} want[] = {
+		{ "B200", 180, 8.0, 2250, 4500, 4500, 9000, 1100, 1000, 0 },
+		{ "B300", 288, 7.7, 2250, 4500, 4500, 13500, 1125, 1100, 0 },
+		{ "GB200", 186, 8.0, 2500, 5000, 5000, 10000, 1250, 1200, 72 },
+		{ "gb300-nvl72", 279, 8.0, 2500, 5000, 5000, 15000, 1250, 1400, 72 },
+	};
 	struct price_gpu *gpus;
-	const struct price_gpu *g;
 	size_t n;
-	char why[256];
 
 	(void)state;
 	assert_int_equal(price_gpus_load(TEST_DATA_DIR "/gpus.csv", &gpus, &n), RC_OK);
-	/* HGX B200: FP4 144 | 72 PFLOPS over 8 GPUs */
-	g = price_gpu_lookup(gpus, n, "B200", NULL);
-	assert_non_null(g);
-	assert_near(g->mxfp8_flops_per_s, 4500e12, 1e-12);
-	assert_near(g->nvfp4_flops_per_s, 9000e12, 1e-12);
-	assert_int_equal(g->nvlink_domain, 0);
-	/* B300: NVIDIA's HGX B300 table over 8 GPUs (FP4 144 | 108 PFLOPS), the
-	 * datasheet's bandwidth and power: plannable now */
-	g = price_gpu_lookup(gpus, n, "B300", NULL);
-	assert_non_null(g);
-	assert_true(price_gpu_eligible(g, why, sizeof(why)));
-	assert_near(g->bf16_flops_per_s, 2250e12, 1e-12);
-	assert_near(g->fp8_flops_per_s, 4500e12, 1e-12);
-	assert_near(g->mxfp8_flops_per_s, 4500e12, 1e-12);
-	assert_near(g->nvfp4_flops_per_s, 13500e12, 1e-12);
-	assert_near(g->tf32_flops_per_s, 1125e12, 1e-12);
-	assert_near(g->hbm_bytes_per_s, 7.7e12, 1e-12);
-	assert_near(g->tdp_w, 1100, 1e-12);
-	/* GB200 NVL72: NVFP4 1,440 | 720 PFLOPS over 72 GPUs */
-	g = price_gpu_lookup(gpus, n, "GB200", NULL);
-	assert_non_null(g);
-	assert_near(g->mxfp8_flops_per_s, 5000e12, 1e-12);
-	assert_near(g->nvfp4_flops_per_s, 10000e12, 1e-12);
-	assert_int_equal(g->nvlink_domain, 72);
-	/* GB300 NVL72: FP4 1,440 | 1,080 PFLOPS over 72 GPUs, 279 GB each */
-	g = price_gpu_lookup(gpus, n, "gb300-nvl72", NULL);
-	assert_non_null(g);
-	assert_string_equal(g->name, "GB300");
-	assert_true(price_gpu_eligible(g, why, sizeof(why)));
-	assert_near(g->memory_bytes, 279e9, 1e-12);
-	assert_near(g->bf16_flops_per_s, 2500e12, 1e-12);
-	assert_near(g->fp8_flops_per_s, 5000e12, 1e-12);
-	assert_near(g->nvfp4_flops_per_s, 15000e12, 1e-12);
-	assert_near(g->intra_bytes_per_s, 900e9, 1e-12);
-	assert_int_equal(g->nvlink_domain, 72);
+	for (size_t i = 0; i < GP_ARRAY_LEN(want); i++) {
+		const struct price_gpu *g = price_gpu_lookup(gpus, n, want[i].name, NULL);
+
+		assert_non_null(g);
+		/* B300 and GB300 are plannable (every figure planning needs) */
+		assert_true(price_gpu_eligible(g, NULL, 0));
+		assert_near(g->memory_bytes, want[i].mem_gb * 1e9, 1e-12);
+		assert_near(g->hbm_bytes_per_s, want[i].hbm_tb_s * 1e12, 1e-12);
+		assert_near(g->bf16_flops_per_s, want[i].bf16 * 1e12, 1e-12);
+		assert_near(g->fp8_flops_per_s, want[i].fp8 * 1e12, 1e-12);
+		assert_near(g->mxfp8_flops_per_s, want[i].mxfp8 * 1e12, 1e-12);
+		assert_near(g->nvfp4_flops_per_s, want[i].nvfp4 * 1e12, 1e-12);
+		assert_near(g->tf32_flops_per_s, want[i].tf32 * 1e12, 1e-12);
+		assert_near(g->tdp_w, want[i].tdp_w, 1e-12);
+		assert_near(g->intra_bytes_per_s, 900e9, 1e-12); /* NVLink 5: 1.8 TB/s both ways */
+		assert_int_equal(g->nvlink_domain, want[i].domain);
+	}
+	assert_string_equal(price_gpu_lookup(gpus, n, "gb300-nvl72", NULL)->name, "GB300");
 	free(gpus);
 }
 
