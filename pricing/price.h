@@ -46,8 +46,10 @@ struct price_gpu {
 	int nvlink;                     /* 1 when the intra-node link is NVLink/XGMI */
 	int p2p;                        /* 1 when documented to work; 0 no or unknown */
 	/* GPUs that share one NVLink (or XGMI) switch domain at
-	 * intra_bytes_per_s: 8 on an HGX board, 72 in a GB200/GB300 NVL72 rack
-	 * of 18 nodes x 4 GPUs; 0 = the node (gpus_per_node of the offering). */
+	 * intra_bytes_per_s across nodes: 72 in a GB200/GB300 NVL72 rack of 18
+	 * nodes x 4 GPUs; 0 = the node (gpus_per_node of the offering), as on
+	 * an HGX board of 8, which is one node (data/SOURCES.md: a one-GPU
+	 * slice of a board has no NVLink peers). */
 	int nvlink_domain;
 	double tdp_w;                   /* board power; 0 unknown */
 	/* The smallest GEMM dimension at which the simulator's efficiency
