@@ -100,9 +100,12 @@ static enum rc compare_gpu(const struct plan_cli *pc, const struct plan_cli_data
 	enum rc rc;
 
 	/* Renting means on-demand (and reserved with --reserved) unless the
-	 * user asked for spot. */
+	 * user asked for spot; not a capacity block, paid up front for a
+	 * term (an offering sold only as blocks, AWS's P6e UltraServers, has
+	 * no rent here). */
 	if (rent_opts.filter.spot < 0)
 		rent_opts.filter.spot = 0;
+	rent_opts.blocks = NULL;
 	rc = cheapest(job, &d->cat, &rent_opts, e->gpu, n, &e->rent);
 	if (rc != RC_OK && rc != RC_INFEASIBLE)
 		return rc;

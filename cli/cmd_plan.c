@@ -587,6 +587,12 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		       r->n_answer_rows > 1 ? (r->rows[i].phase == 1 ? " (1a)" : " (1b)") : "",
 		       s->nodes, s->limit.nodes, s->limit.nodes == 1 ? "" : "s",
 		       limit_text(off, sizeof(off), s));
+		if (s->billed_nodes > s->nodes)
+			printf("units: %s rents %s %s in whole units of %d nodes (%s): the plan "
+			       "runs on %d and pays for %d\n", of->provider, of->instance_type,
+			       of->region, s->limit.multiple,
+			       of->capacity_source[0] ? of->capacity_source : "capacity.csv",
+			       s->nodes, s->billed_nodes);
 		if (s->purchase == PRICE_PURCHASE_OWNED)
 			snprintf(inc, sizeof(inc), "owned, not billed");
 		else if (s->purchase == PRICE_PURCHASE_BLOCK)

@@ -251,6 +251,8 @@ struct plan_candidate {
 	enum price_purchase purchase;
 	struct plan_cost_parts costs;
 	int nodes;
+	int billed_nodes;           /* nodes paid for: nodes rounded up to the
+				     * offering's unit (limit.multiple) */
 	struct sim_parallel par;
 	struct sim_cluster cluster;
 	struct sim_result res;

@@ -168,7 +168,14 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 	if (!(per_node >= 0))
 		return -1;
 	c->spot = c->purchase == PRICE_PURCHASE_SPOT;
-	c->usd_per_hour = per_node * c->nodes;
+	if (c->purchase == PRICE_PURCHASE_BLOCK)
+		price_block_node_limit(c->offering, c->block, &c->limit);
+	else
+		price_offering_node_limit(c->offering, c->spot, &c->limit);
+	/* An offering rented in whole units (an UltraServer) is paid for
+	 * whole, however many of its nodes the job runs on. */
+	c->billed_nodes = price_node_limit_billed(&c->limit, c->nodes);
+	c->usd_per_hour = per_node * c->billed_nodes;
 	t = sim_time_to_train_s(&c->res, job->tokens);
 	if (!(t > 0) || !isfinite(t))
 		return -1;
@@ -213,7 +220,8 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 		k->discount = discount;
 		k->term_s = plan_reserved_charged_s(t, months, 1.0);
 		k->charged_s = plan_reserved_charged_s(t, months, o->commitment_share);
-		k->on_demand_cost_usd = t / 3600.0 * c->offering->on_demand_usd_per_hour * c->nodes;
+		k->on_demand_cost_usd = t / 3600.0 * c->offering->on_demand_usd_per_hour *
+					c->billed_nodes;
 		/* Reserved beats on-demand while share x term x (1 - d) < time. */
 		k->breakeven_share = t / (k->term_s * (1.0 - discount));
 	}
@@ -221,10 +229,6 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 	k->storage_usd = plan_storage_cost_usd(k->ckpt_bytes, o->ckpt_keep,
 					       o->storage_usd_per_gb_month, t);
 	c->cost_usd = k->compute_usd + k->storage_usd;
-	if (c->purchase == PRICE_PURCHASE_BLOCK)
-		price_block_node_limit(c->offering, c->block, &c->limit);
-	else
-		price_offering_node_limit(c->offering, c->spot, &c->limit);
 	c->max_nodes_hit = c->nodes >= c->limit.nodes;
 	return 0;
 }

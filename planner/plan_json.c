@@ -66,6 +66,10 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 	cJSON_AddStringToObject(p, "purchase", price_purchase_str(c->purchase));
 	price_date_fields(p, c, o);
 	cJSON_AddNumberToObject(p, "nodes", c->nodes);
+	/* Only where the offering is rented in whole units larger than the
+	 * plan (an UltraServer): the nodes paid for. */
+	if (c->billed_nodes > c->nodes)
+		cJSON_AddNumberToObject(p, "billed_nodes", c->billed_nodes);
 	cJSON_AddNumberToObject(p, "gpus_per_node", c->cluster.gpus_per_node);
 	cJSON_AddNumberToObject(p, "gpus", c->nodes * c->cluster.gpus_per_node);
 	cJSON_AddNumberToObject(p, "tp", c->par.tp);

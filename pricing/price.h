@@ -46,8 +46,10 @@ struct price_gpu {
 	int nvlink;                     /* 1 when the intra-node link is NVLink/XGMI */
 	int p2p;                        /* 1 when documented to work; 0 no or unknown */
 	/* GPUs that share one NVLink (or XGMI) switch domain at
-	 * intra_bytes_per_s: 8 on an HGX board, 72 in a GB200/GB300 NVL72 rack
-	 * of 18 nodes x 4 GPUs; 0 = the node (gpus_per_node of the offering). */
+	 * intra_bytes_per_s across nodes: 72 in a GB200/GB300 NVL72 rack of 18
+	 * nodes x 4 GPUs; 0 = the node (gpus_per_node of the offering), as on
+	 * an HGX board of 8, which is one node (data/SOURCES.md: a one-GPU
+	 * slice of a board has no NVLink peers). */
 	int nvlink_domain;
 	double tdp_w;                   /* board power; 0 unknown */
 	/* The smallest GEMM dimension at which the simulator's efficiency
@@ -114,6 +116,9 @@ struct price_offering {
 	 * see struct price_capacity); 0 = not stated. */
 	int capacity_nodes;                 /* largest cluster sold as one unit */
 	int spot_capacity_nodes;            /* the bound for spot */
+	int node_multiple;                  /* sold in whole multiples of this
+					     * many nodes (an UltraServer, a
+					     * rack rented whole); 0 = any count */
 	double billing_increment_s;         /* billed in whole increments of this */
 	double min_billing_s;               /* at least this much is billed */
 	double provision_s;                 /* request to running nodes */
@@ -224,6 +229,8 @@ struct price_node_limit {
 	int nodes;                /* at most this many; 0: not offered */
 	enum price_limit why;
 	int quota_gpus;           /* PRICE_LIMIT_QUOTA: the quota's GPUs */
+	int multiple;             /* nodes are rented (and billed) in whole
+				   * units of this many; 1: one by one */
 };
 
 /* The most nodes of offering o one job may rent, on demand (spot 0) or
@@ -234,10 +241,17 @@ struct price_node_limit {
  * spot_capacity_nodes (not stated: one node).  Hardware the user owns is
  * bounded by its machines.  Last, the user's quota (o->quota), in whole
  * nodes of its GPUs, bounds what is left; it may leave 0 nodes (not
- * offered).  An empty figure never lifts a bound: it makes the offering
- * do less. */
+ * offered).  Where the offering is rented only in whole units of several
+ * nodes (o->node_multiple from capacity.csv: an UltraServer, a rack),
+ * out->multiple is that unit and the bound is rounded down to whole units,
+ * which may leave 0.  An empty figure never lifts a bound: it makes the
+ * offering do less. */
 void price_offering_node_limit(const struct price_offering *o, int spot,
 			       struct price_node_limit *out);
+/* The nodes a plan that runs on nodes nodes pays for under l: nodes
+ * rounded up to whole units of l->multiple (16 nodes of an 18-node
+ * UltraServer pay for 18). */
+int price_node_limit_billed(const struct price_node_limit *l, int nodes);
 /* "no cluster network", "capacity not stated", "capacity", "spot capacity", "quota",
  * "capacity block" ("none" for NONE). */
 const char *price_limit_str(enum price_limit l);
@@ -565,6 +579,8 @@ struct price_capacity {
 	char instance_prefix[PRICE_NAME_MAX];
 	int max_nodes;                      /* largest cluster sold as one unit */
 	int spot_max_nodes;                 /* the bound gpuplan plans spot with */
+	int node_multiple;                  /* nodes sold in whole multiples of
+					     * this; 0 = any count */
 	double billing_increment_s;
 	double min_billing_s;
 	double provision_s;
@@ -578,7 +594,9 @@ struct price_capacities {
 
 /* Loads capacity.csv (columns provider, instance_prefix, max_nodes,
  * spot_max_nodes, billing_increment_s, min_billing_s, provision_s,
- * source; empty numbers are "not stated").  Returns RC_OK, RC_INPUT (one
+ * source, and the optional node_multiple; empty numbers are "not
+ * stated"; max_nodes and spot_max_nodes must be whole multiples of
+ * node_multiple).  Returns RC_OK, RC_INPUT (one
  * "path:line:col: ..." line per bad cell) or RC_ERR (unreadable).
  * Release with price_capacities_release(). */
 enum rc price_capacities_load(const char *path, struct price_capacities *out);
@@ -642,7 +660,8 @@ double price_block_billed_s(const struct price_block *b, double run_s);
 /* The most nodes of offering o one job may rent as block b, and what
  * bounds it, as price_offering_node_limit does for on-demand: no cluster
  * network makes one node, else b->max_nodes (PRICE_LIMIT_BLOCK); the
- * user's quota bounds what is left. */
+ * user's quota bounds what is left, and o's unit (node_multiple) rounds
+ * it down as there. */
 void price_block_node_limit(const struct price_offering *o, const struct price_block *b,
 			    struct price_node_limit *out);
 

@@ -260,7 +260,7 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 					       "min_billing_s", "provision_s", "source" };
 	struct price_errs e = { path, 0 };
 	struct price_csv csv;
-	int col[K_N];
+	int col[K_N], c_mult;
 	size_t k = 0;
 	enum rc rc;
 
@@ -272,6 +272,7 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 		price_csv_release(&csv);
 		return RC_INPUT;
 	}
+	c_mult = price_csv_col(&csv, "node_multiple");
 	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
 	for (size_t i = 0; i < csv.n_rows; i++) {
 		const struct price_csv_row *row = &csv.rows[i];
@@ -283,6 +284,8 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 				 sizeof(c->instance_prefix), 1);
 		bad |= need_count(&e, &csv, row, col[K_MAX], 1000000, &c->max_nodes);
 		bad |= need_count(&e, &csv, row, col[K_SPOT_MAX], 1000000, &c->spot_max_nodes);
+		if (c_mult >= 0)
+			bad |= need_count(&e, &csv, row, c_mult, 1000000, &c->node_multiple);
 		/* Billing and provisioning: at most a year, the longest
 		 * term anyone sells by the increment. */
 		bad |= need_number(&e, &csv, row, col[K_INCREMENT], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
@@ -298,6 +301,18 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 			price_err(&e, row->line, col[K_SPOT_MAX] + 1,
 				  "spot_max_nodes: expected at most max_nodes (%d), found %d",
 				  c->max_nodes, c->spot_max_nodes);
+			continue;
+		}
+		/* A bound between two whole units would be rounded down
+		 * unseen: say so here instead. */
+		if (c->node_multiple > 1 && (c->max_nodes % c->node_multiple ||
+					     c->spot_max_nodes % c->node_multiple)) {
+			int spot = c->max_nodes % c->node_multiple == 0;
+
+			price_err(&e, row->line, col[spot ? K_SPOT_MAX : K_MAX] + 1,
+				  "%s: expected a whole multiple of node_multiple (%d), found %d",
+				  spot ? "spot_max_nodes" : "max_nodes", c->node_multiple,
+				  spot ? c->spot_max_nodes : c->max_nodes);
 			continue;
 		}
 		for (size_t j = 0; j < k; j++)
@@ -354,6 +369,7 @@ void price_offering_set_capacity(struct price_offering *o, const struct price_ca
 {
 	o->capacity_nodes = c ? c->max_nodes : 0;
 	o->spot_capacity_nodes = c ? c->spot_max_nodes : 0;
+	o->node_multiple = c ? c->node_multiple : 0;
 	o->billing_increment_s = c ? c->billing_increment_s : 0;
 	o->min_billing_s = c ? c->min_billing_s : 0;
 	o->provision_s = c ? c->provision_s : 0;
@@ -401,19 +417,31 @@ static void own_limit(const struct price_offering *o, int spot, struct price_nod
 	}
 }
 
-/* The quota bounds whatever the offering's own figures allowed. */
-static void apply_quota(const struct price_offering *o, struct price_node_limit *out)
+/* The quota bounds whatever the offering's own figures allowed; then the
+ * count is rounded down to whole units of the offering's node_multiple
+ * (an UltraServer of 18 nodes is rented whole or not at all; a plan may
+ * run on fewer of its nodes, price_node_limit_billed). */
+static void apply_quota_and_unit(const struct price_offering *o, struct price_node_limit *out)
 {
 	int q;
 
-	if (!o->quota || o->gpus_per_node < 1)
-		return;
-	q = o->quota->max_gpus / o->gpus_per_node;
-	if (q < out->nodes) {
-		out->nodes = q;
-		out->why = PRICE_LIMIT_QUOTA;
-		out->quota_gpus = o->quota->max_gpus;
+	out->multiple = o->node_multiple > 1 ? o->node_multiple : 1;
+	if (o->quota && o->gpus_per_node >= 1) {
+		q = o->quota->max_gpus / o->gpus_per_node;
+		if (q < out->nodes) {
+			out->nodes = q;
+			out->why = PRICE_LIMIT_QUOTA;
+			out->quota_gpus = o->quota->max_gpus;
+		}
 	}
+	out->nodes -= out->nodes % out->multiple;
+}
+
+int price_node_limit_billed(const struct price_node_limit *l, int nodes)
+{
+	int m = l->multiple > 1 ? l->multiple : 1;
+
+	return (nodes + m - 1) / m * m;
 }
 
 int price_nvlink_domain(const struct price_offering *o, const struct price_gpu *g)
@@ -427,7 +455,7 @@ void price_offering_node_limit(const struct price_offering *o, int spot,
 			       struct price_node_limit *out)
 {
 	own_limit(o, spot, out);
-	apply_quota(o, out);
+	apply_quota_and_unit(o, out);
 }
 
 /* ---- blocks.csv ------------------------------------------------------------ */
@@ -602,7 +630,7 @@ void price_block_node_limit(const struct price_offering *o, const struct price_b
 		out->nodes = b->max_nodes;
 		out->why = PRICE_LIMIT_BLOCK;
 	}
-	apply_quota(o, out);
+	apply_quota_and_unit(o, out);
 }
 
 /* ---- hardware.csv ---------------------------------------------------------- */

@@ -196,6 +196,27 @@ static int cell_number(struct price_errs *e, const struct price_csv *csv,
 	return 0;
 }
 
+int price_cell_nvlink_domain(struct price_errs *e, const struct price_csv_row *row, int col,
+			     int *out)
+{
+	const char *s = price_csv_get(row, col);
+	char esc[96];
+	double v;
+
+	*out = 0;
+	if (col < 0 || !*s)
+		return 0;
+	if (unit_parse_double(s, &v) != RC_OK || v < 0 || v > PRICE_MAX_NVLINK_DOMAIN ||
+	    v != floor(v)) {
+		price_err(e, row->line, col + 1,
+			  "nvlink_domain: expected a whole number of GPUs from 0 to %d or an empty cell, found '%s'",
+			  PRICE_MAX_NVLINK_DOMAIN, gp_term_escape(esc, sizeof(esc), s));
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
 static int cell_flag(struct price_errs *e, const struct price_csv *csv,
 		     const struct price_csv_row *row, int col, int *out)
 {
@@ -283,15 +304,7 @@ static int gpu_row(struct price_errs *e, const struct price_csv *csv, const stru
 	g->intra_bytes_per_s = price_bidir_gb_to_bytes_per_s(v);
 	bad |= cell_flag(e, csv, row, c->nvlink, &g->nvlink);
 	bad |= cell_flag(e, csv, row, c->p2p, &g->p2p);
-	bad |= cell_number(e, csv, row, c->domain, &v);
-	if (v > PRICE_MAX_NVLINK_DOMAIN || v != floor(v)) {
-		price_err(e, row->line, c->domain + 1,
-			  "nvlink_domain: expected a whole number of GPUs 0..%d, found '%s'",
-			  PRICE_MAX_NVLINK_DOMAIN, price_csv_get(row, c->domain));
-		bad = 1;
-	} else {
-		g->nvlink_domain = (int)v;
-	}
+	bad |= price_cell_nvlink_domain(e, row, c->domain, &g->nvlink_domain);
 	bad |= cell_number(e, csv, row, c->tdp, &g->tdp_w);
 	return bad ? -1 : 0;
 }

@@ -478,6 +478,23 @@ static void int_text(char *buf, size_t size, int v)
 		buf[0] = '\0';
 }
 
+/* A count cell of a stored row (max_nodes, nvlink_domain): a stated
+ * value (> 0) replaces *stored and records the change; 0, not stated,
+ * keeps it.  Returns 1 when it changed. */
+static int count_change(struct merge *m, struct price_offering *o, const char *field,
+			int *stored, int value)
+{
+	char a[PRICE_VALUE_MAX], b[PRICE_VALUE_MAX];
+
+	if (value <= 0 || value == *stored)
+		return 0;
+	int_text(a, sizeof(a), *stored);
+	int_text(b, sizeof(b), value);
+	text_change(m, o, field, a, sizeof(a), b);
+	*stored = value;
+	return 1;
+}
+
 /* Merges one incoming row.  Returns 1 when it added or changed a row. */
 static int merge_row(struct merge *m, const struct price_row *row,
 		     const struct price_cols_present *has, const char *version,
@@ -530,8 +547,9 @@ static int merge_row(struct merge *m, const struct price_row *row,
 		priced |= num_change(m, o, "spot_usd_per_hour", &o->spot_usd_per_hour,
 				     in->spot_usd_per_hour);
 	changed |= priced;
-	/* An empty network, availability or version cell means "not stated"
-	 * and keeps what is stored; an empty price means "not offered". */
+	/* An empty network, availability, NVLink domain or version cell means
+	 * "not stated" and keeps what is stored; an empty price means "not
+	 * offered". */
 	if (has->inter_node && in->inter_node_bytes_per_s > 0) {
 		gbps_text(a, sizeof(a), o->inter_node_bytes_per_s);
 		gbps_text(b, sizeof(b), in->inter_node_bytes_per_s);
@@ -540,14 +558,10 @@ static int merge_row(struct merge *m, const struct price_row *row,
 			o->inter_node_bytes_per_s = in->inter_node_bytes_per_s;
 		}
 	}
-	if (has->max_nodes && in->max_nodes > 0) {
-		int_text(a, sizeof(a), o->max_nodes);
-		int_text(b, sizeof(b), in->max_nodes);
-		if (strcmp(a, b) != 0) {
-			changed |= text_change(m, o, "max_nodes", a, sizeof(a), b);
-			o->max_nodes = in->max_nodes;
-		}
-	}
+	if (has->max_nodes)
+		changed |= count_change(m, o, "max_nodes", &o->max_nodes, in->max_nodes);
+	if (has->nvlink_domain)
+		changed |= count_change(m, o, "nvlink_domain", &o->nvlink_domain, in->nvlink_domain);
 	if (has->version && in->version[0])
 		changed |= text_change(m, o, "catalog_version", o->version, sizeof(o->version),
 				       in->version);
@@ -781,7 +795,7 @@ enum rc price_update(const char *file, const struct price_opts *o,
 	rc = price_update_file_load(file, &csv);
 	if (rc != RC_OK)
 		goto out;
-	rc = price_rows_read(&csv, gpus, n_gpus, u->provider, 1, &rows, rep);
+	rc = price_rows_read(&csv, gpus, n_gpus, u->provider, PRICE_READ_UPDATE, &rows, rep);
 	price_csv_release(&csv);
 	if (rc != RC_OK)
 		goto out;

@@ -251,8 +251,11 @@ sky_agrees() {
 	gpn=$(plan_val "$2" "p['cluster']['gpus_per_node']")
 	same "$1: num_nodes is the plan's nodes" "$(st get "$3" num_nodes)" \
 		"$(plan_val "$2" "p['cluster']['nodes']")"
+	# the plans are Blackwell's (B200, B300), which SkyPilot names as
+	# gpus.csv does
 	same "$1: one accelerator, the plan's GPUs per node" \
-		"$(st get "$3" resources accelerators)" "{\"B200\": $gpn}"
+		"$(st get "$3" resources accelerators)" \
+		"{\"$(plan_val "$2" "p['cluster']['gpu']['name']")\": $gpn}"
 	same "$1: cloud is the offering's" "$(st get "$3" resources cloud)" \
 		"$(plan_val "$2" "json.dumps(p['offering']['provider'])")"
 	same "$1: region is the offering's" "$(st get "$3" resources region)" \
@@ -500,7 +503,8 @@ if [ -n "${MEGATRON_LM:-}" ]; then
 fi
 # DeepSpeed: CP refused in one line; activation partitioning and the
 # contiguous buffer together or not at all
-gp export "$TMP/f-llama3-70b.json" --format deepspeed
+gp simulate --model llama3-8b --gpu H100 --gpus 16 --cp 2 -o "$TMP/cp2.json" -q
+gp export "$TMP/cp2.json" --format deepspeed
 expect_rc "deepspeed: a CP plan exits 2" 2
 expect_err_lines "deepspeed: one error line for CP" 1
 expect_err "deepspeed: the error names cp" "^error: plan: \.parallel\.cp: expected 1 for DeepSpeed"
