@@ -277,7 +277,8 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
  * step_time_s; every figure finite).  Requires sim_check() == RC_OK.
  * Allocates nothing and keeps no state, so it may run on many threads.
  * The models, their papers and equations are cited in simulator/sim.c,
- * sim_comm.c and sim_memory.c; the default constants in sim_internal.h. */
+ * sim_comm.c, sim_memory.c and sim_shape.c; the default constants in
+ * sim_internal.h. */
 void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	      const struct sim_cluster *c, struct sim_result *out);
 

@@ -1,6 +1,9 @@
 /*
  * sim_internal.h - pieces of the analytic model shared by sim.c,
- * sim_comm.c and sim_memory.c, and exposed to the simulator's tests.
+ * sim_comm.c, sim_memory.c and sim_shape.c, and exposed to the
+ * simulator's tests.  Calls run one way: sim.c uses sim_memory.c,
+ * sim_comm.c and sim_shape.c; sim_memory.c uses sim_shape.c; sim_shape.c
+ * and sim_comm.c use nothing of the others.
  *
  * Nothing here allocates; every function is a pure function of its
  * arguments.  The constants are the model's documented defaults: one set
@@ -177,6 +180,8 @@ struct sim_link {
 	double bytes_per_s;   /* achieved bus bandwidth per rank, one direction */
 	double latency_s;     /* per ring step, averaged over the ring's steps */
 };
+
+/* ---- shapes (sim_shape.c) --------------------------------------------- */
 
 /* Shapes derived once per sim_step call. */
 struct sim_shape {

@@ -1,7 +1,7 @@
 /*
  * sim_models.c - model presets (data/models.csv): load and validate the
  * table, find a preset by name.  Shapes only; the parameter and FLOP counts
- * derived from them are in sim.c.
+ * derived from them are in sim_shape.c.
  *
  * Every bad cell gets one "models.csv:line:col: column: expected X, found
  * Y" line.  Columns are found by header name; kv_heads defaults to heads,
