@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,20 @@ static void help(void)
 	       "  --seq N                 training sequence length (default: the preset's, else %d)\n"
 	       "  --mlp gelu|swiglu       MLP kind (default: gelu)\n"
 	       "  --tied                  LM head shares the input embedding (default: untied)\n"
+	       "  --head-dim N            head width where it is not hidden / heads (default: hidden / heads)\n"
+	       "  --sliding-window N      keys each query attends to at most (default: the preset's, else none)\n"
+	       "  --window-full-every N   with a window, every N-th layer attends to all (default: none)\n"
+	       "  --experts N             mixture of experts: routed experts per MoE layer (default: the\n"
+	       "                          preset's, else 0: dense)\n"
+	       "  --top-k N               routed experts per token\n"
+	       "  --expert-ffn N          each routed expert's MLP width\n"
+	       "  --shared-experts N      experts every token passes through (default: 0)\n"
+	       "  --shared-ffn N          each shared expert's width (default: --expert-ffn)\n"
+	       "  --dense-layers N        the first N layers keep a dense MLP of --ffn (default: 0)\n"
+	       "  --mtp-layers N          multi-token prediction modules (default: 0)\n"
+	       "  --kv-lora-rank N        multi-head latent attention: the key/value latent (default: 0, none)\n"
+	       "  --q-lora-rank N         MLA's query latent (default: 0, full rank)\n"
+	       "  --qk-nope-dim N, --qk-rope-dim N, --v-head-dim N   MLA's head widths\n"
 	       "cluster:\n"
 	       "  --gpu NAME              GPU from gpus.csv (see `gpuplan gpus`)\n"
 	       "  --gpus N                GPUs in all (required)\n"
@@ -106,7 +121,33 @@ enum opt_id {
 	O_MLP, O_TIED, O_GPU, O_GPUS, O_GPN, O_INTRA, O_INTER, O_TP, O_PP, O_DP, O_CP,
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
-	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL, O_END
+	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL,
+	O_SHAPE, O_END = O_SHAPE + 15
+};
+
+/* The integer model fields beyond the basic shape, each a flag that sets
+ * one field of struct sim_model (0: none); sim_check says which go
+ * together.  Option ids O_SHAPE + index. */
+static const struct shape_flag {
+	const char *name;
+	size_t offset;
+	int max;
+} shape_flags[O_END - O_SHAPE] = {
+	{ "--head-dim", offsetof(struct sim_model, head_dim), SIM_MAX_RANK },
+	{ "--sliding-window", offsetof(struct sim_model, window), SIM_MAX_SEQ },
+	{ "--window-full-every", offsetof(struct sim_model, window_full_every), SIM_MAX_LAYERS },
+	{ "--experts", offsetof(struct sim_model, experts), SIM_MAX_EXPERTS },
+	{ "--top-k", offsetof(struct sim_model, top_k), SIM_MAX_EXPERTS },
+	{ "--expert-ffn", offsetof(struct sim_model, expert_ffn), SIM_MAX_FFN },
+	{ "--shared-experts", offsetof(struct sim_model, shared_experts), SIM_MAX_EXPERTS },
+	{ "--shared-ffn", offsetof(struct sim_model, shared_ffn), SIM_MAX_FFN },
+	{ "--dense-layers", offsetof(struct sim_model, dense_layers), SIM_MAX_LAYERS },
+	{ "--mtp-layers", offsetof(struct sim_model, mtp_layers), SIM_MAX_LAYERS },
+	{ "--q-lora-rank", offsetof(struct sim_model, q_lora_rank), SIM_MAX_RANK },
+	{ "--kv-lora-rank", offsetof(struct sim_model, kv_lora_rank), SIM_MAX_RANK },
+	{ "--qk-nope-dim", offsetof(struct sim_model, qk_nope_dim), SIM_MAX_RANK },
+	{ "--qk-rope-dim", offsetof(struct sim_model, qk_rope_dim), SIM_MAX_RANK },
+	{ "--v-head-dim", offsetof(struct sim_model, v_head_dim), SIM_MAX_RANK },
 };
 
 /* What the flags said; set[] marks the ones given. */
@@ -127,6 +168,7 @@ struct flags {
 	int zero2_every_micro_batch;
 	enum sim_dp_overlap dp_overlap;
 	enum sim_attn_kernel attn_kernel;
+	int shape[O_END - O_SHAPE];   /* shape_flags' values */
 	double tokens, usd;
 	int json;
 };
@@ -177,6 +219,21 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "split-backward", no_argument, NULL, O_SPLIT_BWD },
 		{ "calibration", required_argument, NULL, O_CALIBRATION },
 		{ "plot", required_argument, NULL, O_PLOT },
+		{ "head-dim", required_argument, NULL, O_SHAPE + 0 },
+		{ "sliding-window", required_argument, NULL, O_SHAPE + 1 },
+		{ "window-full-every", required_argument, NULL, O_SHAPE + 2 },
+		{ "experts", required_argument, NULL, O_SHAPE + 3 },
+		{ "top-k", required_argument, NULL, O_SHAPE + 4 },
+		{ "expert-ffn", required_argument, NULL, O_SHAPE + 5 },
+		{ "shared-experts", required_argument, NULL, O_SHAPE + 6 },
+		{ "shared-ffn", required_argument, NULL, O_SHAPE + 7 },
+		{ "dense-layers", required_argument, NULL, O_SHAPE + 8 },
+		{ "mtp-layers", required_argument, NULL, O_SHAPE + 9 },
+		{ "q-lora-rank", required_argument, NULL, O_SHAPE + 10 },
+		{ "kv-lora-rank", required_argument, NULL, O_SHAPE + 11 },
+		{ "qk-nope-dim", required_argument, NULL, O_SHAPE + 12 },
+		{ "qk-rope-dim", required_argument, NULL, O_SHAPE + 13 },
+		{ "v-head-dim", required_argument, NULL, O_SHAPE + 14 },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -190,6 +247,12 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 	while (rc == RC_OK && (c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
 		if (c >= O_MODEL && c < O_END)
 			SET(f, c) = 1;
+		if (c >= O_SHAPE && c < O_END) {
+			const struct shape_flag *sf = &shape_flags[c - O_SHAPE];
+
+			rc = cli_parse_int(sf->name, optarg, 0, sf->max, &f->shape[c - O_SHAPE]);
+			continue;
+		}
 		switch (c) {
 		case O_MODEL: f->model = optarg; break;
 		case O_LAYERS: rc = cli_parse_int("--layers", optarg, 1, SIM_MAX_LAYERS, &f->layers); break;
@@ -341,6 +404,9 @@ static enum rc build_model(const struct flags *f, int from_plan, struct sim_plan
 		m->mlp = f->mlp;
 	if (SET(f, O_TIED))
 		m->tied_embeddings = 1;
+	for (int i = 0; i < O_END - O_SHAPE; i++)
+		if (SET(f, O_SHAPE + i))
+			*(int *)((char *)m + shape_flags[i].offset) = f->shape[i];
 	return RC_OK;
 }
 
@@ -482,10 +548,16 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	double flops_unit;
 	char b1[32], b2[32], b3[32];
 
-	printf("model     %s: %d layers, hidden %d, %d heads (%d KV), ffn %d %s, vocab %d, seq %d, %s params\n",
+	printf("model     %s: %d layers, hidden %d, %d heads (%d KV), ffn %d %s, vocab %d, seq %d, %s params",
 	       m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
 	       sim_mlp_str(m->mlp), m->vocab, m->seq,
 	       unit_fmt_count(b1, sizeof(b1), sim_model_params(m)));
+	if (m->experts > 0)
+		printf(" (%s active), %d experts of %d, top-%d, %d shared", unit_fmt_count(b2, sizeof(b2),
+		       sim_model_active_params(m)), m->experts, m->expert_ffn, m->top_k, m->shared_experts);
+	if (m->kv_lora_rank > 0)
+		printf(", MLA");
+	printf("\n");
 	printf("cluster   %d x %s (%d node%s of %d)", gpus, c->gpu.name, p->nodes,
 	       p->nodes == 1 ? "" : "s", c->gpus_per_node);
 	if (p->offering.provider[0])

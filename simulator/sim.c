@@ -60,8 +60,7 @@ static int rate_ok(double x)
 	return x == 0 || (x >= 1 && isfinite(x));
 }
 
-#define WHY(...) do { if (why && size) snprintf(why, size, __VA_ARGS__); \
-		      return RC_INPUT; } while (0)
+#define WHY SIM_WHY
 
 enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		  const struct sim_cluster *c, char *why, size_t size)
@@ -69,24 +68,17 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	long long dpc;
 	int micro;
 
-	if (why && size)
-		why[0] = '\0';
-	if (m->layers < 1)
-		WHY("layers: expected an integer >= 1, found %d", m->layers);
-	if (m->hidden < 1)
-		WHY("hidden: expected an integer >= 1, found %d", m->hidden);
-	if (m->heads < 1 || m->hidden % m->heads)
-		WHY("heads: expected a divisor of hidden %d, found %d", m->hidden, m->heads);
-	if (m->kv_heads < 1 || m->heads % m->kv_heads)
-		WHY("kv_heads: expected a divisor of heads %d, found %d", m->heads, m->kv_heads);
-	if (m->ffn < 1)
-		WHY("ffn: expected an integer >= 1, found %d", m->ffn);
-	if (m->vocab < 1)
-		WHY("vocab: expected an integer >= 1, found %d", m->vocab);
-	if (m->seq < 1)
-		WHY("seq: expected an integer >= 1, found %d", m->seq);
-	if (m->mlp != SIM_MLP_GELU && m->mlp != SIM_MLP_SWIGLU)
-		WHY("mlp: expected gelu or swiglu, found %d", (int)m->mlp);
+	if (sim_model_check(m, why, size) != RC_OK)
+		return RC_INPUT;
+	/* not yet priced by the step-time model */
+	if (m->experts > 0)
+		WHY("experts: expected 0, the step-time model prices dense layers only, found %d",
+		    m->experts);
+	if (m->kv_lora_rank > 0)
+		WHY("kv_lora_rank: expected 0, the step-time model prices multi-head latent "
+		    "attention later, found %d", m->kv_lora_rank);
+	if (m->mtp_layers > 0)
+		WHY("mtp_layers: expected 0, found %d", m->mtp_layers);
 
 	if (p->tp < 1)
 		WHY("tp: expected an integer >= 1, found %d", p->tp);

@@ -97,6 +97,36 @@ struct sim_model {
 	double dropout;        /* attention and hidden dropout, 0..1 */
 	char tokenizer[PRICE_NAME_MAX]; /* Hugging Face name; "" unknown */
 	int window;            /* sliding attention window, tokens; 0 none */
+	/* With a window: every n-th layer (the n-th, 2n-th, ...) attends to
+	 * the whole sequence and the others to the window (GPT-OSS: 2, its
+	 * layer_types alternating sliding and full); 0: every layer windowed
+	 * (Mistral 7B). */
+	int window_full_every;
+	int head_dim;          /* query/key/value head width; 0: hidden / heads */
+	int attn_sinks;        /* 1: a learned sink logit per head and layer
+				* (GPT-OSS's attention sinks) */
+	/* Multi-head latent attention (DeepSeek-AI 2024, DeepSeek-V2, sec.
+	 * 2.1), on when kv_lora_rank > 0: keys and values come up from a
+	 * kv_lora_rank latent (plus a shared rope key of qk_rope_dim),
+	 * queries from a q_lora_rank one (0: projected from the hidden state
+	 * at full rank); a query/key head is qk_nope_dim + qk_rope_dim wide, a
+	 * value head v_head_dim.  kv_heads equals heads. */
+	int q_lora_rank, kv_lora_rank;
+	int qk_nope_dim, qk_rope_dim, v_head_dim;
+	/* Mixture of experts, on when experts > 0: each MoE layer's MLP is
+	 * experts routed MLPs of width expert_ffn of which a router picks
+	 * top_k per token, plus shared_experts MLPs of width shared_ffn (0:
+	 * expert_ffn) every token passes through; the first dense_layers
+	 * layers keep a dense MLP of width ffn (DeepSeek-V3: 3). */
+	int experts, top_k, expert_ffn;
+	int shared_experts, shared_ffn;
+	int dense_layers;
+	/* Multi-token prediction modules trained beside the model (DeepSeek-
+	 * V3, sec. 2.2): each a projection of 2 hidden to hidden, two norms
+	 * and one more layer (an MoE one when the model has experts), sharing
+	 * the embedding and the LM head; not in the published totals. */
+	int mtp_layers;
+	double published_active_params; /* the active count stated; 0 unknown */
 };
 
 struct sim_parallel {
@@ -230,8 +260,39 @@ void sim_model_facts_init(struct sim_model *m);
 /* Exact parameter count from the model's shapes and facts: every weight
  * matrix, the biases when linear_bias, two norms per layer and a final
  * one (LayerNorm's bias too), the input embedding, the LM head unless
- * tied, and a learned position table of seq x hidden. */
+ * tied, and a learned position table of seq x hidden; every routed and
+ * shared expert and the routers; MLA's latent norms; attention sinks.
+ * The multi-token prediction modules are left out, as the published
+ * totals leave them (sim_mtp_params). */
 double sim_model_params(const struct sim_model *m);
+
+/* Parameters one token passes through: sim_model_params less the routed
+ * experts the router does not pick (experts - top_k of every MoE layer),
+ * less the input embedding and a learned position table (a row looked up,
+ * no arithmetic), the LM head kept.  This is how OpenAI (gpt-oss model
+ * card, Table 1: 5.13B of 116.83B) and DeepSeek (V2-Lite: 2.4B) count
+ * active parameters; Mistral and Qwen count the input embedding too, so
+ * their figures compare with this plus vocab x hidden.  0 for a model
+ * without layers. */
+double sim_model_active_params(const struct sim_model *m);
+
+/* Head widths: queries and keys (MLA: qk_nope_dim + qk_rope_dim; else
+ * head_dim, or hidden / heads), values (MLA: v_head_dim; else the same). */
+double sim_qk_head_dim(const struct sim_model *m);
+double sim_v_head_dim(const struct sim_model *m);
+
+/* Parameters of the multi-token prediction modules (mtp_layers of them):
+ * trained, and held in memory, with the model; 0 without. */
+double sim_mtp_params(const struct sim_model *m);
+
+/* Checks the model alone (what sim_check checks of it): shapes positive,
+ * heads divisible by kv_heads and hidden by heads unless head_dim or MLA
+ * sets the head width, the MoE and MLA fields consistent (top_k from 1 to
+ * experts, an expert width, dense layers at most the layers, MLA's ranks
+ * and head widths, no MoE or MLA field without the feature), the window
+ * pattern only with a window.  Returns RC_OK, or RC_INPUT with a one-line
+ * reason "field: expected X, found Y" in why[size] (why may be NULL). */
+enum rc sim_model_check(const struct sim_model *m, char *why, size_t size);
 
 /* Parameters outside the layers held with the input embedding: the
  * position table of a learned encoding (seq x hidden, not split over
@@ -256,6 +317,8 @@ double sim_attention_span(const struct sim_model *m);
 #define SIM_MAX_FFN (1 << 26)
 #define SIM_MAX_VOCAB (1 << 26)
 #define SIM_MAX_SEQ (1 << 26)
+#define SIM_MAX_EXPERTS (1 << 16)     /* experts, top_k, shared experts */
+#define SIM_MAX_RANK (1 << 20)        /* MLA ranks and head widths, head_dim */
 #define SIM_MAX_DEGREE (1 << 16)      /* tp, pp, cp, interleave, gpus per node */
 #define SIM_MAX_DP (1 << 24)
 #define SIM_MAX_MBS (1 << 24)

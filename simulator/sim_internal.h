@@ -12,7 +12,14 @@
 #ifndef GPUPLAN_SIM_INTERNAL_H
 #define GPUPLAN_SIM_INTERNAL_H
 
+#include <stdio.h>
+
 #include "sim.h"
+
+/* Fills why[size] (when why is not NULL) and returns RC_INPUT: the one
+ * way sim_check and sim_model_check refuse. */
+#define SIM_WHY(...) do { if (why && size) snprintf(why, size, __VA_ARGS__); \
+			  return RC_INPUT; } while (0)
 
 /* ---- default efficiency curve (sim.c, sim_kernel_time_s) --------------
  * One curve for every GPU, from the GPU's own peak FLOP/s and HBM
@@ -216,9 +223,22 @@ int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk);
 void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 		    const struct sim_parallel *p);
 
-/* Parameters of one transformer layer (attention, MLP and their biases,
- * two norms). */
+/* Parameters of one layer's attention: its projections and their biases,
+ * MLA's latent norms, attention sinks. */
+double sim_attn_params(const struct sim_model *m);
+/* Parameters of one MLP of width (2 matrices for GELU, 3 for SwiGLU, and
+ * their biases). */
+double sim_mlp_params(const struct sim_model *m, double width);
+/* Parameters of one dense transformer layer (attention, an MLP of width
+ * ffn, two norms). */
 double sim_layer_params(const struct sim_model *m);
+/* Parameters of one MoE layer counting routed of its routed experts
+ * (experts: all of them; top_k: those one token uses): attention, the
+ * experts, every shared expert, the router, two norms. */
+double sim_moe_layer_params(const struct sim_model *m, double routed);
+/* Layers with a dense MLP: all of them without experts, else the first
+ * dense_layers. */
+int sim_dense_layer_count(const struct sim_model *m);
 /* Parameters of the final norm: hidden, twice with LayerNorm's bias. */
 double sim_final_norm_params(const struct sim_model *m);
 

@@ -10,7 +10,14 @@
  * The architecture facts default to a Llama-style model's
  * (sim_model_facts_init): position_embedding rope, rotary_base 10000
  * (with rope; empty otherwise), norm rmsnorm, linear_bias 0, dropout 0,
- * tokenizer unknown, sliding_window 0 (none).
+ * tokenizer unknown, sliding_window 0 (none).  The attention and
+ * mixture-of-experts columns are empty for a dense model with plain
+ * multi-head attention: head_dim (default hidden / heads),
+ * window_full_every, attention_sinks (0/1), q_lora_rank, kv_lora_rank,
+ * qk_nope_head_dim, qk_rope_head_dim, v_head_dim (multi-head latent
+ * attention), experts, top_k, expert_ffn_hidden, shared_experts,
+ * shared_ffn_hidden, dense_layers, mtp_layers, published_active_params_b;
+ * sim_model_check says which go together.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +29,8 @@
 struct cols {
 	int name, layers, hidden, heads, kv_heads, ffn, vocab, seq, mlp, tied, gbs, params;
 	int pos, rotary, norm, bias, dropout, tokenizer, window;
+	int window_full, head_dim, sinks, q_lora, kv_lora, qk_nope, qk_rope, v_head;
+	int experts, top_k, expert_ffn, shared, shared_ffn, dense_layers, mtp, active;
 };
 
 struct ctx {
@@ -84,6 +93,22 @@ static struct cols find_cols(const struct price_csv *csv)
 	k.dropout = price_csv_col(csv, "dropout");
 	k.tokenizer = price_csv_col(csv, "tokenizer");
 	k.window = price_csv_col(csv, "sliding_window");
+	k.window_full = price_csv_col(csv, "window_full_every");
+	k.head_dim = price_csv_col(csv, "head_dim");
+	k.sinks = price_csv_col(csv, "attention_sinks");
+	k.q_lora = price_csv_col(csv, "q_lora_rank");
+	k.kv_lora = price_csv_col(csv, "kv_lora_rank");
+	k.qk_nope = price_csv_col(csv, "qk_nope_head_dim");
+	k.qk_rope = price_csv_col(csv, "qk_rope_head_dim");
+	k.v_head = price_csv_col(csv, "v_head_dim");
+	k.experts = price_csv_col(csv, "experts");
+	k.top_k = price_csv_col(csv, "top_k");
+	k.expert_ffn = price_csv_col(csv, "expert_ffn_hidden");
+	k.shared = price_csv_col(csv, "shared_experts");
+	k.shared_ffn = price_csv_col(csv, "shared_ffn_hidden");
+	k.dense_layers = price_csv_col(csv, "dense_layers");
+	k.mtp = price_csv_col(csv, "mtp_layers");
+	k.active = price_csv_col(csv, "published_active_params_b");
 	return k;
 }
 
@@ -154,12 +179,44 @@ static void read_facts(struct ctx *c, const struct cols *k, struct sim_model *m)
 	else if (gp_strlcpy(m->tokenizer, s, sizeof(m->tokenizer)) != 0)
 		bad(c, k->tokenizer, "a name of at most 63 characters", s);
 	get_int(c, k->window, 0, SIM_MAX_SEQ, 0, &m->window);
+	get_int(c, k->window_full, 0, SIM_MAX_LAYERS, 0, &m->window_full_every);
+	get_int(c, k->head_dim, 0, SIM_MAX_RANK, 0, &m->head_dim);
+	get_int(c, k->sinks, 0, 1, 0, &m->attn_sinks);
+}
+
+/* The multi-head latent attention and mixture-of-experts columns of the
+ * row into m (empty: 0, none). */
+static void read_moe(struct ctx *c, const struct cols *k, struct sim_model *m)
+{
+	const char *s;
+	double v;
+
+	get_int(c, k->q_lora, 0, SIM_MAX_RANK, 0, &m->q_lora_rank);
+	get_int(c, k->kv_lora, 0, SIM_MAX_RANK, 0, &m->kv_lora_rank);
+	get_int(c, k->qk_nope, 0, SIM_MAX_RANK, 0, &m->qk_nope_dim);
+	get_int(c, k->qk_rope, 0, SIM_MAX_RANK, 0, &m->qk_rope_dim);
+	get_int(c, k->v_head, 0, SIM_MAX_RANK, 0, &m->v_head_dim);
+	get_int(c, k->experts, 0, SIM_MAX_EXPERTS, 0, &m->experts);
+	get_int(c, k->top_k, 0, SIM_MAX_EXPERTS, 0, &m->top_k);
+	get_int(c, k->expert_ffn, 0, SIM_MAX_FFN, 0, &m->expert_ffn);
+	get_int(c, k->shared, 0, SIM_MAX_EXPERTS, 0, &m->shared_experts);
+	get_int(c, k->shared_ffn, 0, SIM_MAX_FFN, 0, &m->shared_ffn);
+	get_int(c, k->dense_layers, 0, SIM_MAX_LAYERS, 0, &m->dense_layers);
+	get_int(c, k->mtp, 0, SIM_MAX_LAYERS, 0, &m->mtp_layers);
+	s = price_csv_get(c->row, k->active);
+	if (*s) {
+		if (unit_parse_double(s, &v) != RC_OK || v <= 0)
+			bad(c, k->active, "a parameter count in billions > 0", s);
+		else
+			m->published_active_params = v * 1e9;
+	}
 }
 
 static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
 {
 	int errs = c->errors;
 	const char *s;
+	char why[160];
 	double v;
 
 	memset(m, 0, sizeof(*m));
@@ -204,21 +261,16 @@ static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
 	if (c->errors != errs)
 		return -1;
 	read_facts(c, k, m);
+	read_moe(c, k, m);
 	if (c->errors != errs)
 		return -1;
-	/* Multi-head attention splits hidden evenly over the heads, and
-	 * grouped-query attention shares each K/V head among heads/kv_heads
-	 * query heads (Ainslie et al. 2023), so both must divide. */
-	if (m->hidden % m->heads != 0) {
-		char found[64];
-
-		snprintf(found, sizeof(found), "%d heads for hidden %d", m->heads, m->hidden);
-		bad(c, k->heads, "a divisor of hidden", found);
-	} else if (m->heads % m->kv_heads != 0) {
-		char found[64];
-
-		snprintf(found, sizeof(found), "%d kv heads for %d heads", m->kv_heads, m->heads);
-		bad(c, k->kv_heads, "a divisor of heads", found);
+	/* Multi-head attention splits hidden evenly over the heads unless the
+	 * row gives the head width, grouped-query attention shares each K/V
+	 * head among heads/kv_heads query heads (Ainslie et al. 2023), and
+	 * the MoE and MLA columns go together: the simulator's own rules. */
+	if (sim_model_check(m, why, sizeof(why)) != RC_OK) {
+		c->errors++;
+		gp_error("%s:%d: %s: %s", c->path, c->row->line, m->name, why);
 	}
 	return c->errors != errs ? -1 : 0;
 }

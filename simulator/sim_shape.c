@@ -19,26 +19,103 @@ void sim_model_facts_init(struct sim_model *m)
 	m->window = 0;
 }
 
+double sim_qk_head_dim(const struct sim_model *m)
+{
+	if (m->kv_lora_rank > 0)
+		return (double)m->qk_nope_dim + m->qk_rope_dim;
+	return m->head_dim > 0 ? m->head_dim : (double)m->hidden / m->heads;
+}
+
+double sim_v_head_dim(const struct sim_model *m)
+{
+	return m->kv_lora_rank > 0 ? m->v_head_dim : sim_qk_head_dim(m);
+}
+
+/* Weights of one norm over n elements: RMSNorm's scale, LayerNorm's
+ * scale and bias (Ba et al. 2016). */
+static double norm_params(const struct sim_model *m, double n)
+{
+	return (m->norm == SIM_NORM_LAYERNORM ? 2.0 : 1.0) * n;
+}
+
+/* A linear layer of in x out, and its bias when the model has them. */
+static double linear_params(const struct sim_model *m, double in, double out)
+{
+	return in * out + (m->linear_bias ? out : 0);
+}
+
+double sim_attn_params(const struct sim_model *m)
+{
+	double h = m->hidden, a = m->heads, qk = sim_qk_head_dim(m), v = sim_v_head_dim(m);
+	double n;
+
+	if (m->kv_lora_rank > 0) {
+		/* DeepSeek-V2, sec. 2.1.2-2.1.3 (its eqs. 9-14): queries down to
+		 * q_lora_rank and up to the heads' nope + rope widths (or straight
+		 * from h without the rank), keys and values down to kv_lora_rank
+		 * beside one shared rope key, each latent normed, then up to each
+		 * head's nope key and value; the output projection from the
+		 * heads' values. */
+		double ql = m->q_lora_rank, kl = m->kv_lora_rank;
+
+		n = ql > 0 ? linear_params(m, h, ql) + norm_params(m, ql) + linear_params(m, ql, a * qk)
+			   : linear_params(m, h, a * qk);
+		n += linear_params(m, h, kl + m->qk_rope_dim) + norm_params(m, kl)
+		     + linear_params(m, kl, a * (m->qk_nope_dim + v));
+	} else {
+		/* Q, then K and V of the KV heads (GQA shrinks them) */
+		n = linear_params(m, h, a * qk) + 2.0 * linear_params(m, h, m->kv_heads * qk);
+	}
+	n += linear_params(m, a * v, h);
+	/* GPT-OSS's sinks: one learned logit per head joins every softmax */
+	if (m->attn_sinks)
+		n += a;
+	return n;
+}
+
+double sim_mlp_params(const struct sim_model *m, double width)
+{
+	/* GELU: up and down; SwiGLU (Shazeer 2020): gate, up and down;
+	 * biases on the outputs of each */
+	int swiglu = m->mlp == SIM_MLP_SWIGLU;
+
+	return (swiglu ? 2.0 : 1.0) * linear_params(m, m->hidden, width)
+	       + linear_params(m, width, m->hidden);
+}
+
+/* Two norms per layer, before attention and before the MLP. */
+static double layer_norm_params(const struct sim_model *m)
+{
+	return 2.0 * norm_params(m, m->hidden);
+}
+
 double sim_layer_params(const struct sim_model *m)
 {
-	double h = m->hidden;
-	double kv_dim = (double)m->kv_heads * (m->hidden / m->heads);
-	double attn = h * h + 2.0 * h * kv_dim + h * h;   /* Q, K, V, output */
-	int swiglu = m->mlp == SIM_MLP_SWIGLU;
-	double mlp = (swiglu ? 3.0 : 2.0) * h * m->ffn;
-	/* LayerNorm has a bias beside its weight (Ba et al. 2016). */
-	double norms = (m->norm == SIM_NORM_LAYERNORM ? 4.0 : 2.0) * h;
+	return sim_attn_params(m) + sim_mlp_params(m, m->ffn) + layer_norm_params(m);
+}
 
-	/* Biases: one per output unit of Q, K, V and the projection, of the
-	 * MLP's input matrices (gate and up for SwiGLU) and its output. */
-	if (m->linear_bias)
-		attn += h + 2.0 * kv_dim + h, mlp += (swiglu ? 2.0 : 1.0) * m->ffn + h;
-	return attn + mlp + norms;
+double sim_moe_layer_params(const struct sim_model *m, double routed)
+{
+	double shared_w = m->shared_ffn > 0 ? m->shared_ffn : m->expert_ffn;
+
+	/* routed of the experts, every shared one, and the router: a linear
+	 * map from h to one logit per expert (Shazeer et al. 2017; Fedus et
+	 * al. 2022, Switch Transformer, sec. 2.1) */
+	return sim_attn_params(m) + routed * sim_mlp_params(m, m->expert_ffn)
+	       + m->shared_experts * sim_mlp_params(m, shared_w)
+	       + linear_params(m, m->hidden, m->experts) + layer_norm_params(m);
+}
+
+int sim_dense_layer_count(const struct sim_model *m)
+{
+	if (m->experts < 1)
+		return m->layers;
+	return m->dense_layers < m->layers ? m->dense_layers : m->layers;
 }
 
 double sim_final_norm_params(const struct sim_model *m)
 {
-	return (m->norm == SIM_NORM_LAYERNORM ? 2.0 : 1.0) * m->hidden;
+	return norm_params(m, m->hidden);
 }
 
 double sim_position_params(const struct sim_model *m)
@@ -51,16 +128,147 @@ double sim_attention_span(const struct sim_model *m)
 	return m->window > 0 && m->window < m->seq ? m->window : m->seq;
 }
 
+/* Parameters of the layers, routed experts counted routed of each MoE
+ * layer's. */
+static double layers_params(const struct sim_model *m, double routed)
+{
+	int nd = sim_dense_layer_count(m);
+
+	return nd * sim_layer_params(m) + (m->layers - nd) * sim_moe_layer_params(m, routed);
+}
+
+static int has_layers(const struct sim_model *m)
+{
+	return m->layers >= 1 && m->hidden >= 1 && m->heads >= 1 && m->kv_heads >= 1;
+}
+
 double sim_model_params(const struct sim_model *m)
 {
 	double emb = (double)m->vocab * m->hidden;
 
-	if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1)
+	if (!has_layers(m))
 		return 0;
 	/* Layers, input embedding and position table, LM head unless tied,
 	 * final norm. */
-	return m->layers * sim_layer_params(m) + emb + sim_position_params(m)
+	return layers_params(m, m->experts) + emb + sim_position_params(m)
 	       + (m->tied_embeddings ? 0 : emb) + sim_final_norm_params(m);
+}
+
+double sim_model_active_params(const struct sim_model *m)
+{
+	if (!has_layers(m))
+		return 0;
+	/* the top_k routed experts of each MoE layer, the LM head (tied or
+	 * not, it is a GEMM every token passes), the final norm */
+	return layers_params(m, m->top_k) + (double)m->vocab * m->hidden
+	       + sim_final_norm_params(m);
+}
+
+double sim_mtp_params(const struct sim_model *m)
+{
+	double h = m->hidden, layer;
+
+	if (m->mtp_layers < 1 || !has_layers(m))
+		return 0;
+	/* DeepSeek-V3, sec. 2.2: each module norms the previous depth's
+	 * hidden state and the next token's embedding, projects their
+	 * concatenation (2h) to h, runs one transformer block and, before
+	 * the shared head, a final norm (the released weights' enorm, hnorm,
+	 * eh_proj and shared_head.norm). */
+	layer = m->experts > 0 ? sim_moe_layer_params(m, m->experts) : sim_layer_params(m);
+	return m->mtp_layers * (layer + linear_params(m, 2.0 * h, h) + 3.0 * norm_params(m, h));
+}
+
+#define WHY SIM_WHY
+
+/* Refuses a feature's field set without the feature. */
+#define NONE_WITHOUT(field, feature) do { if (m->field != 0) \
+	WHY(#field ": expected 0 without " feature ", found %d", (int)m->field); } while (0)
+
+enum rc sim_model_check(const struct sim_model *m, char *why, size_t size)
+{
+	int explicit_heads = m->head_dim > 0 || m->kv_lora_rank > 0;
+
+	if (why && size)
+		why[0] = '\0';
+	if (m->layers < 1)
+		WHY("layers: expected an integer >= 1, found %d", m->layers);
+	if (m->hidden < 1)
+		WHY("hidden: expected an integer >= 1, found %d", m->hidden);
+	if (m->heads < 1 || (!explicit_heads && m->hidden % m->heads))
+		WHY("heads: expected a divisor of hidden %d, found %d", m->hidden, m->heads);
+	if (m->kv_heads < 1 || m->heads % m->kv_heads)
+		WHY("kv_heads: expected a divisor of heads %d, found %d", m->heads, m->kv_heads);
+	if (m->ffn < 1)
+		WHY("ffn: expected an integer >= 1, found %d", m->ffn);
+	if (m->vocab < 1)
+		WHY("vocab: expected an integer >= 1, found %d", m->vocab);
+	if (m->seq < 1)
+		WHY("seq: expected an integer >= 1, found %d", m->seq);
+	if (m->mlp != SIM_MLP_GELU && m->mlp != SIM_MLP_SWIGLU)
+		WHY("mlp: expected gelu or swiglu, found %d", (int)m->mlp);
+	if (m->window < 0)
+		WHY("window: expected an integer >= 0, found %d", m->window);
+	if (m->window_full_every < 0)
+		WHY("window_full_every: expected an integer >= 0, found %d", m->window_full_every);
+	if (!m->window)
+		NONE_WITHOUT(window_full_every, "a sliding window");
+	if (m->head_dim < 0)
+		WHY("head_dim: expected an integer >= 0, found %d", m->head_dim);
+	if (m->attn_sinks != 0 && m->attn_sinks != 1)
+		WHY("attn_sinks: expected 0 or 1, found %d", m->attn_sinks);
+
+	if (m->kv_lora_rank < 0)
+		WHY("kv_lora_rank: expected an integer >= 0, found %d", m->kv_lora_rank);
+	if (m->kv_lora_rank > 0) {
+		if (m->q_lora_rank < 0)
+			WHY("q_lora_rank: expected an integer >= 0, found %d", m->q_lora_rank);
+		if (m->qk_nope_dim < 1)
+			WHY("qk_nope_dim: expected an integer >= 1 with MLA, found %d", m->qk_nope_dim);
+		if (m->qk_rope_dim < 1)
+			WHY("qk_rope_dim: expected an integer >= 1 with MLA, found %d", m->qk_rope_dim);
+		if (m->v_head_dim < 1)
+			WHY("v_head_dim: expected an integer >= 1 with MLA, found %d", m->v_head_dim);
+		if (m->kv_heads != m->heads)
+			WHY("kv_heads: expected heads %d with MLA (a key and value per head), found %d",
+			    m->heads, m->kv_heads);
+		if (m->head_dim)
+			WHY("head_dim: expected 0 with MLA (qk_nope_dim + qk_rope_dim), found %d",
+			    m->head_dim);
+	} else {
+		NONE_WITHOUT(q_lora_rank, "MLA (kv_lora_rank)");
+		NONE_WITHOUT(qk_nope_dim, "MLA (kv_lora_rank)");
+		NONE_WITHOUT(qk_rope_dim, "MLA (kv_lora_rank)");
+		NONE_WITHOUT(v_head_dim, "MLA (kv_lora_rank)");
+	}
+
+	if (m->experts < 0)
+		WHY("experts: expected an integer >= 0, found %d", m->experts);
+	if (m->experts > 0) {
+		if (m->top_k < 1 || m->top_k > m->experts)
+			WHY("top_k: expected 1 to experts %d, found %d", m->experts, m->top_k);
+		if (m->expert_ffn < 1)
+			WHY("expert_ffn: expected an integer >= 1 with experts, found %d",
+			    m->expert_ffn);
+		if (m->shared_experts < 0)
+			WHY("shared_experts: expected an integer >= 0, found %d", m->shared_experts);
+		if (m->shared_ffn < 0)
+			WHY("shared_ffn: expected an integer >= 0, found %d", m->shared_ffn);
+		if (!m->shared_experts)
+			NONE_WITHOUT(shared_ffn, "shared experts");
+		if (m->dense_layers < 0 || m->dense_layers >= m->layers)
+			WHY("dense_layers: expected 0 to layers - 1 = %d, found %d", m->layers - 1,
+			    m->dense_layers);
+	} else {
+		NONE_WITHOUT(top_k, "experts");
+		NONE_WITHOUT(expert_ffn, "experts");
+		NONE_WITHOUT(shared_experts, "experts");
+		NONE_WITHOUT(shared_ffn, "experts");
+		NONE_WITHOUT(dense_layers, "experts");
+	}
+	if (m->mtp_layers < 0)
+		WHY("mtp_layers: expected an integer >= 0, found %d", m->mtp_layers);
+	return RC_OK;
 }
 
 double sim_train_flops(const struct sim_model *m, double sequences,
@@ -119,7 +327,7 @@ void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 	sh->h = m->hidden;
 	sh->f = m->ffn;
 	sh->V = m->vocab;
-	sh->dh = (double)m->hidden / m->heads;
+	sh->dh = sim_qk_head_dim(m);
 	sh->a_l = (double)m->heads / p->tp;
 	sh->kv_l = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
 	sh->layers_base = m->layers / p->pp;

@@ -188,6 +188,258 @@ static void test_sim_model_table_facts(void **state)
 	sim_model_table_release(&t);
 }
 
+/* ---- mixture-of-experts shapes ------------------------------------- */
+
+/* A model of Llama's kind with n experts of width w, top k (no dense
+ * layers, no shared experts). */
+static struct sim_model moe(int layers, int hidden, int heads, int kv, int experts, int k,
+			    int w, int vocab)
+{
+	struct sim_model m = llama(layers, hidden, heads, kv, w);
+
+	m.experts = experts;
+	m.top_k = k;
+	m.expert_ffn = w;
+	m.vocab = vocab;
+	return m;
+}
+
+/* deepseek-ai/DeepSeek-V3 config.json (and Kimi K2's, its sibling). */
+static struct sim_model deepseek_v3(void)
+{
+	struct sim_model m = moe(61, 7168, 128, 128, 256, 8, 2048, 129280);
+
+	m.ffn = 18432;
+	m.dense_layers = 3;
+	m.shared_experts = 1;
+	m.q_lora_rank = 1536;
+	m.kv_lora_rank = 512;
+	m.qk_nope_dim = 128;
+	m.qk_rope_dim = 64;
+	m.v_head_dim = 128;
+	m.mtp_layers = 1;
+	m.seq = 4096;
+	return m;
+}
+
+/* openai/gpt-oss-120b config.json: biases everywhere, sinks, head 64,
+ * alternate 128-token windows. */
+static struct sim_model gpt_oss(int layers, int experts)
+{
+	struct sim_model m = moe(layers, 2880, 64, 8, experts, 4, 2880, 201088);
+
+	m.head_dim = 64;
+	m.linear_bias = 1;
+	m.attn_sinks = 1;
+	m.window = 128;
+	m.window_full_every = 2;
+	m.seq = 4096;
+	return m;
+}
+
+/* Total and active counts against the published figures.  Where a figure
+ * is stated to 4-5 digits (OpenAI's, Mistral's 46.7/12.9) it holds to
+ * 0.5%; where it is rounded to 2 (DeepSeek's 37B, Qwen's 3.3B and 22B) to
+ * half a unit of its last digit; Kimi K2's report (1.04T, 32.6B) is not
+ * reproduced by its own config.json to better than 1.5%. */
+static void test_sim_model_params_moe_published(void **state)
+{
+	struct sim_model m;
+	double emb;
+
+	(void)state;
+	/* DeepSeek-V3, by hand: MLA attention per layer
+	 *   q_a 7168 x 1536 + norm 1536 + q_b 1536 x 128 x 192
+	 *   + kv_a 7168 x (512 + 64) + norm 512 + kv_b 512 x 128 x (128 + 128)
+	 *   + o 128 x 128 x 7168 = 187,107,328;  norms 2 x 7168 = 14,336;
+	 * an expert 3 x 7168 x 2048 = 44,040,192; the router 256 x 7168;
+	 * dense layer 187,121,664 + 3 x 7168 x 18432 = 583,483,392;
+	 * MoE layer 187,121,664 + 257 x 44,040,192 + 1,835,008 = 11,507,286,016;
+	 * 3 dense + 58 MoE + embedding and head 2 x 129280 x 7168 + 7168
+	 * = 671,026,404,352: DeepSeek-V3 report sec. 4.2, 671B. */
+	m = deepseek_v3();
+	assert_int_equal(sim_model_check(&m, NULL, 0), RC_OK);
+	assert_near(sim_model_params(&m), 671026404352.0, 1e-15);
+	assert_near(sim_model_params(&m), 671e9, 0.005);
+	/* Active: 8 routed + 1 shared of each MoE layer (585,318,400 a layer),
+	 * no input embedding: 3 x 583,483,392 + 58 x 585,318,400
+	 * + 129280 x 7168 + 7168 = 36,625,603,584; "37B" (sec. 4.2). */
+	assert_near(sim_model_active_params(&m), 36625603584.0, 1e-15);
+	assert_near(sim_model_active_params(&m), 37e9, 0.5 / 37);
+	/* The MTP module: one MoE layer, eh_proj 2 x 7168 x 7168 and three
+	 * norms = 11,610,067,968 (the released checkpoint repeats the
+	 * embedding and head beside it). */
+	assert_near(sim_mtp_params(&m), 11507286016.0 + 2.0 * 7168 * 7168 + 3 * 7168, 1e-15);
+
+	/* gpt-oss-120b, by hand: attention q 2880 x 4096 + k, v 2 x 2880 x 512
+	 * + o 4096 x 2880 and their biases 4096 + 2 x 512 + 2880, 64 sinks
+	 * = 26,550,144; norms 5,760; an expert 2880 x 5760 + 5760
+	 * + 2880 x 2880 + 2880 = 24,891,840; router 128 x 2880 + 128;
+	 * 36 layers of 3,213,080,192 + 2 x 201088 x 2880 + 2880
+	 * = 116,829,156,672: the model card's 116.83B; active, 4 experts and
+	 * the unembedding, 5,132,849,472: 5.13B. */
+	m = gpt_oss(36, 128);
+	assert_int_equal(sim_model_check(&m, NULL, 0), RC_OK);
+	assert_near(sim_model_params(&m), 116829156672.0, 1e-15);
+	assert_near(sim_model_active_params(&m), 5132849472.0, 1e-15);
+	assert_near(sim_model_params(&m), 116.83e9, 0.005);
+	assert_near(sim_model_active_params(&m), 5.13e9, 0.005);
+	m = gpt_oss(24, 32);              /* 20.91B, 3.61B */
+	assert_near(sim_model_params(&m), 20.91e9, 0.005);
+	assert_near(sim_model_active_params(&m), 3.61e9, 0.005);
+
+	/* Mixtral 8x7B: 46.7B and 12.9B per token, Mistral counting the
+	 * input embedding; 8x22B: 141B and 39B. */
+	m = moe(32, 4096, 32, 8, 8, 2, 14336, 32000);
+	emb = 32000.0 * 4096;
+	assert_near(sim_model_params(&m), 46.7e9, 0.005);
+	assert_near(sim_model_active_params(&m) + emb, 12.9e9, 0.005);
+	m = moe(56, 6144, 48, 8, 8, 2, 16384, 32768);
+	emb = 32768.0 * 6144;
+	assert_near(sim_model_params(&m), 141e9, 0.005);
+	assert_near(sim_model_active_params(&m) + emb, 39e9, 0.005);
+
+	/* Qwen3-30B-A3B (head_dim 128 over 32 heads of a 2048 model): 30.5B,
+	 * 29.9B without the embedding and head, 3.3B activated counting the
+	 * embedding (3.353B, which the card rounds down); 235B-A22B: 235B,
+	 * 22B. */
+	m = moe(48, 2048, 32, 4, 128, 8, 768, 151936);
+	m.head_dim = 128;
+	emb = 151936.0 * 2048;
+	assert_int_equal(sim_model_check(&m, NULL, 0), RC_OK);
+	assert_near(sim_model_params(&m), 30.5e9, 0.005);
+	assert_near(sim_model_params(&m) - 2 * emb, 29.9e9, 0.005);
+	assert_near(sim_model_active_params(&m) + emb, 3.3e9, 0.02);
+	m = moe(94, 4096, 64, 4, 128, 8, 1536, 151936);
+	m.head_dim = 128;
+	emb = 151936.0 * 4096;
+	assert_near(sim_model_params(&m), 235e9, 0.005);
+	assert_near(sim_model_active_params(&m) + emb, 22e9, 0.5 / 22);
+
+	/* Kimi K2: DeepSeek-V3's shapes with 64 heads, 384 experts, one dense
+	 * layer, vocab 163840, no MTP: 1.026T against the report's 1.04T. */
+	m = deepseek_v3();
+	m.heads = m.kv_heads = 64;
+	m.experts = 384;
+	m.dense_layers = 1;
+	m.vocab = 163840;
+	m.mtp_layers = 0;
+	assert_near(sim_model_params(&m), 1.04e12, 0.015);
+	assert_near(sim_model_active_params(&m) + 163840.0 * 7168, 32.6e9, 0.015);
+	/* a dense model's active count is its total less the embedding */
+	m = llama(32, 4096, 32, 8, 14336);
+	assert_near(sim_model_active_params(&m), sim_model_params(&m) - 128256.0 * 4096, 1e-15);
+}
+
+/* Each MoE and MLA field adds what it should: a shared expert one MLP of
+ * its width, a dense layer trades the layer's experts for one MLP, top-k
+ * changes only the active count. */
+static void test_sim_model_params_moe_parts(void **state)
+{
+	struct sim_model m = moe(4, 256, 4, 4, 8, 2, 128, 1000), f;
+	double mlp = 3.0 * 256 * 128, router = 8.0 * 256;
+
+	(void)state;
+	f = m;
+	f.shared_experts = 2;
+	assert_near(sim_model_params(&f) - sim_model_params(&m), 4 * 2 * mlp, 1e-12);
+	f.shared_ffn = 64;
+	assert_near(sim_model_params(&f) - sim_model_params(&m), 4 * 2 * mlp / 2, 1e-12);
+	f = m;
+	f.ffn = 512;
+	f.dense_layers = 1;
+	assert_near(sim_model_params(&f) - sim_model_params(&m),
+		    3.0 * 256 * 512 - 8 * mlp - router, 1e-12);
+	f = m;
+	f.top_k = 4;
+	assert_near(sim_model_params(&f), sim_model_params(&m), 1e-15);
+	assert_near(sim_model_active_params(&f) - sim_model_active_params(&m), 4 * 2 * mlp, 1e-12);
+	/* with linear biases: Q, K, V and the projection's (4 x 256), the
+	 * router's (one per expert), and each expert's gate, up and down */
+	f = m;
+	f.linear_bias = 1;
+	assert_near(sim_moe_layer_params(&f, 0) - sim_moe_layer_params(&m, 0), 4 * 256 + 8, 1e-12);
+	assert_near(sim_moe_layer_params(&f, 1) - sim_moe_layer_params(&m, 1),
+		    4 * 256 + 8 + 2 * 128 + 256, 1e-12);
+}
+
+/* What sim_model_check refuses, one line each. */
+static void test_sim_model_check_moe(void **state)
+{
+	struct sim_model m, b;
+	char why[160];
+
+	(void)state;
+	m = moe(4, 256, 4, 4, 8, 2, 128, 1000);
+	assert_int_equal(sim_model_check(&m, why, sizeof(why)), RC_OK);
+#define REFUSED(field, value, msg) do { b = m; b.field = value; \
+	assert_int_equal(sim_model_check(&b, why, sizeof(why)), RC_INPUT); \
+	assert_string_equal(why, msg); } while (0)
+	REFUSED(top_k, 9, "top_k: expected 1 to experts 8, found 9");
+	REFUSED(top_k, 0, "top_k: expected 1 to experts 8, found 0");
+	REFUSED(expert_ffn, 0, "expert_ffn: expected an integer >= 1 with experts, found 0");
+	REFUSED(shared_ffn, 64, "shared_ffn: expected 0 without shared experts, found 64");
+	REFUSED(dense_layers, 4, "dense_layers: expected 0 to layers - 1 = 3, found 4");
+	REFUSED(experts, -1, "experts: expected an integer >= 0, found -1");
+	REFUSED(mtp_layers, -1, "mtp_layers: expected an integer >= 0, found -1");
+	REFUSED(window_full_every, 2, "window_full_every: expected 0 without a sliding window, found 2");
+	REFUSED(q_lora_rank, 64, "q_lora_rank: expected 0 without MLA (kv_lora_rank), found 64");
+	m = deepseek_v3();
+	assert_int_equal(sim_model_check(&m, why, sizeof(why)), RC_OK);
+	REFUSED(qk_rope_dim, 0, "qk_rope_dim: expected an integer >= 1 with MLA, found 0");
+	REFUSED(kv_heads, 8, "kv_heads: expected heads 128 with MLA (a key and value per head), found 8");
+	REFUSED(head_dim, 64, "head_dim: expected 0 with MLA (qk_nope_dim + qk_rope_dim), found 64");
+	m = llama(2, 256, 4, 4, 512);
+	REFUSED(top_k, 2, "top_k: expected 0 without experts, found 2");
+	REFUSED(dense_layers, 1, "dense_layers: expected 0 without experts, found 1");
+	/* an explicit head width frees hidden from the heads' multiple */
+	m.heads = m.kv_heads = 3;
+	REFUSED(head_dim, 0, "heads: expected a divisor of hidden 256, found 3");
+	m.head_dim = 64;
+	assert_int_equal(sim_model_check(&m, why, sizeof(why)), RC_OK);
+#undef REFUSED
+}
+
+/* The MoE presets of data/models.csv read as their configs say and count
+ * what the shapes above count. */
+static void test_sim_model_table_moe(void **state)
+{
+	struct sim_model_table t;
+	const struct sim_model *m;
+	struct sim_model want;
+
+	(void)state;
+	assert_int_equal(sim_model_table_load(&t, TEST_DATA_DIR "/models.csv"), RC_OK);
+	m = sim_model_find(&t, "deepseek-v3");
+	assert_non_null(m);
+	want = deepseek_v3();
+	assert_int_equal(m->kv_lora_rank, 512);
+	assert_int_equal(m->dense_layers, 3);
+	assert_int_equal(m->mtp_layers, 1);
+	assert_near(sim_model_params(m), sim_model_params(&want), 1e-15);
+	assert_near(sim_model_active_params(m), sim_model_active_params(&want), 1e-15);
+	assert_near(m->published_active_params, 37e9, 1e-15);
+	m = sim_model_find(&t, "gpt-oss-120b");
+	want = gpt_oss(36, 128);
+	assert_int_equal(m->window_full_every, 2);
+	assert_int_equal(m->attn_sinks, 1);
+	assert_near(sim_model_params(m), sim_model_params(&want), 1e-15);
+	assert_near(sim_model_active_params(m), sim_model_active_params(&want), 1e-15);
+	for (size_t i = 0; i < t.n; i++) {
+		/* every MoE preset's total within 1.5% of its published one */
+		m = &t.models[i];
+		if (m->experts > 0)
+			assert_near(sim_model_params(m), m->published_params, 0.015);
+	}
+	assert_non_null(sim_model_find(&t, "qwen3-30b-a3b"));
+	assert_non_null(sim_model_find(&t, "qwen3-235b-a22b"));
+	assert_non_null(sim_model_find(&t, "gpt-oss-20b"));
+	assert_non_null(sim_model_find(&t, "mixtral-8x7b"));
+	assert_non_null(sim_model_find(&t, "mixtral-8x22b"));
+	assert_non_null(sim_model_find(&t, "kimi-k2"));
+	sim_model_table_release(&t);
+}
+
 /* ---- FLOPs ------------------------------------------------------------ */
 
 static void test_sim_train_flops_narayanan_eq3(void **state)
@@ -1356,6 +1608,41 @@ static void test_sim_plan_facts_round_trip(void **state)
 	free(old);
 }
 
+/* A mixture-of-experts model with MLA goes into the plan and comes back
+ * whole; a dense plan writes none of the fields, and reads as dense; a
+ * plan whose MoE fields contradict each other is refused naming them. */
+static void test_sim_plan_moe_round_trip(void **state)
+{
+	struct sim_plan p = sample_plan(), q;
+	char *a, *bad, *at;
+
+	(void)state;
+	a = sim_plan_to_json(&p);
+	assert_null(strstr(a, "\"experts\""));
+	assert_null(strstr(a, "kv_lora_rank"));
+	assert_int_equal(sim_plan_parse("dense.json", a, strlen(a), &q), RC_OK);
+	assert_int_equal(q.model.experts, 0);
+	assert_int_equal(q.model.kv_lora_rank, 0);
+	free(a);
+	p.model = deepseek_v3();
+	p.model.rotary_base = 10000;      /* what a plan reads without one */
+	p.model.window = 2048;
+	p.model.window_full_every = 4;
+	a = sim_plan_to_json(&p);
+	assert_non_null(strstr(a, "\"experts\":\t256"));
+	assert_non_null(strstr(a, "\"active_params\":"));
+	assert_int_equal(sim_plan_parse("moe.json", a, strlen(a), &q), RC_OK);
+	assert_memory_equal(&q.model, &p.model, sizeof(q.model));
+	/* no expert width: refused */
+	at = strstr(a, "\"expert_ffn\":\t2048");
+	assert_non_null(at);
+	bad = strdup(a);
+	memcpy(bad + (at - a), "\"expert_ffn\":\t0   ", strlen("\"expert_ffn\":\t0   "));
+	assert_int_equal(sim_plan_parse("bad.json", bad, strlen(bad), &q), RC_INPUT);
+	free(bad);
+	free(a);
+}
+
 static void test_sim_plan_bad_fields(void **state)
 {
 	struct sim_plan p = sample_plan(), out, before;
@@ -1452,6 +1739,10 @@ int main(void)
 		cmocka_unit_test(test_sim_model_params_untied_adds_head),
 		cmocka_unit_test(test_sim_model_params_facts),
 		cmocka_unit_test(test_sim_model_table_facts),
+		cmocka_unit_test(test_sim_model_params_moe_published),
+		cmocka_unit_test(test_sim_model_params_moe_parts),
+		cmocka_unit_test(test_sim_model_check_moe),
+		cmocka_unit_test(test_sim_model_table_moe),
 		cmocka_unit_test(test_sim_train_flops_sliding_window),
 		cmocka_unit_test(test_sim_train_flops_narayanan_eq3),
 		cmocka_unit_test(test_sim_train_flops_gqa_swiglu_shapes),
@@ -1488,6 +1779,7 @@ int main(void)
 		cmocka_unit_test(test_sim_stage_layers_remainder_order),
 		cmocka_unit_test(test_sim_plan_round_trip),
 		cmocka_unit_test(test_sim_plan_facts_round_trip),
+		cmocka_unit_test(test_sim_plan_moe_round_trip),
 		cmocka_unit_test(test_sim_plan_bad_fields),
 		cmocka_unit_test(test_sim_plan_parse_purchase_default),
 	};

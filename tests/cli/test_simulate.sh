@@ -8,7 +8,10 @@ expect_rc "help exits 0" 0
 for o in --model --layers --hidden --heads --kv-heads --ffn --vocab --seq --mlp --tied \
 	 --gpu --gpus --gpus-per-node --intra-node-gbps --inter-node-gbps --tp --pp --dp --cp \
 	 --mbs --gbs --zero --recompute --interleave --seq-parallel --no-flash --precision \
-	 --tokens --usd-per-gpu-hour --json --output; do
+	 --tokens --usd-per-gpu-hour --json --output --experts --top-k --expert-ffn \
+	 --shared-experts --shared-ffn --dense-layers --mtp-layers --head-dim --kv-lora-rank \
+	 --q-lora-rank --qk-nope-dim --qk-rope-dim --v-head-dim --sliding-window \
+	 --window-full-every; do
 	grep -q -- "$o" "$OUT" || fail "help lists $o" "missing"
 done
 pass "help lists every option"
@@ -270,5 +273,41 @@ grep -q "no inter-node bandwidth stated" "$ERR" && fail "with --inter-node-gbps:
 gp simulate --model llama3-8b --gpu h100 --gpus 8 --tp 8
 grep -q "no inter-node bandwidth stated" "$ERR" && fail "one node: no network needed, none named" "found" \
 	|| pass "one node: no network needed, none named"
+
+# ---- mixture of experts: presets, counts, custom shapes -----------------
+gp models list
+expect_out "models list: deepseek-v3 with its experts and counts" \
+	'^deepseek-v3 +61 +7168 +128 +128 +18432 +129280 +4096 +swiglu +no +15360 +256/8 +671\.026 +671 +36\.626 +37$'
+expect_out "models list: gpt-oss-120b active 5.133 of 116.829" '^gpt-oss-120b .* 128/4 +116\.829 +116\.8 +5\.133 +5\.13$'
+gp models show gpt-oss-120b
+expect_out "models show: the exact total" '^parameters +116,829,156,672 '
+expect_out "models show: the exact active count" '^active +5,132,849,472 \(5\.133 B; 5\.712 B counting the input embedding\)'
+expect_out "models show: the window pattern" '^sliding_window +128 tokens, every 2nd layer full'
+gp models show deepseek-v3
+expect_out "models show: MLA" '^attention +MLA: q rank 1536, kv rank 512, heads of 128 nope \+ 64 rope, values 128'
+expect_out "models show: experts" '^experts +256 routed of 2048, top-8, 1 shared of 2048'
+expect_out "models show: MTP" '^mtp layers +1 \(11\.610 B more parameters'
+gp models show qwen3-30b-a3b --json
+expect_out "models --json: active_params" '"active_params":[[:space:]]*3041855488,'
+expect_out "models --json: the moe object" '"top_k":[[:space:]]*8'
+for bad in "--experts x:--experts: expected an integer from 0 to 65536, found 'x'" \
+	   "--top-k -1:--top-k: expected an integer from 0 to 65536, found '-1'"; do
+	gp simulate --layers 4 --hidden 1024 --heads 8 --gpu H100 --gpus 8 --gbs 8 ${bad%%:*}
+	expect_rc "${bad%%:*} exits 2" 2
+	expect_err "${bad%%:*} says why" "^error: ${bad#*:}"
+	expect_err_lines "${bad%%:*}: one error line" 1
+done
+gp simulate --layers 4 --hidden 1024 --heads 8 --gpu H100 --gpus 8 --gbs 8 --experts 8 --top-k 9 --expert-ffn 512
+expect_rc "top-k above experts exits 2" 2
+expect_err "top-k above experts says why" '^error: simulate: top_k: expected 1 to experts 8, found 9$'
+gp simulate --layers 4 --hidden 1024 --heads 8 --gpu H100 --gpus 8 --gbs 8 --experts 8 --top-k 2
+expect_rc "experts without a width exits 2" 2
+expect_err "experts without a width says why" '^error: simulate: expert_ffn: expected an integer >= 1 with experts, found 0$'
+gp simulate --layers 4 --hidden 1024 --heads 8 --gpu H100 --gpus 8 --gbs 8 --dense-layers 1
+expect_rc "dense layers without experts exits 2" 2
+expect_err "dense layers without experts says why" '^error: simulate: dense_layers: expected 0 without experts, found 1$'
+gp simulate --layers 4 --hidden 1024 --heads 8 --gpu H100 --gpus 8 --gbs 8 --kv-lora-rank 128 --qk-rope-dim 64
+expect_rc "MLA without its head widths exits 2" 2
+expect_err "MLA without its head widths says why" '^error: simulate: qk_nope_dim: expected an integer >= 1 with MLA, found 0$'
 
 finish
