@@ -27,6 +27,8 @@ void sim_parallel_init(struct sim_parallel *p)
 	p->mbs = 1;
 	p->gbs = 1;
 	p->zero = 0;
+	p->ep = p->etp = 1;
+	p->moe_imbalance = 1;
 	p->zero3_gather = SIM_ZERO3_BLOCK;
 	p->recompute = SIM_RECOMPUTE_NONE;
 	p->interleave = 1;
@@ -70,16 +72,6 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 
 	if (sim_model_check(m, why, size) != RC_OK)
 		return RC_INPUT;
-	/* not yet priced by the step-time model */
-	if (m->experts > 0)
-		WHY("experts: expected 0, the step-time model prices dense layers only, found %d",
-		    m->experts);
-	if (m->kv_lora_rank > 0)
-		WHY("kv_lora_rank: expected 0, the step-time model prices multi-head latent "
-		    "attention later, found %d", m->kv_lora_rank);
-	if (m->mtp_layers > 0)
-		WHY("mtp_layers: expected 0, found %d", m->mtp_layers);
-
 	if (p->tp < 1)
 		WHY("tp: expected an integer >= 1, found %d", p->tp);
 	if (p->pp < 1)
@@ -116,6 +108,35 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	      (p->grad_bytes_per_param >= 1 && p->grad_bytes_per_param <= 8)))
 		WHY("grad_bytes_per_param: expected 0 (2 bytes) or 1 to 8, found %g",
 		    p->grad_bytes_per_param);
+
+	if (p->ep < 0 || p->ep > SIM_MAX_DEGREE)
+		WHY("ep: expected an integer from 1 to %d, found %d", SIM_MAX_DEGREE, p->ep);
+	if (p->etp < 0 || p->etp > SIM_MAX_DEGREE)
+		WHY("etp: expected an integer from 1 to %d, found %d", SIM_MAX_DEGREE, p->etp);
+	if (!(p->moe_imbalance == 0 || (p->moe_imbalance >= 1 && p->moe_imbalance <= 1000)))
+		WHY("moe_imbalance: expected 1 (balanced) to 1000, found %g", p->moe_imbalance);
+	if (m->experts == 0 && (p->ep > 1 || p->etp > 1))
+		WHY("%s: expected 1 without experts, found %d", p->ep > 1 ? "ep" : "etp",
+		    p->ep > 1 ? p->ep : p->etp);
+	if (m->experts > 0) {
+		long long group = (long long)(p->ep > 0 ? p->ep : 1) * (p->etp > 0 ? p->etp : 1);
+		long long attn = (long long)p->tp * p->cp * p->dp;
+
+		if (p->ep > 1 && m->experts % p->ep)
+			WHY("ep: expected a divisor of experts %d, found %d", m->experts, p->ep);
+		if (p->etp > 1 && m->expert_ffn % p->etp)
+			WHY("etp: expected a divisor of expert_ffn %d, found %d", m->expert_ffn, p->etp);
+		/* Liu et al. 2025, sec. 3: the expert group ep x etp and the
+		 * expert data parallelism fold over the attention's GPUs */
+		if (attn % group)
+			WHY("ep: expected ep x etp = %lld to divide tp x cp x dp = %lld (MoE parallel "
+			    "folding), found ep %d, etp %d", group, attn, p->ep, p->etp);
+		/* Megatron-Core's MoE layer splits the tokens over the TP ranks
+		 * (sequence parallelism) when TP > 1 */
+		if (p->tp > 1 && !p->seq_parallel)
+			WHY("seq_parallel: expected on with tp %d and experts (Megatron-Core's MoE "
+			    "layers split tokens over TP ranks)", p->tp);
+	}
 
 	/* Products of degrees are formed in wider types: each degree fits an
 	 * int, their product need not. */
@@ -178,6 +199,15 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		    "finite");
 	if (c->latency_s > 1)
 		WHY("latency_s: expected at most 1 s, found %g", c->latency_s);
+	/* not yet priced by the step-time model */
+	if (m->experts > 0)
+		WHY("experts: expected 0, the step-time model prices dense layers only, found %d",
+		    m->experts);
+	if (m->kv_lora_rank > 0)
+		WHY("kv_lora_rank: expected 0, the step-time model prices multi-head latent "
+		    "attention later, found %d", m->kv_lora_rank);
+	if (m->mtp_layers > 0)
+		WHY("mtp_layers: expected 0, found %d", m->mtp_layers);
 	return RC_OK;
 }
 
@@ -311,18 +341,20 @@ void sim_attn_kernel_time_s(enum sim_attn_kernel k, enum sim_arch a, double b, d
 	*bwd = SIM_ATTN_BWD * flops / (eb * scale) + SIM_KERNEL_S;
 }
 
-/* The share of causal attention's work a sliding window leaves: a
- * causal query at position i attends to i keys, s/2 on average; with a
- * window w < s to min(i, w), w - w^2 / (2s) on average (Jiang et al.
- * 2023, sec. 2), which FlashAttention's block skipping turns into time.
- * 1 without a window. */
+/* The share of causal attention's work a sliding window leaves,
+ * averaged over the layers: a causal query at position i attends to i
+ * keys, s/2 on average; with a window w < s to min(i, w), w - w^2 / (2s)
+ * on average (Jiang et al. 2023, sec. 2), which FlashAttention's block
+ * skipping turns into time; on the layers without the window (every
+ * window_full_every-th), 1. */
 static double window_share(const struct sim_model *m)
 {
 	double s = m->seq, w = m->window;
+	int nw = sim_window_layers(m);
 
-	if (!(w > 0 && w < s))
+	if (!nw)
 		return 1;
-	return (w - w * w / (2.0 * s)) / (s / 2.0);
+	return (nw * (w - w * w / (2.0 * s)) / (s / 2.0) + (m->layers - nw)) / m->layers;
 }
 
 /* Per micro-batch times of one layer on one GPU. */
@@ -557,22 +589,6 @@ static void stage_time(const struct sim_parallel *p, const struct layer_time *lt
 	st->total_s = st->compute_s + st->tp_s + st->cp_s;
 }
 
-/* Parameters held by the first and the last pipeline stage, per TP rank. */
-static void stage_params(const struct sim_model *m, const struct sim_shape *sh,
-			 double *first, double *last)
-{
-	double lp = sim_layer_params(m) / sh->t;
-	double emb = (double)m->vocab * m->hidden / sh->t;
-
-	*first = sh->layers_first * lp + emb + sim_position_params(m);
-	if (sh->p == 1) {
-		*first += sim_final_norm_params(m) + (m->tied_embeddings ? 0 : emb);
-		*last = *first;
-	} else {
-		*last = sh->layers_last * lp + sim_final_norm_params(m) + emb;
-	}
-}
-
 static double finite_or_zero(double x)
 {
 	return isfinite(x) ? x : 0;
@@ -587,6 +603,8 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	struct stage_time st[4], *bot;
 	int n_st, i, M, zero = p->zero, ndp;
 	double sum, params_first, params_last, params_stage, grad_bytes, weight_bytes;
+	double ex_first, ex_last;
+	int nd = sim_dense_layer_count(m);
 	double hbm, peak = c->gpu.bf16_flops_per_s;
 	double mfu_peak = sim_mfu_peak(&c->gpu);
 	double dp_total, dp_exposed, shard, opt_s;
@@ -661,7 +679,13 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * blocks or tensor by tensor as the plan's zero3_gather says.
 	 * Gradients are reduced at their stored width (sim_grad_bytes). */
 	ndp = sh.d * sh.c;
-	stage_params(m, &sh, &params_first, &params_last);
+	sim_stage_params(m, &sh, sh.layers_first, sim_stage_dense_layers(&sh, nd, 0), 1, sh.p == 1,
+			 &params_first, &ex_first);
+	if (sh.p > 1)
+		sim_stage_params(m, &sh, sh.layers_last, sim_stage_dense_layers(&sh, nd, sh.p - 1), 0,
+				 1, &params_last, &ex_last);
+	else
+		params_last = params_first, ex_last = ex_first;
 	params_stage = params_first > params_last ? params_first : params_last;
 	grad_bytes = sim_grad_bytes(p) * params_stage;
 	weight_bytes = sim_weight_bytes(p) * params_stage;

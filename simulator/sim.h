@@ -131,6 +131,21 @@ struct sim_model {
 
 struct sim_parallel {
 	int tp, pp, dp, cp;    /* GPUs = tp * pp * dp * cp */
+	/* Expert parallelism, folded over the attention's tp x cp x dp GPUs
+	 * of a pipeline stage as Megatron-Core's MoE parallel folding does
+	 * (Liu et al. 2025, "MoE Parallel Folding", arXiv:2504.14960): ep
+	 * ranks share the routed experts (each holds experts / ep), etp split
+	 * each expert's MLP width, and the ep x etp expert group repeats
+	 * tp x cp x dp / (ep x etp) times, the expert data parallelism over
+	 * which expert gradients are reduced.  1 = none (sim_parallel_init; 0
+	 * reads as 1). */
+	int ep, etp;
+	/* Routed tokens the busiest EP rank receives over the mean: 1 when
+	 * the router spreads them evenly, as the published MoE benchmarks
+	 * force (sim_parallel_init; 0 reads as 1); above 1 for real routing.
+	 * The experts' compute, their activations and the dispatch traffic
+	 * scale with it. */
+	double moe_imbalance;
 	int mbs;               /* micro-batch, sequences */
 	int gbs;               /* global batch, sequences */
 	int zero;              /* 0..3; FSDP is 3 */
@@ -299,10 +314,14 @@ enum rc sim_model_check(const struct sim_model *m, char *why, size_t size);
  * tensor parallelism, as Megatron-LM keeps it); 0 otherwise. */
 double sim_position_params(const struct sim_model *m);
 
-/* Keys one query attends to on average in FLOP counts: seq, or the
- * sliding window when it is shorter (Beltagy et al. 2020; Jiang et al.
- * 2023, sec. 2: each token attends to at most window earlier tokens). */
+/* Keys one query attends to on average over the layers in FLOP counts:
+ * seq, or the sliding window when it is shorter on the layers that have
+ * it (Beltagy et al. 2020; Jiang et al. 2023, sec. 2: each token attends
+ * to at most window earlier tokens; sim_window_layers). */
 double sim_attention_span(const struct sim_model *m);
+/* Layers that attend over the sliding window: 0 without one (or one no
+ * shorter than seq), else every layer but each window_full_every-th. */
+int sim_window_layers(const struct sim_model *m);
 
 /* Most GPUs one layout may use (tp x pp x dp x cp): 2^26, far beyond any
  * cluster built, and small enough that GPU and node counts fit an int. */
@@ -357,8 +376,10 @@ double sim_time_to_train_s(const struct sim_result *r, double tokens);
 
 /* Training FLOPs (forward + backward) of sequences full sequences of m,
  * summed over every GEMM of the model at its own shape (Narayanan et al.,
- * SC'21, eq. 3 for GPT shapes).  Attention scores count the full s x s
- * product, as eq. 3 does.  recompute adds what it recomputes: full adds one
+ * SC'21, eq. 3 for GPT shapes): MLA's projections, each MoE layer's top_k
+ * routed and its shared experts and its router, the MTP modules with
+ * their logits.  Attention scores count the full s x s product, as eq. 3
+ * does (the window's s x w on window layers).  recompute adds what it recomputes: full adds one
  * more forward of every layer (eq. 3's 4/3 on the layer terms), selective
  * the attention scores and values.  Model FLOPs (for MFU) pass
  * SIM_RECOMPUTE_NONE. */

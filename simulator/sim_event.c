@@ -353,22 +353,20 @@ enum rc sim_event_run(const struct sched *s, const struct sim_event_cost *c,
 
 /* ---- costs from the analytic model -------------------------------------- */
 
-/* Parameters virtual stage vs holds per TP rank, as sim.c's stage_params()
- * counts them: its layers, the embedding on the first, the final norm and
- * the LM head on the last (a tied head is a copy there unless one stage
- * holds both ends). */
-static double vstage_params(const struct sim_model *m, const struct sim_parallel *par,
-			    int vs, int layers)
+/* Parameters virtual stage vs (chunk vs / pp of stage vs % pp) holds on
+ * one GPU, as sim_stage_params counts them: its layers, the embedding on
+ * the first, the final norm, the LM head and the MTP modules on the last
+ * (a tied head is a copy there unless one stage holds both ends); the
+ * routed experts' share over EP x ETP beside the rest's over TP. */
+static double vstage_params(const struct sim_model *m, const struct sim_shape *sh, int vs,
+			    int start, int layers)
 {
-	int nv = par->pp * par->interleave;
-	double emb = (double)m->vocab * m->hidden / par->tp;
-	double n = layers * sim_layer_params(m) / par->tp;
+	int nv = sh->p * sh->v, nd = sim_dense_layer_count(m);
+	int dense = start >= nd ? 0 : (start + layers < nd ? start + layers : nd) - start;
+	double tp, ex;
 
-	if (vs == 0)
-		n += emb + sim_position_params(m);
-	if (vs == nv - 1)
-		n += sim_final_norm_params(m) + (nv == 1 && m->tied_embeddings ? 0 : emb);
-	return n;
+	sim_stage_params(m, sh, layers, dense, vs == 0, vs == nv - 1, &tp, &ex);
+	return tp + ex;
 }
 
 /* One message between the stages whose first ranks are a and b: over the
@@ -418,12 +416,12 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 	 * backwards, spread over the chunks. */
 	z3 = par->zero == 3 && M > 0 ? res.breakdown.dp_comm_exposed_s / M / v : 0;
 
-	for (int vs = 0; vs < nv; vs++) {
+	for (int vs = 0, start = 0; vs < nv; vs++) {
 		int st = vs % p, ch = vs / p;
 		/* The same split as sim_step()'s (sim_stage_layers). */
 		int layers = sim_chunk_layers(&sh, st, ch);
 		struct sim_event_chunk_cost *k = &c->chunk[st * v + ch];
-		double params = vstage_params(m, par, vs, layers);
+		double params = vstage_params(m, &sh, vs, start, layers);
 
 		k->fwd_s = layers * pt.layer_fwd_s;
 		k->bwd_weight_s = layers * w_layer;
@@ -457,6 +455,7 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 		stage_params[st] += params;
 		if (params > pmax_chunk)
 			pmax_chunk = params;
+		start += layers;
 	}
 	for (int st = 0; st < p; st++)
 		if (stage_params[st] > pmax_stage)

@@ -193,6 +193,12 @@ struct sim_link {
 /* Shapes derived once per sim_step call. */
 struct sim_shape {
 	int t, p, d, c, v;    /* tp, pp, dp, cp, interleave */
+	int e, et, ed;        /* ep, etp, expert data parallel t c d / (e et) */
+	int layers;           /* the model's */
+	/* Parameters of one dense layer (sim_layer_params), of one MoE layer
+	 * but its routed experts (sim_moe_layer_params(m, 0)), of one MoE
+	 * layer's routed experts, all of them; 0 without experts. */
+	double layer_params, moe_rest_params, routed_params;
 	int gpus;
 	int micro;            /* micro-batches per step per DP rank */
 	double b;             /* micro-batch, sequences */
@@ -215,6 +221,18 @@ struct sim_shape {
 
 /* Layers of pipeline stage `stage` (0-based) under sh's split. */
 int sim_stage_layers(const struct sim_shape *sh, int stage);
+/* Of those, the dense layers of a model whose first `dense` layers are
+ * dense (sim_dense_layer_count): the layers run in virtual-stage order,
+ * chunk k of every stage before chunk k + 1. */
+int sim_stage_dense_layers(const struct sim_shape *sh, int dense, int stage);
+/* Parameters one GPU of a pipeline stage holds, split by how they are
+ * sharded: *tp_params over the TP ranks (attention, dense MLPs, shared
+ * experts, routers and norms; the embedding and a learned position table,
+ * whole, on the first stage; the final norm, the LM head and the MTP
+ * modules on the last), *expert_params the routed experts over the EP x
+ * ETP ranks.  layers of the stage, dense of them dense. */
+void sim_stage_params(const struct sim_model *m, const struct sim_shape *sh, int layers,
+		      int dense, int first, int last, double *tp_params, double *expert_params);
 /* Layers of chunk `chunk` of stage `stage` with the interleaved schedule:
  * the stage's layers split as evenly as possible, earlier chunks taking
  * the remainder. */
@@ -356,6 +374,13 @@ static inline double sim_weight_bytes(const struct sim_parallel *p)
 	return sim_act_bytes(p) >= 4 ? 4.0 : 2.0;
 }
 
+/* Routed tokens the busiest EP rank gets over the mean
+ * (sim_parallel.moe_imbalance; 0 reads as 1). */
+static inline double sim_moe_imbalance(const struct sim_parallel *p)
+{
+	return p->moe_imbalance > 0 ? p->moe_imbalance : 1.0;
+}
+
 /* Model states of params parameters under ZeRO stage zero over dp ranks
  * (Rajbhandari et al., SC'20, sec. 5 and Fig. 1: 2 + 2 + K bytes with
  * K = 12) for weights of weight_bytes and gradients of grad_bytes (0
@@ -364,10 +389,12 @@ void sim_model_states(double params, int zero, int dp, double weight_bytes,
 		      double grad_bytes, struct sim_memory *out);
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al.
- * 2022, sec. 4.1-4.2, generalised to GQA and SwiGLU). */
+ * 2022, sec. 4.1-4.2, generalised to GQA, head widths, MLA's latents and
+ * SwiGLU): a dense layer's, or with moe an MoE layer's (its routed
+ * tokens' copies through the experts, its shared experts). */
 double sim_layer_activation_bytes(const struct sim_model *m,
 				  const struct sim_parallel *p,
-				  const struct sim_shape *sh);
+				  const struct sim_shape *sh, int moe);
 
 /* Fills out with the memory of the fullest pipeline stage. */
 void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p,

@@ -123,9 +123,19 @@ double sim_position_params(const struct sim_model *m)
 	return m->pos == SIM_POS_LEARNED ? (double)m->seq * m->hidden : 0;
 }
 
+int sim_window_layers(const struct sim_model *m)
+{
+	if (!(m->window > 0 && m->window < m->seq))
+		return 0;
+	/* every window_full_every-th layer (the n-th, 2n-th, ...) is full */
+	return m->window_full_every > 0 ? m->layers - m->layers / m->window_full_every : m->layers;
+}
+
 double sim_attention_span(const struct sim_model *m)
 {
-	return m->window > 0 && m->window < m->seq ? m->window : m->seq;
+	int nw = sim_window_layers(m);
+
+	return ((double)nw * m->window + (double)(m->layers - nw) * m->seq) / m->layers;
 }
 
 /* Parameters of the layers, routed experts counted routed of each MoE
@@ -271,12 +281,47 @@ enum rc sim_model_check(const struct sim_model *m, char *why, size_t size)
 	return RC_OK;
 }
 
+/* Forward FLOPs of one layer's attention projections over s tokens: 2 a
+ * multiply-add per weight (Narayanan et al., SC'21, sec. 5.1), from the
+ * same shapes sim_attn_params counts. */
+static double attn_proj_flops(const struct sim_model *m, double s)
+{
+	double h = m->hidden, a = m->heads, qk = sim_qk_head_dim(m), v = sim_v_head_dim(m);
+	double w;
+
+	if (m->kv_lora_rank > 0) {
+		double ql = m->q_lora_rank, kl = m->kv_lora_rank;
+
+		w = ql > 0 ? h * ql + ql * a * qk : h * a * qk;
+		w += h * (kl + m->qk_rope_dim) + kl * a * (m->qk_nope_dim + v);
+	} else {
+		w = h * a * qk + 2.0 * h * m->kv_heads * qk;
+	}
+	return 2.0 * s * (w + a * v * h);
+}
+
+/* Forward FLOPs of one MLP block over s tokens: the dense MLP of width
+ * ffn, or the MoE: each token's top_k routed experts, the shared ones and
+ * the router's logits (Fedus et al. 2022, sec. 2.1: a token's compute is
+ * its experts', not all of them). */
+static double mlp_flops(const struct sim_model *m, double s, int moe)
+{
+	double per = (m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0) * 2.0 * s * m->hidden;
+	double shared_w = m->shared_ffn > 0 ? m->shared_ffn : m->expert_ffn;
+
+	if (!moe)
+		return per * m->ffn;
+	return per * ((double)m->top_k * m->expert_ffn + (double)m->shared_experts * shared_w)
+	       + 2.0 * s * m->hidden * m->experts;
+}
+
 double sim_train_flops(const struct sim_model *m, double sequences,
 		       enum sim_recompute recompute)
 {
-	double s = m->seq, h = m->hidden, f = m->ffn, V = m->vocab;
-	double kv_dim = (double)m->kv_heads * (m->hidden / m->heads);
-	double qkv, attn, proj, mlp, logits, layer, total;
+	double s = m->seq, h = m->hidden, V = m->vocab;
+	double a = m->heads, qk = sim_qk_head_dim(m), v = sim_v_head_dim(m);
+	int nd = sim_dense_layer_count(m), nm = m->layers - nd;
+	double proj, attn, layers, logits, mtp = 0, total;
 
 	/* Narayanan et al., SC'21, sec. 5.1: a GEMM (m x k)(k x n) is 2mnk
 	 * FLOPs; backward is twice forward.  Per sequence of s tokens:
@@ -285,22 +330,29 @@ double sim_train_flops(const struct sim_model *m, double sequences,
 	 * eq. 3 counts it), output projection 2 s h^2, MLP 2 s h f per matrix
 	 * (2 matrices for GELU, 3 for SwiGLU), logits 2 s h V.  For GPT shapes
 	 * (kv_dim = h, f = 4h) the sum over l layers times 3 is eq. 3:
-	 * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).  A sliding window w < s
-	 * bounds each query's keys to w (Jiang et al. 2023, sec. 2): the
-	 * scores and values count s x w. */
-	qkv = 2.0 * s * h * (h + 2.0 * kv_dim);
-	attn = 4.0 * s * sim_attention_span(m) * h;
-	proj = 2.0 * s * h * h;
-	mlp = (m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0) * 2.0 * s * h * f;
+	 * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).  The projections follow the
+	 * attention's own shapes (head_dim, MLA's latents: DeepSeek-V2, sec.
+	 * 2.1); the scores count the query/key head width and the values the
+	 * value head width.  A sliding window w < s bounds each query's keys
+	 * to w (Jiang et al. 2023, sec. 2) on the layers that have it: the
+	 * scores and values count s x w there. */
+	proj = attn_proj_flops(m, s);
+	attn = 2.0 * s * sim_attention_span(m) * a * (qk + v);
+	layers = m->layers * (proj + attn) + nd * mlp_flops(m, s, 0) + nm * mlp_flops(m, s, 1);
 	logits = 2.0 * s * h * V;
-	layer = qkv + attn + proj + mlp;
-	total = 3.0 * (m->layers * layer + logits);
+	/* DeepSeek-V3, sec. 2.2: each MTP module projects [h; embedding] to h
+	 * (2 s 2h h), runs one more layer over the full sequence and its own
+	 * logits through the shared head. */
+	if (m->mtp_layers > 0)
+		mtp = m->mtp_layers * (2.0 * s * 2.0 * h * h + proj + 2.0 * s * s * a * (qk + v)
+				       + mlp_flops(m, s, m->experts > 0) + logits);
+	total = 3.0 * (layers + logits + mtp);
 	/* Eq. 3's recomputation variant: one more forward of every layer (not
 	 * of the logits), i.e. 4/3 on the layer terms.  Selective
 	 * recomputation (Korthikanti et al. 2022, sec. 4.2) redoes only the
 	 * attention scores and values. */
 	if (recompute == SIM_RECOMPUTE_FULL)
-		total += m->layers * layer;
+		total += layers;
 	else if (recompute == SIM_RECOMPUTE_SELECTIVE)
 		total += m->layers * attn;
 	return total * sequences;
@@ -317,6 +369,11 @@ void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 	sh->p = p->pp;
 	sh->d = p->dp;
 	sh->c = p->cp;
+	sh->e = p->ep > 0 ? p->ep : 1;
+	sh->et = p->etp > 0 ? p->etp : 1;
+	sh->ed = p->tp * p->cp * p->dp / (sh->e * sh->et);
+	if (sh->ed < 1)
+		sh->ed = 1;
 	sh->v = p->interleave;
 	sh->gpus = p->tp * p->pp * p->dp * p->cp;
 	sh->micro = p->gbs / (p->mbs * p->dp);
@@ -330,6 +387,13 @@ void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 	sh->dh = sim_qk_head_dim(m);
 	sh->a_l = (double)m->heads / p->tp;
 	sh->kv_l = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
+	sh->layers = m->layers;
+	sh->layer_params = sim_layer_params(m);
+	sh->moe_rest_params = sh->routed_params = 0;
+	if (m->experts > 0) {
+		sh->moe_rest_params = sim_moe_layer_params(m, 0);
+		sh->routed_params = m->experts * sim_mlp_params(m, m->expert_ffn);
+	}
 	sh->layers_base = m->layers / p->pp;
 	rem = m->layers % p->pp;
 	sh->mid_stages = p->pp > 2 ? p->pp - 2 : 0;
@@ -362,4 +426,45 @@ int sim_virtual_stage_layers(const struct sim_model *m, const struct sim_paralle
 
 	sim_shape_init(&sh, m, p);
 	return sim_chunk_layers(&sh, k % p->pp, k / p->pp);
+}
+
+int sim_stage_dense_layers(const struct sim_shape *sh, int dense, int stage)
+{
+	int start = 0, n = 0;
+
+	if (dense >= sh->layers)
+		return sim_stage_layers(sh, stage);
+	/* Megatron-LM's interleaved schedule gives virtual stage k = chunk
+	 * k / p of stage k % p the model's k-th run of layers (Narayanan et
+	 * al., SC'21, sec. 2.2.2) */
+	for (int k = 0; start < dense && k < sh->p * sh->v; k++) {
+		int len = sim_chunk_layers(sh, k % sh->p, k / sh->p);
+
+		if (k % sh->p == stage)
+			n += (start + len < dense ? start + len : dense) - start;
+		start += len;
+	}
+	return n;
+}
+
+void sim_stage_params(const struct sim_model *m, const struct sim_shape *sh, int layers,
+		      int dense, int first, int last, double *tp_params, double *expert_params)
+{
+	double emb = (double)m->vocab * m->hidden / sh->t;
+	double routed = sh->routed_params, ex = routed / ((double)sh->e * sh->et);
+	int moe = layers - dense;
+
+	*tp_params = (dense * sh->layer_params + moe * sh->moe_rest_params) / sh->t;
+	*expert_params = moe * ex;
+	if (first)
+		*tp_params += emb + sim_position_params(m);
+	if (last) {
+		/* The LM head; with tied embeddings and more than one stage
+		 * Megatron keeps a copy of the embedding on the last stage. */
+		*tp_params += sim_final_norm_params(m) + (!m->tied_embeddings || !first ? emb : 0);
+		if (m->mtp_layers > 0) {
+			*tp_params += (sim_mtp_params(m) - m->mtp_layers * routed) / sh->t;
+			*expert_params += m->mtp_layers * ex;
+		}
+	}
 }

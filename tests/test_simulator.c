@@ -505,6 +505,123 @@ static void test_sim_train_flops_gqa_swiglu_shapes(void **state)
 		    - sim_train_flops(&m, 1, SIM_RECOMPUTE_NONE), 32 * 4 * s * s * h, 1e-12);
 }
 
+/* An MoE model with MLA, a shared expert, a leading dense layer and an
+ * MTP module, every GEMM by hand (s = 32 tokens, h = 64, 4 heads of
+ * 8 nope + 4 rope query/key and 8 value, q rank 32, kv rank 16, 8
+ * experts of 16, top-2, one shared of 16, a dense layer of 96, SwiGLU,
+ * V = 100). */
+static void test_sim_train_flops_moe_by_hand(void **state)
+{
+	struct sim_model m = moe(4, 64, 4, 4, 8, 2, 16, 100);
+	double s = 32, h = 64, a = 4, V = 100;
+	double proj, core, dense_mlp, moe_mlp, logits, layers, mtp;
+
+	(void)state;
+	m.seq = 32;
+	m.ffn = 96;
+	m.dense_layers = 1;
+	m.shared_experts = 1;
+	m.q_lora_rank = 32;
+	m.kv_lora_rank = 16;
+	m.qk_nope_dim = 8;
+	m.qk_rope_dim = 4;
+	m.v_head_dim = 8;
+	m.mtp_layers = 1;
+	assert_int_equal(sim_model_check(&m, NULL, 0), RC_OK);
+	/* q: h -> 32 -> 4 x 12; kv: h -> 16 + 4, 16 -> 4 x (8 + 8); o: 4 x 8 -> h */
+	proj = 2 * s * (h * 32 + 32 * a * 12 + h * (16 + 4) + 16 * a * (8 + 8) + a * 8 * h);
+	/* scores over 12-wide heads, values 8-wide, the full s x s */
+	core = 2 * s * s * a * (12 + 8);
+	dense_mlp = 3 * 2 * s * h * 96;
+	/* 2 routed + 1 shared of 16, and the router's 8 logits */
+	moe_mlp = 3 * 2 * s * h * (2 * 16 + 16) + 2 * s * h * 8;
+	logits = 2 * s * h * V;
+	layers = 4 * (proj + core) + dense_mlp + 3 * moe_mlp;
+	/* the MTP module: [h; emb] -> h, one MoE layer, its own logits */
+	mtp = 2 * s * 2 * h * h + proj + core + moe_mlp + logits;
+	assert_near(sim_train_flops(&m, 1, SIM_RECOMPUTE_NONE), 3 * (layers + logits + mtp), 1e-12);
+	assert_near(sim_train_flops(&m, 2, SIM_RECOMPUTE_FULL),
+		    2 * (3 * (layers + logits + mtp) + layers), 1e-12);
+	assert_near(sim_train_flops(&m, 1, SIM_RECOMPUTE_SELECTIVE)
+		    - sim_train_flops(&m, 1, SIM_RECOMPUTE_NONE), 4 * core, 1e-12);
+}
+
+/* "Training FLOPs per token ~ 6 x active parameters + attention": for
+ * DeepSeek-V3 (no MTP, so the published model) the count less the
+ * attention core is 6 s times the active parameters but the norms'; and
+ * GPT-OSS's alternate 128-token windows count s x 128 on half the
+ * layers. */
+static void test_sim_train_flops_active_params(void **state)
+{
+	struct sim_model m = deepseek_v3();
+	double s = 4096, core, norms;
+
+	(void)state;
+	m.mtp_layers = 0;
+	core = 61 * 2 * s * s * 128 * (192 + 128);
+	norms = 61 * (2 * 7168 + 1536 + 512) + 7168.0;
+	assert_near(sim_train_flops(&m, 1, SIM_RECOMPUTE_NONE) - 3 * core,
+		    6 * s * (sim_model_active_params(&m) - norms), 1e-12);
+	m = gpt_oss(24, 32);
+	assert_int_equal(sim_window_layers(&m), 12);
+	assert_near(sim_attention_span(&m), (12 * 128 + 12 * 4096) / 24.0, 1e-15);
+	m.window_full_every = 0;
+	assert_int_equal(sim_window_layers(&m), 24);
+	m.window = 0;
+	assert_int_equal(sim_window_layers(&m), 0);
+}
+
+/* Memory of an MoE stage: the routed experts' weights split over EP
+ * ranks, their optimizer states over the expert data-parallel ranks
+ * (Megatron's distributed optimizer), the rest over TP and DP as for a
+ * dense model; the experts' activations scale with top-k and the token
+ * imbalance. */
+static void test_sim_memory_moe_sharding(void **state)
+{
+	struct sim_model m = moe(8, 1024, 8, 8, 64, 4, 512, 32000);
+	struct sim_parallel p = par(1, 1, 16, 1, 16);
+	struct sim_cluster c = h100();
+	struct sim_memory one, eight;
+	struct sim_shape sh;
+	double expert = 8 * 64 * 3.0 * 1024 * 512;  /* every layer's routed experts */
+	double rest = sim_model_params(&m) - expert;
+	double a1, a2;
+
+	(void)state;
+	p.zero = 1;
+	sim_shape_init(&sh, &m, &p);
+	sim_memory_estimate(&m, &p, &c, &sh, &one);
+	/* ep 1: everything whole, optimizer states over 16 DP ranks */
+	assert_near(one.weights, 2 * sim_model_params(&m), 1e-12);
+	assert_near(one.optimizer, 12 * sim_model_params(&m) / 16, 1e-12);
+	p.ep = 8;
+	sim_shape_init(&sh, &m, &p);
+	assert_int_equal(sh.ed, 2);
+	sim_memory_estimate(&m, &p, &c, &sh, &eight);
+	/* ep 8: each GPU holds 8 of the 64 experts; their states shard over
+	 * the 16 / 8 = 2 expert data-parallel ranks */
+	assert_near(eight.weights, 2 * (rest + expert / 8), 1e-12);
+	assert_near(eight.grads, 2 * (rest + expert / 8), 1e-12);
+	assert_near(eight.optimizer, 12 * (rest / 16 + expert / 8 / 2), 1e-12);
+	/* etp 2 as well: half of each expert's width */
+	p.ep = 4;
+	p.etp = 2;
+	sim_shape_init(&sh, &m, &p);
+	sim_memory_estimate(&m, &p, &c, &sh, &eight);
+	assert_near(eight.weights, 2 * (rest + expert / 8), 1e-12);
+	/* activations: a routed copy keeps 2h + 3 f_e elements of 2 bytes,
+	 * top-4 of them for each of the 8192 tokens; twice the imbalance adds
+	 * that once more */
+	p.ep = 8;
+	p.etp = 1;
+	sim_shape_init(&sh, &m, &p);
+	a1 = sim_layer_activation_bytes(&m, &p, &sh, 1);
+	p.moe_imbalance = 2;
+	a2 = sim_layer_activation_bytes(&m, &p, &sh, 1);
+	assert_near(a2 - a1, 2.0 * 8192 * 4 * (2 * 1024 + 3 * 512), 1e-12);
+	assert_true(sim_layer_activation_bytes(&m, &p, &sh, 0) < a1);
+}
+
 /* A calibrated knee (price_gpu.gemm_dim_half) reaches the step: the
  * default's own value gives the same step, a flatter curve (a knee of 4:
  * 98% of peak at side 256 where the default gives 256 / 384 = 67%) a
@@ -574,7 +691,7 @@ static double act(const struct sim_model *m, const struct sim_parallel *p)
 	struct sim_shape sh;
 
 	sim_shape_init(&sh, m, p);
-	return sim_layer_activation_bytes(m, p, &sh);
+	return sim_layer_activation_bytes(m, p, &sh, 0);
 }
 
 static void test_sim_activations_korthikanti(void **state)
@@ -628,7 +745,7 @@ static void test_sim_memory_pipeline_in_flight(void **state)
 	(void)state;
 	p.recompute = SIM_RECOMPUTE_SELECTIVE;
 	sim_shape_init(&sh, &m, &p);
-	per_layer = sim_layer_activation_bytes(&m, &p, &sh);
+	per_layer = sim_layer_activation_bytes(&m, &p, &sh, 0);
 	sim_step(&m, &p, &c, &r1);
 	/* + the embedding dropout mask for each micro-batch in flight, + one
 	 * layer's backward working gradients, not in flight: 2 bytes x 2048
@@ -1374,6 +1491,26 @@ static void test_sim_check_errors(void **state)
 	assert_int_equal(sim_check(&m, &q, &cc, NULL, 0), RC_INPUT);
 }
 
+/* Expert parallelism's rules, one line each. */
+static void test_sim_check_moe(void **state)
+{
+	struct sim_model m = moe(8, 1024, 8, 8, 64, 4, 512, 32000), d = llama(8, 1024, 8, 8, 4096);
+	struct sim_cluster c = h100();
+	struct sim_parallel p = par(1, 1, 16, 1, 16), q;
+	char why[256];
+
+	(void)state;
+	p.ep = 8;
+	q = p; q.ep = 6; expect_bad(&m, &q, &c, "ep: expected a divisor of experts 64, found 6");
+	q = p; q.ep = 32; expect_bad(&m, &q, &c,
+		"ep: expected ep x etp = 32 to divide tp x cp x dp = 16 (MoE parallel folding)");
+	q = p; q.etp = 3; expect_bad(&m, &q, &c, "etp: expected a divisor of expert_ffn 512, found 3");
+	q = p; q.moe_imbalance = 0.5; expect_bad(&m, &q, &c, "moe_imbalance: expected 1 (balanced)");
+	q = p; q.tp = 2; q.dp = 8; expect_bad(&m, &q, &c, "seq_parallel: expected on with tp 2");
+	q = par(1, 1, 16, 1, 16); q.ep = 2; expect_bad(&d, &q, &c, "ep: expected 1 without experts, found 2");
+	(void)why;
+}
+
 /* ---- plan files ------------------------------------------------------------ */
 
 static struct sim_plan sample_plan(void)
@@ -1747,6 +1884,10 @@ int main(void)
 		cmocka_unit_test(test_sim_train_flops_narayanan_eq3),
 		cmocka_unit_test(test_sim_train_flops_gqa_swiglu_shapes),
 		cmocka_unit_test(test_sim_gemm_knee_reaches_step),
+		cmocka_unit_test(test_sim_train_flops_moe_by_hand),
+		cmocka_unit_test(test_sim_train_flops_active_params),
+		cmocka_unit_test(test_sim_memory_moe_sharding),
+		cmocka_unit_test(test_sim_check_moe),
 		cmocka_unit_test(test_sim_model_states_zero_paper),
 		cmocka_unit_test(test_sim_activations_korthikanti),
 		cmocka_unit_test(test_sim_memory_pipeline_in_flight),
