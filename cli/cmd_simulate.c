@@ -64,6 +64,8 @@ static void help(void)
 	       "  --gpus-per-node N       (default: %d, or --gpus when fewer)\n"
 	       "  --intra-node-gbps X     per GPU, one direction, Gb/s (default: the GPU's link)\n"
 	       "  --inter-node-gbps X     per node, one direction, Gb/s (default: 200)\n"
+	       "  --nvlink-domain N       GPUs per NVLink domain, e.g. 72 for an NVL72 rack (default:\n"
+	       "                          the GPU's, else the node)\n"
 	       "parallel configuration:\n"
 	       "  --tp N                  tensor parallel (default: 1)\n"
 	       "  --pp N                  pipeline parallel (default: 1)\n"
@@ -92,7 +94,19 @@ static void help(void)
 	       "                          sums and ZeRO-1/2's weight gather (Megatron-LM as\n"
 	       "                          export writes it, FSDP), the sums only (DeepSpeed\n"
 	       "                          stage 1/2), or nothing (DeepSpeed stage 0) (default: all)\n"
-	       "  --precision bf16|fp8    GEMM precision (default: bf16)\n"
+	       "  --ep N                  expert parallel: ranks sharing the routed experts, folded over\n"
+	       "                          tp x cp x dp (default: 1)\n"
+	       "  --etp N                 expert tensor parallel: ranks splitting each expert (default: 1)\n"
+	       "  --moe-imbalance X       routed tokens the busiest EP rank gets over the mean, >= 1\n"
+	       "                          (default: 1, balanced)\n"
+	       "  --ep-dispatcher alltoall|flex   NCCL's all-to-all, every routed copy on its own, or\n"
+	       "                          DeepEP/HybridEP's, a token once per NVLink domain of its\n"
+	       "                          experts (Megatron-Core's --moe-token-dispatcher-type)\n"
+	       "                          (default: alltoall)\n"
+	       "  --ep-overlap            EP all-to-alls run under another micro-batch's compute, as\n"
+	       "                          Megatron-Core's --overlap-moe-expert-parallel-comm (default: off)\n"
+	       "  --precision bf16|fp8|mxfp8|nvfp4   the linear layers' GEMM precision; attention,\n"
+	       "                          router and LM head stay bf16 (default: bf16)\n"
 	       "  --calibration FILE      this machine's measured figures, from `gpuplan calibrate`\n"
 	       "                          (default: the user's file for the GPU, if any; --gpu cpu\n"
 	       "                          is the executor's CPU ranks)\n"
@@ -122,6 +136,7 @@ enum opt_id {
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
 	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL,
+	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER,
 	O_SHAPE, O_END = O_SHAPE + 15
 };
 
@@ -169,6 +184,8 @@ struct flags {
 	enum sim_dp_overlap dp_overlap;
 	enum sim_attn_kernel attn_kernel;
 	int shape[O_END - O_SHAPE];   /* shape_flags' values */
+	int ep, etp, nvlink_domain, ep_flex;
+	double imbalance;
 	double tokens, usd;
 	int json;
 };
@@ -211,6 +228,12 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "no-flash", no_argument, NULL, O_NO_FLASH },
 		{ "attn-kernel", required_argument, NULL, O_ATTN_KERNEL },
 		{ "precision", required_argument, NULL, O_PRECISION },
+		{ "ep", required_argument, NULL, O_EP },
+		{ "etp", required_argument, NULL, O_ETP },
+		{ "moe-imbalance", required_argument, NULL, O_IMBALANCE },
+		{ "ep-overlap", no_argument, NULL, O_EP_OVERLAP },
+		{ "ep-dispatcher", required_argument, NULL, O_EP_DISPATCHER },
+		{ "nvlink-domain", required_argument, NULL, O_NVLINK },
 		{ "tokens", required_argument, NULL, O_TOKENS },
 		{ "usd-per-gpu-hour", required_argument, NULL, O_USD },
 		{ "json", no_argument, NULL, O_JSON },
@@ -301,8 +324,20 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 			rc = cli_parse_choice("--attn-kernel", optarg, sim_attn_kernel_names, 5, &v);
 			f->attn_kernel = (enum sim_attn_kernel)v;
 			break;
+		case O_EP: rc = cli_parse_int("--ep", optarg, 1, SIM_MAX_DEGREE, &f->ep); break;
+		case O_ETP: rc = cli_parse_int("--etp", optarg, 1, SIM_MAX_DEGREE, &f->etp); break;
+		case O_IMBALANCE: rc = cli_parse_double("--moe-imbalance", optarg, 1, 1000, &f->imbalance); break;
+		case O_EP_OVERLAP: break;
+		case O_EP_DISPATCHER:
+			rc = cli_parse_choice("--ep-dispatcher", optarg, sim_ep_dispatcher_names, 2,
+					      &f->ep_flex);
+			break;
+		case O_NVLINK:
+			rc = cli_parse_int("--nvlink-domain", optarg, 1, PRICE_MAX_NVLINK_DOMAIN,
+					   &f->nvlink_domain);
+			break;
 		case O_PRECISION:
-			rc = cli_parse_choice("--precision", optarg, sim_precision_names, 2, &v);
+			rc = cli_parse_choice("--precision", optarg, sim_precision_names, 4, &v);
 			f->precision = (enum sim_precision)v;
 			break;
 		case O_TOKENS: rc = cli_parse_count("--tokens", optarg, &f->tokens); break;
@@ -431,6 +466,8 @@ static enum rc build_cluster(const struct flags *f, int from_plan, struct sim_pl
 			return RC_USAGE;
 		}
 		c->gpu = *g;
+		/* the GPU's NVLink domain (an NVL72 rack's 72), else the node */
+		c->nvlink_domain = g->nvlink_domain;
 		gp_strlcpy(p->catalog_digest, cat.digest, sizeof(p->catalog_digest));
 		price_catalog_release(&cat);
 	} else if (!from_plan) {
@@ -449,6 +486,14 @@ static enum rc build_cluster(const struct flags *f, int from_plan, struct sim_pl
 		c->intra_bytes_per_s = f->intra_gbps * 1e9 / 8;
 	if (SET(f, O_INTER))
 		c->inter_bytes_per_s = f->inter_gbps * 1e9 / 8;
+	if (SET(f, O_NVLINK)) {
+		if (f->nvlink_domain < c->gpus_per_node) {
+			gp_error("--nvlink-domain: expected at least the %d GPUs of a node, found %d",
+				 c->gpus_per_node, f->nvlink_domain);
+			return RC_USAGE;
+		}
+		c->nvlink_domain = f->nvlink_domain;
+	}
 	return RC_OK;
 }
 
@@ -477,6 +522,11 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_ZERO2_REDUCE)) q->zero2_every_micro_batch = f->zero2_every_micro_batch;
 	if (SET(f, O_DP_OVERLAP)) q->dp_overlap = f->dp_overlap;
 	if (SET(f, O_PRECISION)) q->precision = f->precision;
+	if (SET(f, O_EP)) q->ep = f->ep;
+	if (SET(f, O_ETP)) q->etp = f->etp;
+	if (SET(f, O_IMBALANCE)) q->moe_imbalance = f->imbalance;
+	if (SET(f, O_EP_OVERLAP)) q->ep_overlap = 1;
+	if (SET(f, O_EP_DISPATCHER)) q->ep_flex = f->ep_flex;
 
 	/* each degree fits an int, their product need not */
 	if ((double)q->tp * q->pp * q->cp *
@@ -571,10 +621,17 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	       sim_recompute_str(q->recompute), q->interleave, q->seq_parallel ? "on" : "off",
 	       !q->flash ? "off" : q->attn_kernel == SIM_ATTN_AUTO ? "on"
 	       : sim_attn_kernel_names[q->attn_kernel], precision_label(q));
+	if (m->experts > 0)
+		printf("experts   ep %d, etp %d, expert data parallel %d, imbalance %g, %s dispatcher, "
+		       "all-to-all overlap %s; NVLink domain %d GPUs\n", q->ep, q->etp,
+		       q->tp * q->cp * q->dp / (q->ep * q->etp), q->moe_imbalance > 0 ? q->moe_imbalance : 1,
+		       sim_ep_dispatcher_names[q->ep_flex != 0], q->ep_overlap ? "on" : "off",
+		       sim_cluster_domain(c));
 	printf("\nstep time %s\n", unit_fmt_duration(b1, sizeof(b1), r->step_time_s));
 	part("compute", b->compute_s, r->step_time_s);
 	part("tp comm", b->tp_comm_s, r->step_time_s);
 	part("cp comm", b->cp_comm_s, r->step_time_s);
+	part("ep comm", b->ep_comm_s, r->step_time_s);
 	part("pp bubble", b->pp_bubble_s, r->step_time_s);
 	part("pp comm", b->pp_comm_s, r->step_time_s);
 	part("dp comm exposed", b->dp_comm_exposed_s, r->step_time_s);
@@ -582,6 +639,10 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	printf("  (dp comm in all %s, %s of it hidden by backward)\n",
 	       unit_fmt_duration(b1, sizeof(b1), b->dp_comm_total_s),
 	       unit_fmt_duration(b2, sizeof(b2), fmax(0, b->dp_comm_total_s - b->dp_comm_exposed_s)));
+	if (b->ep_comm_total_s > 0)
+		printf("  (ep all-to-all in all %s, %s of it hidden by compute)\n",
+		       unit_fmt_duration(b1, sizeof(b1), b->ep_comm_total_s),
+		       unit_fmt_duration(b2, sizeof(b2), fmax(0, b->ep_comm_total_s - b->ep_comm_s)));
 	printf("\nthroughput       %s tokens/s (%s tokens/s per GPU)\n",
 	       unit_fmt_count(b1, sizeof(b1), r->tokens_per_s),
 	       unit_fmt_count(b2, sizeof(b2), r->tokens_per_s / gpus));

@@ -23,7 +23,11 @@ enum sim_pos { SIM_POS_ROPE, SIM_POS_LEARNED, SIM_POS_ALIBI };
  * al. 2016) as Megatron-LM builds it: a weight and a bias vector. */
 enum sim_norm { SIM_NORM_RMSNORM, SIM_NORM_LAYERNORM };
 enum sim_recompute { SIM_RECOMPUTE_NONE, SIM_RECOMPUTE_SELECTIVE, SIM_RECOMPUTE_FULL };
-enum sim_precision { SIM_PRECISION_BF16, SIM_PRECISION_FP8 };
+/* The linear layers' GEMM precision: bf16; fp8 with a scale per tensor
+ * (Transformer Engine's delayed or current scaling); MXFP8 and NVFP4,
+ * block-scaled (OCP Microscaling; NVIDIA Blackwell). */
+enum sim_precision { SIM_PRECISION_BF16, SIM_PRECISION_FP8, SIM_PRECISION_MXFP8,
+		     SIM_PRECISION_NVFP4 };
 /* How a ZeRO-3 implementation gathers weights and scatters gradients. */
 enum sim_zero3_gather {
 	/* One collective per transformer block on a flat buffer, the next
@@ -146,6 +150,16 @@ struct sim_parallel {
 	 * The experts' compute, their activations and the dispatch traffic
 	 * scale with it. */
 	double moe_imbalance;
+	/* 1: one micro-batch's EP all-to-alls run under another's compute
+	 * (Megatron-Core --overlap-moe-expert-parallel-comm; DeepSeek-V3's
+	 * DualPipe); 0 (sim_parallel_init): they wait in line. */
+	int ep_overlap;
+	/* 1: the token dispatcher sends a token across the network once per
+	 * NVLink domain holding one of its experts, and fans it out there
+	 * (DeepEP, HybridEP: Megatron-Core's --moe-token-dispatcher-type
+	 * flex); 0 (sim_parallel_init): NCCL's all-to-all, every copy on
+	 * its own (Megatron-Core's alltoall dispatcher). */
+	int ep_flex;
 	int mbs;               /* micro-batch, sequences */
 	int gbs;               /* global batch, sequences */
 	int zero;              /* 0..3; FSDP is 3 */
@@ -186,6 +200,11 @@ struct sim_cluster {
 	int gpus_per_node;
 	double intra_bytes_per_s;  /* per GPU, one direction */
 	double inter_bytes_per_s;  /* per node, one direction */
+	/* GPUs that reach each other over NVLink at intra_bytes_per_s: 8 on
+	 * an HGX board, 72 in a GB200/GB300 NVL72 rack of 18 nodes of 4;
+	 * 0 = the node.  TP, CP and EP groups inside one use NVLink, groups
+	 * across domains the nodes' network.  Ranks fill domains in order. */
+	int nvlink_domain;
 	double latency_s;          /* per collective step; 0 = default */
 	/* Host time to dispatch one layer's forward kernels: 0 = an eager
 	 * framework's (SIM_HOST_LAYER_S, PyTorch/Megatron), < 0 = none (a
@@ -201,6 +220,8 @@ struct sim_breakdown {
 	double cp_comm_s;          /* context-parallel KV exchange not hidden by attention */
 	double pp_bubble_s;
 	double pp_comm_s;
+	double ep_comm_s;          /* expert-parallel all-to-all not hidden */
+	double ep_comm_total_s;    /* all of it, hidden or not (not in the sum) */
 	double dp_comm_exposed_s;  /* DP/ZeRO communication not hidden by backward */
 	double dp_comm_total_s;    /* all of it, hidden or not (not in the sum) */
 	double optimizer_s;
@@ -246,11 +267,12 @@ extern const char *const sim_mlp_names[2];
 extern const char *const sim_pos_names[3];   /* "rope", "learned", "alibi" */
 extern const char *const sim_norm_names[2];  /* "rmsnorm", "layernorm" */
 extern const char *const sim_recompute_names[3];
-extern const char *const sim_precision_names[2];
+extern const char *const sim_precision_names[4]; /* "bf16", "fp8", "mxfp8", "nvfp4" */
 extern const char *const sim_zero3_gather_names[2];
 extern const char *const sim_zero2_reduce_names[2];
 extern const char *const sim_dp_overlap_names[3];
 extern const char *const sim_attn_kernel_names[5];
+extern const char *const sim_ep_dispatcher_names[2]; /* by ep_flex: "alltoall", "flex" */
 
 /* Static lower-case names used in files and tables: "gelu"/"swiglu",
  * "none"/"selective"/"full", "bf16"/"fp8". */
@@ -261,6 +283,16 @@ const char *sim_precision_str(enum sim_precision p);
 /* The peak MFU and HFU are counted against (price_gpu.mfu_flops_per_s,
  * else the bf16 peak). */
 double sim_mfu_peak(const struct price_gpu *g);
+
+/* The dense peak the plan's precision runs the linear layers at on g:
+ * bf16's; fp8's (bf16's without one); MXFP8's figure, else on Blackwell
+ * its FP8 rate (the tensor cores run both at one rate); NVFP4's figure.
+ * 0 where the GPU has no such rate (sim_check refuses the plan). */
+double sim_precision_peak(const struct sim_parallel *p, const struct price_gpu *g);
+
+/* GPUs of c that share one NVLink domain: nvlink_domain, never fewer
+ * than a node's. */
+int sim_cluster_domain(const struct sim_cluster *c);
 
 /* The inter-node bandwidth a cluster without a figure is simulated with
  * (200 Gb/s per node), so that simulate answers a what-if; simulate says
@@ -452,7 +484,8 @@ char *sim_plan_to_json(const struct sim_plan *p);
 /* Returns p's prediction alone as a JSON object (what `simulate --json`
  * prints: step_time_s, tokens_per_s, model/hardware_tflops_per_gpu, mfu,
  * hfu, memory_per_gpu_bytes, fits, breakdown {compute, tp_comm, cp_comm,
- * pp_bubble, pp_comm, dp_comm_exposed, dp_comm_total, optimizer} in
+ * ep_comm, ep_comm_total, pp_bubble, pp_comm, dp_comm_exposed,
+ * dp_comm_total, optimizer} in
  * seconds, memory {weights, grads, optimizer, activations, other, total,
  * capacity} in bytes, time_to_train_s, cost_usd, and with an offering
  * purchase, the option its price is for).  Caller frees. */

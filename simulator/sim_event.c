@@ -389,8 +389,8 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 	struct sim_result res;
 	struct sim_parts pt;
 	struct sim_shape sh;
-	int p = par->pp, v = par->interleave, nv, full, M;
-	double w_layer, msg, z3, pmax_stage = 0, pmax_chunk = 0, dp_after = 0, *stage_params;
+	int p = par->pp, v = par->interleave, nv, full, M, nd = sim_dense_layer_count(m);
+	double w_layer, w_moe, msg, z3, pmax_stage = 0, pmax_chunk = 0, dp_after = 0, *stage_params;
 
 	memset(c, 0, sizeof(*c));
 	if (sim_check(m, par, cl, why, size) != RC_OK)
@@ -410,6 +410,7 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 	 * core, which has no weights (the layer's element-wise work rides
 	 * along in both halves).  Recomputation precedes B. */
 	w_layer = (pt.layer_bwd_s - pt.layer_attn_bwd_s) / 2;
+	w_moe = (pt.moe_layer_bwd_s - pt.moe_layer_attn_bwd_s) / 2;
 	/* ZeRO-3 gathers weights in every micro-batch's forward and backward
 	 * and scatters gradients in its backward; what sim_step() finds
 	 * exposed of it goes a third into forwards, two thirds into
@@ -422,17 +423,28 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 		int layers = sim_chunk_layers(&sh, st, ch);
 		struct sim_event_chunk_cost *k = &c->chunk[st * v + ch];
 		double params = vstage_params(m, &sh, vs, start, layers);
+		/* its dense and MoE layers (the MTP modules' on the last, one
+		 * of each kind as the model has experts or not) */
+		int dense = m->experts > 0 ? (start >= nd ? 0 : (start + layers < nd ? start + layers
+						      : nd) - start) : layers;
+		int moe = layers - dense, all;
 
-		k->fwd_s = layers * pt.layer_fwd_s;
-		k->bwd_weight_s = layers * w_layer;
-		k->bwd_input_s = layers * (pt.layer_bwd_s - w_layer + pt.layer_recompute_s);
+		if (vs == nv - 1)
+			moe += m->experts > 0 ? m->mtp_layers : 0, dense += m->experts > 0 ? 0 : m->mtp_layers;
+		all = dense + moe;
+		k->fwd_s = dense * pt.layer_fwd_s + moe * pt.moe_layer_fwd_s;
+		k->bwd_weight_s = dense * w_layer + moe * w_moe;
+		k->bwd_input_s = dense * (pt.layer_bwd_s - w_layer + pt.layer_recompute_s)
+				 + moe * (pt.moe_layer_bwd_s - w_moe + pt.moe_layer_recompute_s);
 		/* sim.c's stage_time(): TP once per pass (twice backward with
 		 * full recomputation, whose extra forward has its own), CP's
-		 * exposed exchange likewise. */
-		k->comm_fwd_s = layers * (pt.layer_tp_s + pt.layer_cp_fwd_s) + z3 / 3;
-		k->comm_bwd_s = layers * (pt.layer_tp_s * (full ? 2 : 1) +
-					  (full ? pt.layer_cp_fwd_s : 0) + pt.layer_cp_bwd_s) +
-				2 * z3 / 3;
+		 * exposed exchange likewise; the EP all-to-all's exposed part
+		 * half forward, half backward. */
+		k->comm_fwd_s = all * (pt.layer_tp_s + pt.layer_cp_fwd_s) + z3 / 3
+				+ moe * pt.moe_layer_ep_s / 2;
+		k->comm_bwd_s = all * (pt.layer_tp_s * (full ? 2 : 1) +
+				       (full ? pt.layer_cp_fwd_s : 0) + pt.layer_cp_bwd_s) +
+				2 * z3 / 3 + moe * pt.moe_layer_ep_s / 2;
 		if (vs == 0) {
 			/* Embedding: 6 of its 14 bytes per element move forward, 8
 			 * backward (sim.c edge_time()), all weight gradient; its

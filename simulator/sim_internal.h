@@ -207,7 +207,7 @@ struct sim_shape {
 	double tok;           /* local tokens per micro-batch, b * sl */
 	double h, f, V;
 	double a_l, kv_l;     /* heads and KV heads held by one TP rank */
-	double dh;            /* head dimension */
+	double dh, dv;        /* query/key and value head widths */
 	/* Layers per pipeline stage: L = p * base + rem.  The rem extra
 	 * layers go to the middle stages first, since the first stage also
 	 * holds the embedding and the last the LM head and loss (Llama 3
@@ -274,12 +274,12 @@ double sim_gemm_time_s(double batch, double m, double n, double k,
 
 /* ---- collectives (sim_comm.c), NCCL ring algorithm, alpha-beta -------- */
 
-/* The link a group of n ranks uses on cluster c when k of them share a
- * node (k >= n: the whole group sits in one node). */
+/* The link a group of n ranks uses on cluster c when k of them share an
+ * NVLink domain (k >= n: the whole group sits in one domain). */
 void sim_group_link_k(const struct sim_cluster *c, int n, int k,
 		      struct sim_link *out);
-/* The same for ranks spaced stride apart in rank order (ranks fill nodes
- * of c->gpus_per_node in order). */
+/* The same for ranks spaced stride apart in rank order (ranks fill
+ * NVLink domains, sim_cluster_domain, in order). */
 void sim_group_link(const struct sim_cluster *c, int n, int stride,
 		    struct sim_link *out);
 /* Ring all-reduce of bytes over n ranks: 2(n-1)/n of the buffer per rank. */
@@ -288,6 +288,17 @@ double sim_allreduce_s(double bytes, int n, const struct sim_link *l);
 double sim_allgather_s(double bytes, int n, const struct sim_link *l);
 /* One point-to-point send of bytes. */
 double sim_p2p_s(double bytes, const struct sim_link *l);
+/* One MoE dispatch (or combine) over an expert group of n ranks spaced
+ * stride apart in rank order: each rank sends tokens tokens of
+ * token_bytes, each to k experts spread evenly over the n ranks.  The
+ * copies for ranks in the sender's NVLink domain go over NVLink, the
+ * others over its share of the node's NIC, both at once.  Without flex
+ * (NCCL's all-to-all, Megatron-Core's alltoall dispatcher) each copy
+ * travels on its own; with flex (DeepEP, HybridEP: Megatron-Core's flex
+ * dispatcher; DeepSeek-V3, sec. 3.2.2) a token crosses the network once
+ * per NVLink domain holding one of its experts and fans out there. */
+double sim_dispatch_s(const struct sim_cluster *c, double tokens, double token_bytes,
+		      double k, int n, int stride, int flex);
 
 /* ---- pieces for the event-driven replay (sim.c; used by sim_event.c) --- */
 
@@ -299,6 +310,10 @@ struct sim_parts {
 	double layer_attn_fwd_s, layer_attn_bwd_s;          /* of which attention core */
 	double layer_tp_s;          /* TP communication of one pass over the layer */
 	double layer_cp_fwd_s, layer_cp_bwd_s;              /* exposed CP exchange */
+	/* an MoE layer's (the dense layer's without experts), and the EP
+	 * all-to-all it exposes in a micro-batch, forward and backward */
+	double moe_layer_fwd_s, moe_layer_bwd_s, moe_layer_recompute_s, moe_layer_attn_bwd_s;
+	double moe_layer_ep_s;
 	double embed_compute_s, embed_tp_s;  /* forward and backward together */
 	double head_compute_s, head_tp_s;    /* forward and backward together */
 };

@@ -59,7 +59,7 @@ static double mlp_act_elems(const struct sim_model *m, const struct sim_parallel
  * which every TP rank keeps whole for the up-projections' backward. */
 static double attn_act_elems(const struct sim_model *m, const struct sim_shape *sh)
 {
-	double qk = sim_qk_head_dim(m), v = sim_v_head_dim(m);
+	double qk = sh->dh, v = sh->dv;
 	double n = sh->a_l * qk + sh->kv_l * (qk + v) + sh->a_l * v;
 
 	if (m->kv_lora_rank > 0)

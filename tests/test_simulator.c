@@ -622,6 +622,193 @@ static void test_sim_memory_moe_sharding(void **state)
 	assert_true(sim_layer_activation_bytes(&m, &p, &sh, 0) < a1);
 }
 
+/* ---- expert parallelism, NVLink domains, block-scaled precisions ------ */
+
+/* A GB200 NVL72 rack as gpus.csv gives it: 2.5 PFLOP/s bf16, 5 fp8, 8 TB/s,
+ * NVLink 5 at 900 GB/s a direction, trays of 4, 72 in a domain, 4 x 400
+ * Gb/s a tray. */
+static struct sim_cluster gb200(void)
+{
+	struct sim_cluster c = h100();
+
+	snprintf(c.gpu.name, sizeof(c.gpu.name), "GB200");
+	c.gpu.memory_bytes = 186e9;
+	c.gpu.hbm_bytes_per_s = 8e12;
+	c.gpu.bf16_flops_per_s = 2500e12;
+	c.gpu.fp8_flops_per_s = 5000e12;
+	c.gpu.intra_bytes_per_s = 900e9;
+	c.gpus_per_node = 4;
+	c.nvlink_domain = 72;
+	c.inter_bytes_per_s = 200e9;
+	return c;
+}
+
+/* The dispatch priced by hand on two levels: 16 ranks over two 8-GPU
+ * nodes (NVLink 450 GB/s, 8 x 400 Gb/s a node, 80% of each), 4096
+ * tokens of 2048 bf16 values each going to 8 experts. */
+static void test_sim_dispatch_two_level(void **state)
+{
+	struct sim_cluster c = h100(), r = gb200();
+	double tb = 2048 * 2.0, copies = 4096 * 8 * tb;
+	double nic = 400e9 / 8 * 0.8, nv = 450e9 * 0.8, t;
+
+	(void)state;
+	/* all-to-all: half the copies cross the network, 7/16 stay on
+	 * NVLink; the two move at once, the network is the longer */
+	t = sim_dispatch_s(&c, 4096, tb, 8, 16, 1, 0);
+	assert_near(t, copies * 8 / 16 / nic + SIM_NET_STEP_S, 1e-12);
+	assert_true(copies * 7 / 16 / nv < copies * 8 / 16 / nic);
+	/* flex: a token crosses once to the other node when one of its 8
+	 * experts is there, 1 - (1/2)^8 of them; its copies for this node's
+	 * other 7 ranks go over NVLink */
+	t = sim_dispatch_s(&c, 4096, tb, 8, 16, 1, 1);
+	assert_near(t, 4096 * tb * (1 - pow(0.5, 8)) / nic + SIM_NET_STEP_S, 1e-12);
+	/* one node: NVLink only, 7/8 of the copies */
+	t = sim_dispatch_s(&c, 4096, tb, 8, 8, 1, 0);
+	assert_near(t, copies * 7 / 8 / nv + SIM_NVLINK_STEP_S, 1e-12);
+	/* EP 64 inside an NVL72 rack: all on NVLink (900 GB/s), though its
+	 * trays hold 4 */
+	t = sim_dispatch_s(&r, 4096, tb, 8, 64, 1, 0);
+	assert_near(t, copies * 63 / 64 / (900e9 * 0.8) + SIM_NVLINK_STEP_S, 1e-12);
+	/* the same EP 64 on 4-GPU nodes joined by their network only */
+	r.nvlink_domain = 0;
+	assert_near(sim_dispatch_s(&r, 4096, tb, 8, 64, 1, 0),
+		    copies * 60 / 64 / (200e9 / 4 * 0.8) + SIM_NET_STEP_S, 1e-12);
+	/* ranks spaced 2 apart (etp 2): 4 of a node's 8 in the group */
+	t = sim_dispatch_s(&c, 4096, tb, 8, 8, 2, 0);
+	assert_near(t, copies * 4 / 8 / nic + SIM_NET_STEP_S, 1e-12);
+	assert_near(sim_dispatch_s(&c, 4096, tb, 8, 1, 1, 0), 0, 0);
+}
+
+/* The NVLink domain places groups: on 4-GPU trays of a 72-GPU domain, 16
+ * ranks 4 apart stay on NVLink; without the domain they cross trays. */
+static void test_sim_nvlink_domain_groups(void **state)
+{
+	struct sim_cluster c = gb200();
+	struct sim_link in, out;
+
+	(void)state;
+	assert_int_equal(sim_cluster_domain(&c), 72);
+	sim_group_link(&c, 16, 4, &in);
+	assert_near(in.bytes_per_s, 900e9 * SIM_LINK_EFF, 1e-12);
+	c.nvlink_domain = 0;
+	assert_int_equal(sim_cluster_domain(&c), 4);
+	sim_group_link(&c, 16, 4, &out);
+	assert_near(out.bytes_per_s, 200e9 / 4 * SIM_LINK_EFF, 1e-12);
+	/* a domain smaller than the node reads as the node */
+	c.nvlink_domain = 2;
+	assert_int_equal(sim_cluster_domain(&c), 4);
+}
+
+/* An MoE step: its breakdown adds up with the EP part; the all-to-all
+ * overlapped with compute shows less of itself; an imbalance of 1.5
+ * moves 1.5 times the tokens; EP 64 inside an NVL72 rack beats EP 64
+ * over 4-GPU trays; a layout refused by the folding rules is refused. */
+static void test_sim_step_moe(void **state)
+{
+	struct sim_model m = deepseek_v3();
+	struct sim_parallel p = par(1, 4, 64, 1, 1024);
+	struct sim_cluster c = gb200();
+	struct sim_result a, b;
+	const struct sim_breakdown *d = &a.breakdown;
+	char why[256];
+
+	(void)state;
+	p.interleave = 4;
+	p.ep = 64;
+	p.zero = 1;
+	p.precision = SIM_PRECISION_MXFP8;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_step(&m, &p, &c, &a);
+	assert_true(d->ep_comm_s > 0);
+	assert_near(d->ep_comm_s, d->ep_comm_total_s, 1e-12);
+	assert_near(a.step_time_s, d->compute_s + d->tp_comm_s + d->cp_comm_s + d->ep_comm_s
+		    + d->pp_bubble_s + d->pp_comm_s + d->dp_comm_exposed_s + d->optimizer_s, 1e-12);
+	p.ep_overlap = 1;
+	sim_step(&m, &p, &c, &b);
+	assert_near(b.breakdown.ep_comm_total_s, d->ep_comm_total_s, 1e-12);
+	assert_true(b.breakdown.ep_comm_s < d->ep_comm_s / 2);
+	assert_true(b.step_time_s < a.step_time_s);
+	p.ep_overlap = 0;
+	p.moe_imbalance = 1.5;
+	sim_step(&m, &p, &c, &b);
+	assert_true(b.breakdown.ep_comm_total_s > 1.4 * d->ep_comm_total_s);
+	assert_true(b.breakdown.compute_s > d->compute_s);
+	p.moe_imbalance = 1;
+	c.nvlink_domain = 0;
+	sim_step(&m, &p, &c, &b);
+	assert_true(b.breakdown.ep_comm_total_s > 5 * d->ep_comm_total_s);
+	/* MoE FLOPs: the MFU counts the active experts, not all 256 */
+	assert_near(a.model_flops_per_gpu_s * a.step_time_s * 256,
+		    sim_train_flops(&m, 1024, SIM_RECOMPUTE_NONE), 1e-9);
+	/* a dense model has no EP part */
+	m = llama(8, 1024, 8, 8, 4096);
+	p = par(1, 1, 8, 1, 8);
+	sim_step(&m, &p, &c, &b);
+	assert_near(b.breakdown.ep_comm_s, 0, 0);
+	assert_near(b.breakdown.ep_comm_total_s, 0, 0);
+}
+
+/* Grouped GEMMs of small experts run below the curve's plateau: the
+ * same active FLOPs in 64 experts of 128 (top-16) take longer than in 8
+ * of 1024 (top-2), each expert's GEMMs narrower. */
+static void test_sim_grouped_gemm_small_experts(void **state)
+{
+	struct sim_model wide = moe(8, 2048, 16, 16, 8, 2, 1024, 32000), fine;
+	struct sim_parallel p = par(1, 1, 8, 1, 8);
+	struct sim_cluster c = h100();
+	struct sim_result a, b;
+
+	(void)state;
+	c.host_layer_s = -1;
+	fine = wide;
+	fine.experts = 64;
+	fine.top_k = 16;
+	fine.expert_ffn = 128;
+	/* the same but for the router's 64 logits against 8 */
+	assert_near(sim_model_active_params(&wide), sim_model_active_params(&fine), 0.005);
+	sim_step(&wide, &p, &c, &a);
+	sim_step(&fine, &p, &c, &b);
+	assert_true(b.breakdown.compute_s > 1.2 * a.breakdown.compute_s);
+}
+
+/* The block-scaled precisions: MXFP8 at the GPU's MXFP8 figure, else on
+ * Blackwell its FP8 rate, refused elsewhere; NVFP4 only with a figure,
+ * faster than MXFP8 there. */
+static void test_sim_precision_block_scaled(void **state)
+{
+	struct sim_model m = moe(8, 4096, 32, 8, 16, 2, 4096, 32000);
+	struct sim_parallel p = par(1, 1, 8, 1, 8);
+	struct sim_cluster c = gb200(), h = h100();
+	struct sim_result bf, mx, fp4;
+	char why[256];
+
+	(void)state;
+	p.precision = SIM_PRECISION_MXFP8;
+	assert_near(sim_precision_peak(&p, &c.gpu), 5000e12, 1e-15);
+	c.gpu.mxfp8_flops_per_s = 6000e12;
+	assert_near(sim_precision_peak(&p, &c.gpu), 6000e12, 1e-15);
+	c.gpu.mxfp8_flops_per_s = 0;
+	assert_int_equal(sim_check(&m, &p, &h, why, sizeof(why)), RC_INPUT);
+	assert_string_equal(why, "precision: expected a GPU with an MXFP8 rate (an mxfp8 figure, "
+			    "or Blackwell's fp8), found none for H100-SXM5-80GB");
+	p.precision = SIM_PRECISION_NVFP4;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_string_equal(why, "precision: expected a GPU with an NVFP4 rate (an nvfp4 figure), "
+			    "found none for GB200");
+	c.gpu.nvfp4_flops_per_s = 10000e12;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_step(&m, &p, &c, &fp4);
+	p.precision = SIM_PRECISION_MXFP8;
+	sim_step(&m, &p, &c, &mx);
+	p.precision = SIM_PRECISION_BF16;
+	sim_step(&m, &p, &c, &bf);
+	assert_true(fp4.breakdown.compute_s < mx.breakdown.compute_s);
+	assert_true(mx.breakdown.compute_s < bf.breakdown.compute_s);
+	/* the attention core and the head stay bf16: not twice as fast */
+	assert_true(mx.breakdown.compute_s > 0.5 * bf.breakdown.compute_s);
+}
+
 /* A calibrated knee (price_gpu.gemm_dim_half) reaches the step: the
  * default's own value gives the same step, a flatter curve (a knee of 4:
  * 98% of peak at side 256 where the default gives 256 / 384 = 67%) a
@@ -1761,15 +1948,50 @@ static void test_sim_plan_moe_round_trip(void **state)
 	assert_int_equal(q.model.experts, 0);
 	assert_int_equal(q.model.kv_lora_rank, 0);
 	free(a);
+	/* a plan written before expert parallelism: no ep, etp, imbalance */
+	a = strdup("{\"schema\": \"gpuplan.plan/1\", \"model\": {\"layers\": 2, \"hidden\": 64, "
+		   "\"heads\": 4, \"ffn\": 256, \"vocab\": 100, \"seq\": 32, \"mlp\": \"gelu\"}, "
+		   "\"cluster\": {\"gpu\": {\"name\": \"H100\", \"memory_bytes\": 8e10, "
+		   "\"bf16_flops_per_s\": 1e15}, \"gpus_per_node\": 8}, \"parallel\": {\"tp\": 1, "
+		   "\"pp\": 1, \"dp\": 1, \"mbs\": 1, \"gbs\": 1, \"zero\": 0, "
+		   "\"recompute\": \"none\", \"precision\": \"bf16\"}}");
+	assert_int_equal(sim_plan_parse("old.json", a, strlen(a), &q), RC_OK);
+	assert_int_equal(q.par.ep, 1);
+	assert_int_equal(q.par.etp, 1);
+	assert_near(q.par.moe_imbalance, 1, 0);
+	assert_int_equal(q.cluster.nvlink_domain, 0);
+	free(a);
 	p.model = deepseek_v3();
 	p.model.rotary_base = 10000;      /* what a plan reads without one */
 	p.model.window = 2048;
 	p.model.window_full_every = 4;
+	p.par.ep = 8;
+	p.par.etp = 2;
+	p.par.moe_imbalance = 1.25;
+	p.par.ep_overlap = 1;
+	p.par.ep_flex = 1;
+	p.par.precision = SIM_PRECISION_MXFP8;
+	p.cluster.nvlink_domain = 72;
+	p.cluster.gpu.mxfp8_flops_per_s = 4500e12;
+	p.cluster.gpu.nvfp4_flops_per_s = 9000e12;
+	p.result.breakdown.ep_comm_s = 1.5;
+	p.result.breakdown.ep_comm_total_s = 2.5;
 	a = sim_plan_to_json(&p);
 	assert_non_null(strstr(a, "\"experts\":\t256"));
 	assert_non_null(strstr(a, "\"active_params\":"));
 	assert_int_equal(sim_plan_parse("moe.json", a, strlen(a), &q), RC_OK);
 	assert_memory_equal(&q.model, &p.model, sizeof(q.model));
+	assert_int_equal(q.par.ep, 8);
+	assert_int_equal(q.par.etp, 2);
+	assert_near(q.par.moe_imbalance, 1.25, 1e-15);
+	assert_int_equal(q.par.ep_overlap, 1);
+	assert_int_equal(q.par.ep_flex, 1);
+	assert_int_equal(q.par.precision, SIM_PRECISION_MXFP8);
+	assert_int_equal(q.cluster.nvlink_domain, 72);
+	assert_near(q.cluster.gpu.mxfp8_flops_per_s, 4500e12, 1e-15);
+	assert_near(q.cluster.gpu.nvfp4_flops_per_s, 9000e12, 1e-15);
+	assert_near(q.result.breakdown.ep_comm_s, 1.5, 1e-15);
+	assert_near(q.result.breakdown.ep_comm_total_s, 2.5, 1e-15);
 	/* no expert width: refused */
 	at = strstr(a, "\"expert_ffn\":\t2048");
 	assert_non_null(at);
@@ -1888,6 +2110,11 @@ int main(void)
 		cmocka_unit_test(test_sim_train_flops_active_params),
 		cmocka_unit_test(test_sim_memory_moe_sharding),
 		cmocka_unit_test(test_sim_check_moe),
+		cmocka_unit_test(test_sim_dispatch_two_level),
+		cmocka_unit_test(test_sim_nvlink_domain_groups),
+		cmocka_unit_test(test_sim_step_moe),
+		cmocka_unit_test(test_sim_grouped_gemm_small_experts),
+		cmocka_unit_test(test_sim_precision_block_scaled),
 		cmocka_unit_test(test_sim_model_states_zero_paper),
 		cmocka_unit_test(test_sim_activations_korthikanti),
 		cmocka_unit_test(test_sim_memory_pipeline_in_flight),

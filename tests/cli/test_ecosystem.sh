@@ -110,8 +110,8 @@ PATH="$NOGP" $GPUPLAN simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 512 \
 	--plot "$TMP/nogp/breakdown.png" >"$OUT" 2>"$ERR"
 RC=$?
 expect_rc "simulate without gnuplot exits 0" 0
-check "breakdown CSV has the 7 time and 5 memory rows" \
-	"[ \$(grep -c '^time,' '$TMP/nogp/breakdown.csv') = 7 ] && [ \$(grep -c '^memory,' '$TMP/nogp/breakdown.csv') = 5 ]"
+check "breakdown CSV has the 8 time and 5 memory rows" \
+	"[ \$(grep -c '^time,' '$TMP/nogp/breakdown.csv') = 8 ] && [ \$(grep -c '^memory,' '$TMP/nogp/breakdown.csv') = 5 ]"
 PATH="$NOGP" $GPUPLAN simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 512 -q \
 	--plot "$TMP/nogp/quiet.png" >"$OUT" 2>"$ERR"
 check "--quiet keeps the fallback warning off" "[ ! -s '$ERR' ] && [ -s '$TMP/nogp/quiet.csv' ]"
