@@ -10,7 +10,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +46,7 @@ static void help(void)
 	       "  --head-dim N            head width where it is not hidden / heads (default: hidden / heads)\n"
 	       "  --sliding-window N      keys each query attends to at most (default: the preset's, else none)\n"
 	       "  --window-full-every N   with a window, every N-th layer attends to all (default: none)\n"
+	       "  --attention-sinks 0|1   a learned sink logit per head, as GPT-OSS (default: 0)\n"
 	       "  --experts N             mixture of experts: routed experts per MoE layer (default: the\n"
 	       "                          preset's, else 0: dense)\n"
 	       "  --top-k N               routed experts per token\n"
@@ -137,32 +137,10 @@ enum opt_id {
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
 	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL,
 	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER,
-	O_SHAPE, O_END = O_SHAPE + 15
-};
-
-/* The integer model fields beyond the basic shape, each a flag that sets
- * one field of struct sim_model (0: none); sim_check says which go
- * together.  Option ids O_SHAPE + index. */
-static const struct shape_flag {
-	const char *name;
-	size_t offset;
-	int max;
-} shape_flags[O_END - O_SHAPE] = {
-	{ "--head-dim", offsetof(struct sim_model, head_dim), SIM_MAX_RANK },
-	{ "--sliding-window", offsetof(struct sim_model, window), SIM_MAX_SEQ },
-	{ "--window-full-every", offsetof(struct sim_model, window_full_every), SIM_MAX_LAYERS },
-	{ "--experts", offsetof(struct sim_model, experts), SIM_MAX_EXPERTS },
-	{ "--top-k", offsetof(struct sim_model, top_k), SIM_MAX_EXPERTS },
-	{ "--expert-ffn", offsetof(struct sim_model, expert_ffn), SIM_MAX_FFN },
-	{ "--shared-experts", offsetof(struct sim_model, shared_experts), SIM_MAX_EXPERTS },
-	{ "--shared-ffn", offsetof(struct sim_model, shared_ffn), SIM_MAX_FFN },
-	{ "--dense-layers", offsetof(struct sim_model, dense_layers), SIM_MAX_LAYERS },
-	{ "--mtp-layers", offsetof(struct sim_model, mtp_layers), SIM_MAX_LAYERS },
-	{ "--q-lora-rank", offsetof(struct sim_model, q_lora_rank), SIM_MAX_RANK },
-	{ "--kv-lora-rank", offsetof(struct sim_model, kv_lora_rank), SIM_MAX_RANK },
-	{ "--qk-nope-dim", offsetof(struct sim_model, qk_nope_dim), SIM_MAX_RANK },
-	{ "--qk-rope-dim", offsetof(struct sim_model, qk_rope_dim), SIM_MAX_RANK },
-	{ "--v-head-dim", offsetof(struct sim_model, v_head_dim), SIM_MAX_RANK },
+	O_WINDOW,
+	/* sim_model_fields' flags: the model's integer fields beyond the
+	 * basic shape, O_SHAPE + index */
+	O_SHAPE, O_END = O_SHAPE + SIM_MODEL_FIELDS
 };
 
 /* What the flags said; set[] marks the ones given. */
@@ -183,7 +161,8 @@ struct flags {
 	int zero2_every_micro_batch;
 	enum sim_dp_overlap dp_overlap;
 	enum sim_attn_kernel attn_kernel;
-	int shape[O_END - O_SHAPE];   /* shape_flags' values */
+	int shape[O_END - O_SHAPE];   /* sim_model_fields' values */
+	int window;
 	int ep, etp, nvlink_domain, ep_flex;
 	double imbalance;
 	double tokens, usd;
@@ -195,7 +174,7 @@ struct flags {
 static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **plan_path,
 			   int *helped)
 {
-	static const struct option opts[] = {
+	static const struct option base[] = {
 		{ "model", required_argument, NULL, O_MODEL },
 		{ "layers", required_argument, NULL, O_LAYERS },
 		{ "hidden", required_argument, NULL, O_HIDDEN },
@@ -242,38 +221,34 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "split-backward", no_argument, NULL, O_SPLIT_BWD },
 		{ "calibration", required_argument, NULL, O_CALIBRATION },
 		{ "plot", required_argument, NULL, O_PLOT },
-		{ "head-dim", required_argument, NULL, O_SHAPE + 0 },
-		{ "sliding-window", required_argument, NULL, O_SHAPE + 1 },
-		{ "window-full-every", required_argument, NULL, O_SHAPE + 2 },
-		{ "experts", required_argument, NULL, O_SHAPE + 3 },
-		{ "top-k", required_argument, NULL, O_SHAPE + 4 },
-		{ "expert-ffn", required_argument, NULL, O_SHAPE + 5 },
-		{ "shared-experts", required_argument, NULL, O_SHAPE + 6 },
-		{ "shared-ffn", required_argument, NULL, O_SHAPE + 7 },
-		{ "dense-layers", required_argument, NULL, O_SHAPE + 8 },
-		{ "mtp-layers", required_argument, NULL, O_SHAPE + 9 },
-		{ "q-lora-rank", required_argument, NULL, O_SHAPE + 10 },
-		{ "kv-lora-rank", required_argument, NULL, O_SHAPE + 11 },
-		{ "qk-nope-dim", required_argument, NULL, O_SHAPE + 12 },
-		{ "qk-rope-dim", required_argument, NULL, O_SHAPE + 13 },
-		{ "v-head-dim", required_argument, NULL, O_SHAPE + 14 },
+		{ "sliding-window", required_argument, NULL, O_WINDOW },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
 	};
+	struct option opts[GP_ARRAY_LEN(base) + SIM_MODEL_FIELDS + 1];
 	enum rc rc = RC_OK;
 	int c, v = 0;
 
+	memcpy(opts, base, sizeof(base));
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		struct option *o = &opts[GP_ARRAY_LEN(base) + i];
+
+		o->name = sim_model_fields[i].flag + 2;   /* past "--" */
+		o->has_arg = required_argument;
+		o->flag = NULL;
+		o->val = O_SHAPE + i;
+	}
+	memset(&opts[GP_ARRAY_LEN(base) + SIM_MODEL_FIELDS], 0, sizeof(opts[0]));
 	optind = 1;
 	opterr = 0;
 	while (rc == RC_OK && (c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
 		if (c >= O_MODEL && c < O_END)
 			SET(f, c) = 1;
 		if (c >= O_SHAPE && c < O_END) {
-			const struct shape_flag *sf = &shape_flags[c - O_SHAPE];
+			const struct sim_model_field *mf = &sim_model_fields[c - O_SHAPE];
 
-			rc = cli_parse_int(sf->name, optarg, 0, sf->max, &f->shape[c - O_SHAPE]);
+			rc = cli_parse_int(mf->flag, optarg, 0, mf->max, &f->shape[c - O_SHAPE]);
 			continue;
 		}
 		switch (c) {
@@ -336,6 +311,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 			rc = cli_parse_int("--nvlink-domain", optarg, 1, PRICE_MAX_NVLINK_DOMAIN,
 					   &f->nvlink_domain);
 			break;
+		case O_WINDOW: rc = cli_parse_int("--sliding-window", optarg, 0, SIM_MAX_SEQ, &f->window); break;
 		case O_PRECISION:
 			rc = cli_parse_choice("--precision", optarg, sim_precision_names, 4, &v);
 			f->precision = (enum sim_precision)v;
@@ -439,9 +415,11 @@ static enum rc build_model(const struct flags *f, int from_plan, struct sim_plan
 		m->mlp = f->mlp;
 	if (SET(f, O_TIED))
 		m->tied_embeddings = 1;
-	for (int i = 0; i < O_END - O_SHAPE; i++)
+	if (SET(f, O_WINDOW))
+		m->window = f->window;
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++)
 		if (SET(f, O_SHAPE + i))
-			*(int *)((char *)m + shape_flags[i].offset) = f->shape[i];
+			*sim_model_field(m, &sim_model_fields[i]) = f->shape[i];
 	return RC_OK;
 }
 

@@ -332,6 +332,24 @@ double sim_v_head_dim(const struct sim_model *m);
  * trained, and held in memory, with the model; 0 without. */
 double sim_mtp_params(const struct sim_model *m);
 
+/* The integer fields of struct sim_model beyond the basic shape (0:
+ * none), each with the names models.csv, plan files and simulate's flags
+ * give it: one table the three read. */
+struct sim_model_field {
+	const char *column;   /* models.csv */
+	const char *key;      /* plan files' .model */
+	const char *flag;     /* simulate's */
+	size_t offset;        /* of an int in struct sim_model */
+	int max;
+};
+#define SIM_MODEL_FIELDS 15
+extern const struct sim_model_field sim_model_fields[SIM_MODEL_FIELDS];
+/* The field f of m. */
+static inline int *sim_model_field(struct sim_model *m, const struct sim_model_field *f)
+{
+	return (int *)((char *)m + f->offset);
+}
+
 /* Checks the model alone (what sim_check checks of it): shapes positive,
  * heads divisible by kv_heads and hidden by heads unless head_dim or MLA
  * sets the head width, the MoE and MLA fields consistent (top_k from 1 to

@@ -14,7 +14,6 @@
  * present, but callers re-simulate rather than trust it.
  */
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,44 +107,17 @@ static void add_prediction(cJSON *o, const struct sim_plan *p)
 	add_num(o, "cost_usd", p->cost_usd);
 }
 
-/* The attention and mixture-of-experts fields of a model, in one table
- * that writing and reading share: each written only when not 0 (a dense
- * model with plain attention writes none of them, and a plan without
- * them reads as one). */
-static const struct shape_field {
-	const char *key;
-	size_t offset;     /* of an int in struct sim_model */
-	int max;
-} shape_fields[] = {
-	{ "window_full_every", offsetof(struct sim_model, window_full_every), SIM_MAX_LAYERS },
-	{ "head_dim", offsetof(struct sim_model, head_dim), SIM_MAX_RANK },
-	{ "attention_sinks", offsetof(struct sim_model, attn_sinks), 1 },
-	{ "q_lora_rank", offsetof(struct sim_model, q_lora_rank), SIM_MAX_RANK },
-	{ "kv_lora_rank", offsetof(struct sim_model, kv_lora_rank), SIM_MAX_RANK },
-	{ "qk_nope_head_dim", offsetof(struct sim_model, qk_nope_dim), SIM_MAX_RANK },
-	{ "qk_rope_head_dim", offsetof(struct sim_model, qk_rope_dim), SIM_MAX_RANK },
-	{ "v_head_dim", offsetof(struct sim_model, v_head_dim), SIM_MAX_RANK },
-	{ "experts", offsetof(struct sim_model, experts), SIM_MAX_EXPERTS },
-	{ "top_k", offsetof(struct sim_model, top_k), SIM_MAX_EXPERTS },
-	{ "expert_ffn", offsetof(struct sim_model, expert_ffn), SIM_MAX_FFN },
-	{ "shared_experts", offsetof(struct sim_model, shared_experts), SIM_MAX_EXPERTS },
-	{ "shared_ffn", offsetof(struct sim_model, shared_ffn), SIM_MAX_FFN },
-	{ "dense_layers", offsetof(struct sim_model, dense_layers), SIM_MAX_LAYERS },
-	{ "mtp_layers", offsetof(struct sim_model, mtp_layers), SIM_MAX_LAYERS },
-};
-
-static int *shape_field(struct sim_model *m, const struct shape_field *f)
-{
-	return (int *)((char *)m + f->offset);
-}
-
+/* The attention and mixture-of-experts fields of a model
+ * (sim_model_fields), each written only when not 0: a dense model with
+ * plain attention writes none of them, and a plan without them reads as
+ * one. */
 static void add_model_shape(cJSON *o, const struct sim_model *m)
 {
-	for (size_t i = 0; i < GP_ARRAY_LEN(shape_fields); i++) {
-		int v = *shape_field((struct sim_model *)m, &shape_fields[i]);
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		int v = *sim_model_field((struct sim_model *)m, &sim_model_fields[i]);
 
 		if (v)
-			add_num(o, shape_fields[i].key, v);
+			add_num(o, sim_model_fields[i].key, v);
 	}
 }
 
@@ -655,9 +627,9 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_double_max(r, o, ".model", "dropout", 0, 0.999, 0, &m->dropout);
 		get_name(r, o, ".model", "tokenizer", 0, m->tokenizer, sizeof(m->tokenizer));
 		get_int(r, o, ".model", "sliding_window", 0, SIM_MAX_SEQ, 0, &m->window);
-		for (size_t i = 0; i < GP_ARRAY_LEN(shape_fields); i++)
-			get_int(r, o, ".model", shape_fields[i].key, 0, shape_fields[i].max, 0,
-				shape_field(m, &shape_fields[i]));
+		for (int i = 0; i < SIM_MODEL_FIELDS; i++)
+			get_int(r, o, ".model", sim_model_fields[i].key, 0, sim_model_fields[i].max, 0,
+				sim_model_field(m, &sim_model_fields[i]));
 		if (!r->bad && sim_model_check(m, why, sizeof(why)) != RC_OK) {
 			gp_error("%s: .model: %s", r->file, why);
 			r->bad = 1;

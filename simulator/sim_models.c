@@ -19,6 +19,7 @@
  * shared_ffn_hidden, dense_layers, mtp_layers, published_active_params_b;
  * sim_model_check says which go together.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +27,31 @@
 #include "price_csv.h"
 #include "sim.h"
 
+#define F(column, key, flag, field, max) { column, key, flag, offsetof(struct sim_model, field), max }
+const struct sim_model_field sim_model_fields[SIM_MODEL_FIELDS] = {
+	F("window_full_every", "window_full_every", "--window-full-every", window_full_every,
+	  SIM_MAX_LAYERS),
+	F("head_dim", "head_dim", "--head-dim", head_dim, SIM_MAX_RANK),
+	F("attention_sinks", "attention_sinks", "--attention-sinks", attn_sinks, 1),
+	F("q_lora_rank", "q_lora_rank", "--q-lora-rank", q_lora_rank, SIM_MAX_RANK),
+	F("kv_lora_rank", "kv_lora_rank", "--kv-lora-rank", kv_lora_rank, SIM_MAX_RANK),
+	F("qk_nope_head_dim", "qk_nope_head_dim", "--qk-nope-dim", qk_nope_dim, SIM_MAX_RANK),
+	F("qk_rope_head_dim", "qk_rope_head_dim", "--qk-rope-dim", qk_rope_dim, SIM_MAX_RANK),
+	F("v_head_dim", "v_head_dim", "--v-head-dim", v_head_dim, SIM_MAX_RANK),
+	F("experts", "experts", "--experts", experts, SIM_MAX_EXPERTS),
+	F("top_k", "top_k", "--top-k", top_k, SIM_MAX_EXPERTS),
+	F("expert_ffn_hidden", "expert_ffn", "--expert-ffn", expert_ffn, SIM_MAX_FFN),
+	F("shared_experts", "shared_experts", "--shared-experts", shared_experts, SIM_MAX_EXPERTS),
+	F("shared_ffn_hidden", "shared_ffn", "--shared-ffn", shared_ffn, SIM_MAX_FFN),
+	F("dense_layers", "dense_layers", "--dense-layers", dense_layers, SIM_MAX_LAYERS),
+	F("mtp_layers", "mtp_layers", "--mtp-layers", mtp_layers, SIM_MAX_LAYERS),
+};
+#undef F
+
 struct cols {
 	int name, layers, hidden, heads, kv_heads, ffn, vocab, seq, mlp, tied, gbs, params;
-	int pos, rotary, norm, bias, dropout, tokenizer, window;
-	int window_full, head_dim, sinks, q_lora, kv_lora, qk_nope, qk_rope, v_head;
-	int experts, top_k, expert_ffn, shared, shared_ffn, dense_layers, mtp, active;
+	int pos, rotary, norm, bias, dropout, tokenizer, window, active;
+	int fields[SIM_MODEL_FIELDS];   /* sim_model_fields' columns */
 };
 
 struct ctx {
@@ -93,22 +114,9 @@ static struct cols find_cols(const struct price_csv *csv)
 	k.dropout = price_csv_col(csv, "dropout");
 	k.tokenizer = price_csv_col(csv, "tokenizer");
 	k.window = price_csv_col(csv, "sliding_window");
-	k.window_full = price_csv_col(csv, "window_full_every");
-	k.head_dim = price_csv_col(csv, "head_dim");
-	k.sinks = price_csv_col(csv, "attention_sinks");
-	k.q_lora = price_csv_col(csv, "q_lora_rank");
-	k.kv_lora = price_csv_col(csv, "kv_lora_rank");
-	k.qk_nope = price_csv_col(csv, "qk_nope_head_dim");
-	k.qk_rope = price_csv_col(csv, "qk_rope_head_dim");
-	k.v_head = price_csv_col(csv, "v_head_dim");
-	k.experts = price_csv_col(csv, "experts");
-	k.top_k = price_csv_col(csv, "top_k");
-	k.expert_ffn = price_csv_col(csv, "expert_ffn_hidden");
-	k.shared = price_csv_col(csv, "shared_experts");
-	k.shared_ffn = price_csv_col(csv, "shared_ffn_hidden");
-	k.dense_layers = price_csv_col(csv, "dense_layers");
-	k.mtp = price_csv_col(csv, "mtp_layers");
 	k.active = price_csv_col(csv, "published_active_params_b");
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++)
+		k.fields[i] = price_csv_col(csv, sim_model_fields[i].column);
 	return k;
 }
 
@@ -179,30 +187,18 @@ static void read_facts(struct ctx *c, const struct cols *k, struct sim_model *m)
 	else if (gp_strlcpy(m->tokenizer, s, sizeof(m->tokenizer)) != 0)
 		bad(c, k->tokenizer, "a name of at most 63 characters", s);
 	get_int(c, k->window, 0, SIM_MAX_SEQ, 0, &m->window);
-	get_int(c, k->window_full, 0, SIM_MAX_LAYERS, 0, &m->window_full_every);
-	get_int(c, k->head_dim, 0, SIM_MAX_RANK, 0, &m->head_dim);
-	get_int(c, k->sinks, 0, 1, 0, &m->attn_sinks);
 }
 
-/* The multi-head latent attention and mixture-of-experts columns of the
- * row into m (empty: 0, none). */
+/* The attention, multi-head latent attention and mixture-of-experts
+ * columns of the row into m (empty: 0, none). */
 static void read_moe(struct ctx *c, const struct cols *k, struct sim_model *m)
 {
 	const char *s;
 	double v;
 
-	get_int(c, k->q_lora, 0, SIM_MAX_RANK, 0, &m->q_lora_rank);
-	get_int(c, k->kv_lora, 0, SIM_MAX_RANK, 0, &m->kv_lora_rank);
-	get_int(c, k->qk_nope, 0, SIM_MAX_RANK, 0, &m->qk_nope_dim);
-	get_int(c, k->qk_rope, 0, SIM_MAX_RANK, 0, &m->qk_rope_dim);
-	get_int(c, k->v_head, 0, SIM_MAX_RANK, 0, &m->v_head_dim);
-	get_int(c, k->experts, 0, SIM_MAX_EXPERTS, 0, &m->experts);
-	get_int(c, k->top_k, 0, SIM_MAX_EXPERTS, 0, &m->top_k);
-	get_int(c, k->expert_ffn, 0, SIM_MAX_FFN, 0, &m->expert_ffn);
-	get_int(c, k->shared, 0, SIM_MAX_EXPERTS, 0, &m->shared_experts);
-	get_int(c, k->shared_ffn, 0, SIM_MAX_FFN, 0, &m->shared_ffn);
-	get_int(c, k->dense_layers, 0, SIM_MAX_LAYERS, 0, &m->dense_layers);
-	get_int(c, k->mtp, 0, SIM_MAX_LAYERS, 0, &m->mtp_layers);
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++)
+		get_int(c, k->fields[i], 0, sim_model_fields[i].max, 0,
+			sim_model_field(m, &sim_model_fields[i]));
 	s = price_csv_get(c->row, k->active);
 	if (*s) {
 		if (unit_parse_double(s, &v) != RC_OK || v <= 0)

@@ -11,7 +11,7 @@ for o in --model --layers --hidden --heads --kv-heads --ffn --vocab --seq --mlp 
 	 --tokens --usd-per-gpu-hour --json --output --experts --top-k --expert-ffn \
 	 --shared-experts --shared-ffn --dense-layers --mtp-layers --head-dim --kv-lora-rank \
 	 --q-lora-rank --qk-nope-dim --qk-rope-dim --v-head-dim --sliding-window \
-	 --window-full-every --ep --etp --moe-imbalance --ep-overlap --ep-dispatcher --nvlink-domain; do
+	 --window-full-every --attention-sinks --ep --etp --moe-imbalance --ep-overlap --ep-dispatcher --nvlink-domain; do
 	grep -q -- "$o" "$OUT" || fail "help lists $o" "missing"
 done
 pass "help lists every option"
