@@ -219,8 +219,14 @@ declared() {
 	local f="$ROOT/cli/cmd_$1.c" files
 	files=$f
 	grep -q PLAN_CLI_OPTIONS "$f" && files="$files $ROOT/cli/cmd_plan.h"
-	grep -hoE '\{ "[a-z0-9-]+", (required|no|optional)_argument' $files |
-		sed -E 's/\{ "([^"]+)".*/\1/' | sort -u
+	{
+		grep -hoE '\{ "[a-z0-9-]+", (required|no|optional)_argument' $files |
+			sed -E 's/\{ "([^"]+)".*/\1/'
+		# the model's fields whose flags the simulator's table names
+		grep -q sim_model_fields "$f" &&
+			grep -hoE '^	F\("[a-z0-9_]+", "[a-z0-9_]+", "--[a-z0-9-]+"' "$ROOT/simulator/sim_models.c" |
+			sed -E 's/.*"--([a-z0-9-]+)"$/\1/'
+	} | sort -u
 }
 gp help
 cmds=$(awk '/^  [a-z]/ && $1 != "help" && $1 != "version" {print $1}' "$OUT")
