@@ -519,6 +519,20 @@ static const struct sim_model *find_moe_model(const struct sim_model_table *t, c
  * simulated with the model's one set of defaults; a row whose GPU the
  * catalog lacks, or whose figures it lacks, is skipped and the reason
  * printed. */
+/* Skips an MoE row, counted against its source and its groups. */
+static void moe_skip(const struct price_csv *csv, const struct price_csv_row *row,
+		     const char *label, const char *why)
+{
+	static const char *const kinds[] = { "model", "system", "container" };
+	char group[PRICE_NAME_MAX + 16];
+
+	skip(price_csv_get(row, price_csv_col(csv, "source_id")), label, why);
+	for (size_t k = 0; k < GP_ARRAY_LEN(kinds); k++) {
+		moe_group(group, sizeof(group), kinds[k], price_csv_get(row, price_csv_col(csv, kinds[k])));
+		source(group)->skipped++;
+	}
+}
+
 static void moe_row(const struct price_csv *csv, const struct price_csv_row *row,
 		    const struct price_catalog *cat, const struct sim_model_table *models)
 {
@@ -543,20 +557,20 @@ static void moe_row(const struct price_csv *csv, const struct price_csv_row *row
 		 price_csv_get(row, price_csv_col(csv, "ep")),
 		 price_csv_get(row, price_csv_col(csv, "container")));
 	if (!m) {
-		skip(src, label, "model not in models.csv");
+		moe_skip(csv, row, label, "model not in models.csv");
 		return;
 	}
 	for (size_t i = 0; i < sizeof(moe_systems) / sizeof(moe_systems[0]); i++)
 		if (!strcmp(moe_systems[i].name, system))
 			sys = &moe_systems[i];
 	if (!sys) {
-		skip(src, label, "system not described");
+		moe_skip(csv, row, label, "system not described");
 		return;
 	}
 	gpu = price_gpu_find(cat, sys->gpu);
 	if (!gpu) {
 		snprintf(why, sizeof(why), "gpus.csv has no %s", sys->gpu);
-		skip(src, label, why);
+		moe_skip(csv, row, label, why);
 		return;
 	}
 	memset(&c, 0, sizeof(c));
@@ -576,7 +590,7 @@ static void moe_row(const struct price_csv *csv, const struct price_csv_row *row
 	p.gbs = cell_int(row, price_csv_col(csv, "gbs"), 0);
 	p.mbs = cell_int(row, price_csv_col(csv, "mbs"), 1);
 	if (p.tp * p.pp * p.cp < 1 || gpus % (p.tp * p.pp * p.cp)) {
-		skip(src, label, "gpus not divisible by tp x pp x cp");
+		moe_skip(csv, row, label, "gpus not divisible by tp x pp x cp");
 		return;
 	}
 	p.dp = gpus / (p.tp * p.pp * p.cp);
@@ -588,14 +602,14 @@ static void moe_row(const struct price_csv *csv, const struct price_csv_row *row
 		      : !strcmp(prec, "NVFP4") ? SIM_PRECISION_NVFP4 : SIM_PRECISION_BF16;
 	p.ep_overlap = p.precision == SIM_PRECISION_MXFP8;
 	if (sim_check(m, &p, &c, why, sizeof(why)) != RC_OK) {
-		skip(src, label, why);
+		moe_skip(csv, row, label, why);
 		return;
 	}
 	sim_step(m, &p, &c, &r);
 	keep_config(m, &p, &c);
 	tok_s = cell_double(row, price_csv_col(csv, "tokens_per_s_per_gpu"));
 	if (!(tok_s > 0)) {
-		skip(src, label, "no measurement");
+		moe_skip(csv, row, label, "no measurement");
 		return;
 	}
 	record(src, "tokens/s/GPU", 1, r.tokens_per_s / gpus, tok_s, label, &r);
@@ -743,8 +757,11 @@ int main(int argc, char **argv)
 		double mape = stats[s].n ? 100 * stats[s].sum_ape / stats[s].n : 0;
 		double bias = stats[s].n ? 100 * stats[s].sum_signed / stats[s].n : 0;
 
-		printf("%-24s %6d %7.1f%% %+8.1f%% %8d\n", stats[s].id, stats[s].n, mape,
-		       bias, stats[s].skipped);
+		if (stats[s].n)
+			printf("%-24s %6d %7.1f%% %+8.1f%% %8d\n", stats[s].id, stats[s].n, mape,
+			       bias, stats[s].skipped);
+		else
+			printf("%-24s %6d %8s %9s %8d\n", stats[s].id, 0, "-", "-", stats[s].skipped);
 		if (stats[s].sub || !stats[s].n)
 			continue;
 		n_sources++;
