@@ -255,10 +255,11 @@ struct sim_result {
  * price_gpu.gemm_dim_half) when > 0, else the default for every GPU. */
 double sim_gemm_dim_half(double dim_half);
 
-/* Sets p to 1-way everything, mbs 1, gbs 1, zero 0 (gathers by block
- * when set to 3), no recompute, interleave 1, no sequence parallelism,
- * flash on with the architecture's kernel (SIM_ATTN_AUTO), bf16 with
- * 2-byte activations. */
+/* Sets p to 1-way everything (ep and etp too), mbs 1, gbs 1, zero 0
+ * (gathers by block when set to 3), no recompute, interleave 1, no
+ * sequence parallelism, flash on with the architecture's kernel
+ * (SIM_ATTN_AUTO), bf16 with 2-byte activations, balanced routing
+ * (moe_imbalance 1), the alltoall dispatcher, no EP overlap. */
 void sim_parallel_init(struct sim_parallel *p);
 
 /* The names plan files and flags spell each enum's values with, indexed
@@ -393,8 +394,12 @@ int sim_window_layers(const struct sim_model *m);
 #define SIM_MAX_MBS (1 << 24)
 #define SIM_MAX_GBS (1 << 30)
 
-/* Checks that p can be applied to m on c: shapes positive, heads divisible
- * by tp, kv_heads divisible by tp or tp by kv_heads (KV heads replicated),
+/* Checks that p can be applied to m on c: the model (sim_model_check),
+ * heads divisible by tp, kv_heads divisible by tp or tp by kv_heads (KV
+ * heads replicated), with experts: ep dividing experts, etp expert_ffn,
+ * ep x etp dividing tp x cp x dp (MoE parallel folding), sequence
+ * parallelism with tp > 1, moe_imbalance 1 to 1000; without: ep and etp
+ * 1; a precision the GPU runs (MXFP8, NVFP4), nvlink_domain in range,
  * layers >= pp (uneven stages allowed without interleaving; with it, pp *
  * interleave must divide layers and pp the micro-batch count), gbs by
  * mbs * dp, seq by 2 * cp, seq / cp by tp with sequence parallelism, zero

@@ -1,12 +1,18 @@
 /*
  * sim_memory.c - memory per GPU of a training plan: model states by ZeRO
- * stage, activations by recomputation mode and pipeline schedule, the
- * logits buffer, and a fixed CUDA context plus allocator slack.
+ * stage (the routed experts' split over EP x ETP and sharded over the
+ * expert data-parallel ranks), activations by recomputation mode and
+ * pipeline schedule (an MoE layer's of its routed token copies and its
+ * dispatch buffers), the logits buffer, and a fixed CUDA context plus
+ * allocator slack.
  *
  * It sizes the fullest pipeline stage (the first, which holds the most
  * micro-batches in flight, or the last, which holds the logits).  It does
- * not model allocator behaviour beyond a constant fraction, nor optimizer
- * offload.
+ * not model allocator behaviour beyond a constant fraction, optimizer
+ * offload, recomputation of single modules (Megatron-Core's
+ * --recompute-modules mla_up_proj, moe_act: a plan that uses them needs
+ * less than this says), low-precision copies kept for the backward, or
+ * optimizer moments kept in bf16.
  */
 #include "sim_internal.h"
 
