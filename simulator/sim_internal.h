@@ -1,6 +1,9 @@
 /*
  * sim_internal.h - pieces of the analytic model shared by sim.c,
- * sim_comm.c and sim_memory.c, and exposed to the simulator's tests.
+ * sim_comm.c, sim_memory.c and sim_shape.c, and exposed to the
+ * simulator's tests.  Calls run one way: sim.c uses sim_memory.c,
+ * sim_comm.c and sim_shape.c; sim_memory.c uses sim_shape.c; sim_shape.c
+ * and sim_comm.c use nothing of the others.
  *
  * Nothing here allocates; every function is a pure function of its
  * arguments.  The constants are the model's documented defaults: one set
@@ -9,7 +12,14 @@
 #ifndef GPUPLAN_SIM_INTERNAL_H
 #define GPUPLAN_SIM_INTERNAL_H
 
+#include <stdio.h>
+
 #include "sim.h"
+
+/* Fills why[size] (when why is not NULL) and returns RC_INPUT: the one
+ * way sim_check and sim_model_check refuse. */
+#define SIM_WHY(...) do { if (why && size) snprintf(why, size, __VA_ARGS__); \
+			  return RC_INPUT; } while (0)
 
 /* ---- default efficiency curve (sim.c, sim_kernel_time_s) --------------
  * One curve for every GPU, from the GPU's own peak FLOP/s and HBM
@@ -178,9 +188,17 @@ struct sim_link {
 	double latency_s;     /* per ring step, averaged over the ring's steps */
 };
 
+/* ---- shapes (sim_shape.c) --------------------------------------------- */
+
 /* Shapes derived once per sim_step call. */
 struct sim_shape {
 	int t, p, d, c, v;    /* tp, pp, dp, cp, interleave */
+	int e, et, ed;        /* ep, etp, expert data parallel t c d / (e et) */
+	int layers;           /* the model's */
+	/* Parameters of one dense layer (sim_layer_params), of one MoE layer
+	 * but its routed experts (sim_moe_layer_params(m, 0)), of one MoE
+	 * layer's routed experts, all of them; 0 without experts. */
+	double layer_params, moe_rest_params, routed_params;
 	int gpus;
 	int micro;            /* micro-batches per step per DP rank */
 	double b;             /* micro-batch, sequences */
@@ -189,7 +207,7 @@ struct sim_shape {
 	double tok;           /* local tokens per micro-batch, b * sl */
 	double h, f, V;
 	double a_l, kv_l;     /* heads and KV heads held by one TP rank */
-	double dh;            /* head dimension */
+	double dh, dv;        /* query/key and value head widths */
 	/* Layers per pipeline stage: L = p * base + rem.  The rem extra
 	 * layers go to the middle stages first, since the first stage also
 	 * holds the embedding and the last the LM head and loss (Llama 3
@@ -203,6 +221,18 @@ struct sim_shape {
 
 /* Layers of pipeline stage `stage` (0-based) under sh's split. */
 int sim_stage_layers(const struct sim_shape *sh, int stage);
+/* Of those, the dense layers of a model whose first `dense` layers are
+ * dense (sim_dense_layer_count): the layers run in virtual-stage order,
+ * chunk k of every stage before chunk k + 1. */
+int sim_stage_dense_layers(const struct sim_shape *sh, int dense, int stage);
+/* Parameters one GPU of a pipeline stage holds, split by how they are
+ * sharded: *tp_params over the TP ranks (attention, dense MLPs, shared
+ * experts, routers and norms; the embedding and a learned position table,
+ * whole, on the first stage; the final norm, the LM head and the MTP
+ * modules on the last), *expert_params the routed experts over the EP x
+ * ETP ranks.  layers of the stage, dense of them dense. */
+void sim_stage_params(const struct sim_model *m, const struct sim_shape *sh, int layers,
+		      int dense, int first, int last, double *tp_params, double *expert_params);
 /* Layers of chunk `chunk` of stage `stage` with the interleaved schedule:
  * the stage's layers split as evenly as possible, earlier chunks taking
  * the remainder. */
@@ -211,9 +241,22 @@ int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk);
 void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 		    const struct sim_parallel *p);
 
-/* Parameters of one transformer layer (attention, MLP and their biases,
- * two norms). */
+/* Parameters of one layer's attention: its projections and their biases,
+ * MLA's latent norms, attention sinks. */
+double sim_attn_params(const struct sim_model *m);
+/* Parameters of one MLP of width (2 matrices for GELU, 3 for SwiGLU, and
+ * their biases). */
+double sim_mlp_params(const struct sim_model *m, double width);
+/* Parameters of one dense transformer layer (attention, an MLP of width
+ * ffn, two norms). */
 double sim_layer_params(const struct sim_model *m);
+/* Parameters of one MoE layer counting routed of its routed experts
+ * (experts: all of them; top_k: those one token uses): attention, the
+ * experts, every shared expert, the router, two norms. */
+double sim_moe_layer_params(const struct sim_model *m, double routed);
+/* Layers with a dense MLP: all of them without experts, else the first
+ * dense_layers. */
+int sim_dense_layer_count(const struct sim_model *m);
 /* Parameters of the final norm: hidden, twice with LayerNorm's bias. */
 double sim_final_norm_params(const struct sim_model *m);
 
@@ -231,12 +274,12 @@ double sim_gemm_time_s(double batch, double m, double n, double k,
 
 /* ---- collectives (sim_comm.c), NCCL ring algorithm, alpha-beta -------- */
 
-/* The link a group of n ranks uses on cluster c when k of them share a
- * node (k >= n: the whole group sits in one node). */
+/* The link a group of n ranks uses on cluster c when k of them share an
+ * NVLink domain (k >= n: the whole group sits in one domain). */
 void sim_group_link_k(const struct sim_cluster *c, int n, int k,
 		      struct sim_link *out);
-/* The same for ranks spaced stride apart in rank order (ranks fill nodes
- * of c->gpus_per_node in order). */
+/* The same for ranks spaced stride apart in rank order (ranks fill
+ * NVLink domains, sim_cluster_domain, in order). */
 void sim_group_link(const struct sim_cluster *c, int n, int stride,
 		    struct sim_link *out);
 /* Ring all-reduce of bytes over n ranks: 2(n-1)/n of the buffer per rank. */
@@ -245,6 +288,17 @@ double sim_allreduce_s(double bytes, int n, const struct sim_link *l);
 double sim_allgather_s(double bytes, int n, const struct sim_link *l);
 /* One point-to-point send of bytes. */
 double sim_p2p_s(double bytes, const struct sim_link *l);
+/* One MoE dispatch (or combine) over an expert group of n ranks spaced
+ * stride apart in rank order: each rank sends tokens tokens of
+ * token_bytes, each to k experts spread evenly over the n ranks.  The
+ * copies for ranks in the sender's NVLink domain go over NVLink, the
+ * others over its share of the node's NIC, both at once.  Without flex
+ * (NCCL's all-to-all, Megatron-Core's alltoall dispatcher) each copy
+ * travels on its own; with flex (DeepEP, HybridEP: Megatron-Core's flex
+ * dispatcher; DeepSeek-V3, sec. 3.2.2) a token crosses the network once
+ * per NVLink domain holding one of its experts and fans out there. */
+double sim_dispatch_s(const struct sim_cluster *c, double tokens, double token_bytes,
+		      double k, int n, int stride, int flex);
 
 /* ---- pieces for the event-driven replay (sim.c; used by sim_event.c) --- */
 
@@ -256,6 +310,10 @@ struct sim_parts {
 	double layer_attn_fwd_s, layer_attn_bwd_s;          /* of which attention core */
 	double layer_tp_s;          /* TP communication of one pass over the layer */
 	double layer_cp_fwd_s, layer_cp_bwd_s;              /* exposed CP exchange */
+	/* an MoE layer's (the dense layer's without experts), and the EP
+	 * all-to-all it exposes in a micro-batch, forward and backward */
+	double moe_layer_fwd_s, moe_layer_bwd_s, moe_layer_recompute_s, moe_layer_attn_bwd_s;
+	double moe_layer_ep_s;
 	double embed_compute_s, embed_tp_s;  /* forward and backward together */
 	double head_compute_s, head_tp_s;    /* forward and backward together */
 };
@@ -331,6 +389,13 @@ static inline double sim_weight_bytes(const struct sim_parallel *p)
 	return sim_act_bytes(p) >= 4 ? 4.0 : 2.0;
 }
 
+/* Routed tokens the busiest EP rank gets over the mean
+ * (sim_parallel.moe_imbalance; 0 reads as 1). */
+static inline double sim_moe_imbalance(const struct sim_parallel *p)
+{
+	return p->moe_imbalance > 0 ? p->moe_imbalance : 1.0;
+}
+
 /* Model states of params parameters under ZeRO stage zero over dp ranks
  * (Rajbhandari et al., SC'20, sec. 5 and Fig. 1: 2 + 2 + K bytes with
  * K = 12) for weights of weight_bytes and gradients of grad_bytes (0
@@ -339,10 +404,12 @@ void sim_model_states(double params, int zero, int dp, double weight_bytes,
 		      double grad_bytes, struct sim_memory *out);
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al.
- * 2022, sec. 4.1-4.2, generalised to GQA and SwiGLU). */
+ * 2022, sec. 4.1-4.2, generalised to GQA, head widths, MLA's latents and
+ * SwiGLU): a dense layer's, or with moe an MoE layer's (its routed
+ * tokens' copies through the experts, its shared experts). */
 double sim_layer_activation_bytes(const struct sim_model *m,
 				  const struct sim_parallel *p,
-				  const struct sim_shape *sh);
+				  const struct sim_shape *sh, int moe);
 
 /* Fills out with the memory of the fullest pipeline stage. */
 void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p,

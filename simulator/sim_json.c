@@ -5,7 +5,8 @@
  * A plan holds the model, the cluster (GPU figures included, so a plan
  * runs the same on a machine with another catalog), the priced offering
  * when there is one with how its hours are paid for (purchase), the
- * parallel configuration, the job (tokens, price) and the prediction.
+ * parallel configuration (expert parallelism among it), the job
+ * (tokens, price) and the prediction.
  * Output is deterministic: keys in a fixed order, numbers printed by
  * cJSON, so the same plan gives the same bytes.  Reading validates every
  * field it uses and names the first bad one; unknown keys are ignored so
@@ -29,11 +30,12 @@ const char *const sim_mlp_names[2] = { "gelu", "swiglu" };
 const char *const sim_pos_names[3] = { "rope", "learned", "alibi" };
 const char *const sim_norm_names[2] = { "rmsnorm", "layernorm" };
 const char *const sim_recompute_names[3] = { "none", "selective", "full" };
-const char *const sim_precision_names[2] = { "bf16", "fp8" };
+const char *const sim_precision_names[4] = { "bf16", "fp8", "mxfp8", "nvfp4" };
 const char *const sim_zero3_gather_names[2] = { "block", "tensor_sync" };
 const char *const sim_zero2_reduce_names[2] = { "step", "micro_batch" };
 const char *const sim_dp_overlap_names[3] = { "all", "sums", "none" };
 const char *const sim_attn_kernel_names[5] = { "auto", "fa1", "fa2", "fa3", "cudnn" };
+const char *const sim_ep_dispatcher_names[2] = { "alltoall", "flex" };
 
 const char *sim_mlp_str(enum sim_mlp m)
 {
@@ -47,7 +49,7 @@ const char *sim_recompute_str(enum sim_recompute r)
 
 const char *sim_precision_str(enum sim_precision p)
 {
-	return sim_precision_names[p == SIM_PRECISION_FP8];
+	return (int)p >= 0 && (int)p < 4 ? sim_precision_names[p] : sim_precision_names[0];
 }
 
 /* Adds v printed in the fewest of 15 or 17 significant digits that read
@@ -86,6 +88,8 @@ static void add_prediction(cJSON *o, const struct sim_plan *p)
 	add_num(b, "compute", r->breakdown.compute_s);
 	add_num(b, "tp_comm", r->breakdown.tp_comm_s);
 	add_num(b, "cp_comm", r->breakdown.cp_comm_s);
+	add_num(b, "ep_comm", r->breakdown.ep_comm_s);
+	add_num(b, "ep_comm_total", r->breakdown.ep_comm_total_s);
 	add_num(b, "pp_bubble", r->breakdown.pp_bubble_s);
 	add_num(b, "pp_comm", r->breakdown.pp_comm_s);
 	add_num(b, "dp_comm_exposed", r->breakdown.dp_comm_exposed_s);
@@ -101,6 +105,20 @@ static void add_prediction(cJSON *o, const struct sim_plan *p)
 	add_num(m, "capacity", r->memory.capacity);
 	add_num(o, "time_to_train_s", p->time_to_train_s);
 	add_num(o, "cost_usd", p->cost_usd);
+}
+
+/* The attention and mixture-of-experts fields of a model
+ * (sim_model_fields), each written only when not 0: a dense model with
+ * plain attention writes none of them, and a plan without them reads as
+ * one. */
+static void add_model_shape(cJSON *o, const struct sim_model *m)
+{
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		int v = *sim_model_field((struct sim_model *)m, &sim_model_fields[i]);
+
+		if (v)
+			add_num(o, sim_model_fields[i].key, v);
+	}
 }
 
 static cJSON *plan_to_cjson(const struct sim_plan *p)
@@ -132,7 +150,10 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	if (m->tokenizer[0])
 		cJSON_AddStringToObject(o, "tokenizer", m->tokenizer);
 	add_num(o, "sliding_window", m->window);
+	add_model_shape(o, m);
 	add_num(o, "params", sim_model_params(m));
+	if (m->experts > 0)
+		add_num(o, "active_params", sim_model_active_params(m));
 
 	o = cJSON_AddObjectToObject(root, "cluster");
 	g = cJSON_AddObjectToObject(o, "gpu");
@@ -145,6 +166,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	if (c->gpu.mfu_flops_per_s > 0)
 		add_num(g, "mfu_flops_per_s", c->gpu.mfu_flops_per_s);
 	add_num(g, "fp8_flops_per_s", c->gpu.fp8_flops_per_s);
+	add_num(g, "mxfp8_flops_per_s", c->gpu.mxfp8_flops_per_s);
+	add_num(g, "nvfp4_flops_per_s", c->gpu.nvfp4_flops_per_s);
 	add_num(g, "tf32_flops_per_s", c->gpu.tf32_flops_per_s);
 	add_num(g, "fp32_flops_per_s", c->gpu.fp32_flops_per_s);
 	cJSON_AddStringToObject(g, "intra_link", c->gpu.intra_link);
@@ -157,6 +180,7 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "nodes", p->nodes);
 	add_num(o, "intra_bytes_per_s", c->intra_bytes_per_s);
 	add_num(o, "inter_bytes_per_s", c->inter_bytes_per_s);
+	add_num(o, "nvlink_domain", c->nvlink_domain);
 	add_num(o, "latency_s", c->latency_s);
 	add_num(o, "host_layer_s", c->host_layer_s);
 
@@ -187,6 +211,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "pp", q->pp);
 	add_num(o, "dp", q->dp);
 	add_num(o, "cp", q->cp);
+	add_num(o, "ep", q->ep > 0 ? q->ep : 1);
+	add_num(o, "etp", q->etp > 0 ? q->etp : 1);
 	add_num(o, "mbs", q->mbs);
 	add_num(o, "gbs", q->gbs);
 	add_num(o, "zero", q->zero);
@@ -201,6 +227,9 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddStringToObject(o, "zero2_reduce", sim_zero2_reduce_names[q->zero2_every_micro_batch != 0]);
 	cJSON_AddStringToObject(o, "dp_overlap", sim_dp_overlap_names[q->dp_overlap]);
 	add_num(o, "grad_bytes", q->grad_bytes_per_param > 0 ? q->grad_bytes_per_param : 2);
+	add_num(o, "moe_imbalance", q->moe_imbalance > 0 ? q->moe_imbalance : 1);
+	cJSON_AddBoolToObject(o, "ep_overlap", q->ep_overlap);
+	cJSON_AddStringToObject(o, "ep_dispatcher", sim_ep_dispatcher_names[q->ep_flex != 0]);
 
 	o = cJSON_AddObjectToObject(root, "job");
 	add_num(o, "tokens", p->tokens);
@@ -473,6 +502,9 @@ static void read_prediction(struct reader *r, const cJSON *o, struct sim_plan *p
 		get_double(r, b, ".prediction.breakdown", "compute", 0, 0, &res->breakdown.compute_s);
 		get_double(r, b, ".prediction.breakdown", "tp_comm", 0, 0, &res->breakdown.tp_comm_s);
 		get_double(r, b, ".prediction.breakdown", "cp_comm", 0, 0, &res->breakdown.cp_comm_s);
+		get_double(r, b, ".prediction.breakdown", "ep_comm", 0, 0, &res->breakdown.ep_comm_s);
+		get_double(r, b, ".prediction.breakdown", "ep_comm_total", 0, 0,
+			   &res->breakdown.ep_comm_total_s);
 		get_double(r, b, ".prediction.breakdown", "pp_bubble", 0, 0, &res->breakdown.pp_bubble_s);
 		get_double(r, b, ".prediction.breakdown", "pp_comm", 0, 0, &res->breakdown.pp_comm_s);
 		get_double(r, b, ".prediction.breakdown", "dp_comm_exposed", 0, 0,
@@ -552,7 +584,7 @@ static void read_purchase(struct reader *r, const cJSON *o, struct sim_plan *p)
 static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 {
 	const cJSON *o, *g;
-	char schema[64] = "";
+	char schema[64] = "", why[160];
 	int v;
 
 	get_str(r, root, "", "schema", 1, schema, sizeof(schema));
@@ -595,6 +627,13 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_double_max(r, o, ".model", "dropout", 0, 0.999, 0, &m->dropout);
 		get_name(r, o, ".model", "tokenizer", 0, m->tokenizer, sizeof(m->tokenizer));
 		get_int(r, o, ".model", "sliding_window", 0, SIM_MAX_SEQ, 0, &m->window);
+		for (int i = 0; i < SIM_MODEL_FIELDS; i++)
+			get_int(r, o, ".model", sim_model_fields[i].key, 0, sim_model_fields[i].max, 0,
+				sim_model_field(m, &sim_model_fields[i]));
+		if (!r->bad && sim_model_check(m, why, sizeof(why)) != RC_OK) {
+			gp_error("%s: .model: %s", r->file, why);
+			r->bad = 1;
+		}
 	}
 
 	o = object(r, root, "", "cluster", 1);
@@ -610,6 +649,10 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 				   &c->gpu.bf16_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "mfu_flops_per_s", 0, 0, &c->gpu.mfu_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "fp8_flops_per_s", 0, 0, &c->gpu.fp8_flops_per_s);
+			get_double(r, g, ".cluster.gpu", "mxfp8_flops_per_s", 0, 0,
+				   &c->gpu.mxfp8_flops_per_s);
+			get_double(r, g, ".cluster.gpu", "nvfp4_flops_per_s", 0, 0,
+				   &c->gpu.nvfp4_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "tf32_flops_per_s", 0, 0, &c->gpu.tf32_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "fp32_flops_per_s", 0, 0, &c->gpu.fp32_flops_per_s);
 			get_text(r, g, ".cluster.gpu", "intra_link", 0, c->gpu.intra_link,
@@ -624,6 +667,8 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_int(r, o, ".cluster", "nodes", 0, 1 << 24, 0, &p->nodes);
 		get_double(r, o, ".cluster", "intra_bytes_per_s", 0, 0, &c->intra_bytes_per_s);
 		get_double(r, o, ".cluster", "inter_bytes_per_s", 0, 0, &c->inter_bytes_per_s);
+		get_int(r, o, ".cluster", "nvlink_domain", 0, PRICE_MAX_NVLINK_DOMAIN, 0,
+			&c->nvlink_domain);
 		get_double(r, o, ".cluster", "latency_s", 0, 0, &c->latency_s);
 		get_double(r, o, ".cluster", "host_layer_s", -1, 0, &c->host_layer_s);
 	}
@@ -663,6 +708,13 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_int(r, o, ".parallel", "pp", 1, SIM_MAX_DEGREE, 1, &q->pp);
 		get_int(r, o, ".parallel", "dp", 1, SIM_MAX_DP, 1, &q->dp);
 		get_int(r, o, ".parallel", "cp", 1, SIM_MAX_DEGREE, 0, &q->cp);
+		/* optional: a plan written before them has no experts to split */
+		get_int(r, o, ".parallel", "ep", 1, SIM_MAX_DEGREE, 0, &q->ep);
+		get_int(r, o, ".parallel", "etp", 1, SIM_MAX_DEGREE, 0, &q->etp);
+		get_double_max(r, o, ".parallel", "moe_imbalance", 1, 1000, 0, &q->moe_imbalance);
+		get_bool(r, o, ".parallel", "ep_overlap", 0, &q->ep_overlap);
+		get_enum(r, o, ".parallel", "ep_dispatcher", sim_ep_dispatcher_names, 2, 0,
+			 &q->ep_flex);
 		get_int(r, o, ".parallel", "mbs", 1, SIM_MAX_MBS, 1, &q->mbs);
 		get_int(r, o, ".parallel", "gbs", 1, SIM_MAX_GBS, 1, &q->gbs);
 		get_int(r, o, ".parallel", "zero", 0, 3, 0, &q->zero);
@@ -673,7 +725,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_bool(r, o, ".parallel", "seq_parallel", 0, &q->seq_parallel);
 		get_bool(r, o, ".parallel", "flash", 0, &q->flash);
 		v = 0;
-		get_enum(r, o, ".parallel", "precision", sim_precision_names, 2, 1, &v);
+		get_enum(r, o, ".parallel", "precision", sim_precision_names, 4, 1, &v);
 		q->precision = (enum sim_precision)v;
 		get_bool(r, o, ".parallel", "tp_overlap", 0, &q->tp_overlap);
 		/* Optional: plans written before these fields existed keep
