@@ -89,6 +89,21 @@ struct price_gpu {
 #define PRICE_UPDATE_MAX_BYTES (32 << 20)
 #define PRICE_MAX_OFFERINGS 20000
 
+/* The host of one machine (node), what offloading model states to it
+ * needs (simulator/sim_finetune.c): its memory, its CPU cores (the CPU
+ * Adam step runs on them), each GPU's PCIe link to it and the node's NVMe
+ * bandwidth.  0 = not stated: offload to what is not stated is not
+ * planned (NVMe without nvme_bytes_per_s, any offload without memory
+ * and cores).  Owned machines state it in hardware.csv, rented ones in
+ * hosts.csv, a user's own with --host. */
+struct price_host {
+	double memory_bytes;            /* host DRAM of the node */
+	double cpu_cores;               /* physical cores of the node */
+	double pcie_bytes_per_s;        /* per GPU, one direction; 0: the GPU's
+					 * own PCIe link where it has no NVLink */
+	double nvme_bytes_per_s;        /* the node's NVMe, sequential read */
+};
+
 struct price_quota;
 
 struct price_offering {
@@ -127,6 +142,7 @@ struct price_offering {
 	int user;                           /* 1: the row comes from the user's
 					     * table (an update added or changed
 					     * it), not the shipped one */
+	struct price_host host;             /* hosts.csv's or the machine's; 0s unstated */
 };
 
 /* One row of the user's quotas.csv: at most max_gpus GPUs of one kind from
@@ -659,6 +675,7 @@ struct price_hardware {
 	char price_date[PRICE_NAME_MAX];
 	char vendor[PRICE_NAME_MAX];
 	char source[PRICE_SOURCE_MAX];
+	struct price_host host;             /* optional columns; 0s not stated */
 };
 
 struct price_hardware_table {

@@ -275,7 +275,7 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		    "finite");
 	if (c->latency_s > 1)
 		WHY("latency_s: expected at most 1 s, found %g", c->latency_s);
-	return RC_OK;
+	return sim_ft_check(m, p, c, why, size);
 }
 
 /* ---- shapes and kernels -------------------------------------------- */
@@ -591,6 +591,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 					hbm, 4);
 		lt->bwd_s += hbm_time_s(sim_fp8_cast_bytes(tok, qkv + 2.0 * h + fc1), hbm, 4);
 	}
+	sim_ft_layer_time(m, p, c, sh, gemm, &lt->fwd_s, &lt->bwd_s);
 
 	/* Tensor parallelism (Shoeybi et al. 2019; Korthikanti et al. 2022,
 	 * sec. 4.2.2): two all-reduces of the s b h activations per layer
@@ -676,8 +677,8 @@ static void edge_time(const struct sim_parallel *p, const struct sim_cluster *c,
 		 * scales the saved softmax (8) and casts it back (6): 52 bytes
 		 * per logit).  Its input is gathered forward and its gradient
 		 * reduced backward. */
-		et->compute_s += 3.0 * sim_gemm_time_s(1, tok, v_l, h, ab, c->gpu.gemm_dim_half,
-						       peak, hbm)
+		et->compute_s += sim_ft_head_gemms(p) * sim_gemm_time_s(1, tok, v_l, h, ab,
+								       c->gpu.gemm_dim_half, peak, hbm)
 				 + hbm_time_s(SIM_LOSS_BYTES * tok * v_l + 12.0 * tok * h, hbm, 6);
 		et->tp_s += sp ? 2.0 * sim_allgather_s(act, sh->t, &tl)
 			       : sim_allreduce_s(act, sh->t, &tl);
@@ -739,7 +740,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	struct edge_time e_first, e_last, e_both, e_none;
 	struct stage_time st[4], *bot;
 	int n_st, i, M, zero = p->zero, ndp;
-	double sum, params_first, params_last, params_stage, grad_bytes, weight_bytes;
+	double sum, params_first, params_last, params_stage, train_stage, grad_bytes, weight_bytes;
 	double hbm, peak = c->gpu.bf16_flops_per_s;
 	double mfu_peak = sim_mfu_peak(&c->gpu);
 	double dp_total, dp_exposed, shard, opt_s;
@@ -816,8 +817,9 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	ndp = sh.d * sh.c;
 	stage_params(m, &sh, &params_first, &params_last);
 	params_stage = params_first > params_last ? params_first : params_last;
-	grad_bytes = sim_grad_bytes(p) * params_stage;
-	weight_bytes = sim_weight_bytes(p) * params_stage;
+	train_stage = sim_ft_stage_trainable(m, p, &sh, params_stage);
+	grad_bytes = sim_grad_bytes(p) * train_stage;
+	weight_bytes = sim_ft_stage_weight_bytes(m, p, &sh, params_stage);
 	dp_total = dp_exposed = 0;
 	if (ndp > 1) {
 		int gpn = c->gpus_per_node;
@@ -896,8 +898,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 			double units = sh.layers_first + 1.0;
 			double ag = units * sim_allgather_s(weight_bytes / units, ndp, &dl);
 			double rs = units * sim_allgather_s(grad_bytes / units, ndp, &dl);
-			double layer_ag = sim_allgather_s(sim_weight_bytes(p) * sim_layer_params(m) / sh.t,
-							  ndp, &dl);
+			double layer_ag = sim_allgather_s(sim_ft_layer_weight_bytes(m, p, &sh), ndp, &dl);
 			double xf = ag - bot->fwd_s, xb = ag + rs - bot->bwd_s;
 
 			dp_total = M * (2.0 * ag + rs);
@@ -918,15 +919,16 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	/* The optimizer step is memory-bound (sim_optimizer_bytes over the
 	 * local shard and the local gradients), at the HBM rate, or at the
 	 * rate a calibration of this device measured for it. */
-	shard = params_stage / (zero >= 1 ? ndp : 1);
+	shard = train_stage / (zero >= 1 ? ndp : 1);
 	opt_s = hbm_time_s(sim_optimizer_bytes(sim_weight_bytes(p), shard,
-					       params_stage / (zero >= 2 ? ndp : 1)),
+					       train_stage / (zero >= 2 ? ndp : 1)),
 			   c->gpu.opt_bytes_per_s > 0 ? c->gpu.opt_bytes_per_s : hbm,
 			   SIM_OPT_KERNELS);
 	bd->optimizer_s = opt_s;
+	sim_ft_offload_time(m, p, c, &sh, train_stage, params_stage, bot->fwd_s, bot->bwd_s, bd);
 
 	step = bd->compute_s + bd->tp_comm_s + bd->cp_comm_s + bd->pp_bubble_s
-	       + bd->pp_comm_s + bd->dp_comm_exposed_s + bd->optimizer_s;
+	       + bd->pp_comm_s + bd->dp_comm_exposed_s + bd->optimizer_s + bd->offload_s;
 
 	/* Model FLOPs count no recomputation (MFU); hardware FLOPs count what
 	 * is recomputed (HFU).  Flash attention's own recomputation in its
@@ -935,8 +937,8 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	hw_rc = p->recompute;
 	if (hw_rc == SIM_RECOMPUTE_SELECTIVE && p->flash)
 		hw_rc = SIM_RECOMPUTE_NONE;
-	model_flops = sim_train_flops(m, p->gbs, SIM_RECOMPUTE_NONE);
-	hw_flops = sim_train_flops(m, p->gbs, hw_rc);
+	model_flops = sim_finetune_train_flops(m, &p->ft, p->gbs, SIM_RECOMPUTE_NONE);
+	hw_flops = sim_finetune_train_flops(m, &p->ft, p->gbs, hw_rc);
 	tokens = (double)p->gbs * m->seq;
 
 	out->step_time_s = finite_or_zero(step);
@@ -949,7 +951,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	}
 	out->grad_accum = M;
 	sim_memory_estimate(m, p, c, &sh, &out->memory);
-	out->fits = out->memory.total <= out->memory.capacity;
+	out->fits = out->memory.total <= out->memory.capacity && sim_ft_host_fits(p, &out->memory);
 }
 
 /* ---- pieces for the event-driven replay (sim_event.c) ---------------- */

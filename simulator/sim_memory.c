@@ -5,8 +5,8 @@
  *
  * It sizes the fullest pipeline stage (the first, which holds the most
  * micro-batches in flight, or the last, which holds the logits).  It does
- * not model allocator behaviour beyond a constant fraction, nor optimizer
- * offload.
+ * not model allocator behaviour beyond a constant fraction; fine-tuning's
+ * frozen weights and offloaded states are sim_finetune.c's.
  */
 #include "sim_internal.h"
 
@@ -122,6 +122,7 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 		 * (an FSDP unit's, the executor's): one layer's, or the
 		 * embedding's or head's where that is larger. */
 		out->grads += sim_grad_bytes(p) * ((first || last) && emb > lp ? emb : lp);
+	sim_ft_states(m, p, sh, params, layers, first, last, out);
 
 	act = in_flight * layers * sim_layer_activation_bytes(m, p, sh);
 	if (layers > 0)
@@ -184,4 +185,5 @@ void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p
 		}
 	}
 	out->capacity = c->gpu.memory_bytes;
+	sim_ft_node_memory(p, c, sh, out);
 }
