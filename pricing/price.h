@@ -96,6 +96,7 @@ struct price_gpu {
  * planned (NVMe without nvme_bytes_per_s, any offload without memory
  * and cores).  Owned machines state it in hardware.csv, rented ones in
  * hosts.csv, a user's own with --host. */
+#define PRICE_HOST_MAX_CORES 65536    /* cpu_cores: 0 (not stated) to this */
 struct price_host {
 	double memory_bytes;            /* host DRAM of the node */
 	double cpu_cores;               /* physical cores of the node */

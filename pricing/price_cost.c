@@ -779,4 +779,5 @@ void price_catalog_add_owned(struct price_catalog *cat, const struct price_hardw
 	o->inter_node_bytes_per_s = h->inter_node_bytes_per_s;
 	o->max_nodes = nodes;
 	o->owned = 1;
+	o->host = h->host;
 }

@@ -102,6 +102,10 @@ enum sim_offload { SIM_OFFLOAD_NONE, SIM_OFFLOAD_CPU, SIM_OFFLOAD_NVME };
  * block layers are required to match full finetuning performance",
  * Dettmers et al. 2023, sec. 4). */
 #define SIM_LORA_DEFAULT_RANK 16
+/* The global batch of a fine-tuning job that states none, sequences:
+ * Llama 2-Chat's supervised fine-tuning used "a batch size of 64 and a
+ * sequence length of 4096 tokens" (Touvron et al. 2023, sec. 3.1). */
+#define SIM_FT_DEFAULT_GBS 64
 #define SIM_LORA_MAX_RANK 65536
 
 struct sim_finetune {
@@ -374,6 +378,20 @@ double sim_finetune_train_flops(const struct sim_model *m, const struct sim_fine
 #define SIM_NF4_BITS 4.127
 double sim_base_weight_bytes(const struct sim_finetune *ft, double w);
 
+/* Of one step's compute on the first pipeline stage (its layers over its
+ * micro-batches, recomputation included): LoRA's adapters and QLoRA's
+ * dequantisation, seconds; 0 for a method without them. */
+void sim_finetune_parts(const struct sim_model *m, const struct sim_parallel *p,
+			const struct sim_cluster *c, double *adapters_s, double *dequant_s);
+
+/* Parses a LoRA target list, "all" or names of sim_lora_target_names
+ * separated by ',' ("q,v"), into *out.  Returns RC_OK, or RC_INPUT for
+ * an empty list or an unknown name (nothing printed; *out untouched). */
+enum rc sim_lora_targets_parse(const char *s, unsigned *out);
+/* Writes targets (0: all) as "all" or its names joined by ',' into
+ * buf[size]. */
+void sim_lora_targets_str(unsigned targets, char *buf, size_t size);
+
 /* ---- model presets (data/models.csv) --------------------------------- */
 
 struct sim_model_table {
@@ -414,6 +432,9 @@ struct sim_plan {
 	enum price_purchase purchase;
 	int nodes;
 	double tokens;                  /* tokens to train; 0 when not given */
+	/* Fine-tuning is stated as epochs over a dataset: tokens = epochs x
+	 * dataset_tokens; both 0 when the job was stated in tokens. */
+	double epochs, dataset_tokens;
 	double usd_per_gpu_hour;        /* 0 when not given */
 	struct sim_result result;       /* the prediction */
 	double time_to_train_s;         /* 0 when tokens not given */

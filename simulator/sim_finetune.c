@@ -18,6 +18,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sim_internal.h"
 
@@ -134,22 +135,21 @@ static double hbm_of(const struct sim_cluster *c)
 					  : c->gpu.bf16_flops_per_s / SIM_DEFAULT_FLOPS_PER_BYTE;
 }
 
-void sim_ft_layer_time(const struct sim_model *m, const struct sim_parallel *p,
-		       const struct sim_cluster *c, const struct sim_shape *sh, double gemm_s,
-		       double *fwd_s, double *bwd_s)
+/* One layer's per micro-batch extra work on one GPU under p->ft: the
+ * adapters' forward (*ad_fwd) and backward (*ad_bwd), and one pass of
+ * QLoRA's dequantisation (*dq, run before the forward and again before
+ * the input-gradient GEMMs). */
+static void layer_extra(const struct sim_model *m, const struct sim_parallel *p,
+			const struct sim_cluster *c, const struct sim_shape *sh, double *ad_fwd,
+			double *ad_bwd, double *dq)
 {
 	const struct sim_finetune *ft = &p->ft;
 	double peak = c->gpu.bf16_flops_per_s, hbm = hbm_of(c), dh50 = c->gpu.gemm_dim_half;
-	double ab = sim_act_bytes(p), tok = sh->tok, r, af = 0, ab_s = 0;
+	double ab = sim_act_bytes(p), tok = sh->tok, r = lora_rank(ft);
 	struct proj pr[7];
-	int n;
+	int n = projections(m, lora_targets(ft), pr);
 
-	if (!frozen(ft))
-		return;
-	r = lora_rank(ft);
-	/* the base's weight-gradient GEMMs: as long as its forward ones */
-	*bwd_s -= gemm_s;
-	n = projections(m, lora_targets(ft), pr);
+	*ad_fwd = *ad_bwd = *dq = 0;
 	for (int i = 0; i < n; i++) {
 		double in = pr[i].row_parallel ? pr[i].in / sh->t : pr[i].in;
 		double out = pr[i].row_parallel ? pr[i].out : pr[i].out / sh->t;
@@ -164,11 +164,9 @@ void sim_ft_layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		double elt = sim_kernel_time_s(0, 5.0 * ab * tok * out, 1, dh50, peak, hbm)
 			     + SIM_KERNEL_S;
 
-		af += g + elt;
-		ab_s += 2.0 * g + elt;
+		*ad_fwd += g + elt;
+		*ad_bwd += 2.0 * g + elt;
 	}
-	*fwd_s += af;
-	*bwd_s += ab_s;
 	if (ft->method == SIM_FT_QLORA) {
 		/* QLoRA computes in bf16: every NF4 base matrix is dequantised
 		 * before the GEMM that uses it, forward and again for the
@@ -178,13 +176,42 @@ void sim_ft_layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		 * the kernel reads the 4.127-bit matrix and writes its bf16
 		 * copy, one launch per matrix. */
 		double mats = m->mlp == SIM_MLP_SWIGLU ? 7.0 : 6.0;
-		double dq = sim_kernel_time_s(0, (SIM_NF4_BITS / 8.0 + 2.0) *
-					      sim_layer_matrix_params(m) / sh->t,
-					      1, dh50, peak, hbm) + (mats - 1) * SIM_KERNEL_S;
 
-		*fwd_s += dq;
-		*bwd_s += dq;
+		*dq = sim_kernel_time_s(0, (SIM_NF4_BITS / 8.0 + 2.0) *
+					sim_layer_matrix_params(m) / sh->t, 1, dh50, peak, hbm)
+		      + (mats - 1) * SIM_KERNEL_S;
 	}
+}
+
+void sim_ft_layer_time(const struct sim_model *m, const struct sim_parallel *p,
+		       const struct sim_cluster *c, const struct sim_shape *sh, double gemm_s,
+		       double *fwd_s, double *bwd_s)
+{
+	double af, ab, dq;
+
+	if (!frozen(&p->ft))
+		return;
+	layer_extra(m, p, c, sh, &af, &ab, &dq);
+	/* the base's weight-gradient GEMMs: as long as its forward ones */
+	*bwd_s += ab + dq - gemm_s;
+	*fwd_s += af + dq;
+}
+
+void sim_finetune_parts(const struct sim_model *m, const struct sim_parallel *p,
+			const struct sim_cluster *c, double *adapters_s, double *dequant_s)
+{
+	struct sim_shape sh;
+	double af, ab, dq, passes;
+
+	*adapters_s = *dequant_s = 0;
+	if (!frozen(&p->ft))
+		return;
+	sim_shape_init(&sh, m, p);
+	layer_extra(m, p, c, &sh, &af, &ab, &dq);
+	passes = p->recompute == SIM_RECOMPUTE_FULL ? 3.0 : 2.0;
+	*adapters_s = (double)sh.micro * sh.layers_first *
+		      (af * (passes - 1.0) + ab);
+	*dequant_s = (double)sh.micro * sh.layers_first * dq * passes;
 }
 
 double sim_ft_head_gemms(const struct sim_parallel *p)
@@ -413,4 +440,53 @@ enum rc sim_ft_check(const struct sim_model *m, const struct sim_parallel *p,
 	if (ft->offload == SIM_OFFLOAD_NVME && !(c->host.nvme_bytes_per_s > 0))
 		WHY("offload: expected the host's NVMe bandwidth for nvme, found none");
 	return RC_OK;
+}
+
+/* ---- LoRA target lists ------------------------------------------------- */
+
+enum rc sim_lora_targets_parse(const char *s, unsigned *out)
+{
+	unsigned set = 0;
+	const char *p = s;
+
+	if (strcmp(s, "all") == 0) {
+		*out = SIM_LORA_ALL;
+		return RC_OK;
+	}
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		int i;
+
+		for (i = 0; i < 7; i++)
+			if (strlen(sim_lora_target_names[i]) == n &&
+			    strncmp(p, sim_lora_target_names[i], n) == 0)
+				break;
+		if (i == 7)
+			return RC_INPUT;
+		set |= 1u << i;
+		p += n;
+		if (*p == ',' && !*++p)
+			return RC_INPUT;
+	}
+	if (!set)
+		return RC_INPUT;
+	*out = set;
+	return RC_OK;
+}
+
+void sim_lora_targets_str(unsigned targets, char *buf, size_t size)
+{
+	size_t at = 0;
+
+	if (!size)
+		return;
+	buf[0] = '\0';
+	if (!targets || (targets & SIM_LORA_ALL) == SIM_LORA_ALL) {
+		snprintf(buf, size, "all");
+		return;
+	}
+	for (int i = 0; i < 7 && at < size; i++)
+		if (targets & (1u << i))
+			at += (size_t)snprintf(buf + at, size - at, "%s%s", at ? "," : "",
+					       sim_lora_target_names[i]);
 }
