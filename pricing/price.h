@@ -167,6 +167,7 @@ struct price_catalog {
 	char *prices_path;  /* the shipped prices.csv that was read */
 	char *user_prices_path; /* the user's prices.csv laid over it; NULL: none */
 	char *capacity_path; /* the shipped capacity.csv that was read; NULL: none */
+	char *hosts_path;    /* the shipped hosts.csv that was read; NULL: none */
 	int user_table;     /* 1 when user_prices_path was read */
 	int user_legacy;    /* 1 when it was a full copy an older gpuplan wrote */
 	size_t n_user_offers; /* offerings of offers[] with .user set */
@@ -686,11 +687,36 @@ struct price_hardware_table {
 
 /* Loads hardware.csv (columns name, description, gpu, gpus, price_usd,
  * price_scope (server|cards), host_power_w, nic_gbps, price_date, vendor,
- * source).  Returns RC_OK, RC_INPUT or RC_ERR as price_commitments_load.
+ * source; optionally host_memory_gb, host_cpu_cores, host_pcie_gb_per_s,
+ * host_nvme_gb_per_s, empty when not stated: struct price_host).  Returns RC_OK, RC_INPUT or RC_ERR as price_commitments_load.
  * Release with price_hardware_release(). */
 enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 			    struct price_hardware_table *out);
 void price_hardware_release(struct price_hardware_table *t);
+
+/* One row of hosts.csv: the host of a rented instance type as its
+ * provider's catalog states it (columns provider, instance_type, source
+ * and the four host columns of hardware.csv). */
+struct price_host_row {
+	char provider[PRICE_NAME_MAX];
+	char instance_type[PRICE_NAME_MAX];
+	struct price_host host;
+	char source[PRICE_NAME_MAX];
+};
+
+struct price_hosts {
+	struct price_host_row *rows;
+	size_t n;
+};
+
+/* Loads hosts.csv.  Returns RC_OK, RC_INPUT (one "path:line:col: ..."
+ * line per bad cell) or RC_ERR.  Release with price_hosts_release(). */
+enum rc price_hosts_load(const char *path, struct price_hosts *out);
+void price_hosts_release(struct price_hosts *t);
+/* The host of offering o (same provider, ASCII case-insensitive, same
+ * instance type), or NULL. */
+const struct price_host *price_host_find(const struct price_hosts *t,
+					 const struct price_offering *o);
 
 /* The machine of t with gpu (canonical name) and the lowest price per GPU;
  * NULL when t has none. */
