@@ -727,6 +727,36 @@ static void print_nearest(const struct plan_result *r)
 		       n->largest_gpu_bytes / UNIT_GB);
 }
 
+/* Where nothing fits in GPU memory and offload was to be searched: the
+ * machines it was not searched on for want of host figures, and how to
+ * state them. */
+static void print_offload_hint(const struct plan_result *r, const struct plan_cli *pc,
+			       const struct plan_cli_data *d)
+{
+	const struct plan_filter *f = &pc->opts.filter;
+	const struct price_gpu *want = f->gpu[0] ? price_gpu_find(&d->cat, f->gpu) : NULL;
+	int owned = 0;
+	size_t none = 0;
+
+	if (r->nearest.smallest_fit_memory_bytes >= 0 || f->offload == SIM_OFFLOAD_NONE)
+		return;
+	for (size_t i = 0; i < d->cat.n_offers; i++) {
+		const struct price_offering *of = &d->cat.offers[i];
+
+		if (want && price_gpu_find(&d->cat, of->gpu) != want)
+			continue;
+		if (of->host.memory_bytes > 0 && of->host.cpu_cores > 0)
+			continue;
+		none++;
+		owned |= of->owned;
+	}
+	if (!none)
+		return;
+	printf("  offload                  not searched on %zu offering%s: no host memory and CPU "
+	       "cores stated (hardware.csv, hosts.csv)%s\n", none, none == 1 ? "" : "s",
+	       owned ? "; state your machine's with --host memory=512G,cores=32" : "");
+}
+
 /* The plan file of job j: path itself for one job, else path with the
  * job's name before the extension. */
 static void job_plan_path(char *buf, size_t size, const char *path, const struct plan_job *j,
@@ -910,6 +940,7 @@ enum rc cmd_plan(int argc, char **argv)
 			cost_cli_print_notes(&res, &pc, &d);
 		} else {
 			print_nearest(&res);
+			print_offload_hint(&res, &pc, &d);
 		}
 	}
 	if (rc == RC_OK)
