@@ -266,9 +266,10 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 	rc = cost_cli_load(pc, d);
 	if (rc != RC_OK)
 		goto fail;
-	/* --host describes the machines one owns (--have) */
+	/* --host describes the machines one owns (--have) or would buy
+	 * (compare) */
 	if (pc->ft.host_set) {
-		if (pc->cost.n_have == 0) {
+		if (pc->cost.n_have == 0 && !pc->cost.need_hardware) {
 			gp_error("--host: states the host of GPUs you own, expected --have NxGPU with it, "
 				 "found none");
 			rc = RC_USAGE;
@@ -277,6 +278,8 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 		for (size_t i = 0; i < d->cat.n_offers; i++)
 			if (d->cat.offers[i].owned)
 				ft_cli_host(&pc->ft, &d->cat.offers[i].host);
+		for (size_t i = 0; i < d->hardware.n; i++)
+			ft_cli_host(&pc->ft, &d->hardware.rows[i].host);
 	}
 	/* an unknown --provider or --region too, rather than "no offering
 	 * passes the filters" after the search (owned GPUs included) */
