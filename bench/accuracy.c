@@ -29,7 +29,13 @@
  * is the measured rate over the predicted one, so a bias reads the same
  * way whatever the source states.
  *
- * It does not compare memory (no source states peak memory).
+ * Fine-tuning runs (bench/data/finetune_runs.csv: LoRA, QLoRA, full
+ * fine-tuning with CPU offload) are reported in a table of their own,
+ * with the error of the predicted memory per GPU beside the step time's
+ * (their source states peak memory), and kept out of the totals above.
+ *
+ * It does not compare memory for the pre-training sources (none states
+ * peak memory).
  */
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +46,7 @@
 #include "price.h"
 #include "price_csv.h"
 #include "sim.h"
+#include "sim_internal.h"
 
 #define MAX_SOURCES 32
 
@@ -50,6 +57,9 @@ struct source_stats {
 	int n;
 	int skipped;
 	int sub;          /* a subset of a source, left out of the overall */
+	int ft;           /* fine-tuning: its own table, out of the overall */
+	double sum_mem_ape; /* fine-tuning: memory per GPU against peak */
+	int n_mem;
 };
 
 static struct source_stats stats[MAX_SOURCES];
@@ -639,6 +649,88 @@ static void moe_groups(const struct price_csv *csv)
 		}
 }
 
+/* One fine-tuning run: the model from models.csv, the method, the
+ * adapters and the offload as the row states them, mbs and gbs from its
+ * micro-batch (no accumulation), the GPUs of one node.  Tokens/s are the
+ * run's over all its GPUs; peak memory is torch's per GPU (GiB). */
+static void finetune_row(const struct price_csv *csv, const struct price_csv_row *row,
+			 const struct price_catalog *cat, const struct sim_model_table *models)
+{
+	const char *id = price_csv_get(row, price_csv_col(csv, "source_id"));
+	const char *method = price_csv_get(row, price_csv_col(csv, "method"));
+	const char *targets = price_csv_get(row, price_csv_col(csv, "lora_targets"));
+	const char *offload = price_csv_get(row, price_csv_col(csv, "offload"));
+	const char *notes = price_csv_get(row, price_csv_col(csv, "notes"));
+	const struct sim_model *mp = sim_model_find(models, price_csv_get(row, price_csv_col(csv,
+												"model")));
+	const struct price_gpu *gpu = price_gpu_find(cat, price_csv_get(row, price_csv_col(csv, "gpu")));
+	struct sim_model m;
+	struct sim_parallel p;
+	struct sim_cluster c;
+	struct sim_result r;
+	struct source_stats *s = source(id);
+	char why[256], label[128];
+	double tok_s, mem_gib;
+	int gpus, v = 0;
+
+	s->ft = 1;
+	snprintf(label, sizeof(label), "%s %s %s x%s", price_csv_get(row, price_csv_col(csv, "model")),
+		 method, price_csv_get(row, price_csv_col(csv, "gpu")),
+		 price_csv_get(row, price_csv_col(csv, "num_gpus")));
+	if (strstr(notes, "skipped")) {
+		skip(id, label, "an 8-bit paged optimizer (not modelled)");
+		return;
+	}
+	if (!mp || !gpu) {
+		skip(id, label, "model or GPU not in the shipped tables");
+		return;
+	}
+	m = *mp;
+	m.seq = cell_int(row, price_csv_col(csv, "seq_len"), m.seq);
+	gpus = cell_int(row, price_csv_col(csv, "num_gpus"), 1);
+	sim_parallel_init(&p);
+	p.dp = gpus;
+	p.mbs = cell_int(row, price_csv_col(csv, "micro_batch"), 1);
+	p.gbs = p.mbs * gpus;
+	p.zero = cell_int(row, price_csv_col(csv, "zero_stage"), 0);
+	p.recompute = strcmp(price_csv_get(row, price_csv_col(csv, "recompute")), "full") == 0
+		      ? SIM_RECOMPUTE_FULL : SIM_RECOMPUTE_NONE;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(method, sim_ft_method_names[i]))
+			v = i;
+	p.ft.method = (enum sim_ft_method)v;
+	p.ft.lora_rank = cell_int(row, price_csv_col(csv, "lora_rank"), 0);
+	if (targets[0])
+		sim_lora_targets_parse(targets, &p.ft.lora_targets);
+	p.ft.offload = strcmp(offload, "cpu") == 0 ? SIM_OFFLOAD_CPU : SIM_OFFLOAD_NONE;
+	memset(&c, 0, sizeof(c));
+	c.gpu = *gpu;
+	c.gpus_per_node = gpus;
+	c.host.memory_bytes = cell_double(row, price_csv_col(csv, "host_memory_gb")) * 1e9;
+	c.host.cpu_cores = cell_double(row, price_csv_col(csv, "host_cpu_cores"));
+	c.host.pcie_bytes_per_s = cell_double(row, price_csv_col(csv, "host_pcie_gb_per_s")) * 1e9;
+	if (sim_check(&m, &p, &c, why, sizeof(why)) != RC_OK) {
+		skip(id, label, why);
+		return;
+	}
+	sim_step(&m, &p, &c, &r);
+	keep_config(&m, &p, &c);
+	tok_s = cell_double(row, price_csv_col(csv, "measured_tokens_per_s"));
+	mem_gib = cell_double(row, price_csv_col(csv, "peak_memory_gib"));
+	record(id, "tokens/s", 1, r.tokens_per_s, tok_s, label, &r);
+	if (mem_gib > 0) {
+		/* peak as torch reports it: the tensors, without the CUDA
+		 * context */
+		double pred = (r.memory.total - SIM_CONTEXT_BYTES) / 1073741824.0;
+
+		s->sum_mem_ape += fabs(pred - mem_gib) / mem_gib;
+		s->n_mem++;
+		if (verbose)
+			printf("  %-18s %-44.44s %-13s pred %10.4g meas %10.4g  %+6.1f%%\n", id,
+			       label, "memory GiB", pred, mem_gib, 100 * (pred / mem_gib - 1));
+	}
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -681,7 +773,7 @@ int main(int argc, char **argv)
 	struct price_opts po;
 	struct price_catalog cat;
 	struct sim_model_table models;
-	struct price_csv pub, vt, moe;
+	struct price_csv pub, vt, moe, ft;
 	const struct price_gpu *a100;
 	double all_ape = 0, all_signed = 0, mean_of_sources = 0, bias_of_sources = 0;
 	int all_n = 0, argi = 1, status = 0, n_sources = 0, missed = 0;
@@ -741,6 +833,11 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out_vt;
 	}
+	snprintf(path, sizeof(path), "%s/finetune_runs.csv", bench_dir);
+	if (price_csv_load(path, &ft) != RC_OK) {
+		status = 2;
+		goto out_moe;
+	}
 
 	for (i = 0; i < pub.n_rows; i++)
 		published_row(&pub, &pub.rows[i], &cat, &models);
@@ -749,6 +846,8 @@ int main(int argc, char **argv)
 	moe_groups(&moe);
 	for (i = 0; i < moe.n_rows; i++)
 		moe_row(&moe, &moe.rows[i], &cat, &models);
+	for (i = 0; i < ft.n_rows; i++)
+		finetune_row(&ft, &ft.rows[i], &cat, &models);
 
 	printf("simulator accuracy: error of the predicted step time per source\n"
 	       "(bias: signed mean, + = predicted slower than measured)\n");
@@ -757,6 +856,8 @@ int main(int argc, char **argv)
 		double mape = stats[s].n ? 100 * stats[s].sum_ape / stats[s].n : 0;
 		double bias = stats[s].n ? 100 * stats[s].sum_signed / stats[s].n : 0;
 
+		if (stats[s].ft)
+			continue;
 		if (stats[s].n)
 			printf("%-24s %6d %7.1f%% %+8.1f%% %8d\n", stats[s].id, stats[s].n, mape,
 			       bias, stats[s].skipped);
@@ -788,8 +889,20 @@ int main(int argc, char **argv)
 	for (int k = 0; k < n_reasons; k++)
 		printf("%s: %d row%s skipped: %s\n", reasons[k].id, reasons[k].n,
 		       reasons[k].n == 1 ? "" : "s", reasons[k].why);
-	speed();
+	printf("\nfine-tuning (LoRA, QLoRA, offload), apart from the totals above:\n");
+	printf("%-24s %6s %8s %9s %10s %8s\n", "source", "rows", "MAPE", "bias", "memory MAPE",
+	       "skipped");
+	for (int s = 0; s < n_stats; s++)
+		if (stats[s].ft)
+			printf("%-24s %6d %7.1f%% %+8.1f%% %10.1f%% %8d\n", stats[s].id, stats[s].n,
+			       stats[s].n ? 100 * stats[s].sum_ape / stats[s].n : 0,
+			       stats[s].n ? 100 * stats[s].sum_signed / stats[s].n : 0,
+			       stats[s].n_mem ? 100 * stats[s].sum_mem_ape / stats[s].n_mem : 0,
+			       stats[s].skipped);
 
+	price_csv_release(&ft);
+	speed();
+out_moe:
 	price_csv_release(&moe);
 out_vt:
 	price_csv_release(&vt);

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "cli_calib.h"
+#include "cli_finetune.h"
 #include "plot.h"
 #include "price.h"
 #include "sim.h"
@@ -116,7 +117,9 @@ static void help(void)
 	       "  --gantt                 print the replayed step as a text timeline (default off)\n"
 	       "  --split-backward        replay with the backward split into input- and\n"
 	       "                          weight-gradient parts (zero-bubble ZB-H1; default: off)\n"
-	       "job and output:\n"
+	       , DEFAULT_VOCAB, DEFAULT_SEQ, DEFAULT_GPUS_PER_NODE);
+	ft_cli_help(stdout, 0);
+	printf("job and output:\n"
 	       "  --tokens N              tokens to train, e.g. 1T (time to train; default none)\n"
 	       "  --usd-per-gpu-hour X    price (cost to train; needs --tokens; replaces a plan's offering)\n"
 	       "  --json                  print one JSON object instead of the table (default off)\n"
@@ -126,8 +129,7 @@ static void help(void)
 	       "                          without gnuplot the data and a script are written\n"
 	       "                          as FILE.csv and FILE.gp)\n"
 	       "  -q, --quiet             no notes or warnings on stderr (default off)\n"
-	       "  -h, --help              this help\n",
-	       DEFAULT_VOCAB, DEFAULT_SEQ, DEFAULT_GPUS_PER_NODE);
+	       "  -h, --help              this help\n");
 }
 
 enum opt_id {
@@ -140,6 +142,7 @@ enum opt_id {
 	O_WINDOW,
 	/* sim_model_fields' flags: the model's integer fields beyond the
 	 * basic shape, O_SHAPE + index */
+	O_FT, O_FT_LAST = O_FT + FT_CLI_N - 1,
 	O_SHAPE, O_END = O_SHAPE + SIM_MODEL_FIELDS
 };
 
@@ -167,6 +170,7 @@ struct flags {
 	double imbalance;
 	double tokens, usd;
 	int json;
+	struct ft_cli ft;
 };
 
 #define SET(f, id) ((f)->set[(id) - O_MODEL])
@@ -222,6 +226,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "calibration", required_argument, NULL, O_CALIBRATION },
 		{ "plot", required_argument, NULL, O_PLOT },
 		{ "sliding-window", required_argument, NULL, O_WINDOW },
+		FT_CLI_OPTIONS(O_FT),
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -330,8 +335,13 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		}
 		case 'o': f->output = optarg; break;
 		case 'q': gp_log_quiet(1); break;
+		default:
+			if (c >= O_FT && c <= O_FT_LAST) {
+				rc = ft_cli_parse(&f->ft, c - O_FT, optarg);
+				break;
+			}
+			return cli_bad_option("simulate", optopt, argv[optind - 1]);
 		case 'h': help(); *helped = 1; return RC_OK;
-		default: return cli_bad_option("simulate", optopt, argv[optind - 1]);
 		}
 	}
 	if (rc != RC_OK)
@@ -605,6 +615,7 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 		       q->tp * q->cp * q->dp / (q->ep * q->etp), q->moe_imbalance > 0 ? q->moe_imbalance : 1,
 		       sim_ep_dispatcher_names[q->ep_flex != 0], q->ep_overlap ? "on" : "off",
 		       sim_cluster_domain(c));
+	ft_cli_print(p);
 	printf("\nstep time %s\n", unit_fmt_duration(b1, sizeof(b1), r->step_time_s));
 	part("compute", b->compute_s, r->step_time_s);
 	part("tp comm", b->tp_comm_s, r->step_time_s);
@@ -613,7 +624,9 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	part("pp bubble", b->pp_bubble_s, r->step_time_s);
 	part("pp comm", b->pp_comm_s, r->step_time_s);
 	part("dp comm exposed", b->dp_comm_exposed_s, r->step_time_s);
-	part("optimizer", b->optimizer_s, r->step_time_s);
+	part(q->ft.offload ? "optimizer (CPU)" : "optimizer", b->optimizer_s, r->step_time_s);
+	if (q->ft.offload)
+		part("offload transfers", b->offload_s, r->step_time_s);
 	printf("  (dp comm in all %s, %s of it hidden by backward)\n",
 	       unit_fmt_duration(b1, sizeof(b1), b->dp_comm_total_s),
 	       unit_fmt_duration(b2, sizeof(b2), fmax(0, b->dp_comm_total_s - b->dp_comm_exposed_s)));
@@ -645,6 +658,13 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	mem("other", x->other, x->total);
 	printf("  (other: logits%s allocator slack)\n",
 	       c->gpu.context_bytes < 0 ? " and" : ", CUDA context and");
+	if (q->ft.offload) {
+		printf("host memory per node %s of %s: %s\n", unit_fmt_bytes(b1, sizeof(b1), x->host),
+		       unit_fmt_bytes(b2, sizeof(b2), x->host_capacity),
+		       x->host <= x->host_capacity ? "fits" : "does NOT fit");
+		if (x->nvme > 0)
+			printf("NVMe per node %s\n", unit_fmt_bytes(b1, sizeof(b1), x->nvme));
+	}
 	if (p->tokens > 0) {
 		printf("\ntime to train %s tokens: %s", unit_fmt_count(b1, sizeof(b1), p->tokens),
 		       unit_fmt_duration(b2, sizeof(b2), p->time_to_train_s));
@@ -770,9 +790,24 @@ enum rc cmd_simulate(int argc, char **argv)
 	/* the "cpu" device is the executor's CPU ranks: priced as they run */
 	if (gp_streq_nocase(p.cluster.gpu.name, "cpu"))
 		exec_price_parallel("cpu", EXEC_PRECISION_FP32, &p.par);
+	if (f.ft.offload_set == 2) {
+		gp_error("--offload: expected none, cpu or nvme, found 'auto' (plan searches it)");
+		return RC_USAGE;
+	}
+	if ((rc = ft_cli_apply(&f.ft, SET(&f, O_TOKENS), &p.tokens, &p.par.ft,
+			       &p.cluster.host)) != RC_OK)
+		return rc;
+	if (f.ft.epochs > 0) {
+		p.epochs = f.ft.epochs;
+		p.dataset_tokens = f.ft.dataset_tokens;
+	} else if (SET(&f, O_TOKENS)) {
+		p.epochs = p.dataset_tokens = 0;
+	}
 	if (SET(&f, O_TOKENS))
 		p.tokens = f.tokens;
-	else {
+	else if (f.ft.epochs > 0) {
+		planned_s = planned_usd = 0;
+	} else {
 		planned_s = p.time_to_train_s;
 		planned_usd = p.cost_usd;
 	}

@@ -91,6 +91,22 @@ struct price_gpu {
 #define PRICE_UPDATE_MAX_BYTES (32 << 20)
 #define PRICE_MAX_OFFERINGS 20000
 
+/* The host of one machine (node), what offloading model states to it
+ * needs (simulator/sim_finetune.c): its memory, its CPU cores (the CPU
+ * Adam step runs on them), each GPU's PCIe link to it and the node's NVMe
+ * bandwidth.  0 = not stated: offload to what is not stated is not
+ * planned (NVMe without nvme_bytes_per_s, any offload without memory
+ * and cores).  Owned machines state it in hardware.csv, rented ones in
+ * hosts.csv, a user's own with --host. */
+#define PRICE_HOST_MAX_CORES 65536    /* cpu_cores: 0 (not stated) to this */
+struct price_host {
+	double memory_bytes;            /* host DRAM of the node */
+	double cpu_cores;               /* physical cores of the node */
+	double pcie_bytes_per_s;        /* per GPU, one direction; 0: the GPU's
+					 * own PCIe link where it has no NVLink */
+	double nvme_bytes_per_s;        /* the node's NVMe, sequential read */
+};
+
 struct price_quota;
 
 struct price_offering {
@@ -132,6 +148,7 @@ struct price_offering {
 	int user;                           /* 1: the row comes from the user's
 					     * table (an update added or changed
 					     * it), not the shipped one */
+	struct price_host host;             /* hosts.csv's or the machine's; 0s unstated */
 };
 
 /* One row of the user's quotas.csv: at most max_gpus GPUs of one kind from
@@ -155,6 +172,7 @@ struct price_catalog {
 	char *prices_path;  /* the shipped prices.csv that was read */
 	char *user_prices_path; /* the user's prices.csv laid over it; NULL: none */
 	char *capacity_path; /* the shipped capacity.csv that was read; NULL: none */
+	char *hosts_path;    /* the shipped hosts.csv that was read; NULL: none */
 	int user_table;     /* 1 when user_prices_path was read */
 	int user_legacy;    /* 1 when it was a full copy an older gpuplan wrote */
 	size_t n_user_offers; /* offerings of offers[] with .user set */
@@ -678,6 +696,7 @@ struct price_hardware {
 	char price_date[PRICE_NAME_MAX];
 	char vendor[PRICE_NAME_MAX];
 	char source[PRICE_SOURCE_MAX];
+	struct price_host host;             /* optional columns; 0s not stated */
 };
 
 struct price_hardware_table {
@@ -687,11 +706,36 @@ struct price_hardware_table {
 
 /* Loads hardware.csv (columns name, description, gpu, gpus, price_usd,
  * price_scope (server|cards), host_power_w, nic_gbps, price_date, vendor,
- * source).  Returns RC_OK, RC_INPUT or RC_ERR as price_commitments_load.
+ * source; optionally host_memory_gb, host_cpu_cores, host_pcie_gb_per_s,
+ * host_nvme_gb_per_s, empty when not stated: struct price_host).  Returns RC_OK, RC_INPUT or RC_ERR as price_commitments_load.
  * Release with price_hardware_release(). */
 enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 			    struct price_hardware_table *out);
 void price_hardware_release(struct price_hardware_table *t);
+
+/* One row of hosts.csv: the host of a rented instance type as its
+ * provider's catalog states it (columns provider, instance_type, source
+ * and the four host columns of hardware.csv). */
+struct price_host_row {
+	char provider[PRICE_NAME_MAX];
+	char instance_type[PRICE_NAME_MAX];
+	struct price_host host;
+	char source[PRICE_NAME_MAX];
+};
+
+struct price_hosts {
+	struct price_host_row *rows;
+	size_t n;
+};
+
+/* Loads hosts.csv.  Returns RC_OK, RC_INPUT (one "path:line:col: ..."
+ * line per bad cell) or RC_ERR.  Release with price_hosts_release(). */
+enum rc price_hosts_load(const char *path, struct price_hosts *out);
+void price_hosts_release(struct price_hosts *t);
+/* The host of offering o (same provider, ASCII case-insensitive, same
+ * instance type), or NULL. */
+const struct price_host *price_host_find(const struct price_hosts *t,
+					 const struct price_offering *o);
 
 /* The machine of t with gpu (canonical name) and the lowest price per GPU;
  * NULL when t has none. */

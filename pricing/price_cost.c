@@ -116,6 +116,116 @@ static int find_cols(struct price_errs *e, const struct price_csv *csv,
 	return missing;
 }
 
+/* ---- host columns (hardware.csv, hosts.csv) ------------------------------- */
+
+/* The host figures' columns, in struct price_host's order: memory in GB,
+ * physical cores, PCIe per GPU and NVMe per node in GB/s one direction. */
+static const char *const host_cols[4] = { "host_memory_gb", "host_cpu_cores",
+					  "host_pcie_gb_per_s", "host_nvme_gb_per_s" };
+
+/* Finds the host columns of csv (absent: -1 each, when optional). */
+static void find_host_cols(const struct price_csv *csv, int *col)
+{
+	for (int i = 0; i < 4; i++)
+		col[i] = price_csv_col(csv, host_cols[i]);
+}
+
+/* Reads the host cells of row (empty: 0, not stated) into h. */
+static int need_host(struct price_errs *e, const struct price_csv *csv,
+		     const struct price_csv_row *row, const int *col, struct price_host *h)
+{
+	double v[4] = { 0, 0, 0, 0 };
+	int bad = 0;
+
+	if (col[0] >= 0)
+		bad |= need_number(e, csv, row, col[0], 0.001, 1e9, 0, &v[0]);
+	if (col[1] >= 0) {
+		bad |= need_number(e, csv, row, col[1], 1, PRICE_HOST_MAX_CORES, 0, &v[1]);
+		if (!bad && v[1] != floor(v[1])) {
+			price_err(e, row->line, col[1] + 1, "%s: expected a whole number, found '%s'",
+				  host_cols[1], price_csv_get(row, col[1]));
+			bad = 1;
+		}
+	}
+	for (int i = 2; i < 4; i++)
+		if (col[i] >= 0)
+			bad |= need_number(e, csv, row, col[i], 0.001, 1e5, 0, &v[i]);
+	h->memory_bytes = v[0] * 1e9;
+	h->cpu_cores = v[1];
+	h->pcie_bytes_per_s = v[2] * 1e9;
+	h->nvme_bytes_per_s = v[3] * 1e9;
+	return bad;
+}
+
+enum { O_PROVIDER, O_TYPE, O_SOURCE, O_N };
+
+enum rc price_hosts_load(const char *path, struct price_hosts *out)
+{
+	static const char *const need[O_N] = { "provider", "instance_type", "source" };
+	struct price_errs e = { path, 0 };
+	struct price_csv csv;
+	int col[O_N], hcol[4];
+	size_t k = 0;
+	enum rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = price_csv_load(path, &csv);
+	if (rc != RC_OK)
+		return rc;
+	if (find_cols(&e, &csv, need, col, O_N) || find_cols(&e, &csv, host_cols, hcol, 4)) {
+		price_csv_release(&csv);
+		return RC_INPUT;
+	}
+	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
+	for (size_t i = 0; i < csv.n_rows; i++) {
+		const struct price_csv_row *row = &csv.rows[i];
+		struct price_host_row *h = &out->rows[k];
+		int bad = 0;
+
+		bad |= need_text(&e, &csv, row, col[O_PROVIDER], h->provider, sizeof(h->provider), 1);
+		bad |= need_text(&e, &csv, row, col[O_TYPE], h->instance_type,
+				 sizeof(h->instance_type), 1);
+		bad |= need_text(&e, &csv, row, col[O_SOURCE], h->source, sizeof(h->source), 1);
+		bad |= need_host(&e, &csv, row, hcol, &h->host);
+		for (size_t j = 0; j < k && !bad; j++)
+			if (gp_streq_nocase(out->rows[j].provider, h->provider) &&
+			    strcmp(out->rows[j].instance_type, h->instance_type) == 0) {
+				price_err(&e, row->line, col[O_TYPE] + 1,
+					  "expected one row per (provider, instance_type), found %s %s again",
+					  h->provider, h->instance_type);
+				bad = 1;
+			}
+		if (!bad)
+			k++;
+	}
+	price_errs_finish(&e);
+	price_csv_release(&csv);
+	if (e.n) {
+		price_hosts_release(out);
+		return RC_INPUT;
+	}
+	out->n = k;
+	return RC_OK;
+}
+
+void price_hosts_release(struct price_hosts *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct price_host *price_host_find(const struct price_hosts *t,
+					 const struct price_offering *o)
+{
+	for (size_t i = 0; t && i < t->n; i++)
+		if (gp_streq_nocase(t->rows[i].provider, o->provider) &&
+		    strcmp(t->rows[i].instance_type, o->instance_type) == 0)
+			return &t->rows[i].host;
+	return NULL;
+}
+
 /* ---- commitments.csv ------------------------------------------------------- */
 
 enum { C_PROVIDER, C_PREFIX, C_GPU, C_TERM, C_DISCOUNT, C_DATE, C_SOURCE, C_N };
@@ -646,7 +756,7 @@ enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 					       "price_date", "vendor", "source" };
 	struct price_errs e = { path, 0 };
 	struct price_csv csv;
-	int col[H_N];
+	int col[H_N], hcol[4];
 	size_t k = 0;
 	enum rc rc;
 
@@ -658,6 +768,7 @@ enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 		price_csv_release(&csv);
 		return RC_INPUT;
 	}
+	find_host_cols(&csv, hcol);
 	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
 	for (size_t i = 0; i < csv.n_rows; i++) {
 		const struct price_csv_row *row = &csv.rows[i];
@@ -690,6 +801,7 @@ enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 		bad |= need_text(&e, &csv, row, col[H_DATE], h->price_date, sizeof(h->price_date), 1);
 		bad |= need_text(&e, &csv, row, col[H_VENDOR], h->vendor, sizeof(h->vendor), 1);
 		bad |= need_text(&e, &csv, row, col[H_SOURCE], h->source, sizeof(h->source), 1);
+		bad |= need_host(&e, &csv, row, hcol, &h->host);
 		if (bad)
 			continue;
 		h->gpus = (int)gpus;
@@ -807,4 +919,5 @@ void price_catalog_add_owned(struct price_catalog *cat, const struct price_hardw
 	o->inter_node_bytes_per_s = h->inter_node_bytes_per_s;
 	o->max_nodes = nodes;
 	o->owned = 1;
+	o->host = h->host;
 }

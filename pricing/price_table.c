@@ -1259,7 +1259,7 @@ static enum rc catalog_digest(struct price_catalog *cat)
 {
 	static const char tag[] = "quotas.csv";
 	const char *paths[] = { cat->gpus_path, cat->prices_path, cat->capacity_path,
-				cat->user_prices_path, cat->quotas_path };
+				cat->user_prices_path, cat->quotas_path, cat->hosts_path };
 	uint64_t h = GP_FNV1A64_INIT;
 
 	for (size_t i = 0; i < GP_ARRAY_LEN(paths); i++) {
@@ -1288,6 +1288,7 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 	char *user_prices = NULL, *quotas = NULL;
 	struct price_offering *shipped = NULL, *user = NULL;
 	struct price_capacities caps = { NULL, 0 };
+	struct price_hosts hosts = { NULL, 0 };
 	size_t n_shipped = 0, n_user = 0;
 	enum rc rc;
 
@@ -1349,12 +1350,30 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 		free(cat->capacity_path);
 		cat->capacity_path = NULL;
 	}
+	/* The hosts of rented instances, which offload needs; without the
+	 * file no offering states one. */
+	cat->hosts_path = join(o->data_dir ? o->data_dir : "data", "hosts.csv");
+	if (file_exists(cat->hosts_path)) {
+		rc = price_hosts_load(cat->hosts_path, &hosts);
+		if (rc != RC_OK) {
+			price_capacities_release(&caps);
+			goto fail;
+		}
+	} else {
+		free(cat->hosts_path);
+		cat->hosts_path = NULL;
+	}
 	for (size_t i = 0; i < cat->n_offers; i++) {
+		const struct price_host *h = price_host_find(&hosts, &cat->offers[i]);
+
 		price_offering_set_capacity(&cat->offers[i],
 					    price_capacity_find(&caps, &cat->offers[i]));
 		cat->offers[i].quota = price_quota_for(cat, &cat->offers[i]);
+		if (h)
+			cat->offers[i].host = *h;
 	}
 	price_capacities_release(&caps);
+	price_hosts_release(&hosts);
 	rc = catalog_digest(cat);
 	if (rc != RC_OK)
 		goto fail;
@@ -1379,6 +1398,7 @@ void price_catalog_release(struct price_catalog *cat)
 	free(cat->gpus_path);
 	free(cat->prices_path);
 	free(cat->capacity_path);
+	free(cat->hosts_path);
 	free(cat->user_prices_path);
 	free(cat->quotas);
 	free(cat->quotas_path);

@@ -215,7 +215,7 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	if (!rate_ok(c->gpu.mxfp8_flops_per_s) || !rate_ok(c->gpu.nvfp4_flops_per_s))
 		WHY("cluster: expected MXFP8 and NVFP4 FLOP/s of 0 (none) or from 1 per second, "
 		    "finite");
-	return RC_OK;
+	return sim_ft_check(m, p, c, why, size);
 }
 
 /* ---- kernels ------------------------------------------------------- */
@@ -620,6 +620,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		lt->fwd_s += hbm_time_s(g.cast * cast_f, hbm, 4);
 		lt->bwd_s += hbm_time_s(g.cast * cast_b, hbm, 4);
 	}
+	sim_ft_layer_time(m, p, c, sh, gemm, &lt->fwd_s, &lt->bwd_s);
 
 	/* Tensor parallelism (Shoeybi et al. 2019; Korthikanti et al. 2022,
 	 * sec. 4.2.2): two all-reduces of the s b h activations per layer
@@ -709,7 +710,7 @@ static void edge_time(const struct sim_model *m, const struct sim_parallel *p,
 		 * its layer is one more layer of the stage (stage_time). */
 		int heads = 1 + m->mtp_layers;
 
-		et->compute_s += heads * (3.0 * sim_gemm_time_s(1, tok, v_l, h, ab, c->gpu.gemm_dim_half,
+		et->compute_s += heads * (sim_ft_head_gemms(p) * sim_gemm_time_s(1, tok, v_l, h, ab, c->gpu.gemm_dim_half,
 								peak, hbm)
 					  + hbm_time_s(SIM_LOSS_BYTES * tok * v_l + 12.0 * tok * h, hbm, 6));
 		if (m->mtp_layers > 0)
@@ -802,22 +803,22 @@ static double finite_or_zero(double x)
 	return isfinite(x) ? x : 0;
 }
 
-/* Data-parallel communication of one group of parameters: grad_params
- * gradients and as many weights on each rank (layer_params of them one
- * layer's), over n ranks linked by l, under a backward of hidden_b and a
- * forward of hidden_f seconds.  *total is all of it; *exposed what is
- * not hidden (before dp_overlap none and the contention cost). */
+/* Data-parallel communication of one group of parameters on each rank:
+ * grad_params of them train (all but a fine-tuning's frozen base), held
+ * in weight_bytes (layer_weight_bytes of them one layer's), over n ranks
+ * linked by l, under a backward of hidden_b and a forward of hidden_f
+ * seconds.  *total is all of it; *exposed what is not hidden (before
+ * dp_overlap none and the contention cost). */
 static void dp_group_comm(const struct sim_model *m, const struct sim_parallel *p,
-			  const struct sim_shape *sh, double params, double layer_params, int n,
-			  const struct sim_link *dl, double hidden_f, double hidden_b,
-			  double *total, double *exposed)
+			  const struct sim_shape *sh, double grad_params, double weight_bytes,
+			  double layer_weight_bytes, int n, const struct sim_link *dl,
+			  double hidden_f, double hidden_b, double *total, double *exposed)
 {
-	double grad_bytes = sim_grad_bytes(p) * params;
-	double weight_bytes = sim_weight_bytes(p) * params;
+	double grad_bytes = sim_grad_bytes(p) * grad_params;
 	int M = sh->micro, zero = p->zero;
 
 	*total = *exposed = 0;
-	if (n <= 1 || !(params > 0))
+	if (n <= 1 || !(grad_params > 0))
 		return;
 	if (zero <= 2) {
 		/* One all-reduce per gradient bucket, each paying the ring's
@@ -880,7 +881,7 @@ static void dp_group_comm(const struct sim_model *m, const struct sim_parallel *
 		double units = sh->layers_first + 1.0;
 		double ag = units * sim_allgather_s(weight_bytes / units, n, dl);
 		double rs = units * sim_allgather_s(grad_bytes / units, n, dl);
-		double layer_ag = sim_allgather_s(sim_weight_bytes(p) * layer_params, n, dl);
+		double layer_ag = sim_allgather_s(layer_weight_bytes, n, dl);
 		double xf = ag - hidden_f, xb = ag + rs - hidden_b;
 
 		*total = M * (2.0 * ag + rs);
@@ -897,6 +898,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	struct stage_time bot;
 	int M, zero = p->zero, ndp, nd = sim_dense_layer_count(m);
 	double sum, params_first, params_last, params_stage, ex_first, ex_last, ex_stage;
+	double train_stage;
 	double hbm, peak = c->gpu.bf16_flops_per_s;
 	double mfu_peak = sim_mfu_peak(&c->gpu);
 	double dp_total, dp_exposed, ex_total, ex_exposed, shard, opt_s;
@@ -993,6 +995,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	params_stage = params_first > params_last ? params_first : params_last;
 	ex_stage = ex_first > ex_last ? ex_first : ex_last;
 	dp_total = dp_exposed = ex_total = ex_exposed = 0;
+	train_stage = sim_ft_stage_trainable(m, p, &sh, params_stage);
 	if (ndp > 1) {
 		int dom = sim_cluster_domain(c);
 		int span = sh.t * sh.c * sh.p;
@@ -1007,8 +1010,10 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 		else
 			k = dom > sh.t ? dom / sh.t : 1;
 		sim_group_link_k(c, ndp, k, &dl);
-		dp_group_comm(m, p, &sh, params_stage, (nd > 0 ? sh.layer_params : sh.moe_rest_params)
-			      / sh.t, ndp, &dl, bot.fwd_s, bot.bwd_s, &dp_total, &dp_exposed);
+		dp_group_comm(m, p, &sh, train_stage, sim_ft_stage_weight_bytes(m, p, &sh, params_stage),
+			      nd > 0 ? sim_ft_layer_weight_bytes(m, p, &sh)
+				     : sim_weight_bytes(p) * sh.moe_rest_params / sh.t,
+			      ndp, &dl, bot.fwd_s, bot.bwd_s, &dp_total, &dp_exposed);
 	}
 	if (sh.ed > 1 && ex_stage > 0) {
 		/* expert data-parallel ranks lie ep x etp apart */
@@ -1016,7 +1021,8 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 		double left_b = bot.bwd_s - dp_total > 0 ? bot.bwd_s - dp_total : 0;
 
 		sim_group_link(c, sh.ed, sh.e * sh.et, &dl);
-		dp_group_comm(m, p, &sh, ex_stage, sh.routed_params / ((double)sh.e * sh.et), sh.ed,
+		dp_group_comm(m, p, &sh, ex_stage, sim_weight_bytes(p) * ex_stage,
+			      sim_weight_bytes(p) * sh.routed_params / ((double)sh.e * sh.et), sh.ed,
 			      &dl, left_f, left_b, &ex_total, &ex_exposed);
 		dp_total += ex_total;
 		dp_exposed += ex_exposed;
@@ -1035,16 +1041,18 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * local shard and the local gradients), at the HBM rate, or at the
 	 * rate a calibration of this device measured for it; the experts'
 	 * states shard over the expert data-parallel ranks. */
-	shard = params_stage / (zero >= 1 ? ndp : 1) + ex_stage / (zero >= 1 ? sh.ed : 1);
+	shard = train_stage / (zero >= 1 ? ndp : 1) + ex_stage / (zero >= 1 ? sh.ed : 1);
 	opt_s = hbm_time_s(sim_optimizer_bytes(sim_weight_bytes(p), shard,
-					       params_stage / (zero >= 2 ? ndp : 1)
+					       train_stage / (zero >= 2 ? ndp : 1)
 					       + ex_stage / (zero >= 2 ? sh.ed : 1)),
 			   c->gpu.opt_bytes_per_s > 0 ? c->gpu.opt_bytes_per_s : hbm,
 			   SIM_OPT_KERNELS);
 	bd->optimizer_s = opt_s;
+	sim_ft_offload_time(m, p, c, &sh, train_stage, params_stage, bot.fwd_s, bot.bwd_s, bd);
 
 	step = bd->compute_s + bd->tp_comm_s + bd->cp_comm_s + bd->ep_comm_s + bd->pp_bubble_s
-	       + bd->pp_comm_s + bd->dp_comm_exposed_s + bd->optimizer_s;
+	       + bd->pp_comm_s + bd->dp_comm_exposed_s + bd->optimizer_s
+	       + bd->offload_s;
 
 	/* Model FLOPs count no recomputation (MFU); hardware FLOPs count what
 	 * is recomputed (HFU).  Flash attention's own recomputation in its
@@ -1053,8 +1061,8 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	hw_rc = p->recompute;
 	if (hw_rc == SIM_RECOMPUTE_SELECTIVE && p->flash)
 		hw_rc = SIM_RECOMPUTE_NONE;
-	model_flops = sim_train_flops(m, p->gbs, SIM_RECOMPUTE_NONE);
-	hw_flops = hw_rc == SIM_RECOMPUTE_NONE ? model_flops : sim_train_flops(m, p->gbs, hw_rc);
+	model_flops = sim_finetune_train_flops(m, &p->ft, p->gbs, SIM_RECOMPUTE_NONE);
+	hw_flops = hw_rc == SIM_RECOMPUTE_NONE ? model_flops : sim_finetune_train_flops(m, &p->ft, p->gbs, hw_rc);
 	tokens = (double)p->gbs * m->seq;
 
 	out->step_time_s = finite_or_zero(step);
@@ -1067,7 +1075,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	}
 	out->grad_accum = M;
 	sim_memory_estimate(m, p, c, &sh, &out->memory);
-	out->fits = out->memory.total <= out->memory.capacity;
+	out->fits = out->memory.total <= out->memory.capacity && sim_ft_host_fits(p, &out->memory);
 }
 
 /* ---- pieces for the event-driven replay (sim_event.c) ---------------- */

@@ -79,6 +79,55 @@ enum sim_attn_kernel {
 	SIM_ATTN_CUDNN
 };
 
+/* ---- fine-tuning and offload (simulator/sim_finetune.c) -------------
+ * What a job trains and where its model states live: pre-training and
+ * full fine-tuning train every weight; LoRA (Hu et al. 2021) trains
+ * low-rank adapters beside frozen base weights, QLoRA (Dettmers et al.
+ * 2023) with the base in 4-bit NormalFloat.  Offload keeps optimizer
+ * states (and with ZeRO-3 the weights) in host memory or on NVMe with the
+ * optimizer step on the CPU (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity,
+ * Rajbhandari et al. 2021; FSDP's CPU offload).  The defaults (all 0) are
+ * pre-training without offload, what every plan was before. */
+enum sim_ft_method { SIM_FT_NONE, SIM_FT_FULL, SIM_FT_LORA, SIM_FT_QLORA };
+enum sim_offload { SIM_OFFLOAD_NONE, SIM_OFFLOAD_CPU, SIM_OFFLOAD_NVME };
+/* The projections LoRA adapts, a bit set: attention's query, key, value
+ * and output, the MLP's gate (SwiGLU only), up (its first matrix) and
+ * down (its second). */
+#define SIM_LORA_Q 1u
+#define SIM_LORA_K 2u
+#define SIM_LORA_V 4u
+#define SIM_LORA_O 8u
+#define SIM_LORA_GATE 16u
+#define SIM_LORA_UP 32u
+#define SIM_LORA_DOWN 64u
+#define SIM_LORA_ALL 127u
+/* LoRA's defaults: rank 16 (torchtune's Llama 3.1 70B and 405B configs)
+ * on every linear layer of the blocks ("LoRA on all linear transformer
+ * block layers are required to match full finetuning performance",
+ * Dettmers et al. 2023, sec. 4). */
+#define SIM_LORA_DEFAULT_RANK 16
+/* The global batch of a fine-tuning job that states none, sequences:
+ * Llama 2-Chat's supervised fine-tuning used "a batch size of 64 and a
+ * sequence length of 4096 tokens" (Touvron et al. 2023, sec. 3.1). */
+#define SIM_FT_DEFAULT_GBS 64
+#define SIM_LORA_MAX_RANK 65536
+
+struct sim_finetune {
+	enum sim_ft_method method;  /* default SIM_FT_NONE: pre-training */
+	int lora_rank;              /* LoRA/QLoRA: 0 reads as SIM_LORA_DEFAULT_RANK */
+	unsigned lora_targets;      /* LoRA/QLoRA: 0 reads as SIM_LORA_ALL */
+	enum sim_offload offload;   /* default SIM_OFFLOAD_NONE */
+};
+
+/* The names files and flags spell the values with: "none", "full",
+ * "lora", "qlora"; "none", "cpu", "nvme"; "q", "k", "v", "o", "gate",
+ * "up", "down" (bit i of the target set). */
+extern const char *const sim_ft_method_names[4];
+extern const char *const sim_offload_names[3];
+extern const char *const sim_lora_target_names[7];
+
+/* ---- end of fine-tuning and offload (see also its functions below) ---- */
+
 struct sim_model {
 	char name[PRICE_NAME_MAX];
 	int layers;
@@ -193,6 +242,7 @@ struct sim_parallel {
 	 * backend; Megatron-LM with --bf16, which sets
 	 * accumulate_allreduce_grads_in_fp32). */
 	double grad_bytes_per_param;
+	struct sim_finetune ft;    /* what is trained, where states live */
 };
 
 struct sim_cluster {
@@ -211,6 +261,7 @@ struct sim_cluster {
 	 * framework with no host-bound dispatch, like gpuplan's own CPU
 	 * executor).  Backward and TP collectives scale with it. */
 	double host_layer_s;
+	struct price_host host;    /* the node's host: offload needs it */
 };
 
 /* Where one step's time goes; the parts add up to step_time_s. */
@@ -224,7 +275,8 @@ struct sim_breakdown {
 	double ep_comm_total_s;    /* all of it, hidden or not (not in the sum) */
 	double dp_comm_exposed_s;  /* DP/ZeRO communication not hidden by backward */
 	double dp_comm_total_s;    /* all of it, hidden or not (not in the sum) */
-	double optimizer_s;
+	double optimizer_s;        /* on the CPU with offload */
+	double offload_s;          /* host transfers not hidden (sim_finetune.c) */
 };
 
 /* Memory per GPU, bytes. */
@@ -236,6 +288,9 @@ struct sim_memory {
 	double other;              /* logits buffer, CUDA context, allocator slack */
 	double total;
 	double capacity;           /* the GPU's memory */
+	/* With offload, per node: host memory held (model states, their
+	 * staging), the host's memory, and what lies on NVMe; 0 without. */
+	double host, host_capacity, nvme;
 };
 
 struct sim_result {
@@ -441,6 +496,42 @@ double sim_time_to_train_s(const struct sim_result *r, double tokens);
 double sim_train_flops(const struct sim_model *m, double sequences,
 		       enum sim_recompute recompute);
 
+/* ---- fine-tuning and offload: functions (simulator/sim_finetune.c) --- */
+
+/* Parameters of LoRA's adapters on m: rank r x (in + out) for every
+ * adapted projection of every layer (Hu et al. 2021, sec. 4.1); 0 for a
+ * method without adapters. */
+double sim_lora_params(const struct sim_model *m, const struct sim_finetune *ft);
+
+/* Parameters ft trains: the adapters for LoRA and QLoRA, else all. */
+double sim_trainable_params(const struct sim_model *m, const struct sim_finetune *ft);
+
+/* Training FLOPs of sequences sequences of m under ft: sim_train_flops
+ * for pre-training and full fine-tuning; with frozen base weights no
+ * weight-gradient GEMMs for them (the layers' linear layers and the LM
+ * head), the adapters' forward and twice that backward. */
+double sim_finetune_train_flops(const struct sim_model *m, const struct sim_finetune *ft,
+				double sequences, enum sim_recompute recompute);
+
+/* Bytes a stored base parameter of a linear layer takes under ft: NF4
+ * with double quantisation for QLoRA (SIM_NF4_BITS / 8), else w. */
+#define SIM_NF4_BITS 4.127
+double sim_base_weight_bytes(const struct sim_finetune *ft, double w);
+
+/* Of one step's compute on the first pipeline stage (its layers over its
+ * micro-batches, recomputation included): LoRA's adapters and QLoRA's
+ * dequantisation, seconds; 0 for a method without them. */
+void sim_finetune_parts(const struct sim_model *m, const struct sim_parallel *p,
+			const struct sim_cluster *c, double *adapters_s, double *dequant_s);
+
+/* Parses a LoRA target list, "all" or names of sim_lora_target_names
+ * separated by ',' ("q,v"), into *out.  Returns RC_OK, or RC_INPUT for
+ * an empty list or an unknown name (nothing printed; *out untouched). */
+enum rc sim_lora_targets_parse(const char *s, unsigned *out);
+/* Writes targets (0: all) as "all" or its names joined by ',' into
+ * buf[size]. */
+void sim_lora_targets_str(unsigned targets, char *buf, size_t size);
+
 /* ---- model presets (data/models.csv) --------------------------------- */
 
 struct sim_model_table {
@@ -481,6 +572,9 @@ struct sim_plan {
 	enum price_purchase purchase;
 	int nodes;
 	double tokens;                  /* tokens to train; 0 when not given */
+	/* Fine-tuning is stated as epochs over a dataset: tokens = epochs x
+	 * dataset_tokens; both 0 when the job was stated in tokens. */
+	double epochs, dataset_tokens;
 	double usd_per_gpu_hour;        /* 0 when not given */
 	struct sim_result result;       /* the prediction */
 	double time_to_train_s;         /* 0 when tokens not given */

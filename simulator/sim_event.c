@@ -500,7 +500,8 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 		c->stage[st].p2p_next_s = p > 1 ?
 			p2p_time(cl, st * span, ((st + 1) % p) * span, msg) : 0;
 		c->stage[st].optimizer_s = pmax_stage > 0 ?
-			res.breakdown.optimizer_s * stage_params[st] / pmax_stage : 0;
+			(res.breakdown.optimizer_s + res.breakdown.offload_s) * stage_params[st] /
+			pmax_stage : 0;
 		c->stage[st].dp_after_s = pmax_stage > 0 ?
 			dp_after * stage_params[st] / pmax_stage : 0;
 	}

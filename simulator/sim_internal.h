@@ -416,4 +416,81 @@ void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p
 			 const struct sim_cluster *c, const struct sim_shape *sh,
 			 struct sim_memory *out);
 
+/* ---- fine-tuning and offload (sim_finetune.c) ------------------------ */
+
+/* DeepSpeed's CPU Adam, parameters updated per second per physical host
+ * core: "it reduces the optimizer time from 56 seconds to 8.2 seconds
+ * [for] an 11.6B parameter GPT2 model" (DeepSpeed PR #735, 2021-02-08, by
+ * its author, a DeepSpeed developer) on the team's DGX-2 hosts, two
+ * 24-core Xeon Platinum 8168 (Ren et al. 2021, ZeRO-Offload, sec. 6.1):
+ * 11.6e9 / 8.2 s / 48 cores.  The step runs at this rate over the node's
+ * cores (price_host.cpu_cores), shared by the node's GPUs' shards. */
+#define SIM_CPU_ADAM_PARAMS_PER_CORE_S (11.6e9 / 8.2 / 48.0)
+/* Bytes per parameter offload keeps in host memory for the shard it
+ * updates: the fp32 master weight, Adam's m and v (12) and the fp32
+ * gradient they are accumulated into (4) (DeepSpeed's stage_1_and_2.py
+ * and stage3.py keep fp32 gradient partitions beside the fp32 optimizer
+ * states on the CPU); with ZeRO-3 the 16-bit weights too (offload_param). */
+#define SIM_OFFLOAD_HOST_BYTES 16.0
+/* Bytes per parameter ZeRO-Infinity moves to and from NVMe in one step
+ * with the optimizer states there: it reads and writes the fp32 master
+ * weight, m and v (12 each way; Rajbhandari et al. 2021, sec. 5). */
+#define SIM_NVME_STATE_BYTES 12.0
+
+/* Matrix parameters of one layer's linear layers (Q, K, V, output, the
+ * MLP's two or three): what LoRA adapts beside and QLoRA stores in NF4. */
+double sim_layer_matrix_params(const struct sim_model *m);
+
+/* The hooks sim.c and sim_memory.c call; each leaves pre-training
+ * (p->ft all 0) exactly as it was. */
+
+/* Changes one layer's per micro-batch compute on one GPU (*fwd_s,
+ * *bwd_s) for p->ft: frozen base weights drop the weight-gradient GEMMs
+ * (gemm_s is the layer's forward GEMMs, which backward ran twice);
+ * LoRA's adapters add two thin GEMMs forward, four backward, and their
+ * scaled sum into the base output; QLoRA dequantises every base matrix
+ * before each GEMM pass. */
+void sim_ft_layer_time(const struct sim_model *m, const struct sim_parallel *p,
+		       const struct sim_cluster *c, const struct sim_shape *sh, double gemm_s,
+		       double *fwd_s, double *bwd_s);
+/* GEMMs of the LM head per micro-batch: forward, input and weight
+ * gradient (3), without the weight gradient when it is frozen (2). */
+double sim_ft_head_gemms(const struct sim_parallel *p);
+/* Trainable parameters per TP rank of the stage holding params_stage
+ * (the fullest, sim_step): all of them, or its layers' adapters. */
+double sim_ft_stage_trainable(const struct sim_model *m, const struct sim_parallel *p,
+			      const struct sim_shape *sh, double params_stage);
+/* Bytes of the weights of that stage as stored (ZeRO-3 gathers them),
+ * and of one layer's per TP rank: at w bytes, QLoRA's matrices in NF4. */
+double sim_ft_stage_weight_bytes(const struct sim_model *m, const struct sim_parallel *p,
+				 const struct sim_shape *sh, double params_stage);
+double sim_ft_layer_weight_bytes(const struct sim_model *m, const struct sim_parallel *p,
+				 const struct sim_shape *sh);
+/* Re-states one pipeline stage's model states (out->weights, grads,
+ * optimizer, host and nvme per GPU) for p->ft: frozen base weights with
+ * trainable adapters, offloaded states on the host or NVMe.  params is
+ * the stage's parameters per TP rank, layers its layer count, first and
+ * last whether it holds the embedding and the LM head. */
+void sim_ft_states(const struct sim_model *m, const struct sim_parallel *p,
+		   const struct sim_shape *sh, double params, int layers, int first, int last,
+		   struct sim_memory *out);
+/* Scales the stage's host and NVMe bytes to the node's GPUs and states
+ * the host's capacity. */
+void sim_ft_node_memory(const struct sim_parallel *p, const struct sim_cluster *c,
+			const struct sim_shape *sh, struct sim_memory *out);
+/* 1 when the node's host holds what offload puts there (always without
+ * offload). */
+int sim_ft_host_fits(const struct sim_parallel *p, const struct sim_memory *mem);
+/* With offload, the step's CPU optimizer (bd->optimizer_s) and the host
+ * transfers not hidden by compute (bd->offload_s) for a stage training
+ * train_stage of params_stage parameters per TP rank, whose micro-batch
+ * computes fwd_s forward and bwd_s backward, M micro-batches a step. */
+void sim_ft_offload_time(const struct sim_model *m, const struct sim_parallel *p,
+			 const struct sim_cluster *c, const struct sim_shape *sh,
+			 double train_stage, double params_stage, double fwd_s, double bwd_s,
+			 struct sim_breakdown *bd);
+/* sim_check's part for p->ft (RC_OK, or RC_INPUT and a reason in why). */
+enum rc sim_ft_check(const struct sim_model *m, const struct sim_parallel *p,
+		     const struct sim_cluster *c, char *why, size_t size);
+
 #endif

@@ -95,6 +95,8 @@ static void add_prediction(cJSON *o, const struct sim_plan *p)
 	add_num(b, "dp_comm_exposed", r->breakdown.dp_comm_exposed_s);
 	add_num(b, "dp_comm_total", r->breakdown.dp_comm_total_s);
 	add_num(b, "optimizer", r->breakdown.optimizer_s);
+	if (p->par.ft.offload != SIM_OFFLOAD_NONE)
+		add_num(b, "offload", r->breakdown.offload_s);
 	m = cJSON_AddObjectToObject(o, "memory");
 	add_num(m, "weights", r->memory.weights);
 	add_num(m, "grads", r->memory.grads);
@@ -103,6 +105,11 @@ static void add_prediction(cJSON *o, const struct sim_plan *p)
 	add_num(m, "other", r->memory.other);
 	add_num(m, "total", r->memory.total);
 	add_num(m, "capacity", r->memory.capacity);
+	if (p->par.ft.offload != SIM_OFFLOAD_NONE) {
+		add_num(m, "host_per_node", r->memory.host);
+		add_num(m, "host_capacity", r->memory.host_capacity);
+		add_num(m, "nvme_per_node", r->memory.nvme);
+	}
 	add_num(o, "time_to_train_s", p->time_to_train_s);
 	add_num(o, "cost_usd", p->cost_usd);
 }
@@ -183,6 +190,15 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "nvlink_domain", c->nvlink_domain);
 	add_num(o, "latency_s", c->latency_s);
 	add_num(o, "host_layer_s", c->host_layer_s);
+	if (c->host.memory_bytes > 0 || c->host.cpu_cores > 0 || c->host.pcie_bytes_per_s > 0 ||
+	    c->host.nvme_bytes_per_s > 0) {
+		cJSON *h = cJSON_AddObjectToObject(o, "host");
+
+		add_num(h, "memory_bytes", c->host.memory_bytes);
+		add_num(h, "cpu_cores", c->host.cpu_cores);
+		add_num(h, "pcie_bytes_per_s", c->host.pcie_bytes_per_s);
+		add_num(h, "nvme_bytes_per_s", c->host.nvme_bytes_per_s);
+	}
 
 	if (p->offering.provider[0]) {
 		const struct price_offering *f = &p->offering;
@@ -231,8 +247,29 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddBoolToObject(o, "ep_overlap", q->ep_overlap);
 	cJSON_AddStringToObject(o, "ep_dispatcher", sim_ep_dispatcher_names[q->ep_flex != 0]);
 
+	/* Pre-training without offload writes no finetune object: such plans
+	 * read and print as they always did. */
+	if (q->ft.method != SIM_FT_NONE || q->ft.offload != SIM_OFFLOAD_NONE) {
+		char t[64];
+
+		o = cJSON_AddObjectToObject(root, "finetune");
+		cJSON_AddStringToObject(o, "method", sim_ft_method_names[q->ft.method]);
+		if (q->ft.method == SIM_FT_LORA || q->ft.method == SIM_FT_QLORA) {
+			add_num(o, "lora_rank", q->ft.lora_rank > 0 ? q->ft.lora_rank
+							       : SIM_LORA_DEFAULT_RANK);
+			sim_lora_targets_str(q->ft.lora_targets, t, sizeof(t));
+			cJSON_AddStringToObject(o, "lora_targets", t);
+		}
+		cJSON_AddStringToObject(o, "offload", sim_offload_names[q->ft.offload]);
+		add_num(o, "trainable_params", sim_trainable_params(m, &q->ft));
+	}
+
 	o = cJSON_AddObjectToObject(root, "job");
 	add_num(o, "tokens", p->tokens);
+	if (p->epochs > 0) {
+		add_num(o, "epochs", p->epochs);
+		add_num(o, "dataset_tokens", p->dataset_tokens);
+	}
 	add_num(o, "usd_per_gpu_hour", p->usd_per_gpu_hour);
 	if (p->ckpt_interval_s > 0)
 		add_num(o, "checkpoint_interval_s", p->ckpt_interval_s);
@@ -512,6 +549,7 @@ static void read_prediction(struct reader *r, const cJSON *o, struct sim_plan *p
 		get_double(r, b, ".prediction.breakdown", "dp_comm_total", 0, 0,
 			   &res->breakdown.dp_comm_total_s);
 		get_double(r, b, ".prediction.breakdown", "optimizer", 0, 0, &res->breakdown.optimizer_s);
+		get_double(r, b, ".prediction.breakdown", "offload", 0, 0, &res->breakdown.offload_s);
 	}
 	m = object(r, o, ".prediction", "memory", 0);
 	if (m) {
@@ -522,6 +560,10 @@ static void read_prediction(struct reader *r, const cJSON *o, struct sim_plan *p
 		get_double(r, m, ".prediction.memory", "other", 0, 0, &res->memory.other);
 		get_double(r, m, ".prediction.memory", "total", 0, 0, &res->memory.total);
 		get_double(r, m, ".prediction.memory", "capacity", 0, 0, &res->memory.capacity);
+		get_double(r, m, ".prediction.memory", "host_per_node", 0, 0, &res->memory.host);
+		get_double(r, m, ".prediction.memory", "host_capacity", 0, 0,
+			   &res->memory.host_capacity);
+		get_double(r, m, ".prediction.memory", "nvme_per_node", 0, 0, &res->memory.nvme);
 	}
 }
 
@@ -671,6 +713,16 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 			&c->nvlink_domain);
 		get_double(r, o, ".cluster", "latency_s", 0, 0, &c->latency_s);
 		get_double(r, o, ".cluster", "host_layer_s", -1, 0, &c->host_layer_s);
+		g = object(r, o, ".cluster", "host", 0);
+		if (g) {
+			get_double(r, g, ".cluster.host", "memory_bytes", 0, 0, &c->host.memory_bytes);
+			get_double_max(r, g, ".cluster.host", "cpu_cores", 0, PRICE_HOST_MAX_CORES, 0,
+				       &c->host.cpu_cores);
+			get_double(r, g, ".cluster.host", "pcie_bytes_per_s", 0, 0,
+				   &c->host.pcie_bytes_per_s);
+			get_double(r, g, ".cluster.host", "nvme_bytes_per_s", 0, 0,
+				   &c->host.nvme_bytes_per_s);
+		}
 	}
 
 	o = object(r, root, "", "offering", 0);
@@ -755,9 +807,31 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		}
 	}
 
+	o = object(r, root, "", "finetune", 0);
+	if (o && !r->bad) {
+		struct sim_finetune *ft = &p->par.ft;
+		char t[128] = "";
+
+		v = 0;
+		get_enum(r, o, ".finetune", "method", sim_ft_method_names, 4, 1, &v);
+		ft->method = (enum sim_ft_method)v;
+		get_int(r, o, ".finetune", "lora_rank", 1, SIM_LORA_MAX_RANK, 0, &ft->lora_rank);
+		get_str(r, o, ".finetune", "lora_targets", 0, t, sizeof(t));
+		if (!r->bad && t[0] && sim_lora_targets_parse(t, &ft->lora_targets) != RC_OK) {
+			gp_error("%s: .finetune.lora_targets: expected all or projections among "
+				 "q, k, v, o, gate, up, down separated by ',', found \"%s\"", r->file, t);
+			r->bad = 1;
+		}
+		v = 0;
+		get_enum(r, o, ".finetune", "offload", sim_offload_names, 3, 0, &v);
+		ft->offload = (enum sim_offload)v;
+	}
+
 	o = object(r, root, "", "job", 0);
 	if (o) {
 		get_double(r, o, ".job", "tokens", 0, 0, &p->tokens);
+		get_double(r, o, ".job", "epochs", 0, 0, &p->epochs);
+		get_double(r, o, ".job", "dataset_tokens", 0, 0, &p->dataset_tokens);
 		get_double(r, o, ".job", "usd_per_gpu_hour", 0, 0, &p->usd_per_gpu_hour);
 		get_double(r, o, ".job", "checkpoint_interval_s", 0, 0, &p->ckpt_interval_s);
 	}

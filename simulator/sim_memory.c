@@ -12,7 +12,8 @@
  * offload, recomputation of single modules (Megatron-Core's
  * --recompute-modules mla_up_proj, moe_act: a plan that uses them needs
  * less than this says), low-precision copies kept for the backward, or
- * optimizer moments kept in bf16.
+ * optimizer moments kept in bf16; fine-tuning's frozen weights and
+ * offloaded states are sim_finetune.c's.
  */
 #include "sim_internal.h"
 
@@ -177,6 +178,7 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 		 * (an FSDP unit's, the executor's): one layer's, or the
 		 * embedding's or head's where that is larger. */
 		out->grads += gb * ((first || last) && edge > layer_params ? edge : layer_params);
+	sim_ft_states(m, p, sh, tp_params + ex_params, layers, first, last, out);
 
 	/* dense layers (an MTP module of a dense model is one), MoE layers */
 	act = 0;
@@ -251,4 +253,5 @@ void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p
 		}
 	}
 	out->capacity = c->gpu.memory_bytes;
+	sim_ft_node_memory(p, c, sh, out);
 }
