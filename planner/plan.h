@@ -99,7 +99,7 @@ enum rc plan_objective_parse(const char *s, enum plan_objective *out);
 
 /* The framework that will run the plan, which bounds the layouts: any
  * (gpuplan execute runs every one), or one whose data parallelism cannot
- * shard gradients under pipeline parallelism (see plan_enum.c). */
+ * shard gradients under pipeline parallelism (plan_framework_max_zero). */
 enum plan_framework {
 	PLAN_FRAMEWORK_ANY,
 	PLAN_FRAMEWORK_MEGATRON,
