@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_plan.h"
+#include "cli_plan.h"
 
 void cost_cli_init(struct cost_cli *cc)
 {

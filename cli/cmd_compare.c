@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_plan.h"
 #include "cmd_compare.h"
-#include "cmd_plan.h"
 
 enum { OPT_GPUS = PCLI_FIRST_FREE };
 

@@ -1,11 +1,12 @@
 /*
- * cmd_plan.h - what `gpuplan plan` and `gpuplan frontier` share: the
- * job and filter flags, their help text, and loading the catalog, the
- * model presets and the jobs.  Front-end code only; the planning itself is
+ * cli_plan.h - what the commands that plan (`plan`, `frontier`, `compare`)
+ * share: the job and filter flags, their help text, and loading the
+ * catalog, the model presets and the jobs (cli/cli_plan.c); the cost-model
+ * flags (cli/cli_cost.c).  Front-end code only; the planning itself is
  * planner/plan.h.
  */
-#ifndef GPUPLAN_CMD_PLAN_H
-#define GPUPLAN_CMD_PLAN_H
+#ifndef GPUPLAN_CLI_PLAN_H
+#define GPUPLAN_CLI_PLAN_H
 
 #include <getopt.h>
 #include <stdio.h>
