@@ -56,19 +56,6 @@ struct sim_model_table;
 struct sim_model;
 char *cli_models_to_json(const struct sim_model_table *t, const struct sim_model *m);
 
-/* Finds a GPU by canonical name or alias (cli/cli_gpu.c).  Returns it, or
- * NULL after "error: FLAG: expected a GPU ..., found '...'" and a "did you
- * mean" hint naming the closest catalog name. */
-struct price_catalog;
-struct price_gpu;
-const struct price_gpu *cli_gpu_find(const struct price_catalog *cat, const char *flag,
-				     const char *name);
-/* RC_OK when value is empty or some offering of cat has it as its region
- * (region 1) or provider (0), case-insensitive; else RC_USAGE after one
- * error line naming flag and a "did you mean" hint. */
-enum rc cli_offering_field(const struct price_catalog *cat, const char *flag, const char *value,
-			   int region);
-
 /* Finds a model preset of t, read from path, by name (cli/cli_util.c).
  * Returns it, or NULL after "error: FLAG: expected a preset of PATH,
  * found '...'" and a hint: the nearest preset's name when one is near,

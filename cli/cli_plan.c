@@ -214,7 +214,7 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 	if ((rc = cli_calibration_catalog(&d->cat, NULL)) != RC_OK)
 		goto fail;
 	/* An unknown --gpu gets its "did you mean" here, before the search. */
-	if (pc->opts.filter.gpu[0] && !cli_gpu_find(&d->cat, "--gpu", pc->opts.filter.gpu)) {
+	if (pc->opts.filter.gpu[0] && !price_gpu_resolve(&d->cat, "--gpu", pc->opts.filter.gpu)) {
 		rc = RC_USAGE;
 		goto fail;
 	}
@@ -244,8 +244,8 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 		goto fail;
 	/* an unknown --provider or --region too, rather than "no offering
 	 * passes the filters" after the search (owned GPUs included) */
-	if (cli_offering_field(&d->cat, "--provider", pc->opts.filter.provider, 0) != RC_OK ||
-	    cli_offering_field(&d->cat, "--region", pc->opts.filter.region, 1) != RC_OK) {
+	if (price_offering_resolve(&d->cat, "--provider", pc->opts.filter.provider, 0) != RC_OK ||
+	    price_offering_resolve(&d->cat, "--region", pc->opts.filter.region, 1) != RC_OK) {
 		rc = RC_USAGE;
 		goto fail;
 	}

@@ -312,7 +312,7 @@ enum rc cmd_compare(int argc, char **argv)
 			n_ents++;
 	}
 	if (rc == RC_OK && pc.opts.filter.gpu[0] && !price_gpu_find(&d.cat, pc.opts.filter.gpu)) {
-		cli_gpu_find(&d.cat, "--gpu", pc.opts.filter.gpu);
+		price_gpu_resolve(&d.cat, "--gpu", pc.opts.filter.gpu);
 		rc = RC_USAGE;
 	}
 	if (rc == RC_OK && n_ents == 0) {

@@ -29,6 +29,11 @@ void price_err(struct price_errs *e, int line, int col, const char *fmt, ...)
 /* Prints how many errors were not shown, if any. */
 void price_errs_finish(const struct price_errs *e);
 
+/* Calls fn for each ';'-separated, blank-trimmed alias of g (price_find.c).
+ * Stops and returns 1 when fn does. */
+int price_gpu_each_alias(const struct price_gpu *g,
+			 int (*fn)(const char *s, size_t n, void *ctx), void *ctx);
+
 /* One offering read from an input file, with where it came from. */
 struct price_row {
 	struct price_offering o;
