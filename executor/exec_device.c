@@ -78,38 +78,6 @@ enum rc exec_backend_device(const char *name, char *dev, size_t dev_size, double
 #endif
 }
 
-const char *exec_precision_str(enum exec_precision p)
-{
-	return p == EXEC_PRECISION_FP32 ? "fp32" : "bf16";
-}
-
-enum rc exec_precision_parse(const char *s, enum exec_precision *out)
-{
-	if (s && strcmp(s, "bf16") == 0)
-		*out = EXEC_PRECISION_BF16;
-	else if (s && strcmp(s, "fp32") == 0)
-		*out = EXEC_PRECISION_FP32;
-	else
-		return RC_USAGE;
-	return RC_OK;
-}
-
-size_t exec_dtype_size(enum exec_dtype t)
-{
-	return t == EXEC_F64 ? sizeof(double) : t == EXEC_BF16 ? 2 : sizeof(float);
-}
-
-enum exec_dtype exec_act_dtype(const char *name, enum exec_precision p)
-{
-	return name && strcmp(name, "cuda") == 0 && p == EXEC_PRECISION_BF16 ? EXEC_BF16
-									     : EXEC_F32;
-}
-
-int exec_act_bytes(const char *name, enum exec_precision p)
-{
-	return (int)exec_dtype_size(exec_act_dtype(name, p));
-}
-
 void exec_device_init(struct exec_device *d, const struct exec_backend *be)
 {
 	memset(d, 0, sizeof(*d));
