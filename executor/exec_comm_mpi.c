@@ -353,6 +353,8 @@ enum rc exec_mpi_init(int *rank, int *size)
 {
 	int inited = 0;
 
+	/* a device that runs out of memory ends every rank, not its own */
+	exec_device_on_abort(exec_mpi_abort);
 	MPI_CHECK(MPI_Initialized(&inited));
 	if (!inited)
 		MPI_CHECK(MPI_Init(NULL, NULL));

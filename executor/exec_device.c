@@ -101,6 +101,15 @@ void exec_device_release(struct exec_device *d)
 		d->be->release(d);
 }
 
+/* What ends the job when an allocation fails: abort() until a
+ * communicator that can end every rank says how (exec_device_on_abort). */
+static void (*abort_job)(int code);
+
+void exec_device_on_abort(void (*fn)(int code))
+{
+	abort_job = fn;
+}
+
 void *exec_dalloc(struct exec_device *d, size_t bytes)
 {
 	int over = d->limit_bytes && bytes > d->limit_bytes - d->bytes_in_use;
@@ -117,7 +126,9 @@ void *exec_dalloc(struct exec_device *d, size_t bytes)
 				 "use); ending the job", exec_launcher_rank(), d->be->name, bytes,
 				 d->bytes_in_use);
 		fflush(stderr);
-		exec_mpi_abort(1);
+		if (abort_job)
+			abort_job(1);
+		abort();
 	}
 	d->bytes_in_use += bytes;
 	if (d->bytes_in_use > d->peak_bytes)

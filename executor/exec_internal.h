@@ -216,9 +216,13 @@ enum rc exec_device_open(struct exec_device *d);
 /* The backend's sync; RC_OK when it has none. */
 enum rc exec_device_sync(struct exec_device *d);
 void exec_device_release(struct exec_device *d);
-/* Allocation through d's backend with the byte counts kept; aborts with a
- * message when the backend is out of memory (as xmalloc does). */
+/* Allocation through d's backend with the byte counts kept; when the
+ * backend is out of memory, ends the job after a message (as xmalloc
+ * does): through exec_device_on_abort's function, else abort(). */
 void *exec_dalloc(struct exec_device *d, size_t bytes);
+/* How exec_dalloc ends the job from now on, in every rank: fn(1) (MPI's
+ * bring-up, exec_mpi_init, installs exec_mpi_abort). */
+void exec_device_on_abort(void (*fn)(int code));
 void exec_dfree(struct exec_device *d, void *p, size_t bytes);
 
 /* ---- step watchdog and hang fault (exec_watchdog.c) -------------------- */
