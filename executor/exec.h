@@ -403,7 +403,7 @@ int exec_gpu_matches(const char *device, double device_memory_bytes, const char 
 /* ---- the CPU as a device the simulator knows ------------------------- */
 
 /* Documented defaults for one CPU rank running the fp32 CPU backend, used
- * until a calibration says otherwise (see exec_predict.c for where each
+ * until a calibration says otherwise (see exec_cpu_spec.c for where each
  * figure comes from): name "cpu".  Memory is this machine's RAM. */
 void exec_cpu_gpu(struct price_gpu *g);
 /* A one-node cluster of `ranks` CPU ranks: ranks share this machine's
