@@ -403,13 +403,8 @@ enum rc exec_mpi_groups(const struct exec_layout *l, struct exec_device *d,
 		rc = group_split(&g->dp, d, l, EXEC_GROUP_DP);
 	if (rc == RC_OK)
 		rc = group_split(&g->cp, d, l, EXEC_GROUP_CP);
-	if (rc != RC_OK) {
-		exec_group_release(&g->cp);
-		exec_group_release(&g->dp);
-		exec_group_release(&g->pp);
-		exec_group_release(&g->tp);
-		exec_group_release(&g->world);
-	}
+	if (rc != RC_OK)
+		exec_groups_release(g);
 	return rc;
 }
 

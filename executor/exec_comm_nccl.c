@@ -527,13 +527,8 @@ enum rc exec_nccl_groups(const struct exec_layout *l, struct exec_device *d,
 		rc = group_init(&g->cp, d, l, EXEC_GROUP_CP);
 	if (rc == RC_OK)
 		exec_cuda_set_watch(d, groups_watch, g);
-	if (rc != RC_OK) {
-		exec_group_release(&g->cp);
-		exec_group_release(&g->dp);
-		exec_group_release(&g->pp);
-		exec_group_release(&g->tp);
-		exec_group_release(&g->world);
-	}
+	if (rc != RC_OK)
+		exec_groups_release(g);
 	return rc;
 }
 

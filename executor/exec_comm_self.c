@@ -105,11 +105,3 @@ void exec_group_self(struct exec_group *g, struct exec_device *d)
 	g->rank = 0;
 	g->size = 1;
 }
-
-void exec_group_release(struct exec_group *g)
-{
-	if (g && g->comm && g->comm->release)
-		g->comm->release(g);
-	if (g)
-		memset(g, 0, sizeof(*g));
-}

@@ -314,6 +314,9 @@ void exec_group_release(struct exec_group *g);
 struct exec_groups {
 	struct exec_group world, tp, pp, dp, cp;
 };
+/* Releases the five groups of g (exec_group.c), world last; accepts
+ * zeroed ones. */
+void exec_groups_release(struct exec_groups *g);
 
 enum exec_group_kind { EXEC_GROUP_WORLD, EXEC_GROUP_TP, EXEC_GROUP_PP, EXEC_GROUP_DP,
 		       EXEC_GROUP_CP };

@@ -47,15 +47,6 @@ static double median(const double *v, int n)
 	return m;
 }
 
-static void groups_release(struct exec_groups *g)
-{
-	exec_group_release(&g->cp);
-	exec_group_release(&g->dp);
-	exec_group_release(&g->pp);
-	exec_group_release(&g->tp);
-	exec_group_release(&g->world);
-}
-
 enum rc exec_job_agree(const struct exec_job *j, enum rc mine, const char *what,
 		       const char *why)
 {
@@ -157,7 +148,7 @@ void exec_world_leave(void)
 
 void exec_job_close(struct exec_job *j)
 {
-	groups_release(&j->g);
+	exec_groups_release(&j->g);
 	exec_device_release(&j->dev);
 	if (j->mpi)
 		exec_mpi_finalize();
