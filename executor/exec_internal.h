@@ -366,7 +366,7 @@ enum rc exec_nccl_groups(const struct exec_layout *l, struct exec_device *d,
 /* Ends every rank of the job now (MPI_Abort) with exit code `code`. */
 void exec_mpi_abort(int code);
 
-/* ---- a job: MPI, one device per rank, the groups (exec_run.c) ------- */
+/* ---- a job: MPI, one device per rank, the groups (exec_job.c) ------- */
 
 struct exec_job {
 	int mpi, rank, world;
