@@ -7,9 +7,10 @@
  * Compute goes through a backend (fp32 on the CPU; on an NVIDIA GPU with
  * cuBLAS and kernels of its own, where nvcc built it) and communication
  * through a communicator (MPI or NCCL between ranks, or an in-process one
- * for a single rank).  Both tables live in exec_internal.h; this header
- * names no MPI, CUDA or NCCL type.  It also measures a machine for the
- * simulator (exec_calibrate) and checks one before a run (exec_opts.check).
+ * for a single rank).  Their tables live in exec_device.h and
+ * exec_comm.h; this header names no MPI, CUDA or NCCL type.  It also
+ * measures a machine for the simulator (exec_calibrate) and checks one
+ * before a run (exec_opts.check).
  *
  * What it does not do: choose a layout (the planner does), predict time
  * (the simulator does; exec_predict() only asks it), print to stdout.

@@ -49,6 +49,7 @@
 
 #include <cuda_runtime.h>
 
+#include "exec_comm.h"
 #include "exec_cuda.h"
 
 enum { CHANNELS = 2 };

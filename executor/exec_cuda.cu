@@ -6,7 +6,7 @@
  * Precision.  At EXEC_PRECISION_BF16 (the default) activations, their
  * gradients, the logits and the working copy of the weights that forward
  * and backward read are stored in bf16 (the device's activation type,
- * exec_internal.h), 2 bytes each in memory and in HBM traffic, as a bf16
+ * exec_device.h), 2 bytes each in memory and in HBM traffic, as a bf16
  * trainer keeps them; the trainer's master weights, parameter gradients
  * and AdamW's moments stay fp32, as do norm statistics, the attention
  * log-sum-exp and the loss's row statistics (Micikevicius et al., ICLR
@@ -334,7 +334,7 @@ static __device__ double block_sum_d(double v, double *sh)
 /* ---- element types --------------------------------------------------- */
 
 /* Kernels compute in fp32; an activation array holds T, fp32 or bf16
- * (the device's activation type, exec_internal.h), read through ld() and
+ * (the device's activation type, exec_device.h), read through ld() and
  * written through put(), which rounds to nearest, ties to even. */
 typedef __nv_bfloat16 bf16;
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec_internal.h"
+#include "exec_device.h"
 
 #ifdef GPUPLAN_CUDA
 #include <cuda_runtime.h>

@@ -82,7 +82,7 @@
  *   attention probabilities and rebuilds them from the row log-sum-exp, as
  *   the flash-attention option does.
  *
- * Precision (exec_internal.h, "Element types"): parameters, their
+ * Precision (exec_device.h, "Element types"): parameters, their
  * gradients and AdamW's moments are fp32 on every device; activations and
  * the weights forward and backward read are the device's activation type.
  * Where that is not fp32 (bf16 on the CUDA backend) each unit keeps a
@@ -106,7 +106,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec_internal.h"
+#include "exec_train.h"
 
 #define TRY(call)                                                            \
 	do {                                                                 \

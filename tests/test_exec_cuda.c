@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cuda_emu.h"
-#include "exec_internal.h"
+#include "exec_train.h"
 
 /* exec_cuda.h's, which a C file cannot include (it names CUDA types) */
 void exec_cuda_set_watch(struct exec_device *d, enum rc (*watch)(void *ctx), void *ctx);
