@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "common.h"
-#include "exec_train.h"
+#include "train/exec_train.h"
 
 #define REPS 3
 #define VALUES (16L << 20)

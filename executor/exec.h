@@ -14,6 +14,22 @@
  *
  * What it does not do: choose a layout (the planner does), predict time
  * (the simulator does; exec_predict() only asks it), print to stdout.
+ *
+ * Its layers, each a folder, bottom up; a file includes and calls only
+ * its own layer and those below (tests/layers/test_layers.sh):
+ *   device/  element types, the backend table, a device (exec_device.h);
+ *            cpu/ the fp32 reference kernels, cuda/ the GPU ones; the
+ *            launcher's environment (exec_env.c)
+ *   comm/    the rank layout, its groups, the communicators (self, MPI,
+ *            NCCL) and a job: MPI, a device per rank, the groups
+ *            (exec_comm.h)
+ *   train/   a run's options, its data, the trainer, its checkpoints and
+ *            timeline recorder (exec_train.h)
+ *   run/     a run, the pre-flight check, the prediction, calibration,
+ *            the launcher, metrics and the JSON reports (exec_run.h)
+ * In the project: common < pricing < simulator < planner < executor < cli.
+ * This header is the executor's interface: plain data, and the entry
+ * points of every layer for the CLI; it includes nothing of the executor.
  */
 #ifndef GPUPLAN_EXEC_H
 #define GPUPLAN_EXEC_H

@@ -1,5 +1,5 @@
 /*
- * test_exec_cuda.c - the CUDA backend (executor/exec_cuda.cu) against the
+ * test_exec_cuda.c - the CUDA backend (executor/device/cuda/exec_cuda.cu) against the
  * CPU backend, kernel by kernel and through whole training steps, on a
  * machine without a GPU: the test binary links exec_cuda.cu built for the
  * host against tests/cuda_emu/, which runs each kernel's blocks and
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cuda_emu.h"
-#include "exec_train.h"
+#include "train/exec_train.h"
 
 /* exec_cuda.h's, which a C file cannot include (it names CUDA types) */
 void exec_cuda_set_watch(struct exec_device *d, enum rc (*watch)(void *ctx), void *ctx);

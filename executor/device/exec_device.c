@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec_device.h"
+#include "device/exec_device.h"
 
 #ifdef GPUPLAN_CUDA
 #include <cuda_runtime.h>
 
-#include "exec_cuda.h"
+#include "device/cuda/exec_cuda.h"
 #endif
 
 const struct exec_backend *exec_backend_find(const char *name)

@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "exec_comm.h"
+#include "comm/exec_comm.h"
 
 /* ---- model and trainer (exec_trainer.c) ------------------------------ */
 

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "exec_comm.h"
+#include "comm/exec_comm.h"
 
 static enum rc self_all_reduce(struct exec_group *g, void *buf, size_t n,
 			       enum exec_dtype t, enum exec_redop op)

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "exec_comm.h"
+#include "comm/exec_comm.h"
 #include "sim_internal.h"
 
 enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, int rank)

@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "exec_device.h"
+#include "device/exec_device.h"
 
 /* ---- communicator ---------------------------------------------------- */
 

@@ -21,7 +21,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "exec_run.h"
+#include "run/exec_run.h"
 
 enum { TID_COMPUTE = 1, TID_COMM = 2, TID_REDUCE = 3 };
 

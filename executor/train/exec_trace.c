@@ -28,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "exec_train.h"
+#include "train/exec_train.h"
 
 struct exec_tracer {
 	struct exec_device *d;

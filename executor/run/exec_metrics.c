@@ -6,7 +6,7 @@
  * process no SIGPIPE, and one that is slow is dropped after
  * CLIENT_DEADLINE_MS, so neither can hold the run.
  */
-#include "exec_metrics.h"
+#include "run/exec_metrics.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "exec_run.h"
+#include "run/exec_run.h"
 #include "sim_internal.h"
 
 /* The all-reduce's buffer: big enough to reach bus bandwidth on NVLink

@@ -11,7 +11,7 @@
 #ifndef GPUPLAN_EXEC_RUN_H
 #define GPUPLAN_EXEC_RUN_H
 
-#include "exec_train.h"
+#include "train/exec_train.h"
 
 /* ---- step watchdog and hang fault (exec_watchdog.c) -------------------- */
 

@@ -17,7 +17,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "exec_train.h"
+#include "train/exec_train.h"
 
 void exec_ckpt_manifest_release(struct exec_ckpt_manifest *m)
 {

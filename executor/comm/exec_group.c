@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "exec_comm.h"
+#include "comm/exec_comm.h"
 
 void exec_group_release(struct exec_group *g)
 {

@@ -51,7 +51,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "exec_run.h"
+#include "run/exec_run.h"
 #include "sim_internal.h"
 
 #define CAL_PATTERN 65536    /* distinct random floats tiled over inputs */

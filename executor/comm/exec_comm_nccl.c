@@ -49,8 +49,8 @@
 
 #include <cuda_runtime.h>
 
-#include "exec_comm.h"
-#include "exec_cuda.h"
+#include "comm/exec_comm.h"
+#include "device/cuda/exec_cuda.h"
 
 enum { CHANNELS = 2 };
 

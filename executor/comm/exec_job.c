@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "exec_comm.h"
+#include "comm/exec_comm.h"
 
 enum rc exec_job_agree(const struct exec_job *j, enum rc mine, const char *what,
 		       const char *why)

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "exec_train.h"
+#include "train/exec_train.h"
 
 #define EXEC_DATA_FOLLOW 0.75
 #define STREAM_DATA 0x64617461ULL  /* "data" */

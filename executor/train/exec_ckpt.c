@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "exec_train.h"
+#include "train/exec_train.h"
 
 #define SHARD_MAGIC "GPCKPT01"
 /* Host memory a shard moves through, a piece at a time. */

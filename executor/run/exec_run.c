@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "exec_run.h"
+#include "run/exec_run.h"
 
 static double now_s(void)
 {

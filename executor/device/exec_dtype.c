@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "exec_device.h"
+#include "device/exec_device.h"
 
 const char *exec_precision_str(enum exec_precision p)
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exec_device.h"
+#include "device/exec_device.h"
 
 typedef float v8f __attribute__((vector_size(32)));
 

@@ -9,7 +9,7 @@
 #ifndef GPUPLAN_EXEC_CUDA_H
 #define GPUPLAN_EXEC_CUDA_H
 
-#include "exec_device.h"
+#include "device/exec_device.h"
 
 /* The stream every kernel and GEMM of device d runs on, in order. */
 cudaStream_t exec_cuda_stream(struct exec_device *d);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec_comm.h"
+#include "comm/exec_comm.h"
 
 static int world_rank = -1;
 

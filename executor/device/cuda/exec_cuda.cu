@@ -60,7 +60,7 @@
 #include <cuda_runtime.h>
 
 extern "C" {
-#include "exec_cuda.h"
+#include "device/cuda/exec_cuda.h"
 }
 
 /* One score buffer of the blocked attention holds at most this many

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "exec_train.h"
+#include "train/exec_train.h"
 
 void exec_opts_init(struct exec_opts *o)
 {

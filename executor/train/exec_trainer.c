@@ -106,7 +106,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec_train.h"
+#include "train/exec_train.h"
 
 #define TRY(call)                                                            \
 	do {                                                                 \

@@ -21,7 +21,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "exec_run.h"
+#include "run/exec_run.h"
 
 static char msgs[3][256];
 static size_t lens[3];
