@@ -108,7 +108,7 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(MPI_CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(LIB) $(CMOCKA_LIBS) $(LIBS)
 
-# The CUDA backend's source built for the host against tests/cuda_emu/ (a
+# The CUDA backend's sources built for the host against tests/cuda_emu/ (a
 # CPU stand-in for the CUDA runtime and cuBLAS), so its kernels run in
 # every test run, nvcc or not; small attention blocks and column chunks
 # exercise the tiling.
@@ -116,7 +116,8 @@ CXX      ?= c++
 EMU_SAN  := -fsanitize=address,undefined
 EMU_FLAGS := -std=c++17 -O1 -g -DGPUPLAN_CUDA_EMU -DATTN_SCRATCH_FLOATS=2048 -DATTN_MIN_ROWS=8 -DCOL_CHUNK=5 \
              -Itests/cuda_emu $(INCLUDES) -Wall -Wextra -MMD -MP $(if $(filter 1,$(SAN)),$(EMU_SAN))
-EMU_OBJ  := $(BUILD)/tests/cuda_emu/exec_cuda.o $(BUILD)/tests/cuda_emu.o
+EMU_CU   := $(wildcard executor/device/cuda/*.cu)
+EMU_OBJ  := $(EMU_CU:executor/device/cuda/%.cu=$(BUILD)/tests/cuda_emu/%.o) $(BUILD)/tests/cuda_emu.o
 -include $(EMU_OBJ:.o=.d)
 $(BUILD)/tests/cuda_emu/%.o: executor/device/cuda/%.cu
 	@mkdir -p $(dir $@)
