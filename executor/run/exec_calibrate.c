@@ -323,10 +323,10 @@ static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
 	return RC_OK;
 }
 
-/* One layer's element-wise kernels (exec_trainer.c's order): forward
- * norm, residual add, norm, activation, residual add; backward the
- * activation's gradient into a zeroed buffer and the two norms'
- * (accumulating into dx). */
+/* One layer's element-wise kernels (in the order of exec_train_attention.c
+ * and exec_train_mlp.c): forward norm, residual add, norm, activation,
+ * residual add; backward the activation's gradient into a zeroed buffer
+ * and the two norms' (accumulating into dx). */
 struct elt_ctx {
 	struct exec_device *d;
 	int swiglu, n, c;
@@ -487,8 +487,8 @@ struct opt_ctx {
 	long n;
 };
 
-/* One optimizer step as exec_trainer.c's optimizer_step and zero_grads
- * run it over one tensor of n parameters. */
+/* One optimizer step as exec_train_optimizer.c's train_optimizer_step
+ * and train_zero_grads run it over one tensor of n parameters. */
 static void run_opt(void *ctx)
 {
 	struct opt_ctx *o = ctx;

@@ -73,7 +73,7 @@ void exec_price_parallel(const char *backend, enum exec_precision precision,
 	else
 		par->dp_overlap = SIM_DP_OVERLAP_ALL;
 	/* and its ZeRO-2 keeps only a shard of the gradients: it reduce-
-	 * scatters each micro-batch's (grads_end) */
+	 * scatters each micro-batch's (train_grads_end) */
 	par->zero2_every_micro_batch = 1;
 }
 
