@@ -3,6 +3,12 @@
  * command front-end shares (flag parsing with one error style, catalog
  * loading).  Commands parse argv with getopt_long, call module APIs and
  * print; they hold no model logic.
+ *
+ * Layers (tests/layers/test_layers.sh): common < pricing < simulator <
+ * planner < executor < cli; a file includes and calls only its own layer
+ * and those before it.  The CLI is the top: it reads
+ * every module's public header, and no command calls another's file (what
+ * two share lives in a cli_*.c helper).
  */
 #ifndef GPUPLAN_CLI_H
 #define GPUPLAN_CLI_H

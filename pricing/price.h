@@ -8,6 +8,10 @@
  * tests can build it inline.  All figures are SI base units: bytes, bytes/s,
  * FLOP/s, USD per hour.  A figure the catalog does not have is 0 (or < 0 for
  * prices, see below) and makes the GPU ineligible for what needs it.
+ *
+ * Layers (tests/layers/test_layers.sh): common < pricing < simulator <
+ * planner < executor < cli; a file includes and calls only its own layer
+ * and those before it.  pricing reads common only.
  */
 #ifndef GPUPLAN_PRICE_H
 #define GPUPLAN_PRICE_H

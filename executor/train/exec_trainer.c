@@ -104,7 +104,6 @@
  * set of sequences: the loss is the same whatever the layout, up to the
  * order of floating-point sums.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

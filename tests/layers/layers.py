@@ -14,8 +14,9 @@ plain data and the entry points of every executor layer, for the CLI; it
 sits below the executor's folders and includes none of them.
 
 Inside the folders of CYCLE_FREE no two files call each other, directly
-or round a longer circle.  Object names are unique, since `ar` keeps only
-one of two members of the same name.
+or round a longer circle; no command's file (cli/cmd_X.c, cmd_X_json.c)
+calls another's.  Object names are unique, since `ar` keeps only one of
+two members of the same name.
 
     layers.py --list BUILD    every include and call that crosses a layer
     layers.py --check BUILD   one "ok"/"not ok" line per rule and a closing
@@ -234,6 +235,13 @@ def check(build):
         found = circles(edges)
         result(not found, "no circle of calls between the files of %s/" % folder,
                "; ".join(" <-> ".join(c) for c in found))
+    def command(path):
+        m = re.match(r"cli/cmd_([a-z]+?)(_json)?\.c$", path)
+        return m.group(1) if m else None
+    cross = sorted({"%s -> %s (%s)" % (f, t, s) for f, t, s in cl
+                    if command(f) and command(t) and command(f) != command(t)})
+    result(not cross, "no command calls another command's file (cli_*.c holds what two share)",
+           "; ".join(cross))
     names = collections.defaultdict(list)
     for o in objs:
         names[os.path.basename(o)].append(o)
