@@ -182,7 +182,6 @@ static inline float *G(const struct unit *u, int i)
 	return u->t[i].n ? u->grads + u->t[i].off : NULL;
 }
 
-
 /* Two passes over the same layout: the first (base NULL) only measures. */
 struct carve {
 	char *base;
@@ -205,50 +204,50 @@ static inline int chunk_is_last(const struct exec_trainer *t, int chunk)
 
 /* Collectives and schedule ops, recorded on the trace when it is on: every
  * collective of the trainer goes through these. */
-enum rc train_all_gather(struct exec_trainer *t, struct exec_group *g, void *buf, size_t count,
-			 enum exec_dtype dt);
 enum rc train_all_reduce(struct exec_trainer *t, struct exec_group *g, void *buf, size_t n,
 			 enum exec_dtype dt, enum exec_redop op);
 enum rc train_grads_sum_start(struct exec_trainer *t, struct unit *u);
-long train_op_begin(struct exec_trainer *t, const struct sched_op *op, int kind, double bytes);
-void train_op_end(struct exec_trainer *t, long h, int kind);
 enum rc train_reduce_scatter(struct exec_trainer *t, struct exec_group *g, const void *send,
 			     void *recv, size_t count, enum exec_dtype dt);
+enum rc train_all_gather(struct exec_trainer *t, struct exec_group *g, void *buf, size_t count,
+			 enum exec_dtype dt);
+long train_op_begin(struct exec_trainer *t, const struct sched_op *op, int kind, double bytes);
+void train_op_end(struct exec_trainer *t, long h, int kind);
 enum rc train_tp_sum(struct exec_trainer *t, void *buf, size_t n, enum exec_dtype dt);
 
 /* ---- exec_train_params.c ------------------------------------------- */
 
 /* Parameters: each unit's tensors, their initial values, its ZeRO shard
  * and range, ZeRO-3's gather and drop, and the end of a unit's backward. */
-void train_grads_begin(struct exec_trainer *t, struct unit *u);
-enum rc train_grads_end(struct exec_trainer *t, struct unit *u);
+void train_unit_shapes(struct exec_trainer *t, struct unit *u);
 void train_own_range(const struct exec_trainer *t, long n, long *shard, long *off, long *len);
 void train_unit_alloc(struct exec_trainer *t, struct unit *u);
-void train_unit_drop(struct exec_trainer *t, struct unit *u);
 void train_unit_free(struct exec_trainer *t, struct unit *u);
 enum rc train_unit_gather(struct exec_trainer *t, struct unit *u);
-void train_unit_shapes(struct exec_trainer *t, struct unit *u);
+void train_unit_drop(struct exec_trainer *t, struct unit *u);
+void train_grads_begin(struct exec_trainer *t, struct unit *u);
+enum rc train_grads_end(struct exec_trainer *t, struct unit *u);
 
 /* ---- exec_train_act.c ---------------------------------------------- */
 
 /* Activation records: what a chunk keeps from a micro-batch's forward to
  * its backward, carved from one allocation and reused. */
-struct act *train_act_acquire(struct exec_trainer *t, int chunk, int mb);
-void train_act_free(struct exec_trainer *t, struct act *a);
-void train_act_release(struct exec_trainer *t, struct act *a);
 void train_carve_layer(const struct exec_trainer *t, struct carve *c,
 		       struct layer_act *a, int att);
+struct act *train_act_acquire(struct exec_trainer *t, int chunk, int mb);
+void train_act_release(struct exec_trainer *t, struct act *a);
+void train_act_free(struct exec_trainer *t, struct act *a);
 
 /* ---- exec_train_tp.c ----------------------------------------------- */
 
 /* Tensor and sequence parallelism: the norms on this rank's slice of the
  * residual stream, the gather after them and the sums of row-parallel
  * GEMMs. */
+void train_norm_forward(struct exec_trainer *t, void *out, float *mean, float *rstd,
+			const void *inp, const void *w, const void *b);
 void train_norm_backward(struct exec_trainer *t, void *dinp, float *dw, float *db,
 			 const void *dout, const void *inp, const void *w,
 			 const float *mean, const float *rstd);
-void train_norm_forward(struct exec_trainer *t, void *out, float *mean, float *rstd,
-			const void *inp, const void *w, const void *b);
 enum rc train_seq_gather(struct exec_trainer *t, const void *x, void *full,
 			 const void **out);
 enum rc train_seq_reduce(struct exec_trainer *t, void *full, void **out);
@@ -258,11 +257,11 @@ enum rc train_row_parallel(struct exec_trainer *t, void **out, const void *inp,
 /* ---- exec_train_embed.c -------------------------------------------- */
 
 /* The embedding unit (and the tied word matrix both ends read). */
+const void *train_word_params(const struct exec_trainer *t, const struct unit *u, int untied);
+float *train_word_grads(const struct exec_trainer *t, const struct unit *u, int untied);
+enum rc train_embed_forward(struct exec_trainer *t, const struct unit *u, struct act *a);
 enum rc train_embed_backward(struct exec_trainer *t, const struct unit *u,
 			     const struct act *a, const void *dx);
-enum rc train_embed_forward(struct exec_trainer *t, const struct unit *u, struct act *a);
-float *train_word_grads(const struct exec_trainer *t, const struct unit *u, int untied);
-const void *train_word_params(const struct exec_trainer *t, const struct unit *u, int untied);
 
 /* ---- exec_train_attention.c ---------------------------------------- */
 
@@ -283,8 +282,8 @@ enum rc train_mlp_backward(struct exec_trainer *t, const struct unit *u,
 /* ---- exec_train_head.c --------------------------------------------- */
 
 /* The head unit: final norm, LM head and cross-entropy. */
-enum rc train_head_backward(struct exec_trainer *t, const struct unit *u, struct act *a);
 enum rc train_head_forward(struct exec_trainer *t, const struct unit *u, struct act *a);
+enum rc train_head_backward(struct exec_trainer *t, const struct unit *u, struct act *a);
 
 /* ---- exec_train_schedule.c ----------------------------------------- */
 
@@ -295,10 +294,10 @@ enum rc train_run_schedule(struct exec_trainer *t, int backward);
 /* ---- exec_train_optimizer.c ---------------------------------------- */
 
 /* The optimizer step: gradient norm, clipping, AdamW, ZeRO's gathers. */
+enum rc train_world_sums(struct exec_trainer *t, double loss, int norm, double out[2]);
 int train_counts_loss(const struct exec_trainer *t);
+void train_zero_grads(struct exec_trainer *t);
 enum rc train_optimizer_step(struct exec_trainer *t, int step, double *loss,
 			     double *grad_norm);
-enum rc train_world_sums(struct exec_trainer *t, double loss, int norm, double out[2]);
-void train_zero_grads(struct exec_trainer *t);
 
 #endif
