@@ -174,6 +174,11 @@ void exec_job_close(struct exec_job *j);
  * RC_INPUT. */
 enum rc exec_job_agree(const struct exec_job *j, enum rc mine, const char *what,
 		       const char *why);
+/* The same with the statuses given: every rank returns `first` if any
+ * rank's own status was `first`, else `other`; the lowest failing rank
+ * prints "what: why", or why alone when what is NULL. */
+enum rc exec_job_agree_as(const struct exec_job *j, enum rc mine, enum rc first,
+			  enum rc other, const char *what, const char *why);
 /* Sums host values v[0..n) over the world through device memory; RC_OK or
  * RC_DEVICE. */
 enum rc exec_job_world_sum(struct exec_job *j, double *v, int n);

@@ -13,20 +13,30 @@
 
 #include "comm/exec_comm.h"
 
-enum rc exec_job_agree(const struct exec_job *j, enum rc mine, const char *what,
-		       const char *why)
+enum rc exec_job_agree_as(const struct exec_job *j, enum rc mine, enum rc first,
+			  enum rc other, const char *what, const char *why)
 {
 	double v[2];
 
-	v[0] = mine == RC_OK ? 0 : mine == RC_DEVICE ? 2 : 1;
+	v[0] = mine == RC_OK ? 0 : mine == first ? 2 : 1;
 	v[1] = mine == RC_OK ? -(double)j->world : -(double)j->rank;
 	if (j->mpi && exec_mpi_world_max(v, 2) != RC_OK)
 		return RC_DEVICE;
 	if (v[0] == 0)
 		return RC_OK;
-	if (mine != RC_OK && -(int)v[1] == j->rank && why && *why)
-		gp_error("%s: %s", what, why);
-	return v[0] == 2 ? RC_DEVICE : RC_INPUT;
+	if (mine != RC_OK && -(int)v[1] == j->rank && why && *why) {
+		if (what)
+			gp_error("%s: %s", what, why);
+		else
+			gp_error("%s", why);
+	}
+	return v[0] == 2 ? first : other;
+}
+
+enum rc exec_job_agree(const struct exec_job *j, enum rc mine, const char *what,
+		       const char *why)
+{
+	return exec_job_agree_as(j, mine, RC_DEVICE, RC_INPUT, what, why);
 }
 
 enum rc exec_job_open(struct exec_job *j, const char *what, const char *backend,

@@ -369,21 +369,11 @@ enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *why, size_
 }
 
 /* Every rank's verdict: RC_OK when none failed; otherwise the lowest
- * failing rank prints why (when not empty) and all return `fail`, or
- * RC_INPUT when any rank found bad input. */
+ * failing rank prints why (when not empty) and all return RC_INPUT when
+ * any rank found bad input, else RC_ERR. */
 static enum rc ckpt_agree(const struct exec_job *j, enum rc mine, const char *why)
 {
-	double v[2];
-
-	v[0] = mine == RC_OK ? 0 : mine == RC_INPUT ? 2 : 1;
-	v[1] = mine == RC_OK ? -(double)j->world : -(double)j->rank;
-	if (j->mpi && exec_mpi_world_max(v, 2) != RC_OK)
-		return RC_DEVICE;
-	if (v[0] == 0)
-		return RC_OK;
-	if (mine != RC_OK && -(int)v[1] == j->rank && why && *why)
-		gp_error("%s", why);
-	return v[0] == 2 ? RC_INPUT : RC_ERR;
+	return exec_job_agree_as(j, mine, RC_INPUT, RC_ERR, NULL, why);
 }
 
 /* Writes this rank's shard of t at step into tmp/rank-RRRRR.bin, fsynced;
