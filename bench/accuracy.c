@@ -673,6 +673,18 @@ static void moe_row(const struct price_csv *csv, size_t i, const struct price_ca
 		      : !strcmp(prec, "FP8") ? SIM_PRECISION_FP8
 		      : !strcmp(prec, "NVFP4") ? SIM_PRECISION_NVFP4 : SIM_PRECISION_BF16;
 	p.ep_overlap = p.precision == SIM_PRECISION_MXFP8;
+	/* The DeepSeek-V3 recipes recompute MLA's up-projections beside the
+	 * attention core (recompute_modules ["mla_up_proj"] on B300 and
+	 * GB200, and on GB300 at micro-batch 2, the layout of 26.04.01 (the
+	 * scripts/performance configs at v0.4.2); with "mlp", the dense
+	 * layers' MLPs, on B200 and H100; none on GB300 at micro-batch 1);
+	 * the Qwen3 ones recompute nothing. */
+	if (m->kv_lora_rank > 0 && !(!strcmp(system, "DGX-GB300") && p.mbs == 1)) {
+		p.recompute = SIM_RECOMPUTE_SELECTIVE;
+		p.recompute_modules = SIM_RECOMPUTE_MLA_UP_PROJ;
+		if (!strcmp(system, "DGX-B200") || !strcmp(system, "DGX-H100"))
+			p.recompute_modules |= SIM_RECOMPUTE_MLP;
+	}
 	if (sim_check(m, &p, &c, why, sizeof(why)) != RC_OK) {
 		moe_record(csv, i, label, why, 0, 0, NULL);
 		return;
