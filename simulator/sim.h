@@ -23,6 +23,19 @@ enum sim_pos { SIM_POS_ROPE, SIM_POS_LEARNED, SIM_POS_ALIBI };
  * al. 2016) as Megatron-LM builds it: a weight and a bias vector. */
 enum sim_norm { SIM_NORM_RMSNORM, SIM_NORM_LAYERNORM };
 enum sim_recompute { SIM_RECOMPUTE_NONE, SIM_RECOMPUTE_SELECTIVE, SIM_RECOMPUTE_FULL };
+/* Modules selective recomputation redoes in the backward instead of
+ * keeping their activations, beside the attention core (Megatron-Core
+ * --recompute-granularity selective --recompute-modules, a bit each):
+ * the norms' outputs, MLA's up-projections (queries, keys and values
+ * rebuilt from the latents), the experts' activation function, the dense
+ * MLPs whole. */
+enum sim_recompute_module {
+	SIM_RECOMPUTE_LAYERNORM = 1 << 0,
+	SIM_RECOMPUTE_MLA_UP_PROJ = 1 << 1,
+	SIM_RECOMPUTE_MOE_ACT = 1 << 2,
+	SIM_RECOMPUTE_MLP = 1 << 3
+};
+#define SIM_RECOMPUTE_MODULES 4
 /* The linear layers' GEMM precision: bf16; fp8 with a scale per tensor
  * (Transformer Engine's delayed or current scaling); MXFP8 and NVFP4,
  * block-scaled (OCP Microscaling; NVIDIA Blackwell). */
@@ -214,6 +227,15 @@ struct sim_parallel {
 	int zero;              /* 0..3; FSDP is 3 */
 	enum sim_zero3_gather zero3_gather; /* with zero 3; default SIM_ZERO3_BLOCK */
 	enum sim_recompute recompute;
+	/* With recompute selective: the sim_recompute_module bits also
+	 * recomputed (0, sim_parallel_init: the attention core alone,
+	 * Megatron-Core's default module). */
+	unsigned recompute_modules;
+	/* 1: Adam's two moments kept in bf16 beside the fp32 master weights
+	 * (Megatron-Core --use-precision-aware-optimizer --exp-avg-dtype
+	 * bf16 --exp-avg-sq-dtype bf16): 4 + 2 + 2 bytes a parameter where
+	 * Rajbhandari et al. count 12; 0 (sim_parallel_init): fp32. */
+	int bf16_moments;
 	int interleave;        /* virtual stages per GPU; 1 = plain 1F1B */
 	int seq_parallel;      /* Megatron sequence parallelism (needs tp > 1) */
 	int tp_overlap;        /* 1: TP collectives overlap the layer's GEMMs
@@ -323,6 +345,10 @@ extern const char *const sim_mlp_names[2];
 extern const char *const sim_pos_names[3];   /* "rope", "learned", "alibi" */
 extern const char *const sim_norm_names[2];  /* "rmsnorm", "layernorm" */
 extern const char *const sim_recompute_names[3];
+/* By bit: "layernorm", "mla_up_proj", "moe_act", "mlp" (Megatron-Core's
+ * names). */
+extern const char *const sim_recompute_module_names[SIM_RECOMPUTE_MODULES];
+extern const char *const sim_moment_names[2]; /* by bf16_moments: "fp32", "bf16" */
 extern const char *const sim_precision_names[4]; /* "bf16", "fp8", "mxfp8", "nvfp4" */
 extern const char *const sim_zero3_gather_names[2];
 extern const char *const sim_zero2_reduce_names[2];

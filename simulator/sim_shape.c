@@ -386,6 +386,7 @@ void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 	sh->V = m->vocab;
 	sh->dh = sim_qk_head_dim(m);
 	sh->dv = sim_v_head_dim(m);
+	sh->lin_bytes = sim_act_bytes(p);
 	sh->a_l = (double)m->heads / p->tp;
 	sh->kv_l = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
 	sh->layers = m->layers;
