@@ -26,6 +26,12 @@
 # quotas or calibration), the commands in the order shown, the shipped
 # data, and GPUPLAN_NOW fixed.
 #
+# Refreshing the pages after a change: DOCS_SHOW=1 prints, under each
+# failing command, the command and its real output as a page shows them
+# (and "# exit N" where it is not 0), between "---- paste:" and "----" lines,
+# ready to paste over the old block; elide long or volatile lines with
+# "..." again.  DOCS_PAGES="docs/plan.md" runs one page.
+#
 # Links: every link to another page goes to a file that is there, and to
 # one of its headings where it names one.
 #
@@ -134,6 +140,19 @@ match_output() {
 	' "$1" "$2"
 }
 
+# show_real CMDFILE RC: with DOCS_SHOW=1, the command and its real output
+# ($OUT) as a page writes them: "$ " before the command, the home
+# directory as ~/, "# exit RC" after the command where RC is not 0.
+show_real() {
+	[ "${DOCS_SHOW:-0}" = 1 ] || return 0
+	echo "---- paste:"
+	awk -v rc="$2" '{ sub(/[ \t]*#[ \t]*exit[ \t]+[0-9]+[ \t]*$/, "") }
+		{ l[NR] = $0 }
+		END { for (i = 1; i <= NR; i++) print (i == 1 ? "$ " : "") l[i] (i == NR && rc != 0 ? "    # exit " rc : "") }' "$1"
+	awk -v home="$TMP/home/$name/" '{ while ((i = index($0, home))) $0 = substr($0, 1, i - 1) "~/" substr($0, i + length(home)); print }' "$OUT"
+	echo "----"
+}
+
 # ---- the pages' commands ------------------------------------------------------
 ran=0 skipped=0
 for page in $PAGES; do
@@ -181,10 +200,12 @@ for page in $PAGES; do
 		if [ "$RC" != "$want" ]; then
 			fail "$where: $short" "exit $RC, the page says $want"
 			sed 's/^/    | /' "$OUT" | tail -5
+			show_real "$dir/$k.cmd" "$RC"
 			continue
 		fi
 		if ! why=$(HOME="$TMP/home/$name" match_output "$OUT" "$dir/$k.exp"); then
 			fail "$where: $short" "$why"
+			show_real "$dir/$k.cmd" "$RC"
 			continue
 		fi
 		pass "$where: $short"
