@@ -53,9 +53,10 @@ FOREIGN="--env --mpi --error-exitcode --allow-run-as-root --oversubscribe"
 # The page(s) that document each command.
 pages_of() {
 	case $1 in
-	plan | frontier) echo docs/plan.md ;;
-	compare) echo "docs/costs.md docs/plan.md" ;; # compare takes plan's job options
-	simulate) echo docs/simulate.md ;;
+	plan | frontier) echo "docs/plan.md docs/finetune.md" ;;
+	# compare takes plan's job options
+	compare) echo "docs/costs.md docs/plan.md docs/finetune.md" ;;
+	simulate) echo "docs/simulate.md docs/finetune.md" ;;
 	scaling) echo docs/plots.md ;;
 	execute) echo docs/execute.md ;;
 	calibrate) echo docs/gpus.md ;;
@@ -149,7 +150,7 @@ show_real() {
 	awk -v rc="$2" '{ sub(/[ \t]*#[ \t]*exit[ \t]+[0-9]+[ \t]*$/, "") }
 		{ l[NR] = $0 }
 		END { for (i = 1; i <= NR; i++) print (i == 1 ? "$ " : "") l[i] (i == NR && rc != 0 ? "    # exit " rc : "") }' "$1"
-	awk -v home="$TMP/home/$name/" '{ while ((i = index($0, home))) $0 = substr($0, 1, i - 1) "~/" substr($0, i + length(home)); print }' "$OUT"
+	awk -v home="$TMP/home/$name/" -v root="$ROOT/" '{ while ((i = index($0, root))) $0 = substr($0, 1, i - 1) "..." substr($0, i + length(root)); while ((i = index($0, home))) $0 = substr($0, 1, i - 1) "~/" substr($0, i + length(home)); print }' "$OUT"
 	echo "----"
 }
 
@@ -223,13 +224,14 @@ defined() {
 	$GPUPLAN_BIN "$1" --help | grep -E '^ +-' | sed -E 's/^ +//; s/ {2,}.*//' |
 		grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
 }
-# the man page's text for a command: its section, and the job, filter and
-# cost options plan shares with frontier and compare
+# the man page's text for a command: its section, the job, filter and
+# cost options plan shares with frontier and compare (SHARED 1), and the
+# FINE-TUNING section (FT 1)
 man_section() {
 	local up
 	up=$(echo "$1" | tr a-z A-Z)
-	awk -v s="$up" -v shared="$2" '
-		/^\.SH / { on = ($2 == s) }
+	awk -v s="$up" -v shared="$2" -v ft="$3" '
+		/^\.SH / { on = ($2 == s || (ft && $2 == "FINE-TUNING")) }
 		/^\.SS Job, filter/ && shared { sh = 1 }
 		/^\.S[HS] / && !/^\.SS Job, filter/ { sh = 0 }
 		on || sh' "$ROOT/docs/gpuplan.1" | sed 's/\\-/-/g'
@@ -247,9 +249,9 @@ for c in $cmds; do
 	fi
 	defined "$c" >"$TMP/opts"
 	cat "$TMP/opts" >>"$all_defined"
-	shared=0
-	case $c in plan | frontier | compare) shared=1 ;; esac
-	man_section "$c" $shared >"$TMP/man"
+	shared=0 ft=0
+	case $c in plan | frontier | compare) shared=1 ft=1 ;; simulate) ft=1 ;; esac
+	man_section "$c" $shared $ft >"$TMP/man"
 	missing="" mmissing=""
 	for o in $(cat "$TMP/opts"); do
 		[ "$o" = --help ] && continue
