@@ -53,6 +53,9 @@ void sim_model_facts_init(struct sim_model *m)
 	m->dropout = 0;
 	m->tokenizer[0] = '\0';
 	m->window = 0;
+	m->rotary_percent = 1;
+	m->parallel_residual = 0;
+	m->embedding_norm = 0;
 }
 
 double sim_layer_params(const struct sim_model *m)
@@ -77,9 +80,10 @@ double sim_final_norm_params(const struct sim_model *m)
 	return (m->norm == SIM_NORM_LAYERNORM ? 2.0 : 1.0) * m->hidden;
 }
 
-double sim_position_params(const struct sim_model *m)
+double sim_input_params(const struct sim_model *m)
 {
-	return m->pos == SIM_POS_LEARNED ? (double)m->seq * m->hidden : 0;
+	return (m->pos == SIM_POS_LEARNED ? (double)m->seq * m->hidden : 0) +
+	       (m->embedding_norm ? sim_final_norm_params(m) : 0);
 }
 
 double sim_attention_span(const struct sim_model *m)
@@ -93,9 +97,9 @@ double sim_model_params(const struct sim_model *m)
 
 	if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1)
 		return 0;
-	/* Layers, input embedding and position table, LM head unless tied,
-	 * final norm. */
-	return m->layers * sim_layer_params(m) + emb + sim_position_params(m)
+	/* Layers, input embedding with its position table and norm, LM head
+	 * unless tied, final norm. */
+	return m->layers * sim_layer_params(m) + emb + sim_input_params(m)
 	       + (m->tied_embeddings ? 0 : emb) + sim_final_norm_params(m);
 }
 
@@ -717,7 +721,7 @@ static void stage_params(const struct sim_model *m, const struct sim_shape *sh,
 	double lp = sim_layer_params(m) / sh->t;
 	double emb = (double)m->vocab * m->hidden / sh->t;
 
-	*first = sh->layers_first * lp + emb + sim_position_params(m);
+	*first = sh->layers_first * lp + emb + sim_input_params(m);
 	if (sh->p == 1) {
 		*first += sim_final_norm_params(m) + (m->tied_embeddings ? 0 : emb);
 		*last = *first;

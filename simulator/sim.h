@@ -97,6 +97,12 @@ struct sim_model {
 	double dropout;        /* attention and hidden dropout, 0..1 */
 	char tokenizer[PRICE_NAME_MAX]; /* Hugging Face name; "" unknown */
 	int window;            /* sliding attention window, tokens; 0 none */
+	double rotary_percent; /* share of each head's dimensions RoPE rotates,
+				* (0, 1]; 1 (all) by default, GPT-NeoX 0.25 */
+	int parallel_residual; /* 1: attention and MLP read the same input and
+				* add to the residual together (GPT-J, GPT-NeoX) */
+	int embedding_norm;    /* 1: a norm right after the input embedding
+				* (BLOOM), counted as the final norm is */
 };
 
 struct sim_parallel {
@@ -223,20 +229,22 @@ double sim_mfu_peak(const struct price_gpu *g);
 #define SIM_DEFAULT_INTER_BYTES_PER_S 25e9
 
 /* Sets m's architecture facts to a Llama-style model's: RoPE with base
- * 10000, RMSNorm, no biases, no dropout, no window, tokenizer unknown.
+ * 10000 over every dimension, RMSNorm, no biases, no dropout, no window,
+ * attention then MLP, no embedding norm, tokenizer unknown.
  * The shapes are left as they are. */
 void sim_model_facts_init(struct sim_model *m);
 
 /* Exact parameter count from the model's shapes and facts: every weight
  * matrix, the biases when linear_bias, two norms per layer and a final
  * one (LayerNorm's bias too), the input embedding, the LM head unless
- * tied, and a learned position table of seq x hidden. */
+ * tied, a learned position table of seq x hidden and an embedding norm. */
 double sim_model_params(const struct sim_model *m);
 
 /* Parameters outside the layers held with the input embedding: the
  * position table of a learned encoding (seq x hidden, not split over
- * tensor parallelism, as Megatron-LM keeps it); 0 otherwise. */
-double sim_position_params(const struct sim_model *m);
+ * tensor parallelism, as Megatron-LM keeps it) and the embedding norm
+ * (embedding_norm); 0 without either. */
+double sim_input_params(const struct sim_model *m);
 
 /* Keys one query attends to on average in FLOP counts: seq, or the
  * sliding window when it is shorter (Beltagy et al. 2020; Jiang et al.

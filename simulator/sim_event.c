@@ -365,7 +365,7 @@ static double vstage_params(const struct sim_model *m, const struct sim_parallel
 	double n = layers * sim_layer_params(m) / par->tp;
 
 	if (vs == 0)
-		n += emb + sim_position_params(m);
+		n += emb + sim_input_params(m);
 	if (vs == nv - 1)
 		n += sim_final_norm_params(m) + (nv == 1 && m->tied_embeddings ? 0 : emb);
 	return n;

@@ -124,14 +124,18 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddStringToObject(o, "mlp", sim_mlp_str(m->mlp));
 	cJSON_AddBoolToObject(o, "tied_embeddings", m->tied_embeddings);
 	cJSON_AddStringToObject(o, "position_embedding", sim_pos_names[m->pos]);
-	if (m->pos == SIM_POS_ROPE)
+	if (m->pos == SIM_POS_ROPE) {
 		add_num(o, "rotary_base", m->rotary_base > 0 ? m->rotary_base : 10000);
+		add_num(o, "rotary_percent", m->rotary_percent > 0 ? m->rotary_percent : 1);
+	}
 	cJSON_AddStringToObject(o, "norm", sim_norm_names[m->norm]);
 	cJSON_AddBoolToObject(o, "linear_bias", m->linear_bias);
 	add_num(o, "dropout", m->dropout);
 	if (m->tokenizer[0])
 		cJSON_AddStringToObject(o, "tokenizer", m->tokenizer);
 	add_num(o, "sliding_window", m->window);
+	cJSON_AddBoolToObject(o, "parallel_residual", m->parallel_residual);
+	cJSON_AddBoolToObject(o, "embedding_norm", m->embedding_norm);
 	add_num(o, "params", sim_model_params(m));
 
 	o = cJSON_AddObjectToObject(root, "cluster");
@@ -584,10 +588,13 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		v = m->pos;
 		get_enum(r, o, ".model", "position_embedding", sim_pos_names, 3, 0, &v);
 		m->pos = (enum sim_pos)v;
-		if (m->pos != SIM_POS_ROPE)
+		if (m->pos != SIM_POS_ROPE) {
 			m->rotary_base = 0;
-		else
+		} else {
 			get_double_max(r, o, ".model", "rotary_base", 1, 1e9, 0, &m->rotary_base);
+			get_double_max(r, o, ".model", "rotary_percent", 0.01, 1, 0,
+				       &m->rotary_percent);
+		}
 		v = m->norm;
 		get_enum(r, o, ".model", "norm", sim_norm_names, 2, 0, &v);
 		m->norm = (enum sim_norm)v;
@@ -595,6 +602,8 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_double_max(r, o, ".model", "dropout", 0, 0.999, 0, &m->dropout);
 		get_name(r, o, ".model", "tokenizer", 0, m->tokenizer, sizeof(m->tokenizer));
 		get_int(r, o, ".model", "sliding_window", 0, SIM_MAX_SEQ, 0, &m->window);
+		get_bool(r, o, ".model", "parallel_residual", 0, &m->parallel_residual);
+		get_bool(r, o, ".model", "embedding_norm", 0, &m->embedding_norm);
 	}
 
 	o = object(r, root, "", "cluster", 1);

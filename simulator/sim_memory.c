@@ -102,7 +102,7 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 	struct sim_parallel full = *p;
 
 	if (first)
-		params += emb + sim_position_params(m);
+		params += emb + sim_input_params(m);
 	if (last) {
 		params += sim_final_norm_params(m);
 		/* The LM head; with tied embeddings and more than one stage

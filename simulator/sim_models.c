@@ -9,8 +9,9 @@
  * to 0, global_batch_seqs and published_params_b to "unknown" (0).
  * The architecture facts default to a Llama-style model's
  * (sim_model_facts_init): position_embedding rope, rotary_base 10000
- * (with rope; empty otherwise), norm rmsnorm, linear_bias 0, dropout 0,
- * tokenizer unknown, sliding_window 0 (none).
+ * and rotary_percent 1 (with rope; empty otherwise), norm rmsnorm,
+ * linear_bias 0, dropout 0, tokenizer unknown, sliding_window 0 (none),
+ * parallel_residual 0, embedding_norm 0.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@
 
 struct cols {
 	int name, layers, hidden, heads, kv_heads, ffn, vocab, seq, mlp, tied, gbs, params;
-	int pos, rotary, norm, bias, dropout, tokenizer, window;
+	int pos, rotary, rotary_pct, norm, bias, dropout, tokenizer, window, parallel, emb_norm;
 };
 
 struct ctx {
@@ -61,6 +62,19 @@ static int get_int(struct ctx *c, int col, int min, int max, int fallback, int *
 	return 0;
 }
 
+/* A 0/1 cell into *out: 0 when empty or the column is absent. */
+static void get_flag(struct ctx *c, int col, int *out)
+{
+	const char *s = price_csv_get(c->row, col);
+
+	if (!*s || strcmp(s, "0") == 0)
+		*out = 0;
+	else if (strcmp(s, "1") == 0)
+		*out = 1;
+	else
+		bad(c, col, "0 or 1", s);
+}
+
 static struct cols find_cols(const struct price_csv *csv)
 {
 	struct cols k;
@@ -84,6 +98,9 @@ static struct cols find_cols(const struct price_csv *csv)
 	k.dropout = price_csv_col(csv, "dropout");
 	k.tokenizer = price_csv_col(csv, "tokenizer");
 	k.window = price_csv_col(csv, "sliding_window");
+	k.rotary_pct = price_csv_col(csv, "rotary_percent");
+	k.parallel = price_csv_col(csv, "parallel_residual");
+	k.emb_norm = price_csv_col(csv, "embedding_norm");
 	return k;
 }
 
@@ -134,13 +151,20 @@ static void read_facts(struct ctx *c, const struct cols *k, struct sim_model *m)
 		else
 			m->rotary_base = v;
 	}
-	s = price_csv_get(c->row, k->bias);
-	if (!*s || strcmp(s, "0") == 0)
-		m->linear_bias = 0;
-	else if (strcmp(s, "1") == 0)
-		m->linear_bias = 1;
-	else
-		bad(c, k->bias, "0 or 1", s);
+	s = price_csv_get(c->row, k->rotary_pct);
+	if (m->pos != SIM_POS_ROPE) {
+		if (*s)
+			bad(c, k->rotary_pct, "an empty cell without rope", s);
+	} else if (*s) {
+		/* Megatron-LM's --rotary-percent; GPT-NeoX's rotary_pct */
+		if (unit_parse_double(s, &d) != RC_OK || !(d >= 0.01 && d <= 1))
+			bad(c, k->rotary_pct, "a share of the head's dimensions from 0.01 to 1", s);
+		else
+			m->rotary_percent = d;
+	}
+	get_flag(c, k->bias, &m->linear_bias);
+	get_flag(c, k->parallel, &m->parallel_residual);
+	get_flag(c, k->emb_norm, &m->embedding_norm);
 	s = price_csv_get(c->row, k->dropout);
 	if (*s) {
 		if (unit_parse_double(s, &d) != RC_OK || !(d >= 0 && d < 1))
@@ -187,13 +211,7 @@ static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
 		m->mlp = SIM_MLP_SWIGLU;
 	else
 		bad(c, k->mlp, "gelu or swiglu", s);
-	s = price_csv_get(c->row, k->tied);
-	if (!*s || strcmp(s, "0") == 0)
-		m->tied_embeddings = 0;
-	else if (strcmp(s, "1") == 0)
-		m->tied_embeddings = 1;
-	else
-		bad(c, k->tied, "0 or 1", s);
+	get_flag(c, k->tied, &m->tied_embeddings);
 	s = price_csv_get(c->row, k->params);
 	if (*s) {
 		if (unit_parse_double(s, &v) != RC_OK || v <= 0)
