@@ -52,7 +52,7 @@ static void make_plan(struct sim_plan *p)
 static char *export_ok(const struct sim_plan *p, enum plan_export_format f)
 {
 	enum rc rc;
-	char *s = plan_export(p, f, &rc);
+	char *s = plan_export(p, f, PLAN_FRAMEWORK_MEGATRON, &rc);
 
 	assert_int_equal(rc, RC_OK);
 	assert_non_null(s);
@@ -267,7 +267,7 @@ static void test_plan_export_world_size(void **state)
 	p.par.dp = 5;
 	p.par.gbs = 20;
 	p.nodes = 3;
-	assert_null(plan_export(&p, PLAN_EXPORT_MEGATRON, &rc));
+	assert_null(plan_export(&p, PLAN_EXPORT_MEGATRON, PLAN_FRAMEWORK_MEGATRON, &rc));
 	assert_int_equal(rc, RC_INPUT);
 }
 
@@ -280,7 +280,7 @@ static void test_plan_export_rejects_bad_batch(void **state)
 	make_plan(&p);
 	p.par.gbs = 511; /* not a multiple of mbs x dp = 1 ... but dp 3 below */
 	p.par.dp = 3;
-	assert_null(plan_export(&p, PLAN_EXPORT_DEEPSPEED, &rc));
+	assert_null(plan_export(&p, PLAN_EXPORT_DEEPSPEED, PLAN_FRAMEWORK_MEGATRON, &rc));
 	assert_int_equal(rc, RC_INPUT);
 }
 
@@ -311,7 +311,7 @@ static void test_plan_export_deepspeed_launch(void **state)
 	s = plan_export_deepspeed_launch(&p, "cfg/ds.json");
 	assert_non_null(s);
 	assert_non_null(strstr(s, "deepspeed --num_nodes 4 --num_gpus 8 --hostfile hostfile "));
-	assert_non_null(strstr(s, "--deepspeed --deepspeed_config 'cfg/ds.json'\n"));
+	assert_non_null(strstr(s, "--deepspeed --deepspeed_config 'cfg/ds.json' \\\n"));
 	assert_non_null(strstr(s, "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4"));
 	assert_non_null(strstr(s, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"));
 	free(s);
@@ -365,12 +365,12 @@ static void test_plan_export_skypilot_resources(void **state)
 	p.model.heads = 48;
 	p.model.kv_heads = 6;
 	p.cluster.gpus_per_node = 6;
-	s = plan_export_skypilot(&p, PLAN_FRAMEWORK_DEEPSPEED, &rc);
+	s = plan_export(&p, PLAN_EXPORT_SKYPILOT, PLAN_FRAMEWORK_DEEPSPEED, &rc);
 	assert_int_equal(rc, RC_OK);
 	assert_non_null(strstr(s, "  accelerators: {\"H100-SXM\": 6}\n"));
 	assert_null(strstr(s, "instance_type"));
 	assert_non_null(strstr(s, "  use_spot: false\n"));
-	assert_non_null(strstr(s, "--deepspeed --deepspeed_config ds_config.json"));
+	assert_non_null(strstr(s, "--deepspeed --deepspeed_config 'ds_config.json'"));
 	assert_non_null(strstr(s, "\"train_batch_size\":\t512"));
 	free(s);
 }
@@ -394,7 +394,7 @@ static void test_plan_export_skypilot_quotes_strings(void **state)
 	assert_non_null(strstr(s, "\n  echo 'x'\\''$(touch pwned)\"'\n"));
 	free(s);
 	strcpy(p.model.name, "a\rb");
-	assert_null(plan_export(&p, PLAN_EXPORT_SKYPILOT, &rc));
+	assert_null(plan_export(&p, PLAN_EXPORT_SKYPILOT, PLAN_FRAMEWORK_MEGATRON, &rc));
 	assert_int_equal(rc, RC_INPUT);
 }
 
@@ -436,7 +436,7 @@ static int run_script(const char *text, char *args, size_t size)
 	fputs(text, f);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "cd '%s' && MASTER_ADDR=h TRAIN_SCRIPT=t.py IMAGE=i DATA_PATH=d CKPT_DIR=c HOSTFILE=f "
-		 "SLURM_JOB_ID=1 SLURM_JOB_NODELIST=n1 TRAIN_SAMPLES=1 TOKENIZER=tok "
+		 "SLURM_JOB_ID=1 SLURM_JOB_NODELIST=n1 TRAIN_SAMPLES=1 GPUPLAN_TRAIN_SAMPLES=1 TOKENIZER=tok "
 		 "PATH='%s':/usr/bin:/bin bash run.sh >/dev/null 2>&1", dir, dir);
 	assert_int_not_equal(system(cmd), -1);
 	snprintf(path, sizeof(path), "%s/pwned", dir);
