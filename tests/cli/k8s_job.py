@@ -9,8 +9,9 @@ test_export.sh.
   k8s_job.py argv JOB           prints what the first node runs, one word
                                 a line: the container's command and args
                                 with every $(NAME) expanded from its env
-                                as the kubelet does, the nodes and GPUs
-                                per node as torchrun gets them
+                                as the kubelet does, the nodes, GPUs per
+                                node and first node as torchrun gets them
+                                (from the operator's PET_* variables)
   k8s_job.py env JOB NAME       prints the value of the trainer's NAME
 
 The rules beyond the schema, as kubeflow/trainer has them:
@@ -100,13 +101,19 @@ def argv(job):
         json.loads(env["GPUPLAN_DS_CONFIG"])
         cmd = ["torchrun"]
     assert cmd == ["torchrun"], cmd
+    # the first node's address and port, which the operators hand torchrun
+    # in PET_MASTER_ADDR and PET_MASTER_PORT (pkg/controller.v1/pytorch/
+    # master.go; the torch plugin), read as these flags
+    name = job["metadata"]["name"]
     if job["kind"] == "TrainJob":
-        # the torch runtime's PET_NNODES and PET_NPROC_PER_NODE, which
-        # torchrun reads for these flags
-        cmd += ["--nnodes=%d" % nodes, "--nproc-per-node=%d" % gpn]
-    elif "--nnodes=%d" % nodes not in args or "--nproc-per-node=%d" % gpn not in args:
-        raise AssertionError("replicas %d and nprocPerNode %d differ from torchrun's %s"
-                             % (nodes, gpn, args[:2]))
+        # and the torch runtime's PET_NNODES and PET_NPROC_PER_NODE
+        cmd += ["--nnodes=%d" % nodes, "--nproc-per-node=%d" % gpn,
+                "--master-addr=%s-node-0-0.%s" % (name, name), "--master-port=29500"]
+    else:
+        cmd += ["--master-addr=%s-master-0" % name, "--master-port=23456"]
+        if "--nnodes=%d" % nodes not in args or "--nproc-per-node=%d" % gpn not in args:
+            raise AssertionError("replicas %d and nprocPerNode %d differ from torchrun's %s"
+                                 % (nodes, gpn, args[:2]))
     limits = c["resources"]["limits"] if job["kind"] == "PyTorchJob" else \
         c["resourcesPerNode"]["limits"]
     gpus = [int(v) for k, v in limits.items() if k.endswith("/gpu")]
