@@ -32,19 +32,11 @@ import json
 import re
 import sys
 
+from skypilot_task import load, schema_check
+
 LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 PET = {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR",
        "PET_MASTER_PORT"}
-
-
-def load(path):
-    try:
-        import yaml
-    except ImportError:
-        print("python3 has no yaml module")
-        sys.exit(77)
-    with open(path, encoding="utf-8") as f:
-        return yaml.safe_load(f)
 
 
 def rules(job):
@@ -124,20 +116,10 @@ def argv(job):
 def main(argv_):
     mode = argv_[1]
     if mode == "check":
-        try:
-            import jsonschema
-        except ImportError:
-            print("python3 has no jsonschema module")
-            return 77
-        with open(argv_[2], encoding="utf-8") as f:
-            schema = json.load(f)
         job = load(argv_[3])
-        try:
-            jsonschema.validate(job, schema)
-        except jsonschema.ValidationError as e:
-            print("invalid: %s at %s" % (e.message, "/".join(map(str, e.path))),
-                  file=sys.stderr)
-            return 1
+        rc = schema_check(argv_[2], job)
+        if rc:
+            return rc
         bad = rules(job)
         if bad:
             print("invalid: " + "; ".join(bad), file=sys.stderr)
