@@ -1,8 +1,13 @@
 /*
  * accuracy.c - how close the analytic simulator comes to measured training
  * runs: every row of bench/data/published_runs.csv (Megatron-LM SC'21
- * Tables 1-2, MosaicML llm-foundry MPT, NVIDIA NeMo 24.07) and the 1,440
- * single-node runs of vTrain (bench/data/vtrain_ground_truth_single.csv).
+ * Tables 1-2, MosaicML llm-foundry MPT, NVIDIA NeMo 24.07), the 1,440
+ * single-node runs of vTrain (bench/data/vtrain_ground_truth_single.csv)
+ * and the 52 mixture-of-experts runs of Megatron-Bridge's performance
+ * tables (bench/data/moe_runs.csv: DeepSeek-V3 and Qwen3-30B-A3B on DGX
+ * H100, B200, B300, GB200 and GB300), those also per model, per system
+ * and per container release.  A row whose GPU the catalog lacks, or lacks
+ * a figure of, is skipped and the reason printed under the table.
  * Prints per source the rows compared, the mean absolute percentage error
  * (MAPE) of the predicted step time and its signed mean (the bias:
  * positive means predicted slower than measured), the same over all rows
@@ -24,7 +29,13 @@
  * is the measured rate over the predicted one, so a bias reads the same
  * way whatever the source states.
  *
- * It does not compare memory (no source states peak memory).
+ * Fine-tuning runs (bench/data/finetune_runs.csv: LoRA, QLoRA, full
+ * fine-tuning with CPU offload) are reported in a table of their own,
+ * with the error of the predicted memory per GPU beside the step time's
+ * (their source states peak memory), and kept out of the totals above.
+ *
+ * It does not compare memory for the pre-training sources (none states
+ * peak memory).
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,8 +46,9 @@
 #include "price.h"
 #include "price_csv.h"
 #include "sim.h"
+#include "sim_internal.h"
 
-#define MAX_SOURCES 8
+#define MAX_SOURCES 32
 
 struct source_stats {
 	char id[PRICE_NAME_MAX];
@@ -45,6 +57,9 @@ struct source_stats {
 	int n;
 	int skipped;
 	int sub;          /* a subset of a source, left out of the overall */
+	int ft;           /* fine-tuning: its own table, out of the overall */
+	double sum_mem_ape; /* fine-tuning: memory per GPU against peak */
+	int n_mem;
 };
 
 static struct source_stats stats[MAX_SOURCES];
@@ -122,19 +137,42 @@ static void record(const char *id, const char *what, int rate, double predicted,
 		if (verbose > 1) {
 			const struct sim_breakdown *b = &r->breakdown;
 
-			printf("      M %d step %.4g s: compute %.4g tp %.4g bubble %.4g pp %.4g dp %.4g/%.4g opt %.4g; mem %.1f/%.0f GB\n",
+			printf("      M %d step %.4g s: compute %.4g tp %.4g ep %.4g/%.4g bubble %.4g pp %.4g dp %.4g/%.4g opt %.4g; mem %.1f/%.0f GB\n",
 			       r->grad_accum, r->step_time_s, b->compute_s, b->tp_comm_s,
-			       b->pp_bubble_s, b->pp_comm_s, b->dp_comm_exposed_s, b->dp_comm_total_s,
-			       b->optimizer_s, r->memory.total / 1e9, r->memory.capacity / 1e9);
+			       b->ep_comm_s, b->ep_comm_total_s, b->pp_bubble_s, b->pp_comm_s,
+			       b->dp_comm_exposed_s, b->dp_comm_total_s, b->optimizer_s,
+			       r->memory.total / 1e9, r->memory.capacity / 1e9);
 		}
 	}
 }
 
+/* Why rows were skipped, each reason once with its count, printed under
+ * the table whatever the verbosity: a row left out is said, not hidden. */
+#define MAX_REASONS 16
+static struct {
+	char id[PRICE_NAME_MAX];
+	char why[160];
+	int n;
+} reasons[MAX_REASONS];
+static int n_reasons;
+
 static void skip(const char *id, const char *label, const char *why)
 {
+	int i;
+
 	source(id)->skipped++;
 	if (verbose)
 		printf("  %-18s %-44.44s skipped: %s\n", id, label, why);
+	for (i = 0; i < n_reasons; i++)
+		if (!strcmp(reasons[i].id, id) && !strcmp(reasons[i].why, why))
+			break;
+	if (i == n_reasons && n_reasons < MAX_REASONS) {
+		snprintf(reasons[i].id, sizeof(reasons[i].id), "%s", id);
+		snprintf(reasons[i].why, sizeof(reasons[i].why), "%s", why);
+		n_reasons++;
+	}
+	if (i < n_reasons)
+		reasons[i].n++;
 }
 
 /* An integer cell, or dflt when empty or not a plain number. */
@@ -422,6 +460,277 @@ static void vtrain_row(const struct price_csv_row *row, const struct price_gpu *
 	record("vtrain_single", "iteration s", 0, r.step_time_s, ms / 1e3, label, &r);
 }
 
+/* The systems of Megatron-Bridge's performance tables, as NVIDIA's DGX
+ * datasheets build them: GPUs per node (a GB200/GB300 NVL72 compute tray
+ * holds 4), the NVLink domain (8 on an HGX board, the 72 GPUs of an NVL72
+ * rack) and the node's network, one direction (DGX H100 and B200: 8 x
+ * ConnectX-7 400 Gb/s; DGX B300: 8 x ConnectX-8 800 Gb/s; a GB200 tray
+ * 4 x ConnectX-7 400 Gb/s, a GB300 tray 4 x ConnectX-8 800 Gb/s). */
+static const struct moe_system {
+	const char *name, *gpu;
+	int gpus_per_node, nvlink_domain;
+	double inter_gbps;
+} moe_systems[] = {
+	{ "DGX-H100", "H100-SXM5-80GB", 8, 8, 3200 },
+	{ "DGX-B200", "B200", 8, 8, 3200 },
+	{ "DGX-B300", "B300", 8, 8, 6400 },
+	{ "DGX-GB200", "GB200", 4, 72, 1600 },
+	{ "DGX-GB300", "GB300", 4, 72, 3200 },
+};
+
+/* Letters and digits of a name, lower-cased: "Qwen3_30B_a3B" and
+ * "qwen3-30b-a3b" both read "qwen330ba3b". */
+static void fold(char *out, size_t size, const char *in)
+{
+	size_t o = 0;
+
+	for (; *in && o + 1 < size; in++)
+		if ((*in >= 'a' && *in <= 'z') || (*in >= '0' && *in <= '9'))
+			out[o++] = *in;
+		else if (*in >= 'A' && *in <= 'Z')
+			out[o++] = (char)(*in + 32);
+	out[o] = '\0';
+}
+
+/* "  model DeepSeekV3", "  system DGX-GB200", "  container 26.08". */
+static void moe_group(char *buf, size_t size, const char *kind, const char *name)
+{
+	snprintf(buf, size, "  %s %s", kind, name);
+}
+
+static const struct sim_model *find_moe_model(const struct sim_model_table *t, const char *name)
+{
+	char a[PRICE_NAME_MAX], b[PRICE_NAME_MAX];
+
+	fold(a, sizeof(a), name);
+	for (size_t i = 0; t && i < t->n; i++) {
+		fold(b, sizeof(b), t->models[i].name);
+		if (!strcmp(a, b))
+			return &t->models[i];
+	}
+	return NULL;
+}
+
+/* Megatron-Bridge's MoE runs (bench/data/moe_runs.csv, a copy of the
+ * performance summary's rows, NVIDIA-NeMo/Megatron-Bridge
+ * docs/performance-summary.md and performance-summary-archive.md at
+ * 067f987): DeepSeek-V3 and Qwen3-30B-A3B pre-training, tokens/s per GPU
+ * at the row's layout.  What the rows leave out is read from the
+ * repository's performance recipes at that commit (src/megatron/bridge/
+ * perf_recipes/): the distributed optimizer (ZeRO-1); the flex token
+ * dispatcher (HybridEP or DeepEP) everywhere; the EP all-to-all overlap
+ * (overlap_moe_expert_parallel_comm) in every MXFP8 recipe, not in the
+ * H100 FP8 one; forced-balanced routing (the table's footnote:
+ * moe_imbalance 1); bf16 gradient reduction (the DeepSeek-V3 recipe's
+ * grad_reduce_in_fp32 false, kept for Qwen3 too: with expert data
+ * parallelism of 1 or 2 little rides on it); sequence parallelism and TP
+ * overlap with TP > 1.  The recipes' module recomputation
+ * (mla_up_proj, moe_act) and CUDA graphs are not modelled.  Every row is
+ * simulated with the model's one set of defaults; a row whose GPU the
+ * catalog lacks, or whose figures it lacks, is skipped and the reason
+ * printed. */
+/* Skips an MoE row, counted against its source and its groups. */
+static void moe_skip(const struct price_csv *csv, const struct price_csv_row *row,
+		     const char *label, const char *why)
+{
+	static const char *const kinds[] = { "model", "system", "container" };
+	char group[PRICE_NAME_MAX + 16];
+
+	skip(price_csv_get(row, price_csv_col(csv, "source_id")), label, why);
+	for (size_t k = 0; k < GP_ARRAY_LEN(kinds); k++) {
+		moe_group(group, sizeof(group), kinds[k], price_csv_get(row, price_csv_col(csv, kinds[k])));
+		source(group)->skipped++;
+	}
+}
+
+static void moe_row(const struct price_csv *csv, const struct price_csv_row *row,
+		    const struct price_catalog *cat, const struct sim_model_table *models)
+{
+	const char *src = price_csv_get(row, price_csv_col(csv, "source_id"));
+	const char *model = price_csv_get(row, price_csv_col(csv, "model"));
+	const char *system = price_csv_get(row, price_csv_col(csv, "system"));
+	const char *prec = price_csv_get(row, price_csv_col(csv, "precision"));
+	const struct sim_model *m = find_moe_model(models, model);
+	const struct moe_system *sys = NULL;
+	const struct price_gpu *gpu;
+	struct sim_parallel p;
+	struct sim_cluster c;
+	struct sim_result r;
+	char why[256], label[128], group[PRICE_NAME_MAX + 16];
+	int gpus;
+	double tok_s;
+
+	snprintf(label, sizeof(label), "%s %s %s gbs %s mbs %s pp %s ep %s (%s)", model, system,
+		 prec, price_csv_get(row, price_csv_col(csv, "gbs")),
+		 price_csv_get(row, price_csv_col(csv, "mbs")),
+		 price_csv_get(row, price_csv_col(csv, "pp")),
+		 price_csv_get(row, price_csv_col(csv, "ep")),
+		 price_csv_get(row, price_csv_col(csv, "container")));
+	if (!m) {
+		moe_skip(csv, row, label, "model not in models.csv");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(moe_systems) / sizeof(moe_systems[0]); i++)
+		if (!strcmp(moe_systems[i].name, system))
+			sys = &moe_systems[i];
+	if (!sys) {
+		moe_skip(csv, row, label, "system not described");
+		return;
+	}
+	gpu = price_gpu_find(cat, sys->gpu);
+	if (!gpu) {
+		snprintf(why, sizeof(why), "gpus.csv has no %s", sys->gpu);
+		moe_skip(csv, row, label, why);
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	c.gpu = *gpu;
+	c.gpus_per_node = sys->gpus_per_node;
+	c.nvlink_domain = sys->nvlink_domain;
+	c.inter_bytes_per_s = sys->inter_gbps * 1e9 / 8;
+
+	sim_parallel_init(&p);
+	gpus = cell_int(row, price_csv_col(csv, "num_gpus"), 0);
+	p.tp = cell_int(row, price_csv_col(csv, "tp"), 1);
+	p.pp = cell_int(row, price_csv_col(csv, "pp"), 1);
+	p.cp = cell_int(row, price_csv_col(csv, "cp"), 1);
+	p.interleave = cell_int(row, price_csv_col(csv, "vp"), 1);
+	p.ep = cell_int(row, price_csv_col(csv, "ep"), 1);
+	p.etp = cell_int(row, price_csv_col(csv, "etp"), 1);
+	p.gbs = cell_int(row, price_csv_col(csv, "gbs"), 0);
+	p.mbs = cell_int(row, price_csv_col(csv, "mbs"), 1);
+	if (p.tp * p.pp * p.cp < 1 || gpus % (p.tp * p.pp * p.cp)) {
+		moe_skip(csv, row, label, "gpus not divisible by tp x pp x cp");
+		return;
+	}
+	p.dp = gpus / (p.tp * p.pp * p.cp);
+	p.zero = 1;
+	p.seq_parallel = p.tp_overlap = p.tp > 1;
+	p.ep_flex = 1;
+	p.precision = !strcmp(prec, "MXFP8") ? SIM_PRECISION_MXFP8
+		      : !strcmp(prec, "FP8") ? SIM_PRECISION_FP8
+		      : !strcmp(prec, "NVFP4") ? SIM_PRECISION_NVFP4 : SIM_PRECISION_BF16;
+	p.ep_overlap = p.precision == SIM_PRECISION_MXFP8;
+	if (sim_check(m, &p, &c, why, sizeof(why)) != RC_OK) {
+		moe_skip(csv, row, label, why);
+		return;
+	}
+	sim_step(m, &p, &c, &r);
+	keep_config(m, &p, &c);
+	tok_s = cell_double(row, price_csv_col(csv, "tokens_per_s_per_gpu"));
+	if (!(tok_s > 0)) {
+		moe_skip(csv, row, label, "no measurement");
+		return;
+	}
+	record(src, "tokens/s/GPU", 1, r.tokens_per_s / gpus, tok_s, label, &r);
+	/* the same error per model, per system and per container release */
+	moe_group(group, sizeof(group), "model", model);
+	record_sub(group, r.tokens_per_s / gpus, tok_s, 1);
+	moe_group(group, sizeof(group), "system", system);
+	record_sub(group, r.tokens_per_s / gpus, tok_s, 1);
+	moe_group(group, sizeof(group), "container", price_csv_get(row, price_csv_col(csv, "container")));
+	record_sub(group, r.tokens_per_s / gpus, tok_s, 1);
+}
+
+/* The MoE table's groups in print order after their source: its models,
+ * its systems, its container releases (each in the file's order). */
+static void moe_groups(const struct price_csv *csv)
+{
+	static const char *const kinds[] = { "model", "system", "container" };
+	char group[PRICE_NAME_MAX + 16];
+
+	for (size_t i = 0; i < csv->n_rows; i++)
+		source(price_csv_get(&csv->rows[i], price_csv_col(csv, "source_id")));
+	for (size_t k = 0; k < GP_ARRAY_LEN(kinds); k++)
+		for (size_t i = 0; i < csv->n_rows; i++) {
+			moe_group(group, sizeof(group), kinds[k],
+				  price_csv_get(&csv->rows[i], price_csv_col(csv, kinds[k])));
+			source(group)->sub = 1;
+		}
+}
+
+/* One fine-tuning run: the model from models.csv, the method, the
+ * adapters and the offload as the row states them, mbs and gbs from its
+ * micro-batch (no accumulation), the GPUs of one node.  Tokens/s are the
+ * run's over all its GPUs; peak memory is torch's per GPU (GiB). */
+static void finetune_row(const struct price_csv *csv, const struct price_csv_row *row,
+			 const struct price_catalog *cat, const struct sim_model_table *models)
+{
+	const char *id = price_csv_get(row, price_csv_col(csv, "source_id"));
+	const char *method = price_csv_get(row, price_csv_col(csv, "method"));
+	const char *targets = price_csv_get(row, price_csv_col(csv, "lora_targets"));
+	const char *offload = price_csv_get(row, price_csv_col(csv, "offload"));
+	const char *notes = price_csv_get(row, price_csv_col(csv, "notes"));
+	const struct sim_model *mp = sim_model_find(models, price_csv_get(row, price_csv_col(csv,
+												"model")));
+	const struct price_gpu *gpu = price_gpu_find(cat, price_csv_get(row, price_csv_col(csv, "gpu")));
+	struct sim_model m;
+	struct sim_parallel p;
+	struct sim_cluster c;
+	struct sim_result r;
+	struct source_stats *s = source(id);
+	char why[256], label[128];
+	double tok_s, mem_gib;
+	int gpus, v = 0;
+
+	s->ft = 1;
+	snprintf(label, sizeof(label), "%s %s %s x%s", price_csv_get(row, price_csv_col(csv, "model")),
+		 method, price_csv_get(row, price_csv_col(csv, "gpu")),
+		 price_csv_get(row, price_csv_col(csv, "num_gpus")));
+	if (strstr(notes, "skipped")) {
+		skip(id, label, "an 8-bit paged optimizer (not modelled)");
+		return;
+	}
+	if (!mp || !gpu) {
+		skip(id, label, "model or GPU not in the shipped tables");
+		return;
+	}
+	m = *mp;
+	m.seq = cell_int(row, price_csv_col(csv, "seq_len"), m.seq);
+	gpus = cell_int(row, price_csv_col(csv, "num_gpus"), 1);
+	sim_parallel_init(&p);
+	p.dp = gpus;
+	p.mbs = cell_int(row, price_csv_col(csv, "micro_batch"), 1);
+	p.gbs = p.mbs * gpus;
+	p.zero = cell_int(row, price_csv_col(csv, "zero_stage"), 0);
+	p.recompute = strcmp(price_csv_get(row, price_csv_col(csv, "recompute")), "full") == 0
+		      ? SIM_RECOMPUTE_FULL : SIM_RECOMPUTE_NONE;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(method, sim_ft_method_names[i]))
+			v = i;
+	p.ft.method = (enum sim_ft_method)v;
+	p.ft.lora_rank = cell_int(row, price_csv_col(csv, "lora_rank"), 0);
+	if (targets[0])
+		sim_lora_targets_parse(targets, &p.ft.lora_targets);
+	p.ft.offload = strcmp(offload, "cpu") == 0 ? SIM_OFFLOAD_CPU : SIM_OFFLOAD_NONE;
+	memset(&c, 0, sizeof(c));
+	c.gpu = *gpu;
+	c.gpus_per_node = gpus;
+	c.host.memory_bytes = cell_double(row, price_csv_col(csv, "host_memory_gb")) * 1e9;
+	c.host.cpu_cores = cell_double(row, price_csv_col(csv, "host_cpu_cores"));
+	c.host.pcie_bytes_per_s = cell_double(row, price_csv_col(csv, "host_pcie_gb_per_s")) * 1e9;
+	if (sim_check(&m, &p, &c, why, sizeof(why)) != RC_OK) {
+		skip(id, label, why);
+		return;
+	}
+	sim_step(&m, &p, &c, &r);
+	keep_config(&m, &p, &c);
+	tok_s = cell_double(row, price_csv_col(csv, "measured_tokens_per_s"));
+	mem_gib = cell_double(row, price_csv_col(csv, "peak_memory_gib"));
+	record(id, "tokens/s", 1, r.tokens_per_s, tok_s, label, &r);
+	if (mem_gib > 0) {
+		/* peak as torch reports it: the tensors, without the CUDA
+		 * context */
+		double pred = (r.memory.total - SIM_CONTEXT_BYTES) / 1073741824.0;
+
+		s->sum_mem_ape += fabs(pred - mem_gib) / mem_gib;
+		s->n_mem++;
+		if (verbose)
+			printf("  %-18s %-44.44s %-13s pred %10.4g meas %10.4g  %+6.1f%%\n", id,
+			       label, "memory GiB", pred, mem_gib, 100 * (pred / mem_gib - 1));
+	}
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -464,7 +773,7 @@ int main(int argc, char **argv)
 	struct price_opts po;
 	struct price_catalog cat;
 	struct sim_model_table models;
-	struct price_csv pub, vt;
+	struct price_csv pub, vt, moe, ft;
 	const struct price_gpu *a100;
 	double all_ape = 0, all_signed = 0, mean_of_sources = 0, bias_of_sources = 0;
 	int all_n = 0, argi = 1, status = 0, n_sources = 0, missed = 0;
@@ -519,21 +828,41 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out_pub;
 	}
+	snprintf(path, sizeof(path), "%s/moe_runs.csv", bench_dir);
+	if (price_csv_load(path, &moe) != RC_OK) {
+		status = 2;
+		goto out_vt;
+	}
+	snprintf(path, sizeof(path), "%s/finetune_runs.csv", bench_dir);
+	if (price_csv_load(path, &ft) != RC_OK) {
+		status = 2;
+		goto out_moe;
+	}
 
 	for (i = 0; i < pub.n_rows; i++)
 		published_row(&pub, &pub.rows[i], &cat, &models);
 	for (i = 0; i < vt.n_rows; i++)
 		vtrain_row(&vt.rows[i], a100);
+	moe_groups(&moe);
+	for (i = 0; i < moe.n_rows; i++)
+		moe_row(&moe, &moe.rows[i], &cat, &models);
+	for (i = 0; i < ft.n_rows; i++)
+		finetune_row(&ft, &ft.rows[i], &cat, &models);
 
 	printf("simulator accuracy: error of the predicted step time per source\n"
 	       "(bias: signed mean, + = predicted slower than measured)\n");
-	printf("%-20s %6s %8s %9s %8s\n", "source", "rows", "MAPE", "bias", "skipped");
+	printf("%-24s %6s %8s %9s %8s\n", "source", "rows", "MAPE", "bias", "skipped");
 	for (int s = 0; s < n_stats; s++) {
 		double mape = stats[s].n ? 100 * stats[s].sum_ape / stats[s].n : 0;
 		double bias = stats[s].n ? 100 * stats[s].sum_signed / stats[s].n : 0;
 
-		printf("%-20s %6d %7.1f%% %+8.1f%% %8d\n", stats[s].id, stats[s].n, mape,
-		       bias, stats[s].skipped);
+		if (stats[s].ft)
+			continue;
+		if (stats[s].n)
+			printf("%-24s %6d %7.1f%% %+8.1f%% %8d\n", stats[s].id, stats[s].n, mape,
+			       bias, stats[s].skipped);
+		else
+			printf("%-24s %6d %8s %9s %8d\n", stats[s].id, 0, "-", "-", stats[s].skipped);
 		if (stats[s].sub || !stats[s].n)
 			continue;
 		n_sources++;
@@ -549,16 +878,33 @@ int main(int argc, char **argv)
 		mean_of_sources /= n_sources;
 		bias_of_sources /= n_sources;
 	}
-	printf("%-20s %6d %7.1f%% %+8.1f%%\n", "all rows", all_n,
+	printf("%-24s %6d %7.1f%% %+8.1f%%\n", "all rows", all_n,
 	       all_n ? 100 * all_ape / all_n : 0, all_n ? 100 * all_signed / all_n : 0);
-	printf("%-20s %6d %7.1f%% %+8.1f%%\n", "mean of sources", n_sources,
+	printf("%-24s %6d %7.1f%% %+8.1f%%\n", "mean of sources", n_sources,
 	       mean_of_sources, bias_of_sources);
 	printf("target (every source MAPE <= 10%%, |bias| <= 7%%): %s",
 	       missed ? "missed by " : "met\n");
 	if (missed)
 		printf("%d of %d sources\n", missed, n_sources);
-	speed();
+	for (int k = 0; k < n_reasons; k++)
+		printf("%s: %d row%s skipped: %s\n", reasons[k].id, reasons[k].n,
+		       reasons[k].n == 1 ? "" : "s", reasons[k].why);
+	printf("\nfine-tuning (LoRA, QLoRA, offload), apart from the totals above:\n");
+	printf("%-24s %6s %8s %9s %10s %8s\n", "source", "rows", "MAPE", "bias", "memory MAPE",
+	       "skipped");
+	for (int s = 0; s < n_stats; s++)
+		if (stats[s].ft)
+			printf("%-24s %6d %7.1f%% %+8.1f%% %10.1f%% %8d\n", stats[s].id, stats[s].n,
+			       stats[s].n ? 100 * stats[s].sum_ape / stats[s].n : 0,
+			       stats[s].n ? 100 * stats[s].sum_signed / stats[s].n : 0,
+			       stats[s].n_mem ? 100 * stats[s].sum_mem_ape / stats[s].n_mem : 0,
+			       stats[s].skipped);
 
+	price_csv_release(&ft);
+	speed();
+out_moe:
+	price_csv_release(&moe);
+out_vt:
 	price_csv_release(&vt);
 out_pub:
 	price_csv_release(&pub);

@@ -401,7 +401,7 @@ static void print_block(const struct plan_row *row)
 	block_terms(terms, sizeof(terms), b);
 	printf("capacity-block: %d x %s in %s for %.0f days, paid up front at $%g per instance-hour "
 	       "(%s, %s): %s; terms %s; no preemption; the operating system fee is not included; "
-	       "the job runs %s\n", c->nodes, c->offering->instance_type, c->offering->region,
+	       "the job runs %s\n", c->billed_nodes, c->offering->instance_type, c->offering->region,
 	       c->costs.charged_s / 86400.0, b->usd_per_hour, b->source, b->price_date,
 	       unit_fmt_usd(a, sizeof(a), c->costs.compute_usd * row->fraction), terms,
 	       unit_fmt_duration(t, sizeof(t), c->time_s * row->fraction));

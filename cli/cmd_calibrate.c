@@ -169,10 +169,8 @@ static enum rc default_output(const char *gpu, char *buf, size_t size)
 		return RC_ERR;
 	}
 	snprintf(sub, sizeof(sub), "%s/calibration", dir);
-	if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || (mkdir(sub, 0755) != 0 && errno != EEXIST)) {
-		gp_error("%s: cannot create: %s", sub, strerror(errno));
+	if (gp_mkdir_p(sub) != RC_OK)
 		return RC_ERR;
-	}
 	exec_calibration_path(buf, size, dir, gpu);
 	return RC_OK;
 }

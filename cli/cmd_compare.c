@@ -19,7 +19,7 @@
 #include "cmd_compare.h"
 #include "cmd_plan.h"
 
-enum { OPT_GPUS = PCLI_FIRST_FREE };
+enum { OPT_GPUS = PCLI_FIRST_FREE, OPT_VS };
 
 #define COMPARE_DEFAULT_GPUS 8
 
@@ -34,6 +34,9 @@ static void help(void)
 	       "renting the same GPU.  Assumptions and their sources follow the table.\n"
 	       "--json prints all of it as one JSON document (schema gpuplan.compare/1).\n\n"
 	       "  --gpus N              GPUs per option (default %d: one 8-GPU machine)\n"
+	       "  --vs GPU              also the break-even of each bought option against\n"
+	       "                        renting this GPU on as many GPUs (default: the same GPU\n"
+	       "                        only), e.g. --gpu RTX4090 --vs H100\n"
 	       "  -q, --quiet           no progress or notes on stderr (default off)\n"
 	       "  -h, --help            this help\n",
 	       COMPARE_DEFAULT_GPUS);
@@ -77,10 +80,10 @@ static enum rc cheapest(const struct plan_job *job, const struct price_catalog *
 /* Months of use at the assumed utilisation after which the purchase is
  * paid back by what renting would have cost beyond the power: purchase /
  * ((rent - power) per token x tokens per month on the owned machines). */
-static double breakeven_months(const struct compare_entry *e, const struct plan_job *job,
-			       const struct price_owned_opts *oo)
+static double breakeven_months(const struct compare_entry *e, const struct plan_candidate *rent,
+			       const struct plan_job *job, const struct price_owned_opts *oo)
 {
-	double rent_per_tok = e->rent.costs.compute_usd / job->tokens;
+	double rent_per_tok = rent->costs.compute_usd / job->tokens;
 	double power_per_tok = e->oc.power_usd_per_hour * e->machines * e->buy.time_s / 3600.0 /
 			       job->tokens;
 	double tok_per_month = job->tokens / e->buy.time_s * 3600.0 * UNIT_HOURS_PER_MONTH *
@@ -89,7 +92,7 @@ static double breakeven_months(const struct compare_entry *e, const struct plan_
 
 	if (!(saving > 0))
 		return -1;
-	return e->hw->price_usd * e->machines / saving;
+	return e->bought.price_usd * e->machines / saving;
 }
 
 static enum rc compare_gpu(const struct plan_cli *pc, const struct plan_cli_data *d,
@@ -100,20 +103,32 @@ static enum rc compare_gpu(const struct plan_cli *pc, const struct plan_cli_data
 	enum rc rc;
 
 	/* Renting means on-demand (and reserved with --reserved) unless the
-	 * user asked for spot. */
+	 * user asked for spot; not a capacity block, paid up front for a
+	 * term (an offering sold only as blocks, AWS's P6e UltraServers, has
+	 * no rent here). */
 	if (rent_opts.filter.spot < 0)
 		rent_opts.filter.spot = 0;
+	rent_opts.blocks = NULL;
 	rc = cheapest(job, &d->cat, &rent_opts, e->gpu, n, &e->rent);
 	if (rc != RC_OK && rc != RC_INFEASIBLE)
 		return rc;
 	e->have_rent = rc == RC_OK;
 
 	e->hw = price_hardware_for_gpu(&d->hardware, e->gpu->name);
+	if (e->hw) {
+		e->bought = *e->hw;
+		/* Cards are sold one by one: fewer than the row lists cost
+		 * their share of its price (the host is not priced anyway). */
+		if (e->hw->cards_only && n < e->hw->gpus) {
+			e->bought.price_usd = e->hw->price_usd * n / e->hw->gpus;
+			e->bought.gpus = n;
+		}
+	}
 	if (!e->hw) {
 		e->why_no_buy = "no machine in hardware.csv";
-	} else if (n % e->hw->gpus) {
+	} else if (n % e->bought.gpus) {
 		e->why_no_buy = "GPU count not a multiple of the machine's";
-	} else if (price_owned_cost(e->hw, e->gpu, &pc->cost.owned, &e->oc) != 0) {
+	} else if (price_owned_cost(&e->bought, e->gpu, &pc->cost.owned, &e->oc) != 0) {
 		e->why_no_buy = "no TDP figure in gpus.csv";
 	} else {
 		struct price_catalog own;
@@ -124,8 +139,8 @@ static enum rc compare_gpu(const struct plan_cli *pc, const struct plan_cli_data
 		own.gpus = d->cat.gpus;
 		own.n_gpus = d->cat.n_gpus;
 		own.gpus_path = d->cat.gpus_path;
-		e->machines = n / e->hw->gpus;
-		price_catalog_add_owned(&own, e->hw, e->machines, e->oc.usd_per_hour);
+		e->machines = n / e->bought.gpus;
+		price_catalog_add_owned(&own, &e->bought, e->machines, e->oc.usd_per_hour);
 		buy_opts.filter.spot = -1;
 		buy_opts.filter.provider[0] = buy_opts.filter.region[0] = '\0';
 		buy_opts.commitments = NULL;
@@ -144,7 +159,7 @@ static enum rc compare_gpu(const struct plan_cli *pc, const struct plan_cli_data
 	}
 	e->breakeven_months = NAN;
 	if (e->have_buy && e->have_rent)
-		e->breakeven_months = breakeven_months(e, job, &pc->cost.owned);
+		e->breakeven_months = breakeven_months(e, &e->rent, job, &pc->cost.owned);
 	e->best_cost = INFINITY;
 	if (e->have_rent)
 		e->best_cost = e->rent.cost_usd;
@@ -183,27 +198,63 @@ static void print_entry(const struct compare_entry *e, const struct plan_job *jo
 			  e->rent.usd_per_hour / (e->rent.nodes * e->rent.cluster.gpus_per_node), "");
 	}
 	if (e->have_buy) {
-		snprintf(where, sizeof(where), "%d x %s (%s, %s)%s", e->machines, e->hw->name,
-			 unit_fmt_usd(a, sizeof(a), e->hw->price_usd), e->hw->price_date,
-			 e->hw->cards_only ? " cards only" : "");
+		if (e->bought.gpus < e->hw->gpus)
+			snprintf(where, sizeof(where), "%d cards of %s (%s, %s)", e->bought.gpus,
+				 e->bought.name, unit_fmt_usd(a, sizeof(a), e->bought.price_usd),
+				 e->bought.price_date);
+		else
+			snprintf(where, sizeof(where), "%d x %s (%s, %s)%s", e->machines,
+				 e->bought.name, unit_fmt_usd(a, sizeof(a), e->bought.price_usd),
+				 e->bought.price_date, e->bought.cards_only ? " cards only" : "");
 		if (isnan(e->breakeven_months))
 			snprintf(be, sizeof(be), "no rental to compare");
 		else if (e->breakeven_months < 0)
 			snprintf(be, sizeof(be), "never (renting costs less than power)");
 		else
 			snprintf(be, sizeof(be), "%.1f months%s", e->breakeven_months,
-				 e->hw->cards_only ? " (host not priced)" : "");
+				 e->bought.cards_only ? " (host not priced)" : "");
 		print_row(e->have_rent ? "" : e->gpu->name, "buy", where, &e->buy, job->tokens,
 			  e->oc.usd_per_gpu_hour, be);
 		/* The owning cost per GPU-hour with its parts. */
 		printf("%-16s %-6s = $%.3f purchase (%s / (%g y x %.0f h x %.0f%%) / %d GPUs) + $%.3f "
 		       "power (%.0f W x PUE %g x $%g/kWh / %d GPUs)\n",
-		       "", "", e->oc.capex_usd_per_gpu_hour, unit_fmt_usd(a, sizeof(a), e->hw->price_usd),
+		       "", "", e->oc.capex_usd_per_gpu_hour, unit_fmt_usd(a, sizeof(a), e->bought.price_usd),
 		       oo->amortisation_years, PRICE_HOURS_PER_YEAR, 100.0 * oo->utilisation,
-		       e->hw->gpus, e->oc.power_usd_per_gpu_hour, e->oc.power_w, oo->pue,
-		       oo->usd_per_kwh, e->hw->gpus);
+		       e->bought.gpus, e->oc.power_usd_per_gpu_hour, e->oc.power_w, oo->pue,
+		       oo->usd_per_kwh, e->bought.gpus);
 	} else if (e->have_rent) {
 		printf("%-16s %-6s %s\n", "", "buy", e->why_no_buy);
+	}
+}
+
+/* Each bought option against renting vs's GPU: cost of this job on both,
+ * and the months after which buying has paid for itself. */
+static void print_vs(const struct compare_entry *vs, const struct compare_entry *ents,
+		     size_t n_ents, const struct plan_job *job, const struct price_owned_opts *oo)
+{
+	const struct plan_candidate *r = &vs->rent;
+	char a[32], b[32], c[32], d[32];
+
+	printf("\nagainst renting %s (%s %s, %s): %s for %s\n", vs->gpu->name,
+	       r->offering->provider, r->offering->instance_type, price_purchase_str(r->purchase),
+	       unit_fmt_duration(a, sizeof(a), r->time_s), unit_fmt_usd(b, sizeof(b), r->cost_usd));
+	for (size_t i = 0; i < n_ents; i++) {
+		const struct compare_entry *e = &ents[i];
+		double m;
+
+		if (!e->have_buy)
+			continue;
+		m = breakeven_months(e, r, job, oo);
+		printf("  buy %d x %s: %s for %s (%s of it purchase); ", e->machines * e->bought.gpus,
+		       e->gpu->name, unit_fmt_duration(c, sizeof(c), e->buy.time_s),
+		       unit_fmt_usd(d, sizeof(d), e->buy.cost_usd),
+		       unit_fmt_usd(a, sizeof(a), e->oc.capex_usd_per_hour * e->machines *
+				    e->buy.time_s / 3600.0));
+		if (m < 0)
+			printf("never breaks even (renting costs less than its power)\n");
+		else
+			printf("breaks even after %.1f months at %.0f%% use%s\n", m, 100 * oo->utilisation,
+			       e->bought.cards_only ? " (host not priced)" : "");
 	}
 }
 
@@ -216,7 +267,7 @@ static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_d
 	int any_cards = 0;
 
 	for (size_t i = 0; i < n_ents; i++)
-		any_cards |= ents[i].have_buy && ents[i].hw->cards_only;
+		any_cards |= ents[i].have_buy && ents[i].bought.cards_only;
 	printf("\nassumptions (sources in data/SOURCES.md):\n");
 	printf("  throughput   the planner's search and analytic simulator on exactly %d GPUs of each\n"
 	       "               type, least cost: rent over %s, buy over the machine alone\n",
@@ -250,13 +301,15 @@ enum rc cmd_compare(int argc, char **argv)
 	static const struct option longopts[] = {
 		PLAN_CLI_OPTIONS,
 		{ "gpus", required_argument, NULL, OPT_GPUS },
+		{ "vs", required_argument, NULL, OPT_VS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct plan_cli pc;
 	struct plan_cli_data d;
-	struct compare_entry *ents = NULL;
+	struct compare_entry *ents = NULL, vs;
+	const char *vs_name = NULL;
 	size_t n_ents = 0;
 	int n = COMPARE_DEFAULT_GPUS, ch;
 	enum rc rc = RC_OK;
@@ -272,6 +325,7 @@ enum rc cmd_compare(int argc, char **argv)
 		}
 		switch (ch) {
 		case OPT_GPUS: rc = cli_parse_int("--gpus", optarg, 1, 1 << 20, &n); break;
+		case OPT_VS: vs_name = optarg; break;
 		case 'q': gp_log_quiet(1); break;
 		case 'h': help(); return RC_OK;
 		default: return cli_bad_option("compare", optopt, argv[optind - 1]);
@@ -320,6 +374,20 @@ enum rc cmd_compare(int argc, char **argv)
 			 d.jobs[0].name, n);
 		rc = RC_INFEASIBLE;
 	}
+	/* --vs: the rented plan every bought one is held against */
+	memset(&vs, 0, sizeof(vs));
+	if (rc == RC_OK && vs_name) {
+		vs.gpu = cli_gpu_find(&d.cat, "--vs", vs_name);
+		if (!vs.gpu)
+			rc = RC_USAGE;
+		else
+			rc = compare_gpu(&pc, &d, &pc.opts, n, &vs);
+		if (rc == RC_OK && !vs.have_rent) {
+			gp_error("--vs: expected a GPU rented on %d GPUs, found no plan of %s that fits",
+				 n, vs.gpu->name);
+			rc = RC_INFEASIBLE;
+		}
+	}
 	if (rc == RC_OK)
 		qsort(ents, n_ents, sizeof(*ents), by_cost);
 	if (rc == RC_OK && pc.json) {
@@ -341,6 +409,8 @@ enum rc cmd_compare(int argc, char **argv)
 		       "COST", "USD/B-TOK", "USD/GPU-H", "BREAK-EVEN");
 		for (size_t i = 0; i < n_ents; i++)
 			print_entry(&ents[i], &d.jobs[0], &pc.cost.owned);
+		if (vs.have_rent)
+			print_vs(&vs, ents, n_ents, &d.jobs[0], &pc.cost.owned);
 		print_assumptions(&pc, &d, ents, n_ents, n);
 	}
 	free(ents);

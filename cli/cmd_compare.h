@@ -17,6 +17,9 @@ struct compare_entry {
 	struct plan_candidate rent, buy;  /* buy.offering is NULL: see buy_offering */
 	struct price_offering buy_offering; /* the owned machines as priced */
 	const struct price_hardware *hw;
+	/* What is bought: hw, or for a cards-only row fewer cards than it
+	 * lists, that many at its price per card. */
+	struct price_hardware bought;
 	int machines;
 	struct price_owned_cost oc;      /* one machine */
 	double breakeven_months;         /* < 0: never; NAN: no rent to compare */

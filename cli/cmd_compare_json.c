@@ -49,15 +49,15 @@ static cJSON *buy_json(const struct compare_entry *e, double tokens, const struc
 			       e->oc.usd_per_gpu_hour, o);
 	cJSON *x = cJSON_AddObjectToObject(p, "machine");
 
-	cJSON_AddStringToObject(x, "name", e->hw->name);
-	cJSON_AddStringToObject(x, "vendor", e->hw->vendor);
+	cJSON_AddStringToObject(x, "name", e->bought.name);
+	cJSON_AddStringToObject(x, "vendor", e->bought.vendor);
 	cJSON_AddNumberToObject(x, "count", e->machines);
-	cJSON_AddNumberToObject(x, "gpus", e->hw->gpus);
-	add_num(x, "price_usd", e->hw->price_usd);
-	cJSON_AddStringToObject(x, "price_date", e->hw->price_date);
-	cJSON_AddBoolToObject(x, "cards_only", e->hw->cards_only);
+	cJSON_AddNumberToObject(x, "gpus", e->bought.gpus);
+	add_num(x, "price_usd", e->bought.price_usd);
+	cJSON_AddStringToObject(x, "price_date", e->bought.price_date);
+	cJSON_AddBoolToObject(x, "cards_only", e->bought.cards_only);
 	add_num(x, "power_w", e->oc.power_w);
-	add_num(x, "host_power_w", e->hw->host_power_w);
+	add_num(x, "host_power_w", e->bought.host_power_w);
 	x = cJSON_AddObjectToObject(p, "owning");
 	add_num(x, "usd_per_gpu_hour", e->oc.usd_per_gpu_hour);
 	add_num(x, "capex_usd_per_gpu_hour", e->oc.capex_usd_per_gpu_hour);

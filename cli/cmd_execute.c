@@ -411,6 +411,18 @@ static enum rc build_opts(int argc, char **argv, struct exec_opts *o, struct fla
 		rc = sim_plan_read(plan, &sp);
 		if (rc != RC_OK)
 			return rc;
+		/* The executor trains every weight with its states on the GPU:
+		 * measuring that against a LoRA, QLoRA or offload prediction
+		 * would compare two different jobs. */
+		if (sp.par.ft.method == SIM_FT_LORA || sp.par.ft.method == SIM_FT_QLORA ||
+		    sp.par.ft.offload != SIM_OFFLOAD_NONE) {
+			gp_error("%s: .finetune: expected full training without offload, which the "
+				 "executor runs, found %s with offload %s", plan,
+				 sim_ft_method_names[sp.par.ft.method],
+				 sim_offload_names[sp.par.ft.offload]);
+			gp_hint("export it (--format trl or deepspeed) to run it with its framework");
+			return RC_INPUT;
+		}
 		exec_opts_init(o);
 		o->model = sp.model;
 		o->par = sp.par;

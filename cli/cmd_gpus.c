@@ -14,9 +14,12 @@
 static void help(void)
 {
 	printf("usage: gpuplan gpus [list] [--json]\n\n"
-	       "Lists data/gpus.csv: memory, memory bandwidth, dense tensor peaks, the\n"
-	       "intra-node link and board power; an empty figure is one no source gave,\n"
-	       "and a GPU without memory, bf16 or bandwidth figures cannot be planned for.\n\n"
+	       "Lists data/gpus.csv: memory, memory bandwidth, dense tensor peaks (bf16,\n"
+	       "fp8, the microscaling MXFP8 and NVFP4, tf32), the intra-node link, the\n"
+	       "NVLink domain (GPUs joined by NVLink across nodes, as in an NVL72 rack;\n"
+	       "'node' where the domain is one node) and board power; an empty figure\n"
+	       "('-') is one no source gave, and a GPU without memory, bf16 or bandwidth\n"
+	       "figures cannot be planned for.\n\n"
 	       "  --json       JSON (schema gpuplan.gpus/1) instead of a table (default off)\n"
 	       "  -h, --help   this help\n");
 }
@@ -77,27 +80,36 @@ enum rc cmd_gpus(int argc, char **argv)
 	for (size_t i = 0; i < cat.n_gpus; i++)
 		if ((int)strlen(cat.gpus[i].name) > w)
 			w = (int)strlen(cat.gpus[i].name);
-	printf("%-*s  %6s  %8s  %6s  %6s  %6s  %6s  %8s  %6s  %5s  %s\n", w, "NAME", "MEM_GB",
-	       "HBM_TB/S", "BF16", "FP8", "TF32", "FP32", "LINK_GB/S", "NVLINK", "TDP_W",
+	printf("%-*s  %6s  %8s  %6s  %6s  %6s  %6s  %6s  %6s  %8s  %6s  %6s  %5s  %s\n", w, "NAME",
+	       "MEM_GB", "HBM_TB/S", "BF16", "FP8", "MXFP8", "NVFP4", "TF32", "FP32", "LINK_GB/S",
+	       "NVLINK", "DOMAIN", "TDP_W",
 	       "NOTE (TFLOP/s dense; link per GPU, both directions)");
 	for (size_t i = 0; i < cat.n_gpus; i++) {
 		const struct price_gpu *g = &cat.gpus[i];
-		char b[8][32], why[160];
+		char b[10][32], dom[16], why[160];
 		int ok = price_gpu_eligible(g, why, sizeof(why));
 
-		printf("%-*s  %6s  %8s  %6s  %6s  %6s  %6s  %8s  %6s  %5s  %s\n", w, g->name,
+		if (g->nvlink_domain > 0)
+			snprintf(dom, sizeof(dom), "%d", g->nvlink_domain);
+		else
+			snprintf(dom, sizeof(dom), "node");
+		printf("%-*s  %6s  %8s  %6s  %6s  %6s  %6s  %6s  %6s  %8s  %6s  %6s  %5s  %s\n", w,
+		       g->name,
 		       fig(b[0], 32, g->memory_bytes, 1e9, 4),
 		       fig(b[1], 32, g->hbm_bytes_per_s, 1e12, 4),
 		       fig(b[2], 32, g->bf16_flops_per_s, 1e12, 6),
 		       fig(b[3], 32, g->fp8_flops_per_s, 1e12, 6),
-		       fig(b[4], 32, g->tf32_flops_per_s, 1e12, 6),
-		       fig(b[5], 32, g->fp32_flops_per_s, 1e12, 4),
-		       fig(b[6], 32, g->intra_bytes_per_s * 2, 1e9, 5),
-		       g->nvlink ? "yes" : "no",
-		       fig(b[7], 32, g->tdp_w, 1, 5),
+		       fig(b[4], 32, g->mxfp8_flops_per_s, 1e12, 6),
+		       fig(b[5], 32, g->nvfp4_flops_per_s, 1e12, 6),
+		       fig(b[6], 32, g->tf32_flops_per_s, 1e12, 6),
+		       fig(b[7], 32, g->fp32_flops_per_s, 1e12, 4),
+		       fig(b[8], 32, g->intra_bytes_per_s * 2, 1e9, 5),
+		       g->nvlink ? "yes" : "no", dom,
+		       fig(b[9], 32, g->tdp_w, 1, 5),
 		       ok ? g->aliases : why + strlen(g->name) + 2);
 	}
-	gp_info("%zu GPUs from %s; NOTE lists aliases, or why a GPU cannot be planned for",
+	gp_info("%zu GPUs from %s; DOMAIN: GPUs of one NVLink domain across nodes (an NVL72 "
+		"rack), node: the node's GPUs; NOTE lists aliases, or why a GPU cannot be planned for",
 		cat.n_gpus, cat.gpus_path);
 	price_catalog_release(&cat);
 	return RC_OK;

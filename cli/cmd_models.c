@@ -1,7 +1,8 @@
 /*
  * cmd_models.c - `gpuplan models list|show NAME [--json]`: the model
- * presets of data/models.csv with their exact parameter counts (from the
- * simulator's sim_model_params) beside the count their authors published.
+ * presets of data/models.csv with their exact parameter counts, total
+ * and active per token (from the simulator's sim_model_params and
+ * sim_model_active_params), beside the counts their authors published.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -37,37 +38,50 @@ static void fmt_int(char *buf, size_t size, double v)
 	buf[o] = '\0';
 }
 
+/* A published count in billions, "-" when not stated. */
+static void fmt_billions(char *buf, size_t size, double v)
+{
+	if (v > 0)
+		snprintf(buf, size, "%.4g", v / 1e9);
+	else
+		snprintf(buf, size, "-");
+}
+
 static void print_list(const struct sim_model_table *t)
 {
-	printf("%-16s %6s %6s %5s %4s %6s %7s %6s %-6s %4s %5s %10s %10s\n", "NAME", "LAYERS",
-	       "HIDDEN", "HEADS", "KV", "FFN", "VOCAB", "SEQ", "MLP", "TIED", "GBS", "PARAMS_B",
-	       "PUBLISHED");
+	printf("%-16s %6s %6s %5s %4s %6s %7s %6s %-6s %4s %5s %8s %10s %10s %9s %10s\n",
+	       "NAME", "LAYERS", "HIDDEN", "HEADS", "KV", "FFN", "VOCAB", "SEQ", "MLP", "TIED",
+	       "GBS", "EXPERTS", "PARAMS_B", "PUBLISHED", "ACTIVE_B", "PUB_ACTIVE");
 	for (size_t i = 0; i < t->n; i++) {
 		const struct sim_model *m = &t->models[i];
-		char gbs[16], pub[16];
+		char gbs[16], pub[16], pub_active[16], experts[16];
 
 		snprintf(gbs, sizeof(gbs), m->gbs ? "%d" : "-", m->gbs);
-		if (m->published_params > 0)
-			snprintf(pub, sizeof(pub), "%.4g", m->published_params / 1e9);
+		/* routed, top-k: "256/8" */
+		if (m->experts > 0)
+			snprintf(experts, sizeof(experts), "%d/%d", m->experts, m->top_k);
 		else
-			snprintf(pub, sizeof(pub), "-");
-		printf("%-16s %6d %6d %5d %4d %6d %7d %6d %-6s %4s %5s %10.3f %10s\n", m->name,
-		       m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab, m->seq,
-		       sim_mlp_str(m->mlp),
-		       m->tied_embeddings ? "yes" : "no", gbs, sim_model_params(m) / 1e9, pub);
+			snprintf(experts, sizeof(experts), "-");
+		fmt_billions(pub, sizeof(pub), m->published_params);
+		fmt_billions(pub_active, sizeof(pub_active), m->published_active_params);
+		printf("%-16s %6d %6d %5d %4d %6d %7d %6d %-6s %4s %5s %8s %10.3f %10s %9.3f %10s\n",
+		       m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab,
+		       m->seq, sim_mlp_str(m->mlp), m->tied_embeddings ? "yes" : "no", gbs, experts,
+		       sim_model_params(m) / 1e9, pub, sim_model_active_params(m) / 1e9, pub_active);
 	}
 }
 
 static void print_show(const struct sim_model *m)
 {
-	double params = sim_model_params(m);
+	double params = sim_model_params(m), active = sim_model_active_params(m);
+	double emb = (double)m->vocab * m->hidden;
 	char exact[48];
 
 	fmt_int(exact, sizeof(exact), params);
 	printf("model            %s\n", m->name);
 	printf("layers           %d\n", m->layers);
 	printf("hidden           %d\n", m->hidden);
-	printf("heads            %d (head dim %d)\n", m->heads, m->hidden / m->heads);
+	printf("heads            %d (head dim %g)\n", m->heads, sim_qk_head_dim(m));
 	printf("kv_heads         %d%s\n", m->kv_heads,
 	       m->kv_heads < m->heads ? " (grouped-query attention)" : "");
 	printf("ffn_hidden       %d (%.3g x hidden)\n", m->ffn, (double)m->ffn / m->hidden);
@@ -80,10 +94,41 @@ static void print_show(const struct sim_model *m)
 		       (double)m->gbs * m->seq / 1e6);
 	else
 		printf("global_batch     not stated by the source\n");
+	if (m->head_dim > 0)
+		printf("head_dim         %d\n", m->head_dim);
+	if (m->window > 0) {
+		printf("sliding_window   %d tokens", m->window);
+		if (m->window_full_every > 0)
+			printf(", every %d%s layer full", m->window_full_every,
+			       m->window_full_every == 2 ? "nd" : m->window_full_every == 3 ? "rd" : "th");
+		printf("\n");
+	}
+	if (m->attn_sinks)
+		printf("attention sinks  one learned logit per head\n");
+	if (m->kv_lora_rank > 0)
+		printf("attention        MLA: q rank %d, kv rank %d, heads of %d nope + %d rope, values %d\n",
+		       m->q_lora_rank, m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim, m->v_head_dim);
+	if (m->experts > 0) {
+		printf("experts          %d routed of %d, top-%d", m->experts, m->expert_ffn, m->top_k);
+		if (m->shared_experts > 0)
+			printf(", %d shared of %d", m->shared_experts,
+			       m->shared_ffn > 0 ? m->shared_ffn : m->expert_ffn);
+		printf("\n");
+		if (m->dense_layers > 0)
+			printf("dense layers     the first %d (MLP of ffn_hidden)\n", m->dense_layers);
+	}
+	if (m->mtp_layers > 0)
+		printf("mtp layers       %d (%.3f B more parameters, trained beside the model)\n",
+		       m->mtp_layers, sim_mtp_params(m) / 1e9);
 	printf("parameters       %s (%.3f B)\n", exact, params / 1e9);
 	if (m->published_params > 0)
 		printf("published        %.4g B (%+.2f%%)\n", m->published_params / 1e9,
 		       100.0 * (params - m->published_params) / m->published_params);
+	fmt_int(exact, sizeof(exact), active);
+	printf("active           %s (%.3f B; %.3f B counting the input embedding)\n", exact,
+	       active / 1e9, (active + emb) / 1e9);
+	if (m->published_active_params > 0)
+		printf("published active %.4g B\n", m->published_active_params / 1e9);
 }
 
 enum rc cmd_models(int argc, char **argv)

@@ -26,11 +26,42 @@ static cJSON *model_json(const struct sim_model *m)
 		cJSON_AddNumberToObject(o, "global_batch_seqs", m->gbs);
 	else
 		cJSON_AddNullToObject(o, "global_batch_seqs");
+	if (m->head_dim > 0)
+		cJSON_AddNumberToObject(o, "head_dim", m->head_dim);
+	if (m->kv_lora_rank > 0) {
+		cJSON *a = cJSON_AddObjectToObject(o, "mla");
+
+		cJSON_AddNumberToObject(a, "q_lora_rank", m->q_lora_rank);
+		cJSON_AddNumberToObject(a, "kv_lora_rank", m->kv_lora_rank);
+		cJSON_AddNumberToObject(a, "qk_nope_head_dim", m->qk_nope_dim);
+		cJSON_AddNumberToObject(a, "qk_rope_head_dim", m->qk_rope_dim);
+		cJSON_AddNumberToObject(a, "v_head_dim", m->v_head_dim);
+	}
+	if (m->experts > 0) {
+		cJSON *e = cJSON_AddObjectToObject(o, "moe");
+
+		cJSON_AddNumberToObject(e, "experts", m->experts);
+		cJSON_AddNumberToObject(e, "top_k", m->top_k);
+		cJSON_AddNumberToObject(e, "expert_ffn_hidden", m->expert_ffn);
+		cJSON_AddNumberToObject(e, "shared_experts", m->shared_experts);
+		cJSON_AddNumberToObject(e, "shared_ffn_hidden",
+					m->shared_ffn > 0 ? m->shared_ffn : m->expert_ffn);
+		cJSON_AddNumberToObject(e, "dense_layers", m->dense_layers);
+	}
+	if (m->mtp_layers > 0)
+		cJSON_AddNumberToObject(o, "mtp_layers", m->mtp_layers);
 	cJSON_AddNumberToObject(o, "params", sim_model_params(m));
 	if (m->published_params > 0)
 		cJSON_AddNumberToObject(o, "published_params", m->published_params);
 	else
 		cJSON_AddNullToObject(o, "published_params");
+	cJSON_AddNumberToObject(o, "active_params", sim_model_active_params(m));
+	if (m->published_active_params > 0)
+		cJSON_AddNumberToObject(o, "published_active_params", m->published_active_params);
+	else
+		cJSON_AddNullToObject(o, "published_active_params");
+	if (m->mtp_layers > 0)
+		cJSON_AddNumberToObject(o, "mtp_params", sim_mtp_params(m));
 	return o;
 }
 

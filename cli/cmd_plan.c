@@ -85,6 +85,10 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 		o->max_price_age_days = d / 86400.0;
 		break;
 	default:
+		if (code >= PCLI_FT && code <= PCLI_FT_LAST) {
+			*rc = ft_cli_parse(&pc->ft, code - PCLI_FT, arg);
+			break;
+		}
 		return cost_cli_flag(pc, code, arg, rc);
 	}
 	return 1;
@@ -139,6 +143,7 @@ void plan_cli_help(FILE *f)
 		PLAN_DEFAULT_RESTART_S,
 		PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE / 1e9, PLAN_CKPT_BYTES_PER_PARAM,
 		PRICE_DEFAULT_MAX_AGE_DAYS);
+	ft_cli_help(f, 1);
 	cost_cli_help(f);
 }
 
@@ -176,6 +181,7 @@ static enum rc apply_gbs_tokens(const struct plan_cli *pc, struct plan_job *j)
 enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data *d)
 {
 	struct price_opts po;
+	struct sim_finetune ft;
 	char path[4096];
 	enum rc rc;
 
@@ -184,6 +190,17 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 	rc = unit_today(&pc->opts.today_days);
 	if (rc != RC_OK)
 		return rc;
+	/* --epochs x --dataset-tokens is the job's --tokens */
+	memset(&ft, 0, sizeof(ft));
+	rc = ft_cli_apply(&pc->ft, pc->tokens > 0, &pc->tokens, &ft, NULL);
+	if (rc != RC_OK)
+		return rc;
+	if (pc->ft.epochs > 0 && pc->jobs_path) {
+		gp_error("--epochs: expected --model with it (a jobs file states each job's tokens), "
+			 "found --jobs");
+		return RC_USAGE;
+	}
+	pc->opts.filter.offload = pc->ft.offload_set == 1 ? (int)ft.offload : -1;
 	if (!pc->jobs_path && (!pc->model || !(pc->tokens > 0))) {
 		gp_error("%s: expected --model and --tokens (or --jobs FILE), found %s", cmd,
 			 pc->model ? "no --tokens" : "no --model");
@@ -241,10 +258,29 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 		rc = apply_gbs_tokens(pc, &d->jobs[j]);
 		if (rc != RC_OK)
 			goto fail;
+		d->jobs[j].ft = ft;
+		d->jobs[j].ft.offload = SIM_OFFLOAD_NONE;
+		d->jobs[j].epochs = pc->ft.epochs;
+		d->jobs[j].dataset_tokens = pc->ft.dataset_tokens;
 	}
 	rc = cost_cli_load(pc, d);
 	if (rc != RC_OK)
 		goto fail;
+	/* --host describes the machines one owns (--have) or would buy
+	 * (compare) */
+	if (pc->ft.host_set) {
+		if (pc->cost.n_have == 0 && !pc->cost.need_hardware) {
+			gp_error("--host: states the host of GPUs you own, expected --have NxGPU with it, "
+				 "found none");
+			rc = RC_USAGE;
+			goto fail;
+		}
+		for (size_t i = 0; i < d->cat.n_offers; i++)
+			if (d->cat.offers[i].owned)
+				ft_cli_host(&pc->ft, &d->cat.offers[i].host);
+		for (size_t i = 0; i < d->hardware.n; i++)
+			ft_cli_host(&pc->ft, &d->hardware.rows[i].host);
+	}
 	/* an unknown --provider or --region too, rather than "no offering
 	 * passes the filters" after the search (owned GPUs included) */
 	if (cli_offering_field(&d->cat, "--provider", pc->opts.filter.provider, 0) != RC_OK ||
@@ -587,6 +623,12 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		       r->n_answer_rows > 1 ? (r->rows[i].phase == 1 ? " (1a)" : " (1b)") : "",
 		       s->nodes, s->limit.nodes, s->limit.nodes == 1 ? "" : "s",
 		       limit_text(off, sizeof(off), s));
+		if (s->billed_nodes > s->nodes)
+			printf("units: %s rents %s %s in whole units of %d nodes (%s): the plan "
+			       "runs on %d and pays for %d\n", of->provider, of->instance_type,
+			       of->region, s->limit.multiple,
+			       of->capacity_source[0] ? of->capacity_source : "capacity.csv",
+			       s->nodes, s->billed_nodes);
 		if (s->purchase == PRICE_PURCHASE_OWNED)
 			snprintf(inc, sizeof(inc), "owned, not billed");
 		else if (s->purchase == PRICE_PURCHASE_BLOCK)
@@ -609,6 +651,15 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		       c, unit_fmt_duration(d, sizeof(d), k->startup_s), inc,
 		       100.0 * (k->provision_s + k->startup_s) / fmax(s->time_s, 1e-9),
 		       unit_fmt_usd(e, sizeof(e), extra));
+	}
+	for (size_t i = 0; i < r->n_answer_rows; i++) {
+		const struct plan_row *row = &r->rows[i];
+		struct sim_plan sp;
+
+		plan_row_to_sim_plan(row, &jobs[row->job], &sp);
+		ft_cli_print(&sp);
+		if (sp.par.ft.method != SIM_FT_NONE || sp.par.ft.offload != SIM_OFFLOAD_NONE)
+			ft_cli_print_memory(&sp);
 	}
 	{
 		const struct plan_candidate *cs[8];
@@ -683,6 +734,36 @@ static void print_nearest(const struct plan_result *r)
 		       " (largest considered %.0f GB); allow more GPUs or another model\n",
 		       unit_fmt_bytes(b, sizeof(b), n->smallest_need_bytes),
 		       n->largest_gpu_bytes / UNIT_GB);
+}
+
+/* Where nothing fits in GPU memory and offload was to be searched: the
+ * machines it was not searched on for want of host figures, and how to
+ * state them. */
+static void print_offload_hint(const struct plan_result *r, const struct plan_cli *pc,
+			       const struct plan_cli_data *d)
+{
+	const struct plan_filter *f = &pc->opts.filter;
+	const struct price_gpu *want = f->gpu[0] ? price_gpu_find(&d->cat, f->gpu) : NULL;
+	int owned = 0;
+	size_t none = 0;
+
+	if (r->nearest.smallest_fit_memory_bytes >= 0 || f->offload == SIM_OFFLOAD_NONE)
+		return;
+	for (size_t i = 0; i < d->cat.n_offers; i++) {
+		const struct price_offering *of = &d->cat.offers[i];
+
+		if (want && price_gpu_find(&d->cat, of->gpu) != want)
+			continue;
+		if (of->host.memory_bytes > 0 && of->host.cpu_cores > 0)
+			continue;
+		none++;
+		owned |= of->owned;
+	}
+	if (!none)
+		return;
+	printf("  offload                  not searched on %zu offering%s: no host memory and CPU "
+	       "cores stated (hardware.csv, hosts.csv)%s\n", none, none == 1 ? "" : "s",
+	       owned ? "; state your machine's with --host memory=512G,cores=32" : "");
 }
 
 /* The plan file of job j: path itself for one job, else path with the
@@ -868,6 +949,7 @@ enum rc cmd_plan(int argc, char **argv)
 			cost_cli_print_notes(&res, &pc, &d);
 		} else {
 			print_nearest(&res);
+			print_offload_hint(&res, &pc, &d);
 		}
 	}
 	if (rc == RC_OK)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "cli_finetune.h"
 #include "plan.h"
 
 /* Long-option codes of the shared flags (above any short option). */
@@ -22,6 +23,7 @@ enum {
 	PCLI_RESERVED, PCLI_COMMIT_SHARE, PCLI_COMMITMENTS, PCLI_HAVE, PCLI_HARDWARE,
 	PCLI_OWNED, PCLI_STORAGE_PRICE, PCLI_CKPT_KEEP, PCLI_CKPT_INTERVAL,
 	PCLI_BLOCKS, PCLI_MAX_PRICE_AGE,
+	PCLI_FT, PCLI_FT_LAST = PCLI_FT + FT_CLI_N - 1,
 	PCLI_FIRST_FREE
 };
 
@@ -50,6 +52,7 @@ enum {
 	{ "startup", required_argument, NULL, PCLI_STARTUP }, \
 	{ "json", no_argument, NULL, PCLI_JSON }, \
 	{ "max-price-age", required_argument, NULL, PCLI_MAX_PRICE_AGE }, \
+	FT_CLI_OPTIONS(PCLI_FT), \
 	COST_CLI_OPTIONS
 
 /* The cost-model flags, shared by plan, frontier and compare
@@ -96,6 +99,7 @@ struct plan_cli {
 	const char *models_path;   /* NULL: <data>/models.csv */
 	double gbs_tokens;         /* 0: not given */
 	int json;
+	struct ft_cli ft;          /* --finetune and its kin */
 };
 
 void plan_cli_init(struct plan_cli *pc);

@@ -20,7 +20,7 @@ static void help(void)
 	       "       gpuplan prices history [--json]\n\n"
 	       "list: one row per offering, cheapest first.\n"
 	       "  --gpu G         only this GPU (name or alias, e.g. H100, A100-80GB); default all\n"
-	       "  --provider P    only this provider (aws, gcp, azure, lambda, runpod, vast); default all\n"
+	       "  --provider P    only this provider (aws, gcp, azure, lambda, runpod, vast, oracle); default all\n"
 	       "  --region R      only regions containing R (us-east matches us-east-1); default all\n"
 	       "  --sort KEY      usd_per_gpu_hour (default), usd_per_hour, gpu or provider\n"
 	       "  --spot          price at the spot rate and drop offerings without one; default on-demand\n"
@@ -106,10 +106,10 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 		if ((int)strlen(of->region) > w_reg)
 			w_reg = (int)strlen(of->region);
 	}
-	printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5s  %-10s  %6s\n", w_prov,
+	printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5s  %6s  %-10s  %6s\n", w_prov,
 	       "PROVIDER", w_inst, "INSTANCE", w_gpus, "GPUS", w_reg, "REGION",
-	       spot ? "SPOT $/H" : "$/HOUR", "$/GPU-HOUR", "$/MONTH", "NET GB/S", "NODES", "DATE",
-	       "AGE");
+	       spot ? "SPOT $/H" : "$/HOUR", "$/GPU-HOUR", "$/MONTH", "NET GB/S", "NODES", "NVLINK",
+	       "DATE", "AGE");
 	for (size_t i = 0; i < n; i++) {
 		const struct price_offering *of = &cat.offers[idx[i]];
 		double node = price_offering_usd_per_hour(of, spot);
@@ -135,13 +135,17 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 			snprintf(ages, sizeof(ages), "%ldd", age);
 		else
 			snprintf(ages, sizeof(ages), "-");
-		printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5d  %-10s  %6s\n", w_prov,
-		       of->provider, w_inst, of->instance_type, w_gpus, gpus, w_reg, of->region, a, b,
-		       c, net, lim.nodes, of->price_date[0] ? of->price_date : "-", ages);
+		printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5d  %6d  %-10s  %6s\n",
+		       w_prov, of->provider, w_inst, of->instance_type, w_gpus, gpus, w_reg,
+		       of->region, a, b, c, net, lim.nodes,
+		       price_nvlink_domain(of, price_gpu_find(&cat, of->gpu)),
+		       of->price_date[0] ? of->price_date : "-", ages);
 	}
 	printf("NET: inter-node Gb/s a node, - none stated; NODES: the most one plan rents at "
 	       "this rate (one without a network or a stated capacity; capacity.csv, your quotas); "
-	       "DATE: the date its source states for the price, AGE: days since, - not stated\n");
+	       "NVLINK: GPUs of one NVLink domain (the row's nvlink_domain, else the GPU's, else "
+	       "the node); DATE: the date its source states for the price, AGE: days since, - not "
+	       "stated\n");
 	if (any_ineligible)
 		printf("* gpus.csv lacks a figure planning needs for this GPU ('gpuplan gpus list' says which)\n");
 	if (cat.user_table)

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "cli_calib.h"
+#include "cli_finetune.h"
 #include "plot.h"
 #include "price.h"
 #include "sim.h"
@@ -43,12 +44,33 @@ static void help(void)
 	       "  --seq N                 training sequence length (default: the preset's, else %d)\n"
 	       "  --mlp gelu|swiglu       MLP kind (default: gelu)\n"
 	       "  --tied                  LM head shares the input embedding (default: untied)\n"
+	       "  --head-dim N            head width where it is not hidden / heads (default: hidden / heads)\n"
+	       "  --sliding-window N      keys each query attends to at most (default: the preset's, else none)\n"
+	       "  --window-full-every N   with a window, every N-th layer attends to all (default: none)\n"
+	       "  --attention-sinks 0|1   a learned sink logit per head, as GPT-OSS (default: 0)\n"
+	       "  --parallel-residual 0|1 attention and MLP side by side, as GPT-NeoX (default: the\n"
+	       "                          preset's, else 0)\n"
+	       "  --embedding-norm 0|1    a norm after the embedding, as BLOOM (default: the preset's,\n"
+	       "                          else 0)\n"
+	       "  --experts N             mixture of experts: routed experts per MoE layer (default: the\n"
+	       "                          preset's, else 0: dense)\n"
+	       "  --top-k N               routed experts per token\n"
+	       "  --expert-ffn N          each routed expert's MLP width\n"
+	       "  --shared-experts N      experts every token passes through (default: 0)\n"
+	       "  --shared-ffn N          each shared expert's width (default: --expert-ffn)\n"
+	       "  --dense-layers N        the first N layers keep a dense MLP of --ffn (default: 0)\n"
+	       "  --mtp-layers N          multi-token prediction modules (default: 0)\n"
+	       "  --kv-lora-rank N        multi-head latent attention: the key/value latent (default: 0, none)\n"
+	       "  --q-lora-rank N         MLA's query latent (default: 0, full rank)\n"
+	       "  --qk-nope-dim N, --qk-rope-dim N, --v-head-dim N   MLA's head widths\n"
 	       "cluster:\n"
 	       "  --gpu NAME              GPU from gpus.csv (see `gpuplan gpus`)\n"
 	       "  --gpus N                GPUs in all (required)\n"
 	       "  --gpus-per-node N       (default: %d, or --gpus when fewer)\n"
 	       "  --intra-node-gbps X     per GPU, one direction, Gb/s (default: the GPU's link)\n"
 	       "  --inter-node-gbps X     per node, one direction, Gb/s (default: 200)\n"
+	       "  --nvlink-domain N       GPUs per NVLink domain, e.g. 72 for an NVL72 rack (default:\n"
+	       "                          the GPU's, else the node)\n"
 	       "parallel configuration:\n"
 	       "  --tp N                  tensor parallel (default: 1)\n"
 	       "  --pp N                  pipeline parallel (default: 1)\n"
@@ -77,7 +99,19 @@ static void help(void)
 	       "                          sums and ZeRO-1/2's weight gather (Megatron-LM as\n"
 	       "                          export writes it, FSDP), the sums only (DeepSpeed\n"
 	       "                          stage 1/2), or nothing (DeepSpeed stage 0) (default: all)\n"
-	       "  --precision bf16|fp8    GEMM precision (default: bf16)\n"
+	       "  --ep N                  expert parallel: ranks sharing the routed experts, folded over\n"
+	       "                          tp x cp x dp (default: 1)\n"
+	       "  --etp N                 expert tensor parallel: ranks splitting each expert (default: 1)\n"
+	       "  --moe-imbalance X       routed tokens the busiest EP rank gets over the mean, >= 1\n"
+	       "                          (default: 1, balanced)\n"
+	       "  --ep-dispatcher alltoall|flex   NCCL's all-to-all, every routed copy on its own, or\n"
+	       "                          DeepEP/HybridEP's, a token once per NVLink domain of its\n"
+	       "                          experts (Megatron-Core's --moe-token-dispatcher-type)\n"
+	       "                          (default: alltoall)\n"
+	       "  --ep-overlap            EP all-to-alls run under another micro-batch's compute, as\n"
+	       "                          Megatron-Core's --overlap-moe-expert-parallel-comm (default: off)\n"
+	       "  --precision bf16|fp8|mxfp8|nvfp4   the linear layers' GEMM precision; attention,\n"
+	       "                          router and LM head stay bf16 (default: bf16)\n"
 	       "  --calibration FILE      this machine's measured figures, from `gpuplan calibrate`\n"
 	       "                          (default: the user's file for the GPU, if any; --gpu cpu\n"
 	       "                          is the executor's CPU ranks)\n"
@@ -87,7 +121,9 @@ static void help(void)
 	       "  --gantt                 print the replayed step as a text timeline (default off)\n"
 	       "  --split-backward        replay with the backward split into input- and\n"
 	       "                          weight-gradient parts (zero-bubble ZB-H1; default: off)\n"
-	       "job and output:\n"
+	       , DEFAULT_VOCAB, DEFAULT_SEQ, DEFAULT_GPUS_PER_NODE);
+	ft_cli_help(stdout, 0);
+	printf("job and output:\n"
 	       "  --tokens N              tokens to train, e.g. 1T (time to train; default none)\n"
 	       "  --usd-per-gpu-hour X    price (cost to train; needs --tokens; replaces a plan's offering)\n"
 	       "  --json                  print one JSON object instead of the table (default off)\n"
@@ -97,8 +133,7 @@ static void help(void)
 	       "                          without gnuplot the data and a script are written\n"
 	       "                          as FILE.csv and FILE.gp)\n"
 	       "  -q, --quiet             no notes or warnings on stderr (default off)\n"
-	       "  -h, --help              this help\n",
-	       DEFAULT_VOCAB, DEFAULT_SEQ, DEFAULT_GPUS_PER_NODE);
+	       "  -h, --help              this help\n");
 }
 
 enum opt_id {
@@ -106,7 +141,13 @@ enum opt_id {
 	O_MLP, O_TIED, O_GPU, O_GPUS, O_GPN, O_INTRA, O_INTER, O_TP, O_PP, O_DP, O_CP,
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
-	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL, O_END
+	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL,
+	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER,
+	O_WINDOW,
+	/* sim_model_fields' flags: the model's integer fields beyond the
+	 * basic shape, O_SHAPE + index */
+	O_FT, O_FT_LAST = O_FT + FT_CLI_N - 1,
+	O_SHAPE, O_END = O_SHAPE + SIM_MODEL_FIELDS
 };
 
 /* What the flags said; set[] marks the ones given. */
@@ -127,8 +168,13 @@ struct flags {
 	int zero2_every_micro_batch;
 	enum sim_dp_overlap dp_overlap;
 	enum sim_attn_kernel attn_kernel;
+	int shape[O_END - O_SHAPE];   /* sim_model_fields' values */
+	int window;
+	int ep, etp, nvlink_domain, ep_flex;
+	double imbalance;
 	double tokens, usd;
 	int json;
+	struct ft_cli ft;
 };
 
 #define SET(f, id) ((f)->set[(id) - O_MODEL])
@@ -136,7 +182,7 @@ struct flags {
 static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **plan_path,
 			   int *helped)
 {
-	static const struct option opts[] = {
+	static const struct option base[] = {
 		{ "model", required_argument, NULL, O_MODEL },
 		{ "layers", required_argument, NULL, O_LAYERS },
 		{ "hidden", required_argument, NULL, O_HIDDEN },
@@ -169,6 +215,12 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "no-flash", no_argument, NULL, O_NO_FLASH },
 		{ "attn-kernel", required_argument, NULL, O_ATTN_KERNEL },
 		{ "precision", required_argument, NULL, O_PRECISION },
+		{ "ep", required_argument, NULL, O_EP },
+		{ "etp", required_argument, NULL, O_ETP },
+		{ "moe-imbalance", required_argument, NULL, O_IMBALANCE },
+		{ "ep-overlap", no_argument, NULL, O_EP_OVERLAP },
+		{ "ep-dispatcher", required_argument, NULL, O_EP_DISPATCHER },
+		{ "nvlink-domain", required_argument, NULL, O_NVLINK },
 		{ "tokens", required_argument, NULL, O_TOKENS },
 		{ "usd-per-gpu-hour", required_argument, NULL, O_USD },
 		{ "json", no_argument, NULL, O_JSON },
@@ -177,19 +229,37 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "split-backward", no_argument, NULL, O_SPLIT_BWD },
 		{ "calibration", required_argument, NULL, O_CALIBRATION },
 		{ "plot", required_argument, NULL, O_PLOT },
+		{ "sliding-window", required_argument, NULL, O_WINDOW },
+		FT_CLI_OPTIONS(O_FT),
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
 	};
+	struct option opts[GP_ARRAY_LEN(base) + SIM_MODEL_FIELDS + 1];
 	enum rc rc = RC_OK;
 	int c, v = 0;
 
+	memcpy(opts, base, sizeof(base));
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		struct option *o = &opts[GP_ARRAY_LEN(base) + i];
+
+		o->name = sim_model_fields[i].flag + 2;   /* past "--" */
+		o->has_arg = required_argument;
+		o->flag = NULL;
+		o->val = O_SHAPE + i;
+	}
+	memset(&opts[GP_ARRAY_LEN(base) + SIM_MODEL_FIELDS], 0, sizeof(opts[0]));
 	optind = 1;
 	opterr = 0;
 	while (rc == RC_OK && (c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
 		if (c >= O_MODEL && c < O_END)
 			SET(f, c) = 1;
+		if (c >= O_SHAPE && c < O_END) {
+			const struct sim_model_field *mf = &sim_model_fields[c - O_SHAPE];
+
+			rc = cli_parse_int(mf->flag, optarg, 0, mf->max, &f->shape[c - O_SHAPE]);
+			continue;
+		}
 		switch (c) {
 		case O_MODEL: f->model = optarg; break;
 		case O_LAYERS: rc = cli_parse_int("--layers", optarg, 1, SIM_MAX_LAYERS, &f->layers); break;
@@ -238,8 +308,21 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 			rc = cli_parse_choice("--attn-kernel", optarg, sim_attn_kernel_names, 5, &v);
 			f->attn_kernel = (enum sim_attn_kernel)v;
 			break;
+		case O_EP: rc = cli_parse_int("--ep", optarg, 1, SIM_MAX_DEGREE, &f->ep); break;
+		case O_ETP: rc = cli_parse_int("--etp", optarg, 1, SIM_MAX_DEGREE, &f->etp); break;
+		case O_IMBALANCE: rc = cli_parse_double("--moe-imbalance", optarg, 1, 1000, &f->imbalance); break;
+		case O_EP_OVERLAP: break;
+		case O_EP_DISPATCHER:
+			rc = cli_parse_choice("--ep-dispatcher", optarg, sim_ep_dispatcher_names, 2,
+					      &f->ep_flex);
+			break;
+		case O_NVLINK:
+			rc = cli_parse_int("--nvlink-domain", optarg, 1, PRICE_MAX_NVLINK_DOMAIN,
+					   &f->nvlink_domain);
+			break;
+		case O_WINDOW: rc = cli_parse_int("--sliding-window", optarg, 0, SIM_MAX_SEQ, &f->window); break;
 		case O_PRECISION:
-			rc = cli_parse_choice("--precision", optarg, sim_precision_names, 2, &v);
+			rc = cli_parse_choice("--precision", optarg, sim_precision_names, 4, &v);
 			f->precision = (enum sim_precision)v;
 			break;
 		case O_TOKENS: rc = cli_parse_count("--tokens", optarg, &f->tokens); break;
@@ -256,8 +339,13 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		}
 		case 'o': f->output = optarg; break;
 		case 'q': gp_log_quiet(1); break;
+		default:
+			if (c >= O_FT && c <= O_FT_LAST) {
+				rc = ft_cli_parse(&f->ft, c - O_FT, optarg);
+				break;
+			}
+			return cli_bad_option("simulate", optopt, argv[optind - 1]);
 		case 'h': help(); *helped = 1; return RC_OK;
-		default: return cli_bad_option("simulate", optopt, argv[optind - 1]);
 		}
 	}
 	if (rc != RC_OK)
@@ -341,6 +429,11 @@ static enum rc build_model(const struct flags *f, int from_plan, struct sim_plan
 		m->mlp = f->mlp;
 	if (SET(f, O_TIED))
 		m->tied_embeddings = 1;
+	if (SET(f, O_WINDOW))
+		m->window = f->window;
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++)
+		if (SET(f, O_SHAPE + i))
+			*sim_model_field(m, &sim_model_fields[i]) = f->shape[i];
 	return RC_OK;
 }
 
@@ -365,6 +458,8 @@ static enum rc build_cluster(const struct flags *f, int from_plan, struct sim_pl
 			return RC_USAGE;
 		}
 		c->gpu = *g;
+		/* the GPU's NVLink domain (an NVL72 rack's 72), else the node */
+		c->nvlink_domain = g->nvlink_domain;
 		gp_strlcpy(p->catalog_digest, cat.digest, sizeof(p->catalog_digest));
 		price_catalog_release(&cat);
 	} else if (!from_plan) {
@@ -383,6 +478,14 @@ static enum rc build_cluster(const struct flags *f, int from_plan, struct sim_pl
 		c->intra_bytes_per_s = f->intra_gbps * 1e9 / 8;
 	if (SET(f, O_INTER))
 		c->inter_bytes_per_s = f->inter_gbps * 1e9 / 8;
+	if (SET(f, O_NVLINK)) {
+		if (f->nvlink_domain < c->gpus_per_node) {
+			gp_error("--nvlink-domain: expected at least the %d GPUs of a node, found %d",
+				 c->gpus_per_node, f->nvlink_domain);
+			return RC_USAGE;
+		}
+		c->nvlink_domain = f->nvlink_domain;
+	}
 	return RC_OK;
 }
 
@@ -411,6 +514,11 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_ZERO2_REDUCE)) q->zero2_every_micro_batch = f->zero2_every_micro_batch;
 	if (SET(f, O_DP_OVERLAP)) q->dp_overlap = f->dp_overlap;
 	if (SET(f, O_PRECISION)) q->precision = f->precision;
+	if (SET(f, O_EP)) q->ep = f->ep;
+	if (SET(f, O_ETP)) q->etp = f->etp;
+	if (SET(f, O_IMBALANCE)) q->moe_imbalance = f->imbalance;
+	if (SET(f, O_EP_OVERLAP)) q->ep_overlap = 1;
+	if (SET(f, O_EP_DISPATCHER)) q->ep_flex = f->ep_flex;
 
 	/* each degree fits an int, their product need not */
 	if ((double)q->tp * q->pp * q->cp *
@@ -482,10 +590,16 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	double flops_unit;
 	char b1[32], b2[32], b3[32];
 
-	printf("model     %s: %d layers, hidden %d, %d heads (%d KV), ffn %d %s, vocab %d, seq %d, %s params\n",
+	printf("model     %s: %d layers, hidden %d, %d heads (%d KV), ffn %d %s, vocab %d, seq %d, %s params",
 	       m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
 	       sim_mlp_str(m->mlp), m->vocab, m->seq,
 	       unit_fmt_count(b1, sizeof(b1), sim_model_params(m)));
+	if (m->experts > 0)
+		printf(" (%s active), %d experts of %d, top-%d, %d shared", unit_fmt_count(b2, sizeof(b2),
+		       sim_model_active_params(m)), m->experts, m->expert_ffn, m->top_k, m->shared_experts);
+	if (m->kv_lora_rank > 0)
+		printf(", MLA");
+	printf("\n");
 	printf("cluster   %d x %s (%d node%s of %d)", gpus, c->gpu.name, p->nodes,
 	       p->nodes == 1 ? "" : "s", c->gpus_per_node);
 	if (p->offering.provider[0])
@@ -499,17 +613,31 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	       sim_recompute_str(q->recompute), q->interleave, q->seq_parallel ? "on" : "off",
 	       !q->flash ? "off" : q->attn_kernel == SIM_ATTN_AUTO ? "on"
 	       : sim_attn_kernel_names[q->attn_kernel], precision_label(q));
+	if (m->experts > 0)
+		printf("experts   ep %d, etp %d, expert data parallel %d, imbalance %g, %s dispatcher, "
+		       "all-to-all overlap %s; NVLink domain %d GPUs\n", q->ep, q->etp,
+		       q->tp * q->cp * q->dp / (q->ep * q->etp), q->moe_imbalance > 0 ? q->moe_imbalance : 1,
+		       sim_ep_dispatcher_names[q->ep_flex != 0], q->ep_overlap ? "on" : "off",
+		       sim_cluster_domain(c));
+	ft_cli_print(p);
 	printf("\nstep time %s\n", unit_fmt_duration(b1, sizeof(b1), r->step_time_s));
 	part("compute", b->compute_s, r->step_time_s);
 	part("tp comm", b->tp_comm_s, r->step_time_s);
 	part("cp comm", b->cp_comm_s, r->step_time_s);
+	part("ep comm", b->ep_comm_s, r->step_time_s);
 	part("pp bubble", b->pp_bubble_s, r->step_time_s);
 	part("pp comm", b->pp_comm_s, r->step_time_s);
 	part("dp comm exposed", b->dp_comm_exposed_s, r->step_time_s);
-	part("optimizer", b->optimizer_s, r->step_time_s);
+	part(q->ft.offload ? "optimizer (CPU)" : "optimizer", b->optimizer_s, r->step_time_s);
+	if (q->ft.offload)
+		part("offload transfers", b->offload_s, r->step_time_s);
 	printf("  (dp comm in all %s, %s of it hidden by backward)\n",
 	       unit_fmt_duration(b1, sizeof(b1), b->dp_comm_total_s),
 	       unit_fmt_duration(b2, sizeof(b2), fmax(0, b->dp_comm_total_s - b->dp_comm_exposed_s)));
+	if (b->ep_comm_total_s > 0)
+		printf("  (ep all-to-all in all %s, %s of it hidden by compute)\n",
+		       unit_fmt_duration(b1, sizeof(b1), b->ep_comm_total_s),
+		       unit_fmt_duration(b2, sizeof(b2), fmax(0, b->ep_comm_total_s - b->ep_comm_s)));
 	printf("\nthroughput       %s tokens/s (%s tokens/s per GPU)\n",
 	       unit_fmt_count(b1, sizeof(b1), r->tokens_per_s),
 	       unit_fmt_count(b2, sizeof(b2), r->tokens_per_s / gpus));
@@ -534,6 +662,13 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	mem("other", x->other, x->total);
 	printf("  (other: logits%s allocator slack)\n",
 	       c->gpu.context_bytes < 0 ? " and" : ", CUDA context and");
+	if (q->ft.offload) {
+		printf("host memory per node %s of %s: %s\n", unit_fmt_bytes(b1, sizeof(b1), x->host),
+		       unit_fmt_bytes(b2, sizeof(b2), x->host_capacity),
+		       x->host <= x->host_capacity ? "fits" : "does NOT fit");
+		if (x->nvme > 0)
+			printf("NVMe per node %s\n", unit_fmt_bytes(b1, sizeof(b1), x->nvme));
+	}
 	if (p->tokens > 0) {
 		printf("\ntime to train %s tokens: %s", unit_fmt_count(b1, sizeof(b1), p->tokens),
 		       unit_fmt_duration(b2, sizeof(b2), p->time_to_train_s));
@@ -659,9 +794,24 @@ enum rc cmd_simulate(int argc, char **argv)
 	/* the "cpu" device is the executor's CPU ranks: priced as they run */
 	if (gp_streq_nocase(p.cluster.gpu.name, "cpu"))
 		exec_price_parallel("cpu", EXEC_PRECISION_FP32, &p.par);
+	if (f.ft.offload_set == 2) {
+		gp_error("--offload: expected none, cpu or nvme, found 'auto' (plan searches it)");
+		return RC_USAGE;
+	}
+	if ((rc = ft_cli_apply(&f.ft, SET(&f, O_TOKENS), &p.tokens, &p.par.ft,
+			       &p.cluster.host)) != RC_OK)
+		return rc;
+	if (f.ft.epochs > 0) {
+		p.epochs = f.ft.epochs;
+		p.dataset_tokens = f.ft.dataset_tokens;
+	} else if (SET(&f, O_TOKENS)) {
+		p.epochs = p.dataset_tokens = 0;
+	}
 	if (SET(&f, O_TOKENS))
 		p.tokens = f.tokens;
-	else {
+	else if (f.ft.epochs > 0) {
+		planned_s = planned_usd = 0;
+	} else {
 		planned_s = p.time_to_train_s;
 		planned_usd = p.cost_usd;
 	}

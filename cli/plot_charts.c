@@ -58,17 +58,18 @@ enum rc plot_breakdown_chart(const struct sim_plan *sp, const char *flag, const 
 
 	plot_init(&p);
 	p.height = 780;
-	/* Rows 1-7 the step time, rows 8-12 the memory per GPU (the units of
+	/* Rows 1-8 the step time, rows 9-13 the memory per GPU (the units of
 	 * the table `simulate` prints); y is the bar's place from the top of
 	 * its panel. */
 	plot_row(&p, "kind,name,value,percent,y,label");
 	time_bar(&p, "compute", b->compute_s, scale, r->step_time_s, 0);
 	time_bar(&p, "tp comm", b->tp_comm_s, scale, r->step_time_s, 1);
 	time_bar(&p, "cp comm", b->cp_comm_s, scale, r->step_time_s, 2);
-	time_bar(&p, "pp bubble", b->pp_bubble_s, scale, r->step_time_s, 3);
-	time_bar(&p, "pp comm", b->pp_comm_s, scale, r->step_time_s, 4);
-	time_bar(&p, "dp comm exposed", b->dp_comm_exposed_s, scale, r->step_time_s, 5);
-	time_bar(&p, "optimizer", b->optimizer_s, scale, r->step_time_s, 6);
+	time_bar(&p, "ep comm", b->ep_comm_s, scale, r->step_time_s, 3);
+	time_bar(&p, "pp bubble", b->pp_bubble_s, scale, r->step_time_s, 4);
+	time_bar(&p, "pp comm", b->pp_comm_s, scale, r->step_time_s, 5);
+	time_bar(&p, "dp comm exposed", b->dp_comm_exposed_s, scale, r->step_time_s, 6);
+	time_bar(&p, "optimizer", b->optimizer_s, scale, r->step_time_s, 7);
 	mem_bar(&p, "weights", m->weights, m->total, 0);
 	mem_bar(&p, "gradients", m->grads, m->total, 1);
 	mem_bar(&p, "optimizer", m->optimizer, m->total, 2);
@@ -76,6 +77,7 @@ enum rc plot_breakdown_chart(const struct sim_plan *sp, const char *flag, const 
 	mem_bar(&p, "other", m->other, m->total, 4);
 
 	tmax = fmax(fmax(b->compute_s, b->tp_comm_s), fmax(b->cp_comm_s, b->pp_bubble_s));
+	tmax = fmax(tmax, b->ep_comm_s);
 	tmax = fmax(tmax, fmax(fmax(b->pp_comm_s, b->dp_comm_exposed_s), b->optimizer_s)) / scale;
 	mmax = fmax(fmax(m->weights, m->grads), fmax(m->optimizer, fmax(m->activations, m->other)));
 	mmax = fmax(mmax, m->capacity) / UNIT_GIB;
@@ -90,16 +92,16 @@ enum rc plot_breakdown_chart(const struct sim_plan *sp, const char *flag, const 
 	plot_cmd(&p, "unset key");
 	plot_cmd(&p, "set grid xtics lc rgb '#dddddd'");
 	/* A reversed explicit range puts the first bar on top. */
-	plot_cmd(&p, "set yrange [6.6:-0.6]");
+	plot_cmd(&p, "set yrange [7.6:-0.6]");
 	plot_cmd(&p, "set xrange [0:%.6g]", tmax > 0 ? tmax * 1.45 : 1);
 	plot_cmd(&p, "set xlabel '%s per step'", unit);
 	snprintf(t, sizeof(t), "step time %s: %s tokens/s, MFU %.1f%%",
 		 unit_fmt_duration(b1, sizeof(b1), r->step_time_s),
 		 unit_fmt_count(b2, sizeof(b2), r->tokens_per_s), 100.0 * r->mfu);
 	plot_cmd(&p, "set title %s", plot_quote(qt, sizeof(qt), t));
-	plot_cmd(&p, "plot $data every ::1::7 using ($3/2):5:($3/2):(0.35):yticlabels(2) "
+	plot_cmd(&p, "plot $data every ::1::8 using ($3/2):5:($3/2):(0.35):yticlabels(2) "
 		     "with boxxyerror lc rgb '#1f77b4', "
-		     "'' every ::1::7 using 3:5:6 with labels left offset 0.6,0 font ',9'");
+		     "'' every ::1::8 using 3:5:6 with labels left offset 0.6,0 font ',9'");
 	plot_cmd(&p, "set yrange [4.6:-0.6]");
 	plot_cmd(&p, "set xrange [0:%.6g]", mmax > 0 ? mmax * 1.25 : 1);
 	plot_cmd(&p, "set xlabel 'GiB per GPU'");
@@ -110,9 +112,9 @@ enum rc plot_breakdown_chart(const struct sim_plan *sp, const char *flag, const 
 		     "lc rgb '#d62728'", m->capacity / UNIT_GIB, m->capacity / UNIT_GIB);
 	plot_cmd(&p, "set label 1 'capacity' at %.6g, graph 0.95 right offset -0.5,0 "
 		     "tc rgb '#d62728'", m->capacity / UNIT_GIB);
-	plot_cmd(&p, "plot $data every ::8::12 using ($3/2):5:($3/2):(0.35):yticlabels(2) "
+	plot_cmd(&p, "plot $data every ::9::13 using ($3/2):5:($3/2):(0.35):yticlabels(2) "
 		     "with boxxyerror lc rgb '#ff7f0e', "
-		     "'' every ::8::12 using 3:5:6 with labels left offset 0.6,0 font ',9'");
+		     "'' every ::9::13 using 3:5:6 with labels left offset 0.6,0 font ',9'");
 	plot_cmd(&p, "unset multiplot");
 	rc = plot_render(&p, flag, path, &fallback);
 	plot_release(&p);

@@ -109,6 +109,11 @@ enum rc gp_write_file_atomic(const char *path, const char *data, size_t len);
  * when text lacks one (JSON printers end without it). */
 enum rc gp_write_text_atomic(const char *path, const char *text);
 
+/* Creates directory dir and every missing directory above it (mode 0755
+ * under the umask), as mkdir -p.  Returns RC_OK, or RC_ERR after one
+ * message naming the directory that could not be made. */
+enum rc gp_mkdir_p(const char *dir);
+
 /* Reads the whole file at path into *data (NUL-terminated, *len bytes
  * before the NUL; the caller frees *data).  Returns RC_OK; RC_INPUT when
  * path cannot be opened or is a directory, RC_ERR when reading fails, each

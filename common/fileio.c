@@ -2,7 +2,8 @@
  * fileio.c - the one way gpuplan replaces a file it owns (plans, runs,
  * calibrations, traces, metrics): temp file, fsync, rename; a symlink is
  * followed (its target replaced, the link kept) and a FIFO or device is
- * written in place, never replaced.  The price
+ * written in place, never replaced; and the directories they go in are
+ * made as mkdir -p makes them.  The price
  * tables need more (a lock, a history, fault points) and have their own
  * writer in pricing/price_update.c.
  */
@@ -223,4 +224,27 @@ uint64_t gp_fnv1a64(const void *data, size_t len, uint64_t h)
 		h *= 0x100000001b3ULL; /* the FNV 64-bit prime */
 	}
 	return h;
+}
+
+enum rc gp_mkdir_p(const char *dir)
+{
+	char tmp[1024];
+	size_t n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(tmp)) {
+		gp_error("'%s': cannot create directory: %s", dir, n ? "path too long" : "empty path");
+		return RC_ERR;
+	}
+	memcpy(tmp, dir, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		tmp[i] = '\0';
+		if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+			gp_error("%s: cannot create directory: %s", tmp, strerror(errno));
+			return RC_ERR;
+		}
+		tmp[i] = dir[i];
+	}
+	return RC_OK;
 }

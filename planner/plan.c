@@ -26,6 +26,7 @@ void plan_opts_init(struct plan_opts *o)
 	o->filter.min_gpus = 1;
 	o->filter.max_gpus = PLAN_DEFAULT_MAX_GPUS;
 	o->filter.zero = -1;
+	o->filter.offload = -1;
 	o->budget_usd = -1;
 	o->hourly_budget_usd = -1;
 	o->deadline_s = -1;
@@ -181,7 +182,11 @@ void plan_row_to_sim_plan(const struct plan_row *row, const struct plan_job *job
 	p->purchase = c->purchase;
 	p->nodes = c->nodes;
 	p->tokens = job->tokens * row->fraction;
-	p->usd_per_gpu_hour = c->usd_per_hour / (c->nodes * c->cluster.gpus_per_node);
+	if (row->fraction >= 1) {
+		p->epochs = job->epochs;
+		p->dataset_tokens = job->dataset_tokens;
+	}
+	p->usd_per_gpu_hour = c->usd_per_hour / (c->billed_nodes * c->cluster.gpus_per_node);
 	p->result = c->res;
 	p->time_to_train_s = c->time_s * row->fraction;
 	p->cost_usd = c->cost_usd * row->fraction;
@@ -748,7 +753,8 @@ enum rc plan_run(const struct plan_job *jobs, size_t n_jobs,
 			r.cands[r.n_cands + i] = c[i];
 			col->job = (int)j;
 			col->group = availability_group(cat, c[i].offering);
-			col->nodes = c[i].nodes * c[i].cluster.gpus_per_node;
+			/* the GPUs it rents, whole units of an UltraServer */
+			col->nodes = c[i].billed_nodes * c[i].cluster.gpus_per_node;
 			col->time_s = c[i].time_s;
 			col->cost_usd = c[i].cost_usd;
 			col->usd_per_hour = c[i].usd_per_hour;

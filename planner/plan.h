@@ -127,6 +127,9 @@ struct plan_filter {
 	int tp, pp, cp;                /* 0 = free */
 	int zero;                      /* -1 = free, else 0..3 */
 	enum plan_framework framework; /* default PLAN_FRAMEWORK_ANY */
+	/* -1 (default): offload searched where nothing fits on the GPUs, CPU
+	 * before NVMe; else an enum sim_offload every plan uses. */
+	int offload;
 };
 
 struct plan_opts {
@@ -173,7 +176,14 @@ struct plan_job {
 	double tokens;              /* > 0 */
 	double deadline_s;          /* < 0: plan_opts.deadline_s */
 	double priority;            /* weight in the time objective; > 0 */
-	int gbs;                    /* sequences; 0: plan_opts.gbs, then model */
+	int gbs;                    /* sequences; 0: plan_opts.gbs, then model
+				     * (SIM_FT_DEFAULT_GBS when fine-tuning) */
+	/* What the job trains (method, LoRA rank and targets; its offload
+	 * is the plan's, plan_filter.offload); all 0: pre-training.  A
+	 * fine-tuning job's checkpoints hold what it trains. */
+	struct sim_finetune ft;
+	/* Stated as epochs over a dataset (tokens = their product); 0 not. */
+	double epochs, dataset_tokens;
 };
 
 /* Fills j for model m with tokens, no own deadline, priority 1. */
@@ -251,6 +261,8 @@ struct plan_candidate {
 	enum price_purchase purchase;
 	struct plan_cost_parts costs;
 	int nodes;
+	int billed_nodes;           /* nodes paid for: nodes rounded up to the
+				     * offering's unit (limit.multiple) */
 	struct sim_parallel par;
 	struct sim_cluster cluster;
 	struct sim_result res;

@@ -58,6 +58,7 @@ struct hw_group {
 	const struct price_gpu *gpu;
 	int gpn;
 	double inter_bytes_per_s;
+	struct price_host host;    /* offload's figures (all 0: none stated) */
 	int max_nodes;             /* largest node limit among members */
 	size_t *members;           /* offering indices */
 	size_t n_members;
@@ -101,6 +102,8 @@ int plan_job_gbs(const struct plan_job *job, const struct plan_opts *o)
 		return job->gbs;
 	if (o->gbs > 0)
 		return o->gbs;
+	if (job->ft.method != SIM_FT_NONE)
+		return SIM_FT_DEFAULT_GBS;
 	return sim_model_gbs(&job->model);
 }
 
@@ -162,13 +165,21 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 {
 	struct plan_cost_parts *k = &c->costs;
 	double discount, per_node = purchase_rate(c, o, &discount);
-	double params = sim_model_params(&job->model);
+	/* a checkpoint holds what trains: LoRA's adapters, not the base */
+	double params = sim_trainable_params(&job->model, &job->ft);
 	double t;
 
 	if (!(per_node >= 0))
 		return -1;
 	c->spot = c->purchase == PRICE_PURCHASE_SPOT;
-	c->usd_per_hour = per_node * c->nodes;
+	if (c->purchase == PRICE_PURCHASE_BLOCK)
+		price_block_node_limit(c->offering, c->block, &c->limit);
+	else
+		price_offering_node_limit(c->offering, c->spot, &c->limit);
+	/* An offering rented in whole units (an UltraServer) is paid for
+	 * whole, however many of its nodes the job runs on. */
+	c->billed_nodes = price_node_limit_billed(&c->limit, c->nodes);
+	c->usd_per_hour = per_node * c->billed_nodes;
 	t = sim_time_to_train_s(&c->res, job->tokens);
 	if (!(t > 0) || !isfinite(t))
 		return -1;
@@ -213,7 +224,8 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 		k->discount = discount;
 		k->term_s = plan_reserved_charged_s(t, months, 1.0);
 		k->charged_s = plan_reserved_charged_s(t, months, o->commitment_share);
-		k->on_demand_cost_usd = t / 3600.0 * c->offering->on_demand_usd_per_hour * c->nodes;
+		k->on_demand_cost_usd = t / 3600.0 * c->offering->on_demand_usd_per_hour *
+					c->billed_nodes;
 		/* Reserved beats on-demand while share x term x (1 - d) < time. */
 		k->breakeven_share = t / (k->term_s * (1.0 - discount));
 	}
@@ -221,10 +233,6 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 	k->storage_usd = plan_storage_cost_usd(k->ckpt_bytes, o->ckpt_keep,
 					       o->storage_usd_per_gb_month, t);
 	c->cost_usd = k->compute_usd + k->storage_usd;
-	if (c->purchase == PRICE_PURCHASE_BLOCK)
-		price_block_node_limit(c->offering, c->block, &c->limit);
-	else
-		price_offering_node_limit(c->offering, c->spot, &c->limit);
 	c->max_nodes_hit = c->nodes >= c->limit.nodes;
 	return 0;
 }
@@ -339,7 +347,8 @@ static size_t group_of(struct hw_group **groups, size_t *n, const struct price_g
 	for (size_t i = 0; i < *n; i++) {
 		g = &(*groups)[i];
 		if (g->gpu == gpu && g->gpn == o->gpus_per_node &&
-		    g->inter_bytes_per_s == o->inter_node_bytes_per_s)
+		    g->inter_bytes_per_s == o->inter_node_bytes_per_s &&
+		    memcmp(&g->host, &o->host, sizeof(g->host)) == 0)
 			return i;
 	}
 	*groups = xrealloc(*groups, (*n + 1) * sizeof(**groups));
@@ -348,6 +357,7 @@ static size_t group_of(struct hw_group **groups, size_t *n, const struct price_g
 	g->gpu = gpu;
 	g->gpn = o->gpus_per_node;
 	g->inter_bytes_per_s = o->inter_node_bytes_per_s;
+	g->host = o->host;
 	return (*n)++;
 }
 
@@ -407,22 +417,28 @@ static int try_config(struct search *s, const struct sim_parallel *par, int node
 }
 
 /* Every micro-batch, interleaving, ZeRO stage and recomputation mode of
- * one (tp, pp, cp, dp) shape. */
-static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int nodes)
+ * one (tp, pp, cp, dp) shape with offload off.  Returns 1 when something
+ * fitted. */
+static int search_offload(struct search *s, int tp, int pp, int cp, int dp, int nodes,
+			  enum sim_offload off)
 {
 	const struct plan_filter *f = &s->o->filter;
 	int zlo = f->zero >= 0 ? f->zero : 0, zhi = f->zero >= 0 ? f->zero : 3;
-	int zmax = plan_framework_max_zero(f->framework, pp);
+	int zmax = plan_framework_max_zero(f->framework, pp), any = 0;
 	struct sim_parallel par;
 
 	/* ZeRO shards over the data-parallel replicas; with one there is
-	 * nothing to shard and every stage is the same plan. */
-	if (dp * cp == 1 && f->zero < 0)
+	 * nothing to shard and every stage is the same plan, but for
+	 * offload, which moves the optimizer states from stage 1 and the
+	 * weights too at stage 3. */
+	if (dp * cp == 1 && f->zero < 0 && off == SIM_OFFLOAD_NONE)
 		zhi = 0;
+	if (off != SIM_OFFLOAD_NONE && zlo < 1)
+		zlo = 1;
 	if (zhi > zmax)
 		zhi = zmax;
 	if (zlo > zhi)
-		return;
+		return 0;
 	sim_parallel_init(&par);
 	par.tp = tp;
 	par.pp = pp;
@@ -431,6 +447,8 @@ static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int n
 	par.gbs = s->gbs;
 	par.seq_parallel = tp > 1;
 	par.flash = 1;
+	par.ft = s->job->ft;
+	par.ft.offload = off;
 	for (size_t mi = 0; mi < GP_ARRAY_LEN(mbs_values); mi++) {
 		int mbs = mbs_values[mi];
 		int frugal_fits = 0;
@@ -460,6 +478,7 @@ static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int n
 					plan_framework_price(f->framework, &par);
 					par.recompute = (enum sim_recompute)rc;
 					fit = try_config(s, &par, nodes);
+					any |= fit == 1;
 					if (fit == 1 && v == 1 && z == zhi && rc == SIM_RECOMPUTE_FULL)
 						frugal_fits = 1;
 					if (fit == 0)
@@ -476,6 +495,28 @@ static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int n
 		if (!frugal_fits)
 			break;
 	}
+	return any;
+}
+
+/* One (tp, pp, cp, dp) shape: on the GPUs alone, and where nothing fits
+ * there and the host states what offload needs, with the optimizer
+ * states (and ZeRO-3's weights) in host memory, then on NVMe (ZeRO-
+ * Offload before ZeRO-Infinity: host memory is the faster of the two);
+ * or with the offload --offload pins. */
+static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int nodes)
+{
+	const struct price_host *h = &s->cluster.host;
+
+	if (s->o->filter.offload >= 0) {
+		search_offload(s, tp, pp, cp, dp, nodes, (enum sim_offload)s->o->filter.offload);
+		return;
+	}
+	if (search_offload(s, tp, pp, cp, dp, nodes, SIM_OFFLOAD_NONE) ||
+	    !(h->memory_bytes > 0) || !(h->cpu_cores > 0))
+		return;
+	if (search_offload(s, tp, pp, cp, dp, nodes, SIM_OFFLOAD_CPU) || !(h->nvme_bytes_per_s > 0))
+		return;
+	search_offload(s, tp, pp, cp, dp, nodes, SIM_OFFLOAD_NVME);
 }
 
 /* The largest context-parallel degree to search: --cp when given, else
@@ -665,6 +706,7 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 		s.cluster.gpus_per_node = g->gpn;
 		s.cluster.intra_bytes_per_s = g->gpu->intra_bytes_per_s;
 		s.cluster.inter_bytes_per_s = g->inter_bytes_per_s;
+		s.cluster.host = g->host;
 		s.best = xcalloc((size_t)s.max_nodes + 1, sizeof(*s.best));
 		search_machine(&s, g);
 		if (nearest) {

@@ -27,6 +27,10 @@ enum plan_export_format {
 	PLAN_EXPORT_SKYPILOT,
 	PLAN_EXPORT_SLURM_EXECUTE,  /* gpuplan execute under srun: a measurement */
 	PLAN_EXPORT_MPIRUN_EXECUTE, /* gpuplan execute under mpirun: a measurement */
+	/* Hugging Face TRL's `trl sft` (Accelerate, PEFT's LoRA, bitsandbytes'
+	 * NF4 for QLoRA) with the deepspeed format's config: data parallelism
+	 * and ZeRO only, so a plan with tp or pp > 1 is RC_INPUT. */
+	PLAN_EXPORT_TRL,
 };
 
 /* Parses "megatron", "deepspeed", ... into *out.  Returns RC_OK or

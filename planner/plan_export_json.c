@@ -65,6 +65,7 @@ static const struct {
 	{ "slurm-execute", PLAN_EXPORT_SLURM_EXECUTE },
 	{ "mpirun-execute", PLAN_EXPORT_MPIRUN_EXECUTE },
 	{ "skypilot", PLAN_EXPORT_SKYPILOT },
+	{ "trl", PLAN_EXPORT_TRL },
 };
 
 enum rc plan_export_format_parse(const char *name, enum plan_export_format *out)
@@ -84,7 +85,7 @@ enum rc plan_export_format_parse(const char *name, enum plan_export_format *out)
 const char *plan_export_format_names(void)
 {
 	return "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes, trainjob, skypilot, "
-	       "slurm-execute, mpirun-execute";
+	       "slurm-execute, mpirun-execute, trl";
 }
 
 static int plan_gpus(const struct sim_plan *p)
@@ -197,7 +198,8 @@ static enum plan_framework export_framework(enum plan_export_format f, enum plan
 {
 	switch (f) {
 	case PLAN_EXPORT_MEGATRON: return PLAN_FRAMEWORK_MEGATRON;
-	case PLAN_EXPORT_DEEPSPEED: return PLAN_FRAMEWORK_DEEPSPEED;
+	case PLAN_EXPORT_DEEPSPEED:
+	case PLAN_EXPORT_TRL: return PLAN_FRAMEWORK_DEEPSPEED;
 	case PLAN_EXPORT_TORCHRUN:
 	case PLAN_EXPORT_SLURM_EXECUTE:
 	case PLAN_EXPORT_MPIRUN_EXECUTE: return PLAN_FRAMEWORK_ANY;
@@ -725,6 +727,23 @@ static char *deepspeed_config(const struct sim_plan *p, int compact)
 				zero1_instead(p, PLAN_FRAMEWORK_DEEPSPEED) ? 1 : p->par.zero);
 	cJSON_AddBoolToObject(zero, "overlap_comm", 1);
 	cJSON_AddBoolToObject(zero, "contiguous_gradients", 1);
+	/* ZeRO-Offload and ZeRO-Infinity (deepspeed/runtime/zero/
+	 * offload_config.py): the optimizer's states to the CPU or NVMe, and
+	 * at stage 3 the parameters as well ("Valid only with stage 3"); the
+	 * NVMe path is the mount the user sets. */
+	if (p->par.ft.offload != SIM_OFFLOAD_NONE) {
+		int stage = zero1_instead(p, PLAN_FRAMEWORK_DEEPSPEED) ? 1 : p->par.zero;
+		const char *keys[2] = { "offload_optimizer", "offload_param" };
+
+		for (int i = 0; i < (stage == 3 ? 2 : 1); i++) {
+			cJSON *o = cJSON_AddObjectToObject(zero, keys[i]);
+
+			cJSON_AddStringToObject(o, "device", sim_offload_names[p->par.ft.offload]);
+			if (p->par.ft.offload == SIM_OFFLOAD_NVME)
+				cJSON_AddStringToObject(o, "nvme_path", "/local_nvme");
+			cJSON_AddBoolToObject(o, "pin_memory", 1);
+		}
+	}
 	if (price_gpu_has_bf16(&p->cluster.gpu)) {
 		prec = cJSON_AddObjectToObject(root, "bf16");
 		cJSON_AddBoolToObject(prec, "enabled", 1);
@@ -741,6 +760,72 @@ static char *deepspeed_config(const struct sim_plan *p, int compact)
 	s = compact ? cJSON_PrintUnformatted(root) : cJSON_Print(root);
 	cJSON_Delete(root);
 	return s;
+}
+
+/* Hugging Face module names of a Llama-family block's projections, in
+ * sim_lora_target_names's order (transformers' LlamaAttention and
+ * LlamaMLP). */
+static const char *const hf_modules[7] = { "q_proj", "k_proj", "v_proj", "o_proj",
+					   "gate_proj", "up_proj", "down_proj" };
+
+/* `trl sft` for p (TRL's ModelConfig: use_peft, lora_r, lora_alpha,
+ * lora_target_modules, load_in_4bit, bnb_4bit_quant_type,
+ * use_bnb_nested_quant, bnb_4bit_quant_storage; SFTConfig: max_length,
+ * packing; TrainingArguments: per_device_train_batch_size,
+ * gradient_accumulation_steps, gradient_checkpointing, bf16, deepspeed,
+ * num_train_epochs or max_steps), started by Accelerate with the plan's
+ * processes, the deepspeed format's config beside it.  LoRA's alpha is
+ * twice its rank (torchtune's and TRL's defaults); QLoRA quantises with
+ * NF4 and double quantisation (Dettmers et al. 2023), storing in bf16
+ * under ZeRO-3 so that DeepSpeed can shard the 4-bit weights. */
+static void trl_script(struct buf *b, const struct sim_plan *p)
+{
+	const struct sim_finetune *ft = &p->par.ft;
+	int lora = ft->method == SIM_FT_LORA || ft->method == SIM_FT_QLORA;
+	int rank = ft->lora_rank > 0 ? ft->lora_rank : SIM_LORA_DEFAULT_RANK;
+	unsigned targets = ft->lora_targets ? ft->lora_targets : SIM_LORA_ALL;
+	char *cfg = deepspeed_config(p, 0), *q = NULL, e1[4 * PRICE_NAME_MAX];
+
+	bprintf(b, "#!/usr/bin/env bash\n# TRL supervised fine-tuning of %s on %d x %s "
+		    "(written by gpuplan)\nset -eu\n",
+		gp_term_escape(e1, sizeof(e1), p->model.name), plan_gpus(p), p->cluster.gpu.name);
+	nccl_env(b, p, "export ", 1);
+	master_addr_check(b, p);
+	bprintf(b, "cat > ds_config.json <<'EOF'\n%s\nEOF\n", cfg);
+	free(cfg);
+	if (p->par.ft.offload == SIM_OFFLOAD_NVME)
+		bprintf(b, "# set nvme_path in ds_config.json to a local NVMe mount\n");
+	if (p->model.tokenizer[0])
+		q = gp_shell_quote(p->model.tokenizer);
+	bprintf(b, "trl sft --num_processes %d --num_machines %d", plan_gpus(p), launch_nodes(p));
+	if (launch_nodes(p) > 1)
+		bprintf(b, " --main_process_ip \"$MASTER_ADDR\" --machine_rank \"${NODE_RANK:?set "
+			   "NODE_RANK}\"");
+	bprintf(b, " \\\n  --model_name_or_path %s --dataset_name \"${DATASET:?set DATASET}\"",
+		q ? q : "\"${MODEL:?set MODEL}\"");
+	free(q);
+	bprintf(b, " \\\n  --max_length %d --packing --bf16 --per_device_train_batch_size %d "
+		   "--gradient_accumulation_steps %d", p->model.seq, p->par.mbs, grad_accum(p));
+	if (p->par.recompute != SIM_RECOMPUTE_NONE)
+		bprintf(b, " --gradient_checkpointing");
+	if (p->epochs > 0)
+		bprintf(b, " --num_train_epochs %g", p->epochs);
+	else if (p->tokens > 0)
+		bprintf(b, " --max_steps %.0f", ceil(p->tokens / ((double)p->par.gbs * p->model.seq)));
+	if (lora) {
+		bprintf(b, " \\\n  --use_peft --lora_r %d --lora_alpha %d --lora_dropout 0 "
+			   "--lora_target_modules", rank, 2 * rank);
+		for (int i = 0; i < 7; i++)
+			if ((targets & (1u << i)) &&
+			    ((1u << i) != SIM_LORA_GATE || p->model.mlp == SIM_MLP_SWIGLU))
+				bprintf(b, " %s", hf_modules[i]);
+	}
+	if (ft->method == SIM_FT_QLORA) {
+		bprintf(b, " \\\n  --load_in_4bit --bnb_4bit_quant_type nf4 --use_bnb_nested_quant");
+		if (p->par.zero >= 3)
+			bprintf(b, " --bnb_4bit_quant_storage bfloat16");
+	}
+	bprintf(b, " \\\n  --deepspeed ds_config.json --output_dir \"${OUTPUT_DIR:-out}\" \"$@\"\n");
 }
 
 /* The DeepSpeed script's arguments: --deepspeed --deepspeed_config
@@ -921,11 +1006,12 @@ static void slurm_time(char *out, size_t size, double seconds)
 
 /* The checks every export makes before writing, for f starting trainer
  * fw: the layout simulate accepts, a trainer that builds the model
- * (megatron_lacks) and runs the layout (DeepSpeed has no CP), GPUs the
- * launchers can start (launch_shape), and a layout fw's run can be
- * re-priced for (framework_predict), with one warning when it runs it
- * otherwise than priced.  Returns RC_OK, or RC_INPUT (message printed). */
-static enum rc export_check(const struct sim_plan *p, enum plan_framework fw)
+ * (megatron_lacks) and runs the layout (DeepSpeed has no CP, trl only data
+ * parallelism), GPUs the launchers can start (launch_shape), and a layout
+ * fw's run can be re-priced for (framework_predict), with one warning
+ * when it runs it otherwise than priced.  Returns RC_OK, or RC_INPUT (message printed). */
+static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
+			    enum plan_framework fw)
 {
 	struct sim_result r;
 	const char *lacks;
@@ -958,6 +1044,14 @@ static enum rc export_check(const struct sim_plan *p, enum plan_framework fw)
 	if (launch_shape(p, &nodes, &gpn, why, sizeof(why)) != 0) {
 		gp_error("plan: not launchable: %s", why);
 		gp_hint("plan a multiple of the node's GPUs, or GPUs that fit one node");
+		return RC_INPUT;
+	}
+	/* Accelerate starts one process a GPU of data parallelism, sharded
+	 * by ZeRO: no tensor or pipeline parallelism. */
+	if (f == PLAN_EXPORT_TRL && (p->par.tp > 1 || p->par.pp > 1)) {
+		gp_error("plan: .parallel: expected tp 1 and pp 1 for trl (Accelerate runs data "
+			 "parallelism with ZeRO), found tp %d, pp %d", p->par.tp, p->par.pp);
+		gp_hint("plan with --tp 1 --pp 1 for a layout trl runs");
 		return RC_INPUT;
 	}
 	differs = framework_predict(p, fw, &r, why, sizeof(why));
@@ -1490,7 +1584,7 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan
 		*rc = RC_INPUT;
 		return NULL;
 	}
-	*rc = export_check(p, run);
+	*rc = export_check(p, f, run);
 	if (*rc != RC_OK)
 		return NULL;
 	nodes = launch_nodes(p);
@@ -1568,6 +1662,9 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan
 		break;
 	case PLAN_EXPORT_SKYPILOT:
 		skypilot_task(&b, p, run);
+		break;
+	case PLAN_EXPORT_TRL:
+		trl_script(&b, p);
 		break;
 	}
 	words_release(&ws);

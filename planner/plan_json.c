@@ -66,6 +66,10 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 	cJSON_AddStringToObject(p, "purchase", price_purchase_str(c->purchase));
 	price_date_fields(p, c, o);
 	cJSON_AddNumberToObject(p, "nodes", c->nodes);
+	/* Only where the offering is rented in whole units larger than the
+	 * plan (an UltraServer): the nodes paid for. */
+	if (c->billed_nodes > c->nodes)
+		cJSON_AddNumberToObject(p, "billed_nodes", c->billed_nodes);
 	cJSON_AddNumberToObject(p, "gpus_per_node", c->cluster.gpus_per_node);
 	cJSON_AddNumberToObject(p, "gpus", c->nodes * c->cluster.gpus_per_node);
 	cJSON_AddNumberToObject(p, "tp", c->par.tp);
@@ -83,6 +87,14 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 	add_num(p, "mfu", c->res.mfu);
 	add_num(p, "memory_per_gpu_bytes", c->res.memory.total);
 	add_num(p, "memory_capacity_bytes", c->res.memory.capacity);
+	/* fine-tuning and offload: only where a plan has them, so that
+	 * pre-training answers keep their bytes */
+	if (c->par.ft.method != SIM_FT_NONE || c->par.ft.offload != SIM_OFFLOAD_NONE) {
+		cJSON_AddStringToObject(p, "finetune", sim_ft_method_names[c->par.ft.method]);
+		cJSON_AddStringToObject(p, "offload", sim_offload_names[c->par.ft.offload]);
+		add_num(p, "host_memory_per_node_bytes", c->res.memory.host);
+		add_num(p, "host_memory_capacity_bytes", c->res.memory.host_capacity);
+	}
 	add_num(p, "time_to_train_s", c->time_s * fraction);
 	add_num(p, "cost_usd", c->cost_usd * fraction);
 	add_num(p, "usd_per_hour", c->usd_per_hour);

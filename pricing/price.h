@@ -34,12 +34,23 @@ struct price_gpu {
 	 * 0: bf16_flops_per_s. */
 	double mfu_flops_per_s;
 	double fp8_flops_per_s;         /* dense fp8 peak; 0 = none or unknown */
+	/* Dense peaks of the OCP microscaling formats (MXFP8: 8-bit elements
+	 * with an 8-bit scale per 32; NVFP4: 4-bit elements with an fp8 scale
+	 * per 16, NVIDIA Blackwell); 0 = none or unknown. */
+	double mxfp8_flops_per_s;
+	double nvfp4_flops_per_s;
 	double tf32_flops_per_s;
 	double fp32_flops_per_s;
 	char intra_link[PRICE_NAME_MAX];/* "NVLink 4", "PCIe Gen4 x16", ... */
 	double intra_bytes_per_s;       /* per GPU, one direction; 0 unknown */
 	int nvlink;                     /* 1 when the intra-node link is NVLink/XGMI */
 	int p2p;                        /* 1 when documented to work; 0 no or unknown */
+	/* GPUs that share one NVLink (or XGMI) switch domain at
+	 * intra_bytes_per_s across nodes: 72 in a GB200/GB300 NVL72 rack of 18
+	 * nodes x 4 GPUs; 0 = the node (gpus_per_node of the offering), as on
+	 * an HGX board of 8, which is one node (data/SOURCES.md: a one-GPU
+	 * slice of a board has no NVLink peers). */
+	int nvlink_domain;
 	double tdp_w;                   /* board power; 0 unknown */
 	/* The smallest GEMM dimension at which the simulator's efficiency
 	 * curve reaches half its maximum (simulator/sim_internal.h); set by a
@@ -73,11 +84,28 @@ struct price_gpu {
 #define PRICE_GPUS_PER_NODE_MAX 4096   /* gpus_per_node: 1 to this */
 #define PRICE_USD_PER_HOUR_MAX 1e5     /* a node's price: > 0, at most this */
 #define PRICE_GBPS_MAX 1e5             /* inter_node_gbps: 0 to this, Gbit/s */
+#define PRICE_MAX_NVLINK_DOMAIN 65536 /* nvlink_domain: GPUs, 0 (the node) to this */
 #define PRICE_MAX_NODES_MAX 1000000    /* max_nodes: 0 (not stated) to this */
 /* What an update may hold: a file of at most this many bytes, merged
  * into a table of at most this many offerings (every command reads it). */
 #define PRICE_UPDATE_MAX_BYTES (32 << 20)
 #define PRICE_MAX_OFFERINGS 20000
+
+/* The host of one machine (node), what offloading model states to it
+ * needs (simulator/sim_finetune.c): its memory, its CPU cores (the CPU
+ * Adam step runs on them), each GPU's PCIe link to it and the node's NVMe
+ * bandwidth.  0 = not stated: offload to what is not stated is not
+ * planned (NVMe without nvme_bytes_per_s, any offload without memory
+ * and cores).  Owned machines state it in hardware.csv, rented ones in
+ * hosts.csv, a user's own with --host. */
+#define PRICE_HOST_MAX_CORES 65536    /* cpu_cores: 0 (not stated) to this */
+struct price_host {
+	double memory_bytes;            /* host DRAM of the node */
+	double cpu_cores;               /* physical cores of the node */
+	double pcie_bytes_per_s;        /* per GPU, one direction; 0: the GPU's
+					 * own PCIe link where it has no NVLink */
+	double nvme_bytes_per_s;        /* the node's NVMe, sequential read */
+};
 
 struct price_quota;
 
@@ -92,6 +120,10 @@ struct price_offering {
 	double inter_node_bytes_per_s;      /* per node, one direction; 0: no
 					     * cluster network (one node only) */
 	int max_nodes;                      /* the row's own capacity; 0 = not stated */
+	/* GPUs of this offering that share one NVLink domain as it is sold
+	 * (72 for a GB200 NVL72 rack rented whole, 4 for one GB200 tray
+	 * rented alone); 0 = not stated (price_nvlink_domain). */
+	int nvlink_domain;
 	char version[PRICE_NAME_MAX * 2];   /* catalog version or date */
 	/* The date the source states for the prices, "YYYY-MM-DD"; "" not
 	 * stated (price_offering_age_days says how old). */
@@ -100,6 +132,9 @@ struct price_offering {
 	 * see struct price_capacity); 0 = not stated. */
 	int capacity_nodes;                 /* largest cluster sold as one unit */
 	int spot_capacity_nodes;            /* the bound for spot */
+	int node_multiple;                  /* sold in whole multiples of this
+					     * many nodes (an UltraServer, a
+					     * rack rented whole); 0 = any count */
 	double billing_increment_s;         /* billed in whole increments of this */
 	double min_billing_s;               /* at least this much is billed */
 	double provision_s;                 /* request to running nodes */
@@ -113,6 +148,7 @@ struct price_offering {
 	int user;                           /* 1: the row comes from the user's
 					     * table (an update added or changed
 					     * it), not the shipped one */
+	struct price_host host;             /* hosts.csv's or the machine's; 0s unstated */
 };
 
 /* One row of the user's quotas.csv: at most max_gpus GPUs of one kind from
@@ -136,6 +172,7 @@ struct price_catalog {
 	char *prices_path;  /* the shipped prices.csv that was read */
 	char *user_prices_path; /* the user's prices.csv laid over it; NULL: none */
 	char *capacity_path; /* the shipped capacity.csv that was read; NULL: none */
+	char *hosts_path;    /* the shipped hosts.csv that was read; NULL: none */
 	int user_table;     /* 1 when user_prices_path was read */
 	int user_legacy;    /* 1 when it was a full copy an older gpuplan wrote */
 	size_t n_user_offers; /* offerings of offers[] with .user set */
@@ -190,6 +227,11 @@ double price_offering_usd_per_hour(const struct price_offering *o, int spot);
 #define PRICE_AGE_UNKNOWN (-1000000L)
 long price_date_age_days(const char *d, long today);
 
+/* GPUs that share one NVLink domain on offering o of GPU g: o's own
+ * figure, else g's (a GB200's NVL72 rack), else one node; never fewer
+ * than a node's GPUs. */
+int price_nvlink_domain(const struct price_offering *o, const struct price_gpu *g);
+
 /* What bounds the nodes of one offering (price_offering_node_limit). */
 enum price_limit {
 	PRICE_LIMIT_NONE,      /* nothing but the caller's own bounds */
@@ -205,6 +247,8 @@ struct price_node_limit {
 	int nodes;                /* at most this many; 0: not offered */
 	enum price_limit why;
 	int quota_gpus;           /* PRICE_LIMIT_QUOTA: the quota's GPUs */
+	int multiple;             /* nodes are rented (and billed) in whole
+				   * units of this many; 1: one by one */
 };
 
 /* The most nodes of offering o one job may rent, on demand (spot 0) or
@@ -215,10 +259,17 @@ struct price_node_limit {
  * spot_capacity_nodes (not stated: one node).  Hardware the user owns is
  * bounded by its machines.  Last, the user's quota (o->quota), in whole
  * nodes of its GPUs, bounds what is left; it may leave 0 nodes (not
- * offered).  An empty figure never lifts a bound: it makes the offering
- * do less. */
+ * offered).  Where the offering is rented only in whole units of several
+ * nodes (o->node_multiple from capacity.csv: an UltraServer, a rack),
+ * out->multiple is that unit and the bound is rounded down to whole units,
+ * which may leave 0.  An empty figure never lifts a bound: it makes the
+ * offering do less. */
 void price_offering_node_limit(const struct price_offering *o, int spot,
 			       struct price_node_limit *out);
+/* The nodes a plan that runs on nodes nodes pays for under l: nodes
+ * rounded up to whole units of l->multiple (16 nodes of an 18-node
+ * UltraServer pay for 18). */
+int price_node_limit_billed(const struct price_node_limit *l, int nodes);
 /* "no cluster network", "capacity not stated", "capacity", "spot capacity", "quota",
  * "capacity block" ("none" for NONE). */
 const char *price_limit_str(enum price_limit l);
@@ -546,6 +597,8 @@ struct price_capacity {
 	char instance_prefix[PRICE_NAME_MAX];
 	int max_nodes;                      /* largest cluster sold as one unit */
 	int spot_max_nodes;                 /* the bound gpuplan plans spot with */
+	int node_multiple;                  /* nodes sold in whole multiples of
+					     * this; 0 = any count */
 	double billing_increment_s;
 	double min_billing_s;
 	double provision_s;
@@ -559,7 +612,9 @@ struct price_capacities {
 
 /* Loads capacity.csv (columns provider, instance_prefix, max_nodes,
  * spot_max_nodes, billing_increment_s, min_billing_s, provision_s,
- * source; empty numbers are "not stated").  Returns RC_OK, RC_INPUT (one
+ * source, and the optional node_multiple; empty numbers are "not
+ * stated"; max_nodes and spot_max_nodes must be whole multiples of
+ * node_multiple).  Returns RC_OK, RC_INPUT (one
  * "path:line:col: ..." line per bad cell) or RC_ERR (unreadable).
  * Release with price_capacities_release(). */
 enum rc price_capacities_load(const char *path, struct price_capacities *out);
@@ -623,7 +678,8 @@ double price_block_billed_s(const struct price_block *b, double run_s);
 /* The most nodes of offering o one job may rent as block b, and what
  * bounds it, as price_offering_node_limit does for on-demand: no cluster
  * network makes one node, else b->max_nodes (PRICE_LIMIT_BLOCK); the
- * user's quota bounds what is left. */
+ * user's quota bounds what is left, and o's unit (node_multiple) rounds
+ * it down as there. */
 void price_block_node_limit(const struct price_offering *o, const struct price_block *b,
 			    struct price_node_limit *out);
 
@@ -640,6 +696,7 @@ struct price_hardware {
 	char price_date[PRICE_NAME_MAX];
 	char vendor[PRICE_NAME_MAX];
 	char source[PRICE_SOURCE_MAX];
+	struct price_host host;             /* optional columns; 0s not stated */
 };
 
 struct price_hardware_table {
@@ -649,11 +706,36 @@ struct price_hardware_table {
 
 /* Loads hardware.csv (columns name, description, gpu, gpus, price_usd,
  * price_scope (server|cards), host_power_w, nic_gbps, price_date, vendor,
- * source).  Returns RC_OK, RC_INPUT or RC_ERR as price_commitments_load.
+ * source; optionally host_memory_gb, host_cpu_cores, host_pcie_gb_per_s,
+ * host_nvme_gb_per_s, empty when not stated: struct price_host).  Returns RC_OK, RC_INPUT or RC_ERR as price_commitments_load.
  * Release with price_hardware_release(). */
 enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 			    struct price_hardware_table *out);
 void price_hardware_release(struct price_hardware_table *t);
+
+/* One row of hosts.csv: the host of a rented instance type as its
+ * provider's catalog states it (columns provider, instance_type, source
+ * and the four host columns of hardware.csv). */
+struct price_host_row {
+	char provider[PRICE_NAME_MAX];
+	char instance_type[PRICE_NAME_MAX];
+	struct price_host host;
+	char source[PRICE_NAME_MAX];
+};
+
+struct price_hosts {
+	struct price_host_row *rows;
+	size_t n;
+};
+
+/* Loads hosts.csv.  Returns RC_OK, RC_INPUT (one "path:line:col: ..."
+ * line per bad cell) or RC_ERR.  Release with price_hosts_release(). */
+enum rc price_hosts_load(const char *path, struct price_hosts *out);
+void price_hosts_release(struct price_hosts *t);
+/* The host of offering o (same provider, ASCII case-insensitive, same
+ * instance type), or NULL. */
+const struct price_host *price_host_find(const struct price_hosts *t,
+					 const struct price_offering *o);
 
 /* The machine of t with gpu (canonical name) and the lowest price per GPU;
  * NULL when t has none. */

@@ -1,8 +1,9 @@
 /*
  * price_check.c - the shipped tables agree with each other: price rows
  * name GPUs gpus.csv has and machines rather than GPUs, each commitment's
- * on-demand base is the price row's, and every capacity and block row
- * sells something.  A contradiction between two shipped files is a wrong
+ * on-demand base is the price row's, every capacity and block row sells
+ * something, and a price row without an on-demand or spot price is sold as
+ * a capacity block.  A contradiction between two shipped files is a wrong
  * answer waiting for the planner, so `make test` runs this on data/.
  *
  * It does not check a figure against the outside world (the sources in
@@ -142,6 +143,26 @@ static size_t check_capacities(const char *path, const struct price_capacities *
 	return bad;
 }
 
+/* A row with neither price is rented only as a capacity block (AWS's
+ * P6e UltraServers); without a block that sells it, it would be listed
+ * and never offered. */
+static size_t check_unpriced(const char *path, const char *blocks_path,
+			     const struct price_blocks *t, const struct price_offering *offers,
+			     size_t n)
+{
+	size_t bad = 0;
+
+	for (size_t j = 0; j < n; j++)
+		if (offers[j].on_demand_usd_per_hour < 0 && offers[j].spot_usd_per_hour < 0 &&
+		    !price_block_find(t, &offers[j])) {
+			gp_error("%s: %s %s %s: expected an on-demand or spot price, or a block of "
+				 "%s that sells it, found none", path, offers[j].provider,
+				 offers[j].instance_type, offers[j].region, blocks_path);
+			bad++;
+		}
+	return bad;
+}
+
 static size_t check_blocks(const char *path, const struct price_blocks *t,
 			   const struct price_offering *offers, size_t n)
 {
@@ -205,6 +226,7 @@ enum rc price_data_check(const char *data_dir, size_t *problems)
 			goto out;
 		bad += check_blocks(block_path, &blocks, offers, n);
 	}
+	bad += check_unpriced(prices_path, block_path, &blocks, offers, n);
 	rc = bad ? RC_INPUT : RC_OK;
 	if (problems)
 		*problems = bad;

@@ -116,6 +116,116 @@ static int find_cols(struct price_errs *e, const struct price_csv *csv,
 	return missing;
 }
 
+/* ---- host columns (hardware.csv, hosts.csv) ------------------------------- */
+
+/* The host figures' columns, in struct price_host's order: memory in GB,
+ * physical cores, PCIe per GPU and NVMe per node in GB/s one direction. */
+static const char *const host_cols[4] = { "host_memory_gb", "host_cpu_cores",
+					  "host_pcie_gb_per_s", "host_nvme_gb_per_s" };
+
+/* Finds the host columns of csv (absent: -1 each, when optional). */
+static void find_host_cols(const struct price_csv *csv, int *col)
+{
+	for (int i = 0; i < 4; i++)
+		col[i] = price_csv_col(csv, host_cols[i]);
+}
+
+/* Reads the host cells of row (empty: 0, not stated) into h. */
+static int need_host(struct price_errs *e, const struct price_csv *csv,
+		     const struct price_csv_row *row, const int *col, struct price_host *h)
+{
+	double v[4] = { 0, 0, 0, 0 };
+	int bad = 0;
+
+	if (col[0] >= 0)
+		bad |= need_number(e, csv, row, col[0], 0.001, 1e9, 0, &v[0]);
+	if (col[1] >= 0) {
+		bad |= need_number(e, csv, row, col[1], 1, PRICE_HOST_MAX_CORES, 0, &v[1]);
+		if (!bad && v[1] != floor(v[1])) {
+			price_err(e, row->line, col[1] + 1, "%s: expected a whole number, found '%s'",
+				  host_cols[1], price_csv_get(row, col[1]));
+			bad = 1;
+		}
+	}
+	for (int i = 2; i < 4; i++)
+		if (col[i] >= 0)
+			bad |= need_number(e, csv, row, col[i], 0.001, 1e5, 0, &v[i]);
+	h->memory_bytes = v[0] * 1e9;
+	h->cpu_cores = v[1];
+	h->pcie_bytes_per_s = v[2] * 1e9;
+	h->nvme_bytes_per_s = v[3] * 1e9;
+	return bad;
+}
+
+enum { O_PROVIDER, O_TYPE, O_SOURCE, O_N };
+
+enum rc price_hosts_load(const char *path, struct price_hosts *out)
+{
+	static const char *const need[O_N] = { "provider", "instance_type", "source" };
+	struct price_errs e = { path, 0 };
+	struct price_csv csv;
+	int col[O_N], hcol[4];
+	size_t k = 0;
+	enum rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = price_csv_load(path, &csv);
+	if (rc != RC_OK)
+		return rc;
+	if (find_cols(&e, &csv, need, col, O_N) || find_cols(&e, &csv, host_cols, hcol, 4)) {
+		price_csv_release(&csv);
+		return RC_INPUT;
+	}
+	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
+	for (size_t i = 0; i < csv.n_rows; i++) {
+		const struct price_csv_row *row = &csv.rows[i];
+		struct price_host_row *h = &out->rows[k];
+		int bad = 0;
+
+		bad |= need_text(&e, &csv, row, col[O_PROVIDER], h->provider, sizeof(h->provider), 1);
+		bad |= need_text(&e, &csv, row, col[O_TYPE], h->instance_type,
+				 sizeof(h->instance_type), 1);
+		bad |= need_text(&e, &csv, row, col[O_SOURCE], h->source, sizeof(h->source), 1);
+		bad |= need_host(&e, &csv, row, hcol, &h->host);
+		for (size_t j = 0; j < k && !bad; j++)
+			if (gp_streq_nocase(out->rows[j].provider, h->provider) &&
+			    strcmp(out->rows[j].instance_type, h->instance_type) == 0) {
+				price_err(&e, row->line, col[O_TYPE] + 1,
+					  "expected one row per (provider, instance_type), found %s %s again",
+					  h->provider, h->instance_type);
+				bad = 1;
+			}
+		if (!bad)
+			k++;
+	}
+	price_errs_finish(&e);
+	price_csv_release(&csv);
+	if (e.n) {
+		price_hosts_release(out);
+		return RC_INPUT;
+	}
+	out->n = k;
+	return RC_OK;
+}
+
+void price_hosts_release(struct price_hosts *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct price_host *price_host_find(const struct price_hosts *t,
+					 const struct price_offering *o)
+{
+	for (size_t i = 0; t && i < t->n; i++)
+		if (gp_streq_nocase(t->rows[i].provider, o->provider) &&
+		    strcmp(t->rows[i].instance_type, o->instance_type) == 0)
+			return &t->rows[i].host;
+	return NULL;
+}
+
 /* ---- commitments.csv ------------------------------------------------------- */
 
 enum { C_PROVIDER, C_PREFIX, C_GPU, C_TERM, C_DISCOUNT, C_DATE, C_SOURCE, C_N };
@@ -260,7 +370,7 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 					       "min_billing_s", "provision_s", "source" };
 	struct price_errs e = { path, 0 };
 	struct price_csv csv;
-	int col[K_N];
+	int col[K_N], c_mult;
 	size_t k = 0;
 	enum rc rc;
 
@@ -272,6 +382,7 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 		price_csv_release(&csv);
 		return RC_INPUT;
 	}
+	c_mult = price_csv_col(&csv, "node_multiple");
 	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
 	for (size_t i = 0; i < csv.n_rows; i++) {
 		const struct price_csv_row *row = &csv.rows[i];
@@ -283,6 +394,8 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 				 sizeof(c->instance_prefix), 1);
 		bad |= need_count(&e, &csv, row, col[K_MAX], 1000000, &c->max_nodes);
 		bad |= need_count(&e, &csv, row, col[K_SPOT_MAX], 1000000, &c->spot_max_nodes);
+		if (c_mult >= 0)
+			bad |= need_count(&e, &csv, row, c_mult, 1000000, &c->node_multiple);
 		/* Billing and provisioning: at most a year, the longest
 		 * term anyone sells by the increment. */
 		bad |= need_number(&e, &csv, row, col[K_INCREMENT], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
@@ -298,6 +411,18 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 			price_err(&e, row->line, col[K_SPOT_MAX] + 1,
 				  "spot_max_nodes: expected at most max_nodes (%d), found %d",
 				  c->max_nodes, c->spot_max_nodes);
+			continue;
+		}
+		/* A bound between two whole units would be rounded down
+		 * unseen: say so here instead. */
+		if (c->node_multiple > 1 && (c->max_nodes % c->node_multiple ||
+					     c->spot_max_nodes % c->node_multiple)) {
+			int spot = c->max_nodes % c->node_multiple == 0;
+
+			price_err(&e, row->line, col[spot ? K_SPOT_MAX : K_MAX] + 1,
+				  "%s: expected a whole multiple of node_multiple (%d), found %d",
+				  spot ? "spot_max_nodes" : "max_nodes", c->node_multiple,
+				  spot ? c->spot_max_nodes : c->max_nodes);
 			continue;
 		}
 		for (size_t j = 0; j < k; j++)
@@ -354,6 +479,7 @@ void price_offering_set_capacity(struct price_offering *o, const struct price_ca
 {
 	o->capacity_nodes = c ? c->max_nodes : 0;
 	o->spot_capacity_nodes = c ? c->spot_max_nodes : 0;
+	o->node_multiple = c ? c->node_multiple : 0;
 	o->billing_increment_s = c ? c->billing_increment_s : 0;
 	o->min_billing_s = c ? c->min_billing_s : 0;
 	o->provision_s = c ? c->provision_s : 0;
@@ -401,26 +527,45 @@ static void own_limit(const struct price_offering *o, int spot, struct price_nod
 	}
 }
 
-/* The quota bounds whatever the offering's own figures allowed. */
-static void apply_quota(const struct price_offering *o, struct price_node_limit *out)
+/* The quota bounds whatever the offering's own figures allowed; then the
+ * count is rounded down to whole units of the offering's node_multiple
+ * (an UltraServer of 18 nodes is rented whole or not at all; a plan may
+ * run on fewer of its nodes, price_node_limit_billed). */
+static void apply_quota_and_unit(const struct price_offering *o, struct price_node_limit *out)
 {
 	int q;
 
-	if (!o->quota || o->gpus_per_node < 1)
-		return;
-	q = o->quota->max_gpus / o->gpus_per_node;
-	if (q < out->nodes) {
-		out->nodes = q;
-		out->why = PRICE_LIMIT_QUOTA;
-		out->quota_gpus = o->quota->max_gpus;
+	out->multiple = o->node_multiple > 1 ? o->node_multiple : 1;
+	if (o->quota && o->gpus_per_node >= 1) {
+		q = o->quota->max_gpus / o->gpus_per_node;
+		if (q < out->nodes) {
+			out->nodes = q;
+			out->why = PRICE_LIMIT_QUOTA;
+			out->quota_gpus = o->quota->max_gpus;
+		}
 	}
+	out->nodes -= out->nodes % out->multiple;
+}
+
+int price_node_limit_billed(const struct price_node_limit *l, int nodes)
+{
+	int m = l->multiple > 1 ? l->multiple : 1;
+
+	return (nodes + m - 1) / m * m;
+}
+
+int price_nvlink_domain(const struct price_offering *o, const struct price_gpu *g)
+{
+	int d = o->nvlink_domain > 0 ? o->nvlink_domain : g ? g->nvlink_domain : 0;
+
+	return d > o->gpus_per_node ? d : o->gpus_per_node;
 }
 
 void price_offering_node_limit(const struct price_offering *o, int spot,
 			       struct price_node_limit *out)
 {
 	own_limit(o, spot, out);
-	apply_quota(o, out);
+	apply_quota_and_unit(o, out);
 }
 
 /* ---- blocks.csv ------------------------------------------------------------ */
@@ -595,7 +740,7 @@ void price_block_node_limit(const struct price_offering *o, const struct price_b
 		out->nodes = b->max_nodes;
 		out->why = PRICE_LIMIT_BLOCK;
 	}
-	apply_quota(o, out);
+	apply_quota_and_unit(o, out);
 }
 
 /* ---- hardware.csv ---------------------------------------------------------- */
@@ -611,7 +756,7 @@ enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 					       "price_date", "vendor", "source" };
 	struct price_errs e = { path, 0 };
 	struct price_csv csv;
-	int col[H_N];
+	int col[H_N], hcol[4];
 	size_t k = 0;
 	enum rc rc;
 
@@ -623,6 +768,7 @@ enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 		price_csv_release(&csv);
 		return RC_INPUT;
 	}
+	find_host_cols(&csv, hcol);
 	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
 	for (size_t i = 0; i < csv.n_rows; i++) {
 		const struct price_csv_row *row = &csv.rows[i];
@@ -655,6 +801,7 @@ enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 		bad |= need_text(&e, &csv, row, col[H_DATE], h->price_date, sizeof(h->price_date), 1);
 		bad |= need_text(&e, &csv, row, col[H_VENDOR], h->vendor, sizeof(h->vendor), 1);
 		bad |= need_text(&e, &csv, row, col[H_SOURCE], h->source, sizeof(h->source), 1);
+		bad |= need_host(&e, &csv, row, hcol, &h->host);
 		if (bad)
 			continue;
 		h->gpus = (int)gpus;
@@ -772,4 +919,5 @@ void price_catalog_add_owned(struct price_catalog *cat, const struct price_hardw
 	o->inter_node_bytes_per_s = h->inter_node_bytes_per_s;
 	o->max_nodes = nodes;
 	o->owned = 1;
+	o->host = h->host;
 }

@@ -7,6 +7,7 @@
  * TFLOP/s -> bytes/s and FLOP/s, bidirectional link GB/s -> one-direction
  * bytes/s.  It does not read prices; see price_table.c.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,7 +173,8 @@ int price_gpu_eligible(const struct price_gpu *g, char *why, size_t size)
 /* ---- loading gpus.csv ---------------------------------------------------- */
 
 struct gpu_cols {
-	int name, aliases, memory, hbm, bf16, fp8, tf32, fp32, link, link_bw, nvlink, p2p, tdp;
+	int name, aliases, memory, hbm, bf16, fp8, mxfp8, nvfp4, tf32, fp32, link, link_bw, nvlink, p2p,
+	    domain, tdp;
 };
 
 /* Reads an optional non-negative number; "" is 0.  Returns 0 or -1. */
@@ -191,6 +193,27 @@ static int cell_number(struct price_errs *e, const struct price_csv *csv,
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+int price_cell_nvlink_domain(struct price_errs *e, const struct price_csv_row *row, int col,
+			     int *out)
+{
+	const char *s = price_csv_get(row, col);
+	char esc[96];
+	double v;
+
+	*out = 0;
+	if (col < 0 || !*s)
+		return 0;
+	if (unit_parse_double(s, &v) != RC_OK || v < 0 || v > PRICE_MAX_NVLINK_DOMAIN ||
+	    v != floor(v)) {
+		price_err(e, row->line, col + 1,
+			  "nvlink_domain: expected a whole number of GPUs from 0 to %d or an empty cell, found '%s'",
+			  PRICE_MAX_NVLINK_DOMAIN, gp_term_escape(esc, sizeof(esc), s));
+		return -1;
+	}
+	*out = (int)v;
 	return 0;
 }
 
@@ -267,6 +290,10 @@ static int gpu_row(struct price_errs *e, const struct price_csv *csv, const stru
 	g->bf16_flops_per_s = v * 1e12;
 	bad |= cell_number(e, csv, row, c->fp8, &v);
 	g->fp8_flops_per_s = v * 1e12;
+	bad |= cell_number(e, csv, row, c->mxfp8, &v);
+	g->mxfp8_flops_per_s = v * 1e12;
+	bad |= cell_number(e, csv, row, c->nvfp4, &v);
+	g->nvfp4_flops_per_s = v * 1e12;
 	bad |= cell_number(e, csv, row, c->tf32, &v);
 	g->tf32_flops_per_s = v * 1e12;
 	bad |= cell_number(e, csv, row, c->fp32, &v);
@@ -277,6 +304,7 @@ static int gpu_row(struct price_errs *e, const struct price_csv *csv, const stru
 	g->intra_bytes_per_s = price_bidir_gb_to_bytes_per_s(v);
 	bad |= cell_flag(e, csv, row, c->nvlink, &g->nvlink);
 	bad |= cell_flag(e, csv, row, c->p2p, &g->p2p);
+	bad |= price_cell_nvlink_domain(e, row, c->domain, &g->nvlink_domain);
 	bad |= cell_number(e, csv, row, c->tdp, &g->tdp_w);
 	return bad ? -1 : 0;
 }
@@ -308,6 +336,9 @@ enum rc price_gpus_load(const char *path, struct price_gpu **out, size_t *n)
 	c.hbm = col_any(&csv, "hbm_tb_per_s", "mem_bw_tbs");
 	c.bf16 = price_csv_col(&csv, "bf16_dense_tflops");
 	c.fp8 = price_csv_col(&csv, "fp8_dense_tflops");
+	c.mxfp8 = price_csv_col(&csv, "mxfp8_dense_tflops");
+	c.nvfp4 = price_csv_col(&csv, "nvfp4_dense_tflops");
+	c.domain = price_csv_col(&csv, "nvlink_domain");
 	c.tf32 = col_any(&csv, "tf32_dense_tflops", "tf32_tflops");
 	c.fp32 = price_csv_col(&csv, "fp32_tflops");
 	c.link = price_csv_col(&csv, "intra_node_link");

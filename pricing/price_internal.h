@@ -29,6 +29,13 @@ void price_err(struct price_errs *e, int line, int col, const char *fmt, ...)
 /* Prints how many errors were not shown, if any. */
 void price_errs_finish(const struct price_errs *e);
 
+/* Reads the nvlink_domain cell at col of row (gpus.csv's and prices.csv's
+ * alike): a whole number of GPUs from 0 to PRICE_MAX_NVLINK_DOMAIN, "" or
+ * an absent column (col < 0) being 0 (not stated).  Returns 0, or -1
+ * after one message; *out is 0 then. */
+int price_cell_nvlink_domain(struct price_errs *e, const struct price_csv_row *row, int col,
+			     int *out);
+
 /* One offering read from an input file, with where it came from. */
 struct price_row {
 	struct price_offering o;
@@ -40,7 +47,7 @@ struct price_row {
 /* Which optional gpuplan columns the file had: an absent column leaves the
  * stored value alone when merging, a present one replaces it. */
 struct price_cols_present {
-	int spot, inter_node, max_nodes, version, price_date;
+	int spot, inter_node, max_nodes, version, price_date, nvlink_domain;
 };
 
 struct price_rows {
@@ -49,16 +56,26 @@ struct price_rows {
 	struct price_cols_present has;
 };
 
+/* What price_rows_read reads: a stored table (gpuplan's columns; a price
+ * on every row), an update (also SkyPilot's columns), or the shipped
+ * table, where a row may have neither price when it is sold only as a
+ * capacity block (price_data_check makes sure blocks.csv sells it). */
+enum price_read_mode {
+	PRICE_READ_TABLE = 0,
+	PRICE_READ_UPDATE = 1,
+	PRICE_READ_SHIPPED = 2,
+};
+
 /* Reads the data rows of csv into out.  The format is chosen by header
- * names: SkyPilot's when there is an InstanceType column (allowed only when
- * skypilot_ok; provider then names the cloud and is required), else
+ * names: SkyPilot's when there is an InstanceType column (allowed only in
+ * PRICE_READ_UPDATE; provider then names the cloud and is required), else
  * gpuplan's (provider optional; when given, every row must match it).
  * GPU names are resolved through gpus[0..n_gpus).  Every bad cell is
  * reported; returns RC_OK, RC_INPUT or RC_USAGE (no provider for a SkyPilot
  * file).  Availability zones of one region are folded into one row keeping
  * the lowest prices.  rep (may be NULL) counts what was skipped. */
 enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpus,
-			size_t n_gpus, const char *provider, int skypilot_ok,
+			size_t n_gpus, const char *provider, enum price_read_mode mode,
 			struct price_rows *out, struct price_update_report *rep);
 void price_rows_release(struct price_rows *r);
 

@@ -78,6 +78,10 @@ char *price_gpus_to_json(const struct price_catalog *cat)
 				g->bf16_flops_per_s > 0);
 		add_num_or_null(o, "fp8_dense_tflops", tidy(g->fp8_flops_per_s / 1e12),
 				g->fp8_flops_per_s > 0);
+		add_num_or_null(o, "mxfp8_dense_tflops", tidy(g->mxfp8_flops_per_s / 1e12),
+				g->mxfp8_flops_per_s > 0);
+		add_num_or_null(o, "nvfp4_dense_tflops", tidy(g->nvfp4_flops_per_s / 1e12),
+				g->nvfp4_flops_per_s > 0);
 		add_num_or_null(o, "tf32_dense_tflops", tidy(g->tf32_flops_per_s / 1e12),
 				g->tf32_flops_per_s > 0);
 		add_num_or_null(o, "fp32_tflops", tidy(g->fp32_flops_per_s / 1e12), g->fp32_flops_per_s > 0);
@@ -85,6 +89,7 @@ char *price_gpus_to_json(const struct price_catalog *cat)
 		add_num_or_null(o, "intra_node_gb_per_s_bidir", tidy(g->intra_bytes_per_s * 2 / 1e9),
 				g->intra_bytes_per_s > 0);
 		cJSON_AddBoolToObject(o, "nvlink", g->nvlink);
+		add_num_or_null(o, "nvlink_domain", g->nvlink_domain, g->nvlink_domain > 0);
 		cJSON_AddBoolToObject(o, "p2p", g->p2p);
 		add_num_or_null(o, "tdp_w", g->tdp_w, g->tdp_w > 0);
 		cJSON_AddBoolToObject(o, "eligible", ok);
@@ -132,6 +137,11 @@ char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
 		add_num_or_null(o, "inter_node_gbps", tidy(of->inter_node_bytes_per_s * 8 / 1e9),
 				of->inter_node_bytes_per_s > 0);
 		add_num_or_null(o, "max_nodes", of->max_nodes, of->max_nodes > 0);
+		/* the row's own figure (null: not stated), then what planning
+		 * uses: the row's, else the GPU's, else the node */
+		add_num_or_null(o, "nvlink_domain_stated", of->nvlink_domain, of->nvlink_domain > 0);
+		cJSON_AddNumberToObject(o, "nvlink_domain",
+					price_nvlink_domain(of, price_gpu_find(cat, of->gpu)));
 		{
 			struct price_node_limit l;
 
@@ -139,6 +149,8 @@ char *price_offers_to_json(const struct price_catalog *cat, const size_t *idx,
 			price_offering_node_limit(of, spot, &l);
 			cJSON_AddNumberToObject(o, "node_limit", l.nodes);
 			cJSON_AddStringToObject(o, "node_limit_by", price_limit_str(l.why));
+			/* nodes are rented in whole units of this many */
+			cJSON_AddNumberToObject(o, "node_multiple", l.multiple);
 		}
 		cJSON_AddStringToObject(o, "catalog_version", of->version);
 		{

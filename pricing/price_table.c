@@ -111,6 +111,7 @@ struct reader {
 	struct price_errs e;
 	const struct price_csv *csv;
 	const struct price_csv_row *row;
+	enum price_read_mode mode;
 };
 
 static const char *colname(const struct reader *r, int col)
@@ -329,7 +330,7 @@ static void push(struct price_rows *out, size_t *cap, const struct price_row *ro
 static const char *const gpuplan_columns[] = {
 	"provider", "instance_type", "gpu", "gpus_per_node", "gpus_per_instance", "region",
 	"on_demand_usd_per_hour", "spot_usd_per_hour", "inter_node_gbps", "max_nodes",
-	"catalog_version", "catalog_version_or_date", "price_date",
+	"catalog_version", "catalog_version_or_date", "price_date", "nvlink_domain",
 };
 
 static int unknown_columns(struct reader *r)
@@ -341,7 +342,7 @@ static int unknown_columns(struct reader *r)
 						   GP_ARRAY_LEN(gpuplan_columns), c, why,
 						   sizeof(why))) >= 0; c++) {
 		price_err(&r->e, r->csv->header.line, c + 1,
-			  "expected each of gpuplan's price columns (provider, instance_type, gpu, gpus_per_node, region, on_demand_usd_per_hour, spot_usd_per_hour, inter_node_gbps, max_nodes, catalog_version, price_date) once, %s",
+			  "expected each of gpuplan's price columns (provider, instance_type, gpu, gpus_per_node, region, on_demand_usd_per_hour, spot_usd_per_hour, inter_node_gbps, max_nodes, catalog_version, price_date, nvlink_domain) once, %s",
 			  why);
 		bad = -1;
 	}
@@ -363,6 +364,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 	int c_max = price_csv_col(csv, "max_nodes");
 	int c_ver = col2(csv, "catalog_version", "catalog_version_or_date");
 	int c_date = price_csv_col(csv, "price_date");
+	int c_dom = price_csv_col(csv, "nvlink_domain");
 	size_t cap = 0;
 	int bad = 0;
 
@@ -386,6 +388,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 	out->has.max_nodes = c_max >= 0;
 	out->has.version = c_ver >= 0;
 	out->has.price_date = c_date >= 0;
+	out->has.nvlink_domain = c_dom >= 0;
 
 	for (size_t i = 0; i < csv->n_rows; i++) {
 		struct price_row row;
@@ -415,7 +418,8 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 		rd_text(r, c_region, 1, 1, o->region, sizeof(o->region));
 		rd_price(r, c_od, 0, &o->on_demand_usd_per_hour);
 		rd_price(r, c_spot, 0, &o->spot_usd_per_hour);
-		if (r->e.n == errs && o->on_demand_usd_per_hour < 0 && o->spot_usd_per_hour < 0)
+		if (r->e.n == errs && o->on_demand_usd_per_hour < 0 && o->spot_usd_per_hour < 0 &&
+		    r->mode != PRICE_READ_SHIPPED)
 			price_err(&r->e, row.line, (c_od >= 0 ? c_od : c_spot) + 1,
 				  "expected a price in on_demand_usd_per_hour or spot_usd_per_hour, found both empty");
 		rd_nonneg(r, c_net, PRICE_GBPS_MAX, &gbps);
@@ -425,6 +429,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 		if (c_ver >= 0)
 			rd_text(r, c_ver, 0, 0, o->version, sizeof(o->version));
 		rd_date(r, c_date, o->price_date);
+		price_cell_nvlink_domain(&r->e, r->row, c_dom, &o->nvlink_domain);
 		if (r->e.n == errs)
 			push(out, &cap, &row);
 	}
@@ -699,7 +704,7 @@ static void fold_keys(struct reader *r, struct price_rows *rows, struct price_up
 }
 
 enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpus,
-			size_t n_gpus, const char *provider, int skypilot_ok,
+			size_t n_gpus, const char *provider, enum price_read_mode mode,
 			struct price_rows *out, struct price_update_report *rep)
 {
 	struct price_update_report scratch;
@@ -714,6 +719,7 @@ enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpu
 	}
 	r.e.path = csv->path;
 	r.csv = csv;
+	r.mode = mode;
 	if (csv->header.n == 0) {
 		price_err(&r.e, 1, 1, "expected a header row naming the price columns, found an empty file");
 		return RC_INPUT;
@@ -721,7 +727,7 @@ enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpu
 	skypilot = price_csv_col(csv, "InstanceType") >= 0;
 	rep->skypilot = skypilot;
 	rep->rows_read = csv->n_rows;
-	if (skypilot && !skypilot_ok) {
+	if (skypilot && mode != PRICE_READ_UPDATE) {
 		price_err(&r.e, csv->header.line, 1,
 			  "expected gpuplan's columns (provider, instance_type, gpu, ...), found SkyPilot's (InstanceType, ...); import it with 'gpuplan prices update FILE --provider P'");
 		return RC_INPUT;
@@ -931,7 +937,8 @@ enum rc price_quota_table_read(const char *path, const struct price_gpu *gpus, s
 }
 
 /* Reads the rows of csv (gpuplan's columns only) into a new array,
- * marking each .user when user, and releases csv. */
+ * marking each .user when user (the user's table; else the shipped one),
+ * and releases csv. */
 static enum rc csv_offers(struct price_csv *csv, const struct price_gpu *gpus, size_t n_gpus,
 			  int user, struct price_offering **out, size_t *n)
 {
@@ -940,7 +947,8 @@ static enum rc csv_offers(struct price_csv *csv, const struct price_gpu *gpus, s
 	enum rc rc;
 
 	memset(&rep, 0, sizeof(rep));
-	rc = price_rows_read(csv, gpus, n_gpus, NULL, 0, &rows, &rep);
+	rc = price_rows_read(csv, gpus, n_gpus, NULL, user ? PRICE_READ_TABLE : PRICE_READ_SHIPPED,
+			     &rows, &rep);
 	price_csv_release(csv);
 	if (rc != RC_OK)
 		return rc;
@@ -1139,7 +1147,12 @@ static void row_append(struct price_line *b, const struct price_offering *o)
 		num[0] = '\0';
 	price_csv_append(b, num, 0);
 	price_csv_append(b, o->version, 0);
-	price_csv_append(b, o->price_date, 1);
+	price_csv_append(b, o->price_date, 0);
+	if (o->nvlink_domain > 0)
+		snprintf(num, sizeof(num), "%d", o->nvlink_domain);
+	else
+		num[0] = '\0';
+	price_csv_append(b, num, 1);
 }
 
 /* The table's text: first_line (may be NULL) and a newline, the header,
@@ -1149,7 +1162,7 @@ static char *table_text(const char *first_line, const struct price_offering *off
 {
 	static const char header[] =
 		"provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour,"
-		"spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version,price_date\n";
+		"spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version,price_date,nvlink_domain\n";
 	size_t first = first_line ? strlen(first_line) + 1 : 0;
 	struct price_line b = { NULL, 0, 0 };
 
@@ -1246,7 +1259,7 @@ static enum rc catalog_digest(struct price_catalog *cat)
 {
 	static const char tag[] = "quotas.csv";
 	const char *paths[] = { cat->gpus_path, cat->prices_path, cat->capacity_path,
-				cat->user_prices_path, cat->quotas_path };
+				cat->user_prices_path, cat->quotas_path, cat->hosts_path };
 	uint64_t h = GP_FNV1A64_INIT;
 
 	for (size_t i = 0; i < GP_ARRAY_LEN(paths); i++) {
@@ -1275,6 +1288,7 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 	char *user_prices = NULL, *quotas = NULL;
 	struct price_offering *shipped = NULL, *user = NULL;
 	struct price_capacities caps = { NULL, 0 };
+	struct price_hosts hosts = { NULL, 0 };
 	size_t n_shipped = 0, n_user = 0;
 	enum rc rc;
 
@@ -1336,12 +1350,30 @@ enum rc price_catalog_load(struct price_catalog *cat, const struct price_opts *o
 		free(cat->capacity_path);
 		cat->capacity_path = NULL;
 	}
+	/* The hosts of rented instances, which offload needs; without the
+	 * file no offering states one. */
+	cat->hosts_path = join(o->data_dir ? o->data_dir : "data", "hosts.csv");
+	if (file_exists(cat->hosts_path)) {
+		rc = price_hosts_load(cat->hosts_path, &hosts);
+		if (rc != RC_OK) {
+			price_capacities_release(&caps);
+			goto fail;
+		}
+	} else {
+		free(cat->hosts_path);
+		cat->hosts_path = NULL;
+	}
 	for (size_t i = 0; i < cat->n_offers; i++) {
+		const struct price_host *h = price_host_find(&hosts, &cat->offers[i]);
+
 		price_offering_set_capacity(&cat->offers[i],
 					    price_capacity_find(&caps, &cat->offers[i]));
 		cat->offers[i].quota = price_quota_for(cat, &cat->offers[i]);
+		if (h)
+			cat->offers[i].host = *h;
 	}
 	price_capacities_release(&caps);
+	price_hosts_release(&hosts);
 	rc = catalog_digest(cat);
 	if (rc != RC_OK)
 		goto fail;
@@ -1366,6 +1398,7 @@ void price_catalog_release(struct price_catalog *cat)
 	free(cat->gpus_path);
 	free(cat->prices_path);
 	free(cat->capacity_path);
+	free(cat->hosts_path);
 	free(cat->user_prices_path);
 	free(cat->quotas);
 	free(cat->quotas_path);

@@ -89,27 +89,6 @@ static int exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static enum rc mkdir_p(const char *dir)
-{
-	char tmp[1024];
-	size_t n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(tmp))
-		return RC_ERR;
-	memcpy(tmp, dir, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (tmp[i] != '/' && tmp[i] != '\0')
-			continue;
-		tmp[i] = '\0';
-		if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-			gp_error("%s: cannot create directory: %s", tmp, strerror(errno));
-			return RC_ERR;
-		}
-		tmp[i] = dir[i];
-	}
-	return RC_OK;
-}
-
 static enum rc write_all(int fd, const char *path, const char *s, size_t n)
 {
 	while (n > 0) {
@@ -369,7 +348,7 @@ void price_store_unlock(int lock)
 
 enum rc price_store_lock(const struct price_store *s, int *lock)
 {
-	enum rc rc = mkdir_p(s->dir);
+	enum rc rc = gp_mkdir_p(s->dir);
 
 	*lock = -1;
 	if (rc != RC_OK)
@@ -499,6 +478,23 @@ static void int_text(char *buf, size_t size, int v)
 		buf[0] = '\0';
 }
 
+/* A count cell of a stored row (max_nodes, nvlink_domain): a stated
+ * value (> 0) replaces *stored and records the change; 0, not stated,
+ * keeps it.  Returns 1 when it changed. */
+static int count_change(struct merge *m, struct price_offering *o, const char *field,
+			int *stored, int value)
+{
+	char a[PRICE_VALUE_MAX], b[PRICE_VALUE_MAX];
+
+	if (value <= 0 || value == *stored)
+		return 0;
+	int_text(a, sizeof(a), *stored);
+	int_text(b, sizeof(b), value);
+	text_change(m, o, field, a, sizeof(a), b);
+	*stored = value;
+	return 1;
+}
+
 /* Merges one incoming row.  Returns 1 when it added or changed a row. */
 static int merge_row(struct merge *m, const struct price_row *row,
 		     const struct price_cols_present *has, const char *version,
@@ -551,8 +547,9 @@ static int merge_row(struct merge *m, const struct price_row *row,
 		priced |= num_change(m, o, "spot_usd_per_hour", &o->spot_usd_per_hour,
 				     in->spot_usd_per_hour);
 	changed |= priced;
-	/* An empty network, availability or version cell means "not stated"
-	 * and keeps what is stored; an empty price means "not offered". */
+	/* An empty network, availability, NVLink domain or version cell means
+	 * "not stated" and keeps what is stored; an empty price means "not
+	 * offered". */
 	if (has->inter_node && in->inter_node_bytes_per_s > 0) {
 		gbps_text(a, sizeof(a), o->inter_node_bytes_per_s);
 		gbps_text(b, sizeof(b), in->inter_node_bytes_per_s);
@@ -561,14 +558,10 @@ static int merge_row(struct merge *m, const struct price_row *row,
 			o->inter_node_bytes_per_s = in->inter_node_bytes_per_s;
 		}
 	}
-	if (has->max_nodes && in->max_nodes > 0) {
-		int_text(a, sizeof(a), o->max_nodes);
-		int_text(b, sizeof(b), in->max_nodes);
-		if (strcmp(a, b) != 0) {
-			changed |= text_change(m, o, "max_nodes", a, sizeof(a), b);
-			o->max_nodes = in->max_nodes;
-		}
-	}
+	if (has->max_nodes)
+		changed |= count_change(m, o, "max_nodes", &o->max_nodes, in->max_nodes);
+	if (has->nvlink_domain)
+		changed |= count_change(m, o, "nvlink_domain", &o->nvlink_domain, in->nvlink_domain);
 	if (has->version && in->version[0])
 		changed |= text_change(m, o, "catalog_version", o->version, sizeof(o->version),
 				       in->version);
@@ -802,7 +795,7 @@ enum rc price_update(const char *file, const struct price_opts *o,
 	rc = price_update_file_load(file, &csv);
 	if (rc != RC_OK)
 		goto out;
-	rc = price_rows_read(&csv, gpus, n_gpus, u->provider, 1, &rows, rep);
+	rc = price_rows_read(&csv, gpus, n_gpus, u->provider, PRICE_READ_UPDATE, &rows, rep);
 	price_csv_release(&csv);
 	if (rc != RC_OK)
 		goto out;

@@ -1,7 +1,8 @@
 /*
  * sim.c - the analytic step-time model of GPT-style decoder training:
- * parameter and FLOP counts from the model's shapes, the checks a parallel
- * configuration must pass, and sim_step(), the planner's hot path.
+ * the checks a parallel configuration must pass, and sim_step(), the
+ * planner's hot path (parameter and FLOP counts are sim_shape.c's, the
+ * memory sim_memory.c's).
  *
  * sim_step() times every GEMM of one layer at its own shape on one GPU,
  * adds element-wise work at HBM bandwidth, tensor/context-parallel
@@ -26,6 +27,8 @@ void sim_parallel_init(struct sim_parallel *p)
 	p->mbs = 1;
 	p->gbs = 1;
 	p->zero = 0;
+	p->ep = p->etp = 1;
+	p->moe_imbalance = 1;
 	p->zero3_gather = SIM_ZERO3_BLOCK;
 	p->recompute = SIM_RECOMPUTE_NONE;
 	p->interleave = 1;
@@ -44,100 +47,6 @@ double sim_mfu_peak(const struct price_gpu *g)
 	return g->mfu_flops_per_s > 0 ? g->mfu_flops_per_s : g->bf16_flops_per_s;
 }
 
-void sim_model_facts_init(struct sim_model *m)
-{
-	m->pos = SIM_POS_ROPE;
-	m->rotary_base = 10000;
-	m->norm = SIM_NORM_RMSNORM;
-	m->linear_bias = 0;
-	m->dropout = 0;
-	m->tokenizer[0] = '\0';
-	m->window = 0;
-	m->rotary_percent = 1;
-	m->parallel_residual = 0;
-	m->embedding_norm = 0;
-}
-
-double sim_layer_params(const struct sim_model *m)
-{
-	double h = m->hidden;
-	double kv_dim = (double)m->kv_heads * (m->hidden / m->heads);
-	double attn = h * h + 2.0 * h * kv_dim + h * h;   /* Q, K, V, output */
-	int swiglu = m->mlp == SIM_MLP_SWIGLU;
-	double mlp = (swiglu ? 3.0 : 2.0) * h * m->ffn;
-	/* LayerNorm has a bias beside its weight (Ba et al. 2016). */
-	double norms = (m->norm == SIM_NORM_LAYERNORM ? 4.0 : 2.0) * h;
-
-	/* Biases: one per output unit of Q, K, V and the projection, of the
-	 * MLP's input matrices (gate and up for SwiGLU) and its output. */
-	if (m->linear_bias)
-		attn += h + 2.0 * kv_dim + h, mlp += (swiglu ? 2.0 : 1.0) * m->ffn + h;
-	return attn + mlp + norms;
-}
-
-double sim_final_norm_params(const struct sim_model *m)
-{
-	return (m->norm == SIM_NORM_LAYERNORM ? 2.0 : 1.0) * m->hidden;
-}
-
-double sim_input_params(const struct sim_model *m)
-{
-	return (m->pos == SIM_POS_LEARNED ? (double)m->seq * m->hidden : 0) +
-	       (m->embedding_norm ? sim_final_norm_params(m) : 0);
-}
-
-double sim_attention_span(const struct sim_model *m)
-{
-	return m->window > 0 && m->window < m->seq ? m->window : m->seq;
-}
-
-double sim_model_params(const struct sim_model *m)
-{
-	double emb = (double)m->vocab * m->hidden;
-
-	if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1)
-		return 0;
-	/* Layers, input embedding with its position table and norm, LM head
-	 * unless tied, final norm. */
-	return m->layers * sim_layer_params(m) + emb + sim_input_params(m)
-	       + (m->tied_embeddings ? 0 : emb) + sim_final_norm_params(m);
-}
-
-double sim_train_flops(const struct sim_model *m, double sequences,
-		       enum sim_recompute recompute)
-{
-	double s = m->seq, h = m->hidden, f = m->ffn, V = m->vocab;
-	double kv_dim = (double)m->kv_heads * (m->hidden / m->heads);
-	double qkv, attn, proj, mlp, logits, layer, total;
-
-	/* Narayanan et al., SC'21, sec. 5.1: a GEMM (m x k)(k x n) is 2mnk
-	 * FLOPs; backward is twice forward.  Per sequence of s tokens:
-	 * QKV 2 s h (h + 2 kv_dim) (GQA shrinks K and V), scores Q K^T and
-	 * attention over values 2 s^2 h each (the full s x s product, as
-	 * eq. 3 counts it), output projection 2 s h^2, MLP 2 s h f per matrix
-	 * (2 matrices for GELU, 3 for SwiGLU), logits 2 s h V.  For GPT shapes
-	 * (kv_dim = h, f = 4h) the sum over l layers times 3 is eq. 3:
-	 * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).  A sliding window w < s
-	 * bounds each query's keys to w (Jiang et al. 2023, sec. 2): the
-	 * scores and values count s x w. */
-	qkv = 2.0 * s * h * (h + 2.0 * kv_dim);
-	attn = 4.0 * s * sim_attention_span(m) * h;
-	proj = 2.0 * s * h * h;
-	mlp = (m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0) * 2.0 * s * h * f;
-	logits = 2.0 * s * h * V;
-	layer = qkv + attn + proj + mlp;
-	total = 3.0 * (m->layers * layer + logits);
-	/* Eq. 3's recomputation variant: one more forward of every layer (not
-	 * of the logits), i.e. 4/3 on the layer terms.  Selective
-	 * recomputation (Korthikanti et al. 2022, sec. 4.2) redoes only the
-	 * attention scores and values. */
-	if (recompute == SIM_RECOMPUTE_FULL)
-		total += m->layers * layer;
-	else if (recompute == SIM_RECOMPUTE_SELECTIVE)
-		total += m->layers * attn;
-	return total * sequences;
-}
-
 double sim_time_to_train_s(const struct sim_result *r, double tokens)
 {
 	if (!r || !(r->tokens_per_s > 0) || !(tokens > 0) || !isfinite(tokens))
@@ -153,8 +62,7 @@ static int rate_ok(double x)
 	return x == 0 || (x >= 1 && isfinite(x));
 }
 
-#define WHY(...) do { if (why && size) snprintf(why, size, __VA_ARGS__); \
-		      return RC_INPUT; } while (0)
+#define WHY SIM_WHY
 
 enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		  const struct sim_cluster *c, char *why, size_t size)
@@ -162,25 +70,8 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	long long dpc;
 	int micro;
 
-	if (why && size)
-		why[0] = '\0';
-	if (m->layers < 1)
-		WHY("layers: expected an integer >= 1, found %d", m->layers);
-	if (m->hidden < 1)
-		WHY("hidden: expected an integer >= 1, found %d", m->hidden);
-	if (m->heads < 1 || m->hidden % m->heads)
-		WHY("heads: expected a divisor of hidden %d, found %d", m->hidden, m->heads);
-	if (m->kv_heads < 1 || m->heads % m->kv_heads)
-		WHY("kv_heads: expected a divisor of heads %d, found %d", m->heads, m->kv_heads);
-	if (m->ffn < 1)
-		WHY("ffn: expected an integer >= 1, found %d", m->ffn);
-	if (m->vocab < 1)
-		WHY("vocab: expected an integer >= 1, found %d", m->vocab);
-	if (m->seq < 1)
-		WHY("seq: expected an integer >= 1, found %d", m->seq);
-	if (m->mlp != SIM_MLP_GELU && m->mlp != SIM_MLP_SWIGLU)
-		WHY("mlp: expected gelu or swiglu, found %d", (int)m->mlp);
-
+	if (sim_model_check(m, why, size) != RC_OK)
+		return RC_INPUT;
 	if (p->tp < 1)
 		WHY("tp: expected an integer >= 1, found %d", p->tp);
 	if (p->pp < 1)
@@ -206,8 +97,12 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	if (p->recompute != SIM_RECOMPUTE_NONE && p->recompute != SIM_RECOMPUTE_SELECTIVE
 	    && p->recompute != SIM_RECOMPUTE_FULL)
 		WHY("recompute: expected none, selective or full, found %d", (int)p->recompute);
-	if (p->precision != SIM_PRECISION_BF16 && p->precision != SIM_PRECISION_FP8)
-		WHY("precision: expected bf16 or fp8, found %d", (int)p->precision);
+	if ((int)p->precision < SIM_PRECISION_BF16 || (int)p->precision > SIM_PRECISION_NVFP4)
+		WHY("precision: expected bf16, fp8, mxfp8 or nvfp4, found %d", (int)p->precision);
+	if (p->ep_overlap != 0 && p->ep_overlap != 1)
+		WHY("ep_overlap: expected 0 or 1, found %d", p->ep_overlap);
+	if (p->ep_flex != 0 && p->ep_flex != 1)
+		WHY("ep_flex: expected 0 or 1, found %d", p->ep_flex);
 	/* 0 is the default (2); the widest element a trainer stores is fp64 */
 	if (!(p->act_bytes_per_element == 0 ||
 	      (p->act_bytes_per_element >= 1 && p->act_bytes_per_element <= 8)))
@@ -217,6 +112,35 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	      (p->grad_bytes_per_param >= 1 && p->grad_bytes_per_param <= 8)))
 		WHY("grad_bytes_per_param: expected 0 (2 bytes) or 1 to 8, found %g",
 		    p->grad_bytes_per_param);
+
+	if (p->ep < 0 || p->ep > SIM_MAX_DEGREE)
+		WHY("ep: expected an integer from 1 to %d, found %d", SIM_MAX_DEGREE, p->ep);
+	if (p->etp < 0 || p->etp > SIM_MAX_DEGREE)
+		WHY("etp: expected an integer from 1 to %d, found %d", SIM_MAX_DEGREE, p->etp);
+	if (!(p->moe_imbalance == 0 || (p->moe_imbalance >= 1 && p->moe_imbalance <= 1000)))
+		WHY("moe_imbalance: expected 1 (balanced) to 1000, found %g", p->moe_imbalance);
+	if (m->experts == 0 && (p->ep > 1 || p->etp > 1))
+		WHY("%s: expected 1 without experts, found %d", p->ep > 1 ? "ep" : "etp",
+		    p->ep > 1 ? p->ep : p->etp);
+	if (m->experts > 0) {
+		long long group = (long long)(p->ep > 0 ? p->ep : 1) * (p->etp > 0 ? p->etp : 1);
+		long long attn = (long long)p->tp * p->cp * p->dp;
+
+		if (p->ep > 1 && m->experts % p->ep)
+			WHY("ep: expected a divisor of experts %d, found %d", m->experts, p->ep);
+		if (p->etp > 1 && m->expert_ffn % p->etp)
+			WHY("etp: expected a divisor of expert_ffn %d, found %d", m->expert_ffn, p->etp);
+		/* Liu et al. 2025, sec. 3: the expert group ep x etp and the
+		 * expert data parallelism fold over the attention's GPUs */
+		if (attn % group)
+			WHY("ep: expected ep x etp = %lld to divide tp x cp x dp = %lld (MoE parallel "
+			    "folding), found ep %d, etp %d", group, attn, p->ep, p->etp);
+		/* Megatron-Core's MoE layer splits the tokens over the TP ranks
+		 * (sequence parallelism) when TP > 1 */
+		if (p->tp > 1 && !p->seq_parallel)
+			WHY("seq_parallel: expected on with tp %d and experts (Megatron-Core's MoE "
+			    "layers split tokens over TP ranks)", p->tp);
+	}
 
 	/* Products of degrees are formed in wider types: each degree fits an
 	 * int, their product need not. */
@@ -279,66 +203,22 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		    "finite");
 	if (c->latency_s > 1)
 		WHY("latency_s: expected at most 1 s, found %g", c->latency_s);
-	return RC_OK;
+	if (c->nvlink_domain < 0 || c->nvlink_domain > PRICE_MAX_NVLINK_DOMAIN)
+		WHY("nvlink_domain: expected 0 (the node) to %d GPUs, found %d",
+		    PRICE_MAX_NVLINK_DOMAIN, c->nvlink_domain);
+	/* the block-scaled formats need tensor cores that run them */
+	if (p->precision >= SIM_PRECISION_MXFP8 && !(sim_precision_peak(p, &c->gpu) > 0))
+		WHY("precision: expected a GPU with an %s rate (%s), found none for %s",
+		    p->precision == SIM_PRECISION_MXFP8 ? "MXFP8" : "NVFP4",
+		    p->precision == SIM_PRECISION_MXFP8 ? "an mxfp8 figure, or Blackwell's fp8"
+		    : "an nvfp4 figure", c->gpu.name);
+	if (!rate_ok(c->gpu.mxfp8_flops_per_s) || !rate_ok(c->gpu.nvfp4_flops_per_s))
+		WHY("cluster: expected MXFP8 and NVFP4 FLOP/s of 0 (none) or from 1 per second, "
+		    "finite");
+	return sim_ft_check(m, p, c, why, size);
 }
 
-/* ---- shapes and kernels -------------------------------------------- */
-
-void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
-		    const struct sim_parallel *p)
-{
-	int rem;
-
-	sh->t = p->tp;
-	sh->p = p->pp;
-	sh->d = p->dp;
-	sh->c = p->cp;
-	sh->v = p->interleave;
-	sh->gpus = p->tp * p->pp * p->dp * p->cp;
-	sh->micro = p->gbs / (p->mbs * p->dp);
-	sh->b = p->mbs;
-	sh->s = m->seq;
-	sh->sl = (double)m->seq / p->cp;
-	sh->tok = sh->b * sh->sl;
-	sh->h = m->hidden;
-	sh->f = m->ffn;
-	sh->V = m->vocab;
-	sh->dh = (double)m->hidden / m->heads;
-	sh->a_l = (double)m->heads / p->tp;
-	sh->kv_l = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
-	sh->layers_base = m->layers / p->pp;
-	rem = m->layers % p->pp;
-	sh->mid_stages = p->pp > 2 ? p->pp - 2 : 0;
-	sh->mid_stages_long = rem < sh->mid_stages ? rem : sh->mid_stages;
-	sh->layers_first = sh->layers_base + (rem > sh->mid_stages);
-	sh->layers_last = sh->layers_base;
-}
-
-int sim_stage_layers(const struct sim_shape *sh, int stage)
-{
-	if (sh->p == 1)
-		return sh->layers_first;
-	if (stage == 0)
-		return sh->layers_first;
-	if (stage == sh->p - 1)
-		return sh->layers_last;
-	return sh->layers_base + (stage <= sh->mid_stages_long);
-}
-
-int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk)
-{
-	int n = sim_stage_layers(sh, stage);
-
-	return n / sh->v + (chunk < n % sh->v);
-}
-
-int sim_virtual_stage_layers(const struct sim_model *m, const struct sim_parallel *p, int k)
-{
-	struct sim_shape sh;
-
-	sim_shape_init(&sh, m, p);
-	return sim_chunk_layers(&sh, k % p->pp, k / p->pp);
-}
+/* ---- kernels ------------------------------------------------------- */
 
 double sim_gemm_dim_half(double dim_half)
 {
@@ -468,18 +348,20 @@ void sim_attn_kernel_time_s(enum sim_attn_kernel k, enum sim_arch a, double b, d
 	*bwd = SIM_ATTN_BWD * flops / (eb * scale) + SIM_KERNEL_S;
 }
 
-/* The share of causal attention's work a sliding window leaves: a
- * causal query at position i attends to i keys, s/2 on average; with a
- * window w < s to min(i, w), w - w^2 / (2s) on average (Jiang et al.
- * 2023, sec. 2), which FlashAttention's block skipping turns into time.
- * 1 without a window. */
+/* The share of causal attention's work a sliding window leaves,
+ * averaged over the layers: a causal query at position i attends to i
+ * keys, s/2 on average; with a window w < s to min(i, w), w - w^2 / (2s)
+ * on average (Jiang et al. 2023, sec. 2), which FlashAttention's block
+ * skipping turns into time; on the layers without the window (every
+ * window_full_every-th), 1. */
 static double window_share(const struct sim_model *m)
 {
 	double s = m->seq, w = m->window;
+	int nw = sim_window_layers(m);
 
-	if (!(w > 0 && w < s))
+	if (!nw)
 		return 1;
-	return (w - w * w / (2.0 * s)) / (s / 2.0);
+	return (nw * (w - w * w / (2.0 * s)) / (s / 2.0) + (m->layers - nw)) / m->layers;
 }
 
 /* Per micro-batch times of one layer on one GPU. */
@@ -488,6 +370,8 @@ struct layer_time {
 	double attn_fwd_s, attn_bwd_s;      /* of which the attention core */
 	double tp_fwd_s;                    /* TP communication, one forward */
 	double cp_fwd_s, cp_bwd_s;          /* exposed KV exchange */
+	double ep_fwd_s;                    /* EP all-to-alls of one pass, forward
+					     * or backward (dispatch and combine) */
 };
 
 /* Per micro-batch times of one stage's extra work: the embedding (first
@@ -503,34 +387,180 @@ static double host_layer_s(const struct sim_cluster *c)
 	       : c->host_layer_s < 0 ? 0 : SIM_HOST_LAYER_S;
 }
 
+/* How the plan's precision runs the linear layers' GEMMs on c's GPU. */
+struct gemm_prec {
+	double peak;     /* FLOP/s */
+	double elem;     /* bytes of one operand element, its scales included */
+	double cast;     /* bytes quantizing one operand element moves; 0: none */
+};
+
+double sim_precision_peak(const struct sim_parallel *p, const struct price_gpu *g)
+{
+	switch (p->precision) {
+	case SIM_PRECISION_FP8:
+		return g->fp8_flops_per_s > 0 ? g->fp8_flops_per_s : g->bf16_flops_per_s;
+	case SIM_PRECISION_MXFP8:
+		/* Blackwell's tensor cores run MXFP8 at their FP8 rate (NVIDIA
+		 * Blackwell datasheets list one FP8/FP6 figure) */
+		if (g->mxfp8_flops_per_s > 0)
+			return g->mxfp8_flops_per_s;
+		return sim_gpu_arch(g) == SIM_ARCH_BLACKWELL ? g->fp8_flops_per_s : 0;
+	case SIM_PRECISION_NVFP4:
+		return g->nvfp4_flops_per_s;
+	default:
+		return g->bf16_flops_per_s;
+	}
+}
+
+/* The linear layers (attention projections, MLPs and experts) run in the
+ * plan's precision; the attention core, the router and the LM head stay
+ * in bf16, as Transformer Engine keeps them (its fp8_autocast covers
+ * te.Linear and its grouped GEMMs, not DotProductAttention unless asked).
+ * Each low-precision operand is quantized first: FP8 per tensor, a cast
+ * and a transpose (SIM_FP8_CAST_BYTES); MXFP8, 8-bit elements with an
+ * 8-bit scale per 32, row- and column-wise copies (the weight gradient
+ * reads the column-wise one); NVFP4, 4-bit elements with an 8-bit scale
+ * per 16, likewise (OCP Microscaling Formats spec v1.0; NVIDIA 2025,
+ * "Pretraining Large Language Models with NVFP4", arXiv:2509.25149,
+ * sec. 4). */
+static void gemm_precision(const struct sim_parallel *p, const struct sim_cluster *c,
+			   struct gemm_prec *g)
+{
+	double peak = sim_precision_peak(p, &c->gpu);
+
+	g->peak = c->gpu.bf16_flops_per_s;
+	g->elem = sim_act_bytes(p);
+	g->cast = 0;
+	if (p->precision == SIM_PRECISION_BF16 || !(peak > 0) ||
+	    (p->precision == SIM_PRECISION_FP8 && !(c->gpu.fp8_flops_per_s > 0)))
+		return;
+	g->peak = peak;
+	if (p->precision == SIM_PRECISION_NVFP4) {
+		g->elem = 0.5 + 1.0 / 16;
+		g->cast = 2.0 + 2.0 * g->elem;
+	} else if (p->precision == SIM_PRECISION_MXFP8) {
+		g->elem = 1.0 + 1.0 / 32;
+		g->cast = 2.0 + 2.0 * g->elem;
+	} else {
+		g->elem = 1.0;
+		g->cast = SIM_FP8_CAST_BYTES;
+	}
+}
+
+/* Times of one layer on one GPU for one micro-batch: a dense layer, or
+ * with moe an MoE layer (attention, then the routed and shared experts). */
 static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
-		       const struct sim_cluster *c, const struct sim_shape *sh,
+		       const struct sim_cluster *c, const struct sim_shape *sh, int moe,
 		       struct layer_time *lt)
 {
 	int sp = p->seq_parallel && sh->t > 1;
-	int fp8 = p->precision == SIM_PRECISION_FP8 && c->gpu.fp8_flops_per_s > 0;
-	double peak = c->gpu.bf16_flops_per_s;
-	double lpeak = fp8 ? c->gpu.fp8_flops_per_s : peak;
-	double ab = sim_act_bytes(p), elem = fp8 ? 1.0 : ab;
+	struct gemm_prec g;
+	double peak = c->gpu.bf16_flops_per_s, lpeak, elem;
+	double ab = sim_act_bytes(p);
 	double hbm = c->gpu.hbm_bytes_per_s > 0 ? c->gpu.hbm_bytes_per_s
 						: peak / SIM_DEFAULT_FLOPS_PER_BYTE;
-	double tok = sh->tok, h = sh->h, dh = sh->dh, f_l = sh->f / sh->t;
+	double tok = sh->tok, h = sh->h, f_l = sh->f / sh->t;
+	double qk = sh->dh, v = sh->dv, dh = (qk + v) / 2.0;
+	double a_l = sh->a_l, kv_l = sh->kv_l;
 	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host, hl = host_layer_s(c);
-	double bh = sh->b * sh->a_l, dh50 = c->gpu.gemm_dim_half;
+	double cast_f, cast_b, mlp_elems, extra_f = 0;
+	double bh = sh->b * a_l, dh50 = c->gpu.gemm_dim_half;
 	int swiglu = m->mlp == SIM_MLP_SWIGLU, ncoll;
+	double up = swiglu ? 2.0 : 1.0;
 	struct sim_link tl, cl;
 
+	gemm_precision(p, c, &g);
+	lpeak = g.peak;
+	elem = g.elem;
 	/* The layer's GEMMs, column- then row-parallel over TP ranks
-	 * (Shoeybi et al. 2019, sec. 3): QKV, output projection, MLP; fp8
-	 * runs them at the fp8 rate (Transformer Engine keeps attention and
-	 * the LM head in bf16). */
-	gemm = sim_gemm_time_s(1, tok, (sh->a_l + 2.0 * sh->kv_l) * dh, h, elem, dh50, lpeak, hbm)
-	       + sim_gemm_time_s(1, tok, h, sh->a_l * dh, elem, dh50, lpeak, hbm);
-	if (m->mlp == SIM_MLP_SWIGLU)
-		gemm += sim_gemm_time_s(1, tok, 2.0 * f_l, h, elem, dh50, lpeak, hbm);
-	else
-		gemm += sim_gemm_time_s(1, tok, f_l, h, elem, dh50, lpeak, hbm);
-	gemm += sim_gemm_time_s(1, tok, h, f_l, elem, dh50, lpeak, hbm);
+	 * (Shoeybi et al. 2019, sec. 3): the attention's projections, its
+	 * output projection, the MLP.  MLA (DeepSeek-V2, sec. 2.1) projects
+	 * queries and keys/values down to their latents on every TP rank
+	 * (the down-projections are not split) and up to the local heads.
+	 * cast_f and cast_b sum the elements of the GEMMs' inputs forward
+	 * and of their output gradients backward, for the quantization of a
+	 * low precision. */
+	if (m->kv_lora_rank > 0) {
+		double ql = m->q_lora_rank, kl = m->kv_lora_rank, rope = m->qk_rope_dim;
+		double kvw = a_l * (m->qk_nope_dim + v);
+
+		gemm = sim_gemm_time_s(1, tok, kl + rope, h, elem, dh50, lpeak, hbm)
+		       + sim_gemm_time_s(1, tok, kvw, kl, elem, dh50, lpeak, hbm);
+		cast_f = tok * (h + kl);
+		cast_b = tok * (kl + rope + kvw);
+		if (ql > 0) {
+			gemm += sim_gemm_time_s(1, tok, ql, h, elem, dh50, lpeak, hbm)
+				+ sim_gemm_time_s(1, tok, a_l * qk, ql, elem, dh50, lpeak, hbm);
+			cast_f += tok * ql;
+			cast_b += tok * (ql + a_l * qk);
+		} else {
+			gemm += sim_gemm_time_s(1, tok, a_l * qk, h, elem, dh50, lpeak, hbm);
+			cast_b += tok * a_l * qk;
+		}
+	} else {
+		gemm = sim_gemm_time_s(1, tok, a_l * qk + kv_l * (qk + v), h, elem, dh50, lpeak, hbm);
+		cast_f = tok * h;
+		cast_b = tok * (a_l * qk + kv_l * (qk + v));
+	}
+	gemm += sim_gemm_time_s(1, tok, h, a_l * v, elem, dh50, lpeak, hbm);
+	cast_f += tok * a_l * v;
+	cast_b += tok * h;
+
+	lt->ep_fwd_s = 0;
+	if (!moe) {
+		gemm += sim_gemm_time_s(1, tok, up * f_l, h, elem, dh50, lpeak, hbm)
+			+ sim_gemm_time_s(1, tok, h, f_l, elem, dh50, lpeak, hbm);
+		cast_f += tok * (h + f_l);
+		cast_b += tok * (up * f_l + h);
+		mlp_elems = tok * f_l;
+	} else {
+		/* Each rank routes its tokens (split over the TP ranks:
+		 * Megatron-Core's MoE layer runs sequence-parallel) to top_k
+		 * experts; the ep ranks of an expert group hold experts / ep
+		 * each, and the etp ranks of one split each expert's width, so
+		 * an expert gets tokens x top_k x ep x etp / experts rows, the
+		 * busiest rank moe_imbalance times the mean (Liu et al. 2025,
+		 * sec. 3).  Its local experts run as one grouped GEMM per
+		 * matrix (Megatron-Core's --moe-grouped-gemm), at the
+		 * efficiency the curve gives their small row count. */
+		double n = tok / sh->t, k = m->top_k * sim_moe_imbalance(p);
+		double local = (double)m->experts / sh->e, w = (double)m->expert_ffn / sh->et;
+		double rows = n * k * sh->e * sh->et / m->experts;
+		double shared = (double)m->shared_experts *
+				(m->shared_ffn > 0 ? m->shared_ffn : m->expert_ffn) / sh->t;
+		double copies = n * k, bytes;
+		struct sim_link el;
+
+		gemm += sim_gemm_time_s(local, rows, up * w, h, elem, dh50, lpeak, hbm)
+			+ sim_gemm_time_s(local, rows, h, w, elem, dh50, lpeak, hbm);
+		cast_f += copies * (h + w);
+		cast_b += copies * (up * w + h);
+		if (shared > 0) {
+			gemm += sim_gemm_time_s(1, tok, up * shared, h, elem, dh50, lpeak, hbm)
+				+ sim_gemm_time_s(1, tok, h, shared, elem, dh50, lpeak, hbm);
+			cast_f += tok * (h + shared);
+			cast_b += tok * (up * shared + h);
+		}
+		mlp_elems = copies * w + tok * shared;
+		/* The router's logits (a bf16 GEMM to one logit per expert),
+		 * its softmax and top-k over fp32 logits (write, read, write,
+		 * read: 16 bytes a logit), the permutation of the tokens into
+		 * expert order and back, which reads each token and writes its
+		 * copies, then reads the copies and writes their weighted sum
+		 * (Megatron-Core's fused permute/unpermute): memory-bound. */
+		extra_f = sim_gemm_time_s(1, n, m->experts, h, ab, dh50, peak, hbm)
+			  + hbm_time_s(16.0 * n * m->experts + 2.0 * ab * h * (n + copies), hbm, 4);
+		/* Dispatch and combine: each rank sends its copies to the
+		 * experts' ranks and gets them back (sim_dispatch_s), and with
+		 * etp > 1 the expert group's tokens are gathered to and
+		 * scattered from each width slice. */
+		bytes = ab * copies * h;
+		lt->ep_fwd_s = 2.0 * sim_dispatch_s(c, n, ab * h, k, sh->e, sh->et, p->ep_flex);
+		if (sh->et > 1) {
+			sim_group_link(c, sh->et, 1, &el);
+			lt->ep_fwd_s += 2.0 * sim_allgather_s(bytes * sh->et, sh->et, &el);
+		}
+	}
 
 	if (c->gpu.attn_flops_per_s > 0) {
 		/* a calibrated device: its own attention's measured rate, for
@@ -542,7 +572,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		attn_re = p->flash ? 0 : attn_f;
 	} else if (p->flash && p->attn_kernel == SIM_ATTN_FA1) {
 		attn_f = window_share(m) *
-			 sim_flash_attn_s(sh->b, sh->a_l, sh->kv_l, sh->sl, sh->s, dh, ab, dh50,
+			 sim_flash_attn_s(sh->b, a_l, kv_l, sh->sl, sh->s, dh, ab, dh50,
 					  peak, hbm);
 		attn_b = SIM_ATTN_BWD * attn_f;
 		attn_re = 0;
@@ -553,7 +583,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		enum sim_arch arch = sim_gpu_arch(&c->gpu);
 
 		sim_attn_kernel_time_s(sim_attn_kernel_resolve(p->attn_kernel, arch), arch, sh->b,
-				       sh->a_l, sh->sl, sh->s, dh, peak, &attn_f, &attn_b);
+				       a_l, sh->sl, sh->s, dh, peak, &attn_f, &attn_b);
 		attn_f *= window_share(m);
 		attn_b *= window_share(m);
 		attn_re = 0;
@@ -564,8 +594,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		 * writes 2 and a 1-byte mask), causal or not; wider elements
 		 * scale it. */
 		double scores = bh * sh->sl * sh->s * ab / 2.0;
-		double products = sim_gemm_time_s(bh, sh->sl, sh->s, dh, ab, dh50, peak, hbm)
-				  + sim_gemm_time_s(bh, sh->sl, dh, sh->s, ab, dh50, peak, hbm);
+		double products = sim_gemm_time_s(bh, sh->sl, sh->s, qk, ab, dh50, peak, hbm)
+				  + sim_gemm_time_s(bh, sh->sl, v, sh->s, ab, dh50, peak, hbm);
 
 		attn_f = products + hbm_time_s(SIM_SOFTMAX_FWD_BYTES * scores, hbm, 2);
 		attn_b = 2.0 * products + hbm_time_s(SIM_SOFTMAX_BWD_BYTES * scores, hbm, 2);
@@ -577,24 +607,20 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	 * Without sequence parallelism every TP rank repeats it on all tokens.
 	 * Backward moves SIM_ELT_BWD times as much.  A calibrated device
 	 * (price_gpu.elt_bytes_per_s) runs them at the rate it measured. */
-	elt_bytes = sim_layer_elt_bytes(swiglu, tok * h / (sp ? sh->t : 1), tok * f_l, ab);
+	elt_bytes = sim_layer_elt_bytes(swiglu, tok * h / (sp ? sh->t : 1), mlp_elems, ab);
 	elt_f = hbm_time_s(elt_bytes, c->gpu.elt_bytes_per_s[swiglu] > 0
 				      ? c->gpu.elt_bytes_per_s[swiglu] : hbm, SIM_ELT_KERNELS);
 	lt->attn_fwd_s = attn_f;
 	lt->attn_bwd_s = attn_b;
-	lt->fwd_s = gemm + attn_f + elt_f;
-	lt->bwd_s = 2.0 * gemm + attn_b + SIM_ELT_BWD * elt_f;
-	/* fp8: every GEMM operand is cast first (sim_fp8_cast_bytes): the
-	 * four GEMMs' inputs forward (h into QKV and fc1, the attention
-	 * output into the projection, the activation into fc2), their output
-	 * gradients backward (QKV's, h, fc1's, h) */
-	if (fp8) {
-		double qkv = (sh->a_l + 2.0 * sh->kv_l) * dh, fc1 = (swiglu ? 2.0 : 1.0) * f_l;
-
-		lt->fwd_s += hbm_time_s(sim_fp8_cast_bytes(tok, 2.0 * h + sh->a_l * dh + f_l),
-					hbm, 4);
-		lt->bwd_s += hbm_time_s(sim_fp8_cast_bytes(tok, qkv + 2.0 * h + fc1), hbm, 4);
+	lt->fwd_s = gemm + attn_f + elt_f + extra_f;
+	lt->bwd_s = 2.0 * gemm + attn_b + SIM_ELT_BWD * elt_f + extra_f;
+	/* a low precision: every GEMM operand is quantized first, the
+	 * inputs forward and the output gradients backward */
+	if (g.cast > 0) {
+		lt->fwd_s += hbm_time_s(g.cast * cast_f, hbm, 4);
+		lt->bwd_s += hbm_time_s(g.cast * cast_b, hbm, 4);
 	}
+	sim_ft_layer_time(m, p, c, sh, gemm, &lt->fwd_s, &lt->bwd_s);
 
 	/* Tensor parallelism (Shoeybi et al. 2019; Korthikanti et al. 2022,
 	 * sec. 4.2.2): two all-reduces of the s b h activations per layer
@@ -637,7 +663,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	 * gradients. */
 	lt->cp_fwd_s = lt->cp_bwd_s = 0;
 	if (sh->c > 1) {
-		double kv_bytes = ab * sh->b * sh->s * 2.0 * sh->kv_l * dh;
+		double kv_bytes = ab * sh->b * sh->s * kv_l * (qk + v);
 		double xf, xb;
 
 		sim_group_link(c, sh->c, sh->t, &cl);
@@ -648,9 +674,9 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	}
 }
 
-static void edge_time(const struct sim_parallel *p, const struct sim_cluster *c,
-		      const struct sim_shape *sh, int first, int last,
-		      struct edge_time *et)
+static void edge_time(const struct sim_model *m, const struct sim_parallel *p,
+		      const struct sim_cluster *c, const struct sim_shape *sh, int first,
+		      int last, struct edge_time *et)
 {
 	int sp = p->seq_parallel && sh->t > 1;
 	double peak = c->gpu.bf16_flops_per_s;
@@ -679,12 +705,20 @@ static void edge_time(const struct sim_parallel *p, const struct sim_cluster *c,
 		 * exponentiates (8), sums (4) and normalises (8); backward
 		 * scales the saved softmax (8) and casts it back (6): 52 bytes
 		 * per logit).  Its input is gathered forward and its gradient
-		 * reduced backward. */
-		et->compute_s += 3.0 * sim_gemm_time_s(1, tok, v_l, h, ab, c->gpu.gemm_dim_half,
-						       peak, hbm)
-				 + hbm_time_s(SIM_LOSS_BYTES * tok * v_l + 12.0 * tok * h, hbm, 6);
-		et->tp_s += sp ? 2.0 * sim_allgather_s(act, sh->t, &tl)
-			       : sim_allreduce_s(act, sh->t, &tl);
+		 * reduced backward.  Each MTP module (DeepSeek-V3, sec. 2.2)
+		 * adds its projection from 2h to h and one more head and loss;
+		 * its layer is one more layer of the stage (stage_time). */
+		int heads = 1 + m->mtp_layers;
+
+		et->compute_s += heads * (sim_ft_head_gemms(p) * sim_gemm_time_s(1, tok, v_l, h, ab, c->gpu.gemm_dim_half,
+								peak, hbm)
+					  + hbm_time_s(SIM_LOSS_BYTES * tok * v_l + 12.0 * tok * h, hbm, 6));
+		if (m->mtp_layers > 0)
+			et->compute_s += m->mtp_layers * 3.0 *
+					 sim_gemm_time_s(1, tok, h / sh->t, 2.0 * h, ab,
+							 c->gpu.gemm_dim_half, peak, hbm);
+		et->tp_s += heads * (sp ? 2.0 * sim_allgather_s(act, sh->t, &tl)
+				     : sim_allreduce_s(act, sh->t, &tl));
 		/* The head, the loss and their backward dispatch about as many
 		 * kernels as a layer's forward and backward: the same host
 		 * floor.  vTrain's smallest runs spend 2.1-2.6 ms a micro-batch
@@ -697,37 +731,71 @@ static void edge_time(const struct sim_parallel *p, const struct sim_cluster *c,
 
 /* One stage's per micro-batch time. */
 struct stage_time {
-	double compute_s, tp_s, cp_s, total_s;
+	double compute_s, tp_s, cp_s, ep_s, total_s;
 	double fwd_s, bwd_s;   /* compute split, for DP overlap */
+	double ep_total_s;     /* EP all-to-all, hidden or not */
 };
 
-static void stage_time(const struct sim_parallel *p, const struct layer_time *lt,
-		       const struct edge_time *et, int layers, struct stage_time *st)
+/* A stage of dense dense layers and moe MoE layers (the MTP modules' on
+ * the last stage among them). */
+static void stage_time(const struct sim_parallel *p, const struct layer_time *ld,
+		       const struct layer_time *lm, const struct edge_time *et, int dense, int moe,
+		       struct stage_time *st)
 {
 	int full = p->recompute == SIM_RECOMPUTE_FULL;
 
-	st->fwd_s = layers * lt->fwd_s;
-	st->bwd_s = layers * (lt->bwd_s + lt->recompute_s);
+	st->fwd_s = dense * ld->fwd_s;
+	st->bwd_s = dense * (ld->bwd_s + ld->recompute_s);
+	st->tp_s = dense * ld->tp_fwd_s * (full ? 3.0 : 2.0) + et->tp_s;
+	st->cp_s = dense * (ld->cp_fwd_s * (full ? 2.0 : 1.0) + ld->cp_bwd_s);
+	st->ep_s = st->ep_total_s = 0;
+	if (moe > 0) {
+		/* Dispatch and combine forward, again in full recomputation's
+		 * extra forward, and their gradients backward.  With ep_overlap
+		 * (Megatron-Core's --overlap-moe-expert-parallel-comm, after
+		 * DeepSeek-V3's DualPipe, sec. 3.2.1) one micro-batch's all-to-
+		 * alls run under another's forward and backward compute: only
+		 * what outlasts it shows, plus the contention cost of the rest
+		 * (SIM_OVERLAP_SLOWDOWN). */
+		double ep = lm->ep_fwd_s * (full ? 3.0 : 2.0);
+		double under = lm->fwd_s + lm->bwd_s + lm->recompute_s;
+
+		st->fwd_s += moe * lm->fwd_s;
+		st->bwd_s += moe * (lm->bwd_s + lm->recompute_s);
+		st->tp_s += moe * lm->tp_fwd_s * (full ? 3.0 : 2.0);
+		st->cp_s += moe * (lm->cp_fwd_s * (full ? 2.0 : 1.0) + lm->cp_bwd_s);
+		st->ep_total_s = moe * ep;
+		if (p->ep_overlap)
+			ep = (ep > under ? ep - under : 0)
+			     + SIM_OVERLAP_SLOWDOWN * (ep < under ? ep : under);
+		st->ep_s = moe * ep;
+	}
 	st->compute_s = st->fwd_s + st->bwd_s + et->compute_s;
-	st->tp_s = layers * lt->tp_fwd_s * (full ? 3.0 : 2.0) + et->tp_s;
-	st->cp_s = layers * (lt->cp_fwd_s * (full ? 2.0 : 1.0) + lt->cp_bwd_s);
-	st->total_s = st->compute_s + st->tp_s + st->cp_s;
+	st->total_s = st->compute_s + st->tp_s + st->cp_s + st->ep_s;
 }
 
-/* Parameters held by the first and the last pipeline stage, per TP rank. */
-static void stage_params(const struct sim_model *m, const struct sim_shape *sh,
-			 double *first, double *last)
+/* Times stage i (an MTP module's layer on the last is an MoE layer when
+ * the model has experts, else a dense one) and adds it n times to *sum,
+ * keeping the slowest in *bot. */
+static void stage_add(const struct sim_model *m, const struct sim_parallel *p,
+		      const struct sim_shape *sh, const struct layer_time *ld,
+		      const struct layer_time *lm, const struct edge_time *et, int i, int n,
+		      double *sum, struct stage_time *bot)
 {
-	double lp = sim_layer_params(m) / sh->t;
-	double emb = (double)m->vocab * m->hidden / sh->t;
+	int layers = sim_stage_layers(sh, i);
+	int mtp = i == sh->p - 1 ? m->mtp_layers : 0;
+	struct stage_time cur;
 
-	*first = sh->layers_first * lp + emb + sim_input_params(m);
-	if (sh->p == 1) {
-		*first += sim_final_norm_params(m) + (m->tied_embeddings ? 0 : emb);
-		*last = *first;
+	if (m->experts > 0) {
+		int dense = sim_stage_dense_layers(sh, sim_dense_layer_count(m), i);
+
+		stage_time(p, ld, lm, et, dense, layers - dense + mtp, &cur);
 	} else {
-		*last = sh->layers_last * lp + sim_final_norm_params(m) + emb;
+		stage_time(p, ld, lm, et, layers + mtp, 0, &cur);
 	}
+	*sum += n * cur.total_s;
+	if (cur.total_s > bot->total_s)
+		*bot = cur;
 }
 
 static double finite_or_zero(double x)
@@ -735,18 +803,105 @@ static double finite_or_zero(double x)
 	return isfinite(x) ? x : 0;
 }
 
+/* Data-parallel communication of one group of parameters on each rank:
+ * grad_params of them train (all but a fine-tuning's frozen base), held
+ * in weight_bytes (layer_weight_bytes of them one layer's), over n ranks
+ * linked by l, under a backward of hidden_b and a forward of hidden_f
+ * seconds.  *total is all of it; *exposed what is not hidden (before
+ * dp_overlap none and the contention cost). */
+static void dp_group_comm(const struct sim_model *m, const struct sim_parallel *p,
+			  const struct sim_shape *sh, double grad_params, double weight_bytes,
+			  double layer_weight_bytes, int n, const struct sim_link *dl,
+			  double hidden_f, double hidden_b, double *total, double *exposed)
+{
+	double grad_bytes = sim_grad_bytes(p) * grad_params;
+	int M = sh->micro, zero = p->zero;
+
+	*total = *exposed = 0;
+	if (n <= 1 || !(grad_params > 0))
+		return;
+	if (zero <= 2) {
+		/* One all-reduce per gradient bucket, each paying the ring's
+		 * latency. */
+		double b_bytes = sim_grad_bytes(p) * SIM_DP_BUCKET_PARAMS;
+		double buckets = ceil(grad_bytes / b_bytes);
+		double ar = buckets * sim_allreduce_s(grad_bytes / buckets, n, dl);
+		double last_b = sim_allreduce_s(grad_bytes / buckets, n, dl);
+
+		*total = ar;
+		*exposed = ar - hidden_b > last_b ? ar - hidden_b : last_b;
+		/* A gather of the updated weights after the optimizer step
+		 * leaves only the reduce-scatter under the backward; the
+		 * gather, the same bytes, waits. */
+		if (zero >= 1 && p->dp_overlap == SIM_DP_OVERLAP_SUMS) {
+			double rs = buckets * sim_allgather_s(grad_bytes / buckets, n, dl);
+			double last_rs = sim_allgather_s(grad_bytes / buckets, n, dl);
+
+			*total = 2.0 * rs;
+			*exposed = (rs - hidden_b > last_rs ? rs - hidden_b : last_rs) + rs;
+		}
+		/* A ZeRO-2 that keeps only its shard of the gradients
+		 * reduce-scatters every micro-batch's as its backward ends
+		 * (DeepSpeed issue #2252: "gradient reduction is required
+		 * after every backward because of gradient partitioning"; the
+		 * executor's trainer), each under its own backward but for
+		 * its last bucket, the last micro-batch's as above. */
+		if (zero == 2 && p->zero2_every_micro_batch && M > 1) {
+			double rs = buckets * sim_allgather_s(grad_bytes / buckets, n, dl);
+			double last_rs = sim_allgather_s(grad_bytes / buckets, n, dl);
+
+			*total += (M - 1) * rs;
+			*exposed += (M - 1) * (rs - hidden_b > last_rs ? rs - hidden_b : last_rs);
+		}
+	} else if (p->zero3_gather == SIM_ZERO3_TENSOR_SYNC) {
+		/* One collective per parameter tensor: each matrix with its
+		 * bias and each norm's weight and bias, plus the embedding and
+		 * head, gathered in every forward, again in full
+		 * recomputation's extra forward and in backward, its gradient
+		 * reduce-scattered once.  Each waits for the GPU to finish
+		 * before it starts (DeepSpeed PR #1188, 2021: "each all_gather
+		 * calls torch.cuda.synchronize()"), so nothing overlaps, and
+		 * each pays the ring's n - 1 step latencies plus a copy kernel
+		 * per rank (PyTorch's list all_gather and reduce_scatter copy
+		 * each rank's part). */
+		double per_layer = 2.0 * (m->mlp == SIM_MLP_SWIGLU ? 5.0 : 4.0) + 4.0;
+		double tensors = sh->layers_first * per_layer + 4.0;
+		double gather = tensors * (sim_allgather_s(weight_bytes / tensors, n, dl)
+					   + (n - 1) * SIM_KERNEL_S);
+		double scatter = tensors * (sim_allgather_s(grad_bytes / tensors, n, dl)
+					    + (n - 1) * SIM_KERNEL_S);
+		int gathers = p->recompute == SIM_RECOMPUTE_FULL ? 3 : 2;
+
+		*total = *exposed = M * (gathers * gather + scatter);
+	} else {
+		/* One collective per transformer block (and one for the
+		 * embedding and head), prefetched under the compute: all-gather
+		 * forward, all-gather and reduce-scatter backward; one block's
+		 * gather is exposed each way. */
+		double units = sh->layers_first + 1.0;
+		double ag = units * sim_allgather_s(weight_bytes / units, n, dl);
+		double rs = units * sim_allgather_s(grad_bytes / units, n, dl);
+		double layer_ag = sim_allgather_s(layer_weight_bytes, n, dl);
+		double xf = ag - hidden_f, xb = ag + rs - hidden_b;
+
+		*total = M * (2.0 * ag + rs);
+		*exposed = M * ((xf > layer_ag ? xf : layer_ag) + (xb > layer_ag ? xb : layer_ag));
+	}
+}
+
 void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	      const struct sim_cluster *c, struct sim_result *out)
 {
 	struct sim_shape sh;
-	struct layer_time lt;
+	struct layer_time ld, lm;
 	struct edge_time e_first, e_last, e_both, e_none;
-	struct stage_time st[4], *bot;
-	int n_st, i, M, zero = p->zero, ndp;
-	double sum, params_first, params_last, params_stage, grad_bytes, weight_bytes;
+	struct stage_time bot;
+	int M, zero = p->zero, ndp, nd = sim_dense_layer_count(m);
+	double sum, params_first, params_last, params_stage, ex_first, ex_last, ex_stage;
+	double train_stage;
 	double hbm, peak = c->gpu.bf16_flops_per_s;
 	double mfu_peak = sim_mfu_peak(&c->gpu);
-	double dp_total, dp_exposed, shard, opt_s;
+	double dp_total, dp_exposed, ex_total, ex_exposed, shard, opt_s;
 	double model_flops, hw_flops, tokens, step;
 	struct sim_link dl, pl;
 	struct sim_breakdown *bd = &out->breakdown;
@@ -757,43 +912,52 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	M = sh.micro;
 	hbm = c->gpu.hbm_bytes_per_s > 0 ? c->gpu.hbm_bytes_per_s
 					 : peak / SIM_DEFAULT_FLOPS_PER_BYTE;
-	layer_time(m, p, c, &sh, &lt);
+	layer_time(m, p, c, &sh, 0, &ld);
+	if (m->experts > 0)
+		layer_time(m, p, c, &sh, 1, &lm);
+	else
+		lm = ld;
 
-	/* Stages: first (embedding), middle ones, last (head); one stage
-	 * holds both ends when there is no pipeline. */
+	/* Stages: first (embedding), middle ones, last (head and MTP
+	 * modules); one stage holds both ends when there is no pipeline. */
 	if (sh.p == 1) {
-		edge_time(p, c, &sh, 1, 1, &e_both);
-		stage_time(p, &lt, &e_both, m->layers, &st[0]);
-		n_st = 1;
-		sum = st[0].total_s;
+		edge_time(m, p, c, &sh, 1, 1, &e_both);
 	} else {
-		edge_time(p, c, &sh, 1, 0, &e_first);
-		edge_time(p, c, &sh, 0, 1, &e_last);
-		edge_time(p, c, &sh, 0, 0, &e_none);
-		stage_time(p, &lt, &e_first, sh.layers_first, &st[0]);
-		stage_time(p, &lt, &e_last, sh.layers_last, &st[1]);
-		stage_time(p, &lt, &e_none, sh.layers_base + 1, &st[2]);
-		stage_time(p, &lt, &e_none, sh.layers_base, &st[3]);
-		n_st = sh.mid_stages_long > 0 ? 3 : 2;
-		if (sh.mid_stages > sh.mid_stages_long)
-			n_st = 4;
-		sum = st[0].total_s + st[1].total_s
-		      + sh.mid_stages_long * st[2].total_s
-		      + (sh.mid_stages - sh.mid_stages_long) * st[3].total_s;
+		edge_time(m, p, c, &sh, 1, 0, &e_first);
+		edge_time(m, p, c, &sh, 0, 1, &e_last);
+		edge_time(m, p, c, &sh, 0, 0, &e_none);
 	}
-	bot = &st[0];
-	for (i = 1; i < n_st; i++)
-		if ((i != 2 || sh.mid_stages_long > 0) && st[i].total_s > bot->total_s)
-			bot = &st[i];
+	/* Every stage's time, each kind once: the first, the last, the
+	 * middle stages that hold dense layers (they lead the model), then
+	 * the middle stages of base + 1 layers and those of base. */
+	sum = 0;
+	memset(&bot, 0, sizeof(bot));
+	stage_add(m, p, &sh, &ld, &lm, sh.p == 1 ? &e_both : &e_first, 0, 1, &sum, &bot);
+	if (sh.p > 1) {
+		int i = 1, mid_long, mid_short;
+
+		stage_add(m, p, &sh, &ld, &lm, &e_last, sh.p - 1, 1, &sum, &bot);
+		while (m->experts > 0 && nd > 0 && i < sh.p - 1 &&
+		       sim_stage_dense_layers(&sh, nd, i) > 0)
+			stage_add(m, p, &sh, &ld, &lm, &e_none, i++, 1, &sum, &bot);
+		mid_long = sh.mid_stages_long - i + 1 > 0 ? sh.mid_stages_long - i + 1 : 0;
+		mid_short = sh.p - 1 - i - mid_long;
+		if (mid_long > 0)
+			stage_add(m, p, &sh, &ld, &lm, &e_none, i, mid_long, &sum, &bot);
+		if (mid_short > 0)
+			stage_add(m, p, &sh, &ld, &lm, &e_none, sh.p - 2, mid_short, &sum, &bot);
+	}
 
 	/* Pipeline schedule (Narayanan et al., SC'21, sec. 2.2): m micro-
 	 * batches through p stages take (m - 1) t_max + sum_i t_i, so the
 	 * bubble is (p - 1)/m of the ideal time for equal stages, (p-1)/(v m)
 	 * with v interleaved chunks per GPU. */
-	bd->compute_s = M * bot->compute_s;
-	bd->tp_comm_s = M * bot->tp_s;
-	bd->cp_comm_s = M * bot->cp_s;
-	bd->pp_bubble_s = (sum - bot->total_s) / sh.v;
+	bd->compute_s = M * bot.compute_s;
+	bd->tp_comm_s = M * bot.tp_s;
+	bd->cp_comm_s = M * bot.cp_s;
+	bd->ep_comm_s = M * bot.ep_s;
+	bd->ep_comm_total_s = M * bot.ep_total_s;
+	bd->pp_bubble_s = (sum - bot.total_s) / sh.v;
 
 	/* Point-to-point sends between stages: one activation forward and one
 	 * gradient backward per micro-batch and chunk, scattered over the TP
@@ -816,98 +980,52 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * ZeRO-3 gathers weights forward and backward and reduce-scatters
 	 * gradients in every micro-batch (1.5x the bytes), by prefetched
 	 * blocks or tensor by tensor as the plan's zero3_gather says.
-	 * Gradients are reduced at their stored width (sim_grad_bytes). */
+	 * Gradients are reduced at their stored width (sim_grad_bytes).
+	 * The routed experts' gradients are reduced over the expert data-
+	 * parallel ranks instead (Liu et al. 2025, sec. 3), under what of
+	 * the backward the rest leaves. */
 	ndp = sh.d * sh.c;
-	stage_params(m, &sh, &params_first, &params_last);
+	sim_stage_params(m, &sh, sh.layers_first, sim_stage_dense_layers(&sh, nd, 0), 1, sh.p == 1,
+			 &params_first, &ex_first);
+	if (sh.p > 1)
+		sim_stage_params(m, &sh, sh.layers_last, sim_stage_dense_layers(&sh, nd, sh.p - 1), 0,
+				 1, &params_last, &ex_last);
+	else
+		params_last = params_first, ex_last = ex_first;
 	params_stage = params_first > params_last ? params_first : params_last;
-	grad_bytes = sim_grad_bytes(p) * params_stage;
-	weight_bytes = sim_weight_bytes(p) * params_stage;
-	dp_total = dp_exposed = 0;
+	ex_stage = ex_first > ex_last ? ex_first : ex_last;
+	dp_total = dp_exposed = ex_total = ex_exposed = 0;
+	train_stage = sim_ft_stage_trainable(m, p, &sh, params_stage);
 	if (ndp > 1) {
-		int gpn = c->gpus_per_node;
+		int dom = sim_cluster_domain(c);
 		int span = sh.t * sh.c * sh.p;
 		int k;
 
-		/* How many of one DP x CP group's ranks share a node with TP
-		 * innermost, then CP, PP, DP. */
-		if (gpn >= span)
-			k = sh.c * (gpn / span);
-		else if (gpn >= sh.t * sh.c)
+		/* How many of one DP x CP group's ranks share an NVLink domain
+		 * with TP innermost, then CP, PP, DP. */
+		if (dom >= span)
+			k = sh.c * (dom / span);
+		else if (dom >= sh.t * sh.c)
 			k = sh.c;
 		else
-			k = gpn > sh.t ? gpn / sh.t : 1;
+			k = dom > sh.t ? dom / sh.t : 1;
 		sim_group_link_k(c, ndp, k, &dl);
-		if (zero <= 2) {
-			/* One all-reduce per gradient bucket, each paying the
-			 * ring's latency. */
-			double b_bytes = sim_grad_bytes(p) * SIM_DP_BUCKET_PARAMS;
-			double buckets = ceil(grad_bytes / b_bytes);
-			double ar = buckets * sim_allreduce_s(grad_bytes / buckets, ndp, &dl);
-			double last_b = sim_allreduce_s(grad_bytes / buckets, ndp, &dl);
-			double hidden = bot->bwd_s;
+		dp_group_comm(m, p, &sh, train_stage, sim_ft_stage_weight_bytes(m, p, &sh, params_stage),
+			      nd > 0 ? sim_ft_layer_weight_bytes(m, p, &sh)
+				     : sim_weight_bytes(p) * sh.moe_rest_params / sh.t,
+			      ndp, &dl, bot.fwd_s, bot.bwd_s, &dp_total, &dp_exposed);
+	}
+	if (sh.ed > 1 && ex_stage > 0) {
+		/* expert data-parallel ranks lie ep x etp apart */
+		double left_f = bot.fwd_s - dp_total > 0 ? bot.fwd_s - dp_total : 0;
+		double left_b = bot.bwd_s - dp_total > 0 ? bot.bwd_s - dp_total : 0;
 
-			dp_total = ar;
-			dp_exposed = ar - hidden > last_b ? ar - hidden : last_b;
-			/* A gather of the updated weights after the optimizer
-			 * step leaves only the reduce-scatter under the
-			 * backward; the gather, the same bytes, waits. */
-			if (zero >= 1 && p->dp_overlap == SIM_DP_OVERLAP_SUMS) {
-				double rs = buckets * sim_allgather_s(grad_bytes / buckets, ndp, &dl);
-				double last_rs = sim_allgather_s(grad_bytes / buckets, ndp, &dl);
-
-				dp_total = 2.0 * rs;
-				dp_exposed = (rs - hidden > last_rs ? rs - hidden : last_rs) + rs;
-			}
-			/* A ZeRO-2 that keeps only its shard of the gradients
-			 * reduce-scatters every micro-batch's as its backward
-			 * ends (DeepSpeed issue #2252: "gradient reduction is
-			 * required after every backward because of gradient
-			 * partitioning"; the executor's trainer), each under
-			 * its own backward but for its last bucket, the last
-			 * micro-batch's as above. */
-			if (zero == 2 && p->zero2_every_micro_batch && M > 1) {
-				double rs = buckets * sim_allgather_s(grad_bytes / buckets, ndp, &dl);
-				double last_rs = sim_allgather_s(grad_bytes / buckets, ndp, &dl);
-
-				dp_total += (M - 1) * rs;
-				dp_exposed += (M - 1) * (rs - hidden > last_rs ? rs - hidden : last_rs);
-			}
-		} else if (p->zero3_gather == SIM_ZERO3_TENSOR_SYNC) {
-			/* One collective per parameter tensor: each matrix with
-			 * its bias and each norm's weight and bias, plus the
-			 * embedding and head, gathered in every forward, again in
-			 * full recomputation's extra forward and in backward, its
-			 * gradient reduce-scattered once.  Each waits for the GPU
-			 * to finish before it starts (DeepSpeed PR #1188, 2021:
-			 * "each all_gather calls torch.cuda.synchronize()"), so
-			 * nothing overlaps, and each pays the ring's n - 1 step
-			 * latencies plus a copy kernel per rank (PyTorch's list
-			 * all_gather and reduce_scatter copy each rank's part). */
-			double per_layer = 2.0 * (m->mlp == SIM_MLP_SWIGLU ? 5.0 : 4.0) + 4.0;
-			double tensors = sh.layers_first * per_layer + 4.0;
-			double gather = tensors * (sim_allgather_s(weight_bytes / tensors, ndp, &dl)
-						   + (ndp - 1) * SIM_KERNEL_S);
-			double scatter = tensors * (sim_allgather_s(grad_bytes / tensors, ndp, &dl)
-						    + (ndp - 1) * SIM_KERNEL_S);
-			int gathers = p->recompute == SIM_RECOMPUTE_FULL ? 3 : 2;
-
-			dp_total = dp_exposed = M * (gathers * gather + scatter);
-		} else {
-			/* One collective per transformer block (and one for the
-			 * embedding and head), prefetched under the compute:
-			 * all-gather forward, all-gather and reduce-scatter
-			 * backward; one block's gather is exposed each way. */
-			double units = sh.layers_first + 1.0;
-			double ag = units * sim_allgather_s(weight_bytes / units, ndp, &dl);
-			double rs = units * sim_allgather_s(grad_bytes / units, ndp, &dl);
-			double layer_ag = sim_allgather_s(sim_weight_bytes(p) * sim_layer_params(m) / sh.t,
-							  ndp, &dl);
-			double xf = ag - bot->fwd_s, xb = ag + rs - bot->bwd_s;
-
-			dp_total = M * (2.0 * ag + rs);
-			dp_exposed = M * ((xf > layer_ag ? xf : layer_ag)
-					  + (xb > layer_ag ? xb : layer_ag));
-		}
+		sim_group_link(c, sh.ed, sh.e * sh.et, &dl);
+		dp_group_comm(m, p, &sh, ex_stage, sim_weight_bytes(p) * ex_stage,
+			      sim_weight_bytes(p) * sh.routed_params / ((double)sh.e * sh.et), sh.ed,
+			      &dl, left_f, left_b, &ex_total, &ex_exposed);
+		dp_total += ex_total;
+		dp_exposed += ex_exposed;
 	}
 	if (p->dp_overlap == SIM_DP_OVERLAP_NONE)
 		dp_exposed = dp_total;
@@ -921,16 +1039,20 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 
 	/* The optimizer step is memory-bound (sim_optimizer_bytes over the
 	 * local shard and the local gradients), at the HBM rate, or at the
-	 * rate a calibration of this device measured for it. */
-	shard = params_stage / (zero >= 1 ? ndp : 1);
+	 * rate a calibration of this device measured for it; the experts'
+	 * states shard over the expert data-parallel ranks. */
+	shard = train_stage / (zero >= 1 ? ndp : 1) + ex_stage / (zero >= 1 ? sh.ed : 1);
 	opt_s = hbm_time_s(sim_optimizer_bytes(sim_weight_bytes(p), shard,
-					       params_stage / (zero >= 2 ? ndp : 1)),
+					       train_stage / (zero >= 2 ? ndp : 1)
+					       + ex_stage / (zero >= 2 ? sh.ed : 1)),
 			   c->gpu.opt_bytes_per_s > 0 ? c->gpu.opt_bytes_per_s : hbm,
 			   SIM_OPT_KERNELS);
 	bd->optimizer_s = opt_s;
+	sim_ft_offload_time(m, p, c, &sh, train_stage, params_stage, bot.fwd_s, bot.bwd_s, bd);
 
-	step = bd->compute_s + bd->tp_comm_s + bd->cp_comm_s + bd->pp_bubble_s
-	       + bd->pp_comm_s + bd->dp_comm_exposed_s + bd->optimizer_s;
+	step = bd->compute_s + bd->tp_comm_s + bd->cp_comm_s + bd->ep_comm_s + bd->pp_bubble_s
+	       + bd->pp_comm_s + bd->dp_comm_exposed_s + bd->optimizer_s
+	       + bd->offload_s;
 
 	/* Model FLOPs count no recomputation (MFU); hardware FLOPs count what
 	 * is recomputed (HFU).  Flash attention's own recomputation in its
@@ -939,8 +1061,8 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	hw_rc = p->recompute;
 	if (hw_rc == SIM_RECOMPUTE_SELECTIVE && p->flash)
 		hw_rc = SIM_RECOMPUTE_NONE;
-	model_flops = sim_train_flops(m, p->gbs, SIM_RECOMPUTE_NONE);
-	hw_flops = sim_train_flops(m, p->gbs, hw_rc);
+	model_flops = sim_finetune_train_flops(m, &p->ft, p->gbs, SIM_RECOMPUTE_NONE);
+	hw_flops = hw_rc == SIM_RECOMPUTE_NONE ? model_flops : sim_finetune_train_flops(m, &p->ft, p->gbs, hw_rc);
 	tokens = (double)p->gbs * m->seq;
 
 	out->step_time_s = finite_or_zero(step);
@@ -953,7 +1075,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	}
 	out->grad_accum = M;
 	sim_memory_estimate(m, p, c, &sh, &out->memory);
-	out->fits = out->memory.total <= out->memory.capacity;
+	out->fits = out->memory.total <= out->memory.capacity && sim_ft_host_fits(p, &out->memory);
 }
 
 /* ---- pieces for the event-driven replay (sim_event.c) ---------------- */
@@ -962,13 +1084,19 @@ void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
 	       const struct sim_cluster *c, struct sim_parts *out)
 {
 	struct sim_shape sh;
-	struct layer_time lt;
+	struct layer_time lt, lm;
 	struct edge_time first, last;
+	struct stage_time st;
+	struct edge_time none = { 0, 0 };
 
 	sim_shape_init(&sh, m, p);
-	layer_time(m, p, c, &sh, &lt);
-	edge_time(p, c, &sh, 1, 0, &first);
-	edge_time(p, c, &sh, 0, 1, &last);
+	layer_time(m, p, c, &sh, 0, &lt);
+	if (m->experts > 0)
+		layer_time(m, p, c, &sh, 1, &lm);
+	else
+		lm = lt;
+	edge_time(m, p, c, &sh, 1, 0, &first);
+	edge_time(m, p, c, &sh, 0, 1, &last);
 	out->layer_fwd_s = lt.fwd_s;
 	out->layer_bwd_s = lt.bwd_s;
 	out->layer_recompute_s = lt.recompute_s;
@@ -977,6 +1105,13 @@ void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
 	out->layer_tp_s = lt.tp_fwd_s;
 	out->layer_cp_fwd_s = lt.cp_fwd_s;
 	out->layer_cp_bwd_s = lt.cp_bwd_s;
+	out->moe_layer_fwd_s = lm.fwd_s;
+	out->moe_layer_bwd_s = lm.bwd_s;
+	out->moe_layer_recompute_s = lm.recompute_s;
+	out->moe_layer_attn_bwd_s = lm.attn_bwd_s;
+	/* the EP all-to-all one MoE layer exposes in a micro-batch */
+	stage_time(p, &lt, &lm, &none, 0, 1, &st);
+	out->moe_layer_ep_s = st.ep_s;
 	out->embed_compute_s = first.compute_s;
 	out->embed_tp_s = first.tp_s;
 	out->head_compute_s = last.compute_s;

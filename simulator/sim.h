@@ -23,7 +23,11 @@ enum sim_pos { SIM_POS_ROPE, SIM_POS_LEARNED, SIM_POS_ALIBI };
  * al. 2016) as Megatron-LM builds it: a weight and a bias vector. */
 enum sim_norm { SIM_NORM_RMSNORM, SIM_NORM_LAYERNORM };
 enum sim_recompute { SIM_RECOMPUTE_NONE, SIM_RECOMPUTE_SELECTIVE, SIM_RECOMPUTE_FULL };
-enum sim_precision { SIM_PRECISION_BF16, SIM_PRECISION_FP8 };
+/* The linear layers' GEMM precision: bf16; fp8 with a scale per tensor
+ * (Transformer Engine's delayed or current scaling); MXFP8 and NVFP4,
+ * block-scaled (OCP Microscaling; NVIDIA Blackwell). */
+enum sim_precision { SIM_PRECISION_BF16, SIM_PRECISION_FP8, SIM_PRECISION_MXFP8,
+		     SIM_PRECISION_NVFP4 };
 /* How a ZeRO-3 implementation gathers weights and scatters gradients. */
 enum sim_zero3_gather {
 	/* One collective per transformer block on a flat buffer, the next
@@ -75,6 +79,55 @@ enum sim_attn_kernel {
 	SIM_ATTN_CUDNN
 };
 
+/* ---- fine-tuning and offload (simulator/sim_finetune.c) -------------
+ * What a job trains and where its model states live: pre-training and
+ * full fine-tuning train every weight; LoRA (Hu et al. 2021) trains
+ * low-rank adapters beside frozen base weights, QLoRA (Dettmers et al.
+ * 2023) with the base in 4-bit NormalFloat.  Offload keeps optimizer
+ * states (and with ZeRO-3 the weights) in host memory or on NVMe with the
+ * optimizer step on the CPU (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity,
+ * Rajbhandari et al. 2021; FSDP's CPU offload).  The defaults (all 0) are
+ * pre-training without offload, what every plan was before. */
+enum sim_ft_method { SIM_FT_NONE, SIM_FT_FULL, SIM_FT_LORA, SIM_FT_QLORA };
+enum sim_offload { SIM_OFFLOAD_NONE, SIM_OFFLOAD_CPU, SIM_OFFLOAD_NVME };
+/* The projections LoRA adapts, a bit set: attention's query, key, value
+ * and output, the MLP's gate (SwiGLU only), up (its first matrix) and
+ * down (its second). */
+#define SIM_LORA_Q 1u
+#define SIM_LORA_K 2u
+#define SIM_LORA_V 4u
+#define SIM_LORA_O 8u
+#define SIM_LORA_GATE 16u
+#define SIM_LORA_UP 32u
+#define SIM_LORA_DOWN 64u
+#define SIM_LORA_ALL 127u
+/* LoRA's defaults: rank 16 (torchtune's Llama 3.1 70B and 405B configs)
+ * on every linear layer of the blocks ("LoRA on all linear transformer
+ * block layers are required to match full finetuning performance",
+ * Dettmers et al. 2023, sec. 4). */
+#define SIM_LORA_DEFAULT_RANK 16
+/* The global batch of a fine-tuning job that states none, sequences:
+ * Llama 2-Chat's supervised fine-tuning used "a batch size of 64 and a
+ * sequence length of 4096 tokens" (Touvron et al. 2023, sec. 3.1). */
+#define SIM_FT_DEFAULT_GBS 64
+#define SIM_LORA_MAX_RANK 65536
+
+struct sim_finetune {
+	enum sim_ft_method method;  /* default SIM_FT_NONE: pre-training */
+	int lora_rank;              /* LoRA/QLoRA: 0 reads as SIM_LORA_DEFAULT_RANK */
+	unsigned lora_targets;      /* LoRA/QLoRA: 0 reads as SIM_LORA_ALL */
+	enum sim_offload offload;   /* default SIM_OFFLOAD_NONE */
+};
+
+/* The names files and flags spell the values with: "none", "full",
+ * "lora", "qlora"; "none", "cpu", "nvme"; "q", "k", "v", "o", "gate",
+ * "up", "down" (bit i of the target set). */
+extern const char *const sim_ft_method_names[4];
+extern const char *const sim_offload_names[3];
+extern const char *const sim_lora_target_names[7];
+
+/* ---- end of fine-tuning and offload (see also its functions below) ---- */
+
 struct sim_model {
 	char name[PRICE_NAME_MAX];
 	int layers;
@@ -98,15 +151,70 @@ struct sim_model {
 	char tokenizer[PRICE_NAME_MAX]; /* Hugging Face name; "" unknown */
 	int window;            /* sliding attention window, tokens; 0 none */
 	double rotary_percent; /* share of each head's dimensions RoPE rotates,
-				* (0, 1]; 1 (all) by default, GPT-NeoX 0.25 */
+				* (0, 1] (GPT-NeoX 0.25); 0: all of them */
 	int parallel_residual; /* 1: attention and MLP read the same input and
 				* add to the residual together (GPT-J, GPT-NeoX) */
 	int embedding_norm;    /* 1: a norm right after the input embedding
 				* (BLOOM), counted as the final norm is */
+	/* With a window: every n-th layer (the n-th, 2n-th, ...) attends to
+	 * the whole sequence and the others to the window (GPT-OSS: 2, its
+	 * layer_types alternating sliding and full); 0: every layer windowed
+	 * (Mistral 7B). */
+	int window_full_every;
+	int head_dim;          /* query/key/value head width; 0: hidden / heads */
+	int attn_sinks;        /* 1: a learned sink logit per head and layer
+				* (GPT-OSS's attention sinks) */
+	/* Multi-head latent attention (DeepSeek-AI 2024, DeepSeek-V2, sec.
+	 * 2.1), on when kv_lora_rank > 0: keys and values come up from a
+	 * kv_lora_rank latent (plus a shared rope key of qk_rope_dim),
+	 * queries from a q_lora_rank one (0: projected from the hidden state
+	 * at full rank); a query/key head is qk_nope_dim + qk_rope_dim wide, a
+	 * value head v_head_dim.  kv_heads equals heads. */
+	int q_lora_rank, kv_lora_rank;
+	int qk_nope_dim, qk_rope_dim, v_head_dim;
+	/* Mixture of experts, on when experts > 0: each MoE layer's MLP is
+	 * experts routed MLPs of width expert_ffn of which a router picks
+	 * top_k per token, plus shared_experts MLPs of width shared_ffn (0:
+	 * expert_ffn) every token passes through; the first dense_layers
+	 * layers keep a dense MLP of width ffn (DeepSeek-V3: 3). */
+	int experts, top_k, expert_ffn;
+	int shared_experts, shared_ffn;
+	int dense_layers;
+	/* Multi-token prediction modules trained beside the model (DeepSeek-
+	 * V3, sec. 2.2): each a projection of 2 hidden to hidden, two norms
+	 * and one more layer (an MoE one when the model has experts), sharing
+	 * the embedding and the LM head; not in the published totals. */
+	int mtp_layers;
+	double published_active_params; /* the active count stated; 0 unknown */
 };
 
 struct sim_parallel {
 	int tp, pp, dp, cp;    /* GPUs = tp * pp * dp * cp */
+	/* Expert parallelism, folded over the attention's tp x cp x dp GPUs
+	 * of a pipeline stage as Megatron-Core's MoE parallel folding does
+	 * (Liu et al. 2025, "MoE Parallel Folding", arXiv:2504.14960): ep
+	 * ranks share the routed experts (each holds experts / ep), etp split
+	 * each expert's MLP width, and the ep x etp expert group repeats
+	 * tp x cp x dp / (ep x etp) times, the expert data parallelism over
+	 * which expert gradients are reduced.  1 = none (sim_parallel_init; 0
+	 * reads as 1). */
+	int ep, etp;
+	/* Routed tokens the busiest EP rank receives over the mean: 1 when
+	 * the router spreads them evenly, as the published MoE benchmarks
+	 * force (sim_parallel_init; 0 reads as 1); above 1 for real routing.
+	 * The experts' compute, their activations and the dispatch traffic
+	 * scale with it. */
+	double moe_imbalance;
+	/* 1: one micro-batch's EP all-to-alls run under another's compute
+	 * (Megatron-Core --overlap-moe-expert-parallel-comm; DeepSeek-V3's
+	 * DualPipe); 0 (sim_parallel_init): they wait in line. */
+	int ep_overlap;
+	/* 1: the token dispatcher sends a token across the network once per
+	 * NVLink domain holding one of its experts, and fans it out there
+	 * (DeepEP, HybridEP: Megatron-Core's --moe-token-dispatcher-type
+	 * flex); 0 (sim_parallel_init): NCCL's all-to-all, every copy on
+	 * its own (Megatron-Core's alltoall dispatcher). */
+	int ep_flex;
 	int mbs;               /* micro-batch, sequences */
 	int gbs;               /* global batch, sequences */
 	int zero;              /* 0..3; FSDP is 3 */
@@ -140,6 +248,7 @@ struct sim_parallel {
 	 * backend; Megatron-LM with --bf16, which sets
 	 * accumulate_allreduce_grads_in_fp32). */
 	double grad_bytes_per_param;
+	struct sim_finetune ft;    /* what is trained, where states live */
 };
 
 struct sim_cluster {
@@ -147,12 +256,18 @@ struct sim_cluster {
 	int gpus_per_node;
 	double intra_bytes_per_s;  /* per GPU, one direction */
 	double inter_bytes_per_s;  /* per node, one direction */
+	/* GPUs that reach each other over NVLink at intra_bytes_per_s: 8 on
+	 * an HGX board, 72 in a GB200/GB300 NVL72 rack of 18 nodes of 4;
+	 * 0 = the node.  TP, CP and EP groups inside one use NVLink, groups
+	 * across domains the nodes' network.  Ranks fill domains in order. */
+	int nvlink_domain;
 	double latency_s;          /* per collective step; 0 = default */
 	/* Host time to dispatch one layer's forward kernels: 0 = an eager
 	 * framework's (SIM_HOST_LAYER_S, PyTorch/Megatron), < 0 = none (a
 	 * framework with no host-bound dispatch, like gpuplan's own CPU
 	 * executor).  Backward and TP collectives scale with it. */
 	double host_layer_s;
+	struct price_host host;    /* the node's host: offload needs it */
 };
 
 /* Where one step's time goes; the parts add up to step_time_s. */
@@ -162,9 +277,12 @@ struct sim_breakdown {
 	double cp_comm_s;          /* context-parallel KV exchange not hidden by attention */
 	double pp_bubble_s;
 	double pp_comm_s;
+	double ep_comm_s;          /* expert-parallel all-to-all not hidden */
+	double ep_comm_total_s;    /* all of it, hidden or not (not in the sum) */
 	double dp_comm_exposed_s;  /* DP/ZeRO communication not hidden by backward */
 	double dp_comm_total_s;    /* all of it, hidden or not (not in the sum) */
-	double optimizer_s;
+	double optimizer_s;        /* on the CPU with offload */
+	double offload_s;          /* host transfers not hidden (sim_finetune.c) */
 };
 
 /* Memory per GPU, bytes. */
@@ -176,6 +294,9 @@ struct sim_memory {
 	double other;              /* logits buffer, CUDA context, allocator slack */
 	double total;
 	double capacity;           /* the GPU's memory */
+	/* With offload, per node: host memory held (model states, their
+	 * staging), the host's memory, and what lies on NVMe; 0 without. */
+	double host, host_capacity, nvme;
 };
 
 struct sim_result {
@@ -195,10 +316,11 @@ struct sim_result {
  * price_gpu.gemm_dim_half) when > 0, else the default for every GPU. */
 double sim_gemm_dim_half(double dim_half);
 
-/* Sets p to 1-way everything, mbs 1, gbs 1, zero 0 (gathers by block
- * when set to 3), no recompute, interleave 1, no sequence parallelism,
- * flash on with the architecture's kernel (SIM_ATTN_AUTO), bf16 with
- * 2-byte activations. */
+/* Sets p to 1-way everything (ep and etp too), mbs 1, gbs 1, zero 0
+ * (gathers by block when set to 3), no recompute, interleave 1, no
+ * sequence parallelism, flash on with the architecture's kernel
+ * (SIM_ATTN_AUTO), bf16 with 2-byte activations, balanced routing
+ * (moe_imbalance 1), the alltoall dispatcher, no EP overlap. */
 void sim_parallel_init(struct sim_parallel *p);
 
 /* The names plan files and flags spell each enum's values with, indexed
@@ -207,11 +329,12 @@ extern const char *const sim_mlp_names[2];
 extern const char *const sim_pos_names[3];   /* "rope", "learned", "alibi" */
 extern const char *const sim_norm_names[2];  /* "rmsnorm", "layernorm" */
 extern const char *const sim_recompute_names[3];
-extern const char *const sim_precision_names[2];
+extern const char *const sim_precision_names[4]; /* "bf16", "fp8", "mxfp8", "nvfp4" */
 extern const char *const sim_zero3_gather_names[2];
 extern const char *const sim_zero2_reduce_names[2];
 extern const char *const sim_dp_overlap_names[3];
 extern const char *const sim_attn_kernel_names[5];
+extern const char *const sim_ep_dispatcher_names[2]; /* by ep_flex: "alltoall", "flex" */
 
 /* Static lower-case names used in files and tables: "gelu"/"swiglu",
  * "none"/"selective"/"full", "bf16"/"fp8". */
@@ -222,6 +345,16 @@ const char *sim_precision_str(enum sim_precision p);
 /* The peak MFU and HFU are counted against (price_gpu.mfu_flops_per_s,
  * else the bf16 peak). */
 double sim_mfu_peak(const struct price_gpu *g);
+
+/* The dense peak the plan's precision runs the linear layers at on g:
+ * bf16's; fp8's (bf16's without one); MXFP8's figure, else on Blackwell
+ * its FP8 rate (the tensor cores run both at one rate); NVFP4's figure.
+ * 0 where the GPU has no such rate (sim_check refuses the plan). */
+double sim_precision_peak(const struct sim_parallel *p, const struct price_gpu *g);
+
+/* GPUs of c that share one NVLink domain: nvlink_domain, never fewer
+ * than a node's. */
+int sim_cluster_domain(const struct sim_cluster *c);
 
 /* The inter-node bandwidth a cluster without a figure is simulated with
  * (200 Gb/s per node), so that simulate answers a what-if; simulate says
@@ -237,8 +370,58 @@ void sim_model_facts_init(struct sim_model *m);
 /* Exact parameter count from the model's shapes and facts: every weight
  * matrix, the biases when linear_bias, two norms per layer and a final
  * one (LayerNorm's bias too), the input embedding, the LM head unless
- * tied, a learned position table of seq x hidden and an embedding norm. */
+ * tied, a learned position table of seq x hidden and an embedding norm;
+ * every routed and shared expert and the routers; MLA's latent norms;
+ * attention sinks.
+ * The multi-token prediction modules are left out, as the published
+ * totals leave them (sim_mtp_params). */
 double sim_model_params(const struct sim_model *m);
+
+/* Parameters one token passes through: sim_model_params less the routed
+ * experts the router does not pick (experts - top_k of every MoE layer),
+ * less the input embedding and a learned position table (a row looked up,
+ * no arithmetic), the LM head kept.  This is how OpenAI (gpt-oss model
+ * card, Table 1: 5.13B of 116.83B) and DeepSeek (V2-Lite: 2.4B) count
+ * active parameters; Mistral and Qwen count the input embedding too, so
+ * their figures compare with this plus vocab x hidden.  0 for a model
+ * without layers. */
+double sim_model_active_params(const struct sim_model *m);
+
+/* Head widths: queries and keys (MLA: qk_nope_dim + qk_rope_dim; else
+ * head_dim, or hidden / heads), values (MLA: v_head_dim; else the same). */
+double sim_qk_head_dim(const struct sim_model *m);
+double sim_v_head_dim(const struct sim_model *m);
+
+/* Parameters of the multi-token prediction modules (mtp_layers of them):
+ * trained, and held in memory, with the model; 0 without. */
+double sim_mtp_params(const struct sim_model *m);
+
+/* The integer fields of struct sim_model beyond the basic shape (0:
+ * none), each with the names models.csv, plan files and simulate's flags
+ * give it: one table the three read. */
+struct sim_model_field {
+	const char *column;   /* models.csv */
+	const char *key;      /* plan files' .model */
+	const char *flag;     /* simulate's */
+	size_t offset;        /* of an int in struct sim_model */
+	int max;
+};
+#define SIM_MODEL_FIELDS 17
+extern const struct sim_model_field sim_model_fields[SIM_MODEL_FIELDS];
+/* The field f of m. */
+static inline int *sim_model_field(struct sim_model *m, const struct sim_model_field *f)
+{
+	return (int *)((char *)m + f->offset);
+}
+
+/* Checks the model alone (what sim_check checks of it): shapes positive,
+ * heads divisible by kv_heads and hidden by heads unless head_dim or MLA
+ * sets the head width, the MoE and MLA fields consistent (top_k from 1 to
+ * experts, an expert width, dense layers at most the layers, MLA's ranks
+ * and head widths, no MoE or MLA field without the feature), the window
+ * pattern only with a window.  Returns RC_OK, or RC_INPUT with a one-line
+ * reason "field: expected X, found Y" in why[size] (why may be NULL). */
+enum rc sim_model_check(const struct sim_model *m, char *why, size_t size);
 
 /* Parameters outside the layers held with the input embedding: the
  * position table of a learned encoding (seq x hidden, not split over
@@ -246,10 +429,14 @@ double sim_model_params(const struct sim_model *m);
  * (embedding_norm); 0 without either. */
 double sim_input_params(const struct sim_model *m);
 
-/* Keys one query attends to on average in FLOP counts: seq, or the
- * sliding window when it is shorter (Beltagy et al. 2020; Jiang et al.
- * 2023, sec. 2: each token attends to at most window earlier tokens). */
+/* Keys one query attends to on average over the layers in FLOP counts:
+ * seq, or the sliding window when it is shorter on the layers that have
+ * it (Beltagy et al. 2020; Jiang et al. 2023, sec. 2: each token attends
+ * to at most window earlier tokens; sim_window_layers). */
 double sim_attention_span(const struct sim_model *m);
+/* Layers that attend over the sliding window: 0 without one (or one no
+ * shorter than seq), else every layer but each window_full_every-th. */
+int sim_window_layers(const struct sim_model *m);
 
 /* Most GPUs one layout may use (tp x pp x dp x cp): 2^26, far beyond any
  * cluster built, and small enough that GPU and node counts fit an int. */
@@ -264,13 +451,19 @@ double sim_attention_span(const struct sim_model *m);
 #define SIM_MAX_FFN (1 << 26)
 #define SIM_MAX_VOCAB (1 << 26)
 #define SIM_MAX_SEQ (1 << 26)
+#define SIM_MAX_EXPERTS (1 << 16)     /* experts, top_k, shared experts */
+#define SIM_MAX_RANK (1 << 20)        /* MLA ranks and head widths, head_dim */
 #define SIM_MAX_DEGREE (1 << 16)      /* tp, pp, cp, interleave, gpus per node */
 #define SIM_MAX_DP (1 << 24)
 #define SIM_MAX_MBS (1 << 24)
 #define SIM_MAX_GBS (1 << 30)
 
-/* Checks that p can be applied to m on c: shapes positive, heads divisible
- * by tp, kv_heads divisible by tp or tp by kv_heads (KV heads replicated),
+/* Checks that p can be applied to m on c: the model (sim_model_check),
+ * heads divisible by tp, kv_heads divisible by tp or tp by kv_heads (KV
+ * heads replicated), with experts: ep dividing experts, etp expert_ffn,
+ * ep x etp dividing tp x cp x dp (MoE parallel folding), sequence
+ * parallelism with tp > 1, moe_imbalance 1 to 1000; without: ep and etp
+ * 1; a precision the GPU runs (MXFP8, NVFP4), nvlink_domain in range,
  * layers >= pp (uneven stages allowed without interleaving; with it, pp *
  * interleave must divide layers and pp the micro-batch count), gbs by
  * mbs * dp, seq by 2 * cp, seq / cp by tp with sequence parallelism, zero
@@ -285,7 +478,8 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
  * step_time_s; every figure finite).  Requires sim_check() == RC_OK.
  * Allocates nothing and keeps no state, so it may run on many threads.
  * The models, their papers and equations are cited in simulator/sim.c,
- * sim_comm.c and sim_memory.c; the default constants in sim_internal.h. */
+ * sim_comm.c, sim_memory.c and sim_shape.c; the default constants in
+ * sim_internal.h. */
 void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	      const struct sim_cluster *c, struct sim_result *out);
 
@@ -301,13 +495,51 @@ double sim_time_to_train_s(const struct sim_result *r, double tokens);
 
 /* Training FLOPs (forward + backward) of sequences full sequences of m,
  * summed over every GEMM of the model at its own shape (Narayanan et al.,
- * SC'21, eq. 3 for GPT shapes).  Attention scores count the full s x s
- * product, as eq. 3 does.  recompute adds what it recomputes: full adds one
+ * SC'21, eq. 3 for GPT shapes): MLA's projections, each MoE layer's top_k
+ * routed and its shared experts and its router, the MTP modules with
+ * their logits.  Attention scores count the full s x s product, as eq. 3
+ * does (the window's s x w on window layers).  recompute adds what it recomputes: full adds one
  * more forward of every layer (eq. 3's 4/3 on the layer terms), selective
  * the attention scores and values.  Model FLOPs (for MFU) pass
  * SIM_RECOMPUTE_NONE. */
 double sim_train_flops(const struct sim_model *m, double sequences,
 		       enum sim_recompute recompute);
+
+/* ---- fine-tuning and offload: functions (simulator/sim_finetune.c) --- */
+
+/* Parameters of LoRA's adapters on m: rank r x (in + out) for every
+ * adapted projection of every layer (Hu et al. 2021, sec. 4.1); 0 for a
+ * method without adapters. */
+double sim_lora_params(const struct sim_model *m, const struct sim_finetune *ft);
+
+/* Parameters ft trains: the adapters for LoRA and QLoRA, else all. */
+double sim_trainable_params(const struct sim_model *m, const struct sim_finetune *ft);
+
+/* Training FLOPs of sequences sequences of m under ft: sim_train_flops
+ * for pre-training and full fine-tuning; with frozen base weights no
+ * weight-gradient GEMMs for them (the layers' linear layers and the LM
+ * head), the adapters' forward and twice that backward. */
+double sim_finetune_train_flops(const struct sim_model *m, const struct sim_finetune *ft,
+				double sequences, enum sim_recompute recompute);
+
+/* Bytes a stored base parameter of a linear layer takes under ft: NF4
+ * with double quantisation for QLoRA (SIM_NF4_BITS / 8), else w. */
+#define SIM_NF4_BITS 4.127
+double sim_base_weight_bytes(const struct sim_finetune *ft, double w);
+
+/* Of one step's compute on the first pipeline stage (its layers over its
+ * micro-batches, recomputation included): LoRA's adapters and QLoRA's
+ * dequantisation, seconds; 0 for a method without them. */
+void sim_finetune_parts(const struct sim_model *m, const struct sim_parallel *p,
+			const struct sim_cluster *c, double *adapters_s, double *dequant_s);
+
+/* Parses a LoRA target list, "all" or names of sim_lora_target_names
+ * separated by ',' ("q,v"), into *out.  Returns RC_OK, or RC_INPUT for
+ * an empty list or an unknown name (nothing printed; *out untouched). */
+enum rc sim_lora_targets_parse(const char *s, unsigned *out);
+/* Writes targets (0: all) as "all" or its names joined by ',' into
+ * buf[size]. */
+void sim_lora_targets_str(unsigned targets, char *buf, size_t size);
 
 /* ---- model presets (data/models.csv) --------------------------------- */
 
@@ -349,6 +581,9 @@ struct sim_plan {
 	enum price_purchase purchase;
 	int nodes;
 	double tokens;                  /* tokens to train; 0 when not given */
+	/* Fine-tuning is stated as epochs over a dataset: tokens = epochs x
+	 * dataset_tokens; both 0 when the job was stated in tokens. */
+	double epochs, dataset_tokens;
 	double usd_per_gpu_hour;        /* 0 when not given */
 	struct sim_result result;       /* the prediction */
 	double time_to_train_s;         /* 0 when tokens not given */
@@ -375,7 +610,8 @@ char *sim_plan_to_json(const struct sim_plan *p);
 /* Returns p's prediction alone as a JSON object (what `simulate --json`
  * prints: step_time_s, tokens_per_s, model/hardware_tflops_per_gpu, mfu,
  * hfu, memory_per_gpu_bytes, fits, breakdown {compute, tp_comm, cp_comm,
- * pp_bubble, pp_comm, dp_comm_exposed, dp_comm_total, optimizer} in
+ * ep_comm, ep_comm_total, pp_bubble, pp_comm, dp_comm_exposed,
+ * dp_comm_total, optimizer} in
  * seconds, memory {weights, grads, optimizer, activations, other, total,
  * capacity} in bytes, time_to_train_s, cost_usd, and with an offering
  * purchase, the option its price is for).  Caller frees. */

@@ -6,11 +6,16 @@
  * a ring all-reduce moves 2(n-1)/n of the buffer through every rank's link,
  * reduce-scatter and all-gather (n-1)/n.  Latency is NCCL's own ring
  * model: a fixed time per ring step, longer for the steps that cross the
- * network.  It does not model tree, NVLS or PAT algorithms, NCCL's LL
- * protocols for small messages, congestion between different groups'
- * traffic beyond sharing a node's NIC, or topology inside a node
- * (NVSwitch is assumed to give every GPU its full link).
+ * network.  An NVLink domain (a node, or a rack of nodes on one NVLink
+ * switch fabric) joins its GPUs at the intra-node figure; the network
+ * joins domains.  It does not model tree, NVLS or PAT algorithms, NCCL's
+ * LL protocols for small messages, congestion between different groups'
+ * traffic beyond sharing a node's NIC, topology inside a domain (NVSwitch
+ * is assumed to give every GPU its full link), or the deduplication of
+ * tokens bound for one remote node that DeepEP-style dispatchers do.
  */
+#include <math.h>
+
 #include "sim_internal.h"
 
 /* Intra-node bandwidth per GPU, one direction: the cluster's figure, else
@@ -31,6 +36,13 @@ static double intra_bytes_per_s(const struct sim_cluster *c)
 	return bw;
 }
 
+int sim_cluster_domain(const struct sim_cluster *c)
+{
+	int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
+
+	return c->nvlink_domain > gpn ? c->nvlink_domain : gpn;
+}
+
 void sim_group_link_k(const struct sim_cluster *c, int n, int k,
 		      struct sim_link *out)
 {
@@ -45,18 +57,19 @@ void sim_group_link_k(const struct sim_cluster *c, int n, int k,
 		k = 1;
 	out->latency_s = hop;
 	if (n > k) {
-		/* The ring leaves and re-enters each node once; the node's NIC
-		 * is shared by the gpn / k rings that cross it at the same time,
-		 * k being how many of one group's ranks share a node. */
+		/* The ring leaves and re-enters each NVLink domain once; each
+		 * GPU's share of its node's NIC carries its rings, so a ring
+		 * with k ranks in a domain gets k shares there (of a node of
+		 * gpn GPUs, the gpn / k rings that cross it at once share it). */
 		double per_ring = inter * k / gpn;
-		int nodes = (n + k - 1) / k;
+		int domains = (n + k - 1) / k;
 
 		if (per_ring < bw)
 			bw = per_ring;
 		/* NCCL's ring latency model (src/graph/tuning.cc): of the n - 1
-		 * steps, nodes - 1 cross the network, the rest a node's own
-		 * link; here averaged per step. */
-		out->latency_s = ((n - nodes) * hop + (nodes - 1) * SIM_NET_STEP_S) / (n - 1);
+		 * steps, one per domain crossed goes over the network, the rest
+		 * over NVLink; here averaged per step. */
+		out->latency_s = ((n - domains) * hop + (domains - 1) * SIM_NET_STEP_S) / (n - 1);
 	}
 	out->bytes_per_s = bw * SIM_LINK_EFF;
 	if (c->latency_s > 0)
@@ -66,13 +79,58 @@ void sim_group_link_k(const struct sim_cluster *c, int n, int k,
 void sim_group_link(const struct sim_cluster *c, int n, int stride,
 		    struct sim_link *out)
 {
-	int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
+	int dom = sim_cluster_domain(c);
 	int k;
 
 	if (stride < 1)
 		stride = 1;
-	k = stride >= gpn ? 1 : gpn / stride;
+	k = stride >= dom ? 1 : dom / stride;
 	sim_group_link_k(c, n, k, out);
+}
+
+double sim_dispatch_s(const struct sim_cluster *c, double tokens, double token_bytes,
+		      double k, int n, int stride, int flex)
+{
+	int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
+	int dom = sim_cluster_domain(c), kd, domains;
+	double inter = c->inter_bytes_per_s > 0 ? c->inter_bytes_per_s
+						: SIM_DEFAULT_INTER_BYTES_PER_S;
+	double hop = c->gpu.nvlink ? SIM_NVLINK_STEP_S : SIM_PCIE_STEP_S;
+	double copies = tokens * k * token_bytes, near, far, lat;
+
+	if (n <= 1 || !(copies > 0))
+		return 0;
+	if (stride < 1)
+		stride = 1;
+	/* kd of the n ranks share the sender's NVLink domain (itself among
+	 * them); the group spans `domains` of them */
+	kd = stride >= dom ? 1 : dom / stride;
+	if (kd > n)
+		kd = n;
+	domains = (n + kd - 1) / kd;
+	if (flex) {
+		/* A token crosses the network once for each other domain that
+		 * holds one of its k experts, 1 - (1 - 1/D)^k of each with the
+		 * experts spread evenly, then fans out over NVLink there; the
+		 * copies for experts in its own domain go over NVLink. */
+		far = tokens * token_bytes * (domains - 1) * (1.0 - pow(1.0 - 1.0 / domains, k));
+		near = copies * (kd - 1) / kd;
+	} else {
+		/* every copy travels on its own: the shares for the peers in
+		 * the domain over NVLink, the others over the network */
+		far = copies * (n - kd) / n;
+		near = copies * (kd - 1) / n;
+	}
+	/* NCCL posts a send to every peer at once (grouped point-to-point);
+	 * NVLink and the network move in parallel, the network through this
+	 * GPU's 1/gpn of its node's NIC, as every GPU of the node sends at
+	 * the same time. */
+	near /= intra_bytes_per_s(c) * SIM_LINK_EFF;
+	far /= inter / gpn * SIM_LINK_EFF;
+	lat = domains > 1 ? SIM_NET_STEP_S : hop;
+	if (c->latency_s > 0)
+		lat = c->latency_s;
+	return (near > far ? near : far) + lat;
 }
 
 double sim_allreduce_s(double bytes, int n, const struct sim_link *l)

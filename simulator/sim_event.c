@@ -353,22 +353,20 @@ enum rc sim_event_run(const struct sched *s, const struct sim_event_cost *c,
 
 /* ---- costs from the analytic model -------------------------------------- */
 
-/* Parameters virtual stage vs holds per TP rank, as sim.c's stage_params()
- * counts them: its layers, the embedding on the first, the final norm and
- * the LM head on the last (a tied head is a copy there unless one stage
- * holds both ends). */
-static double vstage_params(const struct sim_model *m, const struct sim_parallel *par,
-			    int vs, int layers)
+/* Parameters virtual stage vs (chunk vs / pp of stage vs % pp) holds on
+ * one GPU, as sim_stage_params counts them: its layers, the embedding on
+ * the first, the final norm, the LM head and the MTP modules on the last
+ * (a tied head is a copy there unless one stage holds both ends); the
+ * routed experts' share over EP x ETP beside the rest's over TP. */
+static double vstage_params(const struct sim_model *m, const struct sim_shape *sh, int vs,
+			    int start, int layers)
 {
-	int nv = par->pp * par->interleave;
-	double emb = (double)m->vocab * m->hidden / par->tp;
-	double n = layers * sim_layer_params(m) / par->tp;
+	int nv = sh->p * sh->v, nd = sim_dense_layer_count(m);
+	int dense = start >= nd ? 0 : (start + layers < nd ? start + layers : nd) - start;
+	double tp, ex;
 
-	if (vs == 0)
-		n += emb + sim_input_params(m);
-	if (vs == nv - 1)
-		n += sim_final_norm_params(m) + (nv == 1 && m->tied_embeddings ? 0 : emb);
-	return n;
+	sim_stage_params(m, sh, layers, dense, vs == 0, vs == nv - 1, &tp, &ex);
+	return tp + ex;
 }
 
 /* One message between the stages whose first ranks are a and b: over the
@@ -391,8 +389,8 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 	struct sim_result res;
 	struct sim_parts pt;
 	struct sim_shape sh;
-	int p = par->pp, v = par->interleave, nv, full, M;
-	double w_layer, msg, z3, pmax_stage = 0, pmax_chunk = 0, dp_after = 0, *stage_params;
+	int p = par->pp, v = par->interleave, nv, full, M, nd = sim_dense_layer_count(m);
+	double w_layer, w_moe, msg, z3, pmax_stage = 0, pmax_chunk = 0, dp_after = 0, *stage_params;
 
 	memset(c, 0, sizeof(*c));
 	if (sim_check(m, par, cl, why, size) != RC_OK)
@@ -412,29 +410,41 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 	 * core, which has no weights (the layer's element-wise work rides
 	 * along in both halves).  Recomputation precedes B. */
 	w_layer = (pt.layer_bwd_s - pt.layer_attn_bwd_s) / 2;
+	w_moe = (pt.moe_layer_bwd_s - pt.moe_layer_attn_bwd_s) / 2;
 	/* ZeRO-3 gathers weights in every micro-batch's forward and backward
 	 * and scatters gradients in its backward; what sim_step() finds
 	 * exposed of it goes a third into forwards, two thirds into
 	 * backwards, spread over the chunks. */
 	z3 = par->zero == 3 && M > 0 ? res.breakdown.dp_comm_exposed_s / M / v : 0;
 
-	for (int vs = 0; vs < nv; vs++) {
+	for (int vs = 0, start = 0; vs < nv; vs++) {
 		int st = vs % p, ch = vs / p;
 		/* The same split as sim_step()'s (sim_stage_layers). */
 		int layers = sim_chunk_layers(&sh, st, ch);
 		struct sim_event_chunk_cost *k = &c->chunk[st * v + ch];
-		double params = vstage_params(m, par, vs, layers);
+		double params = vstage_params(m, &sh, vs, start, layers);
+		/* its dense and MoE layers (the MTP modules' on the last, one
+		 * of each kind as the model has experts or not) */
+		int dense = m->experts > 0 ? (start >= nd ? 0 : (start + layers < nd ? start + layers
+						      : nd) - start) : layers;
+		int moe = layers - dense, all;
 
-		k->fwd_s = layers * pt.layer_fwd_s;
-		k->bwd_weight_s = layers * w_layer;
-		k->bwd_input_s = layers * (pt.layer_bwd_s - w_layer + pt.layer_recompute_s);
+		if (vs == nv - 1)
+			moe += m->experts > 0 ? m->mtp_layers : 0, dense += m->experts > 0 ? 0 : m->mtp_layers;
+		all = dense + moe;
+		k->fwd_s = dense * pt.layer_fwd_s + moe * pt.moe_layer_fwd_s;
+		k->bwd_weight_s = dense * w_layer + moe * w_moe;
+		k->bwd_input_s = dense * (pt.layer_bwd_s - w_layer + pt.layer_recompute_s)
+				 + moe * (pt.moe_layer_bwd_s - w_moe + pt.moe_layer_recompute_s);
 		/* sim.c's stage_time(): TP once per pass (twice backward with
 		 * full recomputation, whose extra forward has its own), CP's
-		 * exposed exchange likewise. */
-		k->comm_fwd_s = layers * (pt.layer_tp_s + pt.layer_cp_fwd_s) + z3 / 3;
-		k->comm_bwd_s = layers * (pt.layer_tp_s * (full ? 2 : 1) +
-					  (full ? pt.layer_cp_fwd_s : 0) + pt.layer_cp_bwd_s) +
-				2 * z3 / 3;
+		 * exposed exchange likewise; the EP all-to-all's exposed part
+		 * half forward, half backward. */
+		k->comm_fwd_s = all * (pt.layer_tp_s + pt.layer_cp_fwd_s) + z3 / 3
+				+ moe * pt.moe_layer_ep_s / 2;
+		k->comm_bwd_s = all * (pt.layer_tp_s * (full ? 2 : 1) +
+				       (full ? pt.layer_cp_fwd_s : 0) + pt.layer_cp_bwd_s) +
+				2 * z3 / 3 + moe * pt.moe_layer_ep_s / 2;
 		if (vs == 0) {
 			/* Embedding: 6 of its 14 bytes per element move forward, 8
 			 * backward (sim.c edge_time()), all weight gradient; its
@@ -457,6 +467,7 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 		stage_params[st] += params;
 		if (params > pmax_chunk)
 			pmax_chunk = params;
+		start += layers;
 	}
 	for (int st = 0; st < p; st++)
 		if (stage_params[st] > pmax_stage)
@@ -489,7 +500,8 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 		c->stage[st].p2p_next_s = p > 1 ?
 			p2p_time(cl, st * span, ((st + 1) % p) * span, msg) : 0;
 		c->stage[st].optimizer_s = pmax_stage > 0 ?
-			res.breakdown.optimizer_s * stage_params[st] / pmax_stage : 0;
+			(res.breakdown.optimizer_s + res.breakdown.offload_s) * stage_params[st] /
+			pmax_stage : 0;
 		c->stage[st].dp_after_s = pmax_stage > 0 ?
 			dp_after * stage_params[st] / pmax_stage : 0;
 	}

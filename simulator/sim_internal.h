@@ -1,6 +1,9 @@
 /*
  * sim_internal.h - pieces of the analytic model shared by sim.c,
- * sim_comm.c and sim_memory.c, and exposed to the simulator's tests.
+ * sim_comm.c, sim_memory.c and sim_shape.c, and exposed to the
+ * simulator's tests.  Calls run one way: sim.c uses sim_memory.c,
+ * sim_comm.c and sim_shape.c; sim_memory.c uses sim_shape.c; sim_shape.c
+ * and sim_comm.c use nothing of the others.
  *
  * Nothing here allocates; every function is a pure function of its
  * arguments.  The constants are the model's documented defaults: one set
@@ -9,7 +12,14 @@
 #ifndef GPUPLAN_SIM_INTERNAL_H
 #define GPUPLAN_SIM_INTERNAL_H
 
+#include <stdio.h>
+
 #include "sim.h"
+
+/* Fills why[size] (when why is not NULL) and returns RC_INPUT: the one
+ * way sim_check and sim_model_check refuse. */
+#define SIM_WHY(...) do { if (why && size) snprintf(why, size, __VA_ARGS__); \
+			  return RC_INPUT; } while (0)
 
 /* ---- default efficiency curve (sim.c, sim_kernel_time_s) --------------
  * One curve for every GPU, from the GPU's own peak FLOP/s and HBM
@@ -178,9 +188,17 @@ struct sim_link {
 	double latency_s;     /* per ring step, averaged over the ring's steps */
 };
 
+/* ---- shapes (sim_shape.c) --------------------------------------------- */
+
 /* Shapes derived once per sim_step call. */
 struct sim_shape {
 	int t, p, d, c, v;    /* tp, pp, dp, cp, interleave */
+	int e, et, ed;        /* ep, etp, expert data parallel t c d / (e et) */
+	int layers;           /* the model's */
+	/* Parameters of one dense layer (sim_layer_params), of one MoE layer
+	 * but its routed experts (sim_moe_layer_params(m, 0)), of one MoE
+	 * layer's routed experts, all of them; 0 without experts. */
+	double layer_params, moe_rest_params, routed_params;
 	int gpus;
 	int micro;            /* micro-batches per step per DP rank */
 	double b;             /* micro-batch, sequences */
@@ -189,7 +207,7 @@ struct sim_shape {
 	double tok;           /* local tokens per micro-batch, b * sl */
 	double h, f, V;
 	double a_l, kv_l;     /* heads and KV heads held by one TP rank */
-	double dh;            /* head dimension */
+	double dh, dv;        /* query/key and value head widths */
 	/* Layers per pipeline stage: L = p * base + rem.  The rem extra
 	 * layers go to the middle stages first, since the first stage also
 	 * holds the embedding and the last the LM head and loss (Llama 3
@@ -203,6 +221,18 @@ struct sim_shape {
 
 /* Layers of pipeline stage `stage` (0-based) under sh's split. */
 int sim_stage_layers(const struct sim_shape *sh, int stage);
+/* Of those, the dense layers of a model whose first `dense` layers are
+ * dense (sim_dense_layer_count): the layers run in virtual-stage order,
+ * chunk k of every stage before chunk k + 1. */
+int sim_stage_dense_layers(const struct sim_shape *sh, int dense, int stage);
+/* Parameters one GPU of a pipeline stage holds, split by how they are
+ * sharded: *tp_params over the TP ranks (attention, dense MLPs, shared
+ * experts, routers and norms; the embedding and a learned position table,
+ * whole, on the first stage; the final norm, the LM head and the MTP
+ * modules on the last), *expert_params the routed experts over the EP x
+ * ETP ranks.  layers of the stage, dense of them dense. */
+void sim_stage_params(const struct sim_model *m, const struct sim_shape *sh, int layers,
+		      int dense, int first, int last, double *tp_params, double *expert_params);
 /* Layers of chunk `chunk` of stage `stage` with the interleaved schedule:
  * the stage's layers split as evenly as possible, earlier chunks taking
  * the remainder. */
@@ -211,9 +241,22 @@ int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk);
 void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 		    const struct sim_parallel *p);
 
-/* Parameters of one transformer layer (attention, MLP and their biases,
- * two norms). */
+/* Parameters of one layer's attention: its projections and their biases,
+ * MLA's latent norms, attention sinks. */
+double sim_attn_params(const struct sim_model *m);
+/* Parameters of one MLP of width (2 matrices for GELU, 3 for SwiGLU, and
+ * their biases). */
+double sim_mlp_params(const struct sim_model *m, double width);
+/* Parameters of one dense transformer layer (attention, an MLP of width
+ * ffn, two norms). */
 double sim_layer_params(const struct sim_model *m);
+/* Parameters of one MoE layer counting routed of its routed experts
+ * (experts: all of them; top_k: those one token uses): attention, the
+ * experts, every shared expert, the router, two norms. */
+double sim_moe_layer_params(const struct sim_model *m, double routed);
+/* Layers with a dense MLP: all of them without experts, else the first
+ * dense_layers. */
+int sim_dense_layer_count(const struct sim_model *m);
 /* Parameters of the final norm: hidden, twice with LayerNorm's bias. */
 double sim_final_norm_params(const struct sim_model *m);
 
@@ -231,12 +274,12 @@ double sim_gemm_time_s(double batch, double m, double n, double k,
 
 /* ---- collectives (sim_comm.c), NCCL ring algorithm, alpha-beta -------- */
 
-/* The link a group of n ranks uses on cluster c when k of them share a
- * node (k >= n: the whole group sits in one node). */
+/* The link a group of n ranks uses on cluster c when k of them share an
+ * NVLink domain (k >= n: the whole group sits in one domain). */
 void sim_group_link_k(const struct sim_cluster *c, int n, int k,
 		      struct sim_link *out);
-/* The same for ranks spaced stride apart in rank order (ranks fill nodes
- * of c->gpus_per_node in order). */
+/* The same for ranks spaced stride apart in rank order (ranks fill
+ * NVLink domains, sim_cluster_domain, in order). */
 void sim_group_link(const struct sim_cluster *c, int n, int stride,
 		    struct sim_link *out);
 /* Ring all-reduce of bytes over n ranks: 2(n-1)/n of the buffer per rank. */
@@ -245,6 +288,17 @@ double sim_allreduce_s(double bytes, int n, const struct sim_link *l);
 double sim_allgather_s(double bytes, int n, const struct sim_link *l);
 /* One point-to-point send of bytes. */
 double sim_p2p_s(double bytes, const struct sim_link *l);
+/* One MoE dispatch (or combine) over an expert group of n ranks spaced
+ * stride apart in rank order: each rank sends tokens tokens of
+ * token_bytes, each to k experts spread evenly over the n ranks.  The
+ * copies for ranks in the sender's NVLink domain go over NVLink, the
+ * others over its share of the node's NIC, both at once.  Without flex
+ * (NCCL's all-to-all, Megatron-Core's alltoall dispatcher) each copy
+ * travels on its own; with flex (DeepEP, HybridEP: Megatron-Core's flex
+ * dispatcher; DeepSeek-V3, sec. 3.2.2) a token crosses the network once
+ * per NVLink domain holding one of its experts and fans out there. */
+double sim_dispatch_s(const struct sim_cluster *c, double tokens, double token_bytes,
+		      double k, int n, int stride, int flex);
 
 /* ---- pieces for the event-driven replay (sim.c; used by sim_event.c) --- */
 
@@ -256,6 +310,10 @@ struct sim_parts {
 	double layer_attn_fwd_s, layer_attn_bwd_s;          /* of which attention core */
 	double layer_tp_s;          /* TP communication of one pass over the layer */
 	double layer_cp_fwd_s, layer_cp_bwd_s;              /* exposed CP exchange */
+	/* an MoE layer's (the dense layer's without experts), and the EP
+	 * all-to-all it exposes in a micro-batch, forward and backward */
+	double moe_layer_fwd_s, moe_layer_bwd_s, moe_layer_recompute_s, moe_layer_attn_bwd_s;
+	double moe_layer_ep_s;
 	double embed_compute_s, embed_tp_s;  /* forward and backward together */
 	double head_compute_s, head_tp_s;    /* forward and backward together */
 };
@@ -331,6 +389,13 @@ static inline double sim_weight_bytes(const struct sim_parallel *p)
 	return sim_act_bytes(p) >= 4 ? 4.0 : 2.0;
 }
 
+/* Routed tokens the busiest EP rank gets over the mean
+ * (sim_parallel.moe_imbalance; 0 reads as 1). */
+static inline double sim_moe_imbalance(const struct sim_parallel *p)
+{
+	return p->moe_imbalance > 0 ? p->moe_imbalance : 1.0;
+}
+
 /* Model states of params parameters under ZeRO stage zero over dp ranks
  * (Rajbhandari et al., SC'20, sec. 5 and Fig. 1: 2 + 2 + K bytes with
  * K = 12) for weights of weight_bytes and gradients of grad_bytes (0
@@ -339,14 +404,93 @@ void sim_model_states(double params, int zero, int dp, double weight_bytes,
 		      double grad_bytes, struct sim_memory *out);
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al.
- * 2022, sec. 4.1-4.2, generalised to GQA and SwiGLU). */
+ * 2022, sec. 4.1-4.2, generalised to GQA, head widths, MLA's latents and
+ * SwiGLU): a dense layer's, or with moe an MoE layer's (its routed
+ * tokens' copies through the experts, its shared experts). */
 double sim_layer_activation_bytes(const struct sim_model *m,
 				  const struct sim_parallel *p,
-				  const struct sim_shape *sh);
+				  const struct sim_shape *sh, int moe);
 
 /* Fills out with the memory of the fullest pipeline stage. */
 void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p,
 			 const struct sim_cluster *c, const struct sim_shape *sh,
 			 struct sim_memory *out);
+
+/* ---- fine-tuning and offload (sim_finetune.c) ------------------------ */
+
+/* DeepSpeed's CPU Adam, parameters updated per second per physical host
+ * core: "it reduces the optimizer time from 56 seconds to 8.2 seconds
+ * [for] an 11.6B parameter GPT2 model" (DeepSpeed PR #735, 2021-02-08, by
+ * its author, a DeepSpeed developer) on the team's DGX-2 hosts, two
+ * 24-core Xeon Platinum 8168 (Ren et al. 2021, ZeRO-Offload, sec. 6.1):
+ * 11.6e9 / 8.2 s / 48 cores.  The step runs at this rate over the node's
+ * cores (price_host.cpu_cores), shared by the node's GPUs' shards. */
+#define SIM_CPU_ADAM_PARAMS_PER_CORE_S (11.6e9 / 8.2 / 48.0)
+/* Bytes per parameter offload keeps in host memory for the shard it
+ * updates: the fp32 master weight, Adam's m and v (12) and the fp32
+ * gradient they are accumulated into (4) (DeepSpeed's stage_1_and_2.py
+ * and stage3.py keep fp32 gradient partitions beside the fp32 optimizer
+ * states on the CPU); with ZeRO-3 the 16-bit weights too (offload_param). */
+#define SIM_OFFLOAD_HOST_BYTES 16.0
+/* Bytes per parameter ZeRO-Infinity moves to and from NVMe in one step
+ * with the optimizer states there: it reads and writes the fp32 master
+ * weight, m and v (12 each way; Rajbhandari et al. 2021, sec. 5). */
+#define SIM_NVME_STATE_BYTES 12.0
+
+/* Matrix parameters of one layer's linear layers (Q, K, V, output, the
+ * MLP's two or three): what LoRA adapts beside and QLoRA stores in NF4. */
+double sim_layer_matrix_params(const struct sim_model *m);
+
+/* The hooks sim.c and sim_memory.c call; each leaves pre-training
+ * (p->ft all 0) exactly as it was. */
+
+/* Changes one layer's per micro-batch compute on one GPU (*fwd_s,
+ * *bwd_s) for p->ft: frozen base weights drop the weight-gradient GEMMs
+ * (gemm_s is the layer's forward GEMMs, which backward ran twice);
+ * LoRA's adapters add two thin GEMMs forward, four backward, and their
+ * scaled sum into the base output; QLoRA dequantises every base matrix
+ * before each GEMM pass. */
+void sim_ft_layer_time(const struct sim_model *m, const struct sim_parallel *p,
+		       const struct sim_cluster *c, const struct sim_shape *sh, double gemm_s,
+		       double *fwd_s, double *bwd_s);
+/* GEMMs of the LM head per micro-batch: forward, input and weight
+ * gradient (3), without the weight gradient when it is frozen (2). */
+double sim_ft_head_gemms(const struct sim_parallel *p);
+/* Trainable parameters per TP rank of the stage holding params_stage
+ * (the fullest, sim_step): all of them, or its layers' adapters. */
+double sim_ft_stage_trainable(const struct sim_model *m, const struct sim_parallel *p,
+			      const struct sim_shape *sh, double params_stage);
+/* Bytes of the weights of that stage as stored (ZeRO-3 gathers them),
+ * and of one layer's per TP rank: at w bytes, QLoRA's matrices in NF4. */
+double sim_ft_stage_weight_bytes(const struct sim_model *m, const struct sim_parallel *p,
+				 const struct sim_shape *sh, double params_stage);
+double sim_ft_layer_weight_bytes(const struct sim_model *m, const struct sim_parallel *p,
+				 const struct sim_shape *sh);
+/* Re-states one pipeline stage's model states (out->weights, grads,
+ * optimizer, host and nvme per GPU) for p->ft: frozen base weights with
+ * trainable adapters, offloaded states on the host or NVMe.  params is
+ * the stage's parameters per TP rank, layers its layer count, first and
+ * last whether it holds the embedding and the LM head. */
+void sim_ft_states(const struct sim_model *m, const struct sim_parallel *p,
+		   const struct sim_shape *sh, double params, int layers, int first, int last,
+		   struct sim_memory *out);
+/* Scales the stage's host and NVMe bytes to the node's GPUs and states
+ * the host's capacity. */
+void sim_ft_node_memory(const struct sim_parallel *p, const struct sim_cluster *c,
+			const struct sim_shape *sh, struct sim_memory *out);
+/* 1 when the node's host holds what offload puts there (always without
+ * offload). */
+int sim_ft_host_fits(const struct sim_parallel *p, const struct sim_memory *mem);
+/* With offload, the step's CPU optimizer (bd->optimizer_s) and the host
+ * transfers not hidden by compute (bd->offload_s) for a stage training
+ * train_stage of params_stage parameters per TP rank, whose micro-batch
+ * computes fwd_s forward and bwd_s backward, M micro-batches a step. */
+void sim_ft_offload_time(const struct sim_model *m, const struct sim_parallel *p,
+			 const struct sim_cluster *c, const struct sim_shape *sh,
+			 double train_stage, double params_stage, double fwd_s, double bwd_s,
+			 struct sim_breakdown *bd);
+/* sim_check's part for p->ft (RC_OK, or RC_INPUT and a reason in why). */
+enum rc sim_ft_check(const struct sim_model *m, const struct sim_parallel *p,
+		     const struct sim_cluster *c, char *why, size_t size);
 
 #endif

@@ -5,7 +5,8 @@
  * A plan holds the model, the cluster (GPU figures included, so a plan
  * runs the same on a machine with another catalog), the priced offering
  * when there is one with how its hours are paid for (purchase), the
- * parallel configuration, the job (tokens, price) and the prediction.
+ * parallel configuration (expert parallelism among it), the job
+ * (tokens, price) and the prediction.
  * Output is deterministic: keys in a fixed order, numbers printed by
  * cJSON, so the same plan gives the same bytes.  Reading validates every
  * field it uses and names the first bad one; unknown keys are ignored so
@@ -29,11 +30,12 @@ const char *const sim_mlp_names[2] = { "gelu", "swiglu" };
 const char *const sim_pos_names[3] = { "rope", "learned", "alibi" };
 const char *const sim_norm_names[2] = { "rmsnorm", "layernorm" };
 const char *const sim_recompute_names[3] = { "none", "selective", "full" };
-const char *const sim_precision_names[2] = { "bf16", "fp8" };
+const char *const sim_precision_names[4] = { "bf16", "fp8", "mxfp8", "nvfp4" };
 const char *const sim_zero3_gather_names[2] = { "block", "tensor_sync" };
 const char *const sim_zero2_reduce_names[2] = { "step", "micro_batch" };
 const char *const sim_dp_overlap_names[3] = { "all", "sums", "none" };
 const char *const sim_attn_kernel_names[5] = { "auto", "fa1", "fa2", "fa3", "cudnn" };
+const char *const sim_ep_dispatcher_names[2] = { "alltoall", "flex" };
 
 const char *sim_mlp_str(enum sim_mlp m)
 {
@@ -47,7 +49,7 @@ const char *sim_recompute_str(enum sim_recompute r)
 
 const char *sim_precision_str(enum sim_precision p)
 {
-	return sim_precision_names[p == SIM_PRECISION_FP8];
+	return (int)p >= 0 && (int)p < 4 ? sim_precision_names[p] : sim_precision_names[0];
 }
 
 /* Adds v printed in the fewest of 15 or 17 significant digits that read
@@ -86,11 +88,15 @@ static void add_prediction(cJSON *o, const struct sim_plan *p)
 	add_num(b, "compute", r->breakdown.compute_s);
 	add_num(b, "tp_comm", r->breakdown.tp_comm_s);
 	add_num(b, "cp_comm", r->breakdown.cp_comm_s);
+	add_num(b, "ep_comm", r->breakdown.ep_comm_s);
+	add_num(b, "ep_comm_total", r->breakdown.ep_comm_total_s);
 	add_num(b, "pp_bubble", r->breakdown.pp_bubble_s);
 	add_num(b, "pp_comm", r->breakdown.pp_comm_s);
 	add_num(b, "dp_comm_exposed", r->breakdown.dp_comm_exposed_s);
 	add_num(b, "dp_comm_total", r->breakdown.dp_comm_total_s);
 	add_num(b, "optimizer", r->breakdown.optimizer_s);
+	if (p->par.ft.offload != SIM_OFFLOAD_NONE)
+		add_num(b, "offload", r->breakdown.offload_s);
 	m = cJSON_AddObjectToObject(o, "memory");
 	add_num(m, "weights", r->memory.weights);
 	add_num(m, "grads", r->memory.grads);
@@ -99,8 +105,27 @@ static void add_prediction(cJSON *o, const struct sim_plan *p)
 	add_num(m, "other", r->memory.other);
 	add_num(m, "total", r->memory.total);
 	add_num(m, "capacity", r->memory.capacity);
+	if (p->par.ft.offload != SIM_OFFLOAD_NONE) {
+		add_num(m, "host_per_node", r->memory.host);
+		add_num(m, "host_capacity", r->memory.host_capacity);
+		add_num(m, "nvme_per_node", r->memory.nvme);
+	}
 	add_num(o, "time_to_train_s", p->time_to_train_s);
 	add_num(o, "cost_usd", p->cost_usd);
+}
+
+/* The attention and mixture-of-experts fields of a model
+ * (sim_model_fields), each written only when not 0: a dense model with
+ * plain attention writes none of them, and a plan without them reads as
+ * one. */
+static void add_model_shape(cJSON *o, const struct sim_model *m)
+{
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		int v = *sim_model_field((struct sim_model *)m, &sim_model_fields[i]);
+
+		if (v)
+			add_num(o, sim_model_fields[i].key, v);
+	}
 }
 
 static cJSON *plan_to_cjson(const struct sim_plan *p)
@@ -126,7 +151,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddStringToObject(o, "position_embedding", sim_pos_names[m->pos]);
 	if (m->pos == SIM_POS_ROPE) {
 		add_num(o, "rotary_base", m->rotary_base > 0 ? m->rotary_base : 10000);
-		add_num(o, "rotary_percent", m->rotary_percent > 0 ? m->rotary_percent : 1);
+		if (m->rotary_percent > 0)
+			add_num(o, "rotary_percent", m->rotary_percent);
 	}
 	cJSON_AddStringToObject(o, "norm", sim_norm_names[m->norm]);
 	cJSON_AddBoolToObject(o, "linear_bias", m->linear_bias);
@@ -134,9 +160,10 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	if (m->tokenizer[0])
 		cJSON_AddStringToObject(o, "tokenizer", m->tokenizer);
 	add_num(o, "sliding_window", m->window);
-	cJSON_AddBoolToObject(o, "parallel_residual", m->parallel_residual);
-	cJSON_AddBoolToObject(o, "embedding_norm", m->embedding_norm);
+	add_model_shape(o, m);
 	add_num(o, "params", sim_model_params(m));
+	if (m->experts > 0)
+		add_num(o, "active_params", sim_model_active_params(m));
 
 	o = cJSON_AddObjectToObject(root, "cluster");
 	g = cJSON_AddObjectToObject(o, "gpu");
@@ -149,6 +176,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	if (c->gpu.mfu_flops_per_s > 0)
 		add_num(g, "mfu_flops_per_s", c->gpu.mfu_flops_per_s);
 	add_num(g, "fp8_flops_per_s", c->gpu.fp8_flops_per_s);
+	add_num(g, "mxfp8_flops_per_s", c->gpu.mxfp8_flops_per_s);
+	add_num(g, "nvfp4_flops_per_s", c->gpu.nvfp4_flops_per_s);
 	add_num(g, "tf32_flops_per_s", c->gpu.tf32_flops_per_s);
 	add_num(g, "fp32_flops_per_s", c->gpu.fp32_flops_per_s);
 	cJSON_AddStringToObject(g, "intra_link", c->gpu.intra_link);
@@ -161,8 +190,18 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "nodes", p->nodes);
 	add_num(o, "intra_bytes_per_s", c->intra_bytes_per_s);
 	add_num(o, "inter_bytes_per_s", c->inter_bytes_per_s);
+	add_num(o, "nvlink_domain", c->nvlink_domain);
 	add_num(o, "latency_s", c->latency_s);
 	add_num(o, "host_layer_s", c->host_layer_s);
+	if (c->host.memory_bytes > 0 || c->host.cpu_cores > 0 || c->host.pcie_bytes_per_s > 0 ||
+	    c->host.nvme_bytes_per_s > 0) {
+		cJSON *h = cJSON_AddObjectToObject(o, "host");
+
+		add_num(h, "memory_bytes", c->host.memory_bytes);
+		add_num(h, "cpu_cores", c->host.cpu_cores);
+		add_num(h, "pcie_bytes_per_s", c->host.pcie_bytes_per_s);
+		add_num(h, "nvme_bytes_per_s", c->host.nvme_bytes_per_s);
+	}
 
 	if (p->offering.provider[0]) {
 		const struct price_offering *f = &p->offering;
@@ -191,6 +230,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "pp", q->pp);
 	add_num(o, "dp", q->dp);
 	add_num(o, "cp", q->cp);
+	add_num(o, "ep", q->ep > 0 ? q->ep : 1);
+	add_num(o, "etp", q->etp > 0 ? q->etp : 1);
 	add_num(o, "mbs", q->mbs);
 	add_num(o, "gbs", q->gbs);
 	add_num(o, "zero", q->zero);
@@ -205,9 +246,33 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddStringToObject(o, "zero2_reduce", sim_zero2_reduce_names[q->zero2_every_micro_batch != 0]);
 	cJSON_AddStringToObject(o, "dp_overlap", sim_dp_overlap_names[q->dp_overlap]);
 	add_num(o, "grad_bytes", q->grad_bytes_per_param > 0 ? q->grad_bytes_per_param : 2);
+	add_num(o, "moe_imbalance", q->moe_imbalance > 0 ? q->moe_imbalance : 1);
+	cJSON_AddBoolToObject(o, "ep_overlap", q->ep_overlap);
+	cJSON_AddStringToObject(o, "ep_dispatcher", sim_ep_dispatcher_names[q->ep_flex != 0]);
+
+	/* Pre-training without offload writes no finetune object: such plans
+	 * read and print as they always did. */
+	if (q->ft.method != SIM_FT_NONE || q->ft.offload != SIM_OFFLOAD_NONE) {
+		char t[64];
+
+		o = cJSON_AddObjectToObject(root, "finetune");
+		cJSON_AddStringToObject(o, "method", sim_ft_method_names[q->ft.method]);
+		if (q->ft.method == SIM_FT_LORA || q->ft.method == SIM_FT_QLORA) {
+			add_num(o, "lora_rank", q->ft.lora_rank > 0 ? q->ft.lora_rank
+							       : SIM_LORA_DEFAULT_RANK);
+			sim_lora_targets_str(q->ft.lora_targets, t, sizeof(t));
+			cJSON_AddStringToObject(o, "lora_targets", t);
+		}
+		cJSON_AddStringToObject(o, "offload", sim_offload_names[q->ft.offload]);
+		add_num(o, "trainable_params", sim_trainable_params(m, &q->ft));
+	}
 
 	o = cJSON_AddObjectToObject(root, "job");
 	add_num(o, "tokens", p->tokens);
+	if (p->epochs > 0) {
+		add_num(o, "epochs", p->epochs);
+		add_num(o, "dataset_tokens", p->dataset_tokens);
+	}
 	add_num(o, "usd_per_gpu_hour", p->usd_per_gpu_hour);
 	if (p->ckpt_interval_s > 0)
 		add_num(o, "checkpoint_interval_s", p->ckpt_interval_s);
@@ -477,6 +542,9 @@ static void read_prediction(struct reader *r, const cJSON *o, struct sim_plan *p
 		get_double(r, b, ".prediction.breakdown", "compute", 0, 0, &res->breakdown.compute_s);
 		get_double(r, b, ".prediction.breakdown", "tp_comm", 0, 0, &res->breakdown.tp_comm_s);
 		get_double(r, b, ".prediction.breakdown", "cp_comm", 0, 0, &res->breakdown.cp_comm_s);
+		get_double(r, b, ".prediction.breakdown", "ep_comm", 0, 0, &res->breakdown.ep_comm_s);
+		get_double(r, b, ".prediction.breakdown", "ep_comm_total", 0, 0,
+			   &res->breakdown.ep_comm_total_s);
 		get_double(r, b, ".prediction.breakdown", "pp_bubble", 0, 0, &res->breakdown.pp_bubble_s);
 		get_double(r, b, ".prediction.breakdown", "pp_comm", 0, 0, &res->breakdown.pp_comm_s);
 		get_double(r, b, ".prediction.breakdown", "dp_comm_exposed", 0, 0,
@@ -484,6 +552,7 @@ static void read_prediction(struct reader *r, const cJSON *o, struct sim_plan *p
 		get_double(r, b, ".prediction.breakdown", "dp_comm_total", 0, 0,
 			   &res->breakdown.dp_comm_total_s);
 		get_double(r, b, ".prediction.breakdown", "optimizer", 0, 0, &res->breakdown.optimizer_s);
+		get_double(r, b, ".prediction.breakdown", "offload", 0, 0, &res->breakdown.offload_s);
 	}
 	m = object(r, o, ".prediction", "memory", 0);
 	if (m) {
@@ -494,6 +563,10 @@ static void read_prediction(struct reader *r, const cJSON *o, struct sim_plan *p
 		get_double(r, m, ".prediction.memory", "other", 0, 0, &res->memory.other);
 		get_double(r, m, ".prediction.memory", "total", 0, 0, &res->memory.total);
 		get_double(r, m, ".prediction.memory", "capacity", 0, 0, &res->memory.capacity);
+		get_double(r, m, ".prediction.memory", "host_per_node", 0, 0, &res->memory.host);
+		get_double(r, m, ".prediction.memory", "host_capacity", 0, 0,
+			   &res->memory.host_capacity);
+		get_double(r, m, ".prediction.memory", "nvme_per_node", 0, 0, &res->memory.nvme);
 	}
 }
 
@@ -556,7 +629,7 @@ static void read_purchase(struct reader *r, const cJSON *o, struct sim_plan *p)
 static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 {
 	const cJSON *o, *g;
-	char schema[64] = "";
+	char schema[64] = "", why[160];
 	int v;
 
 	get_str(r, root, "", "schema", 1, schema, sizeof(schema));
@@ -602,8 +675,13 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_double_max(r, o, ".model", "dropout", 0, 0.999, 0, &m->dropout);
 		get_name(r, o, ".model", "tokenizer", 0, m->tokenizer, sizeof(m->tokenizer));
 		get_int(r, o, ".model", "sliding_window", 0, SIM_MAX_SEQ, 0, &m->window);
-		get_bool(r, o, ".model", "parallel_residual", 0, &m->parallel_residual);
-		get_bool(r, o, ".model", "embedding_norm", 0, &m->embedding_norm);
+		for (int i = 0; i < SIM_MODEL_FIELDS; i++)
+			get_int(r, o, ".model", sim_model_fields[i].key, 0, sim_model_fields[i].max, 0,
+				sim_model_field(m, &sim_model_fields[i]));
+		if (!r->bad && sim_model_check(m, why, sizeof(why)) != RC_OK) {
+			gp_error("%s: .model: %s", r->file, why);
+			r->bad = 1;
+		}
 	}
 
 	o = object(r, root, "", "cluster", 1);
@@ -619,6 +697,10 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 				   &c->gpu.bf16_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "mfu_flops_per_s", 0, 0, &c->gpu.mfu_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "fp8_flops_per_s", 0, 0, &c->gpu.fp8_flops_per_s);
+			get_double(r, g, ".cluster.gpu", "mxfp8_flops_per_s", 0, 0,
+				   &c->gpu.mxfp8_flops_per_s);
+			get_double(r, g, ".cluster.gpu", "nvfp4_flops_per_s", 0, 0,
+				   &c->gpu.nvfp4_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "tf32_flops_per_s", 0, 0, &c->gpu.tf32_flops_per_s);
 			get_double(r, g, ".cluster.gpu", "fp32_flops_per_s", 0, 0, &c->gpu.fp32_flops_per_s);
 			get_text(r, g, ".cluster.gpu", "intra_link", 0, c->gpu.intra_link,
@@ -633,8 +715,20 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_int(r, o, ".cluster", "nodes", 0, 1 << 24, 0, &p->nodes);
 		get_double(r, o, ".cluster", "intra_bytes_per_s", 0, 0, &c->intra_bytes_per_s);
 		get_double(r, o, ".cluster", "inter_bytes_per_s", 0, 0, &c->inter_bytes_per_s);
+		get_int(r, o, ".cluster", "nvlink_domain", 0, PRICE_MAX_NVLINK_DOMAIN, 0,
+			&c->nvlink_domain);
 		get_double(r, o, ".cluster", "latency_s", 0, 0, &c->latency_s);
 		get_double(r, o, ".cluster", "host_layer_s", -1, 0, &c->host_layer_s);
+		g = object(r, o, ".cluster", "host", 0);
+		if (g) {
+			get_double(r, g, ".cluster.host", "memory_bytes", 0, 0, &c->host.memory_bytes);
+			get_double_max(r, g, ".cluster.host", "cpu_cores", 0, PRICE_HOST_MAX_CORES, 0,
+				       &c->host.cpu_cores);
+			get_double(r, g, ".cluster.host", "pcie_bytes_per_s", 0, 0,
+				   &c->host.pcie_bytes_per_s);
+			get_double(r, g, ".cluster.host", "nvme_bytes_per_s", 0, 0,
+				   &c->host.nvme_bytes_per_s);
+		}
 	}
 
 	o = object(r, root, "", "offering", 0);
@@ -672,6 +766,13 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_int(r, o, ".parallel", "pp", 1, SIM_MAX_DEGREE, 1, &q->pp);
 		get_int(r, o, ".parallel", "dp", 1, SIM_MAX_DP, 1, &q->dp);
 		get_int(r, o, ".parallel", "cp", 1, SIM_MAX_DEGREE, 0, &q->cp);
+		/* optional: a plan written before them has no experts to split */
+		get_int(r, o, ".parallel", "ep", 1, SIM_MAX_DEGREE, 0, &q->ep);
+		get_int(r, o, ".parallel", "etp", 1, SIM_MAX_DEGREE, 0, &q->etp);
+		get_double_max(r, o, ".parallel", "moe_imbalance", 1, 1000, 0, &q->moe_imbalance);
+		get_bool(r, o, ".parallel", "ep_overlap", 0, &q->ep_overlap);
+		get_enum(r, o, ".parallel", "ep_dispatcher", sim_ep_dispatcher_names, 2, 0,
+			 &q->ep_flex);
 		get_int(r, o, ".parallel", "mbs", 1, SIM_MAX_MBS, 1, &q->mbs);
 		get_int(r, o, ".parallel", "gbs", 1, SIM_MAX_GBS, 1, &q->gbs);
 		get_int(r, o, ".parallel", "zero", 0, 3, 0, &q->zero);
@@ -682,7 +783,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_bool(r, o, ".parallel", "seq_parallel", 0, &q->seq_parallel);
 		get_bool(r, o, ".parallel", "flash", 0, &q->flash);
 		v = 0;
-		get_enum(r, o, ".parallel", "precision", sim_precision_names, 2, 1, &v);
+		get_enum(r, o, ".parallel", "precision", sim_precision_names, 4, 1, &v);
 		q->precision = (enum sim_precision)v;
 		get_bool(r, o, ".parallel", "tp_overlap", 0, &q->tp_overlap);
 		/* Optional: plans written before these fields existed keep
@@ -712,9 +813,31 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		}
 	}
 
+	o = object(r, root, "", "finetune", 0);
+	if (o && !r->bad) {
+		struct sim_finetune *ft = &p->par.ft;
+		char t[128] = "";
+
+		v = 0;
+		get_enum(r, o, ".finetune", "method", sim_ft_method_names, 4, 1, &v);
+		ft->method = (enum sim_ft_method)v;
+		get_int(r, o, ".finetune", "lora_rank", 1, SIM_LORA_MAX_RANK, 0, &ft->lora_rank);
+		get_str(r, o, ".finetune", "lora_targets", 0, t, sizeof(t));
+		if (!r->bad && t[0] && sim_lora_targets_parse(t, &ft->lora_targets) != RC_OK) {
+			gp_error("%s: .finetune.lora_targets: expected all or projections among "
+				 "q, k, v, o, gate, up, down separated by ',', found \"%s\"", r->file, t);
+			r->bad = 1;
+		}
+		v = 0;
+		get_enum(r, o, ".finetune", "offload", sim_offload_names, 3, 0, &v);
+		ft->offload = (enum sim_offload)v;
+	}
+
 	o = object(r, root, "", "job", 0);
 	if (o) {
 		get_double(r, o, ".job", "tokens", 0, 0, &p->tokens);
+		get_double(r, o, ".job", "epochs", 0, 0, &p->epochs);
+		get_double(r, o, ".job", "dataset_tokens", 0, 0, &p->dataset_tokens);
 		get_double(r, o, ".job", "usd_per_gpu_hour", 0, 0, &p->usd_per_gpu_hour);
 		get_double(r, o, ".job", "checkpoint_interval_s", 0, 0, &p->ckpt_interval_s);
 	}

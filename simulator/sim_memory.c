@@ -1,12 +1,19 @@
 /*
  * sim_memory.c - memory per GPU of a training plan: model states by ZeRO
- * stage, activations by recomputation mode and pipeline schedule, the
- * logits buffer, and a fixed CUDA context plus allocator slack.
+ * stage (the routed experts' split over EP x ETP and sharded over the
+ * expert data-parallel ranks), activations by recomputation mode and
+ * pipeline schedule (an MoE layer's of its routed token copies and its
+ * dispatch buffers), the logits buffer, and a fixed CUDA context plus
+ * allocator slack.
  *
  * It sizes the fullest pipeline stage (the first, which holds the most
  * micro-batches in flight, or the last, which holds the logits).  It does
- * not model allocator behaviour beyond a constant fraction, nor optimizer
- * offload.
+ * not model allocator behaviour beyond a constant fraction, optimizer
+ * offload, recomputation of single modules (Megatron-Core's
+ * --recompute-modules mla_up_proj, moe_act: a plan that uses them needs
+ * less than this says), low-precision copies kept for the backward, or
+ * optimizer moments kept in bf16; fine-tuning's frozen weights and
+ * offloaded states are sim_finetune.c's.
  */
 #include "sim_internal.h"
 
@@ -31,13 +38,48 @@ void sim_model_states(double params, int zero, int dp, double weight_bytes,
 	out->optimizer = (w >= 4 ? 8.0 : 12.0) * params / (zero >= 1 ? n : 1);
 }
 
+/* Elements per token an MLP block keeps for its backward, on one GPU:
+ * the dense MLP's (Korthikanti et al. 2022, sec. 4.1: the GELU input and
+ * output, 2 f / t; SwiGLU's gate, up and their product, 3 f / t), or an
+ * MoE block's.  There each token's top_k copies go to their experts (the
+ * tokens split over the TP ranks, Megatron-Core's MoE layers running
+ * sequence-parallel, the busiest EP rank getting moe_imbalance times the
+ * mean), and each copy keeps the expert's permuted input (h), its MLP
+ * tensors at width expert_ffn / etp, and its output, which the combine's
+ * routing weights multiply (h); the shared experts keep what a dense MLP
+ * of their summed width does. */
+static double mlp_act_elems(const struct sim_model *m, const struct sim_parallel *p,
+			    const struct sim_shape *sh, int moe)
+{
+	double per = m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0;
+	double shared = (double)m->shared_experts * (m->shared_ffn > 0 ? m->shared_ffn : m->expert_ffn);
+
+	if (!moe)
+		return per * sh->f / sh->t;
+	return m->top_k * sim_moe_imbalance(p) / sh->t * (2.0 * sh->h + per * m->expert_ffn / sh->et)
+	       + per * shared / sh->t;
+}
+
+/* Widths per token of one layer's attention tensors on one GPU: Q and the
+ * projection's input of the local heads, K and V of the local KV heads
+ * (MLA's per-head keys and values, decompressed), and MLA's latents,
+ * which every TP rank keeps whole for the up-projections' backward. */
+static double attn_act_elems(const struct sim_model *m, const struct sim_shape *sh)
+{
+	double qk = sh->dh, v = sh->dv;
+	double n = sh->a_l * qk + sh->kv_l * (qk + v) + sh->a_l * v;
+
+	if (m->kv_lora_rank > 0)
+		n += (double)m->q_lora_rank + m->kv_lora_rank + m->qk_rope_dim;
+	return n;
+}
+
 double sim_layer_activation_bytes(const struct sim_model *m,
 				  const struct sim_parallel *p,
-				  const struct sim_shape *sh)
+				  const struct sim_shape *sh, int moe)
 {
 	int sp = p->seq_parallel && sh->t > 1;
 	double tok = sh->tok, h = sh->h, e = sim_act_bytes(p);
-	double f_l = sh->f / sh->t;
 	double rep, split, s2;
 
 	/* Korthikanti et al. 2022, sec. 4.1: per layer and micro-batch,
@@ -45,18 +87,16 @@ double sim_layer_activation_bytes(const struct sim_model *m,
 	 * the tensor-parallel region (two layer-norm inputs 4, QKV and MLP
 	 * inputs 4, two dropout masks 2) and 24 sbh inside it (Q, K, V 6,
 	 * output-projection input 2, GELU input and output 16).  Here K and V
-	 * use the KV heads (GQA) and the MLP terms the FFN width: 2 bytes per
-	 * element of each kept tensor, 3 of them for SwiGLU (gate, up, and
-	 * their product).  The paper's 2 bytes are a 16-bit element: e bytes
-	 * here (act_bytes_per_element); the 1-byte dropout masks stay 1. */
+	 * use the KV heads (GQA) and the heads their own widths, and the MLP
+	 * terms the block's own tensors (mlp_act_elems): 2 bytes per element
+	 * of each kept tensor.  The paper's 2 bytes are a 16-bit element: e
+	 * bytes here (act_bytes_per_element); the 1-byte dropout masks stay
+	 * 1. */
 	if (p->recompute == SIM_RECOMPUTE_FULL)
 		/* Sec. 5: full recomputation keeps only each layer's input. */
 		return e * tok * h / (sp ? sh->t : 1);
 	rep = (4.0 * e + 2.0) * tok * h / (sp ? sh->t : 1);
-	split = tok * e * (sh->a_l * sh->dh          /* Q */
-			   + 2.0 * sh->kv_l * sh->dh /* K and V */
-			   + sh->a_l * sh->dh        /* output-projection input */
-			   + (m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0) * f_l);
+	split = tok * e * (attn_act_elems(m, sh) + mlp_act_elems(m, p, sh, moe));
 	/* The 5 a s^2 b term: softmax output 2, dropout mask 1, dropout output
 	 * 2 bytes per score; with context parallelism a rank's queries are
 	 * s / cp against all s keys.  Flash attention keeps none of them, only
@@ -76,70 +116,95 @@ double sim_layer_activation_bytes(const struct sim_model *m,
  * output, Q, K, V and the attention output, the MLP's tensors before and
  * after the non-linearity and SwiGLU's second input).  The stored
  * activations above are what forward leaves for backward; these live
- * only while a layer's backward runs, and the next layer's reuse them. */
+ * only while a layer's backward runs, and the next layer's reuse them.
+ * An MoE layer also holds its all-to-all's send and receive buffers, one
+ * copy of its routed tokens each (Megatron-Core's token dispatcher). */
 static double layer_grad_bytes(const struct sim_model *m, const struct sim_parallel *p,
-			       const struct sim_shape *sh)
+			       const struct sim_shape *sh, int moe)
 {
 	int sp = p->seq_parallel && sh->t > 1;
-	double f_l = sh->f / sh->t;
+	double n = sh->h / (sp ? sh->t : 1) + sh->h + attn_act_elems(m, sh)
+		   + mlp_act_elems(m, p, sh, moe);
 
-	return sim_act_bytes(p) * sh->tok * (sh->h / (sp ? sh->t : 1) + sh->h
-					     + 2.0 * sh->a_l * sh->dh + 2.0 * sh->kv_l * sh->dh
-					     + (m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0) * f_l);
+	if (moe)
+		n += 2.0 * m->top_k * sim_moe_imbalance(p) / sh->t * sh->h;
+	return sim_act_bytes(p) * sh->tok * n;
 }
 
-/* Bytes of one stage with layers layers, holding in_flight micro-batches'
- * activations; first/last say whether it holds the embedding / the head. */
+/* Bytes of one stage with layers layers (dense of them dense), holding
+ * in_flight micro-batches' activations; first/last say whether it holds
+ * the embedding / the head (and the MTP modules). */
 static void stage_memory(const struct sim_model *m, const struct sim_parallel *p,
-			 const struct sim_shape *sh, int layers, double in_flight,
+			 const struct sim_shape *sh, int layers, int dense, double in_flight,
 			 int first, int last, double context, struct sim_memory *out)
 {
 	int sp = p->seq_parallel && sh->t > 1;
-	double lp = sim_layer_params(m) / sh->t;
-	double emb = (double)m->vocab * m->hidden / sh->t;
-	double params = layers * lp;
-	double act, logits = 0, tensors;
+	int moe = m->experts > 0 ? layers - dense + (last ? m->mtp_layers : 0) : 0;
+	double wb = sim_weight_bytes(p), gb = sim_grad_bytes(p);
+	double tp_params, ex_params, layer_params = 0, edge, act, logits = 0, tensors;
 	struct sim_parallel full = *p;
 
-	if (first)
-		params += emb + sim_input_params(m);
-	if (last) {
-		params += sim_final_norm_params(m);
-		/* The LM head; with tied embeddings and more than one stage
-		 * Megatron keeps a copy of the embedding on the last stage. */
-		if (!m->tied_embeddings || !first)
-			params += emb;
+	sim_stage_params(m, sh, layers, dense, first, last, &tp_params, &ex_params);
+	/* ZeRO shards the attention's states over the dp x cp replicas and
+	 * the routed experts' over the expert data-parallel ones (Megatron-
+	 * Core's distributed optimizer shards expert states over the expert
+	 * data-parallel group; Liu et al. 2025, sec. 3) */
+	sim_model_states(tp_params, p->zero, sh->d * sh->c, wb, gb, out);
+	if (ex_params > 0) {
+		struct sim_memory ex;
+
+		sim_model_states(ex_params, p->zero, sh->ed, wb, gb, &ex);
+		out->weights += ex.weights;
+		out->grads += ex.grads;
+		out->optimizer += ex.optimizer;
 	}
-	sim_model_states(params, p->zero, sh->d * sh->c, sim_weight_bytes(p),
-			 sim_grad_bytes(p), out);
+	/* one layer's weights on this GPU, the larger kind when both */
+	if (moe > 0)
+		layer_params = sh->moe_rest_params / sh->t
+			       + sh->routed_params / ((double)sh->e * sh->et);
+	if (layers - moe > 0 || m->experts == 0) {
+		double d = sh->layer_params / sh->t;
+
+		layer_params = d > layer_params ? d : layer_params;
+	}
+	edge = (double)m->vocab * m->hidden / sh->t;
 	if (p->zero >= 3)
 		/* ZeRO-3 gathers the next layer's weights while computing this
 		 * one: two layers of working weights live at once. */
-		out->weights += 2.0 * sim_weight_bytes(p) * lp;
+		out->weights += 2.0 * wb * layer_params;
 	if (p->zero >= 2 && layers > 0)
 		/* ZeRO-2/3 keep only a shard of the gradients, but a layer's
 		 * are whole from its backward until their reduce-scatter
 		 * (an FSDP unit's, the executor's): one layer's, or the
 		 * embedding's or head's where that is larger. */
-		out->grads += sim_grad_bytes(p) * ((first || last) && emb > lp ? emb : lp);
+		out->grads += gb * ((first || last) && edge > layer_params ? edge : layer_params);
+	sim_ft_states(m, p, sh, tp_params + ex_params, layers, first, last, out);
 
-	act = in_flight * layers * sim_layer_activation_bytes(m, p, sh);
+	/* dense layers (an MTP module of a dense model is one), MoE layers */
+	act = 0;
+	if (layers + (last ? m->mtp_layers : 0) - moe > 0)
+		act += (layers + (last ? m->mtp_layers : 0) - moe)
+		       * sim_layer_activation_bytes(m, p, sh, 0);
+	if (moe > 0)
+		act += moe * sim_layer_activation_bytes(m, p, sh, 1);
+	act *= in_flight;
 	if (layers > 0)
-		act += layer_grad_bytes(m, p, sh);
+		act += layer_grad_bytes(m, p, sh, moe > 0);
 	if (p->recompute == SIM_RECOMPUTE_FULL) {
 		/* One layer is recomputed at a time during backward and holds
 		 * its full activations meanwhile. */
 		full.recompute = SIM_RECOMPUTE_NONE;
-		act += sim_layer_activation_bytes(m, &full, sh);
+		act += sim_layer_activation_bytes(m, &full, sh, moe > 0);
 	}
 	/* Korthikanti et al. 2022, sec. 4.3: the embedding dropout mask on
 	 * the first stage, the final layer-norm input on the last and the
-	 * fp32 logits 4 s b V / t kept for the cross-entropy backward. */
+	 * fp32 logits 4 s b V / t kept for the cross-entropy backward, once
+	 * more for each MTP module's own loss. */
 	if (first)
 		act += in_flight * sh->tok * sh->h / (sp ? sh->t : 1);
 	if (last) {
 		act += sim_act_bytes(p) * sh->tok * sh->h / (sp ? sh->t : 1);
-		logits = 4.0 * sh->tok * sh->V / sh->t;
+		logits = (1.0 + m->mtp_layers) * 4.0 * sh->tok * sh->V / sh->t;
 	}
 	out->activations = act;
 	tensors = out->weights + out->grads + out->optimizer + act + logits;
@@ -154,6 +219,7 @@ void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p
 {
 	struct sim_memory first, last;
 	double in_flight;
+	int nd = sim_dense_layer_count(m);
 	/* the runtime's own memory: a CUDA context, or what the device says */
 	double ctx = c->gpu.context_bytes > 0 ? c->gpu.context_bytes
 		     : c->gpu.context_bytes < 0 ? 0 : SIM_CONTEXT_BYTES;
@@ -165,12 +231,14 @@ void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p
 	if (sh->v > 1)
 		in_flight *= 1.0 + (double)(sh->p - 1) / ((double)sh->p * sh->v);
 	if (sh->p == 1) {
-		stage_memory(m, p, sh, sh->layers_first, 1, 1, 1, ctx, out);
+		stage_memory(m, p, sh, sh->layers_first, nd, 1, 1, 1, ctx, out);
 	} else {
 		struct sim_memory mid;
 
-		stage_memory(m, p, sh, sh->layers_first, in_flight, 1, 0, ctx, &first);
-		stage_memory(m, p, sh, sh->layers_last, 1, 0, 1, ctx, &last);
+		stage_memory(m, p, sh, sh->layers_first, sim_stage_dense_layers(sh, nd, 0), in_flight,
+			     1, 0, ctx, &first);
+		stage_memory(m, p, sh, sh->layers_last, sim_stage_dense_layers(sh, nd, sh->p - 1), 1,
+			     0, 1, ctx, &last);
 		*out = first.total >= last.total ? first : last;
 		/* Stage 1 holds one micro-batch fewer in flight than stage 0
 		 * (p - i on stage i) but may hold one layer more
@@ -178,10 +246,12 @@ void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p
 		if (sh->p > 2 && sim_stage_layers(sh, 1) > sh->layers_first) {
 			double f1 = in_flight * (sh->micro < sh->p ? 1.0 : (double)(sh->p - 1) / sh->p);
 
-			stage_memory(m, p, sh, sim_stage_layers(sh, 1), f1, 0, 0, ctx, &mid);
+			stage_memory(m, p, sh, sim_stage_layers(sh, 1), sim_stage_dense_layers(sh, nd, 1),
+				     f1, 0, 0, ctx, &mid);
 			if (mid.total > out->total)
 				*out = mid;
 		}
 	}
 	out->capacity = c->gpu.memory_bytes;
+	sim_ft_node_memory(p, c, sh, out);
 }

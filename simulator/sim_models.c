@@ -1,7 +1,7 @@
 /*
  * sim_models.c - model presets (data/models.csv): load and validate the
  * table, find a preset by name.  Shapes only; the parameter and FLOP counts
- * derived from them are in sim.c.
+ * derived from them are in sim_shape.c.
  *
  * Every bad cell gets one "models.csv:line:col: column: expected X, found
  * Y" line.  Columns are found by header name; kv_heads defaults to heads,
@@ -9,10 +9,18 @@
  * to 0, global_batch_seqs and published_params_b to "unknown" (0).
  * The architecture facts default to a Llama-style model's
  * (sim_model_facts_init): position_embedding rope, rotary_base 10000
- * and rotary_percent 1 (with rope; empty otherwise), norm rmsnorm,
- * linear_bias 0, dropout 0, tokenizer unknown, sliding_window 0 (none),
- * parallel_residual 0, embedding_norm 0.
+ * and rotary_percent all (with rope; empty otherwise), norm rmsnorm,
+ * linear_bias 0, dropout 0, tokenizer unknown, sliding_window 0 (none).
+ * The other architecture, attention and mixture-of-experts columns are
+ * empty for a dense model with plain multi-head attention:
+ * parallel_residual and embedding_norm (0/1), head_dim (default hidden /
+ * heads), window_full_every, attention_sinks (0/1), q_lora_rank,
+ * kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
+ * (multi-head latent attention), experts, top_k, expert_ffn_hidden,
+ * shared_experts, shared_ffn_hidden, dense_layers, mtp_layers,
+ * published_active_params_b; sim_model_check says which go together.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +28,33 @@
 #include "price_csv.h"
 #include "sim.h"
 
+#define F(column, key, flag, field, max) { column, key, flag, offsetof(struct sim_model, field), max }
+const struct sim_model_field sim_model_fields[SIM_MODEL_FIELDS] = {
+	F("parallel_residual", "parallel_residual", "--parallel-residual", parallel_residual, 1),
+	F("embedding_norm", "embedding_norm", "--embedding-norm", embedding_norm, 1),
+	F("window_full_every", "window_full_every", "--window-full-every", window_full_every,
+	  SIM_MAX_LAYERS),
+	F("head_dim", "head_dim", "--head-dim", head_dim, SIM_MAX_RANK),
+	F("attention_sinks", "attention_sinks", "--attention-sinks", attn_sinks, 1),
+	F("q_lora_rank", "q_lora_rank", "--q-lora-rank", q_lora_rank, SIM_MAX_RANK),
+	F("kv_lora_rank", "kv_lora_rank", "--kv-lora-rank", kv_lora_rank, SIM_MAX_RANK),
+	F("qk_nope_head_dim", "qk_nope_head_dim", "--qk-nope-dim", qk_nope_dim, SIM_MAX_RANK),
+	F("qk_rope_head_dim", "qk_rope_head_dim", "--qk-rope-dim", qk_rope_dim, SIM_MAX_RANK),
+	F("v_head_dim", "v_head_dim", "--v-head-dim", v_head_dim, SIM_MAX_RANK),
+	F("experts", "experts", "--experts", experts, SIM_MAX_EXPERTS),
+	F("top_k", "top_k", "--top-k", top_k, SIM_MAX_EXPERTS),
+	F("expert_ffn_hidden", "expert_ffn", "--expert-ffn", expert_ffn, SIM_MAX_FFN),
+	F("shared_experts", "shared_experts", "--shared-experts", shared_experts, SIM_MAX_EXPERTS),
+	F("shared_ffn_hidden", "shared_ffn", "--shared-ffn", shared_ffn, SIM_MAX_FFN),
+	F("dense_layers", "dense_layers", "--dense-layers", dense_layers, SIM_MAX_LAYERS),
+	F("mtp_layers", "mtp_layers", "--mtp-layers", mtp_layers, SIM_MAX_LAYERS),
+};
+#undef F
+
 struct cols {
 	int name, layers, hidden, heads, kv_heads, ffn, vocab, seq, mlp, tied, gbs, params;
-	int pos, rotary, rotary_pct, norm, bias, dropout, tokenizer, window, parallel, emb_norm;
+	int pos, rotary, rotary_pct, norm, bias, dropout, tokenizer, window, active;
+	int fields[SIM_MODEL_FIELDS];   /* sim_model_fields' columns */
 };
 
 struct ctx {
@@ -99,8 +131,9 @@ static struct cols find_cols(const struct price_csv *csv)
 	k.tokenizer = price_csv_col(csv, "tokenizer");
 	k.window = price_csv_col(csv, "sliding_window");
 	k.rotary_pct = price_csv_col(csv, "rotary_percent");
-	k.parallel = price_csv_col(csv, "parallel_residual");
-	k.emb_norm = price_csv_col(csv, "embedding_norm");
+	k.active = price_csv_col(csv, "published_active_params_b");
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++)
+		k.fields[i] = price_csv_col(csv, sim_model_fields[i].column);
 	return k;
 }
 
@@ -163,8 +196,6 @@ static void read_facts(struct ctx *c, const struct cols *k, struct sim_model *m)
 			m->rotary_percent = d;
 	}
 	get_flag(c, k->bias, &m->linear_bias);
-	get_flag(c, k->parallel, &m->parallel_residual);
-	get_flag(c, k->emb_norm, &m->embedding_norm);
 	s = price_csv_get(c->row, k->dropout);
 	if (*s) {
 		if (unit_parse_double(s, &d) != RC_OK || !(d >= 0 && d < 1))
@@ -180,10 +211,30 @@ static void read_facts(struct ctx *c, const struct cols *k, struct sim_model *m)
 	get_int(c, k->window, 0, SIM_MAX_SEQ, 0, &m->window);
 }
 
+/* The attention, multi-head latent attention and mixture-of-experts
+ * columns of the row into m (empty: 0, none). */
+static void read_moe(struct ctx *c, const struct cols *k, struct sim_model *m)
+{
+	const char *s;
+	double v;
+
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++)
+		get_int(c, k->fields[i], 0, sim_model_fields[i].max, 0,
+			sim_model_field(m, &sim_model_fields[i]));
+	s = price_csv_get(c->row, k->active);
+	if (*s) {
+		if (unit_parse_double(s, &v) != RC_OK || v <= 0)
+			bad(c, k->active, "a parameter count in billions > 0", s);
+		else
+			m->published_active_params = v * 1e9;
+	}
+}
+
 static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
 {
 	int errs = c->errors;
 	const char *s;
+	char why[160];
 	double v;
 
 	memset(m, 0, sizeof(*m));
@@ -222,21 +273,16 @@ static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
 	if (c->errors != errs)
 		return -1;
 	read_facts(c, k, m);
+	read_moe(c, k, m);
 	if (c->errors != errs)
 		return -1;
-	/* Multi-head attention splits hidden evenly over the heads, and
-	 * grouped-query attention shares each K/V head among heads/kv_heads
-	 * query heads (Ainslie et al. 2023), so both must divide. */
-	if (m->hidden % m->heads != 0) {
-		char found[64];
-
-		snprintf(found, sizeof(found), "%d heads for hidden %d", m->heads, m->hidden);
-		bad(c, k->heads, "a divisor of hidden", found);
-	} else if (m->heads % m->kv_heads != 0) {
-		char found[64];
-
-		snprintf(found, sizeof(found), "%d kv heads for %d heads", m->kv_heads, m->heads);
-		bad(c, k->kv_heads, "a divisor of heads", found);
+	/* Multi-head attention splits hidden evenly over the heads unless the
+	 * row gives the head width, grouped-query attention shares each K/V
+	 * head among heads/kv_heads query heads (Ainslie et al. 2023), and
+	 * the MoE and MLA columns go together: the simulator's own rules. */
+	if (sim_model_check(m, why, sizeof(why)) != RC_OK) {
+		c->errors++;
+		gp_error("%s:%d: %s: %s", c->path, c->row->line, m->name, why);
 	}
 	return c->errors != errs ? -1 : 0;
 }

@@ -99,7 +99,7 @@ while read -r name args <&3; do
 	gpus=$(plan_val "$plan" "p['cluster']['gpus']")
 	cp=$(plan_val "$plan" "p['parallel']['cp']")
 	pos=$(plan_val "$plan" "p['model']['position_embedding']")
-	serial=$(plan_val "$plan" "not (p['model']['parallel_residual'] or p['model']['embedding_norm'])")
+	serial=$(plan_val "$plan" "not (p['model'].get('parallel_residual') or p['model'].get('embedding_norm'))")
 	nodes=$(plan_val "$plan" "1 if p['cluster']['gpus'] <= p['cluster']['gpus_per_node'] else 2")
 	# Megatron-LM builds the model: every format that starts it
 	if [ "$pos" != alibi ] && [ "$serial" = True ]; then

@@ -741,6 +741,29 @@ static void test_plan_candidate_price_block(void **state)
 	/* 200 days of work does not fit in one block of at most 182 days. */
 	job.tokens = 200 * DAY_S * 1e6;
 	assert_int_equal(plan_candidate_price(&c, &job, &o), -1);
+	/* Sold in whole units of 18 nodes (an UltraServer): a job on 16 of
+	 * them pays for 18, and the block's 64 become 3 whole units (54). */
+	job.tokens = 1e12;
+	of.node_multiple = 18;
+	c.nodes = 16;
+	assert_int_equal(plan_candidate_price(&c, &job, &o), 0);
+	assert_int_equal(c.billed_nodes, 18);
+	assert_int_equal(c.limit.multiple, 18);
+	assert_int_equal(c.limit.nodes, 54);
+	assert_near(c.usd_per_hour, 18 * 40, 1e-12);
+	assert_near(c.costs.compute_usd, 12 * 24 * 18 * 40, 1e-12);
+	/* on demand, the same unit: 16 nodes pay 18 x 80 */
+	c.block = NULL;
+	c.purchase = PRICE_PURCHASE_ON_DEMAND;
+	of.capacity_nodes = 18;
+	assert_int_equal(plan_candidate_price(&c, &job, &o), 0);
+	assert_int_equal(c.billed_nodes, 18);
+	assert_near(c.usd_per_hour, 18 * 80, 1e-12);
+	/* one unit of 18 is also what 18 nodes pay */
+	c.nodes = 18;
+	assert_int_equal(plan_candidate_price(&c, &job, &o), 0);
+	assert_int_equal(c.billed_nodes, 18);
+	assert_int_equal(c.max_nodes_hit, 1);
 }
 
 static struct price_block big_block;

@@ -289,11 +289,59 @@ static void test_price_gpus_load_shipped(void **state)
 	assert_near(g->intra_bytes_per_s, 450e9, 1e-12);
 	assert_int_equal(g->nvlink, 1);
 	assert_near(g->tdp_w, 700, 1e-12);
+	/* Hopper has no microscaling tensor cores; an HGX board is one node,
+	 * so its NVLink domain is the node's (empty). */
+	assert_true(g->mxfp8_flops_per_s == 0 && g->nvfp4_flops_per_s == 0);
+	assert_int_equal(g->nvlink_domain, 0);
 	/* RTX 4090: P2P disabled in the stock driver. */
 	g = price_gpu_lookup(gpus, n, "RTX4090", NULL);
 	assert_non_null(g);
 	assert_int_equal(g->p2p, 0);
 	assert_near(g->intra_bytes_per_s, 32e9, 1e-12); /* PCIe Gen4 x16: 64 GB/s / 2 */
+	free(gpus);
+}
+
+/* The Blackwell figures of data/SOURCES.md, dense: MXFP8 at the FP8 rate
+ * (CUTLASS's tcgen05 table: kind::mxf8f6f4 = kind::f8f6f4), NVFP4 from
+ * NVIDIA's sparse | dense pairs (HGX B200 144 | 72 and HGX B300 144 | 108
+ * PFLOPS over 8 GPUs, GB200 NVL72 1,440 | 720 and GB300 NVL72 1,440 |
+ * 1,080 over 72), the other peaks sparse / 2; 72 GPUs per NVLink domain
+ * in an NVL72 rack, an HGX board's the node (0). */
+static void test_price_gpus_load_shipped_blackwell(void **state)
+{
+	static const struct {
+		const char *name;  /* or an alias */
+		double mem_gb, hbm_tb_s, bf16, fp8, mxfp8, nvfp4, tf32, tdp_w;
+		int domain;
+	} want[] = {
+		{ "B200", 180, 8.0, 2250, 4500, 4500, 9000, 1100, 1000, 0 },
+		{ "B300", 288, 7.7, 2250, 4500, 4500, 13500, 1125, 1100, 0 },
+		{ "GB200", 186, 8.0, 2500, 5000, 5000, 10000, 1250, 1200, 72 },
+		{ "gb300-nvl72", 279, 8.0, 2500, 5000, 5000, 15000, 1250, 1400, 72 },
+	};
+	struct price_gpu *gpus;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(price_gpus_load(TEST_DATA_DIR "/gpus.csv", &gpus, &n), RC_OK);
+	for (size_t i = 0; i < GP_ARRAY_LEN(want); i++) {
+		const struct price_gpu *g = price_gpu_lookup(gpus, n, want[i].name, NULL);
+
+		assert_non_null(g);
+		/* B300 and GB300 are plannable (every figure planning needs) */
+		assert_true(price_gpu_eligible(g, NULL, 0));
+		assert_near(g->memory_bytes, want[i].mem_gb * 1e9, 1e-12);
+		assert_near(g->hbm_bytes_per_s, want[i].hbm_tb_s * 1e12, 1e-12);
+		assert_near(g->bf16_flops_per_s, want[i].bf16 * 1e12, 1e-12);
+		assert_near(g->fp8_flops_per_s, want[i].fp8 * 1e12, 1e-12);
+		assert_near(g->mxfp8_flops_per_s, want[i].mxfp8 * 1e12, 1e-12);
+		assert_near(g->nvfp4_flops_per_s, want[i].nvfp4 * 1e12, 1e-12);
+		assert_near(g->tf32_flops_per_s, want[i].tf32 * 1e12, 1e-12);
+		assert_near(g->tdp_w, want[i].tdp_w, 1e-12);
+		assert_near(g->intra_bytes_per_s, 900e9, 1e-12); /* NVLink 5: 1.8 TB/s both ways */
+		assert_int_equal(g->nvlink_domain, want[i].domain);
+	}
+	assert_string_equal(price_gpu_lookup(gpus, n, "gb300-nvl72", NULL)->name, "GB300");
 	free(gpus);
 }
 
@@ -373,7 +421,66 @@ static void test_price_gpus_load_rejects_bad_cells(void **state)
 	assert_int_equal(n, 0);
 	write_text(dir, "g.csv", "name,aliases,memory_gb,bf16_dense_tflops\nX,x1,80,100\nY,X1,80,100\n");
 	assert_int_equal(price_gpus_load(path, &gpus, &n), RC_INPUT);
+	/* the optional columns: numbers >= 0; a domain a whole count of
+	 * GPUs up to PRICE_MAX_NVLINK_DOMAIN */
+	{
+		static const char *const bad[] = {
+			"mxfp8_dense_tflops\nX,80,100,-5\n", "nvfp4_dense_tflops\nX,80,100,lots\n",
+			"nvlink_domain\nX,80,100,-1\n",    "nvlink_domain\nX,80,100,2.5\n",
+			"nvlink_domain\nX,80,100,65537\n", "nvlink_domain\nX,80,100,seventy\n",
+		};
+		char text[256];
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(text, sizeof(text), "name,memory_gb,bf16_dense_tflops,%s", bad[i]);
+			write_text(dir, "g.csv", text);
+			gpus = NULL;
+			assert_int_equal(price_gpus_load(path, &gpus, &n), RC_INPUT);
+			assert_null(gpus);
+		}
+		write_text(dir, "g.csv", "name,memory_gb,bf16_dense_tflops,nvlink_domain\n"
+			   "X,80,100,65536\nY,80,100,\nZ,80,100,72.0\n");
+		assert_int_equal(price_gpus_load(path, &gpus, &n), RC_OK);
+		assert_int_equal(n, 3);
+		assert_int_equal(gpus[0].nvlink_domain, 65536);
+		assert_int_equal(gpus[1].nvlink_domain, 0);
+		assert_int_equal(gpus[2].nvlink_domain, 72);
+		free(gpus);
+	}
 	rm_rf(dir);
+}
+
+/* price_nvlink_domain, the one rule: the offering's figure, else the
+ * GPU's, else the node; never fewer GPUs than one node holds. */
+static void test_price_nvlink_domain(void **state)
+{
+	struct price_offering o;
+	struct price_gpu g;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	memset(&g, 0, sizeof(g));
+	o.gpus_per_node = 4;
+	/* nothing stated: the node */
+	assert_int_equal(price_nvlink_domain(&o, &g), 4);
+	assert_int_equal(price_nvlink_domain(&o, NULL), 4);
+	/* the GPU's rack (GB200 NVL72) */
+	g.nvlink_domain = 72;
+	assert_int_equal(price_nvlink_domain(&o, &g), 72);
+	/* the offering's own figure wins: AWS's 36-GPU UltraServer, or one
+	 * tray sold alone */
+	o.nvlink_domain = 36;
+	assert_int_equal(price_nvlink_domain(&o, &g), 36);
+	o.nvlink_domain = 4;
+	assert_int_equal(price_nvlink_domain(&o, &g), 4);
+	/* never below a node: a stated 2 on a 4-GPU node is the node */
+	o.nvlink_domain = 2;
+	assert_int_equal(price_nvlink_domain(&o, &g), 4);
+	/* an 8-GPU node of a GPU whose domain is the node */
+	o.nvlink_domain = 0;
+	o.gpus_per_node = 8;
+	g.nvlink_domain = 0;
+	assert_int_equal(price_nvlink_domain(&o, &g), 8);
 }
 
 /* ---- capacity: how many nodes an offering sells as one ----------------------- */
@@ -446,6 +553,49 @@ static void test_price_offering_node_limit_rules(void **state)
 		assert_int_equal(l.nodes, 0);
 		o.quota = NULL;
 	}
+	/* Sold in whole units (an 18-node UltraServer, capacity.csv's
+	 * node_multiple): the bound is whole units, the bill rounds up. */
+	{
+		struct price_quota q;
+
+		memset(&q, 0, sizeof(q));
+		o.gpus_per_node = 4;
+		o.capacity_nodes = 36;
+		o.spot_capacity_nodes = 0;
+		o.node_multiple = 18;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.nodes, 36);
+		assert_int_equal(l.multiple, 18);
+		assert_int_equal(l.why, PRICE_LIMIT_CAPACITY);
+		assert_int_equal(price_node_limit_billed(&l, 1), 18);
+		assert_int_equal(price_node_limit_billed(&l, 16), 18);
+		assert_int_equal(price_node_limit_billed(&l, 18), 18);
+		assert_int_equal(price_node_limit_billed(&l, 19), 36);
+		/* spot not stated: one node, less than a unit: not offered */
+		price_offering_node_limit(&o, 1, &l);
+		assert_int_equal(l.nodes, 0);
+		/* a quota of 100 GPUs: 25 nodes, one whole unit of 18 */
+		q.max_gpus = 100;
+		o.quota = &q;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.nodes, 18);
+		assert_int_equal(l.why, PRICE_LIMIT_QUOTA);
+		/* 40 GPUs: 10 nodes, not one unit */
+		q.max_gpus = 40;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.nodes, 0);
+		o.quota = NULL;
+		/* no network: one node, not a unit */
+		o.inter_node_bytes_per_s = 0;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.nodes, 0);
+		assert_int_equal(l.why, PRICE_LIMIT_NETWORK);
+		/* sold one by one: billed as run */
+		o.node_multiple = 0;
+		price_offering_node_limit(&o, 0, &l);
+		assert_int_equal(l.multiple, 1);
+		assert_int_equal(price_node_limit_billed(&l, 1), 1);
+	}
 }
 
 static void test_price_capacities_load(void **state)
@@ -493,6 +643,36 @@ static void test_price_capacities_load(void **state)
 	write_text(dir, "capacity.csv", text);
 	assert_int_equal(price_capacities_load(path, &t), RC_INPUT);
 	assert_null(t.rows);
+
+	/* node_multiple, optional: whole; the bounds whole units of it */
+	snprintf(text, sizeof(text), "provider,instance_prefix,max_nodes,spot_max_nodes,"
+		 "billing_increment_s,min_billing_s,provision_s,source,node_multiple\n"
+		 "aws,p6e-gb200.,36,,1,60,,u,18\naws,*,,,1,60,,b,\n");
+	write_text(dir, "capacity.csv", text);
+	assert_int_equal(price_capacities_load(path, &t), RC_OK);
+	assert_int_equal(t.rows[0].node_multiple, 18);
+	assert_int_equal(t.rows[1].node_multiple, 0);
+	snprintf(o.provider, sizeof(o.provider), "aws");
+	snprintf(o.instance_type, sizeof(o.instance_type), "p6e-gb200.36xlarge");
+	price_offering_set_capacity(&o, price_capacity_find(&t, &o));
+	assert_int_equal(o.node_multiple, 18);
+	price_capacities_release(&t);
+	{
+		static const char *const bad[] = {
+			"aws,x,20,,,,,s,18\n", /* a bound between two units */
+			"aws,x,36,4,,,,s,18\n",
+			"aws,x,36,,,,,s,1.5\n",
+			"aws,x,36,,,,,s,-18\n",
+		};
+
+		for (size_t i = 0; i < GP_ARRAY_LEN(bad); i++) {
+			snprintf(text, sizeof(text), "provider,instance_prefix,max_nodes,"
+				 "spot_max_nodes,billing_increment_s,min_billing_s,provision_s,"
+				 "source,node_multiple\n%s", bad[i]);
+			write_text(dir, "capacity.csv", text);
+			assert_int_equal(price_capacities_load(path, &t), RC_INPUT);
+		}
+	}
 	rm_rf(dir);
 }
 
@@ -529,20 +709,26 @@ static void test_price_catalog_load_capacity(void **state)
 
 /* ---- the price catalog ------------------------------------------------------ */
 
+static const struct price_offering *find_offer(const struct price_catalog *cat, const char *prov,
+					       const char *inst, const char *region);
+
 static void test_price_catalog_load_shipped(void **state)
 {
 	char *dir = tmp_dir();
 	struct price_opts o;
 	struct price_catalog cat;
-	size_t aws = 0, gcp = 0, azure = 0, lambda = 0, runpod = 0, vast = 0;
+	size_t aws = 0, gcp = 0, azure = 0, lambda = 0, runpod = 0, vast = 0, oracle = 0;
+	const struct price_offering *of;
 
 	(void)state;
 	opts_for(&o, dir);
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	assert_int_equal(cat.user_table, 0);
 	/* The reference table: 150 rows, aws 65, gcp 31, azure 15, vast 14,
-	 * lambda 13, runpod 12. */
-	assert_int_equal(cat.n_offers, 150);
+	 * lambda 13, runpod 12; and four GB200/GB300 racks' trays priced by
+	 * their providers: aws 1 (sold only as capacity blocks), azure 1,
+	 * oracle 2. */
+	assert_int_equal(cat.n_offers, 154);
 	for (size_t i = 0; i < cat.n_offers; i++) {
 		const char *p = cat.offers[i].provider;
 
@@ -553,13 +739,44 @@ static void test_price_catalog_load_shipped(void **state)
 		lambda += strcmp(p, "lambda") == 0;
 		runpod += strcmp(p, "runpod") == 0;
 		vast += strcmp(p, "vast") == 0;
+		oracle += strcmp(p, "oracle") == 0;
 	}
-	assert_int_equal(aws, 65);
+	assert_int_equal(aws, 66);
 	assert_int_equal(gcp, 31);
-	assert_int_equal(azure, 15);
+	assert_int_equal(azure, 16);
+	assert_int_equal(oracle, 2);
 	assert_int_equal(lambda, 13);
 	assert_int_equal(runpod, 12);
 	assert_int_equal(vast, 14);
+	/* Azure's ND GB200 v6: 4 GPUs a VM, 4 x 400 Gb/s InfiniBand, one of
+	 * 18 VMs of an NVL72 rack (Microsoft's ND GB200 v6 page); Oracle
+	 * states no domain, so the GPU's 72 */
+	of = find_offer(&cat, "azure", "Standard_ND128isr_NDR_GB200_v6", "westus3");
+	assert_non_null(of);
+	assert_near(of->on_demand_usd_per_hour, 108.16, 1e-12);
+	assert_near(of->inter_node_bytes_per_s, 1600e9 / 8, 1e-12);
+	assert_int_equal(of->nvlink_domain, 72);
+	assert_string_equal(of->price_date, "2026-09-06");
+	of = find_offer(&cat, "oracle", "BM.GPU.GB300.4", "all");
+	assert_non_null(of);
+	assert_near(price_offering_usd_per_gpu_hour(of, 0), 18, 1e-12);
+	assert_int_equal(of->nvlink_domain, 0);
+	assert_int_equal(price_nvlink_domain(of, price_gpu_find(&cat, of->gpu)), 72);
+	/* AWS's P6e-GB200: no on-demand or spot price (capacity blocks only,
+	 * blocks.csv), 4 x 400 Gb/s EFA, UltraServers of 18 nodes with one
+	 * 72-GPU NVLink domain */
+	of = find_offer(&cat, "aws", "p6e-gb200.36xlarge", "us-east-1-dfw-2a");
+	assert_non_null(of);
+	assert_true(of->on_demand_usd_per_hour < 0 && of->spot_usd_per_hour < 0);
+	assert_near(of->inter_node_bytes_per_s, 1600e9 / 8, 1e-12);
+	assert_int_equal(of->nvlink_domain, 72);
+	assert_int_equal(of->node_multiple, 18);
+	assert_int_equal(of->capacity_nodes, 18);
+	/* an HGX board: the node */
+	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
+	assert_int_equal(price_nvlink_domain(of, price_gpu_find(&cat, of->gpu)), 8);
+	of = find_offer(&cat, "aws", "p5.4xlarge", "us-east-1");
+	assert_int_equal(price_nvlink_domain(of, price_gpu_find(&cat, of->gpu)), 1);
 	/* The digest identifies what was read: the same files, the same
 	 * digest; a user table that differs, another one. */
 	{
@@ -584,7 +801,7 @@ static void test_price_catalog_load_shipped(void **state)
 		 * row of it the user's; the shipped rows of other keys stay. */
 		assert_int_equal(again.user_legacy, 1);
 		assert_int_equal(again.n_user_offers, 1);
-		assert_int_equal(again.n_offers, 150);
+		assert_int_equal(again.n_offers, 154);
 		assert_string_not_equal(again.digest, cat.digest);
 		price_catalog_release(&again);
 	}
@@ -717,7 +934,7 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(rep.changed, 1);
 	assert_int_equal(rep.unchanged, 1);
 	assert_int_equal(rep.written, 1);
-	assert_int_equal(rep.offers_after, 151);
+	assert_int_equal(rep.offers_after, 155);
 	/* The user's table holds the changed and the added row, not the
 	 * unchanged one nor the 148 shipped rows. */
 	assert_int_equal(rep.user_rows, 2);
@@ -736,7 +953,7 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	assert_int_equal(cat.user_table, 1);
 	assert_int_equal(cat.user_legacy, 0);
-	assert_int_equal(cat.n_offers, 151);
+	assert_int_equal(cat.n_offers, 155);
 	assert_int_equal(cat.n_user_offers, 2);
 	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
 	assert_non_null(of);
@@ -918,6 +1135,75 @@ static void test_price_update_bad_input_leaves_table(void **state)
 	rm_rf(dir);
 }
 
+/* nvlink_domain in a price file: stored and shown through the rule, a
+ * change recorded, an empty cell or an absent column keeping what is
+ * stored, a bad cell refusing the file and leaving the table alone. */
+static void test_price_update_nvlink_domain(void **state)
+{
+	static const char head[] = "provider,instance_type,gpu,gpus_per_node,region,"
+				   "on_demand_usd_per_hour,catalog_version,nvlink_domain\n";
+	char *dir = tmp_dir();
+	char file[4096], text[512], *before;
+	size_t blen;
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_catalog cat;
+	const struct price_offering *of;
+
+	(void)state;
+	opts_for(&o, dir);
+	price_update_opts_init(&u);
+	snprintf(file, sizeof(file), "%s/in.csv", dir);
+	/* a row that states 36 and one that states nothing (the GPU's 72) */
+	snprintf(text, sizeof(text), "%sx,rack-36,GB200,4,r1,40,t1,36\nx,tray,GB200,4,r1,20,t1,\n",
+		 head);
+	write_text(dir, "in.csv", text);
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.added, 2);
+	price_update_report_release(&rep);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	of = find_offer(&cat, "x", "rack-36", "r1");
+	assert_non_null(of);
+	assert_int_equal(of->nvlink_domain, 36);
+	assert_int_equal(price_nvlink_domain(of, price_gpu_find(&cat, of->gpu)), 36);
+	of = find_offer(&cat, "x", "tray", "r1");
+	assert_int_equal(of->nvlink_domain, 0);
+	assert_int_equal(price_nvlink_domain(of, price_gpu_find(&cat, of->gpu)), 72);
+	price_catalog_release(&cat);
+	/* 36 -> 72: one change of nvlink_domain; an empty cell keeps 72 */
+	snprintf(text, sizeof(text), "%sx,rack-36,GB200,4,r1,40,t1,72\n", head);
+	write_text(dir, "in.csv", text);
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.changed, 1);
+	assert_int_equal(rep.n_changes, 1);
+	assert_string_equal(rep.changes[0].field, "nvlink_domain");
+	assert_string_equal(rep.changes[0].old_value, "36");
+	assert_string_equal(rep.changes[0].new_value, "72");
+	price_update_report_release(&rep);
+	snprintf(text, sizeof(text), "%sx,rack-36,GB200,4,r1,40,t1,\n", head);
+	write_text(dir, "in.csv", text);
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.unchanged, 1);
+	price_update_report_release(&rep);
+	/* bad cells: the whole file refused, the stored table byte for byte */
+	before = read_all(dir, "prices.csv", &blen);
+	assert_non_null(before);
+	assert_non_null(strstr(before, "x,rack-36,GB200,4,r1,40,,,,t1,"));
+	assert_non_null(strstr(strstr(before, "x,rack-36,"), ",72\n"));
+	for (int i = 0; i < 4; i++) {
+		static const char *const bad[] = { "-4", "4.5", "65537", "rack" };
+
+		snprintf(text, sizeof(text), "%sx,tray,GB200,4,r1,21,t2,\nx,rack-36,GB200,4,r1,40,t2,%s\n",
+			 head, bad[i]);
+		write_text(dir, "in.csv", text);
+		assert_int_equal(price_update(file, &o, &u, &rep), RC_INPUT);
+		assert_file_is(dir, "prices.csv", before, blen);
+	}
+	free(before);
+	rm_rf(dir);
+}
+
 static void test_price_update_accepts_bom_crlf_quotes_no_eol(void **state)
 {
 	static const char *const good[] = {
@@ -1073,9 +1359,11 @@ static char *share_dir(const char *prices)
 	"aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,52,,3200,,v2\n" \
 	"lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,23.92,,,,v1\n" \
 	"gcp,a3-highgpu-8g,H100-SXM5-80GB,8,us-central1,88.25,,,,v2\n"
-/* What the writer writes: gpuplan's columns with price_date. */
+/* What the writer writes: gpuplan's columns with price_date and
+ * nvlink_domain. */
 #define STORED_HEADER "provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour," \
-		      "spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version,price_date\n"
+		      "spot_usd_per_hour,inter_node_gbps,max_nodes,catalog_version,price_date," \
+		      "nvlink_domain\n"
 #define UPDATE_HEADER "provider,instance_type,gpu,gpus_per_node,region,on_demand_usd_per_hour,catalog_version\n"
 
 static void test_price_update_newer_shipped_rows_show_through(void **state)
@@ -1106,7 +1394,7 @@ static void test_price_update_newer_shipped_rows_show_through(void **state)
 	 * network kept from the shipped row, the file lacking those columns). */
 	stored = read_all(user, "prices.csv", &len);
 	assert_string_equal(stored, PRICE_USER_MARKER "\n" STORED_HEADER
-			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,50,,3200,,u1,2026-12-04\n");
+			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,50,,3200,,u1,2026-12-04,\n");
 	free(stored);
 
 	/* A newer gpuplan ships v2: its changed us-east-2 row and its new gcp
@@ -1142,8 +1430,8 @@ static void test_price_update_newer_shipped_rows_show_through(void **state)
 	price_update_report_release(&rep);
 	stored = read_all(user, "prices.csv", &len);
 	assert_string_equal(stored, PRICE_USER_MARKER "\n" STORED_HEADER
-			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,50,,3200,,u1,2026-12-04\n"
-			    "lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,22,,,,u2,2026-12-04\n");
+			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,50,,3200,,u1,2026-12-04,\n"
+			    "lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,22,,,,u2,2026-12-04,\n");
 	free(stored);
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	assert_near(find_offer(&cat, "aws", "p5.48xlarge", "us-east-2")->on_demand_usd_per_hour, 52,
@@ -1207,8 +1495,8 @@ static void test_price_catalog_load_legacy_full_copy(void **state)
 	price_update_report_release(&rep);
 	stored = read_all(user, "prices.csv", &len);
 	assert_string_equal(stored, PRICE_USER_MARKER "\n" STORED_HEADER
-			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,40,,3200,,old,\n"
-			    "lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,22,,,,u2,2026-12-04\n");
+			    "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,40,,3200,,old,,\n"
+			    "lambda,gpu_8x_h100_sxm5,H100-SXM5-80GB,8,us-east-1,22,,,,u2,2026-12-04,\n");
 	free(stored);
 	/* From now on v2's us-east-1 price shows through. */
 	write_text(share, "prices.csv", SHIPPED_V2);
@@ -1241,7 +1529,7 @@ static void test_price_date_column(void **state)
 	assert_int_equal(price_date_age_days(cat.offers[0].price_date, 20791), PRICE_AGE_UNKNOWN);
 	price_catalog_release(&cat);
 	write_text(user, "prices.csv", PRICE_USER_MARKER "\n" STORED_HEADER
-		   "aws,p5.48xlarge,H100,8,us-east-1,50,,,,u,2024-12-31\n");
+		   "aws,p5.48xlarge,H100,8,us-east-1,50,,,,u,2024-12-31,\n");
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
 	assert_non_null(of);
@@ -1250,10 +1538,10 @@ static void test_price_date_column(void **state)
 	price_catalog_release(&cat);
 	/* Not a date: one error, the table refused. */
 	write_text(user, "prices.csv", PRICE_USER_MARKER "\n" STORED_HEADER
-		   "aws,p5.48xlarge,H100,8,us-east-1,50,,,,u,31/12/2024\n");
+		   "aws,p5.48xlarge,H100,8,us-east-1,50,,,,u,31/12/2024,\n");
 	assert_int_equal(price_catalog_load(&cat, &o), RC_INPUT);
 	write_text(user, "prices.csv", PRICE_USER_MARKER "\n" STORED_HEADER
-		   "aws,p5.48xlarge,H100,8,us-east-1,50,,,,u,2024-02-30\n");
+		   "aws,p5.48xlarge,H100,8,us-east-1,50,,,,u,2024-02-30,\n");
 	assert_int_equal(price_catalog_load(&cat, &o), RC_INPUT);
 	rm_rf(share);
 	rm_rf(user);
@@ -1341,7 +1629,64 @@ static void test_price_data_check_contradictions(void **state)
 	}
 	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
 	assert_int_equal(problems, 2);
+	/* A row with neither price (sold only as a capacity block): read,
+	 * and refused unless a block sells it. */
+	write_text(d, "capacity.csv", cap_header);
+	write_text(d, "prices.csv", HEADER "aws,p6e-gb200.36xlarge,GB200,4,r1,,,1600,,v\n");
+	write_text(d, "blocks.csv", block_header);
+	assert_int_equal(price_data_check(d, &problems), RC_INPUT);
+	assert_int_equal(problems, 1);
+	{
+		char text[512];
+
+		snprintf(text, sizeof(text), "%saws,p6e-gb200.,r1,42.328,18,18,1,182,1,7,14,"
+			 "2026-06-09,x\n", block_header);
+		write_text(d, "blocks.csv", text);
+	}
+	assert_int_equal(price_data_check(d, &problems), RC_OK);
 	rm_rf(d);
+}
+
+/* Neither price: allowed in the shipped table only (a capacity-block
+ * offering, checked by price_data_check); the user's table and an update
+ * must price every row. */
+static void test_price_unpriced_rows_shipped_only(void **state)
+{
+	char *share = share_dir(HEADER "aws,p6e-gb200.36xlarge,GB200,4,r1,,,1600,,v\n");
+	char *user = tmp_dir();
+	char file[4096];
+	struct price_opts o;
+	struct price_update_opts u;
+	struct price_update_report rep;
+	struct price_catalog cat;
+
+	(void)state;
+	price_opts_init(&o);
+	o.data_dir = share;
+	o.user_dir = user;
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_int_equal(cat.n_offers, 1);
+	assert_true(cat.offers[0].on_demand_usd_per_hour < 0);
+	assert_true(price_offering_usd_per_hour(&cat.offers[0], 0) < 0);
+	price_catalog_release(&cat);
+	write_text(user, "prices.csv", PRICE_USER_MARKER "\n" HEADER "aws,x,H100,8,r1,,,,,u\n");
+	assert_int_equal(price_catalog_load(&cat, &o), RC_INPUT);
+	snprintf(file, sizeof(file), "%s/prices.csv", user);
+	assert_int_equal(remove(file), 0);
+	write_text(user, "in.csv", HEADER "aws,x,H100,8,r1,,,,,u\n");
+	snprintf(file, sizeof(file), "%s/in.csv", user);
+	price_update_opts_init(&u);
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_INPUT);
+	/* a price for the shipped row: the user's row, priced */
+	write_text(user, "in.csv", HEADER "aws,p6e-gb200.36xlarge,GB200,4,r1,60,,,,u\n");
+	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
+	assert_int_equal(rep.changed, 1);
+	price_update_report_release(&rep);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	assert_near(cat.offers[0].on_demand_usd_per_hour, 60, 1e-12);
+	price_catalog_release(&cat);
+	rm_rf(share);
+	rm_rf(user);
 }
 
 static void test_price_catalog_load_rejects_bad_user_table(void **state)
@@ -1781,7 +2126,7 @@ static void test_sim_model_table_load_facts(void **state)
 	assert_int_equal(m->linear_bias, 0);
 	assert_int_equal(m->window, 0);
 	assert_string_equal(m->tokenizer, "");
-	assert_near(m->rotary_percent, 1, 1e-12);
+	assert_near(m->rotary_percent, 0, 1e-12);  /* all */
 	assert_int_equal(m->parallel_residual, 0);
 	assert_int_equal(m->embedding_norm, 0);
 	sim_model_table_release(&t);
@@ -1826,10 +2171,12 @@ int main(void)
 		cmocka_unit_test(test_price_csv_parse_rejects_bad_quotes),
 		cmocka_unit_test(test_price_csv_parse_rejects_long_field),
 		cmocka_unit_test(test_price_gpus_load_shipped),
+		cmocka_unit_test(test_price_gpus_load_shipped_blackwell),
 		cmocka_unit_test(test_price_gpu_lookup_aliases),
 		cmocka_unit_test(test_price_gpu_suggest_close_names),
 		cmocka_unit_test(test_price_gpu_eligible_needs_bf16),
 		cmocka_unit_test(test_price_gpus_load_rejects_bad_cells),
+		cmocka_unit_test(test_price_nvlink_domain),
 		cmocka_unit_test(test_price_catalog_load_shipped),
 		cmocka_unit_test(test_price_offering_node_limit_rules),
 		cmocka_unit_test(test_price_capacities_load),
@@ -1842,6 +2189,7 @@ int main(void)
 		cmocka_unit_test(test_price_update_skypilot_part_prices),
 		cmocka_unit_test(test_price_update_alias_keeps_stored_gpu),
 		cmocka_unit_test(test_price_update_bad_input_leaves_table),
+		cmocka_unit_test(test_price_update_nvlink_domain),
 		cmocka_unit_test(test_price_update_accepts_bom_crlf_quotes_no_eol),
 		cmocka_unit_test(test_price_update_dry_run_writes_nothing),
 		cmocka_unit_test(test_price_update_fault_keeps_old_table),
@@ -1851,6 +2199,7 @@ int main(void)
 		cmocka_unit_test(test_price_date_column),
 		cmocka_unit_test(test_price_data_check_shipped),
 		cmocka_unit_test(test_price_data_check_contradictions),
+		cmocka_unit_test(test_price_unpriced_rows_shipped_only),
 		cmocka_unit_test(test_price_catalog_load_rejects_bad_user_table),
 		cmocka_unit_test(test_price_quota_update_merges_and_records_history),
 		cmocka_unit_test(test_price_quota_update_bad_rows_leave_table),

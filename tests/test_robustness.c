@@ -569,8 +569,8 @@ static void test_price_rows_read_skypilot_without_gpu_rows(void **state)
 	gp_log_quiet(1);
 	/* its rows are short of the header's cells: refused, not a crash */
 	assert_int_equal(price_csv_parse("crash.csv", buf, len, 0, &csv), RC_OK);
-	assert_int_equal(price_rows_read(&csv, cat.gpus, cat.n_gpus, "fuzz", 1, &rows, NULL),
-			 RC_INPUT);
+	assert_int_equal(price_rows_read(&csv, cat.gpus, cat.n_gpus, "fuzz", PRICE_READ_UPDATE,
+					 &rows, NULL), RC_INPUT);
 	price_csv_release(&csv);
 	/* whole rows, none with a GPU: an empty set of rows */
 	{
@@ -581,8 +581,8 @@ static void test_price_rows_read_skypilot_without_gpu_rows(void **state)
 
 		assert_int_equal(price_csv_parse("cpu.csv", cpu_only, sizeof(cpu_only) - 1, 0, &csv),
 				 RC_OK);
-		assert_int_equal(price_rows_read(&csv, cat.gpus, cat.n_gpus, "fuzz", 1, &rows,
-						 NULL), RC_OK);
+		assert_int_equal(price_rows_read(&csv, cat.gpus, cat.n_gpus, "fuzz",
+						 PRICE_READ_UPDATE, &rows, NULL), RC_OK);
 	}
 	gp_log_quiet(0);
 	assert_int_equal(rows.n, 0);

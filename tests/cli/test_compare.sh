@@ -25,7 +25,7 @@ expect_out "compare -q prints the table" "^GPU +OPTION +WHERE"
 [ -s "$ERR" ] && fail "compare -q: nothing on stderr" "$(head -1 "$ERR")" \
 	|| pass "compare -q: nothing on stderr"
 
-# ---- the README's query
+# ---- the query of docs/costs.md
 gp compare --model llama3-8b --tokens 1T
 expect_rc "compare exits 0" 0
 expect_out "compare prints its header" "^GPU +OPTION +WHERE +TIME +COST +USD/B-TOK +USD/GPU-H +BREAK-EVEN"

@@ -226,11 +226,11 @@ sky_invalid() {
 if ! python3 -c 'import yaml' 2>/dev/null; then
 	echo "skip - skypilot: python3 has no yaml module to read the task (make deps)"
 else
-# the README's job, under Megatron-LM
+# make run's job (README.md), under Megatron-LM
 gp plan --model llama3-70b --tokens 1T --budget 2.5M -o "$TMP/sky-mg.json" -q
-expect_rc "plan: the README's job for megatron" 0
+expect_rc "plan: make run's job for megatron" 0
 gp export "$TMP/sky-mg.json" --format skypilot -o "$TMP/sky-mg.yaml"
-expect_rc "export skypilot: the README's plan exits 0" 0
+expect_rc "export skypilot: make run's plan exits 0" 0
 sky_valid "export skypilot: megatron task is valid" "$TMP/sky-mg.yaml"
 sed 's/^  use_spot:/  use_spott:/' "$TMP/sky-mg.yaml" >"$TMP/sky-typo.yaml"
 sky_invalid "skypilot validators reject a misspelt use_spot" "$TMP/sky-typo.yaml"
@@ -247,8 +247,11 @@ sky_agrees() {
 	gpn=$(plan_val "$2" "p['cluster']['gpus_per_node']")
 	same "$1: num_nodes is the plan's nodes" "$(st get "$3" num_nodes)" \
 		"$(plan_val "$2" "p['cluster']['nodes']")"
+	# the plans are Blackwell's (B200, B300), which SkyPilot names as
+	# gpus.csv does
 	same "$1: one accelerator, the plan's GPUs per node" \
-		"$(st get "$3" resources accelerators)" "{\"B200\": $gpn}"
+		"$(st get "$3" resources accelerators)" \
+		"{\"$(plan_val "$2" "p['cluster']['gpu']['name']")\": $gpn}"
 	same "$1: cloud is the offering's" "$(st get "$3" resources cloud)" \
 		"$(plan_val "$2" "json.dumps(p['offering']['provider'])")"
 	same "$1: region is the offering's" "$(st get "$3" resources region)" \
@@ -426,7 +429,7 @@ for fam in "gpt-neox-20b 50B 200K parallel_residual" "mpt-7b 50B 100K alibi" \
 done
 # GPT-NeoX's partial rotary, where its parallel residual is dropped: the
 # export says --rotary-percent 0.25 (meaning checks it against the plan)
-python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["model"]["parallel_residual"]=False; json.dump(p, open(sys.argv[2], "w"))' \
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["model"]["parallel_residual"]=0; json.dump(p, open(sys.argv[2], "w"))' \
 	"$TMP/m-gpt-neox-20b.json" "$TMP/neox-serial.json"
 launch "gpt-neox-20b serial megatron" "$TMP/neox-serial.json" megatron megatron "$TMP/neox-serial.argv"
 grep -qx -- --rotary-percent "$TMP/neox-serial.argv" && pass "gpt-neox-20b serial: --rotary-percent written" \
@@ -459,8 +462,8 @@ for fmt in kubernetes trainjob; do
 done
 # the whole-run time a partition would refuse is not asked for: a day a job
 grep -q '^#SBATCH --time=1-00:00:00$' "$TMP/f-llama3-70b.slurm.sh" \
-	&& pass "slurm: the README job runs in jobs of a day" \
-	|| fail "slurm: the README job runs in jobs of a day" "$(grep -- --time "$TMP/f-llama3-70b.slurm.sh")"
+	&& pass "slurm: make run's job runs in jobs of a day" \
+	|| fail "slurm: make run's job runs in jobs of a day" "$(grep -- --time "$TMP/f-llama3-70b.slurm.sh")"
 grep -q 'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)' "$TMP/f-llama3-70b.slurm.sh" \
 	&& pass "slurm: MASTER_ADDR from the allocation's first node" \
 	|| fail "slurm: MASTER_ADDR from the allocation's first node" "no scontrol line"
@@ -477,7 +480,8 @@ if [ -n "${MEGATRON_LM:-}" ]; then
 fi
 # DeepSpeed: CP refused in one line; activation partitioning and the
 # contiguous buffer together or not at all
-gp export "$TMP/f-llama3-70b.json" --format deepspeed
+gp simulate --model llama3-8b --gpu H100 --gpus 16 --cp 2 -o "$TMP/cp2.json" -q
+gp export "$TMP/cp2.json" --format deepspeed
 expect_rc "deepspeed: a CP plan exits 2" 2
 expect_err_lines "deepspeed: one error line for CP" 1
 expect_err "deepspeed: the error names cp" "^error: plan: \.parallel\.cp: expected 1 for DeepSpeed"

@@ -370,4 +370,21 @@ expect_err "a bad GPUPLAN_NOW is named" "^error: GPUPLAN_NOW: expected a date YY
 gp frontier --model llama3-70b --tokens 1T
 expect_out "frontier prints the ages of its rates" "^prices: [0-9]+ rates, .* days old on 2026-12-04"
 
+# ---- GB200 NVL72: an AWS UltraServer of 18 four-GPU nodes is rented whole
+# as a capacity block at 761.904 USD/h (42.328 per instance); 80 layers and
+# a power-of-two batch leave 72 GPUs without a layout, so the plan runs on
+# 16 of its nodes (64 GPUs, as NVIDIA's GB200 recipes do) and pays for 18
+gp plan --model llama3-70b --tokens 200B --gpu GB200 --json -o "$TMP/gb200.json"
+expect_rc "GB200: a plan" 0
+expect_out "GB200: 16 nodes run" '"nodes":[[:space:]]*16,'
+expect_out "GB200: 18 nodes paid" '"billed_nodes":[[:space:]]*18,'
+gp plan --model llama3-70b --tokens 200B --gpu GB200 -o "$TMP/gb200.json"
+expect_out "GB200: the UltraServer as a capacity block" "^1 +aws p6e-gb200\.36xlarge us-east-1-dfw-2a capacity-block +16x4=64 .* \\\$762 "
+expect_out "GB200: the units line" "^units: aws rents p6e-gb200\.36xlarge us-east-1-dfw-2a in whole units of 18 nodes \(aws-p6e-ultraservers\): the plan runs on 16 and pays for 18"
+expect_out "GB200: the block pays 18 instances" "^capacity-block: 18 x p6e-gb200\.36xlarge in us-east-1-dfw-2a for [0-9]+ days, paid up front at \\\$42\.328 per instance-hour"
+# without blocks nothing sells it: the Azure and Oracle trays are one node
+# of 4 GPUs each, too small for 70B
+gp plan --model llama3-70b --tokens 200B --gpu GB200 --blocks none -o "$TMP/gb200.json"
+expect_rc "GB200 without blocks: no feasible plan" 3
+
 finish

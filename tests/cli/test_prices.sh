@@ -24,7 +24,7 @@ expect_rc "prices list exits 0" 0
 expect_out "prices list starts with the cheapest GPU-hour" "^PROVIDER"
 [ "$(sed -n 2p "$OUT" | awk '{print $1, $2}')" = "runpod 8x_RTX4000-Ada_SECURE" ] \
 	&& pass "first row is runpod 8x RTX4000-Ada" || fail "first row is runpod 8x RTX4000-Ada" "$(sed -n 2p "$OUT")"
-expect_err "prices list says where the table came from" "150 offerings from .*data/prices.csv"
+expect_err "prices list says where the table came from" "154 offerings from .*data/prices.csv"
 
 gp prices list --gpu h100 --provider aws --region us-east-1
 expect_rc "prices list filters exit 0" 0
@@ -57,6 +57,19 @@ expect_rc "prices list --json exits 0" 0
 expect_out "JSON names its schema" '"schema":[[:space:]]+"gpuplan.prices/1"'
 expect_out "JSON gives USD per GPU-hour" '"usd_per_gpu_hour":[[:space:]]+6\.99,'
 
+# GB200 trays of NVL72 racks: the row's 72 (azure) or the GPU's (oracle);
+# an HGX board is its node's 8, one GPU of it 1
+gp prices list --gpu GB200
+expect_out "azure GB200: 108.16 a VM, 1600 Gb/s, domain 72" "^azure +Standard_ND128isr_NDR_GB200_v6 +4x GB200 +westus3 +108\.16 +27\.040 .* 1600 +1 +72 +2026-09-06"
+expect_out "oracle GB200: the GPU's domain 72" "^oracle +BM\.GPU\.GB200\.4 +4x GB200 +all +64\.00 +16\.000 .* - +1 +72 +2026-09-01"
+expect_out "NVLINK is explained" "NVLINK: GPUs of one NVLink domain"
+gp prices list --gpu h100 --provider aws --region us-east-1
+expect_out "p5.48xlarge: an 8-GPU domain" "^aws +p5\.48xlarge .* 3200 +64 +8 +- "
+expect_out "p5.4xlarge: one GPU, a domain of 1" "^aws +p5\.4xlarge .* 100 +1 +1 +- "
+gp prices list --gpu GB300 --json
+expect_out "JSON gives the domain planning uses" '"nvlink_domain":[[:space:]]+72,'
+expect_out "JSON says the row states none" '"nvlink_domain_stated":[[:space:]]+null,'
+
 gp prices list --gpu H10O
 expect_rc "unknown --gpu exits 2" 2
 expect_err_lines "unknown --gpu: one error line" 1
@@ -70,8 +83,21 @@ gp gpus list
 expect_rc "gpus list exits 0" 0
 expect_out "gpus list shows H100 figures" "^H100-SXM5-80GB +80 +3\.35 +989\.4 +1978\.9"
 expect_out "gpus list says why A10G cannot be planned" "^A10G .*no bf16_dense_tflops figure"
+expect_out "gpus list shows B200's MXFP8 and NVFP4 peaks" "^B200 +180 +8 +2250 +4500 +4500 +9000 +1100 "
+expect_out "gpus list shows GB300 and its NVL72 domain" "^GB300 +279 +8 +2500 +5000 +5000 +15000 +1250 +80 +1800 +yes +72 +1400 "
+expect_out "an HGX board's domain is its node" "^H100-SXM5-80GB .* yes +node +700 "
 gp gpus list --json
 expect_out "gpus --json marks ineligible GPUs" '"eligible":[[:space:]]+false'
+expect_out "gpus --json gives NVFP4 peaks" '"nvfp4_dense_tflops":[[:space:]]+15000,'
+expect_out "gpus --json gives the NVLink domain" '"nvlink_domain":[[:space:]]+72,'
+# a bad cell of gpus.csv: one line naming file:line:col, exit 2
+mkdir -p "$TMP/badshare"
+cp data/*.csv "$TMP/badshare/"
+sed -i 's/^GB300,\(\([^,]*,\)\{12\}\)72,/GB300,\1seventy-two,/' "$TMP/badshare/gpus.csv"
+GPUPLAN_SHARE_DIR="$TMP/badshare" gp gpus list
+expect_rc "bad nvlink_domain in gpus.csv exits 2" 2
+expect_err_lines "bad nvlink_domain in gpus.csv: one error line" 1
+expect_err "bad nvlink_domain names gpus.csv:line:col" "gpus\.csv:[0-9]+:14: nvlink_domain: expected a whole number of GPUs from 0 to 65536 or an empty cell, found 'seventy-two'"
 
 gp models list
 expect_rc "models list exits 0" 0
@@ -96,11 +122,11 @@ expect_out "update counts" "^added 0, changed 1, unchanged 0"
 [ -f "$TABLE" ] && pass "user table written" || fail "user table written" "no $TABLE"
 [ "$(head -n1 "$TABLE")" = "# gpuplan-user-prices/2" ] && pass "user table starts with its format line" \
 	|| fail "user table starts with its format line" "$(head -n1 "$TABLE")"
-# the user's rows only: header and the one changed row, not the 150 shipped ones
-[ "$(grep -c . "$TABLE")" = 3 ] && grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,51\.5,,3200,,t-bom,2026-12-04$' "$TABLE" \
+# the user's rows only: header and the one changed row, not the 154 shipped ones
+[ "$(grep -c . "$TABLE")" = 3 ] && grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,51\.5,,3200,,t-bom,2026-12-04,$' "$TABLE" \
 	&& pass "user table holds only the changed row" || fail "user table holds only the changed row" "$(grep -c . "$TABLE") lines"
 gp prices list
-expect_err "list counts the user's rows" "^150 offerings from .*data/prices\.csv with 1 rows of yours from .*/userdata/prices\.csv"
+expect_err "list counts the user's rows" "^154 offerings from .*data/prices\.csv with 1 rows of yours from .*/userdata/prices\.csv"
 gp prices list --mine
 expect_rc "prices list --mine exits 0" 0
 expect_out "--mine lists the user's row" "^aws +p5\.48xlarge +8x H100-SXM5-80GB +us-east-1 +51\.50 +6\.438"
@@ -131,6 +157,7 @@ bad "non-numeric price" $FIX/bad_price.csv "bad_price\.csv:2:6: on_demand_usd_pe
 bad "negative price" $FIX/negative_price.csv "negative_price\.csv:2:6: on_demand_usd_per_hour: expected a price > 0 .*found '-3\.5'"
 bad "unknown GPU" $FIX/unknown_gpu.csv "unknown_gpu\.csv:2:3: gpu: expected a GPU name or alias from gpus\.csv, found 'H10O' \(did you mean 'H100'\?\)"
 bad "zero GPUs per node" $FIX/zero_gpus.csv "zero_gpus\.csv:2:4: gpus_per_node: expected an integer from 1 to 4096, found '0'"
+bad "fractional NVLink domain" $FIX/bad_nvlink_domain.csv "bad_nvlink_domain\.csv:2:11: nvlink_domain: expected a whole number of GPUs from 0 to 65536 or an empty cell, found '2\.5'"
 bad "duplicate key" $FIX/duplicate_key.csv "duplicate_key\.csv:4:1: expected one row per .*found \(aws, p5\.48xlarge, us-east-1\) again \(first at line 2\)"
 bad "empty file" $FIX/empty.csv "empty\.csv:1:1: expected a header row .*found an empty file"
 bad "header only" $FIX/header_only.csv "header_only\.csv:2:1: expected data rows after the header, found none"
@@ -242,7 +269,7 @@ cp data/*.csv "$NEWER/"
 sed -i -e 's/^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6\.88,/aws,p5.4xlarge,H100-SXM5-80GB,1,us-east-1,6.5,/' \
 	-e 's/^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,55\.04,/aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,40,/' \
 	"$NEWER/prices.csv"
-echo 'newcloud,h8,H100-SXM5-80GB,8,moon-1,30,,,,v-next,' >> "$NEWER/prices.csv"
+echo 'newcloud,h8,H100-SXM5-80GB,8,moon-1,30,,,,v-next,,' >> "$NEWER/prices.csv"
 grep -q '^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6\.5,' "$NEWER/prices.csv" \
 	&& grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,40,' "$NEWER/prices.csv" \
 	|| fail "newer shipped table prepared" "sed matched nothing"
@@ -265,21 +292,23 @@ expect_err "a bad user table: names its own line" "broken/prices\.csv:4:6: on_de
 
 # ---- a full copy an older gpuplan stored (no format line) still loads,
 # every row of it the user's, and the next update keeps only the rows that
-# differ from the shipped table
+# differ from the shipped table.  The copy is today's table less the row
+# only a shipped table may hold (P6e-GB200, no price: a capacity block's);
+# the user's table must price every row.
 LEGACY="$TMP/legacy"
 mkdir -p "$LEGACY"
-sed 's/^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6\.88,/aws,p5.4xlarge,H100-SXM5-80GB,1,us-east-1,6,/' \
-	data/prices.csv > "$LEGACY/prices.csv"
+sed -e 's/^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6\.88,/aws,p5.4xlarge,H100-SXM5-80GB,1,us-east-1,6,/' \
+	-e '/^aws,p6e-gb200\./d' data/prices.csv > "$LEGACY/prices.csv"
 GPUPLAN_DATA_DIR="$LEGACY" gp prices list --gpu H100 --provider aws --region us-east-1
 expect_rc "an older full copy loads" 0
 expect_out "the copy's price is read" "p5\.4xlarge +1x H100-SXM5-80GB +us-east-1 +6\.00"
 expect_err "list says the copy counts as the user's" "is a full copy an older gpuplan wrote"
 GPUPLAN_DATA_DIR="$LEGACY" gp prices list --mine
-[ "$(grep -c "^[a-z]" "$OUT")" = 150 ] && pass "every row of the copy is the user's (150)" \
-	|| fail "every row of the copy is the user's (150)" "$(grep -c "^[a-z]" "$OUT") rows"
+[ "$(grep -c "^[a-z]" "$OUT")" = 153 ] && pass "every row of the copy is the user's (153)" \
+	|| fail "every row of the copy is the user's (153)" "$(grep -c "^[a-z]" "$OUT") rows"
 GPUPLAN_DATA_DIR="$LEGACY" gp prices update $FIX/crlf.csv
 expect_rc "an update over the copy exits 0" 0
-expect_out "it rewrites the copy as the user's rows" "wrote .*legacy/prices\.csv \(3 rows of yours; 150 offerings"
+expect_out "it rewrites the copy as the user's rows" "wrote .*legacy/prices\.csv \(3 rows of yours; 154 offerings"
 expect_out "and says so" "it was a full copy an older gpuplan wrote"
 [ "$(head -n1 "$LEGACY/prices.csv")" = "# gpuplan-user-prices/2" ] && [ "$(grep -c . "$LEGACY/prices.csv")" = 5 ] \
 	&& grep -q '^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6,' "$LEGACY/prices.csv" \
@@ -296,10 +325,10 @@ gp prices update "$TMP/huge.csv"
 expect_rc "a 33 MiB update exits 2" 2
 expect_err_lines "a 33 MiB update: one error line" 1
 expect_err "a 33 MiB update says the cap" "huge\.csv: expected at most 32 MiB of rows, found 33\.0 MiB"
-{ head -1 data/prices.csv; awk 'BEGIN { for (i = 0; i < 20001; i++) printf "acloud,x%d,H100,8,r1,10,,,,,\n", i }'; } > "$TMP/many.csv"
+{ head -1 data/prices.csv; awk 'BEGIN { for (i = 0; i < 20001; i++) printf "acloud,x%d,H100,8,r1,10,,,,,,\n", i }'; } > "$TMP/many.csv"
 gp prices update "$TMP/many.csv"
 expect_rc "20001 offerings more exit 2" 2
-expect_err "the offerings cap is named" "expected a price table of at most 20000 offerings, found 20151 after the merge"
+expect_err "the offerings cap is named" "expected a price table of at most 20000 offerings, found 20155 after the merge"
 [ ! -e "$GPUPLAN_DATA_DIR/prices.csv" ] && pass "nothing stored after a refused update" \
 	|| fail "nothing stored after a refused update" "$(ls "$GPUPLAN_DATA_DIR")"
 

@@ -8,7 +8,10 @@ expect_rc "help exits 0" 0
 for o in --model --layers --hidden --heads --kv-heads --ffn --vocab --seq --mlp --tied \
 	 --gpu --gpus --gpus-per-node --intra-node-gbps --inter-node-gbps --tp --pp --dp --cp \
 	 --mbs --gbs --zero --recompute --interleave --seq-parallel --no-flash --precision \
-	 --tokens --usd-per-gpu-hour --json --output; do
+	 --tokens --usd-per-gpu-hour --json --output --experts --top-k --expert-ffn \
+	 --shared-experts --shared-ffn --dense-layers --mtp-layers --head-dim --kv-lora-rank \
+	 --q-lora-rank --qk-nope-dim --qk-rope-dim --v-head-dim --sliding-window \
+	 --window-full-every --attention-sinks --ep --etp --moe-imbalance --ep-overlap --ep-dispatcher --nvlink-domain; do
 	grep -q -- "$o" "$OUT" || fail "help lists $o" "missing"
 done
 pass "help lists every option"
@@ -270,5 +273,126 @@ grep -q "no inter-node bandwidth stated" "$ERR" && fail "with --inter-node-gbps:
 gp simulate --model llama3-8b --gpu h100 --gpus 8 --tp 8
 grep -q "no inter-node bandwidth stated" "$ERR" && fail "one node: no network needed, none named" "found" \
 	|| pass "one node: no network needed, none named"
+
+# ---- mixture of experts: presets, counts, custom shapes -----------------
+gp models list
+expect_out "models list: deepseek-v3 with its experts and counts" \
+	'^deepseek-v3 +61 +7168 +128 +128 +18432 +129280 +4096 +swiglu +no +15360 +256/8 +671\.026 +671 +36\.626 +37$'
+expect_out "models list: gpt-oss-120b active 5.133 of 116.829" '^gpt-oss-120b .* 128/4 +116\.829 +116\.8 +5\.133 +5\.13$'
+gp models show gpt-oss-120b
+expect_out "models show: the exact total" '^parameters +116,829,156,672 '
+expect_out "models show: the exact active count" '^active +5,132,849,472 \(5\.133 B; 5\.712 B counting the input embedding\)'
+expect_out "models show: the window pattern" '^sliding_window +128 tokens, every 2nd layer full'
+gp models show deepseek-v3
+expect_out "models show: MLA" '^attention +MLA: q rank 1536, kv rank 512, heads of 128 nope \+ 64 rope, values 128'
+expect_out "models show: experts" '^experts +256 routed of 2048, top-8, 1 shared of 2048'
+expect_out "models show: MTP" '^mtp layers +1 \(11\.610 B more parameters'
+gp models show qwen3-30b-a3b --json
+expect_out "models --json: active_params" '"active_params":[[:space:]]*3041855488,'
+expect_out "models --json: the moe object" '"top_k":[[:space:]]*8'
+for bad in "--experts x:--experts: expected an integer from 0 to 65536, found 'x'" \
+	   "--top-k -1:--top-k: expected an integer from 0 to 65536, found '-1'"; do
+	gp simulate --layers 4 --hidden 1024 --heads 8 --gpu H100 --gpus 8 --gbs 8 ${bad%%:*}
+	expect_rc "${bad%%:*} exits 2" 2
+	expect_err "${bad%%:*} says why" "^error: ${bad#*:}"
+	expect_err_lines "${bad%%:*}: one error line" 1
+done
+gp simulate --layers 4 --hidden 1024 --heads 8 --gpu H100 --gpus 8 --gbs 8 --experts 8 --top-k 9 --expert-ffn 512
+expect_rc "top-k above experts exits 2" 2
+expect_err "top-k above experts says why" '^error: simulate: top_k: expected 1 to experts 8, found 9$'
+gp simulate --layers 4 --hidden 1024 --heads 8 --gpu H100 --gpus 8 --gbs 8 --experts 8 --top-k 2
+expect_rc "experts without a width exits 2" 2
+expect_err "experts without a width says why" '^error: simulate: expert_ffn: expected an integer >= 1 with experts, found 0$'
+gp simulate --layers 4 --hidden 1024 --heads 8 --gpu H100 --gpus 8 --gbs 8 --dense-layers 1
+expect_rc "dense layers without experts exits 2" 2
+expect_err "dense layers without experts says why" '^error: simulate: dense_layers: expected 0 without experts, found 1$'
+gp simulate --layers 4 --hidden 1024 --heads 8 --gpu H100 --gpus 8 --gbs 8 --kv-lora-rank 128 --qk-rope-dim 64
+expect_rc "MLA without its head widths exits 2" 2
+expect_err "MLA without its head widths says why" '^error: simulate: qk_nope_dim: expected an integer >= 1 with MLA, found 0$'
+
+# ---- expert parallelism, NVLink domains, block-scaled precisions -------
+dsv3="--model deepseek-v3 --gpu GB200 --gpus 256 --gpus-per-node 4 --nvlink-domain 72 \
+	--inter-node-gbps 1600 --pp 4 --interleave 4 --gbs 4096 --zero 1 --precision mxfp8"
+gp simulate $dsv3 --ep 64 --ep-overlap --ep-dispatcher flex
+expect_rc "DeepSeek-V3 on GB200 NVL72 with EP 64 simulates" 0
+expect_out "the EP all-to-all is a breakdown line" '^  ep comm +[0-9.]+ (s|ms) +[0-9.]+%'
+expect_out "its hidden share is stated" '^  \(ep all-to-all in all [0-9.]+ (s|ms), [0-9.]+ (s|ms) of it hidden by compute\)'
+expect_out "the expert layout is stated" '^experts   ep 64, etp 1, expert data parallel 1, imbalance 1, flex dispatcher, all-to-all overlap on; NVLink domain 72 GPUs'
+expect_out "the precision is stated" 'mxfp8$'
+gp simulate $dsv3 --ep 64 --json
+expect_rc "--json with EP" 0
+for k in ep_comm ep_comm_total; do
+	grep -q "\"$k\":" "$OUT" || fail "--json has $k" "missing"
+done
+pass "--json has the EP parts"
+ep_total=$(json_num ep_comm_total "$OUT")
+gp simulate $dsv3 --ep 64 --nvlink-domain 4 --json
+ep_trays=$(json_num ep_comm_total "$OUT")
+awk -v a="$ep_total" -v b="$ep_trays" 'BEGIN { exit !(b > 5 * a) }' \
+	&& pass "EP 64 over 4-GPU trays costs more than inside the NVL72 domain" \
+	|| fail "EP 64 over 4-GPU trays costs more than inside the NVL72 domain" "$ep_trays vs $ep_total"
+gp simulate $dsv3 --ep 64 --ep-overlap --moe-imbalance 1.3 -o "$TMP/moe.json"
+expect_rc "-o writes an MoE plan" 0
+grep -q '"ep":[[:space:]]*64' "$TMP/moe.json" && grep -q '"ep_dispatcher":[[:space:]]*"alltoall"' "$TMP/moe.json" \
+	&& grep -q '"nvlink_domain":[[:space:]]*72' "$TMP/moe.json" && grep -q '"experts":[[:space:]]*256' "$TMP/moe.json" \
+	&& pass "the plan carries the experts, EP and the domain" || fail "the plan carries the experts, EP and the domain" "missing"
+gp simulate "$TMP/moe.json" --json
+cp "$OUT" "$TMP/moe_plan.json"
+gp simulate $dsv3 --ep 64 --ep-overlap --moe-imbalance 1.3 --json
+cmp -s "$OUT" "$TMP/moe_plan.json" && pass "an MoE plan file and its flags agree" \
+	|| fail "an MoE plan file and its flags agree" "differs"
+for bad in "--ep 3:^error: simulate: ep: expected a divisor of experts 256, found 3$" \
+	   "--ep 0:^error: --ep: expected an integer from 1 to 65536, found '0'$" \
+	   "--ep 128:^error: simulate: ep: expected ep x etp = 128 to divide tp x cp x dp = 64" \
+	   "--ep 64 --etp 3:^error: simulate: etp: expected a divisor of expert_ffn 2048, found 3$" \
+	   "--ep 64 --moe-imbalance 0.5:^error: --moe-imbalance: expected a number from 1 to 1000" \
+	   "--ep 64 --ep-dispatcher deepep:^error: --ep-dispatcher: expected alltoall or flex" \
+	   "--ep 64 --precision fp16:^error: --precision: expected bf16, fp8, mxfp8 or nvfp4" \
+	   "--ep 64 --nvlink-domain 2:^error: --nvlink-domain: expected at least the 4 GPUs of a node, found 2$"; do
+	gp simulate $dsv3 ${bad%%:*}
+	expect_rc "${bad%%:*} exits 2" 2
+	expect_err "${bad%%:*} says why" "${bad#*:}"
+	expect_err_lines "${bad%%:*}: one error line" 1
+done
+gp simulate --model qwen3-30b-a3b --gpu H100 --gpus 16 --ep 16 --gbs 1024 --precision mxfp8
+expect_rc "MXFP8 on Hopper exits 2" 2
+expect_err "MXFP8 on Hopper says why" "^error: simulate: precision: expected a GPU with an MXFP8 rate \(an mxfp8 figure, or Blackwell's fp8\), found none for H100-SXM5-80GB$"
+gp simulate --model qwen3-30b-a3b --gpu H100 --gpus 16 --ep 16 --gbs 1024 --precision nvfp4
+expect_rc "NVFP4 without an NVFP4 figure exits 2" 2
+expect_err "NVFP4 without a figure says why" "^error: simulate: precision: expected a GPU with an NVFP4 rate \(an nvfp4 figure\), found none for H100-SXM5-80GB$"
+gp simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 8 --ep 2
+expect_rc "EP without experts exits 2" 2
+expect_err "EP without experts says why" '^error: simulate: ep: expected 1 without experts, found 2$'
+gp simulate --model qwen3-30b-a3b --gpu H100 --gpus 16 --tp 2 --ep 8 --gbs 1024
+expect_rc "TP with experts and no sequence parallelism exits 2" 2
+expect_err "says why" '^error: simulate: seq_parallel: expected on with tp 2 and experts'
+
+# every run of Megatron-Bridge's MoE table simulates, or is refused for a
+# GPU figure the catalog lacks, never for anything else
+moe_csv=$(dirname "$0")/../../bench/data/moe_runs.csv
+rows=0 ran=0
+while IFS=, read -r _ _ model system gpus prec gbs mbs seq tp pp cp vp ep etp _; do
+	case $model in model) continue ;; esac
+	case $system in
+	DGX-H100) sys="--gpu H100 --gpus-per-node 8 --inter-node-gbps 3200" ;;
+	DGX-B200) sys="--gpu B200 --gpus-per-node 8 --inter-node-gbps 3200" ;;
+	DGX-B300) sys="--gpu B300 --gpus-per-node 8 --inter-node-gbps 6400" ;;
+	DGX-GB200) sys="--gpu GB200 --gpus-per-node 4 --nvlink-domain 72 --inter-node-gbps 1600" ;;
+	DGX-GB300) sys="--gpu GB300 --gpus-per-node 4 --nvlink-domain 72 --inter-node-gbps 3200" ;;
+	esac
+	case $model in DeepSeekV3) m=deepseek-v3 ;; *) m=qwen3-30b-a3b ;; esac
+	[ "$vp" = n/a ] && vp=1
+	rows=$((rows + 1))
+	gp simulate --model "$m" $sys --gpus "$gpus" --gbs "$gbs" --mbs "$mbs" --seq "$seq" \
+		--tp "$tp" --pp "$pp" --cp "$cp" --interleave "$vp" --ep "$ep" --zero 1 \
+		--precision "$(echo "$prec" | tr A-Z a-z)" --ep-dispatcher flex -q
+	if [ "$RC" = 0 ]; then
+		ran=$((ran + 1))
+	elif [ "$RC" != 2 ] || ! grep -Eq '^error: (--gpu: expected a GPU|simulate: gpu [A-Z0-9]+: expected a bf16 FLOP/s figure)' "$ERR"; then
+		fail "moe_runs.csv row $rows ($model $system) simulates" "exit $RC: $(head -1 "$ERR")"
+	fi
+done <"$moe_csv"
+[ "$rows" = 52 ] && [ "$ran" -ge 27 ] && pass "moe_runs.csv: every row simulates or names the missing GPU figure ($ran of $rows ran)" \
+	|| fail "moe_runs.csv: every row simulates or names the missing GPU figure" "$ran of $rows ran"
 
 finish

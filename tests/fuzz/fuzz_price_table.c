@@ -45,7 +45,7 @@ static enum rc load(const char *buf, size_t len, int skypilot_ok,
 	if (rc != RC_OK)
 		return rc;
 	rc = price_rows_read(&csv, cat.gpus, cat.n_gpus, skypilot_ok ? "fuzz" : NULL,
-			     skypilot_ok, &rows, NULL);
+			     skypilot_ok ? PRICE_READ_UPDATE : PRICE_READ_TABLE, &rows, NULL);
 	price_csv_release(&csv);
 	if (rc != RC_OK)
 		return rc;

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# test_finetune.sh - fine-tuning as a user types it on the shipped data:
+# the 70B on eight owned RTX 4090s (full fine-tuning with CPU offload,
+# QLoRA on fewer GPUs, memory by kind with the host's), LoRA and QLoRA in
+# simulate, offload searched only where GPU memory binds, epochs over a
+# dataset, compare's 4x RTX 4090 owned against rented H100, the exports
+# (DeepSpeed offload keys, trl), and every bad flag value (exit 2).
+. "$(dirname "$0")/lib.sh"
+export GPUPLAN_SHARE_DIR="$PWD/data"
+
+# ---- help
+for cmd in simulate plan compare; do
+	gp $cmd --help
+	for opt in --finetune --lora-rank --lora-targets --offload --epochs --dataset-tokens --host; do
+		expect_out "$cmd --help lists $opt" -- "$opt"
+	done
+done
+
+# ---- the 70B on 8 owned RTX 4090s: before, nothing fit (137-154 GiB a GPU)
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 --finetune full
+expect_rc "full 70B without a stated host: no feasible plan" 3
+expect_out "and says offload needs the host's figures" "offload +not searched .*--host memory="
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
+	--finetune full --host memory=1536G,cores=64 -o "$TMP/full.json"
+expect_rc "full 70B with the host stated: a plan" 0
+expect_out "it offloads to the CPU" "^offload +cpu: optimizer states"
+expect_out "memory by kind with the host's" "^memory +per GPU .* weights .* gradients .* optimizer 0 B, activations .*; host [0-9.]+ GiB of 1430.5 GiB per node"
+expect_out "it says the links go through host memory" "no NVLink and no peer-to-peer"
+grep -Eq '"offload":[[:space:]]*"cpu"' "$TMP/full.json" && pass "the plan file records the offload" \
+	|| fail "the plan file records the offload" "no offload key"
+# 69B x (16 bytes states + 2 bytes weights) x 1.05 slack = 1214 GiB
+gp simulate "$TMP/full.json" --json
+expect_out "simulate re-reads it: host memory 1214 GiB" "\"host_per_node\":[[:space:]]*1303[0-9]{9}"
+# a host too small for the states: nothing fits, NVMe is not stated
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
+	--finetune full --host memory=512G,cores=64
+expect_rc "full 70B on a 512 GB host: no feasible plan" 3
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
+	--finetune full --host memory=512G,cores=64,nvme=12
+expect_rc "with its NVMe stated: ZeRO-Infinity fits" 0
+expect_out "on NVMe" "^offload +nvme: .*NVMe"
+expect_out "NVMe holds the states" "NVMe [0-9.]+ (GiB|TiB)"
+
+# QLoRA: fits without offload, on fewer GPUs
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 4 --finetune qlora
+expect_rc "QLoRA 70B fits on 4 RTX 4090s" 0
+expect_out "no offload needed" "^finetune +qlora rank 16 on all: .* in NF4"
+expect_no_out "no offload line" "^offload "
+expect_out "memory by kind" "^memory +per GPU [0-9.]+ GiB of 22.4 GiB: weights"
+expect_out "on 4 GPUs" "1x4=4"
+
+# ---- simulate: LoRA and QLoRA on one RTX 4090 (torchtune's Llama 3.1 8B)
+gp simulate --model llama3-8b --gpu RTX4090 --gpus 1 --gbs 2 --seq 2048 --recompute full \
+	--finetune lora --lora-rank 8 --lora-targets q,v
+expect_rc "simulate LoRA exits 0" 0
+# PEFT: "trainable params: 3,407,872" for this rank and these targets
+expect_out "LoRA's adapters as PEFT counts them" "3\.41M trainable of 8\.03B"
+expect_out "the base is frozen" "no weight gradients"
+gp simulate --model llama3-8b --gpu RTX4090 --gpus 1 --gbs 2 --seq 2048 --recompute full \
+	--finetune qlora --json
+expect_rc "simulate QLoRA --json exits 0" 0
+gp simulate --model llama3-8b --gpu RTX4090 --gpus 1 --gbs 2 --seq 2048 --recompute full \
+	--finetune qlora
+expect_out "QLoRA says where its time goes" "NF4 dequantisation [0-9.]+ ms"
+expect_out "and fits" "fits, "
+# offload in simulate needs the host
+gp simulate --model llama3-8b --gpu RTX4090 --gpus 2 --zero 2 --gbs 8 --finetune full --offload cpu
+expect_rc "simulate --offload cpu without a host: exit 2" 2
+expect_err "and the reason" "offload: expected the host's memory and CPU cores"
+gp simulate --model llama3-8b --gpu RTX4090 --gpus 2 --zero 2 --gbs 8 --finetune full \
+	--offload cpu --host memory=256G,cores=32
+expect_rc "with --host: exit 0" 0
+expect_out "the CPU step in the breakdown" "optimizer \(CPU\) "
+expect_out "the host transfers" "offload transfers "
+expect_out "host memory" "^host memory per node .* fits"
+
+# ---- consumer GPUs: "90%+ scaling on 8x RTX 4090 with a good mix" holds for
+# LoRA, whose gradients are a few MB: 8 GPUs give at least 7.2x one
+tps() { json_num tokens_per_s "$OUT"; }
+gp simulate --model llama3-8b --gpu RTX4090 --gpus 1 --gbs 64 --seq 2048 --recompute full \
+	--finetune lora --json
+one=$(tps)
+gp simulate --model llama3-8b --gpu RTX4090 --gpus 8 --gbs 64 --seq 2048 --recompute full \
+	--finetune lora --json
+eight=$(tps)
+awk -v a="$one" -v b="$eight" 'BEGIN { exit !(b >= 7.2 * a) }' &&
+	pass "LoRA on 8 RTX 4090s scales 90% or better ($one -> $eight tokens/s)" ||
+	fail "LoRA on 8 RTX 4090s scales 90% or better" "$one -> $eight tokens/s"
+# full fine-tuning with ZeRO-3 gathers 16 GB of weights three times a
+# micro-batch through host memory: well below that
+gp simulate --model llama3-8b --gpu RTX4090 --gpus 8 --gbs 64 --seq 2048 --recompute full \
+	--finetune full --zero 3 --json
+full=$(tps)
+awk -v a="$one" -v b="$full" 'BEGIN { exit !(b < 0.5 * 8 * a) }' &&
+	pass "full fine-tuning over PCIe scales far worse ($full tokens/s on 8)" ||
+	fail "full fine-tuning over PCIe scales far worse" "$full tokens/s on 8"
+
+# ---- epochs over a dataset
+gp simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 64 --finetune lora --epochs 3 --dataset-tokens 20M
+expect_out "3 epochs of 20M tokens train 60M" "time to train 60M tokens"
+gp plan --model llama3-8b --epochs 2 --dataset-tokens 50M --gpu H100 --finetune lora -o "$TMP/ep.json"
+expect_rc "plan with --epochs exits 0" 0
+expect_out "the job is 100M tokens" "100M tokens"
+grep -Eq '"epochs":[[:space:]]*2,' "$TMP/ep.json" && pass "the plan file keeps the epochs" \
+	|| fail "the plan file keeps the epochs" "no epochs"
+
+# ---- compare: fine-tune 8B on 100M tokens, 4 owned RTX 4090s against rented H100
+gp compare --model llama3-8b --tokens 100M --gpus 4 --finetune lora --gpu RTX4090 --vs H100
+expect_rc "compare --vs exits 0" 0
+expect_out "4 cards bought at their share of the price" "4 cards of rtx4090-8x-cards \(\\\$6,396"
+expect_out "against renting H100" "^against renting H100-SXM5-80GB \("
+expect_out "with its break-even" "buy 4 x RTX4090: .* breaks even after [0-9.]+ months"
+
+# ---- exports
+gp export "$TMP/full.json" --format deepspeed
+expect_out "DeepSpeed offloads the optimizer" "\"offload_optimizer\""
+expect_out "and at stage 3 the parameters" "\"offload_param\""
+gp plan --model llama3-8b --have 4xRTX4090 --gpu RTX4090 --finetune qlora --tp 1 --pp 1 \
+	--epochs 2 --dataset-tokens 50M --framework deepspeed --max-gpus 4 -o "$TMP/q.json"
+gp export "$TMP/q.json" --format trl
+expect_rc "export trl exits 0" 0
+expect_out "trl sft with PEFT" "^trl sft --num_processes 4 "
+expect_out "its adapters" "--use_peft --lora_r 16 --lora_alpha 32"
+expect_out "QLoRA's NF4" "--load_in_4bit --bnb_4bit_quant_type nf4 --use_bnb_nested_quant"
+expect_out "the epochs" "--num_train_epochs 2"
+gp export "$TMP/full.json" --format trl
+expect_rc "trl refuses tensor parallelism: exit 2" 2
+
+# ---- execute runs full training only: a QLoRA plan is refused, not mismeasured
+gp execute "$TMP/q.json" --backend cpu
+expect_rc "execute refuses a QLoRA plan: exit 2" 2
+expect_err "and says why" "\.finetune: expected full training without offload"
+
+# ---- bad values: one line, exit 2
+for args in "--finetune dora" "--lora-rank 0" "--lora-rank x" "--lora-targets q,x" \
+	"--offload disk" "--epochs -1" "--dataset-tokens lots" "--host memory" \
+	"--host ram=1G" "--host cores=1.5"; do
+	gp simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 64 $args
+	expect_rc "simulate $args: exit 2" 2
+	expect_err_lines "simulate $args: one error line" 1
+done
+gp simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 64 --lora-rank 8
+expect_rc "--lora-rank without LoRA: exit 2" 2
+gp simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 64 --epochs 2
+expect_rc "--epochs without --dataset-tokens: exit 2" 2
+gp simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 64 --offload auto
+expect_rc "simulate --offload auto: exit 2" 2
+gp plan --model llama3-8b --tokens 1B --host memory=1T
+expect_rc "plan --host without --have: exit 2" 2
+gp plan --model llama3-8b --tokens 1B --finetune qlora --offload nvme2
+expect_rc "plan --offload nvme2: exit 2" 2
+finish

@@ -1,0 +1,375 @@
+/*
+ * test_finetune.c - fine-tuning and offload in the simulator against hand
+ * calculations: LoRA's adapter counts (the figures PEFT prints for Llama 3
+ * 8B), the FLOPs a frozen base saves, QLoRA's NF4 weights and its
+ * dequantisation, offloaded states in host memory and on NVMe, the CPU
+ * Adam step, the checks, target lists and plan files.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "sim.h"
+#include "sim_internal.h"
+
+/* Llama 3 8B (Llama 3.1 config.json): 32 layers, hidden 4096, 32 heads
+ * of which 8 KV, SwiGLU 14336, vocab 128256. */
+static struct sim_model llama3_8b(void)
+{
+	struct sim_model m;
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.name, sizeof(m.name), "llama3-8b");
+	m.layers = 32;
+	m.hidden = 4096;
+	m.heads = 32;
+	m.kv_heads = 8;
+	m.ffn = 14336;
+	m.vocab = 128256;
+	m.seq = 2048;
+	m.mlp = SIM_MLP_SWIGLU;
+	sim_model_facts_init(&m);
+	return m;
+}
+
+/* RTX 4090 (gpus.csv): 165.15 TFLOP/s bf16 dense, 1.008 TB/s, 24 GB,
+ * PCIe Gen4 x16 (32 GB/s a direction), no NVLink, no P2P; a node of n. */
+static struct sim_cluster rtx4090(int n)
+{
+	struct sim_cluster c;
+
+	memset(&c, 0, sizeof(c));
+	snprintf(c.gpu.name, sizeof(c.gpu.name), "RTX4090");
+	c.gpu.memory_bytes = 24e9;
+	c.gpu.hbm_bytes_per_s = 1.008e12;
+	c.gpu.bf16_flops_per_s = 165.15e12;
+	c.gpu.intra_bytes_per_s = 32e9;
+	c.gpus_per_node = n;
+	return c;
+}
+
+static struct sim_parallel layout(int dp, int gbs)
+{
+	struct sim_parallel p;
+
+	sim_parallel_init(&p);
+	p.dp = dp;
+	p.gbs = gbs;
+	p.mbs = 1;
+	p.recompute = SIM_RECOMPUTE_FULL;
+	return p;
+}
+
+/* PEFT prints "trainable params: 41,943,040" for Llama 3 8B with r = 16
+ * on every linear layer of the blocks and 3,407,872 with r = 8 on q and v:
+ * r (in + out) per projection, q and o 4096 x 4096, k and v 4096 x 1024,
+ * gate, up and down 4096 x 14336. */
+static void test_sim_lora_params_by_hand(void **state)
+{
+	struct sim_model m = llama3_8b();
+	struct sim_finetune ft = { SIM_FT_LORA, 16, 0, SIM_OFFLOAD_NONE };
+
+	(void)state;
+	assert_near(sim_lora_params(&m, &ft), 32.0 * 16 * (2 * 8192 + 2 * 5120 + 3 * 18432), 0);
+	assert_near(sim_lora_params(&m, &ft), 41943040, 0);
+	ft.lora_rank = 8;
+	ft.lora_targets = SIM_LORA_Q | SIM_LORA_V;
+	assert_near(sim_lora_params(&m, &ft), 3407872, 0);
+	assert_near(sim_trainable_params(&m, &ft), 3407872, 0);
+	/* full fine-tuning and pre-training train everything */
+	ft.method = SIM_FT_FULL;
+	assert_near(sim_lora_params(&m, &ft), 0, 0);
+	assert_near(sim_trainable_params(&m, &ft), sim_model_params(&m), 0);
+	/* a GELU MLP has no gate: up and down only */
+	m.mlp = SIM_MLP_GELU;
+	ft.method = SIM_FT_LORA;
+	ft.lora_targets = SIM_LORA_GATE | SIM_LORA_UP;
+	assert_near(sim_lora_params(&m, &ft), 32.0 * 8 * 18432, 0);
+}
+
+/* A frozen base drops 2 s FLOPs per weight of the layers' matrices and
+ * the LM head (their weight gradients); adapters add 6 s per weight (2
+ * forward, 4 backward), 8 s with full recomputation. */
+static void test_sim_finetune_flops_by_hand(void **state)
+{
+	struct sim_model m = llama3_8b();
+	struct sim_finetune ft = { SIM_FT_LORA, 16, 0, SIM_OFFLOAD_NONE };
+	double s = m.seq, full = sim_train_flops(&m, 4, SIM_RECOMPUTE_NONE);
+	double matrix = 2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336;
+	double frozen = 4 * 2.0 * s * (32 * matrix + 4096.0 * 128256);
+	double lora = 41943040;
+
+	(void)state;
+	assert_near(sim_layer_matrix_params(&m), matrix, 0);
+	assert_near(sim_finetune_train_flops(&m, &ft, 4, SIM_RECOMPUTE_NONE),
+		    full - frozen + 4 * 6.0 * s * lora, 1e-12);
+	assert_near(sim_finetune_train_flops(&m, &ft, 4, SIM_RECOMPUTE_FULL),
+		    sim_train_flops(&m, 4, SIM_RECOMPUTE_FULL) - frozen + 4 * 8.0 * s * lora, 1e-12);
+	/* about two thirds of full training: forward and input gradients */
+	assert_true(sim_finetune_train_flops(&m, &ft, 4, SIM_RECOMPUTE_NONE) < 0.7 * full);
+	ft.method = SIM_FT_FULL;
+	assert_near(sim_finetune_train_flops(&m, &ft, 4, SIM_RECOMPUTE_NONE), full, 0);
+}
+
+/* One RTX 4090, no ZeRO: LoRA keeps the base in bf16 (2 bytes), QLoRA
+ * its matrices in NF4 (4.127 bits, Dettmers et al. 2023) and the rest
+ * in bf16; the adapters take 2 + 2 + 12 bytes each. */
+static void test_sim_qlora_memory_by_hand(void **state)
+{
+	struct sim_model m = llama3_8b();
+	struct sim_cluster c = rtx4090(1);
+	struct sim_parallel p = layout(1, 2);
+	struct sim_result r;
+	double params = sim_model_params(&m), matrix = 32 * sim_layer_matrix_params(&m);
+	double a = 41943040;
+
+	(void)state;
+	p.ft.method = SIM_FT_LORA;
+	assert_int_equal(sim_check(&m, &p, &c, NULL, 0), RC_OK);
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.memory.weights, 2.0 * params + 2.0 * a, 1e-12);
+	assert_near(r.memory.grads, 2.0 * a, 1e-12);
+	assert_near(r.memory.optimizer, 12.0 * a, 1e-12);
+	p.ft.method = SIM_FT_QLORA;
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.memory.weights, 4.127 / 8 * matrix + 2.0 * (params - matrix) + 2.0 * a, 1e-12);
+	assert_near(r.memory.optimizer, 12.0 * a, 1e-12);
+	assert_true(r.fits);
+	/* full fine-tuning: 16 bytes a parameter, 128 GB, no fit */
+	p.ft.method = SIM_FT_FULL;
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.memory.weights + r.memory.grads + r.memory.optimizer, 16.0 * params, 1e-12);
+	assert_false(r.fits);
+}
+
+/* Frozen weights make backward shorter than full training's, QLoRA's
+ * dequantisation makes it longer than LoRA's, by one pass of the matrices
+ * (read 4.127 bits, write 2 bytes) before every GEMM pass: forward,
+ * input gradient and the recomputed forward. */
+static void test_sim_lora_step_by_hand(void **state)
+{
+	struct sim_model m = llama3_8b();
+	struct sim_cluster c = rtx4090(1);
+	struct sim_parallel p = layout(1, 2);
+	struct sim_result full, lora, qlora;
+	double ad, dq, dq_layer;
+
+	(void)state;
+	c.host_layer_s = -1;
+	p.ft.method = SIM_FT_FULL;
+	sim_step(&m, &p, &c, &full);
+	p.ft.method = SIM_FT_LORA;
+	sim_step(&m, &p, &c, &lora);
+	p.ft.method = SIM_FT_QLORA;
+	sim_step(&m, &p, &c, &qlora);
+	sim_finetune_parts(&m, &p, &c, &ad, &dq);
+	/* of full recomputation's four GEMM passes (forward, recomputed
+	 * forward, input and weight gradients) three remain, and the
+	 * adapters come on top */
+	assert_true(lora.breakdown.compute_s < full.breakdown.compute_s);
+	assert_true(lora.breakdown.compute_s - ad < 0.8 * full.breakdown.compute_s);
+	dq_layer = (4.127 / 8 + 2.0) * sim_layer_matrix_params(&m) / (1.008e12 * SIM_HBM_EFF)
+		   + 7 * SIM_KERNEL_S;
+	assert_near(dq, 2 * 32 * 3 * dq_layer, 1e-9);
+	assert_near(qlora.breakdown.compute_s - lora.breakdown.compute_s, dq, 1e-6);
+	assert_true(ad > 0);
+	/* the optimizer steps over the adapters only */
+	assert_true(lora.breakdown.optimizer_s < 0.01 * full.breakdown.optimizer_s);
+	/* a plan without a method is pre-training, byte for byte */
+	p.ft.method = SIM_FT_NONE;
+	sim_step(&m, &p, &c, &lora);
+	assert_memory_equal(&lora, &full, sizeof(lora));
+}
+
+/* ZeRO-1 over two GPUs of one node, offloaded: each keeps half the fp32
+ * states and gradients (16 bytes a parameter) in host memory, none on
+ * the GPU; the node's host holds both halves (and 5% slack).  On NVMe
+ * the 12 bytes of states move there.  The CPU step runs the node's
+ * parameters at 11.6e9 / 8.2 / 48 a core a second. */
+static void test_sim_offload_by_hand(void **state)
+{
+	struct sim_model m = llama3_8b();
+	struct sim_cluster c = rtx4090(2);
+	struct sim_parallel p = layout(2, 8);
+	struct sim_result r;
+	double params = sim_model_params(&m), rate = 11.6e9 / 8.2 / 48;
+
+	(void)state;
+	p.zero = 1;
+	p.ft.method = SIM_FT_FULL;
+	p.ft.offload = SIM_OFFLOAD_CPU;
+	c.host.memory_bytes = 512e9;
+	c.host.cpu_cores = 32;
+	assert_int_equal(sim_check(&m, &p, &c, NULL, 0), RC_OK);
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.memory.optimizer, 0, 0);
+	assert_near(r.memory.host, 2 * (params / 2) * 16 * 1.05, 1e-9);
+	assert_near(r.memory.host_capacity, 512e9, 0);
+	assert_near(r.breakdown.optimizer_s, params / (32 * rate), 1e-9);
+	assert_true(r.breakdown.offload_s > 0);
+	assert_near(r.step_time_s, r.breakdown.compute_s + r.breakdown.tp_comm_s +
+		    r.breakdown.cp_comm_s + r.breakdown.pp_bubble_s + r.breakdown.pp_comm_s +
+		    r.breakdown.dp_comm_exposed_s + r.breakdown.optimizer_s +
+		    r.breakdown.offload_s, 1e-12);
+	assert_true(r.fits);
+	/* a host too small for the states: no fit */
+	c.host.memory_bytes = 100e9;
+	sim_step(&m, &p, &c, &r);
+	assert_false(r.fits);
+	/* NVMe: 12 bytes a parameter there, the 4 of the gradients stay */
+	c.host.nvme_bytes_per_s = 7e9;
+	p.ft.offload = SIM_OFFLOAD_NVME;
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.memory.nvme, 12.0 * params, 1e-9);
+	assert_near(r.memory.host, 4.0 * params * 1.05, 1e-9);
+	/* the slower of the CPU step and reading and writing the states */
+	assert_near(r.breakdown.optimizer_s, 2 * 12.0 * params / 7e9, 1e-9);
+	/* ZeRO-3 offloads the weights too: two layers' stay on the GPU */
+	p.zero = 3;
+	p.ft.offload = SIM_OFFLOAD_CPU;
+	c.host.memory_bytes = 512e9;
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.memory.host, (16.0 + 2.0) * params * 1.05, 1e-9);
+	assert_true(r.memory.weights < 2.1 * 2 * 4096.0 * 128256);
+}
+
+static void test_sim_finetune_check(void **state)
+{
+	struct sim_model m = llama3_8b();
+	struct sim_cluster c = rtx4090(2);
+	struct sim_parallel p = layout(2, 8);
+	char why[256];
+
+	(void)state;
+	p.ft.offload = SIM_OFFLOAD_CPU;
+	p.zero = 0;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "ZeRO stage 1, 2 or 3"));
+	p.zero = 2;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "host's memory and CPU cores"));
+	c.host.memory_bytes = 256e9;
+	c.host.cpu_cores = 16;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	/* an NVLink GPU's intra-node figure is not its host link */
+	c.gpu.nvlink = 1;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "PCIe"));
+	c.gpu.nvlink = 0;
+	p.ft.offload = SIM_OFFLOAD_NVME;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "NVMe"));
+	p.ft.offload = SIM_OFFLOAD_NONE;
+	p.ft.method = SIM_FT_LORA;
+	p.ft.lora_rank = -1;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	p.ft.lora_rank = 8;
+	m.mlp = SIM_MLP_GELU;
+	p.ft.lora_targets = SIM_LORA_GATE;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "GELU"));
+	p.ft.lora_targets = 1u << 9;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	p.ft.lora_targets = 0;
+	p.ft.method = (enum sim_ft_method)7;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+}
+
+static void test_sim_lora_targets_parse(void **state)
+{
+	unsigned t = 0;
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(sim_lora_targets_parse("q,v", &t), RC_OK);
+	assert_int_equal(t, SIM_LORA_Q | SIM_LORA_V);
+	sim_lora_targets_str(t, buf, sizeof(buf));
+	assert_string_equal(buf, "q,v");
+	assert_int_equal(sim_lora_targets_parse("all", &t), RC_OK);
+	assert_int_equal(t, SIM_LORA_ALL);
+	sim_lora_targets_str(0, buf, sizeof(buf));
+	assert_string_equal(buf, "all");
+	t = 5;
+	assert_int_equal(sim_lora_targets_parse("q,x", &t), RC_INPUT);
+	assert_int_equal(sim_lora_targets_parse("q,", &t), RC_INPUT);
+	assert_int_equal(sim_lora_targets_parse("", &t), RC_INPUT);
+	assert_int_equal(t, 5);
+}
+
+/* A fine-tuning plan writes its method, adapters, offload, host and
+ * epochs and reads them back; a bad method names the field. */
+static void test_sim_plan_finetune_round_trip(void **state)
+{
+	struct sim_plan p, q;
+	char path[] = "/tmp/gpuplan-ftXXXXXX";
+	char *json;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	memset(&p, 0, sizeof(p));
+	p.model = llama3_8b();
+	p.cluster = rtx4090(2);
+	p.cluster.host.memory_bytes = 512e9;
+	p.cluster.host.cpu_cores = 32;
+	p.par = layout(2, 8);
+	p.par.zero = 2;
+	p.par.ft.method = SIM_FT_QLORA;
+	p.par.ft.lora_rank = 8;
+	p.par.ft.lora_targets = SIM_LORA_Q | SIM_LORA_V;
+	p.par.ft.offload = SIM_OFFLOAD_CPU;
+	p.nodes = 1;
+	p.epochs = 3;
+	p.dataset_tokens = 20e6;
+	p.tokens = 60e6;
+	sim_step(&p.model, &p.par, &p.cluster, &p.result);
+	assert_int_equal(sim_plan_write(path, &p), RC_OK);
+	assert_int_equal(sim_plan_read(path, &q), RC_OK);
+	assert_int_equal(q.par.ft.method, SIM_FT_QLORA);
+	assert_int_equal(q.par.ft.lora_rank, 8);
+	assert_int_equal(q.par.ft.lora_targets, SIM_LORA_Q | SIM_LORA_V);
+	assert_int_equal(q.par.ft.offload, SIM_OFFLOAD_CPU);
+	assert_near(q.cluster.host.memory_bytes, 512e9, 0);
+	assert_near(q.cluster.host.cpu_cores, 32, 0);
+	assert_near(q.epochs, 3, 0);
+	assert_near(q.dataset_tokens, 20e6, 0);
+	assert_near(q.result.memory.host, p.result.memory.host, 1e-15);
+	json = sim_plan_to_json(&p);
+	assert_non_null(strstr(json, "\"trainable_params\""));
+	free(json);
+	unlink(path);
+	/* pre-training writes no finetune object */
+	p.par.ft.method = SIM_FT_NONE;
+	p.par.ft.offload = SIM_OFFLOAD_NONE;
+	json = sim_plan_to_json(&p);
+	assert_null(strstr(json, "\"finetune\""));
+	free(json);
+	{
+		const char *bad = "{\"schema\":\"gpuplan.plan/1\",\"model\":{\"layers\":2,\"hidden\":64,"
+				  "\"heads\":4,\"ffn\":256,\"vocab\":100,\"seq\":32,\"mlp\":\"gelu\"},"
+				  "\"cluster\":{\"gpu\":{\"name\":\"x\",\"memory_bytes\":1e9,"
+				  "\"bf16_flops_per_s\":1e12},\"gpus_per_node\":1},\"parallel\":{\"tp\":1,"
+				  "\"pp\":1,\"dp\":1,\"mbs\":1,\"gbs\":1,\"recompute\":\"none\","
+				  "\"precision\":\"bf16\"},\"finetune\":{\"method\":\"dora\"}}";
+
+		assert_int_equal(sim_plan_parse("bad.json", bad, strlen(bad), &q), RC_INPUT);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sim_lora_params_by_hand),
+		cmocka_unit_test(test_sim_finetune_flops_by_hand),
+		cmocka_unit_test(test_sim_qlora_memory_by_hand),
+		cmocka_unit_test(test_sim_lora_step_by_hand),
+		cmocka_unit_test(test_sim_offload_by_hand),
+		cmocka_unit_test(test_sim_finetune_check),
+		cmocka_unit_test(test_sim_lora_targets_parse),
+		cmocka_unit_test(test_sim_plan_finetune_round_trip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
