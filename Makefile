@@ -18,6 +18,11 @@ NVCC     ?= $(CUDA_HOME)/bin/nvcc
 
 MODULES  := common pricing simulator planner executor
 INCLUDES := $(addprefix -I,$(MODULES))
+# The executor's layers, each a folder, bottom up (docs in executor/exec.h;
+# tests/layers/test_layers.sh checks that none reaches up).  Its files
+# include each other by path from executor/ ("comm/exec_comm.h").
+EXEC_DIRS := executor/device executor/device/cpu executor/device/cuda executor/comm \
+             executor/train executor/run
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 CFLAGS   ?= -O2 -g
@@ -53,7 +58,7 @@ ifneq ($(HAVE_CUDA),yes)
 $(error CUDA=yes but nvcc was not found at $(NVCC); set CUDA_HOME)
 endif
 endif
-CU_SRC   := $(if $(HAVE_CUDA),$(wildcard executor/*.cu))
+CU_SRC   := $(if $(HAVE_CUDA),$(wildcard executor/device/cuda/*.cu))
 NVFLAGS  := -O2 -g -std=c++17 $(INCLUDES) $(MPI_CFLAGS) -DGPUPLAN_CUDA \
             -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
             -gencode arch=compute_90,code=compute_90 \
@@ -64,7 +69,7 @@ LIBS     += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcublas
 endif
 
 # ---- sources
-LIB_SRC  := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
+LIB_SRC  := $(foreach m,$(MODULES) $(EXEC_DIRS),$(wildcard $(m)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
 CLI_SRC  := $(wildcard cli/*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -103,7 +108,7 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(MPI_CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(LIB) $(CMOCKA_LIBS) $(LIBS)
 
-# The CUDA backend's source built for the host against tests/cuda_emu/ (a
+# The CUDA backend's sources built for the host against tests/cuda_emu/ (a
 # CPU stand-in for the CUDA runtime and cuBLAS), so its kernels run in
 # every test run, nvcc or not; small attention blocks and column chunks
 # exercise the tiling.
@@ -111,9 +116,10 @@ CXX      ?= c++
 EMU_SAN  := -fsanitize=address,undefined
 EMU_FLAGS := -std=c++17 -O1 -g -DGPUPLAN_CUDA_EMU -DATTN_SCRATCH_FLOATS=2048 -DATTN_MIN_ROWS=8 -DCOL_CHUNK=5 \
              -Itests/cuda_emu $(INCLUDES) -Wall -Wextra -MMD -MP $(if $(filter 1,$(SAN)),$(EMU_SAN))
-EMU_OBJ  := $(BUILD)/tests/exec_cuda_emu.o $(BUILD)/tests/cuda_emu.o
+EMU_CU   := $(wildcard executor/device/cuda/*.cu)
+EMU_OBJ  := $(EMU_CU:executor/device/cuda/%.cu=$(BUILD)/tests/cuda_emu/%.o) $(BUILD)/tests/cuda_emu.o
 -include $(EMU_OBJ:.o=.d)
-$(BUILD)/tests/exec_cuda_emu.o: executor/exec_cuda.cu
+$(BUILD)/tests/cuda_emu/%.o: executor/device/cuda/%.cu
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_FLAGS) -x c++ -c $< -o $@
 $(BUILD)/tests/cuda_emu.o: tests/cuda_emu/cuda_emu.cc
@@ -197,7 +203,7 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard tests/fuzz/*.h)
 # these run the command front-ends or the executor's readers in-process:
 # every module, and cli/ but main.c
 FUZZ_FULL := build-fuzz/fuzz_cli build-fuzz/fuzz_calibration_json
-FUZZ_CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c planner/*.c executor/*.c))
+FUZZ_CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c planner/*.c $(addsuffix /*.c,$(EXEC_DIRS))))
 $(FUZZ_FULL): build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_FLAGS) $(MPI_CFLAGS) -Icli -o $@ $< $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) \

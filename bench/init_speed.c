@@ -2,7 +2,7 @@
  * init_speed.c - how fast the executor draws initial weights on the host:
  * values per second of the counter-based normal draw on one thread and on
  * every CPU (the trainer shares a unit's rows among threads, as
- * exec_trainer.c's unit_init_values does), and what that makes of the
+ * exec_train_params.c's unit_init_values does), and what that makes of the
  * 1.4 billion parameters of bench/gpu_check.sh's mid-size model.
  *
  *   build/bench/init_speed
@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "common.h"
-#include "exec_internal.h"
+#include "train/exec_train.h"
 
 #define REPS 3
 #define VALUES (16L << 20)

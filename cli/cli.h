@@ -3,6 +3,12 @@
  * command front-end shares (flag parsing with one error style, catalog
  * loading).  Commands parse argv with getopt_long, call module APIs and
  * print; they hold no model logic.
+ *
+ * Layers (tests/layers/test_layers.sh): common < pricing < simulator <
+ * planner < executor < cli; a file includes and calls only its own layer
+ * and those before it.  The CLI is the top: it reads
+ * every module's public header, and no command calls another's file (what
+ * two share lives in a cli_*.c helper).
  */
 #ifndef GPUPLAN_CLI_H
 #define GPUPLAN_CLI_H
@@ -55,19 +61,6 @@ enum rc cli_parse_choice(const char *flag, const char *arg, const char *const *n
 struct sim_model_table;
 struct sim_model;
 char *cli_models_to_json(const struct sim_model_table *t, const struct sim_model *m);
-
-/* Finds a GPU by canonical name or alias (cli/cli_gpu.c).  Returns it, or
- * NULL after "error: FLAG: expected a GPU ..., found '...'" and a "did you
- * mean" hint naming the closest catalog name. */
-struct price_catalog;
-struct price_gpu;
-const struct price_gpu *cli_gpu_find(const struct price_catalog *cat, const char *flag,
-				     const char *name);
-/* RC_OK when value is empty or some offering of cat has it as its region
- * (region 1) or provider (0), case-insensitive; else RC_USAGE after one
- * error line naming flag and a "did you mean" hint. */
-enum rc cli_offering_field(const struct price_catalog *cat, const char *flag, const char *value,
-			   int region);
 
 /* Finds a model preset of t, read from path, by name (cli/cli_util.c).
  * Returns it, or NULL after "error: FLAG: expected a preset of PATH,

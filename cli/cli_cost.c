@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_plan.h"
+#include "cli_plan.h"
 
 void cost_cli_init(struct cost_cli *cc)
 {
@@ -218,7 +218,7 @@ static enum rc load_hardware(struct plan_cli *pc, struct plan_cli_data *d)
 /* Adds the offering of one --have. */
 static enum rc add_have(struct plan_cli *pc, struct plan_cli_data *d, const struct cost_cli_have *hv)
 {
-	const struct price_gpu *g = cli_gpu_find(&d->cat, "--have", hv->gpu);
+	const struct price_gpu *g = price_gpu_resolve(&d->cat, "--have", hv->gpu);
 	const struct price_hardware *h;
 	struct price_hardware m;
 	struct price_owned_cost oc;

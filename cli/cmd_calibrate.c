@@ -135,7 +135,7 @@ static enum rc name_gpu(const struct flags *f, struct exec_calibration *c,
 	if (rc != RC_OK)
 		return rc;
 	if (f->gpu) {
-		g = cli_gpu_find(&cat, "--gpu", f->gpu);
+		g = price_gpu_resolve(&cat, "--gpu", f->gpu);
 		if (!g)
 			rc = RC_USAGE;
 	} else {
@@ -333,7 +333,7 @@ enum rc cmd_calibrate(int argc, char **argv)
 		po.data_dir = cli_data_dir();
 		if ((rc = price_catalog_load(&cat, &po)) != RC_OK)
 			return rc;
-		rc = cli_gpu_find(&cat, "--gpu", f.gpu) ? RC_OK : RC_USAGE;
+		rc = price_gpu_resolve(&cat, "--gpu", f.gpu) ? RC_OK : RC_USAGE;
 		price_catalog_release(&cat);
 		if (rc != RC_OK)
 			return rc;

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_plan.h"
 #include "cmd_compare.h"
-#include "cmd_plan.h"
 
 enum { OPT_GPUS = PCLI_FIRST_FREE, OPT_VS };
 
@@ -366,7 +366,7 @@ enum rc cmd_compare(int argc, char **argv)
 			n_ents++;
 	}
 	if (rc == RC_OK && pc.opts.filter.gpu[0] && !price_gpu_find(&d.cat, pc.opts.filter.gpu)) {
-		cli_gpu_find(&d.cat, "--gpu", pc.opts.filter.gpu);
+		price_gpu_resolve(&d.cat, "--gpu", pc.opts.filter.gpu);
 		rc = RC_USAGE;
 	}
 	if (rc == RC_OK && n_ents == 0) {
@@ -377,7 +377,7 @@ enum rc cmd_compare(int argc, char **argv)
 	/* --vs: the rented plan every bought one is held against */
 	memset(&vs, 0, sizeof(vs));
 	if (rc == RC_OK && vs_name) {
-		vs.gpu = cli_gpu_find(&d.cat, "--vs", vs_name);
+		vs.gpu = price_gpu_resolve(&d.cat, "--vs", vs_name);
 		if (!vs.gpu)
 			rc = RC_USAGE;
 		else

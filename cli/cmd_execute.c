@@ -21,7 +21,7 @@
 #include "cli.h"
 #include "cli_calib.h"
 #include "exec.h"
-#include "exec_metrics.h"
+#include "run/exec_metrics.h"
 #include "plan.h"
 #include "progress.h"
 #include "sim.h"

@@ -2,14 +2,14 @@
  * cmd_frontier.c - `gpuplan frontier`: the whole cost-versus-time Pareto
  * frontier of one job across every offering (no budget or deadline),
  * fastest first, as a table, as JSON (--json), or as CSV (--csv FILE) for
- * plotting.  The flags it shares with `plan` live in cmd_plan.c.
+ * plotting.  The flags it shares with `plan` live in cli_plan.c.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_plan.h"
+#include "cli_plan.h"
 #include "plot.h"
 #include "progress.h"
 

@@ -493,7 +493,7 @@ enum rc cmd_scaling(int argc, char **argv)
 		goto out;
 	s.model = *m;
 	rc = RC_USAGE;
-	g = cli_gpu_find(&cat, "--gpu", f.gpu);
+	g = price_gpu_resolve(&cat, "--gpu", f.gpu);
 	if (!g)
 		goto out;
 	if (!price_gpu_eligible(g, why, sizeof(why))) {

@@ -452,7 +452,7 @@ static enum rc build_cluster(const struct flags *f, int from_plan, struct sim_pl
 		rc = price_catalog_load(&cat, &o);
 		if (rc != RC_OK)
 			return rc;
-		g = gp_streq_nocase(f->gpu, "cpu") ? cli_cpu_gpu() : cli_gpu_find(&cat, "--gpu", f->gpu);
+		g = gp_streq_nocase(f->gpu, "cpu") ? cli_cpu_gpu() : price_gpu_resolve(&cat, "--gpu", f->gpu);
 		if (!g) {
 			price_catalog_release(&cat);
 			return RC_USAGE;

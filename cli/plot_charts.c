@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_plan.h"
+#include "cli_plan.h"
 #include "plot.h"
 #include "sim.h"
 

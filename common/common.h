@@ -5,6 +5,11 @@
  * Modules never exit() and never print to stdout: they return an enum rc
  * and log one-line messages to stderr through gp_error()/gp_warn()/gp_info().
  * Only cli/main.c maps a status to an exit code (rc_exit_code()).
+ *
+ * Layers (tests/layers/test_layers.sh): common < pricing < simulator <
+ * planner < executor < cli; a file includes and calls only its own layer
+ * and those before it.  common is the bottom: it calls
+ * nothing of gpuplan's.
  */
 #ifndef GPUPLAN_COMMON_H
 #define GPUPLAN_COMMON_H

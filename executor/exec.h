@@ -7,12 +7,29 @@
  * Compute goes through a backend (fp32 on the CPU; on an NVIDIA GPU with
  * cuBLAS and kernels of its own, where nvcc built it) and communication
  * through a communicator (MPI or NCCL between ranks, or an in-process one
- * for a single rank).  Both tables live in exec_internal.h; this header
- * names no MPI, CUDA or NCCL type.  It also measures a machine for the
- * simulator (exec_calibrate) and checks one before a run (exec_opts.check).
+ * for a single rank).  Their tables live in exec_device.h and
+ * exec_comm.h; this header names no MPI, CUDA or NCCL type.  It also
+ * measures a machine for the simulator (exec_calibrate) and checks one
+ * before a run (exec_opts.check).
  *
  * What it does not do: choose a layout (the planner does), predict time
  * (the simulator does; exec_predict() only asks it), print to stdout.
+ *
+ * Its layers, each a folder, bottom up; a file includes and calls only
+ * its own layer and those below (tests/layers/test_layers.sh):
+ *   device/  element types, the backend table, a device (exec_device.h);
+ *            cpu/ the fp32 reference kernels, cuda/ the GPU ones; the
+ *            launcher's environment (exec_env.c)
+ *   comm/    the rank layout, its groups, the communicators (self, MPI,
+ *            NCCL) and a job: MPI, a device per rank, the groups
+ *            (exec_comm.h)
+ *   train/   a run's options, its data, the trainer, its checkpoints and
+ *            timeline recorder (exec_train.h)
+ *   run/     a run, the pre-flight check, the prediction, calibration,
+ *            the launcher, metrics and the JSON reports (exec_run.h)
+ * In the project: common < pricing < simulator < planner < executor < cli.
+ * This header is the executor's interface: plain data, and the entry
+ * points of every layer for the CLI; it includes nothing of the executor.
  */
 #ifndef GPUPLAN_EXEC_H
 #define GPUPLAN_EXEC_H
@@ -403,7 +420,7 @@ int exec_gpu_matches(const char *device, double device_memory_bytes, const char 
 /* ---- the CPU as a device the simulator knows ------------------------- */
 
 /* Documented defaults for one CPU rank running the fp32 CPU backend, used
- * until a calibration says otherwise (see exec_predict.c for where each
+ * until a calibration says otherwise (see exec_cpu_spec.c for where each
  * figure comes from): name "cpu".  Memory is this machine's RAM. */
 void exec_cpu_gpu(struct price_gpu *g);
 /* A one-node cluster of `ranks` CPU ranks: ranks share this machine's

@@ -19,6 +19,13 @@
  * with the matching _release/_free.  Candidates point into the catalog
  * they were planned from (struct price_offering), so the catalog must
  * outlive them.  Nothing here prints to stdout.
+ *
+ * Layers (tests/layers/test_layers.sh): common < pricing < simulator <
+ * planner < executor < cli; a file includes and calls only its own layer
+ * and those before it.  The planner reads the
+ * simulator, pricing and common; inside it, plan_opts.c is below the
+ * enumeration (plan_enum.c), the MILP (plan_lp.c) and the pipeline
+ * (plan.c), which calls both.
  */
 #ifndef GPUPLAN_PLAN_H
 #define GPUPLAN_PLAN_H
@@ -99,7 +106,7 @@ enum rc plan_objective_parse(const char *s, enum plan_objective *out);
 
 /* The framework that will run the plan, which bounds the layouts: any
  * (gpuplan execute runs every one), or one whose data parallelism cannot
- * shard gradients under pipeline parallelism (see plan_enum.c). */
+ * shard gradients under pipeline parallelism (plan_framework_max_zero). */
 enum plan_framework {
 	PLAN_FRAMEWORK_ANY,
 	PLAN_FRAMEWORK_MEGATRON,

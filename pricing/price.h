@@ -8,6 +8,10 @@
  * tests can build it inline.  All figures are SI base units: bytes, bytes/s,
  * FLOP/s, USD per hour.  A figure the catalog does not have is 0 (or < 0 for
  * prices, see below) and makes the GPU ineligible for what needs it.
+ *
+ * Layers (tests/layers/test_layers.sh): common < pricing < simulator <
+ * planner < executor < cli; a file includes and calls only its own layer
+ * and those before it.  pricing reads common only.
  */
 #ifndef GPUPLAN_PRICE_H
 #define GPUPLAN_PRICE_H
@@ -302,6 +306,13 @@ const struct price_gpu *price_gpu_lookup(const struct price_gpu *gpus, size_t n,
 int price_gpu_suggest(const struct price_gpu *gpus, size_t n, const char *name,
 		      char *buf, size_t size);
 
+/* Finds the GPU a user named in `what` (a flag, "--gpu") in cat, as
+ * price_gpu_find() does.  Returns it, or NULL after one line "error: WHAT:
+ * expected a GPU name or alias from GPUS.CSV, found '...'" and a hint: the
+ * closest name (price_gpu_suggest), else where the list is. */
+const struct price_gpu *price_gpu_resolve(const struct price_catalog *cat, const char *what,
+					  const char *name);
+
 /* Returns 1 when g has the figures planning needs (memory, dense bf16
  * peak, memory bandwidth); otherwise 0 and a one-line reason in why[size]
  * ("RTX5090: gpus.csv has no bf16_dense_tflops figure"). */
@@ -337,6 +348,13 @@ void price_query_init(struct price_query *q);
 
 /* Parses "usd_per_gpu_hour", "usd_per_hour", "gpu" or "provider". */
 enum rc price_sort_parse(const char *s, enum price_sort *out);
+
+/* RC_OK when value is empty or some offering of cat has it as its region
+ * (region 1) or provider (0), case-insensitive; else RC_USAGE after one
+ * error line naming `what` (a flag) and a hint: the closest value there is,
+ * else where the offerings are listed. */
+enum rc price_offering_resolve(const struct price_catalog *cat, const char *what,
+			       const char *value, int region);
 
 /* Selects the offerings of cat matching q, sorted (ties broken by provider,
  * instance type, region, so the order is stable), as indices into

@@ -1,7 +1,7 @@
 /*
- * price_gpu.c - the GPU catalog (gpus.csv): load and validate it, find a
- * GPU by canonical name or alias, suggest the closest name for a typo, and
- * say whether a GPU has the figures planning needs.
+ * price_gpu.c - the GPU catalog (gpus.csv): load and validate it, and say
+ * whether a GPU has the figures planning needs.  Finding one by the name a
+ * user typed is price_find.c's.
  *
  * Figures are converted to SI at load: GB -> bytes (1e9), TB/s and
  * TFLOP/s -> bytes/s and FLOP/s, bidirectional link GB/s -> one-direction
@@ -42,114 +42,6 @@ double price_bidir_gb_to_bytes_per_s(double gb_per_s_bidir)
 double price_gbps_to_bytes_per_s(double gbps)
 {
 	return gbps * 1e9 / 8;
-}
-
-static int name_match(const char *a, size_t alen, const char *b)
-{
-	size_t i;
-
-	for (i = 0; i < alen && b[i]; i++)
-		if (gp_fold_name(a[i]) != gp_fold_name(b[i]))
-			return 0;
-	return i == alen && b[i] == '\0';
-}
-
-/* Calls fn for each ';'-separated, blank-trimmed alias of g. Stops and
- * returns 1 when fn does. */
-static int each_alias(const struct price_gpu *g, int (*fn)(const char *s, size_t n, void *ctx),
-		      void *ctx)
-{
-	const char *p = g->aliases;
-
-	while (*p) {
-		const char *end = strchr(p, ';');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		const char *s = p;
-		size_t m = n;
-
-		while (m && (*s == ' ' || *s == '\t')) {
-			s++;
-			m--;
-		}
-		while (m && (s[m - 1] == ' ' || s[m - 1] == '\t'))
-			m--;
-		if (m && fn(s, m, ctx))
-			return 1;
-		if (!end)
-			break;
-		p = end + 1;
-	}
-	return 0;
-}
-
-static int alias_is(const char *s, size_t n, void *ctx)
-{
-	return name_match(s, n, ctx);
-}
-
-const struct price_gpu *price_gpu_lookup(const struct price_gpu *gpus, size_t n,
-					 const char *name, int *by_alias)
-{
-	if (by_alias)
-		*by_alias = 0;
-	if (!name || !*name)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (name_match(gpus[i].name, strlen(gpus[i].name), name))
-			return &gpus[i];
-	for (size_t i = 0; i < n; i++)
-		if (each_alias(&gpus[i], alias_is, (void *)name)) {
-			if (by_alias)
-				*by_alias = 1;
-			return &gpus[i];
-		}
-	return NULL;
-}
-
-const struct price_gpu *price_gpu_find(const struct price_catalog *cat, const char *name)
-{
-	return price_gpu_lookup(cat->gpus, cat->n_gpus, name, NULL);
-}
-
-struct suggest_ctx {
-	const char *name;
-	size_t best;
-	char *buf;
-	size_t size;
-};
-
-static void suggest_try(struct suggest_ctx *c, const char *s, size_t n)
-{
-	size_t d = gp_edit_distance(c->name, strlen(c->name), s, n, gp_fold_name);
-
-	if (d < c->best) {
-		c->best = d;
-		snprintf(c->buf, c->size, "%.*s", (int)n, s);
-	}
-}
-
-static int suggest_alias(const char *s, size_t n, void *ctx)
-{
-	suggest_try(ctx, s, n);
-	return 0;
-}
-
-int price_gpu_suggest(const struct price_gpu *gpus, size_t n, const char *name,
-		      char *buf, size_t size)
-{
-	struct suggest_ctx c = { name, (size_t)-1, buf, size };
-	size_t limit = gp_suggest_limit(name);
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < n; i++) {
-		suggest_try(&c, gpus[i].name, strlen(gpus[i].name));
-		each_alias(&gpus[i], suggest_alias, &c);
-	}
-	if (c.best > limit) {
-		buf[0] = '\0';
-		return -1;
-	}
-	return 0;
 }
 
 int price_gpu_eligible(const struct price_gpu *g, char *why, size_t size)
@@ -368,7 +260,7 @@ enum rc price_gpus_load(const char *path, struct price_gpu **out, size_t *n)
 		if (gpu_row(&e, &csv, &c, &csv.rows[i], &gpus[k]) != 0)
 			continue;
 		if (price_gpu_lookup(gpus, k, gpus[k].name, NULL) ||
-		    each_alias(&gpus[k], alias_taken, &d)) {
+		    price_gpu_each_alias(&gpus[k], alias_taken, &d)) {
 			price_err(&e, csv.rows[i].line, c.name + 1,
 				  "expected GPU names and aliases to be unique, found '%s' again (also %s)",
 				  gpus[k].name, d.clash ? d.clash : "an earlier row");

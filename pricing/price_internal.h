@@ -36,6 +36,11 @@ void price_errs_finish(const struct price_errs *e);
 int price_cell_nvlink_domain(struct price_errs *e, const struct price_csv_row *row, int col,
 			     int *out);
 
+/* Calls fn for each ';'-separated, blank-trimmed alias of g (price_find.c).
+ * Stops and returns 1 when fn does. */
+int price_gpu_each_alias(const struct price_gpu *g,
+			 int (*fn)(const char *s, size_t n, void *ctx), void *ctx);
+
 /* One offering read from an input file, with where it came from. */
 struct price_row {
 	struct price_offering o;

@@ -1,12 +1,13 @@
 /*
- * test_exec_cuda.c - the CUDA backend (executor/exec_cuda.cu) against the
+ * test_exec_cuda.c - the CUDA backend (executor/device/cuda/) against the
  * CPU backend, kernel by kernel and through whole training steps, on a
- * machine without a GPU: the test binary links exec_cuda.cu built for the
- * host against tests/cuda_emu/, which runs each kernel's blocks and
- * threads on the CPU and each cuBLAS GEMM by its column-major definition
- * (so a wrong transpose, leading dimension or stride fails here), with
- * bf16 operands and results where the backend stores bf16.  Device memory is host memory there, which lets the tests read
- * and write it directly.
+ * machine without a GPU: the test binary links the backend's .cu files
+ * built for the host against tests/cuda_emu/, which runs each kernel's
+ * blocks and threads on the CPU and each cuBLAS GEMM by its column-major
+ * definition (so a wrong transpose, leading dimension or stride fails
+ * here), with bf16 operands and results where the backend stores bf16.
+ * Device memory is host memory there, which lets the tests read and
+ * write it directly.
  *
  * It cannot show speed, stream races or anything NCCL does; those need a
  * GPU (bench/gpu_check.sh).
@@ -17,7 +18,7 @@
 #include <string.h>
 
 #include "cuda_emu.h"
-#include "exec_internal.h"
+#include "train/exec_train.h"
 
 /* exec_cuda.h's, which a C file cannot include (it names CUDA types) */
 void exec_cuda_set_watch(struct exec_device *d, enum rc (*watch)(void *ctx), void *ctx);

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec_metrics.h"
+#include "run/exec_metrics.h"
 
 static const double peaks[2] = { 1048576, 2097152 };
 

@@ -15,7 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "exec_internal.h"
+#include "train/exec_train.h"
 #include "sim_event.h"
 
 /* A small serial run: 2 layers x hidden 32, 4 micro-batches of 2

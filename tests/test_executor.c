@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exec_internal.h"
+#include "train/exec_train.h"
 #include "sim_internal.h"
 
 /* ---- layout arithmetic ----------------------------------------------- */

@@ -707,6 +707,31 @@ static void test_price_catalog_load_capacity(void **state)
 	rm_rf(dir);
 }
 
+/* A typed GPU, provider or region: found as the catalog spells it or
+ * not, case-insensitive; an unknown one refused (its message and hint
+ * are the CLI tests'). */
+static void test_price_resolve_typed_names(void **state)
+{
+	char *dir = tmp_dir();
+	struct price_opts o;
+	struct price_catalog cat;
+
+	(void)state;
+	opts_for(&o, dir);
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	gp_log_quiet(1);
+	assert_string_equal(price_gpu_resolve(&cat, "--gpu", "h100")->name, "H100-SXM5-80GB");
+	assert_null(price_gpu_resolve(&cat, "--gpu", "h10"));
+	assert_int_equal(price_offering_resolve(&cat, "--provider", "", 0), RC_OK);
+	assert_int_equal(price_offering_resolve(&cat, "--provider", "AWS", 0), RC_OK);
+	assert_int_equal(price_offering_resolve(&cat, "--provider", "lamda", 0), RC_USAGE);
+	assert_int_equal(price_offering_resolve(&cat, "--region", "us-east-1", 1), RC_OK);
+	assert_int_equal(price_offering_resolve(&cat, "--region", "aws", 1), RC_USAGE);
+	gp_log_quiet(0);
+	price_catalog_release(&cat);
+	rm_rf(dir);
+}
+
 /* ---- the price catalog ------------------------------------------------------ */
 
 static const struct price_offering *find_offer(const struct price_catalog *cat, const char *prov,
@@ -2174,6 +2199,7 @@ int main(void)
 		cmocka_unit_test(test_price_gpus_load_shipped_blackwell),
 		cmocka_unit_test(test_price_gpu_lookup_aliases),
 		cmocka_unit_test(test_price_gpu_suggest_close_names),
+		cmocka_unit_test(test_price_resolve_typed_names),
 		cmocka_unit_test(test_price_gpu_eligible_needs_bf16),
 		cmocka_unit_test(test_price_gpus_load_rejects_bad_cells),
 		cmocka_unit_test(test_price_nvlink_domain),

@@ -12,7 +12,6 @@
 #include <cjson/cJSON.h>
 
 #include "../cli/cli_calib.c"
-#include "../cli/cli_gpu.c"
 #include "../cli/cli_util.c"
 #include "../cli/cmd_scaling.c"
 #include "../cli/cmd_scaling_json.c"

@@ -248,7 +248,7 @@ fi
 
 gp execute --help
 expect_out "execute --help: lists the backends built in" 'built in:'
-if [ -e "$BUILD/executor/exec_cuda.cu.o" ]; then
+if [ -e "$BUILD/executor/device/cuda/exec_cuda.cu.o" ]; then
 	# nvcc built the CUDA objects: the binary carries the backend and
 	# its kernels (the host-side launch functions nvcc generates for each __global__)
 	expect_out "execute --help: cuda is built in" 'built in:.*cuda'

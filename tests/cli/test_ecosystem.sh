@@ -218,7 +218,7 @@ done
 declared() {
 	local f="$ROOT/cli/cmd_$1.c" files
 	files=$f
-	grep -q PLAN_CLI_OPTIONS "$f" && files="$files $ROOT/cli/cmd_plan.h"
+	grep -q PLAN_CLI_OPTIONS "$f" && files="$files $ROOT/cli/cli_plan.h"
 	grep -qE 'PLAN_CLI_OPTIONS|FT_CLI_OPTIONS' "$f" && files="$files $ROOT/cli/cli_finetune.h"
 	{
 		grep -hoE '\{ "[a-z0-9-]+", (required|no|optional)_argument' $files |

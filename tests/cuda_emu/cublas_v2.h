@@ -2,7 +2,7 @@
  * cublas_v2.h - a CPU stand-in for the two cuBLAS GEMMs the CUDA backend
  * calls (cublasGemmEx, cublasGemmStridedBatchedEx), column-major with
  * cuBLAS's argument conventions, so that a wrong transpose, leading
- * dimension or stride in executor/exec_cuda.cu shows in the tests.
+ * dimension or stride in executor/device/cuda/ shows in the tests.
  * CUBLAS_COMPUTE_32F_FAST_16BF rounds both operands to bf16 (to nearest,
  * ties to even) before multiplying, as the tensor cores do; the sums are
  * kept in double.  Operands fp32 or bf16 (the two of one type), results

@@ -1,6 +1,6 @@
 /*
  * cuda_runtime.h - a CPU stand-in for the part of the CUDA runtime the
- * CUDA backend (executor/exec_cuda.cu) uses, so that file can be built
+ * CUDA backend (executor/device/cuda/) uses, so its files can be built
  * with a host C++ compiler and its kernels run, unchanged, in the tests of
  * a machine without a GPU (tests/test_exec_cuda.c).
  *

@@ -305,7 +305,7 @@ else
 fi
 
 # Loss falls: the bigram process's entropy is 1.76 nats at vocabulary 128
-# (executor/exec_data.c); from ln 128 = 4.85 two data-parallel ranks get
+# (executor/train/exec_data.c); from ln 128 = 4.85 two data-parallel ranks get
 # below 3.0 in 40 steps at lr 0.01 (measured 2.3).
 gp execute --layers 2 --hidden 32 --heads 4 --ffn 128 --vocab 128 --seq 16 --dp 2 \
 	--mbs 4 --gbs 8 --steps 40 --lr 0.01 --json "$TMP/fall.json"

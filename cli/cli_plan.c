@@ -1,0 +1,374 @@
+/*
+ * cli_plan.c - what the commands that plan share (`plan`, `frontier`,
+ * `compare`): the job, filter and overhead flags with their help text,
+ * loading the catalog, the model presets and the jobs those flags name,
+ * and the lines they print alike (an offering, the ages of the prices an
+ * answer uses).  Front-end code only; the planning is planner/plan.h's.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_calib.h"
+#include "cli_plan.h"
+
+void plan_cli_init(struct plan_cli *pc)
+{
+	memset(pc, 0, sizeof(*pc));
+	plan_opts_init(&pc->opts);
+	cost_cli_init(&pc->cost);
+}
+
+static enum rc copy_name(const char *flag, const char *arg, char *dst, size_t size)
+{
+	if (!arg[0] || gp_strlcpy(dst, arg, size) != 0) {
+		gp_error("%s: expected a name of 1 to %zu bytes, found '%s'", flag, size - 1, arg);
+		return RC_USAGE;
+	}
+	return RC_OK;
+}
+
+int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
+{
+	struct plan_opts *o = &pc->opts;
+	struct plan_filter *f = &o->filter;
+	double d;
+
+	*rc = RC_OK;
+	switch (code) {
+	case PCLI_MODEL: pc->model = arg; break;
+	case PCLI_TOKENS: *rc = cli_parse_count("--tokens", arg, &pc->tokens); break;
+	case PCLI_JOBS: pc->jobs_path = arg; break;
+	case PCLI_MODELS: pc->models_path = arg; break;
+	case PCLI_GBS: *rc = cli_parse_int("--gbs", arg, 1, 1 << 24, &o->gbs); break;
+	case PCLI_GBS_TOKENS: *rc = cli_parse_count("--gbs-tokens", arg, &pc->gbs_tokens); break;
+	case PCLI_GPU: *rc = copy_name("--gpu", arg, f->gpu, sizeof(f->gpu)); break;
+	case PCLI_PROVIDER: *rc = copy_name("--provider", arg, f->provider, sizeof(f->provider)); break;
+	case PCLI_REGION: *rc = copy_name("--region", arg, f->region, sizeof(f->region)); break;
+	case PCLI_SPOT: f->spot = 1; break;
+	case PCLI_NO_SPOT: f->spot = 0; break;
+	case PCLI_MAX_GPUS: *rc = cli_parse_int("--max-gpus", arg, 1, 1 << 20, &f->max_gpus); break;
+	case PCLI_MIN_GPUS: *rc = cli_parse_int("--min-gpus", arg, 1, 1 << 20, &f->min_gpus); break;
+	case PCLI_TP: *rc = cli_parse_int("--tp", arg, 1, 1024, &f->tp); break;
+	case PCLI_PP: *rc = cli_parse_int("--pp", arg, 1, 4096, &f->pp); break;
+	case PCLI_CP: *rc = cli_parse_int("--cp", arg, 1, 1024, &f->cp); break;
+	case PCLI_ZERO: *rc = cli_parse_int("--zero", arg, 0, 3, &f->zero); break;
+	case PCLI_FRAMEWORK:
+		*rc = plan_framework_parse(arg, &f->framework);
+		if (*rc != RC_OK)
+			gp_error("--framework: expected any, megatron or deepspeed, found '%s'", arg);
+		break;
+	case PCLI_PREEMPT:
+		*rc = cli_parse_double("--preempt-rate", arg, 0, 1e3, &o->preempt_per_node_hour);
+		break;
+	case PCLI_RESTART:
+		*rc = cli_parse_duration("--restart-time", arg, &o->restart_s);
+		break;
+	case PCLI_STARTUP:
+		*rc = cli_parse_duration("--startup", arg, &o->startup_s);
+		break;
+	case PCLI_CKPT_BW:
+		*rc = cli_parse_double("--ckpt-bw", arg, 0, 1e6, &d);
+		if (*rc == RC_OK && !(d > 0)) {
+			gp_error("--ckpt-bw: expected GB/s per node > 0, found '%s'", arg);
+			*rc = RC_USAGE;
+		}
+		o->ckpt_bytes_per_s_per_node = d * 1e9;
+		break;
+	case PCLI_JSON: pc->json = 1; break;
+	case PCLI_MAX_PRICE_AGE:
+		*rc = cli_parse_duration("--max-price-age", arg, &d);
+		o->max_price_age_days = d / 86400.0;
+		break;
+	default:
+		if (code >= PCLI_FT && code <= PCLI_FT_LAST) {
+			*rc = ft_cli_parse(&pc->ft, code - PCLI_FT, arg);
+			break;
+		}
+		return cost_cli_flag(pc, code, arg, rc);
+	}
+	return 1;
+}
+
+void plan_cli_help(FILE *f)
+{
+	fprintf(f,
+		"job:\n"
+		"  --model NAME          model preset (gpuplan models)\n"
+		"  --tokens N            tokens to train: 1T, 300B, 2.5e12\n"
+		"  --jobs FILE           plan only: several jobs instead, a CSV with columns\n"
+		"                        model, tokens and optionally deadline, priority, gbs, name\n"
+		"  --models FILE         model presets (default: the shipped data/models.csv)\n"
+		"  --gbs N               global batch in sequences (default: the preset's, else\n"
+		"                        4 Mi tokens as a power of two of sequences)\n"
+		"  --gbs-tokens N        global batch in tokens (4M), rounded to whole sequences\n"
+		"filters (default: everything in the price table):\n"
+		"  --gpu NAME            only this GPU (name or alias)\n"
+		"  --provider NAME       only this provider\n"
+		"  --region NAME         only this region\n"
+		"  --spot / --no-spot    only spot / only on-demand (default both)\n"
+		"  --max-gpus N          at most N GPUs (default %d)\n"
+		"  --min-gpus N          at least N GPUs (default 1)\n"
+		"  --tp N, --pp N        pin tensor / pipeline parallelism (default: searched;\n"
+		"                        TP within a node in {1,2,4,8}, PP dividing the layers)\n"
+		"  --cp N                pin context parallelism (default: searched in powers of\n"
+		"                        two keeping 4096 tokens a rank, so from seq 8192; else 1)\n"
+		"  --zero N              pin the ZeRO stage 0-3 (default: searched)\n"
+		"  --framework NAME      what will run the plan: any (gpuplan execute runs every\n"
+		"                        layout), megatron or deepspeed: ZeRO-2/3 only without\n"
+		"                        pipeline parallelism; deepspeed: no context\n"
+		"                        parallelism, ZeRO-2 reduces every micro-batch,\n"
+		"                        DP traffic overlaps as DeepSpeed overlaps it\n"
+		"                        (default megatron; export --format names the launcher)\n"
+		"overheads (stated with every answer):\n"
+		"  --startup DUR         job start-up on running nodes: container pull, ranks,\n"
+		"                        NCCL and data loaders; billed (default %gs); each\n"
+		"                        offering's provisioning and billing unit come from\n"
+		"                        data/capacity.csv\n"
+		"spot preemption model (stated with every spot plan):\n"
+		"  --preempt-rate R      preemptions per node-hour (default %g)\n"
+		"  --restart-time DUR    replacement node and reload after one (default %gs)\n"
+		"  --ckpt-bw GBPS        checkpoint write GB/s per node (default %g); checkpoint\n"
+		"                        size %g bytes per parameter; Young/Daly interval\n"
+		"                        sqrt(2 C MTBF)\n"
+		"  --json                JSON for programs instead of a table (default off)\n"
+		"  --max-price-age DUR   warn when a price the answer uses is older than this,\n"
+		"                        or states no date (default %dd; prices.csv's\n"
+		"                        price_date)\n",
+		PLAN_DEFAULT_MAX_GPUS, PLAN_DEFAULT_STARTUP_S, PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR,
+		PLAN_DEFAULT_RESTART_S,
+		PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE / 1e9, PLAN_CKPT_BYTES_PER_PARAM,
+		PRICE_DEFAULT_MAX_AGE_DAYS);
+	ft_cli_help(f, 1);
+	cost_cli_help(f);
+}
+
+void plan_cli_release(struct plan_cli_data *d)
+{
+	if (d->have_cat)
+		price_catalog_release(&d->cat);
+	if (d->have_models)
+		sim_model_table_release(&d->models);
+	price_commitments_release(&d->commitments);
+	price_hardware_release(&d->hardware);
+	price_blocks_release(&d->blocks);
+	free(d->jobs);
+	memset(d, 0, sizeof(*d));
+}
+
+/* --gbs-tokens to sequences for one job. */
+static enum rc apply_gbs_tokens(const struct plan_cli *pc, struct plan_job *j)
+{
+	double seqs;
+
+	if (!(pc->gbs_tokens > 0) || j->gbs > 0)
+		return RC_OK;
+	/* Rounded to whole sequences: 4M tokens of 8192 is 488 sequences. */
+	seqs = floor(pc->gbs_tokens / j->model.seq + 0.5);
+	if (seqs < 1 || seqs > (1 << 24)) {
+		gp_error("--gbs-tokens: expected at least one sequence of %s (%d tokens), found %.0f",
+			 j->model.name, j->model.seq, pc->gbs_tokens);
+		return RC_USAGE;
+	}
+	j->gbs = (int)seqs;
+	return RC_OK;
+}
+
+enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data *d)
+{
+	struct price_opts po;
+	struct sim_finetune ft;
+	char path[4096];
+	enum rc rc;
+
+	memset(d, 0, sizeof(*d));
+	/* Ages of the prices an answer uses are counted from today. */
+	rc = unit_today(&pc->opts.today_days);
+	if (rc != RC_OK)
+		return rc;
+	/* --epochs x --dataset-tokens is the job's --tokens */
+	memset(&ft, 0, sizeof(ft));
+	rc = ft_cli_apply(&pc->ft, pc->tokens > 0, &pc->tokens, &ft, NULL);
+	if (rc != RC_OK)
+		return rc;
+	if (pc->ft.epochs > 0 && pc->jobs_path) {
+		gp_error("--epochs: expected --model with it (a jobs file states each job's tokens), "
+			 "found --jobs");
+		return RC_USAGE;
+	}
+	pc->opts.filter.offload = pc->ft.offload_set == 1 ? (int)ft.offload : -1;
+	if (!pc->jobs_path && (!pc->model || !(pc->tokens > 0))) {
+		gp_error("%s: expected --model and --tokens (or --jobs FILE), found %s", cmd,
+			 pc->model ? "no --tokens" : "no --model");
+		gp_hint("gpuplan %s --model llama3-70b --tokens 1T ...", cmd);
+		return RC_USAGE;
+	}
+	if (pc->jobs_path && pc->model) {
+		gp_error("%s: expected --jobs or --model, found both", cmd);
+		return RC_USAGE;
+	}
+	/* as scaling says: one of the two would be ignored */
+	if (pc->opts.gbs > 0 && pc->gbs_tokens > 0) {
+		gp_error("--gbs/--gbs-tokens: expected one of them, found both");
+		return RC_USAGE;
+	}
+	if (pc->models_path)
+		snprintf(path, sizeof(path), "%s", pc->models_path);
+	else
+		snprintf(path, sizeof(path), "%s/models.csv", cli_data_dir());
+	rc = sim_model_table_load(&d->models, path);
+	if (rc != RC_OK)
+		return rc;
+	d->have_models = 1;
+	price_opts_init(&po);
+	po.data_dir = cli_data_dir();
+	rc = price_catalog_load(&d->cat, &po);
+	if (rc != RC_OK)
+		goto fail;
+	d->have_cat = 1;
+	/* measured figures (gpuplan calibrate) replace the catalog's */
+	if ((rc = cli_calibration_catalog(&d->cat, NULL)) != RC_OK)
+		goto fail;
+	/* An unknown --gpu gets its "did you mean" here, before the search. */
+	if (pc->opts.filter.gpu[0] && !price_gpu_resolve(&d->cat, "--gpu", pc->opts.filter.gpu)) {
+		rc = RC_USAGE;
+		goto fail;
+	}
+	if (pc->jobs_path) {
+		rc = plan_jobs_load(pc->jobs_path, &d->models, &d->jobs, &d->n_jobs);
+		if (rc != RC_OK)
+			goto fail;
+	} else {
+		const struct sim_model *m = cli_model_find(&d->models, "--model", path, pc->model,
+							   "run 'gpuplan models' for the list");
+
+		if (!m) {
+			rc = RC_USAGE;
+			goto fail;
+		}
+		d->jobs = xcalloc(1, sizeof(*d->jobs));
+		d->n_jobs = 1;
+		plan_job_init(&d->jobs[0], m, pc->tokens);
+	}
+	for (size_t j = 0; j < d->n_jobs; j++) {
+		rc = apply_gbs_tokens(pc, &d->jobs[j]);
+		if (rc != RC_OK)
+			goto fail;
+		d->jobs[j].ft = ft;
+		d->jobs[j].ft.offload = SIM_OFFLOAD_NONE;
+		d->jobs[j].epochs = pc->ft.epochs;
+		d->jobs[j].dataset_tokens = pc->ft.dataset_tokens;
+	}
+	rc = cost_cli_load(pc, d);
+	if (rc != RC_OK)
+		goto fail;
+	/* --host describes the machines one owns (--have) or would buy
+	 * (compare) */
+	if (pc->ft.host_set) {
+		if (pc->cost.n_have == 0 && !pc->cost.need_hardware) {
+			gp_error("--host: states the host of GPUs you own, expected --have NxGPU with it, "
+				 "found none");
+			rc = RC_USAGE;
+			goto fail;
+		}
+		for (size_t i = 0; i < d->cat.n_offers; i++)
+			if (d->cat.offers[i].owned)
+				ft_cli_host(&pc->ft, &d->cat.offers[i].host);
+		for (size_t i = 0; i < d->hardware.n; i++)
+			ft_cli_host(&pc->ft, &d->hardware.rows[i].host);
+	}
+	/* an unknown --provider or --region too, rather than "no offering
+	 * passes the filters" after the search (owned GPUs included) */
+	if (price_offering_resolve(&d->cat, "--provider", pc->opts.filter.provider, 0) != RC_OK ||
+	    price_offering_resolve(&d->cat, "--region", pc->opts.filter.region, 1) != RC_OK) {
+		rc = RC_USAGE;
+		goto fail;
+	}
+	return RC_OK;
+fail:
+	plan_cli_release(d);
+	return rc;
+}
+
+const char *plan_cli_recompute(enum sim_recompute r)
+{
+	return r == SIM_RECOMPUTE_FULL ? "full" : r == SIM_RECOMPUTE_SELECTIVE ? "sel" : "none";
+}
+
+const char *plan_cli_offering(char *buf, size_t size, const struct plan_candidate *c)
+{
+	snprintf(buf, size, "%s %s %s %s", c->offering->provider, c->offering->instance_type,
+		 c->offering->region, price_purchase_str(c->purchase));
+	return buf;
+}
+
+void plan_cli_print_price_ages(const struct plan_cli *pc,
+			       const struct plan_candidate *const *cs, size_t n)
+{
+	double max_age = pc->opts.max_price_age_days;
+	long today = pc->opts.today_days, oldest = -1, newest = -1;
+	size_t undated = 0, stale = 0;
+	const struct plan_candidate *worst = NULL;
+	char off[256], a[16];
+
+	for (size_t i = 0; i < n; i++) {
+		long age = price_date_age_days(plan_candidate_price_date(cs[i]), today);
+
+		if (age == PRICE_AGE_UNKNOWN) {
+			undated++;
+			if (!worst)
+				worst = cs[i];
+			continue;
+		}
+		if (age > max_age) {
+			stale++;
+			if (!worst || age > oldest)
+				worst = cs[i];
+		}
+		if (oldest < 0 || age > oldest)
+			oldest = age;
+		if (newest < 0 || age < newest)
+			newest = age;
+	}
+	if (n == 1) {
+		const struct plan_candidate *c = cs[0];
+		const char *d = plan_candidate_price_date(c);
+
+		printf("prices: %s %s %s (%s)", plan_cli_offering(off, sizeof(off), c),
+		       d[0] ? "dated" : "states", d[0] ? d : "no date",
+		       c->purchase == PRICE_PURCHASE_BLOCK && c->block ? c->block->source
+								 : c->offering->version);
+		if (d[0])
+			printf(": %ld days old on %s\n", oldest, unit_fmt_date(a, sizeof(a), today));
+		else
+			printf(": its age is unknown\n");
+	} else if (n > 1) {
+		printf("prices: %zu rates", n);
+		if (oldest >= 0 && oldest != newest)
+			printf(", %ld to %ld days old on %s", newest, oldest,
+			       unit_fmt_date(a, sizeof(a), today));
+		else if (oldest >= 0)
+			printf(", %ld days old on %s", oldest, unit_fmt_date(a, sizeof(a), today));
+		if (undated)
+			printf(", %zu with no date stated", undated);
+		printf("\n");
+	}
+	if (!worst)
+		return;
+	{
+		const char *d = plan_candidate_price_date(worst);
+
+		if (d[0])
+			gp_warn("%zu of the answer's %zu price%s older than %.0f days (--max-price-age): "
+				"%s dated %s, %ld days; prices move, check them or update them "
+				"(gpuplan prices update)", stale, n, stale == 1 ? " is" : "s are", max_age,
+				plan_cli_offering(off, sizeof(off), worst), d,
+				price_date_age_days(d, today));
+		else
+			gp_warn("%zu of the answer's %zu price%s no date: %s (%s) is of unknown age; "
+				"check it, or date it with gpuplan prices update (a price_date column)",
+				undated, n, undated == 1 ? " states" : "s state",
+				plan_cli_offering(off, sizeof(off), worst), worst->offering->version);
+	}
+}

@@ -1,0 +1,148 @@
+/*
+ * exec_layout.c - where a rank sits in a tp x cp x pp x dp layout, which
+ * ranks form its TP, PP, DP and CP groups (for MPI and NCCL alike), how items split
+ * across ranks, and which layers a pipeline chunk holds (the simulator's
+ * split, sim_stage_layers, so the executor runs the layers the simulator
+ * priced).  Pure arithmetic: no MPI, no allocation.
+ */
+#include <string.h>
+
+#include "comm/exec_comm.h"
+#include "sim_internal.h"
+
+enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, int rank)
+{
+	int world;
+
+	if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->cp < 1)
+		return RC_INPUT;
+	world = p->tp * p->pp * p->dp * p->cp;
+	if (rank < 0 || rank >= world)
+		return RC_INPUT;
+	l->world = world;
+	l->rank = rank;
+	l->tp = p->tp;
+	l->pp = p->pp;
+	l->dp = p->dp;
+	l->cp = p->cp;
+	/* TP innermost so a TP group is consecutive ranks (one node), then
+	 * CP, then PP, then DP: the placement the simulator prices (sim.c's
+	 * DP x CP link, sim_event.c; DESIGN.md). */
+	l->tp_rank = rank % p->tp;
+	l->cp_rank = (rank / p->tp) % p->cp;
+	l->pp_rank = (rank / (p->tp * p->cp)) % p->pp;
+	l->dp_rank = rank / (p->tp * p->cp * p->pp);
+	return RC_OK;
+}
+
+int exec_layout_rank(const struct exec_layout *l, int dp_rank, int pp_rank, int cp_rank,
+		     int tp_rank)
+{
+	return ((dp_rank * l->pp + pp_rank) * l->cp + cp_rank) * l->tp + tp_rank;
+}
+
+void exec_split(long n, int parts, int idx, long *off, long *len)
+{
+	long base = n / parts, rem = n % parts;
+
+	*off = idx * base + (idx < rem ? idx : rem);
+	*len = base + (idx < rem ? 1 : 0);
+}
+
+/* The simulator's shape of `layers` layers over pp stages of v chunks:
+ * only its layer split is read, so the other sizes are placeholders. */
+static void split_shape(struct sim_shape *sh, int layers, int pp, int v)
+{
+	struct sim_model m;
+	struct sim_parallel p;
+
+	memset(&m, 0, sizeof(m));
+	m.layers = layers;
+	m.hidden = m.heads = m.kv_heads = m.ffn = m.vocab = m.seq = 1;
+	sim_parallel_init(&p);
+	p.pp = pp;
+	p.interleave = v;
+	sim_shape_init(sh, &m, &p);
+}
+
+int exec_stage_layers(int layers, int pp, int stage)
+{
+	struct sim_shape sh;
+
+	split_shape(&sh, layers, pp, 1);
+	return sim_stage_layers(&sh, stage);
+}
+
+void exec_chunk_layers(int layers, int pp, int v, int stage, int chunk,
+		       int *first, int *count)
+{
+	struct sim_shape sh;
+	int k = chunk * pp + stage;
+
+	split_shape(&sh, layers, pp, v);
+	/* Activations flow virtual stage k -> k + 1 (sched.h), so virtual
+	 * stage k starts after the layers of virtual stages 0 .. k - 1;
+	 * virtual stage j is chunk j / pp of stage j % pp. */
+	*first = 0;
+	for (int j = 0; j < k; j++)
+		*first += sim_chunk_layers(&sh, j % pp, j / pp);
+	*count = sim_chunk_layers(&sh, stage, chunk);
+}
+
+void exec_group_color(const struct exec_layout *l, enum exec_group_kind kind,
+		      int *color, int *key)
+{
+	switch (kind) {
+	case EXEC_GROUP_TP:
+		*color = (l->dp_rank * l->pp + l->pp_rank) * l->cp + l->cp_rank;
+		*key = l->tp_rank;
+		break;
+	case EXEC_GROUP_PP:
+		*color = (l->dp_rank * l->cp + l->cp_rank) * l->tp + l->tp_rank;
+		*key = l->pp_rank;
+		break;
+	case EXEC_GROUP_DP:
+		/* the gradients' group: every DP and CP rank of one weight shard */
+		*color = l->pp_rank * l->tp + l->tp_rank;
+		*key = l->dp_rank * l->cp + l->cp_rank;
+		break;
+	case EXEC_GROUP_CP:
+		*color = (l->dp_rank * l->pp + l->pp_rank) * l->tp + l->tp_rank;
+		*key = l->cp_rank;
+		break;
+	default:
+		*color = 0;
+		*key = l->rank;
+		break;
+	}
+}
+
+int exec_group_members(const struct exec_layout *l, enum exec_group_kind kind, int *members)
+{
+	int n = 0;
+
+	switch (kind) {
+	case EXEC_GROUP_TP:
+		for (int i = 0; i < l->tp; i++)
+			members[n++] = exec_layout_rank(l, l->dp_rank, l->pp_rank, l->cp_rank, i);
+		break;
+	case EXEC_GROUP_PP:
+		for (int i = 0; i < l->pp; i++)
+			members[n++] = exec_layout_rank(l, l->dp_rank, i, l->cp_rank, l->tp_rank);
+		break;
+	case EXEC_GROUP_DP:
+		for (int i = 0; i < l->dp; i++)
+			for (int c = 0; c < l->cp; c++)
+				members[n++] = exec_layout_rank(l, i, l->pp_rank, c, l->tp_rank);
+		break;
+	case EXEC_GROUP_CP:
+		for (int i = 0; i < l->cp; i++)
+			members[n++] = exec_layout_rank(l, l->dp_rank, l->pp_rank, i, l->tp_rank);
+		break;
+	default:
+		for (int i = 0; i < l->world; i++)
+			members[n++] = i;
+		break;
+	}
+	return n;
+}

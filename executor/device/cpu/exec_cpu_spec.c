@@ -1,0 +1,114 @@
+/*
+ * exec_cpu_spec.c - the CPU backend as a device the simulator can price:
+ * its figures as a catalog GPU (exec_cpu_gpu) and a cluster of ranks
+ * sharing one machine (exec_cpu_cluster).
+ *
+ * The "cpu" device is one rank of the fp32 CPU backend.  Its figures are
+ * defaults measured once, on the machine this backend was written on (one
+ * core of an AMD EPYC server, gcc 12 at -O2 without -march, so SSE2):
+ *   GEMM: exec_cpu.c's 4 x 8 register tile runs 7.7 to 8.5 GFLOP/s at
+ *     shapes 256 to 2048 (forward and backward), and `gpuplan calibrate
+ *     --backend cpu` finds 7.0 to 7.6 GFLOP/s at 256 tokens whether the
+ *     smallest side is 64, 128 or 256: unlike a GPU's tensor-core tiles
+ *     the CPU's rate hardly depends on it.  So the efficiency curve's knee
+ *     (price_gpu.gemm_dim_half) is 4, not the GPUs' SIM_GEMM_DIM_HALF
+ *     (94% of peak at side 64, 98% at 256), and peak is 7.8 GFLOP/s.
+ *   memory: an fp32 axpy streams 31 GB/s on one core; 20 GB/s leaves room
+ *     for the other ranks sharing the memory controller.
+ *   element-wise: a layer's norms, residual adds and activation do not
+ *     stream: `gpuplan calibrate --backend cpu` finds 0.84 to 1.18 GB/s
+ *     in the simulator's byte count for a GELU layer (its tanhf dominates)
+ *     and 3.9 to 6.3 for a SwiGLU layer: 1 and 5 GB/s.
+ *   attention: exec_cpu.c's loops over scores are not its GEMM tile; the
+ *     calibration's core (one sequence of 256, 8 heads of 32 sharing 4)
+ *     runs the simulator's FLOP count at 3.5 to 4.5 GFLOP/s: 3.5.
+ *   optimizer: AdamW's square root and division make it compute-bound,
+ *     6.4 to 7.3 ms over 1 Mi parameters (6.6 ns each, as in a 63M-
+ *     parameter run), 7.2 to 8.3 GB/s in the simulator's byte count
+ *     (sim_optimizer_bytes) at its SIM_HBM_EFF: 7.5 GB/s.
+ *   between ranks: OpenMPI's shared-memory transport copies in and out,
+ *     about 4 GB/s per rank one direction, 2 us per message.
+ * When ranks outnumber the cores they share them, so the per-rank figures
+ * are scaled by min(1, cores / ranks).  exec_cpu_gpu() is the one place
+ * these figures live.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "exec.h"
+
+#define EXEC_CPU_FLOPS_PER_S 7.8e9
+#define EXEC_CPU_GEMM_DIM_HALF 4.0
+#define EXEC_CPU_MEM_BYTES_PER_S 20e9
+#define EXEC_CPU_LINK_BYTES_PER_S 4e9
+#define EXEC_CPU_ELT_GELU_BYTES_PER_S 1e9
+#define EXEC_CPU_ELT_SWIGLU_BYTES_PER_S 5e9
+#define EXEC_CPU_ATTN_FLOPS_PER_S 3.5e9
+#define EXEC_CPU_OPT_BYTES_PER_S 7.5e9
+#define EXEC_CPU_LATENCY_S 2e-6
+
+static double machine_ram_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+
+	return pages > 0 && size > 0 ? (double)pages * (double)size : 8.0 * UNIT_GIB;
+}
+
+void exec_cpu_gpu(struct price_gpu *g)
+{
+	memset(g, 0, sizeof(*g));
+	gp_strlcpy(g->name, "cpu", sizeof(g->name));
+	g->memory_bytes = machine_ram_bytes();
+	g->hbm_bytes_per_s = EXEC_CPU_MEM_BYTES_PER_S;
+	g->bf16_flops_per_s = EXEC_CPU_FLOPS_PER_S;
+	g->tf32_flops_per_s = EXEC_CPU_FLOPS_PER_S;
+	g->fp32_flops_per_s = EXEC_CPU_FLOPS_PER_S;
+	g->gemm_dim_half = EXEC_CPU_GEMM_DIM_HALF;
+	g->elt_bytes_per_s[0] = EXEC_CPU_ELT_GELU_BYTES_PER_S;
+	g->elt_bytes_per_s[1] = EXEC_CPU_ELT_SWIGLU_BYTES_PER_S;
+	g->attn_flops_per_s = EXEC_CPU_ATTN_FLOPS_PER_S;
+	g->opt_bytes_per_s = EXEC_CPU_OPT_BYTES_PER_S;
+	gp_strlcpy(g->intra_link, "shared memory", sizeof(g->intra_link));
+	g->intra_bytes_per_s = EXEC_CPU_LINK_BYTES_PER_S;
+	g->context_bytes = -1;	/* no CUDA context: malloc'd host memory */
+}
+
+void exec_cpu_cluster(struct sim_cluster *c, int ranks)
+{
+	struct price_gpu g;
+
+	exec_cpu_gpu(&g);
+	exec_cpu_cluster_of(c, &g, 0, ranks);
+}
+
+void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, double latency_s,
+			 int ranks)
+{
+	double share = 1.0, latency = latency_s > 0 ? latency_s : EXEC_CPU_LATENCY_S;
+	int cores = gp_cpu_count();
+
+	if (ranks < 1)
+		ranks = 1;
+	if (ranks > cores)
+		share = (double)cores / ranks;
+	memset(c, 0, sizeof(*c));
+	c->gpu = *g;
+	c->gpu.memory_bytes /= ranks;
+	c->gpu.bf16_flops_per_s *= share;
+	c->gpu.mfu_flops_per_s *= share;
+	c->gpu.tf32_flops_per_s *= share;
+	c->gpu.fp32_flops_per_s *= share;
+	c->gpu.hbm_bytes_per_s *= share;
+	c->gpu.elt_bytes_per_s[0] *= share;
+	c->gpu.elt_bytes_per_s[1] *= share;
+	c->gpu.attn_flops_per_s *= share;
+	c->gpu.opt_bytes_per_s *= share;
+	c->gpu.intra_bytes_per_s *= share;
+	c->gpus_per_node = ranks;
+	c->intra_bytes_per_s = c->gpu.intra_bytes_per_s;
+	c->inter_bytes_per_s = c->gpu.intra_bytes_per_s;
+	c->latency_s = latency / share;
+	/* The executor calls its kernels from C, with no eager framework's
+	 * per-layer dispatch cost (sim.h, host_layer_s). */
+	c->host_layer_s = -1;
+}

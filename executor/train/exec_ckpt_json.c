@@ -1,0 +1,272 @@
+/*
+ * exec_ckpt_json.c - a checkpoint's manifest.json (schema
+ * "gpuplan.checkpoint/1"): the step, what the checkpoint is of (model,
+ * layout, seed) and each rank's shard.  The only checkpoint file that
+ * includes cJSON; the directory and the shards are exec_ckpt.c's.
+ *
+ * Keys, in order: schema, step, model {name, layers, hidden, heads,
+ * kv_heads, ffn, vocab, seq, mlp, norm, tied_embeddings}, layout {ranks,
+ * tp, pp, dp, cp, zero, interleave, mbs, gbs}, seed, shards [{rank, file,
+ * bytes, fnv1a64 (16 hex digits)}].
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "train/exec_train.h"
+
+void exec_ckpt_manifest_release(struct exec_ckpt_manifest *m)
+{
+	if (!m)
+		return;
+	free(m->shards);
+	memset(m, 0, sizeof(*m));
+}
+
+char *exec_ckpt_manifest_to_json(const struct exec_ckpt_manifest *m)
+{
+	cJSON *root = cJSON_CreateObject(), *o, *a;
+	const struct sim_parallel *p = &m->par;
+	char *text;
+
+	cJSON_AddStringToObject(root, "schema", EXEC_CKPT_SCHEMA);
+	cJSON_AddNumberToObject(root, "step", m->step);
+	o = cJSON_AddObjectToObject(root, "model");
+	cJSON_AddStringToObject(o, "name", m->model.name);
+	cJSON_AddNumberToObject(o, "layers", m->model.layers);
+	cJSON_AddNumberToObject(o, "hidden", m->model.hidden);
+	cJSON_AddNumberToObject(o, "heads", m->model.heads);
+	cJSON_AddNumberToObject(o, "kv_heads", m->model.kv_heads);
+	cJSON_AddNumberToObject(o, "ffn", m->model.ffn);
+	cJSON_AddNumberToObject(o, "vocab", m->model.vocab);
+	cJSON_AddNumberToObject(o, "seq", m->model.seq);
+	cJSON_AddStringToObject(o, "mlp", sim_mlp_str(m->model.mlp));
+	cJSON_AddStringToObject(o, "norm", m->norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm");
+	cJSON_AddBoolToObject(o, "tied_embeddings", m->model.tied_embeddings != 0);
+	o = cJSON_AddObjectToObject(root, "layout");
+	cJSON_AddNumberToObject(o, "ranks", m->world);
+	cJSON_AddNumberToObject(o, "tp", p->tp);
+	cJSON_AddNumberToObject(o, "pp", p->pp);
+	cJSON_AddNumberToObject(o, "dp", p->dp);
+	cJSON_AddNumberToObject(o, "cp", p->cp);
+	cJSON_AddNumberToObject(o, "zero", p->zero);
+	cJSON_AddNumberToObject(o, "interleave", p->interleave);
+	cJSON_AddNumberToObject(o, "mbs", p->mbs);
+	cJSON_AddNumberToObject(o, "gbs", p->gbs);
+	cJSON_AddNumberToObject(root, "seed", (double)m->seed);
+	a = cJSON_AddArrayToObject(root, "shards");
+	for (int r = 0; r < m->world; r++) {
+		cJSON *s = cJSON_CreateObject();
+		char file[32], hash[24];
+
+		snprintf(file, sizeof(file), "rank-%05d.bin", r);
+		snprintf(hash, sizeof(hash), "%016" PRIx64, m->shards[r].fnv1a64);
+		cJSON_AddNumberToObject(s, "rank", r);
+		cJSON_AddStringToObject(s, "file", file);
+		cJSON_AddNumberToObject(s, "bytes", (double)m->shards[r].bytes);
+		cJSON_AddStringToObject(s, "fnv1a64", hash);
+		cJSON_AddItemToArray(a, s);
+	}
+	text = cJSON_Print(root);
+	cJSON_Delete(root);
+	return text;
+}
+
+/* The parser's state: the first bad field's reason, kept in why. */
+struct rd {
+	char *why;
+	size_t size;
+	int bad;
+};
+
+static void bad(struct rd *r, const char *where, const char *key, const char *want,
+		const cJSON *found)
+{
+	char f[64];
+
+	if (r->bad)
+		return;
+	r->bad = 1;
+	if (!found)
+		snprintf(f, sizeof(f), "nothing");
+	else if (cJSON_IsString(found))
+		snprintf(f, sizeof(f), "'%.40s'", found->valuestring);
+	else if (cJSON_IsNumber(found))
+		snprintf(f, sizeof(f), "%.17g", found->valuedouble);
+	else
+		snprintf(f, sizeof(f), "another type");
+	snprintf(r->why, r->size, "%s.%s: expected %s, found %s", where, key, want, f);
+}
+
+/* An integer field of o in [lo, hi], into *out. */
+static void get_int(struct rd *r, const cJSON *o, const char *where, const char *key,
+		    double lo, double hi, long long *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	char want[96];
+
+	snprintf(want, sizeof(want), "an integer from %.0f to %.0f", lo, hi);
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
+	    v->valuedouble > hi || v->valuedouble != floor(v->valuedouble)) {
+		bad(r, where, key, want, v);
+		return;
+	}
+	*out = (long long)v->valuedouble;
+}
+
+static int get_i(struct rd *r, const cJSON *o, const char *where, const char *key, double lo,
+		 double hi)
+{
+	long long v = 0;
+
+	get_int(r, o, where, key, lo, hi, &v);
+	return (int)v;
+}
+
+static const char *get_str(struct rd *r, const cJSON *o, const char *where, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsString(v)) {
+		bad(r, where, key, "a string", v);
+		return "";
+	}
+	return v->valuestring;
+}
+
+static const cJSON *get_obj(struct rd *r, const cJSON *o, const char *where, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsObject(v)) {
+		bad(r, where, key, "an object", v);
+		return NULL;
+	}
+	return v;
+}
+
+static void read_model(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *m)
+{
+	const char *mlp, *norm;
+	const cJSON *tied;
+
+	gp_strlcpy(m->model.name, get_str(r, o, ".model", "name"), sizeof(m->model.name));
+	m->model.layers = get_i(r, o, ".model", "layers", 1, 1 << 24);
+	m->model.hidden = get_i(r, o, ".model", "hidden", 1, 1 << 24);
+	m->model.heads = get_i(r, o, ".model", "heads", 1, 1 << 24);
+	m->model.kv_heads = get_i(r, o, ".model", "kv_heads", 1, 1 << 24);
+	m->model.ffn = get_i(r, o, ".model", "ffn", 1, 1 << 26);
+	m->model.vocab = get_i(r, o, ".model", "vocab", 1, 1 << 24);
+	m->model.seq = get_i(r, o, ".model", "seq", 1, 1 << 24);
+	mlp = get_str(r, o, ".model", "mlp");
+	if (!r->bad && strcmp(mlp, "gelu") != 0 && strcmp(mlp, "swiglu") != 0)
+		bad(r, ".model", "mlp", "gelu or swiglu", cJSON_GetObjectItemCaseSensitive(o, "mlp"));
+	m->model.mlp = strcmp(mlp, "swiglu") == 0 ? SIM_MLP_SWIGLU : SIM_MLP_GELU;
+	norm = get_str(r, o, ".model", "norm");
+	if (!r->bad && strcmp(norm, "layernorm") != 0 && strcmp(norm, "rmsnorm") != 0)
+		bad(r, ".model", "norm", "layernorm or rmsnorm",
+		    cJSON_GetObjectItemCaseSensitive(o, "norm"));
+	m->norm = strcmp(norm, "rmsnorm") == 0 ? EXEC_NORM_RMS : EXEC_NORM_LAYER;
+	tied = cJSON_GetObjectItemCaseSensitive(o, "tied_embeddings");
+	if (!cJSON_IsBool(tied))
+		bad(r, ".model", "tied_embeddings", "true or false", tied);
+	m->model.tied_embeddings = cJSON_IsTrue(tied);
+}
+
+static void read_layout(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *m)
+{
+	struct sim_parallel *p = &m->par;
+
+	m->world = get_i(r, o, ".layout", "ranks", 1, 1 << 20);
+	p->tp = get_i(r, o, ".layout", "tp", 1, 1 << 20);
+	p->pp = get_i(r, o, ".layout", "pp", 1, 1 << 20);
+	p->dp = get_i(r, o, ".layout", "dp", 1, 1 << 20);
+	p->cp = get_i(r, o, ".layout", "cp", 1, 1 << 20);
+	p->zero = get_i(r, o, ".layout", "zero", 0, 3);
+	p->interleave = get_i(r, o, ".layout", "interleave", 1, 1 << 20);
+	p->mbs = get_i(r, o, ".layout", "mbs", 1, 1 << 30);
+	p->gbs = get_i(r, o, ".layout", "gbs", 1, 1 << 30);
+	if (!r->bad && (double)p->tp * p->pp * p->dp * p->cp != m->world) {
+		r->bad = 1;
+		snprintf(r->why, r->size, ".layout.ranks: expected tp x pp x dp x cp = %.0f, "
+			 "found %d", (double)p->tp * p->pp * p->dp * p->cp, m->world);
+	}
+}
+
+static void read_shards(struct rd *r, const cJSON *a, struct exec_ckpt_manifest *m)
+{
+	int n = 0;
+	const cJSON *s;
+
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != m->world) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "an array of %d shards (one a rank)", m->world);
+		bad(r, "", "shards", want, a);
+		return;
+	}
+	m->shards = xcalloc((size_t)m->world, sizeof(*m->shards));
+	cJSON_ArrayForEach(s, a) {
+		long long bytes = 0;
+		const char *h;
+		char *end;
+
+		if (get_i(r, s, ".shards[]", "rank", 0, 1 << 20) != n && !r->bad)
+			bad(r, ".shards[]", "rank", "the shards in rank order",
+			    cJSON_GetObjectItemCaseSensitive(s, "rank"));
+		get_int(r, s, ".shards[]", "bytes", 0, 9007199254740992.0, &bytes);
+		h = get_str(r, s, ".shards[]", "fnv1a64");
+		if (r->bad)
+			return;
+		m->shards[n].bytes = bytes;
+		m->shards[n].fnv1a64 = strtoull(h, &end, 16);
+		if (strlen(h) != 16 || *end)
+			bad(r, ".shards[]", "fnv1a64", "16 hex digits",
+			    cJSON_GetObjectItemCaseSensitive(s, "fnv1a64"));
+		n++;
+	}
+}
+
+enum rc exec_ckpt_manifest_parse(const char *buf, size_t len, struct exec_ckpt_manifest *out,
+				 char *why, size_t size)
+{
+	struct exec_ckpt_manifest m;
+	struct rd r = { why, size, 0 };
+	const char *schema;
+	long long seed = 0;
+	const cJSON *o;
+	cJSON *root;
+
+	memset(&m, 0, sizeof(m));
+	root = cJSON_ParseWithLength(buf, len);
+	if (!cJSON_IsObject(root)) {
+		snprintf(why, size, "expected a JSON object (schema %s), found %s", EXEC_CKPT_SCHEMA,
+			 root ? "another type" : "text that is not JSON");
+		cJSON_Delete(root);
+		return RC_INPUT;
+	}
+	schema = get_str(&r, root, "", "schema");
+	if (!r.bad && strcmp(schema, EXEC_CKPT_SCHEMA) != 0)
+		bad(&r, "", "schema", "'" EXEC_CKPT_SCHEMA "'",
+		    cJSON_GetObjectItemCaseSensitive(root, "schema"));
+	m.step = get_i(&r, root, "", "step", 1, 2147483647.0);
+	if ((o = get_obj(&r, root, "", "model")))
+		read_model(&r, o, &m);
+	if ((o = get_obj(&r, root, "", "layout")))
+		read_layout(&r, o, &m);
+	get_int(&r, root, "", "seed", 0, 9007199254740992.0, &seed);
+	m.seed = (uint64_t)seed;
+	if (!r.bad)
+		read_shards(&r, cJSON_GetObjectItemCaseSensitive(root, "shards"), &m);
+	cJSON_Delete(root);
+	if (r.bad) {
+		exec_ckpt_manifest_release(&m);
+		return RC_INPUT;
+	}
+	*out = m;
+	return RC_OK;
+}

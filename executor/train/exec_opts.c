@@ -1,0 +1,166 @@
+/*
+ * exec_opts.c - the executor's options: defaults, what follows from the
+ * model, and the checks that say before any rank starts whether a layout
+ * can run.  It does not read files or flags (the CLI does).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "train/exec_train.h"
+
+void exec_opts_init(struct exec_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	gp_strlcpy(o->model.name, "tiny-gpt", sizeof(o->model.name));
+	o->model.layers = 4;
+	o->model.hidden = 64;
+	o->model.heads = 4;
+	o->model.kv_heads = 4;
+	o->model.ffn = 256;
+	o->model.vocab = 128;
+	o->model.seq = 32;
+	o->model.mlp = SIM_MLP_GELU;
+	sim_parallel_init(&o->par);
+	o->par.mbs = 2;
+	o->par.gbs = 8;
+	o->schedule = SCHED_1F1B;
+	o->norm = EXEC_NORM_LAYER;
+	o->steps = 10;
+	o->seed = 1234;
+	/* GPT-3's AdamW settings (Brown et al. 2020, appendix B), with a
+	 * learning rate suited to a small model. */
+	o->lr = 1e-3;
+	o->beta1 = 0.9;
+	o->beta2 = 0.95;
+	o->adam_eps = 1e-8;
+	o->weight_decay = 0.1;
+	o->grad_clip = 1.0;
+	o->backend = "cpu";
+	o->precision = EXEC_PRECISION_BF16;
+	o->max_ranks = EXEC_MAX_RANKS_DEFAULT;
+	o->fault_rank = -1;
+	o->fault_step = -1;
+	o->hang_rank = o->hang_step = o->oom_rank = -1;
+	o->ckpt_fault_rank = o->ckpt_fault_step = -1;
+}
+
+void exec_opts_derive(struct exec_opts *o)
+{
+	/* Llama-style models pair SwiGLU with RMSNorm (Touvron et al. 2023),
+	 * GPT-style ones GELU with LayerNorm (Radford et al. 2019). */
+	o->norm = o->model.mlp == SIM_MLP_SWIGLU ? EXEC_NORM_RMS : EXEC_NORM_LAYER;
+	o->schedule = o->par.interleave > 1 ? SCHED_INTERLEAVED : SCHED_1F1B;
+	if (o->model.kv_heads <= 0)
+		o->model.kv_heads = o->model.heads;
+}
+
+int exec_opts_ranks(const struct exec_opts *o)
+{
+	return o->par.tp * o->par.pp * o->par.dp * o->par.cp;
+}
+
+static enum rc why_fmt(char *why, size_t size, const char *fmt, ...) GP_PRINTF(3, 4);
+
+static enum rc why_fmt(char *why, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && size) {
+		va_start(ap, fmt);
+		vsnprintf(why, size, fmt, ap);
+		va_end(ap);
+	}
+	return RC_INPUT;
+}
+
+#define WHY(...) return why_fmt(why, size, __VA_ARGS__)
+
+enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size)
+{
+	const struct sim_model *m = &o->model;
+	const struct sim_parallel *p = &o->par;
+	long ranks;
+
+	if (m->layers < 1)
+		WHY("model.layers: expected an integer >= 1, found %d", m->layers);
+	if (m->hidden < 1)
+		WHY("model.hidden: expected an integer >= 1, found %d", m->hidden);
+	if (m->heads < 1 || m->hidden % m->heads)
+		WHY("model.heads: expected a divisor of hidden (%d), found %d",
+		    m->hidden, m->heads);
+	if (m->kv_heads < 1 || m->heads % m->kv_heads)
+		WHY("model.kv_heads: expected a divisor of heads (%d), found %d",
+		    m->heads, m->kv_heads);
+	if (m->ffn < 1)
+		WHY("model.ffn: expected an integer >= 1, found %d", m->ffn);
+	if (m->vocab < 2 || m->vocab > 65536)
+		WHY("model.vocab: expected 2 to 65536 (uint16 tokens), found %d", m->vocab);
+	if (m->seq < 1)
+		WHY("model.seq: expected an integer >= 1, found %d", m->seq);
+	if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->cp < 1)
+		WHY("parallel: expected tp, pp, dp and cp >= 1, found %d, %d, %d, %d",
+		    p->tp, p->pp, p->dp, p->cp);
+	/* context parallelism gives each CP rank two of 2 cp chunks of every
+	 * sequence (exec_trainer.c) */
+	if (p->cp > 1 && m->seq % (2 * p->cp))
+		WHY("parallel.cp: expected 2 x cp to divide the sequence (%d), found cp %d",
+		    m->seq, p->cp);
+	ranks = (long)p->tp * p->pp * p->dp * p->cp;
+	if (ranks > o->max_ranks)
+		WHY("layout: expected at most %d ranks, found %ld (tp %d x pp %d x dp %d x cp %d)",
+		    o->max_ranks, ranks, p->tp, p->pp, p->dp, p->cp);
+	/* Megatron's tensor parallelism splits whole heads and the MLP's
+	 * inner width (Shoeybi et al. 2019, sec. 3). */
+	if (m->heads % p->tp || m->kv_heads % p->tp)
+		WHY("parallel.tp: expected a divisor of heads (%d) and kv_heads (%d), found %d",
+		    m->heads, m->kv_heads, p->tp);
+	if (m->ffn % p->tp)
+		WHY("parallel.tp: expected a divisor of the MLP width (%d), found %d",
+		    m->ffn, p->tp);
+	if (m->vocab < p->tp)
+		WHY("parallel.tp: expected at most vocab (%d) ranks, found %d", m->vocab, p->tp);
+	/* sequence parallelism cuts every sequence (its CP slice) into tp
+	 * slices (Korthikanti et al. 2022, sec. 4.2.2), as sim_check demands */
+	if (p->seq_parallel && p->tp > 1 && (m->seq / p->cp) % p->tp)
+		WHY("parallel.seq_parallel: expected tp %d to divide the sequence %d / cp %d",
+		    p->tp, m->seq, p->cp);
+	if (p->interleave < 1)
+		WHY("parallel.interleave: expected an integer >= 1, found %d", p->interleave);
+	if (p->interleave > 1 && p->pp < 2)
+		WHY("parallel.interleave: expected 1 without pipeline parallelism, found %d",
+		    p->interleave);
+	/* A pp that does not divide the layers splits them as the simulator
+	 * does (exec_stage_layers); every stage, and every chunk of one,
+	 * needs a layer, as sim_check demands. */
+	if (m->layers < p->pp)
+		WHY("parallel.pp: expected at most the %d layers (one a stage), found %d",
+		    m->layers, p->pp);
+	for (int s = 0; s < p->pp; s++) {
+		int n = exec_stage_layers(m->layers, p->pp, s);
+
+		if (n < p->interleave)
+			WHY("parallel.interleave: expected at most %d, a layer a chunk (stage "
+			    "%d holds %d of the %d layers), found %d", n, s, n, m->layers,
+			    p->interleave);
+	}
+	if ((o->schedule == SCHED_INTERLEAVED) != (p->interleave > 1))
+		WHY("schedule: expected %s with interleave %d, found %s",
+		    p->interleave > 1 ? "interleaved" : "gpipe or 1f1b", p->interleave,
+		    sched_kind_name(o->schedule));
+	if (p->mbs < 1)
+		WHY("parallel.mbs: expected an integer >= 1, found %d", p->mbs);
+	if (p->gbs < 1 || p->gbs % ((long)p->mbs * p->dp))
+		WHY("parallel.gbs: expected a multiple of mbs x dp (%d x %d), found %d",
+		    p->mbs, p->dp, p->gbs);
+	if (p->zero < 0 || p->zero > 3)
+		WHY("parallel.zero: expected 0 to 3, found %d", p->zero);
+	if (o->steps < 1)
+		WHY("steps: expected an integer >= 1, found %d", o->steps);
+	if (!(o->lr > 0) || !(o->grad_clip >= 0) || !(o->beta1 >= 0 && o->beta1 < 1) ||
+	    !(o->beta2 >= 0 && o->beta2 < 1) || !(o->adam_eps > 0) || !(o->weight_decay >= 0))
+		WHY("optimizer: expected lr > 0, 0 <= betas < 1, eps > 0, decay and clip >= 0");
+	if (!o->backend || (strcmp(o->backend, "cpu") != 0 && strcmp(o->backend, "cuda") != 0))
+		WHY("backend: expected cpu or cuda, found '%s'", o->backend ? o->backend : "");
+	return RC_OK;
+}

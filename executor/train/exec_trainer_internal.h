@@ -1,0 +1,303 @@
+/*
+ * exec_trainer_internal.h - what the files of the trainer share: a rank's
+ * part of the model (struct exec_trainer, its units of parameters and the
+ * activation records of its micro-batches) and the functions each file
+ * lends the others.  The trainer's files, bottom up:
+ *   exec_train_comm.c       collectives and schedule ops, traced
+ *   exec_train_params.c     parameters, their shards, init, ZeRO
+ *   exec_train_act.c        activation records
+ *   exec_train_tp.c         norms and tensor/sequence-parallel sums
+ *   exec_train_embed.c      embedding (and the tied word matrix)
+ *   exec_train_attention.c  a layer's attention block, context parallel
+ *   exec_train_mlp.c        a layer's MLP block
+ *   exec_train_head.c       final norm, LM head, cross-entropy
+ *   exec_train_schedule.c   a layer, a chunk, the pipeline schedule
+ *   exec_train_optimizer.c  gradient norm, clipping, AdamW
+ *   exec_trainer.c          the trainer: build, step, free (exec_train.h)
+ * How the layout cuts the model is exec_trainer.c's opening comment.  The
+ * device's kernels these call are device/'s (struct exec_backend).
+ */
+#ifndef GPUPLAN_EXEC_TRAINER_INTERNAL_H
+#define GPUPLAN_EXEC_TRAINER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "train/exec_train.h"
+
+#define TRY(call)                                                            \
+	do {                                                                 \
+		enum rc rc_ = (call);                                        \
+		if (rc_ != RC_OK)                                            \
+			return rc_;                                          \
+	} while (0)
+
+/* ---- parameters ------------------------------------------------------ */
+
+/* UNIT_WORD: the tied embedding matrix, used by UNIT_EMBED and UNIT_HEAD */
+enum unit_kind { UNIT_EMBED, UNIT_LAYER, UNIT_HEAD, UNIT_WORD };
+
+/* Tensors of each unit, in their order in the unit's flat buffer. */
+enum { T_LN1W, T_LN1B, T_WQ, T_BQ, T_WK, T_BK, T_WV, T_BV, T_WO, T_BO,
+       T_LN2W, T_LN2B, T_W1, T_B1, T_WU, T_BU, T_W2, T_B2, T_LAYER_N };
+enum { T_WTE, T_WPE, T_EMBED_N };
+enum { T_LNFW, T_LNFB, T_WLM, T_HEAD_N };
+
+enum split { SPLIT_NONE, SPLIT_ROWS, SPLIT_COLS };
+
+struct tensor {
+	const char *name;
+	long rows, cols;        /* full shape; vectors are (n, 1) */
+	enum split split;
+	long r0, nr, c0, nc;    /* the block this rank holds */
+	long off, n;            /* place in the unit's flat buffer, n = nr nc */
+	int decay;              /* AdamW weight decay applies (matrices) */
+	int replicated;         /* same on every TP rank (tp > 1, not split) */
+	int seq_partial;        /* sequence parallel: each TP rank's gradient
+				 * is its slice's, summed over TP */
+	double std;             /* N(0, std), or `value` when std is 0 */
+	float value;
+	uint64_t stream;        /* random stream: unit id and tensor index */
+};
+
+struct unit {
+	enum unit_kind kind;
+	int layer;              /* global layer index (UNIT_LAYER) */
+	int mirror;             /* the last stage's copy of a tied matrix */
+	struct tensor t[T_LAYER_N];
+	int nt;
+	long n;                 /* local elements */
+	long shard, n_pad;      /* ceil(n / dp) and dp * shard */
+	long own_off, own_n;    /* the range this rank's optimizer updates */
+	float *params;          /* [n_pad] fp32 master; ZeRO-3: only while gathered */
+	void *work;             /* [n_pad] working copy in the activation type:
+				 * params itself when that is fp32; ZeRO-3:
+				 * only while gathered */
+	float *pshard;          /* ZeRO-3: [shard], this rank's master copy */
+	float *grads;           /* [n_pad]; ZeRO-2/3: only during backward */
+	float *gshard;          /* ZeRO-2/3: [shard], summed over DP */
+	float *m, *v;           /* AdamW moments, [own_n] */
+	int uses;               /* backward passes adding to grads in a step */
+	int left;               /* of them still to come in this step */
+};
+
+/* ---- activations ----------------------------------------------------- */
+
+/* What one layer keeps from forward to backward for one micro-batch. */
+struct layer_act {
+	void *ln1, *q, *k, *v, *att, *atty, *res2, *ln2, *h, *u, *a;
+	float *ln1_mean, *ln1_rstd, *lse, *ln2_mean, *ln2_rstd;     /* fp32 */
+};
+
+/* One micro-batch through one chunk, from its forward to its backward. */
+struct act {
+	int chunk, mb;
+	void *block;            /* every buffer below is carved from it */
+	size_t bytes;
+	void **x;               /* [nl + 1]: layer inputs, x[nl] the output */
+	struct layer_act *la;   /* [nl]; NULL under full recomputation */
+	int *tok, *tgt;         /* [N] */
+	void *lnf, *logits;
+	float *lnf_mean, *lnf_rstd, *rmax, *stats;      /* fp32 */
+	struct act *next;       /* free list */
+};
+
+struct exec_trainer {
+	struct exec_opts o;
+	struct exec_layout l;
+	struct exec_device *d;
+	const struct exec_backend *be;
+	struct exec_groups *g;
+	struct sched sched;
+	struct exec_data data;
+
+	int v, m;               /* chunks, micro-batches */
+	int *nl;                /* [v]: layers of each chunk */
+	int stage_layers;       /* their sum */
+	int B, T, C, H, KV, hd, Hl, KVl, F, Fl, V;
+	int cp, Tl;             /* CP ranks; tokens of each sequence here */
+	int nc, Tc, cpos[2];    /* those tokens' chunks: how many (1, or 2 with
+				 * cp > 1), tokens each, first positions */
+	int rdp, rdp_rank;      /* the gradients' group (dp x cp): size, index */
+	int N;                  /* tokens per micro-batch here: B Tl */
+	int Ns;                 /* of which in the residual stream here: N / tp
+				 * with sequence parallelism, else N */
+	int v0, nv;             /* vocabulary rows held */
+	int rms, swiglu, store_att, rec_att, full_rec, sp, tied;
+	enum exec_dtype act;    /* the device's activation type */
+	size_t ab;              /* bytes of one activation element */
+
+	struct unit *units;
+	int n_units;
+	int *layer0;            /* [v]: each chunk's first layer unit */
+	struct unit *embed, *head, *word; /* this rank's; NULL when absent */
+	float *word_zero;       /* a stage between tied copies: its zeros */
+	long word_own_n;        /* elements of the tied copies' sum here */
+
+	struct act **acts;      /* [v m] in flight */
+	struct act **pool;      /* [v] free records per chunk */
+	long inflight, peak_inflight;
+
+	struct layer_act rec;   /* full recomputation's layer */
+	void *rec_block;
+	size_t rec_bytes;
+	void *dx, *dln, *tmp, *rec_out, *dq, *dk, *dv, *datty, *dh, *du, *da;
+	void *gath, *part;      /* sequence parallel: [N C] gathered, [Ns C] slice */
+	void *kf, *vf, *dkf, *dvf, *cpbuf; /* context parallel: [B T, KVl hd] */
+	float *rs_tmp;          /* [max shard] */
+	double *scal;           /* [2] reduction of loss and squared norm */
+	int *host_seq, *host_tok, *host_tgt;
+	double loss_sum;        /* this step's summed token losses */
+	int step;
+	int reducing;           /* ZeRO 0/1 in a training step: sum each unit's
+				 * gradients over DP after its last use */
+	struct exec_tracer *tr; /* exec_opts.trace; NULL when off */
+};
+
+/* Element i of p, an array of activations. */
+static inline void *at(const struct exec_trainer *t, const void *p, size_t i)
+{
+	return (char *)p + i * t->ab;
+}
+
+/* The position in its sequence of this rank's token i of a sequence. */
+static inline int tok_pos(const struct exec_trainer *t, int i)
+{
+	return t->cpos[i / t->Tc] + i % t->Tc;
+}
+
+/* The first position of CP rank r's chunk c (of t->nc). */
+static inline int chunk_pos(const struct exec_trainer *t, int r, int c)
+{
+	return (c == 0 ? r : 2 * t->cp - 1 - r) * t->Tc;
+}
+
+/* Tensor i of u as forward and backward read it: the working copy. */
+static inline void *P(const struct exec_trainer *t, const struct unit *u, int i)
+{
+	return u->t[i].n ? at(t, u->work, (size_t)u->t[i].off) : NULL;
+}
+
+static inline float *G(const struct unit *u, int i)
+{
+	return u->t[i].n ? u->grads + u->t[i].off : NULL;
+}
+
+/* Two passes over the same layout: the first (base NULL) only measures. */
+struct carve {
+	char *base;
+	size_t off;
+};
+
+/* Whether chunk `chunk` of this rank is the model's first (virtual)
+ * stage, which embeds, or its last, which holds the head and the loss. */
+static inline int chunk_is_first(const struct exec_trainer *t, int chunk)
+{
+	return sched_virtual_stage(&t->sched, t->l.pp_rank, chunk) == 0;
+}
+
+static inline int chunk_is_last(const struct exec_trainer *t, int chunk)
+{
+	return sched_virtual_stage(&t->sched, t->l.pp_rank, chunk) == t->l.pp * t->v - 1;
+}
+
+/* ---- exec_train_comm.c --------------------------------------------- */
+
+/* Collectives and schedule ops, recorded on the trace when it is on: every
+ * collective of the trainer goes through these. */
+enum rc train_all_reduce(struct exec_trainer *t, struct exec_group *g, void *buf, size_t n,
+			 enum exec_dtype dt, enum exec_redop op);
+enum rc train_grads_sum_start(struct exec_trainer *t, struct unit *u);
+enum rc train_reduce_scatter(struct exec_trainer *t, struct exec_group *g, const void *send,
+			     void *recv, size_t count, enum exec_dtype dt);
+enum rc train_all_gather(struct exec_trainer *t, struct exec_group *g, void *buf, size_t count,
+			 enum exec_dtype dt);
+long train_op_begin(struct exec_trainer *t, const struct sched_op *op, int kind, double bytes);
+void train_op_end(struct exec_trainer *t, long h, int kind);
+enum rc train_tp_sum(struct exec_trainer *t, void *buf, size_t n, enum exec_dtype dt);
+
+/* ---- exec_train_params.c ------------------------------------------- */
+
+/* Parameters: each unit's tensors, their initial values, its ZeRO shard
+ * and range, ZeRO-3's gather and drop, and the end of a unit's backward. */
+void train_unit_shapes(struct exec_trainer *t, struct unit *u);
+void train_own_range(const struct exec_trainer *t, long n, long *shard, long *off, long *len);
+void train_unit_alloc(struct exec_trainer *t, struct unit *u);
+void train_unit_free(struct exec_trainer *t, struct unit *u);
+enum rc train_unit_gather(struct exec_trainer *t, struct unit *u);
+void train_unit_drop(struct exec_trainer *t, struct unit *u);
+void train_grads_begin(struct exec_trainer *t, struct unit *u);
+enum rc train_grads_end(struct exec_trainer *t, struct unit *u);
+
+/* ---- exec_train_act.c ---------------------------------------------- */
+
+/* Activation records: what a chunk keeps from a micro-batch's forward to
+ * its backward, carved from one allocation and reused. */
+void train_carve_layer(const struct exec_trainer *t, struct carve *c,
+		       struct layer_act *a, int att);
+struct act *train_act_acquire(struct exec_trainer *t, int chunk, int mb);
+void train_act_release(struct exec_trainer *t, struct act *a);
+void train_act_free(struct exec_trainer *t, struct act *a);
+
+/* ---- exec_train_tp.c ----------------------------------------------- */
+
+/* Tensor and sequence parallelism: the norms on this rank's slice of the
+ * residual stream, the gather after them and the sums of row-parallel
+ * GEMMs. */
+void train_norm_forward(struct exec_trainer *t, void *out, float *mean, float *rstd,
+			const void *inp, const void *w, const void *b);
+void train_norm_backward(struct exec_trainer *t, void *dinp, float *dw, float *db,
+			 const void *dout, const void *inp, const void *w,
+			 const float *mean, const float *rstd);
+enum rc train_seq_gather(struct exec_trainer *t, const void *x, void *full,
+			 const void **out);
+enum rc train_seq_reduce(struct exec_trainer *t, void *full, void **out);
+enum rc train_row_parallel(struct exec_trainer *t, void **out, const void *inp,
+			   const void *w, const void *bias, int ic);
+
+/* ---- exec_train_embed.c -------------------------------------------- */
+
+/* The embedding unit (and the tied word matrix both ends read). */
+const void *train_word_params(const struct exec_trainer *t, const struct unit *u, int untied);
+float *train_word_grads(const struct exec_trainer *t, const struct unit *u, int untied);
+enum rc train_embed_forward(struct exec_trainer *t, const struct unit *u, struct act *a);
+enum rc train_embed_backward(struct exec_trainer *t, const struct unit *u,
+			     const struct act *a, const void *dx);
+
+/* ---- exec_train_attention.c ---------------------------------------- */
+
+/* A layer's attention block (with context parallelism). */
+enum rc train_attention_forward(struct exec_trainer *t, const struct unit *u, const void *x,
+				struct layer_act *a, int att);
+enum rc train_attention_backward(struct exec_trainer *t, const struct unit *u, const void *x,
+				 const struct layer_act *a, int att, void *dx);
+
+/* ---- exec_train_mlp.c ---------------------------------------------- */
+
+/* A layer's MLP block. */
+enum rc train_mlp_forward(struct exec_trainer *t, const struct unit *u, struct layer_act *a,
+			  void *out);
+enum rc train_mlp_backward(struct exec_trainer *t, const struct unit *u,
+			   const struct layer_act *a, void *dx);
+
+/* ---- exec_train_head.c --------------------------------------------- */
+
+/* The head unit: final norm, LM head and cross-entropy. */
+enum rc train_head_forward(struct exec_trainer *t, const struct unit *u, struct act *a);
+enum rc train_head_backward(struct exec_trainer *t, const struct unit *u, struct act *a);
+
+/* ---- exec_train_schedule.c ----------------------------------------- */
+
+/* The pipeline schedule's ops, a chunk and a micro-batch at a time. */
+struct unit *train_chunk_layer(struct exec_trainer *t, int chunk, int i);
+enum rc train_run_schedule(struct exec_trainer *t, int backward);
+
+/* ---- exec_train_optimizer.c ---------------------------------------- */
+
+/* The optimizer step: gradient norm, clipping, AdamW, ZeRO's gathers. */
+enum rc train_world_sums(struct exec_trainer *t, double loss, int norm, double out[2]);
+int train_counts_loss(const struct exec_trainer *t);
+void train_zero_grads(struct exec_trainer *t);
+enum rc train_optimizer_step(struct exec_trainer *t, int step, double *loss,
+			     double *grad_norm);
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * plan_opts.c - what every file of the planner reads: the options' and a
+ * job's defaults, the names of the objective, the binding constraint and
+ * the framework, the rules a framework puts on a layout, and which loss a
+ * step's breakdown is largest in.
+ *
+ * It sits below the enumeration (plan_enum.c), the MILP (plan_lp.c) and
+ * the pipeline (plan.c), which all read it; it calls none of them.
+ */
+#include "plan_internal.h"
+
+#include <string.h>
+
+void plan_opts_init(struct plan_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->filter.spot = -1;
+	o->filter.min_gpus = 1;
+	o->filter.max_gpus = PLAN_DEFAULT_MAX_GPUS;
+	o->filter.zero = -1;
+	o->filter.offload = -1;
+	o->budget_usd = -1;
+	o->hourly_budget_usd = -1;
+	o->deadline_s = -1;
+	o->objective = PLAN_OBJECTIVE_AUTO;
+	o->phases = 1;
+	o->switch_s = PLAN_DEFAULT_SWITCH_S;
+	o->preempt_per_node_hour = PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR;
+	o->restart_s = PLAN_DEFAULT_RESTART_S;
+	o->ckpt_bytes_per_s_per_node = PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE;
+	o->milp_time_limit_s = PLAN_DEFAULT_MILP_TIME_LIMIT_S;
+	o->top = PLAN_DEFAULT_TOP;
+	o->sensitivity = PLAN_DEFAULT_SENSITIVITY;
+	o->commitment_share = PLAN_DEFAULT_COMMITMENT_SHARE;
+	o->storage_usd_per_gb_month = PLAN_DEFAULT_STORAGE_USD_PER_GB_MONTH;
+	o->ckpt_keep = PLAN_DEFAULT_CKPT_KEEP;
+	o->ckpt_interval_s = PLAN_DEFAULT_CKPT_INTERVAL_S;
+	o->startup_s = PLAN_DEFAULT_STARTUP_S;
+	o->filter.framework = PLAN_FRAMEWORK_MEGATRON;
+	o->max_price_age_days = PRICE_DEFAULT_MAX_AGE_DAYS;
+}
+
+void plan_job_init(struct plan_job *j, const struct sim_model *m, double tokens)
+{
+	memset(j, 0, sizeof(*j));
+	gp_strlcpy(j->name, m->name, sizeof(j->name));
+	j->model = *m;
+	j->tokens = tokens;
+	j->deadline_s = -1;
+	j->priority = 1;
+}
+
+const char *plan_binding_str(enum plan_binding b)
+{
+	switch (b) {
+	case PLAN_BINDING_NONE: return "none";
+	case PLAN_BINDING_BUDGET: return "budget";
+	case PLAN_BINDING_HOURLY_BUDGET: return "hourly-budget";
+	case PLAN_BINDING_DEADLINE: return "deadline";
+	case PLAN_BINDING_AVAILABILITY: return "availability";
+	case PLAN_BINDING_MAX_GPUS: return "max-gpus";
+	case PLAN_BINDING_BATCH: return "batch";
+	case PLAN_BINDING_MEMORY: return "memory";
+	}
+	return "none";
+}
+
+const char *plan_objective_str(enum plan_objective o)
+{
+	return o == PLAN_OBJECTIVE_TIME ? "time" : o == PLAN_OBJECTIVE_COST ? "cost" : "auto";
+}
+
+enum rc plan_objective_parse(const char *s, enum plan_objective *out)
+{
+	if (s && strcmp(s, "time") == 0)
+		*out = PLAN_OBJECTIVE_TIME;
+	else if (s && strcmp(s, "cost") == 0)
+		*out = PLAN_OBJECTIVE_COST;
+	else
+		return RC_USAGE;
+	return RC_OK;
+}
+
+static const char *const framework_names[] = { "any", "megatron", "deepspeed" };
+
+const char *plan_framework_str(enum plan_framework f)
+{
+	return framework_names[f];
+}
+
+enum rc plan_framework_parse(const char *s, enum plan_framework *out)
+{
+	for (size_t i = 0; s && i < GP_ARRAY_LEN(framework_names); i++)
+		if (gp_streq_nocase(s, framework_names[i])) {
+			*out = (enum plan_framework)i;
+			return RC_OK;
+		}
+	return RC_USAGE;
+}
+
+/* Megatron-LM shards gradients (ZeRO-2/3) only through Megatron-FSDP,
+ * and "FSDP and PP are mutually exclusive in Megatron's standard path"
+ * (Megatron-LM PR #6081); DeepSpeed's PipelineEngine refuses ZeRO stages
+ * 2 and 3 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
+ * parallelism", deepspeed/runtime/pipe/engine.py).  With pipeline
+ * parallelism both keep whole gradients: at most ZeRO-1. */
+int plan_framework_max_zero(enum plan_framework f, int pp)
+{
+	return f != PLAN_FRAMEWORK_ANY && pp > 1 ? 1 : 3;
+}
+
+void plan_framework_price(enum plan_framework f, struct sim_parallel *q)
+{
+	if (f == PLAN_FRAMEWORK_ANY)
+		return;
+	/* Megatron-LM with --bf16 accumulates and reduces gradients in fp32
+	 * (arguments.py sets accumulate_allreduce_grads_in_fp32 unless
+	 * --grad-reduce-in-bf16), and overlaps the sums and ZeRO-1's gather
+	 * with the flags export writes (--overlap-grad-reduce
+	 * --overlap-param-gather). */
+	q->grad_bytes_per_param = f == PLAN_FRAMEWORK_MEGATRON ? 4 : 2;
+	q->zero2_every_micro_batch = 0;
+	q->dp_overlap = SIM_DP_OVERLAP_ALL;
+	if (f != PLAN_FRAMEWORK_DEEPSPEED)
+		return;
+	/* DeepSpeed's stage 2 reduce-scatters every micro-batch's gradients
+	 * (sim_parallel.zero2_every_micro_batch); without ZeRO it sums them
+	 * after the backward (allreduce_gradients after loss.backward(),
+	 * runtime/engine.py), and it gathers stage 1 and 2's updated weights
+	 * at the end of step() (all_gather_dp_groups, runtime/zero/
+	 * stage_1_and_2.py); its stage 3 prefetches. */
+	q->zero2_every_micro_batch = 1;
+	if (q->zero == 0)
+		q->dp_overlap = SIM_DP_OVERLAP_NONE;
+	else if (q->zero <= 2)
+		q->dp_overlap = SIM_DP_OVERLAP_SUMS;
+}
+
+double plan_largest_loss(const struct sim_result *r, const char **name)
+{
+	const struct sim_breakdown *b = &r->breakdown;
+	const struct { const char *name; double s; } parts[] = {
+		{ "pp bubble", b->pp_bubble_s },
+		{ "tp comm", b->tp_comm_s },
+		{ "cp comm", b->cp_comm_s },
+		{ "pp comm", b->pp_comm_s },
+		{ "dp comm", b->dp_comm_exposed_s },
+		{ "optimizer", b->optimizer_s },
+	};
+	double best = 0;
+
+	*name = "none";
+	for (size_t i = 0; i < GP_ARRAY_LEN(parts); i++)
+		if (parts[i].s > best) {
+			best = parts[i].s;
+			*name = parts[i].name;
+		}
+	return r->step_time_s > 0 ? best / r->step_time_s : 0;
+}
