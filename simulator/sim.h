@@ -163,6 +163,12 @@ struct sim_model {
 	double dropout;        /* attention and hidden dropout, 0..1 */
 	char tokenizer[PRICE_NAME_MAX]; /* Hugging Face name; "" unknown */
 	int window;            /* sliding attention window, tokens; 0 none */
+	double rotary_percent; /* share of each head's dimensions RoPE rotates,
+				* (0, 1] (GPT-NeoX 0.25); 0: all of them */
+	int parallel_residual; /* 1: attention and MLP read the same input and
+				* add to the residual together (GPT-J, GPT-NeoX) */
+	int embedding_norm;    /* 1: a norm right after the input embedding
+				* (BLOOM), counted as the final norm is */
 	/* With a window: every n-th layer (the n-th, 2n-th, ...) attends to
 	 * the whole sequence and the others to the window (GPT-OSS: 2, its
 	 * layer_types alternating sliding and full); 0: every layer windowed
@@ -382,15 +388,17 @@ int sim_cluster_domain(const struct sim_cluster *c);
 #define SIM_DEFAULT_INTER_BYTES_PER_S 25e9
 
 /* Sets m's architecture facts to a Llama-style model's: RoPE with base
- * 10000, RMSNorm, no biases, no dropout, no window, tokenizer unknown.
+ * 10000 over every dimension, RMSNorm, no biases, no dropout, no window,
+ * attention then MLP, no embedding norm, tokenizer unknown.
  * The shapes are left as they are. */
 void sim_model_facts_init(struct sim_model *m);
 
 /* Exact parameter count from the model's shapes and facts: every weight
  * matrix, the biases when linear_bias, two norms per layer and a final
  * one (LayerNorm's bias too), the input embedding, the LM head unless
- * tied, and a learned position table of seq x hidden; every routed and
- * shared expert and the routers; MLA's latent norms; attention sinks.
+ * tied, a learned position table of seq x hidden and an embedding norm;
+ * every routed and shared expert and the routers; MLA's latent norms;
+ * attention sinks.
  * The multi-token prediction modules are left out, as the published
  * totals leave them (sim_mtp_params). */
 double sim_model_params(const struct sim_model *m);
@@ -424,7 +432,7 @@ struct sim_model_field {
 	size_t offset;        /* of an int in struct sim_model */
 	int max;
 };
-#define SIM_MODEL_FIELDS 15
+#define SIM_MODEL_FIELDS 17
 extern const struct sim_model_field sim_model_fields[SIM_MODEL_FIELDS];
 /* The field f of m. */
 static inline int *sim_model_field(struct sim_model *m, const struct sim_model_field *f)
@@ -443,8 +451,9 @@ enum rc sim_model_check(const struct sim_model *m, char *why, size_t size);
 
 /* Parameters outside the layers held with the input embedding: the
  * position table of a learned encoding (seq x hidden, not split over
- * tensor parallelism, as Megatron-LM keeps it); 0 otherwise. */
-double sim_position_params(const struct sim_model *m);
+ * tensor parallelism, as Megatron-LM keeps it) and the embedding norm
+ * (embedding_norm); 0 without either. */
+double sim_input_params(const struct sim_model *m);
 
 /* Keys one query attends to on average over the layers in FLOP counts:
  * seq, or the sliding window when it is shorter on the layers that have

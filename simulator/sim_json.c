@@ -153,8 +153,11 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddStringToObject(o, "mlp", sim_mlp_str(m->mlp));
 	cJSON_AddBoolToObject(o, "tied_embeddings", m->tied_embeddings);
 	cJSON_AddStringToObject(o, "position_embedding", sim_pos_names[m->pos]);
-	if (m->pos == SIM_POS_ROPE)
+	if (m->pos == SIM_POS_ROPE) {
 		add_num(o, "rotary_base", m->rotary_base > 0 ? m->rotary_base : 10000);
+		if (m->rotary_percent > 0)
+			add_num(o, "rotary_percent", m->rotary_percent);
+	}
 	cJSON_AddStringToObject(o, "norm", sim_norm_names[m->norm]);
 	cJSON_AddBoolToObject(o, "linear_bias", m->linear_bias);
 	add_num(o, "dropout", m->dropout);
@@ -705,10 +708,13 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		v = m->pos;
 		get_enum(r, o, ".model", "position_embedding", sim_pos_names, 3, 0, &v);
 		m->pos = (enum sim_pos)v;
-		if (m->pos != SIM_POS_ROPE)
+		if (m->pos != SIM_POS_ROPE) {
 			m->rotary_base = 0;
-		else
+		} else {
 			get_double_max(r, o, ".model", "rotary_base", 1, 1e9, 0, &m->rotary_base);
+			get_double_max(r, o, ".model", "rotary_percent", 0.01, 1, 0,
+				       &m->rotary_percent);
+		}
 		v = m->norm;
 		get_enum(r, o, ".model", "norm", sim_norm_names, 2, 0, &v);
 		m->norm = (enum sim_norm)v;

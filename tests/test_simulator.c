@@ -134,7 +134,7 @@ static void test_sim_model_params_facts(void **state)
 	f = m;
 	f.pos = SIM_POS_LEARNED;
 	assert_near(sim_model_params(&f) - base, 2048 * h, 1e-9);
-	assert_near(sim_position_params(&f), 2048 * h, 1e-12);
+	assert_near(sim_input_params(&f), 2048 * h, 1e-12);
 	f = m;
 	f.norm = SIM_NORM_LAYERNORM;      /* a bias per norm: 2 a layer, 1 final */
 	assert_near(sim_model_params(&f) - base, (96 * 2 + 1) * h, 1e-9);
@@ -144,10 +144,22 @@ static void test_sim_model_params_facts(void **state)
 	f.pos = SIM_POS_LEARNED;
 	f.norm = SIM_NORM_LAYERNORM;
 	assert_near(sim_model_params(&f), 174.6e9, 0.001);
-	/* ALiBi and RoPE have no parameters */
+	/* ALiBi and RoPE have no parameters, however much RoPE rotates, nor
+	 * has a parallel residual */
 	f = m;
 	f.pos = SIM_POS_ALIBI;
 	assert_near(sim_model_params(&f), base, 1e-12);
+	f = m;
+	f.rotary_percent = 0.25;
+	f.parallel_residual = 1;
+	assert_near(sim_model_params(&f), base, 1e-12);
+	/* BLOOM's embedding LayerNorm: a weight and a bias, on the input side */
+	f = m;
+	f.norm = SIM_NORM_LAYERNORM;
+	base = sim_model_params(&f);
+	f.embedding_norm = 1;
+	assert_near(sim_model_params(&f) - base, 2 * h, 1e-9);
+	assert_near(sim_input_params(&f), 2 * h, 1e-12);
 	/* SwiGLU's biases: gate and up, then down */
 	f = llama(1, 64, 4, 2, 96);
 	base = sim_model_params(&f);
@@ -170,7 +182,15 @@ static void test_sim_model_table_facts(void **state)
 	assert_int_equal(m->pos, SIM_POS_ROPE);
 	assert_int_equal(m->norm, SIM_NORM_LAYERNORM);
 	assert_int_equal(m->linear_bias, 1);
+	assert_near(m->rotary_percent, 0.25, 1e-12);
+	assert_int_equal(m->parallel_residual, 1);
+	assert_int_equal(m->embedding_norm, 0);
 	assert_near(sim_model_params(m), 20.55e9, 0.001);
+	m = sim_model_find(&t, "bloom-176b");
+	assert_int_equal(m->pos, SIM_POS_ALIBI);
+	assert_int_equal(m->embedding_norm, 1);
+	assert_int_equal(m->parallel_residual, 0);
+	assert_near(sim_model_params(m), 176.2e9, 0.001);
 	m = sim_model_find(&t, "gpt3-175b");
 	assert_int_equal(m->pos, SIM_POS_LEARNED);
 	assert_near(m->dropout, 0.1, 1e-12);
@@ -182,6 +202,7 @@ static void test_sim_model_table_facts(void **state)
 	assert_near(sim_model_params(m), 8.03e9, 0.001);
 	m = sim_model_find(&t, "mistral-7b");
 	assert_int_equal(m->window, 4096);
+	assert_near(m->rotary_percent, 0, 1e-12);  /* all */
 	m = sim_model_find(&t, "mpt-7b");
 	assert_int_equal(m->pos, SIM_POS_ALIBI);
 	assert_near(m->rotary_base, 0, 1e-12);
@@ -2018,10 +2039,13 @@ static void test_sim_plan_facts_round_trip(void **state)
 	p.model.dropout = 0.1;
 	strcpy(p.model.tokenizer, "openai-community/gpt2");
 	p.model.window = 1024;
+	p.model.parallel_residual = 1;
+	p.model.embedding_norm = 1;
 	p.ckpt_interval_s = 1234.5;
 	p.ckpt_keep = 3;
 	a = sim_plan_to_json(&p);
 	assert_null(strstr(a, "rotary_base"));   /* only with rope */
+	assert_null(strstr(a, "rotary_percent"));
 	assert_int_equal(sim_plan_parse("p.json", a, strlen(a), &q), RC_OK);
 	assert_int_equal(q.model.pos, SIM_POS_LEARNED);
 	assert_int_equal(q.model.norm, SIM_NORM_LAYERNORM);
@@ -2029,15 +2053,19 @@ static void test_sim_plan_facts_round_trip(void **state)
 	assert_near(q.model.dropout, 0.1, 1e-15);
 	assert_string_equal(q.model.tokenizer, "openai-community/gpt2");
 	assert_int_equal(q.model.window, 1024);
+	assert_int_equal(q.model.parallel_residual, 1);
+	assert_int_equal(q.model.embedding_norm, 1);
 	assert_near(q.ckpt_interval_s, 1234.5, 1e-15);
 	assert_int_equal(q.ckpt_keep, 3);
 	assert_near(sim_model_params(&q.model), sim_model_params(&p.model), 1e-15);
 	free(a);
 	p = sample_plan();
 	p.model.rotary_base = 500000;
+	p.model.rotary_percent = 0.25;
 	a = sim_plan_to_json(&p);
 	assert_int_equal(sim_plan_parse("p.json", a, strlen(a), &q), RC_OK);
 	assert_near(q.model.rotary_base, 500000, 1e-15);
+	assert_near(q.model.rotary_percent, 0.25, 1e-15);
 	free(a);
 	/* One key a line: drop the facts' lines (params, after them, keeps
 	 * the object's last comma right). */
@@ -2047,7 +2075,8 @@ static void test_sim_plan_facts_round_trip(void **state)
 		size_t n = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
 		static const char *const keys[] = { "\"position_embedding\"", "\"rotary_base\"",
 			"\"norm\"", "\"linear_bias\"", "\"dropout\"", "\"tokenizer\"",
-			"\"sliding_window\"" };
+			"\"sliding_window\"", "\"rotary_percent\"", "\"parallel_residual\"",
+			"\"embedding_norm\"" };
 		int drop = 0;
 
 		for (size_t i = 0; i < GP_ARRAY_LEN(keys); i++)
@@ -2064,6 +2093,9 @@ static void test_sim_plan_facts_round_trip(void **state)
 	assert_int_equal(q.model.norm, SIM_NORM_RMSNORM);
 	assert_int_equal(q.model.linear_bias, 0);
 	assert_string_equal(q.model.tokenizer, "");
+	assert_near(q.model.rotary_percent, 0, 1e-15);
+	assert_int_equal(q.model.parallel_residual, 0);
+	assert_int_equal(q.model.embedding_norm, 0);
 	assert_near(q.ckpt_interval_s, 0, 1e-15);
 	free(old);
 }
@@ -2163,6 +2195,8 @@ static void test_sim_plan_bad_fields(void **state)
 		{ "\"position_embedding\":\t\"rope\"", "\"position_embedding\":\t\"none\"" },
 		{ "\"sliding_window\":\t0", "\"sliding_window\":\t-4" },
 		{ "\"dropout\":\t0", "\"dropout\":\t1.5" },
+		{ "\"rotary_base\":\t10000", "\"rotary_base\":\t10000, \"rotary_percent\": 0" },
+		{ "\"rotary_base\":\t10000", "\"rotary_base\":\t10000, \"rotary_percent\": 1.5" },
 		{ "\"purchase\":\t\"on-demand\"", "\"purchase\":\t2" },
 		/* spot is false: a spot purchase contradicts it */
 		{ "\"purchase\":\t\"on-demand\"", "\"purchase\":\t\"spot\"" },
