@@ -80,7 +80,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIB      := $(BUILD)/libgpuplan.a
 BIN      := $(BUILD)/gpuplan
 
-.PHONY: all test bench asan valgrind cuda deps run install clean help fuzz
+.PHONY: all test bench asan valgrind cuda deps run install clean help fuzz check-exports
 .DEFAULT_GOAL := all
 
 all: $(BIN)
@@ -174,6 +174,14 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	@./bench/run_bench.sh $(BUILD)
 
+# Every export of 20 plans through the real tools that read them, where
+# this machine has them (MEGATRON_LM: a Megatron-LM checkout; python3 with
+# torch, deepspeed, jsonschema; SKY_PYTHON with SkyPilot; shellcheck;
+# mpirun); a missing tool is a printed skip, never a download.
+check-exports: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) ./tests/check_exports.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/gpuplan $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gpuplan
@@ -218,6 +226,8 @@ help:
 	@echo "  run       install missing packages, build, run a planning query on the shipped data"
 	@echo "  test      install missing packages, build, run every test (cmocka, CLI, MPI)"
 	@echo "  bench     build and run the benchmarks in bench/"
+	@echo "  check-exports  every export of 20 plans through Megatron-LM's, torchrun's,"
+	@echo "            DeepSpeed's, the Kubeflow CRDs' and SkyPilot's own checks, where present"
 	@echo "  asan      run the tests under AddressSanitizer + UBSan (build-asan/)"
 	@echo "  valgrind  run the CLI tests under valgrind memcheck"
 	@echo "  cuda      build with the CUDA backend (needs nvcc; CUDA_HOME=$(CUDA_HOME))"

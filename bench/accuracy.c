@@ -5,8 +5,12 @@
  * single-node runs of vTrain (bench/data/vtrain_ground_truth_single.csv)
  * and the 52 mixture-of-experts runs of Megatron-Bridge's performance
  * tables (bench/data/moe_runs.csv: DeepSeek-V3 and Qwen3-30B-A3B on DGX
- * H100, B200, B300, GB200 and GB300), those also per model, per system
- * and per container release.  A row whose GPU the catalog lacks, or lacks
+ * H100, B200, B300, GB200 and GB300).  The MoE headline, counted among
+ * the sources, is the newest container release of each (model, system,
+ * layout), per model and per system: the simulator models current
+ * software.  Every release is shown beside it, per model, system and
+ * container, not counted: the older releases ran the same layouts up to
+ * 1.5x slower.  A row whose GPU the catalog lacks, or lacks
  * a figure of, is skipped and the reason printed under the table.
  * Prints per source the rows compared, the mean absolute percentage error
  * (MAPE) of the predicted step time and its signed mean (the bias:
@@ -492,10 +496,11 @@ static void fold(char *out, size_t size, const char *in)
 	out[o] = '\0';
 }
 
-/* "  model DeepSeekV3", "  system DGX-GB200", "  container 26.08". */
-static void moe_group(char *buf, size_t size, const char *kind, const char *name)
+/* "  model DeepSeekV3", "  system DGX-GB200" (of the newest releases),
+ * "  model DeepSeekV3, all", "  container 26.08" (of every release). */
+static void moe_group(char *buf, size_t size, const char *kind, const char *name, int all)
 {
-	snprintf(buf, size, "  %s %s", kind, name);
+	snprintf(buf, size, "  %s %s%s", kind, name, all && strcmp(kind, "container") ? ", all" : "");
 }
 
 static const struct sim_model *find_moe_model(const struct sim_model_table *t, const char *name)
@@ -529,24 +534,91 @@ static const struct sim_model *find_moe_model(const struct sim_model_table *t, c
  * simulated with the model's one set of defaults; a row whose GPU the
  * catalog lacks, or whose figures it lacks, is skipped and the reason
  * printed. */
-/* Skips an MoE row, counted against its source and its groups. */
-static void moe_skip(const struct price_csv *csv, const struct price_csv_row *row,
-		     const char *label, const char *why)
+/* Each MoE row's place in the report: whether it is the newest container
+ * release of its (model, system, layout); set by moe_groups. */
+static unsigned char *moe_is_newest;
+
+/* The headline and its companion: the newest release of every (model,
+ * system, layout), on which the simulator's model of current software is
+ * judged, and every release, the older ones having run the same layouts
+ * slower (the model is tuned to neither). */
+#define MOE_NEWEST "mbridge_moe newest"
+#define MOE_ALL "mbridge_moe all"
+
+/* A container release "26.06.01" as 260601, for ordering. */
+static long release_num(const char *s)
+{
+	long part[3] = { 0, 0, 0 };
+	char *end;
+
+	for (int i = 0; i < 3 && *s; i++) {
+		part[i] = strtol(s, &end, 10);
+		if (end == s)
+			break;
+		s = *end == '.' ? end + 1 : end;
+	}
+	return part[0] * 10000 + part[1] * 100 + part[2];
+}
+
+/* 1 when MoE rows a and b run one model on one system at one layout: the
+ * same GPUs, precision, batch, sequence and parallel degrees (an empty
+ * fsdp cell reads as 0, as the newer tables leave it). */
+static int moe_same_layout(const struct price_csv *csv, const struct price_csv_row *a,
+			   const struct price_csv_row *b)
+{
+	static const char *const cols[] = { "model", "system", "num_gpus", "precision", "gbs",
+					    "mbs", "seq_len", "tp", "pp", "cp", "vp", "ep", "etp",
+					    "fsdp" };
+
+	for (size_t k = 0; k < GP_ARRAY_LEN(cols); k++) {
+		int c = price_csv_col(csv, cols[k]);
+		const char *x = price_csv_get(a, c), *y = price_csv_get(b, c);
+
+		if (!strcmp(cols[k], "fsdp")) {
+			x = *x ? x : "0";
+			y = *y ? y : "0";
+		}
+		if (strcmp(x, y))
+			return 0;
+	}
+	return 1;
+}
+
+/* Records MoE row i's error (or, when why is not NULL, its skip) against
+ * the headline and its model and system when it is its layout's newest
+ * release, and against every release, per model, system and container. */
+static void moe_record(const struct price_csv *csv, size_t i, const char *label,
+		       const char *why, double predicted, double measured,
+		       const struct sim_result *r)
 {
 	static const char *const kinds[] = { "model", "system", "container" };
-	char group[PRICE_NAME_MAX + 16];
+	const struct price_csv_row *row = &csv->rows[i];
+	char group[PRICE_NAME_MAX + 32];
 
-	skip(price_csv_get(row, price_csv_col(csv, "source_id")), label, why);
-	for (size_t k = 0; k < GP_ARRAY_LEN(kinds); k++) {
-		moe_group(group, sizeof(group), kinds[k], price_csv_get(row, price_csv_col(csv, kinds[k])));
-		source(group)->skipped++;
+	for (int all = 0; all < 2; all++) {
+		if (!all && !moe_is_newest[i])
+			continue;
+		if (why)
+			skip(all ? MOE_ALL : MOE_NEWEST, label, why);
+		else if (all)
+			record_sub(MOE_ALL, predicted, measured, 1);
+		else
+			record(MOE_NEWEST, "tokens/s/GPU", 1, predicted, measured, label, r);
+		for (size_t k = 0; k < GP_ARRAY_LEN(kinds) - !all; k++) {
+			moe_group(group, sizeof(group), kinds[k],
+				  price_csv_get(row, price_csv_col(csv, kinds[k])), all);
+			if (why)
+				source(group)->skipped++;
+			else
+				record_sub(group, predicted, measured, 1);
+		}
 	}
 }
 
-static void moe_row(const struct price_csv *csv, const struct price_csv_row *row,
-		    const struct price_catalog *cat, const struct sim_model_table *models)
+static void moe_row(const struct price_csv *csv, size_t i, const struct price_catalog *cat,
+		    const struct sim_model_table *models)
 {
-	const char *src = price_csv_get(row, price_csv_col(csv, "source_id"));
+	const struct price_csv_row *row = &csv->rows[i];
 	const char *model = price_csv_get(row, price_csv_col(csv, "model"));
 	const char *system = price_csv_get(row, price_csv_col(csv, "system"));
 	const char *prec = price_csv_get(row, price_csv_col(csv, "precision"));
@@ -556,7 +628,7 @@ static void moe_row(const struct price_csv *csv, const struct price_csv_row *row
 	struct sim_parallel p;
 	struct sim_cluster c;
 	struct sim_result r;
-	char why[256], label[128], group[PRICE_NAME_MAX + 16];
+	char why[256], label[128];
 	int gpus;
 	double tok_s;
 
@@ -567,20 +639,20 @@ static void moe_row(const struct price_csv *csv, const struct price_csv_row *row
 		 price_csv_get(row, price_csv_col(csv, "ep")),
 		 price_csv_get(row, price_csv_col(csv, "container")));
 	if (!m) {
-		moe_skip(csv, row, label, "model not in models.csv");
+		moe_record(csv, i, label, "model not in models.csv", 0, 0, NULL);
 		return;
 	}
-	for (size_t i = 0; i < sizeof(moe_systems) / sizeof(moe_systems[0]); i++)
-		if (!strcmp(moe_systems[i].name, system))
-			sys = &moe_systems[i];
+	for (size_t k = 0; k < GP_ARRAY_LEN(moe_systems); k++)
+		if (!strcmp(moe_systems[k].name, system))
+			sys = &moe_systems[k];
 	if (!sys) {
-		moe_skip(csv, row, label, "system not described");
+		moe_record(csv, i, label, "system not described", 0, 0, NULL);
 		return;
 	}
 	gpu = price_gpu_find(cat, sys->gpu);
 	if (!gpu) {
 		snprintf(why, sizeof(why), "gpus.csv has no %s", sys->gpu);
-		moe_skip(csv, row, label, why);
+		moe_record(csv, i, label, why, 0, 0, NULL);
 		return;
 	}
 	memset(&c, 0, sizeof(c));
@@ -600,7 +672,7 @@ static void moe_row(const struct price_csv *csv, const struct price_csv_row *row
 	p.gbs = cell_int(row, price_csv_col(csv, "gbs"), 0);
 	p.mbs = cell_int(row, price_csv_col(csv, "mbs"), 1);
 	if (p.tp * p.pp * p.cp < 1 || gpus % (p.tp * p.pp * p.cp)) {
-		moe_skip(csv, row, label, "gpus not divisible by tp x pp x cp");
+		moe_record(csv, i, label, "gpus not divisible by tp x pp x cp", 0, 0, NULL);
 		return;
 	}
 	p.dp = gpus / (p.tp * p.pp * p.cp);
@@ -611,42 +683,69 @@ static void moe_row(const struct price_csv *csv, const struct price_csv_row *row
 		      : !strcmp(prec, "FP8") ? SIM_PRECISION_FP8
 		      : !strcmp(prec, "NVFP4") ? SIM_PRECISION_NVFP4 : SIM_PRECISION_BF16;
 	p.ep_overlap = p.precision == SIM_PRECISION_MXFP8;
+	/* The DeepSeek-V3 recipes recompute MLA's up-projections beside the
+	 * attention core (recompute_modules ["mla_up_proj"] on B300 and
+	 * GB200, and on GB300 at micro-batch 2, the layout of 26.04.01 (the
+	 * scripts/performance configs at v0.4.2); with "mlp", the dense
+	 * layers' MLPs, on B200 and H100; none on GB300 at micro-batch 1);
+	 * the Qwen3 ones recompute nothing. */
+	if (m->kv_lora_rank > 0 && !(!strcmp(system, "DGX-GB300") && p.mbs == 1)) {
+		p.recompute = SIM_RECOMPUTE_SELECTIVE;
+		p.recompute_modules = SIM_RECOMPUTE_MLA_UP_PROJ;
+		if (!strcmp(system, "DGX-B200") || !strcmp(system, "DGX-H100"))
+			p.recompute_modules |= SIM_RECOMPUTE_MLP;
+	}
 	if (sim_check(m, &p, &c, why, sizeof(why)) != RC_OK) {
-		moe_skip(csv, row, label, why);
+		moe_record(csv, i, label, why, 0, 0, NULL);
 		return;
 	}
 	sim_step(m, &p, &c, &r);
 	keep_config(m, &p, &c);
 	tok_s = cell_double(row, price_csv_col(csv, "tokens_per_s_per_gpu"));
 	if (!(tok_s > 0)) {
-		moe_skip(csv, row, label, "no measurement");
+		moe_record(csv, i, label, "no measurement", 0, 0, NULL);
 		return;
 	}
-	record(src, "tokens/s/GPU", 1, r.tokens_per_s / gpus, tok_s, label, &r);
-	/* the same error per model, per system and per container release */
-	moe_group(group, sizeof(group), "model", model);
-	record_sub(group, r.tokens_per_s / gpus, tok_s, 1);
-	moe_group(group, sizeof(group), "system", system);
-	record_sub(group, r.tokens_per_s / gpus, tok_s, 1);
-	moe_group(group, sizeof(group), "container", price_csv_get(row, price_csv_col(csv, "container")));
-	record_sub(group, r.tokens_per_s / gpus, tok_s, 1);
+	moe_record(csv, i, label, NULL, r.tokens_per_s / gpus, tok_s, &r);
 }
 
-/* The MoE table's groups in print order after their source: its models,
- * its systems, its container releases (each in the file's order). */
+/* Marks each MoE row newest or not, and lays out the report's MoE lines
+ * in print order: the newest releases per model and per system, then
+ * every release per model, per system and per container (each in the
+ * file's order). */
 static void moe_groups(const struct price_csv *csv)
 {
 	static const char *const kinds[] = { "model", "system", "container" };
-	char group[PRICE_NAME_MAX + 16];
+	char group[PRICE_NAME_MAX + 32];
+	int cc = price_csv_col(csv, "container");
 
-	for (size_t i = 0; i < csv->n_rows; i++)
-		source(price_csv_get(&csv->rows[i], price_csv_col(csv, "source_id")));
-	for (size_t k = 0; k < GP_ARRAY_LEN(kinds); k++)
-		for (size_t i = 0; i < csv->n_rows; i++) {
-			moe_group(group, sizeof(group), kinds[k],
-				  price_csv_get(&csv->rows[i], price_csv_col(csv, kinds[k])));
-			source(group)->sub = 1;
-		}
+	moe_is_newest = calloc(csv->n_rows ? csv->n_rows : 1, 1);
+	if (!moe_is_newest) {
+		fprintf(stderr, "error: accuracy: out of memory\n");
+		exit(1);
+	}
+	for (size_t i = 0; i < csv->n_rows; i++) {
+		long rel = release_num(price_csv_get(&csv->rows[i], cc));
+
+		moe_is_newest[i] = 1;
+		for (size_t j = 0; j < csv->n_rows && moe_is_newest[i]; j++)
+			if (j != i && moe_same_layout(csv, &csv->rows[i], &csv->rows[j]) &&
+			    release_num(price_csv_get(&csv->rows[j], cc)) > rel)
+				moe_is_newest[i] = 0;
+	}
+	source(MOE_NEWEST);
+	for (int all = 0; all < 2; all++) {
+		if (all)
+			source(MOE_ALL)->sub = 1;
+		for (size_t k = 0; k < GP_ARRAY_LEN(kinds) - !all; k++)
+			for (size_t i = 0; i < csv->n_rows; i++) {
+				if (!all && !moe_is_newest[i])
+					continue;
+				moe_group(group, sizeof(group), kinds[k],
+					  price_csv_get(&csv->rows[i], price_csv_col(csv, kinds[k])), all);
+				source(group)->sub = 1;
+			}
+	}
 }
 
 /* One fine-tuning run: the model from models.csv, the method, the
@@ -845,13 +944,13 @@ int main(int argc, char **argv)
 		vtrain_row(&vt.rows[i], a100);
 	moe_groups(&moe);
 	for (i = 0; i < moe.n_rows; i++)
-		moe_row(&moe, &moe.rows[i], &cat, &models);
+		moe_row(&moe, i, &cat, &models);
 	for (i = 0; i < ft.n_rows; i++)
 		finetune_row(&ft, &ft.rows[i], &cat, &models);
 
 	printf("simulator accuracy: error of the predicted step time per source\n"
 	       "(bias: signed mean, + = predicted slower than measured)\n");
-	printf("%-24s %6s %8s %9s %8s\n", "source", "rows", "MAPE", "bias", "skipped");
+	printf("%-28s %6s %8s %9s %8s\n", "source", "rows", "MAPE", "bias", "skipped");
 	for (int s = 0; s < n_stats; s++) {
 		double mape = stats[s].n ? 100 * stats[s].sum_ape / stats[s].n : 0;
 		double bias = stats[s].n ? 100 * stats[s].sum_signed / stats[s].n : 0;
@@ -859,10 +958,10 @@ int main(int argc, char **argv)
 		if (stats[s].ft)
 			continue;
 		if (stats[s].n)
-			printf("%-24s %6d %7.1f%% %+8.1f%% %8d\n", stats[s].id, stats[s].n, mape,
+			printf("%-28s %6d %7.1f%% %+8.1f%% %8d\n", stats[s].id, stats[s].n, mape,
 			       bias, stats[s].skipped);
 		else
-			printf("%-24s %6d %8s %9s %8d\n", stats[s].id, 0, "-", "-", stats[s].skipped);
+			printf("%-28s %6d %8s %9s %8d\n", stats[s].id, 0, "-", "-", stats[s].skipped);
 		if (stats[s].sub || !stats[s].n)
 			continue;
 		n_sources++;
@@ -878,9 +977,9 @@ int main(int argc, char **argv)
 		mean_of_sources /= n_sources;
 		bias_of_sources /= n_sources;
 	}
-	printf("%-24s %6d %7.1f%% %+8.1f%%\n", "all rows", all_n,
+	printf("%-28s %6d %7.1f%% %+8.1f%%\n", "all rows", all_n,
 	       all_n ? 100 * all_ape / all_n : 0, all_n ? 100 * all_signed / all_n : 0);
-	printf("%-24s %6d %7.1f%% %+8.1f%%\n", "mean of sources", n_sources,
+	printf("%-28s %6d %7.1f%% %+8.1f%%\n", "mean of sources", n_sources,
 	       mean_of_sources, bias_of_sources);
 	printf("target (every source MAPE <= 10%%, |bias| <= 7%%): %s",
 	       missed ? "missed by " : "met\n");
@@ -912,5 +1011,6 @@ out_models:
 	sim_model_table_release(&models);
 	price_catalog_release(&cat);
 	free(configs);
+	free(moe_is_newest);
 	return status;
 }

@@ -15,15 +15,19 @@
 static void help(void)
 {
 	printf("usage: gpuplan export PLAN.json --format FORMAT [--framework F] [-o FILE]\n\n"
-	       "Writes the plan for the tool you train with.  For deepspeed, stdout gets the\n"
+	       "Writes the plan for the tool you train with.  megatron: a torchrun script\n"
+	       "starting Megatron-LM's pretrain_gpt.py with the planned model, layout,\n"
+	       "training samples and checkpoint interval.  deepspeed: stdout gets the\n"
 	       "ds_config.json, or with -o the DeepSpeed launch line for the file written.\n"
-	       "skypilot writes a SkyPilot task (sky launch it as written): the offering's\n"
-	       "cloud, region, instance type and spot flag, the plan's nodes and GPUs, and a\n"
-	       "run: script starting torchrun with the megatron arguments or the deepspeed\n"
-	       "config.\n\n"
+	       "torchrun: the plan's nodes and GPUs for your script.  slurm (sbatch), mpirun,\n"
+	       "kubernetes (a Kubeflow PyTorchJob), trainjob (a Kubeflow Trainer TrainJob)\n"
+	       "and skypilot (a SkyPilot task) launch the trainer --framework names.\n"
+	       "slurm-execute and mpirun-execute run gpuplan's own measurement (gpuplan\n"
+	       "execute) instead of training.\n\n"
 	       "  -f, --format F      one of: %s (required)\n"
-	       "      --framework F   what the skypilot task runs: megatron or deepspeed\n"
-	       "                      (default: megatron)\n"
+	       "      --framework F   what slurm, mpirun, kubernetes, trainjob and skypilot\n"
+	       "                      launch: megatron (pretrain_gpt.py) or deepspeed (your\n"
+	       "                      TRAIN_SCRIPT with the config) (default: megatron)\n"
 	       "  -o, --output FILE   write to FILE (default: stdout)\n"
 	       "  -h, --help          this help\n", plan_export_format_names());
 }
@@ -70,9 +74,10 @@ enum rc cmd_export(int argc, char **argv)
 			 plan_export_format_names(), format);
 		return RC_USAGE;
 	}
-	if (framework && f != PLAN_EXPORT_SKYPILOT) {
-		gp_error("--framework: expected only with --format skypilot, found --format %s",
-			 format);
+	if (framework && f != PLAN_EXPORT_SLURM && f != PLAN_EXPORT_MPIRUN &&
+	    f != PLAN_EXPORT_KUBERNETES && f != PLAN_EXPORT_TRAINJOB && f != PLAN_EXPORT_SKYPILOT) {
+		gp_error("--framework: expected only with --format slurm, mpirun, kubernetes, "
+			 "trainjob or skypilot, found --format %s", format);
 		gp_hint("the megatron and deepspeed formats are their frameworks already");
 		return RC_USAGE;
 	}
@@ -84,8 +89,7 @@ enum rc cmd_export(int argc, char **argv)
 	rc = sim_plan_read(argv[optind], &plan);
 	if (rc != RC_OK)
 		return rc;
-	text = f == PLAN_EXPORT_SKYPILOT ? plan_export_skypilot(&plan, fw, &rc)
-					 : plan_export(&plan, f, &rc);
+	text = plan_export(&plan, f, fw, &rc);
 	if (!text)
 		return rc;
 	if (out) {

@@ -1,11 +1,13 @@
 /*
  * plan_export.h - turn a plan into what people already train with:
  * Megatron-LM arguments, a DeepSpeed config, a torchrun line, a Slurm batch
- * script, an mpirun line with a hostfile, a Kubeflow PyTorchJob manifest,
- * a SkyPilot task.
+ * script, an mpirun line, a Kubeflow PyTorchJob or Kubeflow Trainer
+ * TrainJob manifest, a SkyPilot task.
  *
- * The exports carry the plan's layout and batch; they do not know the
- * user's training script, which appears as a variable
+ * The exports carry the plan's model (to Megatron-LM), layout, batch,
+ * training length and checkpoint interval.  The launchers (slurm, mpirun,
+ * kubernetes, trainjob, skypilot) start Megatron-LM's pretrain_gpt.py, or
+ * under DeepSpeed the user's script, which appears as a variable
  * (TRAIN_SCRIPT) the user sets.
  */
 #ifndef GPUPLAN_PLAN_EXPORT_H
@@ -20,8 +22,9 @@ enum plan_export_format {
 	PLAN_EXPORT_TORCHRUN,
 	PLAN_EXPORT_SLURM,
 	PLAN_EXPORT_MPIRUN,
-	PLAN_EXPORT_KUBERNETES,
-	PLAN_EXPORT_SKYPILOT,   /* runs Megatron-LM; plan_export_skypilot for DeepSpeed */
+	PLAN_EXPORT_KUBERNETES,     /* a Kubeflow PyTorchJob (kubeflow.org/v1) */
+	PLAN_EXPORT_TRAINJOB,       /* a Kubeflow Trainer TrainJob (v1alpha1) */
+	PLAN_EXPORT_SKYPILOT,
 	PLAN_EXPORT_SLURM_EXECUTE,  /* gpuplan execute under srun: a measurement */
 	PLAN_EXPORT_MPIRUN_EXECUTE, /* gpuplan execute under mpirun: a measurement */
 	/* Hugging Face TRL's `trl sft` (Accelerate, PEFT's LoRA, bitsandbytes'
@@ -36,37 +39,43 @@ enum rc plan_export_format_parse(const char *name, enum plan_export_format *out)
 /* Names of the formats, comma-separated, for help and error text. */
 const char *plan_export_format_names(void);
 
-/* Renders plan p in format f.  Returns a NUL-terminated string the caller
- * frees with free(), or NULL with RC_INPUT in *rc when the plan lacks what
- * the format needs (message printed).  Megatron-LM gets Megatron-FSDP for
- * ZeRO-2/3 without a pipeline.  Where f cannot run p's ZeRO stage with p's
- * pipeline (ZeRO-2/3 and pp > 1 under megatron or deepspeed) it writes
+/* Renders plan p in format f.  The launchers (slurm, mpirun, kubernetes,
+ * trainjob, skypilot) start the trainer fw: Megatron-LM's pretrain_gpt.py
+ * with the model, layout, training samples and save interval as its
+ * arguments (PLAN_FRAMEWORK_MEGATRON or ANY), or the user's DeepSpeed
+ * script (PLAN_FRAMEWORK_DEEPSPEED) with the deepspeed format's config and
+ * the training samples and save interval in GPUPLAN_TRAIN_SAMPLES and
+ * GPUPLAN_SAVE_INTERVAL_STEPS; the other formats ignore fw.  Returns a
+ * NUL-terminated string the caller frees with free(), or NULL with
+ * RC_INPUT in *rc when the plan lacks what the format needs (message
+ * printed): a layout the simulator refuses, GPUs no launcher starts as
+ * planned, CP under DeepSpeed, a model Megatron-LM cannot build under
+ * Megatron-LM.  Megatron-LM gets Megatron-FSDP for ZeRO-2/3 without a
+ * pipeline.  Where the trainer cannot run p's ZeRO stage with p's
+ * pipeline (ZeRO-2/3 and pp > 1 under Megatron-LM or DeepSpeed) it writes
  * ZeRO-1, warns on stderr with the memory per GPU ZeRO-1 needs (p
- * re-simulated; a hint when it does not fit) and, in the Megatron script, a
- * comment saying so; a layout the simulator refuses then is RC_INPUT. */
-char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *rc);
+ * re-simulated; a hint when it does not fit) and, in the scripts, a
+ * comment saying so; a layout the simulator refuses then is RC_INPUT.
+ *
+ * skypilot writes a task YAML (`sky launch` it as written): resources
+ * (SkyPilot's accelerator name and p's GPUs per node; the offering's
+ * cloud, region and instance type; use_spot for a spot purchase),
+ * num_nodes, and a run: script that starts torchrun from SkyPilot's node
+ * variables.  Strings from the plan are double-quoted with escapes in the
+ * YAML and single-quoted in the script; one with a control character is
+ * RC_INPUT there. */
+char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan_framework fw,
+		  enum rc *rc);
 
-/* The DeepSpeed launcher line that goes with the deepspeed format's config
- * written at config_path: the NCCL environment, then `deepspeed
- * --num_nodes N --num_gpus G [--hostfile hostfile] TRAIN_SCRIPT --deepspeed
- * --deepspeed_config config_path`, and a comment naming the tensor and
- * pipeline sizes a Megatron-DeepSpeed script must be given when the plan
- * has them (ds_config.json has no field for them), after the comment on
- * ZeRO-1 where the config has stage 1 for p's ZeRO-2/3 (plan_export).
- * Returns a string the caller frees with free(). */
+/* The DeepSpeed launch that goes with the deepspeed format's config
+ * written at config_path: the comment on ZeRO-1 where the config has
+ * stage 1 for p's ZeRO-2/3 (plan_export), the NCCL environment and the
+ * GPUPLAN_ variables (also in .deepspeed_env for the other nodes), then
+ * `deepspeed --num_nodes N --num_gpus G [--hostfile hostfile]
+ * TRAIN_SCRIPT --deepspeed --deepspeed_config config_path`, with the
+ * tensor and pipeline sizes a Megatron-DeepSpeed script takes when the
+ * plan has them (ds_config.json has no field for them).  Returns a string
+ * the caller frees with free(). */
 char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path);
-
-/* A SkyPilot task YAML (`sky launch` it as written) that runs p under
- * framework fw (PLAN_FRAMEWORK_ANY: Megatron-LM): resources (SkyPilot's
- * accelerator name and p's GPUs per node; the offering's cloud, region
- * and instance type; use_spot for a spot purchase), num_nodes, and a
- * run: script that starts torchrun from SkyPilot's node variables with
- * the megatron format's arguments or the deepspeed format's config.
- * Strings from the plan are double-quoted with escapes in the YAML and
- * single-quoted in the script; one with a control character where the
- * script needs it is RC_INPUT.  Returns a string the caller frees with
- * free(), or NULL with RC_INPUT in *rc (message printed), as
- * plan_export() does. */
-char *plan_export_skypilot(const struct sim_plan *p, enum plan_framework fw, enum rc *rc);
 
 #endif

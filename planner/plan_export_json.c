@@ -5,13 +5,15 @@
  *
  * Flag names follow Megatron-LM's megatron/training/arguments.py, the
  * DeepSpeed config reference (deepspeed.ai/docs/config-json), torchrun's
- * documentation, Kubeflow's PyTorchJob (kubeflow.org/v1) and SkyPilot's
- * task YAML (docs.skypilot.co, "YAML Configuration"; sky/utils/schemas.py).
+ * documentation, Kubeflow's PyTorchJob (kubeflow.org/v1), Kubeflow
+ * Trainer's TrainJob (trainer.kubeflow.org/v1alpha1) and SkyPilot's task
+ * YAML (docs.skypilot.co, "YAML Configuration"; sky/utils/schemas.py).
  *
  * A plan a framework cannot run as planned (ZeRO-2/3 with a pipeline under
  * Megatron-LM or DeepSpeed) is written as the nearest one it runs, ZeRO-1,
  * with a warning and a comment giving that layout's memory and step time;
- * nothing is changed silently.
+ * nothing is changed silently.  A model Megatron-LM cannot build (ALiBi,
+ * a parallel residual, an embedding norm) is not exported for it at all.
  */
 #include "plan_export.h"
 #include "plan.h"
@@ -59,6 +61,7 @@ static const struct {
 	{ "slurm", PLAN_EXPORT_SLURM },
 	{ "mpirun", PLAN_EXPORT_MPIRUN },
 	{ "kubernetes", PLAN_EXPORT_KUBERNETES },
+	{ "trainjob", PLAN_EXPORT_TRAINJOB },
 	{ "slurm-execute", PLAN_EXPORT_SLURM_EXECUTE },
 	{ "mpirun-execute", PLAN_EXPORT_MPIRUN_EXECUTE },
 	{ "skypilot", PLAN_EXPORT_SKYPILOT },
@@ -81,8 +84,8 @@ enum rc plan_export_format_parse(const char *name, enum plan_export_format *out)
 
 const char *plan_export_format_names(void)
 {
-	return "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes, skypilot, slurm-execute, "
-	       "mpirun-execute, trl";
+	return "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes, trainjob, skypilot, "
+	       "slurm-execute, mpirun-execute, trl";
 }
 
 static int plan_gpus(const struct sim_plan *p)
@@ -175,50 +178,57 @@ static int megatron_fsdp(const struct sim_plan *p)
 	return p->par.zero >= 2 && p->par.pp == 1;
 }
 
-/* 1 when f cannot run p's ZeRO stage with p's pipeline and is given ZeRO-1
- * instead: DeepSpeed's PipelineEngine asserts stage < 2 ("ZeRO-2 and ZeRO-3
- * are incompatible with pipeline parallelism", deepspeed/runtime/pipe/
- * engine.py), and Megatron-LM's ZeRO-2/3 is Megatron-FSDP (above).  The
- * other formats launch the user's script or gpuplan's executor, which runs
- * every stage with a pipeline. */
-static int zero1_instead(const struct sim_plan *p, enum plan_export_format f)
+/* 1 when fw cannot run p's ZeRO stage with p's pipeline and is given
+ * ZeRO-1 instead: DeepSpeed's PipelineEngine asserts stage < 2 ("ZeRO-2
+ * and ZeRO-3 are incompatible with pipeline parallelism", deepspeed/
+ * runtime/pipe/engine.py), and Megatron-LM's ZeRO-2/3 is Megatron-FSDP
+ * (above).  The torchrun and execute formats launch the user's script or
+ * gpuplan's executor (PLAN_FRAMEWORK_ANY), which run every stage with a
+ * pipeline. */
+static int zero1_instead(const struct sim_plan *p, enum plan_framework fw)
 {
-	return p->par.zero >= 2 && p->par.pp > 1 &&
-	       (f == PLAN_EXPORT_MEGATRON || f == PLAN_EXPORT_DEEPSPEED);
+	return p->par.zero >= 2 && p->par.pp > 1 && fw != PLAN_FRAMEWORK_ANY;
 }
 
-/* The framework a format runs the plan under: Megatron-LM's and
- * DeepSpeed's own launchers; the others start the user's script or
- * gpuplan's executor, which run the plan as it was priced. */
-static enum plan_framework format_framework(enum plan_export_format f)
+/* The trainer format f starts: Megatron-LM and DeepSpeed for their own
+ * formats; fw (Megatron-LM unless said) for the launchers that start a
+ * trainer (slurm, mpirun, kubernetes, trainjob, skypilot); none for
+ * torchrun, which starts the user's script, and the execute formats. */
+static enum plan_framework export_framework(enum plan_export_format f, enum plan_framework fw)
 {
-	return f == PLAN_EXPORT_MEGATRON ? PLAN_FRAMEWORK_MEGATRON
-	       : f == PLAN_EXPORT_DEEPSPEED || f == PLAN_EXPORT_TRL ? PLAN_FRAMEWORK_DEEPSPEED
-	       : PLAN_FRAMEWORK_ANY;
+	switch (f) {
+	case PLAN_EXPORT_MEGATRON: return PLAN_FRAMEWORK_MEGATRON;
+	case PLAN_EXPORT_DEEPSPEED:
+	case PLAN_EXPORT_TRL: return PLAN_FRAMEWORK_DEEPSPEED;
+	case PLAN_EXPORT_TORCHRUN:
+	case PLAN_EXPORT_SLURM_EXECUTE:
+	case PLAN_EXPORT_MPIRUN_EXECUTE: return PLAN_FRAMEWORK_ANY;
+	default: return fw == PLAN_FRAMEWORK_DEEPSPEED ? fw : PLAN_FRAMEWORK_MEGATRON;
+	}
 }
 
-static const char *framework_title(enum plan_export_format f)
+static const char *framework_title(enum plan_framework fw)
 {
-	return f == PLAN_EXPORT_MEGATRON ? "Megatron-LM" : "DeepSpeed";
+	return fw == PLAN_FRAMEWORK_MEGATRON ? "Megatron-LM" : "DeepSpeed";
 }
 
-/* p's layout as f runs it: the ZeRO-1 of zero1_instead, priced with f's
- * properties (plan_framework_price).  Returns 1 when that differs from
- * the plan as priced. */
-static int framework_par(const struct sim_plan *p, enum plan_export_format f,
+/* p's layout as fw runs it: the ZeRO-1 of zero1_instead, priced with
+ * fw's properties (plan_framework_price).  Returns 1 when that differs
+ * from the plan as priced. */
+static int framework_par(const struct sim_plan *p, enum plan_framework fw,
 			 struct sim_parallel *q)
 {
 	*q = p->par;
-	if (zero1_instead(p, f))
+	if (zero1_instead(p, fw))
 		q->zero = 1;
-	plan_framework_price(format_framework(f), &p->model, &p->cluster.gpu, q);
+	plan_framework_price(fw, &p->model, &p->cluster.gpu, q);
 	return q->zero != p->par.zero || q->grad_bytes_per_param != p->par.grad_bytes_per_param ||
 	       q->zero2_every_micro_batch != p->par.zero2_every_micro_batch ||
 	       q->dp_overlap != p->par.dp_overlap || q->ep_flex != p->par.ep_flex ||
 	       q->ep_overlap != p->par.ep_overlap;
 }
 
-/* Whether f runs p otherwise than priced, and how: 0 when it runs it as
+/* Whether fw runs p otherwise than priced, and how: 0 when it runs it as
  * priced, or so nearly that step time and memory move less than
  * FRAMEWORK_SAME; else 1 with the prediction for what it runs in *r.  A
  * plan the simulator rejects (hand-edited) cannot be re-priced: 0, unless
@@ -226,18 +236,18 @@ static int framework_par(const struct sim_plan *p, enum plan_export_format f,
  * reason in why[size]. */
 #define FRAMEWORK_SAME 0.005
 
-static int framework_predict(const struct sim_plan *p, enum plan_export_format f,
+static int framework_predict(const struct sim_plan *p, enum plan_framework fw,
 			     struct sim_result *r, char *why, size_t size)
 {
 	const struct sim_result *a = &p->result;
 	struct sim_parallel q;
 
-	if (!framework_par(p, f, &q))
+	if (!framework_par(p, fw, &q))
 		return 0;
 	if (sim_check(&p->model, &q, &p->cluster, why, size) != RC_OK)
-		return zero1_instead(p, f) ? -1 : 0;
+		return zero1_instead(p, fw) ? -1 : 0;
 	sim_step(&p->model, &q, &p->cluster, r);
-	return zero1_instead(p, f) || r->fits != a->fits ||
+	return zero1_instead(p, fw) || r->fits != a->fits ||
 	       fabs(r->step_time_s - a->step_time_s) >= FRAMEWORK_SAME * a->step_time_s ||
 	       fabs(r->memory.total - a->memory.total) >= FRAMEWORK_SAME * a->memory.total;
 }
@@ -250,15 +260,15 @@ static void list_add(char *out, size_t size, const char *item)
 	snprintf(out + len, size - len, "%s%s", len ? ", " : "", item);
 }
 
-/* How f's run differs from the plan's pricing, in words (Megatron-LM's
+/* How fw's run differs from the plan's pricing, in words (Megatron-LM's
  * fp32 gradients, DeepSpeed's exposed DP collectives). */
 static void framework_differences(char *out, size_t size, const struct sim_plan *p,
-				  enum plan_export_format f)
+				  enum plan_framework fw)
 {
 	struct sim_parallel q;
 
 	out[0] = '\0';
-	framework_par(p, f, &q);
+	framework_par(p, fw, &q);
 	if (q.grad_bytes_per_param != p->par.grad_bytes_per_param)
 		list_add(out, size, q.grad_bytes_per_param >= 4 ? "fp32 gradients" : "bf16 gradients");
 	if (q.zero == 2 && q.zero2_every_micro_batch != p->par.zero2_every_micro_batch)
@@ -277,25 +287,25 @@ static void framework_differences(char *out, size_t size, const struct sim_plan 
 						 : "EP all-to-alls not overlapped");
 }
 
-/* The comment lines saying what f runs instead of the plan and what it
+/* The comment lines saying what fw runs instead of the plan and what it
  * costs: r (framework_predict) against the plan's own prediction. */
-static void framework_comment(struct buf *b, const struct sim_plan *p, enum plan_export_format f,
+static void framework_comment(struct buf *b, const struct sim_plan *p, enum plan_framework fw,
 			      const struct sim_result *r)
 {
-	int megatron = f == PLAN_EXPORT_MEGATRON;
+	int megatron = fw == PLAN_FRAMEWORK_MEGATRON;
 	char need[32], cap[32], planned[32], t1[32], t0[32], diff[160];
 
-	framework_differences(diff, sizeof(diff), p, f);
-	if (zero1_instead(p, f))
+	framework_differences(diff, sizeof(diff), p, fw);
+	if (zero1_instead(p, fw))
 		bprintf(b, "# NOTE: %s does not run the plan's ZeRO-%d with pipeline parallelism "
 			   "(pp %d):\n# %s.\n# Written instead: ZeRO-1 (%s), which needs\n",
-			framework_title(f), p->par.zero, p->par.pp,
+			framework_title(fw), p->par.zero, p->par.pp,
 			megatron ? "its ZeRO-2/3 is Megatron-FSDP, documented without pipeline stages"
 				 : "its pipeline engine asserts ZeRO stage < 2",
 			megatron ? "--use-distributed-optimizer, fp32 gradients" : "\"stage\": 1 in the config");
 	else
 		bprintf(b, "# NOTE: the plan was not priced as %s runs it (%s), which needs\n",
-			framework_title(f), diff);
+			framework_title(fw), diff);
 	bprintf(b, "# %s per GPU of %s: %s (the plan: %s); step %s (the plan: %s).\n",
 		unit_fmt_bytes(need, sizeof(need), r->memory.total),
 		unit_fmt_bytes(cap, sizeof(cap), r->memory.capacity),
@@ -303,7 +313,7 @@ static void framework_comment(struct buf *b, const struct sim_plan *p, enum plan
 		unit_fmt_bytes(planned, sizeof(planned), p->result.memory.total),
 		unit_fmt_duration(t1, sizeof(t1), r->step_time_s),
 		unit_fmt_duration(t0, sizeof(t0), p->result.step_time_s));
-	if (zero1_instead(p, f))
+	if (zero1_instead(p, fw))
 		bprintf(b, "# Plan with --framework %s for layouts it runs, priced as it runs them\n"
 			   "# (or with --pp 1 to keep ZeRO-%d).\n",
 			megatron ? "megatron" : "deepspeed", p->par.zero);
@@ -312,41 +322,41 @@ static void framework_comment(struct buf *b, const struct sim_plan *p, enum plan
 			megatron ? "megatron" : "deepspeed");
 }
 
-/* The same on stderr, once: always for zero1_instead, else when what f
+/* The same on stderr, once: always for zero1_instead, else when what fw
  * runs will not fit or steps FRAMEWORK_SLOWER longer; a hint when it does
  * not fit. */
 #define FRAMEWORK_SLOWER 0.05
 
-static void framework_warn(const struct sim_plan *p, enum plan_export_format f,
+static void framework_warn(const struct sim_plan *p, enum plan_framework fw,
 			   const struct sim_result *r)
 {
-	const char *fw = f == PLAN_EXPORT_MEGATRON ? "megatron" : "deepspeed";
+	const char *name = plan_framework_str(fw);
 	char need[32], cap[32], planned[32], t1[32], t0[32], diff[160];
 
 	unit_fmt_bytes(need, sizeof(need), r->memory.total);
 	unit_fmt_bytes(cap, sizeof(cap), r->memory.capacity);
 	unit_fmt_bytes(planned, sizeof(planned), p->result.memory.total);
-	if (zero1_instead(p, f)) {
+	if (zero1_instead(p, fw)) {
 		gp_warn("export: %s cannot run ZeRO-%d with pipeline parallelism (pp %d); wrote "
 			"ZeRO-1, which needs %s per GPU of %s (the plan: %s): %s",
-			framework_title(f), p->par.zero, p->par.pp, need, cap, planned,
+			framework_title(fw), p->par.zero, p->par.pp, need, cap, planned,
 			r->fits ? "it fits" : "it will NOT fit");
 		if (!r->fits)
 			gp_hint("plan again with --framework %s (gpuplan plan ... --framework %s) "
 				"for a layout it runs, or with --pp 1 to keep ZeRO-%d",
-				fw, fw, p->par.zero);
+				name, name, p->par.zero);
 		return;
 	}
 	if (r->fits && r->step_time_s < (1 + FRAMEWORK_SLOWER) * p->result.step_time_s)
 		return;
-	framework_differences(diff, sizeof(diff), p, f);
+	framework_differences(diff, sizeof(diff), p, fw);
 	gp_warn("export: as %s runs it (%s) the plan needs %s per GPU of %s (the plan: %s) "
-		"and steps in %s (the plan: %s)%s", framework_title(f), diff, need, cap, planned,
+		"and steps in %s (the plan: %s)%s", framework_title(fw), diff, need, cap, planned,
 		unit_fmt_duration(t1, sizeof(t1), r->step_time_s),
 		unit_fmt_duration(t0, sizeof(t0), p->result.step_time_s),
 		r->fits ? "" : ": it will NOT fit");
 	gp_hint("plan again with --framework %s (gpuplan plan ... --framework %s) to price it "
-		"as %s runs it", fw, fw, framework_title(f));
+		"as %s runs it", name, name, framework_title(fw));
 }
 
 /* ---- the trainer's argument list ---------------------------------------
@@ -425,21 +435,6 @@ static void words_shell(struct buf *b, const struct words *ws)
 	}
 }
 
-/* Appends ws as YAML block-list items at indent, one word a line,
- * variables as $(NAME), which Kubernetes expands in a container's args
- * from its env (and nowhere else). */
-static void words_yaml(struct buf *b, const struct words *ws, int indent)
-{
-	for (size_t i = 0; i < ws->n; i++) {
-		char var[PRICE_NAME_MAX + 8], *q;
-
-		snprintf(var, sizeof(var), "$(%s)", ws->w[i].s);
-		q = gp_yaml_quote(ws->w[i].kind == WORD_VAR ? var : ws->w[i].s);
-		bprintf(b, "%*s- %s\n", indent, "", q);
-		free(q);
-	}
-}
-
 /* The layers' split over the pipeline.  Megatron-LM cuts them evenly:
  * with equal chunks, --num-layers-per-virtual-pipeline-stage says so;
  * otherwise the simulator's split is spelt out for Megatron-Core's
@@ -504,13 +499,22 @@ static int vocab_divisor(const struct sim_plan *p)
 	return (p->model.vocab + p->par.tp - 1) / p->par.tp;
 }
 
-/* Megatron-LM's name of the model's position encoding (arguments.py
- * --position-embedding-type); ALiBi has none: "none" (the warning and
- * comment say so). */
-static const char *megatron_position(const struct sim_model *m)
+/* What Megatron-LM's GPT model cannot be, in words, or NULL when it
+ * builds m: --position-embedding-type takes learned_absolute, rope, yarn,
+ * mrope, relative or none, and no flag adds an embedding norm or computes
+ * attention and MLP side by side (megatron/training/arguments.py and
+ * megatron/core/transformer/transformer_config.py at NVIDIA/Megatron-LM
+ * d98e8a64).  Exporting the nearest model it builds would train another
+ * model than the plan's. */
+static const char *megatron_lacks(const struct sim_model *m)
 {
-	return m->pos == SIM_POS_LEARNED ? "learned_absolute" : m->pos == SIM_POS_ALIBI ? "none"
-										  : "rope";
+	if (m->pos == SIM_POS_ALIBI)
+		return "ALiBi attention biases (position_embedding alibi)";
+	if (m->parallel_residual)
+		return "attention and MLP computed in parallel (parallel_residual)";
+	if (m->embedding_norm)
+		return "a norm after the embedding (embedding_norm)";
+	return NULL;
 }
 
 /* The arguments pretrain_gpt.py takes for p (megatron/training/
@@ -538,7 +542,10 @@ static void megatron_words(struct words *ws, const struct sim_plan *p)
 		words_line(ws, "--position-embedding-type rope --rotary-base %.0f",
 			   m->rotary_base > 0 ? m->rotary_base : 10000);
 	else
-		words_line(ws, "--position-embedding-type %s", megatron_position(m));
+		words_line(ws, "--position-embedding-type learned_absolute");
+	/* GPT-NeoX rotates a quarter of each head's dimensions */
+	if (m->pos == SIM_POS_ROPE && m->rotary_percent > 0 && m->rotary_percent < 1)
+		words_line(ws, "--rotary-percent %g", m->rotary_percent);
 	words_line(ws, "--normalization %s%s", m->norm == SIM_NORM_LAYERNORM ? "LayerNorm" : "RMSNorm",
 		   m->linear_bias ? "" : " --disable-bias-linear");
 	words_line(ws, "--attention-dropout %g --hidden-dropout %g", m->dropout, m->dropout);
@@ -619,7 +626,8 @@ static void megatron_words(struct words *ws, const struct sim_plan *p)
 		words_line(ws, "--bf16");
 }
 
-/* The placeholders the Megatron-LM arguments read: the learning-rate
+/* The script (TRAIN_SCRIPT, pretrain_gpt.py unless set) and the
+ * placeholders the Megatron-LM arguments read: the learning-rate
  * schedule gpuplan does not choose (defaults the user overrides in the
  * environment), then the variables only the user knows, each checked so
  * that an unset one stops the script with what to set. */
@@ -632,6 +640,7 @@ static void megatron_env(struct buf *b, const struct sim_plan *p)
 		snprintf(warm, sizeof(warm), "%lld", samples / 100 > 0 ? samples / 100 : 1);
 	else
 		snprintf(warm, sizeof(warm), "1000");
+	bprintf(b, "TRAIN_SCRIPT=${TRAIN_SCRIPT:-pretrain_gpt.py}\n");
 	bprintf(b, "# PLACEHOLDERS, not from the plan: the learning-rate schedule (override them\n"
 		   "# in the environment; warm-up 1%% of the samples)\n"
 		   "LR=${LR:-3.0e-4}\nMIN_LR=${MIN_LR:-3.0e-5}\nLR_DECAY_STYLE=${LR_DECAY_STYLE:-cosine}\n"
@@ -647,28 +656,29 @@ static void megatron_env(struct buf *b, const struct sim_plan *p)
 			   "plan or simulate with --tokens)}\"\n");
 }
 
-/* Comment lines on what the arguments mean beyond the flags: training
- * length, checkpoints, precision, and what Megatron-LM cannot build. */
-static void megatron_notes(struct buf *b, const struct sim_plan *p)
+/* Comment lines on what the trainer is told beyond the layout: the
+ * training length and the checkpoint interval, by the names fw reads them
+ * (Megatron-LM's flags; the GPUPLAN_ variables of deepspeed_env), and the
+ * precision. */
+static void trainer_notes(struct buf *b, const struct sim_plan *p, enum plan_framework fw)
 {
-	char iv[32], st[32], tok[64];
+	int ds = fw == PLAN_FRAMEWORK_DEEPSPEED;
+	char iv[32], st[32], tok[64], gpu[4 * PRICE_NAME_MAX];
 	long long samples = train_samples(p);
 
 	if (samples > 0)
-		bprintf(b, "# %s tokens = %lld sequences of %d (--train-samples)\n",
-			unit_fmt_count(tok, sizeof(tok), p->tokens), samples, p->model.seq);
-	bprintf(b, "# checkpoints every %s%s = %lld steps of %s (--save-interval); the plan "
-		   "keeps %d\n", unit_fmt_duration(iv, sizeof(iv), ckpt_interval_s(p)),
+		bprintf(b, "# %s tokens = %lld sequences of %d (%s)\n",
+			unit_fmt_count(tok, sizeof(tok), p->tokens), samples, p->model.seq,
+			ds ? "GPUPLAN_TRAIN_SAMPLES" : "--train-samples");
+	bprintf(b, "# checkpoints every %s%s = %lld steps of %s (%s); the plan keeps %d\n",
+		unit_fmt_duration(iv, sizeof(iv), ckpt_interval_s(p)),
 		p->ckpt_interval_s > 0 ? " (the plan's)" : " (the plan states none: gpuplan's default)",
 		save_interval_steps(p), unit_fmt_duration(st, sizeof(st), p->result.step_time_s),
+		ds ? "GPUPLAN_SAVE_INTERVAL_STEPS" : "--save-interval",
 		p->ckpt_keep > 0 ? p->ckpt_keep : PLAN_DEFAULT_CKPT_KEEP);
 	if (!price_gpu_has_bf16(&p->cluster.gpu))
-		bprintf(b, "# %s has no bf16: fp16 with dynamic loss scaling (--fp16)\n",
-			p->cluster.gpu.name);
-	if (p->model.pos == SIM_POS_ALIBI)
-		bprintf(b, "# NOTE: Megatron-LM has no ALiBi: the model trains without position "
-			   "encoding\n# (--position-embedding-type none); parameters and FLOPs are "
-			   "the plan's.\n");
+		bprintf(b, "# %s has no bf16: fp16 with dynamic loss scaling (%s)\n",
+			gp_term_escape(gpu, sizeof(gpu), p->cluster.gpu.name), ds ? "\"fp16\" in ds_config.json" : "--fp16");
 }
 
 /* The torchrun line that starts nodes x gpn workers of p: one node
@@ -678,8 +688,7 @@ static void torchrun_line(struct buf *b, const struct sim_plan *p)
 {
 	bprintf(b, "torchrun --nnodes %d --nproc-per-node %d", launch_nodes(p),
 		launch_gpus_per_node(p));
-	if (launch_nodes(p) > 1)
-	{
+	if (launch_nodes(p) > 1) {
 		char id[PRICE_NAME_MAX + 16], *q;
 
 		snprintf(id, sizeof(id), "gpuplan-%s", p->model.name);
@@ -687,9 +696,9 @@ static void torchrun_line(struct buf *b, const struct sim_plan *p)
 		bprintf(b, " --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\""
 			   " --rdzv-id %s", q);
 		free(q);
-	}
-	else
+	} else {
 		bprintf(b, " --standalone");
+	}
 }
 
 /* A multi-node torchrun needs the rendezvous host: stop with what to set
@@ -706,8 +715,9 @@ static void master_addr_check(struct buf *b, const struct sim_plan *p)
  * the GPU has no bf16: loss_scale 0), and activation checkpointing when
  * the plan recomputes.  contiguous_memory_optimization only beside
  * partition_activations: deepspeed.checkpointing.configure asserts that
- * the first needs the second. */
-static char *deepspeed_config(const struct sim_plan *p)
+ * the first needs the second.  Indented, or on one line (compact) for a
+ * variable.  The caller frees the string. */
+static char *deepspeed_config(const struct sim_plan *p, int compact)
 {
 	cJSON *root = cJSON_CreateObject(), *zero, *prec, *ckpt;
 	int recompute = p->par.recompute != SIM_RECOMPUTE_NONE;
@@ -720,7 +730,7 @@ static char *deepspeed_config(const struct sim_plan *p)
 	cJSON_AddNumberToObject(root, "gradient_clipping", 1.0);
 	zero = cJSON_AddObjectToObject(root, "zero_optimization");
 	cJSON_AddNumberToObject(zero, "stage",
-				zero1_instead(p, PLAN_EXPORT_DEEPSPEED) ? 1 : p->par.zero);
+				zero1_instead(p, PLAN_FRAMEWORK_DEEPSPEED) ? 1 : p->par.zero);
 	cJSON_AddBoolToObject(zero, "overlap_comm", 1);
 	cJSON_AddBoolToObject(zero, "contiguous_gradients", 1);
 	/* ZeRO-Offload and ZeRO-Infinity (deepspeed/runtime/zero/
@@ -728,7 +738,7 @@ static char *deepspeed_config(const struct sim_plan *p)
 	 * at stage 3 the parameters as well ("Valid only with stage 3"); the
 	 * NVMe path is the mount the user sets. */
 	if (p->par.ft.offload != SIM_OFFLOAD_NONE) {
-		int stage = zero1_instead(p, PLAN_EXPORT_DEEPSPEED) ? 1 : p->par.zero;
+		int stage = zero1_instead(p, PLAN_FRAMEWORK_DEEPSPEED) ? 1 : p->par.zero;
 		const char *keys[2] = { "offload_optimizer", "offload_param" };
 
 		for (int i = 0; i < (stage == 3 ? 2 : 1); i++) {
@@ -753,7 +763,7 @@ static char *deepspeed_config(const struct sim_plan *p)
 	cJSON_AddBoolToObject(ckpt, "contiguous_memory_optimization", partition);
 	cJSON_AddBoolToObject(ckpt, "cpu_checkpointing", 0);
 	cJSON_AddNumberToObject(ckpt, "number_checkpoints", recompute ? p->model.layers : 0);
-	s = cJSON_Print(root);
+	s = compact ? cJSON_PrintUnformatted(root) : cJSON_Print(root);
 	cJSON_Delete(root);
 	return s;
 }
@@ -780,7 +790,7 @@ static void trl_script(struct buf *b, const struct sim_plan *p)
 	int lora = ft->method == SIM_FT_LORA || ft->method == SIM_FT_QLORA;
 	int rank = ft->lora_rank > 0 ? ft->lora_rank : SIM_LORA_DEFAULT_RANK;
 	unsigned targets = ft->lora_targets ? ft->lora_targets : SIM_LORA_ALL;
-	char *cfg = deepspeed_config(p), *q = NULL, e1[4 * PRICE_NAME_MAX];
+	char *cfg = deepspeed_config(p, 0), *q = NULL, e1[4 * PRICE_NAME_MAX];
 
 	bprintf(b, "#!/usr/bin/env bash\n# TRL supervised fine-tuning of %s on %d x %s "
 		    "(written by gpuplan)\nset -eu\n",
@@ -824,36 +834,107 @@ static void trl_script(struct buf *b, const struct sim_plan *p)
 	bprintf(b, " \\\n  --deepspeed ds_config.json --output_dir \"${OUTPUT_DIR:-out}\" \"$@\"\n");
 }
 
-/* The launcher's flags: DeepSpeed docs, "Getting Started: Launching
- * DeepSpeed Training" (--num_nodes, --num_gpus, --hostfile, and
- * --deepspeed --deepspeed_config handed to the script). */
-/* What goes before any DeepSpeed launcher: the comment on what DeepSpeed
- * runs instead of the plan (framework_predict), the NCCL environment, and
- * the tensor and pipeline sizes ds_config.json has no field for. */
-static void deepspeed_preamble(struct buf *b, const struct sim_plan *p)
+/* The DeepSpeed script's arguments: --deepspeed --deepspeed_config
+ * CONFIG, which deepspeed.add_config_arguments() adds to a script's
+ * parser (DeepSpeed docs, "Getting Started"), and the tensor and pipeline
+ * sizes, which ds_config.json has no field for, as Megatron-DeepSpeed's
+ * scripts take them. */
+static void deepspeed_words(struct words *ws, const struct sim_plan *p, const char *config)
+{
+	words_line(ws, "--deepspeed --deepspeed_config");
+	words_push(ws, 0, WORD_QUOTED, config);
+	if (p->par.tp > 1 || p->par.pp > 1)
+		words_line(ws, "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d",
+			   p->par.tp, p->par.pp);
+}
+
+/* What the plan tells a DeepSpeed script that ds_config.json has no field
+ * for, as variables every rank inherits: the sequences to train
+ * (GPUPLAN_TRAIN_SAMPLES) and the checkpoint interval in optimizer steps
+ * (GPUPLAN_SAVE_INTERVAL_STEPS); then the script, which only the user
+ * knows. */
+static void deepspeed_env(struct buf *b, const struct sim_plan *p)
+{
+	long long samples = train_samples(p);
+
+	bprintf(b, "# for your script, which ds_config.json cannot tell: how long to train and "
+		   "how often to save\n");
+	if (samples > 0)
+		bprintf(b, "export GPUPLAN_TRAIN_SAMPLES=%lld\n", samples);
+	else
+		bprintf(b, ": \"${GPUPLAN_TRAIN_SAMPLES:?set GPUPLAN_TRAIN_SAMPLES (the plan has no "
+			   "token count: plan or simulate with --tokens)}\"\nexport GPUPLAN_TRAIN_SAMPLES\n");
+	bprintf(b, "export GPUPLAN_SAVE_INTERVAL_STEPS=%lld\n", save_interval_steps(p));
+	bprintf(b, ": \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT to your DeepSpeed training script}\"\n");
+}
+
+/* Whether the trainer keeps CUDA_DEVICE_MAX_CONNECTIONS=1 (nccl_env). */
+static int one_connection(const struct sim_plan *p, enum plan_framework fw)
+{
+	return fw != PLAN_FRAMEWORK_MEGATRON || !megatron_fsdp(p);
+}
+
+/* The head every shell script starting a trainer shares: what fw runs
+ * otherwise than priced (framework_predict), the notes, set -eu, the NCCL
+ * environment, MASTER_ADDR's check where a rendezvous needs it
+ * (check_master); then Megatron-LM's placeholders, or DeepSpeed's
+ * variables and, where config is not NULL, the ds_config.json the
+ * arguments name written at config (a quoted here-document: the shell
+ * expands nothing in it). */
+static void trainer_head(struct buf *b, const struct sim_plan *p, enum plan_framework fw,
+			 int check_master, const char *config)
 {
 	struct sim_result r;
 	char why[256];
 
-	if (framework_predict(p, PLAN_EXPORT_DEEPSPEED, &r, why, sizeof(why)) == 1)
-		framework_comment(b, p, PLAN_EXPORT_DEEPSPEED, &r);
-	nccl_env(b, p, "export ", 1);
-	if (p->par.tp > 1 || p->par.pp > 1)
-		bprintf(b, "# the plan also uses tp %d, pp %d: give a Megatron-DeepSpeed script "
-			   "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d\n",
-			p->par.tp, p->par.pp, p->par.tp, p->par.pp);
+	if (framework_predict(p, fw, &r, why, sizeof(why)) == 1)
+		framework_comment(b, p, fw, &r);
+	trainer_notes(b, p, fw);
+	bprintf(b, "set -eu\n");
+	nccl_env(b, p, "export ", one_connection(p, fw));
+	if (check_master)
+		master_addr_check(b, p);
+	if (fw != PLAN_FRAMEWORK_DEEPSPEED) {
+		megatron_env(b, p);
+		return;
+	}
+	deepspeed_env(b, p);
+	if (config) {
+		char *cfg = deepspeed_config(p, 0), *q = gp_shell_quote(config);
+
+		bprintf(b, "cat > %s <<'GPUPLAN_DS_CONFIG'\n%s\nGPUPLAN_DS_CONFIG\n", q, cfg);
+		free(q);
+		free(cfg);
+	}
 }
+
+/* The training script and its arguments under fw: "$TRAIN_SCRIPT"
+ * (trainer_head sets or checks it), then Megatron-LM's arguments, or the
+ * DeepSpeed script's naming the config at config. */
+static void trainer_words(struct words *ws, const struct sim_plan *p, enum plan_framework fw,
+			  const char *config)
+{
+	words_push(ws, 0, WORD_VAR, "TRAIN_SCRIPT");
+	if (fw == PLAN_FRAMEWORK_DEEPSPEED)
+		deepspeed_words(ws, p, config);
+	else
+		megatron_words(ws, p);
+}
+
+/* Where the Slurm, mpirun and SkyPilot scripts write the config: the
+ * working directory, which every node of a multi-node run reads. */
+#define DS_CONFIG "ds_config.json"
 
 char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path)
 {
 	struct buf b = { 0 };
-	char *q;
+	struct words ws = { 0 };
 
-	deepspeed_preamble(&b, p);
+	trainer_head(&b, p, PLAN_FRAMEWORK_DEEPSPEED, 0, NULL);
 	if (launch_nodes(p) > 1) {
 		/* DeepSpeed's runner starts the other nodes over ssh with only
 		 * the variables of .deepspeed_env (in the working directory) */
-		bprintf(&b, "env | grep -E '^(CUDA_DEVICE_MAX_CONNECTIONS|NCCL_[A-Z_]*)=' "
+		bprintf(&b, "env | grep -E '^(CUDA_DEVICE_MAX_CONNECTIONS|NCCL_[A-Z_]*|GPUPLAN_[A-Z_]*)=' "
 			    "> .deepspeed_env\n");
 		bprintf(&b, "if [ -n \"${SLURM_JOB_NODELIST:-}\" ]; then\n"
 			    "  scontrol show hostnames \"$SLURM_JOB_NODELIST\" | "
@@ -862,23 +943,27 @@ char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_
 			    "(HOST slots=%d a line)}\"\n  cp \"$HOSTFILE\" hostfile\nfi\n",
 			launch_gpus_per_node(p), launch_nodes(p), launch_gpus_per_node(p));
 	}
+	/* the launcher's flags: DeepSpeed docs, "Getting Started: Launching
+	 * DeepSpeed Training" */
 	bprintf(&b, "deepspeed --num_nodes %d --num_gpus %d", launch_nodes(p),
 		launch_gpus_per_node(p));
 	if (launch_nodes(p) > 1)
 		bprintf(&b, " --hostfile hostfile");
-	q = gp_shell_quote(config_path);
-	bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\" --deepspeed --deepspeed_config %s\n", q);
-	free(q);
+	trainer_words(&ws, p, PLAN_FRAMEWORK_DEEPSPEED, config_path);
+	words_shell(&b, &ws);
+	words_release(&ws);
+	bprintf(&b, "\n");
 	return b.s;
 }
 
 /* name as a job's label into buf[size]: what is not a letter, a digit,
  * '.', '_' or '-' becomes '-'.  With k8s, an RFC 1035 label as the
- * PyTorchJob webhook wants it: lower-case letters, digits and '-' ('.'
- * and '_' too become '-'), at most 40 characters so that the operator's
- * pod names ("-master-0", "-worker-123") stay within 63, no '-' at the
- * end.  A label, not a quoted word: Slurm reads #SBATCH lines with its
- * own rules.  Returns buf. */
+ * PyTorchJob webhook and the TrainJob's CRD want it: lower-case letters,
+ * digits and '-' ('.' and '_' too become '-'), at most 40 characters so
+ * that the pod names the operators make ("-master-0", "-worker-123",
+ * "-node-0-0") stay within 63, starting with a letter ("gpuplan-" comes
+ * first), no '-' at the end.  A label, not a quoted word: Slurm reads
+ * #SBATCH lines with its own rules.  Returns buf. */
 static char *job_label(char *buf, size_t size, const char *name, int k8s)
 {
 	size_t n = 0, max = k8s && size > 41 ? 41 : size;
@@ -903,7 +988,7 @@ static char *job_label(char *buf, size_t size, const char *name, int k8s)
  * GPU partitions set (24 to 48 hours); longer runs continue in requeued
  * jobs from their checkpoints. */
 #define SLURM_JOB_CAP_S 86400.0
-/* Time kept at the end of a job for Megatron-LM's last checkpoint. */
+/* Time kept at the end of a job for the trainer's last checkpoint. */
 #define SLURM_SAVE_MARGIN_S 1200.0
 
 /* One job's time limit: the whole run with 10% and an hour to spare when
@@ -925,15 +1010,19 @@ static void slurm_time(char *out, size_t size, double seconds)
 	snprintf(out, size, "%lld-%02lld:%02lld:%02lld", d, h, m, sec);
 }
 
-/* The checks every export makes before writing: a global batch the
- * layout divides and, for f's framework, a layout that can be re-priced
- * (framework_predict), with one warning when f runs it otherwise than
- * priced.  Returns RC_OK with framework_predict's answer in *differs and
- * its prediction in *fr, or RC_INPUT (message printed). */
+/* The checks every export makes before writing, for f starting trainer
+ * fw: the layout simulate accepts, a trainer that builds the model
+ * (megatron_lacks) and runs the layout (DeepSpeed has no CP, trl only data
+ * parallelism), GPUs the launchers can start (launch_shape), and a layout
+ * fw's run can be re-priced for (framework_predict), with one warning
+ * when it runs it otherwise than priced.  Returns RC_OK, or RC_INPUT (message printed). */
 static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
-			    struct sim_result *fr, int *differs)
+			    enum plan_framework fw)
 {
-	char why[256];
+	struct sim_result r;
+	const char *lacks;
+	char why[256], name[4 * PRICE_NAME_MAX];
+	int nodes, gpn, differs;
 
 	/* What simulate refuses is not exported either: one check for both
 	 * (its products in 64 bit: mbs x dp can pass an int). */
@@ -941,23 +1030,27 @@ static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
 		gp_error("plan: layout is not exportable: %s", why);
 		return RC_INPUT;
 	}
+	lacks = fw == PLAN_FRAMEWORK_MEGATRON ? megatron_lacks(&p->model) : NULL;
+	if (lacks) {
+		gp_error("plan: .model: Megatron-LM cannot build %s as planned: it has no %s",
+			 gp_term_escape(name, sizeof(name), p->model.name), lacks);
+		gp_hint("export --format deepspeed, or slurm, mpirun, kubernetes, trainjob or skypilot "
+			"with --framework deepspeed, for a script that builds it");
+		return RC_INPUT;
+	}
 	/* DeepSpeed has no context parallelism: its batch identity
 	 * (train_batch_size = micro x accumulation x world / (tp pp)) would
 	 * count the CP ranks as data parallel and assert. */
-	if (p->par.cp > 1 && format_framework(f) == PLAN_FRAMEWORK_DEEPSPEED) {
+	if (p->par.cp > 1 && fw == PLAN_FRAMEWORK_DEEPSPEED) {
 		gp_error("plan: .parallel.cp: expected 1 for DeepSpeed, which has no context "
 			 "parallelism, found %d", p->par.cp);
 		gp_hint("plan with --framework deepspeed for layouts it runs, or export megatron");
 		return RC_INPUT;
 	}
-	{
-		int nodes, gpn;
-
-		if (launch_shape(p, &nodes, &gpn, why, sizeof(why)) != 0) {
-			gp_error("plan: not launchable: %s", why);
-			gp_hint("plan a multiple of the node's GPUs, or GPUs that fit one node");
-			return RC_INPUT;
-		}
+	if (launch_shape(p, &nodes, &gpn, why, sizeof(why)) != 0) {
+		gp_error("plan: not launchable: %s", why);
+		gp_hint("plan a multiple of the node's GPUs, or GPUs that fit one node");
+		return RC_INPUT;
 	}
 	/* Accelerate starts one process a GPU of data parallelism, sharded
 	 * by ZeRO: no tensor or pipeline parallelism. */
@@ -967,46 +1060,33 @@ static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
 		gp_hint("plan with --tp 1 --pp 1 for a layout trl runs");
 		return RC_INPUT;
 	}
-	*differs = framework_predict(p, f, fr, why, sizeof(why));
-	if (*differs < 0) {
+	differs = framework_predict(p, fw, &r, why, sizeof(why));
+	if (differs < 0) {
 		gp_error("plan: layout is not exportable: %s", why);
 		return RC_INPUT;
 	}
-	if (*differs)
-		framework_warn(p, f, fr);
+	if (differs)
+		framework_warn(p, fw, &r);
 	return RC_OK;
 }
 
-/* The head every Megatron-LM shell script shares: what differs from the
- * plan, the notes, set -eu, the NCCL environment, MASTER_ADDR's check
- * where a rendezvous needs it (check_master), the placeholders. */
-static void megatron_head(struct buf *b, const struct sim_plan *p, int differs,
-			  const struct sim_result *fr, int check_master)
-{
-	if (differs)
-		framework_comment(b, p, PLAN_EXPORT_MEGATRON, fr);
-	megatron_notes(b, p);
-	bprintf(b, "set -eu\n");
-	nccl_env(b, p, "export ", !megatron_fsdp(p));
-	if (check_master)
-		master_addr_check(b, p);
-	megatron_env(b, p);
-}
-
-/* The Slurm batch script: Megatron-LM under srun, one torchrun a node
- * meeting at the first node of the allocation; jobs of at most
- * SLURM_JOB_CAP_S that save and exit before their limit
- * (--exit-duration-in-mins) and requeue themselves until the training
- * samples are done; spot plans also save on the SIGTERM Slurm sends two
- * minutes before a limit (torchrun passes TERM to its workers). */
-static void slurm_script(struct buf *b, const struct sim_plan *p, int differs,
-			 const struct sim_result *fr)
+/* The Slurm batch script: fw under srun, one torchrun a node meeting at
+ * the first node of the allocation, in jobs of at most SLURM_JOB_CAP_S
+ * that requeue themselves until the training is done.  Megatron-LM saves
+ * and exits before the limit (--exit-duration-in-mins), and the script
+ * requeues while latest_checkpointed_iteration.txt is short of the
+ * iterations; spot plans also save on the SIGTERM Slurm sends two minutes
+ * before a preemption's kill (torchrun passes TERM to its workers).  A
+ * DeepSpeed script's progress is its own: Slurm signals the batch script
+ * SLURM_SAVE_MARGIN_S before the limit (--signal=B:USR1), which requeues
+ * the job, and a script that returns ends it. */
+static void slurm_script(struct buf *b, const struct sim_plan *p, enum plan_framework fw)
 {
 	int nodes = launch_nodes(p), gpn = launch_gpus_per_node(p);
-	int spot = p->purchase == PRICE_PURCHASE_SPOT;
+	int spot = p->purchase == PRICE_PURCHASE_SPOT, ds = fw == PLAN_FRAMEWORK_DEEPSPEED;
 	double limit = slurm_limit_s(p);
 	long long samples = train_samples(p);
-	char lab[4 * PRICE_NAME_MAX], t[64], run[32], *q;
+	char lab[4 * PRICE_NAME_MAX], t[64], run[32];
 	struct words ws = { 0 };
 
 	slurm_time(t, sizeof(t), limit);
@@ -1015,42 +1095,58 @@ static void slurm_script(struct buf *b, const struct sim_plan *p, int differs,
 	bprintf(b, "#SBATCH --nodes=%d\n#SBATCH --ntasks-per-node=1\n", nodes);
 	bprintf(b, "#SBATCH --gpus-per-node=%d\n#SBATCH --exclusive\n", gpn);
 	bprintf(b, "#SBATCH --time=%s\n#SBATCH --requeue\n", t);
-	if (spot)
+	if (ds)
+		bprintf(b, "#SBATCH --signal=B:USR1@%.0f\n", SLURM_SAVE_MARGIN_S);
+	else if (spot)
 		bprintf(b, "#SBATCH --signal=TERM@120\n");
 	bprintf(b, "#SBATCH --output=%%x-%%j.out\n#SBATCH --open-mode=append\n");
 	bprintf(b, "# Your site's partition and account: uncomment, or give them to sbatch\n"
 		   "# (sbatch -p PARTITION -A ACCOUNT THIS.sh):\n"
 		   "##SBATCH --partition=PARTITION\n##SBATCH --account=ACCOUNT\n");
-	bprintf(b, "# Megatron-LM for %s on %d nodes x %d GPUs (written by gpuplan).\n",
+	bprintf(b, "# %s for %s on %d nodes x %d GPUs (written by gpuplan).\n", framework_title(fw),
 		gp_term_escape(lab, sizeof(lab), p->model.name), nodes, gpn);
 	if (p->time_to_train_s > 0)
 		bprintf(b, "# The run takes %s; ", unit_fmt_duration(run, sizeof(run),
 								   p->time_to_train_s));
 	else
 		bprintf(b, "# ");
-	bprintf(b, "each job runs at most %s (--time), Megatron-LM saving a\n"
-		   "# checkpoint and exiting %.0f min before it (--exit-duration-in-mins); the job "
-		   "requeues\n# itself until the training samples are done, resuming from "
-		   "CKPT_DIR.\n", t, SLURM_SAVE_MARGIN_S / 60);
+	if (ds)
+		bprintf(b, "each job runs at most %s (--time); Slurm signals this script\n"
+			   "# %.0f min before it (--signal), which requeues the job: your script "
+			   "resumes from its last\n# checkpoint and returns when GPUPLAN_TRAIN_SAMPLES "
+			   "are done.\n", t, SLURM_SAVE_MARGIN_S / 60);
+	else
+		bprintf(b, "each job runs at most %s (--time), Megatron-LM saving a\n"
+			   "# checkpoint and exiting %.0f min before it (--exit-duration-in-mins); the "
+			   "job requeues\n# itself until the training samples are done, resuming from "
+			   "CKPT_DIR.\n", t, SLURM_SAVE_MARGIN_S / 60);
 	if (spot)
 		bprintf(b, "# Spot: a preempted node requeues the job (--requeue), which resumes "
-			   "from the last\n# checkpoint; SIGTERM before the limit saves one "
-			   "(--exit-signal-handler).\n");
-	megatron_head(b, p, differs, fr, 0);
+			   "from the last\n# checkpoint%s.\n",
+			ds ? "" : "; SIGTERM before the limit saves one (--exit-signal-handler)");
+	trainer_head(b, p, fw, 0, DS_CONFIG);
 	bprintf(b, ": \"${SLURM_JOB_ID:?submit this script with sbatch}\"\n");
 	bprintf(b, "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1)\n"
 		   "export MASTER_ADDR\n");
+	if (ds)
+		bprintf(b, "trap 'scontrol requeue \"$SLURM_JOB_ID\"' USR1\n");
 	bprintf(b, "srun --ntasks-per-node=1 --kill-on-bad-exit=1 torchrun --nnodes %d "
 		   "--nproc-per-node %d \\\n  --rdzv-backend c10d --rdzv-endpoint "
-		   "\"$MASTER_ADDR:29500\" --rdzv-id \"$SLURM_JOB_ID\" \\\n  "
-		   "\"${TRAIN_SCRIPT:-pretrain_gpt.py}\"", nodes, gpn);
-	megatron_words(&ws, p);
-	words_line(&ws, "--exit-duration-in-mins %.0f%s",
-		   floor((limit - SLURM_SAVE_MARGIN_S) / 60) > 1
-			   ? floor((limit - SLURM_SAVE_MARGIN_S) / 60) : 1,
-		   spot ? " --exit-signal-handler" : "");
+		   "\"$MASTER_ADDR:29500\" --rdzv-id \"$SLURM_JOB_ID\" \\\n ", nodes, gpn);
+	trainer_words(&ws, p, fw, DS_CONFIG);
+	if (!ds)
+		words_line(&ws, "--exit-duration-in-mins %.0f%s",
+			   floor((limit - SLURM_SAVE_MARGIN_S) / 60) > 1
+				   ? floor((limit - SLURM_SAVE_MARGIN_S) / 60) : 1,
+			   spot ? " --exit-signal-handler" : "");
 	words_shell(b, &ws);
 	words_release(&ws);
+	if (ds) {
+		/* in the background: bash runs a trap only between commands,
+		 * and wait is one it interrupts */
+		bprintf(b, " &\nwait $!\n");
+		return;
+	}
 	bprintf(b, "\n# Megatron-LM trains train-samples / global-batch iterations and writes the\n"
 		   "# last one saved to latest_checkpointed_iteration.txt.\n");
 	if (samples > 0)
@@ -1062,23 +1158,23 @@ static void slurm_script(struct buf *b, const struct sim_plan *p, int differs,
 		   "if [ \"$done_iters\" != release ] && [ \"$done_iters\" -lt \"$iters\" ]; then\n"
 		   "  echo \"gpuplan: $done_iters of $iters iterations done: requeueing\"\n"
 		   "  scontrol requeue \"$SLURM_JOB_ID\"\nfi\n");
-	(void)q;
 }
 
-/* Open MPI starting Megatron-LM directly, one rank a GPU: the plan's GPUs
- * as -np, each rank's torch.distributed variables from Open MPI's
- * (OMPI_COMM_WORLD_RANK, _LOCAL_RANK, _SIZE). */
-static void mpirun_script(struct buf *b, const struct sim_plan *p, int differs,
-			  const struct sim_result *fr)
+/* Open MPI starting fw directly, one rank a GPU: the plan's GPUs as -np,
+ * each rank's torch.distributed variables, which Megatron-LM and
+ * DeepSpeed's init_distributed read, from Open MPI's
+ * (OMPI_COMM_WORLD_RANK, _LOCAL_RANK, _SIZE), and the variables the
+ * script's head exports passed on with -x. */
+static void mpirun_script(struct buf *b, const struct sim_plan *p, enum plan_framework fw)
 {
 	int nodes = launch_nodes(p), gpn = launch_gpus_per_node(p);
 	struct words ws = { 0 };
 	char e[4 * PRICE_NAME_MAX];
 
-	bprintf(b, "#!/usr/bin/env bash\n# Megatron-LM for %s under Open MPI: %d ranks, %d nodes x "
-		   "%d GPUs (written by gpuplan)\n", gp_term_escape(e, sizeof(e), p->model.name),
-		plan_gpus(p), nodes, gpn);
-	megatron_head(b, p, differs, fr, 0);
+	bprintf(b, "#!/usr/bin/env bash\n# %s for %s under Open MPI: %d ranks, %d nodes x "
+		   "%d GPUs (written by gpuplan)\n", framework_title(fw),
+		gp_term_escape(e, sizeof(e), p->model.name), plan_gpus(p), nodes, gpn);
+	trainer_head(b, p, fw, 0, DS_CONFIG);
 	if (nodes > 1)
 		bprintf(b, ": \"${HOSTFILE:?set HOSTFILE to an Open MPI hostfile of the %d nodes, "
 			   "one line HOST slots=%d per node}\"\n"
@@ -1087,19 +1183,33 @@ static void mpirun_script(struct buf *b, const struct sim_plan *p, int differs,
 	else
 		bprintf(b, "MASTER_ADDR=${MASTER_ADDR:-localhost}\n");
 	bprintf(b, "mpirun -np %d%s --map-by ppr:%d:node --bind-to numa \\\n"
-		   "  -x MASTER_ADDR=\"$MASTER_ADDR\" -x MASTER_PORT=29500 "
-		   "-x CUDA_DEVICE_MAX_CONNECTIONS", plan_gpus(p),
+		   "  -x MASTER_ADDR=\"$MASTER_ADDR\" -x MASTER_PORT=29500", plan_gpus(p),
 		nodes > 1 ? " --hostfile \"$HOSTFILE\"" : "", gpn);
+	if (one_connection(p, fw))
+		bprintf(b, " -x CUDA_DEVICE_MAX_CONNECTIONS");
 	if (!p->cluster.gpu.p2p)
 		bprintf(b, " -x NCCL_P2P_DISABLE");
+	if (nodes > 1)
+		bprintf(b, " -x NCCL_IB_DISABLE");
+	if (fw == PLAN_FRAMEWORK_DEEPSPEED)
+		bprintf(b, " -x GPUPLAN_TRAIN_SAMPLES -x GPUPLAN_SAVE_INTERVAL_STEPS");
 	bprintf(b, " \\\n  bash -c 'RANK=$OMPI_COMM_WORLD_RANK LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK "
-		   "WORLD_SIZE=$OMPI_COMM_WORLD_SIZE \\\n    exec python3 \"$@\"' mpirun-rank "
-		   "\"${TRAIN_SCRIPT:-pretrain_gpt.py}\"");
-	megatron_words(&ws, p);
+		   "WORLD_SIZE=$OMPI_COMM_WORLD_SIZE \\\n    exec python3 \"$@\"' mpirun-rank");
+	trainer_words(&ws, p, fw, DS_CONFIG);
 	words_shell(b, &ws);
 	words_release(&ws);
 	bprintf(b, "\n");
 }
+
+/* ---- Kubernetes ----------------------------------------------------------
+ *
+ * Two manifests: Kubeflow's PyTorchJob (kubeflow.org/v1, the Training
+ * Operator, v1.9) and Kubeflow Trainer's TrainJob (trainer.kubeflow.org/
+ * v1alpha1, v2.2 and later; field names as pkg/apis/trainer/v1alpha1/
+ * trainjob_types.go has them at v2.3.0).  Both start torchrun in a
+ * container with the trainer's arguments; the operator gives torchrun the
+ * nodes, the node's rank and the first node's address through PET_*
+ * variables. */
 
 /* The Kubernetes resource name of p's GPUs: AMD's device plugin
  * advertises amd.com/gpu, NVIDIA's nvidia.com/gpu. */
@@ -1110,54 +1220,116 @@ static const char *k8s_gpu_resource(const struct sim_plan *p)
 
 /* The placeholder image: not a valid image reference (upper case), so a
  * manifest applied unedited fails with InvalidImageName, naming it. */
-#define K8S_IMAGE_PLACEHOLDER "SET-IMAGE-TO-A-MEGATRON-LM-CONTAINER"
+#define K8S_IMAGE_MEGATRON "SET-IMAGE-TO-A-MEGATRON-LM-CONTAINER"
+#define K8S_IMAGE_DEEPSPEED "SET-IMAGE-TO-A-CONTAINER-WITH-DEEPSPEED-AND-YOUR-SCRIPT"
+/* Where a DeepSpeed container writes the config it gets in
+ * GPUPLAN_DS_CONFIG before it starts torchrun. */
+#define K8S_DS_CONFIG "/tmp/ds_config.json"
 
-/* One container's spec for p at indent: image, torchrun with the plan's
- * nodes and GPUs per node (the operator gives it the rendezvous through
- * PET_* variables), Megatron-LM's arguments, the environment those
- * arguments read ($(NAME) is expanded from it), the GPUs, /dev/shm and
- * the checkpoint and data volumes. */
-static void k8s_container(struct buf *b, const struct sim_plan *p, int in)
+/* Appends ws as YAML block-list items at indent, one a line, variables as
+ * $(NAME), which the kubelet expands in a container's command and args
+ * from its env (and nowhere else).  With joined, a flag and the one word
+ * after it are one item, --flag=value, as argparse reads it: a TrainJob's
+ * args hold at most 128 items (its CRD's maxItems). */
+static void words_yaml(struct buf *b, const struct words *ws, int indent, int joined)
 {
-	int gpn = launch_gpus_per_node(p);
+	for (size_t i = 0; i < ws->n; i++) {
+		char item[1024], *q;
+		size_t n = 0;
+		int take = 1;
+
+		if (joined && ws->w[i].kind == WORD_PLAIN && strncmp(ws->w[i].s, "--", 2) == 0 &&
+		    i + 1 < ws->n && !(ws->w[i + 1].kind == WORD_PLAIN &&
+				       strncmp(ws->w[i + 1].s, "--", 2) == 0) &&
+		    (i + 2 >= ws->n || strncmp(ws->w[i + 2].s, "--", 2) == 0))
+			take = 2;
+		for (int k = 0; k < take; k++) {
+			const struct word *w = &ws->w[i + (size_t)k];
+
+			n += (size_t)snprintf(item + n, sizeof(item) - n,
+					      w->kind == WORD_VAR ? "%s$(%s)" : "%s%s",
+					      k ? "=" : "", w->s);
+			if (n >= sizeof(item))
+				n = sizeof(item) - 1;
+		}
+		i += (size_t)take - 1;
+		q = gp_yaml_quote(item);
+		bprintf(b, "%*s- %s\n", indent, "", q);
+		free(q);
+	}
+}
+
+/* The trainer part of a container at indent: command, args and env.
+ * torchrun with the trainer's arguments; a PyTorchJob's names the nodes
+ * and GPUs per node (with_shape), a TrainJob's leaves them to the
+ * PET_NNODES and PET_NPROC_PER_NODE its numNodes and numProcPerNode give
+ * and joins each flag to its value (words_yaml).  Under DeepSpeed, bash
+ * first writes the config from GPUPLAN_DS_CONFIG to K8S_DS_CONFIG. */
+static void k8s_trainer(struct buf *b, const struct sim_plan *p, enum plan_framework fw,
+			int in, int trainjob)
+{
+	int ds = fw == PLAN_FRAMEWORK_DEEPSPEED;
 	long long samples = train_samples(p);
 	struct words ws = { 0 };
-	char warm[32];
+	char warm[32], steps[32], total[32], *cfg = NULL, *q;
 
 	snprintf(warm, sizeof(warm), "%lld", samples / 100 > 0 ? samples / 100 : 1000);
-	bprintf(b, "%*s- name: pytorch\n%*s  image: \"" K8S_IMAGE_PLACEHOLDER "\"\n", in, "", in, "");
-	bprintf(b, "%*s  command: [\"torchrun\"]\n%*s  args:\n", in, "", in, "");
-	bprintf(b, "%*s    - \"--nnodes=%d\"\n%*s    - \"--nproc-per-node=%d\"\n"
-		   "%*s    - \"$(TRAIN_SCRIPT)\"\n", in, "", launch_nodes(p), in, "", gpn, in, "");
-	megatron_words(&ws, p);
-	words_yaml(b, &ws, in + 4);
+	snprintf(steps, sizeof(steps), "%lld", save_interval_steps(p));
+	snprintf(total, sizeof(total), "%lld", samples);
+	if (ds) {
+		cfg = deepspeed_config(p, 1);
+		q = gp_yaml_quote("printf '%s\\n' \"$GPUPLAN_DS_CONFIG\" > " K8S_DS_CONFIG
+				  " && exec torchrun \"$@\"");
+		bprintf(b, "%*scommand: [\"bash\", \"-c\", %s, \"torchrun\"]\n", in, "", q);
+		free(q);
+	} else {
+		bprintf(b, "%*scommand: [\"torchrun\"]\n", in, "");
+	}
+	bprintf(b, "%*sargs:\n", in, "");
+	if (!trainjob)
+		bprintf(b, "%*s  - \"--nnodes=%d\"\n%*s  - \"--nproc-per-node=%d\"\n", in, "",
+			launch_nodes(p), in, "", launch_gpus_per_node(p));
+	trainer_words(&ws, p, fw, K8S_DS_CONFIG);
+	words_yaml(b, &ws, in + 2, trainjob);
 	words_release(&ws);
-	bprintf(b, "%*s  env:\n", in, "");
+	bprintf(b, "%*senv:\n", in, "");
 	{
 		const char *env[][2] = {
-			{ "TRAIN_SCRIPT", "/opt/megatron-lm/pretrain_gpt.py" },
-			{ "CUDA_DEVICE_MAX_CONNECTIONS", megatron_fsdp(p) ? NULL : "1" },
+			{ "TRAIN_SCRIPT", ds ? "SET-TRAIN_SCRIPT-TO-YOUR-DEEPSPEED-SCRIPT.py"
+					     : "/opt/megatron-lm/pretrain_gpt.py" },
+			{ "CUDA_DEVICE_MAX_CONNECTIONS", one_connection(p, fw) ? "1" : NULL },
 			{ "NCCL_P2P_DISABLE", p->cluster.gpu.p2p ? NULL : "1" },
-			{ "DATA_PATH", "/data/SET-DATA_PATH-TO-A-MEGATRON-DATASET-PREFIX" },
-			{ "CKPT_DIR", "/checkpoints" },
-			{ "TOKENIZER", p->model.tokenizer[0] ? NULL : "SET-TOKENIZER" },
-			{ "TRAIN_SAMPLES", samples > 0 ? NULL : "SET-TRAIN_SAMPLES" },
-			{ "LR", "3.0e-4" },
-			{ "MIN_LR", "3.0e-5" },
-			{ "LR_DECAY_STYLE", "cosine" },
-			{ "LR_WARMUP_SAMPLES", warm },
+			{ "GPUPLAN_DS_CONFIG", cfg },
+			{ "GPUPLAN_TRAIN_SAMPLES", ds ? (samples > 0 ? total : "SET-TRAIN_SAMPLES") : NULL },
+			{ "GPUPLAN_SAVE_INTERVAL_STEPS", ds ? steps : NULL },
+			{ "DATA_PATH", ds ? NULL : "/data/SET-DATA_PATH-TO-A-MEGATRON-DATASET-PREFIX" },
+			{ "CKPT_DIR", ds ? NULL : "/checkpoints" },
+			{ "TOKENIZER", ds || p->model.tokenizer[0] ? NULL : "SET-TOKENIZER" },
+			{ "TRAIN_SAMPLES", ds || samples > 0 ? NULL : "SET-TRAIN_SAMPLES" },
+			{ "LR", ds ? NULL : "3.0e-4" },
+			{ "MIN_LR", ds ? NULL : "3.0e-5" },
+			{ "LR_DECAY_STYLE", ds ? NULL : "cosine" },
+			{ "LR_WARMUP_SAMPLES", ds ? NULL : warm },
 		};
 
-		for (size_t i = 0; i < GP_ARRAY_LEN(env); i++)
-			if (env[i][1])
-				bprintf(b, "%*s    - name: %s\n%*s      value: \"%s\"\n", in, "", env[i][0],
-					in, "", env[i][1]);
+		for (size_t i = 0; i < GP_ARRAY_LEN(env); i++) {
+			if (!env[i][1])
+				continue;
+			q = gp_yaml_quote(env[i][1]);
+			bprintf(b, "%*s  - name: %s\n%*s    value: %s\n", in, "", env[i][0], in, "", q);
+			free(q);
+		}
 	}
-	bprintf(b, "%*s  resources:\n%*s    limits:\n%*s      %s: %d\n", in, "", in, "", in, "",
-		k8s_gpu_resource(p), gpn);
-	bprintf(b, "%*s  volumeMounts:\n%*s    - name: dshm\n%*s      mountPath: /dev/shm\n"
-		   "%*s    - name: checkpoints\n%*s      mountPath: /checkpoints\n"
-		   "%*s    - name: data\n%*s      mountPath: /data\n%*s      readOnly: true\n",
+	free(cfg);
+}
+
+/* The container's mounts at indent: /dev/shm, the checkpoints and the
+ * data (k8s_volumes). */
+static void k8s_mounts(struct buf *b, int in)
+{
+	bprintf(b, "%*svolumeMounts:\n%*s  - name: dshm\n%*s    mountPath: /dev/shm\n"
+		   "%*s  - name: checkpoints\n%*s    mountPath: /checkpoints\n"
+		   "%*s  - name: data\n%*s    mountPath: /data\n%*s    readOnly: true\n",
 		in, "", in, "", in, "", in, "", in, "", in, "", in, "", in, "");
 }
 
@@ -1173,17 +1345,30 @@ static void k8s_volumes(struct buf *b, int in)
 		in, "", in, "", in, "", in, "", in, "", in, "", in, "", in, "", in, "", in, "");
 }
 
-/* A Kubeflow PyTorchJob (kubeflow.org/v1, the Training Operator):
- * nprocPerNode GPUs' workers on each of the plan's nodes. */
-static void k8s_pytorchjob(struct buf *b, const struct sim_plan *p)
+/* The comment heading both manifests: what runs where, and what to set
+ * before kubectl apply. */
+static void k8s_comment(struct buf *b, const struct sim_plan *p, enum plan_framework fw,
+			const char *kind)
+{
+	int ds = fw == PLAN_FRAMEWORK_DEEPSPEED;
+
+	bprintf(b, "# %s written by gpuplan: %s on %d nodes x %d GPUs.\n", kind,
+		framework_title(fw), launch_nodes(p), launch_gpus_per_node(p));
+	trainer_notes(b, p, fw);
+	bprintf(b, "# Before kubectl apply: set the image (a container with %s),\n"
+		   "# %s, and create the PersistentVolumeClaims gpuplan-checkpoints and\n"
+		   "# gpuplan-data.\n", ds ? "DeepSpeed, PyTorch and your script" :
+		"Megatron-LM and PyTorch", ds ? "TRAIN_SCRIPT" : "DATA_PATH");
+}
+
+/* A Kubeflow PyTorchJob (kubeflow.org/v1): a Master and Workers, one pod
+ * a node, nprocPerNode workers in each. */
+static void k8s_pytorchjob(struct buf *b, const struct sim_plan *p, enum plan_framework fw)
 {
 	int nodes = launch_nodes(p);
 	char lab[4 * PRICE_NAME_MAX];
 
-	bprintf(b, "# Kubeflow PyTorchJob written by gpuplan: Megatron-LM on %d nodes x %d GPUs.\n"
-		   "# Before kubectl apply: set image (a container with Megatron-LM and PyTorch),\n"
-		   "# DATA_PATH, and create the PersistentVolumeClaims gpuplan-checkpoints and\n"
-		   "# gpuplan-data.\n", nodes, launch_gpus_per_node(p));
+	k8s_comment(b, p, fw, "Kubeflow PyTorchJob");
 	bprintf(b, "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: gpuplan-%s\n"
 		   "spec:\n  nprocPerNode: \"%d\"\n  pytorchReplicaSpecs:\n",
 		job_label(lab, sizeof(lab), p->model.name, 1), launch_gpus_per_node(p));
@@ -1195,106 +1380,44 @@ static void k8s_pytorchjob(struct buf *b, const struct sim_plan *p)
 		bprintf(b, "    %s:\n      replicas: %d\n      restartPolicy: OnFailure\n"
 			   "      template:\n        spec:\n          containers:\n",
 			w ? "Worker" : "Master", replicas);
-		k8s_container(b, p, 12);
+		bprintf(b, "            - name: pytorch\n              image: \"%s\"\n",
+			fw == PLAN_FRAMEWORK_DEEPSPEED ? K8S_IMAGE_DEEPSPEED : K8S_IMAGE_MEGATRON);
+		k8s_trainer(b, p, fw, 14, 0);
+		bprintf(b, "              resources:\n                limits:\n                  "
+			   "%s: %d\n", k8s_gpu_resource(p), launch_gpus_per_node(p));
+		k8s_mounts(b, 14);
 		k8s_volumes(b, 10);
 	}
 }
 
-char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum rc *rc)
+/* A Kubeflow Trainer TrainJob (trainer.kubeflow.org/v1alpha1) on the
+ * torch-distributed ClusterTrainingRuntime the Trainer installs: the
+ * trainer's image, command, args and env, numNodes, numProcPerNode and
+ * resourcesPerNode; the volumes and mounts as a runtime patch of the
+ * runtime's "node" job and container (RuntimePatch, Trainer v2.2 and
+ * later, strategic-merged into the JobSet by name). */
+static void k8s_trainjob(struct buf *b, const struct sim_plan *p, enum plan_framework fw)
 {
-	struct buf b = { 0 };
-	int nodes = launch_nodes(p), gpn = launch_gpus_per_node(p);
-	struct sim_result fr;
-	char tbuf[64], e1[4 * PRICE_NAME_MAX], e2[4 * PRICE_NAME_MAX + 16];
-	int differs;
-	struct words ws = { 0 };
+	char lab[4 * PRICE_NAME_MAX];
 
-	if (f == PLAN_EXPORT_SKYPILOT)
-		return plan_export_skypilot(p, PLAN_FRAMEWORK_MEGATRON, rc);
-	*rc = export_check(p, f, &fr, &differs);
-	if (*rc != RC_OK)
-		return NULL;
-	nodes = launch_nodes(p);
-	gpn = launch_gpus_per_node(p);
-	switch (f) {
-	case PLAN_EXPORT_MEGATRON:
-		bprintf(&b, "#!/usr/bin/env bash\n# Megatron-LM launch for %s on %d x %s "
-			    "(written by gpuplan)\n",
-			gp_term_escape(e1, sizeof(e1), p->model.name), plan_gpus(p),
-			gp_term_escape(e2, sizeof(e2), p->cluster.gpu.name));
-		if (nodes > 1)
-			bprintf(&b, "# Run it on each of the %d nodes (%d GPUs each) from Megatron-LM's "
-				    "directory\n# (TRAIN_SCRIPT: pretrain_gpt.py there).\n", nodes, gpn);
-		else
-			bprintf(&b, "# Run it from Megatron-LM's directory (TRAIN_SCRIPT: "
-				    "pretrain_gpt.py there).\n");
-		megatron_head(&b, p, differs, &fr, 1);
-		torchrun_line(&b, p);
-		bprintf(&b, " \"${TRAIN_SCRIPT:-pretrain_gpt.py}\"");
-		megatron_words(&ws, p);
-		words_shell(&b, &ws);
-		bprintf(&b, "\n");
-		break;
-	case PLAN_EXPORT_DEEPSPEED: {
-		char *cfg = deepspeed_config(p);
-
-		bprintf(&b, "%s\n", cfg);
-		free(cfg);
-		break;
-	}
-	case PLAN_EXPORT_TORCHRUN:
-		bprintf(&b, "#!/usr/bin/env bash\n# torchrun for %s: %d nodes x %d GPUs = the plan's "
-			    "%d (written by gpuplan)\nset -eu\n",
-			gp_term_escape(e1, sizeof(e1), p->model.name), nodes, gpn, plan_gpus(p));
-		nccl_env(&b, p, "export ", 1);
-		master_addr_check(&b, p);
-		torchrun_line(&b, p);
-		bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\" \"$@\"\n");
-		break;
-	case PLAN_EXPORT_SLURM:
-		slurm_script(&b, p, differs, &fr);
-		break;
-	case PLAN_EXPORT_SLURM_EXECUTE:
-		slurm_time(tbuf, sizeof(tbuf), slurm_limit_s(p));
-		bprintf(&b, "#!/usr/bin/env bash\n# gpuplan's own measurement run of the plan "
-			    "(gpuplan execute), not training\n");
-		bprintf(&b, "#SBATCH --job-name=gpuplan-execute-%s\n",
-			job_label(e1, sizeof(e1), p->model.name, 0));
-		bprintf(&b, "#SBATCH --nodes=%d\n#SBATCH --ntasks-per-node=%d\n", nodes, gpn);
-		bprintf(&b, "#SBATCH --gpus-per-node=%d\n#SBATCH --exclusive\n", gpn);
-		bprintf(&b, "#SBATCH --time=01:00:00\n");
-		nccl_env(&b, p, "export ", 1);
-		bprintf(&b, "srun --mpi=pmix gpuplan execute \"${PLAN:-plan.json}\" --backend cuda\n");
-		break;
-	case PLAN_EXPORT_MPIRUN:
-		mpirun_script(&b, p, differs, &fr);
-		break;
-	case PLAN_EXPORT_MPIRUN_EXECUTE:
-		bprintf(&b, "# gpuplan's own measurement run of the plan (gpuplan execute), not "
-			    "training\n");
-		bprintf(&b, "# hostfile: one line per node; replace node1..node%d with your hosts\n",
-			nodes);
-		bprintf(&b, "for i in $(seq 1 %d); do echo \"node$i slots=%d\"; done > hosts\n",
-			nodes, gpn);
-		bprintf(&b, "mpirun -np %d --hostfile hosts --map-by ppr:%d:node --bind-to numa",
-			plan_gpus(p), gpn);
-		if (!p->cluster.gpu.p2p)
-			bprintf(&b, " -x NCCL_P2P_DISABLE=1");
-		bprintf(&b, " -x CUDA_DEVICE_MAX_CONNECTIONS=1 gpuplan execute \"${PLAN:-plan.json}\""
-			    " --backend cuda\n");
-		break;
-	case PLAN_EXPORT_KUBERNETES:
-		k8s_pytorchjob(&b, p);
-		break;
-	case PLAN_EXPORT_SKYPILOT:
-		break; /* returned above */
-	case PLAN_EXPORT_TRL:
-		trl_script(&b, p);
-		break;
-	}
-	(void)tbuf;
-	words_release(&ws);
-	return b.s;
+	k8s_comment(b, p, fw, "Kubeflow Trainer TrainJob");
+	bprintf(b, "# Needs Kubeflow Trainer v2.2 or later and its torch-distributed runtime.\n");
+	bprintf(b, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n"
+		   "  name: gpuplan-%s\nspec:\n  runtimeRef:\n    name: torch-distributed\n"
+		   "    apiGroup: trainer.kubeflow.org\n    kind: ClusterTrainingRuntime\n"
+		   "  trainer:\n    image: \"%s\"\n", job_label(lab, sizeof(lab), p->model.name, 1),
+		fw == PLAN_FRAMEWORK_DEEPSPEED ? K8S_IMAGE_DEEPSPEED : K8S_IMAGE_MEGATRON);
+	k8s_trainer(b, p, fw, 4, 1);
+	bprintf(b, "    numNodes: %d\n    numProcPerNode: %d\n    resourcesPerNode:\n"
+		   "      limits:\n        %s: %d\n", launch_nodes(p), launch_gpus_per_node(p),
+		k8s_gpu_resource(p), launch_gpus_per_node(p));
+	bprintf(b, "  runtimePatches:\n    - manager: gpuplan\n      trainingRuntimeSpec:\n"
+		   "        template:\n          spec:\n            replicatedJobs:\n"
+		   "              - name: node\n                template:\n                  spec:\n"
+		   "                    template:\n                      spec:\n");
+	k8s_volumes(b, 24);
+	bprintf(b, "                        containers:\n                          - name: node\n");
+	k8s_mounts(b, 28);
 }
 
 /* ---- SkyPilot ---------------------------------------------------------- */
@@ -1377,111 +1500,179 @@ static void skypilot_torchrun(struct buf *b)
 		   " --master-port 29500");
 }
 
-/* The run: script for p under f (megatron or deepspeed): shell text whose
- * only strings from the plan are shell_quote()d; differs and fr as
- * export_check gave them. */
-static void skypilot_script(struct buf *b, const struct sim_plan *p, enum plan_export_format f,
-			    int differs, const struct sim_result *fr)
+/* The run: script for p under fw: shell text whose only strings from the
+ * plan are shell_quote()d. */
+static void skypilot_script(struct buf *b, const struct sim_plan *p, enum plan_framework fw)
 {
+	struct words ws = { 0 };
+
 	bprintf(b, "set -e\necho ");
 	shell_quote(b, p->model.name);
 	bprintf(b, "\necho 'gpuplan layout: tp %d pp %d dp %d cp %d, %d nodes x %d GPUs'\n",
 		p->par.tp, p->par.pp, p->par.dp, p->par.cp, launch_nodes(p),
 		launch_gpus_per_node(p));
-	if (f == PLAN_EXPORT_MEGATRON) {
-		struct words ws = { 0 };
-
-		megatron_head(b, p, differs, fr, 0);
-		skypilot_torchrun(b);
-		bprintf(b, " \\\n  \"$TRAIN_SCRIPT\"");
-		megatron_words(&ws, p);
-		words_shell(b, &ws);
-		words_release(&ws);
-		bprintf(b, "\n");
-	} else {
-		char *cfg = deepspeed_config(p);
-
-		deepspeed_preamble(b, p);
-		/* The delimiter is quoted: the shell expands nothing in the
-		 * config, which holds only numbers and booleans anyway. */
-		bprintf(b, "cat > ds_config.json <<'GPUPLAN_DS_CONFIG'\n%s\nGPUPLAN_DS_CONFIG\n", cfg);
-		free(cfg);
-		skypilot_torchrun(b);
-		bprintf(b, " \\\n  \"$TRAIN_SCRIPT\" --deepspeed --deepspeed_config ds_config.json");
-		/* Megatron-DeepSpeed's flags (the comment above): a DeepSpeed
-		 * script runs only data parallelism itself. */
-		if (p->par.tp > 1 || p->par.pp > 1)
-			bprintf(b, " \\\n  --tensor-model-parallel-size %d"
-				   " --pipeline-model-parallel-size %d", p->par.tp, p->par.pp);
-		bprintf(b, "\n");
-	}
+	trainer_head(b, p, fw, 0, DS_CONFIG);
+	skypilot_torchrun(b);
+	bprintf(b, " \\\n ");
+	trainer_words(&ws, p, fw, DS_CONFIG);
+	words_shell(b, &ws);
+	words_release(&ws);
 	/* EXTRA_ARGS (data, tokenizer, checkpoints) is the user's, split
 	 * into words as given on `sky launch --env`. */
-	b->len--;
 	bprintf(b, " $EXTRA_ARGS\n");
 }
 
-char *plan_export_skypilot(const struct sim_plan *p, enum plan_framework fw, enum rc *rc)
+/* The SkyPilot task for p under fw (plan_export_format's comment). */
+static void skypilot_task(struct buf *b, const struct sim_plan *p, enum plan_framework fw)
 {
-	enum plan_export_format f =
-		fw == PLAN_FRAMEWORK_DEEPSPEED ? PLAN_EXPORT_DEEPSPEED : PLAN_EXPORT_MEGATRON;
 	const struct price_offering *o = &p->offering;
-	int gpn = launch_gpus_per_node(p), differs;
-	struct buf b = { 0 }, run = { 0 };
-	struct sim_result fr;
+	int gpn = launch_gpus_per_node(p), ds = fw == PLAN_FRAMEWORK_DEEPSPEED;
+	struct buf run = { 0 };
 
-	if (has_control(p->model.name)) {
+	bprintf(b, "# SkyPilot task written by gpuplan: sky launch -c NAME THIS.yaml%s\n"
+		   "# (sky launch --env EXTRA_ARGS=... for data and tokenizer flags)\n",
+		ds ? " --env TRAIN_SCRIPT=..." : "");
+	bprintf(b, "name: ");
+	yaml_quote(b, p->model.name);
+	bprintf(b, "\nresources:\n  accelerators: {");
+	yaml_quote(b, skypilot_accelerator(o->provider, p->cluster.gpu.name));
+	bprintf(b, ": %d}\n", gpn);
+	/* A custom cluster has no offering; hardware the user owns is not a
+	 * cloud SkyPilot rents from. */
+	if (o->provider[0] && !o->owned) {
+		bprintf(b, "  cloud: ");
+		yaml_quote(b, o->provider);
+		if (o->region[0]) {
+			bprintf(b, "\n  region: ");
+			yaml_quote(b, o->region);
+		}
+		/* An instance type fixes the GPUs per node: named only when
+		 * the plan fills its nodes. */
+		if (o->instance_type[0] && o->gpus_per_node == gpn) {
+			bprintf(b, "\n  instance_type: ");
+			yaml_quote(b, o->instance_type);
+		}
+		bprintf(b, "\n");
+	}
+	bprintf(b, "  use_spot: %s\n", p->purchase == PRICE_PURCHASE_SPOT ? "true" : "false");
+	bprintf(b, "num_nodes: %d\nenvs:\n  TRAIN_SCRIPT: %s\n  EXTRA_ARGS: \"\"\n",
+		launch_nodes(p), ds ? "null" : "\"pretrain_gpt.py\"");
+	/* what the Megatron-LM arguments read and only the user knows:
+	 * sky launch --env NAME=... */
+	if (!ds)
+		bprintf(b, "  DATA_PATH: null\n  CKPT_DIR: null\n%s",
+			p->model.tokenizer[0] ? "" : "  TOKENIZER: null\n");
+	skypilot_script(&run, p, fw);
+	/* A literal block: every line indented, so YAML hands the script
+	 * back byte for byte. */
+	bprintf(b, "run: |\n");
+	for (const char *line = run.s; *line;) {
+		size_t n = strcspn(line, "\n");
+
+		bprintf(b, "%s%.*s\n", n ? "  " : "", (int)n, line);
+		line += n + (line[n] == '\n');
+	}
+	free(run.s);
+}
+
+char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan_framework fw,
+		  enum rc *rc)
+{
+	enum plan_framework run = export_framework(f, fw);
+	struct buf b = { 0 };
+	struct words ws = { 0 };
+	char e1[4 * PRICE_NAME_MAX], e2[4 * PRICE_NAME_MAX + 16];
+	int nodes, gpn;
+
+	if (f == PLAN_EXPORT_SKYPILOT && has_control(p->model.name)) {
 		gp_error("plan: .model.name: expected no control characters for the skypilot "
 			 "run script, found one");
 		*rc = RC_INPUT;
 		return NULL;
 	}
-	*rc = export_check(p, f, &fr, &differs);
+	*rc = export_check(p, f, run);
 	if (*rc != RC_OK)
 		return NULL;
-	bprintf(&b, "# SkyPilot task written by gpuplan: sky launch -c NAME THIS.yaml%s\n"
-		    "# (sky launch --env EXTRA_ARGS=... for data and tokenizer flags)\n",
-		f == PLAN_EXPORT_DEEPSPEED ? " --env TRAIN_SCRIPT=..." : "");
-	bprintf(&b, "name: ");
-	yaml_quote(&b, p->model.name);
-	bprintf(&b, "\nresources:\n  accelerators: {");
-	yaml_quote(&b, skypilot_accelerator(o->provider, p->cluster.gpu.name));
-	bprintf(&b, ": %d}\n", gpn);
-	/* A custom cluster has no offering; hardware the user owns is not a
-	 * cloud SkyPilot rents from. */
-	if (o->provider[0] && !o->owned) {
-		bprintf(&b, "  cloud: ");
-		yaml_quote(&b, o->provider);
-		if (o->region[0]) {
-			bprintf(&b, "\n  region: ");
-			yaml_quote(&b, o->region);
-		}
-		/* An instance type fixes the GPUs per node: named only when
-		 * the plan fills its nodes. */
-		if (o->instance_type[0] && o->gpus_per_node == gpn) {
-			bprintf(&b, "\n  instance_type: ");
-			yaml_quote(&b, o->instance_type);
-		}
+	nodes = launch_nodes(p);
+	gpn = launch_gpus_per_node(p);
+	switch (f) {
+	case PLAN_EXPORT_MEGATRON:
+		bprintf(&b, "#!/usr/bin/env bash\n# Megatron-LM launch for %s on %d x %s "
+			    "(written by gpuplan)\n",
+			gp_term_escape(e1, sizeof(e1), p->model.name), plan_gpus(p),
+			gp_term_escape(e2, sizeof(e2), p->cluster.gpu.name));
+		if (nodes > 1)
+			bprintf(&b, "# Run it on each of the %d nodes (%d GPUs each) from Megatron-LM's "
+				    "directory\n# (TRAIN_SCRIPT: pretrain_gpt.py there).\n", nodes, gpn);
+		else
+			bprintf(&b, "# Run it from Megatron-LM's directory (TRAIN_SCRIPT: "
+				    "pretrain_gpt.py there).\n");
+		trainer_head(&b, p, run, 1, NULL);
+		torchrun_line(&b, p);
+		trainer_words(&ws, p, run, NULL);
+		words_shell(&b, &ws);
 		bprintf(&b, "\n");
-	}
-	bprintf(&b, "  use_spot: %s\n", p->purchase == PRICE_PURCHASE_SPOT ? "true" : "false");
-	bprintf(&b, "num_nodes: %d\nenvs:\n  TRAIN_SCRIPT: %s\n  EXTRA_ARGS: \"\"\n",
-		launch_nodes(p), f == PLAN_EXPORT_MEGATRON ? "\"pretrain_gpt.py\"" : "null");
-	/* what the Megatron-LM arguments read and only the user knows:
-	 * sky launch --env NAME=... */
-	if (f == PLAN_EXPORT_MEGATRON)
-		bprintf(&b, "  DATA_PATH: null\n  CKPT_DIR: null\n%s",
-			p->model.tokenizer[0] ? "" : "  TOKENIZER: null\n");
-	skypilot_script(&run, p, f, differs, &fr);
-	/* A literal block: every line indented, so YAML hands the script
-	 * back byte for byte. */
-	bprintf(&b, "run: |\n");
-	for (const char *line = run.s; *line;) {
-		size_t n = strcspn(line, "\n");
+		break;
+	case PLAN_EXPORT_DEEPSPEED: {
+		char *cfg = deepspeed_config(p, 0);
 
-		bprintf(&b, "%s%.*s\n", n ? "  " : "", (int)n, line);
-		line += n + (line[n] == '\n');
+		bprintf(&b, "%s\n", cfg);
+		free(cfg);
+		break;
 	}
-	free(run.s);
+	case PLAN_EXPORT_TORCHRUN:
+		bprintf(&b, "#!/usr/bin/env bash\n# torchrun for %s: %d nodes x %d GPUs = the plan's "
+			    "%d (written by gpuplan)\nset -eu\n",
+			gp_term_escape(e1, sizeof(e1), p->model.name), nodes, gpn, plan_gpus(p));
+		nccl_env(&b, p, "export ", 1);
+		master_addr_check(&b, p);
+		torchrun_line(&b, p);
+		bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\" \"$@\"\n");
+		break;
+	case PLAN_EXPORT_SLURM:
+		slurm_script(&b, p, run);
+		break;
+	case PLAN_EXPORT_SLURM_EXECUTE:
+		bprintf(&b, "#!/usr/bin/env bash\n# gpuplan's own measurement run of the plan "
+			    "(gpuplan execute), not training\n");
+		bprintf(&b, "#SBATCH --job-name=gpuplan-execute-%s\n",
+			job_label(e1, sizeof(e1), p->model.name, 0));
+		bprintf(&b, "#SBATCH --nodes=%d\n#SBATCH --ntasks-per-node=%d\n", nodes, gpn);
+		bprintf(&b, "#SBATCH --gpus-per-node=%d\n#SBATCH --exclusive\n", gpn);
+		bprintf(&b, "#SBATCH --time=01:00:00\n");
+		nccl_env(&b, p, "export ", 1);
+		bprintf(&b, "srun --mpi=pmix gpuplan execute \"${PLAN:-plan.json}\" --backend cuda\n");
+		break;
+	case PLAN_EXPORT_MPIRUN:
+		mpirun_script(&b, p, run);
+		break;
+	case PLAN_EXPORT_MPIRUN_EXECUTE:
+		bprintf(&b, "# gpuplan's own measurement run of the plan (gpuplan execute), not "
+			    "training\n");
+		bprintf(&b, "# hostfile: one line per node; replace node1..node%d with your hosts\n",
+			nodes);
+		bprintf(&b, "for i in $(seq 1 %d); do echo \"node$i slots=%d\"; done > hosts\n",
+			nodes, gpn);
+		bprintf(&b, "mpirun -np %d --hostfile hosts --map-by ppr:%d:node --bind-to numa",
+			plan_gpus(p), gpn);
+		if (!p->cluster.gpu.p2p)
+			bprintf(&b, " -x NCCL_P2P_DISABLE=1");
+		bprintf(&b, " -x CUDA_DEVICE_MAX_CONNECTIONS=1 gpuplan execute \"${PLAN:-plan.json}\""
+			    " --backend cuda\n");
+		break;
+	case PLAN_EXPORT_KUBERNETES:
+		k8s_pytorchjob(&b, p, run);
+		break;
+	case PLAN_EXPORT_TRAINJOB:
+		k8s_trainjob(&b, p, run);
+		break;
+	case PLAN_EXPORT_SKYPILOT:
+		skypilot_task(&b, p, run);
+		break;
+	case PLAN_EXPORT_TRL:
+		trl_script(&b, p);
+		break;
+	}
+	words_release(&ws);
 	return b.s;
 }

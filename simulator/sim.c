@@ -99,6 +99,14 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		WHY("recompute: expected none, selective or full, found %d", (int)p->recompute);
 	if ((int)p->precision < SIM_PRECISION_BF16 || (int)p->precision > SIM_PRECISION_NVFP4)
 		WHY("precision: expected bf16, fp8, mxfp8 or nvfp4, found %d", (int)p->precision);
+	if (p->recompute_modules >> SIM_RECOMPUTE_MODULES)
+		WHY("recompute_modules: expected bits of layernorm, mla_up_proj, moe_act and mlp, "
+		    "found 0x%x", p->recompute_modules);
+	if (p->recompute_modules && p->recompute != SIM_RECOMPUTE_SELECTIVE)
+		WHY("recompute_modules: expected recompute selective with modules, found %s",
+		    sim_recompute_str(p->recompute));
+	if (p->bf16_moments != 0 && p->bf16_moments != 1)
+		WHY("bf16_moments: expected 0 or 1, found %d", p->bf16_moments);
 	if (p->ep_overlap != 0 && p->ep_overlap != 1)
 		WHY("ep_overlap: expected 0 or 1, found %d", p->ep_overlap);
 	if (p->ep_flex != 0 && p->ep_flex != 1)
@@ -463,7 +471,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	double qk = sh->dh, v = sh->dv, dh = (qk + v) / 2.0;
 	double a_l = sh->a_l, kv_l = sh->kv_l;
 	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host, hl = host_layer_s(c);
-	double cast_f, cast_b, mlp_elems, extra_f = 0;
+	double cast_f, cast_b, mlp_elems, extra_f = 0, module_re = 0;
+	unsigned rc_mods = p->recompute == SIM_RECOMPUTE_SELECTIVE ? p->recompute_modules : 0;
 	double bh = sh->b * a_l, dh50 = c->gpu.gemm_dim_half;
 	int swiglu = m->mlp == SIM_MLP_SWIGLU, ncoll;
 	double up = swiglu ? 2.0 : 1.0;
@@ -484,13 +493,18 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		double ql = m->q_lora_rank, kl = m->kv_lora_rank, rope = m->qk_rope_dim;
 		double kvw = a_l * (m->qk_nope_dim + v);
 
-		gemm = sim_gemm_time_s(1, tok, kl + rope, h, elem, dh50, lpeak, hbm)
-		       + sim_gemm_time_s(1, tok, kvw, kl, elem, dh50, lpeak, hbm);
+		double up_kv = sim_gemm_time_s(1, tok, kvw, kl, elem, dh50, lpeak, hbm);
+		double up_q = ql > 0 ? sim_gemm_time_s(1, tok, a_l * qk, ql, elem, dh50, lpeak, hbm) : 0;
+
+		gemm = sim_gemm_time_s(1, tok, kl + rope, h, elem, dh50, lpeak, hbm) + up_kv;
 		cast_f = tok * (h + kl);
 		cast_b = tok * (kl + rope + kvw);
+		/* mla_up_proj recomputed: the up-projections run again in the
+		 * backward */
+		if (rc_mods & SIM_RECOMPUTE_MLA_UP_PROJ)
+			module_re += up_kv + up_q;
 		if (ql > 0) {
-			gemm += sim_gemm_time_s(1, tok, ql, h, elem, dh50, lpeak, hbm)
-				+ sim_gemm_time_s(1, tok, a_l * qk, ql, elem, dh50, lpeak, hbm);
+			gemm += sim_gemm_time_s(1, tok, ql, h, elem, dh50, lpeak, hbm) + up_q;
 			cast_f += tok * ql;
 			cast_b += tok * (ql + a_l * qk);
 		} else {
@@ -508,11 +522,16 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 
 	lt->ep_fwd_s = 0;
 	if (!moe) {
-		gemm += sim_gemm_time_s(1, tok, up * f_l, h, elem, dh50, lpeak, hbm)
-			+ sim_gemm_time_s(1, tok, h, f_l, elem, dh50, lpeak, hbm);
+		double mlp = sim_gemm_time_s(1, tok, up * f_l, h, elem, dh50, lpeak, hbm)
+			     + sim_gemm_time_s(1, tok, h, f_l, elem, dh50, lpeak, hbm);
+
+		gemm += mlp;
 		cast_f += tok * (h + f_l);
 		cast_b += tok * (up * f_l + h);
 		mlp_elems = tok * f_l;
+		/* the dense MLP recomputed whole: its GEMMs and activation */
+		if (rc_mods & SIM_RECOMPUTE_MLP)
+			module_re += mlp + hbm_time_s((swiglu ? 6.0 : 4.0) * mlp_elems * ab / 2.0, hbm, 1);
 	} else {
 		/* Each rank routes its tokens (split over the TP ranks:
 		 * Megatron-Core's MoE layer runs sequence-parallel) to top_k
@@ -542,6 +561,9 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 			cast_b += tok * (up * shared + h);
 		}
 		mlp_elems = copies * w + tok * shared;
+		/* moe_act recomputed: the experts' activation runs again */
+		if (rc_mods & SIM_RECOMPUTE_MOE_ACT)
+			module_re += hbm_time_s((swiglu ? 6.0 : 4.0) * copies * w * ab / 2.0, hbm, 1);
 		/* The router's logits (a bf16 GEMM to one logit per expert),
 		 * its softmax and top-k over fp32 logits (write, read, write,
 		 * read: 16 bytes a logit), the permutation of the tokens into
@@ -653,7 +675,13 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	if (p->recompute == SIM_RECOMPUTE_FULL)
 		lt->recompute_s = lt->fwd_s;
 	else if (p->recompute == SIM_RECOMPUTE_SELECTIVE)
-		lt->recompute_s = attn_re;
+		/* the attention core (when it keeps its scores) and the named
+		 * modules; recomputed norms read the residual and write their
+		 * output again, 8 bytes a hidden unit of the 22 of
+		 * SIM_ELT_BYTES */
+		lt->recompute_s = attn_re + module_re
+				  + (rc_mods & SIM_RECOMPUTE_LAYERNORM
+				     ? hbm_time_s(8.0 * tok * h / (sp ? sh->t : 1) * ab / 2.0, hbm, 2) : 0);
 	else
 		lt->recompute_s = 0;
 
@@ -1074,6 +1102,12 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 		out->hfu = finite_or_zero(out->hardware_flops_per_gpu_s / mfu_peak);
 	}
 	out->grad_accum = M;
+	{
+		struct gemm_prec g;
+
+		gemm_precision(p, c, &g);
+		sh.lin_bytes = g.elem;
+	}
 	sim_memory_estimate(m, p, c, &sh, &out->memory);
 	out->fits = out->memory.total <= out->memory.capacity && sim_ft_host_fits(p, &out->memory);
 }

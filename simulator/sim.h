@@ -23,6 +23,19 @@ enum sim_pos { SIM_POS_ROPE, SIM_POS_LEARNED, SIM_POS_ALIBI };
  * al. 2016) as Megatron-LM builds it: a weight and a bias vector. */
 enum sim_norm { SIM_NORM_RMSNORM, SIM_NORM_LAYERNORM };
 enum sim_recompute { SIM_RECOMPUTE_NONE, SIM_RECOMPUTE_SELECTIVE, SIM_RECOMPUTE_FULL };
+/* Modules selective recomputation redoes in the backward instead of
+ * keeping their activations, beside the attention core (Megatron-Core
+ * --recompute-granularity selective --recompute-modules, a bit each):
+ * the norms' outputs, MLA's up-projections (queries, keys and values
+ * rebuilt from the latents), the experts' activation function, the dense
+ * MLPs whole. */
+enum sim_recompute_module {
+	SIM_RECOMPUTE_LAYERNORM = 1 << 0,
+	SIM_RECOMPUTE_MLA_UP_PROJ = 1 << 1,
+	SIM_RECOMPUTE_MOE_ACT = 1 << 2,
+	SIM_RECOMPUTE_MLP = 1 << 3
+};
+#define SIM_RECOMPUTE_MODULES 4
 /* The linear layers' GEMM precision: bf16; fp8 with a scale per tensor
  * (Transformer Engine's delayed or current scaling); MXFP8 and NVFP4,
  * block-scaled (OCP Microscaling; NVIDIA Blackwell). */
@@ -150,6 +163,12 @@ struct sim_model {
 	double dropout;        /* attention and hidden dropout, 0..1 */
 	char tokenizer[PRICE_NAME_MAX]; /* Hugging Face name; "" unknown */
 	int window;            /* sliding attention window, tokens; 0 none */
+	double rotary_percent; /* share of each head's dimensions RoPE rotates,
+				* (0, 1] (GPT-NeoX 0.25); 0: all of them */
+	int parallel_residual; /* 1: attention and MLP read the same input and
+				* add to the residual together (GPT-J, GPT-NeoX) */
+	int embedding_norm;    /* 1: a norm right after the input embedding
+				* (BLOOM), counted as the final norm is */
 	/* With a window: every n-th layer (the n-th, 2n-th, ...) attends to
 	 * the whole sequence and the others to the window (GPT-OSS: 2, its
 	 * layer_types alternating sliding and full); 0: every layer windowed
@@ -214,6 +233,15 @@ struct sim_parallel {
 	int zero;              /* 0..3; FSDP is 3 */
 	enum sim_zero3_gather zero3_gather; /* with zero 3; default SIM_ZERO3_BLOCK */
 	enum sim_recompute recompute;
+	/* With recompute selective: the sim_recompute_module bits also
+	 * recomputed (0, sim_parallel_init: the attention core alone,
+	 * Megatron-Core's default module). */
+	unsigned recompute_modules;
+	/* 1: Adam's two moments kept in bf16 beside the fp32 master weights
+	 * (Megatron-Core --use-precision-aware-optimizer --exp-avg-dtype
+	 * bf16 --exp-avg-sq-dtype bf16): 4 + 2 + 2 bytes a parameter where
+	 * Rajbhandari et al. count 12; 0 (sim_parallel_init): fp32. */
+	int bf16_moments;
 	int interleave;        /* virtual stages per GPU; 1 = plain 1F1B */
 	int seq_parallel;      /* Megatron sequence parallelism (needs tp > 1) */
 	int tp_overlap;        /* 1: TP collectives overlap the layer's GEMMs
@@ -323,6 +351,10 @@ extern const char *const sim_mlp_names[2];
 extern const char *const sim_pos_names[3];   /* "rope", "learned", "alibi" */
 extern const char *const sim_norm_names[2];  /* "rmsnorm", "layernorm" */
 extern const char *const sim_recompute_names[3];
+/* By bit: "layernorm", "mla_up_proj", "moe_act", "mlp" (Megatron-Core's
+ * names). */
+extern const char *const sim_recompute_module_names[SIM_RECOMPUTE_MODULES];
+extern const char *const sim_moment_names[2]; /* by bf16_moments: "fp32", "bf16" */
 extern const char *const sim_precision_names[4]; /* "bf16", "fp8", "mxfp8", "nvfp4" */
 extern const char *const sim_zero3_gather_names[2];
 extern const char *const sim_zero2_reduce_names[2];
@@ -365,15 +397,17 @@ int sim_cluster_domain(const struct sim_cluster *c);
 #define SIM_DEFAULT_INTER_BYTES_PER_S 25e9
 
 /* Sets m's architecture facts to a Llama-style model's: RoPE with base
- * 10000, RMSNorm, no biases, no dropout, no window, tokenizer unknown.
+ * 10000 over every dimension, RMSNorm, no biases, no dropout, no window,
+ * attention then MLP, no embedding norm, tokenizer unknown.
  * The shapes are left as they are. */
 void sim_model_facts_init(struct sim_model *m);
 
 /* Exact parameter count from the model's shapes and facts: every weight
  * matrix, the biases when linear_bias, two norms per layer and a final
  * one (LayerNorm's bias too), the input embedding, the LM head unless
- * tied, and a learned position table of seq x hidden; every routed and
- * shared expert and the routers; MLA's latent norms; attention sinks.
+ * tied, a learned position table of seq x hidden and an embedding norm;
+ * every routed and shared expert and the routers; MLA's latent norms;
+ * attention sinks.
  * The multi-token prediction modules are left out, as the published
  * totals leave them (sim_mtp_params). */
 double sim_model_params(const struct sim_model *m);
@@ -407,7 +441,7 @@ struct sim_model_field {
 	size_t offset;        /* of an int in struct sim_model */
 	int max;
 };
-#define SIM_MODEL_FIELDS 15
+#define SIM_MODEL_FIELDS 17
 extern const struct sim_model_field sim_model_fields[SIM_MODEL_FIELDS];
 /* The field f of m. */
 static inline int *sim_model_field(struct sim_model *m, const struct sim_model_field *f)
@@ -426,8 +460,9 @@ enum rc sim_model_check(const struct sim_model *m, char *why, size_t size);
 
 /* Parameters outside the layers held with the input embedding: the
  * position table of a learned encoding (seq x hidden, not split over
- * tensor parallelism, as Megatron-LM keeps it); 0 otherwise. */
-double sim_position_params(const struct sim_model *m);
+ * tensor parallelism, as Megatron-LM keeps it) and the embedding norm
+ * (embedding_norm); 0 without either. */
+double sim_input_params(const struct sim_model *m);
 
 /* Keys one query attends to on average over the layers in FLOP counts:
  * seq, or the sliding window when it is shorter on the layers that have

@@ -200,6 +200,11 @@ struct sim_shape {
 	double h, f, V;
 	double a_l, kv_l;     /* heads and KV heads held by one TP rank */
 	double dh, dv;        /* query/key and value head widths */
+	/* Bytes a linear layer keeps of its input for the weight gradient:
+	 * the activation's element (sim_shape_init), or with a low precision
+	 * the quantized operand's (sim_step sets it), as Transformer Engine
+	 * saves the quantized input of an fp8 or MXFP8 GEMM. */
+	double lin_bytes;
 	/* Layers per pipeline stage: L = p * base + rem.  The rem extra
 	 * layers go to the middle stages first, since the first stage also
 	 * holds the embedding and the last the LM head and loss (Llama 3

@@ -36,6 +36,10 @@ const char *const sim_zero2_reduce_names[2] = { "step", "micro_batch" };
 const char *const sim_dp_overlap_names[3] = { "all", "sums", "none" };
 const char *const sim_attn_kernel_names[5] = { "auto", "fa1", "fa2", "fa3", "cudnn" };
 const char *const sim_ep_dispatcher_names[2] = { "alltoall", "flex" };
+const char *const sim_moment_names[2] = { "fp32", "bf16" };
+const char *const sim_recompute_module_names[SIM_RECOMPUTE_MODULES] = {
+	"layernorm", "mla_up_proj", "moe_act", "mlp"
+};
 
 const char *sim_mlp_str(enum sim_mlp m)
 {
@@ -149,8 +153,11 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddStringToObject(o, "mlp", sim_mlp_str(m->mlp));
 	cJSON_AddBoolToObject(o, "tied_embeddings", m->tied_embeddings);
 	cJSON_AddStringToObject(o, "position_embedding", sim_pos_names[m->pos]);
-	if (m->pos == SIM_POS_ROPE)
+	if (m->pos == SIM_POS_ROPE) {
 		add_num(o, "rotary_base", m->rotary_base > 0 ? m->rotary_base : 10000);
+		if (m->rotary_percent > 0)
+			add_num(o, "rotary_percent", m->rotary_percent);
+	}
 	cJSON_AddStringToObject(o, "norm", sim_norm_names[m->norm]);
 	cJSON_AddBoolToObject(o, "linear_bias", m->linear_bias);
 	add_num(o, "dropout", m->dropout);
@@ -233,6 +240,15 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	add_num(o, "gbs", q->gbs);
 	add_num(o, "zero", q->zero);
 	cJSON_AddStringToObject(o, "recompute", sim_recompute_str(q->recompute));
+	if (q->recompute_modules) {
+		cJSON *mods = cJSON_AddArrayToObject(o, "recompute_modules");
+
+		for (int k = 0; k < SIM_RECOMPUTE_MODULES; k++)
+			if (q->recompute_modules & (1u << k))
+				cJSON_AddItemToArray(mods, cJSON_CreateString(sim_recompute_module_names[k]));
+	}
+	if (q->bf16_moments)
+		cJSON_AddStringToObject(o, "optimizer_moments", sim_moment_names[1]);
 	add_num(o, "interleave", q->interleave);
 	cJSON_AddBoolToObject(o, "seq_parallel", q->seq_parallel);
 	cJSON_AddBoolToObject(o, "flash", q->flash);
@@ -500,6 +516,40 @@ static void get_enum(struct reader *r, const cJSON *obj, const char *where,
 	r->bad = 1;
 }
 
+/* An optional array of the names of sim_recompute_module bits into *out;
+ * each name once at most. */
+static void get_modules(struct reader *r, const cJSON *obj, const char *where, const char *key,
+			unsigned *out)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, key), *it;
+	unsigned bits = 0;
+	int i = 0;
+
+	if (!arr || r->bad)
+		return;
+	if (!cJSON_IsArray(arr)) {
+		gp_error("%s: %s.%s: expected an array of module names", r->file, where, key);
+		r->bad = 1;
+		return;
+	}
+	cJSON_ArrayForEach(it, arr) {
+		int k;
+
+		for (k = 0; k < SIM_RECOMPUTE_MODULES; k++)
+			if (cJSON_IsString(it) && !strcmp(it->valuestring, sim_recompute_module_names[k]))
+				break;
+		if (k == SIM_RECOMPUTE_MODULES || (bits & (1u << k))) {
+			gp_error("%s: %s.%s[%d]: expected one of layernorm, mla_up_proj, moe_act or mlp, "
+				 "each once", r->file, where, key, i);
+			r->bad = 1;
+			return;
+		}
+		bits |= 1u << k;
+		i++;
+	}
+	*out = bits;
+}
+
 static const cJSON *object(struct reader *r, const cJSON *parent, const char *where,
 			   const char *key, int required)
 {
@@ -658,10 +708,13 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		v = m->pos;
 		get_enum(r, o, ".model", "position_embedding", sim_pos_names, 3, 0, &v);
 		m->pos = (enum sim_pos)v;
-		if (m->pos != SIM_POS_ROPE)
+		if (m->pos != SIM_POS_ROPE) {
 			m->rotary_base = 0;
-		else
+		} else {
 			get_double_max(r, o, ".model", "rotary_base", 1, 1e9, 0, &m->rotary_base);
+			get_double_max(r, o, ".model", "rotary_percent", 0.01, 1, 0,
+				       &m->rotary_percent);
+		}
 		v = m->norm;
 		get_enum(r, o, ".model", "norm", sim_norm_names, 2, 0, &v);
 		m->norm = (enum sim_norm)v;
@@ -773,6 +826,12 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		v = 0;
 		get_enum(r, o, ".parallel", "recompute", sim_recompute_names, 3, 1, &v);
 		q->recompute = (enum sim_recompute)v;
+		/* optional: plans written before them recompute no module and
+		 * keep fp32 moments */
+		get_modules(r, o, ".parallel", "recompute_modules", &q->recompute_modules);
+		v = 0;
+		get_enum(r, o, ".parallel", "optimizer_moments", sim_moment_names, 2, 0, &v);
+		q->bf16_moments = v;
 		get_int(r, o, ".parallel", "interleave", 1, SIM_MAX_DEGREE, 0, &q->interleave);
 		get_bool(r, o, ".parallel", "seq_parallel", 0, &q->seq_parallel);
 		get_bool(r, o, ".parallel", "flash", 0, &q->flash);

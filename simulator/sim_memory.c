@@ -8,12 +8,11 @@
  *
  * It sizes the fullest pipeline stage (the first, which holds the most
  * micro-batches in flight, or the last, which holds the logits).  It does
- * not model allocator behaviour beyond a constant fraction, optimizer
- * offload, recomputation of single modules (Megatron-Core's
- * --recompute-modules mla_up_proj, moe_act: a plan that uses them needs
- * less than this says), low-precision copies kept for the backward, or
- * optimizer moments kept in bf16; fine-tuning's frozen weights and
- * offloaded states are sim_finetune.c's.
+ * not model allocator behaviour beyond a constant fraction, optimizer or
+ * activation offload, the recomputation of whole MoE blocks or shared
+ * experts, or weights kept only in fp8 (with MXFP8, Megatron-Core keeps a
+ * row- and a column-wise copy, about the bf16 weight's 2 bytes); fine-tuning's
+ * frozen weights and offloaded states are sim_finetune.c's.
  */
 #include "sim_internal.h"
 
@@ -38,28 +37,6 @@ void sim_model_states(double params, int zero, int dp, double weight_bytes,
 	out->optimizer = (w >= 4 ? 8.0 : 12.0) * params / (zero >= 1 ? n : 1);
 }
 
-/* Elements per token an MLP block keeps for its backward, on one GPU:
- * the dense MLP's (Korthikanti et al. 2022, sec. 4.1: the GELU input and
- * output, 2 f / t; SwiGLU's gate, up and their product, 3 f / t), or an
- * MoE block's.  There each token's top_k copies go to their experts (the
- * tokens split over the TP ranks, Megatron-Core's MoE layers running
- * sequence-parallel, the busiest EP rank getting moe_imbalance times the
- * mean), and each copy keeps the expert's permuted input (h), its MLP
- * tensors at width expert_ffn / etp, and its output, which the combine's
- * routing weights multiply (h); the shared experts keep what a dense MLP
- * of their summed width does. */
-static double mlp_act_elems(const struct sim_model *m, const struct sim_parallel *p,
-			    const struct sim_shape *sh, int moe)
-{
-	double per = m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0;
-	double shared = (double)m->shared_experts * (m->shared_ffn > 0 ? m->shared_ffn : m->expert_ffn);
-
-	if (!moe)
-		return per * sh->f / sh->t;
-	return m->top_k * sim_moe_imbalance(p) / sh->t * (2.0 * sh->h + per * m->expert_ffn / sh->et)
-	       + per * shared / sh->t;
-}
-
 /* Widths per token of one layer's attention tensors on one GPU: Q and the
  * projection's input of the local heads, K and V of the local KV heads
  * (MLA's per-head keys and values, decompressed), and MLA's latents,
@@ -72,6 +49,77 @@ static double attn_act_elems(const struct sim_model *m, const struct sim_shape *
 	if (m->kv_lora_rank > 0)
 		n += (double)m->q_lora_rank + m->kv_lora_rank + m->qk_rope_dim;
 	return n;
+}
+
+/* The recomputed modules of p (none unless recompute is selective). */
+static unsigned recomputed(const struct sim_parallel *p)
+{
+	return p->recompute == SIM_RECOMPUTE_SELECTIVE ? p->recompute_modules : 0;
+}
+
+/* Bytes per token one layer's attention keeps on one GPU: Q, K and V
+ * (flash attention's inputs, e bytes each element) unless MLA's up-
+ * projections are recomputed from the latents (Megatron-Core's
+ * mla_up_proj), the attention output (flash attention's, e) and the
+ * output projection's quantized copy of it (lin, when lin < e: the same
+ * tensor otherwise), MLA's latents as the up-projections' inputs (lin). */
+static double attn_kept_bytes(const struct sim_model *m, const struct sim_parallel *p,
+			      const struct sim_shape *sh, double e)
+{
+	double qk = sh->dh, v = sh->dv, lin = sh->lin_bytes, o = sh->a_l * v;
+	double n = e * o + (lin < e ? lin * o : 0);
+
+	if (!(m->kv_lora_rank > 0 && (recomputed(p) & SIM_RECOMPUTE_MLA_UP_PROJ)))
+		n += e * (sh->a_l * qk + sh->kv_l * (qk + v));
+	if (m->kv_lora_rank > 0)
+		n += lin * ((double)m->q_lora_rank + m->kv_lora_rank + m->qk_rope_dim);
+	return n;
+}
+
+/* Bytes per token an MLP block keeps for its backward on one GPU, each
+ * MLP of width w keeping its first GEMM's output (the activation's input:
+ * GELU's w, SwiGLU's gate and up 2 w; Korthikanti et al. 2022, sec. 4.1,
+ * at e bytes) and the second GEMM's input (the activation's output, w, at
+ * lin) unless the activation is recomputed.  A dense MLP recomputed
+ * whole (mlp) keeps neither.  In an MoE block each token's top_k copies
+ * go to their experts (the tokens split over the TP ranks, Megatron-
+ * Core's MoE layers running sequence-parallel, the busiest EP rank
+ * getting moe_imbalance times the mean), each copy keeping its permuted
+ * input (h, at lin) and its expert's tensors at width expert_ffn / etp;
+ * not its output, as Megatron-Core applies the routing weights inside
+ * the activation (the memory-efficient permutation of the Megatron-Core
+ * MoE report, Yan et al. 2026, arXiv:2603.07685: y = W2 (p phi(W1 x)),
+ * whose weight gradient needs no saved expert output).  The shared
+ * experts keep what a dense MLP of their summed width does. */
+static double mlp_kept_bytes(const struct sim_model *m, const struct sim_parallel *p,
+			     const struct sim_shape *sh, int moe, double e)
+{
+	double up = m->mlp == SIM_MLP_SWIGLU ? 2.0 : 1.0, lin = sh->lin_bytes;
+	double shared = (double)m->shared_experts * (m->shared_ffn > 0 ? m->shared_ffn : m->expert_ffn);
+	double w = (double)m->expert_ffn / sh->et;
+	unsigned rc = recomputed(p);
+
+	if (!moe)
+		return rc & SIM_RECOMPUTE_MLP ? 0 : (up * e + lin) * sh->f / sh->t;
+	return m->top_k * sim_moe_imbalance(p) / sh->t
+	       * (lin * sh->h + up * e * w + (rc & SIM_RECOMPUTE_MOE_ACT ? 0 : lin * w))
+	       + (up * e + lin) * shared / sh->t;
+}
+
+/* Elements per token of an MLP block's tensors on one GPU, for the
+ * gradients its backward works on (layer_grad_bytes): the dense MLP's
+ * activation input and output, or every routed copy's input, output and
+ * expert tensors and the shared experts'. */
+static double mlp_act_elems(const struct sim_model *m, const struct sim_parallel *p,
+			    const struct sim_shape *sh, int moe)
+{
+	double per = m->mlp == SIM_MLP_SWIGLU ? 3.0 : 2.0;
+	double shared = (double)m->shared_experts * (m->shared_ffn > 0 ? m->shared_ffn : m->expert_ffn);
+
+	if (!moe)
+		return per * sh->f / sh->t;
+	return m->top_k * sim_moe_imbalance(p) / sh->t * (2.0 * sh->h + per * m->expert_ffn / sh->et)
+	       + per * shared / sh->t;
 }
 
 double sim_layer_activation_bytes(const struct sim_model *m,
@@ -88,15 +136,18 @@ double sim_layer_activation_bytes(const struct sim_model *m,
 	 * inputs 4, two dropout masks 2) and 24 sbh inside it (Q, K, V 6,
 	 * output-projection input 2, GELU input and output 16).  Here K and V
 	 * use the KV heads (GQA) and the heads their own widths, and the MLP
-	 * terms the block's own tensors (mlp_act_elems): 2 bytes per element
-	 * of each kept tensor.  The paper's 2 bytes are a 16-bit element: e
-	 * bytes here (act_bytes_per_element); the 1-byte dropout masks stay
-	 * 1. */
+	 * terms the block's own tensors (mlp_kept_bytes).  The paper's 2 bytes
+	 * are a 16-bit element: e bytes here (act_bytes_per_element); the
+	 * 1-byte dropout masks stay 1, and exist only with dropout; a linear
+	 * layer's input kept for its weight gradient is lin_bytes, the
+	 * quantized operand at a low precision.  Recomputing the norms
+	 * (Megatron-Core's layernorm module) drops the QKV and MLP inputs. */
 	if (p->recompute == SIM_RECOMPUTE_FULL)
 		/* Sec. 5: full recomputation keeps only each layer's input. */
 		return e * tok * h / (sp ? sh->t : 1);
-	rep = (4.0 * e + 2.0) * tok * h / (sp ? sh->t : 1);
-	split = tok * e * (attn_act_elems(m, sh) + mlp_act_elems(m, p, sh, moe));
+	rep = (2.0 * e + (recomputed(p) & SIM_RECOMPUTE_LAYERNORM ? 0 : 2.0 * sh->lin_bytes)
+	       + (m->dropout > 0 ? 2.0 : 0)) * tok * h / (sp ? sh->t : 1);
+	split = tok * (attn_kept_bytes(m, p, sh, e) + mlp_kept_bytes(m, p, sh, moe, e));
 	/* The 5 a s^2 b term: softmax output 2, dropout mask 1, dropout output
 	 * 2 bytes per score; with context parallelism a rank's queries are
 	 * s / cp against all s keys.  Flash attention keeps none of them, only
@@ -158,6 +209,10 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 		out->grads += ex.grads;
 		out->optimizer += ex.optimizer;
 	}
+	/* Adam's moments in bf16 (Megatron-Core's precision-aware optimizer):
+	 * 4 + 2 + 2 bytes of the 12, or 2 + 2 of an fp32 trainer's 8 */
+	if (p->bf16_moments)
+		out->optimizer *= wb >= 4 ? 0.5 : 8.0 / 12.0;
 	/* one layer's weights on this GPU, the larger kind when both */
 	if (moe > 0)
 		layer_params = sh->moe_rest_params / sh->t

@@ -9,15 +9,16 @@
  * to 0, global_batch_seqs and published_params_b to "unknown" (0).
  * The architecture facts default to a Llama-style model's
  * (sim_model_facts_init): position_embedding rope, rotary_base 10000
- * (with rope; empty otherwise), norm rmsnorm, linear_bias 0, dropout 0,
- * tokenizer unknown, sliding_window 0 (none).  The attention and
- * mixture-of-experts columns are empty for a dense model with plain
- * multi-head attention: head_dim (default hidden / heads),
- * window_full_every, attention_sinks (0/1), q_lora_rank, kv_lora_rank,
- * qk_nope_head_dim, qk_rope_head_dim, v_head_dim (multi-head latent
- * attention), experts, top_k, expert_ffn_hidden, shared_experts,
- * shared_ffn_hidden, dense_layers, mtp_layers, published_active_params_b;
- * sim_model_check says which go together.
+ * and rotary_percent all (with rope; empty otherwise), norm rmsnorm,
+ * linear_bias 0, dropout 0, tokenizer unknown, sliding_window 0 (none).
+ * The other architecture, attention and mixture-of-experts columns are
+ * empty for a dense model with plain multi-head attention:
+ * parallel_residual and embedding_norm (0/1), head_dim (default hidden /
+ * heads), window_full_every, attention_sinks (0/1), q_lora_rank,
+ * kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
+ * (multi-head latent attention), experts, top_k, expert_ffn_hidden,
+ * shared_experts, shared_ffn_hidden, dense_layers, mtp_layers,
+ * published_active_params_b; sim_model_check says which go together.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -29,6 +30,8 @@
 
 #define F(column, key, flag, field, max) { column, key, flag, offsetof(struct sim_model, field), max }
 const struct sim_model_field sim_model_fields[SIM_MODEL_FIELDS] = {
+	F("parallel_residual", "parallel_residual", "--parallel-residual", parallel_residual, 1),
+	F("embedding_norm", "embedding_norm", "--embedding-norm", embedding_norm, 1),
 	F("window_full_every", "window_full_every", "--window-full-every", window_full_every,
 	  SIM_MAX_LAYERS),
 	F("head_dim", "head_dim", "--head-dim", head_dim, SIM_MAX_RANK),
@@ -50,7 +53,7 @@ const struct sim_model_field sim_model_fields[SIM_MODEL_FIELDS] = {
 
 struct cols {
 	int name, layers, hidden, heads, kv_heads, ffn, vocab, seq, mlp, tied, gbs, params;
-	int pos, rotary, norm, bias, dropout, tokenizer, window, active;
+	int pos, rotary, rotary_pct, norm, bias, dropout, tokenizer, window, active;
 	int fields[SIM_MODEL_FIELDS];   /* sim_model_fields' columns */
 };
 
@@ -91,6 +94,19 @@ static int get_int(struct ctx *c, int col, int min, int max, int fallback, int *
 	return 0;
 }
 
+/* A 0/1 cell into *out: 0 when empty or the column is absent. */
+static void get_flag(struct ctx *c, int col, int *out)
+{
+	const char *s = price_csv_get(c->row, col);
+
+	if (!*s || strcmp(s, "0") == 0)
+		*out = 0;
+	else if (strcmp(s, "1") == 0)
+		*out = 1;
+	else
+		bad(c, col, "0 or 1", s);
+}
+
 static struct cols find_cols(const struct price_csv *csv)
 {
 	struct cols k;
@@ -114,6 +130,7 @@ static struct cols find_cols(const struct price_csv *csv)
 	k.dropout = price_csv_col(csv, "dropout");
 	k.tokenizer = price_csv_col(csv, "tokenizer");
 	k.window = price_csv_col(csv, "sliding_window");
+	k.rotary_pct = price_csv_col(csv, "rotary_percent");
 	k.active = price_csv_col(csv, "published_active_params_b");
 	for (int i = 0; i < SIM_MODEL_FIELDS; i++)
 		k.fields[i] = price_csv_col(csv, sim_model_fields[i].column);
@@ -167,13 +184,18 @@ static void read_facts(struct ctx *c, const struct cols *k, struct sim_model *m)
 		else
 			m->rotary_base = v;
 	}
-	s = price_csv_get(c->row, k->bias);
-	if (!*s || strcmp(s, "0") == 0)
-		m->linear_bias = 0;
-	else if (strcmp(s, "1") == 0)
-		m->linear_bias = 1;
-	else
-		bad(c, k->bias, "0 or 1", s);
+	s = price_csv_get(c->row, k->rotary_pct);
+	if (m->pos != SIM_POS_ROPE) {
+		if (*s)
+			bad(c, k->rotary_pct, "an empty cell without rope", s);
+	} else if (*s) {
+		/* Megatron-LM's --rotary-percent; GPT-NeoX's rotary_pct */
+		if (unit_parse_double(s, &d) != RC_OK || !(d >= 0.01 && d <= 1))
+			bad(c, k->rotary_pct, "a share of the head's dimensions from 0.01 to 1", s);
+		else
+			m->rotary_percent = d;
+	}
+	get_flag(c, k->bias, &m->linear_bias);
 	s = price_csv_get(c->row, k->dropout);
 	if (*s) {
 		if (unit_parse_double(s, &d) != RC_OK || !(d >= 0 && d < 1))
@@ -240,13 +262,7 @@ static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
 		m->mlp = SIM_MLP_SWIGLU;
 	else
 		bad(c, k->mlp, "gelu or swiglu", s);
-	s = price_csv_get(c->row, k->tied);
-	if (!*s || strcmp(s, "0") == 0)
-		m->tied_embeddings = 0;
-	else if (strcmp(s, "1") == 0)
-		m->tied_embeddings = 1;
-	else
-		bad(c, k->tied, "0 or 1", s);
+	get_flag(c, k->tied, &m->tied_embeddings);
 	s = price_csv_get(c->row, k->params);
 	if (*s) {
 		if (unit_parse_double(s, &v) != RC_OK || v <= 0)

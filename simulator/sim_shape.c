@@ -17,6 +17,9 @@ void sim_model_facts_init(struct sim_model *m)
 	m->dropout = 0;
 	m->tokenizer[0] = '\0';
 	m->window = 0;
+	m->rotary_percent = 0;
+	m->parallel_residual = 0;
+	m->embedding_norm = 0;
 }
 
 double sim_qk_head_dim(const struct sim_model *m)
@@ -118,9 +121,10 @@ double sim_final_norm_params(const struct sim_model *m)
 	return norm_params(m, m->hidden);
 }
 
-double sim_position_params(const struct sim_model *m)
+double sim_input_params(const struct sim_model *m)
 {
-	return m->pos == SIM_POS_LEARNED ? (double)m->seq * m->hidden : 0;
+	return (m->pos == SIM_POS_LEARNED ? (double)m->seq * m->hidden : 0) +
+	       (m->embedding_norm ? sim_final_norm_params(m) : 0);
 }
 
 int sim_window_layers(const struct sim_model *m)
@@ -158,9 +162,9 @@ double sim_model_params(const struct sim_model *m)
 
 	if (!has_layers(m))
 		return 0;
-	/* Layers, input embedding and position table, LM head unless tied,
-	 * final norm. */
-	return layers_params(m, m->experts) + emb + sim_position_params(m)
+	/* Layers, input embedding with its position table and norm, LM head
+	 * unless tied, final norm. */
+	return layers_params(m, m->experts) + emb + sim_input_params(m)
 	       + (m->tied_embeddings ? 0 : emb) + sim_final_norm_params(m);
 }
 
@@ -386,6 +390,7 @@ void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 	sh->V = m->vocab;
 	sh->dh = sim_qk_head_dim(m);
 	sh->dv = sim_v_head_dim(m);
+	sh->lin_bytes = sim_act_bytes(p);
 	sh->a_l = (double)m->heads / p->tp;
 	sh->kv_l = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
 	sh->layers = m->layers;
@@ -458,7 +463,7 @@ void sim_stage_params(const struct sim_model *m, const struct sim_shape *sh, int
 	*tp_params = (dense * sh->layer_params + moe * sh->moe_rest_params) / sh->t;
 	*expert_params = moe * ex;
 	if (first)
-		*tp_params += emb + sim_position_params(m);
+		*tp_params += emb + sim_input_params(m);
 	if (last) {
 		/* The LM head; with tied embeddings and more than one stage
 		 * Megatron keeps a copy of the embedding on the last stage. */

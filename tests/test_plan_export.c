@@ -52,7 +52,7 @@ static void make_plan(struct sim_plan *p)
 static char *export_ok(const struct sim_plan *p, enum plan_export_format f)
 {
 	enum rc rc;
-	char *s = plan_export(p, f, &rc);
+	char *s = plan_export(p, f, PLAN_FRAMEWORK_MEGATRON, &rc);
 
 	assert_int_equal(rc, RC_OK);
 	assert_non_null(s);
@@ -240,6 +240,134 @@ static void test_plan_export_mpirun_and_kubernetes(void **state)
 	free(s);
 }
 
+/* The TrainJob (Kubeflow Trainer v2.3.0's trainjob_types.go): the
+ * torch-distributed runtime, the nodes and GPUs per node as numNodes,
+ * numProcPerNode and resourcesPerNode, each flag joined to its value
+ * (the CRD holds 128 args at most), /dev/shm as a runtime patch of the
+ * runtime's node job and container; amd.com/gpu for AMD. */
+static void test_plan_export_trainjob(void **state)
+{
+	struct sim_plan p;
+	size_t args = 0;
+	const char *a, *end;
+	char *s;
+
+	(void)state;
+	make_plan(&p);
+	s = export_ok(&p, PLAN_EXPORT_TRAINJOB);
+	assert_non_null(strstr(s, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"));
+	assert_non_null(strstr(s, "  runtimeRef:\n    name: torch-distributed\n"));
+	assert_non_null(strstr(s, "    numNodes: 4\n    numProcPerNode: 8\n"));
+	assert_non_null(strstr(s, "      limits:\n        nvidia.com/gpu: 8\n"));
+	assert_non_null(strstr(s, "      - \"--tensor-model-parallel-size=8\"\n"));
+	assert_non_null(strstr(s, "      - \"--lr=$(LR)\"\n"));
+	assert_non_null(strstr(s, "      - \"--sequence-parallel\"\n"));
+	assert_null(strstr(s, "--nnodes"));   /* the runtime's PET_NNODES */
+	assert_non_null(strstr(s, "              - name: node\n"));
+	assert_non_null(strstr(s, "                          - name: node\n"
+				  "                            volumeMounts:\n"
+				  "                              - name: dshm\n"
+				  "                                mountPath: /dev/shm\n"));
+	a = strstr(s, "    args:\n");
+	end = strstr(s, "    env:\n");
+	assert_non_null(a);
+	assert_non_null(end);
+	for (; a < end; a++)
+		args += strncmp(a, "\n      - ", 9) == 0;
+	assert_true(args > 20 && args <= 128);
+	free(s);
+	strcpy(p.cluster.gpu.name, "MI300X");
+	s = export_ok(&p, PLAN_EXPORT_TRAINJOB);
+	assert_non_null(strstr(s, "        amd.com/gpu: 8\n"));
+	assert_null(strstr(s, "nvidia.com"));
+	free(s);
+}
+
+/* What Megatron-LM cannot build is refused for every format that starts
+ * it, and exported under DeepSpeed; GPT-NeoX's partial rotary is
+ * --rotary-percent. */
+static void test_plan_export_megatron_model_facts(void **state)
+{
+	static const enum plan_export_format launchers[] = {
+		PLAN_EXPORT_MEGATRON, PLAN_EXPORT_SLURM, PLAN_EXPORT_MPIRUN,
+		PLAN_EXPORT_KUBERNETES, PLAN_EXPORT_TRAINJOB, PLAN_EXPORT_SKYPILOT,
+	};
+	struct sim_plan p;
+	enum rc rc;
+	char *s;
+
+	(void)state;
+	for (int fact = 0; fact < 3; fact++) {
+		make_plan(&p);
+		if (fact == 0)
+			p.model.pos = SIM_POS_ALIBI;
+		else if (fact == 1)
+			p.model.parallel_residual = 1;
+		else
+			p.model.embedding_norm = 1;
+		for (size_t k = 0; k < GP_ARRAY_LEN(launchers); k++) {
+			assert_null(plan_export(&p, launchers[k], PLAN_FRAMEWORK_MEGATRON, &rc));
+			assert_int_equal(rc, RC_INPUT);
+			if (launchers[k] == PLAN_EXPORT_MEGATRON)
+				continue;
+			s = plan_export(&p, launchers[k], PLAN_FRAMEWORK_DEEPSPEED, &rc);
+			assert_int_equal(rc, RC_OK);
+			assert_non_null(strstr(s, "--deepspeed"));
+			free(s);
+		}
+	}
+	make_plan(&p);
+	p.model.rotary_percent = 0.25;
+	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	assert_non_null(strstr(s, "--rotary-percent 0.25"));
+	free(s);
+	p.model.rotary_percent = 1;
+	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	assert_null(strstr(s, "--rotary-percent"));
+	free(s);
+}
+
+/* Slurm and mpirun under DeepSpeed: the config written before the launch,
+ * the training length and save interval in the environment (and passed on
+ * by mpirun), a requeue on Slurm's signal before the limit in place of
+ * Megatron-LM's --exit-duration-in-mins. */
+static void test_plan_export_deepspeed_launchers(void **state)
+{
+	struct sim_plan p;
+	enum rc rc;
+	char *s;
+
+	(void)state;
+	make_plan(&p);
+	p.tokens = 1e9;                   /* 122071 sequences of 8192 */
+	p.result.step_time_s = 10;
+	p.ckpt_interval_s = 1800;         /* 180 steps */
+	s = plan_export(&p, PLAN_EXPORT_SLURM, PLAN_FRAMEWORK_DEEPSPEED, &rc);
+	assert_int_equal(rc, RC_OK);
+	assert_non_null(strstr(s, "#SBATCH --signal=B:USR1@1200\n"));
+	assert_non_null(strstr(s, "\nexport GPUPLAN_TRAIN_SAMPLES=122071\n"));
+	assert_non_null(strstr(s, "\nexport GPUPLAN_SAVE_INTERVAL_STEPS=180\n"));
+	assert_non_null(strstr(s, "cat > 'ds_config.json' <<'GPUPLAN_DS_CONFIG'\n{"));
+	assert_non_null(strstr(s, "trap 'scontrol requeue \"$SLURM_JOB_ID\"' USR1\n"));
+	assert_non_null(strstr(s, "--deepspeed --deepspeed_config 'ds_config.json'"));
+	assert_non_null(strstr(s, " &\nwait $!\n"));
+	assert_null(strstr(s, "--exit-duration-in-mins"));
+	assert_null(strstr(s, "--num-layers"));
+	free(s);
+	s = plan_export(&p, PLAN_EXPORT_MPIRUN, PLAN_FRAMEWORK_DEEPSPEED, &rc);
+	assert_int_equal(rc, RC_OK);
+	assert_non_null(strstr(s, "mpirun -np 32 "));
+	assert_non_null(strstr(s, " -x GPUPLAN_TRAIN_SAMPLES -x GPUPLAN_SAVE_INTERVAL_STEPS"));
+	assert_non_null(strstr(s, "cat > 'ds_config.json'"));
+	free(s);
+	/* Megatron-LM's Slurm job saves and exits before the limit itself */
+	s = plan_export(&p, PLAN_EXPORT_SLURM, PLAN_FRAMEWORK_MEGATRON, &rc);
+	assert_non_null(strstr(s, "--exit-duration-in-mins"));
+	assert_null(strstr(s, "USR1"));
+	assert_null(strstr(s, "GPUPLAN_"));
+	free(s);
+}
+
 /* 12 GPUs on 8-GPU nodes start as 2 x 6, never 16; 20 GPUs in the
  * plan's 3 nodes have no even split with tp 4: refused. */
 static void test_plan_export_world_size(void **state)
@@ -267,7 +395,7 @@ static void test_plan_export_world_size(void **state)
 	p.par.dp = 5;
 	p.par.gbs = 20;
 	p.nodes = 3;
-	assert_null(plan_export(&p, PLAN_EXPORT_MEGATRON, &rc));
+	assert_null(plan_export(&p, PLAN_EXPORT_MEGATRON, PLAN_FRAMEWORK_MEGATRON, &rc));
 	assert_int_equal(rc, RC_INPUT);
 }
 
@@ -280,7 +408,7 @@ static void test_plan_export_rejects_bad_batch(void **state)
 	make_plan(&p);
 	p.par.gbs = 511; /* not a multiple of mbs x dp = 1 ... but dp 3 below */
 	p.par.dp = 3;
-	assert_null(plan_export(&p, PLAN_EXPORT_DEEPSPEED, &rc));
+	assert_null(plan_export(&p, PLAN_EXPORT_DEEPSPEED, PLAN_FRAMEWORK_MEGATRON, &rc));
 	assert_int_equal(rc, RC_INPUT);
 }
 
@@ -293,6 +421,8 @@ static void test_plan_export_format_parse_names(void **state)
 	assert_int_equal(f, PLAN_EXPORT_DEEPSPEED);
 	assert_int_equal(plan_export_format_parse("k8s", &f), RC_OK);
 	assert_int_equal(f, PLAN_EXPORT_KUBERNETES);
+	assert_int_equal(plan_export_format_parse("TrainJob", &f), RC_OK);
+	assert_int_equal(f, PLAN_EXPORT_TRAINJOB);
 	assert_int_equal(plan_export_format_parse("SkyPilot", &f), RC_OK);
 	assert_int_equal(f, PLAN_EXPORT_SKYPILOT);
 	assert_int_equal(plan_export_format_parse("horovod", &f), RC_USAGE);
@@ -311,7 +441,7 @@ static void test_plan_export_deepspeed_launch(void **state)
 	s = plan_export_deepspeed_launch(&p, "cfg/ds.json");
 	assert_non_null(s);
 	assert_non_null(strstr(s, "deepspeed --num_nodes 4 --num_gpus 8 --hostfile hostfile "));
-	assert_non_null(strstr(s, "--deepspeed --deepspeed_config 'cfg/ds.json'\n"));
+	assert_non_null(strstr(s, "--deepspeed --deepspeed_config 'cfg/ds.json' \\\n"));
 	assert_non_null(strstr(s, "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4"));
 	assert_non_null(strstr(s, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"));
 	free(s);
@@ -365,12 +495,12 @@ static void test_plan_export_skypilot_resources(void **state)
 	p.model.heads = 48;
 	p.model.kv_heads = 6;
 	p.cluster.gpus_per_node = 6;
-	s = plan_export_skypilot(&p, PLAN_FRAMEWORK_DEEPSPEED, &rc);
+	s = plan_export(&p, PLAN_EXPORT_SKYPILOT, PLAN_FRAMEWORK_DEEPSPEED, &rc);
 	assert_int_equal(rc, RC_OK);
 	assert_non_null(strstr(s, "  accelerators: {\"H100-SXM\": 6}\n"));
 	assert_null(strstr(s, "instance_type"));
 	assert_non_null(strstr(s, "  use_spot: false\n"));
-	assert_non_null(strstr(s, "--deepspeed --deepspeed_config ds_config.json"));
+	assert_non_null(strstr(s, "--deepspeed --deepspeed_config 'ds_config.json'"));
 	assert_non_null(strstr(s, "\"train_batch_size\":\t512"));
 	free(s);
 }
@@ -394,7 +524,7 @@ static void test_plan_export_skypilot_quotes_strings(void **state)
 	assert_non_null(strstr(s, "\n  echo 'x'\\''$(touch pwned)\"'\n"));
 	free(s);
 	strcpy(p.model.name, "a\rb");
-	assert_null(plan_export(&p, PLAN_EXPORT_SKYPILOT, &rc));
+	assert_null(plan_export(&p, PLAN_EXPORT_SKYPILOT, PLAN_FRAMEWORK_MEGATRON, &rc));
 	assert_int_equal(rc, RC_INPUT);
 }
 
@@ -436,7 +566,7 @@ static int run_script(const char *text, char *args, size_t size)
 	fputs(text, f);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "cd '%s' && MASTER_ADDR=h TRAIN_SCRIPT=t.py IMAGE=i DATA_PATH=d CKPT_DIR=c HOSTFILE=f "
-		 "SLURM_JOB_ID=1 SLURM_JOB_NODELIST=n1 TRAIN_SAMPLES=1 TOKENIZER=tok "
+		 "SLURM_JOB_ID=1 SLURM_JOB_NODELIST=n1 TRAIN_SAMPLES=1 GPUPLAN_TRAIN_SAMPLES=1 TOKENIZER=tok "
 		 "PATH='%s':/usr/bin:/bin bash run.sh >/dev/null 2>&1", dir, dir);
 	assert_int_not_equal(system(cmd), -1);
 	snprintf(path, sizeof(path), "%s/pwned", dir);
@@ -523,6 +653,9 @@ int main(void)
 		cmocka_unit_test(test_plan_export_slurm_time_margin),
 		cmocka_unit_test(test_plan_export_torchrun_nccl_env),
 		cmocka_unit_test(test_plan_export_mpirun_and_kubernetes),
+		cmocka_unit_test(test_plan_export_trainjob),
+		cmocka_unit_test(test_plan_export_megatron_model_facts),
+		cmocka_unit_test(test_plan_export_deepspeed_launchers),
 		cmocka_unit_test(test_plan_export_rejects_bad_batch),
 		cmocka_unit_test(test_plan_export_world_size),
 		cmocka_unit_test(test_plan_export_format_parse_names),

@@ -2126,9 +2126,15 @@ static void test_sim_model_table_load_facts(void **state)
 		"x,2,96,3,10,16,rope,,rmsnorm,0,1.5,t,0\n",     /* dropout */
 		"x,2,96,3,10,16,rope,,rmsnorm,0,0,t$(x),0\n",   /* tokenizer */
 		"x,2,96,3,10,16,rope,,rmsnorm,0,0,t,-1\n",      /* window */
+		"x,2,96,3,10,16,rope,,rmsnorm,0,0,t,0,0,0,0\n", /* rotary share */
+		"x,2,96,3,10,16,rope,,rmsnorm,0,0,t,0,1.5,0,0\n",
+		"x,2,96,3,10,16,alibi,,rmsnorm,0,0,t,0,0.5,0,0\n", /* share without rope */
+		"x,2,96,3,10,16,rope,,rmsnorm,0,0,t,0,,2,0\n",  /* parallel residual */
+		"x,2,96,3,10,16,rope,,rmsnorm,0,0,t,0,,0,yes\n", /* embedding norm */
 	};
 	const char *head = "name,layers,hidden,heads,vocab,seq_len,position_embedding,rotary_base,"
-			   "norm,linear_bias,dropout,tokenizer,sliding_window\n";
+			   "norm,linear_bias,dropout,tokenizer,sliding_window,rotary_percent,"
+			   "parallel_residual,embedding_norm\n";
 	char *dir = tmp_dir();
 	char path[512], text[512];
 	struct sim_model_table t;
@@ -2145,6 +2151,17 @@ static void test_sim_model_table_load_facts(void **state)
 	assert_int_equal(m->linear_bias, 0);
 	assert_int_equal(m->window, 0);
 	assert_string_equal(m->tokenizer, "");
+	assert_near(m->rotary_percent, 0, 1e-12);  /* all */
+	assert_int_equal(m->parallel_residual, 0);
+	assert_int_equal(m->embedding_norm, 0);
+	sim_model_table_release(&t);
+	snprintf(text, sizeof(text), "%sx,2,96,3,10,16,rope,,rmsnorm,0,0,t,0,0.25,1,1\n", head);
+	write_text(dir, "m.csv", text);
+	assert_int_equal(sim_model_table_load(&t, path), RC_OK);
+	m = &t.models[0];
+	assert_near(m->rotary_percent, 0.25, 1e-12);
+	assert_int_equal(m->parallel_residual, 1);
+	assert_int_equal(m->embedding_norm, 1);
 	sim_model_table_release(&t);
 	snprintf(text, sizeof(text), "%sx,2,96,3,10,16,LEARNED,,LayerNorm,1,0.1,org/tok-1.0,8\n", head);
 	write_text(dir, "m.csv", text);

@@ -134,7 +134,7 @@ static void test_sim_model_params_facts(void **state)
 	f = m;
 	f.pos = SIM_POS_LEARNED;
 	assert_near(sim_model_params(&f) - base, 2048 * h, 1e-9);
-	assert_near(sim_position_params(&f), 2048 * h, 1e-12);
+	assert_near(sim_input_params(&f), 2048 * h, 1e-12);
 	f = m;
 	f.norm = SIM_NORM_LAYERNORM;      /* a bias per norm: 2 a layer, 1 final */
 	assert_near(sim_model_params(&f) - base, (96 * 2 + 1) * h, 1e-9);
@@ -144,10 +144,22 @@ static void test_sim_model_params_facts(void **state)
 	f.pos = SIM_POS_LEARNED;
 	f.norm = SIM_NORM_LAYERNORM;
 	assert_near(sim_model_params(&f), 174.6e9, 0.001);
-	/* ALiBi and RoPE have no parameters */
+	/* ALiBi and RoPE have no parameters, however much RoPE rotates, nor
+	 * has a parallel residual */
 	f = m;
 	f.pos = SIM_POS_ALIBI;
 	assert_near(sim_model_params(&f), base, 1e-12);
+	f = m;
+	f.rotary_percent = 0.25;
+	f.parallel_residual = 1;
+	assert_near(sim_model_params(&f), base, 1e-12);
+	/* BLOOM's embedding LayerNorm: a weight and a bias, on the input side */
+	f = m;
+	f.norm = SIM_NORM_LAYERNORM;
+	base = sim_model_params(&f);
+	f.embedding_norm = 1;
+	assert_near(sim_model_params(&f) - base, 2 * h, 1e-9);
+	assert_near(sim_input_params(&f), 2 * h, 1e-12);
 	/* SwiGLU's biases: gate and up, then down */
 	f = llama(1, 64, 4, 2, 96);
 	base = sim_model_params(&f);
@@ -170,7 +182,15 @@ static void test_sim_model_table_facts(void **state)
 	assert_int_equal(m->pos, SIM_POS_ROPE);
 	assert_int_equal(m->norm, SIM_NORM_LAYERNORM);
 	assert_int_equal(m->linear_bias, 1);
+	assert_near(m->rotary_percent, 0.25, 1e-12);
+	assert_int_equal(m->parallel_residual, 1);
+	assert_int_equal(m->embedding_norm, 0);
 	assert_near(sim_model_params(m), 20.55e9, 0.001);
+	m = sim_model_find(&t, "bloom-176b");
+	assert_int_equal(m->pos, SIM_POS_ALIBI);
+	assert_int_equal(m->embedding_norm, 1);
+	assert_int_equal(m->parallel_residual, 0);
+	assert_near(sim_model_params(m), 176.2e9, 0.001);
 	m = sim_model_find(&t, "gpt3-175b");
 	assert_int_equal(m->pos, SIM_POS_LEARNED);
 	assert_near(m->dropout, 0.1, 1e-12);
@@ -182,6 +202,7 @@ static void test_sim_model_table_facts(void **state)
 	assert_near(sim_model_params(m), 8.03e9, 0.001);
 	m = sim_model_find(&t, "mistral-7b");
 	assert_int_equal(m->window, 4096);
+	assert_near(m->rotary_percent, 0, 1e-12);  /* all */
 	m = sim_model_find(&t, "mpt-7b");
 	assert_int_equal(m->pos, SIM_POS_ALIBI);
 	assert_near(m->rotary_base, 0, 1e-12);
@@ -609,16 +630,17 @@ static void test_sim_memory_moe_sharding(void **state)
 	sim_shape_init(&sh, &m, &p);
 	sim_memory_estimate(&m, &p, &c, &sh, &eight);
 	assert_near(eight.weights, 2 * (rest + expert / 8), 1e-12);
-	/* activations: a routed copy keeps 2h + 3 f_e elements of 2 bytes,
-	 * top-4 of them for each of the 8192 tokens; twice the imbalance adds
-	 * that once more */
+	/* activations: a routed copy keeps h + 3 f_e elements of 2 bytes (its
+	 * input, SwiGLU's gate, up and product; no output, the routing weight
+	 * applied inside the activation), top-4 of them for each of the 8192
+	 * tokens; twice the imbalance adds that once more */
 	p.ep = 8;
 	p.etp = 1;
 	sim_shape_init(&sh, &m, &p);
 	a1 = sim_layer_activation_bytes(&m, &p, &sh, 1);
 	p.moe_imbalance = 2;
 	a2 = sim_layer_activation_bytes(&m, &p, &sh, 1);
-	assert_near(a2 - a1, 2.0 * 8192 * 4 * (2 * 1024 + 3 * 512), 1e-12);
+	assert_near(a2 - a1, 2.0 * 8192 * 4 * (1024 + 3 * 512), 1e-12);
 	assert_true(sim_layer_activation_bytes(&m, &p, &sh, 0) < a1);
 }
 
@@ -641,6 +663,136 @@ static struct sim_cluster gb200(void)
 	c.nvlink_domain = 72;
 	c.inter_bytes_per_s = 200e9;
 	return c;
+}
+
+/* What selective recomputation of named modules, low-precision saved
+ * inputs, dropout masks and bf16 moments change, by hand: a Llama-style
+ * layer (h 1024, 8 heads of 128, 2 KV heads, SwiGLU 4096) on 2048 tokens,
+ * no TP, 2-byte activations. */
+static void test_sim_activations_modules_and_precision(void **state)
+{
+	struct sim_model m = llama(4, 1024, 8, 2, 4096), d = deepseek_v3();
+	struct sim_parallel p = par(1, 1, 1, 1, 1);
+	struct sim_shape sh;
+	struct sim_memory a, b;
+	struct sim_cluster c = h100();
+	double tok = 2048, base;
+
+	(void)state;
+	m.seq = 2048;
+	sim_shape_init(&sh, &m, &p);
+	base = sim_layer_activation_bytes(&m, &p, &sh, 0);
+	/* dropout keeps two 1-byte masks of h a token */
+	m.dropout = 0.1;
+	assert_near(sim_layer_activation_bytes(&m, &p, &sh, 0) - base, 2 * tok * 1024, 1e-12);
+	m.dropout = 0;
+	/* fp8 inputs kept by the linear layers (1 byte): the QKV and MLP
+	 * inputs lose 1 byte each of h, the MLP's second input 1 of 4096,
+	 * and the output projection keeps its own 1-byte copy of the
+	 * attention output (8 x 128): 2048 + 4096 - 1024 bytes a token */
+	sh.lin_bytes = 1;
+	assert_near(base - sim_layer_activation_bytes(&m, &p, &sh, 0), tok * (2048 + 4096 - 1024),
+		    1e-12);
+	sh.lin_bytes = 2;
+	/* the norms recomputed: the QKV and MLP inputs, 2 x 2 bytes of h */
+	p.recompute = SIM_RECOMPUTE_SELECTIVE;
+	p.recompute_modules = SIM_RECOMPUTE_LAYERNORM;
+	assert_near(base - sim_layer_activation_bytes(&m, &p, &sh, 0), tok * 4 * 1024, 1e-12);
+	/* the dense MLP recomputed whole: gate, up and product, 3 x 2 bytes
+	 * of 4096 */
+	p.recompute_modules = SIM_RECOMPUTE_MLP;
+	assert_near(base - sim_layer_activation_bytes(&m, &p, &sh, 0), tok * 6 * 4096, 1e-12);
+	/* DeepSeek-V3's mla_up_proj: the 128 heads' queries (192), keys (192)
+	 * and values (128) rebuilt from the latents, 2 bytes each; moe_act:
+	 * each of the 8 routed copies' activation output (2048, 2 bytes) */
+	p = par(1, 1, 1, 1, 1);
+	sim_shape_init(&sh, &d, &p);
+	tok = 4096;
+	base = sim_layer_activation_bytes(&d, &p, &sh, 1);
+	p.recompute = SIM_RECOMPUTE_SELECTIVE;
+	p.recompute_modules = SIM_RECOMPUTE_MLA_UP_PROJ;
+	assert_near(base - sim_layer_activation_bytes(&d, &p, &sh, 1),
+		    tok * 2 * 128 * (192 + 192 + 128), 1e-12);
+	p.recompute_modules = SIM_RECOMPUTE_MOE_ACT;
+	assert_near(base - sim_layer_activation_bytes(&d, &p, &sh, 1), tok * 8 * 2 * 2048, 1e-12);
+	/* bf16 moments: 4 + 2 + 2 bytes of the 12 */
+	p = par(1, 1, 1, 1, 1);
+	sim_shape_init(&sh, &m, &p);
+	sim_memory_estimate(&m, &p, &c, &sh, &a);
+	p.bf16_moments = 1;
+	sim_memory_estimate(&m, &p, &c, &sh, &b);
+	assert_near(b.optimizer, a.optimizer * 8 / 12, 1e-12);
+	assert_near(b.weights, a.weights, 0);
+}
+
+/* Every layout Megatron-Bridge published for DeepSeek-V3 and Qwen3-30B-
+ * A3B in its newest release (bench/data/moe_runs.csv), with its recipe's
+ * recomputation (perf_recipes at 067f987: DeepSeek-V3 recomputes
+ * mla_up_proj, and the dense MLPs on B200; nothing on GB300 at micro-
+ * batch 1; Qwen3 nothing), ran: the predicted memory fits its GPU. */
+static void test_sim_published_moe_layouts_fit(void **state)
+{
+	static const struct {
+		const char *gpu;
+		int qwen, gpus, pp, vp, ep, gbs, mbs, mods;
+		enum sim_precision prec;
+	} runs[] = {
+		{ "GB300", 0, 256, 2, 8, 32, 4096, 1, 0, SIM_PRECISION_MXFP8 },
+		{ "GB200", 0, 256, 4, 4, 64, 4096, 1, SIM_RECOMPUTE_MLA_UP_PROJ, SIM_PRECISION_MXFP8 },
+		{ "B300", 0, 256, 8, 1, 8, 4096, 2, SIM_RECOMPUTE_MLA_UP_PROJ, SIM_PRECISION_MXFP8 },
+		{ "B200", 0, 256, 8, 2, 32, 4096, 1,
+		  SIM_RECOMPUTE_MLA_UP_PROJ | SIM_RECOMPUTE_MLP, SIM_PRECISION_MXFP8 },
+		{ "GB300", 1, 8, 1, 1, 8, 512, 8, 0, SIM_PRECISION_MXFP8 },
+		{ "GB200", 1, 8, 1, 1, 8, 512, 4, 0, SIM_PRECISION_MXFP8 },
+		{ "B300", 1, 8, 1, 1, 8, 512, 8, 0, SIM_PRECISION_MXFP8 },
+		{ "B200", 1, 8, 1, 1, 8, 512, 4, 0, SIM_PRECISION_MXFP8 },
+		{ "H100", 1, 16, 1, 1, 16, 1024, 1, 0, SIM_PRECISION_FP8 },
+	};
+	struct sim_model_table t;
+	const struct sim_model *ds, *qw;
+
+	(void)state;
+	assert_int_equal(sim_model_table_load(&t, TEST_DATA_DIR "/models.csv"), RC_OK);
+	ds = sim_model_find(&t, "deepseek-v3");
+	qw = sim_model_find(&t, "qwen3-30b-a3b");
+	assert_non_null(ds);
+	assert_non_null(qw);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct sim_cluster c = gb200();
+		struct sim_parallel p = par(1, runs[i].pp, runs[i].gpus / runs[i].pp, runs[i].mbs,
+					    runs[i].gbs);
+		const struct sim_model *m = runs[i].qwen ? qw : ds;
+		struct sim_result r;
+
+		snprintf(c.gpu.name, sizeof(c.gpu.name), "%s", runs[i].gpu);
+		if (!strcmp(runs[i].gpu, "H100")) {
+			c = h100();
+		} else if (runs[i].gpu[0] == 'B') {
+			c.gpus_per_node = 8;
+			c.nvlink_domain = 8;
+			c.gpu.bf16_flops_per_s = 2250e12;
+			c.gpu.fp8_flops_per_s = 4500e12;
+		}
+		c.gpu.memory_bytes = !strcmp(runs[i].gpu, "GB300") ? 279e9
+				     : !strcmp(runs[i].gpu, "B300") ? 288e9
+				     : !strcmp(runs[i].gpu, "B200") ? 180e9 : c.gpu.memory_bytes;
+		p.interleave = runs[i].vp;
+		p.ep = runs[i].ep;
+		p.zero = 1;
+		p.ep_flex = 1;
+		p.precision = runs[i].prec;
+		if (runs[i].mods) {
+			p.recompute = SIM_RECOMPUTE_SELECTIVE;
+			p.recompute_modules = (unsigned)runs[i].mods;
+		}
+		assert_int_equal(sim_check(m, &p, &c, NULL, 0), RC_OK);
+		sim_step(m, &p, &c, &r);
+		if (!r.fits)
+			fail_msg("%s on %s, pp %d ep %d mbs %d: %.1f GB predicted, %.0f GB held",
+				 m->name, runs[i].gpu, runs[i].pp, runs[i].ep, runs[i].mbs,
+				 r.memory.total / 1e9, r.memory.capacity / 1e9);
+	}
+	sim_model_table_release(&t);
 }
 
 /* The dispatch priced by hand on two levels: 16 ranks over two 8-GPU
@@ -893,6 +1045,7 @@ static void test_sim_activations_korthikanti(void **state)
 	double s = 2048, b = 1, h = 12288, a = 96, t = 8;
 
 	(void)state;
+	m.dropout = 0.1;   /* GPT-3's, whose masks the paper counts */
 	p.flash = 0;
 	assert_near(act(&m, &p), s * b * h * (34 + 5 * a * s / h), 1e-12);
 	p.tp = 8;
@@ -1693,6 +1846,10 @@ static void test_sim_check_moe(void **state)
 		"ep: expected ep x etp = 32 to divide tp x cp x dp = 16 (MoE parallel folding)");
 	q = p; q.etp = 3; expect_bad(&m, &q, &c, "etp: expected a divisor of expert_ffn 512, found 3");
 	q = p; q.moe_imbalance = 0.5; expect_bad(&m, &q, &c, "moe_imbalance: expected 1 (balanced)");
+	q = p; q.recompute_modules = SIM_RECOMPUTE_MOE_ACT;
+	expect_bad(&m, &q, &c, "recompute_modules: expected recompute selective");
+	q.recompute = SIM_RECOMPUTE_SELECTIVE; q.recompute_modules = 1u << SIM_RECOMPUTE_MODULES;
+	expect_bad(&m, &q, &c, "recompute_modules: expected bits");
 	q = p; q.tp = 2; q.dp = 8; expect_bad(&m, &q, &c, "seq_parallel: expected on with tp 2");
 	q = par(1, 1, 16, 1, 16); q.ep = 2; expect_bad(&d, &q, &c, "ep: expected 1 without experts, found 2");
 	(void)why;
@@ -1882,10 +2039,13 @@ static void test_sim_plan_facts_round_trip(void **state)
 	p.model.dropout = 0.1;
 	strcpy(p.model.tokenizer, "openai-community/gpt2");
 	p.model.window = 1024;
+	p.model.parallel_residual = 1;
+	p.model.embedding_norm = 1;
 	p.ckpt_interval_s = 1234.5;
 	p.ckpt_keep = 3;
 	a = sim_plan_to_json(&p);
 	assert_null(strstr(a, "rotary_base"));   /* only with rope */
+	assert_null(strstr(a, "rotary_percent"));
 	assert_int_equal(sim_plan_parse("p.json", a, strlen(a), &q), RC_OK);
 	assert_int_equal(q.model.pos, SIM_POS_LEARNED);
 	assert_int_equal(q.model.norm, SIM_NORM_LAYERNORM);
@@ -1893,15 +2053,19 @@ static void test_sim_plan_facts_round_trip(void **state)
 	assert_near(q.model.dropout, 0.1, 1e-15);
 	assert_string_equal(q.model.tokenizer, "openai-community/gpt2");
 	assert_int_equal(q.model.window, 1024);
+	assert_int_equal(q.model.parallel_residual, 1);
+	assert_int_equal(q.model.embedding_norm, 1);
 	assert_near(q.ckpt_interval_s, 1234.5, 1e-15);
 	assert_int_equal(q.ckpt_keep, 3);
 	assert_near(sim_model_params(&q.model), sim_model_params(&p.model), 1e-15);
 	free(a);
 	p = sample_plan();
 	p.model.rotary_base = 500000;
+	p.model.rotary_percent = 0.25;
 	a = sim_plan_to_json(&p);
 	assert_int_equal(sim_plan_parse("p.json", a, strlen(a), &q), RC_OK);
 	assert_near(q.model.rotary_base, 500000, 1e-15);
+	assert_near(q.model.rotary_percent, 0.25, 1e-15);
 	free(a);
 	/* One key a line: drop the facts' lines (params, after them, keeps
 	 * the object's last comma right). */
@@ -1911,7 +2075,8 @@ static void test_sim_plan_facts_round_trip(void **state)
 		size_t n = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
 		static const char *const keys[] = { "\"position_embedding\"", "\"rotary_base\"",
 			"\"norm\"", "\"linear_bias\"", "\"dropout\"", "\"tokenizer\"",
-			"\"sliding_window\"" };
+			"\"sliding_window\"", "\"rotary_percent\"", "\"parallel_residual\"",
+			"\"embedding_norm\"" };
 		int drop = 0;
 
 		for (size_t i = 0; i < GP_ARRAY_LEN(keys); i++)
@@ -1928,6 +2093,9 @@ static void test_sim_plan_facts_round_trip(void **state)
 	assert_int_equal(q.model.norm, SIM_NORM_RMSNORM);
 	assert_int_equal(q.model.linear_bias, 0);
 	assert_string_equal(q.model.tokenizer, "");
+	assert_near(q.model.rotary_percent, 0, 1e-15);
+	assert_int_equal(q.model.parallel_residual, 0);
+	assert_int_equal(q.model.embedding_norm, 0);
 	assert_near(q.ckpt_interval_s, 0, 1e-15);
 	free(old);
 }
@@ -1970,6 +2138,9 @@ static void test_sim_plan_moe_round_trip(void **state)
 	p.par.moe_imbalance = 1.25;
 	p.par.ep_overlap = 1;
 	p.par.ep_flex = 1;
+	p.par.recompute = SIM_RECOMPUTE_SELECTIVE;
+	p.par.recompute_modules = SIM_RECOMPUTE_MLA_UP_PROJ | SIM_RECOMPUTE_MOE_ACT;
+	p.par.bf16_moments = 1;
 	p.par.precision = SIM_PRECISION_MXFP8;
 	p.cluster.nvlink_domain = 72;
 	p.cluster.gpu.mxfp8_flops_per_s = 4500e12;
@@ -1986,6 +2157,8 @@ static void test_sim_plan_moe_round_trip(void **state)
 	assert_near(q.par.moe_imbalance, 1.25, 1e-15);
 	assert_int_equal(q.par.ep_overlap, 1);
 	assert_int_equal(q.par.ep_flex, 1);
+	assert_int_equal(q.par.recompute_modules, SIM_RECOMPUTE_MLA_UP_PROJ | SIM_RECOMPUTE_MOE_ACT);
+	assert_int_equal(q.par.bf16_moments, 1);
 	assert_int_equal(q.par.precision, SIM_PRECISION_MXFP8);
 	assert_int_equal(q.cluster.nvlink_domain, 72);
 	assert_near(q.cluster.gpu.mxfp8_flops_per_s, 4500e12, 1e-15);
@@ -2022,6 +2195,8 @@ static void test_sim_plan_bad_fields(void **state)
 		{ "\"position_embedding\":\t\"rope\"", "\"position_embedding\":\t\"none\"" },
 		{ "\"sliding_window\":\t0", "\"sliding_window\":\t-4" },
 		{ "\"dropout\":\t0", "\"dropout\":\t1.5" },
+		{ "\"rotary_base\":\t10000", "\"rotary_base\":\t10000, \"rotary_percent\": 0" },
+		{ "\"rotary_base\":\t10000", "\"rotary_base\":\t10000, \"rotary_percent\": 1.5" },
 		{ "\"purchase\":\t\"on-demand\"", "\"purchase\":\t2" },
 		/* spot is false: a spot purchase contradicts it */
 		{ "\"purchase\":\t\"on-demand\"", "\"purchase\":\t\"spot\"" },
@@ -2109,6 +2284,8 @@ int main(void)
 		cmocka_unit_test(test_sim_train_flops_moe_by_hand),
 		cmocka_unit_test(test_sim_train_flops_active_params),
 		cmocka_unit_test(test_sim_memory_moe_sharding),
+		cmocka_unit_test(test_sim_activations_modules_and_precision),
+		cmocka_unit_test(test_sim_published_moe_layouts_fit),
 		cmocka_unit_test(test_sim_check_moe),
 		cmocka_unit_test(test_sim_dispatch_two_level),
 		cmocka_unit_test(test_sim_nvlink_domain_groups),

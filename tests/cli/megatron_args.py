@@ -5,8 +5,10 @@
       ARGV_FILE holds a launcher's arguments, one a line, the training
       script's name followed by its arguments (pretrain_gpt.py ...).  Prints
       JSON: the world size the launcher starts (torchrun's --nnodes x
-      --nproc-per-node, or mpirun's -np), the flags as Megatron-LM reads
-      them, and the parameter count of the GPT model those arguments build
+      --nproc-per-node, deepspeed's --num_nodes x --num_gpus, or mpirun's
+      -np), the flags as the script reads them (--flag value or
+      --flag=value), and, where they describe a model (--num-layers), the
+      parameter count of the GPT model those arguments build
       (Megatron-Core's GPTModel: QKV and projection, MLP, their biases
       with --add-bias-linear, two norms a layer and a final one, LayerNorm
       with a bias, the embedding padded as
@@ -62,6 +64,8 @@ def world_size(launch):
     f = flags([w for w in launch])
     if "--nnodes" in f and "--nproc-per-node" in f:
         return int(f["--nnodes"][0]) * int(f["--nproc-per-node"][0])
+    if "--num_nodes" in f and "--num_gpus" in f:
+        return int(f["--num_nodes"][0]) * int(f["--num_gpus"][0])
     for i, w in enumerate(launch):
         if w == "-np":
             return int(launch[i + 1])
@@ -106,7 +110,7 @@ def meaning(path, vocab):
     words = [w for w in open(path).read().split("\n") if w != ""]
     launch, args = split_launch(words)
     f = flags(args)
-    total, padded = params(f, vocab)
+    total, padded = params(f, vocab) if "--num-layers" in f else (None, None)
     out = {
         "world_size": world_size(launch),
         "params": total,

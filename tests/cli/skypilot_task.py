@@ -27,23 +27,29 @@ def load(path):
         return yaml.safe_load(f)
 
 
+def schema_check(schema_path, doc):
+    """0 when the YAML document doc (loaded) is valid against the JSON
+    schema at schema_path, 1 when not (why on stderr), 77 without
+    jsonschema (why on stdout).  k8s_job.py uses it too."""
+    try:
+        import jsonschema
+    except ImportError:
+        print("python3 has no jsonschema module")
+        return 77
+    with open(schema_path, encoding="utf-8") as f:
+        schema = json.load(f)
+    try:
+        jsonschema.validate(doc, schema)
+    except jsonschema.ValidationError as e:
+        print("invalid: %s at %s" % (e.message, "/".join(map(str, e.path))), file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv):
     mode = argv[1]
     if mode == "schema":
-        try:
-            import jsonschema
-        except ImportError:
-            print("python3 has no jsonschema module")
-            return 77
-        with open(argv[2], encoding="utf-8") as f:
-            schema = json.load(f)
-        try:
-            jsonschema.validate(load(argv[3]), schema)
-        except jsonschema.ValidationError as e:
-            print("invalid: %s at %s" % (e.message, "/".join(map(str, e.path))),
-                  file=sys.stderr)
-            return 1
-        return 0
+        return schema_check(argv[2], load(argv[3]))
     if mode == "sky":
         try:
             from sky.utils import common_utils, schemas

@@ -26,6 +26,12 @@
 # quotas or calibration), the commands in the order shown, the shipped
 # data, and GPUPLAN_NOW fixed.
 #
+# Refreshing the pages after a change: DOCS_SHOW=1 prints, under each
+# failing command, the command and its real output as a page shows them
+# (and "# exit N" where it is not 0), between "---- paste:" and "----" lines,
+# ready to paste over the old block; elide long or volatile lines with
+# "..." again.  DOCS_PAGES="docs/plan.md" runs one page.
+#
 # Links: every link to another page goes to a file that is there, and to
 # one of its headings where it names one.
 #
@@ -47,9 +53,10 @@ FOREIGN="--env --mpi --error-exitcode --allow-run-as-root --oversubscribe"
 # The page(s) that document each command.
 pages_of() {
 	case $1 in
-	plan | frontier) echo docs/plan.md ;;
-	compare) echo "docs/costs.md docs/plan.md" ;; # compare takes plan's job options
-	simulate) echo docs/simulate.md ;;
+	plan | frontier) echo "docs/plan.md docs/finetune.md" ;;
+	# compare takes plan's job options
+	compare) echo "docs/costs.md docs/plan.md docs/finetune.md" ;;
+	simulate) echo "docs/simulate.md docs/finetune.md" ;;
 	scaling) echo docs/plots.md ;;
 	execute) echo docs/execute.md ;;
 	calibrate) echo docs/gpus.md ;;
@@ -134,6 +141,19 @@ match_output() {
 	' "$1" "$2"
 }
 
+# show_real CMDFILE RC: with DOCS_SHOW=1, the command and its real output
+# ($OUT) as a page writes them: "$ " before the command, the home
+# directory as ~/, "# exit RC" after the command where RC is not 0.
+show_real() {
+	[ "${DOCS_SHOW:-0}" = 1 ] || return 0
+	echo "---- paste:"
+	awk -v rc="$2" '{ sub(/[ \t]*#[ \t]*exit[ \t]+[0-9]+[ \t]*$/, "") }
+		{ l[NR] = $0 }
+		END { for (i = 1; i <= NR; i++) print (i == 1 ? "$ " : "") l[i] (i == NR && rc != 0 ? "    # exit " rc : "") }' "$1"
+	awk -v home="$TMP/home/$name/" -v root="$ROOT/" '{ while ((i = index($0, root))) $0 = substr($0, 1, i - 1) "..." substr($0, i + length(root)); while ((i = index($0, home))) $0 = substr($0, 1, i - 1) "~/" substr($0, i + length(home)); print }' "$OUT"
+	echo "----"
+}
+
 # ---- the pages' commands ------------------------------------------------------
 ran=0 skipped=0
 for page in $PAGES; do
@@ -181,10 +201,12 @@ for page in $PAGES; do
 		if [ "$RC" != "$want" ]; then
 			fail "$where: $short" "exit $RC, the page says $want"
 			sed 's/^/    | /' "$OUT" | tail -5
+			show_real "$dir/$k.cmd" "$RC"
 			continue
 		fi
 		if ! why=$(HOME="$TMP/home/$name" match_output "$OUT" "$dir/$k.exp"); then
 			fail "$where: $short" "$why"
+			show_real "$dir/$k.cmd" "$RC"
 			continue
 		fi
 		pass "$where: $short"
@@ -202,13 +224,14 @@ defined() {
 	$GPUPLAN_BIN "$1" --help | grep -E '^ +-' | sed -E 's/^ +//; s/ {2,}.*//' |
 		grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
 }
-# the man page's text for a command: its section, and the job, filter and
-# cost options plan shares with frontier and compare
+# the man page's text for a command: its section, the job, filter and
+# cost options plan shares with frontier and compare (SHARED 1), and the
+# FINE-TUNING section (FT 1)
 man_section() {
 	local up
 	up=$(echo "$1" | tr a-z A-Z)
-	awk -v s="$up" -v shared="$2" '
-		/^\.SH / { on = ($2 == s) }
+	awk -v s="$up" -v shared="$2" -v ft="$3" '
+		/^\.SH / { on = ($2 == s || (ft && $2 == "FINE-TUNING")) }
 		/^\.SS Job, filter/ && shared { sh = 1 }
 		/^\.S[HS] / && !/^\.SS Job, filter/ { sh = 0 }
 		on || sh' "$ROOT/docs/gpuplan.1" | sed 's/\\-/-/g'
@@ -226,9 +249,9 @@ for c in $cmds; do
 	fi
 	defined "$c" >"$TMP/opts"
 	cat "$TMP/opts" >>"$all_defined"
-	shared=0
-	case $c in plan | frontier | compare) shared=1 ;; esac
-	man_section "$c" $shared >"$TMP/man"
+	shared=0 ft=0
+	case $c in plan | frontier | compare) shared=1 ft=1 ;; simulate) ft=1 ;; esac
+	man_section "$c" $shared $ft >"$TMP/man"
 	missing="" mmissing=""
 	for o in $(cat "$TMP/opts"); do
 		[ "$o" = --help ] && continue

@@ -8,6 +8,7 @@
 # against SkyPilot's schema, agreeing with the plan, and quoting what it
 # takes from a plan file.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/export_lib.sh"
 export GPUPLAN_SHARE_DIR="$PWD/data"
 
 has_line() { grep -Fxq -- "$2" "$1"; }
@@ -193,7 +194,6 @@ expect_err "export: the error says why" "^error: plan: layout is not exportable:
 # to fail on a misspelt key and a wrong type first.
 SKY_PYTHON=${SKY_PYTHON:-python3}
 SCHEMA=tests/fixtures/skypilot/task.schema.json
-st() { python3 tests/cli/skypilot_task.py "$@"; }
 # sky_valid NAME TASK: both validators accept TASK (one skips, with why,
 # when its module is missing)
 sky_valid() {
@@ -222,10 +222,6 @@ sky_invalid() {
 	*) fail "$1 (SkyPilot)" "accepted" ;;
 	esac
 }
-# same NAME GOT WANT
-same() { [ "$2" = "$3" ] && pass "$1 ($2)" || fail "$1" "got '$2', expected '$3'"; }
-# plan_val FILE PYEXPR: PYEXPR of the plan JSON p
-plan_val() { python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 if ! python3 -c 'import yaml' 2>/dev/null; then
 	echo "skip - skypilot: python3 has no yaml module to read the task (make deps)"
@@ -314,7 +310,7 @@ same "skypilot deepspeed: run line pp is the plan's" "$ds_pp" "$(plan_val "$TMP/
 same "skypilot deepspeed: tp x pp x dp x cp fills the nodes" \
 	"$(( ds_tp * ds_pp * ds_dp * $(plan_val "$TMP/sky-ds.json" "p['parallel']['cp']") ))" \
 	"$(( $(st get "$TMP/sky-ds.yaml" num_nodes) * $(plan_val "$TMP/sky-ds.json" "p['cluster']['gpus_per_node']") ))"
-grep -Fq -- '"$TRAIN_SCRIPT" --deepspeed --deepspeed_config ds_config.json' "$TMP/sky-ds.run" \
+grep -Fq -- "--deepspeed --deepspeed_config 'ds_config.json'" "$TMP/sky-ds.run" \
 	&& pass "skypilot deepspeed: the script gets the config" \
 	|| fail "skypilot deepspeed: the script gets the config" "$(grep -m1 deepspeed_config "$TMP/sky-ds.run")"
 
@@ -380,108 +376,89 @@ fi
 # ---- meaning: for each preset family, what each format launches is the
 # planned model, trained on the plan's tokens, checkpointed at the plan's
 # interval, on the plan's GPUs.  The launchers are stubs that record their
-# arguments; tests/cli/megatron_args.py reads them as Megatron-LM does and
-# counts the parameters those arguments build, checked against the plan's
-# to 0.5%.  Where $MEGATRON_LM names a Megatron-LM checkout, its own
-# parse_args and validate_args must accept them too (skipped otherwise).
-MA() { python3 tests/cli/megatron_args.py "$@"; }
-STUB="$TMP/stub"
-mkdir -p "$STUB/bin"
-for n in torchrun srun mpirun scontrol; do
-	printf '#!/bin/sh\n[ "$(basename "$0")" = scontrol ] && { [ "$1" = show ] && echo node1; exit 0; }\nfor a in "$@"; do printf "%%s\\n" "$a"; done >"$ARGV_OUT"\n' >"$STUB/bin/$n"
-	chmod +x "$STUB/bin/$n"
-done
-# argv NAME SCRIPT OUT: runs SCRIPT with the stubs and the variables the
-# user sets; OUT gets the launcher's arguments, one a line
-argv() {
-	(cd "$STUB" && PATH="$STUB/bin:$PATH" ARGV_OUT="$3" MASTER_ADDR=10.0.0.1 DATA_PATH=/d/x \
-		CKPT_DIR=/ck HOSTFILE=/h SLURM_JOB_ID=7 SLURM_JOB_NODELIST=n[1-2] \
-		bash "$2" >"$STUB/run.out" 2>&1) \
-		&& [ -s "$3" ] && pass "$1: runs to its launcher" \
-		|| fail "$1: runs to its launcher" "$(tail -2 "$STUB/run.out")"
-}
-# jq_ FILE EXPR: a value of megatron_args.py's JSON
-jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-# meaning NAME PLAN ARGV: the arguments mean the plan
-meaning() {
-	local m="$TMP/meaning.json" vocab
-	vocab=$(plan_val "$2" "p['model']['vocab']")
-	MA meaning "$3" "$vocab" >"$m" || { fail "$1: arguments readable" "$(cat "$m")"; return; }
-	same "$1: world size is the plan's GPUs" "$(jq_ "$m" "d['world_size']")" \
-		"$(plan_val "$2" "p['cluster']['gpus']")"
-	same "$1: train-samples = tokens / seq" "$(jq_ "$m" "d['flags']['--train-samples']")" \
-		"$(plan_val "$2" "-(-int(p['job']['tokens']) // p['model']['seq'])")"
-	same "$1: save-interval = the plan's checkpoint interval in steps" \
-		"$(jq_ "$m" "d['flags']['--save-interval']")" \
-		"$(plan_val "$2" "max(1, int(p['costs']['checkpoint_interval_s'] / p['prediction']['step_time_s'] + 0.5))")"
-	same "$1: position encoding" "$(jq_ "$m" "d['flags']['--position-embedding-type']")" \
-		"$(plan_val "$2" "{'rope': 'rope', 'learned': 'learned_absolute', 'alibi': 'none'}[p['model']['position_embedding']]")"
-	same "$1: rotary base" "$(jq_ "$m" "d['flags'].get('--rotary-base', '-')")" \
-		"$(plan_val "$2" "'%.0f' % p['model']['rotary_base'] if 'rotary_base' in p['model'] else '-'")"
-	same "$1: norm" "$(jq_ "$m" "d['flags']['--normalization']")" \
-		"$(plan_val "$2" "{'rmsnorm': 'RMSNorm', 'layernorm': 'LayerNorm'}[p['model']['norm']]")"
-	same "$1: linear biases" "$(jq_ "$m" "'--disable-bias-linear' not in d['flags']")" \
-		"$(plan_val "$2" "p['model']['linear_bias']")"
-	same "$1: dropout" "$(jq_ "$m" "float(d['flags']['--hidden-dropout']) == float(d['flags']['--attention-dropout']) and float(d['flags']['--hidden-dropout'])")" \
-		"$(plan_val "$2" "float(p['model']['dropout'])")"
-	same "$1: tokenizer" "$(jq_ "$m" "d['flags']['--tokenizer-model']")" \
-		"$(plan_val "$2" "p['model']['tokenizer']")"
-	same "$1: sliding window" "$(jq_ "$m" "d['flags'].get('--window-size', '0,0').split(',')[0]")" \
-		"$(plan_val "$2" "p['model']['sliding_window']")"
-	same "$1: padded vocab is the preset's" "$(jq_ "$m" "d['padded_vocab']")" "$vocab"
-	python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 0.005 * b)" \
-		"$(jq_ "$m" "d['params']")" "$(plan_val "$2" "p['model']['params']")" \
-		&& pass "$1: parameters from the arguments = the plan's ($(jq_ "$m" "d['params']"))" \
-		|| fail "$1: parameters from the arguments = the plan's" \
-			"$(jq_ "$m" "d['params']") vs $(plan_val "$2" "p['model']['params']")"
-	MA parse "$3" >"$TMP/why" 2>&1; case $? in
-	0) pass "$1: Megatron-LM's parse_args and validate_args accept it" ;;
-	77) echo "skip - $1: Megatron-LM's parser: $(head -1 "$TMP/why")" ;;
-	*) fail "$1: Megatron-LM's parse_args and validate_args accept it" "$(tail -1 "$TMP/why")" ;;
-	esac
-}
-# families: Llama 3 (rope 500000, RMSNorm, GQA), GPT-3/Megatron (learned,
-# LayerNorm, biases, dropout 0.1, tied), Mistral (sliding window), GPT-NeoX
-# (rope with LayerNorm and biases), MPT (ALiBi)
-for fam in "llama3-70b 1T 2.5M" "megatron-1.7b 20B 20K" "mistral-7b 100B 100K" \
-	"gpt-neox-20b 50B 200K" "mpt-7b 50B 100K"; do
+# arguments and environment; tests/cli/megatron_args.py reads the
+# arguments as Megatron-LM does and counts the parameters those arguments
+# build, checked against the plan's to 0.5%.  Where $MEGATRON_LM names a
+# Megatron-LM checkout, its own parse_args and validate_args must accept
+# them too (skipped otherwise).  The Kubernetes manifests are checked
+# against the CRDs' schemas (tests/fixtures/kubeflow) and what the kubelet
+# and the operators make of them (tests/cli/k8s_job.py).
+# Megatron-LM: Llama 3 (rope 500000, RMSNorm, GQA), GPT-3/Megatron
+# (learned, LayerNorm, biases, dropout 0.1, tied), Mistral (sliding
+# window), in every format that starts it
+for fam in "llama3-70b 1T 2.5M" "megatron-1.7b 20B 20K" "mistral-7b 100B 100K"; do
 	set -- $fam
 	gp plan --model "$1" --tokens "$2" --budget "$3" -o "$TMP/f-$1.json" -q
 	expect_rc "plan $1" 0
-	for fmt in megatron slurm mpirun; do
-		gp export "$TMP/f-$1.json" --format $fmt -o "$TMP/f-$1.$fmt.sh"
-		argv "$1 $fmt" "$TMP/f-$1.$fmt.sh" "$TMP/f-$1.$fmt.argv"
+	for fmt in megatron slurm mpirun kubernetes trainjob skypilot; do
+		launch "$1 $fmt" "$TMP/f-$1.json" $fmt megatron "$TMP/f-$1.$fmt.argv"
 		meaning "$1 $fmt" "$TMP/f-$1.json" "$TMP/f-$1.$fmt.argv"
 	done
-	if python3 -c 'import yaml' 2>/dev/null; then
-		gp export "$TMP/f-$1.json" --format kubernetes -o "$TMP/f-$1.k8s.yaml"
-		python3 - "$TMP/f-$1.k8s.yaml" "$TMP/f-$1.k8s.argv" <<'PY'
-import re, sys, yaml
-job = yaml.safe_load(open(sys.argv[1]))
-spec = job["spec"]["pytorchReplicaSpecs"]
-c = spec["Master"]["template"]["spec"]["containers"][0]
-env = {e["name"]: e["value"] for e in c["env"]}
-# $(VAR) as the kubelet expands it from the container's env
-words = [re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], w) for w in c["command"] + c["args"]]
-nodes = sum(r["replicas"] for r in spec.values())
-assert any(w == "--nnodes=%d" % nodes for w in words), "replicas differ from --nnodes"
-open(sys.argv[2], "w").write("\n".join(words) + "\n")
-PY
-		[ $? = 0 ] && pass "$1 kubernetes: replicas = --nnodes, every \$(VAR) from env" \
-			|| fail "$1 kubernetes: replicas = --nnodes, every \$(VAR) from env" "see above"
-		meaning "$1 kubernetes" "$TMP/f-$1.json" "$TMP/f-$1.k8s.argv"
-		gp export "$TMP/f-$1.json" --format skypilot -o "$TMP/f-$1.sky.yaml"
-		st run "$TMP/f-$1.sky.yaml" >"$TMP/f-$1.sky.sh"
-		sky_nodes=$(st get "$TMP/f-$1.sky.yaml" num_nodes)
-		sky_gpn=$(plan_val "$TMP/f-$1.json" "p['cluster']['gpus'] // p['cluster']['nodes']")
-		(cd "$STUB" && PATH="$STUB/bin:$PATH" ARGV_OUT="$TMP/f-$1.sky.argv0" \
-			SKYPILOT_NODE_IPS=10.0.0.1 SKYPILOT_NUM_NODES="$sky_nodes" \
-			SKYPILOT_NUM_GPUS_PER_NODE="$sky_gpn" \
-			SKYPILOT_NODE_RANK=0 TRAIN_SCRIPT=pretrain_gpt.py EXTRA_ARGS= DATA_PATH=/d/x CKPT_DIR=/ck \
-			bash "$TMP/f-$1.sky.sh" >"$TMP/sky.out" 2>&1) || cat "$TMP/sky.out"
-		grep -v '^$' "$TMP/f-$1.sky.argv0" >"$TMP/f-$1.sky.argv"
-		meaning "$1 skypilot" "$TMP/f-$1.json" "$TMP/f-$1.sky.argv"
+done
+cp "$TMP/f-llama3-70b.megatron.argv.sh" "$TMP/f-llama3-70b.megatron.sh"
+cp "$TMP/f-llama3-70b.slurm.argv.sh" "$TMP/f-llama3-70b.slurm.sh"
+# Models Megatron-LM cannot build: GPT-NeoX (attention and MLP in
+# parallel), MPT (ALiBi), BLOOM (ALiBi, a LayerNorm after the embedding):
+# every format that would start Megatron-LM refuses in one line and
+# writes nothing; under DeepSpeed each format starts the user's script
+# with the plan's GPUs, batch, training length and checkpoint interval.
+for fam in "gpt-neox-20b 50B 200K parallel_residual" "mpt-7b 50B 100K alibi" \
+	"bloom-176b 20B 2M alibi" "llama3-8b 100B 50K -"; do
+	set -- $fam
+	if [ "$4" != - ]; then
+		gp plan --model "$1" --tokens "$2" --budget "$3" -o "$TMP/m-$1.json" -q
+		for fmt in megatron slurm mpirun kubernetes trainjob skypilot; do
+			gp export "$TMP/m-$1.json" --format $fmt -o "$TMP/m-$1.$fmt"
+			[ "$RC" = 2 ] && [ "$(grep -c '^error:' "$ERR")" = 1 ] && [ ! -e "$TMP/m-$1.$fmt" ] \
+				&& grep -q "^error: plan: \.model: Megatron-LM cannot build $1 as planned: it has no .*$4)$" "$ERR" \
+				&& pass "$1 $fmt: Megatron-LM refused in one line naming $4" \
+				|| fail "$1 $fmt: Megatron-LM refused in one line naming $4" "exit $RC, $(head -1 "$ERR")"
+		done
 	fi
+	gp plan --model "$1" --tokens "$2" --budget "$3" --framework deepspeed -o "$TMP/d-$1.json" -q
+	expect_rc "plan $1 for deepspeed" 0
+	for fmt in deepspeed slurm mpirun kubernetes trainjob skypilot; do
+		launch "$1 deepspeed $fmt" "$TMP/d-$1.json" $fmt deepspeed "$TMP/d-$1.$fmt.argv"
+		ds_meaning "$1 deepspeed $fmt" "$TMP/d-$1.json" "$TMP/d-$1.$fmt.argv"
+	done
+	# mpirun hands the variables to every rank (-x); deepspeed's runner
+	# only those in .deepspeed_env
+	grep -qx GPUPLAN_TRAIN_SAMPLES "$TMP/d-$1.mpirun.argv" && grep -qx GPUPLAN_SAVE_INTERVAL_STEPS "$TMP/d-$1.mpirun.argv" \
+		&& pass "$1 deepspeed mpirun: -x passes the GPUPLAN_ variables on" \
+		|| fail "$1 deepspeed mpirun: -x passes the GPUPLAN_ variables on" "$(grep -A1 -- -x "$TMP/d-$1.mpirun.argv" | head -4)"
+done
+# GPT-NeoX's partial rotary, where its parallel residual is dropped: the
+# export says --rotary-percent 0.25 (meaning checks it against the plan)
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["model"]["parallel_residual"]=0; json.dump(p, open(sys.argv[2], "w"))' \
+	"$TMP/m-gpt-neox-20b.json" "$TMP/neox-serial.json"
+launch "gpt-neox-20b serial megatron" "$TMP/neox-serial.json" megatron megatron "$TMP/neox-serial.argv"
+grep -qx -- --rotary-percent "$TMP/neox-serial.argv" && pass "gpt-neox-20b serial: --rotary-percent written" \
+	|| fail "gpt-neox-20b serial: --rotary-percent written" "absent"
+meaning "gpt-neox-20b serial megatron" "$TMP/neox-serial.json" "$TMP/neox-serial.argv"
+# the validators are shown to refuse what they should: a misspelt key, a
+# name the webhook refuses, more args than a TrainJob holds, a reserved
+# torchrun variable
+sed 's/^    numNodes:/    numNode:/' "$TMP/f-llama3-70b.trainjob.argv.yaml" >"$TMP/bad-tj1.yaml"
+sed 's/^  name: gpuplan-llama3-70b$/  name: gpuplan-llama3.70b/' "$TMP/f-llama3-70b.trainjob.argv.yaml" >"$TMP/bad-tj2.yaml"
+python3 -c 'import sys, yaml; j = yaml.safe_load(open(sys.argv[1])); j["spec"]["trainer"]["args"] *= 4; yaml.safe_dump(j, open(sys.argv[2], "w"))' \
+	"$TMP/f-llama3-70b.trainjob.argv.yaml" "$TMP/bad-tj3.yaml"
+python3 -c 'import sys, yaml; j = yaml.safe_load(open(sys.argv[1])); j["spec"]["trainer"]["env"].append({"name": "PET_NNODES", "value": "2"}); yaml.safe_dump(j, open(sys.argv[2], "w"))' \
+	"$TMP/f-llama3-70b.trainjob.argv.yaml" "$TMP/bad-tj4.yaml"
+sed 's/^      replicas: 1$/      replicas: 2/' "$TMP/f-llama3-70b.kubernetes.argv.yaml" >"$TMP/bad-pj1.yaml"
+sed 's/^    Master:$/    Chief:/' "$TMP/f-llama3-70b.kubernetes.argv.yaml" >"$TMP/bad-pj2.yaml"
+for bad in tj1:trainjob tj2:trainjob tj3:trainjob tj4:trainjob pj1:pytorchjob pj2:pytorchjob; do
+	KJ check "tests/fixtures/kubeflow/${bad#*:}.schema.json" "$TMP/bad-${bad%%:*}.yaml" >"$TMP/why" 2>&1; case $? in
+	1) pass "${bad#*:} validator refuses bad-${bad%%:*} ($(head -c 90 "$TMP/why"))" ;;
+	77) echo "skip - ${bad#*:} validator refuses bad-${bad%%:*}: $(cat "$TMP/why")" ;;
+	*) fail "${bad#*:} validator refuses bad-${bad%%:*}" "accepted" ;;
+	esac
+done
+# AMD GPUs: amd.com/gpu in both manifests
+gp simulate --model llama3-8b --gpu MI300X --gpus 8 --zero 1 --tokens 1B -o "$TMP/amd.json" -q
+for fmt in kubernetes trainjob; do
+	gp export "$TMP/amd.json" --format $fmt
+	expect_out "$fmt: AMD GPUs are amd.com/gpu" "^ +amd\.com/gpu: 8$"
+	expect_no_out "$fmt: no nvidia.com/gpu for AMD" "nvidia\.com/gpu"
 done
 # the whole-run time a partition would refuse is not asked for: a day a job
 grep -q '^#SBATCH --time=1-00:00:00$' "$TMP/f-llama3-70b.slurm.sh" \
@@ -533,10 +510,10 @@ for fmt in megatron slurm mpirun; do
 	same "12 GPUs on 8-GPU nodes: $fmt starts 12" "$(MA meaning "$TMP/g12.$fmt.argv" 128256 | python3 -c 'import json,sys; print(json.load(sys.stdin)["world_size"])')" 12
 done
 
-# --framework belongs to skypilot
+# --framework belongs to the launchers
 gp export "$TMP/pp.json" --format megatron --framework deepspeed
 expect_rc "export: --framework with another format exits 2" 2
-expect_err "export: --framework with another format says so" "^error: --framework: expected only with --format skypilot"
+expect_err "export: --framework with another format says so" "^error: --framework: expected only with --format slurm, mpirun, kubernetes, trainjob or skypilot"
 gp export "$TMP/pp.json" --format skypilot --framework any
 expect_rc "export: --framework any exits 2" 2
 expect_err "export: --framework any is refused" "^error: --framework: expected megatron or deepspeed, found 'any'"

@@ -117,7 +117,7 @@ expect_out "with the new change" "us-east-1 +on_demand_usd_per_hour +51|us-east-
 # ---- 2. a plan file cannot carry a command into an export
 plan_with 's/"name":[[:space:]]*"custom"/"name": "$(touch pwned)"/' "$TMP/evil.json"
 cd "$TMP" || exit 1
-for f in torchrun megatron slurm mpirun kubernetes deepspeed; do
+for f in torchrun megatron slurm mpirun kubernetes trainjob deepspeed; do
 	gp export "$TMP/evil.json" --format $f
 	expect_rc "export --format $f refuses a plan named \$(touch pwned)" 2
 done
@@ -132,7 +132,7 @@ expect_err "the line break is named" "\\.model\\.name: expected a name .*, found
 
 # ---- 4. export refuses what simulate refuses
 plan_with 's/"mbs":[[:space:]]*[0-9]*/"mbs": 16777216/; s/"dp":[[:space:]]*[0-9]*/"dp": 256/; s/"gbs":[[:space:]]*[0-9]*/"gbs": 16777216/' "$TMP/fpe.json"
-for f in torchrun slurm mpirun kubernetes megatron deepspeed; do
+for f in torchrun slurm mpirun kubernetes trainjob megatron deepspeed; do
 	gp export "$TMP/fpe.json" --format $f
 	expect_rc "export --format $f: mbs 2^24 x dp 256 is exit 2, not SIGFPE" 2
 done
@@ -140,7 +140,7 @@ expect_err "it says why" "gbs: expected a multiple of mbs x dp = 4294967296"
 plan_with 's/"hidden":[[:space:]]*[0-9]*/"hidden": 5/; s/"heads":[[:space:]]*[0-9]*/"heads": 32/; s/"kv_heads":[[:space:]]*[0-9]*/"kv_heads": 32/' "$TMP/h5.json"
 gp simulate "$TMP/h5.json"
 expect_rc "simulate refuses hidden 5 with 32 heads" 2
-for f in torchrun slurm mpirun kubernetes; do
+for f in torchrun slurm mpirun kubernetes trainjob; do
 	gp export "$TMP/h5.json" --format $f
 	expect_rc "export --format $f refuses it too" 2
 	expect_err_lines "in one line ($f)" 1
