@@ -53,6 +53,13 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 	case PCLI_TP: *rc = cli_parse_int("--tp", arg, 1, 1024, &f->tp); break;
 	case PCLI_PP: *rc = cli_parse_int("--pp", arg, 1, 4096, &f->pp); break;
 	case PCLI_CP: *rc = cli_parse_int("--cp", arg, 1, 1024, &f->cp); break;
+	case PCLI_EP: *rc = cli_parse_int("--ep", arg, 1, SIM_MAX_EXPERTS, &f->ep); break;
+	case PCLI_ETP: *rc = cli_parse_int("--etp", arg, 1, 1024, &f->etp); break;
+	case PCLI_PRECISION:
+		*rc = plan_precision_parse(arg, &f->precision);
+		if (*rc != RC_OK)
+			gp_error("--precision: expected auto, bf16, fp8 or mxfp8, found '%s'", arg);
+		break;
 	case PCLI_ZERO: *rc = cli_parse_int("--zero", arg, 0, 3, &f->zero); break;
 	case PCLI_FRAMEWORK:
 		*rc = plan_framework_parse(arg, &f->framework);
@@ -114,13 +121,24 @@ void plan_cli_help(FILE *f)
 		"                        TP within a node in {1,2,4,8}, PP dividing the layers)\n"
 		"  --cp N                pin context parallelism (default: searched in powers of\n"
 		"                        two keeping 4096 tokens a rank, so from seq 8192; else 1)\n"
+		"  --ep N, --etp N       pin expert / expert tensor parallelism for a model with\n"
+		"                        experts (default: searched; ep dividing the experts and\n"
+		"                        tp x cp x dp, etp 1 or a power of two dividing tp)\n"
+		"  --precision P         the linear layers' GEMMs: auto (MXFP8 on Blackwell, FP8\n"
+		"                        where the GPU has an FP8 rate, else BF16), bf16, fp8 or\n"
+		"                        mxfp8 (only GPUs with the rate) (default: auto for a\n"
+		"                        model with experts, bf16 for a dense one)\n"
 		"  --zero N              pin the ZeRO stage 0-3 (default: searched)\n"
 		"  --framework NAME      what will run the plan: any (gpuplan execute runs every\n"
 		"                        layout), megatron or deepspeed: ZeRO-2/3 only without\n"
-		"                        pipeline parallelism; deepspeed: no context\n"
-		"                        parallelism, ZeRO-2 reduces every micro-batch,\n"
-		"                        DP traffic overlaps as DeepSpeed overlaps it\n"
-		"                        (default megatron; export --format names the launcher)\n"
+		"                        pipeline parallelism; megatron: experts folded over\n"
+		"                        tp x cp x dp, the flex dispatcher on Hopper and\n"
+		"                        Blackwell, EP all-to-alls overlapped where it can;\n"
+		"                        deepspeed: no context parallelism, ZeRO-2 reduces\n"
+		"                        every micro-batch, DP traffic overlaps as DeepSpeed\n"
+		"                        overlaps it, ep dividing dp, etp 1 or tp, no ZeRO-3\n"
+		"                        with experts (default megatron; export --format names\n"
+		"                        the launcher)\n"
 		"overheads (stated with every answer):\n"
 		"  --startup DUR         job start-up on running nodes: container pull, ranks,\n"
 		"                        NCCL and data loaders; billed (default %gs); each\n"
@@ -301,6 +319,41 @@ const char *plan_cli_offering(char *buf, size_t size, const struct plan_candidat
 	snprintf(buf, size, "%s %s %s %s", c->offering->provider, c->offering->instance_type,
 		 c->offering->region, price_purchase_str(c->purchase));
 	return buf;
+}
+
+const char *plan_cli_layout(char *buf, size_t size, const struct sim_parallel *q)
+{
+	size_t n;
+
+	snprintf(buf, size, "%d/%d/%d/%d", q->tp, q->pp, q->dp, q->cp);
+	if (q->interleave > 1 && (n = strlen(buf)) < size)
+		snprintf(buf + n, size - n, " v%d", q->interleave);
+	if (q->ep > 1 && (n = strlen(buf)) < size)
+		snprintf(buf + n, size - n, " ep%d", q->ep);
+	if (q->etp > 1 && (n = strlen(buf)) < size)
+		snprintf(buf + n, size - n, " etp%d", q->etp);
+	return buf;
+}
+
+void plan_cli_print_layout(const struct sim_plan *p)
+{
+	const struct sim_parallel *q = &p->par;
+	int ep = q->ep > 0 ? q->ep : 1, etp = q->etp > 0 ? q->etp : 1;
+
+	printf("layout    tp%d pp%d", q->tp, q->pp);
+	if (q->interleave > 1)
+		printf(" vp%d", q->interleave);
+	printf(" dp%d cp%d", q->dp, q->cp);
+	if (p->model.experts > 0)
+		printf(" ep%d etp%d (expert dp %d)", ep, etp, q->tp * q->cp * q->dp / (ep * etp));
+	printf(" on %d GPUs, NVLink domains of %d; mbs %d x %d micro-batches, ZeRO-%d, %s "
+	       "recompute, %s", q->tp * q->pp * q->cp * q->dp, sim_cluster_domain(&p->cluster),
+	       q->mbs, p->result.grad_accum, q->zero, sim_recompute_str(q->recompute),
+	       sim_precision_str(q->precision));
+	if (ep > 1)
+		printf("; %s dispatcher, EP all-to-alls %s", sim_ep_dispatcher_names[q->ep_flex],
+		       q->ep_overlap ? "overlapped" : "not overlapped");
+	printf("\n");
 }
 
 void plan_cli_print_price_ages(const struct plan_cli *pc,

@@ -23,7 +23,7 @@ enum {
 	PCLI_CKPT_BW, PCLI_JSON, PCLI_FRAMEWORK, PCLI_STARTUP,
 	PCLI_RESERVED, PCLI_COMMIT_SHARE, PCLI_COMMITMENTS, PCLI_HAVE, PCLI_HARDWARE,
 	PCLI_OWNED, PCLI_STORAGE_PRICE, PCLI_CKPT_KEEP, PCLI_CKPT_INTERVAL,
-	PCLI_BLOCKS, PCLI_MAX_PRICE_AGE,
+	PCLI_BLOCKS, PCLI_MAX_PRICE_AGE, PCLI_EP, PCLI_ETP, PCLI_PRECISION,
 	PCLI_FT, PCLI_FT_LAST = PCLI_FT + FT_CLI_N - 1,
 	PCLI_FIRST_FREE
 };
@@ -45,6 +45,9 @@ enum {
 	{ "tp", required_argument, NULL, PCLI_TP }, \
 	{ "pp", required_argument, NULL, PCLI_PP }, \
 	{ "cp", required_argument, NULL, PCLI_CP }, \
+	{ "ep", required_argument, NULL, PCLI_EP }, \
+	{ "etp", required_argument, NULL, PCLI_ETP }, \
+	{ "precision", required_argument, NULL, PCLI_PRECISION }, \
 	{ "zero", required_argument, NULL, PCLI_ZERO }, \
 	{ "framework", required_argument, NULL, PCLI_FRAMEWORK }, \
 	{ "preempt-rate", required_argument, NULL, PCLI_PREEMPT }, \
@@ -157,5 +160,16 @@ const char *plan_cli_recompute(enum sim_recompute r);
 
 /* "aws p5.48xlarge us-east-1 spot" into buf. */
 const char *plan_cli_offering(char *buf, size_t size, const struct plan_candidate *c);
+
+/* A layout for the tables' TP/PP/DP/CP column into buf: "8/16/8/1", with
+ * " v4" when interleaved and " ep64" (" etp2") with expert parallelism. */
+const char *plan_cli_layout(char *buf, size_t size, const struct sim_parallel *q);
+
+/* Prints the line that states an answer's whole layout: "layout    tp1
+ * pp4 vp4 dp64 cp1 ep64 etp1 ...", with the expert data parallelism, the
+ * NVLink domain, micro-batches, ZeRO stage, recomputation, precision, and
+ * for expert parallelism the dispatcher and whether its all-to-alls
+ * overlap. */
+void plan_cli_print_layout(const struct sim_plan *p);
 
 #endif

@@ -47,17 +47,18 @@ static enum rc write_csv(const char *path, const struct plan_candidate *c, size_
 	}
 	fprintf(f, "provider,instance_type,region,gpu,spot,nodes,gpus,tp,pp,dp,cp,mbs,grad_accum,"
 		   "zero,recompute,interleave,step_time_s,tokens_per_s,mfu,memory_per_gpu_bytes,"
-		   "time_to_train_s,cost_usd,usd_per_hour\n");
+		   "time_to_train_s,cost_usd,usd_per_hour,ep,etp,precision\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct plan_candidate *p = &c[i];
 
-		fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.4f,%.6g,%.6g,%.2f,%.4f\n",
+		fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.4f,%.6g,%.6g,%.2f,%.4f,%d,%d,%s\n",
 			p->offering->provider, p->offering->instance_type, p->offering->region,
 			p->cluster.gpu.name, p->spot, p->nodes, p->nodes * p->cluster.gpus_per_node,
 			p->par.tp, p->par.pp, p->par.dp, p->par.cp, p->par.mbs, p->res.grad_accum,
 			p->par.zero, plan_cli_recompute(p->par.recompute), p->par.interleave,
 			p->res.step_time_s, p->res.tokens_per_s, p->res.mfu, p->res.memory.total,
-			p->time_s, p->cost_usd, p->usd_per_hour);
+			p->time_s, p->cost_usd, p->usd_per_hour, p->par.ep, p->par.etp,
+			sim_precision_str(p->par.precision));
 	}
 	if (fclose(f) != 0) {
 		gp_error("%s: cannot write: %s", path, strerror(errno));
@@ -164,9 +165,14 @@ enum rc cmd_frontier(int argc, char **argv)
 	if (rc == RC_INFEASIBLE) {
 		char a[32];
 
-		gp_error("frontier: %s: no configuration fits on the offerings considered "
-			 "(the most frugal needs %s per GPU)", d.jobs[0].name,
-			 unit_fmt_bytes(a, sizeof(a), nn.smallest_need_bytes));
+		if (nn.smallest_fit_memory_bytes >= 0)
+			gp_error("frontier: %s: plans fit in GPU memory, but none can be bought: the "
+				 "job outlasts the longest term of every capacity block that fits it, "
+				 "or spot preemptions would waste half its time", d.jobs[0].name);
+		else
+			gp_error("frontier: %s: no configuration fits on the offerings considered "
+				 "(the most frugal needs %s per GPU)", d.jobs[0].name,
+				 unit_fmt_bytes(a, sizeof(a), nn.smallest_need_bytes));
 	}
 	if (rc == RC_OK && csv)
 		rc = write_csv(csv, c, n);
@@ -176,14 +182,22 @@ enum rc cmd_frontier(int argc, char **argv)
 		printf("%s\n", js);
 		free(js);
 	} else if (rc == RC_OK) {
-		char off[256], tt[32], cost[32], rate[32], gpus[32], par[48], tok[32];
+		char off[256], tt[32], cost[32], rate[32], gpus[32], par[64], tok[32];
+		int wl = 12;
+
+		for (size_t i = 0; i < n; i++) {
+			int nl = (int)strlen(plan_cli_layout(par, sizeof(par), &c[i].par));
+
+			if (nl > wl)
+				wl = nl;
+		}
 
 		printf("gpuplan frontier: %s, %s tokens: %zu Pareto-optimal plans (fastest first)",
 		       d.jobs[0].name, unit_fmt_count(tok, sizeof(tok), d.jobs[0].tokens), n);
 		if (pc.opts.filter.framework != PLAN_FRAMEWORK_ANY)
 			printf(", layouts %s runs", plan_framework_str(pc.opts.filter.framework));
 		printf("\n\n");
-		printf("%-48s %-12s %-12s %-5s %-6s %-9s %-13s %s\n", "OFFERING", "GPUS",
+		printf("%-48s %-12s %-*s %-5s %-6s %-9s %-13s %s\n", "OFFERING", "GPUS", wl,
 		       "TP/PP/DP/CP", "ZERO", "MFU", "TIME", "COST", "USD/H");
 		for (size_t i = 0; i < n; i++) {
 			const struct plan_candidate *p = &c[i];
@@ -191,10 +205,9 @@ enum rc cmd_frontier(int argc, char **argv)
 			snprintf(gpus, sizeof(gpus), "%dx%d=%d", p->nodes, p->cluster.gpus_per_node,
 				 p->nodes * p->cluster.gpus_per_node);
 			/* tp x pp x dp x cp is the GPU count, as in plan's table */
-			snprintf(par, sizeof(par), "%d/%d/%d/%d", p->par.tp, p->par.pp, p->par.dp,
-				 p->par.cp);
-			printf("%-48s %-12s %-12s %-5d %-6.1f %-9s %-13s %s\n",
-			       plan_cli_offering(off, sizeof(off), p), gpus, par, p->par.zero,
+			plan_cli_layout(par, sizeof(par), &p->par);
+			printf("%-48s %-12s %-*s %-5d %-6.1f %-9s %-13s %s\n",
+			       plan_cli_offering(off, sizeof(off), p), gpus, wl, par, p->par.zero,
 			       100.0 * p->res.mfu,
 			       unit_fmt_duration(tt, sizeof(tt), p->time_s),
 			       unit_fmt_usd(cost, sizeof(cost), p->cost_usd),

@@ -150,19 +150,22 @@ static void pct(char *buf, size_t size, double v, double base)
 
 static void print_table(const struct plan_result *r, const struct plan_job *jobs, size_t n_jobs)
 {
-	char off[256], gpus[48], par[48], mb[32], mem[48], st[32], tps[32], tt[32], cost[32],
+	char off[256], gpus[48], par[64], mb[32], mem[48], st[32], tps[32], tt[32], cost[32],
 		rate[32];
 	const char *loss;
-	int w = 8;
+	int w = 8, wl = 12;
 
 	for (size_t i = 0; i < r->n_rows; i++) {
 		int n = (int)strlen(plan_cli_offering(off, sizeof(off), &r->rows[i].c));
+		int nl = (int)strlen(plan_cli_layout(par, sizeof(par), &r->rows[i].c.par));
 
 		if (n > w)
 			w = n;
+		if (nl > wl)
+			wl = nl;
 	}
-	printf("%-3s %s%-*s  %-12s %-12s %-9s %-4s %-4s %-13s %-8s %-8s %-5s %-8s %-12s %-9s %s\n",
-	       "#", n_jobs > 1 ? "JOB          " : "", w, "OFFERING", "GPUS", "TP/PP/DP/CP",
+	printf("%-3s %s%-*s  %-12s %-*s %-9s %-4s %-4s %-13s %-8s %-8s %-5s %-8s %-12s %-9s %s\n",
+	       "#", n_jobs > 1 ? "JOB          " : "", w, "OFFERING", "GPUS", wl, "TP/PP/DP/CP",
 	       "MBSxACC", "ZERO", "RCMP", "MEM/GPU", "STEP", "TOK/S", "MFU", "TIME", "COST",
 	       "USD/H", "LARGEST LOSS");
 	for (size_t i = 0; i < r->n_rows; i++) {
@@ -177,9 +180,7 @@ static void print_table(const struct plan_result *r, const struct plan_job *jobs
 			snprintf(job, sizeof(job), "%-12.12s ", jobs[row->job].name);
 		snprintf(gpus, sizeof(gpus), "%dx%d=%d", c->nodes, c->cluster.gpus_per_node,
 			 c->nodes * c->cluster.gpus_per_node);
-		snprintf(par, sizeof(par), "%d/%d/%d/%d", c->par.tp, c->par.pp, c->par.dp, c->par.cp);
-		if (c->par.interleave > 1)
-			snprintf(par + strlen(par), sizeof(par) - strlen(par), " v%d", c->par.interleave);
+		plan_cli_layout(par, sizeof(par), &c->par);
 		snprintf(mb, sizeof(mb), "%dx%d", c->par.mbs, c->res.grad_accum);
 		snprintf(mem, sizeof(mem), "%.0f/%.0f GB", c->res.memory.total / UNIT_GB,
 			 c->res.memory.capacity / UNIT_GB);
@@ -188,8 +189,8 @@ static void print_table(const struct plan_result *r, const struct plan_job *jobs
 		unit_fmt_duration(tt, sizeof(tt), c->time_s * row->fraction);
 		unit_fmt_usd(cost, sizeof(cost), c->cost_usd * row->fraction);
 		unit_fmt_usd(rate, sizeof(rate), c->usd_per_hour);
-		printf("%-3s %s%-*s  %-12s %-12s %-9s %-4d %-4s %-13s %-8s %-8s %-5.1f %-8s %-12s %-9s %s %.0f%%\n",
-		       rank, job, w, plan_cli_offering(off, sizeof(off), c), gpus, par, mb,
+		printf("%-3s %s%-*s  %-12s %-*s %-9s %-4d %-4s %-13s %-8s %-8s %-5.1f %-8s %-12s %-9s %s %.0f%%\n",
+		       rank, job, w, plan_cli_offering(off, sizeof(off), c), gpus, wl, par, mb,
 		       c->par.zero, plan_cli_recompute(c->par.recompute), mem, st, tps,
 		       100.0 * c->res.mfu, tt, cost, rate, loss, 100.0 * lf);
 	}
@@ -237,7 +238,8 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 	for (size_t i = 0; o->filter.framework == PLAN_FRAMEWORK_ANY && i < r->n_answer_rows; i++) {
 		const struct sim_parallel *q = &r->rows[i].c.par;
 
-		if (q->zero > plan_framework_max_zero(PLAN_FRAMEWORK_MEGATRON, q->pp)) {
+		if (q->zero > plan_framework_max_zero(PLAN_FRAMEWORK_MEGATRON,
+						      &jobs[r->rows[i].job].model, q->pp)) {
 			printf("frameworks: ZeRO-%d with pipeline parallelism (pp %d) runs under gpuplan "
 			       "execute, not Megatron-LM or DeepSpeed; --framework megatron or "
 			       "deepspeed plans layouts they run\n", q->zero, q->pp);
@@ -294,9 +296,9 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		struct sim_plan sp;
 
 		plan_row_to_sim_plan(row, &jobs[row->job], &sp);
+		plan_cli_print_layout(&sp);
 		ft_cli_print(&sp);
-		if (sp.par.ft.method != SIM_FT_NONE || sp.par.ft.offload != SIM_OFFLOAD_NONE)
-			ft_cli_print_memory(&sp);
+		ft_cli_print_memory(&sp);
 	}
 	{
 		const struct plan_candidate *cs[8];
@@ -386,6 +388,10 @@ static void print_offload_hint(const struct plan_result *r, const struct plan_cl
 
 	if (r->nearest.smallest_fit_memory_bytes >= 0 || f->offload == SIM_OFFLOAD_NONE)
 		return;
+	/* nor is a model with experts offloaded (sim_check refuses it) */
+	for (size_t j = 0; j < d->n_jobs && d->jobs[j].model.experts > 0; j++)
+		if (j + 1 == d->n_jobs)
+			return;
 	for (size_t i = 0; i < d->cat.n_offers; i++) {
 		const struct price_offering *of = &d->cat.offers[i];
 

@@ -453,6 +453,12 @@ static void explain_nothing_fits(struct run *r, size_t j)
 		snprintf(out->why, sizeof(out->why),
 			 "%s: no parallel configuration is possible within the GPU limits and the global batch",
 			 r->jobs[j].name);
+	} else if (n->smallest_fit_memory_bytes >= 0) {
+		/* plan_candidate_price refused every fitting plan */
+		snprintf(out->why, sizeof(out->why),
+			 "%s: plans fit in GPU memory, but none can be bought: the job outlasts the "
+			 "longest term of every capacity block that fits it, or spot preemptions "
+			 "would waste half its time", r->jobs[j].name);
 	} else {
 		snprintf(out->why, sizeof(out->why),
 			 "%s: no configuration fits in GPU memory: the most frugal needs %s per GPU, the largest GPU considered has %s",

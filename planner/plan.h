@@ -106,7 +106,9 @@ enum rc plan_objective_parse(const char *s, enum plan_objective *out);
 
 /* The framework that will run the plan, which bounds the layouts: any
  * (gpuplan execute runs every one), or one whose data parallelism cannot
- * shard gradients under pipeline parallelism (plan_framework_max_zero). */
+ * shard gradients under pipeline parallelism (plan_framework_max_zero),
+ * with the expert layouts and MoE communication it runs
+ * (plan_framework_runs_experts, plan_framework_price). */
 enum plan_framework {
 	PLAN_FRAMEWORK_ANY,
 	PLAN_FRAMEWORK_MEGATRON,
@@ -117,12 +119,42 @@ enum plan_framework {
 const char *plan_framework_str(enum plan_framework f);
 /* Parses one of those.  Returns RC_OK or RC_USAGE (nothing printed). */
 enum rc plan_framework_parse(const char *s, enum plan_framework *out);
-/* The highest ZeRO stage framework f runs with pp pipeline stages. */
-int plan_framework_max_zero(enum plan_framework f, int pp);
-/* Sets q's properties that depend on the framework running it, for its
- * ZeRO stage: the gradients' width, how ZeRO-2 reduces, which DP
- * collectives overlap (sim_parallel).  Leaves q alone for "any". */
-void plan_framework_price(enum plan_framework f, struct sim_parallel *q);
+/* The highest ZeRO stage framework f runs with pp pipeline stages for
+ * model m (DeepSpeed: below 3 with experts). */
+int plan_framework_max_zero(enum plan_framework f, const struct sim_model *m, int pp);
+/* 1 when f runs q's expert layout (ep x etp over tp x cp x dp): Megatron-
+ * LM and "any" every one sim_check accepts (MoE parallel folding);
+ * DeepSpeed ep dividing dp and etp 1 or tp (it carves expert groups out
+ * of the data-parallel ranks).  1 for ep = etp = 1. */
+int plan_framework_runs_experts(enum plan_framework f, const struct sim_parallel *q);
+/* Sets q's properties that depend on the framework running it on GPU g,
+ * for its ZeRO stage, recomputation and expert layout: the gradients'
+ * width, how ZeRO-2 reduces, which DP collectives overlap, the token
+ * dispatcher and whether the EP all-to-alls overlap (sim_parallel).
+ * Leaves q alone for "any". */
+void plan_framework_price(enum plan_framework f, const struct sim_model *m,
+			  const struct price_gpu *g, struct sim_parallel *q);
+
+/* The GEMM precision of the linear layers a plan may use. */
+enum plan_precision {
+	PLAN_PRECISION_DEFAULT, /* auto for a model with experts, bf16 for a dense one */
+	PLAN_PRECISION_AUTO,    /* each GPU's low-precision recipe (plan_precision_pick) */
+	PLAN_PRECISION_BF16,
+	PLAN_PRECISION_FP8,
+	PLAN_PRECISION_MXFP8,
+};
+
+/* Returns "default", "auto", "bf16", "fp8" or "mxfp8". */
+const char *plan_precision_str(enum plan_precision p);
+/* Parses "auto", "bf16", "fp8" or "mxfp8".  Returns RC_OK or RC_USAGE
+ * (nothing printed). */
+enum rc plan_precision_parse(const char *s, enum plan_precision *out);
+/* The precision (an enum sim_precision) plans of model m use on GPU g
+ * under p: auto is MXFP8 where g runs it (Blackwell), else FP8 where g
+ * has an FP8 rate, else BF16; a pinned FP8 or MXFP8 needs g's rate.
+ * Returns -1 where g cannot run the pinned precision. */
+int plan_precision_pick(enum plan_precision p, const struct sim_model *m,
+			const struct price_gpu *g);
 
 /* Which offerings and knobs may be used.  Empty strings and 0 mean free. */
 struct plan_filter {
@@ -132,6 +164,11 @@ struct plan_filter {
 	int spot;                      /* -1 both, 0 on-demand only, 1 spot only */
 	int min_gpus, max_gpus;
 	int tp, pp, cp;                /* 0 = free */
+	/* Expert and expert tensor parallelism, 0 = free: searched for a
+	 * model with experts (ep dividing the experts and tp x cp x dp, etp
+	 * 1 or a divisor of tp), 1 for a dense one. */
+	int ep, etp;
+	enum plan_precision precision; /* default PLAN_PRECISION_DEFAULT */
 	int zero;                      /* -1 = free, else 0..3 */
 	enum plan_framework framework; /* default PLAN_FRAMEWORK_ANY */
 	/* -1 (default): offload searched where nothing fits on the GPUs, CPU
@@ -432,7 +469,7 @@ void plan_row_to_sim_plan(const struct plan_row *row, const struct plan_job *job
 			  struct sim_plan *p);
 
 /* The largest loss of a step's breakdown: sets *name ("pp bubble", "tp
- * comm", "cp comm", "pp comm", "dp comm", "optimizer") and returns its
+ * comm", "cp comm", "pp comm", "ep comm", "dp comm", "optimizer") and returns its
  * fraction of the step time (0 and "none" for an empty breakdown). */
 double plan_largest_loss(const struct sim_result *r, const char **name);
 
@@ -450,7 +487,9 @@ char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jo
 
 /* One candidate as a JSON object: provider, instance_type, region, gpu,
  * spot, purchase, nodes, gpus_per_node, gpus, tp, pp, dp, cp, mbs, gbs,
- * grad_accum, zero, recompute, interleave, step_time_s, tokens_per_s, mfu,
+ * grad_accum, zero, recompute, interleave, ep, etp (with ep > 1
+ * ep_dispatcher and ep_overlap), precision, nvlink_domain, step_time_s,
+ * tokens_per_s, mfu,
  * memory_per_gpu_bytes, memory_capacity_bytes, time_to_train_s, cost_usd,
  * usd_per_hour, costs (compute, storage, checkpoints), commitment (null
  * unless reserved) and preemption (null unless spot).  of is the offering

@@ -12,6 +12,9 @@
  *    global batch, so no shape is simulated that the batch cannot use;
  *  - context parallelism is searched only for long sequences (see
  *    PLAN_CP_MIN_LOCAL_SEQ);
+ *  - expert parallelism, for models with experts, is walked from the
+ *    largest degree the shape allows down and stops where nothing fits:
+ *    a smaller one holds more experts a GPU (search_experts);
  *  - per (shape, micro-batch, interleave) the ZeRO stages and
  *    recomputation modes are walked from the most memory-frugal down: a
  *    combination that does not fit rules out every combination with a
@@ -57,6 +60,7 @@ static const int v_values[] = { 1, 2, 4 };
 struct hw_group {
 	const struct price_gpu *gpu;
 	int gpn;
+	int domain;                /* GPUs of one NVLink domain (price_nvlink_domain) */
 	double inter_bytes_per_s;
 	struct price_host host;    /* offload's figures (all 0: none stated) */
 	int max_nodes;             /* largest node limit among members */
@@ -342,11 +346,12 @@ static int purchase_options(const struct price_offering *of, const struct plan_o
 static size_t group_of(struct hw_group **groups, size_t *n, const struct price_gpu *gpu,
 		       const struct price_offering *o)
 {
+	int domain = price_nvlink_domain(o, gpu);
 	struct hw_group *g;
 
 	for (size_t i = 0; i < *n; i++) {
 		g = &(*groups)[i];
-		if (g->gpu == gpu && g->gpn == o->gpus_per_node &&
+		if (g->gpu == gpu && g->gpn == o->gpus_per_node && g->domain == domain &&
 		    g->inter_bytes_per_s == o->inter_node_bytes_per_s &&
 		    memcmp(&g->host, &o->host, sizeof(g->host)) == 0)
 			return i;
@@ -356,6 +361,7 @@ static size_t group_of(struct hw_group **groups, size_t *n, const struct price_g
 	memset(g, 0, sizeof(*g));
 	g->gpu = gpu;
 	g->gpn = o->gpus_per_node;
+	g->domain = domain;
 	g->inter_bytes_per_s = o->inter_node_bytes_per_s;
 	g->host = o->host;
 	return (*n)++;
@@ -374,6 +380,7 @@ struct search {
 	const struct plan_job *job;
 	const struct plan_opts *o;
 	struct sim_cluster cluster;
+	enum sim_precision precision; /* plan_precision_pick's for the machine */
 	int gbs;
 	int max_nodes;
 	struct best_at *best;      /* [max_nodes + 1] */
@@ -417,21 +424,22 @@ static int try_config(struct search *s, const struct sim_parallel *par, int node
 }
 
 /* Every micro-batch, interleaving, ZeRO stage and recomputation mode of
- * one (tp, pp, cp, dp) shape with offload off.  Returns 1 when something
- * fitted. */
-static int search_offload(struct search *s, int tp, int pp, int cp, int dp, int nodes,
-			  enum sim_offload off)
+ * one layout (base: tp, pp, cp, dp, ep, etp) with offload off.  Returns 1
+ * when something fitted. */
+static int search_knobs(struct search *s, const struct sim_parallel *base, int nodes,
+			enum sim_offload off)
 {
 	const struct plan_filter *f = &s->o->filter;
+	const struct sim_model *m = &s->job->model;
 	int zlo = f->zero >= 0 ? f->zero : 0, zhi = f->zero >= 0 ? f->zero : 3;
-	int zmax = plan_framework_max_zero(f->framework, pp), any = 0;
-	struct sim_parallel par;
+	int zmax = plan_framework_max_zero(f->framework, m, base->pp), any = 0;
+	struct sim_parallel par = *base;
 
 	/* ZeRO shards over the data-parallel replicas; with one there is
 	 * nothing to shard and every stage is the same plan, but for
 	 * offload, which moves the optimizer states from stage 1 and the
 	 * weights too at stage 3. */
-	if (dp * cp == 1 && f->zero < 0 && off == SIM_OFFLOAD_NONE)
+	if (par.dp * par.cp == 1 && f->zero < 0 && off == SIM_OFFLOAD_NONE)
 		zhi = 0;
 	if (off != SIM_OFFLOAD_NONE && zlo < 1)
 		zlo = 1;
@@ -439,21 +447,17 @@ static int search_offload(struct search *s, int tp, int pp, int cp, int dp, int 
 		zhi = zmax;
 	if (zlo > zhi)
 		return 0;
-	sim_parallel_init(&par);
-	par.tp = tp;
-	par.pp = pp;
-	par.cp = cp;
-	par.dp = dp;
 	par.gbs = s->gbs;
-	par.seq_parallel = tp > 1;
+	par.seq_parallel = par.tp > 1;
 	par.flash = 1;
+	par.precision = s->precision;
 	par.ft = s->job->ft;
 	par.ft.offload = off;
 	for (size_t mi = 0; mi < GP_ARRAY_LEN(mbs_values); mi++) {
 		int mbs = mbs_values[mi];
 		int frugal_fits = 0;
 
-		if (s->gbs % (mbs * dp))
+		if (s->gbs % (mbs * par.dp))
 			break;
 		par.mbs = mbs;
 		for (size_t vi = 0; vi < GP_ARRAY_LEN(v_values); vi++) {
@@ -463,7 +467,7 @@ static int search_offload(struct search *s, int tp, int pp, int cp, int dp, int 
 
 			/* Each chunk needs a layer; uneven splits are the
 			 * simulator's (sim_stage_layers). */
-			if (v > 1 && (pp < 2 || s->job->model.layers / pp < v))
+			if (v > 1 && (par.pp < 2 || m->layers / par.pp < v))
 				continue;
 			par.interleave = v;
 			for (int z = zhi; z >= zlo; z--) {
@@ -475,8 +479,8 @@ static int search_offload(struct search *s, int tp, int pp, int cp, int dp, int 
 						continue;
 					}
 					par.zero = z;
-					plan_framework_price(f->framework, &par);
 					par.recompute = (enum sim_recompute)rc;
+					plan_framework_price(f->framework, m, &s->cluster.gpu, &par);
 					fit = try_config(s, &par, nodes);
 					any |= fit == 1;
 					if (fit == 1 && v == 1 && z == zhi && rc == SIM_RECOMPUTE_FULL)
@@ -498,25 +502,73 @@ static int search_offload(struct search *s, int tp, int pp, int cp, int dp, int 
 	return any;
 }
 
+/* The expert layouts of one (tp, pp, cp, dp) shape, for a model with
+ * experts: etp 1, then each power of two dividing tp and the expert
+ * width (or --etp, where it divides them); for each, ep over the divisors of the experts that
+ * divide tp x cp x dp / etp (or --ep), the framework's rules applied
+ * (plan_framework_runs_experts), from the largest down.  A smaller ep
+ * holds more experts' weights, gradients and (without ZeRO) optimizer
+ * states a GPU and the same activations, so where nothing fits at one,
+ * no smaller one is tried.  A dense model has ep = etp = 1.  Returns 1
+ * when something fitted. */
+static int search_experts(struct search *s, const struct sim_parallel *shape, int nodes,
+			  enum sim_offload off)
+{
+	const struct plan_filter *f = &s->o->filter;
+	const struct sim_model *m = &s->job->model;
+	long attn = (long)shape->tp * shape->cp * shape->dp;
+	struct sim_parallel par = *shape;
+	int any = 0;
+
+	if (m->experts == 0)
+		return search_knobs(s, shape, nodes, off);
+	for (int etp = f->etp > 0 ? f->etp : 1; etp <= (f->etp > 0 ? f->etp : shape->tp);
+	     etp *= 2) {
+		if (etp > 1 && (shape->tp % etp || m->expert_ffn % etp))
+			continue;
+		par.etp = etp;
+		for (int ep = m->experts; ep >= 1; ep--) {
+			if (m->experts % ep || (attn / etp) % ep || (f->ep > 0 && ep != f->ep))
+				continue;
+			par.ep = ep;
+			if (!plan_framework_runs_experts(f->framework, &par))
+				continue;
+			if (!search_knobs(s, &par, nodes, off))
+				break;
+			any = 1;
+		}
+		if (f->etp > 0)
+			break;
+	}
+	return any;
+}
+
 /* One (tp, pp, cp, dp) shape: on the GPUs alone, and where nothing fits
  * there and the host states what offload needs, with the optimizer
  * states (and ZeRO-3's weights) in host memory, then on NVMe (ZeRO-
  * Offload before ZeRO-Infinity: host memory is the faster of the two);
- * or with the offload --offload pins. */
+ * or with the offload --offload pins.  A model with experts is not
+ * offloaded (sim_check refuses it). */
 static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int nodes)
 {
 	const struct price_host *h = &s->cluster.host;
+	struct sim_parallel shape;
 
+	sim_parallel_init(&shape);
+	shape.tp = tp;
+	shape.pp = pp;
+	shape.cp = cp;
+	shape.dp = dp;
 	if (s->o->filter.offload >= 0) {
-		search_offload(s, tp, pp, cp, dp, nodes, (enum sim_offload)s->o->filter.offload);
+		search_experts(s, &shape, nodes, (enum sim_offload)s->o->filter.offload);
 		return;
 	}
-	if (search_offload(s, tp, pp, cp, dp, nodes, SIM_OFFLOAD_NONE) ||
+	if (search_experts(s, &shape, nodes, SIM_OFFLOAD_NONE) || s->job->model.experts > 0 ||
 	    !(h->memory_bytes > 0) || !(h->cpu_cores > 0))
 		return;
-	if (search_offload(s, tp, pp, cp, dp, nodes, SIM_OFFLOAD_CPU) || !(h->nvme_bytes_per_s > 0))
+	if (search_experts(s, &shape, nodes, SIM_OFFLOAD_CPU) || !(h->nvme_bytes_per_s > 0))
 		return;
-	search_offload(s, tp, pp, cp, dp, nodes, SIM_OFFLOAD_NVME);
+	search_experts(s, &shape, nodes, SIM_OFFLOAD_NVME);
 }
 
 /* The largest context-parallel degree to search: --cp when given, else
@@ -596,9 +648,11 @@ static void search_machine(struct search *s, const struct hw_group *g)
 
 /* ---- per job ------------------------------------------------------------ */
 
-static enum rc check_filter(const struct price_catalog *cat, const struct plan_filter *f,
-			    const struct price_gpu **want)
+static enum rc check_filter(const struct price_catalog *cat, const struct plan_job *job,
+			    const struct plan_filter *f, const struct price_gpu **want)
 {
+	const struct sim_model *m = &job->model;
+
 	*want = NULL;
 	if (f->gpu[0]) {
 		*want = price_gpu_find(cat, f->gpu);
@@ -618,11 +672,29 @@ static enum rc check_filter(const struct price_catalog *cat, const struct plan_f
 			 "Ulysses' all-to-all, which gpuplan does not price), found %d", f->cp);
 		return RC_USAGE;
 	}
-	if (f->zero > plan_framework_max_zero(f->framework, f->pp)) {
-		gp_error("--zero: expected at most %d with --framework %s and --pp %d (it shards "
-			 "gradients only without pipeline parallelism), found %d",
-			 plan_framework_max_zero(f->framework, f->pp),
-			 plan_framework_str(f->framework), f->pp, f->zero);
+	if (f->zero > plan_framework_max_zero(f->framework, m, f->pp)) {
+		gp_error("--zero: expected at most %d with --framework %s and --pp %d for %s (%s), "
+			 "found %d", plan_framework_max_zero(f->framework, m, f->pp),
+			 plan_framework_str(f->framework), f->pp, m->name,
+			 f->pp > 1 ? "it shards gradients only without pipeline parallelism"
+				   : "DeepSpeed runs no MoE layer under ZeRO-3", f->zero);
+		return RC_USAGE;
+	}
+	/* --ep and --etp as sim_check reads them, said once before the
+	 * search rather than as "no configuration" after it */
+	if ((f->ep > 1 || f->etp > 1) && m->experts == 0) {
+		gp_error("--%s: expected 1 for %s, a model without experts, found %d",
+			 f->ep > 1 ? "ep" : "etp", m->name, f->ep > 1 ? f->ep : f->etp);
+		return RC_USAGE;
+	}
+	if (f->ep > 0 && m->experts > 0 && m->experts % f->ep) {
+		gp_error("--ep: expected a divisor of the %d experts of %s, found %d", m->experts,
+			 m->name, f->ep);
+		return RC_USAGE;
+	}
+	if (f->etp > 1 && m->experts > 0 && m->expert_ffn % f->etp) {
+		gp_error("--etp: expected a divisor of the expert width %d of %s, found %d",
+			 m->expert_ffn, m->name, f->etp);
 		return RC_USAGE;
 	}
 	return RC_OK;
@@ -641,7 +713,7 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 
 	*out = NULL;
 	*n = 0;
-	rc = check_filter(cat, &o->filter, &want);
+	rc = check_filter(cat, job, &o->filter, &want);
 	if (rc != RC_OK)
 		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -655,7 +727,8 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 			continue;
 		gpu = price_gpu_find(cat, of->gpu);
 		if (!gpu || (want && gpu != want) || !(gpu->memory_bytes > 0) ||
-		    !(gpu->bf16_flops_per_s > 0))
+		    !(gpu->bf16_flops_per_s > 0) ||
+		    plan_precision_pick(o->filter.precision, &job->model, gpu) < 0)
 			continue;
 		if (!spot_allowed(of, &o->filter, 0) && !spot_allowed(of, &o->filter, 1) &&
 		    !block_allowed(of, o))
@@ -706,7 +779,10 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 		s.cluster.gpus_per_node = g->gpn;
 		s.cluster.intra_bytes_per_s = g->gpu->intra_bytes_per_s;
 		s.cluster.inter_bytes_per_s = g->inter_bytes_per_s;
+		s.cluster.nvlink_domain = g->domain;
 		s.cluster.host = g->host;
+		s.precision = (enum sim_precision)plan_precision_pick(o->filter.precision,
+								      &job->model, g->gpu);
 		s.best = xcalloc((size_t)s.max_nodes + 1, sizeof(*s.best));
 		search_machine(&s, g);
 		if (nearest) {

@@ -221,10 +221,11 @@ static int framework_par(const struct sim_plan *p, enum plan_framework fw,
 	*q = p->par;
 	if (zero1_instead(p, fw))
 		q->zero = 1;
-	plan_framework_price(fw, q);
+	plan_framework_price(fw, &p->model, &p->cluster.gpu, q);
 	return q->zero != p->par.zero || q->grad_bytes_per_param != p->par.grad_bytes_per_param ||
 	       q->zero2_every_micro_batch != p->par.zero2_every_micro_batch ||
-	       q->dp_overlap != p->par.dp_overlap;
+	       q->dp_overlap != p->par.dp_overlap || q->ep_flex != p->par.ep_flex ||
+	       q->ep_overlap != p->par.ep_overlap;
 }
 
 /* Whether fw runs p otherwise than priced, and how: 0 when it runs it as
@@ -279,6 +280,11 @@ static void framework_differences(char *out, size_t size, const struct sim_plan 
 				    : q.dp_overlap == SIM_DP_OVERLAP_SUMS
 					    ? "the weight gather after the step"
 					    : "DP collectives overlapped");
+	if (q.ep_flex != p->par.ep_flex)
+		list_add(out, size, q.ep_flex ? "the flex dispatcher" : "the alltoall dispatcher");
+	if (q.ep_overlap != p->par.ep_overlap)
+		list_add(out, size, q.ep_overlap ? "EP all-to-alls overlapped"
+						 : "EP all-to-alls not overlapped");
 }
 
 /* The comment lines saying what fw runs instead of the plan and what it

@@ -82,6 +82,14 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 	cJSON_AddNumberToObject(p, "zero", c->par.zero);
 	cJSON_AddStringToObject(p, "recompute", sim_recompute_str(c->par.recompute));
 	cJSON_AddNumberToObject(p, "interleave", c->par.interleave);
+	cJSON_AddNumberToObject(p, "ep", c->par.ep);
+	cJSON_AddNumberToObject(p, "etp", c->par.etp);
+	if (c->par.ep > 1) {
+		cJSON_AddStringToObject(p, "ep_dispatcher", sim_ep_dispatcher_names[c->par.ep_flex]);
+		cJSON_AddBoolToObject(p, "ep_overlap", c->par.ep_overlap);
+	}
+	cJSON_AddStringToObject(p, "precision", sim_precision_str(c->par.precision));
+	cJSON_AddNumberToObject(p, "nvlink_domain", sim_cluster_domain(&c->cluster));
 	add_num(p, "step_time_s", c->res.step_time_s);
 	add_num(p, "tokens_per_s", c->res.tokens_per_s);
 	add_num(p, "mfu", c->res.mfu);

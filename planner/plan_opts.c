@@ -1,8 +1,9 @@
 /*
  * plan_opts.c - what every file of the planner reads: the options' and a
  * job's defaults, the names of the objective, the binding constraint and
- * the framework, the rules a framework puts on a layout, and which loss a
- * step's breakdown is largest in.
+ * the framework, the rules a framework puts on a layout (expert layouts
+ * and MoE communication included), the precision a plan uses on a GPU,
+ * and which loss a step's breakdown is largest in.
  *
  * It sits below the enumeration (plan_enum.c), the MILP (plan_lp.c) and
  * the pipeline (plan.c), which all read it; it calls none of them.
@@ -103,16 +104,54 @@ enum rc plan_framework_parse(const char *s, enum plan_framework *out)
  * (Megatron-LM PR #6081); DeepSpeed's PipelineEngine refuses ZeRO stages
  * 2 and 3 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
  * parallelism", deepspeed/runtime/pipe/engine.py).  With pipeline
- * parallelism both keep whole gradients: at most ZeRO-1. */
-int plan_framework_max_zero(enum plan_framework f, int pp)
+ * parallelism both keep whole gradients: at most ZeRO-1.  DeepSpeed's
+ * engine asserts "MoE not supported with Stage 3" (runtime/engine.py). */
+int plan_framework_max_zero(enum plan_framework f, const struct sim_model *m, int pp)
 {
-	return f != PLAN_FRAMEWORK_ANY && pp > 1 ? 1 : 3;
+	if (f != PLAN_FRAMEWORK_ANY && pp > 1)
+		return 1;
+	return f == PLAN_FRAMEWORK_DEEPSPEED && m && m->experts > 0 ? 2 : 3;
 }
 
-void plan_framework_price(enum plan_framework f, struct sim_parallel *q)
+/* Megatron-Core folds the expert group over the attention's tp x cp x dp
+ * GPUs (Liu et al. 2025), which sim_check checks.  DeepSpeed-MoE forms
+ * its expert-parallel groups from the data-parallel ranks (deepspeed/
+ * utils/groups.py, _get_expert_parallel_ranks: "expert_parallel_group"
+ * within "data_parallel_group") and splits an expert over the tensor-
+ * parallel ranks or not at all (the MoE layer's
+ * enable_expert_tensor_parallelism). */
+int plan_framework_runs_experts(enum plan_framework f, const struct sim_parallel *q)
+{
+	int ep = q->ep > 0 ? q->ep : 1, etp = q->etp > 0 ? q->etp : 1;
+
+	if (f != PLAN_FRAMEWORK_DEEPSPEED)
+		return 1;
+	return q->dp % ep == 0 && (etp == 1 || etp == q->tp);
+}
+
+void plan_framework_price(enum plan_framework f, const struct sim_model *m,
+			  const struct price_gpu *g, struct sim_parallel *q)
 {
 	if (f == PLAN_FRAMEWORK_ANY)
 		return;
+	/* The MoE layer's communication.  DeepSpeed-MoE sends tokens with
+	 * one all-to-all each way and computes in between (deepspeed/moe/
+	 * sharded_moe.py): NCCL's all-to-all, nothing overlapped.
+	 * Megatron-Core's flex dispatcher (DeepEP, HybridEP: "GB200, B200,
+	 * H100 supported", its MoE README) sends a token across the network
+	 * once per NVLink domain that holds its experts; it runs on Hopper
+	 * and Blackwell, elsewhere the alltoall dispatcher.
+	 * --overlap-moe-expert-parallel-comm hides one micro-batch's
+	 * all-to-alls under another's compute where transformer_config.py
+	 * allows it: ep > 1, virtual pipeline stages with pp > 1, no full
+	 * recomputation, at most one MTP layer. */
+	q->ep_flex = 0;
+	q->ep_overlap = 0;
+	if (f == PLAN_FRAMEWORK_MEGATRON && m && m->experts > 0 && q->ep > 1) {
+		q->ep_flex = sim_gpu_arch(g) != SIM_ARCH_OTHER;
+		q->ep_overlap = (q->pp == 1 || q->interleave > 1) &&
+				q->recompute != SIM_RECOMPUTE_FULL && m->mtp_layers <= 1;
+	}
 	/* Megatron-LM with --bf16 accumulates and reduces gradients in fp32
 	 * (arguments.py sets accumulate_allreduce_grads_in_fp32 unless
 	 * --grad-reduce-in-bf16), and overlaps the sums and ZeRO-1's gather
@@ -144,6 +183,7 @@ double plan_largest_loss(const struct sim_result *r, const char **name)
 		{ "tp comm", b->tp_comm_s },
 		{ "cp comm", b->cp_comm_s },
 		{ "pp comm", b->pp_comm_s },
+		{ "ep comm", b->ep_comm_s },
 		{ "dp comm", b->dp_comm_exposed_s },
 		{ "optimizer", b->optimizer_s },
 	};
@@ -156,4 +196,53 @@ double plan_largest_loss(const struct sim_result *r, const char **name)
 			*name = parts[i].name;
 		}
 	return r->step_time_s > 0 ? best / r->step_time_s : 0;
+}
+
+static const char *const precision_names[] = { "default", "auto", "bf16", "fp8", "mxfp8" };
+
+const char *plan_precision_str(enum plan_precision p)
+{
+	return precision_names[p];
+}
+
+enum rc plan_precision_parse(const char *s, enum plan_precision *out)
+{
+	for (size_t i = PLAN_PRECISION_AUTO; s && i < GP_ARRAY_LEN(precision_names); i++)
+		if (gp_streq_nocase(s, precision_names[i])) {
+			*out = (enum plan_precision)i;
+			return RC_OK;
+		}
+	return RC_USAGE;
+}
+
+/* A precision is a recipe as much as a rate: auto takes the one the
+ * published runs use on each GPU.  Megatron-Bridge trains DeepSeek-V3 and
+ * Qwen3-30B-A3B in MXFP8 on B200, B300, GB200 and GB300 and in FP8 on
+ * H100 (its performance tables: reference/moe_runs.csv), as Megatron-LM's
+ * MoE README recommends (blockwise FP8 on Hopper, MXFP8 on Blackwell);
+ * DeepSeek-V3 itself trained in FP8 (DeepSeek-AI 2024, sec. 3.3).  Dense
+ * models keep BF16 unless asked: their shipped presets' published runs
+ * are BF16 (Llama 3, Dubey et al. 2024, sec. 3.3). */
+int plan_precision_pick(enum plan_precision p, const struct sim_model *m,
+			const struct price_gpu *g)
+{
+	struct sim_parallel q;
+
+	sim_parallel_init(&q);
+	if (p == PLAN_PRECISION_DEFAULT)
+		p = m->experts > 0 ? PLAN_PRECISION_AUTO : PLAN_PRECISION_BF16;
+	switch (p) {
+	case PLAN_PRECISION_BF16:
+		return SIM_PRECISION_BF16;
+	case PLAN_PRECISION_FP8:
+		return g->fp8_flops_per_s > 0 ? SIM_PRECISION_FP8 : -1;
+	case PLAN_PRECISION_MXFP8:
+		q.precision = SIM_PRECISION_MXFP8;
+		return sim_precision_peak(&q, g) > 0 ? SIM_PRECISION_MXFP8 : -1;
+	default:
+		q.precision = SIM_PRECISION_MXFP8;
+		if (sim_precision_peak(&q, g) > 0)
+			return SIM_PRECISION_MXFP8;
+		return g->fp8_flops_per_s > 0 ? SIM_PRECISION_FP8 : SIM_PRECISION_BF16;
+	}
 }

@@ -378,6 +378,15 @@ double sim_mfu_peak(const struct price_gpu *g);
  * 0 where the GPU has no such rate (sim_check refuses the plan). */
 double sim_precision_peak(const struct sim_parallel *p, const struct price_gpu *g);
 
+/* GPU architectures the kernel tables (and the planner's framework
+ * rules) tell apart. */
+enum sim_arch { SIM_ARCH_OTHER, SIM_ARCH_HOPPER, SIM_ARCH_BLACKWELL };
+
+/* The architecture of g from its canonical name: H100, H200 and GH200 are
+ * Hopper; B200, B300, GB200 and GB300 Blackwell; anything else (Ampere,
+ * Ada, Volta, other vendors) takes Ampere's figures. */
+enum sim_arch sim_gpu_arch(const struct price_gpu *g);
+
 /* GPUs of c that share one NVLink domain: nvlink_domain, never fewer
  * than a node's. */
 int sim_cluster_domain(const struct sim_cluster *c);

@@ -90,14 +90,6 @@
  * 128 rate (FA3 paper, Fig. 5, 16k tokens without the mask); 32 gives 83%. */
 #define SIM_ATTN_DH_HALF 32.0
 
-/* GPU architectures the kernel tables tell apart. */
-enum sim_arch { SIM_ARCH_OTHER, SIM_ARCH_HOPPER, SIM_ARCH_BLACKWELL };
-
-/* The architecture of g from its canonical name: H100, H200 and GH200 are
- * Hopper; B200, B300, GB200 and GB300 Blackwell; anything else (Ampere,
- * Ada, Volta, other vendors) takes Ampere's figures. */
-enum sim_arch sim_gpu_arch(const struct price_gpu *g);
-
 /* The kernel that runs when a plan asks for k on architecture a: AUTO is
  * cuDNN on Hopper and Blackwell, FA2 elsewhere; FA3 outside Hopper is FA2
  * (cuDNN on Blackwell); cuDNN outside Hopper and Blackwell is FA2. */

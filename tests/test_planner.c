@@ -5,7 +5,10 @@
  * or availability; more budget never slower), GLPK's error hook, the spot
  * preemption model, Pareto pruning, and the whole pipeline on an inline
  * catalog (zero budget, one GPU, a model that fits nowhere, context
- * parallelism searched for long sequences).
+ * parallelism searched for long sequences), and for models with experts
+ * the expert layouts searched only where legal, the offering's NVLink
+ * domain, the precision and the frameworks' MoE rules, with a dense
+ * answer kept as it was.
  */
 #include "testutil.h"
 
@@ -1347,6 +1350,333 @@ static void test_plan_enumerate_cp_only_long_sequences(void **state)
 	assert_int_equal(a.rejected_check, b.rejected_check);
 }
 
+/* ---- mixture of experts: the expert search, the offering's NVLink domain,
+ * the precision and the framework's MoE rules ---------------------------- */
+
+/* A small MoE (8 layers, hidden 1024, 16 heads; 16 routed experts of
+ * width 512, top 2, one shared; the first layer dense). */
+static struct sim_model moe_model(void)
+{
+	struct sim_model m = test_model;
+
+	snprintf(m.name, sizeof(m.name), "moe-16x");
+	m.layers = 8;
+	m.hidden = 1024;
+	m.heads = 16;
+	m.kv_heads = 16;
+	m.ffn = 4096;
+	m.mlp = SIM_MLP_SWIGLU;
+	m.vocab = 32000;
+	m.seq = 2048;
+	m.gbs = 64;
+	m.experts = 16;
+	m.top_k = 2;
+	m.expert_ffn = 512;
+	m.shared_experts = 1;
+	m.dense_layers = 1;
+	return m;
+}
+
+/* Every candidate of job on test_cat with o, checked for what every
+ * candidate must be: a layout sim_check accepts, ep dividing the experts
+ * and the attention's tp x cp x dp over etp, etp 1 or a divisor of tp.
+ * Returns the count with ep > 1. */
+static size_t expert_layouts_legal(const struct plan_job *job, const struct plan_opts *o,
+				   struct plan_stats *st)
+{
+	const struct sim_model *m = &job->model;
+	struct plan_candidate *c = NULL;
+	size_t n = 0, with_ep = 0;
+
+	memset(st, 0, sizeof(*st));
+	assert_int_equal(plan_enumerate(job, &test_cat, o, &c, &n, st, NULL), RC_OK);
+	assert_true(n > 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct sim_parallel *q = &c[i].par;
+
+		assert_int_equal(sim_check(m, q, &c[i].cluster, NULL, 0), RC_OK);
+		assert_true(q->ep >= 1 && q->etp >= 1);
+		assert_int_equal(m->experts % q->ep, 0);
+		assert_int_equal((q->tp * q->cp * q->dp / q->etp) % q->ep, 0);
+		assert_true(q->etp == 1 || q->tp % q->etp == 0);
+		with_ep += q->ep > 1;
+	}
+	free(c);
+	return with_ep;
+}
+
+/* EP and ETP are searched for a model with experts, and only where
+ * legal: every configuration the search hands the simulator passes
+ * sim_check (none rejected: within 8 GPUs and with 512 sequences a batch,
+ * mbs x dp x pp divides the batch, so the interleaved schedule's rule,
+ * the one sim_check judges for the enumeration, never refuses one);
+ * DeepSpeed's layouts take ep from dp, etp 1 or tp, and no ZeRO-3; --ep
+ * and --etp pin them; bad pins are usage errors before the search. */
+static void test_plan_enumerate_experts_where_legal(void **state)
+{
+	struct sim_model m;
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_stats st;
+	struct plan_candidate *c = NULL;
+	size_t n = 0;
+
+	(void)state;
+	catalog_init();
+	m = moe_model();
+	m.gbs = 512;
+	plan_job_init(&job, &m, 10e9);
+	plan_opts_init(&o);
+	o.filter.max_gpus = 8;
+	expert_layouts_legal(&job, &o, &st);
+	assert_int_equal(st.rejected_check, 0);
+	/* there ep 8 is searched (and kept where pinned) */
+	o.filter.ep = 8;
+	assert_true(expert_layouts_legal(&job, &o, &st) > 0);
+	assert_int_equal(st.rejected_check, 0);
+	o.filter.ep = 0;
+	o.filter.max_gpus = PLAN_DEFAULT_MAX_GPUS;
+	assert_true(expert_layouts_legal(&job, &o, &st) > 0);
+
+	o.filter.framework = PLAN_FRAMEWORK_DEEPSPEED;
+	assert_true(expert_layouts_legal(&job, &o, &st) > 0);
+	assert_int_equal(plan_enumerate(&job, &test_cat, &o, &c, &n, &st, NULL), RC_OK);
+	for (size_t i = 0; i < n; i++) {
+		const struct sim_parallel *q = &c[i].par;
+
+		assert_int_equal(q->dp % q->ep, 0);
+		assert_true(q->etp == 1 || q->etp == q->tp);
+		assert_true(q->zero <= 2);
+		assert_int_equal(q->ep_flex, 0);
+		assert_int_equal(q->ep_overlap, 0);
+	}
+	free(c);
+
+	plan_opts_init(&o);
+	o.filter.ep = 4;
+	o.filter.etp = 2;
+	assert_true(expert_layouts_legal(&job, &o, &st) > 0);
+	assert_int_equal(plan_enumerate(&job, &test_cat, &o, &c, &n, &st, NULL), RC_OK);
+	for (size_t i = 0; i < n; i++)
+		assert_true(c[i].par.ep == 4 && c[i].par.etp == 2);
+	free(c);
+
+	/* 3 divides neither 16 experts nor their width 512 */
+	o.filter.etp = 0;
+	o.filter.ep = 3;
+	assert_int_equal(plan_enumerate(&job, &test_cat, &o, &c, &n, &st, NULL), RC_USAGE);
+	o.filter.ep = 0;
+	o.filter.etp = 3;
+	assert_int_equal(plan_enumerate(&job, &test_cat, &o, &c, &n, &st, NULL), RC_USAGE);
+	/* a dense model has no experts to spread */
+	plan_job_init(&job, &test_model, 10e9);
+	o.filter.etp = 0;
+	o.filter.ep = 2;
+	assert_int_equal(plan_enumerate(&job, &test_cat, &o, &c, &n, &st, NULL), RC_USAGE);
+	o.filter.ep = 0;
+	assert_int_equal(expert_layouts_legal(&job, &o, &st), 0);
+	assert_int_equal(plan_enumerate(&job, &test_cat, &o, &c, &n, &st, NULL), RC_OK);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(c[i].par.ep == 1 && c[i].par.etp == 1);
+		assert_int_equal(c[i].par.precision, SIM_PRECISION_BF16);
+	}
+	free(c);
+}
+
+/* A dense job's answer is the one the planner gave before it searched
+ * experts, precisions and NVLink domains (main at d7a181d: the same
+ * configurations enumerated, simulated and fitting, the same answer to
+ * the last bit), on a catalog whose offerings state no domain. */
+static void test_plan_run_dense_unchanged(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+	const struct plan_candidate *c;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	o.budget_usd = 20000;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_int_equal(r.stats.enumerated, 24456);
+	assert_int_equal(r.stats.simulated, 16744);
+	assert_int_equal(r.stats.fit, 16642);
+	assert_int_equal(r.stats.frontier, 53);
+	c = &r.rows[0].c;
+	assert_string_equal(c->offering->region, "west");
+	assert_int_equal(c->nodes, 32);
+	assert_true(c->par.tp == 4 && c->par.pp == 1 && c->par.dp == 64 && c->par.cp == 1);
+	assert_true(c->par.mbs == 4 && c->par.zero == 2 && c->par.interleave == 1);
+	assert_int_equal(c->par.recompute, SIM_RECOMPUTE_SELECTIVE);
+	assert_true(c->par.ep == 1 && c->par.etp == 1);
+	assert_near(c->res.step_time_s, 0.085407693465898674, 1e-12);
+	plan_result_release(&r);
+}
+
+/* Clusters built from an offering take its NVLink domain
+ * (price_nvlink_domain: the offering's figure, else the GPU's): an NVL72
+ * GPU sold as 4-GPU nodes is one machine with a 72-GPU domain, and the
+ * same nodes stated as their own domains another.  On that Blackwell GPU
+ * a model with experts trains in MXFP8 with Megatron-Core's flex
+ * dispatcher. */
+static void test_plan_enumerate_domain_from_offering(void **state)
+{
+	struct sim_model m = moe_model();
+	struct price_gpu gpu = test_gpus[0];
+	struct price_offering of[2];
+	struct price_catalog cat;
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_stats st;
+	struct plan_candidate *c = NULL;
+	size_t n = 0, seen[2] = { 0, 0 };
+
+	(void)state;
+	catalog_init();
+	gpu = test_gpus[0];
+	snprintf(gpu.name, sizeof(gpu.name), "GB200");
+	gpu.fp8_flops_per_s = 2 * gpu.bf16_flops_per_s;
+	gpu.nvlink_domain = 72;
+	of[0] = test_offers[0];
+	snprintf(of[0].gpu, PRICE_NAME_MAX, "GB200");
+	snprintf(of[0].instance_type, PRICE_NAME_MAX, "nvl72");
+	of[0].gpus_per_node = 4;
+	of[0].max_nodes = 18;
+	of[1] = of[0];
+	snprintf(of[1].instance_type, PRICE_NAME_MAX, "nvl4");
+	of[1].nvlink_domain = 4;
+	memset(&cat, 0, sizeof(cat));
+	cat.gpus = &gpu;
+	cat.n_gpus = 1;
+	cat.offers = of;
+	cat.n_offers = 2;
+	plan_job_init(&job, &m, 10e9);
+	plan_opts_init(&o);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(plan_enumerate(&job, &cat, &o, &c, &n, &st, NULL), RC_OK);
+	assert_int_equal(st.machines, 2);
+	for (size_t i = 0; i < n; i++) {
+		int k = c[i].offering == &of[1];
+
+		assert_int_equal(c[i].cluster.nvlink_domain, k ? 4 : 72);
+		assert_int_equal(c[i].par.precision, SIM_PRECISION_MXFP8);
+		if (c[i].par.ep > 1)
+			assert_int_equal(c[i].par.ep_flex, 1);
+		seen[k]++;
+	}
+	assert_true(seen[0] > 0 && seen[1] > 0);
+	free(c);
+}
+
+/* auto is each GPU's recipe (MXFP8 on Blackwell, FP8 with an FP8 rate,
+ * else BF16); the default is auto with experts and BF16 without; a
+ * pinned rate the GPU lacks rules the GPU out. */
+static void test_plan_precision_pick(void **state)
+{
+	struct sim_model dense = test_model, moe = moe_model();
+	struct price_gpu a100 = test_gpus[0], h100 = test_gpus[0], b200 = test_gpus[0];
+	enum plan_precision p;
+
+	(void)state;
+	catalog_init();
+	snprintf(h100.name, sizeof(h100.name), "H100-SXM5-80GB");
+	h100.fp8_flops_per_s = 2 * h100.bf16_flops_per_s;
+	snprintf(b200.name, sizeof(b200.name), "B200");
+	b200.fp8_flops_per_s = 2 * b200.bf16_flops_per_s;
+	assert_int_equal(plan_precision_pick(PLAN_PRECISION_DEFAULT, &dense, &b200),
+			 SIM_PRECISION_BF16);
+	assert_int_equal(plan_precision_pick(PLAN_PRECISION_DEFAULT, &moe, &b200),
+			 SIM_PRECISION_MXFP8);
+	assert_int_equal(plan_precision_pick(PLAN_PRECISION_DEFAULT, &moe, &h100),
+			 SIM_PRECISION_FP8);
+	assert_int_equal(plan_precision_pick(PLAN_PRECISION_DEFAULT, &moe, &a100),
+			 SIM_PRECISION_BF16);
+	assert_int_equal(plan_precision_pick(PLAN_PRECISION_AUTO, &dense, &h100),
+			 SIM_PRECISION_FP8);
+	assert_int_equal(plan_precision_pick(PLAN_PRECISION_BF16, &moe, &b200),
+			 SIM_PRECISION_BF16);
+	assert_int_equal(plan_precision_pick(PLAN_PRECISION_MXFP8, &moe, &h100), -1);
+	assert_int_equal(plan_precision_pick(PLAN_PRECISION_FP8, &moe, &a100), -1);
+	assert_int_equal(plan_precision_pick(PLAN_PRECISION_FP8, &moe, &b200), SIM_PRECISION_FP8);
+	assert_int_equal(plan_precision_parse("MXFP8", &p), RC_OK);
+	assert_int_equal(p, PLAN_PRECISION_MXFP8);
+	assert_int_equal(plan_precision_parse("nvfp4", &p), RC_USAGE);
+	assert_int_equal(plan_precision_parse("default", &p), RC_USAGE);
+}
+
+/* Megatron-LM's MoE rules: the flex dispatcher on Hopper and Blackwell
+ * only, the all-to-all overlap with ep > 1 and without full
+ * recomputation, and with pp > 1 only interleaved; DeepSpeed: neither,
+ * ep from dp, etp 1 or tp, no ZeRO-3 with experts. */
+static void test_plan_framework_moe_rules(void **state)
+{
+	struct sim_model moe = moe_model();
+	struct price_gpu a100 = test_gpus[0], h100 = test_gpus[0];
+	struct sim_parallel q;
+
+	(void)state;
+	catalog_init();
+	snprintf(h100.name, sizeof(h100.name), "H100-SXM5-80GB");
+	sim_parallel_init(&q);
+	q.tp = 2;
+	q.dp = 8;
+	q.ep = 8;
+	q.recompute = SIM_RECOMPUTE_SELECTIVE;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &h100, &q);
+	assert_true(q.ep_flex == 1 && q.ep_overlap == 1);
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &a100, &q);
+	assert_true(q.ep_flex == 0 && q.ep_overlap == 1);
+	q.recompute = SIM_RECOMPUTE_FULL;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &h100, &q);
+	assert_true(q.ep_flex == 1 && q.ep_overlap == 0);
+	q.recompute = SIM_RECOMPUTE_NONE;
+	q.pp = 2;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &h100, &q);
+	assert_int_equal(q.ep_overlap, 0);
+	q.interleave = 2;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &h100, &q);
+	assert_int_equal(q.ep_overlap, 1);
+	plan_framework_price(PLAN_FRAMEWORK_DEEPSPEED, &moe, &h100, &q);
+	assert_true(q.ep_flex == 0 && q.ep_overlap == 0);
+	q.ep = 1;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &h100, &q);
+	assert_true(q.ep_flex == 0 && q.ep_overlap == 0);
+
+	q.ep = 8;
+	q.etp = 1;
+	assert_true(plan_framework_runs_experts(PLAN_FRAMEWORK_DEEPSPEED, &q));
+	q.ep = 16;
+	assert_false(plan_framework_runs_experts(PLAN_FRAMEWORK_DEEPSPEED, &q));
+	assert_true(plan_framework_runs_experts(PLAN_FRAMEWORK_MEGATRON, &q));
+	q.ep = 4;
+	q.etp = 2;
+	assert_true(plan_framework_runs_experts(PLAN_FRAMEWORK_DEEPSPEED, &q));
+	q.tp = 4;
+	assert_false(plan_framework_runs_experts(PLAN_FRAMEWORK_DEEPSPEED, &q));
+	assert_int_equal(plan_framework_max_zero(PLAN_FRAMEWORK_DEEPSPEED, &moe, 1), 2);
+	assert_int_equal(plan_framework_max_zero(PLAN_FRAMEWORK_DEEPSPEED, &test_model, 1), 3);
+	assert_int_equal(plan_framework_max_zero(PLAN_FRAMEWORK_MEGATRON, &moe, 1), 3);
+	assert_int_equal(plan_framework_max_zero(PLAN_FRAMEWORK_MEGATRON, &moe, 2), 1);
+}
+
+/* The EP all-to-all is a loss the answer can name. */
+static void test_plan_largest_loss_ep(void **state)
+{
+	struct sim_result r;
+	const char *name;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.step_time_s = 10;
+	r.breakdown.compute_s = 6;
+	r.breakdown.dp_comm_exposed_s = 1;
+	r.breakdown.ep_comm_s = 3;
+	assert_near(plan_largest_loss(&r, &name), 0.3, 1e-12);
+	assert_string_equal(name, "ep comm");
+}
+
 static void test_plan_result_to_json_keys(void **state)
 {
 	static const char *keys[] = {
@@ -1455,6 +1785,12 @@ int main(void)
 		cmocka_unit_test(test_plan_run_cp_only_fit),
 		cmocka_unit_test(test_plan_run_cp_faster),
 		cmocka_unit_test(test_plan_enumerate_cp_only_long_sequences),
+		cmocka_unit_test(test_plan_enumerate_experts_where_legal),
+		cmocka_unit_test(test_plan_run_dense_unchanged),
+		cmocka_unit_test(test_plan_enumerate_domain_from_offering),
+		cmocka_unit_test(test_plan_precision_pick),
+		cmocka_unit_test(test_plan_framework_moe_rules),
+		cmocka_unit_test(test_plan_largest_loss_ep),
 		cmocka_unit_test(test_plan_result_to_json_keys),
 		cmocka_unit_test(test_plan_jobs_load),
 	};

@@ -236,8 +236,10 @@ expect_rc "--framework Megatron: names are case-insensitive, as GPU names" 0
 # frontier takes it too: no row with ZeRO-2/3 and pp > 1
 for fw in any megatron; do
 	gp frontier --model gpt3-175b --tokens 300B --framework $fw -q
+	# the layout column, then its " v4", " ep8" marks, then ZERO
 	awk '{ for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\/[0-9]+\/[0-9]+\/[0-9]+$/) {
-		split($i, l, "/"); n++; if (l[2] > 1 && $(i + 1) >= 2) z++ } }
+		for (j = i + 1; $j ~ /^(v|ep|etp)[0-9]+$/; j++) ;
+		split($i, l, "/"); n++; if (l[2] > 1 && $j + 0 >= 2) z++ } }
 		END { print z + 0, n + 0 }' "$OUT" >"$TMP/fr-$fw"
 done
 read -r z_any n_any <"$TMP/fr-any"
@@ -386,5 +388,67 @@ expect_out "GB200: the block pays 18 instances" "^capacity-block: 18 x p6e-gb200
 # of 4 GPUs each, too small for 70B
 gp plan --model llama3-70b --tokens 200B --gpu GB200 --blocks none -o "$TMP/gb200.json"
 expect_rc "GB200 without blocks: no feasible plan" 3
+
+# ---- mixture of experts: EP, ETP and the precision searched
+# Budgets scale with what a token costs: DeepSeek-V3's 37B active
+# parameters at the issue's $20M; Qwen3-235B-A22B's 22B at $12M (0.6 of
+# it); GPT-OSS-120B's 5.1B at $4M (OpenAI's model card: 2.1M H100-hours).
+# Each answer spreads its experts (ep > 1 in the table and the layout
+# line), fits (memory per GPU within capacity), and its plan file says so.
+for job in "deepseek-v3 20M" "qwen3-235b-a22b 12M" "gpt-oss-120b 4M"; do
+	read -r m b <<<"$job"
+	gp plan --model "$m" --tokens 15T --budget "$b" -o "$TMP/moe-$m.json"
+	expect_rc "$m within \$$b: a plan" 0
+	expect_out "$m: EP in the answer's layout column" "^1 +[a-z].* [0-9]+/[0-9]+/[0-9]+/[0-9]+( v[0-9]+)? ep[0-9]+ "
+	expect_out "$m: the layout line names ep and etp" "^layout +tp[0-9]+ pp[0-9]+ .*ep[0-9]+ etp[0-9]+ \(expert dp [0-9]+\) on [0-9]+ GPUs, NVLink domains of [0-9]+;.* (fp8|mxfp8); (flex|alltoall) dispatcher, EP all-to-alls"
+	ep=$(sed -n 's/^layout .* ep\([0-9]*\) etp.*/\1/p' "$OUT")
+	[ -n "$ep" ] && [ "$ep" -gt 1 ] && pass "$m: ep $ep > 1" || fail "$m: ep > 1" "found '$ep'"
+	read -r used cap <<<"$(sed -En 's/^memory +per GPU ([0-9.]+) GiB of ([0-9.]+) GiB: weights .*/\1 \2/p' "$OUT")"
+	awk -v u="$used" -v c="$cap" 'BEGIN { exit !(u > 0 && u <= c) }' \
+		&& pass "$m: the memory breakdown fits ($used of $cap GiB)" \
+		|| fail "$m: the memory breakdown fits" "'$used' of '$cap'"
+	expect_out "$m: the answer is within the budget" "^binding: "
+	[ "$(json_num ep "$TMP/moe-$m.json")" = "$ep" ] && pass "$m: the plan file carries ep $ep" \
+		|| fail "$m: the plan file carries ep" "$(json_num ep "$TMP/moe-$m.json")"
+	json_num etp "$TMP/moe-$m.json" | grep -Eq '^[0-9]+$' && pass "$m: the plan file carries etp" \
+		|| fail "$m: the plan file carries etp" "none"
+done
+# the answer is re-simulated from its plan file as priced
+gp simulate "$TMP/moe-deepseek-v3.json"
+expect_rc "simulate of the DeepSeek-V3 plan exits 0" 0
+expect_out "simulate of the DeepSeek-V3 plan states its experts" "^experts +ep [0-9]+, etp [0-9]+"
+# --ep and --etp pin the search, like --tp; --precision pins the GEMMs
+gp plan --model qwen3-235b-a22b --tokens 15T --budget 12M --ep 32 --precision fp8 --json -o "$TMP/moe-pin.json"
+expect_rc "--ep 32 --precision fp8: a plan" 0
+n=$(grep -c '"ep":' "$OUT"); k=$(grep -Ec '"ep":[[:space:]]*32,' "$OUT")
+[ "$n" -gt 0 ] && [ "$n" = "$k" ] && pass "--ep 32: every row has ep 32 ($n)" || fail "--ep 32: every row has ep 32" "$k of $n"
+n=$(grep -c '"precision":' "$OUT"); k=$(grep -c '"precision":[[:space:]]*"fp8"' "$OUT")
+[ "$n" -gt 0 ] && [ "$n" = "$k" ] && pass "--precision fp8: every row in fp8 ($n)" || fail "--precision fp8: every row in fp8" "$k of $n"
+# DeepSpeed-MoE takes its expert groups from the data-parallel ranks and
+# runs no MoE layer under ZeRO-3
+gp plan --model qwen3-235b-a22b --tokens 15T --budget 12M --framework deepspeed --json -o "$TMP/moe-ds.json"
+expect_rc "deepspeed: a MoE plan" 0
+awk -F'[:,]' '/"dp":/ { dp = $2 + 0 } /"zero":/ { z = $2 + 0 } /"ep":/ { n++; if (dp % ($2 + 0) || z > 2) bad++ }
+	END { exit !(n > 0 && bad == 0) }' "$OUT" && pass "deepspeed: ep divides dp, ZeRO below 3" \
+	|| fail "deepspeed: ep divides dp, ZeRO below 3" "$(grep -E '"(dp|ep|zero)":' "$OUT" | head -6 | tr -d '\n')"
+# a dense model's answer names no experts
+gp plan --model llama3-70b --tokens 1T --budget 1.5M -o "$TMP/dense.json"
+expect_no_out "dense: no ep in the table" "^1 .* ep[0-9]+ "
+expect_out "dense: the layout line, bf16" "^layout +tp[0-9]+ pp[0-9]+ .* dp[0-9]+ cp[0-9]+ on [0-9]+ GPUs, .* bf16$"
+# bad values: one line, exit 2
+for args in "--ep 0" "--ep many" "--ep 3" "--etp 5" "--precision fp4" "--ep 70000"; do
+	gp plan --model deepseek-v3 --tokens 15T --budget 20M $args -o "$TMP/moe-bad.json"
+	expect_rc "plan $args exits 2" 2
+	expect_err_lines "plan $args: one error line" 1
+done
+gp plan --model deepseek-v3 --tokens 15T --ep 3
+expect_err "--ep 3 says what divides" "^error: --ep: expected a divisor of the 256 experts of deepseek-v3, found 3"
+gp plan --model llama3-70b --tokens 1T --ep 8
+expect_rc "--ep 8 on a dense model exits 2" 2
+expect_err "--ep on a dense model says why" "^error: --ep: expected 1 for llama3-70b, a model without experts, found 8"
+gp plan --help
+for opt in --ep --etp --precision; do
+	expect_out "plan --help lists $opt" -- "$opt"
+done
 
 finish
