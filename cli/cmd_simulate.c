@@ -55,6 +55,8 @@ static void help(void)
 	       "  --shared-experts N      experts every token passes through (default: 0)\n"
 	       "  --shared-ffn N          each shared expert's width (default: --expert-ffn)\n"
 	       "  --dense-layers N        the first N layers keep a dense MLP of --ffn (default: 0)\n"
+	       "  --router-pre-softmax 0|1  1: the chosen experts weigh their softmax over every\n"
+	       "                          expert as is; 0: renormalised over the chosen (default)\n"
 	       "  --mtp-layers N          multi-token prediction modules (default: 0)\n"
 	       "  --kv-lora-rank N        multi-head latent attention: the key/value latent (default: 0, none)\n"
 	       "  --q-lora-rank N         MLA's query latent (default: 0, full rank)\n"

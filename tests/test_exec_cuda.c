@@ -496,11 +496,7 @@ static void run_losses_peak(const struct exec_backend *be, enum exec_precision p
 	exec_device_init(&dev, be);
 	dev.precision = prec;
 	assert_int_equal(exec_device_open(&dev), RC_OK);
-	exec_group_self(&g.world, &dev);
-	exec_group_self(&g.tp, &dev);
-	exec_group_self(&g.pp, &dev);
-	exec_group_self(&g.dp, &dev);
-	exec_group_self(&g.cp, &dev);
+	exec_groups_self(&g, &dev);
 	assert_int_equal(exec_layout_init(&l, &o->par, 0), RC_OK);
 	t = exec_trainer_new(o, &l, &dev, &g, why, sizeof(why));
 	if (!t)
@@ -703,11 +699,7 @@ static void test_exec_cuda_trace_uses_cuda_events(void **state)
 	o.trace = 1;
 	exec_device_init(&dev, &exec_cuda_backend);
 	assert_int_equal(exec_device_open(&dev), RC_OK);
-	exec_group_self(&g.world, &dev);
-	exec_group_self(&g.tp, &dev);
-	exec_group_self(&g.pp, &dev);
-	exec_group_self(&g.dp, &dev);
-	exec_group_self(&g.cp, &dev);
+	exec_groups_self(&g, &dev);
 	assert_int_equal(exec_layout_init(&l, &o.par, 0), RC_OK);
 	t = exec_trainer_new(&o, &l, &dev, &g, why, sizeof(why));
 	assert_non_null(t);

@@ -472,11 +472,7 @@ static void rig_open(struct rig *r, const struct exec_opts *o, int rank)
 	char why[256] = "";
 
 	exec_device_init(&r->dev, &exec_cpu_backend);
-	exec_group_self(&r->g.world, &r->dev);
-	exec_group_self(&r->g.tp, &r->dev);
-	exec_group_self(&r->g.pp, &r->dev);
-	exec_group_self(&r->g.dp, &r->dev);
-	exec_group_self(&r->g.cp, &r->dev);
+	exec_groups_self(&r->g, &r->dev);
 	assert_int_equal(exec_layout_init(&r->l, &o->par, rank), RC_OK);
 	r->t = exec_trainer_new(o, &r->l, &r->dev, &r->g, why, sizeof(why));
 	if (!r->t)
