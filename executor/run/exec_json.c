@@ -69,12 +69,25 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	cJSON_AddStringToObject(m, "mlp", sim_mlp_str(o->model.mlp));
 	cJSON_AddStringToObject(m, "norm", o->norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm");
 	cJSON_AddBoolToObject(m, "tied_embeddings", o->model.tied_embeddings != 0);
+	if (o->model.experts > 0) {
+		add_num(m, "experts", o->model.experts);
+		add_num(m, "top_k", o->model.top_k);
+		add_num(m, "expert_ffn", o->model.expert_ffn);
+		add_num(m, "shared_experts", o->model.shared_experts);
+		add_num(m, "shared_ffn", o->model.shared_ffn);
+		add_num(m, "dense_layers", o->model.dense_layers);
+		cJSON_AddBoolToObject(m, "router_pre_softmax", o->model.router_pre_softmax != 0);
+	}
 	l = cJSON_AddObjectToObject(root, "layout");
 	add_num(l, "ranks", (double)p->tp * p->pp * p->dp * p->cp);
 	add_num(l, "tp", p->tp);
 	add_num(l, "pp", p->pp);
 	add_num(l, "dp", p->dp);
 	add_num(l, "cp", p->cp);
+	if (o->model.experts > 0) {
+		add_num(l, "ep", p->ep > 0 ? p->ep : 1);
+		add_num(l, "expert_dp", (double)p->tp * p->dp * p->cp / (p->ep > 0 ? p->ep : 1));
+	}
 	add_num(l, "mbs", p->mbs);
 	add_num(l, "gbs", p->gbs);
 	add_num(l, "grad_accum", p->gbs / (p->mbs * p->dp));

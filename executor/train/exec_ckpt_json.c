@@ -47,12 +47,23 @@ char *exec_ckpt_manifest_to_json(const struct exec_ckpt_manifest *m)
 	cJSON_AddStringToObject(o, "mlp", sim_mlp_str(m->model.mlp));
 	cJSON_AddStringToObject(o, "norm", m->norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm");
 	cJSON_AddBoolToObject(o, "tied_embeddings", m->model.tied_embeddings != 0);
+	if (m->model.experts > 0) {
+		cJSON_AddNumberToObject(o, "experts", m->model.experts);
+		cJSON_AddNumberToObject(o, "top_k", m->model.top_k);
+		cJSON_AddNumberToObject(o, "expert_ffn", m->model.expert_ffn);
+		cJSON_AddNumberToObject(o, "shared_experts", m->model.shared_experts);
+		cJSON_AddNumberToObject(o, "shared_ffn", m->model.shared_ffn);
+		cJSON_AddNumberToObject(o, "dense_layers", m->model.dense_layers);
+		cJSON_AddNumberToObject(o, "router_pre_softmax", m->model.router_pre_softmax);
+	}
 	o = cJSON_AddObjectToObject(root, "layout");
 	cJSON_AddNumberToObject(o, "ranks", m->world);
 	cJSON_AddNumberToObject(o, "tp", p->tp);
 	cJSON_AddNumberToObject(o, "pp", p->pp);
 	cJSON_AddNumberToObject(o, "dp", p->dp);
 	cJSON_AddNumberToObject(o, "cp", p->cp);
+	if (p->ep > 1)
+		cJSON_AddNumberToObject(o, "ep", p->ep);
 	cJSON_AddNumberToObject(o, "zero", p->zero);
 	cJSON_AddNumberToObject(o, "interleave", p->interleave);
 	cJSON_AddNumberToObject(o, "mbs", p->mbs);
@@ -127,6 +138,14 @@ static int get_i(struct rd *r, const cJSON *o, const char *where, const char *ke
 	return (int)v;
 }
 
+/* The same where the field may be absent (a dense model's experts, a
+ * layout without expert parallelism): absent, def. */
+static int get_opt_i(struct rd *r, const cJSON *o, const char *where, const char *key, double lo,
+		     double hi, int def)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, key) ? get_i(r, o, where, key, lo, hi) : def;
+}
+
 static const char *get_str(struct rd *r, const cJSON *o, const char *where, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -175,6 +194,13 @@ static void read_model(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *
 	if (!cJSON_IsBool(tied))
 		bad(r, ".model", "tied_embeddings", "true or false", tied);
 	m->model.tied_embeddings = cJSON_IsTrue(tied);
+	m->model.experts = get_opt_i(r, o, ".model", "experts", 0, SIM_MAX_EXPERTS, 0);
+	m->model.top_k = get_opt_i(r, o, ".model", "top_k", 0, SIM_MAX_EXPERTS, 0);
+	m->model.expert_ffn = get_opt_i(r, o, ".model", "expert_ffn", 0, 1 << 26, 0);
+	m->model.shared_experts = get_opt_i(r, o, ".model", "shared_experts", 0, SIM_MAX_EXPERTS, 0);
+	m->model.shared_ffn = get_opt_i(r, o, ".model", "shared_ffn", 0, 1 << 26, 0);
+	m->model.dense_layers = get_opt_i(r, o, ".model", "dense_layers", 0, 1 << 24, 0);
+	m->model.router_pre_softmax = get_opt_i(r, o, ".model", "router_pre_softmax", 0, 1, 0);
 }
 
 static void read_layout(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *m)
@@ -186,6 +212,7 @@ static void read_layout(struct rd *r, const cJSON *o, struct exec_ckpt_manifest 
 	p->pp = get_i(r, o, ".layout", "pp", 1, 1 << 20);
 	p->dp = get_i(r, o, ".layout", "dp", 1, 1 << 20);
 	p->cp = get_i(r, o, ".layout", "cp", 1, 1 << 20);
+	p->ep = get_opt_i(r, o, ".layout", "ep", 1, 1 << 20, 1);
 	p->zero = get_i(r, o, ".layout", "zero", 0, 3);
 	p->interleave = get_i(r, o, ".layout", "interleave", 1, 1 << 20);
 	p->mbs = get_i(r, o, ".layout", "mbs", 1, 1 << 30);

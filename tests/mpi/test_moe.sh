@@ -109,6 +109,24 @@ for r in ep2-dp2 ep4-tp2xdp2 ep4-tp2xpp2xdp2-zero1 ep2-dp4-zero3; do
 		|| fail "$r: the single rank's parameters" "found '$got', expected '$want'"
 done
 
+# Checkpoints keep each rank's experts: ep 2 over dp 2 stopped after
+# step 3 and resumed gives the single rank's steps 4 and 5; a resume at
+# another ep is refused.
+run "ep2-dp2: 3 steps, checkpointed" timeout $LIMIT $MPIRUN -np 2 "$RAW" execute $SHAPE --dp 2 \
+	--ep 2 --mbs 2 --steps 3 --checkpoint-dir "$TMP/ckpt" --checkpoint-every 3
+expect_rc "ep2-dp2 checkpointed: exit 0" 0
+run "ep2-dp2: resumed" timeout $LIMIT $MPIRUN -np 2 "$RAW" execute $SHAPE --dp 2 --ep 2 --mbs 2 \
+	--steps 5 --checkpoint-dir "$TMP/ckpt" --resume --json "$TMP/resumed.json"
+expect_rc "ep2-dp2 resumed: exit 0" 0
+verdict=$(paste <(losses "$TMP/base.json" | tail -2) <(losses "$TMP/resumed.json") | awk '
+	{ n++; d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 * $1) bad = 1 }
+	END { print (n == 2 && !bad) ? "ok" : "differ" }')
+[ "$verdict" = ok ] && pass "ep2-dp2 resumed: steps 4 and 5 are the single rank's" \
+	|| fail "ep2-dp2 resumed: steps 4 and 5 are the single rank's" "$verdict"
+gp execute $SHAPE --dp 2 --mbs 2 --steps 5 --checkpoint-dir "$TMP/ckpt" --resume
+expect_rc "resume at ep 1 of an ep 2 checkpoint: exit 2" 2
+expect_err "resume at another ep: says why" "expected a checkpoint of this run's layout \(tp 1 x pp 1 x dp 2 x cp 1, ep 1,"
+
 # An MoE plan file, end to end: the launcher starts mpirun with the
 # plan's 4 ranks (dp 4, ep 2), the run reproduces the single rank's
 # losses, and the measurement goes beside the simulator's prediction.
