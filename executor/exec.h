@@ -120,8 +120,12 @@ struct exec_step_info {
 
 struct exec_opts {
 	struct sim_model model;   /* the shapes run (already shrunk for a trial);
-				     tied_embeddings: the LM head is wte */
-	struct sim_parallel par;  /* tp, pp, dp, cp, mbs, gbs, zero, recompute,
+				     tied_embeddings: the LM head is wte; with
+				     experts a mixture of experts (experts,
+				     top_k, expert_ffn, shared_experts,
+				     shared_ffn, dense_layers,
+				     router_pre_softmax) */
+	struct sim_parallel par;  /* tp, pp, dp, cp, ep, mbs, gbs, zero, recompute,
 				     interleave, flash, seq_parallel (applied
 				     when tp > 1) */
 	enum sched_kind schedule; /* SCHED_INTERLEAVED iff par.interleave > 1 */
@@ -171,7 +175,11 @@ void exec_opts_derive(struct exec_opts *o);
 /* Checks that o can run: shapes positive, heads, KV heads and the MLP
  * width divisible by tp, layers by pp * interleave, gbs by mbs * dp, the
  * sequence by cp, its cp slice by tp with sequence parallelism, at most
- * max_ranks ranks, a backend named cpu or cuda.  Returns RC_OK, or RC_INPUT with a one-line reason in why[size].
+ * max_ranks ranks, a backend named cpu or cuda; with experts, the model
+ * as sim_model_check has it, ep dividing the experts and tp * cp * dp,
+ * etp 1, sequence parallelism with tp > 1, the shared experts' width
+ * divisible by tp, the alltoall dispatcher; no multi-head latent
+ * attention.  Returns RC_OK, or RC_INPUT with a one-line reason in why[size].
  * Whether the backend can run here is exec_backend_probe()'s question. */
 enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size);
 
