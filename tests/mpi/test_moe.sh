@@ -90,6 +90,19 @@ for c in "dp all-reduce:30" "edp all-reduce:20" "ep all-to-all:200"; do
 		|| fail "ep2 x dp4 trace: $want ${c%:*}s on each rank" "found '$got'"
 done
 
+# the most events an MoE step makes (a recomputed dispatch, ZeRO-3's
+# gathers and reduce-scatters of the experts over expert DP) fit the
+# recorder's bound
+layout ep2-tp2xdp2-zero3-full-trace 4 base --tp 2 --dp 2 --seq-parallel --ep 2 --zero 3 \
+	--recompute full --mbs 1 --trace "$TMP/trace-heavy.json"
+grep -q '"dropped_events":0' "$TMP/trace-heavy.json" \
+	&& pass "ep2 x tp2 x dp2, zero3, full recompute trace: no event dropped" \
+	|| fail "ep2 x tp2 x dp2, zero3, full recompute trace: no event dropped" \
+		"$(grep -o '"dropped_events":[0-9]*' "$TMP/trace-heavy.json")"
+grep -q '"edp reduce-scatter","cat":"edp"' "$TMP/trace-heavy.json" \
+	&& pass "heavy trace: the experts' gradients reduce-scattered over expert DP" \
+	|| fail "heavy trace: the experts' gradients reduce-scattered over expert DP" "none found"
+
 # Each rank holds its share of the experts: over dp 4, ep 4 a quarter
 # of them where ep 2 holds half; ZeRO-3 shards ep 2's states over its
 # expert-DP group (and the rest over DP).
