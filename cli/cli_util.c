@@ -3,6 +3,7 @@
  * lives, and progress through a launcher.  Shared by every command
  * front-end.
  */
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,4 +213,15 @@ const struct sim_model *cli_model_find(const struct sim_model_table *t, const ch
 	else
 		gp_hint("%s", otherwise);
 	return NULL;
+}
+
+void cli_model_field_options(struct option *opts, int first)
+{
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		opts[i].name = sim_model_fields[i].flag + 2;   /* past "--" */
+		opts[i].has_arg = required_argument;
+		opts[i].flag = NULL;
+		opts[i].val = first + i;
+	}
+	memset(&opts[SIM_MODEL_FIELDS], 0, sizeof(opts[0]));
 }

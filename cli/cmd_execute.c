@@ -267,15 +267,7 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 
 	/* the model's fields beyond the basic shape, as simulate names them */
 	memcpy(opts, base, sizeof(base));
-	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
-		struct option *op = &opts[GP_ARRAY_LEN(base) + i];
-
-		op->name = sim_model_fields[i].flag + 2;   /* past "--" */
-		op->has_arg = required_argument;
-		op->flag = NULL;
-		op->val = OPT_SHAPE + i;
-	}
-	memset(&opts[GP_ARRAY_LEN(base) + SIM_MODEL_FIELDS], 0, sizeof(opts[0]));
+	cli_model_field_options(opts + GP_ARRAY_LEN(base), OPT_SHAPE);
 	optind = 1;
 	opterr = 0;
 	while (rc == RC_OK && (c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {

@@ -238,15 +238,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 	int c, v = 0;
 
 	memcpy(opts, base, sizeof(base));
-	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
-		struct option *o = &opts[GP_ARRAY_LEN(base) + i];
-
-		o->name = sim_model_fields[i].flag + 2;   /* past "--" */
-		o->has_arg = required_argument;
-		o->flag = NULL;
-		o->val = O_SHAPE + i;
-	}
-	memset(&opts[GP_ARRAY_LEN(base) + SIM_MODEL_FIELDS], 0, sizeof(opts[0]));
+	cli_model_field_options(opts + GP_ARRAY_LEN(base), O_SHAPE);
 	optind = 1;
 	opterr = 0;
 	while (rc == RC_OK && (c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {

@@ -69,14 +69,13 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	cJSON_AddStringToObject(m, "mlp", sim_mlp_str(o->model.mlp));
 	cJSON_AddStringToObject(m, "norm", o->norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm");
 	cJSON_AddBoolToObject(m, "tied_embeddings", o->model.tied_embeddings != 0);
-	if (o->model.experts > 0) {
-		add_num(m, "experts", o->model.experts);
-		add_num(m, "top_k", o->model.top_k);
-		add_num(m, "expert_ffn", o->model.expert_ffn);
-		add_num(m, "shared_experts", o->model.shared_experts);
-		add_num(m, "shared_ffn", o->model.shared_ffn);
-		add_num(m, "dense_layers", o->model.dense_layers);
-		cJSON_AddBoolToObject(m, "router_pre_softmax", o->model.router_pre_softmax != 0);
+	/* the model's fields beyond the basic shape (its experts), as plan
+	 * files name them, those not 0 */
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		int v = *sim_model_field((struct sim_model *)&o->model, &sim_model_fields[i]);
+
+		if (v)
+			add_num(m, sim_model_fields[i].key, v);
 	}
 	l = cJSON_AddObjectToObject(root, "layout");
 	add_num(l, "ranks", (double)p->tp * p->pp * p->dp * p->cp);

@@ -47,14 +47,13 @@ char *exec_ckpt_manifest_to_json(const struct exec_ckpt_manifest *m)
 	cJSON_AddStringToObject(o, "mlp", sim_mlp_str(m->model.mlp));
 	cJSON_AddStringToObject(o, "norm", m->norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm");
 	cJSON_AddBoolToObject(o, "tied_embeddings", m->model.tied_embeddings != 0);
-	if (m->model.experts > 0) {
-		cJSON_AddNumberToObject(o, "experts", m->model.experts);
-		cJSON_AddNumberToObject(o, "top_k", m->model.top_k);
-		cJSON_AddNumberToObject(o, "expert_ffn", m->model.expert_ffn);
-		cJSON_AddNumberToObject(o, "shared_experts", m->model.shared_experts);
-		cJSON_AddNumberToObject(o, "shared_ffn", m->model.shared_ffn);
-		cJSON_AddNumberToObject(o, "dense_layers", m->model.dense_layers);
-		cJSON_AddNumberToObject(o, "router_pre_softmax", m->model.router_pre_softmax);
+	/* the fields beyond the basic shape (a mixture of experts'), as plan
+	 * files name them, those not 0 */
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		int v = *sim_model_field((struct sim_model *)&m->model, &sim_model_fields[i]);
+
+		if (v)
+			cJSON_AddNumberToObject(o, sim_model_fields[i].key, v);
 	}
 	o = cJSON_AddObjectToObject(root, "layout");
 	cJSON_AddNumberToObject(o, "ranks", m->world);
@@ -194,13 +193,9 @@ static void read_model(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *
 	if (!cJSON_IsBool(tied))
 		bad(r, ".model", "tied_embeddings", "true or false", tied);
 	m->model.tied_embeddings = cJSON_IsTrue(tied);
-	m->model.experts = get_opt_i(r, o, ".model", "experts", 0, SIM_MAX_EXPERTS, 0);
-	m->model.top_k = get_opt_i(r, o, ".model", "top_k", 0, SIM_MAX_EXPERTS, 0);
-	m->model.expert_ffn = get_opt_i(r, o, ".model", "expert_ffn", 0, 1 << 26, 0);
-	m->model.shared_experts = get_opt_i(r, o, ".model", "shared_experts", 0, SIM_MAX_EXPERTS, 0);
-	m->model.shared_ffn = get_opt_i(r, o, ".model", "shared_ffn", 0, 1 << 26, 0);
-	m->model.dense_layers = get_opt_i(r, o, ".model", "dense_layers", 0, 1 << 24, 0);
-	m->model.router_pre_softmax = get_opt_i(r, o, ".model", "router_pre_softmax", 0, 1, 0);
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++)
+		*sim_model_field(&m->model, &sim_model_fields[i]) =
+			get_opt_i(r, o, ".model", sim_model_fields[i].key, 0, sim_model_fields[i].max, 0);
 }
 
 static void read_layout(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *m)

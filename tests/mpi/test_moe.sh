@@ -157,6 +157,14 @@ awk -v t="$pt" -v m="$pm" 'BEGIN { exit !(t > 0 && m > 0) }' \
 	&& pass "MoE plan file: the run JSON holds the prediction ($pt s, $pm bytes)" \
 	|| fail "MoE plan file: the run JSON holds the prediction" "step '$pt', memory '$pm'"
 
+# --hidden shrinks a plan's experts with its MLP (width 32 at hidden 32:
+# 64 at 64), unless --expert-ffn says otherwise
+gp execute "$TMP/plan.json" --hidden 64 --steps 1
+expect_rc "MoE plan at --hidden 64: exit 0" 0
+expect_out "MoE plan at --hidden 64: the experts' width keeps its ratio" '^experts: 8 of width 64,'
+gp execute "$TMP/plan.json" --hidden 64 --expert-ffn 48 --steps 1
+expect_out "MoE plan at --hidden 64 --expert-ffn 48: as given" '^experts: 8 of width 48,'
+
 # Layouts the executor does not run: one line, exit 2, before any rank
 bad() {
 	local name=$1 re=$2
