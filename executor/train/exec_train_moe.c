@@ -199,7 +199,8 @@ static float *xg(const struct unit *x, int i, int e, long each)
 }
 
 /* The experts' MLPs (bias-free, GELU or SwiGLU) on m's expert-major
- * rows: ye[R, C] = W2_e act(W1_e xe), one GEMM per expert and weight. */
+ * rows, an expert at a time: ye[R, C] = W2_e act(W1_e xe) on its rows,
+ * each weight one GEMM. */
 static void experts_forward(struct exec_trainer *t, const struct unit *x,
 			    const struct moe_act *m, void *ye)
 {
@@ -208,36 +209,27 @@ static void experts_forward(struct exec_trainer *t, const struct unit *x,
 	int C = t->C, Fe = t->Fe;
 	long w1 = (long)Fe * C, off = 0;
 
-	for (int e = 0; e < t->El; e++) {
+	for (int e = 0; e < t->El; off += expert_rows(t, m, e), e++) {
 		int n = expert_rows(t, m, e);
+		void *xe = at(t, m->xe, off * C), *he = at(t, m->he, off * Fe);
+		void *ue = t->swiglu ? at(t, m->ue, off * Fe) : NULL, *ae = at(t, m->ae, off * Fe);
 
 		if (n == 0)
 			continue;
-		be->matmul_forward(d, at(t, m->he, off * Fe), at(t, m->xe, off * C),
-				   xw(t, x, T_EW1, e, w1), NULL, n, C, Fe);
-		if (t->swiglu)
-			be->matmul_forward(d, at(t, m->ue, off * Fe), at(t, m->xe, off * C),
-					   xw(t, x, T_EWU, e, w1), NULL, n, C, Fe);
-		off += n;
-	}
-	if (t->swiglu)
-		be->swiglu_forward(d, m->ae, m->he, m->ue, (long)m->R * Fe);
-	else
-		be->gelu_forward(d, m->ae, m->he, (long)m->R * Fe);
-	off = 0;
-	for (int e = 0; e < t->El; e++) {
-		int n = expert_rows(t, m, e);
-
-		if (n == 0)
-			continue;
-		be->matmul_forward(d, at(t, ye, off * C), at(t, m->ae, off * Fe),
-				   xw(t, x, T_EW2, e, w1), NULL, n, Fe, C);
-		off += n;
+		be->matmul_forward(d, he, xe, xw(t, x, T_EW1, e, w1), NULL, n, C, Fe);
+		if (t->swiglu) {
+			be->matmul_forward(d, ue, xe, xw(t, x, T_EWU, e, w1), NULL, n, C, Fe);
+			be->swiglu_forward(d, ae, he, ue, (long)n * Fe);
+		} else {
+			be->gelu_forward(d, ae, he, (long)n * Fe);
+		}
+		be->matmul_forward(d, at(t, ye, off * C), ae, xw(t, x, T_EW2, e, w1), NULL, n, Fe,
+				   C);
 	}
 }
 
 /* Their backward: dye [R, C] the gradient of ye, overwritten with that of
- * xe; ws [3 R Fe] activations of scratch. */
+ * xe, an expert at a time; ws [3 R Fe] activations of scratch. */
 static void experts_backward(struct exec_trainer *t, const struct unit *x,
 			     const struct moe_act *m, void *dye, void *ws)
 {
@@ -246,39 +238,30 @@ static void experts_backward(struct exec_trainer *t, const struct unit *x,
 	int C = t->C, Fe = t->Fe;
 	long w1 = (long)Fe * C, off = 0;
 	size_t nf = (size_t)m->R * Fe;
-	void *dae = ws, *dhe = at(t, ws, nf), *due = at(t, ws, 2 * nf);
 
 	be->zero(d, ws, 3 * nf * t->ab);
-	for (int e = 0; e < t->El; e++) {
+	for (int e = 0; e < t->El; off += expert_rows(t, m, e), e++) {
 		int n = expert_rows(t, m, e);
+		void *dae = at(t, ws, off * Fe), *dhe = at(t, ws, nf + off * Fe);
+		void *due = at(t, ws, 2 * nf + off * Fe), *dy = at(t, dye, off * C);
+		void *xe = at(t, m->xe, off * C), *he = at(t, m->he, off * Fe);
 
 		if (n == 0)
 			continue;
-		be->matmul_backward(d, at(t, dae, off * Fe), xg(x, T_EW2, e, w1), NULL,
-				    at(t, dye, off * C), at(t, m->ae, off * Fe),
+		be->matmul_backward(d, dae, xg(x, T_EW2, e, w1), NULL, dy, at(t, m->ae, off * Fe),
 				    xw(t, x, T_EW2, e, w1), n, Fe, C);
-		off += n;
-	}
-	if (t->swiglu)
-		be->swiglu_backward(d, dhe, due, m->he, m->ue, dae, (long)nf);
-	else
-		be->gelu_backward(d, dhe, m->he, dae, (long)nf);
-	/* dye is spent: it takes the input gradient */
-	be->zero(d, dye, (size_t)m->R * C * t->ab);
-	off = 0;
-	for (int e = 0; e < t->El; e++) {
-		int n = expert_rows(t, m, e);
-
-		if (n == 0)
-			continue;
-		be->matmul_backward(d, at(t, dye, off * C), xg(x, T_EW1, e, w1), NULL,
-				    at(t, dhe, off * Fe), at(t, m->xe, off * C),
+		if (t->swiglu)
+			be->swiglu_backward(d, dhe, due, he, at(t, m->ue, off * Fe), dae,
+					    (long)n * Fe);
+		else
+			be->gelu_backward(d, dhe, he, dae, (long)n * Fe);
+		/* this expert's dy is spent: its rows take the input gradient */
+		be->zero(d, dy, (size_t)n * C * t->ab);
+		be->matmul_backward(d, dy, xg(x, T_EW1, e, w1), NULL, dhe, xe,
 				    xw(t, x, T_EW1, e, w1), n, C, Fe);
 		if (t->swiglu)
-			be->matmul_backward(d, at(t, dye, off * C), xg(x, T_EWU, e, w1), NULL,
-					    at(t, due, off * Fe), at(t, m->xe, off * C),
+			be->matmul_backward(d, dy, xg(x, T_EWU, e, w1), NULL, due, xe,
 					    xw(t, x, T_EWU, e, w1), n, C, Fe);
-		off += n;
 	}
 }
 
