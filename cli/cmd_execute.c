@@ -136,13 +136,12 @@ enum {
 	OPT_NO_FLASH, OPT_PRECISION, OPT_CHECK, OPT_CALIBRATION, OPT_METRICS_PORT,
 	OPT_METRICS_FILE, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_TIED, OPT_UNTIED, OPT_SP,
 	OPT_NO_SP, OPT_TRACE, OPT_CP, OPT_CKPT_DIR, OPT_CKPT_EVERY, OPT_RESUME, OPT_EP, OPT_ETP,
-	/* sim_model_fields' flags, OPT_SHAPE + index */
-	OPT_SHAPE, OPT_SHAPE_END = OPT_SHAPE + SIM_MODEL_FIELDS
+	OPT_FIELD,
 };
 
 struct flags {
 	int np, accum, gbs_set, norm_set, schedule_set, hidden_set, ffn_set, help, steps_set;
-	unsigned char shape_set[SIM_MODEL_FIELDS];
+	int expert_ffn_set, shared_ffn_set;
 	const char *json, *calibration, *trace;
 	int quiet;
 	int metrics_port;          /* 0: no server */
@@ -256,26 +255,33 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "ep", required_argument, NULL, OPT_EP },
 		{ "etp", required_argument, NULL, OPT_ETP },
+		/* the model fields the executor runs, a mixture of experts':
+		 * simulate's flags, parsed by the model's table */
+		{ "experts", required_argument, NULL, OPT_FIELD },
+		{ "top-k", required_argument, NULL, OPT_FIELD },
+		{ "expert-ffn", required_argument, NULL, OPT_FIELD },
+		{ "shared-experts", required_argument, NULL, OPT_FIELD },
+		{ "shared-ffn", required_argument, NULL, OPT_FIELD },
+		{ "dense-layers", required_argument, NULL, OPT_FIELD },
+		{ "router-pre-softmax", required_argument, NULL, OPT_FIELD },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct option opts[GP_ARRAY_LEN(base) + SIM_MODEL_FIELDS + 1];
 	struct sim_model *m = &o->model;
 	struct sim_parallel *p = &o->par;
-	int c, seed, v = 0;
+	int c, seed, v = 0, li = 0;
 	enum rc rc = RC_OK;
 
-	/* the model's fields beyond the basic shape, as simulate names them */
-	memcpy(opts, base, sizeof(base));
-	cli_model_field_options(opts + GP_ARRAY_LEN(base), OPT_SHAPE);
 	optind = 1;
 	opterr = 0;
-	while (rc == RC_OK && (c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
-		if (c >= OPT_SHAPE && c < OPT_SHAPE_END) {
-			const struct sim_model_field *mf = &sim_model_fields[c - OPT_SHAPE];
+	while (rc == RC_OK && (c = getopt_long(argc, argv, "hq", base, &li)) != -1) {
+		if (c == OPT_FIELD) {
+			int *field = NULL;
 
-			rc = cli_parse_int(mf->flag, optarg, 0, mf->max, sim_model_field(m, mf));
-			f->shape_set[c - OPT_SHAPE] = 1;
+			rc = cli_parse_model_field(base[li].name, optarg, m, &field);
+			f->expert_ffn_set |= field == &m->expert_ffn;
+			f->shared_ffn_set |= field == &m->shared_ffn;
 			continue;
 		}
 		switch (c) {
@@ -471,15 +477,12 @@ static enum rc build_opts(int argc, char **argv, struct exec_opts *o, struct fla
 	if (f->hidden_set && !f->ffn_set && base.hidden > 0)
 		o->model.ffn = (int)((double)base.ffn * o->model.hidden / base.hidden + 0.5);
 	/* and the experts' widths theirs */
-	for (int i = 0; i < SIM_MODEL_FIELDS && f->hidden_set && base.hidden > 0; i++) {
-		const struct sim_model_field *mf = &sim_model_fields[i];
-		int *w = sim_model_field(&o->model, mf);
-
-		if (!f->shape_set[i] && (w == &o->model.expert_ffn || w == &o->model.shared_ffn) &&
-		    *w > 0)
-			*w = (int)((double)*sim_model_field(&base, mf) * o->model.hidden /
-				   base.hidden + 0.5);
-	}
+	if (f->hidden_set && !f->expert_ffn_set && base.hidden > 0)
+		o->model.expert_ffn = (int)((double)base.expert_ffn * o->model.hidden / base.hidden +
+					    0.5);
+	if (f->hidden_set && !f->shared_ffn_set && base.hidden > 0)
+		o->model.shared_ffn = (int)((double)base.shared_ffn * o->model.hidden / base.hidden +
+					    0.5);
 	norm = o->norm;
 	sk = o->schedule;
 	exec_opts_derive(o);
