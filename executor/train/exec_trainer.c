@@ -78,6 +78,17 @@
  *   weights: the gradients are reduced, and ZeRO shards, over the dp x cp
  *   ranks (the dp group, struct exec_groups), as Megatron-Core does and as
  *   sim_memory.c prices it; the loss sums every chunk's tokens.
+ * - Mixture of experts and expert parallelism (exec_train_moe.c): an MoE
+ *   layer's MLP block routes each token to k of E experts; the experts
+ *   are shared out over the ep ranks of an EP group folded over the
+ *   stage's tp x cp x dp ranks (exec_layout, as Megatron-Core's MoE
+ *   parallel folding), tokens travel to them and back by all-to-all, and
+ *   each layer's experts are a unit of their own whose gradients are
+ *   reduced, and ZeRO shards, over the expert-data-parallel group.  The
+ *   router and the shared experts belong to the layer's unit, tensor
+ *   parallel like the dense MLP; with tp > 1 each TP rank routes its own
+ *   tokens (sequence parallelism), so the router's gradient is summed
+ *   over TP like the norms'.
  * - Recomputation (Chen et al. 2016; Korthikanti et al. 2022, sec. 5):
  *   full keeps only each layer's input and reruns the layer's forward,
  *   communication included, before its backward; selective drops the
