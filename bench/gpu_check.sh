@@ -11,7 +11,12 @@
 #      backend from the same seed and compares the losses: bf16 (activations
 #      and GEMM operands in bf16, fp32 master weights) within BF16_TOL (1%)
 #      of the fp32 CPU at every step, fp32 throughout (--precision fp32)
-#      within FP32_TOL (0.1%);
+#      within FP32_TOL (0.1%); then the same for a small mixture of experts
+#      (8 SwiGLU experts, top-2, a shared expert: the router, the
+#      permutation, the experts' cuBLAS GEMMs one expert at a time, the
+#      combine), and with two GPUs and mpirun the experts shared over
+#      them (dp 2, ep 2: NCCL's grouped send and receive all-to-all)
+#      against the single CPU rank;
 #   2. runs `gpuplan calibrate` (every GPU of the machine when mpirun is
 #      there: the collective sweep too);
 #   3. runs the pre-flight check (`execute --check`: the GPU type, free
@@ -201,6 +206,35 @@ fi
 if [ -s "$WORK/cpu.json" ] && [ -s "$WORK/fp32.json" ]; then
 	say "fp32 throughout (tolerance $FP32_TOL relative: sums in another order, atomic adds):"
 	compare "cuda fp32 against cpu fp32" "$WORK/cpu.json" "$WORK/fp32.json" $FP32_TOL
+fi
+
+MOE="--layers 4 --hidden 256 --heads 8 --kv-heads 4 --ffn 1024 --vocab 512 --seq 128 --mbs 4 --gbs 8 --steps 10 --seed 7 --mlp swiglu --experts 8 --top-k 2 --expert-ffn 256 --shared-experts 1"
+timeout $STEP_LIMIT "$GP" execute $MOE --backend cpu --json "$WORK/moe-cpu.json" >"$WORK/moe-cpu.out" 2>&1 \
+	|| { tail -5 "$WORK/moe-cpu.out"; bad "MoE cpu run failed"; }
+timeout $STEP_LIMIT "$GP" execute $MOE --backend cuda --json "$WORK/moe-bf16.json" >"$WORK/moe-bf16.out" 2>&1 \
+	|| { tail -5 "$WORK/moe-bf16.out"; bad "MoE cuda bf16 run failed"; }
+timeout $STEP_LIMIT "$GP" execute $MOE --backend cuda --precision fp32 --json "$WORK/moe-fp32.json" \
+	>"$WORK/moe-fp32.out" 2>&1 || { tail -5 "$WORK/moe-fp32.out"; bad "MoE cuda fp32 run failed"; }
+if [ -s "$WORK/moe-cpu.json" ] && [ -s "$WORK/moe-bf16.json" ]; then
+	say "mixture of experts, bf16 (a bf16 router may choose another expert where two are near):"
+	compare "MoE cuda bf16 against cpu fp32" "$WORK/moe-cpu.json" "$WORK/moe-bf16.json" $BF16_TOL
+fi
+if [ -s "$WORK/moe-cpu.json" ] && [ -s "$WORK/moe-fp32.json" ]; then
+	say "mixture of experts, fp32 throughout:"
+	compare "MoE cuda fp32 against cpu fp32" "$WORK/moe-cpu.json" "$WORK/moe-fp32.json" $FP32_TOL
+fi
+if [ "$ngpu" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then
+	MPI="mpirun --oversubscribe"
+	[ "$(id -u)" = 0 ] && MPI="mpirun --allow-run-as-root --oversubscribe"
+	if timeout $STEP_LIMIT $MPI -np 2 "$GP" execute $MOE --backend cuda --precision fp32 --dp 2 \
+		--ep 2 --json "$WORK/moe-ep2.json" >"$WORK/moe-ep2.out" 2>&1; then
+		say "mixture of experts over 2 GPUs (dp 2, ep 2; NCCL all-to-all), fp32:"
+		compare "MoE cuda ep2 fp32 against cpu fp32" "$WORK/moe-cpu.json" "$WORK/moe-ep2.json" \
+			$FP32_TOL
+	else
+		tail -5 "$WORK/moe-ep2.out"
+		bad "MoE cuda ep2 run failed"
+	fi
 fi
 
 section "2. calibrate"

@@ -52,6 +52,18 @@ enum rc cli_parse_double(const char *flag, const char *arg, double min, double m
 enum rc cli_parse_count(const char *flag, const char *arg, double *out);
 enum rc cli_parse_usd(const char *flag, const char *arg, double *out);
 enum rc cli_parse_duration(const char *flag, const char *arg, double *out_s);
+/* Fills opts[0 .. SIM_MODEL_FIELDS] with the model fields' flags
+ * (sim_model_fields: "--experts", "--head-dim", ...), each taking a value,
+ * field i's option value first + i, then getopt_long's closing zero
+ * entry: what simulate and execute append to their own options. */
+struct option;
+void cli_model_field_options(struct option *opts, int first);
+/* Parses arg as the value of the model field whose flag is "--" name
+ * (sim_model_fields) into m, *field pointing at it.  Returns RC_OK, or
+ * RC_USAGE after the message (an unknown name is a programmer's error). */
+struct sim_model;
+enum rc cli_parse_model_field(const char *name, const char *arg, struct sim_model *m,
+			      int **field);
 /* One of names[0..n-1]: *out = its index ("expected a, b or c"). */
 enum rc cli_parse_choice(const char *flag, const char *arg, const char *const *names, int n,
 			 int *out);

@@ -3,6 +3,8 @@
  * lives, and progress through a launcher.  Shared by every command
  * front-end.
  */
+#include <assert.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,4 +214,30 @@ const struct sim_model *cli_model_find(const struct sim_model_table *t, const ch
 	else
 		gp_hint("%s", otherwise);
 	return NULL;
+}
+
+void cli_model_field_options(struct option *opts, int first)
+{
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		opts[i].name = sim_model_fields[i].flag + 2;   /* past "--" */
+		opts[i].has_arg = required_argument;
+		opts[i].flag = NULL;
+		opts[i].val = first + i;
+	}
+	memset(&opts[SIM_MODEL_FIELDS], 0, sizeof(opts[0]));
+}
+
+enum rc cli_parse_model_field(const char *name, const char *arg, struct sim_model *m,
+			      int **field)
+{
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		const struct sim_model_field *mf = &sim_model_fields[i];
+
+		if (strcmp(mf->flag + 2, name) != 0)
+			continue;
+		*field = sim_model_field(m, mf);
+		return cli_parse_int(mf->flag, arg, 0, mf->max, *field);
+	}
+	assert(!"cli_parse_model_field: a flag the model's table does not name");
+	return RC_USAGE;
 }

@@ -86,6 +86,13 @@ static void help(void)
 	       "  --norm layernorm|rmsnorm   override the norm\n"
 	       "  --tied, --untied      LM head shares the input embedding, or has its own\n"
 	       "                        (default: the plan's, else untied)\n"
+	       "  --experts N, --top-k N, --expert-ffn N   a mixture of experts: routed experts\n"
+	       "                        per MoE layer, how many a token goes to, each one's\n"
+	       "                        width (default: the plan's, else 0: dense; --hidden\n"
+	       "                        keeps the experts' width ratio too)\n"
+	       "  --shared-experts N, --shared-ffn N, --dense-layers N, --router-pre-softmax 0|1\n"
+	       "                        shared experts and their width, leading dense layers,\n"
+	       "                        the router's weights (see `simulate --help`)\n"
 	       "layout:\n"
 	       "  --tp N, --pp N, --dp N          parallel degrees (default: the plan's, else 1)\n"
 	       "  --cp N                          context parallel: each rank holds 1/N of every\n"
@@ -101,7 +108,13 @@ static void help(void)
 	       "  --schedule gpipe|1f1b|interleaved  (default: 1f1b, interleaved when V > 1)\n"
 	       "  --no-flash                      keep attention probabilities (default: flash)\n"
 	       "  --seq-parallel, --no-seq-parallel  Megatron sequence parallelism with tp > 1\n"
-	       "                                  (default: the plan's, else off)\n"
+	       "                                  (default: the plan's, else off; required\n"
+	       "                                  with experts and tp > 1)\n"
+	       "  --ep N                          expert parallel: ranks sharing each MoE layer's\n"
+	       "                                  experts, folded over tp x cp x dp; tokens go\n"
+	       "                                  to them by all-to-all (default: the plan's,\n"
+	       "                                  else 1)\n"
+	       "  --etp N                         expert tensor parallel; the executor runs 1\n"
 	       "  -q, --quiet                     no progress and no warnings on stderr\n"
 	       "  -h, --help                      this help\n\n"
 	       "environment: GPUPLAN_MPIRUN names the launcher (default: mpirun in PATH);\n"
@@ -120,11 +133,13 @@ enum {
 	OPT_GBS, OPT_ACCUM, OPT_ZERO, OPT_RECOMPUTE, OPT_INTERLEAVE, OPT_SCHEDULE,
 	OPT_NO_FLASH, OPT_PRECISION, OPT_CHECK, OPT_CALIBRATION, OPT_METRICS_PORT,
 	OPT_METRICS_FILE, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_TIED, OPT_UNTIED, OPT_SP,
-	OPT_NO_SP, OPT_TRACE, OPT_CP, OPT_CKPT_DIR, OPT_CKPT_EVERY, OPT_RESUME,
+	OPT_NO_SP, OPT_TRACE, OPT_CP, OPT_CKPT_DIR, OPT_CKPT_EVERY, OPT_RESUME, OPT_EP, OPT_ETP,
+	OPT_FIELD,
 };
 
 struct flags {
 	int np, accum, gbs_set, norm_set, schedule_set, hidden_set, ffn_set, help, steps_set;
+	int expert_ffn_set, shared_ffn_set;
 	const char *json, *calibration, *trace;
 	int quiet;
 	int metrics_port;          /* 0: no server */
@@ -191,7 +206,7 @@ static enum rc parse_hang_oom_env(struct exec_opts *o)
 static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct flags *f,
 			  const char **plan)
 {
-	static const struct option opts[] = {
+	static const struct option base[] = {
 		{ "backend", required_argument, NULL, OPT_BACKEND },
 		{ "np", required_argument, NULL, OPT_NP },
 		{ "steps", required_argument, NULL, OPT_STEPS },
@@ -236,18 +251,37 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		{ "checkpoint-dir", required_argument, NULL, OPT_CKPT_DIR },
 		{ "checkpoint-every", required_argument, NULL, OPT_CKPT_EVERY },
 		{ "resume", no_argument, NULL, OPT_RESUME },
+		{ "ep", required_argument, NULL, OPT_EP },
+		{ "etp", required_argument, NULL, OPT_ETP },
+		/* the model fields the executor runs, a mixture of experts':
+		 * simulate's flags, parsed by the model's table */
+		{ "experts", required_argument, NULL, OPT_FIELD },
+		{ "top-k", required_argument, NULL, OPT_FIELD },
+		{ "expert-ffn", required_argument, NULL, OPT_FIELD },
+		{ "shared-experts", required_argument, NULL, OPT_FIELD },
+		{ "shared-ffn", required_argument, NULL, OPT_FIELD },
+		{ "dense-layers", required_argument, NULL, OPT_FIELD },
+		{ "router-pre-softmax", required_argument, NULL, OPT_FIELD },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sim_model *m = &o->model;
 	struct sim_parallel *p = &o->par;
-	int c, seed, v = 0;
+	int c, seed, v = 0, li = 0;
 	enum rc rc = RC_OK;
 
 	optind = 1;
 	opterr = 0;
-	while (rc == RC_OK && (c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+	while (rc == RC_OK && (c = getopt_long(argc, argv, "hq", base, &li)) != -1) {
+		if (c == OPT_FIELD) {
+			int *field = NULL;
+
+			rc = cli_parse_model_field(base[li].name, optarg, m, &field);
+			f->expert_ffn_set |= field == &m->expert_ffn;
+			f->shared_ffn_set |= field == &m->shared_ffn;
+			continue;
+		}
 		switch (c) {
 		case OPT_BACKEND: o->backend = optarg; break;
 		case OPT_NP: rc = cli_parse_int("--np", optarg, 1, 1 << 20, &f->np); break;
@@ -299,6 +333,8 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		case OPT_PP: rc = cli_parse_int("--pp", optarg, 1, 1 << 16, &p->pp); break;
 		case OPT_DP: rc = cli_parse_int("--dp", optarg, 1, 1 << 20, &p->dp); break;
 		case OPT_CP: rc = cli_parse_int("--cp", optarg, 1, 1 << 16, &p->cp); break;
+		case OPT_EP: rc = cli_parse_int("--ep", optarg, 1, 1 << 16, &p->ep); break;
+		case OPT_ETP: rc = cli_parse_int("--etp", optarg, 1, 1 << 16, &p->etp); break;
 		case OPT_MBS: rc = cli_parse_int("--mbs", optarg, 1, 1 << 20, &p->mbs); break;
 		case OPT_GBS:
 			rc = cli_parse_int("--gbs", optarg, 1, 1 << 24, &p->gbs);
@@ -438,6 +474,13 @@ static enum rc build_opts(int argc, char **argv, struct exec_opts *o, struct fla
 		o->steps = 1;
 	if (f->hidden_set && !f->ffn_set && base.hidden > 0)
 		o->model.ffn = (int)((double)base.ffn * o->model.hidden / base.hidden + 0.5);
+	/* and the experts' widths theirs */
+	if (f->hidden_set && !f->expert_ffn_set && base.hidden > 0)
+		o->model.expert_ffn = (int)((double)base.expert_ffn * o->model.hidden / base.hidden +
+					    0.5);
+	if (f->hidden_set && !f->shared_ffn_set && base.hidden > 0)
+		o->model.shared_ffn = (int)((double)base.shared_ffn * o->model.hidden / base.hidden +
+					    0.5);
 	norm = o->norm;
 	sk = o->schedule;
 	exec_opts_derive(o);
@@ -537,11 +580,24 @@ static void print_header(const struct exec_opts *o)
 	const struct sim_parallel *p = &o->par;
 	int ranks = p->tp * p->pp * p->dp * p->cp;
 
+	const struct sim_model *m = &o->model;
+
 	printf("execute: %s, %d layers x %d hidden, %d heads (%d kv), seq %d, vocab %d, %s%s\n",
-	       o->model.name, o->model.layers, o->model.hidden, o->model.heads,
-	       o->model.kv_heads, o->model.seq, o->model.vocab,
-	       o->model.mlp == SIM_MLP_SWIGLU ? "swiglu/rmsnorm" : "gelu/layernorm",
-	       o->model.tied_embeddings ? ", tied embeddings" : "");
+	       m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->seq, m->vocab,
+	       m->mlp == SIM_MLP_SWIGLU ? "swiglu/rmsnorm" : "gelu/layernorm",
+	       m->tied_embeddings ? ", tied embeddings" : "");
+	if (m->experts > 0) {
+		printf("experts: %d of width %d, top-%d (%s)", m->experts, m->expert_ffn, m->top_k,
+		       m->router_pre_softmax ? "softmax over all" : "renormalised");
+		if (m->shared_experts > 0)
+			printf(", %d shared of width %d", m->shared_experts,
+			       m->shared_ffn > 0 ? m->shared_ffn : m->expert_ffn);
+		if (m->dense_layers > 0)
+			printf(", the first %d layer%s dense", m->dense_layers,
+			       m->dense_layers > 1 ? "s" : "");
+		printf(", ep %d x expert dp %d\n", p->ep > 0 ? p->ep : 1,
+		       ranks / p->pp / (p->ep > 0 ? p->ep : 1));
+	}
 	printf("layout:  %d rank%s = tp %d x pp %d x dp %d", ranks, ranks > 1 ? "s" : "", p->tp,
 	       p->pp, p->dp);
 	if (p->cp > 1)

@@ -59,6 +59,8 @@ static void help(void)
 	       "  --shared-experts N      experts every token passes through (default: 0)\n"
 	       "  --shared-ffn N          each shared expert's width (default: --expert-ffn)\n"
 	       "  --dense-layers N        the first N layers keep a dense MLP of --ffn (default: 0)\n"
+	       "  --router-pre-softmax 0|1  1: the chosen experts weigh their softmax over every\n"
+	       "                          expert as is; 0: renormalised over the chosen (default)\n"
 	       "  --mtp-layers N          multi-token prediction modules (default: 0)\n"
 	       "  --kv-lora-rank N        multi-head latent attention: the key/value latent (default: 0, none)\n"
 	       "  --q-lora-rank N         MLA's query latent (default: 0, full rank)\n"
@@ -240,15 +242,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 	int c, v = 0;
 
 	memcpy(opts, base, sizeof(base));
-	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
-		struct option *o = &opts[GP_ARRAY_LEN(base) + i];
-
-		o->name = sim_model_fields[i].flag + 2;   /* past "--" */
-		o->has_arg = required_argument;
-		o->flag = NULL;
-		o->val = O_SHAPE + i;
-	}
-	memset(&opts[GP_ARRAY_LEN(base) + SIM_MODEL_FIELDS], 0, sizeof(opts[0]));
+	cli_model_field_options(opts + GP_ARRAY_LEN(base), O_SHAPE);
 	optind = 1;
 	opterr = 0;
 	while (rc == RC_OK && (c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {

@@ -120,8 +120,12 @@ struct exec_step_info {
 
 struct exec_opts {
 	struct sim_model model;   /* the shapes run (already shrunk for a trial);
-				     tied_embeddings: the LM head is wte */
-	struct sim_parallel par;  /* tp, pp, dp, cp, mbs, gbs, zero, recompute,
+				     tied_embeddings: the LM head is wte; with
+				     experts a mixture of experts (experts,
+				     top_k, expert_ffn, shared_experts,
+				     shared_ffn, dense_layers,
+				     router_pre_softmax) */
+	struct sim_parallel par;  /* tp, pp, dp, cp, ep, mbs, gbs, zero, recompute,
 				     interleave, flash, seq_parallel (applied
 				     when tp > 1) */
 	enum sched_kind schedule; /* SCHED_INTERLEAVED iff par.interleave > 1 */
@@ -171,7 +175,11 @@ void exec_opts_derive(struct exec_opts *o);
 /* Checks that o can run: shapes positive, heads, KV heads and the MLP
  * width divisible by tp, layers by pp * interleave, gbs by mbs * dp, the
  * sequence by cp, its cp slice by tp with sequence parallelism, at most
- * max_ranks ranks, a backend named cpu or cuda.  Returns RC_OK, or RC_INPUT with a one-line reason in why[size].
+ * max_ranks ranks, a backend named cpu or cuda; with experts, the model
+ * as sim_model_check has it, ep dividing the experts and tp * cp * dp,
+ * etp 1, sequence parallelism with tp > 1, the shared experts' width
+ * divisible by tp, the alltoall dispatcher; no multi-head latent
+ * attention.  Returns RC_OK, or RC_INPUT with a one-line reason in why[size].
  * Whether the backend can run here is exec_backend_probe()'s question. */
 enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size);
 
@@ -224,10 +232,21 @@ struct exec_layout {
 	int world, rank;
 	int tp, pp, dp, cp;
 	int tp_rank, pp_rank, dp_rank, cp_rank;
+	/* The experts' layout, folded over the tp x cp x dp ranks of a
+	 * pipeline stage as Megatron-Core's MoE parallel folding does (Liu et
+	 * al. 2025, arXiv:2504.14960; its expert rank order "tp-ep-dp-pp"
+	 * with expert TP 1): the stage's rank s = (dp_rank * cp + cp_rank) *
+	 * tp + tp_rank is expert-parallel rank s % ep of expert-data-parallel
+	 * replica s / ep.  An EP group is ep consecutive ranks of a stage
+	 * (inside one TP x CP group when ep divides tp x cp, as Megatron
+	 * places it); edp = tp cp dp / ep. */
+	int ep, edp;
+	int ep_rank, edp_rank;
 };
 
-/* Fills l for rank of a tp * pp * dp * cp layout.  Returns RC_OK, or
- * RC_INPUT when rank is out of range or a degree is < 1. */
+/* Fills l for rank of a tp * pp * dp * cp layout with par.ep expert-
+ * parallel ranks (0 reads as 1).  Returns RC_OK, or RC_INPUT when rank
+ * is out of range, a degree is < 1 or ep does not divide tp * cp * dp. */
 enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, int rank);
 /* The world rank at coordinates (dp_rank, pp_rank, cp_rank, tp_rank) of
  * l's layout. */
@@ -271,7 +290,8 @@ enum exec_trace_kind {
 };
 
 /* A collective's operation, and the group it ran over. */
-enum exec_trace_op { EXEC_TRACE_ALL_REDUCE, EXEC_TRACE_REDUCE_SCATTER, EXEC_TRACE_ALL_GATHER };
+enum exec_trace_op { EXEC_TRACE_ALL_REDUCE, EXEC_TRACE_REDUCE_SCATTER, EXEC_TRACE_ALL_GATHER,
+		     EXEC_TRACE_ALL_TO_ALL };
 
 /* One event.  Times are seconds since the rank's start of step 1 (its
  * own clock: CLOCK_MONOTONIC on the CPU, CUDA events on a GPU). */

@@ -193,6 +193,15 @@ struct sim_model {
 	int experts, top_k, expert_ffn;
 	int shared_experts, shared_ffn;
 	int dense_layers;
+	/* The chosen experts' weights: 0 their softmax probabilities over
+	 * their sum, i.e. the softmax of the chosen logits (Megatron-Core's
+	 * default; Mixtral's router renormalises, and Qwen3-MoE's, DeepSeek-
+	 * V3's and Kimi K2's config.json say norm_topk_prob true); 1 the
+	 * probabilities of a softmax over every expert as they are
+	 * (Megatron-Core's --moe-router-pre-softmax; norm_topk_prob false, as
+	 * Qwen1.5-MoE).  The executor routes by it; the simulator's costs do
+	 * not depend on it. */
+	int router_pre_softmax;
 	/* Multi-token prediction modules trained beside the model (DeepSeek-
 	 * V3, sec. 2.2): each a projection of 2 hidden to hidden, two norms
 	 * and one more layer (an MoE one when the model has experts), sharing
@@ -441,7 +450,7 @@ struct sim_model_field {
 	size_t offset;        /* of an int in struct sim_model */
 	int max;
 };
-#define SIM_MODEL_FIELDS 17
+#define SIM_MODEL_FIELDS 18
 extern const struct sim_model_field sim_model_fields[SIM_MODEL_FIELDS];
 /* The field f of m. */
 static inline int *sim_model_field(struct sim_model *m, const struct sim_model_field *f)

@@ -17,7 +17,8 @@
  * heads), window_full_every, attention_sinks (0/1), q_lora_rank,
  * kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
  * (multi-head latent attention), experts, top_k, expert_ffn_hidden,
- * shared_experts, shared_ffn_hidden, dense_layers, mtp_layers,
+ * shared_experts, shared_ffn_hidden, dense_layers, router_pre_softmax
+ * (0/1), mtp_layers,
  * published_active_params_b; sim_model_check says which go together.
  */
 #include <stddef.h>
@@ -47,6 +48,7 @@ const struct sim_model_field sim_model_fields[SIM_MODEL_FIELDS] = {
 	F("shared_experts", "shared_experts", "--shared-experts", shared_experts, SIM_MAX_EXPERTS),
 	F("shared_ffn_hidden", "shared_ffn", "--shared-ffn", shared_ffn, SIM_MAX_FFN),
 	F("dense_layers", "dense_layers", "--dense-layers", dense_layers, SIM_MAX_LAYERS),
+	F("router_pre_softmax", "router_pre_softmax", "--router-pre-softmax", router_pre_softmax, 1),
 	F("mtp_layers", "mtp_layers", "--mtp-layers", mtp_layers, SIM_MAX_LAYERS),
 };
 #undef F

@@ -279,6 +279,7 @@ enum rc sim_model_check(const struct sim_model *m, char *why, size_t size)
 		NONE_WITHOUT(shared_experts, "experts");
 		NONE_WITHOUT(shared_ffn, "experts");
 		NONE_WITHOUT(dense_layers, "experts");
+		NONE_WITHOUT(router_pre_softmax, "experts");
 	}
 	if (m->mtp_layers < 0)
 		WHY("mtp_layers: expected an integer >= 0, found %d", m->mtp_layers);

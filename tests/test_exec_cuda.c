@@ -461,6 +461,77 @@ static void test_exec_cuda_elementwise_and_loss_match_cpu(void **state)
 	pair_close(&p);
 }
 
+/* The mixture of experts' kernels (exec_cuda_moe.cu against
+ * exec_cpu_moe.c): 10 tokens routed top-2 of 6 experts in both router
+ * modes, the same choice (the CPU's order of sums, one thread a token),
+ * the permutation into expert order, the combine and their gradients. */
+static void test_exec_cuda_moe_matches_cpu(void **state)
+{
+	enum { N = 10, E = 6, K = 2, C = 12 };
+	struct pair p;
+	float *lg[2], *probs[2], *w[2], *dw[2], *dl[2], *x[2], *xp[2], *out[2], *dwt[2];
+	int *idx[2], *map[2], *pos[2], hmap[N * K], hpos[N * K], start[E + 1] = { 0 };
+
+	(void)state;
+	pair_open(&p, EXEC_PRECISION_FP32);
+	twin(&p, N * E, 1, 31, &lg[0], &lg[1]);
+	twin(&p, N * E, 0, 32, &probs[0], &probs[1]);
+	twin(&p, N * K, 0, 33, &w[0], &w[1]);
+	twin(&p, N * K, 1, 34, &dw[0], &dw[1]);
+	twin(&p, N * E, 0.1, 35, &dl[0], &dl[1]);
+	twin(&p, N * C, 1, 36, &x[0], &x[1]);
+	twin(&p, N * K * C, 0, 37, &xp[0], &xp[1]);
+	twin(&p, N * C, 0.5, 38, &out[0], &out[1]);
+	twin(&p, N * K, 0.1, 39, &dwt[0], &dwt[1]);
+	pair_alloc(&p, sizeof(hmap), (void **)&idx[0], (void **)&idx[1]);
+	pair_alloc(&p, sizeof(hmap), (void **)&map[0], (void **)&map[1]);
+	pair_alloc(&p, sizeof(hmap), (void **)&pos[0], (void **)&pos[1]);
+	for (int pre = 0; pre < 2; pre++) {
+		for (int k = 0; k < 2; k++) {
+			struct exec_device *d = k ? &p.gpu : &p.cpu;
+
+			d->be->moe_route_forward(d, probs[k], idx[k], w[k], lg[k], N, E, K, pre);
+			d->be->moe_route_backward(d, dl[k], dw[k], probs[k], idx[k], N, E, K, pre);
+		}
+		assert_int_equal(exec_device_sync(&p.gpu), RC_OK);
+		same("router probabilities", probs[0], probs[1], N * E, 1e-6, 1e-3);
+		for (int i = 0; i < N * K; i++)
+			assert_int_equal(idx[0][i], idx[1][i]);
+		same("router weights", w[0], w[1], N * K, 1e-6, 1e-3);
+		same("router backward", dl[0], dl[1], N * E, 1e-5, 1e-3);
+	}
+	/* the slots in expert order, as the trainer plans them */
+	for (int s = 0; s < N * K; s++)
+		start[idx[0][s] + 1]++;
+	for (int e = 0; e < E; e++)
+		start[e + 1] += start[e];
+	for (int s = 0; s < N * K; s++) {
+		hmap[start[idx[0][s]]] = s;
+		hpos[s] = start[idx[0][s]]++;
+	}
+	for (int k = 0; k < 2; k++) {
+		struct exec_device *d = k ? &p.gpu : &p.cpu;
+
+		d->be->from_host(d, map[k], hmap, sizeof(hmap));
+		d->be->from_host(d, pos[k], hpos, sizeof(hpos));
+		d->be->moe_permute(d, xp[k], x[k], map[k], NULL, N * K, C, K);
+	}
+	assert_int_equal(exec_device_sync(&p.gpu), RC_OK);
+	same("dispatch permutation", xp[0], xp[1], N * K * C, 0, 0);
+	for (int k = 0; k < 2; k++) {
+		struct exec_device *d = k ? &p.gpu : &p.cpu;
+
+		d->be->moe_unpermute(d, out[k], xp[k], pos[k], w[k], N, C, K);
+		d->be->moe_weights_backward(d, dwt[k], x[k], xp[k], pos[k], N, C, K);
+		d->be->moe_permute(d, xp[k], x[k], map[k], w[k], N * K, C, K);
+	}
+	assert_int_equal(exec_device_sync(&p.gpu), RC_OK);
+	same("combine", out[0], out[1], N * C, 1e-6, 1e-3);
+	same("combine weight gradient", dwt[0], dwt[1], N * K, 1e-5, 1e-3);
+	same("weighted permutation", xp[0], xp[1], N * K * C, 1e-6, 1e-3);
+	pair_close(&p);
+}
+
 /* ---- whole steps ----------------------------------------------------- */
 
 static void tiny_opts(struct exec_opts *o)
@@ -496,11 +567,7 @@ static void run_losses_peak(const struct exec_backend *be, enum exec_precision p
 	exec_device_init(&dev, be);
 	dev.precision = prec;
 	assert_int_equal(exec_device_open(&dev), RC_OK);
-	exec_group_self(&g.world, &dev);
-	exec_group_self(&g.tp, &dev);
-	exec_group_self(&g.pp, &dev);
-	exec_group_self(&g.dp, &dev);
-	exec_group_self(&g.cp, &dev);
+	exec_groups_self(&g, &dev);
 	assert_int_equal(exec_layout_init(&l, &o->par, 0), RC_OK);
 	t = exec_trainer_new(o, &l, &dev, &g, why, sizeof(why));
 	if (!t)
@@ -575,6 +642,43 @@ static void test_exec_cuda_steps_match_cpu_zero3_selective(void **state)
 	same_steps(&o);
 }
 
+/* A mixture of experts (4 experts of width 8, top-2): the router, the
+ * dispatch and the experts' GEMMs one expert at a time (cuBLAS on each
+ * expert's rows), the combine.  With SwiGLU, a shared expert beside them
+ * and a dense first layer, under full recomputation and ZeRO-3. */
+static void moe_opts(struct exec_opts *o)
+{
+	tiny_opts(o);
+	o->model.experts = 4;
+	o->model.top_k = 2;
+	o->model.expert_ffn = 8;
+}
+
+static void test_exec_cuda_steps_match_cpu_moe(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	moe_opts(&o);
+	same_steps(&o);
+}
+
+static void test_exec_cuda_steps_match_cpu_moe_shared_zero3(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	moe_opts(&o);
+	o.model.mlp = SIM_MLP_SWIGLU;
+	o.model.shared_experts = 1;
+	o.model.shared_ffn = 16;
+	o.model.dense_layers = 1;
+	o.par.recompute = SIM_RECOMPUTE_FULL;
+	o.par.zero = 3;
+	exec_opts_derive(&o);
+	same_steps(&o);
+}
+
 /* bf16 mixed precision (activations, their gradients and the weights
  * forward and backward read stored in bf16, GEMMs with fp32 sums; fp32
  * master weights, gradients and AdamW state): losses within BF16_LOSS_TOL
@@ -633,6 +737,18 @@ static void test_exec_cuda_bf16_swiglu_flash_zero3(void **state)
 	o.par.recompute = SIM_RECOMPUTE_FULL;
 	o.par.zero = 3;
 	exec_opts_derive(&o);
+	bf16_within_tolerance(&o);
+}
+
+/* bf16 routing: the logits, the experts' rows and their outputs stored
+ * in bf16, the router's probabilities and weights in fp32. */
+static void test_exec_cuda_bf16_moe(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	moe_opts(&o);
+	o.steps = 10;
 	bf16_within_tolerance(&o);
 }
 
@@ -703,11 +819,7 @@ static void test_exec_cuda_trace_uses_cuda_events(void **state)
 	o.trace = 1;
 	exec_device_init(&dev, &exec_cuda_backend);
 	assert_int_equal(exec_device_open(&dev), RC_OK);
-	exec_group_self(&g.world, &dev);
-	exec_group_self(&g.tp, &dev);
-	exec_group_self(&g.pp, &dev);
-	exec_group_self(&g.dp, &dev);
-	exec_group_self(&g.cp, &dev);
+	exec_groups_self(&g, &dev);
 	assert_int_equal(exec_layout_init(&l, &o.par, 0), RC_OK);
 	t = exec_trainer_new(&o, &l, &dev, &g, why, sizeof(why));
 	assert_non_null(t);
@@ -845,9 +957,13 @@ int main(void)
 		cmocka_unit_test(test_exec_cuda_attention_matches_cpu),
 		cmocka_unit_test(test_exec_cuda_attention_offset_matches_cpu),
 		cmocka_unit_test(test_exec_cuda_elementwise_and_loss_match_cpu),
+		cmocka_unit_test(test_exec_cuda_moe_matches_cpu),
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_gelu_layernorm),
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_swiglu_flash_recompute),
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_zero3_selective),
+		cmocka_unit_test(test_exec_cuda_steps_match_cpu_moe),
+		cmocka_unit_test(test_exec_cuda_steps_match_cpu_moe_shared_zero3),
+		cmocka_unit_test(test_exec_cuda_bf16_moe),
 		cmocka_unit_test(test_exec_cuda_bf16_within_tolerance),
 		cmocka_unit_test(test_exec_cuda_bf16_swiglu_flash_zero3),
 		cmocka_unit_test(test_exec_cuda_bf16_peak_memory_drops),

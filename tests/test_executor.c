@@ -254,6 +254,76 @@ static void test_exec_opts_check_rejects_unsplittable(void **state)
 	assert_non_null(strstr(why, "expected tp 4 to divide the sequence 40 / cp 4"));
 }
 
+/* What the executor runs of a mixture of experts, and the one line it
+ * says about what it does not. */
+static void test_exec_opts_check_moe_layouts(void **state)
+{
+	struct exec_opts o;
+	char why[256];
+
+	(void)state;
+	exec_opts_init(&o);
+	o.model.experts = 8;
+	o.model.top_k = 2;
+	o.model.expert_ffn = 64;
+	o.par.dp = 4;
+	o.par.ep = 4;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
+	/* ep folds over the stage's 4 ranks and shares the 8 experts */
+	o.par.ep = 3;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_string_equal(why, "parallel.ep: expected a divisor of the 8 experts, found 3");
+	o.model.experts = 24;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_string_equal(why, "parallel.ep: expected a divisor of tp x cp x dp = 4, the ranks "
+			    "of a pipeline stage the experts fold over, found 3");
+	o.model.experts = 8;
+	o.par.ep = 2;
+	o.par.etp = 2;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "parallel.etp: expected 1"));
+	o.par.etp = 1;
+	/* each TP rank routes its own tokens: sequence parallelism */
+	o.par.tp = 2;
+	o.par.dp = 2;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "parallel.seq_parallel: expected sequence parallelism with "
+				"tp 2 and experts"));
+	o.par.seq_parallel = 1;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
+	/* the model as the simulator checks it */
+	o.model.top_k = 9;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_string_equal(why, "model.top_k: expected 1 to experts 8, found 9");
+	o.model.top_k = 2;
+	o.model.shared_experts = 1;
+	o.model.shared_ffn = 33;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "parallel.tp: expected a divisor of the shared experts' width "
+				"(33), found 2"));
+	o.model.shared_ffn = 32;
+	o.par.ep_flex = 1;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "parallel.ep_dispatcher: expected alltoall"));
+	o.par.ep_flex = 0;
+	/* the MoE layers' MLP width need not split, the dense ones' must */
+	o.model.ffn = 33;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
+	o.model.dense_layers = 1;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "expected a divisor of the MLP width (33)"));
+	/* no expert parallelism without experts, no latent attention */
+	exec_opts_init(&o);
+	o.par.dp = 2;
+	o.par.ep = 2;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_string_equal(why, "parallel.ep: expected 1 without experts, found 2");
+	exec_opts_init(&o);
+	o.model.kv_lora_rank = 512;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "model.kv_lora_rank: expected 0"));
+}
+
 /* ---- data ------------------------------------------------------------ */
 
 static void test_exec_data_synthetic_bigram(void **state)
@@ -458,6 +528,118 @@ static void test_exec_cpu_attention_offset_rows(void **state)
 	exec_device_release(&dev);
 }
 
+/* The router's kernels (exec_cpu_moe.c).  The top-k takes the largest
+ * first and gives a tie to the lower expert; the weights are the chosen
+ * probabilities over their sum, or as they are with pre_softmax.  The
+ * backward against central differences of L = sum dw . w in every logit
+ * (h 1e-3: measured within 2e-5 of it), 3 tokens routed top-2 of 6: the
+ * unchosen logits get the softmax's share, none under renormalisation,
+ * where the weights do not depend on them. */
+static void test_exec_cpu_moe_route_grads(void **state)
+{
+	enum { N = 3, E = 6, K = 2 };
+	struct exec_device dev;
+	float l[N * E], probs[N * E], w[N * K], dw[N * K], dl[N * E];
+	int idx[N * K];
+	static const float ties[2][E] = { { 1, 3, 3, 0, 3, -1 }, { 2, 2, 2, 2, 2, 2 } };
+
+	(void)state;
+	exec_device_init(&dev, &exec_cpu_backend);
+	assert_int_equal(exec_device_open(&dev), RC_OK);
+	memcpy(l, ties, sizeof(ties));
+	dev.be->moe_route_forward(&dev, probs, idx, w, l, 2, E, K, 0);
+	assert_int_equal(idx[0], 1);
+	assert_int_equal(idx[1], 2);
+	assert_int_equal(idx[2], 0);
+	assert_int_equal(idx[3], 1);
+	assert_float_equal(w[0], 0.5, 1e-7);
+	assert_float_equal(w[2] + w[3], 1, 1e-7);
+	for (int pre = 0; pre < 2; pre++) {
+		for (int i = 0; i < N * E; i++)
+			l[i] = 0.8f * sinf(1.7f * (float)i);
+		for (int i = 0; i < N * K; i++)
+			dw[i] = cosf(0.9f * (float)i);
+		memset(dl, 0, sizeof(dl));
+		dev.be->moe_route_forward(&dev, probs, idx, w, l, N, E, K, pre);
+		for (int t = 0; t < N; t++) {
+			float s = 0;
+
+			assert_true(probs[t * E + idx[t * K]] >= probs[t * E + idx[t * K + 1]]);
+			for (int j = 0; j < K; j++)
+				s += probs[t * E + idx[t * K + j]];
+			for (int j = 0; j < K; j++)
+				assert_float_equal(w[t * K + j],
+						   probs[t * E + idx[t * K + j]] / (pre ? 1 : s), 1e-7);
+		}
+		dev.be->moe_route_backward(&dev, dl, dw, probs, idx, N, E, K, pre);
+		for (int i = 0; i < N * E; i++) {
+			float keep = l[i];
+			double lp = 0, lm = 0, fd;
+			int chosen = 0;
+
+			l[i] = keep + 1e-3f;
+			dev.be->moe_route_forward(&dev, probs, idx, w, l, N, E, K, pre);
+			for (int j = 0; j < N * K; j++)
+				lp += (double)dw[j] * w[j];
+			l[i] = keep - 1e-3f;
+			dev.be->moe_route_forward(&dev, probs, idx, w, l, N, E, K, pre);
+			for (int j = 0; j < N * K; j++)
+				lm += (double)dw[j] * w[j];
+			l[i] = keep;
+			fd = (lp - lm) / (double)((keep + 1e-3f) - (keep - 1e-3f));
+			for (int j = 0; j < K; j++)
+				chosen |= idx[i / E * K + j] == i % E;
+			if (fabs(fd - dl[i]) > 1e-4)
+				print_error("pre_softmax %d logit %d: finite difference %.6g, analytic "
+					    "%.6g\n", pre, i, fd, dl[i]);
+			assert_true(fabs(fd - dl[i]) <= 1e-4);
+			if (!pre && !chosen)
+				assert_true(fabs(dl[i]) < 1e-7);
+			if (pre)
+				assert_true(fabs(dl[i]) > 1e-3);
+		}
+	}
+	exec_device_release(&dev);
+}
+
+/* The dispatch's permutation and the combine (exec_cpu_moe.c) against
+ * their definitions: 3 tokens, top-2, rows of 2. */
+static void test_exec_cpu_moe_permute_combine(void **state)
+{
+	enum { N = 3, K = 2, C = 2 };
+	struct exec_device dev;
+	/* slots t k + j in expert order, and each slot's row */
+	static const int map[N * K] = { 3, 0, 5, 1, 4, 2 }, pos[N * K] = { 1, 3, 5, 0, 4, 2 };
+	float x[N * C] = { 1, 2, 3, 4, 5, 6 }, w[N * K] = { .5f, .25f, 1, 2, 3, 4 };
+	float xp[N * K * C], out[N * C] = { 0 }, dw[N * K] = { 0 }, dout[N * C] = { 1, -1, 2, 0, 0, 1 };
+
+	(void)state;
+	exec_device_init(&dev, &exec_cpu_backend);
+	assert_int_equal(exec_device_open(&dev), RC_OK);
+	dev.be->moe_permute(&dev, xp, x, map, NULL, N * K, C, K);
+	/* row 0 is slot 3: token 1's */
+	assert_float_equal(xp[0], 3, 0);
+	assert_float_equal(xp[1], 4, 0);
+	assert_float_equal(xp[4], 5, 0);   /* row 2, slot 5: token 2 */
+	dev.be->moe_permute(&dev, xp, x, map, w, N * K, C, K);
+	assert_float_equal(xp[0], 2 * 3, 0);
+	/* combine: token t gets sum_j w[t k + j] xp[pos[t k + j]] */
+	dev.be->moe_unpermute(&dev, out, xp, pos, w, N, C, K);
+	for (int t = 0; t < N; t++)
+		for (int c = 0; c < C; c++) {
+			float want = 0;
+
+			for (int j = 0; j < K; j++)
+				want += w[t * K + j] * xp[pos[t * K + j] * C + c];
+			assert_float_equal(out[t * C + c], want, 1e-6);
+		}
+	dev.be->moe_weights_backward(&dev, dw, dout, xp, pos, N, C, K);
+	for (int s = 0; s < N * K; s++)
+		assert_float_equal(dw[s], dout[s / K * C] * xp[pos[s] * C] +
+			dout[s / K * C + 1] * xp[pos[s] * C + 1], 1e-6);
+	exec_device_release(&dev);
+}
+
 /* ---- the serial model ------------------------------------------------ */
 
 struct rig {
@@ -472,11 +654,7 @@ static void rig_open(struct rig *r, const struct exec_opts *o, int rank)
 	char why[256] = "";
 
 	exec_device_init(&r->dev, &exec_cpu_backend);
-	exec_group_self(&r->g.world, &r->dev);
-	exec_group_self(&r->g.tp, &r->dev);
-	exec_group_self(&r->g.pp, &r->dev);
-	exec_group_self(&r->g.dp, &r->dev);
-	exec_group_self(&r->g.cp, &r->dev);
+	exec_groups_self(&r->g, &r->dev);
 	assert_int_equal(exec_layout_init(&r->l, &o->par, rank), RC_OK);
 	r->t = exec_trainer_new(o, &r->l, &r->dev, &r->g, why, sizeof(why));
 	if (!r->t)
@@ -520,15 +698,16 @@ static void gradcheck(const struct exec_opts *o)
 {
 	struct rig r;
 	double loss, checked = 0;
-	int nu;
+	int nu, moe = o->model.experts > 0 ? o->model.layers - o->model.dense_layers : 0;
 
 	rig_open(&r, o, 0);
 	assert_int_equal(exec_trainer_eval(r.t, 1, 1, &loss), RC_OK);
 	/* untrained: about ln(vocab) = 3.47 */
 	assert_near(loss, log(32.0), 0.05);
 	nu = exec_trainer_units(r.t);
-	/* embedding, 2 layers, head; tied: the word matrix a unit of its own */
-	assert_int_equal(nu, o->model.tied_embeddings ? 5 : 4);
+	/* embedding, 2 layers, head; tied: the word matrix a unit of its own;
+	 * each MoE layer's experts one more */
+	assert_int_equal(nu, (o->model.tied_embeddings ? 5 : 4) + moe);
 	for (int i = 0; i < nu; i++) {
 		float *p, *g;
 		long n, off, len;
@@ -569,9 +748,56 @@ static void gradcheck(const struct exec_opts *o)
 		}
 	}
 	/* embedding 2 + 2 layers x 17 (bk skipped) + head 3; tied: one
-	 * matrix fewer */
-	assert_true(checked >= 30);
+	 * matrix fewer; an MoE layer without shared experts has 10 of its own
+	 * (its router) and 2 or 3 of its experts' instead of the MLP's 4 */
+	assert_true(checked >= 30 - 2 * moe);
 	rig_close(&r);
+}
+
+/* tiny_opts with 4 experts of width 8 in every layer from `dense` on,
+ * every token going to all 4.  With fewer the loss is smooth only in
+ * pieces: where a step moves one expert's probability past another's, a
+ * token's choice changes and the loss jumps (measured here with top-2:
+ * along wte's gradient a jump of 3.6e-5 at 6.4e-5 of the step, inside
+ * every central difference this check takes), so the top-k's own
+ * gradient is checked on the router's kernels
+ * (test_exec_cpu_moe_route_grads); here the path through the router,
+ * the permutation, the experts and the combine. */
+static void tiny_moe(struct exec_opts *o, int dense)
+{
+	tiny_opts(o);
+	o->model.experts = 4;
+	o->model.top_k = 4;
+	o->model.expert_ffn = 8;
+	o->model.dense_layers = dense;
+}
+
+/* A mixture of experts: the router's gradient flows through the experts'
+ * weights into the softmax and the router matrix; the experts' through
+ * their rows. */
+static void test_exec_trainer_gradcheck_moe(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	tiny_moe(&o, 0);
+	gradcheck(&o);
+}
+
+/* The weights as a softmax over every expert, SwiGLU experts, a shared
+ * expert beside them, and a dense first layer. */
+static void test_exec_trainer_gradcheck_moe_shared_pre_softmax(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	tiny_moe(&o, 1);
+	o.model.mlp = SIM_MLP_SWIGLU;
+	o.model.shared_experts = 1;
+	o.model.shared_ffn = 16;
+	o.model.router_pre_softmax = 1;
+	exec_opts_derive(&o);
+	gradcheck(&o);
 }
 
 static void test_exec_trainer_gradcheck_gelu_layernorm(void **state)
@@ -907,9 +1133,10 @@ static void test_exec_trainer_loss_falls(void **state)
  * {1, 7}. */
 static void test_exec_group_color_matches_members(void **state)
 {
-	static const int layouts[][4] = { { 2, 3, 2, 1 }, { 1, 4, 1, 1 }, { 4, 1, 3, 1 },
-					  { 2, 2, 2, 1 }, { 1, 1, 5, 1 }, { 2, 2, 2, 2 },
-					  { 1, 2, 1, 3 }, { 2, 1, 3, 2 } };
+	/* tp, pp, dp, cp, ep */
+	static const int layouts[][5] = { { 2, 3, 2, 1, 2 }, { 1, 4, 1, 1, 1 }, { 4, 1, 3, 1, 4 },
+					  { 2, 2, 2, 1, 4 }, { 1, 1, 5, 1, 5 }, { 2, 2, 2, 2, 8 },
+					  { 1, 2, 1, 3, 3 }, { 2, 1, 3, 2, 6 }, { 2, 2, 2, 1, 1 } };
 	struct sim_parallel p;
 	struct exec_layout l;
 	int m[64];
@@ -947,6 +1174,35 @@ static void test_exec_group_color_matches_members(void **state)
 	assert_int_equal(exec_group_members(&l, EXEC_GROUP_PP, m), 2);
 	assert_int_equal(m[0], 9);
 	assert_int_equal(m[1], 13);
+	/* experts folded over a stage's tp x cp x dp, EP innermost: tp 2 x
+	 * pp 2 x dp 2, ep 2: rank 5 is (dp 1, pp 0, tp 1), the stage's rank
+	 * (1 x 1 + 0) x 2 + 1 = 3, so EP rank 1 of replica 1; its EP group
+	 * the stage's ranks 2 and 3 (world 4, 5), its expert-DP group the
+	 * stage's 1 and 3 (world 1, 5) */
+	p.cp = 1;
+	p.ep = 2;
+	assert_int_equal(exec_layout_init(&l, &p, 5), RC_OK);
+	assert_int_equal(l.ep_rank, 1);
+	assert_int_equal(l.edp_rank, 1);
+	assert_int_equal(l.edp, 2);
+	assert_int_equal(exec_group_members(&l, EXEC_GROUP_EP, m), 2);
+	assert_int_equal(m[0], 4);
+	assert_int_equal(m[1], 5);
+	assert_int_equal(exec_group_members(&l, EXEC_GROUP_EDP, m), 2);
+	assert_int_equal(m[0], 1);
+	assert_int_equal(m[1], 5);
+	/* ep 4: the whole stage {0, 1, 4, 5}, each expert on one rank */
+	p.ep = 4;
+	assert_int_equal(exec_layout_init(&l, &p, 5), RC_OK);
+	assert_int_equal(exec_group_members(&l, EXEC_GROUP_EP, m), 4);
+	assert_int_equal(m[0], 0);
+	assert_int_equal(m[1], 1);
+	assert_int_equal(m[2], 4);
+	assert_int_equal(m[3], 5);
+	assert_int_equal(exec_group_members(&l, EXEC_GROUP_EDP, m), 1);
+	/* ep must divide the stage's 4 ranks */
+	p.ep = 3;
+	assert_int_equal(exec_layout_init(&l, &p, 5), RC_INPUT);
 	for (size_t k = 0; k < GP_ARRAY_LEN(layouts); k++) {
 		int world;
 
@@ -954,9 +1210,10 @@ static void test_exec_group_color_matches_members(void **state)
 		p.pp = layouts[k][1];
 		p.dp = layouts[k][2];
 		p.cp = layouts[k][3];
+		p.ep = layouts[k][4];
 		world = p.tp * p.pp * p.dp * p.cp;
 		for (int r = 0; r < world; r++)
-			for (int kind = EXEC_GROUP_WORLD; kind <= EXEC_GROUP_CP; kind++) {
+			for (int kind = EXEC_GROUP_WORLD; kind <= EXEC_GROUP_EDP; kind++) {
 				int n, color, key, count = 0;
 
 				assert_int_equal(exec_layout_init(&l, &p, r), RC_OK);
@@ -980,7 +1237,9 @@ static void test_exec_group_color_matches_members(void **state)
 				assert_int_equal(count, n);
 				assert_int_equal(n, kind == EXEC_GROUP_TP ? p.tp : kind == EXEC_GROUP_PP ? p.pp
 						 : kind == EXEC_GROUP_DP ? p.dp * p.cp
-						 : kind == EXEC_GROUP_CP ? p.cp : world);
+						 : kind == EXEC_GROUP_CP ? p.cp
+						 : kind == EXEC_GROUP_EP ? p.ep
+						 : kind == EXEC_GROUP_EDP ? world / p.pp / p.ep : world);
 			}
 	}
 }
@@ -1773,6 +2032,7 @@ int main(void)
 		cmocka_unit_test(test_exec_chunk_layers_interleaved),
 		cmocka_unit_test(test_exec_chunk_layers_uneven_as_simulated),
 		cmocka_unit_test(test_exec_opts_check_rejects_unsplittable),
+		cmocka_unit_test(test_exec_opts_check_moe_layouts),
 		cmocka_unit_test(test_exec_data_synthetic_bigram),
 		cmocka_unit_test(test_exec_data_file_rejects_big_token),
 		cmocka_unit_test(test_exec_rand_normal_moments),
@@ -1781,6 +2041,8 @@ int main(void)
 		cmocka_unit_test(test_exec_trainer_gradcheck_gelu_layernorm),
 		cmocka_unit_test(test_exec_trainer_gradcheck_swiglu_rmsnorm_flash),
 		cmocka_unit_test(test_exec_trainer_gradcheck_tied),
+		cmocka_unit_test(test_exec_trainer_gradcheck_moe),
+		cmocka_unit_test(test_exec_trainer_gradcheck_moe_shared_pre_softmax),
 		cmocka_unit_test(test_exec_trainer_tied_copies_start_equal),
 		cmocka_unit_test(test_exec_trainer_recompute_equivalent),
 		cmocka_unit_test(test_exec_trainer_microbatches_equivalent),
@@ -1790,6 +2052,8 @@ int main(void)
 		cmocka_unit_test(test_exec_trainer_loss_falls),
 		cmocka_unit_test(test_exec_group_color_matches_members),
 		cmocka_unit_test(test_exec_cpu_attention_offset_rows),
+		cmocka_unit_test(test_exec_cpu_moe_route_grads),
+		cmocka_unit_test(test_exec_cpu_moe_permute_combine),
 		cmocka_unit_test(test_exec_sched_channels_in_order),
 		cmocka_unit_test(test_exec_launcher_environments),
 		cmocka_unit_test(test_exec_gpu_matches_names_and_memory),

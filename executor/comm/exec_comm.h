@@ -71,6 +71,13 @@ struct exec_comm {
 			size_t n, enum exec_dtype t, int tag);
 	/* Completes every outstanding send. */
 	enum rc (*wait_sends)(struct exec_group *g);
+	/* All-to-all with counts (MPI_Alltoallv; NCCL's grouped ncclSend and
+	 * ncclRecv): send holds, in member order and packed, send_n[i]
+	 * elements for member i; recv receives, likewise, recv_n[i] from
+	 * member i.  The counts are host arrays of g->size, and member j's
+	 * send_n[i] is member i's recv_n[j].  Blocks like the collectives. */
+	enum rc (*all_to_all)(struct exec_group *g, const void *send, const size_t *send_n,
+			      void *recv, const size_t *recv_n, enum exec_dtype t);
 	enum rc (*barrier)(struct exec_group *g);
 	enum rc (*bcast)(struct exec_group *g, void *buf, size_t bytes, int root);
 	void (*release)(struct exec_group *g);
@@ -94,16 +101,23 @@ void exec_group_release(struct exec_group *g);
  * hold the same weights, member index dp_rank * cp + cp_rank; gradients
  * are reduced and ZeRO shards over it, as Megatron-Core's data-parallel
  * group "with context parallel"), cp (same dp, pp, tp; member index =
- * cp_rank) and the world. */
+ * cp_rank), the experts' ep (same pp and edp_rank: the ranks sharing a
+ * layer's routed experts, member index ep_rank; tokens travel over it)
+ * and edp (same pp and ep_rank: the ranks holding the same experts,
+ * member index edp_rank; the experts' gradients are reduced and ZeRO
+ * shards over it, Megatron-Core's expert-data-parallel group), and the
+ * world.  Exec_layout's comment says where the experts' ranks sit. */
 struct exec_groups {
-	struct exec_group world, tp, pp, dp, cp;
+	struct exec_group world, tp, pp, dp, cp, ep, edp;
 };
-/* Releases the five groups of g (exec_group.c), world last; accepts
+/* Releases the seven groups of g (exec_group.c), world last; accepts
  * zeroed ones. */
 void exec_groups_release(struct exec_groups *g);
+/* Makes every group of g a group of one on device d (a single rank). */
+void exec_groups_self(struct exec_groups *g, struct exec_device *d);
 
 enum exec_group_kind { EXEC_GROUP_WORLD, EXEC_GROUP_TP, EXEC_GROUP_PP, EXEC_GROUP_DP,
-		       EXEC_GROUP_CP };
+		       EXEC_GROUP_CP, EXEC_GROUP_EP, EXEC_GROUP_EDP };
 
 /* The group of kind `kind` rank l->rank belongs to, as MPI_Comm_split
  * wants it: ranks with the same *color form the group, ordered by *key
@@ -121,7 +135,7 @@ int exec_group_members(const struct exec_layout *l, enum exec_group_kind kind,
 /* MPI_Init (once per process) with errors returned, not fatal; sets *rank
  * and *size of the world.  Returns RC_OK or RC_DEVICE (message printed). */
 enum rc exec_mpi_init(int *rank, int *size);
-/* Builds g's five groups (struct exec_groups) for layout l over
+/* Builds g's seven groups (struct exec_groups) for layout l over
  * MPI_COMM_WORLD on device d.  Collective over the world. */
 enum rc exec_mpi_groups(const struct exec_layout *l, struct exec_device *d,
 			struct exec_groups *g);
@@ -139,7 +153,7 @@ void exec_mpi_finalize(void);
 
 /* ---- NCCL bring-up (exec_comm_nccl.c, built with the CUDA backend) ---- */
 
-/* Builds g's five groups for layout l with NCCL on CUDA device d (open):
+/* Builds g's seven groups for layout l with NCCL on CUDA device d (open):
  * one unique id per group, made by the group's first rank and broadcast
  * over MPI, and for the pipeline one two-rank link per direction and
  * channel.  Collective over the world; MPI must be initialised.  Returns

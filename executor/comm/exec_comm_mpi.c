@@ -1,7 +1,8 @@
 /*
  * exec_comm_mpi.c - the MPI communicator (OpenMPI) and the job's bring-up:
- * MPI_Init, the TP, CP, PP and DP groups of a layout, finalize and abort.  The
- * only file of the CPU path that includes <mpi.h>.
+ * MPI_Init, the TP, CP, PP, DP, EP and expert-DP groups of a layout,
+ * finalize and abort.  The only file of the CPU path that includes
+ * <mpi.h>.
  *
  * Every MPI call is checked: errors are returned (MPI_ERRORS_RETURN), not
  * fatal, and MPI_CHECK turns one into a message naming the world rank, the
@@ -83,7 +84,8 @@ static enum rc count_ok(size_t n, const char *what)
  * backend, MPI's only user, is fp32 throughout). */
 static MPI_Datatype mpi_type(enum exec_dtype t)
 {
-	return t == EXEC_F64 ? MPI_DOUBLE : t == EXEC_BF16 ? MPI_UINT16_T : MPI_FLOAT;
+	return t == EXEC_F64 ? MPI_DOUBLE : t == EXEC_BF16 ? MPI_UINT16_T
+		: t == EXEC_I32 ? MPI_INT32_T : MPI_FLOAT;
 }
 
 static enum rc reducible(enum exec_dtype t, const char *what)
@@ -300,6 +302,37 @@ static enum rc mpi_wait_sends(struct exec_group *g)
 	return reap(g->priv, 1);
 }
 
+/* MPI_Alltoallv (MPI 3.0, sec. 5.8) with the packed displacements the
+ * counts imply. */
+static enum rc mpi_all_to_all(struct exec_group *g, const void *send, const size_t *send_n,
+			      void *recv, const size_t *recv_n, enum exec_dtype t)
+{
+	int *sc = xcalloc(4 * (size_t)g->size, sizeof(int));
+	int *sd = sc + g->size, *rc_ = sd + g->size, *rd = rc_ + g->size, err;
+	size_t so = 0, ro = 0;
+
+	for (int i = 0; i < g->size; i++) {
+		if (count_ok(so + send_n[i], "all-to-all") != RC_OK ||
+		    count_ok(ro + recv_n[i], "all-to-all") != RC_OK) {
+			free(sc);
+			return RC_DEVICE;
+		}
+		sc[i] = (int)send_n[i];
+		sd[i] = (int)so;
+		rc_[i] = (int)recv_n[i];
+		rd[i] = (int)ro;
+		so += send_n[i];
+		ro += recv_n[i];
+	}
+	err = MPI_Alltoallv(send, sc, sd, mpi_type(t), recv, rc_, rd, mpi_type(t), comm_of(g));
+	free(sc);
+	if (err != MPI_SUCCESS) {
+		mpi_report(err, "MPI_Alltoallv()", __FILE__, __LINE__);
+		return RC_DEVICE;
+	}
+	return RC_OK;
+}
+
 static enum rc mpi_barrier(struct exec_group *g)
 {
 	MPI_CHECK(MPI_Barrier(comm_of(g)));
@@ -344,6 +377,7 @@ static const struct exec_comm mpi_comm = {
 	.send = mpi_send,
 	.recv = mpi_recv,
 	.wait_sends = mpi_wait_sends,
+	.all_to_all = mpi_all_to_all,
 	.barrier = mpi_barrier,
 	.bcast = mpi_bcast,
 	.release = mpi_release,
@@ -403,6 +437,10 @@ enum rc exec_mpi_groups(const struct exec_layout *l, struct exec_device *d,
 		rc = group_split(&g->dp, d, l, EXEC_GROUP_DP);
 	if (rc == RC_OK)
 		rc = group_split(&g->cp, d, l, EXEC_GROUP_CP);
+	if (rc == RC_OK)
+		rc = group_split(&g->ep, d, l, EXEC_GROUP_EP);
+	if (rc == RC_OK)
+		rc = group_split(&g->edp, d, l, EXEC_GROUP_EDP);
 	if (rc != RC_OK)
 		exec_groups_release(g);
 	return rc;

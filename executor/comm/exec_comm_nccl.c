@@ -151,7 +151,8 @@ static struct nccl_priv *priv_of(struct exec_group *g)
 /* NCCL's type for t (bf16 since NCCL 2.10). */
 static ncclDataType_t nccl_type(enum exec_dtype t)
 {
-	return t == EXEC_F64 ? ncclFloat64 : t == EXEC_BF16 ? ncclBfloat16 : ncclFloat32;
+	return t == EXEC_F64 ? ncclFloat64 : t == EXEC_BF16 ? ncclBfloat16
+		: t == EXEC_I32 ? ncclInt32 : ncclFloat32;
 }
 
 /* This member's part of buf, parts of count elements of type t in member
@@ -234,6 +235,40 @@ static enum rc nccl_wait_reduces(struct exec_group *g)
 	return exec_cuda_order(d, exec_cuda_reduce_stream(d), exec_cuda_stream(d));
 }
 
+/* NCCL has no all-to-all: one ncclSend and one ncclRecv per member inside
+ * ncclGroupStart/End, which NCCL runs as one operation without deadlock
+ * (NCCL user guide, "Point-to-point communication", its all-to-all
+ * example), on the communication stream like the collectives.  Empty
+ * parts are left out on both ends alike (the counts agree). */
+static enum rc nccl_all_to_all(struct exec_group *g, const void *send, const size_t *send_n,
+			       void *recv, const size_t *recv_n, enum exec_dtype t)
+{
+	struct nccl_priv *p = priv_of(g);
+	struct exec_device *d = g->dev;
+	size_t es = exec_dtype_size(t), so = 0, ro = 0;
+	cudaStream_t cs = exec_cuda_comm_stream(d);
+
+	if (!p->comm) {
+		d->be->copy(d, recv, send, send_n[0] * es);
+		return RC_OK;
+	}
+	TRY(exec_cuda_order(d, exec_cuda_stream(d), cs));
+	NCCL(d, ncclGroupStart());
+	for (int i = 0; i < g->size; i++) {
+		if (send_n[i])
+			NCCL(d, ncclSend((const char *)send + so * es, send_n[i], nccl_type(t), i,
+					 p->comm, cs));
+		if (recv_n[i])
+			NCCL(d, ncclRecv((char *)recv + ro * es, recv_n[i], nccl_type(t), i, p->comm,
+					 cs));
+		so += send_n[i];
+		ro += recv_n[i];
+	}
+	NCCL(d, ncclGroupEnd());
+	TRY(exec_cuda_order(d, cs, exec_cuda_stream(d)));
+	return RC_OK;
+}
+
 static enum rc nccl_bcast(struct exec_group *g, void *buf, size_t bytes, int root)
 {
 	struct nccl_priv *p = priv_of(g);
@@ -265,7 +300,8 @@ static enum rc async_error(struct exec_group *g, ncclComm_t c)
 static enum rc groups_watch(void *ctx)
 {
 	struct exec_groups *gs = ctx;
-	struct exec_group *all[] = { &gs->world, &gs->tp, &gs->pp, &gs->dp, &gs->cp };
+	struct exec_group *all[] = { &gs->world, &gs->tp, &gs->pp, &gs->dp, &gs->cp, &gs->ep,
+				     &gs->edp };
 
 	for (size_t i = 0; i < GP_ARRAY_LEN(all); i++) {
 		struct nccl_priv *p = priv_of(all[i]);
@@ -414,6 +450,7 @@ static const struct exec_comm nccl_comm = {
 	.send = nccl_send,
 	.recv = nccl_recv,
 	.wait_sends = nccl_wait_sends,
+	.all_to_all = nccl_all_to_all,
 	.barrier = nccl_barrier,
 	.bcast = nccl_bcast,
 	.release = nccl_release,
@@ -526,6 +563,10 @@ enum rc exec_nccl_groups(const struct exec_layout *l, struct exec_device *d,
 		rc = group_init(&g->dp, d, l, EXEC_GROUP_DP);
 	if (rc == RC_OK)
 		rc = group_init(&g->cp, d, l, EXEC_GROUP_CP);
+	if (rc == RC_OK)
+		rc = group_init(&g->ep, d, l, EXEC_GROUP_EP);
+	if (rc == RC_OK)
+		rc = group_init(&g->edp, d, l, EXEC_GROUP_EDP);
 	if (rc == RC_OK)
 		exec_cuda_set_watch(d, groups_watch, g);
 	if (rc != RC_OK)

@@ -61,6 +61,19 @@ static enum rc self_recv(struct exec_group *g, int peer, int channel, void *buf,
 	return RC_ERR;
 }
 
+/* A member of one sends itself its own part. */
+static enum rc self_all_to_all(struct exec_group *g, const void *send, const size_t *send_n,
+			       void *recv, const size_t *recv_n, enum exec_dtype t)
+{
+	if (send_n[0] != recv_n[0]) {
+		gp_error("self communicator: all-to-all sends %zu elements, receives %zu",
+			 send_n[0], recv_n[0]);
+		return RC_ERR;
+	}
+	g->dev->be->copy(g->dev, recv, send, send_n[0] * exec_dtype_size(t));
+	return RC_OK;
+}
+
 static enum rc self_nothing(struct exec_group *g)
 {
 	(void)g;
@@ -92,6 +105,7 @@ static const struct exec_comm self_comm = {
 	.send = self_send,
 	.recv = self_recv,
 	.wait_sends = self_nothing,
+	.all_to_all = self_all_to_all,
 	.barrier = self_nothing,
 	.bcast = self_bcast,
 	.release = self_release,
@@ -104,4 +118,12 @@ void exec_group_self(struct exec_group *g, struct exec_device *d)
 	g->dev = d;
 	g->rank = 0;
 	g->size = 1;
+}
+
+void exec_groups_self(struct exec_groups *g, struct exec_device *d)
+{
+	struct exec_group *all[] = { &g->world, &g->tp, &g->pp, &g->dp, &g->cp, &g->ep, &g->edp };
+
+	for (size_t i = 0; i < GP_ARRAY_LEN(all); i++)
+		exec_group_self(all[i], d);
 }

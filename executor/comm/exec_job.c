@@ -84,11 +84,7 @@ enum rc exec_job_open(struct exec_job *j, const char *what, const char *backend,
 	if ((rc = exec_job_agree(j, rc, what, "")) != RC_OK)
 		goto fail_dev;
 	if (!j->mpi) {
-		exec_group_self(&j->g.world, &j->dev);
-		exec_group_self(&j->g.tp, &j->dev);
-		exec_group_self(&j->g.pp, &j->dev);
-		exec_group_self(&j->g.dp, &j->dev);
-		exec_group_self(&j->g.cp, &j->dev);
+		exec_groups_self(&j->g, &j->dev);
 		return RC_OK;
 	}
 #ifdef GPUPLAN_CUDA

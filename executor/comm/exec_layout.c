@@ -1,6 +1,7 @@
 /*
- * exec_layout.c - where a rank sits in a tp x cp x pp x dp layout, which
- * ranks form its TP, PP, DP and CP groups (for MPI and NCCL alike), how items split
+ * exec_layout.c - where a rank sits in a tp x cp x pp x dp layout (and
+ * the experts' ep x edp folded over its stage), which ranks form its TP,
+ * PP, DP, CP, EP and expert-DP groups (for MPI and NCCL alike), how items split
  * across ranks, and which layers a pipeline chunk holds (the simulator's
  * split, sim_stage_layers, so the executor runs the layers the simulator
  * priced).  Pure arithmetic: no MPI, no allocation.
@@ -12,12 +13,12 @@
 
 enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, int rank)
 {
-	int world;
+	int world, ep = p->ep > 0 ? p->ep : 1, stage;
 
 	if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->cp < 1)
 		return RC_INPUT;
 	world = p->tp * p->pp * p->dp * p->cp;
-	if (rank < 0 || rank >= world)
+	if (rank < 0 || rank >= world || (world / p->pp) % ep)
 		return RC_INPUT;
 	l->world = world;
 	l->rank = rank;
@@ -32,7 +33,20 @@ enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, in
 	l->cp_rank = (rank / p->tp) % p->cp;
 	l->pp_rank = (rank / (p->tp * p->cp)) % p->pp;
 	l->dp_rank = rank / (p->tp * p->cp * p->pp);
+	/* the experts fold over the stage's ranks, EP innermost (exec.h) */
+	stage = (l->dp_rank * p->cp + l->cp_rank) * p->tp + l->tp_rank;
+	l->ep = ep;
+	l->edp = world / p->pp / ep;
+	l->ep_rank = stage % ep;
+	l->edp_rank = stage / ep;
 	return RC_OK;
+}
+
+/* The world rank of the stage's rank s (exec.h: s = (dp_rank * cp +
+ * cp_rank) * tp + tp_rank) on pipeline stage pp_rank. */
+static int stage_rank(const struct exec_layout *l, int pp_rank, int s)
+{
+	return exec_layout_rank(l, s / (l->tp * l->cp), pp_rank, s / l->tp % l->cp, s % l->tp);
 }
 
 int exec_layout_rank(const struct exec_layout *l, int dp_rank, int pp_rank, int cp_rank,
@@ -110,6 +124,14 @@ void exec_group_color(const struct exec_layout *l, enum exec_group_kind kind,
 		*color = (l->dp_rank * l->pp + l->pp_rank) * l->tp + l->tp_rank;
 		*key = l->cp_rank;
 		break;
+	case EXEC_GROUP_EP:
+		*color = l->pp_rank * l->edp + l->edp_rank;
+		*key = l->ep_rank;
+		break;
+	case EXEC_GROUP_EDP:
+		*color = l->pp_rank * l->ep + l->ep_rank;
+		*key = l->edp_rank;
+		break;
 	default:
 		*color = 0;
 		*key = l->rank;
@@ -138,6 +160,14 @@ int exec_group_members(const struct exec_layout *l, enum exec_group_kind kind, i
 	case EXEC_GROUP_CP:
 		for (int i = 0; i < l->cp; i++)
 			members[n++] = exec_layout_rank(l, l->dp_rank, l->pp_rank, i, l->tp_rank);
+		break;
+	case EXEC_GROUP_EP:
+		for (int i = 0; i < l->ep; i++)
+			members[n++] = stage_rank(l, l->pp_rank, l->edp_rank * l->ep + i);
+		break;
+	case EXEC_GROUP_EDP:
+		for (int i = 0; i < l->edp; i++)
+			members[n++] = stage_rank(l, l->pp_rank, i * l->ep + l->ep_rank);
 		break;
 	default:
 		for (int i = 0; i < l->world; i++)

@@ -37,8 +37,8 @@
 /* ---- element types ---------------------------------------------------- */
 
 /* What a buffer's elements are: a collective's data, a device's
- * activations. */
-enum exec_dtype { EXEC_F32, EXEC_F64, EXEC_BF16 };
+ * activations; EXEC_I32 for counts (an all-to-all's, exec_comm.h). */
+enum exec_dtype { EXEC_F32, EXEC_F64, EXEC_BF16, EXEC_I32 };
 
 /* Bytes of one element of t. */
 size_t exec_dtype_size(enum exec_dtype t);
@@ -165,6 +165,37 @@ struct exec_backend {
 	void (*ce_backward)(struct exec_device *d, void *logits, const float *rmax,
 			    const float *stats, const int *target, int n, int nv,
 			    int v0, float scale);
+	/* Mixture of experts (Shazeer et al., ICLR 2017; Fedus et al., JMLR
+	 * 2022), routing n tokens among e experts, k each.  moe_route_forward:
+	 * probs[n, e] = the softmax of each row of logits; idx[n k] its k
+	 * largest, the largest first, a tie going to the lower expert; w[n k]
+	 * their weights: with pre_softmax the chosen probabilities as they
+	 * are (Megatron-Core's --moe-router-pre-softmax; Hugging Face's
+	 * norm_topk_prob false), else over their sum, which is the softmax
+	 * of the chosen logits (Megatron-Core's default; Mixtral's router).
+	 * moe_route_backward: dlogits += the gradient of the loss with
+	 * respect to the logits given dw[n k], its gradient with respect to
+	 * the weights. */
+	void (*moe_route_forward)(struct exec_device *d, float *probs, int *idx, float *w,
+				  const void *logits, int n, int e, int k, int pre_softmax);
+	void (*moe_route_backward)(struct exec_device *d, void *dlogits, const float *dw,
+				   const float *probs, const int *idx, int n, int e, int k,
+				   int pre_softmax);
+	/* Rows of c elements: out[i] = inp[rows[i] / k] (times w[rows[i]]
+	 * when w is not NULL) for i < n.  With rows the routed slots (token
+	 * t's j-th expert is slot t k + j) in expert order, the dispatch's
+	 * permutation; with k 1, any gather of rows. */
+	void (*moe_permute)(struct exec_device *d, void *out, const void *inp, const int *rows,
+			    const float *w, int n, int c, int k);
+	/* out[t] += sum over j < k of (w ? w[t k + j] : 1) inp[pos[t k + j]]
+	 * for t < n, j in order: the combine (pos: each slot's row of inp),
+	 * and the dispatch's backward. */
+	void (*moe_unpermute)(struct exec_device *d, void *out, const void *inp, const int *pos,
+			      const float *w, int n, int c, int k);
+	/* dw[t k + j] += dout[t] . y[pos[t k + j]]: the combine's gradient
+	 * with respect to its weights. */
+	void (*moe_weights_backward)(struct exec_device *d, float *dw, const void *dout,
+				     const void *y, const int *pos, int n, int c, int k);
 	/* Adds the sum of squares of x to *acc, one double of backend memory
 	 * (the host reads it when it needs it: no wait here). */
 	void (*sumsq)(struct exec_device *d, double *acc, const float *x, long n);

@@ -4,6 +4,7 @@
  * precisions' names.  The bottom of the device layer: every backend and
  * communicator reads it, and it reads nothing of theirs.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "device/exec_device.h"
@@ -26,7 +27,8 @@ enum rc exec_precision_parse(const char *s, enum exec_precision *out)
 
 size_t exec_dtype_size(enum exec_dtype t)
 {
-	return t == EXEC_F64 ? sizeof(double) : t == EXEC_BF16 ? 2 : sizeof(float);
+	return t == EXEC_F64 ? sizeof(double) : t == EXEC_BF16 ? 2
+		: t == EXEC_I32 ? sizeof(int32_t) : sizeof(float);
 }
 
 enum exec_dtype exec_act_dtype(const char *name, enum exec_precision p)

@@ -69,12 +69,24 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	cJSON_AddStringToObject(m, "mlp", sim_mlp_str(o->model.mlp));
 	cJSON_AddStringToObject(m, "norm", o->norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm");
 	cJSON_AddBoolToObject(m, "tied_embeddings", o->model.tied_embeddings != 0);
+	/* the model's fields beyond the basic shape (its experts), as plan
+	 * files name them, those not 0 */
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		int v = *sim_model_field((struct sim_model *)&o->model, &sim_model_fields[i]);
+
+		if (v)
+			add_num(m, sim_model_fields[i].key, v);
+	}
 	l = cJSON_AddObjectToObject(root, "layout");
 	add_num(l, "ranks", (double)p->tp * p->pp * p->dp * p->cp);
 	add_num(l, "tp", p->tp);
 	add_num(l, "pp", p->pp);
 	add_num(l, "dp", p->dp);
 	add_num(l, "cp", p->cp);
+	if (o->model.experts > 0) {
+		add_num(l, "ep", p->ep > 0 ? p->ep : 1);
+		add_num(l, "expert_dp", (double)p->tp * p->dp * p->cp / (p->ep > 0 ? p->ep : 1));
+	}
 	add_num(l, "mbs", p->mbs);
 	add_num(l, "gbs", p->gbs);
 	add_num(l, "grad_accum", p->gbs / (p->mbs * p->dp));

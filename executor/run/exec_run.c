@@ -144,7 +144,7 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 	r.grad_norms = xcalloc((size_t)r.steps, sizeof(double));
 	r.step_time_s = xcalloc((size_t)r.steps, sizeof(double));
 	{
-		double v = j.l.dp_rank == 0 && j.l.cp_rank == 0 ? exec_trainer_local_params(t) : 0;
+		double v = exec_trainer_local_params(t);
 
 		if (exec_job_world_sum(&j, &v, 1) != RC_OK)
 			exec_mpi_abort(rc_exit_code(RC_DEVICE));

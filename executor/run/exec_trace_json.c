@@ -98,6 +98,8 @@ static const char *group_name(int g)
 	case EXEC_GROUP_PP: return "pp";
 	case EXEC_GROUP_DP: return "dp";
 	case EXEC_GROUP_CP: return "cp";
+	case EXEC_GROUP_EP: return "ep";
+	case EXEC_GROUP_EDP: return "edp";
 	default: return "world";
 	}
 }
@@ -107,6 +109,7 @@ static const char *op_name(int op)
 	switch (op) {
 	case EXEC_TRACE_REDUCE_SCATTER: return "reduce-scatter";
 	case EXEC_TRACE_ALL_GATHER: return "all-gather";
+	case EXEC_TRACE_ALL_TO_ALL: return "all-to-all";
 	default: return "all-reduce";
 	}
 }

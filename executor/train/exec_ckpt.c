@@ -228,17 +228,24 @@ static enum rc read_manifest(const char *dir, int step, struct exec_ckpt_manifes
 
 static void layout_str(char *buf, size_t size, const struct sim_parallel *p)
 {
-	snprintf(buf, size, "tp %d x pp %d x dp %d x cp %d, zero %d, interleave %d, mbs %d, gbs %d",
-		 p->tp, p->pp, p->dp, p->cp, p->zero, p->interleave, p->mbs, p->gbs);
+	snprintf(buf, size, "tp %d x pp %d x dp %d x cp %d, ep %d, zero %d, interleave %d, "
+		 "mbs %d, gbs %d", p->tp, p->pp, p->dp, p->cp, p->ep > 0 ? p->ep : 1, p->zero,
+		 p->interleave, p->mbs, p->gbs);
 }
 
 static void model_str(char *buf, size_t size, const struct sim_model *m, enum exec_norm norm)
 {
+	char moe[160] = "";
+
+	if (m->experts > 0)
+		snprintf(moe, sizeof(moe), ", %d experts of %d top-%d%s, %d shared of %d, %d dense",
+			 m->experts, m->expert_ffn, m->top_k, m->router_pre_softmax ? " pre-softmax" : "",
+			 m->shared_experts, m->shared_ffn, m->dense_layers);
 	snprintf(buf, size, "%s: %d layers x %d hidden, %d heads (%d kv), ffn %d, vocab %d, "
-		 "seq %d, %s/%s%s", m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
+		 "seq %d, %s/%s%s%s", m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
 		 m->vocab, m->seq, sim_mlp_str(m->mlp),
 		 norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm",
-		 m->tied_embeddings ? ", tied" : "");
+		 m->tied_embeddings ? ", tied" : "", moe);
 }
 
 /* Whether m is a checkpoint of o's run: 0, or -1 with the difference in
@@ -246,7 +253,7 @@ static void model_str(char *buf, size_t size, const struct sim_model *m, enum ex
 static int identity_mismatch(const struct exec_ckpt_manifest *m, const struct exec_opts *o,
 			     const char *where, char *why, size_t size)
 {
-	char a[256], b[256];
+	char a[384], b[384];
 
 	model_str(a, sizeof(a), &o->model, o->norm);
 	model_str(b, sizeof(b), &m->model, m->norm);

@@ -47,12 +47,22 @@ char *exec_ckpt_manifest_to_json(const struct exec_ckpt_manifest *m)
 	cJSON_AddStringToObject(o, "mlp", sim_mlp_str(m->model.mlp));
 	cJSON_AddStringToObject(o, "norm", m->norm == EXEC_NORM_RMS ? "rmsnorm" : "layernorm");
 	cJSON_AddBoolToObject(o, "tied_embeddings", m->model.tied_embeddings != 0);
+	/* the fields beyond the basic shape (a mixture of experts'), as plan
+	 * files name them, those not 0 */
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++) {
+		int v = *sim_model_field((struct sim_model *)&m->model, &sim_model_fields[i]);
+
+		if (v)
+			cJSON_AddNumberToObject(o, sim_model_fields[i].key, v);
+	}
 	o = cJSON_AddObjectToObject(root, "layout");
 	cJSON_AddNumberToObject(o, "ranks", m->world);
 	cJSON_AddNumberToObject(o, "tp", p->tp);
 	cJSON_AddNumberToObject(o, "pp", p->pp);
 	cJSON_AddNumberToObject(o, "dp", p->dp);
 	cJSON_AddNumberToObject(o, "cp", p->cp);
+	if (p->ep > 1)
+		cJSON_AddNumberToObject(o, "ep", p->ep);
 	cJSON_AddNumberToObject(o, "zero", p->zero);
 	cJSON_AddNumberToObject(o, "interleave", p->interleave);
 	cJSON_AddNumberToObject(o, "mbs", p->mbs);
@@ -127,6 +137,14 @@ static int get_i(struct rd *r, const cJSON *o, const char *where, const char *ke
 	return (int)v;
 }
 
+/* The same where the field may be absent (a dense model's experts, a
+ * layout without expert parallelism): absent, def. */
+static int get_opt_i(struct rd *r, const cJSON *o, const char *where, const char *key, double lo,
+		     double hi, int def)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, key) ? get_i(r, o, where, key, lo, hi) : def;
+}
+
 static const char *get_str(struct rd *r, const cJSON *o, const char *where, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -175,6 +193,9 @@ static void read_model(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *
 	if (!cJSON_IsBool(tied))
 		bad(r, ".model", "tied_embeddings", "true or false", tied);
 	m->model.tied_embeddings = cJSON_IsTrue(tied);
+	for (int i = 0; i < SIM_MODEL_FIELDS; i++)
+		*sim_model_field(&m->model, &sim_model_fields[i]) =
+			get_opt_i(r, o, ".model", sim_model_fields[i].key, 0, sim_model_fields[i].max, 0);
 }
 
 static void read_layout(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *m)
@@ -186,6 +207,7 @@ static void read_layout(struct rd *r, const cJSON *o, struct exec_ckpt_manifest 
 	p->pp = get_i(r, o, ".layout", "pp", 1, 1 << 20);
 	p->dp = get_i(r, o, ".layout", "dp", 1, 1 << 20);
 	p->cp = get_i(r, o, ".layout", "cp", 1, 1 << 20);
+	p->ep = get_opt_i(r, o, ".layout", "ep", 1, 1 << 20, 1);
 	p->zero = get_i(r, o, ".layout", "zero", 0, 3);
 	p->interleave = get_i(r, o, ".layout", "interleave", 1, 1 << 20);
 	p->mbs = get_i(r, o, ".layout", "mbs", 1, 1 << 30);

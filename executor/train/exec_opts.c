@@ -76,6 +76,58 @@ static enum rc why_fmt(char *why, size_t size, const char *fmt, ...)
 
 #define WHY(...) return why_fmt(why, size, __VA_ARGS__)
 
+/* What the executor runs of a mixture of experts (exec_train_moe.c):
+ * the model's routing as the simulator checks it, experts whole on one
+ * rank (expert TP 1) over ep ranks that divide the experts and fold over
+ * a stage's tp x cp x dp ranks, each routing its own tokens (sequence
+ * parallel with tp > 1, as Megatron-Core requires), NCCL-style
+ * all-to-all dispatch; and none of it without experts.  Multi-head
+ * latent attention is refused here too: the executor's attention is
+ * plain grouped-query attention. */
+static enum rc moe_check(const struct exec_opts *o, char *why, size_t size)
+{
+	const struct sim_model *m = &o->model;
+	const struct sim_parallel *p = &o->par;
+	int ep = p->ep > 0 ? p->ep : 1, etp = p->etp > 0 ? p->etp : 1;
+	long stage = (long)p->tp * p->cp * p->dp;
+	int shared = m->shared_experts * (m->shared_ffn > 0 ? m->shared_ffn : m->expert_ffn);
+
+	if (m->kv_lora_rank > 0)
+		WHY("model.kv_lora_rank: expected 0, plain attention, which the executor runs "
+		    "(it has no multi-head latent attention), found %d", m->kv_lora_rank);
+	if (m->experts == 0) {
+		if (ep > 1 || etp > 1)
+			WHY("parallel.%s: expected 1 without experts, found %d", ep > 1 ? "ep" : "etp",
+			    ep > 1 ? ep : etp);
+		return RC_OK;
+	}
+	if (sim_model_check(m, why, size) != RC_OK) {
+		char reason[256];
+
+		gp_strlcpy(reason, why, sizeof(reason));
+		WHY("model.%s", reason);
+	}
+	if (m->experts % ep)
+		WHY("parallel.ep: expected a divisor of the %d experts, found %d", m->experts, ep);
+	if (stage % ep)
+		WHY("parallel.ep: expected a divisor of tp x cp x dp = %ld, the ranks of a pipeline "
+		    "stage the experts fold over, found %d", stage, ep);
+	if (etp != 1)
+		WHY("parallel.etp: expected 1, experts whole on one rank, which the executor runs, "
+		    "found %d", etp);
+	if (p->tp > 1 && !p->seq_parallel)
+		WHY("parallel.seq_parallel: expected sequence parallelism with tp %d and experts "
+		    "(each TP rank routes its own tokens, as Megatron-Core requires), found none",
+		    p->tp);
+	if (shared % p->tp)
+		WHY("parallel.tp: expected a divisor of the shared experts' width (%d), found %d",
+		    shared, p->tp);
+	if (p->ep_flex)
+		WHY("parallel.ep_dispatcher: expected alltoall, which the executor runs, found "
+		    "flex");
+	return RC_OK;
+}
+
 enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size)
 {
 	const struct sim_model *m = &o->model;
@@ -115,9 +167,11 @@ enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size)
 	if (m->heads % p->tp || m->kv_heads % p->tp)
 		WHY("parallel.tp: expected a divisor of heads (%d) and kv_heads (%d), found %d",
 		    m->heads, m->kv_heads, p->tp);
-	if (m->ffn % p->tp)
+	if (m->ffn % p->tp && (m->experts == 0 || m->dense_layers > 0))
 		WHY("parallel.tp: expected a divisor of the MLP width (%d), found %d",
 		    m->ffn, p->tp);
+	if (moe_check(o, why, size) != RC_OK)
+		return RC_INPUT;
 	if (m->vocab < p->tp)
 		WHY("parallel.tp: expected at most vocab (%d) ranks, found %d", m->vocab, p->tp);
 	/* sequence parallelism cuts every sequence (its CP slice) into tp

@@ -57,9 +57,11 @@ int exec_trainer_unit(const struct exec_trainer *t, int i, float **params,
 		      float **grads, long *n);
 int exec_trainer_tensor(const struct exec_trainer *t, int i, int j, long *off,
 			long *n, const char **name);
-/* Parameters this rank holds, replicated tensors counted on TP rank 0
- * only and a tied embedding on the first stage only: summed over one DP
- * replica's ranks, the model's count. */
+/* Parameters this rank counts for the model: what it holds of the first
+ * replica of each unit's group (DP and CP ranks; the experts' data-
+ * parallel ranks for an MoE layer's experts), replicated tensors counted
+ * on TP rank 0 only and a tied embedding on the first stage only: summed
+ * over the world, the model's count. */
 double exec_trainer_local_params(const struct exec_trainer *t);
 
 /* What a checkpoint keeps of this rank's trainer: exec_trainer_state_bufs()

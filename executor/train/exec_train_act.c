@@ -1,7 +1,8 @@
 /*
  * exec_train_act.c - activation records: what one chunk keeps from a
  * micro-batch's forward to its backward (the layers' inputs, and unless
- * fully recomputed their insides; the tokens; the logits), carved from
+ * fully recomputed their insides, an MoE layer's routing included; the
+ * tokens; the logits), carved from
  * one device allocation in two passes (measure, then place), and kept on
  * a free list per chunk for the next micro-batch.
  */
@@ -36,12 +37,23 @@ static void *carve_a(const struct exec_trainer *t, struct carve *c, size_t n)
 }
 
 /* The residual stream and the norms hold Ns tokens, the attention and
- * MLP insides all N of them (whole heads and MLP columns per TP rank). */
+ * MLP insides all N of them (whole heads and MLP columns per TP rank);
+ * an MoE layer's routing its Ns tokens' k slots.  The MLP is global
+ * layer `layer`'s (the dense one, or the shared experts'), -1 the widest
+ * of any, with the routing when any layer has one (the record full
+ * recomputation reuses for every layer). */
 void train_carve_layer(const struct exec_trainer *t, struct carve *c,
-		       struct layer_act *a, int att)
+		       struct layer_act *a, int att, int layer)
 {
 	size_t N = t->N, Ns = t->Ns, C = t->C, qd = (size_t)t->Hl * t->hd;
 	size_t kvd = (size_t)t->KVl * t->hd, rows = (size_t)t->B * t->Hl * t->Tl;
+	int moe = layer < 0 ? t->E > 0 && t->dense_layers < t->o.model.layers
+			    : layer_is_moe(t, layer);
+	int dense = layer < 0 ? t->dense_layers > 0 || t->E == 0 : !moe;
+	size_t Fl = dense ? (size_t)t->Fl : 0, nk = moe ? Ns * t->K : 0;
+
+	if (moe && (size_t)t->Fs / t->l.tp > Fl)
+		Fl = (size_t)t->Fs / t->l.tp;
 
 	a->ln1 = carve_a(t, c, Ns * C);
 	a->ln1_mean = carve_f(c, t->rms ? 0 : Ns);
@@ -56,21 +68,29 @@ void train_carve_layer(const struct exec_trainer *t, struct carve *c,
 	a->ln2 = carve_a(t, c, Ns * C);
 	a->ln2_mean = carve_f(c, t->rms ? 0 : Ns);
 	a->ln2_rstd = carve_f(c, Ns);
-	a->h = carve_a(t, c, N * t->Fl);
-	a->u = carve_a(t, c, t->swiglu ? N * t->Fl : 0);
-	a->a = carve_a(t, c, N * t->Fl);
+	a->h = carve_a(t, c, N * Fl);
+	a->u = carve_a(t, c, t->swiglu ? N * Fl : 0);
+	a->a = carve_a(t, c, N * Fl);
+	a->probs = carve_f(c, moe ? Ns * t->E : 0);
+	a->ew = carve_f(c, nk);
+	a->eidx = carve_i(c, nk);
+	a->emap = carve_i(c, nk);
+	a->epos = carve_i(c, nk);
+	a->yp = carve_a(t, c, nk * C);
+	a->moe = NULL;
 }
 
 static void carve_act(const struct exec_trainer *t, struct carve *c, struct act *a)
 {
 	size_t N = t->N, Ns = t->Ns, C = t->C;
-	int nl = t->nl[a->chunk];
+	int nl = t->nl[a->chunk], first, count;
 
+	exec_chunk_layers(t->o.model.layers, t->l.pp, t->v, t->l.pp_rank, a->chunk, &first, &count);
 	for (int i = 0; i <= nl; i++)
 		a->x[i] = carve_a(t, c, Ns * C);
 	if (a->la)
 		for (int i = 0; i < nl; i++)
-			train_carve_layer(t, c, &a->la[i], t->store_att);
+			train_carve_layer(t, c, &a->la[i], t->store_att, first + i);
 	a->tok = carve_i(c, chunk_is_first(t, a->chunk) ? N : 0);
 	if (chunk_is_last(t, a->chunk)) {
 		a->tgt = carve_i(c, N);
@@ -115,6 +135,8 @@ struct act *train_act_acquire(struct exec_trainer *t, int chunk, int mb)
 
 void train_act_release(struct exec_trainer *t, struct act *a)
 {
+	for (int i = 0; a->la && i < t->nl[a->chunk]; i++)
+		train_moe_release(t, &a->la[i]);
 	t->acts[a->chunk * t->m + a->mb] = NULL;
 	a->next = t->pool[a->chunk];
 	t->pool[a->chunk] = a;

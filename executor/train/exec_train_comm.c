@@ -3,7 +3,7 @@
  * recorded on the rank's trace when tracing is on (exec_trace.c's
  * recorder): all-reduce, reduce-scatter and all-gather over a group, the
  * gradients' sum over DP left running under the backward, and the
- * compute or message interval of a schedule op.
+ * compute or message interval of a schedule op; the experts' all-to-all.
  */
 #include <string.h>
 
@@ -26,6 +26,7 @@ static long coll_begin(struct exec_trainer *t, const struct exec_group *g, int o
 	e.op = (unsigned char)op;
 	e.group = g == &t->g->tp ? EXEC_GROUP_TP : g == &t->g->pp ? EXEC_GROUP_PP
 		: g == &t->g->dp ? EXEC_GROUP_DP : g == &t->g->cp ? EXEC_GROUP_CP
+		: g == &t->g->ep ? EXEC_GROUP_EP : g == &t->g->edp ? EXEC_GROUP_EDP
 		: EXEC_GROUP_WORLD;
 	e.mb = e.chunk = e.peer = -1;
 	e.bytes = bytes;
@@ -43,6 +44,22 @@ enum rc train_all_reduce(struct exec_trainer *t, struct exec_group *g, void *buf
 	return rc;
 }
 
+/* Bytes: what this rank sends and receives in all. */
+enum rc train_all_to_all(struct exec_trainer *t, struct exec_group *g, const void *send,
+			 const size_t *send_n, void *recv, const size_t *recv_n, enum exec_dtype dt)
+{
+	double n = 0;
+	long h;
+	enum rc rc;
+
+	for (int i = 0; i < g->size; i++)
+		n += (double)send_n[i] + (double)recv_n[i];
+	h = coll_begin(t, g, EXEC_TRACE_ALL_TO_ALL, n * exec_dtype_size(dt), EXEC_STREAM_COMM);
+	rc = g->comm->all_to_all(g, send, send_n, recv, recv_n, dt);
+	exec_tracer_end(t->tr, h, EXEC_STREAM_COMM);
+	return rc;
+}
+
 /* Starts the sum over DP of unit u's fp32 gradients, left running until
  * the group's wait_reduces (ZeRO 0 and 1, train_grads_end).  ZeRO-0 all-reduces
  * them.  ZeRO-1 reduce-scatters them in place: each rank receives the sum
@@ -52,7 +69,7 @@ enum rc train_all_reduce(struct exec_trainer *t, struct exec_group *g, void *buf
  * distributed optimizer). */
 enum rc train_grads_sum_start(struct exec_trainer *t, struct unit *u)
 {
-	struct exec_group *g = &t->g->dp;
+	struct exec_group *g = u->grp;
 	int scatter = t->o.par.zero == 1;
 	long h = coll_begin(t, g, scatter ? EXEC_TRACE_REDUCE_SCATTER : EXEC_TRACE_ALL_REDUCE,
 			    (double)(scatter ? u->n_pad : u->n) * sizeof(float),

@@ -39,18 +39,17 @@ static int own_part(const struct unit *u, const struct tensor *x, long *lo, long
 /* Adds to *acc (backend memory) the squared gradient norm of what this
  * rank counts: its own range, with replicated tensors counted on TP rank
  * 0 only, a tied matrix on the first stage only and, without ZeRO (every
- * DP and CP rank holds the same reduced gradients), on the first of them
- * only; with ZeRO each holds the sum of its own shard, and the shards'
- * squares add up over DP in train_world_sums. */
+ * rank of a unit's group, DP and CP ranks or the experts' data-parallel
+ * ones, holds the same reduced gradients), on the first of them only;
+ * with ZeRO each holds the sum of its own shard, and the shards' squares
+ * add up over the group in train_world_sums. */
 static void grad_sumsq(const struct exec_trainer *t, double *acc)
 {
-	if (t->o.par.zero == 0 && t->rdp_rank != 0)
-		return;
 	for (int i = 0; i < t->n_units; i++) {
 		const struct unit *u = &t->units[i];
 		const float *g = own_grads(t, u);
 
-		if (u->mirror)
+		if (u->mirror || (t->o.par.zero == 0 && u->grp->rank != 0))
 			continue;
 		for (int j = 0; j < u->nt; j++) {
 			long lo, len;
@@ -138,6 +137,8 @@ enum rc train_optimizer_step(struct exec_trainer *t, int step, double *loss,
 	if (o->par.zero <= 1) {
 		enum rc rc = dp->comm->wait_reduces(dp);
 
+		if (rc == RC_OK && t->E > 0)
+			rc = t->g->edp.comm->wait_reduces(&t->g->edp);
 		exec_tracer_waited(t->tr);
 		TRY(rc);
 	}
@@ -168,7 +169,7 @@ enum rc train_optimizer_step(struct exec_trainer *t, int step, double *loss,
 				     step, (float)clip);
 		}
 		if (o->par.zero == 1 || o->par.zero == 2)
-			TRY(train_all_gather(t, dp, u->params, u->shard, EXEC_F32));
+			TRY(train_all_gather(t, u->grp, u->params, u->shard, EXEC_F32));
 		/* the working copy follows the master (ZeRO-3's, at its gather) */
 		if (o->par.zero < 3 && u->work != u->params)
 			t->be->narrow(t->d, u->work, u->params, u->n_pad);

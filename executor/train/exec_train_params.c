@@ -41,6 +41,11 @@ static void tensor_add(struct exec_trainer *t, struct unit *u, int idx,
 		exec_split(cols, t->l.tp, t->l.tp_rank, &off, &len);
 		x->c0 = off;
 		x->nc = len;
+	} else if (split == SPLIT_EP) {
+		/* exact: ep divides the experts (exec_opts_check) */
+		exec_split(rows, t->l.ep, t->l.ep_rank, &off, &len);
+		x->r0 = off;
+		x->nr = len;
 	}
 	x->n = x->nr * x->nc;
 	x->off = u->n;
@@ -53,26 +58,40 @@ static void tensor_add(struct exec_trainer *t, struct unit *u, int idx,
 		u->nt = idx + 1;
 }
 
-/* Unit ids name random streams: embedding 0, layer i is 1 + i, head L + 1.
- * A tied matrix is the embedding's wte, whichever stage holds it. */
+/* Unit ids name random streams: embedding 0, layer i is 1 + i, head L + 1,
+ * layer i's experts L + 2 + i.  A tied matrix is the embedding's wte,
+ * whichever stage holds it. */
 static uint64_t unit_id(const struct exec_trainer *t, const struct unit *u)
 {
 	if (u->kind == UNIT_EMBED || u->kind == UNIT_WORD)
 		return 0;
 	if (u->kind == UNIT_LAYER)
 		return 1 + (uint64_t)u->layer;
+	if (u->kind == UNIT_EXPERTS)
+		return 2 + (uint64_t)t->o.model.layers + (uint64_t)u->layer;
 	return 1 + (uint64_t)t->o.model.layers;
 }
 
 void train_unit_shapes(struct exec_trainer *t, struct unit *u)
 {
 	long C = t->C, Hd = (long)t->H * t->hd, KVd = (long)t->KV * t->hd, F = t->F;
+	long Fe = t->Fe, E = t->E;
+	int moe = u->kind == UNIT_LAYER && layer_is_moe(t, u->layer);
 	/* GPT-2's initialisation (Radford et al. 2019, sec. 2.3): N(0, 0.02),
 	 * residual projections scaled by 1 / sqrt(number of residual layers). */
 	double std = 0.02, res_std = 0.02 / sqrt(2.0 * t->o.model.layers);
 	int nb = !t->rms;
 
+	/* an MoE layer's MLP is its shared experts' */
+	if (moe)
+		F = t->Fs;
+	u->grp = u->kind == UNIT_EXPERTS ? &t->g->edp : &t->g->dp;
 	switch (u->kind) {
+	case UNIT_EXPERTS:
+		tensor_add(t, u, T_EW1, "experts.w1", E * Fe, C, SPLIT_EP, 1, std, 0);
+		tensor_add(t, u, T_EWU, "experts.wu", t->swiglu ? E * Fe : 0, C, SPLIT_EP, 1, std, 0);
+		tensor_add(t, u, T_EW2, "experts.w2", E * C, Fe, SPLIT_EP, 1, res_std, 0);
+		break;
 	case UNIT_WORD:
 		tensor_add(t, u, T_WTE, "wte", t->V, C, SPLIT_ROWS, 1, std, 0);
 		break;
@@ -103,8 +122,12 @@ void train_unit_shapes(struct exec_trainer *t, struct unit *u)
 		tensor_add(t, u, T_B1, "b1", F, 1, SPLIT_ROWS, 0, 0, 0);
 		tensor_add(t, u, T_WU, "wu", t->swiglu ? F : 0, C, SPLIT_ROWS, 1, std, 0);
 		tensor_add(t, u, T_BU, "bu", t->swiglu ? F : 0, 1, SPLIT_ROWS, 0, 0, 0);
-		tensor_add(t, u, T_W2, "w2", C, F, SPLIT_COLS, 1, res_std, 0);
-		tensor_add(t, u, T_B2, "b2", C, 1, SPLIT_NONE, 0, 0, 0);
+		tensor_add(t, u, T_W2, "w2", F ? C : 0, F, SPLIT_COLS, 1, res_std, 0);
+		tensor_add(t, u, T_B2, "b2", F ? C : 0, 1, SPLIT_NONE, 0, 0, 0);
+		/* the router (no bias), replicated over TP and, with sequence
+		 * parallelism, each TP rank's gradient its own tokens' */
+		tensor_add(t, u, T_WR, "router", moe ? E : 0, C, SPLIT_NONE, 1, std, 0);
+		u->t[T_WR].seq_partial = t->sp;
 		u->t[T_LN1W].seq_partial = u->t[T_LN1B].seq_partial = t->sp;
 		u->t[T_LN2W].seq_partial = u->t[T_LN2B].seq_partial = t->sp;
 		break;
@@ -165,17 +188,19 @@ static void unit_init_values(const struct exec_trainer *t, const struct unit *u,
 	gp_parallel_for(rows, threads, min_rows, init_rows, &j);
 }
 
-/* The range of a unit of n elements this rank's optimizer updates: all
- * of it without ZeRO, else its shard of ceil(n / (dp cp)) (*shard). */
-void train_own_range(const struct exec_trainer *t, long n, long *shard, long *off, long *len)
+/* The range of a unit of n elements, whose gradients sum over group g,
+ * this rank's optimizer updates: all of it without ZeRO, else its shard
+ * of ceil(n / g's size) (*shard). */
+void train_own_range(const struct exec_trainer *t, const struct exec_group *g, long n,
+		     long *shard, long *off, long *len)
 {
-	*shard = (n + t->rdp - 1) / t->rdp;
+	*shard = (n + g->size - 1) / g->size;
 	if (t->o.par.zero == 0) {
 		*off = 0;
 		*len = n;
 		return;
 	}
-	*off = (long)t->rdp_rank * *shard;
+	*off = (long)g->rank * *shard;
 	*len = n - *off;
 	if (*len > *shard)
 		*len = *shard;
@@ -185,17 +210,17 @@ void train_own_range(const struct exec_trainer *t, long n, long *shard, long *of
 
 void train_unit_alloc(struct exec_trainer *t, struct unit *u)
 {
-	int dp = t->rdp, zero = t->o.par.zero;
+	int dp = u->grp->size, zero = t->o.par.zero;
 	float *host;
 	size_t fb = sizeof(float);
 
-	train_own_range(t, u->n, &u->shard, &u->own_off, &u->own_n);
+	train_own_range(t, u->grp, u->n, &u->shard, &u->own_off, &u->own_n);
 	u->n_pad = u->shard * dp;
 	host = xcalloc((size_t)u->n_pad + 1, fb);
 	unit_init_values(t, u, host);
 	if (zero == 3) {
 		u->pshard = exec_dalloc(t->d, u->shard * fb);
-		t->be->from_host(t->d, u->pshard, host + (size_t)t->rdp_rank * u->shard,
+		t->be->from_host(t->d, u->pshard, host + (size_t)u->grp->rank * u->shard,
 				 u->shard * fb);
 	} else {
 		u->params = exec_dalloc(t->d, u->n_pad * fb);
@@ -236,9 +261,9 @@ enum rc train_unit_gather(struct exec_trainer *t, struct unit *u)
 	if (!u || t->o.par.zero != 3)
 		return RC_OK;
 	u->params = exec_dalloc(t->d, u->n_pad * sizeof(float));
-	t->be->copy(t->d, u->params + (size_t)t->rdp_rank * u->shard, u->pshard,
+	t->be->copy(t->d, u->params + (size_t)u->grp->rank * u->shard, u->pshard,
 		    u->shard * sizeof(float));
-	TRY(train_all_gather(t, &t->g->dp, u->params, u->shard, EXEC_F32));
+	TRY(train_all_gather(t, u->grp, u->params, u->shard, EXEC_F32));
 	u->work = u->params;
 	if (t->act != EXEC_F32) {
 		u->work = exec_dalloc(t->d, u->n_pad * t->ab);
@@ -303,7 +328,7 @@ enum rc train_grads_end(struct exec_trainer *t, struct unit *u)
 	}
 	rc = sp_norm_grads(t, u);
 	if (rc == RC_OK)
-		rc = train_reduce_scatter(t, &t->g->dp, u->grads, t->rs_tmp, u->shard, EXEC_F32);
+		rc = train_reduce_scatter(t, u->grp, u->grads, t->rs_tmp, u->shard, EXEC_F32);
 	if (rc == RC_OK)
 		t->be->accumulate(t->d, u->gshard, t->rs_tmp, EXEC_F32, u->shard);
 	exec_dfree(t->d, u->grads, u->n_pad * sizeof(float));

@@ -1,6 +1,6 @@
 /*
  * exec_train_schedule.c - the work of one pipeline stage: a layer (its
- * attention block, then its MLP block), a chunk of layers for one
+ * attention block, then its MLP or MoE block), a chunk of layers for one
  * micro-batch forward or backward (the embedding before the first, the
  * head after the last, ZeRO-3's gathers around each unit), and the
  * stage's op list from sched_build() run in order: blocking receives,
@@ -42,21 +42,28 @@ struct unit *train_chunk_layer(struct exec_trainer *t, int chunk, int i)
 }
 
 /* One layer (Radford et al. 2019): the attention block, then the MLP
- * block, each adding to the residual stream. */
+ * block (an MoE layer's, Shazeer et al. 2017), each adding to the
+ * residual stream. */
 static enum rc layer_forward(struct exec_trainer *t, const struct unit *u,
 			     const void *x, void *out, struct layer_act *a, int att)
 {
 	TRY(train_attention_forward(t, u, x, a, att));
+	if (u->experts)
+		return train_moe_forward(t, u, a, out);
 	return train_mlp_forward(t, u, a, out);
 }
 
 /* On entry dx holds the gradient of the layer's output (this rank's Ns
  * tokens); on return, of its input x: the MLP block's backward, then the
- * attention block's.  Parameter gradients accumulate into u's grads. */
+ * attention block's.  Parameter gradients accumulate into u's grads (and
+ * its experts'). */
 static enum rc layer_backward(struct exec_trainer *t, const struct unit *u,
-			      const void *x, const struct layer_act *a, int att, void *dx)
+			      const void *x, struct layer_act *a, int att, void *dx)
 {
-	TRY(train_mlp_backward(t, u, a, dx));
+	if (u->experts)
+		TRY(train_moe_backward(t, u, a, dx));
+	else
+		TRY(train_mlp_backward(t, u, a, dx));
 	return train_attention_backward(t, u, x, a, att, dx);
 }
 
@@ -81,8 +88,13 @@ static enum rc chunk_forward(struct exec_trainer *t, int chunk, int mb)
 		struct layer_act *la = t->full_rec ? &t->rec : &a->la[i];
 
 		TRY(train_unit_gather(t, u));
+		TRY(train_unit_gather(t, u->experts));
 		TRY(layer_forward(t, u, a->x[i], a->x[i + 1], la,
 				  t->full_rec ? t->rec_att : t->store_att));
+		/* full recomputation runs the layer again before its backward */
+		if (t->full_rec)
+			train_moe_release(t, la);
+		train_unit_drop(t, u->experts);
 		train_unit_drop(t, u);
 	}
 	if (last) {
@@ -122,10 +134,11 @@ static enum rc chunk_backward(struct exec_trainer *t, int chunk, int mb)
 	}
 	for (int i = t->nl[chunk] - 1; i >= 0; i--) {
 		struct unit *u = train_chunk_layer(t, chunk, i);
-		const struct layer_act *la = &t->rec;
+		struct layer_act *la = &t->rec;
 		int att = t->rec_att;
 
 		TRY(train_unit_gather(t, u));
+		TRY(train_unit_gather(t, u->experts));
 		if (t->full_rec)
 			TRY(layer_forward(t, u, a->x[i], t->rec_out, &t->rec, t->rec_att));
 		else {
@@ -133,8 +146,11 @@ static enum rc chunk_backward(struct exec_trainer *t, int chunk, int mb)
 			att = t->store_att;
 		}
 		train_grads_begin(t, u);
+		train_grads_begin(t, u->experts);
 		TRY(layer_backward(t, u, a->x[i], la, att, t->dx));
+		TRY(train_grads_end(t, u->experts));
 		TRY(train_grads_end(t, u));
+		train_unit_drop(t, u->experts);
 		train_unit_drop(t, u);
 	}
 	if (first) {

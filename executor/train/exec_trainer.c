@@ -78,6 +78,17 @@
  *   weights: the gradients are reduced, and ZeRO shards, over the dp x cp
  *   ranks (the dp group, struct exec_groups), as Megatron-Core does and as
  *   sim_memory.c prices it; the loss sums every chunk's tokens.
+ * - Mixture of experts and expert parallelism (exec_train_moe.c): an MoE
+ *   layer's MLP block routes each token to k of E experts; the experts
+ *   are shared out over the ep ranks of an EP group folded over the
+ *   stage's tp x cp x dp ranks (exec_layout, as Megatron-Core's MoE
+ *   parallel folding), tokens travel to them and back by all-to-all, and
+ *   each layer's experts are a unit of their own whose gradients are
+ *   reduced, and ZeRO shards, over the expert-data-parallel group.  The
+ *   router and the shared experts belong to the layer's unit, tensor
+ *   parallel like the dense MLP; with tp > 1 each TP rank routes its own
+ *   tokens (sequence parallelism), so the router's gradient is summed
+ *   over TP like the norms'.
  * - Recomputation (Chen et al. 2016; Korthikanti et al. 2022, sec. 5):
  *   full keeps only each layer's input and reruns the layer's forward,
  *   communication included, before its backward; selective drops the
@@ -125,15 +136,43 @@
  * optimizer itself. */
 static long trace_per_step(const struct exec_trainer *t)
 {
-	return (long)t->m * (t->v * (2 + 4 + 3 + 5 + 5 + 8L) + 27L * t->stage_layers) +
+	/* an MoE layer adds at most 3 all-to-alls and its experts' gather in
+	 * forward, the 4 again, 2 all-to-alls, the gather and the
+	 * reduce-scatter in backward, and its own unit's 4 a step */
+	long moe = t->E > 0 ? 12L : 0;
+
+	return (long)t->m * (t->v * (2 + 4 + 3 + 5 + 5 + 8L) + (27L + moe) * t->stage_layers) +
 	       4L * t->n_units + 8;
+}
+
+/* The MLP width a TP rank holds at most: the dense layers', or an MoE
+ * layer's shared experts'. */
+static size_t ffn_local_max(const struct exec_trainer *t)
+{
+	int dense = t->E == 0 || t->dense_layers > 0, moe = t->E > 0 &&
+		t->dense_layers < t->o.model.layers;
+	size_t f = dense ? (size_t)t->Fl : 0;
+
+	if (moe && (size_t)t->Fs / t->l.tp > f)
+		f = (size_t)t->Fs / t->l.tp;
+	return f;
+}
+
+/* The MoE scratch's sizes: [Ns k, C] rows, [Ns, E] logits, [Ns k]
+ * weights. */
+static void moe_sizes(const struct exec_trainer *t, size_t *rows, size_t *logits, size_t *nk)
+{
+	*nk = t->E > 0 ? (size_t)t->Ns * t->K : 0;
+	*rows = *nk * t->C;
+	*logits = t->E > 0 ? (size_t)t->Ns * t->E : 0;
 }
 
 static void scratch_alloc(struct exec_trainer *t)
 {
-	size_t ab = t->ab, fb = sizeof(float), nc = (size_t)t->N * t->C, nf = (size_t)t->N * t->Fl;
+	size_t ab = t->ab, fb = sizeof(float), nc = (size_t)t->N * t->C;
+	size_t nf = (size_t)t->N * ffn_local_max(t);
 	size_t nq = (size_t)t->N * t->Hl * t->hd, nk = (size_t)t->N * t->KVl * t->hd;
-	size_t ns = (size_t)t->Ns * t->C;
+	size_t ns = (size_t)t->Ns * t->C, mrows, mlog, mk;
 	long max_shard = 1;
 
 	t->dx = exec_dalloc(t->d, ns * ab);
@@ -149,13 +188,29 @@ static void scratch_alloc(struct exec_trainer *t)
 	if (t->full_rec) {
 		struct carve c = { NULL, 0 };
 
-		train_carve_layer(t, &c, &t->rec, t->rec_att);
+		train_carve_layer(t, &c, &t->rec, t->rec_att, -1);
 		t->rec_bytes = c.off;
 		t->rec_block = exec_dalloc(t->d, t->rec_bytes);
 		c.base = t->rec_block;
 		c.off = 0;
-		train_carve_layer(t, &c, &t->rec, t->rec_att);
+		train_carve_layer(t, &c, &t->rec, t->rec_att, -1);
 		t->rec_out = exec_dalloc(t->d, ns * ab);
+	}
+	moe_sizes(t, &mrows, &mlog, &mk);
+	if (t->E > 0) {
+		t->mlog = exec_dalloc(t->d, mlog * ab);
+		t->mdw = exec_dalloc(t->d, mk * fb);
+		t->mcnt = exec_dalloc(t->d, 2 * (size_t)t->E * sizeof(int));
+		if (t->l.ep > 1) {
+			t->xp = exec_dalloc(t->d, mrows * ab);
+			t->dyp = exec_dalloc(t->d, mrows * ab);
+			t->dxp = exec_dalloc(t->d, mrows * ab);
+		}
+		t->h_idx = xcalloc(3 * mk, sizeof(int));
+		t->h_map = t->h_idx + mk;
+		t->h_pos = t->h_map + mk;
+		t->a2a_send = xcalloc(2 * (size_t)t->l.ep, sizeof(size_t));
+		t->a2a_recv = t->a2a_send + t->l.ep;
 	}
 	if (t->sp) {
 		t->gath = exec_dalloc(t->d, nc * ab);
@@ -183,9 +238,10 @@ static void scratch_alloc(struct exec_trainer *t)
 
 static void scratch_free(struct exec_trainer *t)
 {
-	size_t ab = t->ab, fb = sizeof(float), nc = (size_t)t->N * t->C, nf = (size_t)t->N * t->Fl;
+	size_t ab = t->ab, fb = sizeof(float), nc = (size_t)t->N * t->C;
+	size_t nf = (size_t)t->N * ffn_local_max(t);
 	size_t nq = (size_t)t->N * t->Hl * t->hd, nk = (size_t)t->N * t->KVl * t->hd;
-	size_t ns = (size_t)t->Ns * t->C;
+	size_t ns = (size_t)t->Ns * t->C, mrows, mlog, mk;
 	long max_shard = 1;
 
 	for (int i = 0; i < t->n_units; i++)
@@ -213,6 +269,16 @@ static void scratch_free(struct exec_trainer *t)
 	exec_dfree(t->d, t->word_zero, (size_t)t->word_own_n * fb);
 	exec_dfree(t->d, t->rs_tmp, (size_t)max_shard * fb);
 	exec_dfree(t->d, t->scal, 2 * sizeof(double));
+	moe_sizes(t, &mrows, &mlog, &mk);
+	train_moe_release(t, &t->rec);
+	exec_dfree(t->d, t->mlog, mlog * ab);
+	exec_dfree(t->d, t->mdw, mk * fb);
+	exec_dfree(t->d, t->mcnt, 2 * (size_t)t->E * sizeof(int));
+	exec_dfree(t->d, t->xp, mrows * ab);
+	exec_dfree(t->d, t->dyp, mrows * ab);
+	exec_dfree(t->d, t->dxp, mrows * ab);
+	free(t->h_idx);
+	free(t->a2a_send);
 	free(t->host_seq);
 	free(t->host_tok);
 	free(t->host_tgt);
@@ -231,10 +297,11 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	if (exec_opts_check(o, why, size) != RC_OK)
 		return NULL;
 	if (l->tp != o->par.tp || l->pp != o->par.pp || l->dp != o->par.dp ||
-	    l->cp != o->par.cp) {
-		snprintf(why, size, "layout: expected tp %d x pp %d x dp %d x cp %d, found "
-			 "%d x %d x %d x %d", o->par.tp, o->par.pp, o->par.dp, o->par.cp, l->tp,
-			 l->pp, l->dp, l->cp);
+	    l->cp != o->par.cp || l->ep != (o->par.ep > 0 ? o->par.ep : 1)) {
+		snprintf(why, size, "layout: expected tp %d x pp %d x dp %d x cp %d (ep %d), "
+			 "found %d x %d x %d x %d (ep %d)", o->par.tp, o->par.pp, o->par.dp,
+			 o->par.cp, o->par.ep > 0 ? o->par.ep : 1, l->tp, l->pp, l->dp, l->cp,
+			 l->ep);
 		return NULL;
 	}
 	t = xcalloc(1, sizeof(*t));
@@ -269,6 +336,15 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	t->KVl = t->KV / l->tp;
 	t->F = md->ffn;
 	t->Fl = t->F / l->tp;
+	if (md->experts > 0) {
+		t->E = md->experts;
+		t->K = md->top_k;
+		t->Fe = md->expert_ffn;
+		t->Fs = md->shared_experts * (md->shared_ffn > 0 ? md->shared_ffn : md->expert_ffn);
+		t->El = t->E / l->ep;
+		t->pre_softmax = md->router_pre_softmax;
+		t->dense_layers = md->dense_layers;
+	}
 	t->V = md->vocab;
 	t->cp = l->cp;
 	t->Tl = t->T / l->cp;
@@ -276,8 +352,6 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	t->Tc = t->Tl / t->nc;
 	for (int c = 0; c < t->nc; c++)
 		t->cpos[c] = chunk_pos(t, l->cp_rank, c);
-	t->rdp = l->dp * l->cp;
-	t->rdp_rank = l->dp_rank * l->cp + l->cp_rank;
 	t->N = t->B * t->Tl;
 	exec_split(t->V, l->tp, l->tp_rank, &off, &len);
 	t->v0 = (int)off;
@@ -293,11 +367,12 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	t->tied = md->tied_embeddings != 0;
 
 	/* units: per chunk [word] [embedding] layers [head] [word], the tied
-	 * word matrix once per rank */
+	 * word matrix once per rank; then the MoE layers' experts */
 	t->layer0 = xcalloc((size_t)t->v, sizeof(int));
 	t->nl = xcalloc((size_t)t->v, sizeof(int));
 	t->stage_layers = exec_stage_layers(md->layers, l->pp, l->pp_rank);
-	t->units = xcalloc((size_t)t->stage_layers + 2 * (size_t)t->v + 1, sizeof(*t->units));
+	t->units = xcalloc(2 * (size_t)t->stage_layers + 2 * (size_t)t->v + 1,
+			   sizeof(*t->units));
 	for (int c = 0; c < t->v; c++) {
 		int first, count, word = -1;
 
@@ -322,6 +397,16 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 			}
 		}
 	}
+	for (int c = 0; c < t->v; c++)
+		for (int i = 0; i < t->nl[c]; i++) {
+			struct unit *u = &t->units[t->layer0[c] + i];
+
+			if (!layer_is_moe(t, u->layer))
+				continue;
+			u->experts = &t->units[nu];
+			t->units[nu].kind = UNIT_EXPERTS;
+			t->units[nu++].layer = u->layer;
+		}
 	t->n_units = nu;
 	for (int i = 0; i < nu; i++) {
 		struct unit *u = &t->units[i];
@@ -338,8 +423,13 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	/* every micro-batch's backward through a chunk uses its units once
 	 * (chunk_backward); the tied matrix serves both ends */
 	for (int c = 0; c < t->v; c++) {
-		for (int i = 0; i < t->nl[c]; i++)
-			train_chunk_layer(t, c, i)->uses += t->m;
+		for (int i = 0; i < t->nl[c]; i++) {
+			struct unit *u = train_chunk_layer(t, c, i);
+
+			u->uses += t->m;
+			if (u->experts)
+				u->experts->uses += t->m;
+		}
 		if (chunk_is_first(t, c)) {
 			t->embed->uses += t->m;
 			if (t->word)
@@ -356,7 +446,8 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 
 		/* the tied copies' own range, on every stage of the pipeline
 		 * group (the stages between contribute zeros to its sum) */
-		train_own_range(t, (long)t->nv * t->C, &shard, &own_off, &t->word_own_n);
+		train_own_range(t, &t->g->dp, (long)t->nv * t->C, &shard, &own_off,
+				&t->word_own_n);
 	}
 	t->acts = xcalloc((size_t)t->v * t->m, sizeof(*t->acts));
 	t->pool = xcalloc((size_t)t->v, sizeof(*t->pool));
@@ -477,10 +568,16 @@ double exec_trainer_local_params(const struct exec_trainer *t)
 {
 	double n = 0;
 
-	for (int i = 0; i < t->n_units; i++)
-		for (int j = 0; j < t->units[i].nt && !t->units[i].mirror; j++)
-			if (!t->units[i].t[j].replicated || t->l.tp_rank == 0)
-				n += (double)t->units[i].t[j].n;
+	for (int i = 0; i < t->n_units; i++) {
+		const struct unit *u = &t->units[i];
+
+		/* the first replica of its group, DP and CP or the experts' */
+		if (u->mirror || u->grp->rank != 0)
+			continue;
+		for (int j = 0; j < u->nt; j++)
+			if (!u->t[j].replicated || t->l.tp_rank == 0)
+				n += (double)u->t[j].n;
+	}
 	return n;
 }
 

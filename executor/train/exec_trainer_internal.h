@@ -9,7 +9,8 @@
  *   exec_train_tp.c         norms and tensor/sequence-parallel sums
  *   exec_train_embed.c      embedding (and the tied word matrix)
  *   exec_train_attention.c  a layer's attention block, context parallel
- *   exec_train_mlp.c        a layer's MLP block
+ *   exec_train_mlp.c        a layer's MLP block (and its MLP, the shared experts')
+ *   exec_train_moe.c        a mixture-of-experts layer's MLP block
  *   exec_train_head.c       final norm, LM head, cross-entropy
  *   exec_train_schedule.c   a layer, a chunk, the pipeline schedule
  *   exec_train_optimizer.c  gradient norm, clipping, AdamW
@@ -33,16 +34,24 @@
 
 /* ---- parameters ------------------------------------------------------ */
 
-/* UNIT_WORD: the tied embedding matrix, used by UNIT_EMBED and UNIT_HEAD */
-enum unit_kind { UNIT_EMBED, UNIT_LAYER, UNIT_HEAD, UNIT_WORD };
+/* UNIT_WORD: the tied embedding matrix, used by UNIT_EMBED and UNIT_HEAD;
+ * UNIT_EXPERTS: an MoE layer's routed experts held here, a unit of their
+ * own since their gradients sum over another group (exec_groups.edp). */
+enum unit_kind { UNIT_EMBED, UNIT_LAYER, UNIT_HEAD, UNIT_WORD, UNIT_EXPERTS };
 
-/* Tensors of each unit, in their order in the unit's flat buffer. */
+/* Tensors of each unit, in their order in the unit's flat buffer.  An
+ * MoE layer's W1 .. B2 are its shared experts' MLP (none: empty), T_WR
+ * its router; a dense layer's router is empty.  An experts unit stacks
+ * its experts' W1 [Fe, C], Wu and W2 [C, Fe] (no biases, as Mixtral's,
+ * Qwen3's and DeepSeek's experts have none). */
 enum { T_LN1W, T_LN1B, T_WQ, T_BQ, T_WK, T_BK, T_WV, T_BV, T_WO, T_BO,
-       T_LN2W, T_LN2B, T_W1, T_B1, T_WU, T_BU, T_W2, T_B2, T_LAYER_N };
+       T_LN2W, T_LN2B, T_W1, T_B1, T_WU, T_BU, T_W2, T_B2, T_WR, T_LAYER_N };
 enum { T_WTE, T_WPE, T_EMBED_N };
 enum { T_LNFW, T_LNFB, T_WLM, T_HEAD_N };
+enum { T_EW1, T_EWU, T_EW2, T_EXPERTS_N };
 
-enum split { SPLIT_NONE, SPLIT_ROWS, SPLIT_COLS };
+/* SPLIT_EP: rows split over the EP ranks (whole experts per rank). */
+enum split { SPLIT_NONE, SPLIT_ROWS, SPLIT_COLS, SPLIT_EP };
 
 struct tensor {
 	const char *name;
@@ -61,12 +70,15 @@ struct tensor {
 
 struct unit {
 	enum unit_kind kind;
-	int layer;              /* global layer index (UNIT_LAYER) */
+	int layer;              /* global layer index (UNIT_LAYER, UNIT_EXPERTS) */
 	int mirror;             /* the last stage's copy of a tied matrix */
+	struct exec_group *grp; /* its gradients are summed and ZeRO shards over
+				 * it: dp, or edp for experts */
+	struct unit *experts;   /* UNIT_LAYER of an MoE layer: its experts */
 	struct tensor t[T_LAYER_N];
 	int nt;
 	long n;                 /* local elements */
-	long shard, n_pad;      /* ceil(n / dp) and dp * shard */
+	long shard, n_pad;      /* ceil(n / grp size) and grp size * shard */
 	long own_off, own_n;    /* the range this rank's optimizer updates */
 	float *params;          /* [n_pad] fp32 master; ZeRO-3: only while gathered */
 	void *work;             /* [n_pad] working copy in the activation type:
@@ -82,10 +94,22 @@ struct unit {
 
 /* ---- activations ----------------------------------------------------- */
 
-/* What one layer keeps from forward to backward for one micro-batch. */
+struct moe_act;
+
+/* What one layer keeps from forward to backward for one micro-batch.  An
+ * MoE layer adds its routing (exec_train_moe.c): per token the experts'
+ * probabilities [Ns, E], the k chosen (eidx) and their weights (ew), the
+ * slots' permutation into expert order and back (emap, epos), the
+ * experts' outputs in that order (yp, [Ns k, C]), and what the routing
+ * sized (moe: the experts' side, allocated by the forward, freed after
+ * the backward). */
 struct layer_act {
 	void *ln1, *q, *k, *v, *att, *atty, *res2, *ln2, *h, *u, *a;
 	float *ln1_mean, *ln1_rstd, *lse, *ln2_mean, *ln2_rstd;     /* fp32 */
+	float *probs, *ew;                                          /* fp32 */
+	int *eidx, *emap, *epos;
+	void *yp;
+	struct moe_act *moe;
 };
 
 /* One micro-batch through one chunk, from its forward to its backward. */
@@ -114,10 +138,14 @@ struct exec_trainer {
 	int *nl;                /* [v]: layers of each chunk */
 	int stage_layers;       /* their sum */
 	int B, T, C, H, KV, hd, Hl, KVl, F, Fl, V;
+	/* Mixture of experts (E 0: none): experts, top-k, expert width,
+	 * shared experts' width (all of them), and per EP rank experts;
+	 * weights over the chosen unless pre_softmax; the first dense
+	 * layers keep the dense MLP. */
+	int E, K, Fe, Fs, El, pre_softmax, dense_layers;
 	int cp, Tl;             /* CP ranks; tokens of each sequence here */
 	int nc, Tc, cpos[2];    /* those tokens' chunks: how many (1, or 2 with
 				 * cp > 1), tokens each, first positions */
-	int rdp, rdp_rank;      /* the gradients' group (dp x cp): size, index */
 	int N;                  /* tokens per micro-batch here: B Tl */
 	int Ns;                 /* of which in the residual stream here: N / tp
 				 * with sequence parallelism, else N */
@@ -144,6 +172,14 @@ struct exec_trainer {
 	void *gath, *part;      /* sequence parallel: [N C] gathered, [Ns C] slice */
 	void *kf, *vf, *dkf, *dvf, *cpbuf; /* context parallel: [B T, KVl hd] */
 	float *rs_tmp;          /* [max shard] */
+	/* MoE scratch: router logits and their gradient [Ns, E], weight
+	 * gradients [Ns k], rows in and out of the all-to-alls [Ns k, C],
+	 * counts [2 E] (device); routing and counts (host) */
+	void *mlog, *xp, *dyp, *dxp;
+	float *mdw;
+	int *mcnt;
+	int *h_idx, *h_map, *h_pos;
+	size_t *a2a_send, *a2a_recv;
 	double *scal;           /* [2] reduction of loss and squared norm */
 	int *host_seq, *host_tok, *host_tgt;
 	double loss_sum;        /* this step's summed token losses */
@@ -152,6 +188,12 @@ struct exec_trainer {
 				 * gradients over DP after its last use */
 	struct exec_tracer *tr; /* exec_opts.trace; NULL when off */
 };
+
+/* Whether global layer `layer` is an MoE layer. */
+static inline int layer_is_moe(const struct exec_trainer *t, int layer)
+{
+	return t->E > 0 && layer >= t->dense_layers;
+}
 
 /* Element i of p, an array of activations. */
 static inline void *at(const struct exec_trainer *t, const void *p, size_t i)
@@ -207,6 +249,8 @@ static inline int chunk_is_last(const struct exec_trainer *t, int chunk)
 enum rc train_all_reduce(struct exec_trainer *t, struct exec_group *g, void *buf, size_t n,
 			 enum exec_dtype dt, enum exec_redop op);
 enum rc train_grads_sum_start(struct exec_trainer *t, struct unit *u);
+enum rc train_all_to_all(struct exec_trainer *t, struct exec_group *g, const void *send,
+			 const size_t *send_n, void *recv, const size_t *recv_n, enum exec_dtype dt);
 enum rc train_reduce_scatter(struct exec_trainer *t, struct exec_group *g, const void *send,
 			     void *recv, size_t count, enum exec_dtype dt);
 enum rc train_all_gather(struct exec_trainer *t, struct exec_group *g, void *buf, size_t count,
@@ -220,7 +264,8 @@ enum rc train_tp_sum(struct exec_trainer *t, void *buf, size_t n, enum exec_dtyp
 /* Parameters: each unit's tensors, their initial values, its ZeRO shard
  * and range, ZeRO-3's gather and drop, and the end of a unit's backward. */
 void train_unit_shapes(struct exec_trainer *t, struct unit *u);
-void train_own_range(const struct exec_trainer *t, long n, long *shard, long *off, long *len);
+void train_own_range(const struct exec_trainer *t, const struct exec_group *g, long n,
+		     long *shard, long *off, long *len);
 void train_unit_alloc(struct exec_trainer *t, struct unit *u);
 void train_unit_free(struct exec_trainer *t, struct unit *u);
 enum rc train_unit_gather(struct exec_trainer *t, struct unit *u);
@@ -233,7 +278,7 @@ enum rc train_grads_end(struct exec_trainer *t, struct unit *u);
 /* Activation records: what a chunk keeps from a micro-batch's forward to
  * its backward, carved from one allocation and reused. */
 void train_carve_layer(const struct exec_trainer *t, struct carve *c,
-		       struct layer_act *a, int att);
+		       struct layer_act *a, int att, int layer);
 struct act *train_act_acquire(struct exec_trainer *t, int chunk, int mb);
 void train_act_release(struct exec_trainer *t, struct act *a);
 void train_act_free(struct exec_trainer *t, struct act *a);
@@ -273,11 +318,26 @@ enum rc train_attention_backward(struct exec_trainer *t, const struct unit *u, c
 
 /* ---- exec_train_mlp.c ---------------------------------------------- */
 
-/* A layer's MLP block. */
+/* A layer's MLP block; its MLP alone, between the norm and the residual
+ * (the shared experts' in an MoE layer). */
 enum rc train_mlp_forward(struct exec_trainer *t, const struct unit *u, struct layer_act *a,
 			  void *out);
 enum rc train_mlp_backward(struct exec_trainer *t, const struct unit *u,
 			   const struct layer_act *a, void *dx);
+enum rc train_ffn_forward(struct exec_trainer *t, const struct unit *u, struct layer_act *a,
+			  void **y);
+enum rc train_ffn_backward(struct exec_trainer *t, const struct unit *u,
+			   const struct layer_act *a, const void *dx, void **dn);
+
+/* ---- exec_train_moe.c ---------------------------------------------- */
+
+/* An MoE layer's MLP block; what its forward left for the backward
+ * freed (accepts a dense layer's record and does nothing then). */
+enum rc train_moe_forward(struct exec_trainer *t, const struct unit *u, struct layer_act *a,
+			  void *out);
+enum rc train_moe_backward(struct exec_trainer *t, const struct unit *u, struct layer_act *a,
+			   void *dx);
+void train_moe_release(struct exec_trainer *t, struct layer_act *a);
 
 /* ---- exec_train_head.c --------------------------------------------- */
 

@@ -15,11 +15,9 @@
 . "$(dirname "$0")/../cli/lib.sh"
 
 FIX=tests/fixtures/exec
-MPIRUN="mpirun --oversubscribe"
-[ "$(id -u)" = 0 ] && MPIRUN="mpirun --allow-run-as-root --oversubscribe"
 MODEL="--layers 8 --hidden 32 --heads 4 --kv-heads 2 --ffn 64 --vocab 64 --seq 16 --gbs 8 --steps 5 --no-flash"
 LIMIT=60   # seconds any one run may take before it counts as a hang
-RAW=$GPUPLAN_BIN   # ranks started by mpirun here run bare, even under VALGRIND=1
+. "$(dirname "$0")/lib.sh"
 
 if ! command -v mpirun >/dev/null; then
 	echo "ok - skipped: mpirun not installed"
@@ -27,45 +25,10 @@ if ! command -v mpirun >/dev/null; then
 	exit
 fi
 
-# array KEY FILE: a number array of a gpuplan.run/1 file, one per line
-array() { sed -n "s/.*\"$1\":[[:space:]]*\\[\\(.*\\)\\].*/\\1/p" "$2" | tr ',' '\n' | tr -d ' \t'; }
-losses() { array losses "$1"; }
-
-# same_losses NAME A B [KEY]: every step's loss (or KEY's value) within
-# 1e-5 relative
-same_losses() {
-	if [ ! -s "$2" ] || [ ! -s "$3" ]; then
-		fail "$1" "missing run file"
-		return
-	fi
-	local verdict key=${4:-losses}
-	verdict=$(paste <(array "$key" "$2") <(array "$key" "$3") | awk '
-		{ n++; d = $1 - $2; if (d < 0) d = -d; m = $1 < 0 ? -$1 : $1;
-		  if (d > 1e-5 * m) { bad = bad sprintf(" step %d: %.10g vs %.10g", n, $1, $2) } }
-		END { if (n != 5) print "expected 5 losses, found " n; else if (bad) print bad; else print "ok" }')
-	[ "$verdict" = ok ] && pass "$1" || fail "$1" "$verdict"
-}
-
-# layout NAME NP BASE FLAGS...: run under mpirun, compare with BASE's run
-layout() {
-	local name=$1 np=$2 base=$3
-	shift 3
-	run "$name runs" timeout $LIMIT $MPIRUN -np "$np" "$RAW" execute $MODEL "$@" \
-		--json "$TMP/$name.json"
-	expect_rc "$name: exit 0" 0
-	same_losses "$name: 5 losses equal the single rank's within 1e-5" \
-		"$TMP/$base.json" "$TMP/$name.json"
-}
-
-# layout_norms NAME NP BASE FLAGS...: layout, and the gradient norms too
-# (measured within 4e-7; a norm weight's gradient left to one slice of
-# the sequence moves them by 7e-4, a tied copy's left unsummed by 0.12,
-# while Adam's scale invariance hides much of it from the loss)
-layout_norms() {
-	layout "$@"
-	same_losses "$1: 5 gradient norms equal the single rank's within 1e-5" \
-		"$TMP/$3.json" "$TMP/$1.json" grad_norms
-}
+# layout_norms also checks the gradient norms (measured within 4e-7; a
+# norm weight's gradient left to one slice of the sequence moves them by
+# 7e-4, a tied copy's left unsummed by 0.12, while Adam's scale
+# invariance hides much of it from the loss)
 
 # the references: one rank, mbs 2 x 4 micro-batches, 1F1B; GELU with
 # LayerNorm, and SwiGLU with RMSNorm

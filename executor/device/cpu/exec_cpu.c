@@ -63,6 +63,11 @@ const struct exec_backend exec_cpu_backend = {
 	.ce_row_stats = cpu_ce_row_stats,
 	.ce_loss_sum = cpu_ce_loss_sum,
 	.ce_backward = cpu_ce_backward,
+	.moe_route_forward = cpu_moe_route_forward,
+	.moe_route_backward = cpu_moe_route_backward,
+	.moe_permute = cpu_moe_permute,
+	.moe_unpermute = cpu_moe_unpermute,
+	.moe_weights_backward = cpu_moe_weights_backward,
 	.sumsq = cpu_sumsq,
 	.adamw = cpu_adamw,
 };

@@ -8,6 +8,7 @@
  *   exec_cpu_matmul.c     GEMM, bias
  *   exec_cpu_attention.c  causal grouped-query attention
  *   exec_cpu_mlp.c        GELU, SwiGLU
+ *   exec_cpu_moe.c        mixture of experts: router, permutation, combine
  *   exec_cpu_elementwise.c residual add, accumulate, narrow
  *   exec_cpu_loss.c       vocabulary-parallel cross-entropy
  *   exec_cpu_optimizer.c  gradient norm, AdamW
@@ -94,6 +95,17 @@ void cpu_swiglu_forward(struct exec_device *d, void *out, const void *g, const v
 			long n);
 void cpu_swiglu_backward(struct exec_device *d, void *dg, void *du, const void *g,
 			 const void *u, const void *dout, long n);
+void cpu_moe_route_forward(struct exec_device *d, float *probs, int *idx, float *w,
+			   const void *logits, int n, int e, int k, int pre_softmax);
+void cpu_moe_route_backward(struct exec_device *d, void *dlogits, const float *dw,
+			    const float *probs, const int *idx, int n, int e, int k,
+			    int pre_softmax);
+void cpu_moe_permute(struct exec_device *d, void *out, const void *inp, const int *rows,
+		     const float *w, int n, int c, int k);
+void cpu_moe_unpermute(struct exec_device *d, void *out, const void *inp, const int *pos,
+		       const float *w, int n, int c, int k);
+void cpu_moe_weights_backward(struct exec_device *d, float *dw, const void *dout,
+			      const void *y, const int *pos, int n, int c, int k);
 void cpu_residual_forward(struct exec_device *d, void *out, const void *a, const void *b,
 			  long n);
 void cpu_accumulate(struct exec_device *d, float *acc, const void *x, enum exec_dtype t,

@@ -12,6 +12,7 @@
  *   exec_cuda_matmul.cu      GEMMs (cuBLAS), bias, column sums
  *   exec_cuda_attention.cu   blocked causal grouped-query attention
  *   exec_cuda_mlp.cu         GELU, SwiGLU
+ *   exec_cuda_moe.cu         mixture of experts: router, permutation, combine
  *   exec_cuda_elementwise.cu residual add, accumulate, narrow
  *   exec_cuda_loss.cu        vocabulary-parallel cross-entropy
  *   exec_cuda_optimizer.cu   gradient norm, AdamW
@@ -307,6 +308,18 @@ void cuda_swiglu_forward(struct exec_device *d, void *out, const void *g, const 
 			 long n);
 void cuda_swiglu_backward(struct exec_device *d, void *dg, void *du, const void *g,
 			  const void *u, const void *dout, long n);
+/* exec_cuda_moe.cu */
+void cuda_moe_route_forward(struct exec_device *d, float *probs, int *idx, float *w,
+			    const void *logits, int n, int e, int k, int pre_softmax);
+void cuda_moe_route_backward(struct exec_device *d, void *dlogits, const float *dw,
+			     const float *probs, const int *idx, int n, int e, int k,
+			     int pre_softmax);
+void cuda_moe_permute(struct exec_device *d, void *out, const void *inp, const int *rows,
+		      const float *w, int n, int c, int k);
+void cuda_moe_unpermute(struct exec_device *d, void *out, const void *inp, const int *pos,
+			const float *w, int n, int c, int k);
+void cuda_moe_weights_backward(struct exec_device *d, float *dw, const void *dout,
+			       const void *y, const int *pos, int n, int c, int k);
 /* exec_cuda_elementwise.cu */
 void cuda_residual_forward(struct exec_device *d, void *out, const void *a, const void *b,
 			   long n);

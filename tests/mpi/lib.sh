@@ -1,0 +1,52 @@
+# lib.sh - what the executor's MPI tests share (tests/mpi/test_*.sh):
+# mpirun's command line, reading a gpuplan.run/1 file, and a layout run
+# under mpirun checked against a single rank's run.  Source it after
+# tests/cli/lib.sh; set MODEL (the flags every run takes) and LIMIT
+# (seconds a run may take before it counts as a hang).
+#
+#   array KEY FILE              a number array of a run file, one per line
+#   same_losses NAME A B [KEY]  every step's loss (or KEY's value) of B
+#                               within 1e-5 relative of A's; the pass line
+#                               says the largest difference
+#   layout NAME NP BASE FLAGS   run under mpirun, compare with BASE's run
+#   layout_norms NAME NP BASE FLAGS   the same, the gradient norms too
+MPIRUN="mpirun --oversubscribe"
+[ "$(id -u)" = 0 ] && MPIRUN="mpirun --allow-run-as-root --oversubscribe"
+RAW=$GPUPLAN_BIN   # ranks started by mpirun here run bare, even under VALGRIND=1
+
+array() { sed -n "s/.*\"$1\":[[:space:]]*\\[\\(.*\\)\\].*/\\1/p" "$2" | tr ',' '\n' | tr -d ' \t'; }
+losses() { array losses "$1"; }
+
+same_losses() {
+	if [ ! -s "$2" ] || [ ! -s "$3" ]; then
+		fail "$1" "missing run file"
+		return
+	fi
+	local verdict key=${4:-losses}
+	verdict=$(paste <(array "$key" "$2") <(array "$key" "$3") | awk '
+		{ n++; d = $1 - $2; if (d < 0) d = -d; m = $1 < 0 ? -$1 : $1;
+		  if (m > 0 && d / m > worst) worst = d / m
+		  if (d > 1e-5 * m) { bad = bad sprintf(" step %d: %.10g vs %.10g", n, $1, $2) } }
+		END { if (n != 5) print "expected 5 losses, found " n; else if (bad) print bad;
+		      else printf "ok %.1e\n", worst }')
+	case $verdict in
+	ok*) pass "$1 (largest difference ${verdict#ok } relative)" ;;
+	*) fail "$1" "$verdict" ;;
+	esac
+}
+
+layout() {
+	local name=$1 np=$2 base=$3
+	shift 3
+	run "$name runs" timeout $LIMIT $MPIRUN -np "$np" "$RAW" execute $MODEL "$@" \
+		--json "$TMP/$name.json"
+	expect_rc "$name: exit 0" 0
+	same_losses "$name: 5 losses equal the single rank's within 1e-5" \
+		"$TMP/$base.json" "$TMP/$name.json"
+}
+
+layout_norms() {
+	layout "$@"
+	same_losses "$1: 5 gradient norms equal the single rank's within 1e-5" \
+		"$TMP/$3.json" "$TMP/$1.json" grad_norms
+}
