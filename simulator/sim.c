@@ -228,36 +228,6 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 
 /* ---- kernels ------------------------------------------------------- */
 
-double sim_gemm_dim_half(double dim_half)
-{
-	return dim_half > 0 ? dim_half : SIM_GEMM_DIM_HALF;
-}
-
-double sim_kernel_time_s(double flops, double bytes, double dmin, double dim_half,
-			 double peak, double hbm)
-{
-	double eff = SIM_GEMM_EFF_MAX * dmin / (dmin + sim_gemm_dim_half(dim_half));
-
-	return flops / (peak * eff) + bytes / (hbm * SIM_HBM_EFF) + SIM_KERNEL_S;
-}
-
-double sim_gemm_time_s(double batch, double m, double n, double k,
-		       double elem, double dim_half, double peak, double hbm)
-{
-	double dmin = m < n ? m : n;
-	double flops = 2.0 * m * n * k;
-	double bytes = elem * (m * k + k * n) + 2.0 * m * n;
-
-	if (k < dmin)
-		dmin = k;
-	/* Tiles re-read their operands: a GEMM moves at least
-	 * flops / SIM_GEMM_TILE_FLOPS_PER_BYTE bytes at 2-byte operands, half
-	 * that at 1-byte (fp8) ones. */
-	if (bytes < flops * elem / (2.0 * SIM_GEMM_TILE_FLOPS_PER_BYTE))
-		bytes = flops * elem / (2.0 * SIM_GEMM_TILE_FLOPS_PER_BYTE);
-	return sim_kernel_time_s(batch * flops, batch * bytes, dmin, dim_half, peak, hbm);
-}
-
 static double hbm_time_s(double bytes, double hbm, int kernels)
 {
 	return bytes / (hbm * SIM_HBM_EFF) + kernels * SIM_KERNEL_S;

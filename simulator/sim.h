@@ -5,6 +5,13 @@
  * sim_step() is the planner's hot path: it allocates nothing, reads only
  * its arguments and fills a struct sim_result.  Every prediction carries a
  * breakdown (where the step time goes, where the memory goes).
+ *
+ * Its files call one way (tests/layers checks it), bottom up:
+ *   sim_names.c (enum names), sim_cost.c (a kernel's, a GEMM's time; the
+ *   bytes of training states), sim_shape.c (counts, stage cuts), sched.c
+ *   < sim_finetune.c < sim_memory.c, sim_comm.c < sim.c (the step)
+ *   < sim_event.c (the replay), sim_models.c (presets)
+ *   < sim_json.c, sim_trace_json.c (files).
  */
 #ifndef GPUPLAN_SIM_H
 #define GPUPLAN_SIM_H

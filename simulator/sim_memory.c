@@ -16,27 +16,6 @@
  */
 #include "sim_internal.h"
 
-void sim_model_states(double params, int zero, int dp, double weight_bytes,
-		      double grad_bytes, struct sim_memory *out)
-{
-	double n = dp > 1 ? dp : 1;
-	double w = weight_bytes > 0 ? weight_bytes : 2.0;
-
-	/* Rajbhandari et al., SC'20, sec. 3.1 and 5: mixed-precision Adam
-	 * keeps 2 (fp16/bf16 weights) + 2 (gradients) + K = 12 (fp32 master
-	 * weights, momentum, variance) bytes per parameter.  Stage 1 shards
-	 * the K bytes over the Nd data-parallel ranks (P_os), stage 2 also
-	 * the gradients (P_os+g), stage 3 also the weights (P_os+g+p).
-	 * grad_bytes replaces the 2 of the gradients (4 where they are
-	 * accumulated in fp32: Megatron-LM's distributed-optimizer notes
-	 * count 18 bytes a parameter for bf16 weights with fp32 gradients).
-	 * Weights of 4 bytes or more are their own master copy: K = 8
-	 * (momentum and variance), 4 + 4 + 8 = 16 bytes for an fp32 trainer. */
-	out->weights = w * params / (zero >= 3 ? n : 1);
-	out->grads = (grad_bytes > 0 ? grad_bytes : 2.0) * params / (zero >= 2 ? n : 1);
-	out->optimizer = (w >= 4 ? 8.0 : 12.0) * params / (zero >= 1 ? n : 1);
-}
-
 /* Widths per token of one layer's attention tensors on one GPU: Q and the
  * projection's input of the local heads, K and V of the local KV heads
  * (MLA's per-head keys and values, decompressed), and MLA's latents,
