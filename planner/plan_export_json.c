@@ -440,7 +440,8 @@ static void words_shell(struct buf *b, const struct words *ws)
  * otherwise the simulator's split is spelt out for Megatron-Core's
  * --pipeline-model-parallel-layout (docs, "Custom Pipeline Model Parallel
  * Layout"): one '|'-separated segment per virtual stage in the order
- * activations flow, E the embedding, L the loss. */
+ * activations flow, E the embedding, m a multi-token prediction module,
+ * L the loss. */
 static void pipeline_split(struct words *ws, const struct sim_plan *p)
 {
 	const struct sim_parallel *q = &p->par;
@@ -455,8 +456,13 @@ static void pipeline_split(struct words *ws, const struct sim_plan *p)
 		return;
 	}
 	for (int k = 0; k < n; k++)
-		bprintf(&layout, "%s%st*%d%s", k ? "|" : "", k ? "" : "E",
-			sim_virtual_stage_layers(&p->model, q, k), k == n - 1 ? ",L" : "");
+		bprintf(&layout, "%s%st*%d", k ? "|" : "", k ? "" : "E",
+			sim_virtual_stage_layers(&p->model, q, k));
+	/* the MTP modules (m) follow the decoder layers in the last stage,
+	 * as validate_layer_layout asserts */
+	for (int k = 0; k < p->model.mtp_layers; k++)
+		bprintf(&layout, ",m");
+	bprintf(&layout, ",L");
 	words_line(ws, "--pipeline-model-parallel-layout");
 	words_push(ws, 0, WORD_QUOTED, layout.s);
 	free(layout.s);

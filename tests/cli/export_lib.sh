@@ -156,6 +156,8 @@ want = [
      [pm.get(k, 0) for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                              "qk_rope_head_dim", "v_head_dim")]),
     ("MTP layers", int(get("--mtp-num-layers", 0)), pm.get("mtp_layers", 0)),
+    ("MTP modules in the pipeline layout", get("--pipeline-model-parallel-layout", "m" *
+     pm.get("mtp_layers", 0)).count("m"), pm.get("mtp_layers", 0)),
 ]
 if pm.get("experts"):
     sw = pm.get("shared_ffn") or pm["expert_ffn"]
