@@ -411,6 +411,13 @@ for fam in "deepseek-v3 15T 20M" "qwen3-30b-a3b 1T 1M" "gpt-oss-20b 500B 500K"; 
 		meaning "$1 $fmt" "$TMP/e-$1.json" "$TMP/e-$1.$fmt.argv"
 	done
 done
+# the other precisions: fp8 (hybrid, delayed scaling), nvfp4 (e2m1)
+for prec in fp8 nvfp4; do
+	python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["parallel"]["precision"]=sys.argv[3]; json.dump(p, open(sys.argv[2], "w"))' \
+		"$TMP/e-deepseek-v3.json" "$TMP/e-$prec.json" $prec
+	launch "deepseek-v3 $prec megatron" "$TMP/e-$prec.json" megatron megatron "$TMP/e-$prec.argv"
+	meaning "deepseek-v3 $prec megatron" "$TMP/e-$prec.json" "$TMP/e-$prec.argv"
+done
 # DeepSpeed-MoE runs expert groups dividing dp, unsplit or split over tp:
 # an etp of 2 at tp 1 is refused in one line, nothing written
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["parallel"]["etp"]=2; json.dump(p, open(sys.argv[2], "w"))' \
