@@ -440,7 +440,8 @@ static void words_shell(struct buf *b, const struct words *ws)
  * otherwise the simulator's split is spelt out for Megatron-Core's
  * --pipeline-model-parallel-layout (docs, "Custom Pipeline Model Parallel
  * Layout"): one '|'-separated segment per virtual stage in the order
- * activations flow, E the embedding, L the loss. */
+ * activations flow, E the embedding, m a multi-token prediction module,
+ * L the loss. */
 static void pipeline_split(struct words *ws, const struct sim_plan *p)
 {
 	const struct sim_parallel *q = &p->par;
@@ -455,8 +456,13 @@ static void pipeline_split(struct words *ws, const struct sim_plan *p)
 		return;
 	}
 	for (int k = 0; k < n; k++)
-		bprintf(&layout, "%s%st*%d%s", k ? "|" : "", k ? "" : "E",
-			sim_virtual_stage_layers(&p->model, q, k), k == n - 1 ? ",L" : "");
+		bprintf(&layout, "%s%st*%d", k ? "|" : "", k ? "" : "E",
+			sim_virtual_stage_layers(&p->model, q, k));
+	/* the MTP modules (m) follow the decoder layers in the last stage,
+	 * as validate_layer_layout asserts */
+	for (int k = 0; k < p->model.mtp_layers; k++)
+		bprintf(&layout, ",m");
+	bprintf(&layout, ",L");
 	words_line(ws, "--pipeline-model-parallel-layout");
 	words_push(ws, 0, WORD_QUOTED, layout.s);
 	free(layout.s);
@@ -517,6 +523,63 @@ static const char *megatron_lacks(const struct sim_model *m)
 	return NULL;
 }
 
+/* Multi-latent attention, experts and multi-token prediction as
+ * Megatron-Core's TransformerConfig takes them (flags named from its
+ * fields; megatron/core/transformer/transformer_config.py and
+ * megatron/core/transformer/moe/README.md at NVIDIA/Megatron-LM d98e8a64):
+ * MLA's query and key head is --qk-head-dim (no rope) plus
+ * --qk-pos-emb-head-dim wide; the shared experts are one MLP of their
+ * summed width; --moe-layer-freq lists the first dense_layers as 0. */
+static void megatron_model_moe(struct words *ws, const struct sim_model *m)
+{
+	if (m->kv_lora_rank > 0) {
+		words_line(ws, "--multi-latent-attention --kv-lora-rank %d", m->kv_lora_rank);
+		if (m->q_lora_rank > 0)
+			words_line(ws, "--q-lora-rank %d", m->q_lora_rank);
+		words_line(ws, "--qk-head-dim %d --qk-pos-emb-head-dim %d --v-head-dim %d",
+			   m->qk_nope_dim, m->qk_rope_dim, m->v_head_dim);
+	}
+	if (m->experts > 0) {
+		words_line(ws, "--num-experts %d --moe-router-topk %d --moe-ffn-hidden-size %d",
+			   m->experts, m->top_k, m->expert_ffn);
+		if (m->shared_experts > 0)
+			words_line(ws, "--moe-shared-expert-intermediate-size %d",
+				   m->shared_experts * (m->shared_ffn > 0 ? m->shared_ffn
+									  : m->expert_ffn));
+		if (m->dense_layers > 0) {
+			char freq[64];
+
+			snprintf(freq, sizeof(freq), "([0]*%d+[1]*%d)", m->dense_layers,
+				 m->layers - m->dense_layers);
+			words_line(ws, "--moe-layer-freq");
+			words_push(ws, 0, WORD_QUOTED, freq);
+		}
+		if (m->router_pre_softmax)
+			words_line(ws, "--moe-router-pre-softmax");
+	}
+	if (m->mtp_layers > 0)
+		words_line(ws, "--mtp-num-layers %d", m->mtp_layers);
+}
+
+/* The experts' layout: expert and expert-tensor parallelism (folded over
+ * the attention's GPUs, as the plan has them), grouped GEMMs, the token
+ * dispatcher the plan priced (alltoall, or flex with DeepEP: "--moe-token-
+ * dispatcher-type flex --moe-flex-dispatcher-backend deepep", the MoE
+ * README) and the batch-level overlap of the all-to-alls. */
+static void megatron_layout_moe(struct words *ws, const struct sim_plan *p)
+{
+	const struct sim_parallel *q = &p->par;
+
+	if (p->model.experts == 0)
+		return;
+	words_line(ws, "--expert-model-parallel-size %d --expert-tensor-parallel-size %d",
+		   q->ep > 0 ? q->ep : 1, q->etp > 0 ? q->etp : 1);
+	words_line(ws, "--moe-grouped-gemm --moe-token-dispatcher-type %s",
+		   q->ep_flex ? "flex --moe-flex-dispatcher-backend deepep" : "alltoall");
+	if (q->ep_overlap)
+		words_line(ws, "--overlap-moe-expert-parallel-comm");
+}
+
 /* The arguments pretrain_gpt.py takes for p (megatron/training/
  * arguments.py, Megatron-Core's config dataclasses): the model as the
  * preset has it, the layout, the training length and schedule
@@ -551,8 +614,20 @@ static void megatron_words(struct words *ws, const struct sim_plan *p)
 	words_line(ws, "--attention-dropout %g --hidden-dropout %g", m->dropout, m->dropout);
 	/* Megatron-Core's window is (left, right) tokens; 0 to the right is
 	 * causal (TransformerConfig.window_size) */
-	if (m->window > 0 && m->window < m->seq)
+	if (m->window > 0 && m->window < m->seq) {
 		words_line(ws, "--window-size %d,0", m->window);
+		/* every n-th layer attends to the whole sequence: "one full
+		 * attention layer after (N-1) SWA layers" */
+		if (m->window_full_every > 0)
+			words_line(ws, "--window-attn-skip-freq %d", m->window_full_every);
+	}
+	/* a head width other than hidden / heads; attention sinks are a
+	 * learned logit per head (softmax_type 'learnable') */
+	if (m->head_dim > 0 && m->kv_lora_rank == 0)
+		words_line(ws, "--kv-channels %d", m->head_dim);
+	if (m->attn_sinks)
+		words_line(ws, "--softmax-type learnable");
+	megatron_model_moe(ws, m);
 	words_line(ws, "--tokenizer-type HuggingFaceTokenizer --tokenizer-model");
 	if (m->tokenizer[0])
 		words_push(ws, 0, WORD_QUOTED, m->tokenizer);
@@ -570,6 +645,7 @@ static void megatron_words(struct words *ws, const struct sim_plan *p)
 	pipeline_split(ws, p);
 	if (q->cp > 1)
 		words_line(ws, "--context-parallel-size %d", q->cp);
+	megatron_layout_moe(ws, p);
 	words_line(ws, "--micro-batch-size %d --global-batch-size %d", q->mbs, q->gbs);
 	if (q->seq_parallel)
 		words_line(ws, "--sequence-parallel");
@@ -622,6 +698,10 @@ static void megatron_words(struct words *ws, const struct sim_plan *p)
 		words_line(ws, "--fp16");
 	else if (q->precision == SIM_PRECISION_FP8)
 		words_line(ws, "--bf16 --fp8-format hybrid");
+	else if (q->precision == SIM_PRECISION_MXFP8)
+		words_line(ws, "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8");
+	else if (q->precision == SIM_PRECISION_NVFP4)
+		words_line(ws, "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4");
 	else
 		words_line(ws, "--bf16");
 }
@@ -1036,6 +1116,16 @@ static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
 			 gp_term_escape(name, sizeof(name), p->model.name), lacks);
 		gp_hint("export --format deepspeed, or slurm, mpirun, kubernetes, trainjob or skypilot "
 			"with --framework deepspeed, for a script that builds it");
+		return RC_INPUT;
+	}
+	/* DeepSpeed-MoE's expert groups divide its data-parallel ranks and
+	 * split no expert but over the tensor-parallel ones. */
+	if (fw == PLAN_FRAMEWORK_DEEPSPEED && p->model.experts > 0 &&
+	    !plan_framework_runs_experts(fw, &p->par)) {
+		gp_error("plan: .parallel: DeepSpeed-MoE cannot run ep %d, etp %d over dp %d, tp %d: "
+			 "it needs ep dividing dp and etp 1 or tp", p->par.ep, p->par.etp, p->par.dp,
+			 p->par.tp);
+		gp_hint("plan with --framework deepspeed for layouts it runs, or export megatron");
 		return RC_INPUT;
 	}
 	/* DeepSpeed has no context parallelism: its batch identity

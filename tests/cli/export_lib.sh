@@ -146,7 +146,45 @@ want = [
     ("batch", [int(get(k)) for k in ("--micro-batch-size", "--global-batch-size")],
      [par["mbs"], par["gbs"]]),
     ("padded vocab is the preset's", d["padded_vocab"], pm["vocab"]),
+    ("head width", int(get("--kv-channels", 0)),
+     0 if pm.get("kv_lora_rank") else pm.get("head_dim", 0)),
+    ("attention sinks", get("--softmax-type") == "learnable", bool(pm.get("attention_sinks"))),
+    ("full attention every n-th layer", int(get("--window-attn-skip-freq", 0)),
+     pm.get("window_full_every", 0) if pm["sliding_window"] else 0),
+    ("MLA ranks and heads", [int(get(k, 0)) for k in ("--q-lora-rank", "--kv-lora-rank",
+                             "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim")],
+     [pm.get(k, 0) for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                             "qk_rope_head_dim", "v_head_dim")]),
+    ("MTP layers", int(get("--mtp-num-layers", 0)), pm.get("mtp_layers", 0)),
+    ("MTP modules in the pipeline layout", get("--pipeline-model-parallel-layout", "m" *
+     pm.get("mtp_layers", 0)).count("m"), pm.get("mtp_layers", 0)),
 ]
+if pm.get("experts"):
+    sw = pm.get("shared_ffn") or pm["expert_ffn"]
+    want += [
+        ("experts top-k width", [int(get(k, 0)) for k in ("--num-experts", "--moe-router-topk",
+                                                          "--moe-ffn-hidden-size")],
+         [pm["experts"], pm["top_k"], pm["expert_ffn"]]),
+        ("shared experts' width", int(get("--moe-shared-expert-intermediate-size", 0)),
+         pm.get("shared_experts", 0) * sw),
+        ("dense layers first", get("--moe-layer-freq"),
+         "([0]*%d+[1]*%d)" % (pm["dense_layers"], pm["layers"] - pm["dense_layers"])
+         if pm.get("dense_layers") else None),
+        ("router pre-softmax", "--moe-router-pre-softmax" in f, bool(pm.get("router_pre_softmax"))),
+        ("ep etp", [int(get(k, 1)) for k in ("--expert-model-parallel-size",
+                                             "--expert-tensor-parallel-size")],
+         [par["ep"], par["etp"]]),
+        ("dispatcher", get("--moe-token-dispatcher-type"), par["ep_dispatcher"]),
+        ("flex backend DeepEP", get("--moe-flex-dispatcher-backend"),
+         "deepep" if par["ep_dispatcher"] == "flex" else None),
+        ("EP overlap", "--overlap-moe-expert-parallel-comm" in f, par["ep_overlap"]),
+        ("grouped GEMM", "--moe-grouped-gemm" in f, True),
+    ]
+prec = {"bf16": (None, None, None), "fp8": ("hybrid", None, None),
+        "mxfp8": ("e4m3", "mxfp8", None), "nvfp4": (None, None, "e2m1")}
+if "--fp16" not in f:
+    want.append(("precision %s" % par["precision"], (get("--fp8-format"), get("--fp8-recipe"),
+                 get("--fp4-format")), prec[par["precision"]]))
 for what, got, exp in want:
     print("%s\t%s (%s)" % ("ok", what, got) if got == exp else
           "bad\t%s\tgot %r, expected %r" % (what, got, exp))

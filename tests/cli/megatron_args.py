@@ -31,6 +31,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 import types
 import typing
@@ -89,16 +90,42 @@ def params(f, vocab):
     bias = "--disable-bias-linear" not in f
     norm = f.get("--normalization", ["LayerNorm"])[0]
     pos = f.get("--position-embedding-type", ["learned_absolute"])[0]
-    kv = groups * (h // heads)
-    layer = h * (h + 2 * kv) + h * h
-    layer += (2 if swiglu else 1) * h * ffn + ffn * h
-    if bias:
-        layer += (h + 2 * kv) + h + (2 if swiglu else 1) * ffn + h
+    kc = int(num(f, "--kv-channels", h // heads))
+    kv = groups * kc
+    if "--multi-latent-attention" in f:
+        # MLA: query from a --q-lora-rank latent (or the hidden state),
+        # keys and values from a --kv-lora-rank latent plus a shared rope
+        # key, a norm on each latent
+        qr, kvr = int(num(f, "--q-lora-rank", 0)), int(num(f, "--kv-lora-rank"))
+        qk, rope, v = (int(num(f, k)) for k in ("--qk-head-dim", "--qk-pos-emb-head-dim",
+                                                  "--v-head-dim"))
+        q = h * qr + qr + qr * heads * (qk + rope) if qr else h * heads * (qk + rope)
+        attn = q + h * (kvr + rope) + kvr + kvr * heads * (qk + v) + heads * v * h
+        attn_bias = 0
+    else:
+        attn = h * (heads * kc + 2 * kv) + heads * kc * h
+        attn_bias = heads * kc + 2 * kv + h
+    if "--softmax-type" in f and f["--softmax-type"][0] == "learnable":
+        attn += heads
+    mlp = lambda w: (2 if swiglu else 1) * h * w + w * h + (
+        ((2 if swiglu else 1) * w + h) if bias else 0)
     norm_p = 2 * h if norm == "LayerNorm" else h
-    layer += 2 * norm_p
+    layer = attn + (attn_bias if bias else 0) + 2 * norm_p
+    experts = int(num(f, "--num-experts", 0))
+    if experts:
+        # routed experts, the shared experts' one MLP, the router
+        moe = experts * mlp(int(num(f, "--moe-ffn-hidden-size"))) + experts * h
+        shared = int(num(f, "--moe-shared-expert-intermediate-size", 0))
+        moe += mlp(shared) if shared else 0
+        freq = f.get("--moe-layer-freq", ["1"])[0]
+        dense = re.fullmatch(r"\(\[0\]\*(\d+)\+\[1\]\*(\d+)\)", freq)
+        pattern = [0] * int(dense[1]) + [1] * int(dense[2]) if dense else [1] * L
+        total_layers = sum(layer + (moe if e else mlp(ffn)) for e in pattern)
+    else:
+        total_layers = L * (layer + mlp(ffn))
     multiple = div * tp
     padded = int(math.ceil(vocab / multiple) * multiple)
-    total = L * layer + norm_p + padded * h
+    total = total_layers + norm_p + padded * h
     if "--untie-embeddings-and-output-weights" in f:
         total += padded * h
     if pos == "learned_absolute":

@@ -397,6 +397,36 @@ for fam in "llama3-70b 1T 2.5M" "megatron-1.7b 20B 20K" "mistral-7b 100B 100K"; 
 done
 cp "$TMP/f-llama3-70b.megatron.argv.sh" "$TMP/f-llama3-70b.megatron.sh"
 cp "$TMP/f-llama3-70b.slurm.argv.sh" "$TMP/f-llama3-70b.slurm.sh"
+# Mixtures of experts: DeepSeek-V3 (MLA, shared expert, 3 dense layers,
+# MTP, mxfp8, flex dispatcher, EP overlap), Qwen3-30B-A3B, GPT-OSS-20B
+# (sliding window every other layer, sinks, head_dim 64, biases): the MoE,
+# MLA and precision flags equal the plan's fields and the parameters they
+# build its total
+for fam in "deepseek-v3 15T 20M" "qwen3-30b-a3b 1T 1M" "gpt-oss-20b 500B 500K"; do
+	set -- $fam
+	gp plan --model "$1" --tokens "$2" --budget "$3" -o "$TMP/e-$1.json" -q
+	expect_rc "plan $1" 0
+	for fmt in megatron slurm; do
+		launch "$1 $fmt" "$TMP/e-$1.json" $fmt megatron "$TMP/e-$1.$fmt.argv"
+		meaning "$1 $fmt" "$TMP/e-$1.json" "$TMP/e-$1.$fmt.argv"
+	done
+done
+# the other precisions: fp8 (hybrid, delayed scaling), nvfp4 (e2m1)
+for prec in fp8 nvfp4; do
+	python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["parallel"]["precision"]=sys.argv[3]; json.dump(p, open(sys.argv[2], "w"))' \
+		"$TMP/e-deepseek-v3.json" "$TMP/e-$prec.json" $prec
+	launch "deepseek-v3 $prec megatron" "$TMP/e-$prec.json" megatron megatron "$TMP/e-$prec.argv"
+	meaning "deepseek-v3 $prec megatron" "$TMP/e-$prec.json" "$TMP/e-$prec.argv"
+done
+# DeepSpeed-MoE runs expert groups dividing dp, unsplit or split over tp:
+# an etp of 2 at tp 1 is refused in one line, nothing written
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["parallel"]["etp"]=2; json.dump(p, open(sys.argv[2], "w"))' \
+	"$TMP/e-deepseek-v3.json" "$TMP/e-etp2.json"
+gp export "$TMP/e-etp2.json" --format deepspeed -o "$TMP/e-etp2.ds.json"
+[ "$RC" = 2 ] && [ "$(grep -c '^error:' "$ERR")" = 1 ] && [ ! -e "$TMP/e-etp2.ds.json" ] \
+	&& grep -q "^error: plan: \.parallel: DeepSpeed-MoE cannot run ep 32, etp 2 over dp 256, tp 1" "$ERR" \
+	&& pass "deepspeed: an MoE layout DeepSpeed-MoE cannot run is refused in one line" \
+	|| fail "deepspeed: an MoE layout DeepSpeed-MoE cannot run is refused in one line" "exit $RC, $(head -1 "$ERR")"
 # Models Megatron-LM cannot build: GPT-NeoX (attention and MLP in
 # parallel), MPT (ALiBi), BLOOM (ALiBi, a LayerNorm after the embedding):
 # every format that would start Megatron-LM refuses in one line and
