@@ -66,10 +66,12 @@ pages_of() {
 }
 
 # a `gpuplan` on PATH for the pages' commands: line-buffered, so that
-# stdout and stderr interleave as on a terminal
+# stdout and stderr interleave as on a terminal.  stdbuf preloads its
+# library, which AddressSanitizer (make asan) must be told to accept.
 BIN="$TMP/bin"
 mkdir -p "$BIN"
-printf '#!/bin/sh\nexec stdbuf -oL %s "$@"\n' "$GPUPLAN" >"$BIN/gpuplan"
+printf '#!/bin/sh\nASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 exec stdbuf -oL %s "$@"\n' \
+	"$GPUPLAN" >"$BIN/gpuplan"
 chmod +x "$BIN/gpuplan"
 ALL_OUT="$TMP/all-output" # every output the pages' commands printed
 : >"$ALL_OUT"
