@@ -574,7 +574,12 @@ static void megatron_layout_moe(struct words *ws, const struct sim_plan *p)
 		return;
 	words_line(ws, "--expert-model-parallel-size %d --expert-tensor-parallel-size %d",
 		   q->ep > 0 ? q->ep : 1, q->etp > 0 ? q->etp : 1);
-	words_line(ws, "--moe-grouped-gemm --moe-token-dispatcher-type %s",
+	/* validate_args refuses grouped GEMM below sm80 (arguments.py:
+	 * "Unsupported compute capability for GroupedGEMM kernels"): Volta
+	 * runs the experts one GEMM after another */
+	if (price_gpu_has_bf16(&p->cluster.gpu))
+		words_line(ws, "--moe-grouped-gemm");
+	words_line(ws, "--moe-token-dispatcher-type %s",
 		   q->ep_flex ? "flex --moe-flex-dispatcher-backend deepep" : "alltoall");
 	if (q->ep_overlap)
 		words_line(ws, "--overlap-moe-expert-parallel-comm");
