@@ -466,8 +466,8 @@ static int search_knobs(struct search *s, const struct sim_parallel *base, int n
 			int bad[4] = { -1, -1, -1, -1 };
 
 			/* Each chunk needs a layer; uneven splits are the
-			 * simulator's (sim_stage_layers). */
-			if (v > 1 && (par.pp < 2 || m->layers / par.pp < v))
+			 * simulator's (sim_max_interleave). */
+			if (v > 1 && v > sim_max_interleave(m, par.pp))
 				continue;
 			par.interleave = v;
 			for (int z = zhi; z >= zlo; z--) {

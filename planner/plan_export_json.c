@@ -455,14 +455,20 @@ static void pipeline_split(struct words *ws, const struct sim_plan *p)
 			words_line(ws, "--num-layers-per-virtual-pipeline-stage %d", p->model.layers / n);
 		return;
 	}
-	for (int k = 0; k < n; k++)
-		bprintf(&layout, "%s%st*%d", k ? "|" : "", k ? "" : "E",
-			sim_virtual_stage_layers(&p->model, q, k));
+	/* a chunk of the embedding or the loss alone reads "E" or "L" */
+	for (int k = 0; k < n; k++) {
+		int layers = sim_virtual_stage_layers(&p->model, q, k);
+
+		bprintf(&layout, "%s%s", k ? "|" : "", k ? "" : "E");
+		if (layers > 0)
+			bprintf(&layout, "t*%d", layers);
+	}
 	/* the MTP modules (m) follow the decoder layers in the last stage,
 	 * as validate_layer_layout asserts */
 	for (int k = 0; k < p->model.mtp_layers; k++)
 		bprintf(&layout, ",m");
-	bprintf(&layout, ",L");
+	bprintf(&layout, sim_virtual_stage_layers(&p->model, q, n - 1) > 0 || p->model.mtp_layers
+			 ? ",L" : "L");
 	words_line(ws, "--pipeline-model-parallel-layout");
 	words_push(ws, 0, WORD_QUOTED, layout.s);
 	free(layout.s);

@@ -168,11 +168,12 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		if (p->pp < 2)
 			WHY("interleave: expected 1 without pipeline parallelism, found %d",
 			    p->interleave);
-		/* Every chunk holds at least one layer; uneven splits are
-		 * allowed (sim_stage_layers). */
-		if (m->layers / p->pp < p->interleave)
-			WHY("interleave: expected at most layers / pp = %d chunks per stage, "
-			    "found %d", m->layers / p->pp, p->interleave);
+		/* Every chunk holds a layer but the embedding's and the
+		 * loss's; uneven splits are allowed (sim_stage_layers). */
+		if (p->interleave > sim_max_interleave(m, p->pp))
+			WHY("interleave: expected at most %d chunks per stage for %d layers "
+			    "over pp %d, found %d", sim_max_interleave(m, p->pp), m->layers,
+			    p->pp, p->interleave);
 	}
 	/* Megatron-LM splits a sequence into 2 cp chunks to balance causal
 	 * attention over context-parallel ranks. */

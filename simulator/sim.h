@@ -537,9 +537,17 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 /* Layers of virtual stage k (0 <= k < pp x interleave; chunk k / pp of
  * stage k % pp, activations flowing from k to k + 1) as the simulator cuts
  * m over p's pipeline: extra layers to the middle stages, then the first;
- * a stage's chunks as even as possible, earlier ones taking the rest.
+ * a stage's chunks as even as possible, earlier ones taking the rest
+ * (on the first stage, later ones).  0 for a chunk holding only the
+ * embedding or only the loss (sim_max_interleave).
  * Requires sim_check() == RC_OK. */
 int sim_virtual_stage_layers(const struct sim_model *m, const struct sim_parallel *p, int k);
+
+/* The most interleaved chunks per stage m takes over pp stages: every
+ * chunk holds a layer, except the first stage's first chunk and the last
+ * stage's last, which may hold only the embedding and only the loss
+ * (sim_virtual_stage_layers).  1 without pipeline parallelism. */
+int sim_max_interleave(const struct sim_model *m, int pp);
 
 /* Seconds to train tokens at r's throughput; 0 when r has no throughput. */
 double sim_time_to_train_s(const struct sim_result *r, double tokens);

@@ -232,7 +232,15 @@ void sim_stage_params(const struct sim_model *m, const struct sim_shape *sh, int
 		      int dense, int first, int last, double *tp_params, double *expert_params);
 /* Layers of chunk `chunk` of stage `stage` with the interleaved schedule:
  * the stage's layers split as evenly as possible, earlier chunks taking
- * the remainder. */
+ * the remainder, except on the first stage, whose later chunks take it.
+ * A first stage with one layer fewer than chunks leaves its first chunk
+ * to the embedding alone, a last stage so its last to the LM head and
+ * loss: Megatron-LM's --account-for-embedding-in-pipeline-split and
+ * --account-for-loss-in-pipeline-split, Llama 3 405B's layout (126
+ * layers over 16 stages of 8 one-layer chunks; Dubey et al. 2024, sec.
+ * 3.3.2: "the first model chunk on the first stage has only the
+ * embedding, and the last model chunk on the last stage has only output
+ * projection and loss calculation"). */
 int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk);
 
 void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,

@@ -365,10 +365,21 @@ double sim_train_flops(const struct sim_model *m, double sequences,
 
 /* ---- layers over pipeline stages ----------------------------------- */
 
+/* layers over pp stages: the middle ones first, then the first */
+static void split_layers(struct sim_shape *sh, int layers, int pp)
+{
+	int rem = layers % pp;
+
+	sh->layers_base = layers / pp;
+	sh->mid_stages = pp > 2 ? pp - 2 : 0;
+	sh->mid_stages_long = rem < sh->mid_stages ? rem : sh->mid_stages;
+	sh->layers_first = sh->layers_base + (rem > sh->mid_stages);
+	sh->layers_last = sh->layers_base;
+}
+
 void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 		    const struct sim_parallel *p)
 {
-	int rem;
 
 	sh->t = p->tp;
 	sh->p = p->pp;
@@ -401,12 +412,7 @@ void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 		sh->moe_rest_params = sim_moe_layer_params(m, 0);
 		sh->routed_params = m->experts * sim_mlp_params(m, m->expert_ffn);
 	}
-	sh->layers_base = m->layers / p->pp;
-	rem = m->layers % p->pp;
-	sh->mid_stages = p->pp > 2 ? p->pp - 2 : 0;
-	sh->mid_stages_long = rem < sh->mid_stages ? rem : sh->mid_stages;
-	sh->layers_first = sh->layers_base + (rem > sh->mid_stages);
-	sh->layers_last = sh->layers_base;
+	split_layers(sh, m->layers, p->pp);
 }
 
 int sim_stage_layers(const struct sim_shape *sh, int stage)
@@ -424,7 +430,26 @@ int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk)
 {
 	int n = sim_stage_layers(sh, stage);
 
+	/* the first stage's short chunks lead: its first chunk holds the
+	 * embedding (with as many chunks as layers plus one, nothing else) */
+	if (stage == 0 && sh->p > 1)
+		return n / sh->v + (chunk >= sh->v - n % sh->v);
 	return n / sh->v + (chunk < n % sh->v);
+}
+
+int sim_max_interleave(const struct sim_model *m, int pp)
+{
+	struct sim_shape sh = { .p = pp };
+	int v;
+
+	if (pp < 2)
+		return 1;
+	split_layers(&sh, m->layers, pp);
+	v = (sh.layers_first < sh.layers_last ? sh.layers_first : sh.layers_last) + 1;
+	for (int s = 1; s < pp - 1; s++)
+		if (sim_stage_layers(&sh, s) < v)
+			v = sim_stage_layers(&sh, s);
+	return v;
 }
 
 int sim_virtual_stage_layers(const struct sim_model *m, const struct sim_parallel *p, int k)

@@ -102,9 +102,11 @@ static void test_plan_export_megatron_uneven_layout(void **state)
 	p.par.pp = 8;
 	p.par.interleave = 4;
 	n += (size_t)snprintf(want + n, sizeof(want) - n, "--pipeline-model-parallel-layout 'E");
+	/* 10 layers a stage in 4 chunks: 3, 3, 2, 2, except on the first
+	 * stage, whose first chunks (the embedding's) take the fewer */
 	for (int k = 0; k < 32; k++)
 		n += (size_t)snprintf(want + n, sizeof(want) - n, "%st*%d", k ? "|" : "",
-				      k < 16 ? 3 : 2);
+				      k % 8 == 0 ? (k < 16 ? 2 : 3) : (k < 16 ? 3 : 2));
 	snprintf(want + n, sizeof(want) - n, ",L'");
 	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
 	assert_non_null(strstr(s, want));
@@ -116,6 +118,19 @@ static void test_plan_export_megatron_uneven_layout(void **state)
 	p.par.interleave = 1;
 	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
 	assert_non_null(strstr(s, "--pipeline-model-parallel-layout 'Et*2|t*2|t*2|t*1,L'"));
+	free(s);
+
+	/* Llama 3 405B's layout: one-layer chunks, the embedding's and the
+	 * loss's alone (Megatron-LM's --account-for-embedding-in-pipeline-split
+	 * --account-for-loss-in-pipeline-split split it so) */
+	p.model.layers = 126;
+	p.par.pp = 16;
+	p.par.interleave = 8;
+	p.par.gbs = 16 * p.par.mbs * p.par.dp;
+	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	assert_non_null(strstr(s, "--pipeline-model-parallel-layout 'E|t*1|t*1|"));
+	assert_non_null(strstr(s, "|t*1|t*1|L'"));
+	assert_null(strstr(s, "t*0"));
 	free(s);
 }
 

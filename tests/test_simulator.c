@@ -1944,9 +1944,21 @@ static void test_sim_stage_layers_llama3(void **state)
 		total += chunks;
 	}
 	assert_int_equal(total, 126);
-	/* 7 layers cannot make 8 chunks of at least one layer. */
+	/* Llama 3's own layout (Dubey et al. 2024, sec. 3.3.2): 8 one-layer
+	 * chunks a stage, the first stage's first holding only the embedding
+	 * and the last stage's last only the loss; 9 would leave a middle
+	 * stage's chunk empty. */
 	p.interleave = 8;
+	assert_int_equal(sim_max_interleave(&m, 16), 8);
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_shape_init(&sh, &m, &p);
+	for (int s = 0; s < 16; s++)
+		for (int k = 0; k < 8; k++)
+			assert_int_equal(sim_chunk_layers(&sh, s, k),
+					 (s == 0 && k == 0) || (s == 15 && k == 7) ? 0 : 1);
+	p.interleave = 9;
 	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "at most 8 chunks per stage"));
 	/* Interleaving shrinks the bubble: (p-1)/(v m) of the ideal time. */
 	p.interleave = 1;
 	sim_step(&m, &p, &c, &r);

@@ -411,6 +411,17 @@ for fam in "deepseek-v3 15T 20M" "qwen3-30b-a3b 1T 1M" "gpt-oss-20b 500B 500K"; 
 		meaning "$1 $fmt" "$TMP/e-$1.json" "$TMP/e-$1.$fmt.argv"
 	done
 done
+# Llama 3 405B's own pipeline (Dubey et al. 2024, sec. 3.3.2): 16 stages of
+# 8 one-layer chunks, the first chunk the embedding's alone and the last
+# the loss's: a layout whose chunks Megatron-LM must build
+gp simulate --model llama3-405b --gpu H100-SXM5-80GB --gpus 8192 --tp 8 --pp 16 \
+	--interleave 8 --gbs 2048 --seq-parallel --zero 1 --tokens 15T -o "$TMP/l3-405b.json" >/dev/null
+expect_rc "simulate llama3-405b pp 16 x 8 chunks" 0
+launch "llama3-405b pp16 v8 megatron" "$TMP/l3-405b.json" megatron megatron "$TMP/l3-405b.argv"
+meaning "llama3-405b pp16 v8 megatron" "$TMP/l3-405b.json" "$TMP/l3-405b.argv"
+grep -Eq "'E\|t\*1\|t\*1\|.*\|t\*1\|L'" "$TMP/l3-405b.argv.sh" &&
+	pass "llama3-405b pp16 v8: the embedding's and the loss's chunks alone" ||
+	fail "llama3-405b pp16 v8: the embedding's and the loss's chunks alone" "no 'E|t*1|...|t*1|L' layout"
 # the other precisions: fp8 (hybrid, delayed scaling), nvfp4 (e2m1)
 for prec in fp8 nvfp4; do
 	python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["parallel"]["precision"]=sys.argv[3]; json.dump(p, open(sys.argv[2], "w"))' \
