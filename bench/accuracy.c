@@ -683,6 +683,13 @@ static void moe_row(const struct price_csv *csv, size_t i, const struct price_ca
 		      : !strcmp(prec, "FP8") ? SIM_PRECISION_FP8
 		      : !strcmp(prec, "NVFP4") ? SIM_PRECISION_NVFP4 : SIM_PRECISION_BF16;
 	p.ep_overlap = p.precision == SIM_PRECISION_MXFP8;
+	/* The expert GEMMs' kernel generation by the container's
+	 * Transformer Engine (pyproject.toml at each Megatron-Bridge
+	 * release): 26.04.01 and older pin TE 2.14.1 or older, whose
+	 * GroupedLinear loops over the experts from the host; 26.06 pins TE
+	 * at 4220403e (May 2026), graph-safe on-device grouped GEMMs. */
+	if (release_num(price_csv_get(row, price_csv_col(csv, "container"))) < 260600)
+		p.moe_gemm = SIM_MOE_GEMM_LOOP;
 	/* The DeepSeek-V3 recipes recompute MLA's up-projections beside the
 	 * attention core (recompute_modules ["mla_up_proj"] on B300 and
 	 * GB200, and on GB300 at micro-batch 2, the layout of 26.04.01 (the

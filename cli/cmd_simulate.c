@@ -112,6 +112,10 @@ static void help(void)
 	       "                          (default: alltoall)\n"
 	       "  --ep-overlap            EP all-to-alls run under another micro-batch's compute, as\n"
 	       "                          Megatron-Core's --overlap-moe-expert-parallel-comm (default: off)\n"
+	       "  --moe-gemm auto|loop|device   the routed experts' GEMMs: one per local expert,\n"
+	       "                          launched from the host (Transformer Engine 2.14 and\n"
+	       "                          older), or one grouped kernel on the device; auto is\n"
+	       "                          device for bf16, mxfp8 and nvfp4 on Blackwell (default: auto)\n"
 	       "  --precision bf16|fp8|mxfp8|nvfp4   the linear layers' GEMM precision; attention,\n"
 	       "                          router and LM head stay bf16 (default: bf16)\n"
 	       "  --calibration FILE      this machine's measured figures, from `gpuplan calibrate`\n"
@@ -144,7 +148,7 @@ enum opt_id {
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
 	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL,
-	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER,
+	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER, O_MOE_GEMM,
 	O_WINDOW,
 	/* sim_model_fields' flags: the model's integer fields beyond the
 	 * basic shape, O_SHAPE + index */
@@ -170,6 +174,7 @@ struct flags {
 	int zero2_every_micro_batch;
 	enum sim_dp_overlap dp_overlap;
 	enum sim_attn_kernel attn_kernel;
+	enum sim_moe_gemm moe_gemm;
 	int shape[O_END - O_SHAPE];   /* sim_model_fields' values */
 	int window;
 	int ep, etp, nvlink_domain, ep_flex;
@@ -221,6 +226,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "etp", required_argument, NULL, O_ETP },
 		{ "moe-imbalance", required_argument, NULL, O_IMBALANCE },
 		{ "ep-overlap", no_argument, NULL, O_EP_OVERLAP },
+		{ "moe-gemm", required_argument, NULL, O_MOE_GEMM },
 		{ "ep-dispatcher", required_argument, NULL, O_EP_DISPATCHER },
 		{ "nvlink-domain", required_argument, NULL, O_NVLINK },
 		{ "tokens", required_argument, NULL, O_TOKENS },
@@ -301,6 +307,10 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		case O_ATTN_KERNEL:
 			rc = cli_parse_choice("--attn-kernel", optarg, sim_attn_kernel_names, 5, &v);
 			f->attn_kernel = (enum sim_attn_kernel)v;
+			break;
+		case O_MOE_GEMM:
+			rc = cli_parse_choice("--moe-gemm", optarg, sim_moe_gemm_names, 3, &v);
+			f->moe_gemm = (enum sim_moe_gemm)v;
 			break;
 		case O_EP: rc = cli_parse_int("--ep", optarg, 1, SIM_MAX_DEGREE, &f->ep); break;
 		case O_ETP: rc = cli_parse_int("--etp", optarg, 1, SIM_MAX_DEGREE, &f->etp); break;
@@ -503,6 +513,7 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_SP)) q->seq_parallel = 1;
 	if (SET(f, O_NO_FLASH)) q->flash = 0;
 	if (SET(f, O_ATTN_KERNEL)) q->attn_kernel = f->attn_kernel;
+	if (SET(f, O_MOE_GEMM)) q->moe_gemm = f->moe_gemm;
 	if (SET(f, O_TP_OVERLAP)) q->tp_overlap = 1;
 	if (SET(f, O_ZERO3_GATHER)) q->zero3_gather = f->zero3_gather;
 	if (SET(f, O_ZERO2_REDUCE)) q->zero2_every_micro_batch = f->zero2_every_micro_batch;
@@ -609,9 +620,10 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	       : sim_attn_kernel_names[q->attn_kernel], precision_label(q));
 	if (m->experts > 0)
 		printf("experts   ep %d, etp %d, expert data parallel %d, imbalance %g, %s dispatcher, "
-		       "all-to-all overlap %s; NVLink domain %d GPUs\n", q->ep, q->etp,
+		       "all-to-all overlap %s, expert GEMMs %s; NVLink domain %d GPUs\n", q->ep, q->etp,
 		       q->tp * q->cp * q->dp / (q->ep * q->etp), q->moe_imbalance > 0 ? q->moe_imbalance : 1,
 		       sim_ep_dispatcher_names[q->ep_flex != 0], q->ep_overlap ? "on" : "off",
+		       sim_moe_gemm_names[sim_moe_gemm_resolve(q, sim_gpu_arch(&c->gpu))],
 		       sim_cluster_domain(c));
 	ft_cli_print(p);
 	printf("\nstep time %s\n", unit_fmt_duration(b1, sizeof(b1), r->step_time_s));

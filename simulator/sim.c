@@ -301,6 +301,14 @@ enum sim_attn_kernel sim_attn_kernel_resolve(enum sim_attn_kernel k, enum sim_ar
 	return k;
 }
 
+enum sim_moe_gemm sim_moe_gemm_resolve(const struct sim_parallel *p, enum sim_arch a)
+{
+	if (p->moe_gemm != SIM_MOE_GEMM_AUTO)
+		return p->moe_gemm;
+	return a == SIM_ARCH_BLACKWELL && p->precision != SIM_PRECISION_FP8 ? SIM_MOE_GEMM_DEVICE
+									      : SIM_MOE_GEMM_LOOP;
+}
+
 void sim_attn_kernel_time_s(enum sim_attn_kernel k, enum sim_arch a, double b, double heads,
 			    double sl, double s, double dh, double peak, double *fwd, double *bwd)
 {
@@ -443,6 +451,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	double a_l = sh->a_l, kv_l = sh->kv_l;
 	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host, hl = host_layer_s(c);
 	double cast_f, cast_b, mlp_elems, extra_f = 0, module_re = 0;
+	double moe_host = 0;
 	unsigned rc_mods = p->recompute == SIM_RECOMPUTE_SELECTIVE ? p->recompute_modules : 0;
 	double bh = sh->b * a_l, dh50 = c->gpu.gemm_dim_half;
 	int swiglu = m->mlp == SIM_MLP_SWIGLU, ncoll;
@@ -523,6 +532,10 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 
 		gemm += sim_gemm_time_s(local, rows, up * w, h, elem, dh50, lpeak, hbm)
 			+ sim_gemm_time_s(local, rows, h, w, elem, dh50, lpeak, hbm);
+		/* looped from the host, the layer's dispatch grows by
+		 * SIM_HOST_MOE_LAYER_S (in proportion to a calibrated host) */
+		if (sim_moe_gemm_resolve(p, sim_gpu_arch(&c->gpu)) == SIM_MOE_GEMM_LOOP)
+			moe_host = SIM_HOST_MOE_LAYER_S / SIM_HOST_LAYER_S;
 		cast_f += copies * (h + w);
 		cast_b += copies * (up * w + h);
 		if (shared > 0) {
@@ -634,15 +647,19 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 
 	/* An eager framework dispatches a layer's kernels from the host
 	 * (SIM_HOST_LAYER_S forward, twice that backward, SIM_HOST_COLL_S more
-	 * for each tensor-parallel collective); when the GPU work,
-	 * communication included, is shorter, the GPU waits for the host. */
+	 * for each tensor-parallel collective, SIM_HOST_MOE_LAYER_S more for
+	 * looped experts); when the GPU work, communication included, is
+	 * shorter, the GPU waits for the host. */
 	ncoll = sh->t > 1 ? (sp ? 4 : 2) : 0;
-	host = hl * (1.0 + ncoll * SIM_HOST_COLL_S / SIM_HOST_LAYER_S);
+	host = hl * (1.0 + ncoll * SIM_HOST_COLL_S / SIM_HOST_LAYER_S + moe_host);
 	if (lt->fwd_s + lt->tp_fwd_s < host)
 		lt->fwd_s = host - lt->tp_fwd_s;
-	host = hl * (2.0 + ncoll * SIM_HOST_COLL_S / SIM_HOST_LAYER_S);
+	host = hl * (2.0 + ncoll * SIM_HOST_COLL_S / SIM_HOST_LAYER_S + 2.0 * moe_host);
 	if (lt->bwd_s + lt->tp_fwd_s < host)
 		lt->bwd_s = host - lt->tp_fwd_s;
+	/* Looped experts run at the host's pace after it has read their
+	 * token counts (a host sync the host cannot run ahead of): what
+	 * their launches outlast of their GEMMs adds to the layer. */
 	if (p->recompute == SIM_RECOMPUTE_FULL)
 		lt->recompute_s = lt->fwd_s;
 	else if (p->recompute == SIM_RECOMPUTE_SELECTIVE)

@@ -99,6 +99,28 @@ enum sim_attn_kernel {
 	SIM_ATTN_CUDNN
 };
 
+/* How the routed experts' GEMMs run: a kernel generation of Transformer
+ * Engine's GroupedLinear, each with its own host cost (sim_internal.h,
+ * SIM_HOST_MOE_LAYER_S). */
+enum sim_moe_gemm {
+	/* What a current framework picks: SIM_MOE_GEMM_DEVICE where it
+	 * exists (bf16 and MXFP8 on Blackwell), SIM_MOE_GEMM_LOOP elsewhere. */
+	SIM_MOE_GEMM_AUTO,
+	/* One GEMM per local expert, each launched from the host with the
+	 * quantization of its operands, after the host has read the
+	 * experts' token counts from the GPU (GroupedLinear takes them as a
+	 * host list, m_splits), so that the host cannot run ahead of the
+	 * GPU through the experts: Megatron-Core on Transformer Engine 2.14
+	 * and older (Megatron-Bridge containers to 26.04.01, TE 2.14.1). */
+	SIM_MOE_GEMM_LOOP,
+	/* One grouped kernel that reads the counts on the device, safe to
+	 * capture in a CUDA graph: TE's bf16 and MXFP8 grouped GEMM "with
+	 * on-device group sizes" (TE 2.14 release notes, #2748, #2669), made
+	 * graph-safe in GroupedLinear (#2923), in Megatron-Bridge from 26.06
+	 * (TE at 4220403e, May 2026). */
+	SIM_MOE_GEMM_DEVICE
+};
+
 /* ---- fine-tuning and offload (simulator/sim_finetune.c) -------------
  * What a job trains and where its model states live: pre-training and
  * full fine-tuning train every weight; LoRA (Hu et al. 2021) trains
@@ -265,6 +287,7 @@ struct sim_parallel {
 				* ub_tp_comm_overlap); default 0 */
 	int flash;             /* flash attention: no s^2 activations */
 	enum sim_attn_kernel attn_kernel; /* with flash; default SIM_ATTN_AUTO */
+	enum sim_moe_gemm moe_gemm; /* with experts; default SIM_MOE_GEMM_AUTO */
 	int zero2_every_micro_batch; /* 1: ZeRO-2 reduce-scatters each
 				* micro-batch's gradients after its backward
 				* (DeepSpeed's stage 2, the executor's
@@ -376,6 +399,7 @@ extern const char *const sim_zero3_gather_names[2];
 extern const char *const sim_zero2_reduce_names[2];
 extern const char *const sim_dp_overlap_names[3];
 extern const char *const sim_attn_kernel_names[5];
+extern const char *const sim_moe_gemm_names[3];
 extern const char *const sim_ep_dispatcher_names[2]; /* by ep_flex: "alltoall", "flex" */
 
 /* Static lower-case names used in files and tables: "gelu"/"swiglu",
@@ -402,6 +426,11 @@ enum sim_arch { SIM_ARCH_OTHER, SIM_ARCH_HOPPER, SIM_ARCH_BLACKWELL };
  * Hopper; B200, B300, GB200 and GB300 Blackwell; anything else (Ampere,
  * Ada, Volta, other vendors) takes Ampere's figures. */
 enum sim_arch sim_gpu_arch(const struct price_gpu *g);
+
+/* The expert GEMM kernel p runs on architecture a: auto resolved to the
+ * device-side grouped GEMM for bf16, MXFP8 and NVFP4 on Blackwell (TE's
+ * grouped GEMMs for those, #2748, #2669, #2971), the loop elsewhere. */
+enum sim_moe_gemm sim_moe_gemm_resolve(const struct sim_parallel *p, enum sim_arch a);
 
 /* GPUs of c that share one NVLink domain: nvlink_domain, never fewer
  * than a node's. */

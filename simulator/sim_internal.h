@@ -120,6 +120,18 @@ void sim_attn_kernel_time_s(enum sim_attn_kernel k, enum sim_arch a, double b, d
  * host-bound runs with TP 2 and 4 take 0.35-0.45 ms more per layer and
  * micro-batch than TP 1 at the same shapes, over six collectives. */
 #define SIM_HOST_COLL_S 60e-6
+/* Host time an MoE layer adds to SIM_HOST_LAYER_S forward (twice it
+ * backward) where GroupedLinear loops over the local experts
+ * (SIM_MOE_GEMM_LOOP): the router, the dispatcher reading the experts'
+ * token counts back to the host, a launch and a quantization per expert
+ * GEMM.  From the one published run that is host time throughout:
+ * Qwen3-30B-A3B on 8 B200 at one sequence of 4096 a micro-batch
+ * (Megatron-Bridge 26.02; a few microseconds of GPU per expert GEMM)
+ * steps 8.8 ms per layer and micro-batch, 3 x 2.93 ms, of which 0.8 is
+ * the dense layer's.  Not per expert: the same model on 16 H100 with 8
+ * and with 16 local experts (26.06, 26.02.01) steps within 2% of each
+ * other. */
+#define SIM_HOST_MOE_LAYER_S 2.1e-3
 /* Per-kernel fixed cost (launch and tail), seconds. */
 #define SIM_KERNEL_S 4e-6
 /* Element-wise bytes per token and hidden unit of one layer's forward:

@@ -223,6 +223,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddBoolToObject(o, "seq_parallel", q->seq_parallel);
 	cJSON_AddBoolToObject(o, "flash", q->flash);
 	cJSON_AddStringToObject(o, "attn_kernel", sim_attn_kernel_names[q->attn_kernel]);
+	if (q->moe_gemm != SIM_MOE_GEMM_AUTO)
+		cJSON_AddStringToObject(o, "moe_gemm", sim_moe_gemm_names[q->moe_gemm]);
 	cJSON_AddStringToObject(o, "precision", sim_precision_str(q->precision));
 	cJSON_AddBoolToObject(o, "tp_overlap", q->tp_overlap);
 	cJSON_AddStringToObject(o, "zero3_gather", sim_zero3_gather_names[q->zero3_gather]);
@@ -816,6 +818,9 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		v = q->attn_kernel;
 		get_enum(r, o, ".parallel", "attn_kernel", sim_attn_kernel_names, 5, 0, &v);
 		q->attn_kernel = (enum sim_attn_kernel)v;
+		v = q->moe_gemm;
+		get_enum(r, o, ".parallel", "moe_gemm", sim_moe_gemm_names, 3, 0, &v);
+		q->moe_gemm = (enum sim_moe_gemm)v;
 		v = q->zero3_gather;
 		get_enum(r, o, ".parallel", "zero3_gather", sim_zero3_gather_names, 2, 0, &v);
 		q->zero3_gather = (enum sim_zero3_gather)v;
