@@ -317,7 +317,7 @@ gp simulate $dsv3 --ep 64 --ep-overlap --ep-dispatcher flex
 expect_rc "DeepSeek-V3 on GB200 NVL72 with EP 64 simulates" 0
 expect_out "the EP all-to-all is a breakdown line" '^  ep comm +[0-9.]+ (s|ms) +[0-9.]+%'
 expect_out "its hidden share is stated" '^  \(ep all-to-all in all [0-9.]+ (s|ms), [0-9.]+ (s|ms) of it hidden by compute\)'
-expect_out "the expert layout is stated" '^experts   ep 64, etp 1, expert data parallel 1, imbalance 1, flex dispatcher, all-to-all overlap on; NVLink domain 72 GPUs'
+expect_out "the expert layout is stated" '^experts   ep 64, etp 1, expert data parallel 1, imbalance 1, flex dispatcher, all-to-all overlap on, expert GEMMs device; NVLink domain 72 GPUs'
 expect_out "the precision is stated" 'mxfp8$'
 gp simulate $dsv3 --ep 64 --json
 expect_rc "--json with EP" 0
