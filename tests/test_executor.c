@@ -1326,8 +1326,8 @@ static void test_exec_trainer_lora_trains_adapters_only(void **state)
  * parameters, 1,600 bytes.  With tp 2, a TP rank holds the whole A of a
  * column-parallel projection and B of a row-parallel one beside half the
  * other: q 64 + 32, k and v 64 + 16, o 32 + 64, up 64 + 64, down 64 + 64,
- * 608 a layer, 1,216 where an even split would be 832: the simulator
- * prices that split (sim_ft_states). */
+ * 608 a layer, 1,216 where an even split would be 832, and the
+ * simulator prices the same cut (sim_ft_states). */
 static void test_exec_trainer_lora_states_match_simulator(void **state)
 {
 	struct exec_opts o;
@@ -1357,10 +1357,17 @@ static void test_exec_trainer_lora_states_match_simulator(void **state)
 	/* TP rank 1 of 2 (its shapes; the groups are this process's) */
 	o.par.tp = 2;
 	rig_open(&r, &o, 1);
+	/* it counts its split halves alone, the whole parts (6 x 64 a layer)
+	 * being TP rank 0's: 1,216 - 768 = 448, and 448 + 1,216 = 1,664 */
+	assert_near(exec_trainer_local_trainable(r.t), 448, 1e-12);
 	exec_trainer_states(r.t, &st);
 	assert_near(st.grads_bytes, 4 * 1216, 1e-12);
 	assert_near(st.optimizer_bytes, 8 * 1216, 1e-12);
 	rig_close(&r);
+	exec_cpu_cluster(&c, 2);
+	assert_int_equal(exec_predict_on(&o, &c, &pred, NULL, 0), RC_OK);
+	assert_near(pred.memory.grads, 4 * 1216, 1e-12);
+	assert_near(pred.memory.optimizer, 8 * 1216, 1e-12);
 }
 
 /* ---- groups, links and devices -------------------------------------- */
