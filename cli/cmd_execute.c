@@ -115,6 +115,16 @@ static void help(void)
 	       "                                  to them by all-to-all (default: the plan's,\n"
 	       "                                  else 1)\n"
 	       "  --etp N                         expert tensor parallel; the executor runs 1\n"
+	       "fine-tuning:\n"
+	       "  --finetune none|full|lora       what trains (default: the plan's, else none):\n"
+	       "                                  every weight, or LoRA's rank-r adapters with\n"
+	       "                                  the base frozen; qlora is refused\n"
+	       "  --lora-rank R                   adapter rank (default: the plan's, else %d)\n"
+	       "  --lora-targets LIST             projections adapted: all, or q,k,v,o,gate,up,\n"
+	       "                                  down separated by ',' (default: the plan's,\n"
+	       "                                  else all)\n"
+	       "  --lora-alpha A                  adapters' output scaled by A / R (default:\n"
+	       "                                  2 R)\n"
 	       "  -q, --quiet                     no progress and no warnings on stderr\n"
 	       "  -h, --help                      this help\n\n"
 	       "environment: GPUPLAN_MPIRUN names the launcher (default: mpirun in PATH);\n"
@@ -122,7 +132,7 @@ static void help(void)
 	       "%s=R makes rank R's allocations fail, %s=R:S kills rank R half-way\n"
 	       "through writing its shard of step S's checkpoint (fault tests).\n",
 	       exec_backends_built(), 100 * CHECK_MIN_FRACTION, EXEC_CKPT_KEEP, EXEC_MAX_RANKS_DEFAULT,
-	       EXEC_TIMEOUT_STEPS, EXEC_TIMEOUT_MIN_S, EXEC_FAULT_ENV, EXEC_FAULT_HANG_ENV,
+	       EXEC_TIMEOUT_STEPS, EXEC_TIMEOUT_MIN_S, SIM_LORA_DEFAULT_RANK, EXEC_FAULT_ENV, EXEC_FAULT_HANG_ENV,
 	       EXEC_FAULT_OOM_ENV, EXEC_FAULT_CKPT_ENV);
 }
 
@@ -134,12 +144,13 @@ enum {
 	OPT_NO_FLASH, OPT_PRECISION, OPT_CHECK, OPT_CALIBRATION, OPT_METRICS_PORT,
 	OPT_METRICS_FILE, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_TIED, OPT_UNTIED, OPT_SP,
 	OPT_NO_SP, OPT_TRACE, OPT_CP, OPT_CKPT_DIR, OPT_CKPT_EVERY, OPT_RESUME, OPT_EP, OPT_ETP,
-	OPT_FIELD,
+	OPT_FIELD, OPT_FINETUNE, OPT_LORA_RANK, OPT_LORA_TARGETS, OPT_LORA_ALPHA,
 };
 
 struct flags {
 	int np, accum, gbs_set, norm_set, schedule_set, hidden_set, ffn_set, help, steps_set;
 	int expert_ffn_set, shared_ffn_set;
+	const char *lora_flag;     /* the last LoRA flag given, for its check */
 	const char *json, *calibration, *trace;
 	int quiet;
 	int metrics_port;          /* 0: no server */
@@ -253,6 +264,10 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "ep", required_argument, NULL, OPT_EP },
 		{ "etp", required_argument, NULL, OPT_ETP },
+		{ "finetune", required_argument, NULL, OPT_FINETUNE },
+		{ "lora-rank", required_argument, NULL, OPT_LORA_RANK },
+		{ "lora-targets", required_argument, NULL, OPT_LORA_TARGETS },
+		{ "lora-alpha", required_argument, NULL, OPT_LORA_ALPHA },
 		/* the model fields the executor runs, a mixture of experts':
 		 * simulate's flags, parsed by the model's table */
 		{ "experts", required_argument, NULL, OPT_FIELD },
@@ -404,6 +419,27 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 			f->ckpt_every_set = 1;
 			break;
 		case OPT_RESUME: o->resume = 1; break;
+		case OPT_FINETUNE:
+			rc = cli_parse_choice("--finetune", optarg, sim_ft_method_names, 4, &v);
+			p->ft.method = (enum sim_ft_method)v;
+			break;
+		case OPT_LORA_RANK:
+			rc = cli_parse_int("--lora-rank", optarg, 1, SIM_LORA_MAX_RANK,
+					   &p->ft.lora_rank);
+			f->lora_flag = "--lora-rank";
+			break;
+		case OPT_LORA_TARGETS:
+			f->lora_flag = "--lora-targets";
+			if (sim_lora_targets_parse(optarg, &p->ft.lora_targets) != RC_OK) {
+				gp_error("--lora-targets: expected all or names among q, k, v, o, "
+					 "gate, up, down separated by ',', found '%s'", optarg);
+				rc = RC_USAGE;
+			}
+			break;
+		case OPT_LORA_ALPHA:
+			rc = cli_parse_double("--lora-alpha", optarg, 1e-6, 1e6, &o->lora_alpha);
+			f->lora_flag = "--lora-alpha";
+			break;
 		case 'q': f->quiet = 1; break;
 		case 'h': f->help = 1; return RC_OK;
 		default: return cli_bad_option("execute", optopt, argv[optind - 1]);
@@ -447,13 +483,12 @@ static enum rc build_opts(int argc, char **argv, struct exec_opts *o, struct fla
 		rc = sim_plan_read(plan, &sp);
 		if (rc != RC_OK)
 			return rc;
-		/* The executor trains every weight with its states on the GPU:
-		 * measuring that against a LoRA, QLoRA or offload prediction
-		 * would compare two different jobs. */
-		if (sp.par.ft.method == SIM_FT_LORA || sp.par.ft.method == SIM_FT_QLORA ||
-		    sp.par.ft.offload != SIM_OFFLOAD_NONE) {
-			gp_error("%s: .finetune: expected full training without offload, which the "
-				 "executor runs, found %s with offload %s", plan,
+		/* The executor trains every weight, or LoRA's adapters, with
+		 * its states on the device: measuring that against a QLoRA or
+		 * offload prediction would compare two different jobs. */
+		if (sp.par.ft.method == SIM_FT_QLORA || sp.par.ft.offload != SIM_OFFLOAD_NONE) {
+			gp_error("%s: .finetune: expected full training or lora without offload, "
+				 "which the executor runs, found %s with offload %s", plan,
 				 sim_ft_method_names[sp.par.ft.method],
 				 sim_offload_names[sp.par.ft.offload]);
 			gp_hint("export it (--format trl or deepspeed) to run it with its framework");
@@ -469,6 +504,13 @@ static enum rc build_opts(int argc, char **argv, struct exec_opts *o, struct fla
 			return rc;
 		f->plan = sp;
 		f->have_plan = 1;
+	}
+	/* (the plan's method counts: its rank may be changed; QLoRA is
+	 * refused with its own reason, exec_opts_check) */
+	if (f->lora_flag && o->par.ft.method != SIM_FT_LORA && o->par.ft.method != SIM_FT_QLORA) {
+		gp_error("%s: expected --finetune lora (or a LoRA plan) with it, found %s",
+			 f->lora_flag, sim_ft_method_names[o->par.ft.method]);
+		return RC_USAGE;
 	}
 	if (o->check && !f->steps_set)
 		o->steps = 1;
@@ -513,7 +555,7 @@ static void print_step(const struct exec_step_info *s)
 struct metrics_ctx {
 	struct exec_metrics *m;
 	const struct exec_opts *o;
-	double model_flops_per_step;  /* sim_train_flops, no recomputation */
+	double model_flops_per_step;  /* sim_finetune_train_flops, no recomputation */
 	double peak_flops_per_s;      /* all ranks; 0 unknown */
 	double predicted_step_s;      /* 0 unknown */
 };
@@ -597,6 +639,16 @@ static void print_header(const struct exec_opts *o)
 			       m->dense_layers > 1 ? "s" : "");
 		printf(", ep %d x expert dp %d\n", p->ep > 0 ? p->ep : 1,
 		       ranks / p->pp / (p->ep > 0 ? p->ep : 1));
+	}
+	if (p->ft.method == SIM_FT_LORA) {
+		char targets[64];
+
+		sim_lora_targets_str(p->ft.lora_targets, targets, sizeof(targets));
+		printf("finetune: lora, rank %d on %s (alpha %g): adapters trained, the base frozen\n",
+		       p->ft.lora_rank > 0 ? p->ft.lora_rank : SIM_LORA_DEFAULT_RANK, targets,
+		       exec_lora_alpha(o));
+	} else if (p->ft.method == SIM_FT_FULL) {
+		printf("finetune: full, every weight trained\n");
 	}
 	printf("layout:  %d rank%s = tp %d x pp %d x dp %d", ranks, ranks > 1 ? "s" : "", p->tp,
 	       p->pp, p->dp);
@@ -795,6 +847,10 @@ static void print_summary(const struct exec_result *r, const struct sim_result *
 	else
 		printf("\nloss %.4f -> %.4f over %d steps; %s parameters\n", r->losses[0],
 		       r->losses[r->steps - 1], r->steps, unit_fmt_count(a, sizeof(a), r->params));
+	if (r->frozen_unchanged >= 0)
+		printf("lora: %s trainable parameters (the adapters); the base weights %s after "
+		       "the last step\n", unit_fmt_count(a, sizeof(a), r->trainable_params),
+		       r->frozen_unchanged ? "bit for bit as drawn" : "CHANGED");
 	printf("\n%-22s %12s %12s %9s\n", "", "measured", "predicted", "error");
 	printf("%-22s %12s %12s", "step time (median)",
 	       unit_fmt_duration(a, sizeof(a), r->step_time_median_s),
@@ -827,6 +883,21 @@ static void print_summary(const struct exec_result *r, const struct sim_result *
 		printf("%-22s %12s %12s", "optimizer", unit_fmt_duration(a, sizeof(a), opt),
 		       pred ? unit_fmt_duration(b, sizeof(b), pred->breakdown.optimizer_s) : "-");
 		print_pct(opt, pred ? pred->breakdown.optimizer_s : 0);
+	}
+	/* model states by kind, the fullest rank's: what LoRA changes */
+	if (r->frozen_unchanged >= 0) {
+		const double m[3] = { r->state_weights_bytes, r->state_grads_bytes,
+				      r->state_optimizer_bytes };
+		const double p[3] = { pred ? pred->memory.weights : 0, pred ? pred->memory.grads : 0,
+				      pred ? pred->memory.optimizer : 0 };
+		const char *what[3] = { "weights per rank", "gradients per rank",
+					"optimizer per rank" };
+
+		for (int i = 0; i < 3; i++) {
+			printf("%-22s %12s %12s", what[i], unit_fmt_bytes(a, sizeof(a), m[i]),
+			       pred ? unit_fmt_bytes(b, sizeof(b), p[i]) : "-");
+			print_pct(m[i], p[i]);
+		}
 	}
 	printf("%-22s %12s %12s", "peak memory per rank",
 	       unit_fmt_bytes(a, sizeof(a), peak), pred ? unit_fmt_bytes(b, sizeof(b), want) : "-");
@@ -965,7 +1036,8 @@ enum rc cmd_execute(int argc, char **argv)
 		if (rc != RC_OK)
 			return rc;
 		mc.o = &o;
-		mc.model_flops_per_step = sim_train_flops(&o.model, o.par.gbs, SIM_RECOMPUTE_NONE);
+		mc.model_flops_per_step = sim_finetune_train_flops(&o.model, &o.par.ft, o.par.gbs,
+								   SIM_RECOMPUTE_NONE);
 		mc.peak_flops_per_s = catalog_peak * need;
 		mc.predicted_step_s = have_pred ? cl.result.step_time_s : 0;
 		sc.mc = &mc;

@@ -127,13 +127,19 @@ struct exec_opts {
 				     router_pre_softmax) */
 	struct sim_parallel par;  /* tp, pp, dp, cp, ep, mbs, gbs, zero, recompute,
 				     interleave, flash, seq_parallel (applied
-				     when tp > 1) */
+				     when tp > 1); ft: none, full or LoRA
+				     (its rank and targets) */
 	enum sched_kind schedule; /* SCHED_INTERLEAVED iff par.interleave > 1 */
 	enum exec_norm norm;      /* exec_opts_init: RMSNorm for SwiGLU models */
 	int steps;
 	uint64_t seed;            /* initialisation and synthetic data */
 	/* AdamW (Loshchilov and Hutter, ICLR 2019) with global-norm clipping */
 	double lr, beta1, beta2, adam_eps, weight_decay, grad_clip;
+	/* LoRA (par.ft.method SIM_FT_LORA; its rank and targets par.ft's):
+	 * the adapters' output scaled by lora_alpha / rank (Hu et al. 2021,
+	 * sec. 4.1); 0 reads as twice the rank, torchtune's LoRA configs'
+	 * (lora_rank 16, lora_alpha 32).  The base is frozen. */
+	double lora_alpha;
 	const char *data_path;    /* uint16 token file; NULL: synthetic data */
 	const char *backend;      /* "cpu" or "cuda" */
 	enum exec_precision precision;
@@ -179,7 +185,8 @@ void exec_opts_derive(struct exec_opts *o);
  * as sim_model_check has it, ep dividing the experts and tp * cp * dp,
  * etp 1, sequence parallelism with tp > 1, the shared experts' width
  * divisible by tp, the alltoall dispatcher; no multi-head latent
- * attention.  Returns RC_OK, or RC_INPUT with a one-line reason in why[size].
+ * attention; fine-tuning none, full or LoRA (no QLoRA, no offload, no
+ * LoRA with experts) with a rank and targets the model has.  Returns RC_OK, or RC_INPUT with a one-line reason in why[size].
  * Whether the backend can run here is exec_backend_probe()'s question. */
 enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size);
 
@@ -211,6 +218,9 @@ int exec_act_bytes(const char *name, enum exec_precision p);
 
 /* Ranks the layout needs: tp * pp * dp * cp. */
 int exec_opts_ranks(const struct exec_opts *o);
+
+/* LoRA's alpha of o: lora_alpha, or twice the rank when 0. */
+double exec_lora_alpha(const struct exec_opts *o);
 
 /* Fills e for o's run on cluster c with prediction pred: c's GPU and
  * memory, pred's memory per device (less the CUDA context and allocator
@@ -356,10 +366,19 @@ struct exec_result {
 	double *step_time_s;        /* [steps], this rank's wall time */
 	double step_time_median_s;
 	double tokens_per_s;        /* global batch tokens / median step time */
-	/* model FLOPs of a step (sim_train_flops, no recomputation counted)
-	 * per rank per second of the median step */
+	/* model FLOPs of a step (sim_finetune_train_flops, a LoRA run's
+	 * fewer; no recomputation counted) per rank per second of the
+	 * median step */
 	double model_flops_per_rank_s;
 	double params;              /* parameters of the model run */
+	double trainable_params;    /* of them trained: all, or LoRA's adapters */
+	/* LoRA: 1 when every rank's frozen base weights were bit for bit
+	 * the same after the last step as before the first (FNV-1a of the
+	 * fp32 masters), 0 when not; -1 without a frozen base */
+	int frozen_unchanged;
+	/* model states per rank between steps (exec_trainer_states), the
+	 * most over the ranks of each: weights, gradients, AdamW moments */
+	double state_weights_bytes, state_grads_bytes, state_optimizer_bytes;
 	double *peak_memory_bytes;  /* [world] on world rank 0; NULL elsewhere */
 	int world;
 	struct exec_trace trace;    /* exec_opts.trace: every rank's, on world rank 0 */

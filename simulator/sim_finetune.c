@@ -83,6 +83,24 @@ static double lora_layer_params(const struct sim_model *m, const struct sim_fine
 	return sum;
 }
 
+/* What one GPU of t tensor-parallel ranks holds of a layer's adapters:
+ * an adapter is cut as its projection, a column-parallel one's B by
+ * output rows with A whole, a row-parallel one's A by input columns with
+ * B whole (NeMo's ParallelLinearAdapter; gpuplan's executor), so
+ * r (in + out / t) or r (in / t + out) of each. */
+static double lora_layer_params_tp(const struct sim_model *m, const struct sim_finetune *ft,
+				   double t)
+{
+	struct proj pr[7];
+	int n = projections(m, lora_targets(ft), pr);
+	double sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += lora_rank(ft) * (pr[i].row_parallel ? pr[i].in / t + pr[i].out
+							   : pr[i].in + pr[i].out / t);
+	return sum;
+}
+
 double sim_layer_matrix_params(const struct sim_model *m)
 {
 	double h = m->hidden, kv = (double)m->kv_heads * (m->hidden / m->heads);
@@ -228,7 +246,7 @@ double sim_ft_stage_trainable(const struct sim_model *m, const struct sim_parall
 		return params_stage;
 	if (sh->p > 2 && sh->mid_stages_long > 0)
 		layers = sh->layers_base + 1;
-	return layers * lora_layer_params(m, &p->ft) / sh->t;
+	return layers * lora_layer_params_tp(m, &p->ft, sh->t);
 }
 
 double sim_ft_layer_weight_bytes(const struct sim_model *m, const struct sim_parallel *p,
@@ -334,14 +352,14 @@ void sim_ft_states(const struct sim_model *m, const struct sim_parallel *p,
 		return;
 	/* What trains: the stage's adapters (with frozen base weights,
 	 * stored at w, QLoRA's matrices in NF4), or every parameter. */
-	train = fr ? layers * lora_layer_params(m, ft) / sh->t : params;
+	train = fr ? layers * lora_layer_params_tp(m, ft, sh->t) : params;
 	if (fr)
 		base = w * params - layers * (w * lp - sim_ft_layer_weight_bytes(m, p, sh));
 	sim_model_states(train, p->zero, ndp, w, g, &st);
 	layer_w = fr ? sim_ft_layer_weight_bytes(m, p, sh) : w * lp;
 	if (!fr && (first || last) && emb > lp)
 		layer_w = w * emb;
-	layer_g = g * (fr ? lora_layer_params(m, ft) / sh->t : layer_w / w);
+	layer_g = g * (fr ? lora_layer_params_tp(m, ft, sh->t) : layer_w / w);
 	out->weights = st.weights + base / (p->zero >= 3 ? ndp : 1);
 	out->grads = st.grads;
 	out->optimizer = st.optimizer;

@@ -474,7 +474,8 @@ void sim_ft_layer_time(const struct sim_model *m, const struct sim_parallel *p,
  * gradient (3), without the weight gradient when it is frozen (2). */
 double sim_ft_head_gemms(const struct sim_parallel *p);
 /* Trainable parameters per TP rank of the stage holding params_stage
- * (the fullest, sim_step): all of them, or its layers' adapters. */
+ * (the fullest, sim_step): all of them, or its layers' adapters as TP
+ * cuts them (each with its projection: the other factor whole). */
 double sim_ft_stage_trainable(const struct sim_model *m, const struct sim_parallel *p,
 			      const struct sim_shape *sh, double params_stage);
 /* Bytes of the weights of that stage as stored (ZeRO-3 gathers them),

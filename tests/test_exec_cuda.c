@@ -679,6 +679,31 @@ static void test_exec_cuda_steps_match_cpu_moe_shared_zero3(void **state)
 	same_steps(&o);
 }
 
+/* LoRA: the base frozen (no weight-gradient GEMMs, norms without weight
+ * gradients), the adapters' scaled adds forward and backward; under
+ * ZeRO-3 the adapters gathered beside their layer.  In bf16 too. */
+static void lora_opts(struct exec_opts *o)
+{
+	tiny_opts(o);
+	o->par.ft.method = SIM_FT_LORA;
+	o->par.ft.lora_rank = 4;
+	/* adapters learn slowly: this moves the loss down in 3 steps */
+	o->lr = 5e-2;
+}
+
+static void test_exec_cuda_steps_match_cpu_lora(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	lora_opts(&o);
+	same_steps(&o);
+	o.model.mlp = SIM_MLP_SWIGLU;
+	o.par.zero = 3;
+	exec_opts_derive(&o);
+	same_steps(&o);
+}
+
 /* bf16 mixed precision (activations, their gradients and the weights
  * forward and backward read stored in bf16, GEMMs with fp32 sums; fp32
  * master weights, gradients and AdamW state): losses within BF16_LOSS_TOL
@@ -725,6 +750,16 @@ static void test_exec_cuda_bf16_within_tolerance(void **state)
 /* The bf16 paths of RMSNorm, SwiGLU, flash attention (no probabilities
  * kept), full recomputation and ZeRO-3's gathers (the working copy is
  * narrowed at each gather). */
+static void test_exec_cuda_bf16_lora(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	lora_opts(&o);
+	o.steps = 10;
+	bf16_within_tolerance(&o);
+}
+
 static void test_exec_cuda_bf16_swiglu_flash_zero3(void **state)
 {
 	struct exec_opts o;
@@ -962,6 +997,8 @@ int main(void)
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_swiglu_flash_recompute),
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_zero3_selective),
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_moe),
+		cmocka_unit_test(test_exec_cuda_steps_match_cpu_lora),
+		cmocka_unit_test(test_exec_cuda_bf16_lora),
 		cmocka_unit_test(test_exec_cuda_steps_match_cpu_moe_shared_zero3),
 		cmocka_unit_test(test_exec_cuda_bf16_moe),
 		cmocka_unit_test(test_exec_cuda_bf16_within_tolerance),

@@ -3,7 +3,8 @@
  * options checks, the data source, the serial model's gradients against
  * central finite differences (tied embeddings too), initialisation that
  * does not depend on the layout, and serial equivalences (recomputation, flash attention,
- * micro-batching).  Multi-rank layouts are tested under mpirun by
+ * micro-batching); LoRA's adapters (their gradients, a frozen base, their
+ * states against the simulator's).  Multi-rank layouts are tested under mpirun by
  * tests/mpi/test_layouts.sh.
  */
 #include "testutil.h"
@@ -687,6 +688,52 @@ static void tiny_opts(struct exec_opts *o)
 	exec_opts_derive(o);
 }
 
+/* Unit i's tensors of t checked as gradcheck() says, against the
+ * gradients of the batch of step 1 computed last; returns how many (a
+ * tensor with no gradient to speak of is skipped). */
+static int gradcheck_unit(struct exec_trainer *t, int i)
+{
+	float *p, *g;
+	long n, off, len;
+	const char *name;
+	int checked = 0;
+
+	assert_int_equal(exec_trainer_unit(t, i, &p, &g, &n), 0);
+	for (int j = 0; exec_trainer_tensor(t, i, j, &off, &len, &name) == 0; j++) {
+		double norm = 0, eps, lp, lm, fd;
+		float *g0, *p0;
+
+		for (long k = 0; k < len; k++)
+			norm += (double)g[off + k] * g[off + k];
+		norm = sqrt(norm);
+		/* the key bias cannot change the softmax: its exact gradient
+		 * is zero, what is left is rounding */
+		if (len == 0 || norm < 1e-5)
+			continue;
+		eps = fmin(1e-3 / norm, 0.1);
+		g0 = xmalloc((size_t)len * sizeof(float));
+		p0 = xmalloc((size_t)len * sizeof(float));
+		memcpy(g0, g + off, (size_t)len * sizeof(float));
+		memcpy(p0, p + off, (size_t)len * sizeof(float));
+		for (long k = 0; k < len; k++)
+			p[off + k] = (float)(p0[k] + eps * g0[k] / norm);
+		assert_int_equal(exec_trainer_eval(t, 1, 0, &lp), RC_OK);
+		for (long k = 0; k < len; k++)
+			p[off + k] = (float)(p0[k] - eps * g0[k] / norm);
+		assert_int_equal(exec_trainer_eval(t, 1, 0, &lm), RC_OK);
+		memcpy(p + off, p0, (size_t)len * sizeof(float));
+		fd = (lp - lm) / (2 * eps);
+		if (getenv("GRADCHECK_VERBOSE") || fabs(fd - norm) > 2e-3 * norm)
+			print_error("unit %d tensor %s: finite difference %.6g, analytic %.6g\n",
+				    i, name, fd, norm);
+		assert_near(fd, norm, 2e-3);
+		checked++;
+		free(g0);
+		free(p0);
+	}
+	return checked;
+}
+
 /* Central differences along each tensor's own gradient direction:
  * (L(p + e d) - L(p - e d)) / 2e must equal |g| for d = g / |g| (a wrong,
  * missing or transposed term moves the derivative off |g|).  fp32 losses
@@ -708,45 +755,8 @@ static void gradcheck(const struct exec_opts *o)
 	/* embedding, 2 layers, head; tied: the word matrix a unit of its own;
 	 * each MoE layer's experts one more */
 	assert_int_equal(nu, (o->model.tied_embeddings ? 5 : 4) + moe);
-	for (int i = 0; i < nu; i++) {
-		float *p, *g;
-		long n, off, len;
-		const char *name;
-
-		assert_int_equal(exec_trainer_unit(r.t, i, &p, &g, &n), 0);
-		for (int j = 0; exec_trainer_tensor(r.t, i, j, &off, &len, &name) == 0; j++) {
-			double norm = 0, eps, lp, lm, fd;
-			float *g0, *p0;
-
-			for (long k = 0; k < len; k++)
-				norm += (double)g[off + k] * g[off + k];
-			norm = sqrt(norm);
-			/* the key bias cannot change the softmax: its exact
-			 * gradient is zero, what is left is rounding */
-			if (len == 0 || norm < 1e-5)
-				continue;
-			eps = fmin(1e-3 / norm, 0.1);
-			g0 = xmalloc((size_t)len * sizeof(float));
-			p0 = xmalloc((size_t)len * sizeof(float));
-			memcpy(g0, g + off, (size_t)len * sizeof(float));
-			memcpy(p0, p + off, (size_t)len * sizeof(float));
-			for (long k = 0; k < len; k++)
-				p[off + k] = (float)(p0[k] + eps * g0[k] / norm);
-			assert_int_equal(exec_trainer_eval(r.t, 1, 0, &lp), RC_OK);
-			for (long k = 0; k < len; k++)
-				p[off + k] = (float)(p0[k] - eps * g0[k] / norm);
-			assert_int_equal(exec_trainer_eval(r.t, 1, 0, &lm), RC_OK);
-			memcpy(p + off, p0, (size_t)len * sizeof(float));
-			fd = (lp - lm) / (2 * eps);
-			if (getenv("GRADCHECK_VERBOSE") || fabs(fd - norm) > 2e-3 * norm)
-				print_error("unit %d tensor %s: finite difference %.6g, "
-					    "analytic %.6g\n", i, name, fd, norm);
-			assert_near(fd, norm, 2e-3);
-			checked++;
-			free(g0);
-			free(p0);
-		}
-	}
+	for (int i = 0; i < nu; i++)
+		checked += gradcheck_unit(r.t, i);
 	/* embedding 2 + 2 layers x 17 (bk skipped) + head 3; tied: one
 	 * matrix fewer; an MoE layer without shared experts has 10 of its own
 	 * (its router) and 2 or 3 of its experts' instead of the MLP's 4 */
@@ -1121,6 +1131,243 @@ static void test_exec_trainer_loss_falls(void **state)
 	run_losses(&o, losses);
 	assert_near(losses[0], log(128.0), 0.02);
 	assert_true(losses[39] < 3.0);
+}
+
+/* ---- LoRA ------------------------------------------------------------ */
+
+static void tiny_lora(struct exec_opts *o, int rank, unsigned targets)
+{
+	tiny_opts(o);
+	o->par.ft.method = SIM_FT_LORA;
+	o->par.ft.lora_rank = rank;
+	o->par.ft.lora_targets = targets;
+}
+
+/* What the executor runs of fine-tuning, and the one line it says about
+ * what it does not. */
+static void test_exec_opts_check_lora(void **state)
+{
+	struct exec_opts o;
+	char why[256];
+
+	(void)state;
+	tiny_lora(&o, 4, 0);
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
+	/* alpha 0 reads as twice the rank */
+	assert_near(exec_lora_alpha(&o), 8, 1e-12);
+	o.lora_alpha = 3;
+	assert_near(exec_lora_alpha(&o), 3, 1e-12);
+	o.lora_alpha = -1;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "lora_alpha: expected a finite number >= 0"));
+	o.lora_alpha = 0;
+	o.par.ft.lora_rank = SIM_LORA_MAX_RANK + 1;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "lora_rank: expected 0 (16) or 1 to 65536, found 65537"));
+	/* a GELU MLP has no gate */
+	tiny_lora(&o, 4, SIM_LORA_GATE);
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_string_equal(why, "lora_targets: expected a projection the model has, found only "
+				 "gate in a GELU MLP");
+	o.model.mlp = SIM_MLP_SWIGLU;
+	exec_opts_derive(&o);
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_OK);
+	tiny_lora(&o, 4, 0);
+	o.par.ft.method = SIM_FT_QLORA;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_string_equal(why, "finetune: expected none, full or lora, which the executor runs "
+				 "(it keeps no 4-bit NormalFloat base weights), found qlora");
+	o.par.ft.method = SIM_FT_FULL;
+	o.par.ft.offload = SIM_OFFLOAD_CPU;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_string_equal(why, "offload: expected none, every state on the executor's device, "
+				 "found cpu");
+	tiny_moe(&o, 0);
+	o.par.ft.method = SIM_FT_LORA;
+	assert_int_equal(exec_opts_check(&o, why, sizeof(why)), RC_INPUT);
+	assert_string_equal(why, "finetune: expected a dense model for lora (the executor adapts "
+				 "no expert projections), found 4 experts");
+}
+
+/* The adapters' gradients against finite differences, once training has
+ * moved B off its zero start (with B = 0 every A has a zero gradient);
+ * the base units have none at all.  want_units units in all, and
+ * want_tensors adapter tensors checked (A and B of each adapted
+ * projection of every layer). */
+static void gradcheck_lora(const struct exec_opts *o, int want_units, int want_tensors)
+{
+	struct rig r;
+	double loss, gn;
+	int checked = 0, adapters = 0;
+
+	rig_open(&r, o, 0);
+	for (int s = 1; s <= 3; s++)
+		assert_int_equal(exec_trainer_step(r.t, s, &loss, &gn), RC_OK);
+	assert_int_equal(exec_trainer_eval(r.t, 1, 1, &loss), RC_OK);
+	assert_int_equal(exec_trainer_units(r.t), want_units);
+	for (int i = 0; i < exec_trainer_units(r.t); i++) {
+		float *p, *g;
+		long n, off, len;
+		const char *name;
+
+		assert_int_equal(exec_trainer_unit(r.t, i, &p, &g, &n), 0);
+		assert_int_equal(exec_trainer_tensor(r.t, i, 0, &off, &len, &name), 0);
+		if (strncmp(name, "lora.", 5) != 0) {
+			assert_null(g);
+			continue;
+		}
+		adapters++;
+		checked += gradcheck_unit(r.t, i);
+	}
+	/* a unit of adapters a layer */
+	assert_int_equal(adapters, o->model.layers);
+	rig_close(&r);
+	assert_int_equal(checked, want_tensors);
+}
+
+static void test_exec_trainer_gradcheck_lora_gelu_all(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	tiny_lora(&o, 4, 0);
+	o.lr = 1e-2;
+	/* embedding, 2 layers, head, 2 adapter units; q, k, v, o, up, down */
+	gradcheck_lora(&o, 6, 2 * 2 * 6);
+}
+
+/* SwiGLU's gate and up are W1 and Wu, down W2; q and o the attention's
+ * column- and row-parallel ends.  Full recomputation reruns the adapters
+ * before the backward. */
+static void test_exec_trainer_gradcheck_lora_swiglu_some(void **state)
+{
+	struct exec_opts o;
+
+	(void)state;
+	tiny_lora(&o, 3, SIM_LORA_Q | SIM_LORA_O | SIM_LORA_GATE | SIM_LORA_DOWN);
+	o.model.mlp = SIM_MLP_SWIGLU;
+	o.par.recompute = SIM_RECOMPUTE_FULL;
+	o.par.flash = 1;
+	o.model.tied_embeddings = 1;
+	o.lr = 1e-2;
+	exec_opts_derive(&o);
+	/* the tied word matrix, embedding, 2 layers, head, 2 adapter units */
+	gradcheck_lora(&o, 7, 2 * 2 * 4);
+}
+
+/* Training moves the adapters alone: after 5 steps every base unit is
+ * bit for bit as drawn (a fresh trainer's, and its hash), every adapter
+ * tensor has moved (B from zero, A once B was not), and the loss has
+ * fallen.  The first step's loss is the base model's, bit for bit: B
+ * starts at zero and adds exact zeros. */
+static void test_exec_trainer_lora_trains_adapters_only(void **state)
+{
+	struct exec_opts o, full;
+	struct rig a, b;
+	double loss[5], base[5], gn;
+	int moved = 0;
+
+	(void)state;
+	tiny_lora(&o, 4, 0);
+	o.lr = 1e-2;
+	full = o;
+	full.par.ft.method = SIM_FT_NONE;
+	run_losses(&full, base);
+	rig_open(&a, &o, 0);
+	rig_open(&b, &o, 0);
+	assert_true(exec_trainer_frozen_hash(a.t) != GP_FNV1A64_INIT);
+	for (int s = 1; s <= 5; s++)
+		assert_int_equal(exec_trainer_step(a.t, s, &loss[s - 1], &gn), RC_OK);
+	assert_true(loss[0] == base[0]);
+	assert_true(loss[1] != base[1]);
+	assert_true(loss[4] < loss[0]);
+	assert_true(exec_trainer_frozen_hash(a.t) == exec_trainer_frozen_hash(b.t));
+	for (int i = 0; i < exec_trainer_units(a.t); i++) {
+		float *pa, *pb, *g;
+		long na, nb, off, len;
+		const char *name;
+
+		assert_int_equal(exec_trainer_unit(a.t, i, &pa, &g, &na), 0);
+		assert_int_equal(exec_trainer_unit(b.t, i, &pb, &g, &nb), 0);
+		assert_int_equal(na, nb);
+		assert_int_equal(exec_trainer_tensor(a.t, i, 0, &off, &len, &name), 0);
+		if (strncmp(name, "lora.", 5) != 0) {
+			assert_memory_equal(pa, pb, (size_t)na * sizeof(float));
+			continue;
+		}
+		for (int j = 0; exec_trainer_tensor(a.t, i, j, &off, &len, &name) == 0; j++) {
+			if (len == 0)
+				continue;
+			assert_true(memcmp(pa + off, pb + off, (size_t)len * sizeof(float)) != 0);
+			moved++;
+		}
+	}
+	/* q, k, v, o, up and down in 2 layers, A and B of each */
+	assert_int_equal(moved, 24);
+	rig_close(&b);
+	rig_close(&a);
+}
+
+/* What LoRA keeps, counted by the executor and by the simulator's memory
+ * model for the same run.  tiny_opts' model: hidden 16, 4 heads and 2 KV
+ * heads of 4 (K, V 8 wide), MLP 32 (GELU: up and down, no gate), 2
+ * layers.  Rank 4 adapters hold r (in + out) each (Hu et al. 2021, sec.
+ * 4.1): q 4 (16 + 16) = 128, k and v 4 (16 + 8) = 96, o 128, up 4 (16 +
+ * 32) = 192, down 192: 832 a layer, 1,664 in all, the trainable
+ * parameters.  fp32 states: 4 bytes of gradient and 8 of AdamW moments
+ * each, 6,656 and 13,312 bytes, and the base weights only as weights.
+ * The simulator's weights are 4 bytes a parameter of the model
+ * (sim_model_params: Q 256, K and V 128, O 256, MLP 1,024, two norms 32 =
+ * 1,824 a layer, 3,648, and the embedding, LM head and final norm 512 +
+ * 512 + 16) and of the adapters: 4 x (4,688 + 1,664) = 25,408 bytes.  The
+ * executor holds what the simulator leaves out besides: the biases
+ * (LayerNorm's 2 x 16, Q, K, V 16 + 8 + 8, O 16, the MLP's 32 + 16: 128
+ * a layer), the final norm's bias 16 and the positions 8 x 16 = 128, 400
+ * parameters, 1,600 bytes.  With tp 2, a TP rank holds the whole A of a
+ * column-parallel projection and B of a row-parallel one beside half the
+ * other: q 64 + 32, k and v 64 + 16, o 32 + 64, up 64 + 64, down 64 + 64,
+ * 608 a layer, 1,216 where an even split would be 832, and the
+ * simulator prices the same cut (sim_ft_states). */
+static void test_exec_trainer_lora_states_match_simulator(void **state)
+{
+	struct exec_opts o;
+	struct exec_state_bytes st;
+	struct sim_cluster c;
+	struct sim_result pred;
+	struct rig r;
+
+	(void)state;
+	tiny_lora(&o, 4, 0);
+	assert_near(sim_lora_params(&o.model, &o.par.ft), 1664, 1e-12);
+	assert_near(sim_model_params(&o.model), 4688, 1e-12);
+	rig_open(&r, &o, 0);
+	assert_near(exec_trainer_local_trainable(r.t), 1664, 1e-12);
+	assert_near(exec_trainer_local_params(r.t), 4688 + 400 + 1664, 1e-12);
+	exec_trainer_states(r.t, &st);
+	assert_near(st.grads_bytes, 6656, 1e-12);
+	assert_near(st.optimizer_bytes, 13312, 1e-12);
+	assert_near(st.weights_bytes, 25408 + 1600, 1e-12);
+	rig_close(&r);
+	exec_cpu_cluster(&c, 1);
+	assert_int_equal(exec_predict_on(&o, &c, &pred, NULL, 0), RC_OK);
+	assert_near(pred.memory.grads, 6656, 1e-12);
+	assert_near(pred.memory.optimizer, 13312, 1e-12);
+	assert_near(pred.memory.weights, 25408, 1e-12);
+
+	/* TP rank 1 of 2 (its shapes; the groups are this process's) */
+	o.par.tp = 2;
+	rig_open(&r, &o, 1);
+	/* it counts its split halves alone, the whole parts (6 x 64 a layer)
+	 * being TP rank 0's: 1,216 - 768 = 448, and 448 + 1,216 = 1,664 */
+	assert_near(exec_trainer_local_trainable(r.t), 448, 1e-12);
+	exec_trainer_states(r.t, &st);
+	assert_near(st.grads_bytes, 4 * 1216, 1e-12);
+	assert_near(st.optimizer_bytes, 8 * 1216, 1e-12);
+	rig_close(&r);
+	exec_cpu_cluster(&c, 2);
+	assert_int_equal(exec_predict_on(&o, &c, &pred, NULL, 0), RC_OK);
+	assert_near(pred.memory.grads, 4 * 1216, 1e-12);
+	assert_near(pred.memory.optimizer, 8 * 1216, 1e-12);
 }
 
 /* ---- groups, links and devices -------------------------------------- */
@@ -2050,6 +2297,11 @@ int main(void)
 		cmocka_unit_test(test_exec_trainer_init_layout_independent),
 		cmocka_unit_test(test_exec_trainer_uneven_stages_hold_the_model),
 		cmocka_unit_test(test_exec_trainer_loss_falls),
+		cmocka_unit_test(test_exec_opts_check_lora),
+		cmocka_unit_test(test_exec_trainer_gradcheck_lora_gelu_all),
+		cmocka_unit_test(test_exec_trainer_gradcheck_lora_swiglu_some),
+		cmocka_unit_test(test_exec_trainer_lora_trains_adapters_only),
+		cmocka_unit_test(test_exec_trainer_lora_states_match_simulator),
 		cmocka_unit_test(test_exec_group_color_matches_members),
 		cmocka_unit_test(test_exec_cpu_attention_offset_rows),
 		cmocka_unit_test(test_exec_cpu_moe_route_grads),

@@ -84,13 +84,15 @@ struct exec_backend {
 	void (*matmul_forward)(struct exec_device *d, void *out, const void *inp,
 			       const void *w, const void *bias, int n, int ic, int oc);
 	/* dinp += dout w; dw += dout^T inp; dbias += column sums of dout
-	 * (dinp, dbias may be NULL) */
+	 * (dinp, dw, dbias may be NULL: a frozen weight has no gradient,
+	 * and its weight-gradient GEMM is not run) */
 	void (*matmul_backward)(struct exec_device *d, void *dinp, float *dw,
 				float *dbias, const void *dout, const void *inp,
 				const void *w, int n, int ic, int oc);
 	/* out[n, c] += bias[c] */
 	void (*add_bias)(struct exec_device *d, void *out, const void *bias, int n, int c);
-	/* LayerNorm (Ba et al. 2016); b may be NULL.  mean, rstd: [n]. */
+	/* LayerNorm (Ba et al. 2016); b may be NULL.  mean, rstd: [n].
+	 * Backward (both norms): dw and db may be NULL, a frozen norm's. */
 	void (*layernorm_forward)(struct exec_device *d, void *out, float *mean,
 				  float *rstd, const void *inp, const void *w,
 				  const void *b, int n, int c);
@@ -135,6 +137,9 @@ struct exec_backend {
 	/* out = a + b (out may alias a) */
 	void (*residual_forward)(struct exec_device *d, void *out, const void *a,
 				 const void *b, long n);
+	/* out += s x, both of the activation type: LoRA's scaled adapter
+	 * output and its gradient (Hu et al. 2021, sec. 4.1) */
+	void (*add_scaled)(struct exec_device *d, void *out, const void *x, float s, long n);
 	/* acc += x, x of type t: EXEC_F32 or the device's activation type */
 	void (*accumulate)(struct exec_device *d, float *acc, const void *x,
 			   enum exec_dtype t, long n);

@@ -2,16 +2,20 @@
  * exec_json.c - the measurement of a run as JSON (schema "gpuplan.run/1"),
  * written atomically.  The only executor file that includes cJSON.
  *
- * Keys, in order: schema, backend, model {...}, layout {...}, steps (run
- * here), first_step (after a resumed checkpoint, its step + 1; else 1),
- * seed, losses [per step run], grad_norms [per step], step_times_s [per step],
- * step_time_s (median), tokens_per_s, model_flops_per_rank_s, params,
- * peak_memory_bytes [per rank], with --trace forward_backward_s and
+ * Keys, in order: schema, backend, model {...}, layout {...}, finetune
+ * {method; for LoRA lora_rank, lora_targets, lora_alpha, base_unchanged}
+ * (full or LoRA fine-tuning only), steps (run here), first_step (after a
+ * resumed checkpoint, its step + 1; else 1), seed, losses [per step run],
+ * grad_norms [per step], step_times_s [per step], step_time_s (median),
+ * tokens_per_s, model_flops_per_rank_s, params, trainable_params,
+ * weights_bytes, grads_bytes, optimizer_bytes (the fullest rank's model
+ * states), peak_memory_bytes [per rank], with --trace forward_backward_s and
  * optimizer_s (exec_trace_phases; with a prediction, predicted_ beside
  * each: the breakdown's compute + TP + CP comm, and optimizer), and, when
  * the simulator could price the run, predicted_step_time_s, predicted_tokens_per_s,
  * predicted_model_flops_per_rank_s, predicted_memory_bytes (what
- * peak_memory_bytes counts: exec_predicted_memory), step_time_error and
+ * peak_memory_bytes counts: exec_predicted_memory), predicted_weights_bytes,
+ * predicted_grads_bytes, predicted_optimizer_bytes, step_time_error and
  * memory_error ((measured - predicted) / predicted, the memory's for the
  * fullest rank).  Times differ from run to run; everything else is the
  * same for the same inputs.
@@ -97,6 +101,20 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	cJSON_AddBoolToObject(l, "flash", p->flash != 0);
 	/* as run: Megatron applies it only with tp > 1 */
 	cJSON_AddBoolToObject(l, "seq_parallel", p->seq_parallel && p->tp > 1);
+	if (p->ft.method == SIM_FT_LORA || p->ft.method == SIM_FT_FULL) {
+		cJSON *f = cJSON_AddObjectToObject(root, "finetune");
+		char targets[64];
+
+		cJSON_AddStringToObject(f, "method", sim_ft_method_names[p->ft.method]);
+		if (p->ft.method == SIM_FT_LORA) {
+			sim_lora_targets_str(p->ft.lora_targets, targets, sizeof(targets));
+			add_num(f, "lora_rank", p->ft.lora_rank > 0 ? p->ft.lora_rank
+								    : SIM_LORA_DEFAULT_RANK);
+			cJSON_AddStringToObject(f, "lora_targets", targets);
+			add_num(f, "lora_alpha", exec_lora_alpha(o));
+			cJSON_AddBoolToObject(f, "base_unchanged", r->frozen_unchanged == 1);
+		}
+	}
 	add_num(root, "steps", r->steps);
 	/* losses and the rest are of steps first_step .. first_step + steps - 1 */
 	add_num(root, "first_step", r->first_step > 0 ? r->first_step : 1);
@@ -108,6 +126,11 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	add_num(root, "tokens_per_s", r->tokens_per_s);
 	add_num(root, "model_flops_per_rank_s", r->model_flops_per_rank_s);
 	add_num(root, "params", r->params);
+	add_num(root, "trainable_params", r->trainable_params);
+	/* model states of the fullest rank by kind, as sim_memory's */
+	add_num(root, "weights_bytes", r->state_weights_bytes);
+	add_num(root, "grads_bytes", r->state_grads_bytes);
+	add_num(root, "optimizer_bytes", r->state_optimizer_bytes);
 	if (r->peak_memory_bytes)
 		add_array(root, "peak_memory_bytes", r->peak_memory_bytes, r->world);
 	if (exec_trace_phases(&r->trace, &fb, &opt) == 0) {
@@ -125,6 +148,9 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 		double want = exec_predicted_memory(pred);
 
 		add_num(root, "predicted_memory_bytes", want);
+		add_num(root, "predicted_weights_bytes", pred->memory.weights);
+		add_num(root, "predicted_grads_bytes", pred->memory.grads);
+		add_num(root, "predicted_optimizer_bytes", pred->memory.optimizer);
 		if (pred->step_time_s > 0)
 			add_num(root, "step_time_error",
 				(r->step_time_median_s - pred->step_time_s) / pred->step_time_s);

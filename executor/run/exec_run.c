@@ -82,6 +82,7 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 	char why[PATH_MAX + 512] = "";
 	enum rc rc;
 	int rank, done = 0;
+	uint64_t frozen0 = 0;
 
 	/* Every rank checks the same options and finds the same answer, so
 	 * no communication is needed to agree on these. */
@@ -144,12 +145,28 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 	r.grad_norms = xcalloc((size_t)r.steps, sizeof(double));
 	r.step_time_s = xcalloc((size_t)r.steps, sizeof(double));
 	{
-		double v = exec_trainer_local_params(t);
+		double v[2] = { exec_trainer_local_params(t), exec_trainer_local_trainable(t) };
+		struct exec_state_bytes st;
+		double m[3];
 
-		if (exec_job_world_sum(&j, &v, 1) != RC_OK)
+		if (exec_job_world_sum(&j, v, 2) != RC_OK)
 			exec_mpi_abort(rc_exit_code(RC_DEVICE));
-		r.params = v;
+		r.params = v[0];
+		r.trainable_params = v[1];
+		exec_trainer_states(t, &st);
+		m[0] = st.weights_bytes;
+		m[1] = st.grads_bytes;
+		m[2] = st.optimizer_bytes;
+		if (j.mpi && exec_mpi_world_max(m, 3) != RC_OK)
+			exec_mpi_abort(rc_exit_code(RC_DEVICE));
+		r.state_weights_bytes = m[0];
+		r.state_grads_bytes = m[1];
+		r.state_optimizer_bytes = m[2];
 	}
+	/* what LoRA must leave as it is, hashed now and after the last step */
+	r.frozen_unchanged = -1;
+	if (o->par.ft.method == SIM_FT_LORA)
+		frozen0 = exec_trainer_frozen_hash(t);
 	for (int s = done + 1; s <= o->steps; s++) {
 		struct exec_step_info info;
 		int i = s - done - 1;
@@ -208,6 +225,13 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 				goto out_r;
 		}
 	}
+	if (r.frozen_unchanged == -1 && o->par.ft.method == SIM_FT_LORA) {
+		double changed = exec_trainer_frozen_hash(t) != frozen0;
+
+		if (exec_job_world_sum(&j, &changed, 1) != RC_OK)
+			exec_mpi_abort(rc_exit_code(RC_DEVICE));
+		r.frozen_unchanged = changed == 0;
+	}
 	r.step_time_median_s = median(r.step_time_s, r.steps);
 	r.tokens_per_s = r.step_time_median_s > 0
 		? (double)o->par.gbs * o->model.seq / r.step_time_median_s : 0;
@@ -215,8 +239,10 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 		struct sim_model m = o->model;
 
 		m.tied_embeddings = 0;
+		/* LoRA's: no weight gradients of the base, the adapters' GEMMs
+		 * (sim_finetune_train_flops; pre-training's without one) */
 		r.model_flops_per_rank_s = r.step_time_median_s > 0
-			? sim_train_flops(&m, o->par.gbs, SIM_RECOMPUTE_NONE) /
+			? sim_finetune_train_flops(&m, &o->par.ft, o->par.gbs, SIM_RECOMPUTE_NONE) /
 			  r.step_time_median_s / j.world : 0;
 	}
 	{

@@ -233,6 +233,20 @@ static void layout_str(char *buf, size_t size, const struct sim_parallel *p)
 		 p->interleave, p->mbs, p->gbs);
 }
 
+/* What trains: "every weight", or LoRA's adapters. */
+static void train_str(char *buf, size_t size, const struct sim_parallel *p, double alpha)
+{
+	char targets[64];
+
+	if (p->ft.method != SIM_FT_LORA) {
+		snprintf(buf, size, "every weight");
+		return;
+	}
+	sim_lora_targets_str(p->ft.lora_targets, targets, sizeof(targets));
+	snprintf(buf, size, "lora rank %d on %s, alpha %g",
+		 p->ft.lora_rank > 0 ? p->ft.lora_rank : SIM_LORA_DEFAULT_RANK, targets, alpha);
+}
+
 static void model_str(char *buf, size_t size, const struct sim_model *m, enum exec_norm norm)
 {
 	char moe[160] = "";
@@ -267,6 +281,13 @@ static int identity_mismatch(const struct exec_ckpt_manifest *m, const struct ex
 	if (strcmp(a, b) != 0) {
 		snprintf(why, size, "%s: expected a checkpoint of this run's layout (%s), found one "
 			 "of %s", where, a, b);
+		return -1;
+	}
+	train_str(a, sizeof(a), &o->par, exec_lora_alpha(o));
+	train_str(b, sizeof(b), &m->par, m->lora_alpha);
+	if (strcmp(a, b) != 0) {
+		snprintf(why, size, "%s: expected a checkpoint of what this run trains (%s), found "
+			 "one of %s", where, a, b);
 		return -1;
 	}
 	if (m->seed != o->seed) {
@@ -509,6 +530,7 @@ static enum rc publish(const struct exec_opts *o, int step, int world,
 	m.model = o->model;
 	m.norm = o->norm;
 	m.par = o->par;
+	m.lora_alpha = o->par.ft.method == SIM_FT_LORA ? exec_lora_alpha(o) : 0;
 	m.seed = o->seed;
 	m.world = world;
 	m.shards = (struct exec_ckpt_shard *)shards;

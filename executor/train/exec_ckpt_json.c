@@ -6,8 +6,9 @@
  *
  * Keys, in order: schema, step, model {name, layers, hidden, heads,
  * kv_heads, ffn, vocab, seq, mlp, norm, tied_embeddings}, layout {ranks,
- * tp, pp, dp, cp, zero, interleave, mbs, gbs}, seed, shards [{rank, file,
- * bytes, fnv1a64 (16 hex digits)}].
+ * tp, pp, dp, cp, zero, interleave, mbs, gbs}, lora {rank, targets,
+ * alpha} (a LoRA run's only), seed, shards [{rank, file, bytes, fnv1a64
+ * (16 hex digits)}].
  */
 #include <inttypes.h>
 #include <math.h>
@@ -67,6 +68,16 @@ char *exec_ckpt_manifest_to_json(const struct exec_ckpt_manifest *m)
 	cJSON_AddNumberToObject(o, "interleave", p->interleave);
 	cJSON_AddNumberToObject(o, "mbs", p->mbs);
 	cJSON_AddNumberToObject(o, "gbs", p->gbs);
+	if (p->ft.method == SIM_FT_LORA) {
+		char targets[64];
+
+		sim_lora_targets_str(p->ft.lora_targets, targets, sizeof(targets));
+		o = cJSON_AddObjectToObject(root, "lora");
+		cJSON_AddNumberToObject(o, "rank", p->ft.lora_rank > 0 ? p->ft.lora_rank
+								   : SIM_LORA_DEFAULT_RANK);
+		cJSON_AddStringToObject(o, "targets", targets);
+		cJSON_AddNumberToObject(o, "alpha", m->lora_alpha);
+	}
 	cJSON_AddNumberToObject(root, "seed", (double)m->seed);
 	a = cJSON_AddArrayToObject(root, "shards");
 	for (int r = 0; r < m->world; r++) {
@@ -219,6 +230,24 @@ static void read_layout(struct rd *r, const cJSON *o, struct exec_ckpt_manifest 
 	}
 }
 
+static void read_lora(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *m)
+{
+	const cJSON *alpha = cJSON_GetObjectItemCaseSensitive(o, "alpha");
+	const char *targets;
+
+	m->par.ft.method = SIM_FT_LORA;
+	m->par.ft.lora_rank = get_i(r, o, ".lora", "rank", 1, SIM_LORA_MAX_RANK);
+	targets = get_str(r, o, ".lora", "targets");
+	if (!r->bad && sim_lora_targets_parse(targets, &m->par.ft.lora_targets) != RC_OK)
+		bad(r, ".lora", "targets", "all or names among q, k, v, o, gate, up, down",
+		    cJSON_GetObjectItemCaseSensitive(o, "targets"));
+	if (!r->bad && (!cJSON_IsNumber(alpha) || !(alpha->valuedouble > 0) ||
+			!isfinite(alpha->valuedouble)))
+		bad(r, ".lora", "alpha", "a number > 0", alpha);
+	if (!r->bad)
+		m->lora_alpha = alpha->valuedouble;
+}
+
 static void read_shards(struct rd *r, const cJSON *a, struct exec_ckpt_manifest *m)
 {
 	int n = 0;
@@ -280,6 +309,9 @@ enum rc exec_ckpt_manifest_parse(const char *buf, size_t len, struct exec_ckpt_m
 		read_model(&r, o, &m);
 	if ((o = get_obj(&r, root, "", "layout")))
 		read_layout(&r, o, &m);
+	if (!r.bad && cJSON_GetObjectItemCaseSensitive(root, "lora") &&
+	    (o = get_obj(&r, root, "", "lora")))
+		read_lora(&r, o, &m);
 	get_int(&r, root, "", "seed", 0, 9007199254740992.0, &seed);
 	m.seed = (uint64_t)seed;
 	if (!r.bad)

@@ -3,6 +3,7 @@
  * model, and the checks that say before any rank starts whether a layout
  * can run.  It does not read files or flags (the CLI does).
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +59,13 @@ void exec_opts_derive(struct exec_opts *o)
 int exec_opts_ranks(const struct exec_opts *o)
 {
 	return o->par.tp * o->par.pp * o->par.dp * o->par.cp;
+}
+
+double exec_lora_alpha(const struct exec_opts *o)
+{
+	int r = o->par.ft.lora_rank > 0 ? o->par.ft.lora_rank : SIM_LORA_DEFAULT_RANK;
+
+	return o->lora_alpha > 0 ? o->lora_alpha : 2.0 * r;
 }
 
 static enum rc why_fmt(char *why, size_t size, const char *fmt, ...) GP_PRINTF(3, 4);
@@ -128,6 +136,45 @@ static enum rc moe_check(const struct exec_opts *o, char *why, size_t size)
 	return RC_OK;
 }
 
+/* What the executor runs of fine-tuning: full training (as pre-training)
+ * or LoRA with its base frozen (exec_train_lora.c).  QLoRA's 4-bit base
+ * and offloaded states it does not have, and LoRA it runs on dense
+ * layers only, as the simulator models it (sim_ft_check): an expert's
+ * projections would need adapters of their own per expert. */
+static enum rc ft_check(const struct exec_opts *o, char *why, size_t size)
+{
+	const struct sim_finetune *ft = &o->par.ft;
+	unsigned targets = ft->lora_targets ? ft->lora_targets : SIM_LORA_ALL;
+
+	if ((int)ft->method < SIM_FT_NONE || (int)ft->method > SIM_FT_QLORA)
+		WHY("finetune: expected none, full or lora, found %d", (int)ft->method);
+	if (ft->method == SIM_FT_QLORA)
+		WHY("finetune: expected none, full or lora, which the executor runs (it keeps no "
+		    "4-bit NormalFloat base weights), found qlora");
+	if ((int)ft->offload != SIM_OFFLOAD_NONE)
+		WHY("offload: expected none, every state on the executor's device, found %s",
+		    (int)ft->offload == SIM_OFFLOAD_CPU ? "cpu" : (int)ft->offload ==
+		    SIM_OFFLOAD_NVME ? "nvme" : "another value");
+	if (ft->method != SIM_FT_LORA)
+		return RC_OK;
+	if (o->model.experts > 0)
+		WHY("finetune: expected a dense model for lora (the executor adapts no expert "
+		    "projections), found %d experts", o->model.experts);
+	if (ft->lora_rank < 0 || ft->lora_rank > SIM_LORA_MAX_RANK)
+		WHY("lora_rank: expected 0 (%d) or 1 to %d, found %d", SIM_LORA_DEFAULT_RANK,
+		    SIM_LORA_MAX_RANK, ft->lora_rank);
+	if (targets & ~SIM_LORA_ALL)
+		WHY("lora_targets: expected projections among q, k, v, o, gate, up, down, found "
+		    "bits 0x%x", targets);
+	if (o->model.mlp != SIM_MLP_SWIGLU && (targets & ~SIM_LORA_GATE) == 0)
+		WHY("lora_targets: expected a projection the model has, found only gate in a "
+		    "GELU MLP");
+	if (!(o->lora_alpha >= 0) || !isfinite(o->lora_alpha))
+		WHY("lora_alpha: expected a finite number >= 0 (0: twice the rank), found %g",
+		    o->lora_alpha);
+	return RC_OK;
+}
+
 enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size)
 {
 	const struct sim_model *m = &o->model;
@@ -170,7 +217,7 @@ enum rc exec_opts_check(const struct exec_opts *o, char *why, size_t size)
 	if (m->ffn % p->tp && (m->experts == 0 || m->dense_layers > 0))
 		WHY("parallel.tp: expected a divisor of the MLP width (%d), found %d",
 		    m->ffn, p->tp);
-	if (moe_check(o, why, size) != RC_OK)
+	if (moe_check(o, why, size) != RC_OK || ft_check(o, why, size) != RC_OK)
 		return RC_INPUT;
 	if (m->vocab < p->tp)
 		WHY("parallel.tp: expected at most vocab (%d) ranks, found %d", m->vocab, p->tp);

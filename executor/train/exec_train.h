@@ -63,11 +63,31 @@ int exec_trainer_tensor(const struct exec_trainer *t, int i, int j, long *off,
  * on TP rank 0 only and a tied embedding on the first stage only: summed
  * over the world, the model's count. */
 double exec_trainer_local_params(const struct exec_trainer *t);
+/* Of them the trainable ones: all but a LoRA run's frozen base, which
+ * leaves its adapters. */
+double exec_trainer_local_trainable(const struct exec_trainer *t);
+
+/* The model states this rank holds between steps, bytes: weights (the
+ * fp32 masters, ZeRO-3's shard of them, and a working copy in a narrower
+ * activation type), their gradients and AdamW's two moments, as the
+ * trainer allocated them (padding to the ZeRO shards included; the
+ * transient ones, ZeRO-3's gathered units and ZeRO-2/3's whole gradients
+ * of the unit in backward, left out).  A frozen unit has weights alone. */
+struct exec_state_bytes {
+	double weights_bytes, grads_bytes, optimizer_bytes;
+};
+void exec_trainer_states(const struct exec_trainer *t, struct exec_state_bytes *out);
+
+/* FNV-1a of this rank's frozen master weights (a LoRA run's base; ZeRO-3:
+ * its shards), for the check that training leaves them as drawn; the
+ * empty hash GP_FNV1A64_INIT without frozen units.  Reads them back from
+ * the device. */
+uint64_t exec_trainer_frozen_hash(const struct exec_trainer *t);
 
 /* What a checkpoint keeps of this rank's trainer: exec_trainer_state_bufs()
  * fp32 buffers of backend memory, three a unit: its master weights (the
  * ZeRO-3 shard, or the whole padded unit), AdamW's m and v of its own
- * range.  With the step they are the whole training state: the batch of a
+ * range (empty for a frozen unit).  With the step they are the whole training state: the batch of a
  * step follows from the step (load_tokens) and the random numbers are
  * counter-based.  exec_trainer_state_buf() gives buffer i and its element
  * count (0, or -1 when i is out of range); after writing them all,
@@ -90,7 +110,10 @@ struct exec_ckpt_manifest {
 	int step;
 	struct sim_model model;  /* name, shapes, mlp, tied_embeddings */
 	enum exec_norm norm;
-	struct sim_parallel par; /* tp, pp, dp, cp, zero, interleave, mbs, gbs */
+	struct sim_parallel par; /* tp, pp, dp, cp, zero, interleave, mbs, gbs;
+				  * ft's method LoRA or none, its rank and
+				  * targets */
+	double lora_alpha;       /* LoRA's alpha as run (exec_lora_alpha) */
 	uint64_t seed;
 	int world;
 	struct exec_ckpt_shard *shards; /* [world] */

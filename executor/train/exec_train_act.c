@@ -78,6 +78,8 @@ void train_carve_layer(const struct exec_trainer *t, struct carve *c,
 	a->epos = carve_i(c, nk);
 	a->yp = carve_a(t, c, nk * C);
 	a->moe = NULL;
+	for (int i = 0; i < L_N; i++)
+		a->lz[i] = carve_a(t, c, train_lora_adapts(t, i) ? N * (size_t)t->lora_r : 0);
 }
 
 static void carve_act(const struct exec_trainer *t, struct carve *c, struct act *a)

@@ -109,6 +109,9 @@ enum rc train_attention_forward(struct exec_trainer *t, const struct unit *u, co
 	be->matmul_forward(d, a->q, in, P(t, u, T_WQ), P(t, u, T_BQ), N, C, qd);
 	be->matmul_forward(d, a->k, in, P(t, u, T_WK), P(t, u, T_BK), N, C, kvd);
 	be->matmul_forward(d, a->v, in, P(t, u, T_WV), P(t, u, T_BV), N, C, kvd);
+	train_lora_forward(t, u, T_WQ, a->q, in, a->lz[L_Q], C, qd);
+	train_lora_forward(t, u, T_WK, a->k, in, a->lz[L_K], C, kvd);
+	train_lora_forward(t, u, T_WV, a->v, in, a->lz[L_V], C, kvd);
 	if (t->cp > 1) {
 		TRY(cp_gather(t, a->k, t->kf));
 		TRY(cp_gather(t, a->v, t->vf));
@@ -117,7 +120,7 @@ enum rc train_attention_forward(struct exec_trainer *t, const struct unit *u, co
 		be->attention_forward(d, a->atty, a->lse, att ? a->att : NULL, a->q, a->k, a->v,
 				      t->B, t->T, t->T, 0, t->Hl, t->KVl, t->hd);
 	}
-	TRY(train_row_parallel(t, &y, a->atty, P(t, u, T_WO), P(t, u, T_BO), qd));
+	TRY(train_row_parallel(t, &y, a->atty, u, T_WO, T_BO, a->lz[L_O], qd));
 	be->residual_forward(d, a->res2, x, y, (long)t->Ns * C);
 	return RC_OK;
 }
@@ -140,6 +143,7 @@ enum rc train_attention_backward(struct exec_trainer *t, const struct unit *u, c
 	be->zero(d, t->datty, (size_t)N * qd * fb);
 	be->matmul_backward(d, t->datty, G(u, T_WO), G(u, T_BO), dy, a->atty, P(t, u, T_WO), N,
 			    qd, C);
+	train_lora_backward(t, u, T_WO, t->datty, dy, a->atty, a->lz[L_O], qd, C);
 	be->zero(d, t->dq, (size_t)N * qd * fb);
 	be->zero(d, t->dk, (size_t)N * kvd * fb);
 	be->zero(d, t->dv, (size_t)N * kvd * fb);
@@ -163,6 +167,9 @@ enum rc train_attention_backward(struct exec_trainer *t, const struct unit *u, c
 	be->matmul_backward(d, t->dln, G(u, T_WQ), G(u, T_BQ), t->dq, in, P(t, u, T_WQ), N, C, qd);
 	be->matmul_backward(d, t->dln, G(u, T_WK), G(u, T_BK), t->dk, in, P(t, u, T_WK), N, C, kvd);
 	be->matmul_backward(d, t->dln, G(u, T_WV), G(u, T_BV), t->dv, in, P(t, u, T_WV), N, C, kvd);
+	train_lora_backward(t, u, T_WQ, t->dln, t->dq, in, a->lz[L_Q], C, qd);
+	train_lora_backward(t, u, T_WK, t->dln, t->dk, in, a->lz[L_K], C, kvd);
+	train_lora_backward(t, u, T_WV, t->dln, t->dv, in, a->lz[L_V], C, kvd);
 	TRY(train_seq_reduce(t, t->dln, &dn));
 	train_norm_backward(t, dx, G(u, T_LN1W), G(u, T_LN1B), dn, x, P(t, u, T_LN1W),
 		      a->ln1_mean, a->ln1_rstd);

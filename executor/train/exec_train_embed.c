@@ -66,6 +66,9 @@ enum rc train_embed_backward(struct exec_trainer *t, const struct unit *u,
 	size_t tc = (size_t)t->Tl * t->C;
 	const void *dy;
 
+	/* frozen (LoRA's base, the tied matrix with it): nothing to learn */
+	if (u->frozen)
+		return RC_OK;
 	TRY(train_seq_gather(t, dx, t->tmp, &dy));
 	t->be->embedding_backward(t->d, train_word_grads(t, u, T_WTE), dy, a->tok, t->N, t->C,
 				  t->v0, t->nv);

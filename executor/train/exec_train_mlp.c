@@ -20,13 +20,15 @@ enum rc train_ffn_forward(struct exec_trainer *t, const struct unit *u, struct l
 
 	TRY(train_seq_gather(t, a->ln2, t->gath, &in));
 	be->matmul_forward(d, a->h, in, P(t, u, T_W1), P(t, u, T_B1), N, C, Fl);
+	train_lora_forward(t, u, T_W1, a->h, in, a->lz[L_1], C, Fl);
 	if (t->swiglu) {
 		be->matmul_forward(d, a->u, in, P(t, u, T_WU), P(t, u, T_BU), N, C, Fl);
+		train_lora_forward(t, u, T_WU, a->u, in, a->lz[L_U], C, Fl);
 		be->swiglu_forward(d, a->a, a->h, a->u, (long)N * Fl);
 	} else {
 		be->gelu_forward(d, a->a, a->h, (long)N * Fl);
 	}
-	return train_row_parallel(t, y, a->a, P(t, u, T_W2), P(t, u, T_B2), Fl);
+	return train_row_parallel(t, y, a->a, u, T_W2, T_B2, a->lz[L_2], Fl);
 }
 
 /* The MLP block of layer u: out = a->res2 + MLP(norm(a->res2)). */
@@ -58,6 +60,7 @@ enum rc train_ffn_backward(struct exec_trainer *t, const struct unit *u,
 	TRY(train_seq_gather(t, dx, t->tmp, &dy));
 	be->zero(d, t->da, nf * fb);
 	be->matmul_backward(d, t->da, G(u, T_W2), G(u, T_B2), dy, a->a, P(t, u, T_W2), N, Fl, C);
+	train_lora_backward(t, u, T_W2, t->da, dy, a->a, a->lz[L_2], Fl, C);
 	be->zero(d, t->dh, nf * fb);
 	if (t->swiglu) {
 		be->zero(d, t->du, nf * fb);
@@ -68,9 +71,12 @@ enum rc train_ffn_backward(struct exec_trainer *t, const struct unit *u,
 	TRY(train_seq_gather(t, a->ln2, t->gath, &in));
 	be->zero(d, t->dln, nc * fb);
 	be->matmul_backward(d, t->dln, G(u, T_W1), G(u, T_B1), t->dh, in, P(t, u, T_W1), N, C, Fl);
-	if (t->swiglu)
+	train_lora_backward(t, u, T_W1, t->dln, t->dh, in, a->lz[L_1], C, Fl);
+	if (t->swiglu) {
 		be->matmul_backward(d, t->dln, G(u, T_WU), G(u, T_BU), t->du, in,
 				    P(t, u, T_WU), N, C, Fl);
+		train_lora_backward(t, u, T_WU, t->dln, t->du, in, a->lz[L_U], C, Fl);
+	}
 	/* column-parallel input gradient: the "f" operator's backward */
 	return train_seq_reduce(t, t->dln, dn);
 }

@@ -49,7 +49,7 @@ static void grad_sumsq(const struct exec_trainer *t, double *acc)
 		const struct unit *u = &t->units[i];
 		const float *g = own_grads(t, u);
 
-		if (u->mirror || (t->o.par.zero == 0 && u->grp->rank != 0))
+		if (u->frozen || u->mirror || (t->o.par.zero == 0 && u->grp->rank != 0))
 			continue;
 		for (int j = 0; j < u->nt; j++) {
 			long lo, len;
@@ -88,6 +88,8 @@ void train_zero_grads(struct exec_trainer *t)
 	for (int i = 0; i < t->n_units; i++) {
 		struct unit *u = &t->units[i];
 
+		if (u->frozen)
+			continue;
 		if (t->o.par.zero >= 2)
 			t->be->zero(t->d, u->gshard, u->shard * sizeof(float));
 		else
@@ -108,6 +110,7 @@ static enum rc tied_sum(struct exec_trainer *t)
 	struct exec_group *pp = &t->g->pp;
 	float *g = t->word_zero;
 
+	/* (a frozen tied matrix has no gradient: word_own_n 0) */
 	if (!t->tied || t->l.pp == 1 || t->word_own_n == 0)
 		return RC_OK;
 	if (t->word)
@@ -157,6 +160,9 @@ enum rc train_optimizer_step(struct exec_trainer *t, int step, double *loss,
 		struct unit *u = &t->units[i];
 		float *p = own_params(t, u), *g = own_grads(t, u);
 
+		/* a frozen unit stays as drawn, working copy included */
+		if (u->frozen)
+			continue;
 		for (int j = 0; j < u->nt; j++) {
 			long lo, len;
 

@@ -59,8 +59,8 @@ static void tensor_add(struct exec_trainer *t, struct unit *u, int idx,
 }
 
 /* Unit ids name random streams: embedding 0, layer i is 1 + i, head L + 1,
- * layer i's experts L + 2 + i.  A tied matrix is the embedding's wte,
- * whichever stage holds it. */
+ * layer i's experts L + 2 + i, its LoRA adapters 2 L + 2 + i.  A tied
+ * matrix is the embedding's wte, whichever stage holds it. */
 static uint64_t unit_id(const struct exec_trainer *t, const struct unit *u)
 {
 	if (u->kind == UNIT_EMBED || u->kind == UNIT_WORD)
@@ -69,7 +69,57 @@ static uint64_t unit_id(const struct exec_trainer *t, const struct unit *u)
 		return 1 + (uint64_t)u->layer;
 	if (u->kind == UNIT_EXPERTS)
 		return 2 + (uint64_t)t->o.model.layers + (uint64_t)u->layer;
+	if (u->kind == UNIT_LORA)
+		return 2 + 2 * (uint64_t)t->o.model.layers + (uint64_t)u->layer;
 	return 1 + (uint64_t)t->o.model.layers;
+}
+
+/* A layer's LoRA adapters, one for each projection W [out, in] the
+ * targets name (Hu et al. 2021, sec. 4.1): A [r, in] drawn N(0, 1 /
+ * (3 in)), the variance of PEFT's kaiming_uniform_(a = sqrt(5))
+ * initialisation of lora_A, and B [out, r] zero, so that training starts
+ * from the base model.  Tensor
+ * parallelism cuts the adapter as it cuts W (Shoeybi et al. 2019, sec.
+ * 3): a column-parallel W's B by its output rows, A whole; a row-
+ * parallel W's A by its input columns, B whole.  The whole one's
+ * gradient is each TP rank's share, summed over TP: those come first in
+ * the unit, the split ones after. */
+static void lora_shapes(struct exec_trainer *t, struct unit *u)
+{
+	static const char *const names[T_LORA_N] = {
+		"lora.q.a", "lora.k.a", "lora.v.a", "lora.w1.a", "lora.wu.a", "lora.o.b",
+		"lora.w2.b", "lora.q.b", "lora.k.b", "lora.v.b", "lora.w1.b", "lora.wu.b",
+		"lora.o.a", "lora.w2.a",
+	};
+	long C = t->C, Hd = (long)t->H * t->hd, KVd = (long)t->KV * t->hd, F = t->F;
+	/* in the unit's tensor order: the column-parallel ones, then the
+	 * row-parallel */
+	const struct { int a, b, slot; long out, in; int row; } ad[L_N] = {
+		{ T_QA, T_QB, L_Q, Hd, C, 0 },
+		{ T_KA, T_KB, L_K, KVd, C, 0 },
+		{ T_VA, T_VB, L_V, KVd, C, 0 },
+		{ T_1A, T_1B, L_1, F, C, 0 },
+		{ T_UA, T_UB, L_U, F, C, 0 },
+		{ T_OA, T_OB, L_O, C, Hd, 1 },
+		{ T_2A, T_2B, L_2, C, F, 1 },
+	};
+
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < L_N; i++) {
+			long r = train_lora_adapts(t, ad[i].slot) ? t->lora_r : 0;
+			long in = r ? ad[i].in : 0, out = r ? ad[i].out : 0;
+			double std = in ? 1.0 / sqrt(3.0 * (double)in) : 0;
+			/* pass 0 the whole one, pass 1 the split one */
+			int is_a = (pass == 0) != (ad[i].row != 0), idx = is_a ? ad[i].a : ad[i].b;
+
+			if (is_a)
+				tensor_add(t, u, idx, names[idx], r, in,
+					   pass ? SPLIT_COLS : SPLIT_NONE, 1, std, 0);
+			else
+				tensor_add(t, u, idx, names[idx], out, r,
+					   pass ? SPLIT_ROWS : SPLIT_NONE, 1, 0, 0);
+			u->t[idx].tp_partial = pass == 0 && t->l.tp > 1;
+		}
 }
 
 void train_unit_shapes(struct exec_trainer *t, struct unit *u)
@@ -86,7 +136,12 @@ void train_unit_shapes(struct exec_trainer *t, struct unit *u)
 	if (moe)
 		F = t->Fs;
 	u->grp = u->kind == UNIT_EXPERTS ? &t->g->edp : &t->g->dp;
+	/* LoRA trains its adapters alone (Hu et al. 2021, sec. 4.1) */
+	u->frozen = t->lora && u->kind != UNIT_LORA;
 	switch (u->kind) {
+	case UNIT_LORA:
+		lora_shapes(t, u);
+		break;
 	case UNIT_EXPERTS:
 		tensor_add(t, u, T_EW1, "experts.w1", E * Fe, C, SPLIT_EP, 1, std, 0);
 		tensor_add(t, u, T_EWU, "experts.wu", t->swiglu ? E * Fe : 0, C, SPLIT_EP, 1, std, 0);
@@ -103,7 +158,7 @@ void train_unit_shapes(struct exec_trainer *t, struct unit *u)
 		tensor_add(t, u, T_LNFW, "lnf.w", C, 1, SPLIT_NONE, 0, 0, 1);
 		tensor_add(t, u, T_LNFB, "lnf.b", nb ? C : 0, 1, SPLIT_NONE, 0, 0, 0);
 		tensor_add(t, u, T_WLM, "lm_head", t->tied ? 0 : t->V, C, SPLIT_ROWS, 1, std, 0);
-		u->t[T_LNFW].seq_partial = u->t[T_LNFB].seq_partial = t->sp;
+		u->t[T_LNFW].tp_partial = u->t[T_LNFB].tp_partial = t->sp;
 		break;
 	case UNIT_LAYER:
 		tensor_add(t, u, T_LN1W, "ln1.w", C, 1, SPLIT_NONE, 0, 0, 1);
@@ -127,9 +182,9 @@ void train_unit_shapes(struct exec_trainer *t, struct unit *u)
 		/* the router (no bias), replicated over TP and, with sequence
 		 * parallelism, each TP rank's gradient its own tokens' */
 		tensor_add(t, u, T_WR, "router", moe ? E : 0, C, SPLIT_NONE, 1, std, 0);
-		u->t[T_WR].seq_partial = t->sp;
-		u->t[T_LN1W].seq_partial = u->t[T_LN1B].seq_partial = t->sp;
-		u->t[T_LN2W].seq_partial = u->t[T_LN2B].seq_partial = t->sp;
+		u->t[T_WR].tp_partial = t->sp;
+		u->t[T_LN1W].tp_partial = u->t[T_LN1B].tp_partial = t->sp;
+		u->t[T_LN2W].tp_partial = u->t[T_LN2B].tp_partial = t->sp;
 		break;
 	}
 	for (int i = 0; i < u->nt; i++)
@@ -232,6 +287,10 @@ void train_unit_alloc(struct exec_trainer *t, struct unit *u)
 		}
 	}
 	free(host);
+	/* a frozen unit keeps its weights alone: no gradients, no AdamW
+	 * moments (LoRA's base, Hu et al. 2021, sec. 4.2) */
+	if (u->frozen)
+		return;
 	if (zero >= 2)
 		u->gshard = exec_dalloc(t->d, u->shard * fb);
 	else
@@ -287,22 +346,24 @@ void train_unit_drop(struct exec_trainer *t, struct unit *u)
  * is reduce-scattered and added to this rank's shard. */
 void train_grads_begin(struct exec_trainer *t, struct unit *u)
 {
-	if (u && t->o.par.zero >= 2)
+	if (u && !u->frozen && t->o.par.zero >= 2)
 		u->grads = exec_dalloc(t->d, u->n_pad * sizeof(float));
 }
 
 /* Sequence parallelism leaves each TP rank the norm weights' gradient of
  * its own tokens; their sum over TP is the whole gradient (Korthikanti et
  * al. 2022, sec. 4.2.2; Megatron-LM's _allreduce_layernorm_grads).  A
- * norm's weight and bias lie side by side: one all-reduce for both. */
-static enum rc sp_norm_grads(struct exec_trainer *t, struct unit *u)
+ * norm's weight and bias lie side by side: one all-reduce for both.  So
+ * do a LoRA unit's whole adapters, each TP rank's gradient of which is
+ * its share of a split product (exec_train_lora.c). */
+static enum rc tp_partial_grads(struct exec_trainer *t, struct unit *u)
 {
-	for (int j = 0; t->sp && j < u->nt; j++) {
+	for (int j = 0; t->l.tp > 1 && j < u->nt; j++) {
 		long off = u->t[j].off, n = u->t[j].n;
 
-		if (!u->t[j].seq_partial)
+		if (!u->t[j].tp_partial)
 			continue;
-		while (j + 1 < u->nt && u->t[j + 1].seq_partial && u->t[j + 1].off == off + n)
+		while (j + 1 < u->nt && u->t[j + 1].tp_partial && u->t[j + 1].off == off + n)
 			n += u->t[++j].n;
 		TRY(train_tp_sum(t, u->grads + off, (size_t)n, EXEC_F32));
 	}
@@ -320,13 +381,15 @@ enum rc train_grads_end(struct exec_trainer *t, struct unit *u)
 	if (!u)
 		return RC_OK;
 	u->left--;
+	if (u->frozen)
+		return RC_OK;
 	if (t->o.par.zero < 2) {
 		if (u->left > 0 || !t->reducing)
 			return RC_OK;
-		TRY(sp_norm_grads(t, u));
+		TRY(tp_partial_grads(t, u));
 		return train_grads_sum_start(t, u);
 	}
-	rc = sp_norm_grads(t, u);
+	rc = tp_partial_grads(t, u);
 	if (rc == RC_OK)
 		rc = train_reduce_scatter(t, u->grp, u->grads, t->rs_tmp, u->shard, EXEC_F32);
 	if (rc == RC_OK)

@@ -89,11 +89,13 @@ static enum rc chunk_forward(struct exec_trainer *t, int chunk, int mb)
 
 		TRY(train_unit_gather(t, u));
 		TRY(train_unit_gather(t, u->experts));
+		TRY(train_unit_gather(t, u->lora));
 		TRY(layer_forward(t, u, a->x[i], a->x[i + 1], la,
 				  t->full_rec ? t->rec_att : t->store_att));
 		/* full recomputation runs the layer again before its backward */
 		if (t->full_rec)
 			train_moe_release(t, la);
+		train_unit_drop(t, u->lora);
 		train_unit_drop(t, u->experts);
 		train_unit_drop(t, u);
 	}
@@ -139,6 +141,7 @@ static enum rc chunk_backward(struct exec_trainer *t, int chunk, int mb)
 
 		TRY(train_unit_gather(t, u));
 		TRY(train_unit_gather(t, u->experts));
+		TRY(train_unit_gather(t, u->lora));
 		if (t->full_rec)
 			TRY(layer_forward(t, u, a->x[i], t->rec_out, &t->rec, t->rec_att));
 		else {
@@ -147,9 +150,12 @@ static enum rc chunk_backward(struct exec_trainer *t, int chunk, int mb)
 		}
 		train_grads_begin(t, u);
 		train_grads_begin(t, u->experts);
+		train_grads_begin(t, u->lora);
 		TRY(layer_backward(t, u, a->x[i], la, att, t->dx));
+		TRY(train_grads_end(t, u->lora));
 		TRY(train_grads_end(t, u->experts));
 		TRY(train_grads_end(t, u));
+		train_unit_drop(t, u->lora);
 		train_unit_drop(t, u->experts);
 		train_unit_drop(t, u);
 	}

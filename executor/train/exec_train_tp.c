@@ -64,13 +64,16 @@ enum rc train_seq_reduce(struct exec_trainer *t, void *full, void **out)
 	return RC_OK;
 }
 
-/* Row-parallel matmul: partial products of all N tokens summed over TP,
- * then the bias on this rank's Ns tokens, into *out (t->tmp or t->part). */
+/* Row-parallel matmul of unit u's tensor w: partial products of all N
+ * tokens (with its LoRA adapter's, whose rank-r activation goes to lz)
+ * summed over TP, then the bias (tensor `bias`) on this rank's Ns
+ * tokens, into *out (t->tmp or t->part). */
 enum rc train_row_parallel(struct exec_trainer *t, void **out, const void *inp,
-			   const void *w, const void *bias, int ic)
+			   const struct unit *u, int w, int bias, void *lz, int ic)
 {
-	t->be->matmul_forward(t->d, t->tmp, inp, w, NULL, t->N, ic, t->C);
+	t->be->matmul_forward(t->d, t->tmp, inp, P(t, u, w), NULL, t->N, ic, t->C);
+	train_lora_forward(t, u, w, t->tmp, inp, lz, ic, t->C);
 	TRY(train_seq_reduce(t, t->tmp, out));
-	t->be->add_bias(t->d, *out, bias, t->Ns, t->C);
+	t->be->add_bias(t->d, *out, P(t, u, bias), t->Ns, t->C);
 	return RC_OK;
 }

@@ -89,6 +89,11 @@
  *   parallel like the dense MLP; with tp > 1 each TP rank routes its own
  *   tokens (sequence parallelism), so the router's gradient is summed
  *   over TP like the norms'.
+ * - LoRA (Hu et al. 2021; exec_train_lora.c): every unit of the model is
+ *   frozen and each layer gains a unit of low-rank adapters beside its
+ *   projections, cut by tensor parallelism as the projections are; the
+ *   adapters alone have gradients, are summed over DP, sharded by ZeRO
+ *   and updated by AdamW, and the base weights stay as drawn.
  * - Recomputation (Chen et al. 2016; Korthikanti et al. 2022, sec. 5):
  *   full keeps only each layer's input and reruns the layer's forward,
  *   communication included, before its backward; selective drops the
@@ -140,8 +145,12 @@ static long trace_per_step(const struct exec_trainer *t)
 	 * forward, the 4 again, 2 all-to-alls, the gather and the
 	 * reduce-scatter in backward, and its own unit's 4 a step */
 	long moe = t->E > 0 ? 12L : 0;
+	/* a LoRA layer's adapters add their gather forward, and their
+	 * gather, TP sum and reduce-scatter backward */
+	long lora = t->lora ? 4L : 0;
 
-	return (long)t->m * (t->v * (2 + 4 + 3 + 5 + 5 + 8L) + (27L + moe) * t->stage_layers) +
+	return (long)t->m * (t->v * (2 + 4 + 3 + 5 + 5 + 8L) +
+			     (27L + moe + lora) * t->stage_layers) +
 	       4L * t->n_units + 8;
 }
 
@@ -165,6 +174,15 @@ static void moe_sizes(const struct exec_trainer *t, size_t *rows, size_t *logits
 	*nk = t->E > 0 ? (size_t)t->Ns * t->K : 0;
 	*rows = *nk * t->C;
 	*logits = t->E > 0 ? (size_t)t->Ns * t->E : 0;
+}
+
+/* The widest output of a projection a TP rank holds: LoRA's scratch. */
+static size_t lora_width(const struct exec_trainer *t)
+{
+	size_t w = (size_t)t->C, q = (size_t)t->Hl * t->hd, f = ffn_local_max(t);
+
+	w = q > w ? q : w;
+	return f > w ? f : w;
 }
 
 static void scratch_alloc(struct exec_trainer *t)
@@ -223,8 +241,12 @@ static void scratch_alloc(struct exec_trainer *t)
 		t->dvf = exec_dalloc(t->d, nk * t->cp * ab);
 		t->cpbuf = exec_dalloc(t->d, nk * t->cp * ab);
 	}
-	if (t->tied && t->l.pp > 1 && !t->word)
+	if (t->tied && t->l.pp > 1 && !t->word && t->word_own_n > 0)
 		t->word_zero = exec_dalloc(t->d, (size_t)t->word_own_n * fb);
+	if (t->lora) {
+		t->lora_tmp = exec_dalloc(t->d, (size_t)t->N * lora_width(t) * ab);
+		t->lora_dz = exec_dalloc(t->d, (size_t)t->N * t->lora_r * ab);
+	}
 	for (int i = 0; i < t->n_units; i++)
 		if (t->units[i].shard > max_shard)
 			max_shard = t->units[i].shard;
@@ -267,6 +289,8 @@ static void scratch_free(struct exec_trainer *t)
 	exec_dfree(t->d, t->dvf, nk * t->cp * ab);
 	exec_dfree(t->d, t->cpbuf, nk * t->cp * ab);
 	exec_dfree(t->d, t->word_zero, (size_t)t->word_own_n * fb);
+	exec_dfree(t->d, t->lora_tmp, (size_t)t->N * lora_width(t) * ab);
+	exec_dfree(t->d, t->lora_dz, (size_t)t->N * t->lora_r * ab);
 	exec_dfree(t->d, t->rs_tmp, (size_t)max_shard * fb);
 	exec_dfree(t->d, t->scal, 2 * sizeof(double));
 	moe_sizes(t, &mrows, &mlog, &mk);
@@ -365,6 +389,12 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 	t->sp = o->par.seq_parallel && l->tp > 1;
 	t->Ns = t->sp ? t->N / l->tp : t->N;
 	t->tied = md->tied_embeddings != 0;
+	if (o->par.ft.method == SIM_FT_LORA) {
+		t->lora = 1;
+		t->lora_r = o->par.ft.lora_rank > 0 ? o->par.ft.lora_rank : SIM_LORA_DEFAULT_RANK;
+		t->lora_targets = o->par.ft.lora_targets ? o->par.ft.lora_targets : SIM_LORA_ALL;
+		t->lora_scale = (float)(exec_lora_alpha(o) / t->lora_r);
+	}
 
 	/* units: per chunk [word] [embedding] layers [head] [word], the tied
 	 * word matrix once per rank; then the MoE layers' experts */
@@ -407,6 +437,16 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 			t->units[nu].kind = UNIT_EXPERTS;
 			t->units[nu++].layer = u->layer;
 		}
+	/* and a LoRA run's adapters, a unit a layer (no experts with LoRA:
+	 * exec_opts_check) */
+	for (int c = 0; t->lora && c < t->v; c++)
+		for (int i = 0; i < t->nl[c]; i++) {
+			struct unit *u = &t->units[t->layer0[c] + i];
+
+			u->lora = &t->units[nu];
+			t->units[nu].kind = UNIT_LORA;
+			t->units[nu++].layer = u->layer;
+		}
 	t->n_units = nu;
 	for (int i = 0; i < nu; i++) {
 		struct unit *u = &t->units[i];
@@ -429,6 +469,8 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 			u->uses += t->m;
 			if (u->experts)
 				u->experts->uses += t->m;
+			if (u->lora)
+				u->lora->uses += t->m;
 		}
 		if (chunk_is_first(t, c)) {
 			t->embed->uses += t->m;
@@ -441,7 +483,7 @@ struct exec_trainer *exec_trainer_new(const struct exec_opts *o,
 				t->word->uses += t->m;
 		}
 	}
-	if (t->tied) {
+	if (t->tied && !t->lora) {
 		long shard, own_off;
 
 		/* the tied copies' own range, on every stage of the pipeline
@@ -564,7 +606,9 @@ int exec_trainer_tensor(const struct exec_trainer *t, int i, int j, long *off,
 	return 0;
 }
 
-double exec_trainer_local_params(const struct exec_trainer *t)
+/* Parameters of the units this rank counts (exec_trainer_local_params),
+ * the trainable ones only when `trainable`. */
+static double local_params(const struct exec_trainer *t, int trainable)
 {
 	double n = 0;
 
@@ -572,13 +616,68 @@ double exec_trainer_local_params(const struct exec_trainer *t)
 		const struct unit *u = &t->units[i];
 
 		/* the first replica of its group, DP and CP or the experts' */
-		if (u->mirror || u->grp->rank != 0)
+		if (u->mirror || u->grp->rank != 0 || (trainable && u->frozen))
 			continue;
 		for (int j = 0; j < u->nt; j++)
 			if (!u->t[j].replicated || t->l.tp_rank == 0)
 				n += (double)u->t[j].n;
 	}
 	return n;
+}
+
+double exec_trainer_local_params(const struct exec_trainer *t)
+{
+	return local_params(t, 0);
+}
+
+double exec_trainer_local_trainable(const struct exec_trainer *t)
+{
+	return local_params(t, 1);
+}
+
+void exec_trainer_states(const struct exec_trainer *t, struct exec_state_bytes *out)
+{
+	size_t fb = sizeof(float);
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < t->n_units; i++) {
+		const struct unit *u = &t->units[i];
+
+		/* the fp32 master (ZeRO-3: its shard), and a working copy in
+		 * another activation type beside it */
+		out->weights_bytes += (double)fb * (t->o.par.zero == 3 ? u->shard : u->n_pad);
+		if (t->act != EXEC_F32 && t->o.par.zero < 3)
+			out->weights_bytes += (double)t->ab * u->n_pad;
+		if (u->frozen)
+			continue;
+		out->grads_bytes += (double)fb * (t->o.par.zero >= 2 ? u->shard : u->n_pad);
+		out->optimizer_bytes += 2.0 * fb * u->own_n;
+	}
+}
+
+uint64_t exec_trainer_frozen_hash(const struct exec_trainer *t)
+{
+	uint64_t h = GP_FNV1A64_INIT;
+	float *host = NULL;
+	size_t cap = 0;
+
+	for (int i = 0; i < t->n_units; i++) {
+		const struct unit *u = &t->units[i];
+		const float *m = t->o.par.zero == 3 ? u->pshard : u->params;
+		size_t n = (size_t)(t->o.par.zero == 3 ? u->shard : u->n_pad);
+
+		if (!u->frozen || !n)
+			continue;
+		if (n > cap) {
+			free(host);
+			host = xmalloc(n * sizeof(float));
+			cap = n;
+		}
+		t->be->to_host(t->d, host, m, n * sizeof(float));
+		h = gp_fnv1a64(host, n * sizeof(float), h);
+	}
+	free(host);
+	return h;
 }
 
 /* ---- checkpoint state (exec_ckpt.c) ---------------------------------- */
@@ -604,12 +703,13 @@ int exec_trainer_state_buf(const struct exec_trainer *t, int i, float **buf, lon
 		*n = t->o.par.zero == 3 ? u->shard : u->n_pad;
 		break;
 	case 1:
+		/* a frozen unit has no moments: empty buffers */
 		*buf = u->m;
-		*n = u->own_n;
+		*n = u->frozen ? 0 : u->own_n;
 		break;
 	default:
 		*buf = u->v;
-		*n = u->own_n;
+		*n = u->frozen ? 0 : u->own_n;
 		break;
 	}
 	return 0;

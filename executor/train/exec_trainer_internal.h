@@ -11,6 +11,7 @@
  *   exec_train_attention.c  a layer's attention block, context parallel
  *   exec_train_mlp.c        a layer's MLP block (and its MLP, the shared experts')
  *   exec_train_moe.c        a mixture-of-experts layer's MLP block
+ *   exec_train_lora.c       LoRA's adapters beside a layer's projections
  *   exec_train_head.c       final norm, LM head, cross-entropy
  *   exec_train_schedule.c   a layer, a chunk, the pipeline schedule
  *   exec_train_optimizer.c  gradient norm, clipping, AdamW
@@ -36,8 +37,10 @@
 
 /* UNIT_WORD: the tied embedding matrix, used by UNIT_EMBED and UNIT_HEAD;
  * UNIT_EXPERTS: an MoE layer's routed experts held here, a unit of their
- * own since their gradients sum over another group (exec_groups.edp). */
-enum unit_kind { UNIT_EMBED, UNIT_LAYER, UNIT_HEAD, UNIT_WORD, UNIT_EXPERTS };
+ * own since their gradients sum over another group (exec_groups.edp);
+ * UNIT_LORA: a layer's LoRA adapters, the only trainable unit of a LoRA
+ * run (exec_train_lora.c). */
+enum unit_kind { UNIT_EMBED, UNIT_LAYER, UNIT_HEAD, UNIT_WORD, UNIT_EXPERTS, UNIT_LORA };
 
 /* Tensors of each unit, in their order in the unit's flat buffer.  An
  * MoE layer's W1 .. B2 are its shared experts' MLP (none: empty), T_WR
@@ -49,6 +52,16 @@ enum { T_LN1W, T_LN1B, T_WQ, T_BQ, T_WK, T_BK, T_WV, T_BV, T_WO, T_BO,
 enum { T_WTE, T_WPE, T_EMBED_N };
 enum { T_LNFW, T_LNFB, T_WLM, T_HEAD_N };
 enum { T_EW1, T_EWU, T_EW2, T_EXPERTS_N };
+/* A LoRA unit's adapters, A [r, in] and B [out, r] of each adapted
+ * projection (absent ones empty).  Those TP leaves whole come first (the
+ * column-parallel projections' A, the row-parallel ones' B): their
+ * gradients are partial on each TP rank and summed over TP, one
+ * all-reduce for the run of them. */
+enum { T_QA, T_KA, T_VA, T_1A, T_UA, T_OB, T_2B,
+       T_QB, T_KB, T_VB, T_1B, T_UB, T_OA, T_2A, T_LORA_N };
+/* The projections LoRA adapts in the order a layer record keeps their
+ * rank-r activations (layer_act.lz). */
+enum { L_Q, L_K, L_V, L_O, L_1, L_U, L_2, L_N };
 
 /* SPLIT_EP: rows split over the EP ranks (whole experts per rank). */
 enum split { SPLIT_NONE, SPLIT_ROWS, SPLIT_COLS, SPLIT_EP };
@@ -61,8 +74,10 @@ struct tensor {
 	long off, n;            /* place in the unit's flat buffer, n = nr nc */
 	int decay;              /* AdamW weight decay applies (matrices) */
 	int replicated;         /* same on every TP rank (tp > 1, not split) */
-	int seq_partial;        /* sequence parallel: each TP rank's gradient
-				 * is its slice's, summed over TP */
+	int tp_partial;         /* each TP rank's gradient is a part (its
+				 * slice of the sequence under sequence
+				 * parallelism; a LoRA adapter's share of
+				 * a split product), summed over TP */
 	double std;             /* N(0, std), or `value` when std is 0 */
 	float value;
 	uint64_t stream;        /* random stream: unit id and tensor index */
@@ -72,9 +87,12 @@ struct unit {
 	enum unit_kind kind;
 	int layer;              /* global layer index (UNIT_LAYER, UNIT_EXPERTS) */
 	int mirror;             /* the last stage's copy of a tied matrix */
+	int frozen;             /* not trained (LoRA's base): no gradients, no
+				 * optimizer state, no reduction */
 	struct exec_group *grp; /* its gradients are summed and ZeRO shards over
 				 * it: dp, or edp for experts */
 	struct unit *experts;   /* UNIT_LAYER of an MoE layer: its experts */
+	struct unit *lora;      /* UNIT_LAYER of a LoRA run: its adapters */
 	struct tensor t[T_LAYER_N];
 	int nt;
 	long n;                 /* local elements */
@@ -110,6 +128,7 @@ struct layer_act {
 	int *eidx, *emap, *epos;
 	void *yp;
 	struct moe_act *moe;
+	void *lz[L_N];          /* LoRA: each adapter's x A^T, [N, r] */
 };
 
 /* One micro-batch through one chunk, from its forward to its backward. */
@@ -151,6 +170,13 @@ struct exec_trainer {
 				 * with sequence parallelism, else N */
 	int v0, nv;             /* vocabulary rows held */
 	int rms, swiglu, store_att, rec_att, full_rec, sp, tied;
+	/* LoRA (Hu et al. 2021): on, its rank, the adapted projections
+	 * (SIM_LORA_*, gate and up being W1 and Wu under SwiGLU, up W1
+	 * under GELU), alpha / r */
+	int lora, lora_r;
+	unsigned lora_targets;
+	float lora_scale;
+	void *lora_tmp, *lora_dz; /* [N, widest projection], [N, r] */
 	enum exec_dtype act;    /* the device's activation type */
 	size_t ab;              /* bytes of one activation element */
 
@@ -219,9 +245,10 @@ static inline void *P(const struct exec_trainer *t, const struct unit *u, int i)
 	return u->t[i].n ? at(t, u->work, (size_t)u->t[i].off) : NULL;
 }
 
+/* Its gradient; NULL for an empty tensor or a frozen unit's. */
 static inline float *G(const struct unit *u, int i)
 {
-	return u->t[i].n ? u->grads + u->t[i].off : NULL;
+	return u->t[i].n && u->grads ? u->grads + u->t[i].off : NULL;
 }
 
 /* Two passes over the same layout: the first (base NULL) only measures. */
@@ -297,7 +324,7 @@ enum rc train_seq_gather(struct exec_trainer *t, const void *x, void *full,
 			 const void **out);
 enum rc train_seq_reduce(struct exec_trainer *t, void *full, void **out);
 enum rc train_row_parallel(struct exec_trainer *t, void **out, const void *inp,
-			   const void *w, const void *bias, int ic);
+			   const struct unit *u, int w, int bias, void *lz, int ic);
 
 /* ---- exec_train_embed.c -------------------------------------------- */
 
@@ -338,6 +365,21 @@ enum rc train_moe_forward(struct exec_trainer *t, const struct unit *u, struct l
 enum rc train_moe_backward(struct exec_trainer *t, const struct unit *u, struct layer_act *a,
 			   void *dx);
 void train_moe_release(struct exec_trainer *t, struct layer_act *a);
+
+/* ---- exec_train_lora.c -------------------------------------------- */
+
+/* LoRA's adapters (Hu et al. 2021; their unit's shapes are
+ * exec_train_params.c's): whether layer u's base tensor w (T_WQ ...) has
+ * one, whether a run's layers adapt the projection of slot L_Q ... (a
+ * layer record's rank-r activation), and its forward and backward beside the base GEMM: out[N, oc] += s B A x
+ * keeping z = x A^T in lz, and the gradients of A and B and dx[N, ic] +=
+ * from dy[N, oc], out's gradient. */
+int train_lora_has(const struct exec_trainer *t, const struct unit *u, int w);
+int train_lora_adapts(const struct exec_trainer *t, int slot);
+void train_lora_forward(struct exec_trainer *t, const struct unit *u, int w, void *out,
+			const void *x, void *lz, int ic, int oc);
+void train_lora_backward(struct exec_trainer *t, const struct unit *u, int w, void *dx,
+			 const void *dy, const void *x, const void *lz, int ic, int oc);
 
 /* ---- exec_train_head.c --------------------------------------------- */
 

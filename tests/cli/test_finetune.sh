@@ -126,10 +126,10 @@ expect_out "the epochs" "--num_train_epochs 2"
 gp export "$TMP/full.json" --format trl
 expect_rc "trl refuses tensor parallelism: exit 2" 2
 
-# ---- execute runs full training only: a QLoRA plan is refused, not mismeasured
+# ---- execute runs full training or LoRA: a QLoRA plan is refused, not mismeasured
 gp execute "$TMP/q.json" --backend cpu
 expect_rc "execute refuses a QLoRA plan: exit 2" 2
-expect_err "and says why" "\.finetune: expected full training without offload"
+expect_err "and says why" "\.finetune: expected full training or lora without offload"
 
 # ---- bad values: one line, exit 2
 for args in "--finetune dora" "--lora-rank 0" "--lora-rank x" "--lora-targets q,x" \

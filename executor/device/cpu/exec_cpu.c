@@ -55,6 +55,7 @@ const struct exec_backend exec_cpu_backend = {
 	.swiglu_forward = cpu_swiglu_forward,
 	.swiglu_backward = cpu_swiglu_backward,
 	.residual_forward = cpu_residual_forward,
+	.add_scaled = cpu_add_scaled,
 	.accumulate = cpu_accumulate,
 	.narrow = cpu_narrow,
 	.embedding_forward = cpu_embedding_forward,

@@ -1,6 +1,7 @@
 /*
  * exec_cpu_elementwise.c - the element-wise steps between the operations
- * on the CPU: the residual add, adding a buffer into an fp32 sum, and
+ * on the CPU: the residual add, a scaled add (LoRA's), adding a buffer
+ * into an fp32 sum, and
  * the working copy of the weights (a copy, activations being fp32 here).
  */
 #include <assert.h>
@@ -16,6 +17,15 @@ void cpu_residual_forward(struct exec_device *d, void *out_, const void *a_,
 	(void)d;
 	for (long i = 0; i < n; i++)
 		out[i] = a[i] + b[i];
+}
+
+void cpu_add_scaled(struct exec_device *d, void *out_, const void *x_, float s, long n)
+{
+	float *out = out_;
+	const float *x = x_;
+	(void)d;
+	for (long i = 0; i < n; i++)
+		out[i] += s * x[i];
 }
 
 void cpu_accumulate(struct exec_device *d, float *acc, const void *x_, enum exec_dtype t,

@@ -9,7 +9,7 @@
  *   exec_cpu_attention.c  causal grouped-query attention
  *   exec_cpu_mlp.c        GELU, SwiGLU
  *   exec_cpu_moe.c        mixture of experts: router, permutation, combine
- *   exec_cpu_elementwise.c residual add, accumulate, narrow
+ *   exec_cpu_elementwise.c residual add, scaled add, accumulate, narrow
  *   exec_cpu_loss.c       vocabulary-parallel cross-entropy
  *   exec_cpu_optimizer.c  gradient norm, AdamW
  * device/cuda/ holds the CUDA version of each in a file of the same name,
@@ -108,6 +108,7 @@ void cpu_moe_weights_backward(struct exec_device *d, float *dw, const void *dout
 			      const void *y, const int *pos, int n, int c, int k);
 void cpu_residual_forward(struct exec_device *d, void *out, const void *a, const void *b,
 			  long n);
+void cpu_add_scaled(struct exec_device *d, void *out, const void *x, float s, long n);
 void cpu_accumulate(struct exec_device *d, float *acc, const void *x, enum exec_dtype t,
 		    long n);
 void cpu_narrow(struct exec_device *d, void *dst, const float *src, long n);

@@ -92,7 +92,7 @@ void cpu_matmul_backward(struct exec_device *d, void *dinp_, float *dw,
 				 n - i0 < PANEL_ROWS ? n - i0 : PANEL_ROWS, ic,
 				 dout + (size_t)i0 * oc, oc, 1, w, ic, oc);
 	/* dw[o, k] += sum_i dout[i, o] inp[i, k] */
-	for (int o0 = 0; o0 < oc; o0 += PANEL_ROWS)
+	for (int o0 = 0; dw && o0 < oc; o0 += PANEL_ROWS)
 		gemm_acc(dw + (size_t)o0 * ic, ic, oc - o0 < PANEL_ROWS ? oc - o0 : PANEL_ROWS,
 			 ic, dout + o0, 1, oc, inp, ic, n);
 	if (dbias)

@@ -70,7 +70,8 @@ void cpu_layernorm_backward(struct exec_device *d, void *dinp_, float *dw,
 
 			if (db)
 				db[j] += dy[j];
-			dw[j] += nrm * dy[j];
+			if (dw)
+				dw[j] += nrm * dy[j];
 			dx[j] += (dn - (float)dmean - nrm * (float)dnmean) * s;
 		}
 	}
@@ -121,7 +122,8 @@ void cpu_rmsnorm_backward(struct exec_device *d, void *dinp_, float *dw,
 		for (int j = 0; j < c; j++) {
 			float nrm = x[j] * s;
 
-			dw[j] += nrm * dy[j];
+			if (dw)
+				dw[j] += nrm * dy[j];
 			dx[j] += (dy[j] * w[j] - nrm * (float)dnmean) * s;
 		}
 	}

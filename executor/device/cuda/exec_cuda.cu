@@ -287,6 +287,7 @@ extern "C" const struct exec_backend exec_cuda_backend = {
 	/* .swiglu_forward = */ cuda_swiglu_forward,
 	/* .swiglu_backward = */ cuda_swiglu_backward,
 	/* .residual_forward = */ cuda_residual_forward,
+	/* .add_scaled = */ cuda_add_scaled,
 	/* .accumulate = */ cuda_accumulate,
 	/* .narrow = */ cuda_narrow,
 	/* .embedding_forward = */ cuda_embedding_forward,

@@ -1,8 +1,8 @@
 /*
  * exec_cuda_elementwise.cu - the element-wise steps between the
- * operations on the GPU: the residual add, adding a buffer (fp32 or the
- * activation type) into an fp32 sum, and narrowing fp32 to the activation
- * type (the weights' working copy).  The CPU reference:
+ * operations on the GPU: the residual add, a scaled add (LoRA's), adding
+ * a buffer (fp32 or the activation type) into an fp32 sum, and narrowing
+ * fp32 to the activation type (the weights' working copy).  The CPU reference:
  * exec_cpu_elementwise.c.
  */
 #include "device/cuda/exec_cuda_internal.h"
@@ -12,6 +12,13 @@ static __global__ void k_residual(T *out, const T *a, const T *b, long n)
 {
 	GRID_STRIDE(i, n)
 		put(&out[i], ld(a[i]) + ld(b[i]));
+}
+
+template <typename T>
+static __global__ void k_add_scaled(T *out, const T *x, float s, long n)
+{
+	GRID_STRIDE(i, n)
+		put(&out[i], ld(out[i]) + s * ld(x[i]));
 }
 
 template <typename T>
@@ -34,6 +41,13 @@ void cuda_residual_forward(struct exec_device *d, void *out, const void *a, cons
 	if (!dead(d) && n > 0)
 		WITH_ACT(d, T, LAUNCH(d, k_residual<T>, ew_grid(n), EW_THREADS, (T *)out,
 				      (const T *)a, (const T *)b, n));
+}
+
+void cuda_add_scaled(struct exec_device *d, void *out, const void *x, float s, long n)
+{
+	if (!dead(d) && n > 0)
+		WITH_ACT(d, T, LAUNCH(d, k_add_scaled<T>, ew_grid(n), EW_THREADS, (T *)out,
+				      (const T *)x, s, n));
 }
 
 void cuda_accumulate(struct exec_device *d, float *acc, const void *x, enum exec_dtype t,

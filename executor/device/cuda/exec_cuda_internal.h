@@ -13,7 +13,7 @@
  *   exec_cuda_attention.cu   blocked causal grouped-query attention
  *   exec_cuda_mlp.cu         GELU, SwiGLU
  *   exec_cuda_moe.cu         mixture of experts: router, permutation, combine
- *   exec_cuda_elementwise.cu residual add, accumulate, narrow
+ *   exec_cuda_elementwise.cu residual add, scaled add, accumulate, narrow
  *   exec_cuda_loss.cu        vocabulary-parallel cross-entropy
  *   exec_cuda_optimizer.cu   gradient norm, AdamW
  *   exec_cuda.cu             the device (open, sync, release), timing
@@ -323,6 +323,7 @@ void cuda_moe_weights_backward(struct exec_device *d, float *dw, const void *dou
 /* exec_cuda_elementwise.cu */
 void cuda_residual_forward(struct exec_device *d, void *out, const void *a, const void *b,
 			   long n);
+void cuda_add_scaled(struct exec_device *d, void *out, const void *x, float s, long n);
 void cuda_accumulate(struct exec_device *d, float *acc, const void *x, enum exec_dtype t,
 		     long n);
 void cuda_narrow(struct exec_device *d, void *dst, const float *src, long n);

@@ -107,7 +107,8 @@ void cuda_col_reduce(struct exec_device *d, float *dw, float *db, const void *dy
 	long chunks = (n + COL_CHUNK - 1) / COL_CHUNK;
 	float *part;
 
-	if (dead(d) || n == 0)
+	/* a frozen norm has no weight gradient (nor a bias one) */
+	if (dead(d) || n == 0 || !dw)
 		return;
 	part = (float *)cuda_scratch_at_least(d, &priv_of(d)->cols,
 					 (size_t)(kind == COL_LAYERNORM ? 2 : 1) * chunks * c *
@@ -175,8 +176,9 @@ void cuda_matmul_backward(struct exec_device *d, void *dinp, float *dw, float *d
 	if (dinp)
 		cuda_gemm(d, CUBLAS_OP_N, CUBLAS_OP_N, ic, n, oc, 1.0f, w, ic, dout, oc, 1.0f, dinp, ic,
 		     at, at);
-	cuda_gemm(d, CUBLAS_OP_N, CUBLAS_OP_T, ic, oc, n, 1.0f, inp, ic, dout, oc, 1.0f, dw, ic, at,
-	     CUDA_R_32F);
+	if (dw)
+		cuda_gemm(d, CUBLAS_OP_N, CUBLAS_OP_T, ic, oc, n, 1.0f, inp, ic, dout, oc, 1.0f, dw,
+			  ic, at, CUDA_R_32F);
 	if (dbias)
 		cuda_col_reduce(d, dbias, NULL, dout, NULL, NULL, NULL, n, oc, COL_SUM);
 }
