@@ -36,7 +36,10 @@
  * Fine-tuning runs (bench/data/finetune_runs.csv: LoRA, QLoRA, full
  * fine-tuning with CPU offload) are reported in a table of their own,
  * with the error of the predicted memory per GPU beside the step time's
- * (their source states peak memory), and kept out of the totals above.
+ * (where the row states a peak the model can be held to), and kept out
+ * of the totals above.  A fine-tuning row whose measured rate would need
+ * more than the GPU's dense bf16 peak for the FLOPs of its stated setup
+ * is skipped and says so: it was not measured on that setup.
  *
  * It does not compare memory for the pre-training sources (none states
  * peak memory).
@@ -52,7 +55,7 @@
 #include "sim.h"
 #include "sim_internal.h"
 
-#define MAX_SOURCES 32
+#define MAX_SOURCES 64
 
 struct source_stats {
 	char id[PRICE_NAME_MAX];
@@ -766,7 +769,7 @@ static void finetune_row(const struct price_csv *csv, const struct price_csv_row
 	const char *method = price_csv_get(row, price_csv_col(csv, "method"));
 	const char *targets = price_csv_get(row, price_csv_col(csv, "lora_targets"));
 	const char *offload = price_csv_get(row, price_csv_col(csv, "offload"));
-	const char *notes = price_csv_get(row, price_csv_col(csv, "notes"));
+	const char *states = price_csv_get(row, price_csv_col(csv, "optimizer_states"));
 	const struct sim_model *mp = sim_model_find(models, price_csv_get(row, price_csv_col(csv,
 												"model")));
 	const struct price_gpu *gpu = price_gpu_find(cat, price_csv_get(row, price_csv_col(csv, "gpu")));
@@ -783,10 +786,6 @@ static void finetune_row(const struct price_csv *csv, const struct price_csv_row
 	snprintf(label, sizeof(label), "%s %s %s x%s", price_csv_get(row, price_csv_col(csv, "model")),
 		 method, price_csv_get(row, price_csv_col(csv, "gpu")),
 		 price_csv_get(row, price_csv_col(csv, "num_gpus")));
-	if (strstr(notes, "skipped")) {
-		skip(id, label, "an 8-bit paged optimizer (not modelled)");
-		return;
-	}
 	if (!mp || !gpu) {
 		skip(id, label, "model or GPU not in the shipped tables");
 		return;
@@ -809,6 +808,11 @@ static void finetune_row(const struct price_csv *csv, const struct price_csv_row
 	if (targets[0])
 		sim_lora_targets_parse(targets, &p.ft.lora_targets);
 	p.ft.offload = strcmp(offload, "cpu") == 0 ? SIM_OFFLOAD_CPU : SIM_OFFLOAD_NONE;
+	/* the optimizer's states as the row's trainer keeps them (empty:
+	 * mixed precision's fp32 master and moments) */
+	for (size_t i = 0; i < GP_ARRAY_LEN(sim_opt_state_names); i++)
+		if (!strcmp(states, sim_opt_state_names[i]))
+			p.opt_states = (enum sim_opt_states)i;
 	memset(&c, 0, sizeof(c));
 	c.gpu = *gpu;
 	c.gpus_per_node = gpus;
@@ -823,6 +827,19 @@ static void finetune_row(const struct price_csv *csv, const struct price_csv_row
 	keep_config(&m, &p, &c);
 	tok_s = cell_double(row, price_csv_col(csv, "measured_tokens_per_s"));
 	mem_gib = cell_double(row, price_csv_col(csv, "peak_memory_gib"));
+	/* A measured rate at which the FLOPs the job must do (the hardware
+	 * FLOPs the simulator counts: no flash-attention recomputation, no
+	 * element-wise work) would run above the GPU's dense bf16 peak was
+	 * not measured on the setup the row states. */
+	if (r.hfu * tok_s / r.tokens_per_s > 1) {
+		snprintf(why, sizeof(why), "the measured rate needs more than the GPU's dense bf16 "
+			 "peak for the FLOPs of the stated setup");
+		skip(id, label, why);
+		if (verbose)
+			printf("  %-18s %-44.44s needs %.0f%% of the peak\n", id, label,
+			       100 * r.hfu * tok_s / r.tokens_per_s);
+		return;
+	}
 	record(id, "tokens/s", 1, r.tokens_per_s, tok_s, label, &r);
 	if (mem_gib > 0) {
 		/* peak as torch reports it: the tensors, without the CUDA

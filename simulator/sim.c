@@ -105,8 +105,9 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	if (p->recompute_modules && p->recompute != SIM_RECOMPUTE_SELECTIVE)
 		WHY("recompute_modules: expected recompute selective with modules, found %s",
 		    sim_recompute_str(p->recompute));
-	if (p->bf16_moments != 0 && p->bf16_moments != 1)
-		WHY("bf16_moments: expected 0 or 1, found %d", p->bf16_moments);
+	if ((int)p->opt_states < SIM_OPT_FP32 || (int)p->opt_states > SIM_OPT_INT8_NO_MASTER)
+		WHY("opt_states: expected fp32, bf16, bf16_no_master or int8_no_master, found %d",
+		    (int)p->opt_states);
 	if (p->ep_overlap != 0 && p->ep_overlap != 1)
 		WHY("ep_overlap: expected 0 or 1, found %d", p->ep_overlap);
 	if (p->ep_flex != 0 && p->ep_flex != 1)
@@ -237,11 +238,6 @@ static double hbm_time_s(double bytes, double hbm, int kernels)
 /* The byte counts are for 2-byte elements; wider ones scale them.  The MLP
  * activation reads and writes each element once (SwiGLU reads two
  * inputs). */
-double sim_optimizer_bytes(double weight_bytes, double own_params, double grad_params)
-{
-	return (weight_bytes >= 4 ? 28.0 : 34.0) * own_params + 12.0 * grad_params;
-}
-
 double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_bytes)
 {
 	return (SIM_ELT_BYTES * stream + (swiglu ? 6.0 : 4.0) * mlp) * act_bytes / 2.0;
@@ -1058,7 +1054,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * rate a calibration of this device measured for it; the experts'
 	 * states shard over the expert data-parallel ranks. */
 	shard = train_stage / (zero >= 1 ? ndp : 1) + ex_stage / (zero >= 1 ? sh.ed : 1);
-	opt_s = hbm_time_s(sim_optimizer_bytes(sim_weight_bytes(p), shard,
+	opt_s = hbm_time_s(sim_optimizer_bytes(p, shard,
 					       train_stage / (zero >= 2 ? ndp : 1)
 					       + ex_stage / (zero >= 2 ? sh.ed : 1)),
 			   c->gpu.opt_bytes_per_s > 0 ? c->gpu.opt_bytes_per_s : hbm,

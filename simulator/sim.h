@@ -239,6 +239,28 @@ struct sim_model {
 	double published_active_params; /* the active count stated; 0 unknown */
 };
 
+/* Adam's states per trained parameter, by what a trainer keeps:
+ * - FP32: an fp32 master copy beside the 16-bit weights and fp32 moments,
+ *   4 + 4 + 4 = 12 bytes (Rajbhandari et al., SC'20, sec. 3.1); with fp32
+ *   weights, their own master, 8.
+ * - BF16: the fp32 master and bf16 moments, 4 + 2 + 2 = 8 (Megatron-Core
+ *   --use-precision-aware-optimizer --exp-avg-dtype bf16
+ *   --exp-avg-sq-dtype bf16); 4 beside fp32 weights.
+ * - BF16_NO_MASTER: bf16 weights updated in place, bf16 moments, 2 + 2 =
+ *   4 (a trainer whose parameters are bf16 and whose optimizer keeps its
+ *   states in the parameters' dtype: torchtune's dtype bf16 with
+ *   torch.optim.AdamW).
+ * - INT8_NO_MASTER: the same with 8-bit block-wise quantised moments,
+ *   1 + 1 = 2 (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
+ *   Quantization", sec. 2; bitsandbytes' AdamW8bit and PagedAdamW8bit;
+ *   the fp32 absmax of each 2048-value block, 0.2% more, not counted). */
+enum sim_opt_states {
+	SIM_OPT_FP32,
+	SIM_OPT_BF16,
+	SIM_OPT_BF16_NO_MASTER,
+	SIM_OPT_INT8_NO_MASTER
+};
+
 struct sim_parallel {
 	int tp, pp, dp, cp;    /* GPUs = tp * pp * dp * cp */
 	/* Expert parallelism, folded over the attention's tp x cp x dp GPUs
@@ -275,11 +297,9 @@ struct sim_parallel {
 	 * recomputed (0, sim_parallel_init: the attention core alone,
 	 * Megatron-Core's default module). */
 	unsigned recompute_modules;
-	/* 1: Adam's two moments kept in bf16 beside the fp32 master weights
-	 * (Megatron-Core --use-precision-aware-optimizer --exp-avg-dtype
-	 * bf16 --exp-avg-sq-dtype bf16): 4 + 2 + 2 bytes a parameter where
-	 * Rajbhandari et al. count 12; 0 (sim_parallel_init): fp32. */
-	int bf16_moments;
+	/* How the optimizer keeps its states (sim_opt_states; default
+	 * SIM_OPT_FP32: Rajbhandari et al.'s 12 bytes a parameter). */
+	enum sim_opt_states opt_states;
 	int interleave;        /* virtual stages per GPU; 1 = plain 1F1B */
 	int seq_parallel;      /* Megatron sequence parallelism (needs tp > 1) */
 	int tp_overlap;        /* 1: TP collectives overlap the layer's GEMMs
@@ -393,7 +413,8 @@ extern const char *const sim_recompute_names[3];
 /* By bit: "layernorm", "mla_up_proj", "moe_act", "mlp" (Megatron-Core's
  * names). */
 extern const char *const sim_recompute_module_names[SIM_RECOMPUTE_MODULES];
-extern const char *const sim_moment_names[2]; /* by bf16_moments: "fp32", "bf16" */
+/* By opt_states: "fp32", "bf16", "bf16_no_master", "int8_no_master". */
+extern const char *const sim_opt_state_names[4];
 extern const char *const sim_precision_names[4]; /* "bf16", "fp8", "mxfp8", "nvfp4" */
 extern const char *const sim_zero3_gather_names[2];
 extern const char *const sim_zero2_reduce_names[2];

@@ -2,7 +2,8 @@
  * sim_cost.c - the primitives the step-time model (sim.c), the memory
  * model (sim_memory.c) and the fine-tuning model (sim_finetune.c) all
  * price with: one kernel's time on the GPU's efficiency curve, one GEMM's,
- * and the bytes of a group of parameters' training states.  It calls
+ * the bytes of a group of parameters' training states, and the bytes an
+ * optimizer step keeps and moves a parameter.  It calls
  * none of them.
  */
 #include "sim_internal.h"
@@ -38,7 +39,7 @@ double sim_gemm_time_s(double batch, double m, double n, double k,
 }
 
 void sim_model_states(double params, int zero, int dp, double weight_bytes,
-		      double grad_bytes, struct sim_memory *out)
+		      double grad_bytes, double opt_bytes, struct sim_memory *out)
 {
 	double n = dp > 1 ? dp : 1;
 	double w = weight_bytes > 0 ? weight_bytes : 2.0;
@@ -52,8 +53,43 @@ void sim_model_states(double params, int zero, int dp, double weight_bytes,
 	 * accumulated in fp32: Megatron-LM's distributed-optimizer notes
 	 * count 18 bytes a parameter for bf16 weights with fp32 gradients).
 	 * Weights of 4 bytes or more are their own master copy: K = 8
-	 * (momentum and variance), 4 + 4 + 8 = 16 bytes for an fp32 trainer. */
+	 * (momentum and variance), 4 + 4 + 8 = 16 bytes for an fp32 trainer.
+	 * opt_bytes replaces K where the optimizer keeps other states
+	 * (sim_opt_state_bytes). */
 	out->weights = w * params / (zero >= 3 ? n : 1);
 	out->grads = (grad_bytes > 0 ? grad_bytes : 2.0) * params / (zero >= 2 ? n : 1);
-	out->optimizer = (w >= 4 ? 8.0 : 12.0) * params / (zero >= 1 ? n : 1);
+	out->optimizer = (opt_bytes > 0 ? opt_bytes : w >= 4 ? 8.0 : 12.0) * params
+			 / (zero >= 1 ? n : 1);
+}
+
+int sim_opt_has_master(const struct sim_parallel *p)
+{
+	return sim_weight_bytes(p) < 4 &&
+	       (p->opt_states == SIM_OPT_FP32 || p->opt_states == SIM_OPT_BF16);
+}
+
+double sim_opt_state_bytes(const struct sim_parallel *p)
+{
+	int own = sim_weight_bytes(p) >= 4; /* fp32 weights: their own master */
+
+	switch (p->opt_states) {
+	case SIM_OPT_BF16:
+		return own ? 4.0 : 8.0;
+	case SIM_OPT_BF16_NO_MASTER:
+		return 4.0;
+	case SIM_OPT_INT8_NO_MASTER:
+		return 2.0;
+	case SIM_OPT_FP32:
+	default:
+		return own ? 8.0 : 12.0;
+	}
+}
+
+double sim_optimizer_bytes(const struct sim_parallel *p, double own_params, double grad_params)
+{
+	double s = sim_opt_state_bytes(p), w = sim_weight_bytes(p);
+	double per = sim_opt_has_master(p) ? 2.0 * s + 4.0 + 6.0
+			: 2.0 * (s + w) + (w >= 4 ? 4.0 : sim_grad_bytes(p));
+
+	return per * own_params + 12.0 * grad_params;
 }

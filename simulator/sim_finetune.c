@@ -282,6 +282,21 @@ static double pcie_bytes_per_s(const struct sim_cluster *c)
 	return 0;
 }
 
+/* Bytes per parameter the host keeps for the shard a GPU's rank updates:
+ * with an fp32 master, DeepSpeed's SIM_OFFLOAD_HOST_BYTES (the states
+ * and an fp32 gradient), the states' own width where they are narrower
+ * (sim_opt_state_bytes); without one, the states, the gradient at its
+ * width and, unless ZeRO-3 keeps the weights there anyway (counted
+ * apart), the weight the step updates in place. */
+static double host_bytes(const struct sim_parallel *p)
+{
+	double s = sim_opt_state_bytes(p);
+
+	if (sim_opt_has_master(p))
+		return SIM_OFFLOAD_HOST_BYTES - 12.0 + s;
+	return s + sim_grad_bytes(p) + (p->zero >= 3 ? 0 : sim_weight_bytes(p));
+}
+
 /* GPUs of the layout on one node, sharing its host. */
 static double node_gpus(const struct sim_cluster *c, const struct sim_shape *sh)
 {
@@ -300,14 +315,22 @@ void sim_ft_offload_time(const struct sim_model *m, const struct sim_parallel *p
 	bd->offload_s = 0;
 	if (p->ft.offload == SIM_OFFLOAD_NONE || !(pcie > 0) || !(c->host.cpu_cores > 0))
 		return;
-	/* The optimizer states a GPU's rank owns, all on its node's CPU. */
+	/* The optimizer states a GPU's rank owns, all on its node's CPU.
+	 * CPU Adam is bound by the bytes it moves (sim_optimizer_bytes), so
+	 * the measured rate, DeepSpeed's over fp32 master, m and v, scales by
+	 * the bytes of p's states against those (a bf16 trainer's fused
+	 * AdamW, torchtune's with FSDP CPU offload, moves 14 a parameter
+	 * where DeepSpeed's moves SIM_CPU_ADAM_BYTES). */
 	shard = train_stage / (p->zero >= 1 ? ndp : 1);
-	cpu_s = shard * gpn / (c->host.cpu_cores * SIM_CPU_ADAM_PARAMS_PER_CORE_S);
+	cpu_s = shard * gpn / (c->host.cpu_cores * SIM_CPU_ADAM_PARAMS_PER_CORE_S)
+		* sim_optimizer_bytes(p, 1, 0) / SIM_CPU_ADAM_BYTES;
 	if (p->ft.offload == SIM_OFFLOAD_NVME && c->host.nvme_bytes_per_s > 0) {
 		/* ZeRO-Infinity streams the states through host buffers,
 		 * overlapping NVMe reads and writes with the CPU step
-		 * (Rajbhandari et al. 2021, sec. 6.3): the slower of the two. */
-		double io = 2.0 * SIM_NVME_STATE_BYTES * shard * gpn / c->host.nvme_bytes_per_s;
+		 * (Rajbhandari et al. 2021, sec. 6.3): the slower of the two.
+		 * It reads and writes every state byte (the fp32 master, m and
+		 * v: 12 each way; sec. 5). */
+		double io = 2.0 * sim_opt_state_bytes(p) * shard * gpn / c->host.nvme_bytes_per_s;
 
 		cpu_s = fmax(cpu_s, io);
 	}
@@ -355,7 +378,7 @@ void sim_ft_states(const struct sim_model *m, const struct sim_parallel *p,
 	train = fr ? layers * lora_layer_params_tp(m, ft, sh->t) : params;
 	if (fr)
 		base = w * params - layers * (w * lp - sim_ft_layer_weight_bytes(m, p, sh));
-	sim_model_states(train, p->zero, ndp, w, g, &st);
+	sim_model_states(train, p->zero, ndp, w, g, sim_opt_state_bytes(p), &st);
 	layer_w = fr ? sim_ft_layer_weight_bytes(m, p, sh) : w * lp;
 	if (!fr && (first || last) && emb > lp)
 		layer_w = w * emb;
@@ -382,10 +405,10 @@ void sim_ft_states(const struct sim_model *m, const struct sim_parallel *p,
 	out->optimizer = 0;
 	out->grads = layer_g;
 	if (ft->offload == SIM_OFFLOAD_NVME) {
-		out->host = (SIM_OFFLOAD_HOST_BYTES - SIM_NVME_STATE_BYTES) * shard;
-		out->nvme = SIM_NVME_STATE_BYTES * shard;
+		out->host = (host_bytes(p) - sim_opt_state_bytes(p)) * shard;
+		out->nvme = sim_opt_state_bytes(p) * shard;
 	} else {
-		out->host = SIM_OFFLOAD_HOST_BYTES * shard;
+		out->host = host_bytes(p) * shard;
 	}
 	if (p->zero >= 3) {
 		double stored = (fr ? base + w * train : w * params) / ndp;

@@ -345,15 +345,29 @@ void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
  * width, in elements of act_bytes. */
 double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_bytes);
 
-/* Bytes one optimizer step moves (sim.c): AdamW over own_params (the
- * local shard) reads the fp32 master weight, m, v and gradient and writes
- * master, m and v (28 bytes a parameter), then writes the working weight
- * of weight_bytes from the master (read 4, write 2) unless the weights are
- * fp32 (their own master); over grad_params of fp32 gradients, the
- * inf/nan check, the norm for clipping and the zeroing for the next step
- * (4 bytes each).  It runs as SIM_OPT_KERNELS kernels. */
+/* Bytes one optimizer step moves (sim.c; sim_finetune.c prices the CPU's
+ * step by them too): AdamW over own_params (the local shard) reads and
+ * writes its states (sim_opt_state_bytes: with a master copy, the fp32
+ * master weight, m and v, 12 bytes for p's defaults) and reads the fp32
+ * gradient (4), then writes the working weight of 2 bytes from the
+ * master (read 4, write 2): 34 bytes a parameter.  Without a separate
+ * master (fp32 weights, or bf16 weights updated in place) it reads and
+ * writes the weight itself with the states, and reads the gradient at
+ * its own width (fp32 weights: 4 + 4 + 4 + 4 read, 12 written, 28 bytes;
+ * bf16 ones with bf16 moments: 2 + 2 + 2 + 2 read, 6 written, 14).  Over
+ * grad_params of gradients, the inf/nan check, the norm for clipping and
+ * the zeroing for the next step (4 bytes each).  It runs as
+ * SIM_OPT_KERNELS kernels. */
 #define SIM_OPT_KERNELS 10
-double sim_optimizer_bytes(double weight_bytes, double own_params, double grad_params);
+double sim_optimizer_bytes(const struct sim_parallel *p, double own_params, double grad_params);
+
+/* Bytes of optimizer state per trained parameter under p (sim.h's enum
+ * sim_opt_states: the master copy where one is kept, and the moments). */
+double sim_opt_state_bytes(const struct sim_parallel *p);
+
+/* 1 when p's optimizer keeps an fp32 master copy apart from the working
+ * weights (16-bit weights with fp32 or bf16 moments), else 0. */
+int sim_opt_has_master(const struct sim_parallel *p);
 
 /* HBM bytes per element Transformer Engine moves to give one fp8 GEMM
  * operand: its cast_transpose reads the bf16 tensor and writes the fp8
@@ -416,9 +430,10 @@ static inline double sim_moe_imbalance(const struct sim_parallel *p)
 /* Model states of params parameters under ZeRO stage zero over dp ranks
  * (Rajbhandari et al., SC'20, sec. 5 and Fig. 1: 2 + 2 + K bytes with
  * K = 12) for weights of weight_bytes and gradients of grad_bytes (0
- * reads as 2 for either): fills out->weights, grads, optimizer. */
+ * reads as 2 for either) and K = opt_bytes (0 reads as 12, 8 beside
+ * fp32 weights): fills out->weights, grads, optimizer. */
 void sim_model_states(double params, int zero, int dp, double weight_bytes,
-		      double grad_bytes, struct sim_memory *out);
+		      double grad_bytes, double opt_bytes, struct sim_memory *out);
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al.
  * 2022, sec. 4.1-4.2, generalised to GQA, head widths, MLA's latents and
@@ -443,16 +458,16 @@ void sim_memory_estimate(const struct sim_model *m, const struct sim_parallel *p
  * 11.6e9 / 8.2 s / 48 cores.  The step runs at this rate over the node's
  * cores (price_host.cpu_cores), shared by the node's GPUs' shards. */
 #define SIM_CPU_ADAM_PARAMS_PER_CORE_S (11.6e9 / 8.2 / 48.0)
+/* Bytes a parameter the step measured above moves: mixed-precision Adam
+ * over fp32 master, m, v and gradient with a 16-bit copy written, what
+ * sim_optimizer_bytes counts for those states. */
+#define SIM_CPU_ADAM_BYTES 34.0
 /* Bytes per parameter offload keeps in host memory for the shard it
  * updates: the fp32 master weight, Adam's m and v (12) and the fp32
  * gradient they are accumulated into (4) (DeepSpeed's stage_1_and_2.py
  * and stage3.py keep fp32 gradient partitions beside the fp32 optimizer
  * states on the CPU); with ZeRO-3 the 16-bit weights too (offload_param). */
 #define SIM_OFFLOAD_HOST_BYTES 16.0
-/* Bytes per parameter ZeRO-Infinity moves to and from NVMe in one step
- * with the optimizer states there: it reads and writes the fp32 master
- * weight, m and v (12 each way; Rajbhandari et al. 2021, sec. 5). */
-#define SIM_NVME_STATE_BYTES 12.0
 
 /* Matrix parameters of one layer's linear layers (Q, K, V, output, the
  * MLP's two or three): what LoRA adapts beside and QLoRA stores in NF4. */

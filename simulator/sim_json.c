@@ -217,8 +217,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 			if (q->recompute_modules & (1u << k))
 				cJSON_AddItemToArray(mods, cJSON_CreateString(sim_recompute_module_names[k]));
 	}
-	if (q->bf16_moments)
-		cJSON_AddStringToObject(o, "optimizer_moments", sim_moment_names[1]);
+	if (q->opt_states != SIM_OPT_FP32)
+		cJSON_AddStringToObject(o, "optimizer_moments", sim_opt_state_names[q->opt_states]);
 	add_num(o, "interleave", q->interleave);
 	cJSON_AddBoolToObject(o, "seq_parallel", q->seq_parallel);
 	cJSON_AddBoolToObject(o, "flash", q->flash);
@@ -802,8 +802,8 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		 * keep fp32 moments */
 		get_modules(r, o, ".parallel", "recompute_modules", &q->recompute_modules);
 		v = 0;
-		get_enum(r, o, ".parallel", "optimizer_moments", sim_moment_names, 2, 0, &v);
-		q->bf16_moments = v;
+		get_enum(r, o, ".parallel", "optimizer_moments", sim_opt_state_names, 4, 0, &v);
+		q->opt_states = (enum sim_opt_states)v;
 		get_int(r, o, ".parallel", "interleave", 1, SIM_MAX_DEGREE, 0, &q->interleave);
 		get_bool(r, o, ".parallel", "seq_parallel", 0, &q->seq_parallel);
 		get_bool(r, o, ".parallel", "flash", 0, &q->flash);

@@ -179,19 +179,15 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 	 * the routed experts' over the expert data-parallel ones (Megatron-
 	 * Core's distributed optimizer shards expert states over the expert
 	 * data-parallel group; Liu et al. 2025, sec. 3) */
-	sim_model_states(tp_params, p->zero, sh->d * sh->c, wb, gb, out);
+	sim_model_states(tp_params, p->zero, sh->d * sh->c, wb, gb, sim_opt_state_bytes(p), out);
 	if (ex_params > 0) {
 		struct sim_memory ex;
 
-		sim_model_states(ex_params, p->zero, sh->ed, wb, gb, &ex);
+		sim_model_states(ex_params, p->zero, sh->ed, wb, gb, sim_opt_state_bytes(p), &ex);
 		out->weights += ex.weights;
 		out->grads += ex.grads;
 		out->optimizer += ex.optimizer;
 	}
-	/* Adam's moments in bf16 (Megatron-Core's precision-aware optimizer):
-	 * 4 + 2 + 2 bytes of the 12, or 2 + 2 of an fp32 trainer's 8 */
-	if (p->bf16_moments)
-		out->optimizer *= wb >= 4 ? 0.5 : 8.0 / 12.0;
 	/* one layer's weights on this GPU, the larger kind when both */
 	if (moe > 0)
 		layer_params = sh->moe_rest_params / sh->t

@@ -3,7 +3,8 @@
  * calculations: LoRA's adapter counts (the figures PEFT prints for Llama 3
  * 8B), the FLOPs a frozen base saves, QLoRA's NF4 weights and its
  * dequantisation, offloaded states in host memory and on NVMe, the CPU
- * Adam step, the checks, target lists and plan files.
+ * Adam step, the optimizer's states (mixed precision, bf16, 8-bit), the
+ * checks, target lists and plan files.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,64 @@ static void test_sim_offload_by_hand(void **state)
 	assert_true(r.memory.weights < 2.1 * 2 * 4096.0 * 128256);
 }
 
+/* The optimizer's states by hand.  Llama 3 8B fully fine-tuned on one
+ * GPU: mixed precision keeps 12 bytes a parameter, a bf16 trainer
+ * (torchtune's dtype bf16) 4, 8-bit Adam (bitsandbytes) 2.  One step over
+ * a parameter moves 34 bytes with an fp32 master (read master, m, v and
+ * the fp32 gradient, 16; write them, 12; the bf16 copy, read 4 write 2),
+ * 14 in bf16 without one (read weight, gradient, m, v, 8; write weight,
+ * m, v, 6), 10 with 8-bit moments (6 read, 4 written), 28 for an fp32
+ * trainer.  Offloaded with ZeRO-3 over two GPUs, a bf16 trainer's host
+ * keeps per parameter its 4 bytes of states, its 2-byte gradient and its
+ * 2-byte weight, and its CPU step runs 34 / 14 times as fast as
+ * DeepSpeed's. */
+static void test_sim_optimizer_states_by_hand(void **state)
+{
+	struct sim_model m = llama3_8b();
+	struct sim_cluster c = rtx4090(2);
+	struct sim_parallel p = layout(1, 1);
+	struct sim_result mixed, r;
+	double params = sim_model_params(&m), rate = 11.6e9 / 8.2 / 48;
+
+	(void)state;
+	p.ft.method = SIM_FT_FULL;
+	sim_step(&m, &p, &c, &mixed);
+	assert_near(mixed.memory.optimizer, 12.0 * params, 1e-12);
+	assert_near(sim_optimizer_bytes(&p, 1, 0), 34, 0);
+	p.opt_states = SIM_OPT_BF16_NO_MASTER;
+	assert_int_equal(sim_check(&m, &p, &c, NULL, 0), RC_OK);
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.memory.optimizer, 4.0 * params, 1e-12);
+	assert_near(r.memory.weights, mixed.memory.weights, 0);
+	assert_near(sim_optimizer_bytes(&p, 1, 0), 14, 0);
+	/* the GPU's step moves 14 + 12 bytes a parameter against 34 + 12 */
+	assert_true(r.breakdown.optimizer_s < mixed.breakdown.optimizer_s * 27.0 / 46.0);
+	p.opt_states = SIM_OPT_INT8_NO_MASTER;
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.memory.optimizer, 2.0 * params, 1e-12);
+	assert_near(sim_optimizer_bytes(&p, 1, 0), 10, 0);
+	p.opt_states = SIM_OPT_BF16;
+	assert_near(sim_opt_state_bytes(&p), 8, 0);
+	p.opt_states = SIM_OPT_FP32;
+	p.act_bytes_per_element = 4;
+	assert_near(sim_opt_state_bytes(&p), 8, 0);
+	assert_near(sim_optimizer_bytes(&p, 1, 0), 28, 0);
+	/* offloaded, ZeRO-3 over the node's two GPUs */
+	p = layout(2, 2);
+	p.zero = 3;
+	p.ft.method = SIM_FT_FULL;
+	p.ft.offload = SIM_OFFLOAD_CPU;
+	p.opt_states = SIM_OPT_BF16_NO_MASTER;
+	c.host.memory_bytes = 512e9;
+	c.host.cpu_cores = 32;
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.memory.host, (4.0 + 2.0 + 2.0) * params * 1.05, 1e-9);
+	assert_near(r.breakdown.optimizer_s, params * 14.0 / 34.0 / (32 * rate), 1e-9);
+	/* a bad value is refused */
+	p.opt_states = (enum sim_opt_states)4;
+	assert_int_equal(sim_check(&m, &p, &c, NULL, 0), RC_INPUT);
+}
+
 static void test_sim_finetune_check(void **state)
 {
 	struct sim_model m = llama3_8b();
@@ -366,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_sim_qlora_memory_by_hand),
 		cmocka_unit_test(test_sim_lora_step_by_hand),
 		cmocka_unit_test(test_sim_offload_by_hand),
+		cmocka_unit_test(test_sim_optimizer_states_by_hand),
 		cmocka_unit_test(test_sim_finetune_check),
 		cmocka_unit_test(test_sim_lora_targets_parse),
 		cmocka_unit_test(test_sim_plan_finetune_round_trip),

@@ -719,7 +719,7 @@ static void test_sim_activations_modules_and_precision(void **state)
 	p = par(1, 1, 1, 1, 1);
 	sim_shape_init(&sh, &m, &p);
 	sim_memory_estimate(&m, &p, &c, &sh, &a);
-	p.bf16_moments = 1;
+	p.opt_states = SIM_OPT_BF16;
 	sim_memory_estimate(&m, &p, &c, &sh, &b);
 	assert_near(b.optimizer, a.optimizer * 8 / 12, 1e-12);
 	assert_near(b.weights, a.weights, 0);
@@ -996,31 +996,31 @@ static void test_sim_model_states_zero_paper(void **state)
 	(void)state;
 	/* Rajbhandari et al., SC'20, Figure 1: Psi = 7.5B, K = 12, Nd = 64:
 	 * 120 GB baseline, 31.4 GB P_os, 16.6 GB P_os+g, 1.9 GB P_os+g+p. */
-	sim_model_states(7.5e9, 0, 64, 2, 2, &mm);
+	sim_model_states(7.5e9, 0, 64, 2, 2, 0, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 120e9, 1e-12);
-	sim_model_states(7.5e9, 1, 64, 2, 2, &mm);
+	sim_model_states(7.5e9, 1, 64, 2, 2, 0, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 31.4e9, 0.002);
-	sim_model_states(7.5e9, 2, 64, 2, 2, &mm);
+	sim_model_states(7.5e9, 2, 64, 2, 2, 0, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 16.6e9, 0.003);
-	sim_model_states(7.5e9, 3, 64, 2, 2, &mm);
+	sim_model_states(7.5e9, 3, 64, 2, 2, 0, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 1.9e9, 0.02);
 	/* fp32 gradients (Megatron-LM --bf16): 2 + 4 + 12 = 18 bytes a
 	 * parameter, 135 GB; ZeRO-2 shards them: 4 x 7.5e9 / 64 = 468.75 MB */
-	sim_model_states(7.5e9, 0, 64, 2, 4, &mm);
+	sim_model_states(7.5e9, 0, 64, 2, 4, 0, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 135e9, 1e-12);
-	sim_model_states(7.5e9, 2, 64, 2, 4, &mm);
+	sim_model_states(7.5e9, 2, 64, 2, 4, 0, &mm);
 	assert_near(mm.grads, 468.75e6, 1e-12);
 	/* 0 reads as the default 2 */
-	sim_model_states(7.5e9, 0, 64, 0, 0, &mm);
+	sim_model_states(7.5e9, 0, 64, 0, 0, 0, &mm);
 	assert_near(mm.weights, 15e9, 1e-12);
 	assert_near(mm.grads, 15e9, 1e-12);
 	/* An fp32 trainer: 4-byte weights are their own master copy, so
 	 * 4 + 4 + 8 = 16 bytes a parameter, 120 GB as well; ZeRO-1 shards
 	 * only the 8: 4 + 4 + 8/64 = 8.125 bytes, 60.9375 GB (the mixed-
 	 * precision 2 + 2 + 12/64 = 4.1875 bytes, 31.4 GB above). */
-	sim_model_states(7.5e9, 0, 64, 4, 4, &mm);
+	sim_model_states(7.5e9, 0, 64, 4, 4, 0, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 120e9, 1e-12);
-	sim_model_states(7.5e9, 1, 64, 4, 4, &mm);
+	sim_model_states(7.5e9, 1, 64, 4, 4, 0, &mm);
 	assert_near(mm.weights + mm.grads + mm.optimizer, 60.9375e9, 1e-12);
 	assert_near(mm.optimizer, 0.9375e9, 1e-12);
 }
@@ -2204,7 +2204,7 @@ static void test_sim_plan_moe_round_trip(void **state)
 	p.par.ep_flex = 1;
 	p.par.recompute = SIM_RECOMPUTE_SELECTIVE;
 	p.par.recompute_modules = SIM_RECOMPUTE_MLA_UP_PROJ | SIM_RECOMPUTE_MOE_ACT;
-	p.par.bf16_moments = 1;
+	p.par.opt_states = SIM_OPT_BF16;
 	p.par.precision = SIM_PRECISION_MXFP8;
 	p.cluster.nvlink_domain = 72;
 	p.cluster.gpu.mxfp8_flops_per_s = 4500e12;
@@ -2222,7 +2222,7 @@ static void test_sim_plan_moe_round_trip(void **state)
 	assert_int_equal(q.par.ep_overlap, 1);
 	assert_int_equal(q.par.ep_flex, 1);
 	assert_int_equal(q.par.recompute_modules, SIM_RECOMPUTE_MLA_UP_PROJ | SIM_RECOMPUTE_MOE_ACT);
-	assert_int_equal(q.par.bf16_moments, 1);
+	assert_int_equal(q.par.opt_states, SIM_OPT_BF16);
 	assert_int_equal(q.par.precision, SIM_PRECISION_MXFP8);
 	assert_int_equal(q.cluster.nvlink_domain, 72);
 	assert_near(q.cluster.gpu.mxfp8_flops_per_s, 4500e12, 1e-15);

@@ -508,6 +508,7 @@ static enum rc measure_optimizer(struct exec_device *d, const struct plan *p,
 	size_t fb = (size_t)n * sizeof(float), wb = (size_t)n * exec_dtype_size(d->act);
 	struct opt_ctx o = { .d = d, .n = n };
 	struct timed t = { d, run_opt, &o };
+	struct sim_parallel sp;
 	double time_s;
 	enum rc rc;
 
@@ -533,8 +534,11 @@ static enum rc measure_optimizer(struct exec_device *d, const struct plan *p,
 	if (rc != RC_OK)
 		return rc;
 	c->opt.params = (double)n;
-	c->opt.bytes = sim_optimizer_bytes((double)exec_dtype_size(d->act), c->opt.params,
-					   c->opt.params);
+	/* the executor's AdamW: fp32 master, m and v beside working weights
+	 * of its activation dtype */
+	sim_parallel_init(&sp);
+	sp.act_bytes_per_element = (double)exec_dtype_size(d->act);
+	c->opt.bytes = sim_optimizer_bytes(&sp, c->opt.params, c->opt.params);
 	c->opt.time_s = time_s;
 	c->opt.bytes_per_s = c->opt.bytes / time_s;
 	return RC_OK;
