@@ -361,13 +361,19 @@ void plan_cli_print_price_ages(const struct plan_cli *pc,
 {
 	double max_age = pc->opts.max_price_age_days;
 	long today = pc->opts.today_days, oldest = -1, newest = -1;
-	size_t undated = 0, stale = 0;
+	size_t undated = 0, stale = 0, owned = 0;
 	const struct plan_candidate *worst = NULL;
 	char off[256], a[16];
 
 	for (size_t i = 0; i < n; i++) {
 		long age = price_date_age_days(plan_candidate_price_date(cs[i]), today);
 
+		/* an owned machine is charged its running cost (--owned), no
+		 * market price that ages */
+		if (cs[i]->purchase == PRICE_PURCHASE_OWNED) {
+			owned++;
+			continue;
+		}
 		if (age == PRICE_AGE_UNKNOWN) {
 			undated++;
 			if (!worst)
@@ -384,6 +390,11 @@ void plan_cli_print_price_ages(const struct plan_cli *pc,
 		if (newest < 0 || age < newest)
 			newest = age;
 	}
+	if (n == 1 && cs[0]->purchase == PRICE_PURCHASE_OWNED) {
+		printf("prices: %s: running cost only (power at --owned's usd-per-kwh), "
+		       "no market price to age\n", plan_cli_offering(off, sizeof(off), cs[0]));
+		return;
+	}
 	if (n == 1) {
 		const struct plan_candidate *c = cs[0];
 		const char *d = plan_candidate_price_date(c);
@@ -397,7 +408,7 @@ void plan_cli_print_price_ages(const struct plan_cli *pc,
 		else
 			printf(": its age is unknown\n");
 	} else if (n > 1) {
-		printf("prices: %zu rates", n);
+		printf("prices: %zu rates", n - owned);
 		if (oldest >= 0 && oldest != newest)
 			printf(", %ld to %ld days old on %s", newest, oldest,
 			       unit_fmt_date(a, sizeof(a), today));
@@ -405,6 +416,8 @@ void plan_cli_print_price_ages(const struct plan_cli *pc,
 			printf(", %ld days old on %s", oldest, unit_fmt_date(a, sizeof(a), today));
 		if (undated)
 			printf(", %zu with no date stated", undated);
+		if (owned)
+			printf("; %zu owned, charged their running cost", owned);
 		printf("\n");
 	}
 	if (!worst)
@@ -415,13 +428,13 @@ void plan_cli_print_price_ages(const struct plan_cli *pc,
 		if (d[0])
 			gp_warn("%zu of the answer's %zu price%s older than %.0f days (--max-price-age): "
 				"%s dated %s, %ld days; prices move, check them or update them "
-				"(gpuplan prices update)", stale, n, stale == 1 ? " is" : "s are", max_age,
+				"(gpuplan prices update)", stale, n - owned, stale == 1 ? " is" : "s are", max_age,
 				plan_cli_offering(off, sizeof(off), worst), d,
 				price_date_age_days(d, today));
 		else
 			gp_warn("%zu of the answer's %zu price%s no date: %s (%s) is of unknown age; "
 				"check it, or date it with gpuplan prices update (a price_date column)",
-				undated, n, undated == 1 ? " states" : "s state",
+				undated, n - owned, undated == 1 ? " states" : "s state",
 				plan_cli_offering(off, sizeof(off), worst), worst->offering->version);
 	}
 }

@@ -26,6 +26,9 @@ expect_rc "full 70B with the host stated: a plan" 0
 expect_out "it offloads to the CPU" "^offload +cpu: optimizer states"
 expect_out "memory by kind with the host's" "^memory +per GPU .* weights .* gradients .* optimizer 0 B, activations .*; host [0-9.]+ GiB of 1430.5 GiB per node"
 expect_out "it says the links go through host memory" "no NVLink and no peer-to-peer"
+expect_out "an owned machine's price is its running cost" "^prices: owned .*: running cost only"
+grep -q "unknown age" "$ERR" && fail "no price-age warning for an owned machine" "stderr: $(cat "$ERR")" \
+	|| pass "no price-age warning for an owned machine"
 grep -Eq '"offload":[[:space:]]*"cpu"' "$TMP/full.json" && pass "the plan file records the offload" \
 	|| fail "the plan file records the offload" "no offload key"
 # 69B x (16 bytes states + 2 bytes weights) x 1.05 slack = 1214 GiB
