@@ -246,7 +246,10 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 			break;
 		}
 	}
-	if (o->filter.framework != PLAN_FRAMEWORK_ANY)
+	if (jobs[0].ft.method == SIM_FT_LORA || jobs[0].ft.method == SIM_FT_QLORA)
+		printf("framework: TRL with PEFT, Accelerate starting data parallelism with "
+		       "DeepSpeed's ZeRO (export --format trl)\n");
+	else if (o->filter.framework != PLAN_FRAMEWORK_ANY)
 		printf("framework: %s, priced as it runs the layout (--framework %s or any to "
 		       "plan for another)\n",
 		       o->filter.framework == PLAN_FRAMEWORK_MEGATRON ? "Megatron-LM" : "DeepSpeed",
@@ -584,7 +587,9 @@ enum rc cmd_plan(int argc, char **argv)
 				printf(", %s/h", unit_fmt_usd(a, sizeof(a), o->hourly_budget_usd));
 			if (o->deadline_s > 0)
 				printf(", deadline %s", unit_fmt_duration(a, sizeof(a), o->deadline_s));
-			if (o->filter.framework != PLAN_FRAMEWORK_ANY)
+			if (d.jobs[0].ft.method == SIM_FT_LORA || d.jobs[0].ft.method == SIM_FT_QLORA)
+				printf(", layouts trl runs");
+			else if (o->filter.framework != PLAN_FRAMEWORK_ANY)
 				printf(", layouts %s runs", plan_framework_str(o->filter.framework));
 			printf("\n\n");
 			print_table(&res, d.jobs, d.n_jobs);

@@ -606,7 +606,14 @@ static void search_machine(struct search *s, const struct hw_group *g)
 	const struct plan_filter *f = &s->o->filter;
 	const struct sim_model *m = &s->job->model;
 	int cp_hi = cp_max(f, m);
+	/* Adapters train under TRL with PEFT, which Accelerate starts as
+	 * data parallelism sharded by ZeRO (export --format trl): a searched
+	 * layout has no tensor, pipeline or context parallelism (a pinned
+	 * one runs under gpuplan execute). */
+	int adapters = s->job->ft.method == SIM_FT_LORA || s->job->ft.method == SIM_FT_QLORA;
 
+	if (adapters && f->cp <= 0)
+		cp_hi = 1;
 	for (size_t ti = 0; ti < GP_ARRAY_LEN(tp_values); ti++) {
 		int tp = tp_values[ti];
 
@@ -614,7 +621,7 @@ static void search_machine(struct search *s, const struct hw_group *g)
 			if (ti > 0)
 				break;
 			tp = f->tp;
-		} else if (tp > g->gpn || g->gpn % tp) {
+		} else if (tp > g->gpn || g->gpn % tp || (adapters && tp > 1)) {
 			continue;
 		}
 		for (int pp = 1; pp <= m->layers; pp++) {
@@ -622,6 +629,8 @@ static void search_machine(struct search *s, const struct hw_group *g)
 			 * uneven split (Llama 3 405B ran 126 layers on 16 stages). */
 			if (f->pp > 0 ? pp != f->pp : m->layers % pp != 0 && (pp & (pp - 1)) != 0)
 				continue;
+			if (f->pp <= 0 && adapters && pp > 1)
+				break;
 			/* A pinned cp is walked alone (cp_max returns it and
 			 * sim_check judges it); a searched one from 1 in powers
 			 * of two. */

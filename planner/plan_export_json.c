@@ -1148,6 +1148,19 @@ static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
 		gp_hint("plan with --framework deepspeed for layouts it runs, or export megatron");
 		return RC_INPUT;
 	}
+	/* Megatron-LM and Megatron-DeepSpeed's scripts train every weight:
+	 * adapters train under TRL with PEFT (or gpuplan execute), and the
+	 * DeepSpeed config alone serves either. */
+	if ((p->par.ft.method == SIM_FT_LORA || p->par.ft.method == SIM_FT_QLORA) &&
+	    f != PLAN_EXPORT_TRL && f != PLAN_EXPORT_DEEPSPEED && f != PLAN_EXPORT_SLURM_EXECUTE &&
+	    f != PLAN_EXPORT_MPIRUN_EXECUTE) {
+		gp_error("plan: .parallel.finetune: %s trains every weight, and the plan trains %s "
+			 "adapters", fw == PLAN_FRAMEWORK_MEGATRON ? "Megatron-LM" : "Megatron-DeepSpeed",
+			 p->par.ft.method == SIM_FT_QLORA ? "QLoRA" : "LoRA");
+		gp_hint("export --format trl (TRL with PEFT), or slurm-execute or mpirun-execute "
+			"(gpuplan execute, LoRA)");
+		return RC_INPUT;
+	}
 	if (launch_shape(p, &nodes, &gpn, why, sizeof(why)) != 0) {
 		gp_error("plan: not launchable: %s", why);
 		gp_hint("plan a multiple of the node's GPUs, or GPUs that fit one node");

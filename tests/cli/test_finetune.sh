@@ -51,6 +51,24 @@ expect_out "no offload needed" "^finetune +qlora rank 16 on all: .* in NF4"
 expect_no_out "no offload line" "^offload "
 expect_out "memory by kind" "^memory +per GPU [0-9.]+ GiB of 22.4 GiB: weights"
 expect_out "on 4 GPUs" "1x4=4"
+# adapters train under TRL: the search keeps to data parallelism with ZeRO,
+# and the formats that start Megatron-LM (every weight trained) refuse it
+expect_out "a layout TRL runs" "1x4=4 +1/1/4/1 "
+expect_out "it names the framework" "^framework: TRL with PEFT"
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
+	--finetune qlora --host memory=1536G,cores=64 -q -o "$TMP/qlora.json"
+expect_rc "QLoRA 70B on 8: a plan" 0
+for fmt in megatron slurm torchrun skypilot; do
+	gp export "$TMP/qlora.json" --format $fmt -o "$TMP/qlora.$fmt"
+	expect_rc "export $fmt of a QLoRA plan: exit 2" 2
+	expect_err_lines "export $fmt of a QLoRA plan: one error line" 1
+	expect_err "export $fmt: says why and where to" "finetune: Megatron-(LM|DeepSpeed) trains every weight.*QLoRA"
+	[ ! -e "$TMP/qlora.$fmt" ] && pass "export $fmt: nothing written" || fail "export $fmt: nothing written" "$TMP/qlora.$fmt exists"
+done
+gp export "$TMP/qlora.json" --format trl -o "$TMP/qlora.sh"
+expect_rc "export trl of it: exit 0" 0
+grep -q -- "--load_in_4bit --bnb_4bit_quant_type nf4" "$TMP/qlora.sh" && pass "trl loads the base in NF4" \
+	|| fail "trl loads the base in NF4" "no 4-bit flags"
 
 # ---- simulate: LoRA and QLoRA on one RTX 4090 (torchtune's Llama 3.1 8B)
 gp simulate --model llama3-8b --gpu RTX4090 --gpus 1 --gbs 2 --seq 2048 --recompute full \
