@@ -359,7 +359,8 @@ static void print_nearest(const struct plan_result *r)
 	const struct plan_nearest *n = &r->nearest;
 	char a[32], b[32];
 
-	printf("no feasible plan: %s\nnearest feasible answers:\n", r->why);
+	/* the reason itself is stderr's error line */
+	printf("nearest feasible answers:\n");
 	if (n->cheapest_cost_usd >= 0)
 		printf("  cheapest plan costs      %s (a budget of at least this)\n",
 		       unit_fmt_usd(a, sizeof(a), n->cheapest_cost_usd));

@@ -80,7 +80,7 @@ static void help(void)
 	       "  --cp N                  context parallel (default: 1)\n"
 	       "  --mbs N                 micro-batch, sequences (default: 1)\n"
 	       "  --gbs N                 global batch, sequences (default: the preset's, else\n"
-	       "                          about 4 Mi tokens, as plan assumes)\n"
+	       "                          about 4 Mi tokens, as plan assumes; 64 fine-tuning)\n"
 	       "  --zero 0..3             ZeRO stage; FSDP is 3 (default: 0)\n"
 	       "  --recompute none|selective|full   activation recomputation (default: none)\n"
 	       "  --interleave V          virtual pipeline stages per GPU (default: 1)\n"
@@ -548,8 +548,10 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 		}
 		q->dp = gpus / per;
 	}
+	/* a fine-tuning job's batch is plan's (SIM_FT_DEFAULT_GBS) */
 	if (q->gbs < 1)
-		q->gbs = sim_model_gbs(&p->model);
+		q->gbs = (f->ft.method_set ? f->ft.ft.method : q->ft.method) != SIM_FT_NONE
+			 ? SIM_FT_DEFAULT_GBS : sim_model_gbs(&p->model);
 	p->nodes = (q->tp * q->pp * q->dp * q->cp + p->cluster.gpus_per_node - 1)
 		   / p->cluster.gpus_per_node;
 	return RC_OK;

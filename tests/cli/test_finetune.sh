@@ -116,6 +116,10 @@ awk -v a="$one" -v b="$full" 'BEGIN { exit !(b < 0.5 * 8 * a) }' &&
 	pass "full fine-tuning over PCIe scales far worse ($full tokens/s on 8)" ||
 	fail "full fine-tuning over PCIe scales far worse" "$full tokens/s on 8"
 
+# simulate's fine-tuning batch is plan's: 64 sequences unless --gbs says
+gp simulate --model llama3-8b --gpu H100 --gpus 8 --finetune lora
+expect_out "simulate --finetune: 64 sequences a step" "gbs 64 \(8 micro-batches\)"
+
 # ---- epochs over a dataset
 gp simulate --model llama3-8b --gpu H100 --gpus 8 --gbs 64 --finetune lora --epochs 3 --dataset-tokens 20M
 expect_out "3 epochs of 20M tokens train 60M" "time to train 60M tokens"
