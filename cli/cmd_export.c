@@ -27,7 +27,8 @@ static void help(void)
 	       "  -f, --format F      one of: %s (required)\n"
 	       "      --framework F   what slurm, mpirun, kubernetes, trainjob and skypilot\n"
 	       "                      launch: megatron (pretrain_gpt.py) or deepspeed (your\n"
-	       "                      TRAIN_SCRIPT with the config) (default: megatron)\n"
+	       "                      TRAIN_SCRIPT with the config) (default: the one the\n"
+	       "                      plan was priced for, else megatron)\n"
 	       "  -o, --output FILE   write to FILE (default: stdout)\n"
 	       "  -h, --help          this help\n", plan_export_format_names());
 }
@@ -89,6 +90,9 @@ enum rc cmd_export(int argc, char **argv)
 	rc = sim_plan_read(argv[optind], &plan);
 	if (rc != RC_OK)
 		return rc;
+	/* the launchers start the trainer the plan was priced for */
+	if (!framework && plan.framework == 2)
+		fw = PLAN_FRAMEWORK_DEEPSPEED;
 	text = plan_export(&plan, f, fw, &rc);
 	if (!text)
 		return rc;

@@ -429,7 +429,8 @@ static void job_plan_path(char *buf, size_t size, const char *path, const struct
 }
 
 static enum rc write_plans(const struct plan_result *r, const struct plan_job *jobs,
-			   size_t n_jobs, const char *path, const struct price_catalog *cat)
+			   size_t n_jobs, const char *path, const struct price_catalog *cat,
+			   enum plan_framework fw)
 {
 	for (size_t j = 0; j < n_jobs; j++) {
 		const struct plan_row *main = NULL;
@@ -446,6 +447,8 @@ static enum rc write_plans(const struct plan_result *r, const struct plan_job *j
 		plan_row_to_sim_plan(main, &jobs[j], &sp);
 		gp_strlcpy(sp.command, cli_command_line(), sizeof(sp.command));
 		gp_strlcpy(sp.catalog_digest, cat->digest, sizeof(sp.catalog_digest));
+		sp.framework = sp.par.ft.method == SIM_FT_LORA || sp.par.ft.method == SIM_FT_QLORA ? 3
+			       : fw == PLAN_FRAMEWORK_MEGATRON ? 1 : fw == PLAN_FRAMEWORK_DEEPSPEED ? 2 : 0;
 		rc = sim_plan_write(file, &sp);
 		if (rc != RC_OK)
 			return rc;
@@ -602,7 +605,7 @@ enum rc cmd_plan(int argc, char **argv)
 		}
 	}
 	if (rc == RC_OK)
-		rc = write_plans(&res, d.jobs, d.n_jobs, out_path, &d.cat);
+		rc = write_plans(&res, d.jobs, d.n_jobs, out_path, &d.cat, o->filter.framework);
 	else if (rc == RC_INFEASIBLE)
 		gp_error("plan: no feasible plan: %s", res.why);
 	plan_result_release(&res);

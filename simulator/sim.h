@@ -421,6 +421,7 @@ extern const char *const sim_zero2_reduce_names[2];
 extern const char *const sim_dp_overlap_names[3];
 extern const char *const sim_attn_kernel_names[5];
 extern const char *const sim_moe_gemm_names[3];
+extern const char *const sim_plan_framework_names[4];
 extern const char *const sim_ep_dispatcher_names[2]; /* by ep_flex: "alltoall", "flex" */
 
 /* Static lower-case names used in files and tables: "gelu"/"swiglu",
@@ -708,6 +709,10 @@ struct sim_plan {
 	 * empty when not known. */
 	char command[512];
 	char catalog_digest[32];
+	/* The trainer the plan was priced for (sim_plan_framework_names):
+	 * 0 none stated (simulate, plan --framework any), 1 Megatron-LM,
+	 * 2 DeepSpeed, 3 TRL with PEFT; export launches it by default. */
+	int framework;
 };
 
 /* Writes p as JSON (schema "gpuplan.plan/1") to path atomically (temp file,

@@ -271,6 +271,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	o = cJSON_AddObjectToObject(root, "inputs");
 	cJSON_AddStringToObject(o, "command", p->command);
 	cJSON_AddStringToObject(o, "catalog_digest", p->catalog_digest);
+	if (p->framework > 0 && p->framework < 4)
+		cJSON_AddStringToObject(o, "framework", sim_plan_framework_names[p->framework]);
 
 	add_prediction(cJSON_AddObjectToObject(root, "prediction"), p);
 	return root;
@@ -879,6 +881,11 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_text(r, o, ".inputs", "command", 0, p->command, sizeof(p->command));
 		get_text(r, o, ".inputs", "catalog_digest", 0, p->catalog_digest,
 			sizeof(p->catalog_digest));
+		p->framework = 0;
+		get_enum(r, o, ".inputs", "framework", sim_plan_framework_names + 1, 3, 0,
+			 &p->framework);
+		if (cJSON_GetObjectItemCaseSensitive(o, "framework"))
+			p->framework++;
 	}
 	o = object(r, root, "", "prediction", 0);
 	if (o)

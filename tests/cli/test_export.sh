@@ -294,6 +294,21 @@ gp plan --model llama3-8b --tokens 100B --budget 50K --framework deepspeed -o "$
 expect_rc "plan: a deepspeed job" 0
 gp export "$TMP/sky-ds.json" --format skypilot --framework deepspeed -o "$TMP/sky-ds.yaml"
 expect_rc "export skypilot --framework deepspeed exits 0" 0
+# the plan file names the trainer it was priced for, and the launchers
+# start it when --framework says nothing
+grep -Eq '"framework":[[:space:]]*"deepspeed"' "$TMP/sky-ds.json" &&
+	pass "a deepspeed plan file names its framework" ||
+	fail "a deepspeed plan file names its framework" "no framework key"
+gp export "$TMP/sky-ds.json" --format skypilot -o "$TMP/sky-ds-default.yaml"
+expect_rc "export skypilot of a deepspeed plan, no --framework: exit 0" 0
+cmp -s "$TMP/sky-ds.yaml" "$TMP/sky-ds-default.yaml" && pass "it launches DeepSpeed by default" \
+	|| fail "it launches DeepSpeed by default" "differs from --framework deepspeed"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["inputs"]["framework"]="evil\x1b[2J"; json.dump(p, open(sys.argv[2], "w"))' \
+	"$TMP/sky-ds.json" "$TMP/fw-bad.json"
+gp export "$TMP/fw-bad.json" --format slurm
+expect_rc "export: an unknown framework in the plan: exit 2" 2
+expect_err_lines "export: an unknown framework: one error line" 1
+expect_err "export: names the field, escaped" 'inputs\.framework: expected megatron, deepspeed or trl, found "evil\\x1b\[2J"'
 sky_valid "export skypilot: deepspeed task is valid" "$TMP/sky-ds.yaml"
 sky_agrees "skypilot deepspeed" "$TMP/sky-ds.json" "$TMP/sky-ds.yaml"
 st run "$TMP/sky-ds.yaml" >"$TMP/sky-ds.run"
