@@ -58,6 +58,14 @@ resume_case() {
 		&& pass "$name: the killed run left the checkpoint of step 4" \
 		|| fail "$name: the killed run left the checkpoint of step 4" "$(ls "$d/ck" | tr '\n' ' ')"
 	gp execute $MODEL "$@" --steps 6 --checkpoint-dir "$d/ck" --resume --json "$d/res.json"
+	# under make asan on a loaded machine LeakSanitizer's own tracer can
+	# crash at a rank's exit (signal 11 in StopTheWorld) after the run
+	# finished: say so and judge the run by what it wrote (below)
+	if [ "$RC" = 1 ] && grep -q "LeakSanitizer has encountered a fatal error" "$ERR" &&
+	   [ -s "$d/res.json" ]; then
+		echo "# $name: LeakSanitizer's tracer failed at exit, not the run"
+		RC=0
+	fi
 	expect_rc "$name: resumed: exit 0" 0
 	[ "$(json_num first_step "$d/res.json")" = 5 ] && pass "$name: resumed at first_step 5" \
 		|| fail "$name: resumed at first_step 5" "found '$(json_num first_step "$d/res.json")'"
