@@ -50,3 +50,28 @@ layout_norms() {
 	same_losses "$1: 5 gradient norms equal the single rank's within 1e-5" \
 		"$TMP/$3.json" "$TMP/$1.json" grad_norms
 }
+
+# each_layout FN: FN NAME RANKS BASE ARGS... for every layout both the
+# dense and the LoRA tests run against the single rank's BASE run
+each_layout() {
+	local fn=$1
+	# fd 3: mpirun reads standard input
+	while read -r name ranks base args <&3; do
+		# shellcheck disable=SC2086 # ARGS are words
+		"$fn" "$name" "$ranks" "$base" $args
+	done 3<<'LAYOUTS'
+tp2 2 base --tp 2 --mbs 2
+pp2 2 base --pp 2 --mbs 2
+pp2-gpipe 2 base --pp 2 --schedule gpipe --mbs 2
+dp2 2 base --dp 2 --mbs 2
+tp2xpp2 4 base --tp 2 --pp 2 --mbs 1
+pp4-interleaved-v2 4 base --pp 4 --interleave 2 --mbs 1
+dp2-zero1 2 base --dp 2 --zero 1 --mbs 2
+dp2-zero2 2 base --dp 2 --zero 2 --mbs 2
+dp2-zero3 2 base --dp 2 --zero 3 --mbs 2
+dp2-accum4 2 base --dp 2 --mbs 1 --grad-accum 4
+recompute-full 2 base --tp 2 --recompute full --mbs 2
+recompute-selective 2 base --pp 2 --recompute selective --mbs 2
+tp2xpp2xdp2 8 base --tp 2 --pp 2 --dp 2 --mbs 1
+LAYOUTS
+}

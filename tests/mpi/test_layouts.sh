@@ -41,19 +41,7 @@ expect_out "single rank: measured against predicted" '^step time \(median\) +[0-
 [ "$(losses "$TMP/base.json" | wc -l)" = 5 ] && pass "single rank: 5 losses" \
 	|| fail "single rank: 5 losses" "found $(losses "$TMP/base.json" | wc -l)"
 
-layout tp2 2 base --tp 2 --mbs 2
-layout pp2 2 base --pp 2 --mbs 2
-layout pp2-gpipe 2 base --pp 2 --schedule gpipe --mbs 2
-layout dp2 2 base --dp 2 --mbs 2
-layout tp2xpp2 4 base --tp 2 --pp 2 --mbs 1
-layout pp4-interleaved-v2 4 base --pp 4 --interleave 2 --mbs 1
-layout dp2-zero1 2 base --dp 2 --zero 1 --mbs 2
-layout dp2-zero2 2 base --dp 2 --zero 2 --mbs 2
-layout dp2-zero3 2 base --dp 2 --zero 3 --mbs 2
-layout dp2-accum4 2 base --dp 2 --mbs 1 --grad-accum 4
-layout recompute-full 2 base --tp 2 --recompute full --mbs 2
-layout recompute-selective 2 base --pp 2 --recompute selective --mbs 2
-layout tp2xpp2xdp2 8 base --tp 2 --pp 2 --dp 2 --mbs 1
+each_layout layout
 gp execute $MODEL --vocab 63 --mbs 2 --json "$TMP/base-v63.json"
 expect_rc "single rank, vocabulary 63: exit 0" 0
 layout tp2-vocab63-uneven 2 base-v63 --tp 2 --vocab 63 --mbs 2

@@ -65,19 +65,7 @@ expect_rc "single rank, q,v,down: exit 0" 0
 gp execute $MODEL --tied --mbs 2 --json "$TMP/base-tied.json"
 expect_rc "single rank, tied: exit 0" 0
 
-lora_layout tp2 2 base --tp 2 --mbs 2
-lora_layout pp2 2 base --pp 2 --mbs 2
-lora_layout pp2-gpipe 2 base --pp 2 --schedule gpipe --mbs 2
-lora_layout dp2 2 base --dp 2 --mbs 2
-lora_layout tp2xpp2 4 base --tp 2 --pp 2 --mbs 1
-lora_layout pp4-interleaved-v2 4 base --pp 4 --interleave 2 --mbs 1
-lora_layout dp2-zero1 2 base --dp 2 --zero 1 --mbs 2
-lora_layout dp2-zero2 2 base --dp 2 --zero 2 --mbs 2
-lora_layout dp2-zero3 2 base --dp 2 --zero 3 --mbs 2
-lora_layout dp2-accum4 2 base --dp 2 --mbs 1 --grad-accum 4
-lora_layout recompute-full 2 base --tp 2 --recompute full --mbs 2
-lora_layout recompute-selective 2 base --pp 2 --recompute selective --mbs 2
-lora_layout tp2xpp2xdp2 8 base --tp 2 --pp 2 --dp 2 --mbs 1
+each_layout lora_layout
 lora_layout swiglu-tp2xpp2xdp2-zero3-v2 8 base-swiglu --mlp swiglu --tp 2 --pp 2 --dp 2 \
 	--zero 3 --interleave 2 --recompute full --mbs 1
 lora_layout cp2 2 base --cp 2 --mbs 2
