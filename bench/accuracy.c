@@ -527,13 +527,14 @@ static const struct sim_model *find_moe_model(const struct sim_model_table *t, c
  * repository's performance recipes at that commit (src/megatron/bridge/
  * perf_recipes/): the distributed optimizer (ZeRO-1); the flex token
  * dispatcher (HybridEP or DeepEP) everywhere; the EP all-to-all overlap
- * (overlap_moe_expert_parallel_comm) in every MXFP8 recipe, not in the
- * H100 FP8 one; forced-balanced routing (the table's footnote:
+ * where the row's release's recipe sets it (recipe_a2a_overlap); the
+ * DeepSeek-V3 pipeline layout, module recomputation and the experts'
+ * GEMM generation (moe_row); forced-balanced routing (the table's footnote:
  * moe_imbalance 1); bf16 gradient reduction (the DeepSeek-V3 recipe's
  * grad_reduce_in_fp32 false, kept for Qwen3 too: with expert data
  * parallelism of 1 or 2 little rides on it); sequence parallelism and TP
- * overlap with TP > 1.  The recipes' module recomputation
- * (mla_up_proj, moe_act) and CUDA graphs are not modelled.  Every row is
+ * overlap with TP > 1.  The recipes' CUDA graphs are not modelled
+ * (the host's dispatch time stays sim_cluster.host_layer_s's).  Every row is
  * simulated with the model's one set of defaults; a row whose GPU the
  * catalog lacks, or whose figures it lacks, is skipped and the reason
  * printed. */
@@ -618,6 +619,43 @@ static void moe_record(const struct price_csv *csv, size_t i, const char *label,
 	}
 }
 
+/* Whether a row's recipe overlaps the EP all-to-all with another micro-
+ * batch's compute (moe_a2a_overlap, which sets Megatron-Core's
+ * overlap_moe_expert_parallel_comm): the layouts below, from the release
+ * named, as each release's recipes state it (scripts/performance/configs
+ * {deepseek,qwen}/..._workload_base_configs.py at v0.3.0 to v0.5.1, the
+ * releases of the 26.02 to 26.06.01 containers, and perf_recipes/ at
+ * 067f987 for 26.08); every other layout ran without it.  Before 26.06
+ * only the two DeepEP layouts overlapped; 26.06 turned it on with
+ * full-iteration CUDA graphs for the rest but DeepSeek-V3 on B300 at
+ * micro-batch 2 and Qwen3 on B200 (on from 26.06.01). */
+static int recipe_a2a_overlap(const char *model, const char *system, long release,
+			      const struct sim_parallel *p)
+{
+	static const struct {
+		const char *model, *system;
+		int mbs, pp, vp, ep;
+		long from;
+	} on[] = {
+		{ "Qwen3_30B_a3B", "DGX-H100", 1, 2, 12, 8, 0 },
+		{ "DeepSeekV3", "DGX-B200", 1, 8, 2, 32, 0 },
+		{ "DeepSeekV3", "DGX-GB300", 1, 2, 8, 32, 260600 },
+		{ "DeepSeekV3", "DGX-GB200", 1, 4, 4, 64, 260600 },
+		{ "Qwen3_30B_a3B", "DGX-GB300", 8, 1, 1, 8, 260600 },
+		{ "Qwen3_30B_a3B", "DGX-GB200", 4, 1, 1, 8, 260600 },
+		{ "Qwen3_30B_a3B", "DGX-B300", 8, 1, 1, 8, 260600 },
+		{ "Qwen3_30B_a3B", "DGX-B200", 4, 1, 1, 8, 260601 },
+		{ "DeepSeekV3", "DGX-B300", 1, 8, 2, 8, 260601 },
+	};
+
+	for (size_t k = 0; k < GP_ARRAY_LEN(on); k++)
+		if (!strcmp(on[k].model, model) && !strcmp(on[k].system, system) &&
+		    on[k].mbs == p->mbs && on[k].pp == p->pp && on[k].vp == p->interleave &&
+		    on[k].ep == p->ep && release >= on[k].from)
+			return 1;
+	return 0;
+}
+
 static void moe_row(const struct price_csv *csv, size_t i, const struct price_catalog *cat,
 		    const struct sim_model_table *models)
 {
@@ -685,7 +723,8 @@ static void moe_row(const struct price_csv *csv, size_t i, const struct price_ca
 	p.precision = !strcmp(prec, "MXFP8") ? SIM_PRECISION_MXFP8
 		      : !strcmp(prec, "FP8") ? SIM_PRECISION_FP8
 		      : !strcmp(prec, "NVFP4") ? SIM_PRECISION_NVFP4 : SIM_PRECISION_BF16;
-	p.ep_overlap = p.precision == SIM_PRECISION_MXFP8;
+	p.ep_overlap = recipe_a2a_overlap(model, system,
+					  release_num(price_csv_get(row, price_csv_col(csv, "container"))), &p);
 	/* The expert GEMMs' kernel generation by the container's
 	 * Transformer Engine (pyproject.toml at each Megatron-Bridge
 	 * release): 26.04.01 and older pin TE 2.14.1 or older, whose
@@ -704,6 +743,18 @@ static void moe_row(const struct price_csv *csv, size_t i, const struct price_ca
 		p.recompute_modules = SIM_RECOMPUTE_MLA_UP_PROJ;
 		if (!strcmp(system, "DGX-B200") || !strcmp(system, "DGX-H100"))
 			p.recompute_modules |= SIM_RECOMPUTE_MLP;
+	}
+	/* The recipes' pipeline layout for DeepSeek-V3
+	 * (set_deepseek_v3_pipeline_model_parallel_layout in
+	 * recipes/deepseek/deepseek_v3.py, v0.3.0 to 067f987, or the
+	 * workload's pp_layout, the same): every virtual stage holds
+	 * ceil(61 / stages) layers but the last, which holds the rest
+	 * beside the MTP module and the loss ("Et*4|(t*4|)*14t,m,L" over 16,
+	 * "Et*8|(t*8|)*6t*5,m,L" over 8, 16/16/16/13 over 4). */
+	if (m->mtp_layers > 0 && p.pp > 1) {
+		int n = p.pp * p.interleave;
+
+		p.pp_last_layers = m->layers - (n - 1) * ((m->layers + n - 1) / n);
 	}
 	if (sim_check(m, &p, &c, why, sizeof(why)) != RC_OK) {
 		moe_record(csv, i, label, why, 0, 0, NULL);

@@ -84,6 +84,9 @@ static void help(void)
 	       "  --zero 0..3             ZeRO stage; FSDP is 3 (default: 0)\n"
 	       "  --recompute none|selective|full   activation recomputation (default: none)\n"
 	       "  --interleave V          virtual pipeline stages per GPU (default: 1)\n"
+	       "  --pp-last-layers N      layers of the last virtual stage, beside the loss and\n"
+	       "                          MTP modules; the other stages split the rest evenly\n"
+	       "                          (default: 0, the simulator's split)\n"
 	       "  --seq-parallel          Megatron sequence parallelism (default: off)\n"
 	       "  --no-flash              attention without flash attention (default: flash)\n"
 	       "  --attn-kernel auto|fa1|fa2|fa3|cudnn   the flash-attention kernel: auto is\n"
@@ -149,7 +152,7 @@ enum opt_id {
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
 	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL,
 	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER, O_MOE_GEMM,
-	O_WINDOW,
+	O_WINDOW, O_PP_LAST,
 	/* sim_model_fields' flags: the model's integer fields beyond the
 	 * basic shape, O_SHAPE + index */
 	O_FT, O_FT_LAST = O_FT + FT_CLI_N - 1,
@@ -167,7 +170,7 @@ struct flags {
 	enum sim_mlp mlp;
 	int gpus, gpn;
 	double intra_gbps, inter_gbps;
-	int tp, pp, dp, cp, mbs, gbs, zero, interleave;
+	int tp, pp, dp, cp, mbs, gbs, zero, interleave, pp_last;
 	enum sim_recompute recompute;
 	enum sim_precision precision;
 	enum sim_zero3_gather zero3_gather;
@@ -214,6 +217,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "zero", required_argument, NULL, O_ZERO },
 		{ "recompute", required_argument, NULL, O_RECOMPUTE },
 		{ "interleave", required_argument, NULL, O_INTERLEAVE },
+		{ "pp-last-layers", required_argument, NULL, O_PP_LAST },
 		{ "seq-parallel", no_argument, NULL, O_SP },
 		{ "tp-overlap", no_argument, NULL, O_TP_OVERLAP },
 		{ "zero3-gather", required_argument, NULL, O_ZERO3_GATHER },
@@ -291,6 +295,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 			f->recompute = (enum sim_recompute)v;
 			break;
 		case O_INTERLEAVE: rc = cli_parse_int("--interleave", optarg, 1, SIM_MAX_DEGREE, &f->interleave); break;
+		case O_PP_LAST: rc = cli_parse_int("--pp-last-layers", optarg, 0, SIM_MAX_LAYERS, &f->pp_last); break;
 		case O_SP: case O_NO_FLASH: case O_JSON: case O_TP_OVERLAP: break;
 		case O_ZERO3_GATHER:
 			rc = cli_parse_choice("--zero3-gather", optarg, sim_zero3_gather_names, 2, &v);
@@ -510,6 +515,7 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_ZERO)) q->zero = f->zero;
 	if (SET(f, O_RECOMPUTE)) q->recompute = f->recompute;
 	if (SET(f, O_INTERLEAVE)) q->interleave = f->interleave;
+	if (SET(f, O_PP_LAST)) q->pp_last_layers = f->pp_last;
 	if (SET(f, O_SP)) q->seq_parallel = 1;
 	if (SET(f, O_NO_FLASH)) q->flash = 0;
 	if (SET(f, O_ATTN_KERNEL)) q->attn_kernel = f->attn_kernel;
@@ -627,6 +633,9 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 		       sim_ep_dispatcher_names[q->ep_flex != 0], q->ep_overlap ? "on" : "off",
 		       sim_moe_gemm_names[sim_moe_gemm_resolve(q, sim_gpu_arch(&c->gpu))],
 		       sim_cluster_domain(c));
+	if (q->pp_last_layers > 0)
+		printf("layers    %d in each virtual stage, %d in the last (with the loss)\n",
+		       sim_virtual_stage_layers(m, q, 0), q->pp_last_layers);
 	ft_cli_print(p);
 	printf("\nstep time %s\n", unit_fmt_duration(b1, sizeof(b1), r->step_time_s));
 	part("compute", b->compute_s, r->step_time_s);

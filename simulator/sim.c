@@ -176,6 +176,20 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 			    "over pp %d, found %d", sim_max_interleave(m, p->pp), m->layers,
 			    p->pp, p->interleave);
 	}
+	if (p->pp_last_layers < 0 || p->pp_last_layers >= m->layers)
+		WHY("pp_last_layers: expected 0 (the simulator's split) to %d, found %d",
+		    m->layers - 1, p->pp_last_layers);
+	if (p->pp_last_layers > 0) {
+		long long n = (long long)p->pp * p->interleave;
+		int rest = m->layers - p->pp_last_layers;
+
+		if (p->pp < 2)
+			WHY("pp_last_layers: expected 0 without pipeline parallelism, found %d",
+			    p->pp_last_layers);
+		if (rest % (n - 1) || rest < n - 1)
+			WHY("pp_last_layers: the other %lld virtual stages must split the other %d "
+			    "layers evenly, found %d in the last", n - 1, rest, p->pp_last_layers);
+	}
 	/* Megatron-LM splits a sequence into 2 cp chunks to balance causal
 	 * attention over context-parallel ranks. */
 	if (p->cp > 1 && m->seq % (2 * p->cp))

@@ -301,6 +301,13 @@ struct sim_parallel {
 	 * SIM_OPT_FP32: Rajbhandari et al.'s 12 bytes a parameter). */
 	enum sim_opt_states opt_states;
 	int interleave;        /* virtual stages per GPU; 1 = plain 1F1B */
+	/* Decoder layers of the last virtual stage, which also holds the
+	 * final norm, the LM head, the loss and the MTP modules; the other
+	 * pp x interleave - 1 split the rest evenly, each at least one
+	 * (Megatron-Core's --pipeline-model-parallel-layout "Et*c|t*c|..|
+	 * t*N,m,L", the layout Megatron-Bridge gives DeepSeek-V3).  0: the
+	 * simulator's own split (sim_virtual_stage_layers). */
+	int pp_last_layers;
 	int seq_parallel;      /* Megatron sequence parallelism (needs tp > 1) */
 	int tp_overlap;        /* 1: TP collectives overlap the layer's GEMMs
 				* (Megatron-Core --tp-comm-overlap, NeMo's

@@ -226,6 +226,9 @@ struct sim_shape {
 	 * Middle stages 1 .. mid_stages_long have base + 1. */
 	int layers_base, layers_first, layers_last;
 	int mid_stages, mid_stages_long;   /* middle stages; those with base + 1 */
+	/* With sim_parallel.pp_last_layers: the last stage's last chunk
+	 * holds chunk_last layers, every other chunk chunk_even; 0 else. */
+	int chunk_last, chunk_even;
 };
 
 /* Layers of pipeline stage `stage` (0-based) under sh's split. */

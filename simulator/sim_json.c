@@ -220,6 +220,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	if (q->opt_states != SIM_OPT_FP32)
 		cJSON_AddStringToObject(o, "optimizer_moments", sim_opt_state_names[q->opt_states]);
 	add_num(o, "interleave", q->interleave);
+	if (q->pp_last_layers > 0)
+		add_num(o, "pp_last_layers", q->pp_last_layers);
 	cJSON_AddBoolToObject(o, "seq_parallel", q->seq_parallel);
 	cJSON_AddBoolToObject(o, "flash", q->flash);
 	cJSON_AddStringToObject(o, "attn_kernel", sim_attn_kernel_names[q->attn_kernel]);
@@ -807,6 +809,8 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_enum(r, o, ".parallel", "optimizer_moments", sim_opt_state_names, 4, 0, &v);
 		q->opt_states = (enum sim_opt_states)v;
 		get_int(r, o, ".parallel", "interleave", 1, SIM_MAX_DEGREE, 0, &q->interleave);
+		/* optional: the simulator's split when absent */
+		get_int(r, o, ".parallel", "pp_last_layers", 0, SIM_MAX_LAYERS, 0, &q->pp_last_layers);
 		get_bool(r, o, ".parallel", "seq_parallel", 0, &q->seq_parallel);
 		get_bool(r, o, ".parallel", "flash", 0, &q->flash);
 		v = 0;

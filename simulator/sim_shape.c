@@ -413,6 +413,16 @@ void sim_shape_init(struct sim_shape *sh, const struct sim_model *m,
 		sh->routed_params = m->experts * sim_mlp_params(m, m->expert_ffn);
 	}
 	split_layers(sh, m->layers, p->pp);
+	sh->chunk_last = sh->chunk_even = 0;
+	if (p->pp_last_layers > 0 && p->pp > 1) {
+		int n = p->pp * p->interleave;
+
+		sh->chunk_last = p->pp_last_layers;
+		sh->chunk_even = (m->layers - sh->chunk_last) / (n - 1);
+		sh->layers_base = sh->layers_first = sh->chunk_even * p->interleave;
+		sh->mid_stages_long = 0;
+		sh->layers_last = sh->chunk_even * (p->interleave - 1) + sh->chunk_last;
+	}
 }
 
 int sim_stage_layers(const struct sim_shape *sh, int stage)
@@ -430,6 +440,8 @@ int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk)
 {
 	int n = sim_stage_layers(sh, stage);
 
+	if (sh->chunk_last > 0)
+		return stage == sh->p - 1 && chunk == sh->v - 1 ? sh->chunk_last : sh->chunk_even;
 	/* the first stage's short chunks lead: its first chunk holds the
 	 * embedding (with as many chunks as layers plus one, nothing else) */
 	if (stage == 0 && sh->p > 1)

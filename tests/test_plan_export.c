@@ -132,6 +132,23 @@ static void test_plan_export_megatron_uneven_layout(void **state)
 	assert_non_null(strstr(s, "|t*1|t*1|L'"));
 	assert_null(strstr(s, "t*0"));
 	free(s);
+
+	/* a stated last virtual stage (Megatron-Bridge's DeepSeek-V3
+	 * layout: 61 layers, 15 stages of 4, the last 1 with the MTP
+	 * module and the loss) */
+	p.model.layers = 61;
+	p.model.mtp_layers = 1;
+	p.par.interleave = 1;
+	p.par.pp_last_layers = 1;
+	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	n = 0;
+	n += (size_t)snprintf(want + n, sizeof(want) - n, "--pipeline-model-parallel-layout 'E");
+	for (int k = 0; k < 16; k++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "%st*%d", k ? "|" : "",
+				      k == 15 ? 1 : 4);
+	snprintf(want + n, sizeof(want) - n, ",m,L'");
+	assert_non_null(strstr(s, want));
+	free(s);
 }
 
 static void test_plan_export_deepspeed_batch_identity(void **state)

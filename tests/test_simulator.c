@@ -2023,6 +2023,71 @@ static void test_sim_stage_layers_llama3(void **state)
 	}
 }
 
+/* pp_last_layers, Megatron-Bridge's DeepSeek-V3 layouts: 61 layers over
+ * 16 virtual stages are 15 of 4 and a last of 1 beside the MTP module
+ * and the loss ("Et*4|(t*4|)*14t,m,L"); over pp 4 x v 4 the stages hold
+ * 16, 16, 16 and 13 (4 + 4 + 4 + 1).  The simulator's own split over pp
+ * 16 leaves 3 layers on the last stage, whose LM heads (the model's and
+ * the MTP module's) make it the slowest: 2 layers fewer there is a
+ * shorter step. */
+static void test_sim_pp_last_layers_deepseek(void **state)
+{
+	struct sim_model m = deepseek_v3();
+	struct sim_parallel p = par(1, 16, 16, 1, 4096);
+	struct sim_cluster c = h100();
+	struct sim_shape sh;
+	struct sim_result own, bridge;
+	char why[256];
+	int total = 0;
+
+	(void)state;
+	p.ep = 8;
+	p.precision = SIM_PRECISION_FP8;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_shape_init(&sh, &m, &p);
+	assert_int_equal(sim_stage_layers(&sh, 15), 3);
+	sim_step(&m, &p, &c, &own);
+
+	p.pp_last_layers = 1;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_shape_init(&sh, &m, &p);
+	for (int s = 0; s < 16; s++) {
+		assert_int_equal(sim_stage_layers(&sh, s), s == 15 ? 1 : 4);
+		assert_int_equal(sim_virtual_stage_layers(&m, &p, s), s == 15 ? 1 : 4);
+		total += sim_stage_layers(&sh, s);
+	}
+	assert_int_equal(total, 61);
+	sim_step(&m, &p, &c, &bridge);
+	assert_true(bridge.step_time_s < own.step_time_s);
+	assert_true(bridge.breakdown.compute_s < own.breakdown.compute_s);
+
+	p.pp = 4;
+	p.dp = 64;
+	p.interleave = 4;
+	p.pp_last_layers = 13;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "the other 15 virtual stages must split the other 48 layers"));
+	p.pp_last_layers = 1;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_shape_init(&sh, &m, &p);
+	assert_int_equal(sim_stage_layers(&sh, 0), 16);
+	assert_int_equal(sim_stage_layers(&sh, 3), 13);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(sim_chunk_layers(&sh, 3, k), k == 3 ? 1 : 4);
+	assert_int_equal(sim_virtual_stage_layers(&m, &p, 15), 1);
+
+	p.pp = 1;
+	p.interleave = 1;
+	p.dp = 256;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "pp_last_layers: expected 0 without pipeline parallelism"));
+	p.pp = 16;
+	p.dp = 16;
+	p.pp_last_layers = 61;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "pp_last_layers: expected 0 (the simulator's split) to 60"));
+}
+
 /* When the middle stages all take an extra layer and one is left, the
  * first stage takes it: 31 layers over 4 stages is 8 + 8 + 8 + 7. */
 static void test_sim_stage_layers_remainder_order(void **state)
@@ -2176,6 +2241,7 @@ static void test_sim_plan_moe_round_trip(void **state)
 	a = sim_plan_to_json(&p);
 	assert_null(strstr(a, "\"experts\""));
 	assert_null(strstr(a, "kv_lora_rank"));
+	assert_null(strstr(a, "pp_last_layers"));
 	assert_int_equal(sim_plan_parse("dense.json", a, strlen(a), &q), RC_OK);
 	assert_int_equal(q.model.experts, 0);
 	assert_int_equal(q.model.kv_lora_rank, 0);
@@ -2206,6 +2272,7 @@ static void test_sim_plan_moe_round_trip(void **state)
 	p.par.recompute_modules = SIM_RECOMPUTE_MLA_UP_PROJ | SIM_RECOMPUTE_MOE_ACT;
 	p.par.opt_states = SIM_OPT_BF16;
 	p.par.precision = SIM_PRECISION_MXFP8;
+	p.par.pp_last_layers = 1;
 	p.cluster.nvlink_domain = 72;
 	p.cluster.gpu.mxfp8_flops_per_s = 4500e12;
 	p.cluster.gpu.nvfp4_flops_per_s = 9000e12;
@@ -2224,6 +2291,7 @@ static void test_sim_plan_moe_round_trip(void **state)
 	assert_int_equal(q.par.recompute_modules, SIM_RECOMPUTE_MLA_UP_PROJ | SIM_RECOMPUTE_MOE_ACT);
 	assert_int_equal(q.par.opt_states, SIM_OPT_BF16);
 	assert_int_equal(q.par.precision, SIM_PRECISION_MXFP8);
+	assert_int_equal(q.par.pp_last_layers, 1);
 	assert_int_equal(q.cluster.nvlink_domain, 72);
 	assert_near(q.cluster.gpu.mxfp8_flops_per_s, 4500e12, 1e-15);
 	assert_near(q.cluster.gpu.nvfp4_flops_per_s, 9000e12, 1e-15);
@@ -2387,6 +2455,7 @@ int main(void)
 		cmocka_unit_test(test_sim_stage_layers_llama3),
 		cmocka_unit_test(test_sim_moe_gemm_generations),
 		cmocka_unit_test(test_sim_stage_layers_remainder_order),
+		cmocka_unit_test(test_sim_pp_last_layers_deepseek),
 		cmocka_unit_test(test_sim_plan_round_trip),
 		cmocka_unit_test(test_sim_plan_facts_round_trip),
 		cmocka_unit_test(test_sim_plan_moe_round_trip),

@@ -437,6 +437,16 @@ meaning "llama3-405b pp16 v8 megatron" "$TMP/l3-405b.json" "$TMP/l3-405b.argv"
 grep -Eq "'E\|t\*1\|t\*1\|.*\|t\*1\|L'" "$TMP/l3-405b.argv.sh" &&
 	pass "llama3-405b pp16 v8: the embedding's and the loss's chunks alone" ||
 	fail "llama3-405b pp16 v8: the embedding's and the loss's chunks alone" "no 'E|t*1|...|t*1|L' layout"
+# Megatron-Bridge's DeepSeek-V3 layout: 16 stages of 4 layers but the last,
+# 1 beside the MTP module and the loss
+gp simulate --model deepseek-v3 --gpu H100-SXM5-80GB --gpus 256 --pp 16 --ep 8 --gbs 4096 \
+	--zero 1 --precision fp8 --pp-last-layers 1 --tokens 1T -o "$TMP/dsv3-pp16.json" >/dev/null
+expect_rc "simulate deepseek-v3 pp 16, the last stage 1 layer" 0
+launch "deepseek-v3 pp16 last 1 megatron" "$TMP/dsv3-pp16.json" megatron megatron "$TMP/dsv3-pp16.argv"
+meaning "deepseek-v3 pp16 last 1 megatron" "$TMP/dsv3-pp16.json" "$TMP/dsv3-pp16.argv"
+grep -Eq "'Et\*4(\|t\*4){14}\|t\*1,m,L'" "$TMP/dsv3-pp16.argv.sh" &&
+	pass "deepseek-v3 pp16: the recipe's layout, spelt out" ||
+	fail "deepseek-v3 pp16: the recipe's layout, spelt out" "no 'Et*4|...|t*1,m,L' layout"
 # the other precisions: fp8 (hybrid, delayed scaling), nvfp4 (e2m1)
 for prec in fp8 nvfp4; do
 	python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["parallel"]["precision"]=sys.argv[3]; json.dump(p, open(sys.argv[2], "w"))' \

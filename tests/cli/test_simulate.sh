@@ -7,7 +7,7 @@ gp simulate --help
 expect_rc "help exits 0" 0
 for o in --model --layers --hidden --heads --kv-heads --ffn --vocab --seq --mlp --tied \
 	 --gpu --gpus --gpus-per-node --intra-node-gbps --inter-node-gbps --tp --pp --dp --cp \
-	 --mbs --gbs --zero --recompute --interleave --seq-parallel --no-flash --precision \
+	 --mbs --gbs --zero --recompute --interleave --pp-last-layers --seq-parallel --no-flash --precision \
 	 --tokens --usd-per-gpu-hour --json --output --experts --top-k --expert-ffn \
 	 --shared-experts --shared-ffn --dense-layers --mtp-layers --head-dim --kv-lora-rank \
 	 --q-lora-rank --qk-nope-dim --qk-rope-dim --v-head-dim --sliding-window \
@@ -350,6 +350,39 @@ for bad in "--ep 3:^error: simulate: ep: expected a divisor of experts 256, foun
 	   "--ep 64 --precision fp16:^error: --precision: expected bf16, fp8, mxfp8 or nvfp4" \
 	   "--ep 64 --nvlink-domain 2:^error: --nvlink-domain: expected at least the 4 GPUs of a node, found 2$"; do
 	gp simulate $dsv3 ${bad%%:*}
+	expect_rc "${bad%%:*} exits 2" 2
+	expect_err "${bad%%:*} says why" "${bad#*:}"
+	expect_err_lines "${bad%%:*}: one error line" 1
+done
+# Megatron-Bridge's DeepSeek-V3 layout over these 16 virtual stages: 4
+# layers each, the last 1 beside the MTP module and the loss
+gp simulate $dsv3 --ep 64 --json
+own=$(json_num step_time_s "$OUT")
+gp simulate $dsv3 --ep 64 --pp-last-layers 1
+expect_rc "--pp-last-layers 1 simulates" 0
+expect_out "the stated split is shown" '^layers    4 in each virtual stage, 1 in the last \(with the loss\)$'
+gp simulate $dsv3 --ep 64 --pp-last-layers 1 --json
+bridge=$(json_num step_time_s "$OUT")
+awk -v a="$own" -v b="$bridge" 'BEGIN { exit !(b < a) }' \
+	&& pass "fewer layers beside the two LM heads make a shorter step" \
+	|| fail "fewer layers beside the two LM heads make a shorter step" "$bridge vs $own"
+gp simulate $dsv3 --ep 64 --pp-last-layers 1 -o "$TMP/last.json"
+grep -q '"pp_last_layers":[[:space:]]*1' "$TMP/last.json" && pass "the plan carries pp_last_layers" \
+	|| fail "the plan carries pp_last_layers" "missing"
+gp simulate "$TMP/last.json" --json
+bridge_file=$(json_num step_time_s "$OUT")
+[ "$bridge_file" = "$bridge" ] && pass "a plan file keeps the stated split" \
+	|| fail "a plan file keeps the stated split" "$bridge_file vs $bridge"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["parallel"]["pp_last_layers"]=-1; json.dump(p, open(sys.argv[2], "w"))' \
+	"$TMP/last.json" "$TMP/last-bad.json"
+gp simulate "$TMP/last-bad.json"
+expect_rc "a negative pp_last_layers in a plan exits 2" 2
+expect_err "a negative pp_last_layers says where" 'last-bad.json: .parallel.pp_last_layers: expected an integer from 0 to'
+expect_err_lines "a negative pp_last_layers: one error line" 1
+for bad in "--pp-last-layers 2:^error: simulate: pp_last_layers: the other 15 virtual stages must split the other 59 layers evenly, found 2 in the last$" \
+	   "--pp-last-layers x:^error: --pp-last-layers: expected an integer" \
+	   "--pp-last-layers 61:^error: simulate: pp_last_layers: expected 0 \(the simulator's split\) to 60, found 61$"; do
+	gp simulate $dsv3 --ep 64 ${bad%%:*}
 	expect_rc "${bad%%:*} exits 2" 2
 	expect_err "${bad%%:*} says why" "${bad#*:}"
 	expect_err_lines "${bad%%:*}: one error line" 1
