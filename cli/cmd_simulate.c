@@ -83,6 +83,9 @@ static void help(void)
 	       "                          about 4 Mi tokens, as plan assumes; 64 fine-tuning)\n"
 	       "  --zero 0..3             ZeRO stage; FSDP is 3 (default: 0)\n"
 	       "  --recompute none|selective|full   activation recomputation (default: none)\n"
+	       "  --recompute-modules M[,M...]   with selective, these recomputed too: layernorm,\n"
+	       "                          mla_up_proj, moe_act, mlp (default: the attention core\n"
+	       "                          alone)\n"
 	       "  --interleave V          virtual pipeline stages per GPU (default: 1)\n"
 	       "  --pp-last-layers N      layers of the last virtual stage, beside the loss and\n"
 	       "                          MTP modules; the other stages split the rest evenly\n"
@@ -152,7 +155,7 @@ enum opt_id {
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
 	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL,
 	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER, O_MOE_GEMM,
-	O_WINDOW, O_PP_LAST,
+	O_WINDOW, O_PP_LAST, O_RC_MODULES,
 	/* sim_model_fields' flags: the model's integer fields beyond the
 	 * basic shape, O_SHAPE + index */
 	O_FT, O_FT_LAST = O_FT + FT_CLI_N - 1,
@@ -171,6 +174,7 @@ struct flags {
 	int gpus, gpn;
 	double intra_gbps, inter_gbps;
 	int tp, pp, dp, cp, mbs, gbs, zero, interleave, pp_last;
+	unsigned rc_modules;
 	enum sim_recompute recompute;
 	enum sim_precision precision;
 	enum sim_zero3_gather zero3_gather;
@@ -188,6 +192,38 @@ struct flags {
 };
 
 #define SET(f, id) ((f)->set[(id) - O_MODEL])
+
+/* "--recompute-modules mla_up_proj,moe_act": each a module name, once. */
+static enum rc parse_modules(const char *arg, unsigned *out)
+{
+	char buf[128], *save = NULL, *tok;
+	unsigned bits = 0;
+
+	if (!arg || strlen(arg) >= sizeof(buf)) {
+		gp_error("--recompute-modules: expected a list like mla_up_proj,moe_act, found '%s'",
+			 arg ? arg : "");
+		return RC_USAGE;
+	}
+	strcpy(buf, arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int k;
+
+		if (cli_parse_choice("--recompute-modules", tok, sim_recompute_module_names,
+				     SIM_RECOMPUTE_MODULES, &k) != RC_OK)
+			return RC_USAGE;
+		if (bits & (1u << k)) {
+			gp_error("--recompute-modules: expected each module once, found '%s' twice", tok);
+			return RC_USAGE;
+		}
+		bits |= 1u << k;
+	}
+	if (!bits) {
+		gp_error("--recompute-modules: expected a list like mla_up_proj,moe_act, found '%s'", arg);
+		return RC_USAGE;
+	}
+	*out = bits;
+	return RC_OK;
+}
 
 static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **plan_path,
 			   int *helped)
@@ -218,6 +254,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "recompute", required_argument, NULL, O_RECOMPUTE },
 		{ "interleave", required_argument, NULL, O_INTERLEAVE },
 		{ "pp-last-layers", required_argument, NULL, O_PP_LAST },
+		{ "recompute-modules", required_argument, NULL, O_RC_MODULES },
 		{ "seq-parallel", no_argument, NULL, O_SP },
 		{ "tp-overlap", no_argument, NULL, O_TP_OVERLAP },
 		{ "zero3-gather", required_argument, NULL, O_ZERO3_GATHER },
@@ -296,6 +333,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 			break;
 		case O_INTERLEAVE: rc = cli_parse_int("--interleave", optarg, 1, SIM_MAX_DEGREE, &f->interleave); break;
 		case O_PP_LAST: rc = cli_parse_int("--pp-last-layers", optarg, 0, SIM_MAX_LAYERS, &f->pp_last); break;
+		case O_RC_MODULES: rc = parse_modules(optarg, &f->rc_modules); break;
 		case O_SP: case O_NO_FLASH: case O_JSON: case O_TP_OVERLAP: break;
 		case O_ZERO3_GATHER:
 			rc = cli_parse_choice("--zero3-gather", optarg, sim_zero3_gather_names, 2, &v);
@@ -516,6 +554,7 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_RECOMPUTE)) q->recompute = f->recompute;
 	if (SET(f, O_INTERLEAVE)) q->interleave = f->interleave;
 	if (SET(f, O_PP_LAST)) q->pp_last_layers = f->pp_last;
+	if (SET(f, O_RC_MODULES)) q->recompute_modules = f->rc_modules;
 	if (SET(f, O_SP)) q->seq_parallel = 1;
 	if (SET(f, O_NO_FLASH)) q->flash = 0;
 	if (SET(f, O_ATTN_KERNEL)) q->attn_kernel = f->attn_kernel;
@@ -601,7 +640,7 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	const struct sim_memory *x = &r->memory;
 	int gpus = q->tp * q->pp * q->dp * q->cp;
 	double flops_unit;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], rc_label[64];
 
 	printf("model     %s: %d layers, hidden %d, %d heads (%d KV), ffn %d %s, vocab %d, seq %d, %s params",
 	       m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
@@ -619,11 +658,18 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 		printf(", %s %s %s %s", p->offering.provider, p->offering.instance_type,
 		       p->offering.region, price_purchase_str(p->purchase));
 	printf("\n");
+	rc_label[0] = 0;
+	for (int k = 0, n = 0; k < SIM_RECOMPUTE_MODULES; k++)
+		if (q->recompute == SIM_RECOMPUTE_SELECTIVE && (q->recompute_modules & (1u << k)))
+			n += snprintf(rc_label + n, sizeof(rc_label) - (size_t)n, "%s%s",
+				      n ? "," : " (and ", sim_recompute_module_names[k]);
+	if (rc_label[0])
+		strcat(rc_label, ")");
 	printf("parallel  tp %d, pp %d, dp %d, cp %d, mbs %d, gbs %d (%d micro-batch%s), zero %d, "
-	       "recompute %s, interleave %d, seq-parallel %s, flash %s, %s\n",
+	       "recompute %s%s, interleave %d, seq-parallel %s, flash %s, %s\n",
 	       q->tp, q->pp, q->dp, q->cp, q->mbs, q->gbs, r->grad_accum,
 	       r->grad_accum == 1 ? "" : "es", q->zero,
-	       sim_recompute_str(q->recompute), q->interleave, q->seq_parallel ? "on" : "off",
+	       sim_recompute_str(q->recompute), rc_label, q->interleave, q->seq_parallel ? "on" : "off",
 	       !q->flash ? "off" : q->attn_kernel == SIM_ATTN_AUTO ? "on"
 	       : sim_attn_kernel_names[q->attn_kernel], precision_label(q));
 	if (m->experts > 0)

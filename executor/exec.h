@@ -233,11 +233,13 @@ void exec_expect_init(struct exec_expect *e, const struct exec_opts *o,
 /* ---- rank layout ------------------------------------------------------ */
 
 /* Where one rank sits.  Ranks are numbered TP innermost, then CP, then
- * PP, then DP (the simulator's placement, sim.c and sim_event.c):
- * rank = ((dp_rank * pp + pp_rank) * cp + cp_rank) * tp + tp_rank.  Like
- * Megatron-Core's default order "tp-cp-ep-dp-pp", CP sits right outside
- * TP, so a CP group's K/V all-gather stays on as few nodes as TP allows;
- * unlike it, PP is inside DP, as the executor always placed it. */
+ * DP, then PP (the simulator's placement, sim.c and sim_event.c):
+ * rank = ((pp_rank * dp + dp_rank) * cp + cp_rank) * tp + tp_rank, so a
+ * pipeline stage is tp cp dp consecutive ranks.  This is Megatron-Core's
+ * default order "tp-cp-ep-dp-pp" and DeepSpeed's pipeline topology
+ * (PipeModelDataParallelTopology: pipe, data, model, the last
+ * innermost): CP's K/V all-gather and DP's sums stay on as few nodes as
+ * TP allows, the pipeline's sends cross them. */
 struct exec_layout {
 	int world, rank;
 	int tp, pp, dp, cp;

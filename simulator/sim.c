@@ -989,7 +989,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * gradient backward per micro-batch and chunk, scattered over the TP
 	 * ranks (sec. 4.1's scatter/gather optimisation). */
 	if (sh.p > 1) {
-		sim_group_link(c, sh.p, sh.t * sh.c, &pl);
+		sim_group_link(c, sh.p, sh.t * sh.c * sh.d, &pl);
 		bd->pp_comm_s = 2.0 * M * sh.v * sim_p2p_s(sim_act_bytes(p) * sh.tok * sh.h / sh.t,
 							   &pl);
 	}
@@ -1023,19 +1023,10 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	dp_total = dp_exposed = ex_total = ex_exposed = 0;
 	train_stage = sim_ft_stage_trainable(m, p, &sh, params_stage);
 	if (ndp > 1) {
-		int dom = sim_cluster_domain(c);
-		int span = sh.t * sh.c * sh.p;
-		int k;
-
-		/* How many of one DP x CP group's ranks share an NVLink domain
-		 * with TP innermost, then CP, PP, DP. */
-		if (dom >= span)
-			k = sh.c * (dom / span);
-		else if (dom >= sh.t * sh.c)
-			k = sh.c;
-		else
-			k = dom > sh.t ? dom / sh.t : 1;
-		sim_group_link_k(c, ndp, k, &dl);
+		/* one DP x CP group's ranks lie tp apart: TP innermost, then
+		 * CP, DP, PP (Megatron-Core's "tp-cp-ep-dp-pp", DeepSpeed's
+		 * pipe-data-model topology) */
+		sim_group_link(c, ndp, sh.t, &dl);
 		dp_group_comm(m, p, &sh, train_stage, sim_ft_stage_weight_bytes(m, p, &sh, params_stage),
 			      nd > 0 ? sim_ft_layer_weight_bytes(m, p, &sh)
 				     : sim_weight_bytes(p) * sh.moe_rest_params / sh.t,

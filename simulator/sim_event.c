@@ -371,7 +371,7 @@ static double vstage_params(const struct sim_model *m, const struct sim_shape *s
 
 /* One message between the stages whose first ranks are a and b: over the
  * intra-node link when they share a node, else the node's NIC shared by
- * its GPUs (ranks fill nodes in order, TP innermost, then CP, then PP, the
+ * its GPUs (ranks fill nodes in order, TP innermost, then CP, DP, PP, the
  * placement sim_step() assumes). */
 static double p2p_time(const struct sim_cluster *cl, int a, int b, double bytes)
 {
@@ -495,7 +495,7 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 	 * TP ranks (Narayanan et al., SC'21, sec. 4.1). */
 	msg = 2.0 * sh.tok * sh.h / sh.t;
 	for (int st = 0; st < p; st++) {
-		int span = sh.t * sh.c;
+		int span = sh.t * sh.c * sh.d;
 
 		c->stage[st].p2p_next_s = p > 1 ?
 			p2p_time(cl, st * span, ((st + 1) % p) * span, msg) : 0;

@@ -28,15 +28,19 @@ static void test_exec_layout_init_tp_innermost(void **state)
 	p.tp = 2;
 	p.pp = 2;
 	p.dp = 2;
-	/* rank = (dp * pp + pp_rank) * tp + tp_rank: 5 = (1 * 2 + 0) * 2 + 1 */
+	/* rank = (pp_rank * dp + dp_rank) * tp + tp_rank (Megatron-Core's
+	 * "tp-cp-ep-dp-pp"): 5 = (1 * 2 + 0) * 2 + 1 */
 	assert_int_equal(exec_layout_init(&l, &p, 5), RC_OK);
 	assert_int_equal(l.world, 8);
 	assert_int_equal(l.tp_rank, 1);
-	assert_int_equal(l.pp_rank, 0);
-	assert_int_equal(l.dp_rank, 1);
+	assert_int_equal(l.pp_rank, 1);
+	assert_int_equal(l.dp_rank, 0);
 	assert_int_equal(exec_layout_init(&l, &p, 6), RC_OK);
 	assert_int_equal(l.tp_rank, 0);
 	assert_int_equal(l.pp_rank, 1);
+	assert_int_equal(l.dp_rank, 1);
+	assert_int_equal(exec_layout_init(&l, &p, 2), RC_OK);
+	assert_int_equal(l.pp_rank, 0);
 	assert_int_equal(l.dp_rank, 1);
 	for (int r = 0; r < 8; r++) {
 		assert_int_equal(exec_layout_init(&l, &p, r), RC_OK);
@@ -45,15 +49,15 @@ static void test_exec_layout_init_tp_innermost(void **state)
 	assert_int_equal(exec_layout_init(&l, &p, 8), RC_INPUT);
 	assert_int_equal(exec_layout_init(&l, &p, -1), RC_INPUT);
 	/* CP right outside TP (the simulator's placement): with cp 2,
-	 * rank = ((dp * pp + pp_rank) * cp + cp_rank) * tp + tp_rank, so
+	 * rank = ((pp_rank * dp + dp_rank) * cp + cp_rank) * tp + tp_rank, so
 	 * 11 = ((1 * 2 + 0) * 2 + 1) * 2 + 1 */
 	p.cp = 2;
 	assert_int_equal(exec_layout_init(&l, &p, 11), RC_OK);
 	assert_int_equal(l.world, 16);
 	assert_int_equal(l.tp_rank, 1);
 	assert_int_equal(l.cp_rank, 1);
-	assert_int_equal(l.pp_rank, 0);
-	assert_int_equal(l.dp_rank, 1);
+	assert_int_equal(l.pp_rank, 1);
+	assert_int_equal(l.dp_rank, 0);
 	for (int r = 0; r < 16; r++) {
 		assert_int_equal(exec_layout_init(&l, &p, r), RC_OK);
 		assert_int_equal(exec_layout_rank(&l, l.dp_rank, l.pp_rank, l.cp_rank, l.tp_rank), r);
@@ -1376,8 +1380,8 @@ static void test_exec_trainer_lora_states_match_simulator(void **state)
  * split and NCCL's ids alike): the ranks sharing a color, ordered by key,
  * must be exactly exec_group_members' list, in which a rank's index is its
  * tp, pp or dp coordinate.  Hand case, tp 2 x pp 3 x dp 2: rank 7 is
- * (dp 1, pp 0, tp 1); its TP group {6, 7}, PP group {7, 9, 11}, DP group
- * {1, 7}. */
+ * (pp 1, dp 1, tp 1); its TP group {6, 7}, PP group {3, 7, 11}, DP group
+ * {5, 7}. */
 static void test_exec_group_color_matches_members(void **state)
 {
 	/* tp, pp, dp, cp, ep */
@@ -1398,15 +1402,15 @@ static void test_exec_group_color_matches_members(void **state)
 	assert_int_equal(m[0], 6);
 	assert_int_equal(m[1], 7);
 	assert_int_equal(exec_group_members(&l, EXEC_GROUP_PP, m), 3);
-	assert_int_equal(m[0], 7);
-	assert_int_equal(m[1], 9);
+	assert_int_equal(m[0], 3);
+	assert_int_equal(m[1], 7);
 	assert_int_equal(m[2], 11);
 	assert_int_equal(exec_group_members(&l, EXEC_GROUP_DP, m), 2);
-	assert_int_equal(m[0], 1);
+	assert_int_equal(m[0], 5);
 	assert_int_equal(m[1], 7);
-	/* tp 2 x cp 2 x pp 2 x dp 2: rank 13 is (dp 1, pp 1, cp 0, tp 1);
+	/* tp 2 x cp 2 x pp 2 x dp 2: rank 13 is (pp 1, dp 1, cp 0, tp 1);
 	 * its CP group {13, 15}, its DP group (dp x cp, key dp * cp + cp)
-	 * {5, 7, 13, 15}, its PP group {9, 13} */
+	 * {9, 11, 13, 15}, its PP group {5, 13} */
 	p.pp = 2;
 	p.cp = 2;
 	assert_int_equal(exec_layout_init(&l, &p, 13), RC_OK);
@@ -1414,38 +1418,39 @@ static void test_exec_group_color_matches_members(void **state)
 	assert_int_equal(m[0], 13);
 	assert_int_equal(m[1], 15);
 	assert_int_equal(exec_group_members(&l, EXEC_GROUP_DP, m), 4);
-	assert_int_equal(m[0], 5);
-	assert_int_equal(m[1], 7);
+	assert_int_equal(m[0], 9);
+	assert_int_equal(m[1], 11);
 	assert_int_equal(m[2], 13);
 	assert_int_equal(m[3], 15);
 	assert_int_equal(exec_group_members(&l, EXEC_GROUP_PP, m), 2);
-	assert_int_equal(m[0], 9);
+	assert_int_equal(m[0], 5);
 	assert_int_equal(m[1], 13);
 	/* experts folded over a stage's tp x cp x dp, EP innermost: tp 2 x
-	 * pp 2 x dp 2, ep 2: rank 5 is (dp 1, pp 0, tp 1), the stage's rank
-	 * (1 x 1 + 0) x 2 + 1 = 3, so EP rank 1 of replica 1; its EP group
-	 * the stage's ranks 2 and 3 (world 4, 5), its expert-DP group the
-	 * stage's 1 and 3 (world 1, 5) */
+	 * pp 2 x dp 2, ep 2: rank 7 is (pp 1, dp 1, tp 1), the stage's rank
+	 * (1 x 1 + 0) x 2 + 1 = 3 (a stage is 4 consecutive ranks, world
+	 * 4 + s), so EP rank 1 of replica 1; its EP group the stage's ranks
+	 * 2 and 3 (world 6, 7), its expert-DP group the stage's 1 and 3
+	 * (world 5, 7) */
 	p.cp = 1;
 	p.ep = 2;
-	assert_int_equal(exec_layout_init(&l, &p, 5), RC_OK);
+	assert_int_equal(exec_layout_init(&l, &p, 7), RC_OK);
 	assert_int_equal(l.ep_rank, 1);
 	assert_int_equal(l.edp_rank, 1);
 	assert_int_equal(l.edp, 2);
 	assert_int_equal(exec_group_members(&l, EXEC_GROUP_EP, m), 2);
-	assert_int_equal(m[0], 4);
-	assert_int_equal(m[1], 5);
+	assert_int_equal(m[0], 6);
+	assert_int_equal(m[1], 7);
 	assert_int_equal(exec_group_members(&l, EXEC_GROUP_EDP, m), 2);
-	assert_int_equal(m[0], 1);
-	assert_int_equal(m[1], 5);
-	/* ep 4: the whole stage {0, 1, 4, 5}, each expert on one rank */
+	assert_int_equal(m[0], 5);
+	assert_int_equal(m[1], 7);
+	/* ep 4: the whole stage {4, 5, 6, 7}, each expert on one rank */
 	p.ep = 4;
 	assert_int_equal(exec_layout_init(&l, &p, 5), RC_OK);
 	assert_int_equal(exec_group_members(&l, EXEC_GROUP_EP, m), 4);
-	assert_int_equal(m[0], 0);
-	assert_int_equal(m[1], 1);
-	assert_int_equal(m[2], 4);
-	assert_int_equal(m[3], 5);
+	assert_int_equal(m[0], 4);
+	assert_int_equal(m[1], 5);
+	assert_int_equal(m[2], 6);
+	assert_int_equal(m[3], 7);
 	assert_int_equal(exec_group_members(&l, EXEC_GROUP_EDP, m), 1);
 	/* ep must divide the stage's 4 ranks */
 	p.ep = 3;

@@ -27,12 +27,14 @@ enum rc exec_layout_init(struct exec_layout *l, const struct sim_parallel *p, in
 	l->dp = p->dp;
 	l->cp = p->cp;
 	/* TP innermost so a TP group is consecutive ranks (one node), then
-	 * CP, then PP, then DP: the placement the simulator prices (sim.c's
-	 * DP x CP link, sim_event.c; DESIGN.md). */
+	 * CP, then DP, then PP: Megatron-Core's default order
+	 * ("tp-cp-ep-dp-pp") and DeepSpeed's pipeline topology (pipe, data,
+	 * model), the placement the simulator prices (sim.c's DP x CP and PP
+	 * links, sim_event.c). */
 	l->tp_rank = rank % p->tp;
 	l->cp_rank = (rank / p->tp) % p->cp;
-	l->pp_rank = (rank / (p->tp * p->cp)) % p->pp;
-	l->dp_rank = rank / (p->tp * p->cp * p->pp);
+	l->dp_rank = (rank / (p->tp * p->cp)) % p->dp;
+	l->pp_rank = rank / (p->tp * p->cp * p->dp);
 	/* the experts fold over the stage's ranks, EP innermost (exec.h) */
 	stage = (l->dp_rank * p->cp + l->cp_rank) * p->tp + l->tp_rank;
 	l->ep = ep;
@@ -52,7 +54,7 @@ static int stage_rank(const struct exec_layout *l, int pp_rank, int s)
 int exec_layout_rank(const struct exec_layout *l, int dp_rank, int pp_rank, int cp_rank,
 		     int tp_rank)
 {
-	return ((dp_rank * l->pp + pp_rank) * l->cp + cp_rank) * l->tp + tp_rank;
+	return ((pp_rank * l->dp + dp_rank) * l->cp + cp_rank) * l->tp + tp_rank;
 }
 
 void exec_split(long n, int parts, int idx, long *off, long *len)

@@ -119,10 +119,9 @@ void exec_expect_init(struct exec_expect *e, const struct exec_opts *o,
 		      double min_fraction)
 {
 	const struct sim_parallel *p = &o->par;
-	/* ranks: TP innermost, then CP, PP, DP (exec_layout.c); the dp group
-	 * is the dp x cp ranks of one weight shard, its CP ranks closest */
-	const int stride[EXEC_CHECK_GROUPS] = { 1, p->tp, p->tp * p->cp,
-						p->cp > 1 ? p->tp : p->tp * p->pp };
+	/* ranks: TP innermost, then CP, DP, PP (exec_layout.c); the dp group
+	 * is the dp x cp ranks of one weight shard, tp apart */
+	const int stride[EXEC_CHECK_GROUPS] = { 1, p->tp, p->tp * p->cp * p->dp, p->tp };
 	int cpu = gp_streq_nocase(c->gpu.name, "cpu");
 
 	memset(e, 0, sizeof(*e));

@@ -7,7 +7,7 @@ gp simulate --help
 expect_rc "help exits 0" 0
 for o in --model --layers --hidden --heads --kv-heads --ffn --vocab --seq --mlp --tied \
 	 --gpu --gpus --gpus-per-node --intra-node-gbps --inter-node-gbps --tp --pp --dp --cp \
-	 --mbs --gbs --zero --recompute --interleave --pp-last-layers --seq-parallel --no-flash --precision \
+	 --mbs --gbs --zero --recompute --interleave --pp-last-layers --recompute-modules --seq-parallel --no-flash --precision \
 	 --tokens --usd-per-gpu-hour --json --output --experts --top-k --expert-ffn \
 	 --shared-experts --shared-ffn --dense-layers --mtp-layers --head-dim --kv-lora-rank \
 	 --q-lora-rank --qk-nope-dim --qk-rope-dim --v-head-dim --sliding-window \
@@ -381,12 +381,30 @@ expect_err "a negative pp_last_layers says where" 'last-bad.json: .parallel.pp_l
 expect_err_lines "a negative pp_last_layers: one error line" 1
 for bad in "--pp-last-layers 2:^error: simulate: pp_last_layers: the other 15 virtual stages must split the other 59 layers evenly, found 2 in the last$" \
 	   "--pp-last-layers x:^error: --pp-last-layers: expected an integer" \
-	   "--pp-last-layers 61:^error: simulate: pp_last_layers: expected 0 \(the simulator's split\) to 60, found 61$"; do
+	   "--pp-last-layers 61:^error: simulate: pp_last_layers: expected 0 \(the simulator's split\) to 60, found 61$" \
+	   "--recompute selective --recompute-modules mla_up_proj,bogus:^error: --recompute-modules: expected layernorm, mla_up_proj, moe_act or mlp, found 'bogus'$" \
+	   "--recompute selective --recompute-modules mlp,mlp:^error: --recompute-modules: expected each module once, found 'mlp' twice$" \
+	   "--recompute selective --recompute-modules ,:^error: --recompute-modules: expected a list like mla_up_proj,moe_act, found ','$" \
+	   "--recompute-modules mlp:^error: simulate: recompute_modules: expected recompute selective with modules, found none$"; do
 	gp simulate $dsv3 --ep 64 ${bad%%:*}
 	expect_rc "${bad%%:*} exits 2" 2
 	expect_err "${bad%%:*} says why" "${bad#*:}"
 	expect_err_lines "${bad%%:*}: one error line" 1
 done
+# the modules recomputed beside the attention core, as Megatron-Core's
+# --recompute-modules names them; a plan file keeps them
+gp simulate $dsv3 --ep 64 --recompute selective --json
+sel=$(json_num step_time_s "$OUT")
+gp simulate $dsv3 --ep 64 --recompute selective --recompute-modules mla_up_proj,moe_act
+expect_rc "--recompute-modules simulates" 0
+expect_out "the modules are stated" 'recompute selective \(and mla_up_proj,moe_act\),'
+gp simulate $dsv3 --ep 64 --recompute selective --recompute-modules mla_up_proj,moe_act -o "$TMP/mods.json" --json
+mods=$(json_num step_time_s "$OUT")
+awk -v a="$sel" -v b="$mods" 'BEGIN { exit !(b > a) }' \
+	&& pass "recomputing two more modules costs time" \
+	|| fail "recomputing two more modules costs time" "$mods vs $sel"
+grep -q '"mla_up_proj"' "$TMP/mods.json" && grep -q '"moe_act"' "$TMP/mods.json" \
+	&& pass "the plan carries the modules" || fail "the plan carries the modules" "missing"
 gp simulate --model qwen3-30b-a3b --gpu H100 --gpus 16 --ep 16 --gbs 1024 --precision mxfp8
 expect_rc "MXFP8 on Hopper exits 2" 2
 expect_err "MXFP8 on Hopper says why" "^error: simulate: precision: expected a GPU with an MXFP8 rate \(an mxfp8 figure, or Blackwell's fp8\), found none for H100-SXM5-80GB$"
