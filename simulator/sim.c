@@ -987,11 +987,14 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 
 	/* Point-to-point sends between stages: one activation forward and one
 	 * gradient backward per micro-batch and chunk, scattered over the TP
-	 * ranks (sec. 4.1's scatter/gather optimisation). */
+	 * ranks (sec. 4.1's scatter/gather optimisation), each a blocking
+	 * exchange in Megatron's 1F1B; and the pipeline's fill and drain,
+	 * priced above as compute alone, wait for one send a hop, p - 1 hops
+	 * forward and p - 1 back. */
 	if (sh.p > 1) {
 		sim_group_link(c, sh.p, sh.t * sh.c * sh.d, &pl);
-		bd->pp_comm_s = 2.0 * M * sh.v * sim_p2p_s(sim_act_bytes(p) * sh.tok * sh.h / sh.t,
-							   &pl);
+		bd->pp_comm_s = (2.0 * M * sh.v + 2.0 * (sh.p - 1)) *
+				sim_p2p_s(sim_act_bytes(p) * sh.tok * sh.h / sh.t, &pl);
 	}
 
 	/* Data parallelism over the dp x cp replicas of each weight shard

@@ -2088,6 +2088,31 @@ static void test_sim_pp_last_layers_deepseek(void **state)
 	assert_non_null(strstr(why, "pp_last_layers: expected 0 (the simulator's split) to 60"));
 }
 
+/* The pipeline's sends, by hand: Llama 3 70B at tp 8, pp 4, v 2 on H100
+ * nodes (PP across them: ranks TP, CP, DP, then PP), 16 micro-batches of
+ * one 8192-token sequence; each send is 8192 x 8192 x 2 bytes / 8 =
+ * 16 MiB over the link of ranks 8 x 2 = 16 apart: 2 x 16 x 2 sends a
+ * stage's micro-batches and chunks take, and 2 x 3 for the fill and the
+ * drain, 70 in all. */
+static void test_sim_pp_comm_per_hop(void **state)
+{
+	struct sim_model m = llama(80, 8192, 64, 8, 28672);
+	struct sim_parallel p = par(8, 4, 2, 1, 32);
+	struct sim_cluster c = h100();
+	struct sim_result r;
+	struct sim_link l;
+	char why[256];
+
+	(void)state;
+	m.seq = 8192;
+	p.interleave = 2;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_step(&m, &p, &c, &r);
+	sim_group_link(&c, 4, 16, &l);
+	assert_near(r.breakdown.pp_comm_s, 70.0 * sim_p2p_s(8192.0 * 8192 * 2 / 8, &l), 1e-12);
+	assert_true(l.bytes_per_s < c.gpu.intra_bytes_per_s);
+}
+
 /* When the middle stages all take an extra layer and one is left, the
  * first stage takes it: 31 layers over 4 stages is 8 + 8 + 8 + 7. */
 static void test_sim_stage_layers_remainder_order(void **state)
@@ -2456,6 +2481,7 @@ int main(void)
 		cmocka_unit_test(test_sim_moe_gemm_generations),
 		cmocka_unit_test(test_sim_stage_layers_remainder_order),
 		cmocka_unit_test(test_sim_pp_last_layers_deepseek),
+		cmocka_unit_test(test_sim_pp_comm_per_hop),
 		cmocka_unit_test(test_sim_plan_round_trip),
 		cmocka_unit_test(test_sim_plan_facts_round_trip),
 		cmocka_unit_test(test_sim_plan_moe_round_trip),
