@@ -343,6 +343,9 @@ void plan_cli_print_layout(const struct sim_plan *p)
 	printf("layout    tp%d pp%d", q->tp, q->pp);
 	if (q->interleave > 1)
 		printf(" vp%d", q->interleave);
+	if (q->pp_last_layers > 0)
+		printf(" (%d layers a virtual stage, %d in the last)",
+		       sim_virtual_stage_layers(&p->model, q, 0), q->pp_last_layers);
 	printf(" dp%d cp%d", q->dp, q->cp);
 	if (p->model.experts > 0)
 		printf(" ep%d etp%d (expert dp %d)", ep, etp, q->tp * q->cp * q->dp / (ep * etp));

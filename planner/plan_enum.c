@@ -460,8 +460,8 @@ static int search_knobs(struct search *s, const struct sim_parallel *base, int n
 		if (s->gbs % (mbs * par.dp))
 			break;
 		par.mbs = mbs;
-		for (size_t vi = 0; vi < GP_ARRAY_LEN(v_values); vi++) {
-			int v = v_values[vi];
+		for (size_t vi = 0; vi < GP_ARRAY_LEN(v_values) * 2; vi++) {
+			int v = v_values[vi / 2], n = par.pp * v;
 			/* bad[z]: recompute modes <= bad[z] are known not to fit */
 			int bad[4] = { -1, -1, -1, -1 };
 
@@ -470,6 +470,22 @@ static int search_knobs(struct search *s, const struct sim_parallel *base, int n
 			if (v > 1 && v > sim_max_interleave(m, par.pp))
 				continue;
 			par.interleave = v;
+			/* Where the layers do not split evenly, also the layout
+			 * Megatron-Bridge gives DeepSeek-V3: every virtual stage
+			 * ceil(L / n) layers but the last, which holds the rest
+			 * beside the LM head, the loss and the MTP modules
+			 * (sim_parallel.pp_last_layers). */
+			par.pp_last_layers = 0;
+			if (vi % 2) {
+				int c = (m->layers + n - 1) / n;
+
+				if (par.pp < 2 || m->layers % n == 0 || m->layers - (n - 1) * c < 1) {
+					if (v == 1 && !frugal_fits)
+						break;
+					continue;
+				}
+				par.pp_last_layers = m->layers - (n - 1) * c;
+			}
 			for (int z = zhi; z >= zlo; z--) {
 				for (int rc = SIM_RECOMPUTE_FULL; rc >= SIM_RECOMPUTE_NONE; rc--) {
 					int fit;
@@ -491,7 +507,7 @@ static int search_knobs(struct search *s, const struct sim_parallel *base, int n
 								bad[zz] = rc;
 				}
 			}
-			if (v == 1 && !frugal_fits)
+			if (v == 1 && vi % 2 && !frugal_fits)
 				break;
 		}
 		/* Activations grow with the micro-batch: if the most frugal

@@ -1350,6 +1350,49 @@ static void test_plan_enumerate_cp_only_long_sequences(void **state)
 	assert_int_equal(a.rejected_check, b.rejected_check);
 }
 
+/* Where pp x v does not divide the layers, the search tries the
+ * simulator's split and the one Megatron-Bridge gives DeepSeek-V3 (every
+ * virtual stage ceil(L / n) layers, the last the rest beside the loss):
+ * 30 layers over pp 4 are 8, 8, 8 and 6; over pp 2 they split evenly
+ * and only the simulator's split is searched. */
+static void test_plan_enumerate_last_stage_split(void **state)
+{
+	struct sim_model m = test_model;
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_stats st;
+	struct plan_candidate *c = NULL;
+	size_t n = 0;
+	int stated = 0, own_uneven = 0, pp4 = 0;
+
+	(void)state;
+	catalog_init();
+	m.layers = 30;
+	plan_job_init(&job, &m, 10e9);
+	plan_opts_init(&o);
+	assert_int_equal(plan_enumerate(&job, &test_cat, &o, &c, &n, &st, NULL), RC_OK);
+	for (size_t i = 0; i < n; i++) {
+		const struct sim_parallel *q = &c[i].par;
+		int k = q->pp * q->interleave, even = (m.layers + k - 1) / k;
+
+		if (q->pp_last_layers > 0) {
+			assert_true(q->pp > 1 && m.layers % k != 0);
+			assert_int_equal(q->pp_last_layers, m.layers - (k - 1) * even);
+			stated++;
+			if (q->pp == 4 && q->interleave == 1) {
+				assert_int_equal(q->pp_last_layers, 6);
+				pp4++;
+			}
+		} else if (q->pp > 1 && m.layers % k) {
+			own_uneven++;
+		}
+	}
+	assert_true(stated > 0);
+	assert_true(own_uneven > 0);
+	assert_true(pp4 > 0);
+	free(c);
+}
+
 /* ---- mixture of experts: the expert search, the offering's NVLink domain,
  * the precision and the framework's MoE rules ---------------------------- */
 
@@ -1789,6 +1832,7 @@ int main(void)
 		cmocka_unit_test(test_plan_run_cp_only_fit),
 		cmocka_unit_test(test_plan_run_cp_faster),
 		cmocka_unit_test(test_plan_enumerate_cp_only_long_sequences),
+		cmocka_unit_test(test_plan_enumerate_last_stage_split),
 		cmocka_unit_test(test_plan_enumerate_experts_where_legal),
 		cmocka_unit_test(test_plan_run_dense_unchanged),
 		cmocka_unit_test(test_plan_enumerate_domain_from_offering),
