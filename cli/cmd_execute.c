@@ -105,6 +105,9 @@ static void help(void)
 	       "  --recompute none|selective|full (default: the plan's, else none)\n"
 	       "  --interleave V                  chunks per pipeline stage\n"
 	       "                                  (default: the plan's, else 1)\n"
+	       "  --pp-last-layers N              layers of the last virtual stage, the others\n"
+	       "                                  even (default: the plan's, else 0: the\n"
+	       "                                  simulator's split)\n"
 	       "  --schedule gpipe|1f1b|interleaved  (default: 1f1b, interleaved when V > 1)\n"
 	       "  --no-flash                      keep attention probabilities (default: flash)\n"
 	       "  --seq-parallel, --no-seq-parallel  Megatron sequence parallelism with tp > 1\n"
@@ -140,7 +143,7 @@ enum {
 	OPT_BACKEND = 256, OPT_NP, OPT_STEPS, OPT_SEED, OPT_LR, OPT_DATA, OPT_JSON,
 	OPT_MAX_RANKS, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_FFN,
 	OPT_VOCAB, OPT_SEQ, OPT_MLP, OPT_NORM, OPT_TP, OPT_PP, OPT_DP, OPT_MBS,
-	OPT_GBS, OPT_ACCUM, OPT_ZERO, OPT_RECOMPUTE, OPT_INTERLEAVE, OPT_SCHEDULE,
+	OPT_GBS, OPT_ACCUM, OPT_ZERO, OPT_RECOMPUTE, OPT_INTERLEAVE, OPT_PP_LAST, OPT_SCHEDULE,
 	OPT_NO_FLASH, OPT_PRECISION, OPT_CHECK, OPT_CALIBRATION, OPT_METRICS_PORT,
 	OPT_METRICS_FILE, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_TIED, OPT_UNTIED, OPT_SP,
 	OPT_NO_SP, OPT_TRACE, OPT_CP, OPT_CKPT_DIR, OPT_CKPT_EVERY, OPT_RESUME, OPT_EP, OPT_ETP,
@@ -245,6 +248,7 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 		{ "zero", required_argument, NULL, OPT_ZERO },
 		{ "recompute", required_argument, NULL, OPT_RECOMPUTE },
 		{ "interleave", required_argument, NULL, OPT_INTERLEAVE },
+		{ "pp-last-layers", required_argument, NULL, OPT_PP_LAST },
 		{ "schedule", required_argument, NULL, OPT_SCHEDULE },
 		{ "no-flash", no_argument, NULL, OPT_NO_FLASH },
 		{ "tied", no_argument, NULL, OPT_TIED },
@@ -365,6 +369,10 @@ static enum rc parse_args(int argc, char **argv, struct exec_opts *o, struct fla
 			break;
 		case OPT_INTERLEAVE:
 			rc = cli_parse_int("--interleave", optarg, 1, 1 << 10, &p->interleave);
+			break;
+		case OPT_PP_LAST:
+			rc = cli_parse_int("--pp-last-layers", optarg, 0, SIM_MAX_LAYERS,
+					   &p->pp_last_layers);
 			break;
 		case OPT_SCHEDULE:
 			if (sched_kind_parse(optarg, &o->schedule) != RC_OK) {
@@ -658,6 +666,8 @@ static void print_header(const struct exec_opts *o)
 	       sched_kind_name(o->schedule));
 	if (p->interleave > 1)
 		printf(" (v %d)", p->interleave);
+	if (p->pp_last_layers > 0)
+		printf(", %d layers in the last virtual stage", p->pp_last_layers);
 	if (p->seq_parallel && p->tp > 1)
 		printf(", sequence parallel");
 	printf(", mbs %d x %d micro-batches x dp %d = gbs %d, %s backend\n",

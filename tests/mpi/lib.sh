@@ -66,6 +66,7 @@ pp2-gpipe 2 base --pp 2 --schedule gpipe --mbs 2
 dp2 2 base --dp 2 --mbs 2
 tp2xpp2 4 base --tp 2 --pp 2 --mbs 1
 pp4-interleaved-v2 4 base --pp 4 --interleave 2 --mbs 1
+pp4-last5 4 base --pp 4 --pp-last-layers 5 --mbs 1
 dp2-zero1 2 base --dp 2 --zero 1 --mbs 2
 dp2-zero2 2 base --dp 2 --zero 2 --mbs 2
 dp2-zero3 2 base --dp 2 --zero 3 --mbs 2
