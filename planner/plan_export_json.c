@@ -222,6 +222,9 @@ static int framework_par(const struct sim_plan *p, enum plan_framework fw,
 	if (zero1_instead(p, fw))
 		q->zero = 1;
 	plan_framework_price(fw, &p->model, &p->cluster.gpu, q);
+	/* the script overlaps TP's collectives (--tp-comm-overlap) exactly
+	 * where the plan priced it so */
+	q->tp_overlap = p->par.tp_overlap;
 	return q->zero != p->par.zero || q->grad_bytes_per_param != p->par.grad_bytes_per_param ||
 	       q->zero2_every_micro_batch != p->par.zero2_every_micro_batch ||
 	       q->dp_overlap != p->par.dp_overlap || q->ep_flex != p->par.ep_flex ||
@@ -660,6 +663,9 @@ static void megatron_words(struct words *ws, const struct sim_plan *p)
 	words_line(ws, "--micro-batch-size %d --global-batch-size %d", q->mbs, q->gbs);
 	if (q->seq_parallel)
 		words_line(ws, "--sequence-parallel");
+	/* the TP collectives under the GEMMs, as priced (tp_overlap) */
+	if (q->tp_overlap && q->seq_parallel && q->tp > 1)
+		words_line(ws, "--tp-comm-overlap");
 	if (q->recompute == SIM_RECOMPUTE_FULL)
 		words_line(ws, "--recompute-granularity full --recompute-method uniform"
 			       " --recompute-num-layers 1");

@@ -147,6 +147,16 @@ void plan_framework_price(enum plan_framework f, const struct sim_model *m,
 	 * recomputation, at most one MTP layer. */
 	q->ep_flex = 0;
 	q->ep_overlap = 0;
+	/* Megatron-LM overlaps the TP collectives with the GEMMs they feed
+	 * (--tp-comm-overlap, Transformer Engine's userbuffers, which export
+	 * writes; arguments.py asserts sequence parallelism with it), as
+	 * current recipes run (NeMo/Megatron-Bridge's tp_comm_overlap),
+	 * with the distributed optimizer, on NVLink (the userbuffers are
+	 * peers' memory mapped over it); not with Megatron-FSDP (ZeRO-2/3),
+	 * with which no recipe or test of Megatron-LM runs it.  DeepSpeed's
+	 * Megatron layers do not overlap. */
+	q->tp_overlap = f == PLAN_FRAMEWORK_MEGATRON && q->tp > 1 && q->seq_parallel &&
+			q->zero <= 1 && g && g->nvlink;
 	if (f == PLAN_FRAMEWORK_MEGATRON && m && m->experts > 0 && q->ep > 1) {
 		q->ep_flex = sim_gpu_arch(g) != SIM_ARCH_OTHER;
 		q->ep_overlap = (q->pp == 1 || q->interleave > 1) &&

@@ -81,6 +81,14 @@ static void test_plan_export_megatron_flags(void **state)
 	assert_non_null(strstr(s, "torchrun --nnodes 4 --nproc-per-node 8"));
 	assert_null(strstr(s, "--context-parallel-size"));
 	assert_null(strstr(s, "--pipeline-model-parallel-layout"));
+	assert_null(strstr(s, "--tp-comm-overlap"));
+	free(s);
+	/* TP overlap priced: the userbuffers flag, which Megatron-LM takes
+	 * only with sequence parallelism */
+	p.par.tp_overlap = 1;
+	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	assert_non_null(strstr(s, "--sequence-parallel"));
+	assert_non_null(strstr(s, "--tp-comm-overlap"));
 	free(s);
 }
 

@@ -1653,6 +1653,48 @@ static void test_plan_precision_pick(void **state)
 	assert_int_equal(plan_precision_parse("default", &p), RC_USAGE);
 }
 
+/* Megatron-LM overlaps TP's collectives (--tp-comm-overlap) with
+ * sequence parallelism and the distributed optimizer on NVLink, not
+ * under Megatron-FSDP; DeepSpeed never; a plan for no framework keeps
+ * its own. */
+static void test_plan_framework_tp_overlap(void **state)
+{
+	struct price_gpu h100 = test_gpus[0];
+	struct sim_parallel q;
+
+	(void)state;
+	catalog_init();
+	sim_parallel_init(&q);
+	q.tp = 4;
+	q.dp = 2;
+	q.zero = 1;
+	q.seq_parallel = 1;
+	h100.nvlink = 1;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &test_model, &h100, &q);
+	assert_int_equal(q.tp_overlap, 1);
+	/* no NVLink (RTX 4090): no userbuffers */
+	h100.nvlink = 0;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &test_model, &h100, &q);
+	assert_int_equal(q.tp_overlap, 0);
+	h100.nvlink = 1;
+	plan_framework_price(PLAN_FRAMEWORK_DEEPSPEED, &test_model, &h100, &q);
+	assert_int_equal(q.tp_overlap, 0);
+	q.tp_overlap = 1;
+	plan_framework_price(PLAN_FRAMEWORK_ANY, &test_model, &h100, &q);
+	assert_int_equal(q.tp_overlap, 1);
+	q.zero = 3;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &test_model, &h100, &q);
+	assert_int_equal(q.tp_overlap, 0);
+	q.zero = 1;
+	q.seq_parallel = 0;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &test_model, &h100, &q);
+	assert_int_equal(q.tp_overlap, 0);
+	q.seq_parallel = 1;
+	q.tp = 1;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &test_model, &h100, &q);
+	assert_int_equal(q.tp_overlap, 0);
+}
+
 /* Megatron-LM's MoE rules: the flex dispatcher on Hopper and Blackwell
  * only, the all-to-all overlap with ep > 1 and without full
  * recomputation, and with pp > 1 only interleaved; DeepSpeed: neither,
@@ -1837,6 +1879,7 @@ int main(void)
 		cmocka_unit_test(test_plan_run_dense_unchanged),
 		cmocka_unit_test(test_plan_enumerate_domain_from_offering),
 		cmocka_unit_test(test_plan_precision_pick),
+		cmocka_unit_test(test_plan_framework_tp_overlap),
 		cmocka_unit_test(test_plan_framework_moe_rules),
 		cmocka_unit_test(test_plan_largest_loss_ep),
 		cmocka_unit_test(test_plan_result_to_json_keys),

@@ -338,14 +338,15 @@ expect_rc "frontier --help exits 0" 0
 expect_out "frontier --help lists --csv" "--csv FILE"
 
 # ---- the age of the prices an answer uses, and capacity blocks ------------
-# A 40-day deadline: the cheapest answer is 64 p5.48xlarge in a capacity
-# block (39.33 USD per instance-hour against 55.04 on demand), whose rate is
-# dated 2024-12-31: 703 days before GPUPLAN_NOW (2026-12-04).
+# A 40-day deadline: the cheapest answer is 40 p5.48xlarge in a capacity
+# block (39.33 USD per instance-hour against 55.04 on demand) for the 37.3
+# days of the run, paid as blocks of whole weeks beyond 14 days (42), whose
+# rate is dated 2024-12-31: 703 days before GPUPLAN_NOW (2026-12-04).
 gp plan --model llama3-70b --tokens 1T --deadline 40d -o "$TMP/block.json"
 expect_rc "block: plan exits 0" 0
-expect_out "block: the answer is a capacity block" "^1 +aws p5\.48xlarge us-east-[12] capacity-block +64x8=512"
-expect_out "block: its terms and the days paid up front" "^capacity-block: 64 x p5\.48xlarge in us-east-[12] for 28 days, paid up front at \\\$39\.33 per instance-hour"
-expect_out "block: its own node bound" "^capacity: 64 of at most 64 nodes: one capacity block holds at most 64"
+expect_out "block: the answer is a capacity block" "^1 +aws p5\.48xlarge us-east-[12] capacity-block +40x8=320 .* 37\.3 d "
+expect_out "block: its terms and the days paid up front" "^capacity-block: 40 x p5\.48xlarge in us-east-[12] for 42 days, paid up front at \\\$39\.33 per instance-hour"
+expect_out "block: its own node bound" "^capacity: 40 of at most 64 nodes: one capacity block holds at most 64"
 expect_out "block: the age of its price" "^prices: aws p5\.48xlarge us-east-[12] capacity-block dated 2024-12-31 .*: 703 days old on 2026-12-04"
 expect_err "block: a stale price is warned of" "^warning: 1 of the answer's 1 price is older than 90 days \(--max-price-age\)"
 grep -q '"purchase":[[:space:]]*"capacity-block"' "$TMP/block.json" && grep -q '"price_date":[[:space:]]*"2024-12-31"' "$TMP/block.json" \

@@ -163,7 +163,7 @@ n=$(grep -c '"gpus_per_node":' "$OUT")
 [ "$n" -ge 1 ] && [ "$over" = 0 ] && pass "plan: no row above the quota's 64 GPUs ($n rows)" \
 	|| fail "plan: no row above the quota's 64 GPUs" "$over of $n rows above"
 gp plan --model llama3-70b --tokens 1T --budget 2.5M --gpu h100 --provider aws --region us-east-1 -q
-expect_out "plan: the answer uses the whole quota" "^1 +aws p5\.48xlarge us-east-1 on-demand +8x8=64 "
+expect_out "plan: the answer uses the whole quota" "^1 +aws p5\.48xlarge us-east-1 (on-demand|capacity-block) +8x8=64 "
 expect_out "plan: the binding quota is named" "^binding: quota: your quota of 64 H100-SXM5-80GB in aws us-east-1$"
 gp frontier --model llama3-8b --tokens 100B --gpu h100 --provider aws -q
 over=$(awk '/ us-east-1 / { split($5, g, "="); if (g[2] + 0 > 64) c++ } END { print c + 0 }' "$OUT")
