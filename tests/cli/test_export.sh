@@ -437,6 +437,16 @@ meaning "llama3-405b pp16 v8 megatron" "$TMP/l3-405b.json" "$TMP/l3-405b.argv"
 grep -Eq "'E\|t\*1\|t\*1\|.*\|t\*1\|L'" "$TMP/l3-405b.argv.sh" &&
 	pass "llama3-405b pp16 v8: the embedding's and the loss's chunks alone" ||
 	fail "llama3-405b pp16 v8: the embedding's and the loss's chunks alone" "no 'E|t*1|...|t*1|L' layout"
+# TP's collectives under the GEMMs, as priced: Megatron-LM's userbuffers
+# flag, with the sequence parallelism it asserts
+gp simulate --model llama3-70b --gpu H100-SXM5-80GB --gpus 64 --tp 4 --pp 2 --seq-parallel \
+	--tp-overlap --zero 1 --recompute selective --tokens 1T -o "$TMP/tpo.json" >/dev/null
+expect_rc "simulate llama3-70b tp 4 with TP overlap" 0
+launch "llama3-70b tp-overlap megatron" "$TMP/tpo.json" megatron megatron "$TMP/tpo.argv"
+meaning "llama3-70b tp-overlap megatron" "$TMP/tpo.json" "$TMP/tpo.argv"
+grep -q -- "--tp-comm-overlap" "$TMP/tpo.argv.sh" && grep -q -- "--sequence-parallel" "$TMP/tpo.argv.sh" &&
+	pass "llama3-70b tp 4: --tp-comm-overlap beside --sequence-parallel" ||
+	fail "llama3-70b tp 4: --tp-comm-overlap beside --sequence-parallel" "missing"
 # Megatron-Bridge's DeepSeek-V3 layout: 16 stages of 4 layers but the last,
 # 1 beside the MTP module and the loss
 gp simulate --model deepseek-v3 --gpu H100-SXM5-80GB --gpus 256 --pp 16 --ep 8 --gbs 4096 \
