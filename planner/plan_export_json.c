@@ -1145,6 +1145,23 @@ static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
 		gp_hint("plan with --framework deepspeed for layouts it runs, or export megatron");
 		return RC_INPUT;
 	}
+	/* Megatron-Core overlaps the EP all-to-all (--overlap-moe-expert-
+	 * parallel-comm, which the script writes as planned) only with
+	 * expert parallelism, virtual stages when pp > 1, no full
+	 * recomputation and at most one MTP layer (TransformerConfig's
+	 * __post_init__ asserts each). */
+	if (fw == PLAN_FRAMEWORK_MEGATRON && p->model.experts > 0 && p->par.ep_overlap &&
+	    (p->par.ep < 2 || (p->par.pp > 1 && p->par.interleave < 2) ||
+	     p->par.recompute == SIM_RECOMPUTE_FULL || p->model.mtp_layers > 1)) {
+		gp_error("plan: .parallel.ep_overlap: Megatron-Core overlaps the EP all-to-all only "
+			 "with ep > 1, interleaving with pp > 1, no full recomputation and at most "
+			 "one MTP layer, found ep %d, pp %d, interleave %d, recompute %s, %d MTP "
+			 "layers", p->par.ep, p->par.pp, p->par.interleave,
+			 sim_recompute_str(p->par.recompute), p->model.mtp_layers);
+		gp_hint("simulate with --interleave or without --ep-overlap, or plan with "
+			"--framework megatron for layouts it runs");
+		return RC_INPUT;
+	}
 	/* DeepSpeed has no context parallelism: its batch identity
 	 * (train_batch_size = micro x accumulation x world / (tp pp)) would
 	 * count the CP ranks as data parallel and assert. */

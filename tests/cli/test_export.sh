@@ -464,6 +464,16 @@ for prec in fp8 nvfp4; do
 	launch "deepseek-v3 $prec megatron" "$TMP/e-$prec.json" megatron megatron "$TMP/e-$prec.argv"
 	meaning "deepseek-v3 $prec megatron" "$TMP/e-$prec.json" "$TMP/e-$prec.argv"
 done
+# Megatron-Core overlaps the EP all-to-all with pp > 1 only interleaved:
+# a plan priced so is refused in one line, nothing written
+gp simulate --model deepseek-v3 --gpu B300 --gpus 256 --pp 16 --ep 8 --gbs 4096 --zero 1 \
+	--precision mxfp8 --inter-node-gbps 6400 --ep-overlap -o "$TMP/e-ovl.json" >/dev/null
+expect_rc "simulate deepseek-v3 pp 16 with the EP overlap" 0
+gp export "$TMP/e-ovl.json" --format megatron -o "$TMP/e-ovl.sh"
+[ "$RC" = 2 ] && [ "$(grep -c '^error:' "$ERR")" = 1 ] && [ ! -e "$TMP/e-ovl.sh" ] \
+	&& grep -q "^error: plan: \.parallel\.ep_overlap: Megatron-Core overlaps the EP all-to-all only with ep > 1, interleaving with pp > 1, .*found ep 8, pp 16, interleave 1" "$ERR" \
+	&& pass "megatron: an EP overlap Megatron-Core refuses is refused in one line" \
+	|| fail "megatron: an EP overlap Megatron-Core refuses is refused in one line" "exit $RC, $(head -1 "$ERR")"
 # DeepSpeed-MoE runs expert groups dividing dp, unsplit or split over tp:
 # an etp of 2 at tp 1 is refused in one line, nothing written
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["parallel"]["etp"]=2; json.dump(p, open(sys.argv[2], "w"))' \
