@@ -663,6 +663,7 @@ static void moe_row(const struct price_csv *csv, size_t i, const struct price_ca
 	const char *model = price_csv_get(row, price_csv_col(csv, "model"));
 	const char *system = price_csv_get(row, price_csv_col(csv, "system"));
 	const char *prec = price_csv_get(row, price_csv_col(csv, "precision"));
+	long release = release_num(price_csv_get(row, price_csv_col(csv, "container")));
 	const struct sim_model *m = find_moe_model(models, model);
 	const struct moe_system *sys = NULL;
 	const struct price_gpu *gpu;
@@ -723,14 +724,13 @@ static void moe_row(const struct price_csv *csv, size_t i, const struct price_ca
 	p.precision = !strcmp(prec, "MXFP8") ? SIM_PRECISION_MXFP8
 		      : !strcmp(prec, "FP8") ? SIM_PRECISION_FP8
 		      : !strcmp(prec, "NVFP4") ? SIM_PRECISION_NVFP4 : SIM_PRECISION_BF16;
-	p.ep_overlap = recipe_a2a_overlap(model, system,
-					  release_num(price_csv_get(row, price_csv_col(csv, "container"))), &p);
+	p.ep_overlap = recipe_a2a_overlap(model, system, release, &p);
 	/* The expert GEMMs' kernel generation by the container's
 	 * Transformer Engine (pyproject.toml at each Megatron-Bridge
 	 * release): 26.04.01 and older pin TE 2.14.1 or older, whose
 	 * GroupedLinear loops over the experts from the host; 26.06 pins TE
 	 * at 4220403e (May 2026), graph-safe on-device grouped GEMMs. */
-	if (release_num(price_csv_get(row, price_csv_col(csv, "container"))) < 260600)
+	if (release < 260600)
 		p.moe_gemm = SIM_MOE_GEMM_LOOP;
 	/* The DeepSeek-V3 recipes recompute MLA's up-projections beside the
 	 * attention core (recompute_modules ["mla_up_proj"] on B300 and
@@ -751,11 +751,8 @@ static void moe_row(const struct price_csv *csv, size_t i, const struct price_ca
 	 * ceil(61 / stages) layers but the last, which holds the rest
 	 * beside the MTP module and the loss ("Et*4|(t*4|)*14t,m,L" over 16,
 	 * "Et*8|(t*8|)*6t*5,m,L" over 8, 16/16/16/13 over 4). */
-	if (m->mtp_layers > 0 && p.pp > 1) {
-		int n = p.pp * p.interleave;
-
-		p.pp_last_layers = m->layers - (n - 1) * ((m->layers + n - 1) / n);
-	}
+	if (m->mtp_layers > 0)
+		p.pp_last_layers = sim_front_filled_last(m, p.pp, p.interleave);
 	if (sim_check(m, &p, &c, why, sizeof(why)) != RC_OK) {
 		moe_record(csv, i, label, why, 0, 0, NULL);
 		return;

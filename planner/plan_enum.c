@@ -423,6 +423,42 @@ static int try_config(struct search *s, const struct sim_parallel *par, int node
 	return 1;
 }
 
+/* Every ZeRO stage from zhi down to zlo and every recomputation mode of
+ * par, the most frugal first; a mode that does not fit rules out the
+ * leaner ones at that stage and the stages below.  *frugal_fits is set
+ * when one chunk a stage fits with ZeRO zhi and full recomputation.
+ * Returns 1 when something fitted. */
+static int search_memory(struct search *s, struct sim_parallel *par, int nodes, int zlo,
+			 int zhi, int *frugal_fits)
+{
+	const struct plan_filter *f = &s->o->filter;
+	/* bad[z]: recompute modes <= bad[z] are known not to fit */
+	int bad[4] = { -1, -1, -1, -1 }, any = 0;
+
+	for (int z = zhi; z >= zlo; z--) {
+		for (int rc = SIM_RECOMPUTE_FULL; rc >= SIM_RECOMPUTE_NONE; rc--) {
+			int fit;
+
+			if (rc <= bad[z]) {
+				s->stats->enumerated++;
+				continue;
+			}
+			par->zero = z;
+			par->recompute = (enum sim_recompute)rc;
+			plan_framework_price(f->framework, &s->job->model, &s->cluster.gpu, par);
+			fit = try_config(s, par, nodes);
+			any |= fit == 1;
+			if (fit == 1 && par->interleave == 1 && z == zhi && rc == SIM_RECOMPUTE_FULL)
+				*frugal_fits = 1;
+			if (fit == 0)
+				for (int zz = z; zz >= zlo; zz--)
+					if (bad[zz] < rc)
+						bad[zz] = rc;
+		}
+	}
+	return any;
+}
+
 /* Every micro-batch, interleaving, ZeRO stage and recomputation mode of
  * one layout (base: tp, pp, cp, dp, ep, etp) with offload off.  Returns 1
  * when something fitted. */
@@ -460,54 +496,23 @@ static int search_knobs(struct search *s, const struct sim_parallel *base, int n
 		if (s->gbs % (mbs * par.dp))
 			break;
 		par.mbs = mbs;
-		for (size_t vi = 0; vi < GP_ARRAY_LEN(v_values) * 2; vi++) {
-			int v = v_values[vi / 2], n = par.pp * v;
-			/* bad[z]: recompute modes <= bad[z] are known not to fit */
-			int bad[4] = { -1, -1, -1, -1 };
+		for (size_t vi = 0; vi < GP_ARRAY_LEN(v_values); vi++) {
+			int v = v_values[vi];
+			/* Where the layers do not split evenly, the simulator's
+			 * split and the one Megatron-Bridge gives DeepSeek-V3
+			 * (sim_front_filled_last) */
+			int splits[2] = { 0, sim_front_filled_last(m, par.pp, v) };
 
 			/* Each chunk needs a layer; uneven splits are the
 			 * simulator's (sim_max_interleave). */
 			if (v > 1 && v > sim_max_interleave(m, par.pp))
 				continue;
 			par.interleave = v;
-			/* Where the layers do not split evenly, also the layout
-			 * Megatron-Bridge gives DeepSeek-V3: every virtual stage
-			 * ceil(L / n) layers but the last, which holds the rest
-			 * beside the LM head, the loss and the MTP modules
-			 * (sim_parallel.pp_last_layers). */
-			par.pp_last_layers = 0;
-			if (vi % 2) {
-				int c = (m->layers + n - 1) / n;
-
-				if (par.pp < 2 || m->layers % n == 0 || m->layers - (n - 1) * c < 1) {
-					if (v == 1 && !frugal_fits)
-						break;
-					continue;
-				}
-				par.pp_last_layers = m->layers - (n - 1) * c;
+			for (int si = 0; si < 2 && (si == 0 || splits[si] > 0); si++) {
+				par.pp_last_layers = splits[si];
+				any |= search_memory(s, &par, nodes, zlo, zhi, &frugal_fits);
 			}
-			for (int z = zhi; z >= zlo; z--) {
-				for (int rc = SIM_RECOMPUTE_FULL; rc >= SIM_RECOMPUTE_NONE; rc--) {
-					int fit;
-
-					if (rc <= bad[z]) {
-						s->stats->enumerated++;
-						continue;
-					}
-					par.zero = z;
-					par.recompute = (enum sim_recompute)rc;
-					plan_framework_price(f->framework, m, &s->cluster.gpu, &par);
-					fit = try_config(s, &par, nodes);
-					any |= fit == 1;
-					if (fit == 1 && v == 1 && z == zhi && rc == SIM_RECOMPUTE_FULL)
-						frugal_fits = 1;
-					if (fit == 0)
-						for (int zz = z; zz >= zlo; zz--)
-							if (bad[zz] < rc)
-								bad[zz] = rc;
-				}
-			}
-			if (v == 1 && vi % 2 && !frugal_fits)
+			if (v == 1 && !frugal_fits)
 				break;
 		}
 		/* Activations grow with the micro-batch: if the most frugal

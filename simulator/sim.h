@@ -601,6 +601,12 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
  * Requires sim_check() == RC_OK. */
 int sim_virtual_stage_layers(const struct sim_model *m, const struct sim_parallel *p, int k);
 
+/* The pp_last_layers of the split Megatron-Bridge gives DeepSeek-V3
+ * over pp x v virtual stages: every one ceil(layers / (pp v)) layers but
+ * the last, which holds the rest (beside the loss and MTP modules); 0
+ * where that is the even split, or leaves the last nothing, or pp < 2. */
+int sim_front_filled_last(const struct sim_model *m, int pp, int v);
+
 /* The most interleaved chunks per stage m takes over pp stages: every
  * chunk holds a layer, except the first stage's first chunk and the last
  * stage's last, which may hold only the embedding and only the loss

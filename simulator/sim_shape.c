@@ -449,6 +449,17 @@ int sim_chunk_layers(const struct sim_shape *sh, int stage, int chunk)
 	return n / sh->v + (chunk < n % sh->v);
 }
 
+int sim_front_filled_last(const struct sim_model *m, int pp, int v)
+{
+	int n = pp * v, c, last;
+
+	if (pp < 2 || v < 1 || m->layers % n == 0)
+		return 0;
+	c = (m->layers + n - 1) / n;
+	last = m->layers - (n - 1) * c;
+	return last > 0 ? last : 0;
+}
+
 int sim_max_interleave(const struct sim_model *m, int pp)
 {
 	struct sim_shape sh = { .p = pp };

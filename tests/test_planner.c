@@ -1659,40 +1659,34 @@ static void test_plan_precision_pick(void **state)
  * its own. */
 static void test_plan_framework_tp_overlap(void **state)
 {
-	struct price_gpu h100 = test_gpus[0];
+	static const struct {
+		enum plan_framework fw;
+		int tp, zero, seq_parallel, nvlink, before, want;
+	} cases[] = {
+		{ PLAN_FRAMEWORK_MEGATRON, 4, 1, 1, 1, 0, 1 },
+		{ PLAN_FRAMEWORK_MEGATRON, 4, 1, 1, 0, 0, 0 },   /* no NVLink (RTX 4090) */
+		{ PLAN_FRAMEWORK_MEGATRON, 4, 3, 1, 1, 0, 0 },   /* Megatron-FSDP */
+		{ PLAN_FRAMEWORK_MEGATRON, 4, 1, 0, 1, 0, 0 },   /* no sequence parallelism */
+		{ PLAN_FRAMEWORK_MEGATRON, 1, 1, 1, 1, 0, 0 },   /* no TP */
+		{ PLAN_FRAMEWORK_DEEPSPEED, 4, 1, 1, 1, 1, 0 },
+		{ PLAN_FRAMEWORK_ANY, 4, 1, 1, 1, 1, 1 },        /* keeps its own */
+	};
+	struct price_gpu gpu = test_gpus[0];
 	struct sim_parallel q;
 
 	(void)state;
 	catalog_init();
-	sim_parallel_init(&q);
-	q.tp = 4;
-	q.dp = 2;
-	q.zero = 1;
-	q.seq_parallel = 1;
-	h100.nvlink = 1;
-	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &test_model, &h100, &q);
-	assert_int_equal(q.tp_overlap, 1);
-	/* no NVLink (RTX 4090): no userbuffers */
-	h100.nvlink = 0;
-	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &test_model, &h100, &q);
-	assert_int_equal(q.tp_overlap, 0);
-	h100.nvlink = 1;
-	plan_framework_price(PLAN_FRAMEWORK_DEEPSPEED, &test_model, &h100, &q);
-	assert_int_equal(q.tp_overlap, 0);
-	q.tp_overlap = 1;
-	plan_framework_price(PLAN_FRAMEWORK_ANY, &test_model, &h100, &q);
-	assert_int_equal(q.tp_overlap, 1);
-	q.zero = 3;
-	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &test_model, &h100, &q);
-	assert_int_equal(q.tp_overlap, 0);
-	q.zero = 1;
-	q.seq_parallel = 0;
-	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &test_model, &h100, &q);
-	assert_int_equal(q.tp_overlap, 0);
-	q.seq_parallel = 1;
-	q.tp = 1;
-	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &test_model, &h100, &q);
-	assert_int_equal(q.tp_overlap, 0);
+	for (size_t i = 0; i < GP_ARRAY_LEN(cases); i++) {
+		sim_parallel_init(&q);
+		q.tp = cases[i].tp;
+		q.dp = 2;
+		q.zero = cases[i].zero;
+		q.seq_parallel = cases[i].seq_parallel;
+		q.tp_overlap = cases[i].before;
+		gpu.nvlink = cases[i].nvlink;
+		plan_framework_price(cases[i].fw, &test_model, &gpu, &q);
+		assert_int_equal(q.tp_overlap, cases[i].want);
+	}
 }
 
 /* Megatron-LM's MoE rules: the flex dispatcher on Hopper and Blackwell

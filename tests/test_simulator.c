@@ -2060,6 +2060,20 @@ static void test_sim_pp_last_layers_deepseek(void **state)
 	sim_step(&m, &p, &c, &bridge);
 	assert_true(bridge.step_time_s < own.step_time_s);
 	assert_true(bridge.breakdown.compute_s < own.breakdown.compute_s);
+	/* the recipe's rule, over each layout its layout_map lists */
+	assert_int_equal(sim_front_filled_last(&m, 16, 1), 1);
+	assert_int_equal(sim_front_filled_last(&m, 8, 2), 1);
+	assert_int_equal(sim_front_filled_last(&m, 4, 4), 1);
+	assert_int_equal(sim_front_filled_last(&m, 8, 1), 5);
+	assert_int_equal(sim_front_filled_last(&m, 4, 2), 5);
+	assert_int_equal(sim_front_filled_last(&m, 4, 1), 13);
+	assert_int_equal(sim_front_filled_last(&m, 1, 1), 0);
+	/* an even split has none; 60 layers over 32 would leave the last 0 */
+	m.layers = 64;
+	assert_int_equal(sim_front_filled_last(&m, 16, 1), 0);
+	m.layers = 60;
+	assert_int_equal(sim_front_filled_last(&m, 16, 2), 0);
+	m.layers = 61;
 
 	p.pp = 4;
 	p.dp = 64;
