@@ -304,7 +304,8 @@ struct price_csv_stream {
 	int (*on_row)(const struct price_csv_row *row, void *ctx);
 	void *ctx;
 	size_t fed;                    /* bytes fed so far, for messages */
-	int bom_checked;
+	int bom_checked;               /* 1: past where a byte-order mark can be */
+	int bom_matched;               /* its bytes seen so far */
 };
 
 /* libcsv's row callback for a stream: the row goes to the caller, then is
@@ -358,15 +359,27 @@ enum rc price_csv_stream_feed(struct price_csv_stream *s, const char *buf, size_
 
 	if (s->r.failed)
 		return RC_INPUT;
-	/* A byte-order mark is not data; it can only open the stream. */
-	if (!s->bom_checked && len) {
-		if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
-			buf += 3;
-			len -= 3;
-			s->fed += 3;
+	/* A byte-order mark is not data; it can only open the stream, and may
+	 * arrive a byte at a time. */
+	while (!s->bom_checked && len) {
+		if ((unsigned char)*buf == (unsigned char)"\xEF\xBB\xBF"[s->bom_matched]) {
+			buf++;
+			len--;
+			s->fed++;
+			s->bom_checked = ++s->bom_matched == 3;
+			continue;
 		}
+		/* Not a mark after all: what looked like its start is data. */
 		s->bom_checked = 1;
+		if (s->bom_matched &&
+		    csv_parse(&s->p, "\xEF\xBB\xBF", (size_t)s->bom_matched, on_field_stream,
+			      on_row_stream, s) != (size_t)s->bom_matched && !s->r.failed) {
+			gp_error("%s:1:1: %s", s->r.path, csv_strerror(csv_error(&s->p)));
+			s->r.failed = 1;
+		}
 	}
+	if (s->r.failed)
+		return RC_INPUT;
 	done = csv_parse(&s->p, buf, len, on_field_stream, on_row_stream, s);
 	if (done != len && !s->r.failed) {
 		gp_error("%s:%d: %s (byte %zu of the stream)", s->r.path, s->r.line,
@@ -383,6 +396,12 @@ enum rc price_csv_stream_finish(struct price_csv_stream *s)
 {
 	if (s->r.failed)
 		return RC_INPUT;
+	/* A stream of a mark's first bytes only: they were data. */
+	if (!s->bom_checked && s->bom_matched) {
+		s->bom_checked = 1;
+		csv_parse(&s->p, "\xEF\xBB\xBF", (size_t)s->bom_matched, on_field_stream,
+			  on_row_stream, s);
+	}
 	if (csv_fini(&s->p, on_field_stream, on_row_stream, s) != 0) {
 		gp_error("%s:%d:%d: expected a closing quote for the quoted field that starts on this row, found the end of the input",
 			 s->r.path, s->r.line, s->r.cur.n + 1);
