@@ -425,6 +425,16 @@ static int same_origin(const char *url, const char *base)
 	return strncmp(url, base, n) == 0 && (url[n] == '/' || url[n] == '?' || url[n] == '\0');
 }
 
+/* 1 when url is printable ASCII without blanks: a link from a response
+ * is shown in messages, and must not carry terminal controls. */
+static int url_is_plain(const char *url)
+{
+	for (; *url; url++)
+		if (*url <= ' ' || *url > '~')
+			return 0;
+	return 1;
+}
+
 static const char *base_url(const struct price_fetch_opts *f)
 {
 	const char *env = NULL, *def = NULL;
@@ -444,6 +454,18 @@ static const char *base_url(const struct price_fetch_opts *f)
 	return env && *env ? env : def;
 }
 
+/* The region whose offer file holds region's prices: its first three
+ * '-'-separated parts ("us-east-1" of "us-east-1-dfw-2a"). */
+static void aws_file_region(const char *region, char *buf, size_t size)
+{
+	const char *p = region;
+
+	for (int dashes = 0; *p; p++)
+		if (*p == '-' && ++dashes == 3)
+			break;
+	snprintf(buf, size, "%.*s", (int)(p - region), region);
+}
+
 static enum rc fetch_aws(struct price_fetch_ctx *ctx, const char *base)
 {
 	struct sink s;
@@ -461,8 +483,23 @@ static enum rc fetch_aws(struct price_fetch_ctx *ctx, const char *base)
 		goto out;
 	}
 	for (size_t i = 0; i < ctx->n_regions && rc == RC_OK; i++) {
+		char file_region[PRICE_NAME_MAX];
+		size_t k;
+
+		/* A Local Zone's prices ("us-east-1-dfw-2a") are in its parent
+		 * region's offer file; each file is read once. */
+		aws_file_region(ctx->regions[i], file_region, sizeof(file_region));
+		for (k = 0; k < i; k++) {
+			char other[PRICE_NAME_MAX];
+
+			aws_file_region(ctx->regions[k], other, sizeof(other));
+			if (strcmp(other, file_region) == 0)
+				break;
+		}
+		if (k < i)
+			continue;
 		snprintf(url, sizeof(url), "%s/offers/v1.0/aws/AmazonEC2/current/%s/index.csv", base,
-			 ctx->regions[i]);
+			 file_region);
 		ctx->what = url;
 		gp_info("fetching %s", url);
 		rc = http_get(&s, url, NULL);
@@ -535,7 +572,7 @@ static enum rc fetch_pages(struct price_fetch_ctx *ctx, const char *base)
 			break;
 		free(url);
 		if (azure) {
-			if (!same_origin(next, base)) {
+			if (!same_origin(next, base) || !url_is_plain(next)) {
 				gp_error("%s: NextPageLink: expected a link on %s, found one elsewhere",
 					 ctx->what, base);
 				url = NULL;

@@ -100,22 +100,32 @@ row_val a3-highgpu-8g us-central1 source | grep -q "SKUs E1D5-7F3A-2B41 x8 + 6B8
 	&& pass "gcp rows name their three SKUs and counts" || fail "gcp source" "$(row_val a3-highgpu-8g us-central1 source)"
 
 # ---- the network path, on a loopback server
-# start_server MODE: serves the fixtures for at most 60 s; sets PORT, SPID
+# start_server MODE: serves the fixtures for at most 60 s (15 min under
+# valgrind, where each command is slower); sets PORT, SPID
+LIFE=60
+[ "${VALGRIND:-0}" = 1 ] && LIFE=900
 start_server() {
 	rm -f "$TMP/port" "$TMP/requests"
-	python3 tests/cli/price_server.py "$FIX" "$1" "$TMP/port" "$TMP/requests" 60 &
+	python3 tests/cli/price_server.py "$FIX" "$1" "$TMP/port" "$TMP/requests" "$LIFE" &
 	SPID=$!
 	for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.05; done
 	PORT=$(cat "$TMP/port" 2>/dev/null)
 	URL="http://127.0.0.1:$PORT"
 }
-stop_server() { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; }
+stop_server() { [ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null; wait "${SPID:-}" 2>/dev/null; SPID=; }
+trap 'stop_server; rm -rf "$TMP"' EXIT
 
 start_server ok
 gp prices fetch aws --endpoint "$URL" --region us-east-1 --region us-west-2
 expect_rc "aws over HTTP: two regions' offer files" 0
 expect_out "aws over HTTP: 2 responses" "^aws: 2 responses, "
 expect_out "aws over HTTP: p5.48xlarge us-east-1 dated" "p5\.48xlarge us-east-1: price_date '' -> '2026-11-20'"
+: >"$TMP/requests"
+gp prices fetch aws --endpoint "$URL" --region us-east-1-dfw-2a --region us-east-1 --dry-run
+expect_rc "aws: a Local Zone and its region" 0
+[ "$(cat "$TMP/requests")" = "/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv key=none" ] \
+	&& pass "aws: a Local Zone's prices are read from its region's one offer file" \
+	|| fail "aws: Local Zone" "$(cat "$TMP/requests")"
 GPUPLAN_PRICE_URL_AZURE="$URL" gp prices fetch azure --timeout 10
 expect_rc "azure over HTTP (the URL from the environment)" 0
 expect_out "azure over HTTP follows NextPageLink: 2 pages" "^azure: 2 responses, "
