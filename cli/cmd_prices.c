@@ -19,7 +19,8 @@ static void help(void)
 	printf("usage: gpuplan prices [list] [options]\n"
 	       "       gpuplan prices update FILE [--dry-run] [--provider P] [--json]\n"
 	       "       gpuplan prices fetch aws|azure|gcp [--region R ...] [--from-file FILE]\n"
-	       "                            [--endpoint URL] [--timeout S] [--dry-run] [--json]\n"
+	       "                            [--endpoint URL] [--timeout S] [--commitments-out FILE]\n"
+	       "                            [--dry-run] [--json]\n"
 	       "       gpuplan prices history [--json]\n\n"
 	       "list: one row per offering, cheapest first.\n"
 	       "  --gpu G         only this GPU (name or alias, e.g. H100, A100-80GB); default all\n"
@@ -54,6 +55,9 @@ static void help(void)
 	       "  --endpoint URL  the price list's base URL, for mirrors and tests; default\n"
 	       "                  $GPUPLAN_PRICE_URL_AWS|_AZURE|_GCP, else the provider's\n"
 	       "  --timeout S     seconds for each response, connect to last byte (default %d)\n"
+	       "  --commitments-out FILE  also write the reservations (Azure's) as\n"
+	       "                  commitments.csv rows, for plan --reserved --commitments FILE\n"
+	       "                  (default none)\n"
 	       "  --dry-run       fetch and show the diff; write nothing (default off)\n"
 	       "  --json          the report as JSON (schema gpuplan.price_fetch/1)\n\n"
 	       "history: every change an update made, oldest first.\n"
@@ -243,7 +247,8 @@ static void fmt_opt(char *buf, size_t size, const char *what, double usd, const 
 		buf[0] = '\0';
 }
 
-static void print_fetch(const struct price_fetch_report *r, int dry_run)
+static void print_fetch(const struct price_fetch_report *r, int dry_run,
+			const char *commitments_out)
 {
 	printf("%s: %zu response%s, %zu bytes, %zu items read; %zu GPU offerings priced\n",
 	       r->provider, r->responses, r->responses == 1 ? "" : "s", r->bytes, r->items,
@@ -266,10 +271,14 @@ static void print_fetch(const struct price_fetch_report *r, int dry_run)
 		printf("  skipped %zu: %s\n", r->skipped, r->skipped_why);
 	for (size_t i = 0; i < r->n_rows; i++)
 		if (r->rows[i].reserved_usd_per_hour[0] >= 0 || r->rows[i].reserved_usd_per_hour[1] >= 0) {
-			printf("  reserved: the term's price over its hours (8,760 a year), shown, not stored\n");
+			printf("  reserved: the term's price over its hours (8,760 a year); the price table keeps "
+			       "none (--commitments-out FILE writes them as commitments)\n");
 			break;
 		}
 	print_report_tail(&r->update, dry_run);
+	if (commitments_out && !dry_run)
+		printf("wrote %s (%zu commitments: discounts off the on-demand price)\n",
+		       commitments_out, r->commitments);
 }
 
 static enum rc do_fetch(struct price_fetch_opts *f, int json)
@@ -286,7 +295,7 @@ static enum rc do_fetch(struct price_fetch_opts *f, int json)
 	if (json)
 		cli_print_json(price_fetch_report_to_json(&rep));
 	else
-		print_fetch(&rep, f->dry_run);
+		print_fetch(&rep, f->dry_run, f->commitments_out);
 	price_fetch_report_release(&rep);
 	return RC_OK;
 }
@@ -328,6 +337,7 @@ enum rc cmd_prices(int argc, char **argv)
 		{ "from-file", required_argument, NULL, 'F' },
 		{ "endpoint", required_argument, NULL, 'E' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "commitments-out", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -354,6 +364,7 @@ enum rc cmd_prices(int argc, char **argv)
 			break;
 		case 'F': fo.from_file = optarg; fetch_only = 'F'; break;
 		case 'E': fo.endpoint = optarg; fetch_only = 'E'; break;
+		case 'C': fo.commitments_out = optarg; fetch_only = 'C'; break;
 		case 'T':
 			if (unit_parse_double(optarg, &fo.timeout_s) != RC_OK || fo.timeout_s <= 0 ||
 			    fo.timeout_s > 86400) {
@@ -381,7 +392,8 @@ enum rc cmd_prices(int argc, char **argv)
 	if (optind < argc)
 		sub = argv[optind++];
 	if (fetch_only && strcmp(sub, "fetch") != 0) {
-		gp_error("prices %s: --from-file, --endpoint and --timeout belong to 'prices fetch'", sub);
+		gp_error("prices %s: --from-file, --endpoint, --timeout and --commitments-out belong to 'prices fetch'",
+			 sub);
 		return RC_USAGE;
 	}
 	if (fo.n_regions > 1 && strcmp(sub, "fetch") != 0) {

@@ -844,6 +844,11 @@ struct price_fetch_opts {
 					  * else PRICE_FETCH_URL_<PROVIDER> */
 	double timeout_s;                /* each response, connect to last byte */
 	int dry_run;                     /* show the diff; write nothing */
+	/* Also write the reservations the source states (Azure's) to this
+	 * file as commitments.csv rows (a discount off the on-demand price of
+	 * the same response), for plan --reserved --commitments FILE; NULL:
+	 * none.  Not written with dry_run. */
+	const char *commitments_out;
 };
 void price_fetch_opts_init(struct price_fetch_opts *f);
 
@@ -857,8 +862,8 @@ struct price_fetched {
 	double spot_usd_per_hour;        /* < 0: none */
 	/* A 1-year ([0]) and 3-year ([1]) reservation per hour of its term
 	 * (Azure states a term's whole price: divided by 8,760 or 26,280
-	 * hours); < 0 none.  Shown, not stored: the price table has no
-	 * reservation columns (commitments.csv holds discounts). */
+	 * hours); < 0 none.  Not stored in the price table (it has no
+	 * reservation columns): commitments_out writes them as discounts. */
 	double reserved_usd_per_hour[2];
 	char price_date[PRICE_DATE_MAX]; /* the date it is stamped with */
 	char source[PRICE_NAME_MAX * 2]; /* stored as catalog_version: the
@@ -872,6 +877,7 @@ struct price_fetch_report {
 	size_t items;                    /* rows or items of the source read */
 	struct price_fetched *rows;      /* what goes to the update */
 	size_t n_rows;
+	size_t commitments;              /* rows written to commitments_out */
 	size_t skipped;                  /* GPU offerings that could not be priced */
 	char skipped_why[512];           /* "a4-highgpu-8g: machines.csv has no ..." */
 	struct price_update_report update; /* the merge (price_update) */

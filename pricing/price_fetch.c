@@ -699,6 +699,70 @@ static enum rc write_rows(const struct price_fetch_ctx *ctx, const struct price_
 	return rc;
 }
 
+/* Writes the reservations of rep as commitments.csv rows to path: for
+ * each instance type and term, the discount off the on-demand price of
+ * the region with the lowest on-demand price that states both (one row
+ * per key, as commitments.csv takes; its base_* columns name that
+ * region's price).  A reservation not below the on-demand price is no
+ * discount and is left out. */
+static enum rc write_commitments(const struct price_fetch_opts *f,
+				 struct price_fetch_report *rep, const char *path)
+{
+	static const char *const cols[] = {
+		"provider", "instance_prefix", "gpu", "term_years", "discount_pct", "price_date",
+		"source", "base_instance_type", "base_region", "base_usd_per_hour",
+	};
+	struct price_line line = { NULL, 0, 0 };
+	char num[48], src[PRICE_SOURCE_MAX];
+	enum rc rc;
+
+	for (size_t c = 0; c < sizeof(cols) / sizeof(*cols); c++)
+		price_csv_append(&line, cols[c], c + 1 == sizeof(cols) / sizeof(*cols));
+	for (size_t i = 0; i < rep->n_rows; i++)
+		for (int t = 0; t < 2; t++) {
+			const struct price_fetched *r = &rep->rows[i], *best = NULL;
+			int seen = 0;
+
+			/* once per instance type: at its first row */
+			for (size_t k = 0; k < rep->n_rows; k++) {
+				const struct price_fetched *q = &rep->rows[k];
+
+				if (strcmp(q->instance_type, r->instance_type) != 0)
+					continue;
+				if (k < i) {
+					seen = 1;
+					break;
+				}
+				if (q->reserved_usd_per_hour[t] > 0 &&
+				    q->reserved_usd_per_hour[t] < q->on_demand_usd_per_hour &&
+				    (!best || q->on_demand_usd_per_hour < best->on_demand_usd_per_hour))
+					best = q;
+			}
+			if (seen || !best)
+				continue;
+			price_csv_append(&line, f->provider, 0);
+			price_csv_append(&line, best->instance_type, 0);
+			price_csv_append(&line, best->gpu, 0);
+			price_csv_append(&line, t ? "3" : "1", 0);
+			snprintf(num, sizeof(num), "%.4f",
+				 100 * (1 - best->reserved_usd_per_hour[t] / best->on_demand_usd_per_hour));
+			price_csv_append(&line, num, 0);
+			price_csv_append(&line, best->price_date, 0);
+			snprintf(src, sizeof(src), "%s: %d-year reservation %.6g USD an hour of its term, on demand %.6g",
+				 best->source, t ? 3 : 1, best->reserved_usd_per_hour[t],
+				 best->on_demand_usd_per_hour);
+			price_csv_append(&line, src, 0);
+			price_csv_append(&line, best->instance_type, 0);
+			price_csv_append(&line, best->region, 0);
+			price_num_format(num, sizeof(num), best->on_demand_usd_per_hour, 0);
+			price_csv_append(&line, num, 1);
+			rep->commitments++;
+		}
+	rc = gp_write_file_atomic(path, line.s, line.len);
+	free(line.s);
+	return rc;
+}
+
 enum rc price_fetch(const struct price_fetch_opts *f, const struct price_opts *o,
 		    struct price_fetch_report *rep)
 {
@@ -770,6 +834,8 @@ enum rc price_fetch(const struct price_fetch_opts *f, const struct price_opts *o
 	u.dry_run = f->dry_run;
 	rc = price_update(tmp, o, &u, &rep->update);
 	unlink(tmp);
+	if (rc == RC_OK && f->commitments_out && !f->dry_run)
+		rc = write_commitments(f, rep, f->commitments_out);
 out:
 	if (have_cat)
 		price_catalog_release(&cat);

@@ -82,6 +82,18 @@ gp prices fetch azure --from-file "$FIX/azure-retail.json" --dry-run
 expect_out "azure: the H200 v5 (described by machines.csv) is added" "^  \+ azure Standard_ND96isr_H200_v5 eastus2: 8x H200-SXM-141GB on_demand=110\.24 spot=44\.096"
 expect_out "azure: reservations are shown per hour" "reserved 1y 61\.4155/h, reserved 3y 41\.8539/h"
 
+# reservations as commitments.csv rows, which plan --reserved reads
+gp prices fetch azure --from-file "$FIX/azure-retail.json" --dry-run --commitments-out "$TMP/commit.csv"
+[ ! -e "$TMP/commit.csv" ] && pass "--commitments-out: a dry run writes none" || fail "--commitments-out dry run" "written"
+gp prices fetch azure --from-file "$FIX/azure-retail.json" --commitments-out "$TMP/commit.csv"
+expect_out "--commitments-out: four written" "^wrote .*commit\.csv \(4 commitments"
+grep -q '^azure,Standard_ND96isr_H100_v5,H100-SXM5-80GB,1,37.5351,2026-12-04,".*",Standard_ND96isr_H100_v5,eastus,98.32$' "$TMP/commit.csv" \
+	&& pass "--commitments-out: 1 - (538,000 / 8,760) / 98.32 = 37.5351% off, with its base price" \
+	|| fail "--commitments-out row" "$(cat "$TMP/commit.csv")"
+gp plan --model llama3-8b --tokens 10B --budget 50k --gpu h200 --reserved --commitments "$TMP/commit.csv" -o "$TMP/r.json"
+expect_rc "plan --reserved reads the fetched commitments" 0
+expect_out "plan --reserved: the four fetched commitments considered" "^reserved: considered \(4 commitments\)"
+
 # ---- GCP: a node is its GPU, core and RAM SKUs
 fetched_json gcp "$FIX/gcp-skus.json"
 expect_rc "gcp --from-file exits 0" 0
