@@ -363,7 +363,15 @@ enum rc cmd_prices(int argc, char **argv)
 			fo.regions[fo.n_regions++] = optarg;
 			break;
 		case 'F': fo.from_file = optarg; fetch_only = 'F'; break;
-		case 'E': fo.endpoint = optarg; fetch_only = 'E'; break;
+		case 'E':
+			if (strncmp(optarg, "https://", 8) != 0 && strncmp(optarg, "http://", 7) != 0) {
+				gp_error("--endpoint: expected a URL starting https:// or http://, found '%s'",
+					 optarg);
+				return RC_USAGE;
+			}
+			fo.endpoint = optarg;
+			fetch_only = 'E';
+			break;
 		case 'C': fo.commitments_out = optarg; fetch_only = 'C'; break;
 		case 'T':
 			if (unit_parse_double(optarg, &fo.timeout_s) != RC_OK || fo.timeout_s <= 0 ||

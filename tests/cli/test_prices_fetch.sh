@@ -228,5 +228,8 @@ expect_rc "an unknown provider exits 2" 2
 expect_err "an unknown provider: what is expected" "expected a provider aws, azure or gcp, found 'oracle'"
 gp prices list --from-file x.csv
 expect_rc "--from-file belongs to fetch" 2
+gp prices fetch aws --endpoint ftp.example.com
+expect_rc "--endpoint must be an http(s) URL" 2
+expect_err "--endpoint: what it expects" "--endpoint: expected a URL starting https:// or http://"
 
 finish
