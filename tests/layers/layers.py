@@ -14,7 +14,7 @@ plain data and the entry points of every executor layer, for the CLI; it
 sits below the executor's folders and includes none of them.
 
 Inside the folders of CYCLE_FREE no two files call each other, directly
-or round a longer circle; no command's file (cli/cmd_X.c, cmd_X_json.c)
+or round a longer circle; no command's file (cli/cmd_X.c, cmd_X_*.c)
 calls another's.  Object names are unique, since `ar` keeps only one of
 two members of the same name.
 
@@ -236,7 +236,7 @@ def check(build):
         result(not found, "no circle of calls between the files of %s/" % folder,
                "; ".join(" <-> ".join(c) for c in found))
     def command(path):
-        m = re.match(r"cli/cmd_([a-z]+?)(_json)?\.c$", path)
+        m = re.match(r"cli/cmd_([a-z]+)(_[a-z_]+)?\.c$", path)
         return m.group(1) if m else None
     cross = sorted({"%s -> %s (%s)" % (f, t, s) for f, t, s in cl
                     if command(f) and command(t) and command(f) != command(t)})
