@@ -25,12 +25,12 @@ exec_trainer_internal.h would to executor/train/exec_trainer.c, unless
 it is named after its folder: sim_internal.h in simulator/,
 plan_internal.h in planner/, exec_cpu_internal.h in executor/device/cpu/
 (X a prefix of the folder's name, or exec_ and the folder's name) are
-their folder's shared internals (STYLE.md, rule 1) and belong to no one
-file.  Other headers (X.h) are interfaces and belong to no file.  So a
-file that takes a type or an inline helper from a driver's private
-header, while the driver calls it, closes a circle.  The circle check
-runs over every folder; a circle in a folder that CYCLE_FREE does not
-cover yet is printed but does not fail.
+their folder's shared internals, a module's <prefix>_internal.h, and
+belong to no one file.  Other headers (X.h) are interfaces and belong to
+no file.  So a file that takes a type or an inline helper from a
+driver's private header, while the driver calls it, closes a circle.
+The circle check runs over every folder; a circle in a folder that
+CYCLE_FREE does not cover yet is printed but does not fail.
 
 No source file (.c .h .cu .py .sh) outside tests/ is over LONG_LINES
 lines unless its opening comment says why it must be one file, with the
