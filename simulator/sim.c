@@ -14,6 +14,9 @@
  * counts stated below, overlap tensor-parallel communication unless the
  * plan says its framework does (tp_overlap), nor slow down for memory
  * pressure near the GPU's capacity.
+ *
+ * It calls down only: sim_cost.c, sim_comm.c, sim_shape.c,
+ * sim_finetune.c and sim_memory.c; sim_event.c calls it.
  */
 #include <math.h>
 #include <stdio.h>

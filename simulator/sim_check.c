@@ -11,7 +11,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_cost.h"
+#include "sim_finetune.h"
+#include "sim_shape.h"
 
 void sim_parallel_init(struct sim_parallel *p)
 {

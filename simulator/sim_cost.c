@@ -2,13 +2,16 @@
  * sim_cost.c - the primitives the step-time model (sim.c), the memory
  * model (sim_memory.c) and the fine-tuning model (sim_finetune.c) all
  * price with: one kernel's time on the GPU's efficiency curve, one GEMM's,
- * the bytes of a group of parameters' training states, and the bytes an
- * optimizer step keeps and moves a parameter.  It calls
- * none of them.
+ * attention's FLOPs and its fused kernels' times, element-wise and
+ * fp8-cast bytes, the GPU's architecture and peak for a precision, the
+ * bytes of a group of parameters' training states, and the bytes an
+ * optimizer step keeps and moves a parameter.
+ *
+ * It is the bottom of the simulator: it calls no other file of it.
  */
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_cost.h"
 
 double sim_gemm_dim_half(double dim_half)
 {
