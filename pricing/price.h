@@ -57,7 +57,7 @@ struct price_gpu {
 	int nvlink_domain;
 	double tdp_w;                   /* board power; 0 unknown */
 	/* The smallest GEMM dimension at which the simulator's efficiency
-	 * curve reaches half its maximum (simulator/sim_internal.h); set by a
+	 * curve reaches half its maximum (simulator/sim_const.h); set by a
 	 * calibration of this device, 0: the simulator's default. */
 	double gemm_dim_half;
 	/* The HBM bandwidth the simulator gives a layer's element-wise

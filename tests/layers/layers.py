@@ -37,6 +37,15 @@ lines unless its opening comment says why it must be one file, with the
 words of ONE_FILE_MARK ("one file because ..."); the files of
 BEING_SPLIT are reported but pass until their split lands.
 
+Inside the folders of HEADER_OWNED a header belongs to a file: X.h and
+X_internal.h are X.c's (or X.cu's), so including one is an arrow to that
+file as a call is, and a header's own includes are its owner's arrows.  A
+header with no X.c, such as a folder's constants (simulator/sim_const.h),
+is no file's, and so are the folder's public headers (PUBLIC_HEADERS:
+sim.h declares the simulator's interface for the layers above); both make
+no arrow.  The includes and calls between a folder's files together draw
+no circle, so no file takes a name from a file above it.
+
     layers.py --list BUILD    every include and call that crosses a layer
     layers.py --check BUILD   one "ok"/"not ok" line per rule and a closing
                               "N passed, N failed" (exit 1 on a failure)
@@ -73,8 +82,11 @@ CYCLE_FREE = ["simulator", "planner", "executor", "cli"]
 # files being split now (empty it as their splits land)
 LONG_LINES = 1000
 ONE_FILE_MARK = "one file because"
-BEING_SPLIT = ["bench/accuracy.c", "planner/plan_export_json.c", "pricing/price_table.c",
-               "simulator/sim.c"]
+BEING_SPLIT = ["planner/plan_export_json.c", "pricing/price_table.c"]
+# folders whose headers belong to their files (see above), and the
+# headers that are a whole folder's
+HEADER_OWNED = ["simulator"]
+PUBLIC_HEADERS = ["simulator/sim.h"]
 SOURCE = re.compile(r"\.(c|h|cu)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -419,9 +431,68 @@ def tally():
     return result, close
 
 
+def owner(path, files):
+    """The file of files a header belongs to (X.h, X_internal.h: X.c or
+    X.cu), None for a public header or one without; a source is its own."""
+    if not path.endswith(".h"):
+        return path
+    if path in PUBLIC_HEADERS:
+        return None
+    stem = path[:-2]
+    if stem.endswith("_internal"):
+        stem = stem[:-len("_internal")]
+    for ext in (".c", ".cu"):
+        if stem + ext in files:
+            return stem + ext
+    return None
+
+
+def owned_edges(folder, inc, cl, files):
+    """[(from file, to file)] inside folder: its calls, and each include of
+    a header another file owns, from the includer's owner."""
+    inside = lambda f: f is not None and f.startswith(folder + "/")
+    out = [(f, t) for f, t, _ in cl if inside(f) and inside(t)]
+    for f, t, _, _ in inc:
+        if inside(f) and inside(t):
+            a, b = owner(f, files), owner(t, files)
+            if a and b and a != b:
+                out.append((a, b))
+    return out
+
+
+def owned_self_test(result):
+    """The owner rule and the circle finder on made-up files."""
+    files = {"x/a.c", "x/a.h", "x/b.c", "x/b_internal.h", "x/c.c", "x/c.h", "x/k.h",
+             "simulator/sim.h", "simulator/sim.c", "simulator/sim_a.c"}
+    cases = [  # (what, folder, includes, calls, circles expected)
+        ("an include one way and a call back is a circle", "x",
+         [("x/a.c", "x/b_internal.h", "b_internal.h", 1)], [("x/b.c", "x/a.c", "f")],
+         [["x/a.c", "x/b.c"]]),
+        ("two files including each other's headers are a circle", "x",
+         [("x/a.c", "x/b_internal.h", "", 1), ("x/b.c", "x/a.h", "", 1)], [],
+         [["x/a.c", "x/b.c"]]),
+        ("a header's include is its owner's arrow, round three files", "x",
+         [("x/a.h", "x/b_internal.h", "", 1), ("x/b.c", "x/c.h", "", 1)],
+         [("x/c.c", "x/a.c", "f")], [["x/a.c", "x/b.c", "x/c.c"]]),
+        ("a header of no file makes no arrow", "x",
+         [("x/a.c", "x/k.h", "", 1), ("x/b.c", "x/k.h", "", 1), ("x/k.h", "x/a.h", "", 1)],
+         [("x/a.c", "x/b.c", "f")], []),
+        ("a folder's public header makes no arrow", "simulator",
+         [("simulator/sim_a.c", "simulator/sim.h", "", 1)],
+         [("simulator/sim.c", "simulator/sim_a.c", "f")], []),
+        ("includes and calls one way are no circle", "x",
+         [("x/c.c", "x/b_internal.h", "", 1), ("x/b.c", "x/a.h", "", 1)],
+         [("x/c.c", "x/a.c", "f")], []),
+    ]
+    for what, folder, inc, cl, want in cases:
+        got = circles(owned_edges(folder, inc, cl, files))
+        result(got == want, "self-test: " + what, "found %s, expected %s" % (got, want))
+
+
 def run_self_test():
     result, close = tally()
     self_test(result)
+    owned_self_test(result)
     return close()
 
 
@@ -443,6 +514,12 @@ def check(build):
            "; ".join(up))
     check_circles(result, cl, inc)
     check_long_files(result)
+    files = set(sources())
+    for folder in HEADER_OWNED:
+        found = circles(owned_edges(folder, inc, cl, files))
+        result(not found, "no circle of includes and calls between the files of %s/ "
+               "(X.h and X_internal.h are X.c's)" % folder,
+               "; ".join(" <-> ".join(c) for c in found))
     def command(path):
         m = re.match(r"cli/cmd_([a-z]+)(_[a-z_]+)?\.c$", path)
         return m.group(1) if m else None

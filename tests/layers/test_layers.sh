@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_layers.sh - no file includes or calls a layer above its own, no two
 # files depend on each other round a circle (by a call, or by including a
-# header private to the other), no source file outside tests/ is over
+# header private to the other; in simulator/ any header of the other's),
+# no source file outside tests/ is over
 # 1,000 lines without saying why (tests/layers/layers.py says how each is
 # found; `layers.py --list build` prints every include and call that
 # crosses a layer).  First layers.py's self-test: the checks must catch
