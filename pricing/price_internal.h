@@ -124,7 +124,7 @@ struct price_line {
 
 /* Appends field s to line as one CSV field (quoted when it holds a comma,
  * a quote, a line end or surrounding blanks), followed by ',' or, when
- * last, '\n'. */
+ * last, '\n' (price_store.c, which writes the histories with it). */
 void price_csv_append(struct price_line *line, const char *s, int last);
 
 /* Formats offers as a gpuplan prices.csv (header, one row per offering,
@@ -165,7 +165,7 @@ enum rc price_quota_rows_read(const struct price_csv *csv, const struct price_gp
 enum rc price_quota_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
 			       struct price_quota **out, size_t *n);
 
-/* ---- the user's stored tables (price_update.c) -------------------------- */
+/* ---- the user's stored tables (price_store.c) --------------------------- */
 
 /* Where one of the user's tables lives: <dir>/<name>.csv, its history
  * <name>.history.csv, the history of an update under way
@@ -195,7 +195,7 @@ void price_store_unlock(int lock);
 
 /* With the lock held, replaces s's table by table[0..tlen) atomically and
  * appends changes[0..n) to its history stamped stamp, crash-safely (see
- * price_update.c).  Returns RC_OK or RC_ERR. */
+ * price_store.c).  Returns RC_OK or RC_ERR. */
 enum rc price_store_commit(const struct price_store *s, const char *table, size_t tlen,
 			   const struct price_change *changes, size_t n, const char *stamp);
 

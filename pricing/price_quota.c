@@ -1,8 +1,8 @@
 /*
  * price_quota.c - the user's GPU quotas: which offerings a quota bounds,
  * the tightest quota of an offering, and merging a quota file into the
- * user's quotas.csv with a history, through the store price_update.c keeps
- * prices with (the same lock, atomic write and crash-safe history).
+ * user's quotas.csv with a history, through the store price_store.c keeps
+ * prices with too (the same lock, atomic write and crash-safe history).
  *
  * It does not parse or validate rows (price_table.c does) and does not
  * plan with quotas (the planner reads cat->quotas).

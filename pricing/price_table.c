@@ -18,36 +18,6 @@
 
 #include "price_internal.h"
 
-void price_opts_init(struct price_opts *o)
-{
-	o->data_dir = "data";
-	o->user_dir = NULL;
-}
-
-enum rc price_user_dir(const struct price_opts *o, char *buf, size_t size)
-{
-	const char *env;
-	int n;
-
-	if (o && o->user_dir && *o->user_dir)
-		n = snprintf(buf, size, "%s", o->user_dir);
-	else if ((env = getenv("GPUPLAN_DATA_DIR")) && *env)
-		n = snprintf(buf, size, "%s", env);
-	else if ((env = getenv("XDG_DATA_HOME")) && *env)
-		n = snprintf(buf, size, "%s/gpuplan", env);
-	else if ((env = getenv("HOME")) && *env)
-		n = snprintf(buf, size, "%s/.local/share/gpuplan", env);
-	else {
-		gp_error("cannot find the user's data directory: set GPUPLAN_DATA_DIR, XDG_DATA_HOME or HOME");
-		return RC_ERR;
-	}
-	if (n < 0 || (size_t)n >= size) {
-		gp_error("user data directory path is longer than %zu bytes", size - 1);
-		return RC_ERR;
-	}
-	return RC_OK;
-}
-
 double price_offering_usd_per_hour(const struct price_offering *o, int spot)
 {
 	double p = spot ? o->spot_usd_per_hour : o->on_demand_usd_per_hour;
@@ -1093,33 +1063,6 @@ struct price_offering *price_table_overlay(const struct price_offering *shipped,
 }
 
 /* ---- writing -------------------------------------------------------------- */
-
-/* Appends field s to line (quoted when it holds a comma, a quote, a line
- * end or surrounding blanks), then a comma, or a newline when last. */
-void price_csv_append(struct price_line *line, const char *s, int last)
-{
-	size_t n = strlen(s);
-	int quote = n && (strpbrk(s, ",\"\r\n") || s[0] == ' ' || s[n - 1] == ' ' ||
-			  s[0] == '\t' || s[n - 1] == '\t');
-
-	/* Worst case every byte is a quote: 2n + 2 quotes + separator + NUL. */
-	if (line->len + 2 * n + 4 > line->cap) {
-		while (line->len + 2 * n + 4 > line->cap)
-			line->cap = line->cap ? 2 * line->cap : 4096;
-		line->s = xrealloc(line->s, line->cap);
-	}
-	if (quote)
-		line->s[line->len++] = '"';
-	for (const char *p = s; *p; p++) {
-		line->s[line->len++] = *p;
-		if (quote && *p == '"')
-			line->s[line->len++] = '"';
-	}
-	if (quote)
-		line->s[line->len++] = '"';
-	line->s[line->len++] = last ? '\n' : ',';
-	line->s[line->len] = '\0';
-}
 
 /* Appends offering o to b as one line of a gpuplan prices.csv. */
 static void row_append(struct price_line *b, const struct price_offering *o)
