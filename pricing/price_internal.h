@@ -41,6 +41,8 @@ int price_cell_nvlink_domain(struct price_errs *e, const struct price_csv_row *r
 int price_gpu_each_alias(const struct price_gpu *g,
 			 int (*fn)(const char *s, size_t n, void *ctx), void *ctx);
 
+/* ---- rows of a price file (price_read.c) -------------------------------- */
+
 /* One offering read from an input file, with where it came from. */
 struct price_row {
 	struct price_offering o;
@@ -83,6 +85,11 @@ enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpu
 			size_t n_gpus, const char *provider, enum price_read_mode mode,
 			struct price_rows *out, struct price_update_report *rep);
 void price_rows_release(struct price_rows *r);
+
+/* Orders offerings by (provider, instance_type, region). */
+int price_offer_key_cmp(const struct price_offering *a, const struct price_offering *b);
+
+/* ---- price tables (price_table.c) ---------------------------------------- */
 
 /* Loads a gpuplan-format price table from path into a new array. */
 enum rc price_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
@@ -135,10 +142,8 @@ char *price_table_format(const struct price_offering *offers, size_t n, size_t *
  * not offered) and when empty_zero and v == 0. */
 void price_num_format(char *buf, size_t size, double v, int empty_zero);
 
-/* Orders offerings by (provider, instance_type, region). */
-int price_offer_key_cmp(const struct price_offering *a, const struct price_offering *b);
-
-/* ---- quotas (price_table.c reads, price_quota.c merges and writes) ------ */
+/* ---- quotas (price_read.c reads rows; price_quota.c reads the user's
+ * table, merges and writes it) ------------------------------------------- */
 
 /* One quota read from a file, with where it came from. */
 struct price_quota_row {
@@ -180,6 +185,10 @@ struct price_store {
 	char tmp_prefix[80];
 	int gpu_key;         /* 1: rows are keyed by GPU too (quotas) */
 };
+
+/* 1 when path names a regular file, else 0 (absent, unreadable or not a
+ * regular file). */
+int price_file_exists(const char *path);
 
 /* Fills s for the table name ("prices", "quotas") in the user's
  * directory of o.  Returns RC_OK or RC_ERR (no directory). */

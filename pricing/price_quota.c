@@ -4,7 +4,7 @@
  * user's quotas.csv with a history, through the store price_store.c keeps
  * prices with too (the same lock, atomic write and crash-safe history).
  *
- * It does not parse or validate rows (price_table.c does) and does not
+ * It does not parse or validate rows (price_read.c does) and does not
  * plan with quotas (the planner reads cat->quotas).
  */
 #include <ctype.h>
@@ -14,29 +14,6 @@
 
 #include "price_internal.h"
 
-/* strcmp, ASCII case-insensitive. */
-static int cmp_nocase(const char *a, const char *b)
-{
-	for (;; a++, b++) {
-		int x = tolower((unsigned char)*a), y = tolower((unsigned char)*b);
-
-		if (x != y || !x)
-			return (x > y) - (x < y);
-	}
-}
-
-int price_quota_key_cmp(const struct price_quota *a, const struct price_quota *b)
-{
-	int c = cmp_nocase(a->provider, b->provider);
-
-	if (!c)
-		c = cmp_nocase(a->region, b->region);
-	if (!c)
-		c = cmp_nocase(a->gpu, b->gpu);
-	if (!c)
-		c = cmp_nocase(a->instance_type, b->instance_type);
-	return c;
-}
 
 int price_quota_applies(const struct price_quota *q, const struct price_offering *o)
 {
@@ -67,6 +44,33 @@ size_t price_quota_offerings(const struct price_catalog *cat, const struct price
 	for (size_t i = 0; i < cat->n_offers; i++)
 		n += (size_t)price_quota_applies(q, &cat->offers[i]);
 	return n;
+}
+
+enum rc price_quota_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
+			       struct price_quota **out, size_t *n)
+{
+	struct price_csv csv;
+	struct price_quota_row *rows;
+	size_t n_rows;
+	enum rc rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!price_file_exists(path))
+		return RC_OK;
+	rc = price_csv_load(path, &csv);
+	if (rc != RC_OK)
+		return rc;
+	rc = price_quota_rows_read(&csv, gpus, n_gpus, 0, &rows, &n_rows);
+	price_csv_release(&csv);
+	if (rc != RC_OK)
+		return rc;
+	*out = xcalloc(n_rows ? n_rows : 1, sizeof(**out));
+	for (size_t i = 0; i < n_rows; i++)
+		(*out)[i] = rows[i].q;
+	*n = n_rows;
+	free(rows);
+	return RC_OK;
 }
 
 void price_quota_report_release(struct price_quota_report *rep)

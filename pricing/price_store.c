@@ -99,6 +99,13 @@ static int exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+int price_file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static enum rc write_all(int fd, const char *path, const char *s, size_t n)
 {
 	while (n > 0) {

@@ -1,6 +1,6 @@
 /*
  * price_update.c - merge a new price file into the user's table: every
- * row of the file is validated first (price_table.c), then laid over the
+ * row of the file is validated first (price_read.c), then laid over the
  * table every command reads (the shipped prices.csv overlaid with the
  * user's rows, price_table.c), and each change is recorded.  What is
  * stored is only the user's rows, the merged rows that differ from the
@@ -8,8 +8,9 @@
  * through.  The lock, the crash-safe write and the history are the
  * store's (price_store.c).
  *
- * It calls price_store.c, price_table.c, price_gpu.c and price_csv.c;
- * nothing in pricing/ calls it.  It does not parse or validate rows.
+ * It calls price_store.c, price_table.c, price_read.c, price_gpu.c and
+ * price_csv.c; nothing in pricing/ calls it.  It does not parse or
+ * validate rows.
  */
 #include <math.h>
 #include <stdio.h>
