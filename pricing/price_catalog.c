@@ -8,6 +8,8 @@
  * It composes the price table and the quota table, which know nothing of
  * each other: it calls price_table.c, price_quota.c, price_read.c,
  * price_cost.c, price_gpu.c, price_find.c, price_store.c and common/.
+ * Within pricing/ only the merge of a quota file (price_quota_update.c)
+ * calls it.
  */
 #include <ctype.h>
 #include <errno.h>

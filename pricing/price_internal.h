@@ -142,8 +142,8 @@ char *price_table_format(const struct price_offering *offers, size_t n, size_t *
  * not offered) and when empty_zero and v == 0. */
 void price_num_format(char *buf, size_t size, double v, int empty_zero);
 
-/* ---- quotas (price_read.c reads rows; price_quota.c reads the user's
- * table, merges and writes it) ------------------------------------------- */
+/* ---- quotas (price_read.c reads rows, price_quota.c the user's table;
+ * price_quota_update.c merges and writes it) ----------------------------- */
 
 /* One quota read from a file, with where it came from. */
 struct price_quota_row {

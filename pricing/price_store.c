@@ -2,9 +2,9 @@
  * price_store.c - the user's stored tables (prices.csv, quotas.csv) and
  * their histories: where they live, the lock, the crash-safe write, the
  * history of every change and reading it back.  price_update.c merges
- * prices into the store and price_quota.c merges quotas; both call down
- * into it, and it calls neither (nor any reader of rows): it calls only
- * price_csv.c (to read a history) and common/.
+ * prices into the store and price_quota_update.c merges quotas; both
+ * call down into it, and it calls neither (nor any reader of rows): it
+ * calls only price_csv.c (to read a history) and common/.
  *
  * Crash safety: a table is written to a temporary file in the same
  * directory, fsynced and renamed over <name>.csv (then the directory is
