@@ -46,7 +46,7 @@ LAYERS = [
 # the -I folders of the Makefile (INCLUDES), in order
 INCLUDE_DIRS = ["common", "pricing", "simulator", "planner", "executor"]
 # folders whose files call no circle
-CYCLE_FREE = ["simulator", "planner", "executor", "cli"]
+CYCLE_FREE = ["common", "pricing", "simulator", "planner", "executor", "cli"]
 SOURCE = re.compile(r"\.(c|h|cu)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
