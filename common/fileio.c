@@ -6,6 +6,8 @@
  * made as mkdir -p makes them.  The price
  * tables need more (a lock, a history, fault points) and have their own
  * writer in pricing/price_store.c.
+ *
+ * It calls alloc.c and common.c.
  */
 #include "common.h"
 
