@@ -484,7 +484,7 @@ struct price_history {
 enum rc price_history_load(const struct price_opts *o, struct price_history *h);
 void price_history_release(struct price_history *h);
 
-/* ---- the user's GPU quotas (pricing/price_quota.c) ---------------------- */
+/* ---- the user's GPU quotas (pricing/price_quota.c, price_quota_update.c) */
 
 /* 1 when quota q bounds offering o (same provider, region or "*", GPU,
  * instance type or ""), else 0.  Case-insensitive. */

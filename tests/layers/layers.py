@@ -77,12 +77,12 @@ LAYERS = [
 # the -I folders of the Makefile (INCLUDES), in order
 INCLUDE_DIRS = ["common", "pricing", "simulator", "planner", "executor"]
 # folders whose files call no circle
-CYCLE_FREE = ["simulator", "planner", "executor", "cli"]
+CYCLE_FREE = ["common", "pricing", "simulator", "planner", "executor", "cli"]
 # the long-file rule: the limit, the words that excuse a file, and the
 # files being split now (empty it as their splits land)
 LONG_LINES = 1000
 ONE_FILE_MARK = "one file because"
-BEING_SPLIT = ["planner/plan_export_json.c", "pricing/price_table.c"]
+BEING_SPLIT = ["planner/plan_export_json.c"]
 # folders whose headers belong to their files (see above), and the
 # headers that are a whole folder's
 HEADER_OWNED = ["simulator"]
