@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "plan.h"
-#include "plan_export.h"
+#include "export.h"
 #include "sim.h"
 
 static void help(void)
@@ -30,7 +30,7 @@ static void help(void)
 	       "                      TRAIN_SCRIPT with the config) (default: the one the\n"
 	       "                      plan was priced for, else megatron)\n"
 	       "  -o, --output FILE   write to FILE (default: stdout)\n"
-	       "  -h, --help          this help\n", plan_export_format_names());
+	       "  -h, --help          this help\n", export_format_names());
 }
 
 enum rc cmd_export(int argc, char **argv)
@@ -44,7 +44,7 @@ enum rc cmd_export(int argc, char **argv)
 	};
 	const char *format = NULL, *out = NULL, *framework = NULL;
 	enum plan_framework fw = PLAN_FRAMEWORK_MEGATRON;
-	enum plan_export_format f;
+	enum export_format f;
 	struct sim_plan plan;
 	enum rc rc;
 	char *text;
@@ -67,16 +67,16 @@ enum rc cmd_export(int argc, char **argv)
 		return RC_USAGE;
 	}
 	if (!format) {
-		gp_error("export: --format is required (%s)", plan_export_format_names());
+		gp_error("export: --format is required (%s)", export_format_names());
 		return RC_USAGE;
 	}
-	if (plan_export_format_parse(format, &f) != RC_OK) {
+	if (export_format_parse(format, &f) != RC_OK) {
 		gp_error("--format: expected one of %s, found '%s'",
-			 plan_export_format_names(), format);
+			 export_format_names(), format);
 		return RC_USAGE;
 	}
-	if (framework && f != PLAN_EXPORT_SLURM && f != PLAN_EXPORT_MPIRUN &&
-	    f != PLAN_EXPORT_KUBERNETES && f != PLAN_EXPORT_TRAINJOB && f != PLAN_EXPORT_SKYPILOT) {
+	if (framework && f != EXPORT_SLURM && f != EXPORT_MPIRUN &&
+	    f != EXPORT_KUBERNETES && f != EXPORT_TRAINJOB && f != EXPORT_SKYPILOT) {
 		gp_error("--framework: expected only with --format slurm, mpirun, kubernetes, "
 			 "trainjob or skypilot, found --format %s", format);
 		gp_hint("the megatron and deepspeed formats are their frameworks already");
@@ -93,7 +93,7 @@ enum rc cmd_export(int argc, char **argv)
 	/* the launchers start the trainer the plan was priced for */
 	if (!framework && plan.framework == 2)
 		fw = PLAN_FRAMEWORK_DEEPSPEED;
-	text = plan_export(&plan, f, fw, &rc);
+	text = export_plan(&plan, f, fw, &rc);
 	if (!text)
 		return rc;
 	if (out) {
@@ -111,8 +111,8 @@ enum rc cmd_export(int argc, char **argv)
 	/* The config alone does not start anything: with -o the launch line
 	 * naming that file goes to stdout; without, stdout stays one JSON
 	 * document and the line is a note on stderr. */
-	if (f == PLAN_EXPORT_DEEPSPEED) {
-		char *launch = plan_export_deepspeed_launch(&plan, out ? out : "ds_config.json");
+	if (f == EXPORT_DEEPSPEED) {
+		char *launch = export_deepspeed_launch(&plan, out ? out : "ds_config.json");
 
 		if (out) {
 			fputs(launch, stdout);

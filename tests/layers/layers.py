@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """layers.py - the layers of gpuplan's code, and what crosses them.
 
-    common < pricing < simulator < planner <
+    common < pricing < simulator < planner < export <
       executor (exec.h < device < comm < train < run) < cli
 
 A file may include and call only files of its own layer and of the layers
@@ -36,6 +36,7 @@ LAYERS = [
     ("pricing", "pricing"),
     ("simulator", "simulator"),
     ("planner", "planner"),
+    ("export", "export"),
     ("executor/exec.h", "executor"),
     ("executor/device", "executor/device"),
     ("executor/comm", "executor/comm"),
@@ -44,9 +45,9 @@ LAYERS = [
     ("cli", "cli"),
 ]
 # the -I folders of the Makefile (INCLUDES), in order
-INCLUDE_DIRS = ["common", "pricing", "simulator", "planner", "executor"]
+INCLUDE_DIRS = ["common", "pricing", "simulator", "planner", "export", "executor"]
 # folders whose files call no circle
-CYCLE_FREE = ["simulator", "planner", "executor", "cli"]
+CYCLE_FREE = ["simulator", "planner", "export", "executor", "cli"]
 SOURCE = re.compile(r"\.(c|h|cu)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test_layers.sh - no file includes or calls a layer above its own, no two
-# files of the planner, the executor or the CLI call each other round a
-# circle (tests/layers/layers.py says how each is found; `layers.py
-# --list build` prints every include and call that crosses a layer).
+# files of the simulator, the planner, the exports, the executor or the CLI
+# call each other round a circle (tests/layers/layers.py says how each is
+# found; `layers.py --list build` prints every include and call that
+# crosses a layer).
 # Reads the objects of $BUILD, which `make test` has built.
 set -u
 BUILD=${BUILD:-build}

@@ -1,5 +1,5 @@
 /*
- * plan_export_json.c - renders a plan for other tools.  Text formats are
+ * export.c - renders a plan for other tools.  Text formats are
  * built with a small growable buffer; the DeepSpeed config goes through
  * cJSON (hence the file name) so that it always parses.
  *
@@ -15,7 +15,7 @@
  * nothing is changed silently.  A model Megatron-LM cannot build (ALiBi,
  * a parallel residual, an embedding norm) is not exported for it at all.
  */
-#include "plan_export.h"
+#include "export.h"
 #include "plan.h"
 
 #include <cjson/cJSON.h>
@@ -53,22 +53,22 @@ static void bprintf(struct buf *b, const char *fmt, ...)
 
 static const struct {
 	const char *name;
-	enum plan_export_format f;
+	enum export_format f;
 } formats[] = {
-	{ "megatron", PLAN_EXPORT_MEGATRON },
-	{ "deepspeed", PLAN_EXPORT_DEEPSPEED },
-	{ "torchrun", PLAN_EXPORT_TORCHRUN },
-	{ "slurm", PLAN_EXPORT_SLURM },
-	{ "mpirun", PLAN_EXPORT_MPIRUN },
-	{ "kubernetes", PLAN_EXPORT_KUBERNETES },
-	{ "trainjob", PLAN_EXPORT_TRAINJOB },
-	{ "slurm-execute", PLAN_EXPORT_SLURM_EXECUTE },
-	{ "mpirun-execute", PLAN_EXPORT_MPIRUN_EXECUTE },
-	{ "skypilot", PLAN_EXPORT_SKYPILOT },
-	{ "trl", PLAN_EXPORT_TRL },
+	{ "megatron", EXPORT_MEGATRON },
+	{ "deepspeed", EXPORT_DEEPSPEED },
+	{ "torchrun", EXPORT_TORCHRUN },
+	{ "slurm", EXPORT_SLURM },
+	{ "mpirun", EXPORT_MPIRUN },
+	{ "kubernetes", EXPORT_KUBERNETES },
+	{ "trainjob", EXPORT_TRAINJOB },
+	{ "slurm-execute", EXPORT_SLURM_EXECUTE },
+	{ "mpirun-execute", EXPORT_MPIRUN_EXECUTE },
+	{ "skypilot", EXPORT_SKYPILOT },
+	{ "trl", EXPORT_TRL },
 };
 
-enum rc plan_export_format_parse(const char *name, enum plan_export_format *out)
+enum rc export_format_parse(const char *name, enum export_format *out)
 {
 	for (size_t i = 0; i < GP_ARRAY_LEN(formats); i++)
 		if (gp_streq_nocase(name, formats[i].name)) {
@@ -76,13 +76,13 @@ enum rc plan_export_format_parse(const char *name, enum plan_export_format *out)
 			return RC_OK;
 		}
 	if (gp_streq_nocase(name, "k8s") || gp_streq_nocase(name, "kubeflow")) {
-		*out = PLAN_EXPORT_KUBERNETES;
+		*out = EXPORT_KUBERNETES;
 		return RC_OK;
 	}
 	return RC_USAGE;
 }
 
-const char *plan_export_format_names(void)
+const char *export_format_names(void)
 {
 	return "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes, trainjob, skypilot, "
 	       "slurm-execute, mpirun-execute, trl";
@@ -194,15 +194,15 @@ static int zero1_instead(const struct sim_plan *p, enum plan_framework fw)
  * formats; fw (Megatron-LM unless said) for the launchers that start a
  * trainer (slurm, mpirun, kubernetes, trainjob, skypilot); none for
  * torchrun, which starts the user's script, and the execute formats. */
-static enum plan_framework export_framework(enum plan_export_format f, enum plan_framework fw)
+static enum plan_framework export_framework(enum export_format f, enum plan_framework fw)
 {
 	switch (f) {
-	case PLAN_EXPORT_MEGATRON: return PLAN_FRAMEWORK_MEGATRON;
-	case PLAN_EXPORT_DEEPSPEED:
-	case PLAN_EXPORT_TRL: return PLAN_FRAMEWORK_DEEPSPEED;
-	case PLAN_EXPORT_TORCHRUN:
-	case PLAN_EXPORT_SLURM_EXECUTE:
-	case PLAN_EXPORT_MPIRUN_EXECUTE: return PLAN_FRAMEWORK_ANY;
+	case EXPORT_MEGATRON: return PLAN_FRAMEWORK_MEGATRON;
+	case EXPORT_DEEPSPEED:
+	case EXPORT_TRL: return PLAN_FRAMEWORK_DEEPSPEED;
+	case EXPORT_TORCHRUN:
+	case EXPORT_SLURM_EXECUTE:
+	case EXPORT_MPIRUN_EXECUTE: return PLAN_FRAMEWORK_ANY;
 	default: return fw == PLAN_FRAMEWORK_DEEPSPEED ? fw : PLAN_FRAMEWORK_MEGATRON;
 	}
 }
@@ -1022,7 +1022,7 @@ static void trainer_words(struct words *ws, const struct sim_plan *p, enum plan_
  * working directory, which every node of a multi-node run reads. */
 #define DS_CONFIG "ds_config.json"
 
-char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path)
+char *export_deepspeed_launch(const struct sim_plan *p, const char *config_path)
 {
 	struct buf b = { 0 };
 	struct words ws = { 0 };
@@ -1113,7 +1113,7 @@ static void slurm_time(char *out, size_t size, double seconds)
  * parallelism), GPUs the launchers can start (launch_shape), and a layout
  * fw's run can be re-priced for (framework_predict), with one warning
  * when it runs it otherwise than priced.  Returns RC_OK, or RC_INPUT (message printed). */
-static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
+static enum rc export_check(const struct sim_plan *p, enum export_format f,
 			    enum plan_framework fw)
 {
 	struct sim_result r;
@@ -1175,8 +1175,8 @@ static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
 	 * adapters train under TRL with PEFT (or gpuplan execute), and the
 	 * DeepSpeed config alone serves either. */
 	if ((p->par.ft.method == SIM_FT_LORA || p->par.ft.method == SIM_FT_QLORA) &&
-	    f != PLAN_EXPORT_TRL && f != PLAN_EXPORT_DEEPSPEED && f != PLAN_EXPORT_SLURM_EXECUTE &&
-	    f != PLAN_EXPORT_MPIRUN_EXECUTE) {
+	    f != EXPORT_TRL && f != EXPORT_DEEPSPEED && f != EXPORT_SLURM_EXECUTE &&
+	    f != EXPORT_MPIRUN_EXECUTE) {
 		gp_error("plan: .parallel.finetune: %s trains every weight, and the plan trains %s "
 			 "adapters", fw == PLAN_FRAMEWORK_MEGATRON ? "Megatron-LM" : "Megatron-DeepSpeed",
 			 p->par.ft.method == SIM_FT_QLORA ? "QLoRA" : "LoRA");
@@ -1191,7 +1191,7 @@ static enum rc export_check(const struct sim_plan *p, enum plan_export_format f,
 	}
 	/* Accelerate starts one process a GPU of data parallelism, sharded
 	 * by ZeRO: no tensor or pipeline parallelism. */
-	if (f == PLAN_EXPORT_TRL && (p->par.tp > 1 || p->par.pp > 1)) {
+	if (f == EXPORT_TRL && (p->par.tp > 1 || p->par.pp > 1)) {
 		gp_error("plan: .parallel: expected tp 1 and pp 1 for trl (Accelerate runs data "
 			 "parallelism with ZeRO), found tp %d, pp %d", p->par.tp, p->par.pp);
 		gp_hint("plan with --tp 1 --pp 1 for a layout trl runs");
@@ -1659,7 +1659,7 @@ static void skypilot_script(struct buf *b, const struct sim_plan *p, enum plan_f
 	bprintf(b, " $EXTRA_ARGS\n");
 }
 
-/* The SkyPilot task for p under fw (plan_export_format's comment). */
+/* The SkyPilot task for p under fw (export.h's comment). */
 static void skypilot_task(struct buf *b, const struct sim_plan *p, enum plan_framework fw)
 {
 	const struct price_offering *o = &p->offering;
@@ -1712,7 +1712,7 @@ static void skypilot_task(struct buf *b, const struct sim_plan *p, enum plan_fra
 	free(run.s);
 }
 
-char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan_framework fw,
+char *export_plan(const struct sim_plan *p, enum export_format f, enum plan_framework fw,
 		  enum rc *rc)
 {
 	enum plan_framework run = export_framework(f, fw);
@@ -1721,7 +1721,7 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan
 	char e1[4 * PRICE_NAME_MAX], e2[4 * PRICE_NAME_MAX + 16];
 	int nodes, gpn;
 
-	if (f == PLAN_EXPORT_SKYPILOT && has_control(p->model.name)) {
+	if (f == EXPORT_SKYPILOT && has_control(p->model.name)) {
 		gp_error("plan: .model.name: expected no control characters for the skypilot "
 			 "run script, found one");
 		*rc = RC_INPUT;
@@ -1733,7 +1733,7 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan
 	nodes = launch_nodes(p);
 	gpn = launch_gpus_per_node(p);
 	switch (f) {
-	case PLAN_EXPORT_MEGATRON:
+	case EXPORT_MEGATRON:
 		bprintf(&b, "#!/usr/bin/env bash\n# Megatron-LM launch for %s on %d x %s "
 			    "(written by gpuplan)\n",
 			gp_term_escape(e1, sizeof(e1), p->model.name), plan_gpus(p),
@@ -1750,14 +1750,14 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan
 		words_shell(&b, &ws);
 		bprintf(&b, "\n");
 		break;
-	case PLAN_EXPORT_DEEPSPEED: {
+	case EXPORT_DEEPSPEED: {
 		char *cfg = deepspeed_config(p, 0);
 
 		bprintf(&b, "%s\n", cfg);
 		free(cfg);
 		break;
 	}
-	case PLAN_EXPORT_TORCHRUN:
+	case EXPORT_TORCHRUN:
 		bprintf(&b, "#!/usr/bin/env bash\n# torchrun for %s: %d nodes x %d GPUs = the plan's "
 			    "%d (written by gpuplan)\nset -eu\n",
 			gp_term_escape(e1, sizeof(e1), p->model.name), nodes, gpn, plan_gpus(p));
@@ -1766,10 +1766,10 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan
 		torchrun_line(&b, p);
 		bprintf(&b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\" \"$@\"\n");
 		break;
-	case PLAN_EXPORT_SLURM:
+	case EXPORT_SLURM:
 		slurm_script(&b, p, run);
 		break;
-	case PLAN_EXPORT_SLURM_EXECUTE:
+	case EXPORT_SLURM_EXECUTE:
 		bprintf(&b, "#!/usr/bin/env bash\n# gpuplan's own measurement run of the plan "
 			    "(gpuplan execute), not training\n");
 		bprintf(&b, "#SBATCH --job-name=gpuplan-execute-%s\n",
@@ -1780,10 +1780,10 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan
 		nccl_env(&b, p, "export ", 1);
 		bprintf(&b, "srun --mpi=pmix gpuplan execute \"${PLAN:-plan.json}\" --backend cuda\n");
 		break;
-	case PLAN_EXPORT_MPIRUN:
+	case EXPORT_MPIRUN:
 		mpirun_script(&b, p, run);
 		break;
-	case PLAN_EXPORT_MPIRUN_EXECUTE:
+	case EXPORT_MPIRUN_EXECUTE:
 		bprintf(&b, "# gpuplan's own measurement run of the plan (gpuplan execute), not "
 			    "training\n");
 		bprintf(&b, "# hostfile: one line per node; replace node1..node%d with your hosts\n",
@@ -1797,16 +1797,16 @@ char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan
 		bprintf(&b, " -x CUDA_DEVICE_MAX_CONNECTIONS=1 gpuplan execute \"${PLAN:-plan.json}\""
 			    " --backend cuda\n");
 		break;
-	case PLAN_EXPORT_KUBERNETES:
+	case EXPORT_KUBERNETES:
 		k8s_pytorchjob(&b, p, run);
 		break;
-	case PLAN_EXPORT_TRAINJOB:
+	case EXPORT_TRAINJOB:
 		k8s_trainjob(&b, p, run);
 		break;
-	case PLAN_EXPORT_SKYPILOT:
+	case EXPORT_SKYPILOT:
 		skypilot_task(&b, p, run);
 		break;
-	case PLAN_EXPORT_TRL:
+	case EXPORT_TRL:
 		trl_script(&b, p);
 		break;
 	}
