@@ -19,61 +19,90 @@
  */
 #include "export_internal.h"
 
+#include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-	const char *name;
-	enum export_format f;
-} formats[] = {
-	{ "megatron", EXPORT_MEGATRON },
-	{ "deepspeed", EXPORT_DEEPSPEED },
-	{ "torchrun", EXPORT_TORCHRUN },
-	{ "slurm", EXPORT_SLURM },
-	{ "mpirun", EXPORT_MPIRUN },
-	{ "kubernetes", EXPORT_KUBERNETES },
-	{ "trainjob", EXPORT_TRAINJOB },
-	{ "slurm-execute", EXPORT_SLURM_EXECUTE },
-	{ "mpirun-execute", EXPORT_MPIRUN_EXECUTE },
-	{ "skypilot", EXPORT_SKYPILOT },
-	{ "trl", EXPORT_TRL },
+/* The formats, in the order help lists them.  A new format is a writer in
+ * a file of its own (export_internal.h) and a line here. */
+const struct export_format_info export_formats[] = {
+	{ "megatron", EXPORT_MEGATRON, PLAN_FRAMEWORK_MEGATRON, 0,
+	  "torchrun starting Megatron-LM's pretrain_gpt.py as planned", export_write_megatron },
+	{ "deepspeed", EXPORT_DEEPSPEED, PLAN_FRAMEWORK_DEEPSPEED, 0,
+	  "ds_config.json; with -o, the DeepSpeed launch line for it", export_write_deepspeed },
+	{ "torchrun", EXPORT_TORCHRUN, PLAN_FRAMEWORK_ANY, 0,
+	  "the plan's nodes and GPUs for your TRAIN_SCRIPT", export_write_torchrun },
+	{ "slurm", EXPORT_SLURM, PLAN_FRAMEWORK_MEGATRON, 1,
+	  "an sbatch script starting the trainer, requeued until done", export_write_slurm },
+	{ "mpirun", EXPORT_MPIRUN, PLAN_FRAMEWORK_MEGATRON, 1,
+	  "Open MPI starting the trainer, one rank a GPU", export_write_mpirun },
+	{ "kubernetes", EXPORT_KUBERNETES, PLAN_FRAMEWORK_MEGATRON, 1,
+	  "a Kubeflow PyTorchJob starting the trainer (k8s, kubeflow)", export_write_pytorchjob },
+	{ "trainjob", EXPORT_TRAINJOB, PLAN_FRAMEWORK_MEGATRON, 1,
+	  "a Kubeflow Trainer TrainJob starting the trainer", export_write_trainjob },
+	{ "skypilot", EXPORT_SKYPILOT, PLAN_FRAMEWORK_MEGATRON, 1,
+	  "a SkyPilot task starting the trainer", export_write_skypilot },
+	{ "slurm-execute", EXPORT_SLURM_EXECUTE, PLAN_FRAMEWORK_ANY, 0,
+	  "gpuplan execute under srun: a measurement, not training", export_write_slurm_execute },
+	{ "mpirun-execute", EXPORT_MPIRUN_EXECUTE, PLAN_FRAMEWORK_ANY, 0,
+	  "gpuplan execute under mpirun: a measurement, not training",
+	  export_write_mpirun_execute },
+	{ "trl", EXPORT_TRL, PLAN_FRAMEWORK_DEEPSPEED, 0,
+	  "TRL's `trl sft` with the DeepSpeed config (LoRA, QLoRA)", export_write_trl },
 };
+const size_t export_formats_len = GP_ARRAY_LEN(export_formats);
+
+/* The table's line for f. */
+static const struct export_format_info *format_of(enum export_format f)
+{
+	for (size_t i = 0; i < export_formats_len; i++)
+		if (export_formats[i].format == f)
+			return &export_formats[i];
+	assert(!"export: a format without a line in export_formats");
+	return &export_formats[0];
+}
+
+const struct export_format_info *export_format_find(const char *name)
+{
+	for (size_t i = 0; i < export_formats_len; i++)
+		if (gp_streq_nocase(name, export_formats[i].name))
+			return &export_formats[i];
+	if (gp_streq_nocase(name, "k8s") || gp_streq_nocase(name, "kubeflow"))
+		return format_of(EXPORT_KUBERNETES);
+	return NULL;
+}
 
 enum rc export_format_parse(const char *name, enum export_format *out)
 {
-	for (size_t i = 0; i < GP_ARRAY_LEN(formats); i++)
-		if (gp_streq_nocase(name, formats[i].name)) {
-			*out = formats[i].f;
-			return RC_OK;
-		}
-	if (gp_streq_nocase(name, "k8s") || gp_streq_nocase(name, "kubeflow")) {
-		*out = EXPORT_KUBERNETES;
-		return RC_OK;
-	}
-	return RC_USAGE;
+	const struct export_format_info *fi = export_format_find(name);
+
+	if (!fi)
+		return RC_USAGE;
+	*out = fi->format;
+	return RC_OK;
 }
 
 const char *export_format_names(void)
 {
-	return "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes, trainjob, skypilot, "
-	       "slurm-execute, mpirun-execute, trl";
+	static char names[256];
+	size_t len = 0;
+
+	if (!names[0])
+		for (size_t i = 0; i < export_formats_len; i++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+						i ? ", " : "", export_formats[i].name);
+	return names;
 }
 
-/* The trainer format f starts: Megatron-LM and DeepSpeed for their own
- * formats; fw (Megatron-LM unless said) for the launchers that start a
- * trainer (slurm, mpirun, kubernetes, trainjob, skypilot); none for
- * torchrun, which starts the user's script, and the execute formats. */
-static enum plan_framework export_framework(enum export_format f, enum plan_framework fw)
+/* The trainer f starts: its own, or for the launchers fw (Megatron-LM
+ * unless DeepSpeed is said). */
+static enum plan_framework export_framework(const struct export_format_info *f,
+					    enum plan_framework fw)
 {
-	switch (f) {
-	case EXPORT_MEGATRON: return PLAN_FRAMEWORK_MEGATRON;
-	case EXPORT_DEEPSPEED:
-	case EXPORT_TRL: return PLAN_FRAMEWORK_DEEPSPEED;
-	case EXPORT_TORCHRUN:
-	case EXPORT_SLURM_EXECUTE:
-	case EXPORT_MPIRUN_EXECUTE: return PLAN_FRAMEWORK_ANY;
-	default: return fw == PLAN_FRAMEWORK_DEEPSPEED ? fw : PLAN_FRAMEWORK_MEGATRON;
-	}
+	if (!f->takes_framework)
+		return f->trainer;
+	return fw == PLAN_FRAMEWORK_DEEPSPEED ? fw : PLAN_FRAMEWORK_MEGATRON;
 }
 
 /* The checks every export makes before writing, for f starting trainer
@@ -179,7 +208,8 @@ static enum rc export_check(const struct sim_plan *p, enum export_format f,
 char *export_plan(const struct sim_plan *p, enum export_format f, enum plan_framework fw,
 		  enum rc *rc)
 {
-	enum plan_framework run = export_framework(f, fw);
+	const struct export_format_info *fi = format_of(f);
+	enum plan_framework run = export_framework(fi, fw);
 	struct export_buf b = { 0 };
 
 	if (f == EXPORT_SKYPILOT && export_has_control(p->model.name)) {
@@ -191,18 +221,6 @@ char *export_plan(const struct sim_plan *p, enum export_format f, enum plan_fram
 	*rc = export_check(p, f, run);
 	if (*rc != RC_OK)
 		return NULL;
-	switch (f) {
-	case EXPORT_MEGATRON: export_write_megatron(&b, p, run); break;
-	case EXPORT_DEEPSPEED: export_write_deepspeed(&b, p, run); break;
-	case EXPORT_TORCHRUN: export_write_torchrun(&b, p, run); break;
-	case EXPORT_SLURM: export_write_slurm(&b, p, run); break;
-	case EXPORT_SLURM_EXECUTE: export_write_slurm_execute(&b, p, run); break;
-	case EXPORT_MPIRUN: export_write_mpirun(&b, p, run); break;
-	case EXPORT_MPIRUN_EXECUTE: export_write_mpirun_execute(&b, p, run); break;
-	case EXPORT_KUBERNETES: export_write_pytorchjob(&b, p, run); break;
-	case EXPORT_TRAINJOB: export_write_trainjob(&b, p, run); break;
-	case EXPORT_SKYPILOT: export_write_skypilot(&b, p, run); break;
-	case EXPORT_TRL: export_write_trl(&b, p, run); break;
-	}
+	fi->write(&b, p, run);
 	return b.s;
 }

@@ -33,6 +33,32 @@ enum export_format {
 	EXPORT_TRL,
 };
 
+struct export_buf;            /* the text a writer appends to (export_internal.h) */
+
+/* One format, as the CLI's command table has its commands: the name
+ * --format takes, the trainer it starts, whether --framework chooses that
+ * trainer instead, a line for help, and the writer export_plan hands a
+ * checked plan to. */
+struct export_format_info {
+	const char *name;
+	enum export_format format;
+	/* the trainer it starts: PLAN_FRAMEWORK_MEGATRON or _DEEPSPEED, or
+	 * _ANY for the user's script (torchrun) or gpuplan execute */
+	enum plan_framework trainer;
+	/* 1: --framework (megatron or deepspeed) names the trainer instead:
+	 * the launchers slurm, mpirun, kubernetes, trainjob and skypilot */
+	int takes_framework;
+	const char *help;
+	void (*write)(struct export_buf *b, const struct sim_plan *p, enum plan_framework fw);
+};
+
+/* Every format, in the order help lists them; export_formats_len of them. */
+extern const struct export_format_info export_formats[];
+extern const size_t export_formats_len;
+
+/* The format named name, case-insensitive (k8s and kubeflow name
+ * kubernetes), or NULL. */
+const struct export_format_info *export_format_find(const char *name);
 /* Parses "megatron", "deepspeed", ... into *out.  Returns RC_OK or
  * RC_USAGE. */
 enum rc export_format_parse(const char *name, enum export_format *out);

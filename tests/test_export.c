@@ -468,6 +468,35 @@ static void test_export_format_parse_names(void **state)
 	assert_int_equal(export_format_parse("horovod", &f), RC_USAGE);
 }
 
+/* The format table is what the CLI reads: every format once, found by
+ * its name, --framework for the launchers only, a writer and a help line
+ * each, and the names in the order help and errors give them. */
+static void test_export_format_table(void **state)
+{
+	unsigned seen = 0;
+
+	(void)state;
+	assert_int_equal(export_formats_len, EXPORT_TRL + 1);
+	for (size_t i = 0; i < export_formats_len; i++) {
+		const struct export_format_info *fi = &export_formats[i];
+		int launcher = fi->format == EXPORT_SLURM || fi->format == EXPORT_MPIRUN ||
+			       fi->format == EXPORT_KUBERNETES || fi->format == EXPORT_TRAINJOB ||
+			       fi->format == EXPORT_SKYPILOT;
+
+		assert_ptr_equal(export_format_find(fi->name), fi);
+		assert_false(seen & (1u << fi->format));
+		seen |= 1u << fi->format;
+		assert_int_equal(fi->takes_framework, launcher);
+		assert_non_null(fi->write);
+		assert_true(fi->help && fi->help[0]);
+	}
+	assert_int_equal(export_format_find("KubeFlow")->format, EXPORT_KUBERNETES);
+	assert_null(export_format_find("horovod"));
+	assert_string_equal(export_format_names(),
+			    "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes, trainjob, "
+			    "skypilot, slurm-execute, mpirun-execute, trl");
+}
+
 /* The launcher needs the layout too: 4 nodes x 8 GPUs (make_plan), a
  * hostfile for several nodes, the config file named, and the TP/PP sizes
  * the config cannot carry. */
@@ -699,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_export_rejects_bad_batch),
 		cmocka_unit_test(test_export_world_size),
 		cmocka_unit_test(test_export_format_parse_names),
+		cmocka_unit_test(test_export_format_table),
 		cmocka_unit_test(test_export_deepspeed_launch),
 		cmocka_unit_test(test_export_skypilot_resources),
 		cmocka_unit_test(test_export_skypilot_quotes_strings),
