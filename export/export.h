@@ -9,6 +9,11 @@
  * kubernetes, trainjob, skypilot) start Megatron-LM's pretrain_gpt.py, or
  * under DeepSpeed the user's script, which appears as a variable
  * (TRAIN_SCRIPT) the user sets.
+ *
+ * export/ reads plans (plan.h) and the planner knows nothing of it.  One
+ * file a format over shared files (export_internal.h lists them, bottom
+ * up); a new format is a writer in a file of its own and a line in
+ * export_formats (export.c).
  */
 #ifndef GPUPLAN_EXPORT_H
 #define GPUPLAN_EXPORT_H
