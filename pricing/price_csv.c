@@ -3,7 +3,9 @@
  * buffer into rows of NUL-terminated fields with the physical line each
  * row starts on.  Line numbers are counted from the row terminators libcsv
  * reports (CSV_REPALL_NL makes it report every CR and LF, so blank lines
- * and CRLF pairs are seen) plus the newlines inside quoted fields.
+ * and CRLF pairs are seen) plus the newlines inside quoted fields.  A
+ * stream (price_csv_stream_*) hands each row over as it completes instead,
+ * for files too large to hold (AWS's offer files).
  *
  * It calls only libcsv and common/.
  */

@@ -16,14 +16,15 @@
  * reserved terms, other systems, dedicated hosts and unused reservations.
  * Spot prices are not in the offer files: a fetch leaves them as stored.
  *
- * It does not fetch (price_fetch.c does) nor merge (price_update does).
+ * It calls price_csv.c (the stream) and price_fetch_rows.c.  It does not
+ * fetch (price_fetch.c does) nor merge (price_update does).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "price_csv.h"
-#include "price_fetch_internal.h"
+#include "price_fetch_rows.h"
 
 enum aws_col {
 	C_SKU, C_TERM, C_UNIT, C_PRICE, C_CURRENCY, C_INSTANCE, C_OS, C_TENANCY, C_PREINST,

@@ -17,7 +17,8 @@
  * confirmed, so rows are dated with the day of the fetch and the source
  * names the meter and its effective date.
  *
- * It does not fetch (price_fetch.c does) nor merge (price_update does).
+ * It calls price_fetch_rows.c only.  It does not fetch (price_fetch.c
+ * does) nor merge (price_update does).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "price_fetch_internal.h"
+#include "price_fetch_rows.h"
 
 static const char *str(const cJSON *item, const char *key)
 {

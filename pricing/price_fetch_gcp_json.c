@@ -18,7 +18,8 @@
  * out.  Committed-use SKUs are passed over.  Rows are dated with the day
  * of the fetch (a SKU's effectiveTime is when its price began).
  *
- * It does not fetch (price_fetch.c does) nor merge (price_update does).
+ * It calls price_fetch_rows.c only.  It does not fetch (price_fetch.c
+ * does) nor merge (price_update does).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -26,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "price_fetch_internal.h"
+#include "price_fetch_rows.h"
 
 enum gcp_part { PART_GPU, PART_CORE, PART_RAM, PART_N };
 

@@ -7,7 +7,9 @@
  * give byte-identical output.  Figures are in the catalog's units (GB,
  * TB/s, TFLOP/s, Gbit/s, USD per hour); a figure the catalog lacks is null.
  *
- * The only pricing file that includes cJSON; it reads nothing from disk.
+ * With the fetch's page parsers (price_fetch_azure_json.c,
+ * price_fetch_gcp_json.c), the only pricing file that includes cJSON; it
+ * reads nothing from disk.
  *
  * It calls price_table.c, price_quota.c, price_cost.c, price_gpu.c,
  * price_find.c and common/; nothing in pricing/ calls it.

@@ -13,7 +13,7 @@
 
 #include "price.h"
 #include "price_csv.h"
-#include "price_fetch_internal.h"
+#include "price_fetch_rows.h"
 
 #define FIX "tests/fixtures/fetch/"
 

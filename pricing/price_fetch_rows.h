@@ -1,12 +1,15 @@
 /*
- * price_fetch_internal.h - what the fetch's files share: the instance
- * types a fetch may price (the table's and data/machines.csv's), the rows
- * it collects, and each provider's parser.  price_fetch.c moves the bytes
- * (libcurl or a file) and hands them to a parser; the parsers never see
- * the network, so a saved response and a live one are read alike.
+ * price_fetch_rows.h - what the fetch's files share: the instance types a
+ * fetch may price (the table's and data/machines.csv's) and the rows it
+ * collects (price_fetch_rows.c, at the bottom), and each provider's parser
+ * (price_fetch_aws.c, price_fetch_azure_json.c, price_fetch_gcp_json.c,
+ * which call only price_fetch_rows.c and price_csv.c).  price_fetch.c, on
+ * top, moves the bytes (libcurl or a file) and hands them to a parser; the
+ * parsers never see the network, so a saved response and a live one are
+ * read alike.
  */
-#ifndef GPUPLAN_PRICE_FETCH_INTERNAL_H
-#define GPUPLAN_PRICE_FETCH_INTERNAL_H
+#ifndef GPUPLAN_PRICE_FETCH_ROWS_H
+#define GPUPLAN_PRICE_FETCH_ROWS_H
 
 #include <stddef.h>
 
@@ -38,6 +41,8 @@ struct price_fetch_ctx {
 	struct price_fetch_report *rep;
 	size_t cap_rows;
 };
+
+/* ---- price_fetch_rows.c ------------------------------------------------ */
 
 /* The machine of ctx named instance_type (ASCII case-insensitive), or NULL. */
 const struct price_machine *price_fetch_machine(const struct price_fetch_ctx *ctx,
