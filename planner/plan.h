@@ -281,9 +281,9 @@ struct plan_interrupt {
 };
 
 /* Fills p for W = work_s seconds of training on gpus GPUs in nodes nodes
- * (spot: preemptions too) writing checkpoints of ckpt_bytes.  Returns 0,
- * or -1 when the waste is at least PLAN_MAX_INTERRUPT_WASTE (the plan is
- * dropped). */
+ * (spot: preemptions too) writing checkpoints of ckpt_bytes, at o's rates,
+ * restart and checkpoint interval.  Returns 0, or -1 when the waste is at
+ * least PLAN_MAX_INTERRUPT_WASTE (the plan is dropped) or W is not > 0. */
 int plan_interrupt_model(double ckpt_bytes, int gpus, int nodes, int spot, double work_s,
 			 const struct plan_opts *o, struct plan_interrupt *p);
 
