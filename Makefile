@@ -129,6 +129,12 @@ $(BUILD)/tests/test_exec_cuda: tests/test_exec_cuda.c $(EMU_OBJ) $(LIB) tests/te
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(MPI_CFLAGS) -Itests -Itests/cuda_emu $(LDFLAGS) -o $@ $< $(EMU_OBJ) $(LIB) $(CMOCKA_LIBS) $(LIBS) -lstdc++
 
+# the accuracy bench with its readers of bench/data (bench/accuracy/)
+ACCURACY_SRC := bench/accuracy.c $(wildcard bench/accuracy/*.c)
+$(BUILD)/bench/accuracy: $(ACCURACY_SRC) $(wildcard bench/accuracy/*.h) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CJSON_CFLAGS) -Ibench/accuracy $(LDFLAGS) -o $@ $(ACCURACY_SRC) $(LIB) $(LIBS)
+
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
