@@ -5,8 +5,12 @@
  *
  * The "cpu" device is one rank of the fp32 CPU backend.  Its figures are
  * defaults measured once, on the machine this backend was written on (one
- * core of an AMD EPYC server, gcc 12 at -O2 without -march, so SSE2):
- *   GEMM: exec_cpu.c's 4 x 8 register tile runs 7.7 to 8.5 GFLOP/s at
+ * core of an AMD EPYC server, gcc 12 at -O2 without -march, so SSE2), the
+ * GEMM's before OpenBLAS's sgemm replaced the hand-written kernel (one
+ * Sapphire Rapids core of a shared 2-core machine ran OpenBLAS's at 40
+ * GFLOP/s at 1024 cubed, so these defaults overprice a GEMM about five
+ * times: `gpuplan calibrate --backend cpu` measures the machine's):
+ *   GEMM: a 4 x 8 register tile ran 7.7 to 8.5 GFLOP/s at
  *     shapes 256 to 2048 (forward and backward), and `gpuplan calibrate
  *     --backend cpu` finds 7.0 to 7.6 GFLOP/s at 256 tokens whether the
  *     smallest side is 64, 128 or 256: unlike a GPU's tensor-core tiles
