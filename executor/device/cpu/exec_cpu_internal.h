@@ -16,12 +16,12 @@
  * checked against these as llm.c checks train_gpt2.cu against
  * train_gpt2.c.
  *
- * Plain C, the reference, but for the GEMMs, which are OpenBLAS's as the
- * CUDA backend's are cuBLAS's; one thread, since one rank is one core
- * (OPENBLAS_NUM_THREADS overrides it).  Every sum runs in an order fixed
- * by the shape, so a kernel gives the same bits for the same inputs on
- * every rank.  Its activation type is fp32 (exec_act_dtype): every
- * `void *` tensor of the table is a float array.
+ * Plain C, the reference, but for the GEMMs (attention's products too),
+ * which are OpenBLAS's as the CUDA backend's are cuBLAS's; one thread,
+ * since one rank is one core (OPENBLAS_NUM_THREADS overrides it).  Every
+ * sum runs in an order fixed by the shape, so a kernel gives the same bits
+ * for the same inputs on every rank.  Its activation type is fp32
+ * (exec_act_dtype): every `void *` tensor of the table is a float array.
  */
 #ifndef GPUPLAN_EXEC_CPU_INTERNAL_H
 #define GPUPLAN_EXEC_CPU_INTERNAL_H
@@ -57,10 +57,13 @@ void cpu_free(struct exec_device *d, void *p, size_t bytes);
 void cpu_zero(struct exec_device *d, void *p, size_t bytes);
 void cpu_copy(struct exec_device *d, void *dst, const void *src, size_t bytes);
 /* OpenBLAS (exec_cpu_matmul.c): cpu_blas_init() sets one thread per
- * process unless OPENBLAS_NUM_THREADS is set, then OpenBLAS honours that;
- * cpu_blas_threads() is the number it runs. */
+ * process unless OPENBLAS_NUM_THREADS is set, then OpenBLAS honours that. */
 void cpu_blas_init(void);
-int cpu_blas_threads(void);
+/* c[m, n] = alpha op(a)[m, k] op(b)[k, n] + beta c, row-major, op the
+ * transpose where trans_a / trans_b are set (OpenBLAS's sgemm; nothing
+ * when a side is 0). */
+void cpu_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+	       int lda, const float *b, int ldb, float beta, float *c, int ldc);
 
 /* The kernels, as struct exec_backend describes each. */
 void cpu_embedding_forward(struct exec_device *d, void *out, const int *tok, const void *wte,

@@ -1,7 +1,8 @@
 /*
  * exec_cpu_matmul.c - y = x W^T + b on the CPU and its gradients, each one
  * CBLAS sgemm of OpenBLAS (as the CUDA backend's are cuBLAS calls), and the
- * bias added alone.  The only file that includes <cblas.h>.
+ * bias added alone; cpu_sgemm for attention's products.  The only file
+ * that includes <cblas.h>.
  *
  * OpenBLAS runs one thread per rank unless OPENBLAS_NUM_THREADS says
  * otherwise (cpu_blas_init): the ranks are the parallelism, and a rank's
@@ -27,9 +28,14 @@ void cpu_blas_init(void)
 		openblas_set_num_threads(1);
 }
 
-int cpu_blas_threads(void)
+void cpu_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+	       int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {
-	return openblas_get_num_threads();
+	if (m <= 0 || n <= 0 || k <= 0)
+		return;
+	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+		    trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta,
+		    c, ldc);
 }
 
 void cpu_matmul_forward(struct exec_device *d, void *out_, const void *inp_,
