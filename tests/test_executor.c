@@ -1964,7 +1964,14 @@ static void test_exec_calibrate_cpu_fit_reproduces_gemms(void **state)
 		if (c->gemm[i].backward)
 			assert_near(c->gemm[i].predicted_s, 2 * c->gemm[i - 1].predicted_s, 1e-12);
 	}
-	assert_near(predicted, measured, 1e-6);
+	/* OpenBLAS's GEMMs of the quick shapes can beat the simulator's
+	 * memory floor (their bytes at the measured copy rate, which ASan's
+	 * checked memmove slows): then no peak reaches the measured times and
+	 * the bisection stops at the top of its range */
+	if (predicted > measured * (1 + 1e-6))
+		assert_true(c->bf16_flops_per_s > 1e17);
+	else
+		assert_near(predicted, measured, 1e-6);
 	/* quick: 64 tokens of hidden 64, MLP 256, fp32; a GELU layer moves
 	 * 2.5 x (22 x 64 x 64 + 4 x 64 x 256) x 4 / 2 = 778,240 bytes in the
 	 * simulator's count, a SwiGLU one 2.5 x (22 x 64 x 64 + 6 x 64 x 256)

@@ -23,9 +23,9 @@
  *     stream: `gpuplan calibrate --backend cpu` finds 0.84 to 1.18 GB/s
  *     in the simulator's byte count for a GELU layer (its tanhf dominates)
  *     and 3.9 to 6.3 for a SwiGLU layer: 1 and 5 GB/s.
- *   attention: exec_cpu.c's loops over scores are not its GEMM tile; the
- *     calibration's core (one sequence of 256, 8 heads of 32 sharing 4)
- *     runs the simulator's FLOP count at 3.5 to 4.5 GFLOP/s: 3.5.
+ *   attention: its loops over scores, before its products were GEMMs:
+ *     the calibration's core (one sequence of 256, 8 heads of 32 sharing
+ *     4) ran the simulator's FLOP count at 3.5 to 4.5 GFLOP/s: 3.5.
  *   optimizer: AdamW's square root and division make it compute-bound,
  *     6.4 to 7.3 ms over 1 Mi parameters (6.6 ns each, as in a 63M-
  *     parameter run), 7.2 to 8.3 GB/s in the simulator's byte count
