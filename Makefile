@@ -202,7 +202,7 @@ FUZZ_SECONDS ?= 30
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_LIB_SRC := $(wildcard common/*.c pricing/*.c simulator/*.c)
-FUZZ_FLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(INCLUDES) $(CJSON_CFLAGS) \
+FUZZ_FLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(C_INCLUDES) $(CJSON_CFLAGS) \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
@@ -213,8 +213,8 @@ FUZZ_FULL := build-fuzz/fuzz_cli build-fuzz/fuzz_calibration_json
 FUZZ_CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c planner/*.c $(addsuffix /*.c,$(EXEC_DIRS))))
 $(FUZZ_FULL): build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
-	clang $(FUZZ_FLAGS) $(MPI_CFLAGS) -Icli -o $@ $< $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) \
-	  -lglpk -lcsv $(CJSON_LIBS) $(MPI_LIBS) -lm
+	clang $(FUZZ_FLAGS) $(MPI_CFLAGS) $(BLAS_CFLAGS) -iquote cli -o $@ $< $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) \
+	  -lglpk -lcsv $(CJSON_LIBS) $(MPI_LIBS) $(BLAS_LIBS) -lm
 
 fuzz: deps $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); c=$${n#fuzz_}; mkdir -p build-fuzz/corpus-$$c; \
