@@ -342,8 +342,8 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		if (s->purchase == PRICE_PURCHASE_OWNED)
 			snprintf(inc, sizeof(inc), "owned, not billed");
 		else if (s->purchase == PRICE_PURCHASE_BLOCK)
-			snprintf(inc, sizeof(inc), "a %s, paid %s in whole days",
-				 price_block_kind(s->block),
+			snprintf(inc, sizeof(inc), "bought as %s, paid %s in whole days",
+				 price_block_product(s->block),
 				 s->block && s->block->payment == PRICE_PAYMENT_MONTHLY
 					 ? "monthly" : "up front");
 		else if (of->billing_increment_s > 0)
@@ -441,7 +441,9 @@ static void print_nearest(const struct plan_result *r)
 	if (n->lowest_usd_per_hour >= 0)
 		printf("  cheapest cluster rate    %s/h (an hourly budget of at least this)\n",
 		       unit_fmt_usd(a, sizeof(a), n->lowest_usd_per_hour));
-	if (n->have_over_max) {
+	/* only where every plan was refused for its duration: else the
+	 * lines above say what is nearest */
+	if (n->have_over_max && n->fastest_time_s < 0) {
 		const struct plan_candidate *c = &n->over_max;
 		const struct plan_opts *o = &r->opts;
 		int spot = c->spot && !(o->max_duration_s > 0 && c->time_s > o->max_duration_s);

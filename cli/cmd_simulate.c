@@ -742,11 +742,13 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 				printf(" (%s)", price_purchase_str(p->purchase));
 		}
 		printf("\n");
-		/* plan's answer adds spot preemptions and restarts, checkpoints
-		 * and a reserved term's hours to the steps (plan.h) */
+		/* plan's answer adds spot preemptions and restarts, checkpoints,
+		 * start-up, a reservation's whole days and a reserved term's
+		 * hours to the steps (plan.h) */
 		if (planned_s > 0 && fabs(planned_s - p->time_to_train_s) > 5e-3 * planned_s)
 			printf("  the plan's answer, %s for %s, adds what running the steps costs "
-			       "beyond them (preemptions, checkpoints, reserved terms)\n",
+			       "beyond them (preemptions, checkpoints, start-up, a reservation's "
+			       "whole days, reserved terms)\n",
 			       unit_fmt_duration(b2, sizeof(b2), planned_s),
 			       unit_fmt_usd(b3, sizeof(b3), planned_usd));
 	}
