@@ -67,9 +67,10 @@
  * longer than a year is no answer; the longest published pre-training
  * runs take about two months (Llama 3 405B: 54 days of a 16,384-GPU run;
  * DeepSeek-V3: 2.788M H800 GPU-hours, about 57 days on 2,048), and a
- * GPU generation is sold for about a year before the next (AWS p5 2023,
- * p5en 2024, p6-b200 2025, p6-b300 2026).  A spot fleet is reclaimable at
- * any moment: gpuplan policy holds one for at most 30 days. */
+ * GPU generation is sold for about a year before the next (on AWS: p5
+ * with H100 in 2023, p5en with H200 in 2024, p6-b200 with B200 in May
+ * 2025).  A spot fleet is reclaimable at any moment: gpuplan policy holds
+ * one for at most 30 days. */
 #define PLAN_DEFAULT_MAX_DURATION_S (365.0 * 86400.0)
 #define PLAN_DEFAULT_MAX_SPOT_DURATION_S (30.0 * 86400.0)
 /* Cost models beyond the hourly rate, stated with every plan.  Checkpoint
