@@ -55,6 +55,8 @@
 #include "sim.h"
 #include "sim_internal.h"
 
+#include "recipes.h"
+
 #define MAX_SOURCES 64
 
 struct source_stats {
@@ -467,24 +469,6 @@ static void vtrain_row(const struct price_csv_row *row, const struct price_gpu *
 	record("vtrain_single", "iteration s", 0, r.step_time_s, ms / 1e3, label, &r);
 }
 
-/* The systems of Megatron-Bridge's performance tables, as NVIDIA's DGX
- * datasheets build them: GPUs per node (a GB200/GB300 NVL72 compute tray
- * holds 4), the NVLink domain (8 on an HGX board, the 72 GPUs of an NVL72
- * rack) and the node's network, one direction (DGX H100 and B200: 8 x
- * ConnectX-7 400 Gb/s; DGX B300: 8 x ConnectX-8 800 Gb/s; a GB200 tray
- * 4 x ConnectX-7 400 Gb/s, a GB300 tray 4 x ConnectX-8 800 Gb/s). */
-static const struct moe_system {
-	const char *name, *gpu;
-	int gpus_per_node, nvlink_domain;
-	double inter_gbps;
-} moe_systems[] = {
-	{ "DGX-H100", "H100-SXM5-80GB", 8, 8, 3200 },
-	{ "DGX-B200", "B200", 8, 8, 3200 },
-	{ "DGX-B300", "B300", 8, 8, 6400 },
-	{ "DGX-GB200", "GB200", 4, 72, 1600 },
-	{ "DGX-GB300", "GB300", 4, 72, 3200 },
-};
-
 /* Letters and digits of a name, lower-cased: "Qwen3_30B_a3B" and
  * "qwen3-30b-a3b" both read "qwen330ba3b". */
 static void fold(char *out, size_t size, const char *in)
@@ -524,12 +508,13 @@ static const struct sim_model *find_moe_model(const struct sim_model_table *t, c
  * docs/performance-summary.md and performance-summary-archive.md at
  * 067f987): DeepSeek-V3 and Qwen3-30B-A3B pre-training, tokens/s per GPU
  * at the row's layout.  What the rows leave out is read from the
- * repository's performance recipes at that commit (src/megatron/bridge/
- * perf_recipes/): the distributed optimizer (ZeRO-1); the flex token
- * dispatcher (HybridEP or DeepEP) everywhere; the EP all-to-all overlap
- * where the row's release's recipe sets it (recipe_a2a_overlap); the
- * DeepSeek-V3 pipeline layout, module recomputation and the experts'
- * GEMM generation (moe_row); forced-balanced routing (the table's footnote:
+ * repository's performance recipes, as data beside the runs
+ * (bench/data/moe_recipes.csv, each fact with its source; the systems'
+ * GPUs and networks in moe_systems.csv; recipes.c reads them): the
+ * distributed optimizer (ZeRO-1); the flex token dispatcher (HybridEP or
+ * DeepEP) everywhere; the EP all-to-all overlap where the row's release's
+ * recipe sets it; the DeepSeek-V3 pipeline layout, module recomputation
+ * and the experts' GEMM generation; forced-balanced routing (the table's footnote:
  * moe_imbalance 1); bf16 gradient reduction (the DeepSeek-V3 recipe's
  * grad_reduce_in_fp32 false, kept for Qwen3 too: with expert data
  * parallelism of 1 or 2 little rides on it); sequence parallelism and TP
@@ -548,21 +533,6 @@ static unsigned char *moe_is_newest;
  * slower (the model is tuned to neither). */
 #define MOE_NEWEST "mbridge_moe newest"
 #define MOE_ALL "mbridge_moe all"
-
-/* A container release "26.06.01" as 260601, for ordering. */
-static long release_num(const char *s)
-{
-	long part[3] = { 0, 0, 0 };
-	char *end;
-
-	for (int i = 0; i < 3 && *s; i++) {
-		part[i] = strtol(s, &end, 10);
-		if (end == s)
-			break;
-		s = *end == '.' ? end + 1 : end;
-	}
-	return part[0] * 10000 + part[1] * 100 + part[2];
-}
 
 /* 1 when MoE rows a and b run one model on one system at one layout: the
  * same GPUs, precision, batch, sequence and parallel degrees (an empty
@@ -619,53 +589,16 @@ static void moe_record(const struct price_csv *csv, size_t i, const char *label,
 	}
 }
 
-/* Whether a row's recipe overlaps the EP all-to-all with another micro-
- * batch's compute (moe_a2a_overlap, which sets Megatron-Core's
- * overlap_moe_expert_parallel_comm): the layouts below, from the release
- * named, as each release's recipes state it (scripts/performance/configs
- * {deepseek,qwen}/..._workload_base_configs.py at v0.3.0 to v0.5.1, the
- * releases of the 26.02 to 26.06.01 containers, and perf_recipes/ at
- * 067f987 for 26.08); every other layout ran without it.  Before 26.06
- * only the two DeepEP layouts overlapped; 26.06 turned it on with
- * full-iteration CUDA graphs for the rest but DeepSeek-V3 on B300 at
- * micro-batch 2 and Qwen3 on B200 (on from 26.06.01). */
-static int recipe_a2a_overlap(const char *model, const char *system, long release,
-			      const struct sim_parallel *p)
-{
-	static const struct {
-		const char *model, *system;
-		int mbs, pp, vp, ep;
-		long from;
-	} on[] = {
-		{ "Qwen3_30B_a3B", "DGX-H100", 1, 2, 12, 8, 0 },
-		{ "DeepSeekV3", "DGX-B200", 1, 8, 2, 32, 0 },
-		{ "DeepSeekV3", "DGX-GB300", 1, 2, 8, 32, 260600 },
-		{ "DeepSeekV3", "DGX-GB200", 1, 4, 4, 64, 260600 },
-		{ "Qwen3_30B_a3B", "DGX-GB300", 8, 1, 1, 8, 260600 },
-		{ "Qwen3_30B_a3B", "DGX-GB200", 4, 1, 1, 8, 260600 },
-		{ "Qwen3_30B_a3B", "DGX-B300", 8, 1, 1, 8, 260600 },
-		{ "Qwen3_30B_a3B", "DGX-B200", 4, 1, 1, 8, 260601 },
-		{ "DeepSeekV3", "DGX-B300", 1, 8, 2, 8, 260601 },
-	};
-
-	for (size_t k = 0; k < GP_ARRAY_LEN(on); k++)
-		if (!strcmp(on[k].model, model) && !strcmp(on[k].system, system) &&
-		    on[k].mbs == p->mbs && on[k].pp == p->pp && on[k].vp == p->interleave &&
-		    on[k].ep == p->ep && release >= on[k].from)
-			return 1;
-	return 0;
-}
-
 static void moe_row(const struct price_csv *csv, size_t i, const struct price_catalog *cat,
-		    const struct sim_model_table *models)
+		    const struct sim_model_table *models, const struct moe_recipes *rec)
 {
 	const struct price_csv_row *row = &csv->rows[i];
 	const char *model = price_csv_get(row, price_csv_col(csv, "model"));
 	const char *system = price_csv_get(row, price_csv_col(csv, "system"));
 	const char *prec = price_csv_get(row, price_csv_col(csv, "precision"));
-	long release = release_num(price_csv_get(row, price_csv_col(csv, "container")));
+	long release = moe_release_num(price_csv_get(row, price_csv_col(csv, "container")));
 	const struct sim_model *m = find_moe_model(models, model);
-	const struct moe_system *sys = NULL;
+	const struct moe_system *sys = moe_system_find(rec, system);
 	const struct price_gpu *gpu;
 	struct sim_parallel p;
 	struct sim_cluster c;
@@ -684,9 +617,6 @@ static void moe_row(const struct price_csv *csv, size_t i, const struct price_ca
 		moe_record(csv, i, label, "model not in models.csv", 0, 0, NULL);
 		return;
 	}
-	for (size_t k = 0; k < GP_ARRAY_LEN(moe_systems); k++)
-		if (!strcmp(moe_systems[k].name, system))
-			sys = &moe_systems[k];
 	if (!sys) {
 		moe_record(csv, i, label, "system not described", 0, 0, NULL);
 		return;
@@ -718,41 +648,13 @@ static void moe_row(const struct price_csv *csv, size_t i, const struct price_ca
 		return;
 	}
 	p.dp = gpus / (p.tp * p.pp * p.cp);
-	p.zero = 1;
 	p.seq_parallel = p.tp_overlap = p.tp > 1;
-	p.ep_flex = 1;
 	p.precision = !strcmp(prec, "MXFP8") ? SIM_PRECISION_MXFP8
 		      : !strcmp(prec, "FP8") ? SIM_PRECISION_FP8
 		      : !strcmp(prec, "NVFP4") ? SIM_PRECISION_NVFP4 : SIM_PRECISION_BF16;
-	p.ep_overlap = recipe_a2a_overlap(model, system, release, &p);
-	/* The expert GEMMs' kernel generation by the container's
-	 * Transformer Engine (pyproject.toml at each Megatron-Bridge
-	 * release): 26.04.01 and older pin TE 2.14.1 or older, whose
-	 * GroupedLinear loops over the experts from the host; 26.06 pins TE
-	 * at 4220403e (May 2026), graph-safe on-device grouped GEMMs. */
-	if (release < 260600)
-		p.moe_gemm = SIM_MOE_GEMM_LOOP;
-	/* The DeepSeek-V3 recipes recompute MLA's up-projections beside the
-	 * attention core (recompute_modules ["mla_up_proj"] on B300 and
-	 * GB200, and on GB300 at micro-batch 2, the layout of 26.04.01 (the
-	 * scripts/performance configs at v0.4.2); with "mlp", the dense
-	 * layers' MLPs, on B200 and H100; none on GB300 at micro-batch 1);
-	 * the Qwen3 ones recompute nothing. */
-	if (m->kv_lora_rank > 0 && !(!strcmp(system, "DGX-GB300") && p.mbs == 1)) {
-		p.recompute = SIM_RECOMPUTE_SELECTIVE;
-		p.recompute_modules = SIM_RECOMPUTE_MLA_UP_PROJ;
-		if (!strcmp(system, "DGX-B200") || !strcmp(system, "DGX-H100"))
-			p.recompute_modules |= SIM_RECOMPUTE_MLP;
-	}
-	/* The recipes' pipeline layout for DeepSeek-V3
-	 * (set_deepseek_v3_pipeline_model_parallel_layout in
-	 * recipes/deepseek/deepseek_v3.py, v0.3.0 to 067f987, or the
-	 * workload's pp_layout, the same): every virtual stage holds
-	 * ceil(61 / stages) layers but the last, which holds the rest
-	 * beside the MTP module and the loss ("Et*4|(t*4|)*14t,m,L" over 16,
-	 * "Et*8|(t*8|)*6t*5,m,L" over 8, 16/16/16/13 over 4). */
-	if (m->mtp_layers > 0)
-		p.pp_last_layers = sim_front_filled_last(m, p.pp, p.interleave);
+	/* the optimizer, dispatcher, overlap, expert GEMMs, recomputation
+	 * and pipeline layout of the row's recipe (bench/data/moe_recipes.csv) */
+	moe_recipes_apply(rec, model, system, release, m, &p);
 	if (sim_check(m, &p, &c, why, sizeof(why)) != RC_OK) {
 		moe_record(csv, i, label, why, 0, 0, NULL);
 		return;
@@ -783,12 +685,12 @@ static void moe_groups(const struct price_csv *csv)
 		exit(1);
 	}
 	for (size_t i = 0; i < csv->n_rows; i++) {
-		long rel = release_num(price_csv_get(&csv->rows[i], cc));
+		long rel = moe_release_num(price_csv_get(&csv->rows[i], cc));
 
 		moe_is_newest[i] = 1;
 		for (size_t j = 0; j < csv->n_rows && moe_is_newest[i]; j++)
 			if (j != i && moe_same_layout(csv, &csv->rows[i], &csv->rows[j]) &&
-			    release_num(price_csv_get(&csv->rows[j], cc)) > rel)
+			    moe_release_num(price_csv_get(&csv->rows[j], cc)) > rel)
 				moe_is_newest[i] = 0;
 	}
 	source(MOE_NEWEST);
@@ -945,6 +847,7 @@ int main(int argc, char **argv)
 	struct price_catalog cat;
 	struct sim_model_table models;
 	struct price_csv pub, vt, moe, ft;
+	struct moe_recipes rec;
 	const struct price_gpu *a100;
 	double all_ape = 0, all_signed = 0, mean_of_sources = 0, bias_of_sources = 0;
 	int all_n = 0, argi = 1, status = 0, n_sources = 0, missed = 0;
@@ -1004,10 +907,14 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out_vt;
 	}
+	if (moe_recipes_load(bench_dir, &rec) != RC_OK) {
+		status = 2;
+		goto out_moe;
+	}
 	snprintf(path, sizeof(path), "%s/finetune_runs.csv", bench_dir);
 	if (price_csv_load(path, &ft) != RC_OK) {
 		status = 2;
-		goto out_moe;
+		goto out_rec;
 	}
 
 	for (i = 0; i < pub.n_rows; i++)
@@ -1016,7 +923,7 @@ int main(int argc, char **argv)
 		vtrain_row(&vt.rows[i], a100);
 	moe_groups(&moe);
 	for (i = 0; i < moe.n_rows; i++)
-		moe_row(&moe, i, &cat, &models);
+		moe_row(&moe, i, &cat, &models, &rec);
 	for (i = 0; i < ft.n_rows; i++)
 		finetune_row(&ft, &ft.rows[i], &cat, &models);
 
@@ -1073,6 +980,8 @@ int main(int argc, char **argv)
 
 	price_csv_release(&ft);
 	speed();
+out_rec:
+	moe_recipes_release(&rec);
 out_moe:
 	price_csv_release(&moe);
 out_vt:

@@ -1,6 +1,9 @@
 /*
- * common.c - status strings, stderr logging, checked allocation and small
- * string helpers.  Nothing here knows about GPUs or prices.
+ * common.c - status strings, stderr logging and small string helpers.
+ * Nothing here knows about GPUs or prices.
+ *
+ * It calls escape.c (a message's control characters are escaped) and
+ * alloc.c; neither calls it.
  */
 #include "common.h"
 
@@ -123,54 +126,6 @@ void gp_info(const char *fmt, ...)
 
 void gp_log_quiet(int quiet) { log_quiet = quiet; }
 int gp_log_is_quiet(void) { return log_quiet; }
-
-static void oom(size_t n, const char *file, int line)
-{
-	fprintf(stderr, "error: out of memory allocating %zu bytes at %s:%d\n",
-		n, file, line);
-	abort();
-}
-
-void *gp_xmalloc(size_t n, const char *file, int line)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (!p)
-		oom(n, file, line);
-	return p;
-}
-
-void *gp_xcalloc(size_t n, size_t size, const char *file, int line)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-
-	if (!p)
-		oom(n * size, file, line);
-	return p;
-}
-
-void *gp_xrealloc(void *p, size_t n, const char *file, int line)
-{
-	void *q = realloc(p, n ? n : 1);
-
-	if (!q)
-		oom(n, file, line);
-	return q;
-}
-
-char *gp_xstrdup(const char *s, const char *file, int line)
-{
-	return gp_xstrndup(s, strlen(s), file, line);
-}
-
-char *gp_xstrndup(const char *s, size_t n, const char *file, int line)
-{
-	char *p = gp_xmalloc(n + 1, file, line);
-
-	memcpy(p, s, n);
-	p[n] = '\0';
-	return p;
-}
 
 int gp_strlcpy(char *dst, const char *src, size_t size)
 {

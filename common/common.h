@@ -56,8 +56,9 @@ void gp_log_quiet(int quiet);
 void gp_log_set_guard(void (*enter)(void *ctx), void (*leave)(void *ctx), void *ctx);
 int gp_log_is_quiet(void);
 
-/* Checked allocation: on failure print size and call site, then abort().
- * gpuplan is an application, so running out of memory is not recoverable. */
+/* Checked allocation (common/alloc.c): on failure print size and call
+ * site, then abort().  gpuplan is an application, so running out of
+ * memory is not recoverable. */
 #define xmalloc(n) gp_xmalloc((n), __FILE__, __LINE__)
 #define xcalloc(n, s) gp_xcalloc((n), (s), __FILE__, __LINE__)
 #define xrealloc(p, n) gp_xrealloc((p), (n), __FILE__, __LINE__)

@@ -2,6 +2,8 @@
  * common_json.c - gp_json_parse (json_internal.h): cJSON with the checks
  * cJSON does not make.  It reads and reports; what the fields mean is the
  * caller's.
+ *
+ * It calls alloc.c, escape.c and common.c.
  */
 #include "common.h"
 #include "json_internal.h"

@@ -8,7 +8,8 @@
  * Readers refuse what the checks refuse; writers escape anyway, so a
  * string that reached memory some other way (a test, a future reader)
  * still cannot end a quote, a comment or a datablock.  Nothing here
- * prints.
+ * prints.  It calls only alloc.c (the writers grow their buffers with
+ * xrealloc); common.c's logging calls it, never the reverse.
  */
 #include "common.h"
 

@@ -5,7 +5,9 @@
  * written in place, never replaced; and the directories they go in are
  * made as mkdir -p makes them.  The price
  * tables need more (a lock, a history, fault points) and have their own
- * writer in pricing/price_update.c.
+ * writer in pricing/price_store.c.
+ *
+ * It calls alloc.c and common.c.
  */
 #include "common.h"
 

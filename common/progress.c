@@ -1,6 +1,8 @@
 /*
  * progress.c - the one-line progress indicator of progress.h: a drawing
  * thread woken on a monotonic clock, state shared under one mutex.
+ *
+ * It calls alloc.c and common.c.
  */
 #include <math.h>
 #include <pthread.h>

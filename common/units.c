@@ -3,6 +3,8 @@
  * "30d") and format quantities for tables.  Parsing is strict: trailing
  * garbage, NaN, infinity and negative values are rejected so that nothing
  * non-finite ever reaches the planner or the output.
+ *
+ * It calls common.c (its messages).
  */
 #include "common.h"
 

@@ -57,7 +57,7 @@ struct price_gpu {
 	int nvlink_domain;
 	double tdp_w;                   /* board power; 0 unknown */
 	/* The smallest GEMM dimension at which the simulator's efficiency
-	 * curve reaches half its maximum (simulator/sim_internal.h); set by a
+	 * curve reaches half its maximum (simulator/sim_const.h); set by a
 	 * calibration of this device, 0: the simulator's default. */
 	double gemm_dim_half;
 	/* The HBM bandwidth the simulator gives a layer's element-wise
@@ -492,7 +492,7 @@ struct price_history {
 enum rc price_history_load(const struct price_opts *o, struct price_history *h);
 void price_history_release(struct price_history *h);
 
-/* ---- the user's GPU quotas (pricing/price_quota.c) ---------------------- */
+/* ---- the user's GPU quotas (pricing/price_quota.c, price_quota_update.c) */
 
 /* 1 when quota q bounds offering o (same provider, region or "*", GPU,
  * instance type or ""), else 0.  Case-insensitive. */

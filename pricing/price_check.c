@@ -8,6 +8,9 @@
  *
  * It does not check a figure against the outside world (the sources in
  * data/SOURCES.md do that), nor the user's tables.
+ *
+ * It calls price_table.c, price_cost.c, price_gpu.c, price_find.c and
+ * common/; nothing in pricing/ calls it.
  */
 #include <math.h>
 #include <stdio.h>

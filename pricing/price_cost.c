@@ -10,6 +10,8 @@
  * It does not decide how much of a commitment's term a job pays for, nor
  * whether an owned hour is charged its purchase share: the planner and the
  * CLI do, and say so in their output.
+ *
+ * It calls price_csv.c, price_gpu.c, price_find.c and common/.
  */
 #include <math.h>
 #include <stdio.h>

@@ -4,6 +4,8 @@
  * row starts on.  Line numbers are counted from the row terminators libcsv
  * reports (CSV_REPALL_NL makes it report every CR and LF, so blank lines
  * and CRLF pairs are seen) plus the newlines inside quoted fields.
+ *
+ * It calls only libcsv and common/.
  */
 #include "price_csv.h"
 

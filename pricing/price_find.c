@@ -6,6 +6,8 @@
  * gp_edit_distance) as a "did you mean" hint: price_gpu_suggest() for the
  * caller's own message, or price_gpu_resolve() and price_offering_resolve(),
  * which print it.
+ *
+ * It calls only common/.
  */
 #include <stdio.h>
 #include <string.h>

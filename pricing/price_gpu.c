@@ -6,6 +6,8 @@
  * Figures are converted to SI at load: GB -> bytes (1e9), TB/s and
  * TFLOP/s -> bytes/s and FLOP/s, bidirectional link GB/s -> one-direction
  * bytes/s.  It does not read prices; see price_table.c.
+ *
+ * It calls price_csv.c, price_find.c and common/.
  */
 #include <math.h>
 #include <stdarg.h>

@@ -41,6 +41,8 @@ int price_cell_nvlink_domain(struct price_errs *e, const struct price_csv_row *r
 int price_gpu_each_alias(const struct price_gpu *g,
 			 int (*fn)(const char *s, size_t n, void *ctx), void *ctx);
 
+/* ---- rows of a price file (price_read.c) -------------------------------- */
+
 /* One offering read from an input file, with where it came from. */
 struct price_row {
 	struct price_offering o;
@@ -84,6 +86,11 @@ enum rc price_rows_read(const struct price_csv *csv, const struct price_gpu *gpu
 			struct price_rows *out, struct price_update_report *rep);
 void price_rows_release(struct price_rows *r);
 
+/* Orders offerings by (provider, instance_type, region). */
+int price_offer_key_cmp(const struct price_offering *a, const struct price_offering *b);
+
+/* ---- price tables (price_table.c) ---------------------------------------- */
+
 /* Loads a gpuplan-format price table from path into a new array. */
 enum rc price_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
 			 struct price_offering **out, size_t *n);
@@ -124,7 +131,7 @@ struct price_line {
 
 /* Appends field s to line as one CSV field (quoted when it holds a comma,
  * a quote, a line end or surrounding blanks), followed by ',' or, when
- * last, '\n'. */
+ * last, '\n' (price_store.c, which writes the histories with it). */
 void price_csv_append(struct price_line *line, const char *s, int last);
 
 /* Formats offers as a gpuplan prices.csv (header, one row per offering,
@@ -135,10 +142,8 @@ char *price_table_format(const struct price_offering *offers, size_t n, size_t *
  * not offered) and when empty_zero and v == 0. */
 void price_num_format(char *buf, size_t size, double v, int empty_zero);
 
-/* Orders offerings by (provider, instance_type, region). */
-int price_offer_key_cmp(const struct price_offering *a, const struct price_offering *b);
-
-/* ---- quotas (price_table.c reads, price_quota.c merges and writes) ------ */
+/* ---- quotas (price_read.c reads rows, price_quota.c the user's table;
+ * price_quota_update.c merges and writes it) ----------------------------- */
 
 /* One quota read from a file, with where it came from. */
 struct price_quota_row {
@@ -165,7 +170,7 @@ enum rc price_quota_rows_read(const struct price_csv *csv, const struct price_gp
 enum rc price_quota_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
 			       struct price_quota **out, size_t *n);
 
-/* ---- the user's stored tables (price_update.c) -------------------------- */
+/* ---- the user's stored tables (price_store.c) --------------------------- */
 
 /* Where one of the user's tables lives: <dir>/<name>.csv, its history
  * <name>.history.csv, the history of an update under way
@@ -181,6 +186,10 @@ struct price_store {
 	int gpu_key;         /* 1: rows are keyed by GPU too (quotas) */
 };
 
+/* 1 when path names a regular file, else 0 (absent, unreadable or not a
+ * regular file). */
+int price_file_exists(const char *path);
+
 /* Fills s for the table name ("prices", "quotas") in the user's
  * directory of o.  Returns RC_OK or RC_ERR (no directory). */
 enum rc price_store_init(struct price_store *s, const struct price_opts *o, const char *name,
@@ -195,7 +204,7 @@ void price_store_unlock(int lock);
 
 /* With the lock held, replaces s's table by table[0..tlen) atomically and
  * appends changes[0..n) to its history stamped stamp, crash-safely (see
- * price_update.c).  Returns RC_OK or RC_ERR. */
+ * price_store.c).  Returns RC_OK or RC_ERR. */
 enum rc price_store_commit(const struct price_store *s, const char *table, size_t tlen,
 			   const struct price_change *changes, size_t n, const char *stamp);
 

@@ -8,6 +8,9 @@
  * TB/s, TFLOP/s, Gbit/s, USD per hour); a figure the catalog lacks is null.
  *
  * The only pricing file that includes cJSON; it reads nothing from disk.
+ *
+ * It calls price_table.c, price_quota.c, price_cost.c, price_gpu.c,
+ * price_find.c and common/; nothing in pricing/ calls it.
  */
 #include <math.h>
 #include <stdio.h>

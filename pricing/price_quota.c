@@ -1,42 +1,20 @@
 /*
- * price_quota.c - the user's GPU quotas: which offerings a quota bounds,
- * the tightest quota of an offering, and merging a quota file into the
- * user's quotas.csv with a history, through the store price_update.c keeps
- * prices with (the same lock, atomic write and crash-safe history).
+ * price_quota.c - the user's GPU quotas as a table: which offerings a
+ * quota bounds, the tightest quota of an offering, and reading the user's
+ * quotas.csv (its rows read by price_read.c).
  *
- * It does not parse or validate rows (price_table.c does) and does not
- * plan with quotas (the planner reads cat->quotas).
+ * It knows nothing of prices beyond the offering a quota is matched to:
+ * the catalog (price_catalog.c) lays quotas over offerings, and the merge
+ * of a quota file is price_quota_update.c's.  It calls price_read.c,
+ * price_csv.c, price_store.c and common/.  It does not plan with quotas
+ * (the planner reads cat->quotas).
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "price_internal.h"
 
-/* strcmp, ASCII case-insensitive. */
-static int cmp_nocase(const char *a, const char *b)
-{
-	for (;; a++, b++) {
-		int x = tolower((unsigned char)*a), y = tolower((unsigned char)*b);
-
-		if (x != y || !x)
-			return (x > y) - (x < y);
-	}
-}
-
-int price_quota_key_cmp(const struct price_quota *a, const struct price_quota *b)
-{
-	int c = cmp_nocase(a->provider, b->provider);
-
-	if (!c)
-		c = cmp_nocase(a->region, b->region);
-	if (!c)
-		c = cmp_nocase(a->gpu, b->gpu);
-	if (!c)
-		c = cmp_nocase(a->instance_type, b->instance_type);
-	return c;
-}
 
 int price_quota_applies(const struct price_quota *q, const struct price_offering *o)
 {
@@ -69,183 +47,29 @@ size_t price_quota_offerings(const struct price_catalog *cat, const struct price
 	return n;
 }
 
-void price_quota_report_release(struct price_quota_report *rep)
+enum rc price_quota_table_read(const char *path, const struct price_gpu *gpus, size_t n_gpus,
+			       struct price_quota **out, size_t *n)
 {
-	if (!rep)
-		return;
-	free(rep->changes);
-	rep->changes = NULL;
-	rep->n_changes = 0;
-}
-
-/* The user's quotas.csv text: the header, then one line per quota. */
-static char *quota_table_format(const struct price_quota *q, size_t n, size_t *len)
-{
-	struct price_line b = { NULL, 0, 0 };
-
-	price_csv_append(&b, "provider", 0);
-	price_csv_append(&b, "region", 0);
-	price_csv_append(&b, "gpu", 0);
-	price_csv_append(&b, "instance_type", 0);
-	price_csv_append(&b, "max_gpus", 1);
-	for (size_t i = 0; i < n; i++) {
-		char num[16];
-
-		snprintf(num, sizeof(num), "%d", q[i].max_gpus);
-		price_csv_append(&b, q[i].provider, 0);
-		price_csv_append(&b, q[i].region, 0);
-		price_csv_append(&b, q[i].gpu, 0);
-		price_csv_append(&b, q[i].instance_type, 0);
-		price_csv_append(&b, num, 1);
-	}
-	*len = b.len;
-	return b.s;
-}
-
-struct quota_merge {
-	struct price_quota *q;
-	size_t n, cap;
-	struct price_quota_report *rep;
-	size_t cap_changes;
-};
-
-static long quota_find(const struct quota_merge *m, const struct price_quota *key)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if (price_quota_key_cmp(&m->q[i], key) == 0)
-			return (long)i;
-	return -1;
-}
-
-static struct price_change *quota_change(struct quota_merge *m, enum price_change_kind kind,
-					 const struct price_quota *q, int old_n, int new_n)
-{
-	struct price_change *c = price_change_push(&m->rep->changes, &m->rep->n_changes,
-						   &m->cap_changes, kind, q->provider,
-						   q->instance_type, q->region, q->gpu, "max_gpus");
-
-	if (old_n >= 0) {
-		snprintf(c->old_value, sizeof(c->old_value), "%d", old_n);
-		c->old_num = old_n;
-	}
-	if (new_n >= 0) {
-		snprintf(c->new_value, sizeof(c->new_value), "%d", new_n);
-		c->new_num = new_n;
-	}
-	return c;
-}
-
-/* Merges one row of file; see price_quota_update. */
-static void quota_merge_row(struct quota_merge *m, const struct price_quota_row *row,
-			    const char *file)
-{
-	long at = quota_find(m, &row->q);
-
-	if (row->remove) {
-		if (at < 0) {
-			gp_warn("%s:%d: no stored quota (%s, %s, %s, %s) to remove", file, row->line,
-				row->q.provider, row->q.region, row->q.gpu,
-				row->q.instance_type[0] ? row->q.instance_type : "*");
-			m->rep->not_stored++;
-			return;
-		}
-		quota_change(m, PRICE_CHANGE_REMOVED, &m->q[at], m->q[at].max_gpus, -1);
-		memmove(&m->q[at], &m->q[at + 1], (m->n - (size_t)at - 1) * sizeof(*m->q));
-		m->n--;
-		m->rep->removed++;
-		return;
-	}
-	if (at < 0) {
-		if (m->n == m->cap) {
-			m->cap = m->cap ? 2 * m->cap : 16;
-			m->q = xrealloc(m->q, m->cap * sizeof(*m->q));
-		}
-		m->q[m->n++] = row->q;
-		quota_change(m, PRICE_CHANGE_ADDED, &row->q, -1, row->q.max_gpus);
-		m->rep->added++;
-		return;
-	}
-	if (m->q[at].max_gpus == row->q.max_gpus) {
-		m->rep->unchanged++;
-		return;
-	}
-	quota_change(m, PRICE_CHANGE_CHANGED, &row->q, m->q[at].max_gpus, row->q.max_gpus);
-	m->q[at] = row->q;
-	m->rep->changed++;
-}
-
-enum rc price_quota_update(const char *file, const struct price_opts *o,
-			   const struct price_update_opts *u, struct price_quota_report *rep)
-{
-	struct price_store p;
-	struct price_catalog cat;
 	struct price_csv csv;
-	struct price_quota_row *rows = NULL;
-	struct quota_merge m;
-	char stamp[32], date[16];
-	char *table = NULL;
-	size_t n_rows = 0, tlen;
-	int lock = -1, dry_run = u && u->dry_run;
+	struct price_quota_row *rows;
+	size_t n_rows;
 	enum rc rc;
 
-	memset(rep, 0, sizeof(*rep));
-	memset(&m, 0, sizeof(m));
-	rc = price_store_init(&p, o, "quotas", 1);
+	*out = NULL;
+	*n = 0;
+	if (!price_file_exists(path))
+		return RC_OK;
+	rc = price_csv_load(path, &csv);
 	if (rc != RC_OK)
 		return rc;
-	gp_strlcpy(rep->table_path, p.table, sizeof(rep->table_path));
-	gp_strlcpy(rep->history_path, p.history, sizeof(rep->history_path));
-	/* The GPU catalog resolves names; the offerings say which rows bound
-	 * nothing. */
-	rc = price_catalog_load(&cat, o);
-	if (rc != RC_OK)
-		return rc;
-
-	/* Validate the whole file before touching anything. */
-	rc = price_update_file_load(file, &csv);
-	if (rc != RC_OK)
-		goto out;
-	rep->rows_read = csv.n_rows;
-	rc = price_quota_rows_read(&csv, cat.gpus, cat.n_gpus, 1, &rows, &n_rows);
+	rc = price_quota_rows_read(&csv, gpus, n_gpus, 0, &rows, &n_rows);
 	price_csv_release(&csv);
 	if (rc != RC_OK)
-		goto out;
-
-	if (!dry_run) {
-		rc = price_store_lock(&p, &lock);
-		if (rc != RC_OK)
-			goto out;
-	}
-	rc = price_quota_table_read(p.table, cat.gpus, cat.n_gpus, &m.q, &m.n);
-	if (rc != RC_OK)
-		goto out;
-	m.cap = m.n;
-	m.rep = rep;
-	for (size_t i = 0; i < n_rows; i++) {
-		quota_merge_row(&m, &rows[i], file);
-		if (!rows[i].remove && price_quota_offerings(&cat, &rows[i].q) == 0) {
-			gp_warn("%s:%d: no offering in the price table matches (%s, %s, %s, %s); the quota is kept",
-				file, rows[i].line, rows[i].q.provider, rows[i].q.region, rows[i].q.gpu,
-				rows[i].q.instance_type[0] ? rows[i].q.instance_type : "*");
-			rep->unmatched++;
-		}
-	}
-	rep->quotas_after = m.n;
-	if (dry_run || rep->n_changes == 0)
-		goto out;
-
-	price_utc_now(stamp, sizeof(stamp), date, sizeof(date));
-	table = quota_table_format(m.q, m.n, &tlen);
-	rc = price_store_commit(&p, table, tlen, rep->changes, rep->n_changes, stamp);
-	if (rc == RC_OK)
-		rep->written = 1;
-out:
-	price_store_unlock(lock);
-	free(table);
-	free(m.q);
+		return rc;
+	*out = xcalloc(n_rows ? n_rows : 1, sizeof(**out));
+	for (size_t i = 0; i < n_rows; i++)
+		(*out)[i] = rows[i].q;
+	*n = n_rows;
 	free(rows);
-	price_catalog_release(&cat);
-	if (rc != RC_OK)
-		price_quota_report_release(rep);
-	return rc;
+	return RC_OK;
 }

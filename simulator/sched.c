@@ -9,6 +9,8 @@
  * keyed by (receiver, data, micro-batch, receiver's chunk).
  *
  * It deliberately knows nothing of time, layers or bytes.
+ *
+ * It calls no other file of the simulator.
  */
 #include "sched.h"
 

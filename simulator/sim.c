@@ -1,8 +1,9 @@
 /*
  * sim.c - the analytic step-time model of GPT-style decoder training:
- * the checks a parallel configuration must pass, and sim_step(), the
- * planner's hot path (parameter and FLOP counts are sim_shape.c's, the
- * memory sim_memory.c's).
+ * sim_step(), the planner's hot path, on top of the simulator's other
+ * files (the checks a configuration must pass first are sim_check.c's,
+ * parameter and FLOP counts sim_shape.c's, kernel and GEMM times
+ * sim_cost.c's, collectives sim_comm.c's, the memory sim_memory.c's).
  *
  * sim_step() times every GEMM of one layer at its own shape on one GPU,
  * adds element-wise work at HBM bandwidth, tensor/context-parallel
@@ -13,39 +14,15 @@
  * counts stated below, overlap tensor-parallel communication unless the
  * plan says its framework does (tp_overlap), nor slow down for memory
  * pressure near the GPU's capacity.
+ *
+ * It calls down only: sim_cost.c, sim_comm.c, sim_shape.c,
+ * sim_finetune.c and sim_memory.c; sim_event.c calls it.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sim_internal.h"
-
-void sim_parallel_init(struct sim_parallel *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->tp = p->pp = p->dp = p->cp = 1;
-	p->mbs = 1;
-	p->gbs = 1;
-	p->zero = 0;
-	p->ep = p->etp = 1;
-	p->moe_imbalance = 1;
-	p->zero3_gather = SIM_ZERO3_BLOCK;
-	p->recompute = SIM_RECOMPUTE_NONE;
-	p->interleave = 1;
-	p->seq_parallel = 0;
-	p->tp_overlap = 0;
-	p->dp_overlap = SIM_DP_OVERLAP_ALL;
-	p->flash = 1;
-	p->attn_kernel = SIM_ATTN_AUTO;
-	p->precision = SIM_PRECISION_BF16;
-	p->act_bytes_per_element = 2;
-	p->grad_bytes_per_param = 2;
-}
-
-double sim_mfu_peak(const struct price_gpu *g)
-{
-	return g->mfu_flops_per_s > 0 ? g->mfu_flops_per_s : g->bf16_flops_per_s;
-}
 
 double sim_time_to_train_s(const struct sim_result *r, double tokens)
 {
@@ -54,295 +31,11 @@ double sim_time_to_train_s(const struct sim_result *r, double tokens)
 	return tokens / r->tokens_per_s;
 }
 
-/* ---- checks -------------------------------------------------------- */
-
-/* 1 when x is 0 (not stated) or a finite rate of at least 1 per second. */
-static int rate_ok(double x)
-{
-	return x == 0 || (x >= 1 && isfinite(x));
-}
-
-#define WHY SIM_WHY
-
-enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
-		  const struct sim_cluster *c, char *why, size_t size)
-{
-	long long dpc;
-	int micro;
-
-	if (sim_model_check(m, why, size) != RC_OK)
-		return RC_INPUT;
-	if (p->tp < 1)
-		WHY("tp: expected an integer >= 1, found %d", p->tp);
-	if (p->pp < 1)
-		WHY("pp: expected an integer >= 1, found %d", p->pp);
-	if (p->dp < 1)
-		WHY("dp: expected an integer >= 1, found %d", p->dp);
-	if (p->cp < 1)
-		WHY("cp: expected an integer >= 1, found %d", p->cp);
-	if (p->mbs < 1)
-		WHY("mbs: expected an integer >= 1, found %d", p->mbs);
-	if (p->gbs < 1)
-		WHY("gbs: expected an integer >= 1, found %d", p->gbs);
-	if (p->interleave < 1)
-		WHY("interleave: expected an integer >= 1, found %d", p->interleave);
-	if (p->zero < 0 || p->zero > 3)
-		WHY("zero: expected a stage from 0 to 3, found %d", p->zero);
-	if (p->tp_overlap != 0 && p->tp_overlap != 1)
-		WHY("tp_overlap: expected 0 or 1, found %d", p->tp_overlap);
-	if (p->zero3_gather != SIM_ZERO3_BLOCK && p->zero3_gather != SIM_ZERO3_TENSOR_SYNC)
-		WHY("zero3_gather: expected block or tensor-sync, found %d", (int)p->zero3_gather);
-	if ((int)p->attn_kernel < SIM_ATTN_AUTO || (int)p->attn_kernel > SIM_ATTN_CUDNN)
-		WHY("attn_kernel: expected auto, fa1, fa2, fa3 or cudnn, found %d", (int)p->attn_kernel);
-	if (p->recompute != SIM_RECOMPUTE_NONE && p->recompute != SIM_RECOMPUTE_SELECTIVE
-	    && p->recompute != SIM_RECOMPUTE_FULL)
-		WHY("recompute: expected none, selective or full, found %d", (int)p->recompute);
-	if ((int)p->precision < SIM_PRECISION_BF16 || (int)p->precision > SIM_PRECISION_NVFP4)
-		WHY("precision: expected bf16, fp8, mxfp8 or nvfp4, found %d", (int)p->precision);
-	if (p->recompute_modules >> SIM_RECOMPUTE_MODULES)
-		WHY("recompute_modules: expected bits of layernorm, mla_up_proj, moe_act and mlp, "
-		    "found 0x%x", p->recompute_modules);
-	if (p->recompute_modules && p->recompute != SIM_RECOMPUTE_SELECTIVE)
-		WHY("recompute_modules: expected recompute selective with modules, found %s",
-		    sim_recompute_str(p->recompute));
-	if ((int)p->opt_states < SIM_OPT_FP32 || (int)p->opt_states > SIM_OPT_INT8_NO_MASTER)
-		WHY("opt_states: expected fp32, bf16, bf16_no_master or int8_no_master, found %d",
-		    (int)p->opt_states);
-	if (p->ep_overlap != 0 && p->ep_overlap != 1)
-		WHY("ep_overlap: expected 0 or 1, found %d", p->ep_overlap);
-	if (p->ep_flex != 0 && p->ep_flex != 1)
-		WHY("ep_flex: expected 0 or 1, found %d", p->ep_flex);
-	/* 0 is the default (2); the widest element a trainer stores is fp64 */
-	if (!(p->act_bytes_per_element == 0 ||
-	      (p->act_bytes_per_element >= 1 && p->act_bytes_per_element <= 8)))
-		WHY("act_bytes_per_element: expected 0 (2 bytes) or 1 to 8, found %g",
-		    p->act_bytes_per_element);
-	if (!(p->grad_bytes_per_param == 0 ||
-	      (p->grad_bytes_per_param >= 1 && p->grad_bytes_per_param <= 8)))
-		WHY("grad_bytes_per_param: expected 0 (2 bytes) or 1 to 8, found %g",
-		    p->grad_bytes_per_param);
-
-	if (p->ep < 0 || p->ep > SIM_MAX_DEGREE)
-		WHY("ep: expected an integer from 1 to %d, found %d", SIM_MAX_DEGREE, p->ep);
-	if (p->etp < 0 || p->etp > SIM_MAX_DEGREE)
-		WHY("etp: expected an integer from 1 to %d, found %d", SIM_MAX_DEGREE, p->etp);
-	if (!(p->moe_imbalance == 0 || (p->moe_imbalance >= 1 && p->moe_imbalance <= 1000)))
-		WHY("moe_imbalance: expected 1 (balanced) to 1000, found %g", p->moe_imbalance);
-	if (m->experts == 0 && (p->ep > 1 || p->etp > 1))
-		WHY("%s: expected 1 without experts, found %d", p->ep > 1 ? "ep" : "etp",
-		    p->ep > 1 ? p->ep : p->etp);
-	if (m->experts > 0) {
-		long long group = (long long)(p->ep > 0 ? p->ep : 1) * (p->etp > 0 ? p->etp : 1);
-		long long attn = (long long)p->tp * p->cp * p->dp;
-
-		if (p->ep > 1 && m->experts % p->ep)
-			WHY("ep: expected a divisor of experts %d, found %d", m->experts, p->ep);
-		if (p->etp > 1 && m->expert_ffn % p->etp)
-			WHY("etp: expected a divisor of expert_ffn %d, found %d", m->expert_ffn, p->etp);
-		/* Liu et al. 2025, sec. 3: the expert group ep x etp and the
-		 * expert data parallelism fold over the attention's GPUs */
-		if (attn % group)
-			WHY("ep: expected ep x etp = %lld to divide tp x cp x dp = %lld (MoE parallel "
-			    "folding), found ep %d, etp %d", group, attn, p->ep, p->etp);
-		/* Megatron-Core's MoE layer splits the tokens over the TP ranks
-		 * (sequence parallelism) when TP > 1 */
-		if (p->tp > 1 && !p->seq_parallel)
-			WHY("seq_parallel: expected on with tp %d and experts (Megatron-Core's MoE "
-			    "layers split tokens over TP ranks)", p->tp);
-	}
-
-	/* Products of degrees are formed in wider types: each degree fits an
-	 * int, their product need not. */
-	if ((double)p->tp * p->pp * p->dp * p->cp > SIM_MAX_GPUS)
-		WHY("gpus: expected tp x pp x dp x cp of at most %d, found %.0f", SIM_MAX_GPUS,
-		    (double)p->tp * p->pp * p->dp * p->cp);
-	if (m->heads % p->tp)
-		WHY("tp: expected a divisor of heads %d, found %d", m->heads, p->tp);
-	/* KV heads are split over TP ranks, or replicated when TP is a
-	 * multiple of them (Megatron-LM's GQA). */
-	if (m->kv_heads % p->tp && p->tp % m->kv_heads)
-		WHY("tp: expected a divisor or multiple of kv_heads %d, found %d",
-		    m->kv_heads, p->tp);
-	if (m->layers < p->pp)
-		WHY("pp: expected at most layers %d, found %d", m->layers, p->pp);
-	if (p->interleave > 1) {
-		if (p->pp < 2)
-			WHY("interleave: expected 1 without pipeline parallelism, found %d",
-			    p->interleave);
-		/* Every chunk holds a layer but the embedding's and the
-		 * loss's; uneven splits are allowed (sim_stage_layers). */
-		if (p->interleave > sim_max_interleave(m, p->pp))
-			WHY("interleave: expected at most %d chunks per stage for %d layers "
-			    "over pp %d, found %d", sim_max_interleave(m, p->pp), m->layers,
-			    p->pp, p->interleave);
-	}
-	if (p->pp_last_layers < 0 || p->pp_last_layers >= m->layers)
-		WHY("pp_last_layers: expected 0 (the simulator's split) to %d, found %d",
-		    m->layers - 1, p->pp_last_layers);
-	if (p->pp_last_layers > 0) {
-		long long n = (long long)p->pp * p->interleave;
-		int rest = m->layers - p->pp_last_layers;
-
-		if (p->pp < 2)
-			WHY("pp_last_layers: expected 0 without pipeline parallelism, found %d",
-			    p->pp_last_layers);
-		if (rest % (n - 1) || rest < n - 1)
-			WHY("pp_last_layers: the other %lld virtual stages must split the other %d "
-			    "layers evenly, found %d in the last", n - 1, rest, p->pp_last_layers);
-	}
-	/* Megatron-LM splits a sequence into 2 cp chunks to balance causal
-	 * attention over context-parallel ranks. */
-	if (p->cp > 1 && m->seq % (2 * p->cp))
-		WHY("cp: expected 2 x cp to divide seq %d, found cp %d", m->seq, p->cp);
-	if (p->seq_parallel && p->tp > 1 && (m->seq / p->cp) % p->tp)
-		WHY("seq_parallel: expected tp %d to divide the local sequence %d",
-		    p->tp, m->seq / p->cp);
-	dpc = (long long)p->mbs * p->dp;
-	if (p->gbs % dpc)
-		WHY("gbs: expected a multiple of mbs x dp = %lld, found %d", dpc, p->gbs);
-	micro = (int)(p->gbs / dpc);
-	if (p->interleave > 1 && micro % p->pp)
-		WHY("gbs: the interleaved schedule needs micro-batches %d to be a multiple of pp %d",
-		    micro, p->pp);
-
-	if (!(c->gpu.bf16_flops_per_s > 0))
-		WHY("gpu %s: expected a bf16 FLOP/s figure, found none", c->gpu.name);
-	if (!(c->gpu.memory_bytes > 0))
-		WHY("gpu %s: expected a memory size, found none", c->gpu.name);
-	if (c->gpus_per_node < 1)
-		WHY("gpus_per_node: expected an integer >= 1, found %d", c->gpus_per_node);
-	if (c->intra_bytes_per_s < 0 || c->inter_bytes_per_s < 0 || c->latency_s < 0
-	    || !isfinite(c->intra_bytes_per_s) || !isfinite(c->inter_bytes_per_s)
-	    || !isfinite(c->latency_s))
-		WHY("cluster: expected finite bandwidths and latency >= 0");
-	/* A rate below one per second is no rate: the times it gives overflow
-	 * to infinity (0 means "the default").  Nor is a collective step of
-	 * more than a second a latency. */
-	if (!rate_ok(c->intra_bytes_per_s) || !rate_ok(c->inter_bytes_per_s) ||
-	    !rate_ok(c->gpu.hbm_bytes_per_s) || !rate_ok(c->gpu.intra_bytes_per_s) ||
-	    !rate_ok(c->gpu.bf16_flops_per_s) || !rate_ok(c->gpu.fp8_flops_per_s) ||
-	    !rate_ok(c->gpu.elt_bytes_per_s[0]) || !rate_ok(c->gpu.elt_bytes_per_s[1]) ||
-	    !rate_ok(c->gpu.attn_flops_per_s) || !rate_ok(c->gpu.opt_bytes_per_s))
-		WHY("cluster: expected bandwidths and FLOP/s of 0 (default) or from 1 per second, "
-		    "finite");
-	if (c->latency_s > 1)
-		WHY("latency_s: expected at most 1 s, found %g", c->latency_s);
-	if (c->nvlink_domain < 0 || c->nvlink_domain > PRICE_MAX_NVLINK_DOMAIN)
-		WHY("nvlink_domain: expected 0 (the node) to %d GPUs, found %d",
-		    PRICE_MAX_NVLINK_DOMAIN, c->nvlink_domain);
-	/* the block-scaled formats need tensor cores that run them */
-	if (p->precision >= SIM_PRECISION_MXFP8 && !(sim_precision_peak(p, &c->gpu) > 0))
-		WHY("precision: expected a GPU with an %s rate (%s), found none for %s",
-		    p->precision == SIM_PRECISION_MXFP8 ? "MXFP8" : "NVFP4",
-		    p->precision == SIM_PRECISION_MXFP8 ? "an mxfp8 figure, or Blackwell's fp8"
-		    : "an nvfp4 figure", c->gpu.name);
-	if (!rate_ok(c->gpu.mxfp8_flops_per_s) || !rate_ok(c->gpu.nvfp4_flops_per_s))
-		WHY("cluster: expected MXFP8 and NVFP4 FLOP/s of 0 (none) or from 1 per second, "
-		    "finite");
-	return sim_ft_check(m, p, c, why, size);
-}
-
 /* ---- kernels ------------------------------------------------------- */
 
 static double hbm_time_s(double bytes, double hbm, int kernels)
 {
 	return bytes / (hbm * SIM_HBM_EFF) + kernels * SIM_KERNEL_S;
-}
-
-/* The byte counts are for 2-byte elements; wider ones scale them.  The MLP
- * activation reads and writes each element once (SwiGLU reads two
- * inputs). */
-double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_bytes)
-{
-	return (SIM_ELT_BYTES * stream + (swiglu ? 6.0 : 4.0) * mlp) * act_bytes / 2.0;
-}
-
-double sim_fp8_cast_bytes(double tok, double width)
-{
-	return SIM_FP8_CAST_BYTES * tok * width;
-}
-
-double sim_attn_flops(double bh, double sl, double s, double dh)
-{
-	double causal = 0.5 * (1.0 + 128.0 / s);
-
-	return 4.0 * bh * sl * s * dh * (causal > 1 ? 1 : causal);
-}
-
-/* FlashAttention (Dao 2023): scores never reach HBM, so it moves Q, K, V
- * and the output once, and runs at the GEMM curve's rate unless HBM
- * holds it back below SIM_ATTN_FLOPS_PER_BYTE. */
-double sim_flash_attn_s(double b, double heads, double kv_heads, double sl, double s, double dh,
-			double act_bytes, double dim_half, double peak, double hbm)
-{
-	double flops = sim_attn_flops(b * heads, sl, s, dh);
-	double bytes = act_bytes * b * (2.0 * sl * heads * dh + 2.0 * s * kv_heads * dh);
-
-	if (bytes < flops / SIM_ATTN_FLOPS_PER_BYTE)
-		bytes = flops / SIM_ATTN_FLOPS_PER_BYTE;
-	return sim_kernel_time_s(flops, bytes, dh, dim_half, peak, hbm);
-}
-
-/* 1 when name starts with prefix. */
-static int starts(const char *name, const char *prefix)
-{
-	return strncmp(name, prefix, strlen(prefix)) == 0;
-}
-
-enum sim_arch sim_gpu_arch(const struct price_gpu *g)
-{
-	const char *n = g->name;
-
-	if (starts(n, "H100") || starts(n, "H200") || starts(n, "GH200"))
-		return SIM_ARCH_HOPPER;
-	if (starts(n, "B200") || starts(n, "B300") || starts(n, "GB200") || starts(n, "GB300"))
-		return SIM_ARCH_BLACKWELL;
-	return SIM_ARCH_OTHER;
-}
-
-enum sim_attn_kernel sim_attn_kernel_resolve(enum sim_attn_kernel k, enum sim_arch a)
-{
-	if (k == SIM_ATTN_AUTO)
-		return a == SIM_ARCH_OTHER ? SIM_ATTN_FA2 : SIM_ATTN_CUDNN;
-	if (k == SIM_ATTN_FA3 && a != SIM_ARCH_HOPPER)
-		return a == SIM_ARCH_BLACKWELL ? SIM_ATTN_CUDNN : SIM_ATTN_FA2;
-	if (k == SIM_ATTN_CUDNN && a == SIM_ARCH_OTHER)
-		return SIM_ATTN_FA2;
-	return k;
-}
-
-enum sim_moe_gemm sim_moe_gemm_resolve(const struct sim_parallel *p, enum sim_arch a)
-{
-	if (p->moe_gemm != SIM_MOE_GEMM_AUTO)
-		return p->moe_gemm;
-	return a == SIM_ARCH_BLACKWELL && p->precision != SIM_PRECISION_FP8 ? SIM_MOE_GEMM_DEVICE
-									      : SIM_MOE_GEMM_LOOP;
-}
-
-void sim_attn_kernel_time_s(enum sim_attn_kernel k, enum sim_arch a, double b, double heads,
-			    double sl, double s, double dh, double peak, double *fwd, double *bwd)
-{
-	double ef, eb, scale, flops = sim_attn_flops(b * heads, sl, s, dh);
-
-	if (a == SIM_ARCH_OTHER) {
-		ef = SIM_ATTN_AMPERE_FA2_FWD;
-		eb = SIM_ATTN_AMPERE_FA2_BWD;
-	} else if (k == SIM_ATTN_FA3) {
-		ef = SIM_ATTN_HOPPER_FA3_FWD;
-		eb = SIM_ATTN_HOPPER_FA3_BWD;
-	} else if (k == SIM_ATTN_CUDNN) {
-		ef = SIM_ATTN_HOPPER_CUDNN_FWD;
-		eb = SIM_ATTN_HOPPER_CUDNN_BWD;
-	} else {
-		ef = SIM_ATTN_HOPPER_FA2_FWD;
-		eb = SIM_ATTN_HOPPER_FA2_BWD;
-	}
-	/* the kernels' own rise with sequence length and head dimension
-	 * (FA3 paper, Fig. 5), 1 at long sequences and head dim 128 */
-	scale = peak * sl / (sl + SIM_ATTN_SEQ_HALF)
-		* (dh / (dh + SIM_ATTN_DH_HALF)) / (128.0 / (128.0 + SIM_ATTN_DH_HALF));
-	*fwd = flops / (ef * scale) + SIM_KERNEL_S;
-	*bwd = SIM_ATTN_BWD * flops / (eb * scale) + SIM_KERNEL_S;
 }
 
 /* The share of causal attention's work a sliding window leaves,
@@ -390,24 +83,6 @@ struct gemm_prec {
 	double elem;     /* bytes of one operand element, its scales included */
 	double cast;     /* bytes quantizing one operand element moves; 0: none */
 };
-
-double sim_precision_peak(const struct sim_parallel *p, const struct price_gpu *g)
-{
-	switch (p->precision) {
-	case SIM_PRECISION_FP8:
-		return g->fp8_flops_per_s > 0 ? g->fp8_flops_per_s : g->bf16_flops_per_s;
-	case SIM_PRECISION_MXFP8:
-		/* Blackwell's tensor cores run MXFP8 at their FP8 rate (NVIDIA
-		 * Blackwell datasheets list one FP8/FP6 figure) */
-		if (g->mxfp8_flops_per_s > 0)
-			return g->mxfp8_flops_per_s;
-		return sim_gpu_arch(g) == SIM_ARCH_BLACKWELL ? g->fp8_flops_per_s : 0;
-	case SIM_PRECISION_NVFP4:
-		return g->nvfp4_flops_per_s;
-	default:
-		return g->bf16_flops_per_s;
-	}
-}
 
 /* The linear layers (attention projections, MLPs and experts) run in the
  * plan's precision; the attention core, the router and the LM head stay

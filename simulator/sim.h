@@ -6,10 +6,14 @@
  * its arguments and fills a struct sim_result.  Every prediction carries a
  * breakdown (where the step time goes, where the memory goes).
  *
- * Its files call one way (tests/layers checks it), bottom up:
- *   sim_names.c (enum names), sim_cost.c (a kernel's, a GEMM's time; the
- *   bytes of training states), sim_shape.c (counts, stage cuts), sched.c
- *   < sim_finetune.c < sim_memory.c, sim_comm.c < sim.c (the step)
+ * Its files call one way, bottom up; a file includes only its own header
+ * and those of files below it (X.h and X_internal.h are X.c's; this one
+ * and sim_const.h are the folder's), and tests/layers checks both:
+ *   sim_const.h (the constants and their sources), sim_names.c (enum
+ *   names) < sim_cost.c (a kernel's, a GEMM's, attention's time; the
+ *   bytes of training states), sim_comm.c (collectives), sim_shape.c
+ *   (counts, stage cuts), sched.c < sim_finetune.c < sim_memory.c
+ *   < sim_check.c (defaults, checks), sim.c (the step)
  *   < sim_event.c (the replay), sim_models.c (presets)
  *   < sim_json.c, sim_trace_json.c (files).
  */
@@ -20,6 +24,7 @@
 
 #include "common.h"
 #include "price.h"
+#include "sim_const.h"
 
 enum sim_mlp { SIM_MLP_GELU, SIM_MLP_SWIGLU };
 /* How a model encodes positions: rotary (Su et al. 2021), a learned
@@ -465,11 +470,6 @@ enum sim_moe_gemm sim_moe_gemm_resolve(const struct sim_parallel *p, enum sim_ar
  * than a node's. */
 int sim_cluster_domain(const struct sim_cluster *c);
 
-/* The inter-node bandwidth a cluster without a figure is simulated with
- * (200 Gb/s per node), so that simulate answers a what-if; simulate says
- * so, and the planner never clusters an offering without a figure. */
-#define SIM_DEFAULT_INTER_BYTES_PER_S 25e9
-
 /* Sets m's architecture facts to a Llama-style model's: RoPE with base
  * 10000 over every dimension, RMSNorm, no biases, no dropout, no window,
  * attention then MLP, no embedding norm, tokenizer unknown.
@@ -647,7 +647,6 @@ double sim_finetune_train_flops(const struct sim_model *m, const struct sim_fine
 
 /* Bytes a stored base parameter of a linear layer takes under ft: NF4
  * with double quantisation for QLoRA (SIM_NF4_BITS / 8), else w. */
-#define SIM_NF4_BITS 4.127
 double sim_base_weight_bytes(const struct sim_finetune *ft, double w);
 
 /* Of one step's compute on the first pipeline stage (its layers over its

@@ -13,10 +13,13 @@
  * traffic beyond sharing a node's NIC, topology inside a domain (NVSwitch
  * is assumed to give every GPU its full link), or the deduplication of
  * tokens bound for one remote node that DeepEP-style dispatchers do.
+ *
+ * Beside sim_cost.c at the bottom of the simulator: it calls no other
+ * file of it.
  */
 #include <math.h>
 
-#include "sim_internal.h"
+#include "sim_comm.h"
 
 /* Intra-node bandwidth per GPU, one direction: the cluster's figure, else
  * the GPU's, else a documented default by link kind.  A GPU with neither

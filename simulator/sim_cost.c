@@ -2,11 +2,16 @@
  * sim_cost.c - the primitives the step-time model (sim.c), the memory
  * model (sim_memory.c) and the fine-tuning model (sim_finetune.c) all
  * price with: one kernel's time on the GPU's efficiency curve, one GEMM's,
- * the bytes of a group of parameters' training states, and the bytes an
- * optimizer step keeps and moves a parameter.  It calls
- * none of them.
+ * attention's FLOPs and its fused kernels' times, element-wise and
+ * fp8-cast bytes, the GPU's architecture and peak for a precision, the
+ * bytes of a group of parameters' training states, and the bytes an
+ * optimizer step keeps and moves a parameter.
+ *
+ * It is the bottom of the simulator: it calls no other file of it.
  */
-#include "sim_internal.h"
+#include <string.h>
+
+#include "sim_cost.h"
 
 double sim_gemm_dim_half(double dim_half)
 {
@@ -92,4 +97,121 @@ double sim_optimizer_bytes(const struct sim_parallel *p, double own_params, doub
 			: 2.0 * (s + w) + (w >= 4 ? 4.0 : sim_grad_bytes(p));
 
 	return per * own_params + 12.0 * grad_params;
+}
+
+double sim_mfu_peak(const struct price_gpu *g)
+{
+	return g->mfu_flops_per_s > 0 ? g->mfu_flops_per_s : g->bf16_flops_per_s;
+}
+double sim_precision_peak(const struct sim_parallel *p, const struct price_gpu *g)
+{
+	switch (p->precision) {
+	case SIM_PRECISION_FP8:
+		return g->fp8_flops_per_s > 0 ? g->fp8_flops_per_s : g->bf16_flops_per_s;
+	case SIM_PRECISION_MXFP8:
+		/* Blackwell's tensor cores run MXFP8 at their FP8 rate (NVIDIA
+		 * Blackwell datasheets list one FP8/FP6 figure) */
+		if (g->mxfp8_flops_per_s > 0)
+			return g->mxfp8_flops_per_s;
+		return sim_gpu_arch(g) == SIM_ARCH_BLACKWELL ? g->fp8_flops_per_s : 0;
+	case SIM_PRECISION_NVFP4:
+		return g->nvfp4_flops_per_s;
+	default:
+		return g->bf16_flops_per_s;
+	}
+}
+/* The byte counts are for 2-byte elements; wider ones scale them.  The MLP
+ * activation reads and writes each element once (SwiGLU reads two
+ * inputs). */
+double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_bytes)
+{
+	return (SIM_ELT_BYTES * stream + (swiglu ? 6.0 : 4.0) * mlp) * act_bytes / 2.0;
+}
+
+double sim_fp8_cast_bytes(double tok, double width)
+{
+	return SIM_FP8_CAST_BYTES * tok * width;
+}
+
+double sim_attn_flops(double bh, double sl, double s, double dh)
+{
+	double causal = 0.5 * (1.0 + 128.0 / s);
+
+	return 4.0 * bh * sl * s * dh * (causal > 1 ? 1 : causal);
+}
+
+/* FlashAttention (Dao 2023): scores never reach HBM, so it moves Q, K, V
+ * and the output once, and runs at the GEMM curve's rate unless HBM
+ * holds it back below SIM_ATTN_FLOPS_PER_BYTE. */
+double sim_flash_attn_s(double b, double heads, double kv_heads, double sl, double s, double dh,
+			double act_bytes, double dim_half, double peak, double hbm)
+{
+	double flops = sim_attn_flops(b * heads, sl, s, dh);
+	double bytes = act_bytes * b * (2.0 * sl * heads * dh + 2.0 * s * kv_heads * dh);
+
+	if (bytes < flops / SIM_ATTN_FLOPS_PER_BYTE)
+		bytes = flops / SIM_ATTN_FLOPS_PER_BYTE;
+	return sim_kernel_time_s(flops, bytes, dh, dim_half, peak, hbm);
+}
+
+/* 1 when name starts with prefix. */
+static int starts(const char *name, const char *prefix)
+{
+	return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+enum sim_arch sim_gpu_arch(const struct price_gpu *g)
+{
+	const char *n = g->name;
+
+	if (starts(n, "H100") || starts(n, "H200") || starts(n, "GH200"))
+		return SIM_ARCH_HOPPER;
+	if (starts(n, "B200") || starts(n, "B300") || starts(n, "GB200") || starts(n, "GB300"))
+		return SIM_ARCH_BLACKWELL;
+	return SIM_ARCH_OTHER;
+}
+
+enum sim_attn_kernel sim_attn_kernel_resolve(enum sim_attn_kernel k, enum sim_arch a)
+{
+	if (k == SIM_ATTN_AUTO)
+		return a == SIM_ARCH_OTHER ? SIM_ATTN_FA2 : SIM_ATTN_CUDNN;
+	if (k == SIM_ATTN_FA3 && a != SIM_ARCH_HOPPER)
+		return a == SIM_ARCH_BLACKWELL ? SIM_ATTN_CUDNN : SIM_ATTN_FA2;
+	if (k == SIM_ATTN_CUDNN && a == SIM_ARCH_OTHER)
+		return SIM_ATTN_FA2;
+	return k;
+}
+
+enum sim_moe_gemm sim_moe_gemm_resolve(const struct sim_parallel *p, enum sim_arch a)
+{
+	if (p->moe_gemm != SIM_MOE_GEMM_AUTO)
+		return p->moe_gemm;
+	return a == SIM_ARCH_BLACKWELL && p->precision != SIM_PRECISION_FP8 ? SIM_MOE_GEMM_DEVICE
+									      : SIM_MOE_GEMM_LOOP;
+}
+
+void sim_attn_kernel_time_s(enum sim_attn_kernel k, enum sim_arch a, double b, double heads,
+			    double sl, double s, double dh, double peak, double *fwd, double *bwd)
+{
+	double ef, eb, scale, flops = sim_attn_flops(b * heads, sl, s, dh);
+
+	if (a == SIM_ARCH_OTHER) {
+		ef = SIM_ATTN_AMPERE_FA2_FWD;
+		eb = SIM_ATTN_AMPERE_FA2_BWD;
+	} else if (k == SIM_ATTN_FA3) {
+		ef = SIM_ATTN_HOPPER_FA3_FWD;
+		eb = SIM_ATTN_HOPPER_FA3_BWD;
+	} else if (k == SIM_ATTN_CUDNN) {
+		ef = SIM_ATTN_HOPPER_CUDNN_FWD;
+		eb = SIM_ATTN_HOPPER_CUDNN_BWD;
+	} else {
+		ef = SIM_ATTN_HOPPER_FA2_FWD;
+		eb = SIM_ATTN_HOPPER_FA2_BWD;
+	}
+	/* the kernels' own rise with sequence length and head dimension
+	 * (FA3 paper, Fig. 5), 1 at long sequences and head dim 128 */
+	scale = peak * sl / (sl + SIM_ATTN_SEQ_HALF)
+		* (dh / (dh + SIM_ATTN_DH_HALF)) / (128.0 / (128.0 + SIM_ATTN_DH_HALF));
+	*fwd = flops / (ef * scale) + SIM_KERNEL_S;
+	*bwd = SIM_ATTN_BWD * flops / (eb * scale) + SIM_KERNEL_S;
 }

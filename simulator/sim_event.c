@@ -10,6 +10,9 @@
  *
  * It does not model link contention between different stage pairs, nor
  * compute slowed down by concurrent communication.
+ *
+ * It calls down only: sim.c (sim_parts, sim_step), sim_check.c,
+ * sim_shape.c, sim_comm.c and sched.c.
  */
 #include "sim_event.h"
 #include "sim_internal.h"

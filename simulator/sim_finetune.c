@@ -15,12 +15,16 @@
  * LoRA's dropout (an identity at the usual 0), adapters' activations (r
  * values a token per adapted projection, against the layer's 34 h), nor
  * offloaded activations.
+ *
+ * It calls down only: sim_cost.c and sim_shape.c.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_cost.h"
+#include "sim_finetune.h"
+#include "sim_shape.h"
 
 const char *const sim_ft_method_names[4] = { "none", "full", "lora", "qlora" };
 const char *const sim_offload_names[3] = { "none", "cpu", "nvme" };

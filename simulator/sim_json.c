@@ -12,6 +12,9 @@
  * field it uses and names the first bad one; unknown keys are ignored so
  * later versions can add fields.  The prediction is read back when
  * present, but callers re-simulate rather than trust it.
+ *
+ * It calls down only: sim_check.c (the defaults), sim_shape.c,
+ * sim_finetune.c, sim_models.c and sim_names.c.
  */
 #include <math.h>
 #include <stdio.h>

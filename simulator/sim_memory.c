@@ -13,8 +13,13 @@
  * experts, or weights kept only in fp8 (with MXFP8, Megatron-Core keeps a
  * row- and a column-wise copy, about the bf16 weight's 2 bytes); fine-tuning's
  * frozen weights and offloaded states are sim_finetune.c's.
+ *
+ * It calls down only: sim_cost.c, sim_shape.c and sim_finetune.c.
  */
-#include "sim_internal.h"
+#include "sim_cost.h"
+#include "sim_finetune.h"
+#include "sim_memory.h"
+#include "sim_shape.h"
 
 /* Widths per token of one layer's attention tensors on one GPU: Q and the
  * projection's input of the local heads, K and V of the local KV heads

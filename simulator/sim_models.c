@@ -20,6 +20,8 @@
  * shared_experts, shared_ffn_hidden, dense_layers, router_pre_softmax
  * (0/1), mtp_layers,
  * published_active_params_b; sim_model_check says which go together.
+ *
+ * It calls down only: sim_shape.c and sim_names.c.
  */
 #include <stddef.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * sim_names.c - the names plan files, models.csv and flags spell the
  * simulator's enums with (sim.h), below every file that reads or writes
- * them.
+ * them.  It calls no other file.
  */
 #include "sim.h"
 

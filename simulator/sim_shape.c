@@ -5,8 +5,12 @@
  *
  * Both the step-time model (sim.c) and the memory model (sim_memory.c)
  * build on it; it depends on neither.  No timing, no memory.
+ *
+ * It calls no other file of the simulator (it reads sim_cost.h's inline
+ * element widths).
  */
-#include "sim_internal.h"
+#include "sim_cost.h"
+#include "sim_shape.h"
 
 void sim_model_facts_init(struct sim_model *m)
 {

@@ -7,6 +7,8 @@
  * per compute op; process 2 one track per sending stage with an event per
  * transfer; process 3 one track per stage with an event per data-parallel
  * gradient bucket.  Times are microseconds.  It does not read traces.
+ *
+ * It calls down only: sched.c (op and kind names).
  */
 #include "sim_event.h"
 

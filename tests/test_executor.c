@@ -1792,7 +1792,7 @@ static void test_exec_calibration_parse_rejects_bad_fields(void **state)
  * micro-batch) grows by a factor a little under 2, element-wise work and
  * flash attention running at HBM speed in the simulator.  The fitted
  * peak falls by more than half: a GEMM's time there is compute plus HBM
- * traffic (sim_internal.h), and only the compute part may grow. */
+ * traffic (sim_const.h), and only the compute part may grow. */
 static void test_exec_calibration_half_gemm_rate_doubles_compute(void **state)
 {
 	const double h = 4096, tok = 4096;

@@ -1890,7 +1890,7 @@ static struct sim_plan sample_plan(void)
 /* A small model is host-bound in an eager framework: one sequence of 128
  * tokens through hidden 256 is microseconds of GPU work per layer, so the
  * layer takes the dispatch floor, 0.8 ms forward and 1.6 ms backward
- * (sim_internal.h).  A cluster that dispatches from C (host_layer_s < 0)
+ * (sim_const.h).  A cluster that dispatches from C (host_layer_s < 0)
  * has no floor; a doubled floor doubles the step. */
 static void test_sim_host_dispatch_floor(void **state)
 {

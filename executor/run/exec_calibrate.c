@@ -21,7 +21,7 @@
  *   algorithm and bus bandwidth as doc/PERFORMANCE.md defines them.
  *
  * The fit keeps the simulator's own model and finds its inputs
- * (simulator/sim_internal.h): the knee of sim_gemm_time_s's efficiency
+ * (simulator/sim_const.h): the knee of sim_gemm_time_s's efficiency
  * curve (the smallest dimension at which a GEMM reaches half the peak)
  * that best follows how the measured GEMM rates change with their
  * smallest dimension, and the bf16 peak with which that curve adds up to

@@ -5,10 +5,13 @@
  * tokens; the logits), carved from
  * one device allocation in two passes (measure, then place), and kept on
  * a free list per chunk for the next micro-batch.
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h):
+ * exec_train_lora.c, exec_train_moe.c, the device's allocator.
  */
 #include <stdlib.h>
 
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* n elements of `size` bytes, 64-byte aligned. */
 static void *carve(struct carve *c, size_t n, size_t size)

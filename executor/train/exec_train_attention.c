@@ -5,8 +5,12 @@
  * add; with context parallelism K and V gathered over the CP group in
  * sequence order and their gradients reduce-scattered back (Llama 3's
  * all-gather form, Dubey et al. 2024, sec. 3.3.2).
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h):
+ * exec_train_comm.c, exec_train_lora.c, exec_train_tp.c, the device's
+ * kernels.
  */
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* Context parallelism: every CP rank's [N, kvd] part of K or V (its two
  * chunks of each of the B sequences) gathered into full, [B T, kvd] in

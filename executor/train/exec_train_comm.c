@@ -4,10 +4,13 @@
  * recorder): all-reduce, reduce-scatter and all-gather over a group, the
  * gradients' sum over DP left running under the backward, and the
  * compute or message interval of a schedule op; the experts' all-to-all.
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h):
+ * exec_trace.c (the recorder) and the communicator of comm/.
  */
 #include <string.h>
 
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* Every collective goes through these wrappers, which record it on the
  * trace's communication track, or its gradient-reduction track for a sum

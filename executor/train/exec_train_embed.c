@@ -3,8 +3,11 @@
  * embedding summed over TP, then the positions of this rank's tokens;
  * and the word matrix, the embedding's own or the tied one the LM head
  * shares (Press and Wolf 2017).
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h):
+ * exec_train_tp.c, the device's kernels.
  */
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* The word embedding matrix and its gradient: the tied unit's, else the
  * embedding's wte or the head's lm_head (tensor untied). */

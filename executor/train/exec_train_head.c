@@ -3,8 +3,12 @@
  * the vocabulary-parallel LM head and its cross-entropy
  * (Megatron-LM's vocab_parallel_cross_entropy: row maxima and
  * statistics summed over TP), forward and backward.
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h):
+ * exec_train_comm.c, exec_train_embed.c, exec_train_tp.c, the device's
+ * kernels.
  */
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* Final norm, the vocabulary-parallel LM head and its cross-entropy. */
 enum rc train_head_forward(struct exec_trainer *t, const struct unit *u, struct act *a)

@@ -24,8 +24,11 @@
  * It does not run LoRA's dropout (an identity at the usual 0), adapt
  * embeddings, the LM head or experts (exec_opts_check refuses LoRA with
  * experts), nor merge B A into W after training.
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h): the
+ * device's kernels only.
  */
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* A base tensor's adapter: its A and B in the LoRA unit and the slot of
  * its rank-r activation; -1 for a tensor without one. */

@@ -3,8 +3,11 @@
  * Wu) column-parallel, the activation, W2 row-parallel, the residual add;
  * forward and backward.  Its MLP alone, between the norm and the
  * residual, is also an MoE layer's shared experts' (exec_train_moe.c).
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h):
+ * exec_train_lora.c, exec_train_tp.c, the device's kernels.
  */
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* The MLP of unit u on this rank's normed tokens a->ln2: y = W2 act(W1
  * x), GELU or SwiGLU over this rank's columns of W1 (its width the

@@ -32,11 +32,15 @@
  * and freed after its backward: the memory counted is what the routing
  * took.  No token is dropped (no capacity factor) and no auxiliary
  * load-balancing loss is added: the loss is the language model's.
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h):
+ * exec_train_comm.c, exec_train_mlp.c, exec_train_tp.c, the device's
+ * kernels.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* What one layer's forward of one micro-batch leaves for its backward
  * beside the layer record's fixed part (struct layer_act). */

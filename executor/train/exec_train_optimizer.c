@@ -4,10 +4,13 @@
  * loss summed over the world in one all-reduce, clipping by the norm
  * (Pascanu et al., ICML 2013), AdamW on this rank's range, ZeRO-1/2's
  * all-gather of the updated parameters and the working copy narrowed.
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h):
+ * exec_train_comm.c, exec_trace.c, the device's kernels.
  */
 #include <math.h>
 
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* This rank's optimizer view of unit u: parameters and gradients of its
  * own range [own_off, own_off + own_n).  Under ZeRO 1 to 3 the summed

@@ -5,11 +5,15 @@
  * ZeRO-3's gather before a use and drop after it, and what ends a unit's
  * backward: the gradients' sum over DP started (ZeRO 0/1) or reduce-
  * scattered into the shard (ZeRO 2/3).
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h):
+ * exec_train_comm.c, exec_train_lora.c, exec_data.c's generator, the
+ * device.
  */
 #include <math.h>
 #include <stdlib.h>
 
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* Initialisation draws ~50 ns a value (log and cos of Box-Muller), a
  * minute for a billion parameters on one thread: the rows of a unit's

@@ -5,8 +5,13 @@
  * head after the last, ZeRO-3's gathers around each unit), and the
  * stage's op list from sched_build() run in order: blocking receives,
  * non-blocking sends (sched.h's contract).
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h):
+ * every block below it (embed, attention, mlp, moe, head),
+ * exec_train_act.c, exec_train_params.c, exec_train_comm.c,
+ * exec_data.c.
  */
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* Activations and gradients travel on channels of their own: on each,
  * every schedule's messages between two stages arrive in the order they

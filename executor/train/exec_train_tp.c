@@ -5,8 +5,11 @@
  * (Korthikanti et al. 2022, fig. 5) the all-gather of the slices after
  * them ("g") and the reduce-scatter that ends a row-parallel GEMM
  * ("g-bar"), else the all-reduce that does.
+ *
+ * Calls (all below it; state and helpers from exec_train_state.h):
+ * exec_train_comm.c, exec_train_lora.c, the device's kernels.
  */
-#include "train/exec_trainer_internal.h"
+#include "train/exec_train_layers.h"
 
 /* Norms run on the residual stream: this rank's Ns tokens. */
 void train_norm_forward(struct exec_trainer *t, void *out, float *mean, float *rstd,

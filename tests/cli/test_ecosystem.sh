@@ -213,18 +213,22 @@ done
 
 # ---- help, the man page, completion -----------------------------------------
 
-# Long options a command's source declares (its own table, plus the shared
-# plan/frontier/compare table when it uses it).
+# Long options a command's source declares (its own table, in cmd_X.c or
+# one of its cmd_X_*.c, plus the shared plan/frontier/compare table when
+# it uses it).
 declared() {
-	local f="$ROOT/cli/cmd_$1.c" files
+	local f="$ROOT/cli/cmd_$1.c" files g
 	files=$f
-	grep -q PLAN_CLI_OPTIONS "$f" && files="$files $ROOT/cli/cli_plan.h"
-	grep -qE 'PLAN_CLI_OPTIONS|FT_CLI_OPTIONS' "$f" && files="$files $ROOT/cli/cli_finetune.h"
+	for g in "$ROOT/cli/cmd_$1"_*.c; do
+		[ -f "$g" ] && files="$files $g"
+	done
+	grep -q PLAN_CLI_OPTIONS $files && files="$files $ROOT/cli/cli_plan.h"
+	grep -qE 'PLAN_CLI_OPTIONS|FT_CLI_OPTIONS' $files && files="$files $ROOT/cli/cli_finetune.h"
 	{
 		grep -hoE '\{ "[a-z0-9-]+", (required|no|optional)_argument' $files |
 			sed -E 's/\{ "([^"]+)".*/\1/'
 		# the model's fields whose flags the simulator's table names
-		grep -q sim_model_fields "$f" &&
+		grep -q sim_model_fields $files &&
 			grep -hoE '^	F\("[a-z0-9_]+", "[a-z0-9_]+", "--[a-z0-9-]+"' "$ROOT/simulator/sim_models.c" |
 			sed -E 's/.*"--([a-z0-9-]+)"$/\1/'
 	} | sort -u
