@@ -428,15 +428,21 @@ static void print_block(const struct plan_row *row)
 	const struct plan_candidate *c = &row->c;
 	const struct price_block *b = c->block;
 	char a[32], t[32], terms[160];
+	int aws;
 
 	if (!b)
 		return;
+	aws = gp_streq_nocase(c->offering->provider, "aws");
 	block_terms(terms, sizeof(terms), b);
-	printf("capacity-block: %d x %s in %s for %.0f days, paid up front at $%g per instance-hour "
-	       "(%s, %s): %s; terms %s; no preemption; the operating system fee is not included; "
-	       "the job runs %s\n", c->billed_nodes, c->offering->instance_type, c->offering->region,
-	       c->costs.charged_s / 86400.0, b->usd_per_hour, b->source, b->price_date,
+	printf("%s: %s of %d x %s in %s for %.0f days, paid %s at $%g per instance-hour "
+	       "(%s, %s): %s; terms %s; no preemption; %sthe job runs %s\n",
+	       price_block_kind(b), price_block_product(b), c->billed_nodes,
+	       c->offering->instance_type, c->offering->region, c->costs.charged_s / 86400.0,
+	       b->payment == PRICE_PAYMENT_UPFRONT ? "up front" : "monthly as the term runs",
+	       b->usd_per_hour, b->source, b->price_date,
 	       unit_fmt_usd(a, sizeof(a), c->costs.compute_usd * row->fraction), terms,
+	       aws ? "the operating system fee is not included; "
+		   : "the provider approves each request, lead time not published; ",
 	       unit_fmt_duration(t, sizeof(t), c->time_s * row->fraction));
 }
 

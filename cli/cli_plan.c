@@ -91,6 +91,18 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 		*rc = cli_parse_duration("--max-price-age", arg, &d);
 		o->max_price_age_days = d / 86400.0;
 		break;
+	case PCLI_MAX_DURATION:
+	case PCLI_MAX_SPOT_DURATION: {
+		const char *flag = code == PCLI_MAX_DURATION ? "--max-duration" : "--max-spot-duration";
+
+		*rc = cli_parse_duration(flag, arg, &d);
+		if (*rc == RC_OK && !(d > 0)) {
+			gp_error("%s: expected a duration > 0, found '%s'", flag, arg);
+			*rc = RC_USAGE;
+		}
+		*(code == PCLI_MAX_DURATION ? &o->max_duration_s : &o->max_spot_duration_s) = d;
+		break;
+	}
 	default:
 		if (code >= PCLI_FT && code <= PCLI_FT_LAST) {
 			*rc = ft_cli_parse(&pc->ft, code - PCLI_FT, arg);
@@ -159,12 +171,18 @@ void plan_cli_help(FILE *f)
 		"  --json                JSON for programs instead of a table (default off)\n"
 		"  --max-price-age DUR   warn when a price the answer uses is older than this,\n"
 		"                        or states no date (default %dd; prices.csv's\n"
-		"                        price_date)\n",
+		"                        price_date)\n"
+		"answers that are plans (docs/plan.md):\n"
+		"  --max-duration DUR    a plan lasting longer is no answer; the refusal says\n"
+		"                        what would make the job fit (default %.0fd)\n"
+		"  --max-spot-duration DUR  the longest a spot fleet is held, gpuplan policy\n"
+		"                        (default %.0fd)\n",
 		PLAN_DEFAULT_MAX_GPUS, PLAN_DEFAULT_STARTUP_S, PLAN_DEFAULT_FAILURES_PER_GPU_HOUR,
 		PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR,
 		PLAN_DEFAULT_RESTART_S,
 		PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE / 1e9, PLAN_CKPT_BYTES_PER_PARAM,
-		PRICE_DEFAULT_MAX_AGE_DAYS);
+		PRICE_DEFAULT_MAX_AGE_DAYS, PLAN_DEFAULT_MAX_DURATION_S / 86400.0,
+		PLAN_DEFAULT_MAX_SPOT_DURATION_S / 86400.0);
 	ft_cli_help(f, 1);
 	cost_cli_help(f);
 }
@@ -324,7 +342,9 @@ const char *plan_cli_recompute(enum sim_recompute r)
 const char *plan_cli_offering(char *buf, size_t size, const struct plan_candidate *c)
 {
 	snprintf(buf, size, "%s %s %s %s", c->offering->provider, c->offering->instance_type,
-		 c->offering->region, price_purchase_str(c->purchase));
+		 c->offering->region, c->purchase == PRICE_PURCHASE_BLOCK
+					      ? price_block_kind(c->block)
+					      : price_purchase_str(c->purchase));
 	return buf;
 }
 

@@ -70,6 +70,9 @@ static enum rc cheapest(const struct plan_job *job, const struct price_catalog *
 	o.phases = 1;
 	o.top = 1;
 	o.dump_lp_path = NULL;
+	/* The GPU count is the user's: the table says how long that many
+	 * take, so neither --max-duration nor the spot policy refuses it. */
+	o.max_duration_s = o.max_spot_duration_s = 0;
 	rc = plan_run(job, 1, cat, &o, &res);
 	if (rc == RC_OK)
 		*out = res.rows[0].c;
@@ -102,13 +105,11 @@ static enum rc compare_gpu(const struct plan_cli *pc, const struct plan_cli_data
 	struct plan_opts rent_opts = *base;
 	enum rc rc;
 
-	/* Renting means on-demand (and reserved with --reserved) unless the
-	 * user asked for spot; not a capacity block, paid up front for a
-	 * term (an offering sold only as blocks, AWS's P6e UltraServers, has
-	 * no rent here). */
+	/* Renting reads the products `plan` reads: on-demand, reserved with
+	 * --reserved and the reservations of blocks.csv (a capacity block,
+	 * a calendar-mode reservation), spot only when the user asks. */
 	if (rent_opts.filter.spot < 0)
 		rent_opts.filter.spot = 0;
-	rent_opts.blocks = NULL;
 	rc = cheapest(job, &d->cat, &rent_opts, e->gpu, n, &e->rent);
 	if (rc != RC_OK && rc != RC_INFEASIBLE)
 		return rc;
@@ -175,7 +176,7 @@ static void print_row(const char *gpu, const char *option, const char *where,
 	char t[32], cost[32], per[32], rate[32];
 
 	snprintf(rate, sizeof(rate), "$%.2f", usd_per_gpu_hour);
-	printf("%-16s %-6s %-54s %-9s %-12s %-10s ", gpu, option, where,
+	printf("%-16s %-6s %-72s %-9s %-12s %-10s ", gpu, option, where,
 	       unit_fmt_duration(t, sizeof(t), c->time_s), unit_fmt_usd(cost, sizeof(cost), c->cost_usd),
 	       unit_fmt_usd(per, sizeof(per), c->cost_usd / (tokens / 1e9)));
 	if (*breakeven)
@@ -185,27 +186,34 @@ static void print_row(const char *gpu, const char *option, const char *where,
 }
 
 static void print_entry(const struct compare_entry *e, const struct plan_job *job,
-			const struct price_owned_opts *oo)
+			const struct price_owned_opts *oo, const struct plan_opts *o)
 {
 	char where[512], be[64], a[32];
 
 	if (e->have_rent) {
 		const struct price_offering *of = e->rent.offering;
 
-		snprintf(where, sizeof(where), "%s %s %s %s", of->provider, of->instance_type,
-			 of->region, price_purchase_str(e->rent.purchase));
+		plan_cli_offering(where, sizeof(where), &e->rent);
+		(void)of;
 		print_row(e->gpu->name, "rent", where, &e->rent, job->tokens,
 			  e->rent.usd_per_hour / (e->rent.nodes * e->rent.cluster.gpus_per_node), "");
 	}
 	if (e->have_buy) {
+		char age[48] = "";
+		long days = price_date_age_days(e->bought.price_date, o->today_days);
+
+		/* a purchase price carries its date and age, as a rental does */
+		if (o->today_days > 0 && days >= 0)
+			snprintf(age, sizeof(age), ", %ld days old%s", days,
+				 days > o->max_price_age_days ? ", stale" : "");
 		if (e->bought.gpus < e->hw->gpus)
-			snprintf(where, sizeof(where), "%d cards of %s (%s, %s)", e->bought.gpus,
+			snprintf(where, sizeof(where), "%d cards of %s (%s, %s%s)", e->bought.gpus,
 				 e->bought.name, unit_fmt_usd(a, sizeof(a), e->bought.price_usd),
-				 e->bought.price_date);
+				 e->bought.price_date, age);
 		else
-			snprintf(where, sizeof(where), "%d x %s (%s, %s)%s", e->machines,
+			snprintf(where, sizeof(where), "%d x %s (%s, %s%s)%s", e->machines,
 				 e->bought.name, unit_fmt_usd(a, sizeof(a), e->bought.price_usd),
-				 e->bought.price_date, e->bought.cards_only ? " cards only" : "");
+				 e->bought.price_date, age, e->bought.cards_only ? " cards only" : "");
 		if (isnan(e->breakeven_months))
 			snprintf(be, sizeof(be), "no rental to compare");
 		else if (e->breakeven_months < 0)
@@ -311,7 +319,8 @@ static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_d
 	printf("  throughput   the planner's search and analytic simulator on exactly %d GPUs of each\n"
 	       "               type, least cost: rent over %s, buy over the machine alone\n",
 	       n, d->cat.user_table ? "data/prices.csv with your rows" : "data/prices.csv");
-	printf("  rent         the cheapest %s offering of the price table (SkyPilot catalogs)%s\n",
+	printf("  rent         the cheapest %s offering of the price table, or a reservation of "
+	       "blocks.csv (capacity blocks, calendar-mode reservations) as plan reads them%s\n",
 	       o->filter.spot == 1 ? "spot" : "on-demand",
 	       o->commitments ? ", reserved terms from commitments.csv included" : "");
 	printf("  buy          the lowest price per GPU in %s; dated vendor or list prices%s\n",
@@ -448,10 +457,10 @@ enum rc cmd_compare(int argc, char **argv)
 
 		printf("gpuplan compare: %s, %s tokens on %d GPUs; cheapest first\n\n", d.jobs[0].name,
 		       unit_fmt_count(tok, sizeof(tok), d.jobs[0].tokens), n);
-		printf("%-16s %-6s %-54s %-9s %-12s %-10s %-9s %s\n", "GPU", "OPTION", "WHERE", "TIME",
+		printf("%-16s %-6s %-72s %-9s %-12s %-10s %-9s %s\n", "GPU", "OPTION", "WHERE", "TIME",
 		       "COST", "USD/B-TOK", "USD/GPU-H", "BREAK-EVEN");
 		for (size_t i = 0; i < n_ents; i++)
-			print_entry(&ents[i], &d.jobs[0], &pc.cost.owned);
+			print_entry(&ents[i], &d.jobs[0], &pc.cost.owned, &pc.opts);
 		if (vs.have_rent)
 			print_vs(&vs, ents, n_ents, &d.jobs[0], &pc.cost.owned);
 		print_assumptions(&pc, &d, ents, n_ents, n);

@@ -135,7 +135,7 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 	for (size_t i = 0; i < n; i++) {
 		const struct price_offering *of = &cat.offers[idx[i]];
 		double node = price_offering_usd_per_hour(of, spot);
-		char gpus[PRICE_NAME_MAX + 16], a[32], b[32], c[32], net[32], ages[24];
+		char gpus[PRICE_NAME_MAX + 16], a[32], b[32], c[32], net[32], ages[24], nodes[16];
 		int ok = price_offering_eligible(&cat, of, NULL, 0);
 		struct price_node_limit lim;
 		long age = price_date_age_days(of->price_date, today);
@@ -157,14 +157,18 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 			snprintf(ages, sizeof(ages), "%ldd", age);
 		else
 			snprintf(ages, sizeof(ages), "-");
-		printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5d  %6d  %-10s  %6s\n",
+		/* a bound that is gpuplan's policy, not the provider's, says so */
+		snprintf(nodes, sizeof(nodes), "%d%s", lim.nodes,
+			 lim.why == PRICE_LIMIT_POLICY || lim.why == PRICE_LIMIT_SPOT ? "p" : "");
+		printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5s  %6d  %-10s  %6s\n",
 		       w_prov, of->provider, w_inst, of->instance_type, w_gpus, gpus, w_reg,
-		       of->region, a, b, c, net, lim.nodes,
+		       of->region, a, b, c, net, nodes,
 		       price_nvlink_domain(of, price_gpu_find(&cat, of->gpu)),
 		       of->price_date[0] ? of->price_date : "-", ages);
 	}
 	printf("NET: inter-node Gb/s a node, - none stated; NODES: the most one plan rents at "
-	       "this rate (one without a network or a stated capacity; capacity.csv, your quotas); "
+	       "this rate: a bound the provider states, your quota, or gpuplan's policy (p; "
+	       "capacity.csv), one without a network or any of these; "
 	       "NVLINK: GPUs of one NVLink domain (the row's nvlink_domain, else the GPU's, else "
 	       "the node); DATE: the date its source states for the price, AGE: days since, - not "
 	       "stated\n");

@@ -775,11 +775,13 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 		}
 		printf("\n");
 		print_interrupts(p, gpus, planned_s > 0);
-		/* plan's answer adds interruptions and restarts, checkpoints
-		 * and a reserved term's hours to the steps (plan.h) */
+		/* plan's answer adds interruptions and restarts, checkpoints,
+		 * start-up, a reservation's whole days and a reserved term's
+		 * hours to the steps (plan.h) */
 		if (planned_s > 0 && fabs(planned_s - p->time_to_train_s) > 5e-3 * planned_s)
 			printf("  the plan's answer, %s for %s, adds what running the steps costs "
-			       "beyond them (interruptions, checkpoints, reserved terms)\n",
+			       "beyond them (interruptions, checkpoints, start-up, a reservation's "
+			       "whole days, reserved terms)\n",
 			       unit_fmt_duration(b2, sizeof(b2), planned_s),
 			       unit_fmt_usd(b3, sizeof(b3), planned_usd));
 	}

@@ -72,6 +72,16 @@
  * provisioning (request to running nodes) is the offering's
  * (capacity.csv) and not billed. */
 #define PLAN_DEFAULT_STARTUP_S 600.0
+/* Answers that are plans (docs/plan.md, "Plans, not decades"): a plan
+ * longer than a year is no answer; the longest published pre-training
+ * runs take about two months (Llama 3 405B: 54 days of a 16,384-GPU run;
+ * DeepSeek-V3: 2.788M H800 GPU-hours, about 57 days on 2,048), and a
+ * GPU generation is sold for about a year before the next (on AWS: p5
+ * with H100 in 2023, p5en with H200 in 2024, p6-b200 with B200 in May
+ * 2025).  A spot fleet is reclaimable at any moment: gpuplan policy holds
+ * one for at most 30 days. */
+#define PLAN_DEFAULT_MAX_DURATION_S (365.0 * 86400.0)
+#define PLAN_DEFAULT_MAX_SPOT_DURATION_S (30.0 * 86400.0)
 /* Cost models beyond the hourly rate, stated with every plan.  Checkpoint
  * storage: S3 Standard, first 50 TB/month, USD 0.023 per GB-month
  * (aws.amazon.com/s3/pricing); the last two checkpoints kept.  The
@@ -221,6 +231,13 @@ struct plan_opts {
 	 * beyond which a price is stale (PRICE_DEFAULT_MAX_AGE_DAYS). */
 	long today_days;
 	double max_price_age_days;
+	/* A plan longer than max_duration_s (a spot plan: longer than
+	 * max_spot_duration_s) is not an answer; <= 0 none. */
+	double max_duration_s;
+	double max_spot_duration_s;
+	/* 1: hourly_budget_usd is a monthly cap / UNIT_HOURS_PER_MONTH, and an
+	 * up-front payment counts whole in the month it is paid. */
+	int monthly_budget;
 };
 
 /* Fills o with the documented defaults (no budget, no deadline, objective
@@ -349,6 +366,8 @@ struct plan_candidate {
 	int smaller_nofit;          /* a smaller node count was tried and nothing fitted */
 	struct price_node_limit limit; /* the most nodes this purchase allows */
 	int max_nodes_hit;          /* nodes == limit.nodes (> 1, or 1 by a limit) */
+	double upfront_usd;         /* paid when bought (a block paid up front:
+				     * its whole term); 0 none */
 };
 
 /* The date the source states for the rate c is priced at ("YYYY-MM-DD"):
@@ -367,6 +386,9 @@ struct plan_column {
 	double time_s;          /* to train all of the job's tokens; > 0 */
 	double cost_usd;        /* >= 0 */
 	double usd_per_hour;    /* >= 0 */
+	double budget_usd_per_hour; /* what counts against the hourly budget
+				     * (an up-front payment in its month); 0:
+				     * usd_per_hour */
 };
 
 struct plan_milp {
@@ -434,6 +456,9 @@ struct plan_row {
 	/* The event-driven replay of the pipeline schedule (sim_event.h);
 	 * 0 when it could not run. */
 	double replay_step_s;
+	/* Offerings in other regions that sell the same thing at the same
+	 * price (plan_same_offering), folded into this row. */
+	int folded_regions;
 };
 
 struct plan_stats {
@@ -456,7 +481,20 @@ struct plan_nearest {
 	double smallest_fit_memory_bytes; /* smallest GPU with a fitting plan; < 0 none */
 	double smallest_need_bytes; /* least memory any simulated config needs */
 	double largest_gpu_bytes;   /* among the GPUs considered */
+	/* The fastest plan refused for lasting longer than
+	 * plan_opts.max_duration_s (max_spot_duration_s on spot). */
+	int have_over_max;
+	struct plan_candidate over_max;
 };
+
+/* 1 when offering b, in another region than a's that opts' filters let
+ * in, sells what candidate a buys at the same price and bound: the same
+ * provider, instance type, GPU, network, capacity figures and quota, and
+ * the same rate of
+ * a's purchase option (a's block's rate and terms for a capacity block,
+ * blocks read from opts->blocks).  Owned hardware is never the same. */
+int plan_same_offering(const struct plan_candidate *a, const struct price_offering *b,
+		       const struct plan_opts *opts);
 
 struct plan_result {
 	enum plan_objective objective; /* resolved */

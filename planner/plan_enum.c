@@ -267,9 +267,22 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 	k->storage_usd = plan_storage_cost_usd(k->ckpt_bytes, o->ckpt_keep,
 					       o->storage_usd_per_gb_month, t);
 	c->cost_usd = k->compute_usd + k->storage_usd;
+	c->upfront_usd = c->purchase == PRICE_PURCHASE_BLOCK && c->block &&
+				 c->block->payment == PRICE_PAYMENT_UPFRONT
+			 ? k->compute_usd : 0;
 	c->max_nodes_hit = c->nodes >= c->limit.nodes;
 	return 0;
 }
+
+/* 1 when c lasts longer than a plan may (plan_opts.max_duration_s, and
+ * max_spot_duration_s on spot). */
+static int too_long(const struct plan_candidate *c, const struct plan_opts *o)
+{
+	if (o->max_duration_s > 0 && c->time_s > o->max_duration_s)
+		return 1;
+	return c->spot && o->max_spot_duration_s > 0 && c->time_s > o->max_spot_duration_s;
+}
+
 
 double plan_billed_s(double run_s, const struct price_offering *of)
 {
@@ -329,6 +342,39 @@ static int offering_passes(const struct price_offering *o, const struct plan_fil
 	if (f->region[0] && !gp_streq_nocase(o->region, f->region))
 		return 0;
 	return 1;
+}
+
+int plan_same_offering(const struct plan_candidate *a, const struct price_offering *b,
+		       const struct plan_opts *opts)
+{
+	const struct price_offering *o = a->offering;
+	const struct price_block *bb;
+
+	/* another region the filters let in, bounded alike (the same quota) */
+	if (b == o || o->owned || b->owned || strcmp(b->region, o->region) == 0 ||
+	    !offering_passes(b, &opts->filter) || b->quota != o->quota ||
+	    !gp_streq_nocase(b->provider, o->provider) ||
+	    strcmp(b->instance_type, o->instance_type) != 0 || strcmp(b->gpu, o->gpu) != 0 ||
+	    b->inter_node_bytes_per_s != o->inter_node_bytes_per_s ||
+	    b->gpus_per_node != o->gpus_per_node || b->max_nodes != o->max_nodes ||
+	    b->capacity_nodes != o->capacity_nodes || b->policy_nodes != o->policy_nodes ||
+	    b->spot_capacity_nodes != o->spot_capacity_nodes || b->node_multiple != o->node_multiple)
+		return 0;
+	switch (a->purchase) {
+	case PRICE_PURCHASE_SPOT:
+		return b->spot_usd_per_hour >= 0 && b->spot_usd_per_hour == o->spot_usd_per_hour;
+	case PRICE_PURCHASE_BLOCK:
+		bb = price_block_find(opts->blocks, b);
+		return a->block && bb && bb->usd_per_hour == a->block->usd_per_hour &&
+		       bb->max_nodes == a->block->max_nodes && bb->max_days == a->block->max_days &&
+		       bb->payment == a->block->payment;
+	case PRICE_PURCHASE_OWNED:
+		return 0;
+	default:
+		/* on demand, and reserved off the same on-demand price */
+		return b->on_demand_usd_per_hour >= 0 &&
+		       b->on_demand_usd_per_hour == o->on_demand_usd_per_hour;
+	}
 }
 
 static int spot_allowed(const struct price_offering *o, const struct plan_filter *f, int spot)
@@ -895,8 +941,18 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 					c->cluster = s.cluster;
 					c->nofit_step_s = b->nofit_step_s;
 					c->smaller_nofit = nofit_below;
-					if (plan_candidate_price(c, job, o) == 0)
-						n_out++;
+					if (plan_candidate_price(c, job, o) != 0)
+						continue;
+					if (too_long(c, o)) {
+						/* no answer, but what would make one */
+						if (nearest && (!nearest->have_over_max ||
+								c->time_s < nearest->over_max.time_s)) {
+							nearest->over_max = *c;
+							nearest->have_over_max = 1;
+						}
+						continue;
+					}
+					n_out++;
 				}
 				n_out = first + plan_pareto(res + first, n_out - first);
 			}

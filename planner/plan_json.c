@@ -107,6 +107,11 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 	add_num(p, "time_to_train_s", c->time_s * fraction);
 	add_num(p, "cost_usd", c->cost_usd * fraction);
 	add_num(p, "usd_per_hour", c->usd_per_hour);
+	/* the bound of its purchase option and whose it is ("policy":
+	 * gpuplan's, not the provider's) */
+	cJSON_AddNumberToObject(p, "node_limit", c->limit.nodes);
+	cJSON_AddStringToObject(p, "node_limit_by", price_limit_str(c->limit.why));
+	add_num(p, "upfront_usd", c->upfront_usd * fraction);
 	x = cJSON_AddObjectToObject(p, "costs");
 	add_num(x, "compute_usd", c->costs.compute_usd * fraction);
 	add_num(x, "storage_usd", c->costs.storage_usd * fraction);
@@ -137,6 +142,10 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 		cJSON_AddNumberToObject(x, "min_days", c->block->min_days);
 		cJSON_AddNumberToObject(x, "max_days", c->block->max_days);
 		cJSON_AddStringToObject(x, "source", c->block->source);
+		cJSON_AddStringToObject(x, "product", price_block_product(c->block));
+		cJSON_AddStringToObject(x, "kind", price_block_kind(c->block));
+		cJSON_AddStringToObject(x, "payment", c->block->payment == PRICE_PAYMENT_MONTHLY
+							      ? "monthly" : "upfront");
 	} else {
 		cJSON_AddNullToObject(p, "capacity_block");
 	}
@@ -192,6 +201,7 @@ static cJSON *row_json(const struct plan_row *row, const struct plan_job *job,
 	add_num(x, "flops_time_to_train_s", row->sens_flops_time_s);
 	add_num(x, "flops_cost_usd", row->sens_flops_cost_usd);
 	add_opt(p, "replay_step_time_s", row->replay_step_s, row->replay_step_s > 0);
+	cJSON_AddNumberToObject(p, "folded_regions", row->folded_regions);
 	return p;
 }
 
@@ -229,6 +239,9 @@ char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jo
 	cJSON_AddNumberToObject(x, "phases", o->phases);
 	cJSON_AddNumberToObject(x, "max_gpus", o->filter.max_gpus);
 	cJSON_AddStringToObject(x, "framework", plan_framework_str(o->filter.framework));
+	add_opt(x, "max_duration_s", o->max_duration_s, o->max_duration_s > 0);
+	add_opt(x, "max_spot_duration_s", o->max_spot_duration_s, o->max_spot_duration_s > 0);
+	cJSON_AddBoolToObject(x, "monthly_budget", o->monthly_budget);
 	if (r->feasible) {
 		add_num(root, "total_cost_usd", r->total_cost_usd);
 		add_num(root, "total_usd_per_hour", r->total_usd_per_hour);
@@ -250,6 +263,14 @@ char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jo
 		n->smallest_fit_memory_bytes >= 0);
 	add_opt(x, "least_memory_needed_bytes", n->smallest_need_bytes,
 		n->smallest_need_bytes >= 0);
+	if (!r->feasible && n->have_over_max) {
+		/* the fastest plan refused for its duration: what it would take */
+		cJSON *y = cJSON_AddObjectToObject(x, "over_max_duration");
+
+		candidate_fields(y, &n->over_max, n->over_max.offering, 1.0, o);
+	} else {
+		cJSON_AddNullToObject(x, "over_max_duration");
+	}
 	x = cJSON_AddObjectToObject(root, "assumptions");
 	add_num(x, "failures_per_gpu_hour", o->failures_per_gpu_hour);
 	add_num(x, "preempt_per_node_hour", o->preempt_per_node_hour);

@@ -40,6 +40,8 @@ void plan_opts_init(struct plan_opts *o)
 	o->startup_s = PLAN_DEFAULT_STARTUP_S;
 	o->filter.framework = PLAN_FRAMEWORK_MEGATRON;
 	o->max_price_age_days = PRICE_DEFAULT_MAX_AGE_DAYS;
+	o->max_duration_s = PLAN_DEFAULT_MAX_DURATION_S;
+	o->max_spot_duration_s = PLAN_DEFAULT_MAX_SPOT_DURATION_S;
 }
 
 void plan_job_init(struct plan_job *j, const struct sim_model *m, double tokens)

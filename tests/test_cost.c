@@ -445,20 +445,23 @@ static void test_price_blocks_load_shipped(void **state)
 		int sold = 0;
 
 		assert_int_equal(unit_parse_date(t.rows[i].price_date, &days), RC_OK);
-		assert_true(t.rows[i].min_nodes >= 1 && t.rows[i].max_nodes <= 64);
+		/* an EC2 Capacity Block: 64 instances, 182 days; a GCP
+		 * calendar-mode request: 80 VMs, 90 days */
+		assert_true(t.rows[i].min_nodes >= 1 && t.rows[i].max_nodes <= 80);
 		assert_true(t.rows[i].max_days <= 182);
 		for (size_t j = 0; j < shipped.n_offers; j++)
 			sold |= price_block_find(&t, &shipped.offers[j]) == &t.rows[i];
 		assert_true(sold);
 	}
-	/* AWS Capacity Blocks pricing page (rates current until 2025-01-01):
-	 * p5.48xlarge in US East (N. Virginia) 39.33 USD per instance-hour. */
+	/* AWS Capacity Blocks pricing page as of 2026-07-22: p5.48xlarge in
+	 * US East (N. Virginia) 41.528 USD per instance-hour, up front. */
 	for (size_t j = 0; j < shipped.n_offers; j++) {
 		const struct price_offering *o = &shipped.offers[j];
 
 		if (!strcmp(o->instance_type, "p5.48xlarge") && !strcmp(o->region, "us-east-1")) {
 			assert_non_null(price_block_find(&t, o));
-			assert_near(price_block_find(&t, o)->usd_per_hour, 39.33, 1e-12);
+			assert_near(price_block_find(&t, o)->usd_per_hour, 41.528, 1e-12);
+			assert_int_equal(price_block_find(&t, o)->payment, PRICE_PAYMENT_UPFRONT);
 		}
 	}
 	price_blocks_release(&t);

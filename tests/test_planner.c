@@ -433,6 +433,37 @@ static void test_plan_milp_solve_shared_availability(void **state)
 	plan_milp_solution_release(&sol);
 }
 
+/* A block paid up front counts whole in its month against a monthly cap
+ * (plan_column.budget_usd_per_hour), not at its hourly rate: the faster
+ * column is cheap by the hour but pays 2000 per 730 h up front. */
+static void test_plan_milp_solve_upfront_counts_in_month(void **state)
+{
+	struct plan_column cols[2] = {
+		{ .job = 0, .group = -1, .nodes = 8, .time_s = 10 * 3600.0, .cost_usd = 5000,
+		  .usd_per_hour = 500, .budget_usd_per_hour = 2000 },
+		{ .job = 0, .group = -1, .nodes = 8, .time_s = 20 * 3600.0, .cost_usd = 20000,
+		  .usd_per_hour = 1000 },
+	};
+	struct plan_milp m;
+	struct plan_milp_solution sol;
+
+	(void)state;
+	plan_milp_init(&m);
+	m.n_jobs = 1;
+	m.cols = cols;
+	m.n_cols = 2;
+	m.hourly_budget_usd = 1500;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_OK);
+	assert_int_equal(sol.used[0], 0);
+	assert_int_equal(sol.used[1], 1);
+	plan_milp_solution_release(&sol);
+	/* counted at its rate, it would win */
+	cols[0].budget_usd_per_hour = 0;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_OK);
+	assert_int_equal(sol.used[0], 1);
+	plan_milp_solution_release(&sol);
+}
+
 /* Zero budget: nothing costs nothing, so infeasible (never a crash or a
  * GLPK abort); an empty column set is rejected before GLPK sees it. */
 static void test_plan_milp_solve_degenerate(void **state)
@@ -848,6 +879,80 @@ static void test_plan_run_zero_budget_infeasible(void **state)
 	plan_result_release(&r);
 }
 
+/* A plan longer than --max-duration is no answer: the refusal names the
+ * limit and keeps the fastest plan refused, which the limit just above it
+ * returns. */
+static void test_plan_run_max_duration(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+	double fastest;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	o.max_duration_s = 0;
+	o.max_spot_duration_s = 0;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	fastest = r.makespan_s;
+	plan_result_release(&r);
+	o.max_duration_s = fastest / 2;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_INFEASIBLE);
+	assert_true(r.nearest.have_over_max);
+	assert_near(r.nearest.over_max.time_s, fastest, 1e-9);
+	assert_non_null(strstr(r.why, "--max-duration"));
+	plan_result_release(&r);
+	o.max_duration_s = fastest * 1.001;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	for (size_t i = 0; i < r.n_rows; i++)
+		assert_true(r.rows[i].c.time_s <= o.max_duration_s);
+	plan_result_release(&r);
+	/* spot: held at most max_spot_duration_s */
+	o.max_duration_s = 0;
+	o.max_spot_duration_s = fastest / 2;
+	o.filter.spot = 1;
+	if (plan_run(&job, 1, &test_cat, &o, &r) == RC_OK)
+		for (size_t i = 0; i < r.n_rows; i++)
+			assert_true(r.rows[i].c.time_s <= o.max_spot_duration_s);
+	plan_result_release(&r);
+}
+
+/* The same offering in another region at the same price and bound is one
+ * row (folded_regions), and no alternative repeats it. */
+static void test_plan_run_folds_regions(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+
+	(void)state;
+	catalog_init();
+	/* west sells big8 as east does */
+	test_offers[1].on_demand_usd_per_hour = 80;
+	test_offers[1].spot_usd_per_hour = 30;
+	test_offers[1].max_nodes = 16;
+	test_offers[1].capacity_nodes = 0;
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	gp_strlcpy(o.filter.gpu, "BIG-80GB", sizeof(o.filter.gpu));
+	o.filter.spot = 0;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_string_equal(r.rows[0].c.offering->instance_type, "big8");
+	assert_int_equal(r.rows[0].folded_regions, 1);
+	assert_int_equal(plan_same_offering(&r.rows[0].c, &test_offers[1 - (int)(r.rows[0].c.offering - test_offers)], &o), 1);
+	for (size_t i = 1; i < r.n_rows; i++)
+		assert_false(strcmp(r.rows[i].c.offering->instance_type, "big8") == 0 &&
+			     r.rows[i].c.purchase == r.rows[0].c.purchase);
+	plan_result_release(&r);
+	/* another price: another row, nothing folded */
+	test_offers[1].on_demand_usd_per_hour = 81;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_int_equal(r.rows[0].folded_regions, 0);
+	plan_result_release(&r);
+}
+
 /* One GPU: the 1.3B model fits on one 80 GB GPU (big1), the only
  * one-GPU offering. */
 static void test_plan_run_one_gpu(void **state)
@@ -1253,7 +1358,10 @@ static void test_plan_frontier_shipped_limits(void **state)
 			assert_int_equal(c[i].nodes, 1);
 		if (c[i].spot)
 			assert_true(c[i].nodes <= (of->spot_capacity_nodes > 0 ? of->spot_capacity_nodes : 1));
-		assert_true(c[i].nodes <= (of->max_nodes > 0 ? of->max_nodes : of->capacity_nodes > 0 ? of->capacity_nodes : 1));
+		/* a stated bound, else gpuplan's policy, else one node */
+		assert_true(c[i].nodes <= (of->max_nodes > 0 ? of->max_nodes
+					   : of->capacity_nodes > 0 ? of->capacity_nodes
+					   : of->policy_nodes > 0 ? of->policy_nodes : 1));
 		multi += c[i].nodes > 1;
 	}
 	assert_true(multi > 0);
@@ -1922,6 +2030,7 @@ int main(void)
 		cmocka_unit_test(test_plan_milp_solve_budget_monotone),
 		cmocka_unit_test(test_plan_milp_solve_shared_availability),
 		cmocka_unit_test(test_plan_milp_solve_degenerate),
+		cmocka_unit_test(test_plan_milp_solve_upfront_counts_in_month),
 		cmocka_unit_test(test_plan_lp_fault_probe_caught),
 		cmocka_unit_test(test_plan_milp_solve_dump_lp),
 		cmocka_unit_test(test_plan_interrupt_model_spot),
@@ -1931,6 +2040,8 @@ int main(void)
 		cmocka_unit_test(test_plan_run_within_budget),
 		cmocka_unit_test(test_plan_run_budget_monotone),
 		cmocka_unit_test(test_plan_run_zero_budget_infeasible),
+		cmocka_unit_test(test_plan_run_max_duration),
+		cmocka_unit_test(test_plan_run_folds_regions),
 		cmocka_unit_test(test_plan_run_one_gpu),
 		cmocka_unit_test(test_plan_run_fits_nowhere),
 		cmocka_unit_test(test_plan_run_deadline_least_cost),

@@ -112,7 +112,9 @@ expect_rc "--failure-rate -1 exits 2" 2
 expect_err "--failure-rate -1: one line naming the flag" "^error: --failure-rate"
 
 # ---- filters
-gp plan --model llama3-70b --tokens 1T --budget 2M --spot --gpu h100 --top 3 -o "$TMP/plan5.json"
+# (20B tokens: 4 spot nodes, gpuplan's policy, finish in days; 1T would
+# hold them for a year, which is no answer)
+gp plan --model llama3-70b --tokens 20B --budget 200k --spot --gpu h100 --top 3 -o "$TMP/plan5.json"
 expect_rc "plan with filters exits 0" 0
 n=$(awk '$1 ~ /^[0-9]+$/' "$OUT" | grep -vc ' spot ')
 [ "$n" = 0 ] && pass "--spot keeps spot rows only" || fail "--spot keeps spot rows only" "$n other rows"
@@ -387,29 +389,33 @@ expect_rc "frontier --help exits 0" 0
 expect_out "frontier --help lists --csv" "--csv FILE"
 
 # ---- the age of the prices an answer uses, and capacity blocks ------------
-# A 40-day deadline: the cheapest answer is 40 p5.48xlarge in a capacity
-# block (39.33 USD per instance-hour against 55.04 on demand) for the 37.5
-# days of the run (its 6.3 expected interruptions included), paid as blocks of whole weeks beyond 14 days (42), whose
-# rate is dated 2024-12-31: 703 days before GPUPLAN_NOW (2026-12-04).
-gp plan --model llama3-70b --tokens 1T --deadline 40d -o "$TMP/block.json"
+# A 40-day deadline on AWS: the cheapest answer is 40 p5.48xlarge in a
+# Capacity Block (37.76 USD per instance-hour in the five regions outside
+# the US, against 41.528 in the US and 55.04+ on demand) for the 37.5 days (its expected interruptions included)
+# of the run, paid as blocks of whole weeks beyond 14 days (42), whose
+# rate is dated 2026-07-22: 135 days before GPUPLAN_NOW (2026-12-04).  The
+# five regions at the same price are one row.
+gp plan --model llama3-70b --tokens 1T --deadline 40d --provider aws -o "$TMP/block.json"
 expect_rc "block: plan exits 0" 0
-expect_out "block: the answer is a capacity block" "^1 +aws p5\.48xlarge us-east-[12] capacity-block +40x8=320 .* 37\.5 d "
-expect_out "block: its terms and the days paid up front" "^capacity-block: 40 x p5\.48xlarge in us-east-[12] for 42 days, paid up front at \\\$39\.33 per instance-hour"
-expect_out "block: its own node bound" "^capacity: 40 of at most 64 nodes: one capacity block holds at most 64"
-expect_out "block: the age of its price" "^prices: aws p5\.48xlarge us-east-[12] capacity-block dated 2024-12-31 .*: 703 days old on 2026-12-04"
+expect_out "block: the answer is a capacity block, other regions folded" "^1 +aws p5\.48xlarge [a-z0-9-]+ capacity-block \+4 regions +40x8=320 .* 37\.5 d "
+expect_out "block: its product, terms and the days paid up front" "^capacity-block: AWS EC2 Capacity Block for ML of 40 x p5\.48xlarge in [a-z0-9-]+ for 42 days, paid up front at \\\$37\.76 per instance-hour"
+expect_out "block: its own node bound, product and source" "^capacity: 40 of at most 64 nodes: one AWS EC2 Capacity Block for ML holds at most 64 aws p5\.48xlarge nodes \(aws-capacity-blocks-pricing-2026-07\)$"
+expect_out "block: the up-front sum" "^up front: \\\$1,522,[0-9]+, paid when the AWS EC2 Capacity Block for ML is bought$"
+expect_out "block: the regions folded into it" "^regions: the same at the same price in .*eu-north-1.* \(folded into row 1\)$"
+expect_out "block: the age of its price" "^prices: aws p5\.48xlarge [a-z0-9-]+ capacity-block dated 2026-07-22 .*: 135 days old on 2026-12-04"
 expect_err "block: a stale price is warned of" "^warning: 1 of the answer's 1 price is older than 90 days \(--max-price-age\)"
-grep -q '"purchase":[[:space:]]*"capacity-block"' "$TMP/block.json" && grep -q '"price_date":[[:space:]]*"2024-12-31"' "$TMP/block.json" \
+grep -q '"purchase":[[:space:]]*"capacity-block"' "$TMP/block.json" && grep -q '"price_date":[[:space:]]*"2026-07-22"' "$TMP/block.json" \
 	&& pass "block: the plan file has its purchase and price date" \
 	|| fail "block: the plan file has its purchase and price date" "$(grep -E 'purchase|price_date' "$TMP/block.json")"
-gp plan --model llama3-70b --tokens 1T --deadline 40d --max-price-age 800d -o "$TMP/block.json"
+gp plan --model llama3-70b --tokens 1T --deadline 40d --provider aws --max-price-age 800d -o "$TMP/block.json"
 expect_rc "--max-price-age 800d exits 0" 0
 grep -q '^warning:' "$ERR" && fail "--max-price-age 800d: no warning" "$(grep '^warning:' "$ERR")" \
 	|| pass "--max-price-age 800d: no warning"
-gp plan --model llama3-70b --tokens 1T --deadline 40d --json -o "$TMP/block.json"
-expect_out "--json: each row's price date" '"price_date":[[:space:]]*"2024-12-31"'
-expect_out "--json: its age" '"price_age_days":[[:space:]]*703'
+gp plan --model llama3-70b --tokens 1T --deadline 40d --provider aws --json -o "$TMP/block.json"
+expect_out "--json: each row's price date" '"price_date":[[:space:]]*"2026-07-22"'
+expect_out "--json: its age" '"price_age_days":[[:space:]]*135'
 expect_out "--json: stale" '"price_stale":[[:space:]]*true'
-gp plan --model llama3-70b --tokens 1T --deadline 40d --blocks none -o "$TMP/block.json"
+gp plan --model llama3-70b --tokens 1T --deadline 40d --provider aws --blocks none -o "$TMP/block.json"
 expect_rc "--blocks none exits 0" 0
 grep -q ' capacity-block' "$OUT" && fail "--blocks none: no capacity block" "$(grep -m1 ' capacity-block' "$OUT")" \
 	|| pass "--blocks none: no capacity block"
@@ -426,17 +432,16 @@ expect_out "frontier prints the ages of its rates" "^prices: [0-9]+ rates, .* da
 # as a capacity block at 761.904 USD/h (42.328 per instance); 80 layers and
 # a power-of-two batch leave 72 GPUs without a layout, so the plan runs on
 # 16 of its nodes (64 GPUs, as NVIDIA's GB200 recipes do) and pays for 18
-gp plan --model llama3-70b --tokens 200B --gpu GB200 --json -o "$TMP/gb200.json"
+gp plan --model llama3-70b --tokens 200B --gpu GB200 --provider aws --json -o "$TMP/gb200.json"
 expect_rc "GB200: a plan" 0
 expect_out "GB200: 16 nodes run" '"nodes":[[:space:]]*16,'
 expect_out "GB200: 18 nodes paid" '"billed_nodes":[[:space:]]*18,'
-gp plan --model llama3-70b --tokens 200B --gpu GB200 -o "$TMP/gb200.json"
+gp plan --model llama3-70b --tokens 200B --gpu GB200 --provider aws -o "$TMP/gb200.json"
 expect_out "GB200: the UltraServer as a capacity block" "^1 +aws p6e-gb200\.36xlarge us-east-1-dfw-2a capacity-block +16x4=64 .* \\\$762 "
 expect_out "GB200: the units line" "^units: aws rents p6e-gb200\.36xlarge us-east-1-dfw-2a in whole units of 18 nodes \(aws-p6e-ultraservers\): the plan runs on 16 and pays for 18"
-expect_out "GB200: the block pays 18 instances" "^capacity-block: 18 x p6e-gb200\.36xlarge in us-east-1-dfw-2a for [0-9]+ days, paid up front at \\\$42\.328 per instance-hour"
-# without blocks nothing sells it: the Azure and Oracle trays are one node
-# of 4 GPUs each, too small for 70B
-gp plan --model llama3-70b --tokens 200B --gpu GB200 --blocks none -o "$TMP/gb200.json"
+expect_out "GB200: the block pays 18 instances" "^capacity-block: AWS EC2 Capacity Block for ML of 18 x p6e-gb200\.36xlarge in us-east-1-dfw-2a for [0-9]+ days, paid up front at \\\$42\.328 per instance-hour"
+# without blocks AWS sells no GB200 (no on-demand or spot price)
+gp plan --model llama3-70b --tokens 200B --gpu GB200 --provider aws --blocks none -o "$TMP/gb200.json"
 expect_rc "GB200 without blocks: no feasible plan" 3
 
 # ---- mixture of experts: EP, ETP and the precision searched
