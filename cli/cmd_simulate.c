@@ -883,12 +883,18 @@ enum rc cmd_simulate(int argc, char **argv)
 	    || (rc = build_parallel(&f, plan_path != NULL, &p)) != RC_OK
 	    || (rc = cli_calibration_plan(&p, f.calibration)) != RC_OK)
 		return rc;
-	/* A network no one stated is a figure assumed: say so (plan never
-	 * clusters such an offering; simulate is a what-if). */
+	/* A network no one stated is a figure assumed: recorded in the plan
+	 * and the JSON, and said below (plan never clusters such an
+	 * offering; simulate is a what-if). */
 	if (!(p.cluster.inter_bytes_per_s > 0) &&
-	    (long)p.par.tp * p.par.pp * p.par.dp * p.par.cp > p.cluster.gpus_per_node)
-		gp_info("cluster: no inter-node bandwidth stated (--inter-node-gbps): %.0f Gb/s a "
-			"node assumed", SIM_DEFAULT_INTER_BYTES_PER_S * 8 / 1e9);
+	    (long)p.par.tp * p.par.pp * p.par.dp * p.par.cp > p.cluster.gpus_per_node) {
+		snprintf(why, sizeof(why), "cluster: no inter-node bandwidth stated "
+			 "(--inter-node-gbps): %.0f Gb/s a node assumed",
+			 SIM_DEFAULT_INTER_BYTES_PER_S * 8 / 1e9);
+		sim_plan_assume(&p, "cluster.inter_bytes_per_s", SIM_DEFAULT_INTER_BYTES_PER_S, why);
+	} else {
+		sim_plan_unassume(&p, "cluster.inter_bytes_per_s");
+	}
 	/* the "cpu" device is the executor's CPU ranks: priced as they run */
 	if (gp_streq_nocase(p.cluster.gpu.name, "cpu"))
 		exec_price_parallel("cpu", EXEC_PRECISION_FP32, &p.par);
@@ -931,10 +937,18 @@ enum rc cmd_simulate(int argc, char **argv)
 		gp_error("simulate: %s", why);
 		return RC_USAGE;
 	}
-	/* said once the layout stands, so that a bad one gets one line */
-	if (!plan_path && !SET(&f, O_GBS) && p.model.gbs < 1)
-		gp_info("gbs %d sequences of %d (about 4 Mi tokens, as plan assumes): the model "
-			"states no batch; --gbs sets one", p.par.gbs, p.model.seq);
+	if (!plan_path && !SET(&f, O_GBS) && p.model.gbs < 1) {
+		snprintf(why, sizeof(why), "gbs %d sequences of %d (about 4 Mi tokens, as plan "
+			 "assumes): the model states no batch; --gbs sets one", p.par.gbs,
+			 p.model.seq);
+		sim_plan_assume(&p, "parallel.gbs", p.par.gbs, why);
+	} else if (SET(&f, O_GBS)) {
+		sim_plan_unassume(&p, "parallel.gbs");
+	}
+	/* every figure assumed, a plan file's too, said once the layout
+	 * stands, so that a bad one gets one line */
+	for (int i = 0; i < p.n_assumptions; i++)
+		gp_info("%s", p.assumptions[i].why);
 	sim_step(&p.model, &p.par, &p.cluster, &p.result);
 	gpus = p.par.tp * p.par.pp * p.par.dp * p.par.cp;
 	p.time_to_train_s = sim_time_to_train_s(&p.result, p.tokens);

@@ -691,6 +691,18 @@ int sim_model_gbs(const struct sim_model *m);
 
 /* One plan: what `simulate -o` and `plan -o` write and what `simulate`,
  * `execute` and `export` read. */
+/* A figure a run assumed because no one stated it (a multi-node
+ * cluster's inter-node bandwidth, a batch the model does not state): the
+ * plan field it stands for, its value in that field's unit, and the
+ * sentence that said so.  Kept in the plan and simulate --json, not only
+ * on stderr. */
+#define SIM_PLAN_MAX_ASSUMPTIONS 8
+struct sim_assumption {
+	char field[48];          /* "cluster.inter_bytes_per_s", "parallel.gbs" */
+	double value;
+	char why[200];
+};
+
 struct sim_plan {
 	struct sim_model model;
 	struct sim_parallel par;
@@ -725,7 +737,20 @@ struct sim_plan {
 	 * 0 none stated (simulate, plan --framework any), 1 Megatron-LM,
 	 * 2 DeepSpeed, 3 TRL with PEFT; export launches it by default. */
 	int framework;
+	/* Figures assumed (sim_plan_assume), in the order first assumed. */
+	int n_assumptions;
+	struct sim_assumption assumptions[SIM_PLAN_MAX_ASSUMPTIONS];
 };
+
+/* Records in p that field was assumed to be value, and why (one line,
+ * printable): replaces an earlier assumption of field; a plan already
+ * holding SIM_PLAN_MAX_ASSUMPTIONS others keeps them and drops this one
+ * (RC_ERR; the callers assume fewer).  RC_OK otherwise. */
+enum rc sim_plan_assume(struct sim_plan *p, const char *field, double value, const char *why);
+/* Forgets p's assumption of field (it is stated now); none is no error. */
+void sim_plan_unassume(struct sim_plan *p, const char *field);
+/* p's assumption of field, or NULL. */
+const struct sim_assumption *sim_plan_assumption(const struct sim_plan *p, const char *field);
 
 /* Writes p as JSON (schema "gpuplan.plan/1") to path atomically (temp file,
  * fsync, rename).  Same inputs give byte-identical files.  Returns RC_OK or

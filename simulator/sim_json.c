@@ -105,6 +105,24 @@ static void add_model_shape(cJSON *o, const struct sim_model *m)
 	}
 }
 
+/* "assumptions": [{field, value, why}], when p assumed any. */
+static void add_assumptions(cJSON *root, const struct sim_plan *p)
+{
+	cJSON *a;
+
+	if (p->n_assumptions <= 0)
+		return;
+	a = cJSON_AddArrayToObject(root, "assumptions");
+	for (int i = 0; i < p->n_assumptions; i++) {
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(x, "field", p->assumptions[i].field);
+		add_num(x, "value", p->assumptions[i].value);
+		cJSON_AddStringToObject(x, "why", p->assumptions[i].why);
+		cJSON_AddItemToArray(a, x);
+	}
+}
+
 static cJSON *plan_to_cjson(const struct sim_plan *p)
 {
 	cJSON *root = cJSON_CreateObject(), *o, *g;
@@ -279,6 +297,7 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	if (p->framework > 0 && p->framework < 4)
 		cJSON_AddStringToObject(o, "framework", sim_plan_framework_names[p->framework]);
 
+	add_assumptions(root, p);
 	add_prediction(cJSON_AddObjectToObject(root, "prediction"), p);
 	return root;
 }
@@ -304,6 +323,7 @@ char *sim_prediction_to_json(const struct sim_plan *p)
 	 * The plan file's own prediction leaves it to .offering.purchase. */
 	if (p->offering.provider[0])
 		cJSON_AddStringToObject(root, "purchase", price_purchase_str(p->purchase));
+	add_assumptions(root, p);
 	s = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!s)
@@ -652,6 +672,46 @@ static void read_purchase(struct reader *r, const cJSON *o, struct sim_plan *p)
 	p->offering.owned = p->purchase == PRICE_PURCHASE_OWNED;
 }
 
+/* .assumptions (optional): at most SIM_PLAN_MAX_ASSUMPTIONS objects
+ * {field (a name), value (a number), why (printable text)}, each field
+ * once. */
+static void read_assumptions(struct reader *r, const cJSON *a, struct sim_plan *p)
+{
+	const cJSON *x;
+	char buf[64];
+	int i = 0;
+
+	if (!a || r->bad)
+		return;
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) > SIM_PLAN_MAX_ASSUMPTIONS) {
+		found(a, buf, sizeof(buf));
+		gp_error("%s: .assumptions: expected an array of at most %d objects, found %s",
+			 r->file, SIM_PLAN_MAX_ASSUMPTIONS, buf);
+		r->bad = 1;
+		return;
+	}
+	cJSON_ArrayForEach(x, a) {
+		struct sim_assumption s;
+		char where[32];
+
+		memset(&s, 0, sizeof(s));
+		/* a member of what is no object is none: "expected a value" */
+		snprintf(where, sizeof(where), ".assumptions[%d]", i++);
+		get_name(r, x, where, "field", 1, s.field, sizeof(s.field));
+		get_double_max(r, x, where, "value", -SIM_JSON_MAX, SIM_JSON_MAX, 1, &s.value);
+		get_text(r, x, where, "why", 1, s.why, sizeof(s.why));
+		if (r->bad)
+			return;
+		if (!*s.field || sim_plan_assumption(p, s.field)) {
+			gp_error("%s: %s.field: expected a field not assumed before, found '%s'",
+				 r->file, where, s.field);
+			r->bad = 1;
+			return;
+		}
+		sim_plan_assume(p, s.field, s.value, s.why);
+	}
+}
+
 static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 {
 	const cJSON *o, *g;
@@ -894,6 +954,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		if (cJSON_GetObjectItemCaseSensitive(o, "framework"))
 			p->framework++;
 	}
+	read_assumptions(r, cJSON_GetObjectItemCaseSensitive(root, "assumptions"), p);
 	o = object(r, root, "", "prediction", 0);
 	if (o)
 		read_prediction(r, o, p);

@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "train/exec_train.h"
@@ -2327,10 +2328,120 @@ static void test_exec_host_fits_refuses_too_big(void **state)
 	assert_int_equal(exec_host_fits(&o, &pred, 1, why, sizeof(why)), RC_OK);
 }
 
+/* A checkpoint's manifest records the data and AdamW settings it was
+ * trained with and reads them back exactly (a time stamp in nanoseconds
+ * past a double's 53 bits included); synthetic data is null; a manifest of
+ * schema /1, which records neither, and a data path with a control byte
+ * are refused. */
+static void test_exec_ckpt_manifest_records_data(void **state)
+{
+	struct exec_ckpt_shard sh[2] = { { 1234, 0x0123456789abcdefULL }, { 99, 42 } };
+	struct exec_ckpt_manifest m, q;
+	struct exec_opts o;
+	char why[256], *json, *t;
+
+	(void)state;
+	exec_opts_init(&o);
+	exec_opts_derive(&o);
+	memset(&m, 0, sizeof(m));
+	m.step = 7;
+	m.model = o.model;
+	m.norm = o.norm;
+	m.par = o.par;
+	m.par.dp = 2;
+	m.seed = 99;
+	gp_strlcpy(m.data.path, "data/tokens.bin", sizeof(m.data.path));
+	m.data.bytes = 8192;
+	m.data.mtime_ns = 1765000000123456789LL;
+	m.data.fnv1a64 = 0xfedcba9876543210ULL;
+	exec_ckpt_optim_of(&o, &m.optim);
+	m.optim.lr = 3e-4;
+	m.steps = 100;
+	m.world = 2;
+	m.shards = sh;
+	json = exec_ckpt_manifest_to_json(&m);
+	assert_int_equal(exec_ckpt_manifest_parse(json, strlen(json), &q, why, sizeof(why)), RC_OK);
+	assert_int_equal(q.data.synthetic, 0);
+	assert_string_equal(q.data.path, "data/tokens.bin");
+	assert_true(q.data.bytes == 8192);
+	assert_true(q.data.mtime_ns == 1765000000123456789LL);
+	assert_true(q.data.fnv1a64 == 0xfedcba9876543210ULL);
+	assert_true(q.optim.lr == 3e-4 && q.optim.beta2 == o.beta2 &&
+		    q.optim.weight_decay == o.weight_decay && q.optim.grad_clip == o.grad_clip &&
+		    q.optim.adam_eps == o.adam_eps && q.optim.beta1 == o.beta1);
+	assert_int_equal(q.steps, 100);
+	assert_true(q.shards[0].fnv1a64 == sh[0].fnv1a64 && q.shards[1].bytes == 99);
+	/* the run's --lr differs: one line naming it and both values */
+	assert_int_equal(exec_ckpt_optim_mismatch(&q.optim, &o, "ck", why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "ck: --lr: expected the checkpoint's 0.0003, found 0.001"));
+	o.lr = 3e-4;
+	assert_int_equal(exec_ckpt_optim_mismatch(&q.optim, &o, "ck", why, sizeof(why)), 0);
+	exec_ckpt_manifest_release(&q);
+	/* a schema /1 manifest records no data: refused, not resumed blind */
+	t = strstr(json, "checkpoint/2");
+	assert_non_null(t);
+	t[11] = '1';
+	assert_int_equal(exec_ckpt_manifest_parse(json, strlen(json), &q, why, sizeof(why)),
+			 RC_INPUT);
+	assert_non_null(strstr(why, ".schema"));
+	free(json);
+	gp_strlcpy(m.data.path, "a\x1b[2Jb", sizeof(m.data.path));
+	json = exec_ckpt_manifest_to_json(&m);
+	assert_int_equal(exec_ckpt_manifest_parse(json, strlen(json), &q, why, sizeof(why)),
+			 RC_INPUT);
+	assert_non_null(strstr(why, ".data.path"));
+	free(json);
+	memset(&m.data, 0, sizeof(m.data));
+	m.data.synthetic = 1;
+	json = exec_ckpt_manifest_to_json(&m);
+	assert_non_null(strstr(json, "\"data\":\tnull"));
+	assert_int_equal(exec_ckpt_manifest_parse(json, strlen(json), &q, why, sizeof(why)), RC_OK);
+	assert_int_equal(q.data.synthetic, 1);
+	exec_ckpt_manifest_release(&q);
+	free(json);
+}
+
+/* A FIFO or a directory where a file is expected is refused from stat
+ * alone, without blocking; a regular file opens and hashes. */
+static void test_exec_ckpt_open_regular_refuses_fifo(void **state)
+{
+	char dir[] = "/tmp/gpuplan-ckpt-XXXXXX", fifo[64], file[64], why[256];
+	struct exec_ckpt_data d;
+	struct stat st;
+	long long bytes;
+	uint64_t hash;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(file, sizeof(file), "%s/file", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(exec_ckpt_open_regular(fifo, "a shard", &st, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "expected a regular file (a shard), found a FIFO"));
+	assert_int_equal(exec_ckpt_data_id(fifo, &d, why, sizeof(why)), RC_INPUT);
+	assert_int_equal(exec_ckpt_open_regular(dir, "a shard", &st, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "found a directory"));
+	f = fopen(file, "wb");
+	assert_non_null(f);
+	fputs("abc", f);
+	fclose(f);
+	assert_int_equal(exec_ckpt_file_hash(file, "a shard", &bytes, &hash, why, sizeof(why)),
+			 RC_OK);
+	assert_true(bytes == 3 && hash == gp_fnv1a64("abc", 3, GP_FNV1A64_INIT));
+	assert_int_equal(exec_ckpt_data_id(file, &d, why, sizeof(why)), RC_OK);
+	assert_true(d.bytes == 3 && d.fnv1a64 == hash && !d.synthetic);
+	unlink(fifo);
+	unlink(file);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_layout_init_tp_innermost),
+		cmocka_unit_test(test_exec_ckpt_manifest_records_data),
+		cmocka_unit_test(test_exec_ckpt_open_regular_refuses_fifo),
 		cmocka_unit_test(test_exec_run_write_json_nonfinite_null),
 		cmocka_unit_test(test_exec_host_fits_refuses_too_big),
 		cmocka_unit_test(test_exec_split_balanced),

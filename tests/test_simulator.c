@@ -2437,6 +2437,84 @@ static void test_sim_plan_parse_purchase_default(void **state)
 	}
 }
 
+/* What a run assumed (sim_plan_assume) is in the plan file and the
+ * prediction JSON and reads back; a field once, replaced when assumed
+ * again, forgotten when stated; malformed lists are refused. */
+static void test_sim_plan_assumptions_round_trip(void **state)
+{
+	struct sim_plan p = sample_plan(), q;
+	const struct sim_assumption *a;
+	char *json, *pred;
+
+	(void)state;
+	json = sim_plan_to_json(&p);
+	assert_null(strstr(json, "assumptions"));     /* none: the file as before */
+	free(json);
+	assert_int_equal(sim_plan_assume(&p, "cluster.inter_bytes_per_s", 25e9, "200 Gb/s assumed"),
+			 RC_OK);
+	assert_int_equal(sim_plan_assume(&p, "parallel.gbs", 512, "gbs 512 assumed"), RC_OK);
+	assert_int_equal(sim_plan_assume(&p, "parallel.gbs", 256, "gbs 256 assumed"), RC_OK);
+	assert_int_equal(p.n_assumptions, 2);
+	json = sim_plan_to_json(&p);
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(sim_plan_parse("a.json", json, strlen(json), &q), RC_OK);
+	assert_int_equal(q.n_assumptions, 2);
+	a = sim_plan_assumption(&q, "cluster.inter_bytes_per_s");
+	assert_non_null(a);
+	assert_true(a->value == 25e9);
+	assert_string_equal(a->why, "200 Gb/s assumed");
+	a = sim_plan_assumption(&q, "parallel.gbs");
+	assert_non_null(a);
+	assert_true(a->value == 256);
+	assert_string_equal(a->why, "gbs 256 assumed");
+	pred = sim_prediction_to_json(&q);
+	assert_non_null(strstr(pred, "\"cluster.inter_bytes_per_s\""));
+	free(pred);
+	sim_plan_unassume(&q, "cluster.inter_bytes_per_s");
+	assert_int_equal(q.n_assumptions, 1);
+	assert_null(sim_plan_assumption(&q, "cluster.inter_bytes_per_s"));
+	assert_string_equal(q.assumptions[0].field, "parallel.gbs");
+	free(json);
+	/* full: the ninth is dropped, the eight kept */
+	for (int i = 0; i < SIM_PLAN_MAX_ASSUMPTIONS + 1; i++) {
+		char f[16];
+
+		snprintf(f, sizeof(f), "f%d", i);
+		assert_int_equal(sim_plan_assume(&q, f, i, "x"),
+				 q.n_assumptions < SIM_PLAN_MAX_ASSUMPTIONS ||
+				 sim_plan_assumption(&q, f) ? RC_OK : RC_ERR);
+	}
+	assert_int_equal(q.n_assumptions, SIM_PLAN_MAX_ASSUMPTIONS);
+	{
+		const char *bad[] = {
+			"\"assumptions\": 3",
+			"\"assumptions\": [1]",
+			"\"assumptions\": [{\"field\": \"a\", \"value\": 1}]",
+			"\"assumptions\": [{\"field\": \"a\", \"value\": \"x\", \"why\": \"w\"}]",
+			"\"assumptions\": [{\"field\": \"a\", \"value\": 1, \"why\": \"w\\u001b\"}]",
+			"\"assumptions\": [{\"field\": \"a\", \"value\": 1, \"why\": \"w\"}, "
+			"{\"field\": \"a\", \"value\": 2, \"why\": \"w\"}]",
+			"\"assumptions\": [{},{},{},{},{},{},{},{},{}]",
+		};
+		struct sim_plan r = sample_plan();
+
+		json = sim_plan_to_json(&r);
+		for (size_t i = 0; i < GP_ARRAY_LEN(bad); i++) {
+			size_t n = strlen(json) + strlen(bad[i]) + 8;
+			char *t = malloc(n);
+			struct sim_plan out;
+
+			assert_non_null(t);
+			/* the bad list first, then the rest of the object */
+			snprintf(t, n, "{%s,%s", bad[i], strchr(json, '{') + 1);
+			memset(&out, 0, sizeof(out));
+			assert_int_equal(sim_plan_parse("bad.json", t, strlen(t), &out), RC_INPUT);
+			free(t);
+		}
+		free(json);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2501,6 +2579,7 @@ int main(void)
 		cmocka_unit_test(test_sim_plan_moe_round_trip),
 		cmocka_unit_test(test_sim_plan_bad_fields),
 		cmocka_unit_test(test_sim_plan_parse_purchase_default),
+		cmocka_unit_test(test_sim_plan_assumptions_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
