@@ -66,6 +66,13 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 		if (*rc != RC_OK)
 			gp_error("--framework: expected any, megatron or deepspeed, found '%s'", arg);
 		break;
+	case PCLI_STACK: {
+		int v = 0;
+
+		*rc = cli_parse_choice("--stack", arg, sim_stack_names + 1, 2, &v);
+		f->stack = (enum sim_stack)(v + 1);
+		break;
+	}
 	case PCLI_PREEMPT:
 		*rc = cli_parse_double("--preempt-rate", arg, 0, 1e3, &o->preempt_per_node_hour);
 		break;
@@ -139,6 +146,13 @@ void plan_cli_help(FILE *f)
 		"                        overlaps it, ep dividing dp, etp 1 or tp, no ZeRO-3\n"
 		"                        with experts (default megatron; export --format names\n"
 		"                        the launcher)\n"
+		"  --stack te2.14|te2.16 the framework release the plan assumes, with megatron:\n"
+		"                        te2.14 is Megatron-Core on Transformer Engine 2.14.1 or\n"
+		"                        older (Megatron-Bridge 26.02 to 26.04.01: host-looped\n"
+		"                        expert GEMMs, EP all-to-alls not overlapped); te2.16 a\n"
+		"                        newer one (26.06 on: device grouped GEMMs on Blackwell,\n"
+		"                        EP overlap where it can); both the flex dispatcher on\n"
+		"                        Hopper and Blackwell (default te2.16)\n"
 		"overheads (stated with every answer):\n"
 		"  --startup DUR         job start-up on running nodes: container pull, ranks,\n"
 		"                        NCCL and data loaders; billed (default %gs); each\n"
@@ -357,6 +371,12 @@ void plan_cli_print_layout(const struct sim_plan *p)
 		printf("; %s dispatcher, EP all-to-alls %s", sim_ep_dispatcher_names[q->ep_flex],
 		       q->ep_overlap ? "overlapped" : "not overlapped");
 	printf("\n");
+	{
+		char stack[320];
+
+		sim_stack_describe(q, sim_gpu_arch(&p->cluster.gpu), p->model.experts > 0, stack, sizeof(stack));
+		printf("stack     %s\n", stack);
+	}
 }
 
 void plan_cli_print_price_ages(const struct plan_cli *pc,

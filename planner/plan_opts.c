@@ -38,6 +38,7 @@ void plan_opts_init(struct plan_opts *o)
 	o->ckpt_interval_s = PLAN_DEFAULT_CKPT_INTERVAL_S;
 	o->startup_s = PLAN_DEFAULT_STARTUP_S;
 	o->filter.framework = PLAN_FRAMEWORK_MEGATRON;
+	o->filter.stack = SIM_STACK_TE216;
 	o->max_price_age_days = PRICE_DEFAULT_MAX_AGE_DAYS;
 }
 
@@ -157,11 +158,8 @@ void plan_framework_price(enum plan_framework f, const struct sim_model *m,
 	 * Megatron layers do not overlap. */
 	q->tp_overlap = f == PLAN_FRAMEWORK_MEGATRON && q->tp > 1 && q->seq_parallel &&
 			q->zero <= 1 && g && g->nvlink;
-	if (f == PLAN_FRAMEWORK_MEGATRON && m && m->experts > 0 && q->ep > 1) {
-		q->ep_flex = sim_gpu_arch(g) != SIM_ARCH_OTHER;
-		q->ep_overlap = (q->pp == 1 || q->interleave > 1) &&
-				q->recompute != SIM_RECOMPUTE_FULL && m->mtp_layers <= 1;
-	}
+	if (f == PLAN_FRAMEWORK_MEGATRON && m && g)
+		sim_stack_apply(m, sim_gpu_arch(g), q);
 	/* Megatron-LM with --bf16 accumulates and reduces gradients in fp32
 	 * (arguments.py sets accumulate_allreduce_grads_in_fp32 unless
 	 * --grad-reduce-in-bf16), and overlaps the sums and ZeRO-1's gather

@@ -54,6 +54,24 @@ static double window_share(const struct sim_model *m)
 	return (nw * (w - w * w / (2.0 * s)) / (s / 2.0) + (m->layers - nw)) / m->layers;
 }
 
+/* The same mean for a flash kernel's time: a window layer's query tile
+ * meets at most w keys, so its kernel runs at the efficiency the kernel
+ * reaches at sequence w, not at the full sl (the rise with sequence
+ * length of sim_attn_kernel_time_s, FA3 paper Fig. 5): its FLOPs share
+ * is divided by the ratio of the two. */
+static double window_time_share(const struct sim_model *m, double sl)
+{
+	double s = m->seq, w = m->window, rise;
+	int nw = sim_window_layers(m);
+
+	if (!nw)
+		return 1;
+	rise = (sl / (sl + SIM_ATTN_SEQ_HALF)) / (w / (w + SIM_ATTN_SEQ_HALF));
+	if (rise < 1)
+		rise = 1;
+	return (nw * rise * (w - w * w / (2.0 * s)) / (s / 2.0) + (m->layers - nw)) / m->layers;
+}
+
 /* Per micro-batch times of one layer on one GPU. */
 struct layer_time {
 	double fwd_s, bwd_s, recompute_s;   /* compute */
@@ -275,8 +293,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 
 		sim_attn_kernel_time_s(sim_attn_kernel_resolve(p->attn_kernel, arch), arch, sh->b,
 				       a_l, sh->sl, sh->s, dh, peak, &attn_f, &attn_b);
-		attn_f *= window_share(m);
-		attn_b *= window_share(m);
+		attn_f *= window_time_share(m, sh->sl);
+		attn_b *= window_time_share(m, sh->sl);
 		attn_re = 0;
 	} else {
 		/* Megatron-LM's unfused path: the s x s scores are written,
