@@ -12,6 +12,7 @@
 
 #include "cli_calib.h"
 #include "cli_plan.h"
+#include "plan_published.h"
 
 void plan_cli_init(struct plan_cli *pc)
 {
@@ -377,6 +378,27 @@ void plan_cli_print_layout(const struct sim_plan *p)
 		sim_stack_describe(q, sim_gpu_arch(&p->cluster.gpu), p->model.experts > 0, stack, sizeof(stack));
 		printf("stack     %s\n", stack);
 	}
+	plan_cli_print_published(p);
+}
+
+void plan_cli_print_published(const struct sim_plan *p)
+{
+	const struct plan_published *best = plan_published_best(p->model.name, p->cluster.gpu.name);
+	const struct sim_parallel *q = &p->par;
+	double gpus = (double)q->tp * q->pp * q->cp * q->dp, per;
+
+	if (!best || !(gpus > 0) || !(p->result.tokens_per_s > 0))
+		return;
+	per = p->result.tokens_per_s / gpus;
+	if (per > best->tokens_per_s_per_gpu)
+		printf("published %.0f tokens/s per GPU predicted exceeds every published run of %s on "
+		       "%s: the best is %.0f (%s; %s), %.0f%% below; no run backs this speed\n",
+		       per, p->model.name, p->cluster.gpu.name, best->tokens_per_s_per_gpu, best->run,
+		       plan_published_source, 100.0 * (1.0 - best->tokens_per_s_per_gpu / per));
+	else
+		printf("published %.0f tokens/s per GPU predicted, within published runs of %s on %s "
+		       "(best %.0f: %s; %s)\n", per, p->model.name, p->cluster.gpu.name,
+		       best->tokens_per_s_per_gpu, best->run, plan_published_source);
 }
 
 void plan_cli_print_price_ages(const struct plan_cli *pc,

@@ -172,5 +172,9 @@ const char *plan_cli_layout(char *buf, size_t size, const struct sim_parallel *q
  * for expert parallelism the dispatcher and whether its all-to-alls
  * overlap. */
 void plan_cli_print_layout(const struct sim_plan *p);
+/* The line placing p's predicted tokens/s per GPU against the fastest
+ * published run of its model on its GPU (plan_published_best), where one
+ * is known: within it, or exceeding every published run. */
+void plan_cli_print_published(const struct sim_plan *p);
 
 #endif
