@@ -205,22 +205,23 @@ void sim_stack_apply(const struct sim_model *m, enum sim_arch a, struct sim_para
 void sim_stack_describe(const struct sim_parallel *p, enum sim_arch a, int moe, char *buf,
 			size_t n)
 {
-	const char *gemm = !moe ? "no experts"
-			   : sim_moe_gemm_resolve(p, a) == SIM_MOE_GEMM_LOOP
-			   ? "host-looped expert GEMMs" : "device grouped GEMMs";
-	const char *disp = !moe ? "no dispatcher"
-			   : p->ep_flex ? "flex dispatcher (DeepEP/HybridEP)" : "alltoall dispatcher";
-	const char *ov = !moe ? "no EP" : p->ep_overlap ? "EP overlap" : "no EP overlap";
+	char experts[128] = "";
 
+	if (moe)
+		snprintf(experts, sizeof(experts), "%s, %s, %s, ",
+			 sim_moe_gemm_resolve(p, a) == SIM_MOE_GEMM_LOOP ? "host-looped expert GEMMs"
+									 : "device grouped GEMMs",
+			 p->ep_flex ? "flex dispatcher (DeepEP/HybridEP)" : "alltoall dispatcher",
+			 p->ep_overlap ? "EP overlap" : "no EP overlap");
 	if (p->stack == SIM_STACK_TE214)
 		snprintf(buf, n, "Megatron-Core with Transformer Engine <= 2.14 (Megatron-Bridge 26.02 "
-			 "to 26.04.01): %s, %s, %s, eager launches (--stack te2.14)", gemm, disp, ov);
+			 "to 26.04.01): %seager launches (--stack te2.14)", experts);
 	else if (p->stack == SIM_STACK_TE216)
 		snprintf(buf, n, "Megatron-Core with Transformer Engine >= 2.16 (Megatron-Bridge 26.06 "
-			 "on): %s, %s, %s, CUDA graphs not modelled (--stack te2.16)", gemm, disp, ov);
+			 "on): %sCUDA graphs not modelled (--stack te2.16)", experts);
 	else
-		snprintf(buf, n, "unstated (the flags as given): %s, %s, %s, eager launches "
-			 "(--stack te2.14|te2.16 names a release)", gemm, disp, ov);
+		snprintf(buf, n, "unstated (the flags as given): %seager launches "
+			 "(--stack te2.14|te2.16 names a release)", experts);
 }
 
 void sim_attn_kernel_time_s(enum sim_attn_kernel k, enum sim_arch a, double b, double heads,
