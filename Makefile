@@ -16,7 +16,7 @@ CUDA_HOME ?= /usr/local/cuda
 CC       ?= cc
 NVCC     ?= $(CUDA_HOME)/bin/nvcc
 
-MODULES  := common pricing simulator planner executor
+MODULES  := common pricing simulator planner export executor
 INCLUDES := $(addprefix -I,$(MODULES))
 # The executor's layers, each a folder, bottom up (docs in executor/exec.h;
 # tests/layers/test_layers.sh checks that none reaches up).  Its files
@@ -209,7 +209,7 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard tests/fuzz/*.h)
 # these run the command front-ends or the executor's readers in-process:
 # every module, and cli/ but main.c
 FUZZ_FULL := build-fuzz/fuzz_cli build-fuzz/fuzz_calibration_json
-FUZZ_CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c planner/*.c $(addsuffix /*.c,$(EXEC_DIRS))))
+FUZZ_CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c planner/*.c export/*.c $(addsuffix /*.c,$(EXEC_DIRS))))
 $(FUZZ_FULL): build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_FLAGS) $(MPI_CFLAGS) -Icli -o $@ $< $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) \
