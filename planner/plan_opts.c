@@ -158,8 +158,12 @@ void plan_framework_price(enum plan_framework f, const struct sim_model *m,
 	 * Megatron layers do not overlap. */
 	q->tp_overlap = f == PLAN_FRAMEWORK_MEGATRON && q->tp > 1 && q->seq_parallel &&
 			q->zero <= 1 && g && g->nvlink;
-	if (f == PLAN_FRAMEWORK_MEGATRON && m && g)
+	if (f == PLAN_FRAMEWORK_MEGATRON && m && g) {
+		/* a release unstated: the planner's default, the newest */
+		if (q->stack == SIM_STACK_UNSTATED)
+			q->stack = SIM_STACK_TE216;
 		sim_stack_apply(m, sim_gpu_arch(g), q);
+	}
 	/* Megatron-LM with --bf16 accumulates and reduces gradients in fp32
 	 * (arguments.py sets accumulate_allreduce_grads_in_fp32 unless
 	 * --grad-reduce-in-bf16), and overlaps the sums and ZeRO-1's gather
