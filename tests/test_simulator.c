@@ -1916,6 +1916,28 @@ static void test_sim_host_dispatch_floor(void **state)
 /* Llama 3 405B: 126 layers over 16 pipeline stages, "one Transformer
  * layer fewer on the first and the last stage" (Dubey et al. 2024, sec.
  * 3.3.2): 7 + 14 x 8 + 7.  Interleaving may split them unevenly. */
+/* A preset of data/models.csv. */
+static struct sim_model preset(const char *name)
+{
+	struct sim_model_table t;
+	struct sim_model m;
+
+	assert_int_equal(sim_model_table_load(&t, TEST_DATA_DIR "/models.csv"), RC_OK);
+	assert_non_null(sim_model_find(&t, name));
+	m = *sim_model_find(&t, name);
+	sim_model_table_release(&t);
+	return m;
+}
+
+/* c's GPU made a B200 (gpus.csv's figures). */
+static void as_b200(struct sim_cluster *c)
+{
+	snprintf(c->gpu.name, sizeof(c->gpu.name), "B200");
+	c->gpu.memory_bytes = 180e9;
+	c->gpu.hbm_bytes_per_s = 8.0e12;
+	c->gpu.bf16_flops_per_s = 2250e12;
+}
+
 /* The experts' kernel generation (sim_moe_gemm): Qwen3-30B-A3B on 8 B200
  * at MXFP8, EP 8, one sequence of 4096 a micro-batch, 64 micro-batches.
  * Looped from the host the layer is host time, 3 x (0.8 + 2.1) ms a
@@ -1927,7 +1949,6 @@ static void test_sim_host_dispatch_floor(void **state)
  * the GPU's own time, under a third of that; FP8 on Hopper loops. */
 static void test_sim_moe_gemm_generations(void **state)
 {
-	struct sim_model_table t;
 	struct sim_model m;
 	struct sim_parallel p = par(1, 1, 8, 1, 512);
 	struct sim_cluster c = h100();
@@ -1935,14 +1956,8 @@ static void test_sim_moe_gemm_generations(void **state)
 	char why[256];
 
 	(void)state;
-	assert_int_equal(sim_model_table_load(&t, TEST_DATA_DIR "/models.csv"), RC_OK);
-	assert_non_null(sim_model_find(&t, "qwen3-30b-a3b"));
-	m = *sim_model_find(&t, "qwen3-30b-a3b");
-	sim_model_table_release(&t);
-	snprintf(c.gpu.name, sizeof(c.gpu.name), "B200");
-	c.gpu.memory_bytes = 180e9;
-	c.gpu.hbm_bytes_per_s = 8.0e12;
-	c.gpu.bf16_flops_per_s = 2250e12;
+	m = preset("qwen3-30b-a3b");
+	as_b200(&c);
 	c.gpu.fp8_flops_per_s = c.gpu.mxfp8_flops_per_s = 4500e12;
 	p.ep = 8;
 	p.precision = SIM_PRECISION_MXFP8;
@@ -1976,17 +1991,13 @@ static void test_sim_moe_gemm_generations(void **state)
  * flags alone.  Its line names the release and what it runs. */
 static void test_sim_stack(void **state)
 {
-	struct sim_model_table t;
 	struct sim_model m;
 	struct sim_parallel p = par(1, 1, 8, 1, 512);
 	enum sim_arch bw = SIM_ARCH_BLACKWELL;
 	char line[320];
 
 	(void)state;
-	assert_int_equal(sim_model_table_load(&t, TEST_DATA_DIR "/models.csv"), RC_OK);
-	assert_non_null(sim_model_find(&t, "qwen3-30b-a3b"));
-	m = *sim_model_find(&t, "qwen3-30b-a3b");
-	sim_model_table_release(&t);
+	m = preset("qwen3-30b-a3b");
 	p.ep = 8;
 	p.precision = SIM_PRECISION_MXFP8;
 	sim_stack_apply(&m, bw, &p);
@@ -2022,7 +2033,6 @@ static void test_sim_stack(void **state)
  * about 0.3 s more compute a step, and nothing without the biases. */
 static void test_sim_expert_bias(void **state)
 {
-	struct sim_model_table t;
 	struct sim_model m;
 	struct sim_parallel p = par(1, 1, 8, 1, 512);
 	struct sim_cluster c = h100();
@@ -2030,14 +2040,8 @@ static void test_sim_expert_bias(void **state)
 	double bytes = 3.0 * 2 * 4096 * 4 * (3.0 * 2880), want;
 
 	(void)state;
-	assert_int_equal(sim_model_table_load(&t, TEST_DATA_DIR "/models.csv"), RC_OK);
-	assert_non_null(sim_model_find(&t, "gpt-oss-120b"));
-	m = *sim_model_find(&t, "gpt-oss-120b");
-	sim_model_table_release(&t);
-	snprintf(c.gpu.name, sizeof(c.gpu.name), "B200");
-	c.gpu.memory_bytes = 180e9;
-	c.gpu.hbm_bytes_per_s = 8.0e12;
-	c.gpu.bf16_flops_per_s = 2250e12;
+	m = preset("gpt-oss-120b");
+	as_b200(&c);
 	p.ep = 8;
 	p.moe_gemm = SIM_MOE_GEMM_DEVICE;
 	assert_int_equal(m.linear_bias, 1);
