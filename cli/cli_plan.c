@@ -12,6 +12,7 @@
 
 #include "cli_calib.h"
 #include "cli_plan.h"
+#include "plan_published.h"
 
 void plan_cli_init(struct plan_cli *pc)
 {
@@ -69,6 +70,13 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 	case PCLI_FAILURE_RATE:
 		*rc = cli_parse_double("--failure-rate", arg, 0, 1, &o->failures_per_gpu_hour);
 		break;
+	case PCLI_STACK: {
+		int v = 0;
+
+		*rc = cli_parse_choice("--stack", arg, sim_stack_names + 1, 2, &v);
+		f->stack = (enum sim_stack)(v + 1);
+		break;
+	}
 	case PCLI_PREEMPT:
 		*rc = cli_parse_double("--preempt-rate", arg, 0, 1e3, &o->preempt_per_node_hour);
 		break;
@@ -154,6 +162,13 @@ void plan_cli_help(FILE *f)
 		"                        overlaps it, ep dividing dp, etp 1 or tp, no ZeRO-3\n"
 		"                        with experts (default megatron; export --format names\n"
 		"                        the launcher)\n"
+		"  --stack te2.14|te2.16 the framework release the plan assumes, with megatron:\n"
+		"                        te2.14 is Megatron-Core on Transformer Engine 2.14.1 or\n"
+		"                        older (Megatron-Bridge 26.02 to 26.04.01: host-looped\n"
+		"                        expert GEMMs, EP all-to-alls not overlapped); te2.16 a\n"
+		"                        newer one (26.06 on: device grouped GEMMs on Blackwell,\n"
+		"                        EP overlap where it can); both the flex dispatcher on\n"
+		"                        Hopper and Blackwell (default te2.16)\n"
 		"overheads (stated with every answer):\n"
 		"  --startup DUR         job start-up on running nodes: container pull, ranks,\n"
 		"                        NCCL and data loaders; billed (default %gs); each\n"
@@ -384,6 +399,33 @@ void plan_cli_print_layout(const struct sim_plan *p)
 		printf("; %s dispatcher, EP all-to-alls %s", sim_ep_dispatcher_names[q->ep_flex],
 		       q->ep_overlap ? "overlapped" : "not overlapped");
 	printf("\n");
+	{
+		char stack[320];
+
+		sim_stack_describe(q, sim_gpu_arch(&p->cluster.gpu), p->model.experts > 0, stack, sizeof(stack));
+		printf("stack     %s\n", stack);
+	}
+	plan_cli_print_published(p);
+}
+
+void plan_cli_print_published(const struct sim_plan *p)
+{
+	const struct plan_published *best = plan_published_best(p->model.name, p->cluster.gpu.name);
+	const struct sim_parallel *q = &p->par;
+	double gpus = (double)q->tp * q->pp * q->cp * q->dp, per;
+
+	if (!best || !(gpus > 0) || !(p->result.tokens_per_s > 0))
+		return;
+	per = p->result.tokens_per_s / gpus;
+	if (per > best->tokens_per_s_per_gpu)
+		printf("published %.0f tokens/s per GPU predicted exceeds every published run of %s on "
+		       "%s: the best is %.0f (%s; %s), %.0f%% below; no run backs this speed\n",
+		       per, p->model.name, p->cluster.gpu.name, best->tokens_per_s_per_gpu, best->run,
+		       plan_published_source, 100.0 * (1.0 - best->tokens_per_s_per_gpu / per));
+	else
+		printf("published %.0f tokens/s per GPU predicted, within published runs of %s on %s "
+		       "(best %.0f: %s; %s)\n", per, p->model.name, p->cluster.gpu.name,
+		       best->tokens_per_s_per_gpu, best->run, plan_published_source);
 }
 
 /* What to do about an old (stale 1) or undated price of provider: fetch

@@ -123,6 +123,13 @@ static void help(void)
 	       "                          launched from the host (Transformer Engine 2.14 and\n"
 	       "                          older), or one grouped kernel on the device; auto is\n"
 	       "                          device for bf16, mxfp8 and nvfp4 on Blackwell (default: auto)\n"
+	       "  --stack te2.14|te2.16   the release of Megatron-Core and Transformer Engine the\n"
+	       "                          plan assumes, setting the defaults of --moe-gemm,\n"
+	       "                          --ep-dispatcher and --ep-overlap together: te2.14 is TE\n"
+	       "                          2.14.1 or older (Megatron-Bridge 26.02 to 26.04.01: loop,\n"
+	       "                          flex, no overlap), te2.16 newer (26.06 on: auto, flex,\n"
+	       "                          overlap where Megatron-Core allows it); flex on Hopper\n"
+	       "                          and Blackwell only (default: none, the flags as given)\n"
 	       "  --precision bf16|fp8|mxfp8|nvfp4   the linear layers' GEMM precision; attention,\n"
 	       "                          router and LM head stay bf16 (default: bf16)\n"
 	       "  --calibration FILE      this machine's measured figures, from `gpuplan calibrate`\n"
@@ -155,7 +162,7 @@ enum opt_id {
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
 	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL,
-	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER, O_MOE_GEMM,
+	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER, O_MOE_GEMM, O_STACK,
 	O_WINDOW, O_PP_LAST, O_RC_MODULES,
 	/* sim_model_fields' flags: the model's integer fields beyond the
 	 * basic shape, O_SHAPE + index */
@@ -183,6 +190,7 @@ struct flags {
 	enum sim_dp_overlap dp_overlap;
 	enum sim_attn_kernel attn_kernel;
 	enum sim_moe_gemm moe_gemm;
+	enum sim_stack stack;
 	int shape[O_END - O_SHAPE];   /* sim_model_fields' values */
 	int window;
 	int ep, etp, nvlink_domain, ep_flex;
@@ -269,6 +277,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "moe-imbalance", required_argument, NULL, O_IMBALANCE },
 		{ "ep-overlap", no_argument, NULL, O_EP_OVERLAP },
 		{ "moe-gemm", required_argument, NULL, O_MOE_GEMM },
+		{ "stack", required_argument, NULL, O_STACK },
 		{ "ep-dispatcher", required_argument, NULL, O_EP_DISPATCHER },
 		{ "nvlink-domain", required_argument, NULL, O_NVLINK },
 		{ "tokens", required_argument, NULL, O_TOKENS },
@@ -355,6 +364,10 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		case O_MOE_GEMM:
 			rc = cli_parse_choice("--moe-gemm", optarg, sim_moe_gemm_names, 3, &v);
 			f->moe_gemm = (enum sim_moe_gemm)v;
+			break;
+		case O_STACK:
+			rc = cli_parse_choice("--stack", optarg, sim_stack_names + 1, 2, &v);
+			f->stack = (enum sim_stack)(v + 1);
 			break;
 		case O_EP: rc = cli_parse_int("--ep", optarg, 1, SIM_MAX_DEGREE, &f->ep); break;
 		case O_ETP: rc = cli_parse_int("--etp", optarg, 1, SIM_MAX_DEGREE, &f->etp); break;
@@ -568,6 +581,12 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_EP)) q->ep = f->ep;
 	if (SET(f, O_ETP)) q->etp = f->etp;
 	if (SET(f, O_IMBALANCE)) q->moe_imbalance = f->imbalance;
+	/* a release sets the dispatcher and overlap it runs; the flags
+	 * given beside it override them */
+	if (SET(f, O_STACK)) {
+		q->stack = f->stack;
+		sim_stack_apply(&p->model, sim_gpu_arch(&p->cluster.gpu), q);
+	}
 	if (SET(f, O_EP_OVERLAP)) q->ep_overlap = 1;
 	if (SET(f, O_EP_DISPATCHER)) q->ep_flex = f->ep_flex;
 
@@ -672,7 +691,7 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	const struct sim_memory *x = &r->memory;
 	int gpus = q->tp * q->pp * q->dp * q->cp;
 	double flops_unit;
-	char b1[32], b2[32], b3[32], rc_label[64];
+	char b1[32], b2[32], b3[32], rc_label[64], stack[320];
 
 	printf("model     %s: %d layers, hidden %d, %d heads (%d KV), ffn %d %s, vocab %d, seq %d, %s params",
 	       m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
@@ -711,6 +730,8 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 		       sim_ep_dispatcher_names[q->ep_flex != 0], q->ep_overlap ? "on" : "off",
 		       sim_moe_gemm_names[sim_moe_gemm_resolve(q, sim_gpu_arch(&c->gpu))],
 		       sim_cluster_domain(c));
+	sim_stack_describe(q, sim_gpu_arch(&c->gpu), m->experts > 0, stack, sizeof(stack));
+	printf("stack     %s\n", stack);
 	if (q->pp_last_layers > 0)
 		printf("layers    %d in each virtual stage, %d in the last (with the loss)\n",
 		       sim_virtual_stage_layers(m, q, 0), q->pp_last_layers);

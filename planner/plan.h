@@ -193,6 +193,7 @@ struct plan_filter {
 	enum plan_precision precision; /* default PLAN_PRECISION_DEFAULT */
 	int zero;                      /* -1 = free, else 0..3 */
 	enum plan_framework framework; /* default PLAN_FRAMEWORK_ANY */
+	enum sim_stack stack;          /* the release assumed (plan_opts_init: SIM_STACK_TE216) */
 	/* -1 (default): offload searched where nothing fits on the GPUs, CPU
 	 * before NVMe; else an enum sim_offload every plan uses. */
 	int offload;

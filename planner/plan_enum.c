@@ -652,6 +652,7 @@ static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int n
 	struct sim_parallel shape;
 
 	sim_parallel_init(&shape);
+	shape.stack = s->o->filter.stack;
 	shape.tp = tp;
 	shape.pp = pp;
 	shape.cp = cp;

@@ -90,6 +90,8 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 		cJSON_AddBoolToObject(p, "ep_overlap", c->par.ep_overlap);
 	}
 	cJSON_AddStringToObject(p, "precision", sim_precision_str(c->par.precision));
+	if (c->par.stack != SIM_STACK_UNSTATED)
+		cJSON_AddStringToObject(p, "stack", sim_stack_names[c->par.stack]);
 	cJSON_AddNumberToObject(p, "nvlink_domain", sim_cluster_domain(&c->cluster));
 	add_num(p, "step_time_s", c->res.step_time_s);
 	add_num(p, "tokens_per_s", c->res.tokens_per_s);

@@ -39,6 +39,7 @@ void plan_opts_init(struct plan_opts *o)
 	o->ckpt_interval_s = PLAN_CKPT_INTERVAL_AUTO;
 	o->startup_s = PLAN_DEFAULT_STARTUP_S;
 	o->filter.framework = PLAN_FRAMEWORK_MEGATRON;
+	o->filter.stack = SIM_STACK_TE216;
 	o->max_price_age_days = PRICE_DEFAULT_MAX_AGE_DAYS;
 	o->max_duration_s = PLAN_DEFAULT_MAX_DURATION_S;
 	o->max_spot_duration_s = PLAN_DEFAULT_MAX_SPOT_DURATION_S;
@@ -160,10 +161,11 @@ void plan_framework_price(enum plan_framework f, const struct sim_model *m,
 	 * Megatron layers do not overlap. */
 	q->tp_overlap = f == PLAN_FRAMEWORK_MEGATRON && q->tp > 1 && q->seq_parallel &&
 			q->zero <= 1 && g && g->nvlink;
-	if (f == PLAN_FRAMEWORK_MEGATRON && m && m->experts > 0 && q->ep > 1) {
-		q->ep_flex = sim_gpu_arch(g) != SIM_ARCH_OTHER;
-		q->ep_overlap = (q->pp == 1 || q->interleave > 1) &&
-				q->recompute != SIM_RECOMPUTE_FULL && m->mtp_layers <= 1;
+	if (f == PLAN_FRAMEWORK_MEGATRON && m && g) {
+		/* a release unstated: the planner's default, the newest */
+		if (q->stack == SIM_STACK_UNSTATED)
+			q->stack = SIM_STACK_TE216;
+		sim_stack_apply(m, sim_gpu_arch(g), q);
 	}
 	/* Megatron-LM with --bf16 accumulates and reduces gradients in fp32
 	 * (arguments.py sets accumulate_allreduce_grads_in_fp32 unless

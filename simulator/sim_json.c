@@ -248,6 +248,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddStringToObject(o, "attn_kernel", sim_attn_kernel_names[q->attn_kernel]);
 	if (q->moe_gemm != SIM_MOE_GEMM_AUTO)
 		cJSON_AddStringToObject(o, "moe_gemm", sim_moe_gemm_names[q->moe_gemm]);
+	if (q->stack != SIM_STACK_UNSTATED)
+		cJSON_AddStringToObject(o, "stack", sim_stack_names[q->stack]);
 	cJSON_AddStringToObject(o, "precision", sim_precision_str(q->precision));
 	cJSON_AddBoolToObject(o, "tp_overlap", q->tp_overlap);
 	cJSON_AddStringToObject(o, "zero3_gather", sim_zero3_gather_names[q->zero3_gather]);
@@ -319,6 +321,12 @@ char *sim_prediction_to_json(const struct sim_plan *p)
 	char *s;
 
 	add_prediction(root, p);
+	{
+		char line[320];
+
+		sim_stack_describe(&p->par, sim_gpu_arch(&p->cluster.gpu), p->model.experts > 0, line, sizeof(line));
+		cJSON_AddStringToObject(root, "stack", line);
+	}
 	/* Beside cost_usd: which of the offering's rates it was priced at.
 	 * The plan file's own prediction leaves it to .offering.purchase. */
 	if (p->offering.provider[0])
@@ -890,6 +898,10 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		v = q->moe_gemm;
 		get_enum(r, o, ".parallel", "moe_gemm", sim_moe_gemm_names, 3, 0, &v);
 		q->moe_gemm = (enum sim_moe_gemm)v;
+		/* the release named (SIM_STACK_UNSTATED where none is) */
+		v = q->stack - 1;
+		get_enum(r, o, ".parallel", "stack", sim_stack_names + 1, 2, 0, &v);
+		q->stack = (enum sim_stack)(v + 1);
 		v = q->zero3_gather;
 		get_enum(r, o, ".parallel", "zero3_gather", sim_zero3_gather_names, 2, 0, &v);
 		q->zero3_gather = (enum sim_zero3_gather)v;

@@ -1905,6 +1905,13 @@ static void test_plan_framework_moe_rules(void **state)
 	q.interleave = 2;
 	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &h100, &q);
 	assert_int_equal(q.ep_overlap, 1);
+	/* the older release keeps the flex dispatcher but not the overlap */
+	q.stack = SIM_STACK_TE214;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &h100, &q);
+	assert_true(q.ep_flex == 1 && q.ep_overlap == 0);
+	q.stack = SIM_STACK_TE216;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &h100, &q);
+	assert_int_equal(q.ep_overlap, 1);
 	plan_framework_price(PLAN_FRAMEWORK_DEEPSPEED, &moe, &h100, &q);
 	assert_true(q.ep_flex == 0 && q.ep_overlap == 0);
 	q.ep = 1;

@@ -502,8 +502,27 @@ gp plan --model llama3-70b --tokens 1T --ep 8
 expect_rc "--ep 8 on a dense model exits 2" 2
 expect_err "--ep on a dense model says why" "^error: --ep: expected 1 for llama3-70b, a model without experts, found 8"
 gp plan --help
-for opt in --ep --etp --precision; do
+for opt in --ep --etp --precision --stack; do
 	expect_out "plan --help lists $opt" -- "$opt"
 done
+
+# The answer places its tokens/s per GPU against the fastest published run
+# of the model on its GPU (DeepSeek-V3 on B300: 3541, Megatron-Bridge 26.06).
+gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 -q -o "$TMP/ds.json"
+expect_rc "deepseek-v3 15T plans" 0
+expect_out "the answer names its stack" '^stack +Megatron-Core with Transformer Engine >= 2.16'
+per=$(sed -n 's/^published \([0-9]*\) tokens\/s per GPU predicted.*/\1/p' "$OUT")
+best=$(sed -n 's/^published .*best[ is]* \([0-9]*\) (DGX-B300.*/\1/p' "$OUT")
+[ "$best" = 3541 ] && pass "the published line names the best B300 run" \
+	|| fail "the published line names the best B300 run" "found '$best'"
+if [ -n "$per" ] && [ "$per" -gt 3541 ]; then
+	expect_out "faster than every run: said so" 'exceeds every published run of deepseek-v3 on B300'
+else
+	expect_out "within the runs: said so" 'within published runs of deepseek-v3 on B300'
+fi
+gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 --stack te2.14 -q -o "$TMP/ds14.json"
+expect_out "--stack te2.14: loop, no overlap" 'host-looped expert GEMMs, flex dispatcher \(DeepEP/HybridEP\), no EP overlap'
+gp plan --model deepseek-v3 --tokens 15T --stack te9
+expect_rc "--stack te9 exits 2" 2
 
 finish

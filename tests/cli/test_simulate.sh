@@ -11,7 +11,7 @@ for o in --model --layers --hidden --heads --kv-heads --ffn --vocab --seq --mlp 
 	 --tokens --usd-per-gpu-hour --json --output --experts --top-k --expert-ffn \
 	 --shared-experts --shared-ffn --dense-layers --mtp-layers --head-dim --kv-lora-rank \
 	 --q-lora-rank --qk-nope-dim --qk-rope-dim --v-head-dim --sliding-window \
-	 --window-full-every --attention-sinks --ep --etp --moe-imbalance --ep-overlap --ep-dispatcher --nvlink-domain; do
+	 --window-full-every --attention-sinks --ep --etp --moe-imbalance --ep-overlap --ep-dispatcher --nvlink-domain --stack; do
 	grep -q -- "$o" "$OUT" || fail "help lists $o" "missing"
 done
 pass "help lists every option"
@@ -482,5 +482,34 @@ while IFS=, read -r _ _ model system gpus prec gbs mbs seq tp pp cp vp ep etp _;
 done <"$moe_csv"
 [ "$rows" = 52 ] && [ "$ran" -ge 27 ] && pass "moe_runs.csv: every row simulates or names the missing GPU figure ($ran of $rows ran)" \
 	|| fail "moe_runs.csv: every row simulates or names the missing GPU figure" "$ran of $rows ran"
+
+# --stack: a release sets the expert GEMM, dispatcher and EP overlap
+# together; flags beside it override; the plan file keeps it.
+q3="--model qwen3-30b-a3b --gpu B200 --gpus 8 --ep 8 --precision mxfp8 --gbs 512 -q"
+gp simulate $q3 --stack te2.14
+expect_rc "--stack te2.14 simulates" 0
+expect_out "te2.14: loop, flex, no overlap" 'flex dispatcher, all-to-all overlap off, expert GEMMs loop'
+expect_out "te2.14 names its release" '^stack +Megatron-Core with Transformer Engine <= 2.14 .*host-looped'
+grep -Eo '^step time [0-9.]+' "$OUT" > "$TMP/te214"
+gp simulate $q3 --stack te2.16 -o "$TMP/te216.json"
+expect_out "te2.16: device, flex, overlap" 'flex dispatcher, all-to-all overlap on, expert GEMMs device'
+grep -Eo '^step time [0-9.]+' "$OUT" > "$TMP/te216"
+cmp -s "$TMP/te214" "$TMP/te216" && fail "the two releases predict apart" "same step" \
+	|| pass "the two releases predict apart"
+grep -q '"stack":[[:space:]]*"te2.16"' "$TMP/te216.json" && pass "-o records the stack" \
+	|| fail "-o records the stack" "missing"
+gp simulate "$TMP/te216.json"
+expect_out "a plan file reads its stack back" '^stack +Megatron-Core with Transformer Engine >= 2.16'
+gp simulate $q3 --stack te2.14 --ep-overlap --moe-gemm device
+expect_out "flags override the release" 'all-to-all overlap on, expert GEMMs device'
+gp simulate $q3
+expect_out "no --stack: unstated" '^stack +unstated'
+gp simulate $q3 --json --stack te2.14
+grep -q '"stack":[[:space:]]*"Megatron-Core with Transformer Engine <= 2.14' "$OUT" \
+	&& pass "--json names the stack" || fail "--json names the stack" "missing"
+gp simulate $q3 --stack te3
+expect_rc "--stack te3 exits 2" 2
+expect_err "--stack te3 says why" "^error: --stack: expected te2.14 or te2.16"
+expect_err_lines "--stack te3: one error line" 1
 
 finish
