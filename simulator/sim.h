@@ -727,7 +727,9 @@ int sim_model_suggest(const struct sim_model_table *t, const char *name, char *b
  * largest power of two of sequences within it. */
 int sim_model_gbs(const struct sim_model *m);
 
-/* ---- plan files (gpuplan.plan/1 JSON; simulator/sim_json.c) ------------ */
+/* ---- plan files (gpuplan.plan/1 JSON; simulator/sim_json.c writes them,
+ * sim_json_read.c reads them) ------------------------------------------- */
+#define SIM_PLAN_SCHEMA "gpuplan.plan/1"
 
 /* One plan: what `simulate -o` and `plan -o` write and what `simulate`,
  * `execute` and `export` read. */
