@@ -49,10 +49,13 @@ CJSON_LIBS  := $(if $(PKG_CJSON),$(shell pkg-config --libs libcjson),-lcjson)
 MPI_CFLAGS  := $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS    := $(shell pkg-config --libs ompi-c 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+# libcurl (OpenSSL flavour) for `prices fetch`; only pricing/price_fetch.c includes it
+CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
+CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 # OpenBLAS: the CPU backend's GEMMs (executor/device/cpu/exec_cpu_matmul.c)
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
-LIBS        := -lglpk -lcsv $(CJSON_LIBS) $(MPI_LIBS) $(BLAS_LIBS) -lm -pthread
+LIBS        := -lglpk -lcsv $(CJSON_LIBS) $(CURL_LIBS) $(MPI_LIBS) $(BLAS_LIBS) -lm -pthread
 
 # ---- CUDA: built wherever nvcc is found (CUDA=auto), required with CUDA=yes
 ifeq ($(CUDA),no)
@@ -95,6 +98,10 @@ all: $(BIN)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CJSON_CFLAGS) -c $< -o $@
+
+$(BUILD)/pricing/price_fetch.o: pricing/price_fetch.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CURL_CFLAGS) -c $< -o $@
 
 $(BUILD)/executor/%.o: executor/%.c
 	@mkdir -p $(dir $@)
@@ -147,7 +154,8 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
 
 # ---- set-up: install what is missing from Debian's packages, once
-DEPS_PKGS := libglpk-dev libcsv-dev libcjson-dev libcmocka-dev libopenmpi-dev libopenblas-dev \
+DEPS_PKGS := libglpk-dev libcsv-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev libopenmpi-dev \
+             libopenblas-dev \
              openmpi-bin gnuplot-nox pkg-config python3-yaml python3-jsonschema
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
@@ -208,11 +216,11 @@ FUZZ_SECONDS ?= 30
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_LIB_SRC := $(wildcard common/*.c pricing/*.c simulator/*.c)
-FUZZ_FLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(C_INCLUDES) $(CJSON_CFLAGS) \
+FUZZ_FLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(C_INCLUDES) $(CJSON_CFLAGS) $(CURL_CFLAGS) \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
-	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcsv $(CJSON_LIBS) -lm
+	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcsv $(CJSON_LIBS) $(CURL_LIBS) -lm
 # these run the command front-ends or the executor's readers in-process:
 # every module, and cli/ but main.c
 FUZZ_FULL := build-fuzz/fuzz_cli build-fuzz/fuzz_calibration_json
@@ -220,7 +228,7 @@ FUZZ_CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c planner/*.c export/*.
 $(FUZZ_FULL): build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
 	clang $(FUZZ_FLAGS) $(MPI_CFLAGS) $(BLAS_CFLAGS) -iquote cli -o $@ $< $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) \
-	  -lglpk -lcsv $(CJSON_LIBS) $(MPI_LIBS) $(BLAS_LIBS) -lm
+	  -lglpk -lcsv $(CJSON_LIBS) $(CURL_LIBS) $(MPI_LIBS) $(BLAS_LIBS) -lm
 
 fuzz: deps $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); c=$${n#fuzz_}; mkdir -p build-fuzz/corpus-$$c; \

@@ -374,6 +374,25 @@ void plan_cli_print_layout(const struct sim_plan *p)
 	printf("\n");
 }
 
+/* What to do about an old (stale 1) or undated price of provider: fetch
+ * it again where gpuplan reads the provider's own price list. */
+static const char *refresh_hint(char *buf, size_t size, const char *provider, int stale)
+{
+	int fetch = gp_streq_nocase(provider, "aws") || gp_streq_nocase(provider, "azure") ||
+		    gp_streq_nocase(provider, "gcp");
+
+	if (stale && fetch)
+		snprintf(buf, size, "refresh them (gpuplan prices fetch %s)", provider);
+	else if (stale)
+		snprintf(buf, size, "check them or update them (gpuplan prices update)");
+	else if (fetch)
+		snprintf(buf, size, "refresh it with gpuplan prices fetch %s, or date it with gpuplan "
+			 "prices update (a price_date column)", provider);
+	else
+		snprintf(buf, size, "check it, or date it with gpuplan prices update (a price_date column)");
+	return buf;
+}
+
 void plan_cli_print_price_ages(const struct plan_cli *pc,
 			       const struct plan_candidate *const *cs, size_t n)
 {
@@ -381,7 +400,7 @@ void plan_cli_print_price_ages(const struct plan_cli *pc,
 	long today = pc->opts.today_days, oldest = -1, newest = -1;
 	size_t undated = 0, stale = 0, owned = 0;
 	const struct plan_candidate *worst = NULL;
-	char off[256], a[16];
+	char off[256], a[16], hint[160];
 
 	for (size_t i = 0; i < n; i++) {
 		long age = price_date_age_days(plan_candidate_price_date(cs[i]), today);
@@ -445,14 +464,15 @@ void plan_cli_print_price_ages(const struct plan_cli *pc,
 
 		if (d[0])
 			gp_warn("%zu of the answer's %zu price%s older than %.0f days (--max-price-age): "
-				"%s dated %s, %ld days; prices move, check them or update them "
-				"(gpuplan prices update)", stale, n - owned, stale == 1 ? " is" : "s are", max_age,
+				"%s dated %s, %ld days; prices move, %s", stale, n - owned, stale == 1 ? " is" : "s are", max_age,
 				plan_cli_offering(off, sizeof(off), worst), d,
-				price_date_age_days(d, today));
+				price_date_age_days(d, today),
+				refresh_hint(hint, sizeof(hint), worst->offering->provider, 1));
 		else
 			gp_warn("%zu of the answer's %zu price%s no date: %s (%s) is of unknown age; "
-				"check it, or date it with gpuplan prices update (a price_date column)",
+				"%s",
 				undated, n - owned, undated == 1 ? " states" : "s state",
-				plan_cli_offering(off, sizeof(off), worst), worst->offering->version);
+				plan_cli_offering(off, sizeof(off), worst), worst->offering->version,
+				refresh_hint(hint, sizeof(hint), worst->offering->provider, 0));
 	}
 }

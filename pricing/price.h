@@ -819,6 +819,89 @@ void price_catalog_add_owned(struct price_catalog *cat, const struct price_hardw
  * table that does not load. */
 enum rc price_data_check(const char *data_dir, size_t *problems);
 
+/* ---- prices from the providers' own price lists (pricing/price_fetch*.c) */
+
+/* The providers a fetch reads, and where: AWS's Price List bulk offer
+ * files (one CSV per region, no credentials), Azure's Retail Prices API
+ * (paged JSON, no credentials) and Google's Cloud Billing Catalog API
+ * (paged JSON, an API key from $GOOGLE_API_KEY). */
+#define PRICE_FETCH_URL_AWS "https://pricing.us-east-1.amazonaws.com"
+#define PRICE_FETCH_URL_AZURE "https://prices.azure.com"
+#define PRICE_FETCH_URL_GCP "https://cloudbilling.googleapis.com"
+#define PRICE_FETCH_MAX_REGIONS 32
+#define PRICE_FETCH_DEFAULT_TIMEOUT_S 600
+/* A JSON page larger than this is refused (Azure's pages hold 1,000
+ * items, GCP's 5,000 SKUs: a few MiB). */
+#define PRICE_FETCH_MAX_PAGE_BYTES (64 << 20)
+#define PRICE_FETCH_MAX_PAGES 1000
+
+struct price_fetch_opts {
+	const char *provider;            /* "aws", "azure" or "gcp" */
+	const char *regions[PRICE_FETCH_MAX_REGIONS];
+	size_t n_regions;                /* 0: the regions the table prices the provider in */
+	const char *from_file;           /* a response saved earlier, instead of the network */
+	const char *endpoint;            /* base URL; NULL: $GPUPLAN_PRICE_URL_<PROVIDER>,
+					  * else PRICE_FETCH_URL_<PROVIDER> */
+	double timeout_s;                /* each response, connect to last byte */
+	int dry_run;                     /* show the diff; write nothing */
+	/* Also write the reservations the source states (Azure's) to this
+	 * file as commitments.csv rows (a discount off the on-demand price of
+	 * the same response), for plan --reserved --commitments FILE; NULL:
+	 * none.  Not written with dry_run. */
+	const char *commitments_out;
+};
+void price_fetch_opts_init(struct price_fetch_opts *f);
+
+/* One offering as its source prices it. */
+struct price_fetched {
+	char instance_type[PRICE_NAME_MAX];
+	char gpu[PRICE_NAME_MAX];
+	int gpus_per_node;
+	char region[PRICE_NAME_MAX];
+	double on_demand_usd_per_hour;   /* < 0: the source gives none */
+	double spot_usd_per_hour;        /* < 0: none */
+	/* A 1-year ([0]) and 3-year ([1]) reservation per hour of its term
+	 * (Azure states a term's whole price: divided by 8,760 or 26,280
+	 * hours); < 0 none.  Not stored in the price table (it has no
+	 * reservation columns): commitments_out writes them as discounts. */
+	double reserved_usd_per_hour[2];
+	char price_date[PRICE_DATE_MAX]; /* the date it is stamped with */
+	char source[PRICE_NAME_MAX * 2]; /* stored as catalog_version: the
+					  * source and its SKU or offer id */
+};
+
+struct price_fetch_report {
+	char provider[PRICE_NAME_MAX];
+	size_t responses;                /* files or pages read */
+	size_t bytes;                    /* bytes of them */
+	size_t items;                    /* rows or items of the source read */
+	struct price_fetched *rows;      /* what goes to the update */
+	size_t n_rows;
+	size_t commitments;              /* rows written to commitments_out */
+	size_t skipped;                  /* GPU offerings that could not be priced */
+	char skipped_why[512];           /* "a4-highgpu-8g: machines.csv has no ..." */
+	struct price_update_report update; /* the merge (price_update) */
+};
+
+/* Reads the GPU offerings of f->provider from its price list (each
+ * response streamed: AWS's CSV row by row as it arrives, Azure's and
+ * GCP's JSON page by page), or from f->from_file through the same
+ * parser; keeps the instance types the table (or data/machines.csv)
+ * describes, in the regions asked for; prices GCP's whole nodes as the
+ * billing catalog does (GPUs + vCPUs + memory, machines.csv's counts);
+ * stamps each row with a date and its SKU; and merges them with
+ * price_update (validated whole, diff, atomic write, history; nothing
+ * written with f->dry_run).  Nothing is written unless every response
+ * was read whole and parsed.  Returns RC_OK, RC_INPUT (a malformed or
+ * truncated response or file; no offering found), RC_USAGE (an unknown
+ * provider, no API key), or RC_ERR (the network: no connection, an HTTP
+ * status other than 200, a timeout), each after one line.  Credentials
+ * are read from the environment and never printed nor written.
+ * Release rep with price_fetch_report_release(). */
+enum rc price_fetch(const struct price_fetch_opts *f, const struct price_opts *o,
+		    struct price_fetch_report *rep);
+void price_fetch_report_release(struct price_fetch_report *rep);
+
 /* ---- JSON (pricing/price_json.c); each returns a string the caller frees -- */
 
 char *price_gpus_to_json(const struct price_catalog *cat);
@@ -832,5 +915,7 @@ char *price_update_report_to_json(const struct price_update_report *rep);
 char *price_quotas_to_json(const struct price_catalog *cat);
 char *price_quota_history_to_json(const struct price_history *h);
 char *price_quota_report_to_json(const struct price_quota_report *rep);
+/* The fetched rows (with their reservations) and the update's report. */
+char *price_fetch_report_to_json(const struct price_fetch_report *rep);
 
 #endif
