@@ -98,6 +98,10 @@ expect_err "host memory binds, with figures" \
 	"no configuration fits in host memory: .* needs [0-9.]+ GiB of host memory a node, the host has 953\.7 GiB"
 expect_out "the nearest answer says what to state" "^  host memory that fits +[0-9.]+ GiB a node"
 grep -q "fits in GPU memory" "$ERR" && fail "not GPU memory" "$(cat "$ERR")" || pass "not GPU memory"
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
+	--finetune full --host memory=1024G,cores=64 --json
+expect_out "--json gives the host's figures" "\"least_host_memory_needed_bytes\":[[:space:]]*1158[0-9]{9}"
+expect_out "and the host's memory" "\"host_memory_bytes\":[[:space:]]*1024000000000"
 # --host given: offload was searched on the owned machine
 gp plan --model llama3-70b --tokens 100M --finetune lora --have 8xRTX4090 --gpu RTX4090 \
 	--host memory=1024G,cores=64
