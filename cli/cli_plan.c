@@ -63,6 +63,7 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 		break;
 	case PCLI_ZERO: *rc = cli_parse_int("--zero", arg, 0, 3, &f->zero); break;
 	case PCLI_FRAMEWORK:
+		f->framework_stated = 1;
 		*rc = plan_framework_parse(arg, &f->framework);
 		if (*rc != RC_OK)
 			gp_error("--framework: expected any, megatron or deepspeed, found '%s'", arg);
@@ -391,8 +392,15 @@ void plan_cli_print_layout(const struct sim_plan *p)
 	printf(" dp%d cp%d", q->dp, q->cp);
 	if (p->model.experts > 0)
 		printf(" ep%d etp%d (expert dp %d)", ep, etp, q->tp * q->cp * q->dp / (ep * etp));
-	printf(" on %d GPUs, NVLink domains of %d; mbs %d x %d micro-batches, ZeRO-%d, %s "
-	       "recompute, %s", q->tp * q->pp * q->cp * q->dp, sim_cluster_domain(&p->cluster),
+	/* the links the GPUs have: an NVLink domain, or the node's PCIe
+	 * where gpus.csv gives the GPU no NVLink (nor XGMI) */
+	printf(" on %d GPUs, ", q->tp * q->pp * q->cp * q->dp);
+	if (p->cluster.gpu.nvlink)
+		printf("NVLink domains of %d", sim_cluster_domain(&p->cluster));
+	else
+		printf("PCIe within nodes of %d", p->cluster.gpus_per_node);
+	printf("; mbs %d x %d micro-batches, ZeRO-%d, %s "
+	       "recompute, %s",
 	       q->mbs, p->result.grad_accum, q->zero, sim_recompute_str(q->recompute),
 	       sim_precision_str(q->precision));
 	if (ep > 1)

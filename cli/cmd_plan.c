@@ -134,6 +134,25 @@ static const char *limit_text(char *buf, size_t size, const struct plan_candidat
 	return buf;
 }
 
+/* The framework line of an answer with offload: what runs it, with the
+ * flag or stage that does, and why DeepSpeed where none was named. */
+static void print_offload_framework(const struct plan_opts *o, const struct sim_parallel *q)
+{
+	int nvme = q->ft.offload == SIM_OFFLOAD_NVME;
+
+	if (o->filter.framework == PLAN_FRAMEWORK_MEGATRON) {
+		printf("framework: Megatron-LM, the optimizer in host memory (--optimizer-cpu-offload "
+		       "with the distributed optimizer), priced as it runs the layout\n");
+		return;
+	}
+	printf("framework: DeepSpeed ZeRO-%d, the optimizer%s %s (%s), priced as it runs the "
+	       "layout%s\n", q->zero, q->zero == 3 ? " and weights" : "",
+	       nvme ? "on NVMe" : "in host memory", nvme ? "ZeRO-Infinity" : "ZeRO-Offload",
+	       o->filter.framework_stated ? ""
+					  : "; Megatron-LM fits no layout here: it offloads only "
+					    "the optimizer, to host memory, with ZeRO-1");
+}
+
 /* "second", "minute", "hour", "day", "week", else a duration. */
 static const char *billing_unit(char *buf, size_t size, double s)
 {
@@ -317,10 +336,12 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 	if (jobs[0].ft.method == SIM_FT_LORA || jobs[0].ft.method == SIM_FT_QLORA)
 		printf("framework: TRL with PEFT, Accelerate starting data parallelism with "
 		       "DeepSpeed's ZeRO (export --format trl)\n");
+	else if (o->filter.framework != PLAN_FRAMEWORK_ANY && r->n_answer_rows > 0 &&
+		 r->rows[0].c.par.ft.offload != SIM_OFFLOAD_NONE)
+		print_offload_framework(o, &r->rows[0].c.par);
 	else if (o->filter.framework != PLAN_FRAMEWORK_ANY)
 		printf("framework: %s, priced as it runs the layout (--framework %s or any to "
-		       "plan for another)\n",
-		       o->filter.framework == PLAN_FRAMEWORK_MEGATRON ? "Megatron-LM" : "DeepSpeed",
+		       "plan for another)\n", plan_framework_title(o->filter.framework),
 		       o->filter.framework == PLAN_FRAMEWORK_MEGATRON ? "deepspeed" : "megatron");
 	for (size_t i = 0; i < r->n_answer_rows; i++) {
 		const struct plan_candidate *s = &r->rows[i].c;
@@ -466,6 +487,12 @@ static void print_nearest(const struct plan_result *r)
 	}
 	if (n->smallest_fit_memory_bytes >= 0)
 		printf("  smallest GPU that fits   %.0f GB\n", n->smallest_fit_memory_bytes / UNIT_GB);
+	else if (n->smallest_host_need_bytes > 0 && n->smallest_need_bytes <= n->largest_gpu_bytes)
+		printf("  host memory that fits    %s a node: the most frugal configuration that fits "
+		       "the GPUs with offload needs it, the host has %s; state more (--host "
+		       "memory=, or nvme= for ZeRO-Infinity), or allow more GPUs\n",
+		       unit_fmt_bytes(b, sizeof(b), n->smallest_host_need_bytes),
+		       unit_fmt_bytes(a, sizeof(a), n->host_capacity_bytes));
 	else if (n->smallest_need_bytes >= 0)
 		printf("  smallest GPU that fits   none: the most frugal configuration needs %s per GPU"
 		       " (largest considered %.0f GB); allow more GPUs or another model\n",
@@ -482,7 +509,7 @@ static void print_offload_hint(const struct plan_result *r, const struct plan_cl
 	const struct plan_filter *f = &pc->opts.filter;
 	const struct price_gpu *want = f->gpu[0] ? price_gpu_find(&d->cat, f->gpu) : NULL;
 	int owned = 0;
-	size_t none = 0;
+	size_t none = 0, stated = 0;
 
 	if (r->nearest.smallest_fit_memory_bytes >= 0 || f->offload == SIM_OFFLOAD_NONE)
 		return;
@@ -495,16 +522,44 @@ static void print_offload_hint(const struct plan_result *r, const struct plan_cl
 
 		if (want && price_gpu_find(&d->cat, of->gpu) != want)
 			continue;
-		if (of->host.memory_bytes > 0 && of->host.cpu_cores > 0)
+		if (of->host.memory_bytes > 0 && of->host.cpu_cores > 0) {
+			stated++;
 			continue;
+		}
 		none++;
 		owned |= of->owned;
 	}
 	if (!none)
 		return;
-	printf("  offload                  not searched on %zu offering%s: no host memory and CPU "
-	       "cores stated (hardware.csv, hosts.csv)%s\n", none, none == 1 ? "" : "s",
-	       owned ? "; state your machine's with --host memory=512G,cores=32" : "");
+	/* where --host (or hosts.csv) stated some, offload was searched
+	 * there: say so, and which were left out */
+	if (stated)
+		printf("  offload                  searched on the %zu offering%s whose host is stated "
+		       "(--host, hosts.csv), not on %zu other%s: no host memory and CPU cores "
+		       "stated%s\n", stated, stated == 1 ? "" : "s", none, none == 1 ? "" : "s",
+		       owned ? "; state your machine's with --host memory=512G,cores=32" : "");
+	else
+		printf("  offload                  not searched on %zu offering%s: no host memory and "
+		       "CPU cores stated (hardware.csv, hosts.csv)%s\n", none, none == 1 ? "" : "s",
+		       owned ? "; state your machine's with --host memory=512G,cores=32" : "");
+}
+
+/* 1 when a plan that fitted nothing under the default framework,
+ * Megatron-LM, is tried again under DeepSpeed: full fine-tuning, offload
+ * searched (a host was stated) and nothing fitting, no --framework given. */
+static int moves_to_deepspeed(const struct plan_result *r, const struct plan_opts *o,
+			      const struct plan_job *jobs, size_t n_jobs)
+{
+	const struct plan_filter *f = &o->filter;
+
+	if (f->framework_stated || f->framework != PLAN_FRAMEWORK_MEGATRON ||
+	    f->offload == SIM_OFFLOAD_NONE || r->nearest.smallest_fit_memory_bytes >= 0 ||
+	    !r->nearest.offload_searched)
+		return 0;
+	for (size_t j = 0; j < n_jobs; j++)
+		if (jobs[j].ft.method != SIM_FT_FULL || jobs[j].model.experts > 0)
+			return 0;
+	return 1;
 }
 
 /* The plan file of job j: path itself for one job, else path with the
@@ -656,6 +711,15 @@ enum rc cmd_plan(int argc, char **argv)
 		struct gp_progress *prog = gp_progress_start("plan: searching and solving", 0);
 
 		rc = plan_run(d.jobs, d.n_jobs, &d.cat, o, &res);
+		/* A full fine-tune that Megatron-LM fits nowhere, not even with
+		 * its optimizer in host memory, is planned for DeepSpeed, whose
+		 * ZeRO-3 offloads to host memory and NVMe (plan_framework_
+		 * runs_offload), unless --framework named one. */
+		if (rc == RC_INFEASIBLE && moves_to_deepspeed(&res, o, d.jobs, d.n_jobs)) {
+			plan_result_release(&res);
+			o->filter.framework = PLAN_FRAMEWORK_DEEPSPEED;
+			rc = plan_run(d.jobs, d.n_jobs, &d.cat, o, &res);
+		}
 		gp_progress_done(prog);
 	}
 	if (rc == RC_OK || rc == RC_INFEASIBLE) {

@@ -140,6 +140,9 @@ static void nearest_init(struct plan_nearest *n)
 	n->smallest_fit_memory_bytes = -1;
 	n->smallest_need_bytes = -1;
 	n->largest_gpu_bytes = 0;
+	n->smallest_host_need_bytes = -1;
+	n->host_capacity_bytes = 0;
+	n->offload_searched = 0;
 }
 
 /* Several jobs at once: costs and rates add up, the slowest job and the
@@ -164,6 +167,11 @@ static void nearest_merge(struct plan_nearest *all, const struct plan_nearest *o
 	if (one->have_over_max && !all->have_over_max) {
 		all->over_max = one->over_max;
 		all->have_over_max = 1;
+	}
+	all->offload_searched |= one->offload_searched;
+	if (one->smallest_host_need_bytes > all->smallest_host_need_bytes) {
+		all->smallest_host_need_bytes = one->smallest_host_need_bytes;
+		all->host_capacity_bytes = one->host_capacity_bytes;
 	}
 }
 
@@ -485,6 +493,14 @@ static void explain_nothing_fits(struct run *r, size_t j)
 			 "%s: plans fit in GPU memory, but none can be bought: the job outlasts the "
 			 "longest term of every capacity block that fits it, or interruptions "
 			 "would waste half its time", r->jobs[j].name);
+	} else if (n->smallest_host_need_bytes > 0 &&
+		   n->smallest_need_bytes <= n->largest_gpu_bytes) {
+		/* offload fitted the GPUs; the host's memory bound it */
+		snprintf(out->why, sizeof(out->why),
+			 "%s: no configuration fits in host memory: with offload the most frugal "
+			 "that fits the GPUs needs %s of host memory a node, the host has %s",
+			 r->jobs[j].name, unit_fmt_bytes(a, sizeof(a), n->smallest_host_need_bytes),
+			 unit_fmt_bytes(b, sizeof(b), n->host_capacity_bytes));
 	} else {
 		snprintf(out->why, sizeof(out->why),
 			 "%s: no configuration fits in GPU memory: the most frugal needs %s per GPU, the largest GPU considered has %s",

@@ -144,6 +144,12 @@ enum rc plan_framework_parse(const char *s, enum plan_framework *out);
 /* The highest ZeRO stage framework f runs with pp pipeline stages for
  * model m (DeepSpeed: below 3 with experts). */
 int plan_framework_max_zero(enum plan_framework f, const struct sim_model *m, int pp);
+/* 1 when f runs offload off at ZeRO stage zero: Megatron-LM the
+ * optimizer in host memory with ZeRO-1 only, DeepSpeed host memory from
+ * ZeRO-1 and NVMe at ZeRO-3 only, "any" every one. */
+int plan_framework_runs_offload(enum plan_framework f, int zero, enum sim_offload off);
+/* Returns "Megatron-LM", "DeepSpeed" or "gpuplan execute". */
+const char *plan_framework_title(enum plan_framework f);
 /* 1 when f runs q's expert layout (ep x etp over tp x cp x dp): Megatron-
  * LM and "any" every one sim_check accepts (MoE parallel folding);
  * DeepSpeed ep dividing dp and etp 1 or tp (it carves expert groups out
@@ -194,6 +200,10 @@ struct plan_filter {
 	int zero;                      /* -1 = free, else 0..3 */
 	enum plan_framework framework; /* default PLAN_FRAMEWORK_ANY */
 	enum sim_stack stack;          /* the release assumed (plan_opts_init: SIM_STACK_TE216) */
+	/* 1 when the user named it (--framework): a full fine-tune that fits
+	 * only with offload Megatron-LM does not run moves to DeepSpeed only
+	 * where it was not named (cmd_plan) */
+	int framework_stated;
 	/* -1 (default): offload searched where nothing fits on the GPUs, CPU
 	 * before NVMe; else an enum sim_offload every plan uses. */
 	int offload;
@@ -486,6 +496,12 @@ struct plan_nearest {
 	 * plan_opts.max_duration_s (max_spot_duration_s on spot). */
 	int have_over_max;
 	struct plan_candidate over_max;
+	/* Among configurations with offload that fit GPU memory but not the
+	 * host's: the least host memory one needs a node, and that host's
+	 * memory; < 0 none. */
+	double smallest_host_need_bytes;
+	double host_capacity_bytes;
+	int offload_searched;       /* 1 when a configuration with offload was simulated */
 };
 
 /* 1 when offering b, in another region than a's that opts' filters let

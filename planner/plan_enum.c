@@ -462,6 +462,8 @@ struct search {
 	struct best_at *best;      /* [max_nodes + 1] */
 	struct plan_stats *stats;
 	double min_need_bytes;
+	double min_host_need_bytes; /* offload that fits the GPU, not the host */
+	int offload_tried;
 	int any_fit;
 };
 
@@ -479,8 +481,13 @@ static int try_config(struct search *s, const struct sim_parallel *par, int node
 	}
 	sim_step(&s->job->model, par, &s->cluster, &r);
 	s->stats->simulated++;
+	s->offload_tried |= par->ft.offload != SIM_OFFLOAD_NONE;
 	if (r.memory.total > 0 && (s->min_need_bytes < 0 || r.memory.total < s->min_need_bytes))
 		s->min_need_bytes = r.memory.total;
+	if (par->ft.offload != SIM_OFFLOAD_NONE && r.memory.total <= r.memory.capacity &&
+	    r.memory.host > r.memory.host_capacity &&
+	    (s->min_host_need_bytes < 0 || r.memory.host < s->min_host_need_bytes))
+		s->min_host_need_bytes = r.memory.host;
 	if (!r.fits || !(r.step_time_s > 0) || !isfinite(r.step_time_s)) {
 		if (r.step_time_s > 0 && (b->nofit_step_s == 0 || r.step_time_s < b->nofit_step_s))
 			b->nofit_step_s = r.step_time_s;
@@ -511,7 +518,14 @@ static int search_memory(struct search *s, struct sim_parallel *par, int nodes, 
 	/* bad[z]: recompute modes <= bad[z] are known not to fit */
 	int bad[4] = { -1, -1, -1, -1 }, any = 0;
 
+	/* adapters train under TRL, whose Accelerate offloads through
+	 * DeepSpeed's ZeRO (export --format trl) */
+	enum plan_framework fw = par->ft.method == SIM_FT_LORA || par->ft.method == SIM_FT_QLORA
+					 ? PLAN_FRAMEWORK_DEEPSPEED : f->framework;
+
 	for (int z = zhi; z >= zlo; z--) {
+		if (!plan_framework_runs_offload(fw, z, par->ft.offload))
+			continue;
 		for (int rc = SIM_RECOMPUTE_FULL; rc >= SIM_RECOMPUTE_NONE; rc--) {
 			int fit;
 
@@ -787,6 +801,16 @@ static enum rc check_filter(const struct price_catalog *cat, const struct plan_j
 				   : "DeepSpeed runs no MoE layer under ZeRO-3", f->zero);
 		return RC_USAGE;
 	}
+	if (f->offload > SIM_OFFLOAD_NONE && f->zero >= 0 && job->ft.method != SIM_FT_LORA &&
+	    job->ft.method != SIM_FT_QLORA &&
+	    !plan_framework_runs_offload(f->framework, f->zero, (enum sim_offload)f->offload)) {
+		gp_error("--offload %s: %s does not run it with ZeRO-%d (%s)",
+			 sim_offload_names[f->offload], plan_framework_title(f->framework), f->zero,
+			 f->framework == PLAN_FRAMEWORK_MEGATRON
+				 ? "it offloads only the optimizer to host memory, with ZeRO-1"
+				 : "it offloads to NVMe only with ZeRO-3, to host memory from ZeRO-1");
+		return RC_USAGE;
+	}
 	/* --ep and --etp as sim_check reads them, said once before the
 	 * search rather than as "no configuration" after it */
 	if ((f->ep > 1 || f->etp > 1) && m->experts == 0) {
@@ -879,6 +903,7 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 		s.stats = stats;
 		s.gbs = plan_job_gbs(job, o);
 		s.min_need_bytes = -1;
+		s.min_host_need_bytes = -1;
 		s.max_nodes = g->max_nodes < cap ? g->max_nodes : cap;
 		if (s.max_nodes < 1)
 			continue;
@@ -896,6 +921,13 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 			if (s.min_need_bytes > 0 && (nearest->smallest_need_bytes < 0 ||
 						     s.min_need_bytes < nearest->smallest_need_bytes))
 				nearest->smallest_need_bytes = s.min_need_bytes;
+			nearest->offload_searched |= s.offload_tried;
+			if (s.min_host_need_bytes > 0 &&
+			    (nearest->smallest_host_need_bytes < 0 ||
+			     s.min_host_need_bytes < nearest->smallest_host_need_bytes)) {
+				nearest->smallest_host_need_bytes = s.min_host_need_bytes;
+				nearest->host_capacity_bytes = s.cluster.host.memory_bytes;
+			}
 			if (s.any_fit && (nearest->smallest_fit_memory_bytes < 0 ||
 					  g->gpu->memory_bytes < nearest->smallest_fit_memory_bytes))
 				nearest->smallest_fit_memory_bytes = g->gpu->memory_bytes;

@@ -273,6 +273,9 @@ char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jo
 	} else {
 		cJSON_AddNullToObject(x, "over_max_duration");
 	}
+	add_opt(x, "least_host_memory_needed_bytes", n->smallest_host_need_bytes,
+		n->smallest_host_need_bytes > 0);
+	add_opt(x, "host_memory_bytes", n->host_capacity_bytes, n->smallest_host_need_bytes > 0);
 	x = cJSON_AddObjectToObject(root, "assumptions");
 	add_num(x, "failures_per_gpu_hour", o->failures_per_gpu_hour);
 	add_num(x, "preempt_per_node_hour", o->preempt_per_node_hour);

@@ -117,6 +117,32 @@ int plan_framework_max_zero(enum plan_framework f, const struct sim_model *m, in
 	return f == PLAN_FRAMEWORK_DEEPSPEED && m && m->experts > 0 ? 2 : 3;
 }
 
+/* Where each framework keeps model states off the GPU, by ZeRO stage.
+ * Megatron-LM offloads only the optimizer, to host memory, and only with
+ * its distributed optimizer (ZeRO-1 here): --optimizer-cpu-offload
+ * (megatron/training/arguments.py, HybridDeviceOptimizer in
+ * megatron/core/optimizer/cpu_offloading); it has no NVMe offload.
+ * DeepSpeed's offload_optimizer: "CPU offloading is available with ZeRO
+ * stage 1, 2, 3. NVMe offloading is available only with ZeRO stage 3"
+ * (ZeRO-Offload and ZeRO-Infinity, deepspeed.ai/docs/config-json), and
+ * its pipeline engine runs ZeRO-1 alone (plan_framework_max_zero), so
+ * NVMe needs pp 1.  gpuplan execute ("any") runs what sim_check accepts. */
+int plan_framework_runs_offload(enum plan_framework f, int zero, enum sim_offload off)
+{
+	if (off == SIM_OFFLOAD_NONE || f == PLAN_FRAMEWORK_ANY)
+		return 1;
+	if (f == PLAN_FRAMEWORK_MEGATRON)
+		return off == SIM_OFFLOAD_CPU && zero == 1;
+	return off == SIM_OFFLOAD_CPU ? zero >= 1 : zero == 3;
+}
+
+/* The name an answer gives its framework. */
+const char *plan_framework_title(enum plan_framework f)
+{
+	return f == PLAN_FRAMEWORK_MEGATRON ? "Megatron-LM" :
+	       f == PLAN_FRAMEWORK_DEEPSPEED ? "DeepSpeed" : "gpuplan execute";
+}
+
 /* Megatron-Core folds the expert group over the attention's tp x cp x dp
  * GPUs (Liu et al. 2025), which sim_check checks.  DeepSpeed-MoE forms
  * its expert-parallel groups from the data-parallel ranks (deepspeed/

@@ -1935,6 +1935,29 @@ static void test_plan_framework_moe_rules(void **state)
 	assert_int_equal(plan_framework_max_zero(PLAN_FRAMEWORK_MEGATRON, &moe, 2), 1);
 }
 
+/* Each framework runs the offload its sources show: Megatron-LM the
+ * optimizer in host memory with its distributed optimizer (ZeRO-1) and
+ * nothing on NVMe; DeepSpeed host memory from ZeRO-1, NVMe at ZeRO-3
+ * only; gpuplan execute ("any") every one sim_check accepts. */
+static void test_plan_framework_offload_rules(void **state)
+{
+	(void)state;
+	for (int z = 0; z <= 3; z++) {
+		assert_true(plan_framework_runs_offload(PLAN_FRAMEWORK_MEGATRON, z, SIM_OFFLOAD_NONE));
+		assert_true(plan_framework_runs_offload(PLAN_FRAMEWORK_DEEPSPEED, z, SIM_OFFLOAD_NONE));
+		assert_true(plan_framework_runs_offload(PLAN_FRAMEWORK_ANY, z, SIM_OFFLOAD_NVME));
+		assert_false(plan_framework_runs_offload(PLAN_FRAMEWORK_MEGATRON, z, SIM_OFFLOAD_NVME));
+		assert_int_equal(plan_framework_runs_offload(PLAN_FRAMEWORK_MEGATRON, z, SIM_OFFLOAD_CPU),
+				 z == 1);
+		assert_int_equal(plan_framework_runs_offload(PLAN_FRAMEWORK_DEEPSPEED, z, SIM_OFFLOAD_CPU),
+				 z >= 1);
+		assert_int_equal(plan_framework_runs_offload(PLAN_FRAMEWORK_DEEPSPEED, z, SIM_OFFLOAD_NVME),
+				 z == 3);
+	}
+	assert_string_equal(plan_framework_title(PLAN_FRAMEWORK_DEEPSPEED), "DeepSpeed");
+	assert_string_equal(plan_framework_title(PLAN_FRAMEWORK_MEGATRON), "Megatron-LM");
+}
+
 /* The EP all-to-all is a loss the answer can name. */
 static void test_plan_largest_loss_ep(void **state)
 {
@@ -2071,6 +2094,7 @@ int main(void)
 		cmocka_unit_test(test_plan_precision_pick),
 		cmocka_unit_test(test_plan_framework_tp_overlap),
 		cmocka_unit_test(test_plan_framework_moe_rules),
+		cmocka_unit_test(test_plan_framework_offload_rules),
 		cmocka_unit_test(test_plan_largest_loss_ep),
 		cmocka_unit_test(test_plan_result_to_json_keys),
 		cmocka_unit_test(test_plan_jobs_load),

@@ -26,6 +26,8 @@ expect_rc "full 70B with the host stated: a plan" 0
 expect_out "it offloads to the CPU" "^offload +cpu: optimizer states"
 expect_out "memory by kind with the host's" "^memory +per GPU .* weights .* gradients .* optimizer 0 B, activations .*; host [0-9.]+ GiB of 1430.5 GiB per node"
 expect_out "it says the links go through host memory" "no NVLink and no peer-to-peer"
+expect_out "the layout names the links the RTX 4090 has" "^layout .* on 8 GPUs, PCIe within nodes of 8;"
+expect_no_out "no NVLink domain for a GPU without NVLink" "NVLink domains of"
 expect_out "an owned machine's price is its running cost" "^prices: owned .*: running cost only"
 # Its 966 GB checkpoint takes 16.1 min at 1 GB/s; 8 GPUs fail once in
 # 237 d (planner/plan.h), so Young/Daly's interval (2.3 d) outlasts the
@@ -47,9 +49,12 @@ grep -q "unknown age" "$ERR" && fail "no price-age warning for an owned machine"
 	|| pass "no price-age warning for an owned machine"
 grep -Eq '"offload":[[:space:]]*"cpu"' "$TMP/full.json" && pass "the plan file records the offload" \
 	|| fail "the plan file records the offload" "no offload key"
-# 69B x (16 bytes states + 2 bytes weights) x 1.05 slack = 1214 GiB
+# Megatron-LM's --optimizer-cpu-offload at ZeRO-1: the weights stay on the
+# GPUs, 69B x 16 bytes of states x 1.05 slack = 1079 GiB on the host
+expect_out "a layout Megatron-LM runs with its CPU offload: ZeRO-1" "^1 +owned .* 1x8=8 +[0-9]+/[0-9]+/[0-9]+/1( v[0-9]+)? +[0-9]+x[0-9]+ +1 "
+expect_out "named with its flag" "^framework: Megatron-LM, the optimizer in host memory \(--optimizer-cpu-offload"
 gp simulate "$TMP/full.json" --json
-expect_out "simulate re-reads it: host memory 1214 GiB" "\"host_per_node\":[[:space:]]*1303[0-9]{9}"
+expect_out "simulate re-reads it: host memory 1079 GiB" "\"host_per_node\":[[:space:]]*1158[0-9]{9}"
 # a host too small for the states: nothing fits, NVMe is not stated
 gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
 	--finetune full --host memory=512G,cores=64
@@ -59,6 +64,50 @@ gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gp
 expect_rc "with its NVMe stated: ZeRO-Infinity fits" 0
 expect_out "on NVMe" "^offload +nvme: .*NVMe"
 expect_out "NVMe holds the states" "NVMe [0-9.]+ (GiB|TiB)"
+
+# ---- only layouts the framework runs: Megatron-LM has no NVMe offload and
+# DeepSpeed puts the optimizer on NVMe only under ZeRO-3 (ZeRO-Infinity),
+# which its pipeline engine does not run, so the seed's job is DeepSpeed's
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
+	--finetune full --host memory=512G,cores=64,nvme=6 -o "$TMP/nvme.json"
+expect_rc "full 70B, 512 GB host and NVMe: a plan" 0
+expect_out "a layout DeepSpeed runs: ZeRO-3, no pipeline" "^1 +owned .* 1x8=8 +1/1/8/1 +[0-9]+x[0-9]+ +3 "
+expect_out "the framework line names DeepSpeed ZeRO-3 on NVMe" \
+	"^framework: DeepSpeed ZeRO-3, the optimizer and weights on NVMe \(ZeRO-Infinity\).*Megatron-LM fits no layout"
+expect_no_out "not Megatron-LM" "^framework: Megatron-LM"
+expect_out "the search says so" "layouts deepspeed runs"
+grep -Eq '"framework":[[:space:]]*"deepspeed"' "$TMP/nvme.json" \
+	&& pass "the plan file names DeepSpeed" || fail "the plan file names DeepSpeed" "no deepspeed"
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
+	--finetune full --host memory=512G,cores=64,nvme=6 --framework megatron
+expect_rc "--framework megatron: no NVMe offload, no plan" 3
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
+	--finetune full --host memory=1536G,cores=64 --framework deepspeed
+expect_rc "--framework deepspeed with host memory: a plan" 0
+expect_out "ZeRO-Offload, named as DeepSpeed's" "^framework: DeepSpeed ZeRO-[123], the optimizer.* in host memory \(ZeRO-Offload\)"
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
+	--finetune full --host memory=512G,cores=64,nvme=6 --framework deepspeed --offload nvme --zero 1
+expect_rc "--offload nvme --zero 1 under DeepSpeed: exit 2" 2
+expect_err_lines "one error line" 1
+expect_err "it says why" "--offload nvme: DeepSpeed does not run it with ZeRO-1"
+# the binding constraint named: host memory, not GPU memory
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
+	--finetune full --host memory=1024G,cores=64
+expect_rc "a 1 TB host without NVMe: no plan" 3
+expect_err "host memory binds, with figures" \
+	"no configuration fits in host memory: .* needs [0-9.]+ GiB of host memory a node, the host has 953\.7 GiB"
+expect_out "the nearest answer says what to state" "^  host memory that fits +[0-9.]+ GiB a node"
+grep -q "fits in GPU memory" "$ERR" && fail "not GPU memory" "$(cat "$ERR")" || pass "not GPU memory"
+gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 8 \
+	--finetune full --host memory=1024G,cores=64 --json
+expect_out "--json gives the host's figures" "\"least_host_memory_needed_bytes\":[[:space:]]*1158[0-9]{9}"
+expect_out "and the host's memory" "\"host_memory_bytes\":[[:space:]]*1024000000000"
+# --host given: offload was searched on the owned machine
+gp plan --model llama3-70b --tokens 100M --finetune lora --have 8xRTX4090 --gpu RTX4090 \
+	--host memory=1024G,cores=64
+expect_out "offload searched where --host stated the host" \
+	"^  offload +searched on the 1 offering whose host is stated \(--host"
+expect_no_out "not 'not searched'" "offload +not searched"
 
 # QLoRA: fits without offload, on fewer GPUs
 gp plan --model llama2-70b --tokens 100M --have 8xRTX4090 --gpu RTX4090 --max-gpus 4 --finetune qlora
@@ -153,9 +202,11 @@ expect_out "against renting H100" "^against renting H100-SXM5-80GB \("
 expect_out "with its break-even" "buy 4 x RTX4090: .* breaks even after [0-9.]+ months"
 
 # ---- exports
-gp export "$TMP/full.json" --format deepspeed
+gp export "$TMP/nvme.json" --format deepspeed
 expect_out "DeepSpeed offloads the optimizer" "\"offload_optimizer\""
 expect_out "and at stage 3 the parameters" "\"offload_param\""
+expect_out "the stage the plan priced, ZeRO-3" "\"stage\":[[:space:]]*3,"
+expect_out "on NVMe, as planned" "\"device\":[[:space:]]*\"nvme\""
 gp plan --model llama3-8b --have 4xRTX4090 --gpu RTX4090 --finetune qlora --tp 1 --pp 1 \
 	--epochs 2 --dataset-tokens 50M --framework deepspeed --max-gpus 4 -o "$TMP/q.json"
 gp export "$TMP/q.json" --format trl
