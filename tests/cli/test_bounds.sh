@@ -133,9 +133,10 @@ expect_rc "-o to a name with ESC exits 0" 0
 no_ctl "$OUT" && no_ctl "$ERR" && pass "its success line is escaped" || fail "its success line is escaped" "$(od -c "$OUT" | head -3)"
 if command -v gnuplot >/dev/null; then
 	mkdir -p "$TMP/plot"
-	gp plan --model llama3-70b --tokens 1T --plot "$TMP/plot/"$'a\tb.png'
-	ls "$TMP/plot" | grep -q tmp && fail "--plot to a name with a tab leaves no .tmp" "$(ls "$TMP/plot")" \
-		|| pass "--plot to a name with a tab leaves no .tmp"
+	gp scaling --model llama3-8b --gpu H100 --plot "$TMP/plot/"$'a\tb.png'
+	expect_rc "--plot to a name with a tab exits 0" 0
+	[ "$(ls "$TMP/plot")" = $'a\tb.png' ] && pass "--plot to a name with a tab draws it, leaves no .tmp" \
+		|| fail "--plot to a name with a tab draws it, leaves no .tmp" "$(ls "$TMP/plot")"
 fi
 python3 -c 'print("[" * 5000 + "]" * 5000)' > "$TMP/deep.json"
 gp simulate "$TMP/deep.json"
