@@ -20,6 +20,7 @@ enum {
 	PCLI_MODEL = 256, PCLI_TOKENS, PCLI_JOBS, PCLI_MODELS, PCLI_GBS, PCLI_GBS_TOKENS,
 	PCLI_GPU, PCLI_PROVIDER, PCLI_REGION, PCLI_SPOT, PCLI_NO_SPOT, PCLI_MAX_GPUS,
 	PCLI_MIN_GPUS, PCLI_TP, PCLI_PP, PCLI_CP, PCLI_ZERO, PCLI_PREEMPT, PCLI_RESTART,
+	PCLI_FAILURE_RATE,
 	PCLI_CKPT_BW, PCLI_JSON, PCLI_FRAMEWORK, PCLI_STARTUP,
 	PCLI_RESERVED, PCLI_COMMIT_SHARE, PCLI_COMMITMENTS, PCLI_HAVE, PCLI_HARDWARE,
 	PCLI_OWNED, PCLI_STORAGE_PRICE, PCLI_CKPT_KEEP, PCLI_CKPT_INTERVAL,
@@ -50,6 +51,7 @@ enum {
 	{ "precision", required_argument, NULL, PCLI_PRECISION }, \
 	{ "zero", required_argument, NULL, PCLI_ZERO }, \
 	{ "framework", required_argument, NULL, PCLI_FRAMEWORK }, \
+	{ "failure-rate", required_argument, NULL, PCLI_FAILURE_RATE }, \
 	{ "preempt-rate", required_argument, NULL, PCLI_PREEMPT }, \
 	{ "restart-time", required_argument, NULL, PCLI_RESTART }, \
 	{ "ckpt-bw", required_argument, NULL, PCLI_CKPT_BW }, \

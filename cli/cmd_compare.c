@@ -258,12 +258,51 @@ static void print_vs(const struct compare_entry *vs, const struct compare_entry 
 	}
 }
 
+/* The interruption model's line: its rates, and the expected
+ * interruptions and effective training time over the rows (in TIME). */
+static void print_interrupts(const struct plan_opts *o, const struct compare_entry *ents,
+			     size_t n_ents, int n)
+{
+	double lo_n = INFINITY, hi_n = 0, lo_g = INFINITY, hi_g = 0;
+	char a[32], g[48];
+
+	for (size_t i = 0; i < n_ents; i++)
+		for (int k = 0; k < 2; k++) {
+			const struct plan_interrupt *ip = k ? &ents[i].buy.interrupt
+							    : &ents[i].rent.interrupt;
+
+			if (!(k ? ents[i].have_buy : ents[i].have_rent))
+				continue;
+			lo_n = fmin(lo_n, ip->expected);
+			hi_n = fmax(hi_n, ip->expected);
+			lo_g = fmin(lo_g, 1.0 - ip->waste);
+			hi_g = fmax(hi_g, 1.0 - ip->waste);
+		}
+	printf("  interruptions failures %.3g/GPU-hour x %d GPUs (Llama 3's rate; --failure-rate): "
+	       "one every %s", o->failures_per_gpu_hour, n,
+	       unit_fmt_duration(a, sizeof(a), o->failures_per_gpu_hour > 0
+						? 3600.0 / (o->failures_per_gpu_hour * n) : INFINITY));
+	if (o->filter.spot == 1)
+		printf(", and spot preemptions %g/node-hour", o->preempt_per_node_hour);
+	if (lo_n > hi_n) {
+		printf("\n");
+		return;
+	}
+	if (hi_g - lo_g < 5e-5)
+		snprintf(g, sizeof(g), "%.2f%%", 100.0 * lo_g);
+	else
+		snprintf(g, sizeof(g), "%.2f-%.2f%%", 100.0 * lo_g, 100.0 * hi_g);
+	printf("; %.3g-%.3g expected a row, each a restart of %s and the work since the last "
+	       "checkpoint redone: effective training time %s (in TIME)\n", lo_n, hi_n,
+	       unit_fmt_duration(a, sizeof(a), o->restart_s), g);
+}
+
 static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_data *d,
 			      const struct compare_entry *ents, size_t n_ents, int n)
 {
 	const struct price_owned_opts *oo = &pc->cost.owned;
 	const struct plan_opts *o = &pc->opts;
-	char iv[32];
+	char iv[48], r[32];
 	int any_cards = 0;
 
 	for (size_t i = 0; i < n_ents; i++)
@@ -285,10 +324,14 @@ static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_d
 	printf("  power        GPUs at TDP (gpus.csv) + host (hardware.csv) x PUE %g x $%g/kWh "
 	       "(--owned pue=,usd-per-kwh=); planning defaults, not measurements; idle power not "
 	       "charged\n", oo->pue, oo->usd_per_kwh);
-	printf("  checkpoints  %g bytes/param, every %s off spot, %d kept at $%g/GB-month "
-	       "(S3 Standard, first 50 TB)\n", PLAN_CKPT_BYTES_PER_PARAM,
-	       unit_fmt_duration(iv, sizeof(iv), o->ckpt_interval_s), o->ckpt_keep,
+	if (o->ckpt_interval_s > 0)
+		snprintf(iv, sizeof(iv), "every %s", unit_fmt_duration(r, sizeof(r), o->ckpt_interval_s));
+	else
+		snprintf(iv, sizeof(iv), o->ckpt_interval_s == 0 ? "none" : "every Young/Daly interval");
+	printf("  checkpoints  %g bytes/param, %s (--ckpt-interval), %d kept at $%g/GB-month "
+	       "(S3 Standard, first 50 TB)\n", PLAN_CKPT_BYTES_PER_PARAM, iv, o->ckpt_keep,
 	       o->storage_usd_per_gb_month);
+	print_interrupts(o, ents, n_ents, n);
 	printf("  break-even   months of use at %.0f%% utilisation after which buying beats renting "
 	       "the same GPU: purchase / ((rent - power) per token x tokens per month owned)\n",
 	       100.0 * oo->utilisation);

@@ -127,9 +127,11 @@ char *compare_to_json(const struct compare_report *r)
 	add_num(x, "usd_per_kwh", oo->usd_per_kwh);
 	add_num(x, "month_s", UNIT_HOURS_PER_MONTH * 3600.0);
 	add_num(x, "checkpoint_bytes_per_param", PLAN_CKPT_BYTES_PER_PARAM);
-	add_num(x, "checkpoint_interval_s", o->ckpt_interval_s);
+	/* null: Young/Daly's per plan (PLAN_CKPT_INTERVAL_AUTO) */
+	add_num(x, "checkpoint_interval_s", o->ckpt_interval_s >= 0 ? o->ckpt_interval_s : NAN);
 	cJSON_AddNumberToObject(x, "checkpoints_kept", o->ckpt_keep);
 	add_num(x, "storage_usd_per_gb_month", o->storage_usd_per_gb_month);
+	add_num(x, "failures_per_gpu_hour", o->failures_per_gpu_hour);
 	add_num(x, "preempt_per_node_hour", o->preempt_per_node_hour);
 	add_num(x, "restart_s", o->restart_s);
 	a = cJSON_AddArrayToObject(x, "not_included");

@@ -9,28 +9,44 @@
 
 #include "cli.h"
 #include "plan.h"
-#include "plan_export.h"
+#include "export.h"
 #include "sim.h"
+
+/* The formats --framework applies to, "a, b or c" (sep "or") into
+ * out[size]. */
+static void framework_formats(char *out, size_t size, const char *sep)
+{
+	size_t n = 0, k = 0, len = 0;
+
+	for (size_t i = 0; i < export_formats_len; i++)
+		n += export_formats[i].takes_framework != 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < export_formats_len && len < size; i++) {
+		if (!export_formats[i].takes_framework)
+			continue;
+		k++;
+		len += (size_t)snprintf(out + len, size - len, "%s%s",
+					k == 1 ? "" : k == n ? sep : ", ", export_formats[i].name);
+	}
+}
 
 static void help(void)
 {
+	char launchers[128];
+
+	framework_formats(launchers, sizeof(launchers), " and ");
 	printf("usage: gpuplan export PLAN.json --format FORMAT [--framework F] [-o FILE]\n\n"
-	       "Writes the plan for the tool you train with.  megatron: a torchrun script\n"
-	       "starting Megatron-LM's pretrain_gpt.py with the planned model, layout,\n"
-	       "training samples and checkpoint interval.  deepspeed: stdout gets the\n"
-	       "ds_config.json, or with -o the DeepSpeed launch line for the file written.\n"
-	       "torchrun: the plan's nodes and GPUs for your script.  slurm (sbatch), mpirun,\n"
-	       "kubernetes (a Kubeflow PyTorchJob), trainjob (a Kubeflow Trainer TrainJob)\n"
-	       "and skypilot (a SkyPilot task) launch the trainer --framework names.\n"
-	       "slurm-execute and mpirun-execute run gpuplan's own measurement (gpuplan\n"
-	       "execute) instead of training.\n\n"
-	       "  -f, --format F      one of: %s (required)\n"
-	       "      --framework F   what slurm, mpirun, kubernetes, trainjob and skypilot\n"
+	       "Writes the plan for the tool you train with.\n\nformats:\n");
+	for (size_t i = 0; i < export_formats_len; i++)
+		printf("  %-16s%s\n", export_formats[i].name, export_formats[i].help);
+	printf("\n"
+	       "  -f, --format F      one of the formats above (required)\n"
+	       "      --framework F   what %s\n"
 	       "                      launch: megatron (pretrain_gpt.py) or deepspeed (your\n"
 	       "                      TRAIN_SCRIPT with the config) (default: the one the\n"
 	       "                      plan was priced for, else megatron)\n"
 	       "  -o, --output FILE   write to FILE (default: stdout)\n"
-	       "  -h, --help          this help\n", plan_export_format_names());
+	       "  -h, --help          this help\n", launchers);
 }
 
 enum rc cmd_export(int argc, char **argv)
@@ -44,7 +60,7 @@ enum rc cmd_export(int argc, char **argv)
 	};
 	const char *format = NULL, *out = NULL, *framework = NULL;
 	enum plan_framework fw = PLAN_FRAMEWORK_MEGATRON;
-	enum plan_export_format f;
+	const struct export_format_info *f;
 	struct sim_plan plan;
 	enum rc rc;
 	char *text;
@@ -67,18 +83,21 @@ enum rc cmd_export(int argc, char **argv)
 		return RC_USAGE;
 	}
 	if (!format) {
-		gp_error("export: --format is required (%s)", plan_export_format_names());
+		gp_error("export: --format is required (%s)", export_format_names());
 		return RC_USAGE;
 	}
-	if (plan_export_format_parse(format, &f) != RC_OK) {
+	f = export_format_find(format);
+	if (!f) {
 		gp_error("--format: expected one of %s, found '%s'",
-			 plan_export_format_names(), format);
+			 export_format_names(), format);
 		return RC_USAGE;
 	}
-	if (framework && f != PLAN_EXPORT_SLURM && f != PLAN_EXPORT_MPIRUN &&
-	    f != PLAN_EXPORT_KUBERNETES && f != PLAN_EXPORT_TRAINJOB && f != PLAN_EXPORT_SKYPILOT) {
-		gp_error("--framework: expected only with --format slurm, mpirun, kubernetes, "
-			 "trainjob or skypilot, found --format %s", format);
+	if (framework && !f->takes_framework) {
+		char launchers[128];
+
+		framework_formats(launchers, sizeof(launchers), " or ");
+		gp_error("--framework: expected only with --format %s, found --format %s",
+			 launchers, format);
 		gp_hint("the megatron and deepspeed formats are their frameworks already");
 		return RC_USAGE;
 	}
@@ -93,7 +112,7 @@ enum rc cmd_export(int argc, char **argv)
 	/* the launchers start the trainer the plan was priced for */
 	if (!framework && plan.framework == 2)
 		fw = PLAN_FRAMEWORK_DEEPSPEED;
-	text = plan_export(&plan, f, fw, &rc);
+	text = export_plan(&plan, f->format, fw, &rc);
 	if (!text)
 		return rc;
 	if (out) {
@@ -111,8 +130,8 @@ enum rc cmd_export(int argc, char **argv)
 	/* The config alone does not start anything: with -o the launch line
 	 * naming that file goes to stdout; without, stdout stays one JSON
 	 * document and the line is a note on stderr. */
-	if (f == PLAN_EXPORT_DEEPSPEED) {
-		char *launch = plan_export_deepspeed_launch(&plan, out ? out : "ds_config.json");
+	if (f->format == EXPORT_DEEPSPEED) {
+		char *launch = export_deepspeed_launch(&plan, out ? out : "ds_config.json");
 
 		if (out) {
 			fputs(launch, stdout);

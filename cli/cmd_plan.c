@@ -327,20 +327,6 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		       unit_fmt_usd(d, sizeof(d), best->sens_flops_cost_usd));
 		(void)k;
 	}
-	for (size_t i = 0; i < r->n_answer_rows; i++) {
-		const struct plan_candidate *s = &r->rows[i].c;
-
-		if (!s->spot)
-			continue;
-		printf("spot%s: %g preemptions/node-hour -> MTBF %s on %d nodes; checkpoint %s every %s "
-		       "(Young/Daly sqrt(2 C MTBF)), restart %s: +%.1f%% wall time, included\n",
-		       r->n_answer_rows > 1 ? (r->rows[i].phase == 1 ? " (1a)" : " (1b)") : "",
-		       o->preempt_per_node_hour, unit_fmt_duration(a, sizeof(a), s->preempt.mtbf_s),
-		       s->nodes, unit_fmt_duration(b, sizeof(b), s->preempt.ckpt_write_s),
-		       unit_fmt_duration(c, sizeof(c), s->preempt.interval_s),
-		       unit_fmt_duration(d, sizeof(d), o->restart_s),
-		       100.0 * (1 / (1 - s->preempt.waste) - 1));
-	}
 	if (best->replay_step_s > 0)
 		printf("schedule replay (event-driven): step %s vs analytic %s\n",
 		       unit_fmt_duration(a, sizeof(a), best->replay_step_s),

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cli_calib.h"
 #include "cli_finetune.h"
+#include "plan.h"
 #include "plot.h"
 #include "price.h"
 #include "sim.h"
@@ -627,6 +628,37 @@ static const char *precision_label(const struct sim_parallel *q)
 	return q->act_bytes_per_element >= 4 ? "fp32" : sim_precision_str(q->precision);
 }
 
+/* The interruptions a run of the steps' time_s on p's GPUs expects under
+ * the planner's default rates (plan_interrupt_model), at the plan's
+ * checkpoint interval when it states one, else Young/Daly's; planned: the
+ * plan file's answer, which includes them, is printed below. */
+static void print_interrupts(const struct sim_plan *p, int gpus, int planned)
+{
+	struct plan_opts o;
+	struct plan_interrupt ip;
+	int gpn = p->cluster.gpus_per_node > 0 ? p->cluster.gpus_per_node : gpus;
+	int nodes = (gpus + gpn - 1) / gpn;
+	double ckpt = sim_trainable_params(&p->model, &p->par.ft) * PLAN_CKPT_BYTES_PER_PARAM;
+	char a[32], b[32];
+
+	plan_opts_init(&o);
+	if (p->ckpt_interval_s > 0)
+		o.ckpt_interval_s = p->ckpt_interval_s;
+	if (plan_interrupt_model(ckpt, gpus, nodes, p->spot, p->time_to_train_s, &o, &ip)) {
+		printf("interruptions: they would waste more than half of the run's time\n");
+		return;
+	}
+	printf("interruptions: %.3g expected (failures %.3g/GPU-hour x %d GPUs", ip.expected,
+	       o.failures_per_gpu_hour, gpus);
+	if (p->spot)
+		printf(", spot preemptions %g/node-hour x %d nodes", o.preempt_per_node_hour, nodes);
+	printf(": one every %s), checkpoints every %s (%s): effective training time %.2f%%, %s\n",
+	       unit_fmt_duration(a, sizeof(a), ip.mtbf_s),
+	       unit_fmt_duration(b, sizeof(b), ip.interval_s),
+	       ip.pinned ? "the plan's" : "Young/Daly", 100.0 * (1.0 - ip.waste),
+	       planned ? "in the plan's answer below" : "not in the time above (plan includes them)");
+}
+
 /* Prints the prediction for people. */
 /* planned_s, planned_usd: what the plan file answered for the whole run
  * (0: none), printed where it differs from these steps' time. */
@@ -742,11 +774,12 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 				printf(" (%s)", price_purchase_str(p->purchase));
 		}
 		printf("\n");
-		/* plan's answer adds spot preemptions and restarts, checkpoints
+		print_interrupts(p, gpus, planned_s > 0);
+		/* plan's answer adds interruptions and restarts, checkpoints
 		 * and a reserved term's hours to the steps (plan.h) */
 		if (planned_s > 0 && fabs(planned_s - p->time_to_train_s) > 5e-3 * planned_s)
 			printf("  the plan's answer, %s for %s, adds what running the steps costs "
-			       "beyond them (preemptions, checkpoints, reserved terms)\n",
+			       "beyond them (interruptions, checkpoints, reserved terms)\n",
 			       unit_fmt_duration(b2, sizeof(b2), planned_s),
 			       unit_fmt_usd(b3, sizeof(b3), planned_usd));
 	}

@@ -75,9 +75,10 @@ static enum rc validate(const struct plan_job *jobs, size_t n_jobs, const struct
 	if (!isfinite(o->budget_usd) || !isfinite(o->hourly_budget_usd) ||
 	    !isfinite(o->deadline_s) || !(o->milp_time_limit_s > 0) ||
 	    !(o->switch_s >= 0) || !(o->preempt_per_node_hour >= 0) ||
+	    !(o->failures_per_gpu_hour >= 0) || !isfinite(o->failures_per_gpu_hour) ||
 	    !(o->restart_s >= 0) || !(o->ckpt_bytes_per_s_per_node > 0) ||
 	    !(o->sensitivity > 0 && o->sensitivity <= 1)) {
-		gp_error("plan: expected finite budgets and deadline, positive time limit and checkpoint bandwidth, sensitivity in (0, 1]");
+		gp_error("plan: expected finite budgets and deadline, positive time limit and checkpoint bandwidth, failure and preemption rates >= 0, sensitivity in (0, 1]");
 		return RC_USAGE;
 	}
 	if (o->deadline_s == 0) {
@@ -86,8 +87,9 @@ static enum rc validate(const struct plan_job *jobs, size_t n_jobs, const struct
 	}
 	if (!(o->commitment_share >= 0 && o->commitment_share <= 1) ||
 	    !(o->storage_usd_per_gb_month >= 0) || !isfinite(o->storage_usd_per_gb_month) ||
-	    o->ckpt_keep < 0 || !(o->ckpt_interval_s >= 0) || !isfinite(o->ckpt_interval_s)) {
-		gp_error("plan: expected a commitment share in [0, 1], a storage price >= 0, checkpoints kept >= 0 and a checkpoint interval >= 0");
+	    o->ckpt_keep < 0 || !isfinite(o->ckpt_interval_s) ||
+	    !(o->ckpt_interval_s >= 0 || o->ckpt_interval_s == PLAN_CKPT_INTERVAL_AUTO)) {
+		gp_error("plan: expected a commitment share in [0, 1], a storage price >= 0, checkpoints kept >= 0 and a checkpoint interval >= 0 (or auto)");
 		return RC_USAGE;
 	}
 	for (size_t j = 0; j < n_jobs; j++) {
@@ -457,7 +459,7 @@ static void explain_nothing_fits(struct run *r, size_t j)
 		/* plan_candidate_price refused every fitting plan */
 		snprintf(out->why, sizeof(out->why),
 			 "%s: plans fit in GPU memory, but none can be bought: the job outlasts the "
-			 "longest term of every capacity block that fits it, or spot preemptions "
+			 "longest term of every capacity block that fits it, or interruptions "
 			 "would waste half its time", r->jobs[j].name);
 	} else {
 		snprintf(out->why, sizeof(out->why),

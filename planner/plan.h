@@ -40,10 +40,18 @@
 #define PLAN_DEFAULT_TOP 5
 /* Default MILP time limit (GLPK tm_lim) in seconds. */
 #define PLAN_DEFAULT_MILP_TIME_LIMIT_S 10.0
-/* Spot model defaults, stated in the output of every spot plan.  These are
- * planning assumptions, not measurements: one preemption per node every
- * 100 node-hours, 5 minutes to get a replacement node and reload, and a
- * checkpoint write bandwidth of 1 GB/s per node to durable storage. */
+/* Interruption model defaults, stated with every plan (plan_interrupt_model).
+ * Failures: 466 job interruptions (419 unexpected, 47 planned) in a 54-day
+ * snapshot of Llama 3 405B pre-training on 16,384 H100 (Dubey et al. 2024,
+ * "The Llama 3 Herd of Models", sec. 3.3.4): 466 / (54 d x 24 h x 16,384
+ * GPUs) = 2.195e-5 per GPU-hour; Meta's research clusters measured 2.34
+ * and 6.50 failures per 1000 node-days of 8 A100 (Kokolis et al., HPCA
+ * 2025) = 1.22e-5 and 3.39e-5 per GPU-hour, either side of it
+ * (data/SOURCES.md).  Spot preemptions, restart and checkpoint bandwidth
+ * are planning assumptions, not measurements: one preemption per node
+ * every 100 node-hours, 5 minutes to get a replacement node and reload,
+ * and a checkpoint write bandwidth of 1 GB/s per node to durable storage. */
+#define PLAN_DEFAULT_FAILURES_PER_GPU_HOUR (466.0 / (54.0 * 24.0 * 16384.0))
 #define PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR 0.01
 #define PLAN_DEFAULT_RESTART_S 300.0
 #define PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE 1e9
@@ -51,9 +59,10 @@
  * Adam m and v (4 + 4 + 4) (Rajbhandari et al., ZeRO, SC'20, sec. 3.1);
  * gradients are not saved. */
 #define PLAN_CKPT_BYTES_PER_PARAM 14.0
-/* A spot plan whose expected preemption waste exceeds this fraction of
- * wall time is dropped: the job would spend most of its time restarting. */
-#define PLAN_MAX_PREEMPT_WASTE 0.5
+/* A plan whose expected interruption waste (failures, spot preemptions)
+ * exceeds this fraction of wall time is dropped: the job would spend most
+ * of its time restarting. */
+#define PLAN_MAX_INTERRUPT_WASTE 0.5
 /* Switching a job from one plan to the next (--phases 2): write a
  * checkpoint, start the new cluster, reload. */
 #define PLAN_DEFAULT_SWITCH_S 1800.0
@@ -65,13 +74,16 @@
 #define PLAN_DEFAULT_STARTUP_S 600.0
 /* Cost models beyond the hourly rate, stated with every plan.  Checkpoint
  * storage: S3 Standard, first 50 TB/month, USD 0.023 per GB-month
- * (aws.amazon.com/s3/pricing); the last two checkpoints kept.  Off spot,
- * a checkpoint is written every hour (spot plans use the Young/Daly
- * interval instead).  A commitment's whole term is charged to the job
- * unless plan_opts.commitment_share says otherwise. */
+ * (aws.amazon.com/s3/pricing); the last two checkpoints kept.  The
+ * checkpoint interval is Young/Daly's against the plan's interruption
+ * rate (PLAN_CKPT_INTERVAL_AUTO) unless plan_opts.ckpt_interval_s pins
+ * one; PLAN_DEFAULT_CKPT_INTERVAL_S is what an export or execute uses for
+ * a plan file that states none.  A commitment's whole term is charged to
+ * the job unless plan_opts.commitment_share says otherwise. */
 #define PLAN_DEFAULT_STORAGE_USD_PER_GB_MONTH 0.023
 #define PLAN_DEFAULT_CKPT_KEEP 2
 #define PLAN_DEFAULT_CKPT_INTERVAL_S 3600.0
+#define PLAN_CKPT_INTERVAL_AUTO (-1.0)
 #define PLAN_DEFAULT_COMMITMENT_SHARE 1.0
 /* Sensitivity: the best plan is re-simulated with inter-node bandwidth, or
  * achieved FLOP/s, scaled by this factor. */
@@ -185,8 +197,9 @@ struct plan_opts {
 	int phases;                 /* plans per job run in sequence: 1 or 2 */
 	double switch_s;            /* time lost switching plans (phases 2) */
 	int gbs;                    /* global batch, sequences; 0 = model's */
-	double preempt_per_node_hour;
-	double restart_s;
+	double failures_per_gpu_hour; /* job interruptions by failure, any plan */
+	double preempt_per_node_hour; /* spot plans only */
+	double restart_s;           /* after an interruption, before training again */
 	double ckpt_bytes_per_s_per_node;
 	double milp_time_limit_s;
 	int top;                    /* ranked answers to return */
@@ -197,7 +210,8 @@ struct plan_opts {
 	double commitment_share;    /* of the committed term's cost this job carries, 0..1 */
 	double storage_usd_per_gb_month;
 	int ckpt_keep;              /* checkpoints kept in object storage */
-	double ckpt_interval_s;     /* between checkpoints off spot; 0 none */
+	double ckpt_interval_s;     /* between checkpoints: PLAN_CKPT_INTERVAL_AUTO
+				     * (default) Young/Daly; > 0 pinned; 0 none */
 	double startup_s;           /* job start-up on running nodes (billed) */
 	/* Capacity blocks (blocks.csv): a purchase option of every offering
 	 * a block sells; NULL none. */
@@ -242,20 +256,36 @@ void plan_job_init(struct plan_job *j, const struct sim_model *m, double tokens)
 enum rc plan_jobs_load(const char *path, const struct sim_model_table *models,
 		       struct plan_job **jobs, size_t *n);
 
-/* Expected cost of preemptions for a spot plan, first order in C/M and
- * R/M (Young 1974; Daly 2006): checkpoint every sqrt(2 C M) seconds. */
-struct plan_preempt {
-	double mtbf_s;          /* M: mean time between preemptions of the job */
-	double ckpt_write_s;    /* C: time to write one checkpoint */
-	double interval_s;      /* Young/Daly checkpoint interval */
-	double waste;           /* fraction of wall time lost; 0 on demand */
+/* Expected cost of interruptions for a plan: failures (per GPU-hour, any
+ * plan) and preemptions (per node-hour, spot plans), one Poisson process
+ * of their summed rate 1/M.  Checkpoints every tau seconds of work, each
+ * taking C, a restart R after each interruption; the wall time of W
+ * seconds of work is W (M / tau) e^(R/M) (e^((tau + C)/M) - 1) (Daly 2006,
+ * the complete cost function, which Young 1974's first order
+ * approximates), and tau, unless pinned, is Daly's higher-order optimum
+ * sqrt(2 C M) [1 + sqrt(C / 2M) / 3 + (C / 2M) / 9] - C (M when C >= 2M),
+ * at most W: a run shorter than the interval writes only its last
+ * checkpoint. */
+struct plan_interrupt {
+	double failures_per_hour;   /* the job's: per GPU-hour x GPUs */
+	double preempts_per_hour;   /* the job's: per node-hour x nodes (spot) */
+	double mtbf_s;              /* M; 0 when neither happens */
+	double ckpt_write_s;        /* C: time to write one checkpoint */
+	double interval_s;          /* tau: work between checkpoints; 0 none */
+	double optimum_s;           /* Daly's optimum before the cap at W; 0 when
+				     * pinned or nothing interrupts */
+	int pinned;                 /* tau is plan_opts.ckpt_interval_s's */
+	double waste;               /* fraction of wall time lost: checkpoints,
+				     * restarts, work redone */
+	double expected;            /* interruptions expected over the wall time */
 };
 
-/* Fills p for a job on nodes nodes of a model with params parameters.
- * Returns 0, or -1 when the waste is at least PLAN_MAX_PREEMPT_WASTE (the
- * plan is dropped). */
-int plan_preempt_model(double params, int nodes, const struct plan_opts *o,
-		       struct plan_preempt *p);
+/* Fills p for W = work_s seconds of training on gpus GPUs in nodes nodes
+ * (spot: preemptions too) writing checkpoints of ckpt_bytes, at o's rates,
+ * restart and checkpoint interval.  Returns 0, or -1 when the waste is at
+ * least PLAN_MAX_INTERRUPT_WASTE (the plan is dropped) or W is not > 0. */
+int plan_interrupt_model(double ckpt_bytes, int gpus, int nodes, int spot, double work_s,
+			 const struct plan_opts *o, struct plan_interrupt *p);
 
 /* Where a candidate's cost comes from. */
 struct plan_cost_parts {
@@ -263,8 +293,8 @@ struct plan_cost_parts {
 	double storage_usd;         /* checkpoints kept in object storage */
 	double ckpt_bytes;          /* one checkpoint (PLAN_CKPT_BYTES_PER_PARAM) */
 	double ckpt_write_s;        /* writing one, all nodes in parallel */
-	double ckpt_interval_s;     /* between checkpoints (Young/Daly on spot) */
-	double ckpt_overhead;       /* wall-time fraction writing them, off spot */
+	double ckpt_interval_s;     /* between checkpoints (plan_interrupt) */
+	double ckpt_overhead;       /* wall-time fraction writing them */
 	int ckpt_keep;              /* checkpoints kept (plan_opts.ckpt_keep) */
 	double discount;            /* reserved: fraction off on-demand */
 	double term_s;              /* reserved: committed time (whole terms) */
@@ -310,9 +340,9 @@ struct plan_candidate {
 	struct sim_parallel par;
 	struct sim_cluster cluster;
 	struct sim_result res;
-	struct plan_preempt preempt;
+	struct plan_interrupt interrupt; /* failures and spot preemptions */
 	double usd_per_hour;        /* the whole cluster */
-	double time_s;              /* all the job's tokens, preemption and
+	double time_s;              /* all the job's tokens, interruptions and
 				     * checkpoints included */
 	double cost_usd;            /* compute (reserved: as charged) + storage */
 	double nofit_step_s;        /* fastest non-fitting step at this size; 0 none */

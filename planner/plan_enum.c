@@ -1,8 +1,8 @@
 /*
  * plan_enum.c - candidate enumeration: for every offering that passes the
  * filters, every parallel configuration worth simulating, simulated with
- * the analytic model, priced (spot plans with their expected preemption
- * overhead), and pruned to the offering's Pareto frontier.
+ * the analytic model, priced (with their expected interruptions: failures,
+ * and preemptions on spot), and pruned to the offering's Pareto frontier.
  *
  * What keeps it fast:
  *  - offerings with the same hardware (GPU, GPUs per node, inter-node
@@ -77,27 +77,62 @@ struct best_at {
 	int nofit_only;            /* simulated something here, none fitted */
 };
 
-int plan_preempt_model(double params, int nodes, const struct plan_opts *o,
-		       struct plan_preempt *p)
+/* Daly 2006's higher-order optimum compute interval between checkpoints
+ * of C seconds at M seconds between interruptions (its perturbation
+ * solution; the paper's figs. 3-5 give 117, 57 and 9.1 min for C = 5 min,
+ * M = 24 h, 6 h and 15 min).  Young 1974's sqrt(2 C M) is its first term. */
+static double daly_interval_s(double c, double m)
 {
-	double rate = o->preempt_per_node_hour * nodes / 3600.0; /* per second */
+	double x = c / (2.0 * m);
+
+	if (c >= 2.0 * m)
+		return m;
+	return sqrt(2.0 * c * m) * (1.0 + sqrt(x) / 3.0 + x / 9.0) - c;
+}
+
+int plan_interrupt_model(double ckpt_bytes, int gpus, int nodes, int spot, double work_s,
+			 const struct plan_opts *o, struct plan_interrupt *p)
+{
+	int none = o->ckpt_interval_s == 0;
+	double rate, tau, c, ratio;
 
 	memset(p, 0, sizeof(*p));
-	if (!(rate > 0))
-		return 0;
-	p->mtbf_s = 1.0 / rate;
+	p->failures_per_hour = o->failures_per_gpu_hour * gpus;
+	p->preempts_per_hour = spot ? o->preempt_per_node_hour * nodes : 0;
+	rate = (p->failures_per_hour + p->preempts_per_hour) / 3600.0; /* per second */
+	if (rate > 0)
+		p->mtbf_s = 1.0 / rate;
 	/* All nodes write their shard of the checkpoint in parallel. */
-	p->ckpt_write_s = params * PLAN_CKPT_BYTES_PER_PARAM /
-			  (nodes * o->ckpt_bytes_per_s_per_node);
-	/* Young 1974: the interval between checkpoints that minimises the
-	 * expected waste is sqrt(2 C M). */
-	p->interval_s = sqrt(2.0 * p->ckpt_write_s * p->mtbf_s);
-	/* First-order waste per unit of wall time (Daly 2006, sec. 3): the
-	 * checkpoints themselves C/tau, and per preemption half an interval
-	 * of lost work plus the restart R. */
-	p->waste = p->ckpt_write_s / p->interval_s +
-		   (p->interval_s / 2.0 + o->restart_s) / p->mtbf_s;
-	return p->waste < PLAN_MAX_PREEMPT_WASTE ? 0 : -1;
+	p->ckpt_write_s = ckpt_bytes / (nodes * o->ckpt_bytes_per_s_per_node);
+	p->pinned = o->ckpt_interval_s >= 0;
+	c = none ? 0 : p->ckpt_write_s;
+	if (o->ckpt_interval_s > 0)
+		tau = o->ckpt_interval_s;
+	else if (!none && rate > 0 && c > 0)
+		tau = p->optimum_s = daly_interval_s(c, p->mtbf_s);
+	else
+		tau = work_s;
+	/* Past the end of the run there is nothing to save but the last. */
+	tau = fmin(tau, work_s);
+	if (!(tau > 0))
+		return -1;
+	p->interval_s = none ? 0 : tau;
+	/* Wall time per second of work: every tau of work costs tau + C, and
+	 * an interruption redoes the interrupted segment after a restart R
+	 * (Daly 2006's complete model, exponential interarrivals); without
+	 * interruptions only the checkpoints count, 1 + C / tau. */
+	if (rate > 0) {
+		double x = (tau + c) * rate;
+
+		ratio = exp(o->restart_s * rate) * (expm1(x) / x) * (tau + c) / tau;
+	} else {
+		ratio = (tau + c) / tau;
+	}
+	if (!isfinite(ratio))
+		return -1;
+	p->waste = 1.0 - 1.0 / ratio;
+	p->expected = work_s * ratio * rate;
+	return p->waste < PLAN_MAX_INTERRUPT_WASTE ? 0 : -1;
 }
 
 int plan_job_gbs(const struct plan_job *job, const struct plan_opts *o)
@@ -187,23 +222,18 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 	t = sim_time_to_train_s(&c->res, job->tokens);
 	if (!(t > 0) || !isfinite(t))
 		return -1;
-	memset(&c->preempt, 0, sizeof(c->preempt));
 	memset(k, 0, sizeof(*k));
 	k->ckpt_bytes = params * PLAN_CKPT_BYTES_PER_PARAM;
 	k->ckpt_keep = o->ckpt_keep;
-	k->ckpt_write_s = k->ckpt_bytes / (c->nodes * o->ckpt_bytes_per_s_per_node);
-	if (c->spot) {
-		if (plan_preempt_model(params, c->nodes, o, &c->preempt))
-			return -1;
-		/* Young/Daly's waste already counts writing checkpoints. */
-		t /= 1.0 - c->preempt.waste;
-		k->ckpt_interval_s = c->preempt.interval_s;
-	} else if (o->ckpt_interval_s > 0) {
-		/* Training stalls C seconds every tau: wall = work (1 + C/tau). */
-		k->ckpt_interval_s = o->ckpt_interval_s;
-		k->ckpt_overhead = k->ckpt_write_s / o->ckpt_interval_s;
-		t *= 1.0 + k->ckpt_overhead;
-	}
+	if (plan_interrupt_model(k->ckpt_bytes, c->nodes * c->offering->gpus_per_node, c->nodes,
+				 c->spot, t, o, &c->interrupt))
+		return -1;
+	k->ckpt_write_s = c->interrupt.ckpt_write_s;
+	k->ckpt_interval_s = c->interrupt.interval_s;
+	if (k->ckpt_interval_s > 0)
+		k->ckpt_overhead = k->ckpt_write_s / k->ckpt_interval_s;
+	/* The waste counts checkpoints, restarts and work redone. */
+	t /= 1.0 - c->interrupt.waste;
 	/* Fixed overheads: the nodes are requested (provisioning, not
 	 * billed), the job starts (billed), then trains for t.  Billing
 	 * rounds the billed run up to the offering's increment. */

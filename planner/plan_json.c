@@ -50,7 +50,8 @@ static void price_date_fields(cJSON *p, const struct plan_candidate *c,
 
 /* Adds one candidate's figures to p: where it runs, its parallelism, the
  * simulator's step, the time and cost of the job (scaled by fraction, the
- * share of the job it trains), the commitment and the preemption model.
+ * share of the job it trains), the commitment, the interruptions (failures
+ * and, on spot, preemptions) and the spot preemption model.
  * The keys plan --json and compare --json share. */
 static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 			     const struct price_offering *of, double fraction,
@@ -139,14 +140,27 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 	} else {
 		cJSON_AddNullToObject(p, "capacity_block");
 	}
+	/* Interruptions of any plan (failures; spot: preemptions too) and
+	 * the effective training time they leave. */
+	x = cJSON_AddObjectToObject(p, "interruptions");
+	add_num(x, "failures_per_gpu_hour", o->failures_per_gpu_hour);
+	add_num(x, "preemptions_per_node_hour", c->spot ? o->preempt_per_node_hour : 0);
+	add_opt(x, "mtbf_s", c->interrupt.mtbf_s, c->interrupt.mtbf_s > 0);
+	add_num(x, "expected", c->interrupt.expected * fraction);
+	add_num(x, "checkpoint_interval_s", c->interrupt.interval_s);
+	cJSON_AddStringToObject(x, "checkpoint_interval_from",
+				c->interrupt.pinned ? "pinned" : "young-daly");
+	add_num(x, "restart_s", o->restart_s);
+	add_num(x, "waste", c->interrupt.waste);
+	add_num(x, "effective_training_time", 1.0 - c->interrupt.waste);
 	if (c->spot) {
 		x = cJSON_AddObjectToObject(p, "preemption");
 		add_num(x, "rate_per_node_hour", o->preempt_per_node_hour);
-		add_num(x, "mtbf_s", c->preempt.mtbf_s);
-		add_num(x, "checkpoint_write_s", c->preempt.ckpt_write_s);
-		add_num(x, "checkpoint_interval_s", c->preempt.interval_s);
+		add_num(x, "mtbf_s", c->interrupt.mtbf_s);
+		add_num(x, "checkpoint_write_s", c->interrupt.ckpt_write_s);
+		add_num(x, "checkpoint_interval_s", c->interrupt.interval_s);
 		add_num(x, "restart_s", o->restart_s);
-		add_num(x, "waste", c->preempt.waste);
+		add_num(x, "waste", c->interrupt.waste);
 	} else {
 		cJSON_AddNullToObject(p, "preemption");
 	}
@@ -237,12 +251,14 @@ char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jo
 	add_opt(x, "least_memory_needed_bytes", n->smallest_need_bytes,
 		n->smallest_need_bytes >= 0);
 	x = cJSON_AddObjectToObject(root, "assumptions");
+	add_num(x, "failures_per_gpu_hour", o->failures_per_gpu_hour);
 	add_num(x, "preempt_per_node_hour", o->preempt_per_node_hour);
 	add_num(x, "restart_s", o->restart_s);
 	add_num(x, "checkpoint_bytes_per_s_per_node", o->ckpt_bytes_per_s_per_node);
 	add_num(x, "checkpoint_bytes_per_param", PLAN_CKPT_BYTES_PER_PARAM);
 	add_num(x, "switch_s", o->switch_s);
-	add_num(x, "checkpoint_interval_s", o->ckpt_interval_s);
+	/* null: Young/Daly's per plan (PLAN_CKPT_INTERVAL_AUTO) */
+	add_opt(x, "checkpoint_interval_s", o->ckpt_interval_s, o->ckpt_interval_s >= 0);
 	cJSON_AddNumberToObject(x, "checkpoints_kept", o->ckpt_keep);
 	add_num(x, "storage_usd_per_gb_month", o->storage_usd_per_gb_month);
 	add_num(x, "commitment_share", o->commitment_share);

@@ -26,6 +26,7 @@ void plan_opts_init(struct plan_opts *o)
 	o->objective = PLAN_OBJECTIVE_AUTO;
 	o->phases = 1;
 	o->switch_s = PLAN_DEFAULT_SWITCH_S;
+	o->failures_per_gpu_hour = PLAN_DEFAULT_FAILURES_PER_GPU_HOUR;
 	o->preempt_per_node_hour = PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR;
 	o->restart_s = PLAN_DEFAULT_RESTART_S;
 	o->ckpt_bytes_per_s_per_node = PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE;
@@ -35,7 +36,7 @@ void plan_opts_init(struct plan_opts *o)
 	o->commitment_share = PLAN_DEFAULT_COMMITMENT_SHARE;
 	o->storage_usd_per_gb_month = PLAN_DEFAULT_STORAGE_USD_PER_GB_MONTH;
 	o->ckpt_keep = PLAN_DEFAULT_CKPT_KEEP;
-	o->ckpt_interval_s = PLAN_DEFAULT_CKPT_INTERVAL_S;
+	o->ckpt_interval_s = PLAN_CKPT_INTERVAL_AUTO;
 	o->startup_s = PLAN_DEFAULT_STARTUP_S;
 	o->filter.framework = PLAN_FRAMEWORK_MEGATRON;
 	o->max_price_age_days = PRICE_DEFAULT_MAX_AGE_DAYS;

@@ -566,6 +566,9 @@ static void test_plan_candidate_price_parts(void **state)
 	c.nodes = 2;
 	c.res.tokens_per_s = 1e6;
 	c.purchase = PRICE_PURCHASE_ON_DEMAND;
+	/* A pinned hour and no failures, to see each part on its own. */
+	o.ckpt_interval_s = 3600;
+	o.failures_per_gpu_hour = 0;
 	assert_int_equal(plan_candidate_price(&c, &job, &o), 0);
 	/* 1e12 tokens at 1e6 tokens/s = 1e6 s of work.  A checkpoint of
 	 * 14 B/param written by 2 nodes at 1 GB/s each takes 7 params / 1e9
@@ -611,11 +614,20 @@ static void test_plan_candidate_price_parts(void **state)
 	/* No 3-year row: the option does not exist. */
 	c.purchase = PRICE_PURCHASE_RESERVED_3Y;
 	assert_int_equal(plan_candidate_price(&c, &job, &o), -1);
-	/* No checkpoints off spot: the wall time is the work. */
+	/* No checkpoints and no failures: the wall time is the work. */
 	o.ckpt_interval_s = 0;
 	c.purchase = PRICE_PURCHASE_ON_DEMAND;
 	assert_int_equal(plan_candidate_price(&c, &job, &o), 0);
 	assert_near(c.time_s, work + o.startup_s, 1e-12);
+	/* The defaults: failures on 2 x 8 GPUs, Young/Daly's interval; the
+	 * wall time is the work over the effective training time. */
+	plan_opts_init(&o);
+	assert_int_equal(plan_candidate_price(&c, &job, &o), 0);
+	assert_false(c.interrupt.pinned);
+	assert_near(c.interrupt.failures_per_hour, 16 * PLAN_DEFAULT_FAILURES_PER_GPU_HOUR, 1e-12);
+	assert_near(c.costs.ckpt_interval_s, c.interrupt.interval_s, 1e-12);
+	assert_near(c.time_s, work / (1 - c.interrupt.waste) + o.startup_s, 1e-12);
+	assert_near(c.interrupt.expected, (c.time_s - o.startup_s) / c.interrupt.mtbf_s, 1e-9);
 }
 
 /* ---- the planner: a reserved column wins only for a long job -------------- */
@@ -717,6 +729,7 @@ static void test_plan_candidate_price_block(void **state)
 	plan_job_init(&job, &m, 1e12);
 	plan_opts_init(&o);
 	o.ckpt_interval_s = 0;
+	o.failures_per_gpu_hour = 0;
 	offering_init(&of, "acloud", "big8", "BIG", 80);
 	of.inter_node_bytes_per_s = 400e9;
 	block_init(&b, "big", 40);
@@ -789,7 +802,10 @@ static enum price_purchase block_answer(double tokens, int spot, double *cost_us
 	o.top = 1;
 	o.blocks = &big_blocks;
 	o.startup_s = 0;
-	o.ckpt_interval_s = 0;
+	/* none; spot checkpoints at Young/Daly's interval (none would start
+	 * ten days over at every preemption) */
+	o.ckpt_interval_s = spot == 1 ? PLAN_CKPT_INTERVAL_AUTO : 0;
+	o.failures_per_gpu_hour = 0;
 	if (spot == 1)
 		big_offer.spot_usd_per_hour = 60;
 	assert_int_equal(plan_run(&job, 1, &big_cat, &o, &r), RC_OK);

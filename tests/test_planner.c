@@ -3,7 +3,7 @@
  * random small instances (one phase with several jobs sharing budget and
  * availability, two phases), its guarantees (never over budget, deadline
  * or availability; more budget never slower), GLPK's error hook, the spot
- * preemption model, Pareto pruning, and the whole pipeline on an inline
+ * interruption model, Pareto pruning, and the whole pipeline on an inline
  * catalog (zero budget, one GPU, a model that fits nowhere, context
  * parallelism searched for long sequences), and for models with experts
  * the expert layouts searched only where legal, the offering's NVLink
@@ -519,31 +519,105 @@ static void test_plan_milp_solve_dump_lp(void **state)
 	assert_non_null(strstr(buf, "Generals"));
 }
 
-/* ---- the preemption model and Pareto pruning ----------------------------- */
+/* ---- the interruption model and Pareto pruning --------------------------- */
 
-/* 1e9 parameters on 10 nodes at 0.01 preemptions per node-hour:
- * MTBF M = 3600 / 0.1 = 36000 s; checkpoint C = 1e9 x 14 B / (10 x 1 GB/s)
- * = 1.4 s; Young's interval sqrt(2 C M) = sqrt(100800) = 317.49 s; waste
- * C / tau + (tau / 2 + R) / M = 0.0044096 + (158.745 + 300) / 36000
- * = 0.0171526. */
-static void test_plan_preempt_model_young_daly(void **state)
+/* Spot, no failures: 1e9 parameters on 10 nodes at 0.01 preemptions per
+ * node-hour: MTBF M = 3600 / 0.1 = 36000 s; checkpoint C = 1e9 x 14 B /
+ * (10 x 1 GB/s) = 1.4 s; Daly's interval sqrt(2 C M) [1 + sqrt(x) / 3 +
+ * x / 9] - C with x = C / 2M = 1.9444e-5: 317.4901573 x 1.0014721 - 1.4
+ * = 316.5575 s (Young's sqrt(2 C M) = 317.49 s); over W = 1e6 s of work
+ * the wall is W (M / tau) e^(R/M) (e^((tau + C)/M) - 1) = W x 1.0173137:
+ * waste 1 - 1 / 1.0173137 = 0.0170190 (Young's first order 0.0171526),
+ * and 1.0173137e6 / 36000 = 28.2587 preemptions expected. */
+static void test_plan_interrupt_model_spot(void **state)
 {
 	struct plan_opts o;
-	struct plan_preempt p;
+	struct plan_interrupt p;
 
 	(void)state;
 	plan_opts_init(&o);
-	assert_int_equal(plan_preempt_model(1e9, 10, &o, &p), 0);
+	o.failures_per_gpu_hour = 0;
+	assert_int_equal(plan_interrupt_model(1e9 * 14, 80, 10, 1, 1e6, &o, &p), 0);
 	assert_near(p.mtbf_s, 36000, 1e-12);
 	assert_near(p.ckpt_write_s, 1.4, 1e-12);
-	assert_near(p.interval_s, 317.4901573, 1e-9);
-	assert_near(p.waste, 0.0171526, 1e-5);
+	assert_near(p.interval_s, 316.5575, 1e-6);
+	assert_near(p.waste, 0.0170190, 1e-5);
+	assert_near(p.expected, 28.2587, 1e-5);
+	assert_false(p.pinned);
 	/* 10000 nodes: M = 36 s, shorter than the restart: dropped. */
-	assert_int_equal(plan_preempt_model(1e9, 10000, &o, &p), -1);
-	/* No preemptions: no waste. */
-	o.preempt_per_node_hour = 0;
-	assert_int_equal(plan_preempt_model(1e9, 10, &o, &p), 0);
-	assert_true(p.waste == 0);
+	assert_int_equal(plan_interrupt_model(1e9 * 14, 80000, 10000, 1, 1e6, &o, &p), -1);
+	/* Off spot, nothing interrupts: one checkpoint, at the end, C / W. */
+	assert_int_equal(plan_interrupt_model(1e9 * 14, 80, 10, 0, 1e6, &o, &p), 0);
+	assert_near(p.interval_s, 1e6, 1e-12);
+	assert_near(p.waste, 1 - 1 / (1 + 1.4 / 1e6), 1e-9);
+	assert_true(p.expected == 0);
+	/* A pinned hour without interruptions: 1 + C / 3600. */
+	o.ckpt_interval_s = 3600;
+	assert_int_equal(plan_interrupt_model(1e9 * 14, 80, 10, 0, 1e6, &o, &p), 0);
+	assert_true(p.pinned);
+	assert_near(p.interval_s, 3600, 1e-12);
+	assert_near(p.waste, 1 - 1 / (1 + 1.4 / 3600), 1e-9);
+	/* None: nothing written, nothing redone. */
+	o.ckpt_interval_s = 0;
+	assert_int_equal(plan_interrupt_model(1e9 * 14, 80, 10, 0, 1e6, &o, &p), 0);
+	assert_true(p.interval_s == 0 && p.waste == 0);
+}
+
+/* Daly 2006's own examples (its figs. 3-5): C = 5 min at M = 24 h, 6 h
+ * and 15 min gives 117, 57 and 9.1 min.  One GPU failing 1/M per hour. */
+static void test_plan_interrupt_model_daly_examples(void **state)
+{
+	static const double m_h[] = { 24, 6, 0.25 }, tau_min[] = { 117, 57, 9.1 };
+	struct plan_opts o;
+	struct plan_interrupt p;
+
+	(void)state;
+	plan_opts_init(&o);
+	for (int i = 0; i < 3; i++) {
+		o.failures_per_gpu_hour = 1 / m_h[i];
+		o.restart_s = 600;
+		/* 300 s of checkpoint on one node at 1 GB/s; Ts = 500 h */
+		(void)plan_interrupt_model(300e9, 1, 1, 0, 500 * 3600.0, &o, &p);
+		assert_near(p.mtbf_s, m_h[i] * 3600, 1e-12);
+		assert_true(fabs(p.interval_s / 60 - tau_min[i]) < 0.5);
+	}
+}
+
+/* The Llama 3 405B pre-training run (Dubey et al. 2024, sec. 3.3.4): 466
+ * interruptions in a 54-day snapshot on 16,384 H100, more than 90%
+ * effective training time.  At the default rate 466 / (54 x 24 x 16384)
+ * = 2.194628e-5 per GPU-hour, 16,384 GPUs fail once every M = 3600 /
+ * (2.194628e-5 x 16384) = 10012.02 s (2.78 h).  A 405e9-parameter
+ * checkpoint (14 B/param, 5.67 TB) from 2048 nodes at 1 GB/s takes C =
+ * 2.768555 s; Daly's interval: sqrt(2 C M) = 235.452 s, x = C / 2M =
+ * 1.38262e-4, tau = 235.452 x 1.0039349 - 2.7686 = 233.610 s.  Wall per
+ * work: (M / tau) e^(R/M) (e^((tau + C)/M) - 1) with R = 300 s: 42.8578
+ * x 1.030417 x 0.0238904 = 1.0550345, waste 0.0521637: effective
+ * training time 94.8% (> 90%).  Work W = 54 d / 1.0550345 = 4.422225e6 s
+ * takes the 54 days, in which 54 x 86400 / M = 466.0 interruptions are
+ * expected. */
+static void test_plan_interrupt_model_llama3_405b(void **state)
+{
+	struct plan_opts o;
+	struct plan_interrupt p;
+
+	(void)state;
+	plan_opts_init(&o);
+	assert_near(o.failures_per_gpu_hour, 2.194628e-5, 1e-6);
+	assert_int_equal(plan_interrupt_model(405e9 * 14, 16384, 2048, 0, 4.422225e6, &o, &p), 0);
+	assert_near(p.mtbf_s, 10012.02, 1e-6);
+	assert_near(p.ckpt_write_s, 2.768555, 1e-6);
+	assert_near(p.interval_s, 233.610, 1e-5);
+	assert_near(p.waste, 0.0521637, 1e-5);
+	assert_true(1 - p.waste > 0.90);
+	assert_near(p.expected, 466.0, 1e-5);
+	/* A day on 8 GPUs barely changes: a 8e9-parameter checkpoint (112 s
+	 * from one node), M = 2.0505e7 s (237 d), tau = 67697 s: waste
+	 * 0.33%, 0.0042 interruptions expected. */
+	assert_int_equal(plan_interrupt_model(8e9 * 14, 8, 1, 0, 86400, &o, &p), 0);
+	assert_near(p.interval_s, 67697.27, 1e-5);
+	assert_near(p.waste, 0.0033161, 1e-4);
+	assert_near(p.expected, 0.0042277, 1e-4);
 }
 
 static void test_plan_pareto_keeps_undominated(void **state)
@@ -873,7 +947,8 @@ static void test_plan_run_filters(void **state)
 		assert_int_equal(r.rows[i].c.par.tp, 2);
 		assert_int_equal(r.rows[i].c.par.zero, 1);
 		/* spot plans carry their preemption overhead */
-		assert_true(r.rows[i].c.preempt.waste > 0);
+		assert_true(r.rows[i].c.interrupt.preempts_per_hour > 0 &&
+			    r.rows[i].c.interrupt.waste > 0);
 	}
 	plan_result_release(&r);
 	snprintf(o.filter.gpu, sizeof(o.filter.gpu), "no-such-gpu");
@@ -1125,6 +1200,7 @@ static void test_plan_run_overheads(void **state)
 	snprintf(o.filter.region, sizeof(o.filter.region), "east");
 	o.filter.spot = 0;
 	o.ckpt_interval_s = 0;
+	o.failures_per_gpu_hour = 0;
 	o.startup_s = 0;
 	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &base), RC_OK);
 	test_offers[0].provision_s = 900;
@@ -1848,7 +1924,9 @@ int main(void)
 		cmocka_unit_test(test_plan_milp_solve_degenerate),
 		cmocka_unit_test(test_plan_lp_fault_probe_caught),
 		cmocka_unit_test(test_plan_milp_solve_dump_lp),
-		cmocka_unit_test(test_plan_preempt_model_young_daly),
+		cmocka_unit_test(test_plan_interrupt_model_spot),
+		cmocka_unit_test(test_plan_interrupt_model_daly_examples),
+		cmocka_unit_test(test_plan_interrupt_model_llama3_405b),
 		cmocka_unit_test(test_plan_pareto_keeps_undominated),
 		cmocka_unit_test(test_plan_run_within_budget),
 		cmocka_unit_test(test_plan_run_budget_monotone),

@@ -211,6 +211,9 @@ check("compare --json: bought options are owned",
       all(t["buy"]["purchase"] == "owned" and t["buy"]["provider"] == "owned"
           for t in doc["types"] if t["buy"]))
 PY
+gp compare --model llama3-8b --tokens 1T --gpu h100 --spot
+expect_out "compare states the interruptions in TIME" \
+	"^  interruptions failures 2\.19e-05/GPU-hour x 8 GPUs .*, and spot preemptions 0\.01/node-hour; [0-9.]+-[0-9.]+ expected a row, .*effective training time [0-9.]+-[0-9.]+% \(in TIME\)"
 gp compare --model llama3-8b --tokens 1T --gpu h100 --spot --json
 expect_rc "compare --spot --json exits 0" 0
 check_json "compare --spot --json rents spot" "$OUT" <<'PY'
@@ -320,11 +323,12 @@ expect_rc "--have without a count exits 2" 2
 gp plan --model llama3-8b --tokens 100B --no-spot -o "$TMP/s.json"
 expect_rc "plan exits 0" 0
 # 8.03e9 params x 14 B = 112 GB
-expect_out "plan states the checkpoint size, interval and storage cost" "^checkpoints: 112 GB each \(14 bytes/param\), written every 1\.0 h .* 2 kept at \\\$0.023/GB-month .*, included"
+expect_out "plan states the checkpoint size, interval and storage cost" "^checkpoints: 112 GB each \(14 bytes/param\), written every [0-9.]+ [a-z]+ in .* \(Young/Daly; .* 2 kept at \\\$0.023/GB-month .*, included"
 gp plan --model llama3-8b --tokens 100B --no-spot --storage-price 0 --ckpt-interval 0 -o "$TMP/s2.json"
 expect_out "--storage-price 0 makes storage free" "2 kept at \\\$0/GB-month for .*: \\\$0\.00, included"
 gp plan --model llama3-8b --tokens 100B --no-spot --json -o "$TMP/s3.json"
-for k in purchase costs compute_usd storage_usd checkpoint_bytes commitment storage_usd_per_gb_month; do
+for k in purchase costs compute_usd storage_usd checkpoint_bytes commitment storage_usd_per_gb_month \
+	interruptions effective_training_time failures_per_gpu_hour; do
 	expect_out "plan --json has \"$k\"" "\"$k\":"
 done
 gp plan --model llama3-8b --tokens 100B --ckpt-keep -1 -o "$TMP/s4.json"

@@ -331,7 +331,7 @@ grep -Fq -- "--deepspeed --deepspeed_config 'ds_config.json'" "$TMP/sky-ds.run" 
 
 # Strings from the plan file: one with shell or YAML syntax is refused
 # where the plan is read (names are letters, digits and ' ._-:/+(),@'); the
-# writers quote anyway (test_plan_export.c feeds them $(...) directly).
+# writers quote anyway (test_export.c feeds them $(...) directly).
 python3 - "$TMP/sky-mg.json" "$TMP/sky-evil.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))

@@ -12,7 +12,7 @@ gp plan --help
 expect_rc "plan --help exits 0" 0
 for opt in --budget --hourly-budget --monthly-budget --deadline --objective --phases \
 	--jobs --gbs --gbs-tokens --gpu --provider --region --spot --no-spot --max-gpus \
-	--min-gpus --tp --pp --zero --top --dump-lp --json --output --preempt-rate; do
+	--min-gpus --tp --pp --zero --top --dump-lp --json --output --preempt-rate --failure-rate; do
 	expect_out "plan --help lists $opt" -- "$opt"
 done
 expect_out "plan --help states the --max-gpus default" "at most N GPUs \(default 4096\)"
@@ -66,17 +66,66 @@ gp plan --model llama3-8b --tokens 100B --monthly-budget 20000 -o "$TMP/plan4.js
 expect_rc "plan with a monthly budget exits 0" 0
 expect_out "the monthly budget becomes 20000/730 per hour" '\$27\.40/h'
 
+# ---- interruptions: every answer states them, its time includes them
+# (planner/plan.h: failures 466 / (54 d x 24 h x 16,384 GPUs) per GPU-hour)
+gp plan --model llama3-70b --tokens 1T --budget 2.5M -o "$TMP/good.json"
+expect_rc "interruptions: plan exits 0" 0
+expect_out "the answer states expected interruptions and effective training time" \
+	"^interruptions: [0-9.]+ expected \(failures 2\.19e-05/GPU-hour x [0-9]+ GPUs: one every [0-9.]+ [a-z]+\), each a restart of 5\.0 min and the work since the last checkpoint redone: effective training time 9[0-9]\.[0-9]+% \(\+[0-9.]+% wall time with the checkpoints, included\)"
+expect_out "its checkpoints are written at the Young/Daly interval" "^checkpoints: .* written every .* \(Young/Daly; \+[0-9.]+% wall time, included\)"
+gp plan --model llama3-70b --tokens 1T --budget 2.5M --json -o "$TMP/good.json"
+if command -v python3 >/dev/null; then
+	python3 - "$OUT" >"$TMP/good.check" <<'PY'
+import json, sys
+rate = 466 / (54 * 24 * 16384)
+bad = []
+for p in json.load(open(sys.argv[1]))["plans"]:
+    i, k = p["interruptions"], p["costs"]
+    work = p["time_to_train_s"] - k["provision_s"] - k["startup_s"]
+    for name, got, want in (
+            ("failures_per_gpu_hour", i["failures_per_gpu_hour"], rate),
+            ("mtbf_s", i["mtbf_s"], 3600 / (rate * p["gpus"])),
+            ("expected = training wall time / mtbf", i["expected"], work / i["mtbf_s"]),
+            ("effective = 1 - waste", i["effective_training_time"], 1 - i["waste"]),
+            ("interval", k["checkpoint_interval_s"], i["checkpoint_interval_s"])):
+        if abs(got - want) > 1e-6 * abs(want):
+            bad.append("%s: %r, expected %r" % (name, got, want))
+    if i["checkpoint_interval_from"] != "young-daly" or not 0 < i["waste"] < 0.1:
+        bad.append(repr(i))
+print("ok" if not bad else "; ".join(bad[:3]))
+PY
+	[ "$(cat "$TMP/good.check")" = ok ] \
+		&& pass "--json: interruptions expected = wall time / MTBF, at the sourced rate" \
+		|| fail "--json: interruptions expected = wall time / MTBF, at the sourced rate" "$(cat "$TMP/good.check")"
+else
+	echo "skip - --json interruptions: no python3"
+fi
+gp plan --model llama3-70b --tokens 1T --budget 2.5M --failure-rate 0 -o "$TMP/good.json"
+expect_rc "--failure-rate 0 exits 0" 0
+expect_out "--failure-rate 0: none expected" "^interruptions: 0 expected \(failures 0/GPU-hour"
+gp plan --model llama3-70b --tokens 1T --budget 2.5M --ckpt-interval 1h -o "$TMP/good.json"
+expect_out "--ckpt-interval 1h pins the interval" "^checkpoints: .* written every 1\.0 h in .* \(--ckpt-interval; "
+gp plan --model llama3-70b --tokens 1T --budget 2.5M --ckpt-interval auto -o "$TMP/good.json"
+expect_rc "--ckpt-interval auto exits 0" 0
+gp plan --model llama3-70b --tokens 1T --failure-rate -1
+expect_rc "--failure-rate -1 exits 2" 2
+expect_err "--failure-rate -1: one line naming the flag" "^error: --failure-rate"
+
 # ---- filters
 gp plan --model llama3-70b --tokens 1T --budget 2M --spot --gpu h100 --top 3 -o "$TMP/plan5.json"
 expect_rc "plan with filters exits 0" 0
 n=$(awk '$1 ~ /^[0-9]+$/' "$OUT" | grep -vc ' spot ')
 [ "$n" = 0 ] && pass "--spot keeps spot rows only" || fail "--spot keeps spot rows only" "$n other rows"
-expect_out "a spot answer states its preemption model" "^spot: 0.01 preemptions/node-hour .*Young/Daly"
+expect_out "a spot answer states its preemptions beside the failures" \
+	"^interruptions: [0-9.]+ expected \(failures 2\.19e-05/GPU-hour x [0-9]+ GPUs, spot preemptions 0\.01/node-hour x [0-9]+ nodes: one every .*effective training time [0-9.]+%"
+expect_out "a spot answer checkpoints at the Young/Daly interval" "^checkpoints: .* written every .* \(Young/Daly; "
 # simulate of that plan prices its steps alone, and says what the plan's
 # answer adds (its time, from the answer line, and cost)
 answer=$(sed -n 's/^answer: llama3-70b in \([0-9.]* [a-z]*\) for \(\$[0-9,]*\) .*/\1 for \2/p' "$OUT")
 gp simulate "$TMP/plan5.json"
 expect_rc "simulate of a spot plan exits 0" 0
+expect_out "simulate states the run's interruptions, in the plan's answer" \
+	"^interruptions: [0-9.]+ expected \(failures 2\.19e-05/GPU-hour x [0-9]+ GPUs, spot preemptions 0\.01/node-hour x [0-9]+ nodes: one every .*\), checkpoints every .* \(the plan's\): effective training time [0-9.]+%, in the plan's answer below"
 expect_out "simulate of a spot plan names the plan's answer, $answer" \
 	"^  the plan's answer, ${answer//$/\\$}, adds what running the steps costs beyond them"
 gp simulate "$TMP/plan4.json"
@@ -339,12 +388,12 @@ expect_out "frontier --help lists --csv" "--csv FILE"
 
 # ---- the age of the prices an answer uses, and capacity blocks ------------
 # A 40-day deadline: the cheapest answer is 40 p5.48xlarge in a capacity
-# block (39.33 USD per instance-hour against 55.04 on demand) for the 37.3
-# days of the run, paid as blocks of whole weeks beyond 14 days (42), whose
+# block (39.33 USD per instance-hour against 55.04 on demand) for the 37.5
+# days of the run (its 6.3 expected interruptions included), paid as blocks of whole weeks beyond 14 days (42), whose
 # rate is dated 2024-12-31: 703 days before GPUPLAN_NOW (2026-12-04).
 gp plan --model llama3-70b --tokens 1T --deadline 40d -o "$TMP/block.json"
 expect_rc "block: plan exits 0" 0
-expect_out "block: the answer is a capacity block" "^1 +aws p5\.48xlarge us-east-[12] capacity-block +40x8=320 .* 37\.3 d "
+expect_out "block: the answer is a capacity block" "^1 +aws p5\.48xlarge us-east-[12] capacity-block +40x8=320 .* 37\.5 d "
 expect_out "block: its terms and the days paid up front" "^capacity-block: 40 x p5\.48xlarge in us-east-[12] for 42 days, paid up front at \\\$39\.33 per instance-hour"
 expect_out "block: its own node bound" "^capacity: 40 of at most 64 nodes: one capacity block holds at most 64"
 expect_out "block: the age of its price" "^prices: aws p5\.48xlarge us-east-[12] capacity-block dated 2024-12-31 .*: 703 days old on 2026-12-04"

@@ -18,7 +18,7 @@ mkdir -p "$OUT"
 export XDG_DATA_HOME=$(mktemp -d)
 trap 'rm -rf "$XDG_DATA_HOME"' EXIT
 # mask wall-clock figures only
-mask() { sed -E 's/^speed: .*/speed: masked/; s/[0-9.]+ ?(s|ms)\b/T/g; s/[0-9.]+[kM]?\/s/R/g; s/[0-9]+ (configurations|simulated|fit|frontier)/N \1/g'; }
+mask() { sed -E 's/^speed: .*/speed: masked/; s/[0-9.]+ ?(s|ms)\b/T/g; s/[0-9.]+(e[+-]?[0-9]+)?[kM]?\/s/R/g; s/[0-9]+ (configurations|simulated|fit|frontier)/N \1/g'; }
 run() { # run NAME CMD... : stdout, stderr and exit status of one command
 	local name=$1; shift
 	( cd "$OUT" && "$@" >"$name.out" 2>"$name.err"; echo $? >"$name.rc" )

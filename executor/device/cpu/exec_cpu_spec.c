@@ -5,8 +5,12 @@
  *
  * The "cpu" device is one rank of the fp32 CPU backend.  Its figures are
  * defaults measured once, on the machine this backend was written on (one
- * core of an AMD EPYC server, gcc 12 at -O2 without -march, so SSE2):
- *   GEMM: exec_cpu.c's 4 x 8 register tile runs 7.7 to 8.5 GFLOP/s at
+ * core of an AMD EPYC server, gcc 12 at -O2 without -march, so SSE2), the
+ * GEMM's before OpenBLAS's sgemm replaced the hand-written kernel (one
+ * Sapphire Rapids core of a shared 2-core machine ran OpenBLAS's at 40
+ * GFLOP/s at 1024 cubed, so these defaults overprice a GEMM about five
+ * times: `gpuplan calibrate --backend cpu` measures the machine's):
+ *   GEMM: a 4 x 8 register tile ran 7.7 to 8.5 GFLOP/s at
  *     shapes 256 to 2048 (forward and backward), and `gpuplan calibrate
  *     --backend cpu` finds 7.0 to 7.6 GFLOP/s at 256 tokens whether the
  *     smallest side is 64, 128 or 256: unlike a GPU's tensor-core tiles
@@ -19,9 +23,9 @@
  *     stream: `gpuplan calibrate --backend cpu` finds 0.84 to 1.18 GB/s
  *     in the simulator's byte count for a GELU layer (its tanhf dominates)
  *     and 3.9 to 6.3 for a SwiGLU layer: 1 and 5 GB/s.
- *   attention: exec_cpu.c's loops over scores are not its GEMM tile; the
- *     calibration's core (one sequence of 256, 8 heads of 32 sharing 4)
- *     runs the simulator's FLOP count at 3.5 to 4.5 GFLOP/s: 3.5.
+ *   attention: its loops over scores, before its products were GEMMs:
+ *     the calibration's core (one sequence of 256, 8 heads of 32 sharing
+ *     4) ran the simulator's FLOP count at 3.5 to 4.5 GFLOP/s: 3.5.
  *   optimizer: AdamW's square root and division make it compute-bound,
  *     6.4 to 7.3 ms over 1 Mi parameters (6.6 ns each, as in a 63M-
  *     parameter run), 7.2 to 8.3 GB/s in the simulator's byte count

@@ -1,5 +1,5 @@
 /*
- * plan_export.h - turn a plan into what people already train with:
+ * export.h - turn a plan into what people already train with:
  * Megatron-LM arguments, a DeepSpeed config, a torchrun line, a Slurm batch
  * script, an mpirun line, a Kubeflow PyTorchJob or Kubeflow Trainer
  * TrainJob manifest, a SkyPilot task.
@@ -9,35 +9,66 @@
  * kubernetes, trainjob, skypilot) start Megatron-LM's pretrain_gpt.py, or
  * under DeepSpeed the user's script, which appears as a variable
  * (TRAIN_SCRIPT) the user sets.
+ *
+ * export/ reads plans (plan.h) and the planner knows nothing of it.  One
+ * file a format over shared files (export_internal.h lists them, bottom
+ * up); a new format is a writer in a file of its own and a line in
+ * export_formats (export.c).
  */
-#ifndef GPUPLAN_PLAN_EXPORT_H
-#define GPUPLAN_PLAN_EXPORT_H
+#ifndef GPUPLAN_EXPORT_H
+#define GPUPLAN_EXPORT_H
 
 #include "plan.h"
 #include "sim.h"
 
-enum plan_export_format {
-	PLAN_EXPORT_MEGATRON,
-	PLAN_EXPORT_DEEPSPEED,
-	PLAN_EXPORT_TORCHRUN,
-	PLAN_EXPORT_SLURM,
-	PLAN_EXPORT_MPIRUN,
-	PLAN_EXPORT_KUBERNETES,     /* a Kubeflow PyTorchJob (kubeflow.org/v1) */
-	PLAN_EXPORT_TRAINJOB,       /* a Kubeflow Trainer TrainJob (v1alpha1) */
-	PLAN_EXPORT_SKYPILOT,
-	PLAN_EXPORT_SLURM_EXECUTE,  /* gpuplan execute under srun: a measurement */
-	PLAN_EXPORT_MPIRUN_EXECUTE, /* gpuplan execute under mpirun: a measurement */
+enum export_format {
+	EXPORT_MEGATRON,
+	EXPORT_DEEPSPEED,
+	EXPORT_TORCHRUN,
+	EXPORT_SLURM,
+	EXPORT_MPIRUN,
+	EXPORT_KUBERNETES,     /* a Kubeflow PyTorchJob (kubeflow.org/v1) */
+	EXPORT_TRAINJOB,       /* a Kubeflow Trainer TrainJob (v1alpha1) */
+	EXPORT_SKYPILOT,
+	EXPORT_SLURM_EXECUTE,  /* gpuplan execute under srun: a measurement */
+	EXPORT_MPIRUN_EXECUTE, /* gpuplan execute under mpirun: a measurement */
 	/* Hugging Face TRL's `trl sft` (Accelerate, PEFT's LoRA, bitsandbytes'
 	 * NF4 for QLoRA) with the deepspeed format's config: data parallelism
 	 * and ZeRO only, so a plan with tp or pp > 1 is RC_INPUT. */
-	PLAN_EXPORT_TRL,
+	EXPORT_TRL,
 };
 
+struct export_buf;            /* the text a writer appends to (export_internal.h) */
+
+/* One format, as the CLI's command table has its commands: the name
+ * --format takes, the trainer it starts, whether --framework chooses that
+ * trainer instead, a line for help, and the writer export_plan hands a
+ * checked plan to. */
+struct export_format_info {
+	const char *name;
+	enum export_format format;
+	/* the trainer it starts: PLAN_FRAMEWORK_MEGATRON or _DEEPSPEED, or
+	 * _ANY for the user's script (torchrun) or gpuplan execute */
+	enum plan_framework trainer;
+	/* 1: --framework (megatron or deepspeed) names the trainer instead:
+	 * the launchers slurm, mpirun, kubernetes, trainjob and skypilot */
+	int takes_framework;
+	const char *help;
+	void (*write)(struct export_buf *b, const struct sim_plan *p, enum plan_framework fw);
+};
+
+/* Every format, in the order help lists them; export_formats_len of them. */
+extern const struct export_format_info export_formats[];
+extern const size_t export_formats_len;
+
+/* The format named name, case-insensitive (k8s and kubeflow name
+ * kubernetes), or NULL. */
+const struct export_format_info *export_format_find(const char *name);
 /* Parses "megatron", "deepspeed", ... into *out.  Returns RC_OK or
  * RC_USAGE. */
-enum rc plan_export_format_parse(const char *name, enum plan_export_format *out);
+enum rc export_format_parse(const char *name, enum export_format *out);
 /* Names of the formats, comma-separated, for help and error text. */
-const char *plan_export_format_names(void);
+const char *export_format_names(void);
 
 /* Renders plan p in format f.  The launchers (slurm, mpirun, kubernetes,
  * trainjob, skypilot) start the trainer fw: Megatron-LM's pretrain_gpt.py
@@ -64,18 +95,18 @@ const char *plan_export_format_names(void);
  * variables.  Strings from the plan are double-quoted with escapes in the
  * YAML and single-quoted in the script; one with a control character is
  * RC_INPUT there. */
-char *plan_export(const struct sim_plan *p, enum plan_export_format f, enum plan_framework fw,
+char *export_plan(const struct sim_plan *p, enum export_format f, enum plan_framework fw,
 		  enum rc *rc);
 
 /* The DeepSpeed launch that goes with the deepspeed format's config
  * written at config_path: the comment on ZeRO-1 where the config has
- * stage 1 for p's ZeRO-2/3 (plan_export), the NCCL environment and the
+ * stage 1 for p's ZeRO-2/3 (export_plan), the NCCL environment and the
  * GPUPLAN_ variables (also in .deepspeed_env for the other nodes), then
  * `deepspeed --num_nodes N --num_gpus G [--hostfile hostfile]
  * TRAIN_SCRIPT --deepspeed --deepspeed_config config_path`, with the
  * tensor and pipeline sizes a Megatron-DeepSpeed script takes when the
  * plan has them (ds_config.json has no field for them).  Returns a string
  * the caller frees with free(). */
-char *plan_export_deepspeed_launch(const struct sim_plan *p, const char *config_path);
+char *export_deepspeed_launch(const struct sim_plan *p, const char *config_path);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * test_plan_export.c - every export format carries the fields its tool
+ * test_export.c - every export format carries the fields its tool
  * needs, the DeepSpeed config keeps the batch identity
  * train_batch_size = micro-batch x accumulation x DP, and the SkyPilot task
  * quotes every string it takes from the plan.
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan_export.h"
+#include "export.h"
 
 /* Llama-3 70B on 4 nodes of 8 H100: TP 8, PP 4, DP 1, interleave 5,
  * mbs 1, gbs 512 -> accumulation 512. */
@@ -49,24 +49,24 @@ static void make_plan(struct sim_plan *p)
 	p->time_to_train_s = 10 * 86400.0;
 }
 
-static char *export_ok(const struct sim_plan *p, enum plan_export_format f)
+static char *export_ok(const struct sim_plan *p, enum export_format f)
 {
 	enum rc rc;
-	char *s = plan_export(p, f, PLAN_FRAMEWORK_MEGATRON, &rc);
+	char *s = export_plan(p, f, PLAN_FRAMEWORK_MEGATRON, &rc);
 
 	assert_int_equal(rc, RC_OK);
 	assert_non_null(s);
 	return s;
 }
 
-static void test_plan_export_megatron_flags(void **state)
+static void test_export_megatron_flags(void **state)
 {
 	struct sim_plan p;
 	char *s;
 
 	(void)state;
 	make_plan(&p);
-	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	s = export_ok(&p, EXPORT_MEGATRON);
 	assert_non_null(strstr(s, "--tensor-model-parallel-size 8"));
 	assert_non_null(strstr(s, "--pipeline-model-parallel-size 4"));
 	/* 80 layers / (4 stages x 5 chunks) = 4 layers per virtual stage */
@@ -86,7 +86,7 @@ static void test_plan_export_megatron_flags(void **state)
 	/* TP overlap priced: the userbuffers flag, which Megatron-LM takes
 	 * only with sequence parallelism */
 	p.par.tp_overlap = 1;
-	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	s = export_ok(&p, EXPORT_MEGATRON);
 	assert_non_null(strstr(s, "--sequence-parallel"));
 	assert_non_null(strstr(s, "--tp-comm-overlap"));
 	free(s);
@@ -99,7 +99,7 @@ static void test_plan_export_megatron_flags(void **state)
  * --num-layers-per-virtual-pipeline-stage 2 (80 / 32) would make 5 chunks
  * a stage.  7 layers over pp 4: 2 + 2 + 2 + 1 (the extra layers to the
  * middle stages, then the first). */
-static void test_plan_export_megatron_uneven_layout(void **state)
+static void test_export_megatron_uneven_layout(void **state)
 {
 	struct sim_plan p;
 	char want[512], *s;
@@ -116,7 +116,7 @@ static void test_plan_export_megatron_uneven_layout(void **state)
 		n += (size_t)snprintf(want + n, sizeof(want) - n, "%st*%d", k ? "|" : "",
 				      k % 8 == 0 ? (k < 16 ? 2 : 3) : (k < 16 ? 3 : 2));
 	snprintf(want + n, sizeof(want) - n, ",L'");
-	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	s = export_ok(&p, EXPORT_MEGATRON);
 	assert_non_null(strstr(s, want));
 	assert_null(strstr(s, "--num-layers-per-virtual-pipeline-stage"));
 	free(s);
@@ -124,7 +124,7 @@ static void test_plan_export_megatron_uneven_layout(void **state)
 	p.model.layers = 7;
 	p.par.pp = 4;
 	p.par.interleave = 1;
-	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	s = export_ok(&p, EXPORT_MEGATRON);
 	assert_non_null(strstr(s, "--pipeline-model-parallel-layout 'Et*2|t*2|t*2|t*1,L'"));
 	free(s);
 
@@ -135,7 +135,7 @@ static void test_plan_export_megatron_uneven_layout(void **state)
 	p.par.pp = 16;
 	p.par.interleave = 8;
 	p.par.gbs = 16 * p.par.mbs * p.par.dp;
-	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	s = export_ok(&p, EXPORT_MEGATRON);
 	assert_non_null(strstr(s, "--pipeline-model-parallel-layout 'E|t*1|t*1|"));
 	assert_non_null(strstr(s, "|t*1|t*1|L'"));
 	assert_null(strstr(s, "t*0"));
@@ -148,7 +148,7 @@ static void test_plan_export_megatron_uneven_layout(void **state)
 	p.model.mtp_layers = 1;
 	p.par.interleave = 1;
 	p.par.pp_last_layers = 1;
-	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	s = export_ok(&p, EXPORT_MEGATRON);
 	n = 0;
 	n += (size_t)snprintf(want + n, sizeof(want) - n, "--pipeline-model-parallel-layout 'E");
 	for (int k = 0; k < 16; k++)
@@ -159,7 +159,7 @@ static void test_plan_export_megatron_uneven_layout(void **state)
 	free(s);
 }
 
-static void test_plan_export_deepspeed_batch_identity(void **state)
+static void test_export_deepspeed_batch_identity(void **state)
 {
 	struct sim_plan p;
 	cJSON *j;
@@ -174,7 +174,7 @@ static void test_plan_export_deepspeed_batch_identity(void **state)
 	p.par.mbs = 2;
 	p.par.zero = 3;
 	p.par.interleave = 1; /* no pipeline: simulate refuses interleaving */
-	s = export_ok(&p, PLAN_EXPORT_DEEPSPEED);
+	s = export_ok(&p, EXPORT_DEEPSPEED);
 	j = cJSON_Parse(s);
 	assert_non_null(j);
 	tbs = cJSON_GetObjectItem(j, "train_batch_size")->valueint;
@@ -191,14 +191,14 @@ static void test_plan_export_deepspeed_batch_identity(void **state)
 	free(s);
 }
 
-static void test_plan_export_slurm_time_margin(void **state)
+static void test_export_slurm_time_margin(void **state)
 {
 	struct sim_plan p;
 	char *s;
 
 	(void)state;
 	make_plan(&p);
-	s = export_ok(&p, PLAN_EXPORT_SLURM);
+	s = export_ok(&p, EXPORT_SLURM);
 	assert_non_null(strstr(s, "#SBATCH --nodes=4"));
 	assert_non_null(strstr(s, "#SBATCH --ntasks-per-node=1\n"));
 	assert_non_null(strstr(s, "#SBATCH --gpus-per-node=8"));
@@ -215,17 +215,17 @@ static void test_plan_export_slurm_time_margin(void **state)
 	/* a run shorter than a day: its time, 10% and an hour to spare */
 	p.time_to_train_s = 3 * 3600.0;
 	p.purchase = PRICE_PURCHASE_SPOT;
-	s = export_ok(&p, PLAN_EXPORT_SLURM);
+	s = export_ok(&p, EXPORT_SLURM);
 	assert_non_null(strstr(s, "#SBATCH --time=0-04:18:00\n"));
 	assert_non_null(strstr(s, "#SBATCH --signal=TERM@120\n"));
 	assert_non_null(strstr(s, "--exit-duration-in-mins 238 --exit-signal-handler"));
 	free(s);
-	s = export_ok(&p, PLAN_EXPORT_SLURM_EXECUTE);
+	s = export_ok(&p, EXPORT_SLURM_EXECUTE);
 	assert_non_null(strstr(s, "gpuplan execute \"${PLAN:-plan.json}\""));
 	free(s);
 }
 
-static void test_plan_export_torchrun_nccl_env(void **state)
+static void test_export_torchrun_nccl_env(void **state)
 {
 	struct sim_plan p;
 	char *s;
@@ -233,34 +233,34 @@ static void test_plan_export_torchrun_nccl_env(void **state)
 	(void)state;
 	make_plan(&p);
 	p.cluster.gpu.p2p = 0; /* RTX 4090: P2P off in the stock driver */
-	s = export_ok(&p, PLAN_EXPORT_TORCHRUN);
+	s = export_ok(&p, EXPORT_TORCHRUN);
 	assert_non_null(strstr(s, "NCCL_P2P_DISABLE=1"));
 	assert_non_null(strstr(s, "--rdzv-backend c10d"));
 	free(s);
 	p.cluster.gpu.p2p = 1;
 	p.par.pp = 1;
 	p.par.interleave = 1;
-	s = export_ok(&p, PLAN_EXPORT_TORCHRUN);
+	s = export_ok(&p, EXPORT_TORCHRUN);
 	assert_null(strstr(s, "NCCL_P2P_DISABLE"));
 	assert_non_null(strstr(s, "--standalone")); /* 8 GPUs fit one node */
 	free(s);
 }
 
-static void test_plan_export_mpirun_and_kubernetes(void **state)
+static void test_export_mpirun_and_kubernetes(void **state)
 {
 	struct sim_plan p;
 	char *s;
 
 	(void)state;
 	make_plan(&p);
-	s = export_ok(&p, PLAN_EXPORT_MPIRUN);
+	s = export_ok(&p, EXPORT_MPIRUN);
 	assert_non_null(strstr(s, "mpirun -np 32 --hostfile \"$HOSTFILE\" --map-by ppr:8:node"));
 	assert_non_null(strstr(s, "RANK=$OMPI_COMM_WORLD_RANK"));
 	free(s);
-	s = export_ok(&p, PLAN_EXPORT_MPIRUN_EXECUTE);
+	s = export_ok(&p, EXPORT_MPIRUN_EXECUTE);
 	assert_non_null(strstr(s, "for i in $(seq 1 4); do echo \"node$i slots=8\"; done > hosts"));
 	free(s);
-	s = export_ok(&p, PLAN_EXPORT_KUBERNETES);
+	s = export_ok(&p, EXPORT_KUBERNETES);
 	assert_non_null(strstr(s, "kind: PyTorchJob"));
 	assert_non_null(strstr(s, "  name: gpuplan-llama3-70b\n"));
 	assert_non_null(strstr(s, "  nprocPerNode: \"8\"\n"));
@@ -273,7 +273,7 @@ static void test_plan_export_mpirun_and_kubernetes(void **state)
 	/* AMD: the ROCm device plugin's resource; a name with a dot: a label */
 	strcpy(p.cluster.gpu.name, "MI300X");
 	strcpy(p.model.name, "Megatron_1.7b");
-	s = export_ok(&p, PLAN_EXPORT_KUBERNETES);
+	s = export_ok(&p, EXPORT_KUBERNETES);
 	assert_non_null(strstr(s, "amd.com/gpu: 8"));
 	assert_null(strstr(s, "nvidia.com"));
 	assert_non_null(strstr(s, "  name: gpuplan-megatron-1-7b\n"));
@@ -285,7 +285,7 @@ static void test_plan_export_mpirun_and_kubernetes(void **state)
  * numProcPerNode and resourcesPerNode, each flag joined to its value
  * (the CRD holds 128 args at most), /dev/shm as a runtime patch of the
  * runtime's node job and container; amd.com/gpu for AMD. */
-static void test_plan_export_trainjob(void **state)
+static void test_export_trainjob(void **state)
 {
 	struct sim_plan p;
 	size_t args = 0;
@@ -294,7 +294,7 @@ static void test_plan_export_trainjob(void **state)
 
 	(void)state;
 	make_plan(&p);
-	s = export_ok(&p, PLAN_EXPORT_TRAINJOB);
+	s = export_ok(&p, EXPORT_TRAINJOB);
 	assert_non_null(strstr(s, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"));
 	assert_non_null(strstr(s, "  runtimeRef:\n    name: torch-distributed\n"));
 	assert_non_null(strstr(s, "    numNodes: 4\n    numProcPerNode: 8\n"));
@@ -317,7 +317,7 @@ static void test_plan_export_trainjob(void **state)
 	assert_true(args > 20 && args <= 128);
 	free(s);
 	strcpy(p.cluster.gpu.name, "MI300X");
-	s = export_ok(&p, PLAN_EXPORT_TRAINJOB);
+	s = export_ok(&p, EXPORT_TRAINJOB);
 	assert_non_null(strstr(s, "        amd.com/gpu: 8\n"));
 	assert_null(strstr(s, "nvidia.com"));
 	free(s);
@@ -326,11 +326,11 @@ static void test_plan_export_trainjob(void **state)
 /* What Megatron-LM cannot build is refused for every format that starts
  * it, and exported under DeepSpeed; GPT-NeoX's partial rotary is
  * --rotary-percent. */
-static void test_plan_export_megatron_model_facts(void **state)
+static void test_export_megatron_model_facts(void **state)
 {
-	static const enum plan_export_format launchers[] = {
-		PLAN_EXPORT_MEGATRON, PLAN_EXPORT_SLURM, PLAN_EXPORT_MPIRUN,
-		PLAN_EXPORT_KUBERNETES, PLAN_EXPORT_TRAINJOB, PLAN_EXPORT_SKYPILOT,
+	static const enum export_format launchers[] = {
+		EXPORT_MEGATRON, EXPORT_SLURM, EXPORT_MPIRUN,
+		EXPORT_KUBERNETES, EXPORT_TRAINJOB, EXPORT_SKYPILOT,
 	};
 	struct sim_plan p;
 	enum rc rc;
@@ -346,11 +346,11 @@ static void test_plan_export_megatron_model_facts(void **state)
 		else
 			p.model.embedding_norm = 1;
 		for (size_t k = 0; k < GP_ARRAY_LEN(launchers); k++) {
-			assert_null(plan_export(&p, launchers[k], PLAN_FRAMEWORK_MEGATRON, &rc));
+			assert_null(export_plan(&p, launchers[k], PLAN_FRAMEWORK_MEGATRON, &rc));
 			assert_int_equal(rc, RC_INPUT);
-			if (launchers[k] == PLAN_EXPORT_MEGATRON)
+			if (launchers[k] == EXPORT_MEGATRON)
 				continue;
-			s = plan_export(&p, launchers[k], PLAN_FRAMEWORK_DEEPSPEED, &rc);
+			s = export_plan(&p, launchers[k], PLAN_FRAMEWORK_DEEPSPEED, &rc);
 			assert_int_equal(rc, RC_OK);
 			assert_non_null(strstr(s, "--deepspeed"));
 			free(s);
@@ -358,11 +358,11 @@ static void test_plan_export_megatron_model_facts(void **state)
 	}
 	make_plan(&p);
 	p.model.rotary_percent = 0.25;
-	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	s = export_ok(&p, EXPORT_MEGATRON);
 	assert_non_null(strstr(s, "--rotary-percent 0.25"));
 	free(s);
 	p.model.rotary_percent = 1;
-	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	s = export_ok(&p, EXPORT_MEGATRON);
 	assert_null(strstr(s, "--rotary-percent"));
 	free(s);
 }
@@ -371,7 +371,7 @@ static void test_plan_export_megatron_model_facts(void **state)
  * the training length and save interval in the environment (and passed on
  * by mpirun), a requeue on Slurm's signal before the limit in place of
  * Megatron-LM's --exit-duration-in-mins. */
-static void test_plan_export_deepspeed_launchers(void **state)
+static void test_export_deepspeed_launchers(void **state)
 {
 	struct sim_plan p;
 	enum rc rc;
@@ -382,7 +382,7 @@ static void test_plan_export_deepspeed_launchers(void **state)
 	p.tokens = 1e9;                   /* 122071 sequences of 8192 */
 	p.result.step_time_s = 10;
 	p.ckpt_interval_s = 1800;         /* 180 steps */
-	s = plan_export(&p, PLAN_EXPORT_SLURM, PLAN_FRAMEWORK_DEEPSPEED, &rc);
+	s = export_plan(&p, EXPORT_SLURM, PLAN_FRAMEWORK_DEEPSPEED, &rc);
 	assert_int_equal(rc, RC_OK);
 	assert_non_null(strstr(s, "#SBATCH --signal=B:USR1@1200\n"));
 	assert_non_null(strstr(s, "\nexport GPUPLAN_TRAIN_SAMPLES=122071\n"));
@@ -394,14 +394,14 @@ static void test_plan_export_deepspeed_launchers(void **state)
 	assert_null(strstr(s, "--exit-duration-in-mins"));
 	assert_null(strstr(s, "--num-layers"));
 	free(s);
-	s = plan_export(&p, PLAN_EXPORT_MPIRUN, PLAN_FRAMEWORK_DEEPSPEED, &rc);
+	s = export_plan(&p, EXPORT_MPIRUN, PLAN_FRAMEWORK_DEEPSPEED, &rc);
 	assert_int_equal(rc, RC_OK);
 	assert_non_null(strstr(s, "mpirun -np 32 "));
 	assert_non_null(strstr(s, " -x GPUPLAN_TRAIN_SAMPLES -x GPUPLAN_SAVE_INTERVAL_STEPS"));
 	assert_non_null(strstr(s, "cat > 'ds_config.json'"));
 	free(s);
 	/* Megatron-LM's Slurm job saves and exits before the limit itself */
-	s = plan_export(&p, PLAN_EXPORT_SLURM, PLAN_FRAMEWORK_MEGATRON, &rc);
+	s = export_plan(&p, EXPORT_SLURM, PLAN_FRAMEWORK_MEGATRON, &rc);
 	assert_non_null(strstr(s, "--exit-duration-in-mins"));
 	assert_null(strstr(s, "USR1"));
 	assert_null(strstr(s, "GPUPLAN_"));
@@ -410,7 +410,7 @@ static void test_plan_export_deepspeed_launchers(void **state)
 
 /* 12 GPUs on 8-GPU nodes start as 2 x 6, never 16; 20 GPUs in the
  * plan's 3 nodes have no even split with tp 4: refused. */
-static void test_plan_export_world_size(void **state)
+static void test_export_world_size(void **state)
 {
 	struct sim_plan p;
 	enum rc rc;
@@ -424,10 +424,10 @@ static void test_plan_export_world_size(void **state)
 	p.par.dp = 6;
 	p.par.gbs = 12;
 	p.nodes = 2;
-	s = export_ok(&p, PLAN_EXPORT_MEGATRON);
+	s = export_ok(&p, EXPORT_MEGATRON);
 	assert_non_null(strstr(s, "torchrun --nnodes 2 --nproc-per-node 6 "));
 	free(s);
-	s = export_ok(&p, PLAN_EXPORT_KUBERNETES);
+	s = export_ok(&p, EXPORT_KUBERNETES);
 	assert_non_null(strstr(s, "nprocPerNode: \"6\""));
 	assert_non_null(strstr(s, "nvidia.com/gpu: 6"));
 	free(s);
@@ -435,11 +435,11 @@ static void test_plan_export_world_size(void **state)
 	p.par.dp = 5;
 	p.par.gbs = 20;
 	p.nodes = 3;
-	assert_null(plan_export(&p, PLAN_EXPORT_MEGATRON, PLAN_FRAMEWORK_MEGATRON, &rc));
+	assert_null(export_plan(&p, EXPORT_MEGATRON, PLAN_FRAMEWORK_MEGATRON, &rc));
 	assert_int_equal(rc, RC_INPUT);
 }
 
-static void test_plan_export_rejects_bad_batch(void **state)
+static void test_export_rejects_bad_batch(void **state)
 {
 	struct sim_plan p;
 	enum rc rc;
@@ -448,37 +448,66 @@ static void test_plan_export_rejects_bad_batch(void **state)
 	make_plan(&p);
 	p.par.gbs = 511; /* not a multiple of mbs x dp = 1 ... but dp 3 below */
 	p.par.dp = 3;
-	assert_null(plan_export(&p, PLAN_EXPORT_DEEPSPEED, PLAN_FRAMEWORK_MEGATRON, &rc));
+	assert_null(export_plan(&p, EXPORT_DEEPSPEED, PLAN_FRAMEWORK_MEGATRON, &rc));
 	assert_int_equal(rc, RC_INPUT);
 }
 
-static void test_plan_export_format_parse_names(void **state)
+static void test_export_format_parse_names(void **state)
 {
-	enum plan_export_format f;
+	enum export_format f;
 
 	(void)state;
-	assert_int_equal(plan_export_format_parse("DeepSpeed", &f), RC_OK);
-	assert_int_equal(f, PLAN_EXPORT_DEEPSPEED);
-	assert_int_equal(plan_export_format_parse("k8s", &f), RC_OK);
-	assert_int_equal(f, PLAN_EXPORT_KUBERNETES);
-	assert_int_equal(plan_export_format_parse("TrainJob", &f), RC_OK);
-	assert_int_equal(f, PLAN_EXPORT_TRAINJOB);
-	assert_int_equal(plan_export_format_parse("SkyPilot", &f), RC_OK);
-	assert_int_equal(f, PLAN_EXPORT_SKYPILOT);
-	assert_int_equal(plan_export_format_parse("horovod", &f), RC_USAGE);
+	assert_int_equal(export_format_parse("DeepSpeed", &f), RC_OK);
+	assert_int_equal(f, EXPORT_DEEPSPEED);
+	assert_int_equal(export_format_parse("k8s", &f), RC_OK);
+	assert_int_equal(f, EXPORT_KUBERNETES);
+	assert_int_equal(export_format_parse("TrainJob", &f), RC_OK);
+	assert_int_equal(f, EXPORT_TRAINJOB);
+	assert_int_equal(export_format_parse("SkyPilot", &f), RC_OK);
+	assert_int_equal(f, EXPORT_SKYPILOT);
+	assert_int_equal(export_format_parse("horovod", &f), RC_USAGE);
+}
+
+/* The format table is what the CLI reads: every format once, found by
+ * its name, --framework for the launchers only, a writer and a help line
+ * each, and the names in the order help and errors give them. */
+static void test_export_format_table(void **state)
+{
+	unsigned seen = 0;
+
+	(void)state;
+	assert_int_equal(export_formats_len, EXPORT_TRL + 1);
+	for (size_t i = 0; i < export_formats_len; i++) {
+		const struct export_format_info *fi = &export_formats[i];
+		int launcher = fi->format == EXPORT_SLURM || fi->format == EXPORT_MPIRUN ||
+			       fi->format == EXPORT_KUBERNETES || fi->format == EXPORT_TRAINJOB ||
+			       fi->format == EXPORT_SKYPILOT;
+
+		assert_ptr_equal(export_format_find(fi->name), fi);
+		assert_false(seen & (1u << fi->format));
+		seen |= 1u << fi->format;
+		assert_int_equal(fi->takes_framework, launcher);
+		assert_non_null(fi->write);
+		assert_true(fi->help && fi->help[0]);
+	}
+	assert_int_equal(export_format_find("KubeFlow")->format, EXPORT_KUBERNETES);
+	assert_null(export_format_find("horovod"));
+	assert_string_equal(export_format_names(),
+			    "megatron, deepspeed, torchrun, slurm, mpirun, kubernetes, trainjob, "
+			    "skypilot, slurm-execute, mpirun-execute, trl");
 }
 
 /* The launcher needs the layout too: 4 nodes x 8 GPUs (make_plan), a
  * hostfile for several nodes, the config file named, and the TP/PP sizes
  * the config cannot carry. */
-static void test_plan_export_deepspeed_launch(void **state)
+static void test_export_deepspeed_launch(void **state)
 {
 	struct sim_plan p;
 	char *s;
 
 	(void)state;
 	make_plan(&p);
-	s = plan_export_deepspeed_launch(&p, "cfg/ds.json");
+	s = export_deepspeed_launch(&p, "cfg/ds.json");
 	assert_non_null(s);
 	assert_non_null(strstr(s, "deepspeed --num_nodes 4 --num_gpus 8 --hostfile hostfile "));
 	assert_non_null(strstr(s, "--deepspeed --deepspeed_config 'cfg/ds.json' \\\n"));
@@ -491,7 +520,7 @@ static void test_plan_export_deepspeed_launch(void **state)
 	p.par.dp = 8;
 	p.par.interleave = 1;
 	p.nodes = 1;
-	s = plan_export_deepspeed_launch(&p, "ds_config.json");
+	s = export_deepspeed_launch(&p, "ds_config.json");
 	assert_non_null(strstr(s, "deepspeed --num_nodes 1 --num_gpus 8 \""));
 	assert_null(strstr(s, "--hostfile"));
 	assert_null(strstr(s, "tensor-model-parallel"));
@@ -501,7 +530,7 @@ static void test_plan_export_deepspeed_launch(void **state)
 /* The SkyPilot task: make_plan's 4 nodes of 8 on an AWS spot offering,
  * SkyPilot's name for the GPU (H100, RunPod's H100-SXM), and torchrun
  * over SkyPilot's node variables. */
-static void test_plan_export_skypilot_resources(void **state)
+static void test_export_skypilot_resources(void **state)
 {
 	struct sim_plan p;
 	enum rc rc;
@@ -514,7 +543,7 @@ static void test_plan_export_skypilot_resources(void **state)
 	strcpy(p.offering.region, "us-east-1");
 	p.offering.gpus_per_node = 8;
 	p.purchase = PRICE_PURCHASE_SPOT;
-	s = export_ok(&p, PLAN_EXPORT_SKYPILOT);
+	s = export_ok(&p, EXPORT_SKYPILOT);
 	assert_non_null(strstr(s, "\nresources:\n  accelerators: {\"H100\": 8}\n"
 				  "  cloud: \"aws\"\n  region: \"us-east-1\"\n"
 				  "  instance_type: \"p5.48xlarge\"\n  use_spot: true\n"
@@ -535,7 +564,7 @@ static void test_plan_export_skypilot_resources(void **state)
 	p.model.heads = 48;
 	p.model.kv_heads = 6;
 	p.cluster.gpus_per_node = 6;
-	s = plan_export(&p, PLAN_EXPORT_SKYPILOT, PLAN_FRAMEWORK_DEEPSPEED, &rc);
+	s = export_plan(&p, EXPORT_SKYPILOT, PLAN_FRAMEWORK_DEEPSPEED, &rc);
 	assert_int_equal(rc, RC_OK);
 	assert_non_null(strstr(s, "  accelerators: {\"H100-SXM\": 6}\n"));
 	assert_null(strstr(s, "instance_type"));
@@ -547,7 +576,7 @@ static void test_plan_export_skypilot_resources(void **state)
 
 /* Strings from a plan file: double-quoted with escapes in the YAML,
  * single-quoted in the script, refused there with a control character. */
-static void test_plan_export_skypilot_quotes_strings(void **state)
+static void test_export_skypilot_quotes_strings(void **state)
 {
 	struct sim_plan p;
 	enum rc rc;
@@ -558,13 +587,13 @@ static void test_plan_export_skypilot_quotes_strings(void **state)
 	strcpy(p.model.name, "x'$(touch pwned)\"");
 	strcpy(p.offering.provider, "gcp");
 	strcpy(p.offering.region, "r\n\": x\\");
-	s = export_ok(&p, PLAN_EXPORT_SKYPILOT);
+	s = export_ok(&p, EXPORT_SKYPILOT);
 	assert_non_null(strstr(s, "\nname: \"x'$(touch pwned)\\\"\"\n"));
 	assert_non_null(strstr(s, "\n  region: \"r\\x0A\\\": x\\\\\"\n"));
 	assert_non_null(strstr(s, "\n  echo 'x'\\''$(touch pwned)\"'\n"));
 	free(s);
 	strcpy(p.model.name, "a\rb");
-	assert_null(plan_export(&p, PLAN_EXPORT_SKYPILOT, PLAN_FRAMEWORK_MEGATRON, &rc));
+	assert_null(export_plan(&p, EXPORT_SKYPILOT, PLAN_FRAMEWORK_MEGATRON, &rc));
 	assert_int_equal(rc, RC_INPUT);
 }
 
@@ -627,14 +656,14 @@ static int run_script(const char *text, char *args, size_t size)
 /* A plan whose name is a shell payload (as no plan file can carry: the
  * reader refuses it) still gives scripts that run nothing but the
  * launcher, with the name as one argument; the YAML keeps it quoted. */
-static void test_plan_export_quotes_hostile_names(void **state)
+static void test_export_quotes_hostile_names(void **state)
 {
 	static const char *const names[] = {
 		"$(touch pwned)", "`touch pwned`", "x'; touch pwned; '", "x\ntouch pwned\n#",
 		"x\"; touch pwned; \"",
 	};
-	static const enum plan_export_format shells[] = {
-		PLAN_EXPORT_MEGATRON, PLAN_EXPORT_TORCHRUN, PLAN_EXPORT_SLURM, PLAN_EXPORT_MPIRUN,
+	static const enum export_format shells[] = {
+		EXPORT_MEGATRON, EXPORT_TORCHRUN, EXPORT_SLURM, EXPORT_MPIRUN,
 	};
 	char args[8192];
 
@@ -650,9 +679,9 @@ static void test_plan_export_quotes_hostile_names(void **state)
 
 			assert_false(run_script(s, args, sizeof(args)));
 			/* the launcher ran, so the script got that far */
-			assert_non_null(strstr(args, shells[k] == PLAN_EXPORT_SLURM ? "srun" :
-					      shells[k] == PLAN_EXPORT_MPIRUN ? "mpirun" : "torchrun"));
-			if (shells[k] == PLAN_EXPORT_TORCHRUN || shells[k] == PLAN_EXPORT_MEGATRON) {
+			assert_non_null(strstr(args, shells[k] == EXPORT_SLURM ? "srun" :
+					      shells[k] == EXPORT_MPIRUN ? "mpirun" : "torchrun"));
+			if (shells[k] == EXPORT_TORCHRUN || shells[k] == EXPORT_MEGATRON) {
 				char want[128];
 
 				/* the rendezvous id arrives whole, as one argument */
@@ -662,14 +691,14 @@ static void test_plan_export_quotes_hostile_names(void **state)
 			free(s);
 		}
 		{
-			char *s = plan_export_deepspeed_launch(&p, names[i]);
+			char *s = export_deepspeed_launch(&p, names[i]);
 
 			assert_false(run_script(s, args, sizeof(args)));
 			assert_non_null(strstr(args, "--deepspeed_config"));
 			free(s);
 		}
 		{
-			char *s = export_ok(&p, PLAN_EXPORT_KUBERNETES);
+			char *s = export_ok(&p, EXPORT_KUBERNETES);
 			const char *m = strstr(s, "  name: ");
 
 			assert_non_null(m);
@@ -687,22 +716,23 @@ static void test_plan_export_quotes_hostile_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan_export_megatron_flags),
-		cmocka_unit_test(test_plan_export_megatron_uneven_layout),
-		cmocka_unit_test(test_plan_export_deepspeed_batch_identity),
-		cmocka_unit_test(test_plan_export_slurm_time_margin),
-		cmocka_unit_test(test_plan_export_torchrun_nccl_env),
-		cmocka_unit_test(test_plan_export_mpirun_and_kubernetes),
-		cmocka_unit_test(test_plan_export_trainjob),
-		cmocka_unit_test(test_plan_export_megatron_model_facts),
-		cmocka_unit_test(test_plan_export_deepspeed_launchers),
-		cmocka_unit_test(test_plan_export_rejects_bad_batch),
-		cmocka_unit_test(test_plan_export_world_size),
-		cmocka_unit_test(test_plan_export_format_parse_names),
-		cmocka_unit_test(test_plan_export_deepspeed_launch),
-		cmocka_unit_test(test_plan_export_skypilot_resources),
-		cmocka_unit_test(test_plan_export_skypilot_quotes_strings),
-		cmocka_unit_test(test_plan_export_quotes_hostile_names),
+		cmocka_unit_test(test_export_megatron_flags),
+		cmocka_unit_test(test_export_megatron_uneven_layout),
+		cmocka_unit_test(test_export_deepspeed_batch_identity),
+		cmocka_unit_test(test_export_slurm_time_margin),
+		cmocka_unit_test(test_export_torchrun_nccl_env),
+		cmocka_unit_test(test_export_mpirun_and_kubernetes),
+		cmocka_unit_test(test_export_trainjob),
+		cmocka_unit_test(test_export_megatron_model_facts),
+		cmocka_unit_test(test_export_deepspeed_launchers),
+		cmocka_unit_test(test_export_rejects_bad_batch),
+		cmocka_unit_test(test_export_world_size),
+		cmocka_unit_test(test_export_format_parse_names),
+		cmocka_unit_test(test_export_format_table),
+		cmocka_unit_test(test_export_deepspeed_launch),
+		cmocka_unit_test(test_export_skypilot_resources),
+		cmocka_unit_test(test_export_skypilot_quotes_strings),
+		cmocka_unit_test(test_export_quotes_hostile_names),
 	};
-	return cmocka_run_group_tests_name("plan_export", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("export", tests, NULL, NULL);
 }
