@@ -230,13 +230,17 @@ $(FUZZ_FULL): build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) $(wil
 	clang $(FUZZ_FLAGS) $(MPI_CFLAGS) $(BLAS_CFLAGS) -iquote cli -o $@ $< $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) \
 	  -lglpk -lcsv $(CJSON_LIBS) $(CURL_LIBS) $(MPI_LIBS) $(BLAS_LIBS) -lm
 
+# needs clang with libFuzzer (Debian/Ubuntu: apt-get install clang); each
+# target ends with its judged counts: run, refused, accepted, round-tripped
 fuzz: deps $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); c=$${n#fuzz_}; mkdir -p build-fuzz/corpus-$$c; \
-	  echo "== $$n ($(FUZZ_SECONDS) s, seeds in tests/fuzz/corpus/$$c)"; \
+	  echo "== $$n ($(FUZZ_SECONDS) s, seeds in tests/fuzz/corpus/$$c)"; rm -f build-fuzz/counts-$$c; \
+	  FUZZ_COUNTS=$(CURDIR)/build-fuzz/counts-$$c \
 	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=build-fuzz/$$c- \
 	    build-fuzz/corpus-$$c tests/fuzz/corpus/$$c 2>&1 | \
 	    grep -E 'stat::number_of_executed_units|ERROR|SUMMARY' ; \
-	  test $${PIPESTATUS[0]} -eq 0 || exit 1; done
+	  rc=$${PIPESTATUS[0]}; cat build-fuzz/counts-$$c 2>/dev/null; \
+	  test $$rc -eq 0 || exit 1; done
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

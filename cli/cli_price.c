@@ -20,33 +20,42 @@ void cli_print_json(char *s)
 	}
 }
 
-void cli_print_change(const char *key, const struct price_change *c)
+void cli_print_change(const char *key_, const struct price_change *c)
 {
+	/* Cells and names are the file's, the table path the environment's:
+	 * escaped, so a success line cannot carry a control sequence. */
+	char key[512], ov[512], nv[512];
+	const char *old_value = gp_term_escape(ov, sizeof(ov), c->old_value);
+	const char *new_value = gp_term_escape(nv, sizeof(nv), c->new_value);
+
+	gp_term_escape(key, sizeof(key), key_);
 	if (c->kind == PRICE_CHANGE_ADDED) {
 		if (strcmp(c->field, "row") == 0)
-			printf("  + %s: %s\n", key, c->new_value);
+			printf("  + %s: %s\n", key, new_value);
 		else
-			printf("  + %s: %s %s\n", key, c->field, c->new_value);
+			printf("  + %s: %s %s\n", key, c->field, new_value);
 	} else if (c->kind == PRICE_CHANGE_REMOVED) {
-		printf("  - %s: %s %s (removed)\n", key, c->field, c->old_value);
+		printf("  - %s: %s %s (removed)\n", key, c->field, old_value);
 	} else if (isfinite(c->old_num) && isfinite(c->new_num) && c->old_num > 0) {
-		printf("  ~ %s: %s %s -> %s (%+.1f%%)\n", key, c->field, c->old_value, c->new_value,
+		printf("  ~ %s: %s %s -> %s (%+.1f%%)\n", key, c->field, old_value, new_value,
 		       100.0 * (c->new_num - c->old_num) / c->old_num);
 	} else if (isfinite(c->old_num) || isfinite(c->new_num)) {
 		/* A number that starts or stops being stated (a price offered). */
-		printf("  ~ %s: %s %s -> %s\n", key, c->field, c->old_value[0] ? c->old_value : "-",
-		       c->new_value[0] ? c->new_value : "-");
+		printf("  ~ %s: %s %s -> %s\n", key, c->field, old_value[0] ? old_value : "-",
+		       new_value[0] ? new_value : "-");
 	} else {
-		printf("  ~ %s: %s '%s' -> '%s'\n", key, c->field, c->old_value, c->new_value);
+		printf("  ~ %s: %s '%s' -> '%s'\n", key, c->field, old_value, new_value);
 	}
 }
 
 int cli_print_update_end(int dry_run, int written, const char *table)
 {
+	char t[1024];
+
 	if (dry_run)
 		printf("dry run: nothing written\n");
 	else if (!written)
-		printf("no changes: %s left as it was\n", table);
+		printf("no changes: %s left as it was\n", gp_term_escape(t, sizeof(t), table));
 	return !dry_run && written;
 }
 

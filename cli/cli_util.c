@@ -129,13 +129,40 @@ enum rc cli_parse_choice(const char *flag, const char *arg, const char *const *n
 	return RC_USAGE;
 }
 
+/* The range of each duration flag: an overhead paid once, or a span
+ * (common.h's UNIT_*_S_MAX). */
+static const struct {
+	const char *flag;
+	double max_s;
+	const char *max_text;
+} duration_ranges[] = {
+	{ "--startup", UNIT_OVERHEAD_S_MAX, "365 days" },
+	{ "--restart-time", UNIT_OVERHEAD_S_MAX, "365 days" },
+	{ "--switch-time", UNIT_OVERHEAD_S_MAX, "365 days" },
+};
+
 enum rc cli_parse_duration(const char *flag, const char *arg, double *out_s)
 {
-	if (unit_parse_duration(arg, out_s) != RC_OK) {
+	double max_s = UNIT_SPAN_S_MAX, v;
+	const char *max_text = "100 years";
+	char e[96];
+
+	for (size_t i = 0; i < GP_ARRAY_LEN(duration_ranges); i++)
+		if (strcmp(flag, duration_ranges[i].flag) == 0) {
+			max_s = duration_ranges[i].max_s;
+			max_text = duration_ranges[i].max_text;
+		}
+	if (unit_parse_duration(arg, &v) != RC_OK) {
 		gp_error("%s: expected a duration like 30d, 72h or 90m, found '%s'",
-			 flag, arg ? arg : "");
+			 flag, gp_term_escape(e, sizeof(e), arg ? arg : ""));
 		return RC_USAGE;
 	}
+	if (v > max_s) {
+		gp_error("%s: expected a duration of at most %s, found '%s'", flag, max_text,
+			 gp_term_escape(e, sizeof(e), arg));
+		return RC_USAGE;
+	}
+	*out_s = v;
 	return RC_OK;
 }
 

@@ -197,14 +197,17 @@ static void print_report_tail(const struct price_update_report *r, int dry_run);
 static void print_report(const char *file, const char *provider,
 			 const struct price_update_report *r, int dry_run)
 {
-	printf("%s: %zu rows read (%s columns%s%s)\n", file, r->rows_read,
-	       r->skypilot ? "SkyPilot" : "gpuplan", provider ? ", provider " : "",
-	       provider ? provider : "");
+	/* Paths and cells are the environment's and the file's: escaped. */
+	char e1[1024], e2[1024], e3[1024];
+
+	printf("%s: %zu rows read (%s columns%s%s)\n", gp_term_escape(e1, sizeof(e1), file),
+	       r->rows_read, r->skypilot ? "SkyPilot" : "gpuplan", provider ? ", provider " : "",
+	       provider ? gp_term_escape(e2, sizeof(e2), provider) : "");
 	if (r->skipped_no_gpu)
 		printf("  skipped %zu rows without a GPU (CPU instances)\n", r->skipped_no_gpu);
 	if (r->skipped_unknown_gpu)
 		printf("  skipped %zu rows whose GPU gpus.csv lacks: %s\n", r->skipped_unknown_gpu,
-		       r->unknown_gpus);
+		       gp_term_escape(e1, sizeof(e1), r->unknown_gpus));
 	if (r->skipped_no_instance)
 		printf("  skipped %zu GPU-only rows with no instance type\n", r->skipped_no_instance);
 	if (r->completed_with_host)
@@ -212,7 +215,8 @@ static void print_report(const char *file, const char *provider,
 		       "host apart): host + GPUs\n", r->completed_with_host);
 	if (r->skipped_no_host)
 		printf("  skipped %zu GPU rows whose host VM row is missing or priced 0 (%s): "
-		       "a part price is not a node's price\n", r->skipped_no_host, r->no_host);
+		       "a part price is not a node's price\n", r->skipped_no_host,
+		       gp_term_escape(e1, sizeof(e1), r->no_host));
 	if (r->skipped_fractional)
 		printf("  skipped %zu rows with a fractional GPU count\n", r->skipped_fractional);
 	if (r->skipped_no_price)
@@ -237,7 +241,8 @@ static void print_report_tail(const struct price_update_report *r, int dry_run)
 	}
 	if (cli_print_update_end(dry_run, r->written, r->table_path)) {
 		printf("wrote %s (%zu rows of yours; %zu offerings with the shipped table); history in %s\n",
-		       r->table_path, r->user_rows, r->offers_after, r->history_path);
+		       gp_term_escape(e2, sizeof(e2), r->table_path), r->user_rows, r->offers_after,
+		       gp_term_escape(e3, sizeof(e3), r->history_path));
 		if (r->legacy_copy)
 			printf("  it was a full copy an older gpuplan wrote; it now keeps only the rows that differ from the shipped table\n");
 	}

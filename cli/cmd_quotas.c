@@ -87,7 +87,9 @@ static enum rc do_list(int json)
 
 static void print_report(const char *file, const struct price_quota_report *r, int dry_run)
 {
-	printf("%s: %zu rows read\n", file, r->rows_read);
+	char e1[1024], e2[1024];
+
+	printf("%s: %zu rows read\n", gp_term_escape(e1, sizeof(e1), file), r->rows_read);
 	printf("added %zu, changed %zu, removed %zu, unchanged %zu\n", r->added, r->changed,
 	       r->removed, r->unchanged);
 	for (size_t i = 0; i < r->n_changes; i++) {
@@ -99,8 +101,8 @@ static void print_report(const char *file, const struct price_quota_report *r, i
 		cli_print_change(key, c);
 	}
 	if (cli_print_update_end(dry_run, r->written, r->table_path))
-		printf("wrote %s (%zu quotas); history in %s\n", r->table_path, r->quotas_after,
-		       r->history_path);
+		printf("wrote %s (%zu quotas); history in %s\n", gp_term_escape(e1, sizeof(e1), r->table_path),
+		       r->quotas_after, gp_term_escape(e2, sizeof(e2), r->history_path));
 }
 
 static enum rc do_update(const char *file, int dry_run, int json)

@@ -296,6 +296,12 @@ enum rc plot_render(const struct plot *p, const char *flag, const char *path, in
 	 * directory. */
 	target = gp_path_resolve(path);
 	regular = stat(target, &st) != 0 || S_ISREG(st.st_mode);
+	/* A name gnuplot's quoting cannot carry as it is (a control
+	 * character, an invisible mark: gp_gnuplot_quote writes them as the
+	 * text \xNN) is drawn in the temporary directory too, then copied:
+	 * else gnuplot draws to another name, and leaves it behind. */
+	if (!gp_text_is_printable(target, strlen(target), NULL))
+		regular = 0;
 	if (!regular) {
 		const char *dir = getenv("TMPDIR");
 

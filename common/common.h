@@ -120,10 +120,19 @@ enum rc gp_write_text_atomic(const char *path, const char *text);
  * message naming the directory that could not be made. */
 enum rc gp_mkdir_p(const char *dir);
 
+/* The most bytes any file input may hold (plans, calibrations, tables,
+ * histories): gp_read_file's cap. */
+#define GP_READ_MAX_BYTES ((size_t)64 << 20)
+
 /* Reads the whole file at path into *data (NUL-terminated, *len bytes
- * before the NUL; the caller frees *data).  Returns RC_OK; RC_INPUT when
- * path cannot be opened or is a directory, RC_ERR when reading fails, each
+ * before the NUL; the caller frees *data), at most max bytes: the one
+ * reader of every file input.  The cap holds for pipes, FIFOs and
+ * devices (/dev/zero) as for regular files: a running count stops the
+ * read.  Returns RC_OK; RC_INPUT when path cannot be opened, is a
+ * directory or holds more than max bytes, RC_ERR when reading fails, each
  * after one message naming path; *data is NULL on failure. */
+enum rc gp_read_file_max(const char *path, size_t max, char **data, size_t *len);
+/* gp_read_file_max(path, GP_READ_MAX_BYTES, data, len). */
 enum rc gp_read_file(const char *path, char **data, size_t *len);
 
 /* FNV-1a 64-bit hash of data[0..len) continuing from h (start with
@@ -160,13 +169,18 @@ void gp_parallel_for(long n, int threads, long min_part,
 #define GP_NAME_PUNCT " ._-:/+(),@"
 
 /* 1 when s[0..len) is well-formed UTF-8 without control characters (C0,
- * NUL included, DEL, C1) or invisible reordering marks (U+2028/9,
- * U+200E/F, U+202A-E, U+2066-9, U+FEFF); else 0 with *bad (may be NULL)
+ * NUL included, DEL, C1) or invisible code points: reordering marks
+ * (U+2028/9, U+200E/F, U+202A-E, U+2066-9), zero-width characters
+ * (U+200B-D, U+2060-4, U+FEFF, U+061C, U+180E, U+00AD), tag characters
+ * (U+E0000-U+E007F) and variation selectors; else 0 with *bad (may be NULL)
  * set to the offset of the first offending byte.  Tabs and line breaks
  * are control characters. */
 int gp_text_is_printable(const char *s, size_t len, size_t *bad);
 
-/* 1 when s[0..len) is printable (above) and each ASCII character is a
+/* The one definition of a valid name (provider, instance type, GPU,
+ * region, quota rows, model, job, plan strings): 1 when s[0..len) is
+ * printable (above), holds no space but U+0020 (no U+00A0, U+2000-A,
+ * U+202F, U+205F, U+3000, U+1680), and each ASCII character is a
  * letter, a digit or one of GP_NAME_PUNCT (characters beyond ASCII are
  * letters of other scripts: "Zürich"); else 0 with *bad (may be NULL) at
  * the first offending byte.  Such a name cannot end a quote in any
@@ -241,6 +255,21 @@ enum rc unit_parse_usd(const char *s, double *out);
 /* Parses a duration into seconds: "30d", "72h", "90m", "3600s", "2w", or a
  * plain number of seconds. */
 enum rc unit_parse_duration(const char *s, double *out_s);
+
+/* The ranges of the quantities gpuplan reads, wherever they enter (a
+ * flag, a CSV cell, a plan field); docs/robustness.md lists them.
+ *
+ * An overhead paid once per job or event (start-up, provisioning,
+ * restart, switching a plan's nodes): at most a year, far beyond any
+ * cloud's minutes, yet small enough that a cost or time built from it
+ * stays a number a plan file can hold. */
+#define UNIT_OVERHEAD_S_MAX (365.0 * 86400)
+/* A span of time (a deadline, a timeout, a checkpoint interval, a
+ * price's age): at most 100 years. */
+#define UNIT_SPAN_S_MAX (100 * 365.25 * 86400)
+/* A date read as when something was true (a price_date) may lie at most
+ * this many days after today: a day for time zones, no more. */
+#define UNIT_DATE_AHEAD_DAYS_MAX 1
 /* Parses a non-negative decimal integer that fits in an int. */
 enum rc unit_parse_int(const char *s, int *out);
 /* Parses a finite double (no suffix). */

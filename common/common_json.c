@@ -94,6 +94,34 @@ static int check_tree(const char *name, const cJSON *it, char *path, size_t size
 	return 0;
 }
 
+/* The byte of text[0..at] where the nesting of arrays and objects first
+ * passes CJSON_NESTING_LIMIT, or (size_t)-1 when it does not (strings
+ * skipped): cJSON stops there with no word of why. */
+static size_t too_deep_at(const char *text, size_t at)
+{
+	size_t depth = 0;
+	int in_str = 0;
+
+	for (size_t i = 0; i <= at && text[i]; i++) {
+		char c = text[i];
+
+		if (in_str) {
+			if (c == '\\' && text[i + 1])
+				i++;
+			else if (c == '"')
+				in_str = 0;
+		} else if (c == '"') {
+			in_str = 1;
+		} else if (c == '[' || c == '{') {
+			if (++depth > CJSON_NESTING_LIMIT)
+				return i;
+		} else if ((c == ']' || c == '}') && depth) {
+			depth--;
+		}
+	}
+	return (size_t)-1;
+}
+
 cJSON *gp_json_parse(const char *name, const char *buf, size_t len)
 {
 	const char *nul = memchr(buf, '\0', len), *end = NULL;
@@ -134,6 +162,14 @@ cJSON *gp_json_parse(const char *name, const char *buf, size_t len)
 				 "expected the end of the file after the JSON value, found %s",
 				 gp_char_describe(e, sizeof(e), text, len, v));
 			at_error(name, text, len, v, path);
+		} else if (too_deep_at(text, at) != (size_t)-1) {
+			size_t deep = too_deep_at(text, at);
+
+			snprintf(path, sizeof(path),
+				 "expected arrays and objects nested at most %d deep, found nesting "
+				 "deeper than %d at byte %zu", CJSON_NESTING_LIMIT,
+				 CJSON_NESTING_LIMIT, deep + 1);
+			at_error(name, text, len, deep, path);
 		} else {
 			at_error(name, text, len, at, "expected valid JSON, found a syntax error");
 		}

@@ -58,18 +58,37 @@ static size_t utf8_decode(const unsigned char *s, size_t n, unsigned long *cp)
 	return len;
 }
 
+/* A code point that draws nothing, or changes how its neighbours draw,
+ * so two strings that differ by it print alike: zero-width spaces and
+ * joiners (U+200B-U+200D, U+2060-U+2064), the Arabic letter mark
+ * (U+061C), the Mongolian vowel separator (U+180E), the byte-order mark
+ * (U+FEFF), tag characters (U+E0000-U+E007F), variation selectors
+ * (U+FE00-U+FE0F, U+E0100-U+E01EF), the soft hyphen (U+00AD), and the
+ * marks that reorder text (U+200E/F, U+2028/9, U+202A-E, U+2066-9). */
+static int cp_invisible(unsigned long c)
+{
+	return c == 0x00AD || c == 0x061C || c == 0x180E || (c >= 0x200B && c <= 0x200F) ||
+	       c == 0x2028 || c == 0x2029 || (c >= 0x202A && c <= 0x202E) ||
+	       (c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x2069) || c == 0xFEFF ||
+	       (c >= 0xFE00 && c <= 0xFE0F) || (c >= 0xE0000 && c <= 0xE007F) ||
+	       (c >= 0xE0100 && c <= 0xE01EF);
+}
+
+/* A space other than U+0020 that prints like one (no-break, en, em,
+ * thin, figure, ideographic, ...): in a name it makes a look-alike. */
+static int cp_exotic_space(unsigned long c)
+{
+	return c == 0x00A0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x202F ||
+	       c == 0x205F || c == 0x3000;
+}
+
 /* A code point a terminal draws as what it is: not a C0 or C1 control,
- * not DEL, and not one of the invisible marks that reorder or hide text
- * (line and paragraph separators, bidirectional embeddings and isolates,
- * the byte-order mark). */
+ * not DEL, and not invisible (cp_invisible). */
 static int cp_printable(unsigned long c)
 {
 	if (c < 0x20 || c == 0x7F || (c >= 0x80 && c < 0xA0))
 		return 0;
-	if (c == 0x200E || c == 0x200F || c == 0x2028 || c == 0x2029 ||
-	    (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069) || c == 0xFEFF)
-		return 0;
-	return 1;
+	return !cp_invisible(c);
 }
 
 int gp_text_is_printable(const char *s, size_t len, size_t *bad)
@@ -97,7 +116,7 @@ int gp_name_is_safe(const char *s, size_t len, size_t *bad)
 	for (size_t i = 0; i < len;) {
 		unsigned long c;
 		size_t k = utf8_decode(u + i, len - i, &c);
-		int ok = k && cp_printable(c);
+		int ok = k && cp_printable(c) && !cp_exotic_space(c);
 
 		if (ok && c < 0x80)
 			ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -133,6 +152,8 @@ char *gp_char_describe(char *buf, size_t size, const char *s, size_t len, size_t
 		snprintf(buf, size, "control byte 0x%02lx", c);
 	else if (!cp_printable(c))
 		snprintf(buf, size, "invisible character U+%04lX", c);
+	else if (cp_exotic_space(c))
+		snprintf(buf, size, "a space other than U+0020: U+%04lX", c);
 	else
 		snprintf(buf, size, "'%.*s'", (int)k, s + at);
 	return buf;

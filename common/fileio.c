@@ -110,13 +110,19 @@ static enum rc write_in_place(const char *path, const char *data, size_t len)
 
 enum rc gp_write_file_atomic(const char *path, const char *data, size_t len)
 {
-	char *target = gp_path_resolve(path);
-	size_t n = strlen(target) + 16;
-	char *tmp = xmalloc(n);
-	size_t off = 0;
+	char *target, *tmp;
+	size_t n, off = 0;
 	struct stat st;
 	int fd;
 
+	/* What path names in the end (stat follows every link) decides:
+	 * /dev/stdout into a pipe is a link to "pipe:[N]", a name no
+	 * readlink chain resolves, so it is written through path itself. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return write_in_place(path, data, len);
+	target = gp_path_resolve(path);
+	n = strlen(target) + 16;
+	tmp = xmalloc(n);
 	/* A symlink is followed: its target is replaced, the link stays. */
 	if (stat(target, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
 		enum rc rc = write_in_place(target, data, len);
@@ -163,7 +169,7 @@ fail:
 	return RC_ERR;
 }
 
-enum rc gp_read_file(const char *path, char **data, size_t *len)
+enum rc gp_read_file_max(const char *path, size_t max, char **data, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
@@ -177,14 +183,32 @@ enum rc gp_read_file(const char *path, char **data, size_t *len)
 		gp_error("%s: cannot open: %s", path, strerror(errno));
 		return RC_INPUT;
 	}
+	/* The cap holds for what stat cannot size (a pipe, /dev/zero, a
+	 * FIFO): the running count stops the read one byte past it, so
+	 * memory stays within twice the cap whatever the input. */
 	do {
 		if (cap - n < 4096) {
 			cap = cap ? 2 * cap : 65536;
+			if (cap > max + 2)
+				cap = max + 2;
 			buf = xrealloc(buf, cap);
 		}
 		got = fread(buf + n, 1, cap - n - 1, f);
 		n += got;
-	} while (got > 0);
+	} while (got > 0 && n <= max);
+	if (n > max) {
+		struct stat st;
+
+		if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+			gp_error("%s: expected at most %zu MiB, found %.1f MiB", path, max >> 20,
+				 (double)st.st_size / (1 << 20));
+		else
+			gp_error("%s: expected at most %zu MiB, found more (a pipe or device "
+				 "read stops there)", path, max >> 20);
+		fclose(f);
+		free(buf);
+		return RC_INPUT;
+	}
 	if (ferror(f)) {
 		int dir = errno == EISDIR;
 
@@ -198,6 +222,11 @@ enum rc gp_read_file(const char *path, char **data, size_t *len)
 	*data = buf;
 	*len = n;
 	return RC_OK;
+}
+
+enum rc gp_read_file(const char *path, char **data, size_t *len)
+{
+	return gp_read_file_max(path, GP_READ_MAX_BYTES, data, len);
 }
 
 enum rc gp_write_text_atomic(const char *path, const char *text)

@@ -87,6 +87,16 @@ struct price_gpu {
  * gpuplan writes it reads back (data/SOURCES.md lists them). */
 #define PRICE_GPUS_PER_NODE_MAX 4096   /* gpus_per_node: 1 to this */
 #define PRICE_USD_PER_HOUR_MAX 1e5     /* a node's price: > 0, at most this */
+/* The band of plausible prices per GPU-hour an update may store: from a
+ * tenth of the shipped table's cheapest price for the GPU to ten times
+ * its dearest, and for a GPU the table does not price this range
+ * (data/SOURCES.md: the shipped table spans $0.19 to $27 per GPU-hour). */
+#define PRICE_GPU_HOUR_BAND_FACTOR 10.0
+/* The most quotas a table holds (an update's rows, or the merged table):
+ * far beyond a user's clouds x regions x GPUs. */
+#define PRICE_QUOTA_MAX_ROWS 100000
+#define PRICE_GPU_HOUR_USD_MIN 0.01
+#define PRICE_GPU_HOUR_USD_MAX 1000.0
 #define PRICE_GBPS_MAX 1e5             /* inter_node_gbps: 0 to this, Gbit/s */
 #define PRICE_MAX_NVLINK_DOMAIN 65536 /* nvlink_domain: GPUs, 0 (the node) to this */
 #define PRICE_MAX_NODES_MAX 1000000    /* max_nodes: 0 (not stated) to this */

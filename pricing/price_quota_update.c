@@ -55,14 +55,59 @@ struct quota_merge {
 	size_t n, cap;
 	struct price_quota_report *rep;
 	size_t cap_changes;
+	/* The stored quotas q[0..n_stored), by key: each row is found in
+	 * O(log n), and a removed one is marked, then dropped at the end,
+	 * so a merge takes O((n + rows) log n), not O(n * rows).  Rows the
+	 * file adds need no index: the file's keys are unique. */
+	size_t *order, n_stored;
+	unsigned char *removed;
 };
+
+static const struct price_quota *qsort_base;
+
+static int order_cmp(const void *a, const void *b)
+{
+	return price_quota_key_cmp(&qsort_base[*(const size_t *)a], &qsort_base[*(const size_t *)b]);
+}
+
+static void quota_index(struct quota_merge *m)
+{
+	m->n_stored = m->n;
+	m->order = xcalloc(m->n ? m->n : 1, sizeof(*m->order));
+	m->removed = xcalloc(m->n ? m->n : 1, 1);
+	for (size_t i = 0; i < m->n; i++)
+		m->order[i] = i;
+	qsort_base = m->q;
+	qsort(m->order, m->n, sizeof(*m->order), order_cmp);
+}
 
 static long quota_find(const struct quota_merge *m, const struct price_quota *key)
 {
-	for (size_t i = 0; i < m->n; i++)
-		if (price_quota_key_cmp(&m->q[i], key) == 0)
-			return (long)i;
+	size_t lo = 0, hi = m->n_stored;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = price_quota_key_cmp(&m->q[m->order[mid]], key);
+
+		if (c == 0)
+			return m->removed[m->order[mid]] ? -1 : (long)m->order[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return -1;
+}
+
+/* Drops the quotas marked removed, keeping the order of the rest. */
+static void quota_compact(struct quota_merge *m)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (i >= m->n_stored || !m->removed[i])
+			m->q[k++] = m->q[i];
+	m->n = k;
 }
 
 static struct price_change *quota_change(struct quota_merge *m, enum price_change_kind kind,
@@ -98,8 +143,7 @@ static void quota_merge_row(struct quota_merge *m, const struct price_quota_row 
 			return;
 		}
 		quota_change(m, PRICE_CHANGE_REMOVED, &m->q[at], m->q[at].max_gpus, -1);
-		memmove(&m->q[at], &m->q[at + 1], (m->n - (size_t)at - 1) * sizeof(*m->q));
-		m->n--;
+		m->removed[at] = 1;
 		m->rep->removed++;
 		return;
 	}
@@ -154,6 +198,13 @@ enum rc price_quota_update(const char *file, const struct price_opts *o,
 	if (rc != RC_OK)
 		goto out;
 	rep->rows_read = csv.n_rows;
+	if (csv.n_rows > PRICE_QUOTA_MAX_ROWS) {
+		gp_error("%s: expected at most %d quota rows, found %zu", file, PRICE_QUOTA_MAX_ROWS,
+			 csv.n_rows);
+		price_csv_release(&csv);
+		rc = RC_INPUT;
+		goto out;
+	}
 	rc = price_quota_rows_read(&csv, cat.gpus, cat.n_gpus, 1, &rows, &n_rows);
 	price_csv_release(&csv);
 	if (rc != RC_OK)
@@ -169,16 +220,29 @@ enum rc price_quota_update(const char *file, const struct price_opts *o,
 		goto out;
 	m.cap = m.n;
 	m.rep = rep;
+	quota_index(&m);
 	for (size_t i = 0; i < n_rows; i++) {
 		quota_merge_row(&m, &rows[i], file);
 		if (!rows[i].remove && price_quota_offerings(&cat, &rows[i].q) == 0) {
-			gp_warn("%s:%d: no offering in the price table matches (%s, %s, %s, %s); the quota is kept",
-				file, rows[i].line, rows[i].q.provider, rows[i].q.region, rows[i].q.gpu,
-				rows[i].q.instance_type[0] ? rows[i].q.instance_type : "*");
+			if (rep->unmatched < PRICE_MAX_ERRORS)
+				gp_warn("%s:%d: no offering in the price table matches (%s, %s, %s, %s); the quota is kept",
+					file, rows[i].line, rows[i].q.provider, rows[i].q.region,
+					rows[i].q.gpu,
+					rows[i].q.instance_type[0] ? rows[i].q.instance_type : "*");
 			rep->unmatched++;
 		}
 	}
+	if (rep->unmatched > PRICE_MAX_ERRORS)
+		gp_warn("%s: %zu more rows match no offering; each quota is kept", file,
+			rep->unmatched - PRICE_MAX_ERRORS);
+	quota_compact(&m);
 	rep->quotas_after = m.n;
+	if (m.n > PRICE_QUOTA_MAX_ROWS) {
+		gp_error("%s: expected at most %d quota rows, found %zu after the merge", file,
+			 PRICE_QUOTA_MAX_ROWS, m.n);
+		rc = RC_INPUT;
+		goto out;
+	}
 	if (dry_run || rep->n_changes == 0)
 		goto out;
 
@@ -191,6 +255,8 @@ out:
 	price_store_unlock(lock);
 	free(table);
 	free(m.q);
+	free(m.order);
+	free(m.removed);
 	free(rows);
 	price_catalog_release(&cat);
 	if (rc != RC_OK)

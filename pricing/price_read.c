@@ -101,6 +101,25 @@ static int rd_text(struct reader *r, int col, int required, int name, char *dst,
 	return 0;
 }
 
+/* The catalog_version cell into dst[size], as rd_text reads printable
+ * text.  A table gpuplan stored (PRICE_READ_TABLE) may hold a version
+ * an older gpuplan took raw from an update file's name (a tab, ESC,
+ * U+202E): that one is read escaped, with a warning, so the table stays
+ * readable and the next update stores it escaped. */
+static int rd_version(struct reader *r, int col, char *dst, size_t size)
+{
+	const char *s = price_csv_get(r->row, col);
+	size_t at;
+
+	if (r->mode != PRICE_READ_TABLE || gp_text_is_printable(s, strlen(s), &at))
+		return rd_text(r, col, 0, 0, dst, size);
+	gp_term_escape(dst, size, s);
+	gp_warn("%s:%d:%d: %s: read as '%s' (it held a character that is not printable; "
+		"the next update stores it so)", r->e.path, r->row->line, col + 1, colname(r, col),
+		dst);
+	return 0;
+}
+
 /* A price in USD per hour: empty (not offered, -1) or a number > 0 and
  * at most PRICE_USD_PER_HOUR_MAX.  With zero_empty a 0 reads as not
  * offered (SkyPilot writes 0.00 for "none"). */
@@ -163,6 +182,20 @@ static int rd_date(struct reader *r, int col, char *dst)
 			  "%s: expected a date YYYY-MM-DD or an empty cell, found '%s'",
 			  colname(r, col), gp_term_escape(e, sizeof(e), s));
 		return -1;
+	}
+	/* A price is quoted today or earlier; a day ahead allows for time
+	 * zones.  Only an update refuses: a stored table stays readable. */
+	if (r->mode == PRICE_READ_UPDATE) {
+		long today;
+		char t[16];
+
+		if (unit_today(&today) == RC_OK && days > today + UNIT_DATE_AHEAD_DAYS_MAX) {
+			unit_fmt_date(t, sizeof(t), today + UNIT_DATE_AHEAD_DAYS_MAX);
+			price_err(&r->e, r->row->line, col + 1,
+				  "%s: expected a date no later than %s (a price is quoted today or "
+				  "before), found '%s'", colname(r, col), t, s);
+			return -1;
+		}
 	}
 	gp_strlcpy(dst, s, PRICE_DATE_MAX);
 	return 0;
@@ -381,7 +414,7 @@ static void read_gpuplan(struct reader *r, const struct price_gpu *gpus, size_t 
 		if (c_max >= 0)
 			rd_int(r, c_max, 0, PRICE_MAX_NODES_MAX, 1, &o->max_nodes);
 		if (c_ver >= 0)
-			rd_text(r, c_ver, 0, 0, o->version, sizeof(o->version));
+			rd_version(r, c_ver, o->version, sizeof(o->version));
 		rd_date(r, c_date, o->price_date);
 		price_cell_nvlink_domain(&r->e, r->row, c_dom, &o->nvlink_domain);
 		if (r->e.n == errs)

@@ -277,6 +277,10 @@ static enum rc history_append(const struct price_store *p, const char *lines, si
 		gp_error("%s: fsync failed: %s", p->history, strerror(errno));
 		rc = RC_ERR;
 	}
+	/* A write cut short (a full disk) leaves no torn line: the history
+	 * goes back to its whole lines, and the pending file keeps these. */
+	if (rc != RC_OK && have && ftruncate(fd, st.st_size) != 0)
+		gp_warn("%s: cannot truncate: %s", p->history, strerror(errno));
 	close(fd);
 	return rc;
 }
@@ -544,29 +548,28 @@ enum rc price_store_commit(const struct price_store *p, const char *table, size_
 		unlink(tmp);
 		goto drop_pending;
 	}
-	/* From here the new table is in place; the pending history stays
-	 * until it is appended, so a crash cannot lose it. */
-	if (fault("after_rename")) {
-		rc = RC_ERR;
-		goto out;
+	/* From here the new table is in place: the update took effect, and
+	 * what fails after it (the history, a disk full) is a warning, not
+	 * the update's failure.  The pending history stays until it is
+	 * appended, so a crash or a full disk cannot lose it: the next
+	 * command that reads the table appends it. */
+	if (fault("after_rename"))
+		goto in_place;
+	if (fsync_dir(tdir) != RC_OK || history_append(p, hist, hlen) != RC_OK ||
+	    fault("after_history"))
+		goto in_place;
+	if (unlink(p->pending) != 0) {
+		gp_warn("%s: cannot remove: %s", p->pending, strerror(errno));
+		goto in_place;
 	}
-	rc = fsync_dir(tdir);
-	if (rc == RC_OK)
-		rc = history_append(p, hist, hlen);
-	if (rc == RC_OK && fault("after_history")) {
-		rc = RC_ERR;
-		goto out;
-	}
-	if (rc == RC_OK && unlink(p->pending) != 0) {
-		gp_error("%s: cannot remove: %s", p->pending, strerror(errno));
-		rc = RC_ERR;
-	}
-	if (rc == RC_OK && fault("after_pending_removed")) {
-		rc = RC_ERR;
-		goto out;
-	}
-	if (rc == RC_OK)
-		rc = fsync_dir(p->dir);
+	if (fault("after_pending_removed") || fsync_dir(p->dir) != RC_OK)
+		goto in_place;
+	rc = RC_OK;
+	goto out;
+in_place:
+	gp_warn("the new table is in place (%s); its history is kept in %s until the next "
+		"command appends it", p->table, p->pending);
+	rc = RC_OK;
 	goto out;
 drop_pending:
 	unlink(p->pending);
@@ -577,21 +580,20 @@ out:
 
 enum rc price_update_file_load(const char *file, struct price_csv *csv)
 {
-	struct stat st;
+	char *buf;
+	size_t len;
 	enum rc rc;
 
 	/* Parsed rows take many times the file's bytes, and every command
 	 * reads the merged table: a catalog past this size is a mistake
-	 * (a whole cloud's CPU instances) or an attack, not a price list. */
+	 * (a whole cloud's CPU instances) or an attack, not a price list.
+	 * The cap holds for a pipe or a device as for a file. */
 	memset(csv, 0, sizeof(*csv));
-	if (stat(file, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > PRICE_UPDATE_MAX_BYTES) {
-		gp_error("%s: expected at most %d MiB of rows, found %.1f MiB (keep the rows of "
-			 "the GPU instances you plan with)", file, PRICE_UPDATE_MAX_BYTES >> 20,
-			 (double)st.st_size / (1 << 20));
-		return RC_INPUT;
+	rc = gp_read_file_max(file, PRICE_UPDATE_MAX_BYTES, &buf, &len);
+	if (rc == RC_OK) {
+		rc = price_csv_parse(file, buf, len, 0, csv);
+		free(buf);
 	}
-	rc = price_csv_load(file, csv);
-
 	/* A missing or unreadable FILE is the caller's bad input. */
 	return rc == RC_ERR ? RC_INPUT : rc;
 }

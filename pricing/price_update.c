@@ -227,6 +227,67 @@ static int merge_row(struct merge *m, const struct price_row *row,
 	return changed;
 }
 
+/* The band of plausible prices per GPU-hour for a GPU: a tenth of the
+ * cheapest and ten times the dearest the shipped table quotes for it
+ * (on demand or spot), or PRICE_GPU_HOUR_USD_MIN..MAX for a GPU it does
+ * not price.  data/SOURCES.md gives the reasoning. */
+static void gpu_hour_band(const char *gpu, const struct price_offering *base, size_t n_base,
+			  double *lo, double *hi)
+{
+	double min = -1, max = -1;
+
+	for (size_t i = 0; i < n_base; i++) {
+		const struct price_offering *b = &base[i];
+		double p[2] = { b->on_demand_usd_per_hour, b->spot_usd_per_hour };
+
+		if (strcmp(b->gpu, gpu) != 0 || b->gpus_per_node <= 0)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			double g = p[k] / b->gpus_per_node;
+
+			if (p[k] <= 0)
+				continue;
+			if (min < 0 || g < min)
+				min = g;
+			if (g > max)
+				max = g;
+		}
+	}
+	*lo = min > 0 ? min / PRICE_GPU_HOUR_BAND_FACTOR : PRICE_GPU_HOUR_USD_MIN;
+	*hi = max > 0 ? max * PRICE_GPU_HOUR_BAND_FACTOR : PRICE_GPU_HOUR_USD_MAX;
+}
+
+/* Refuses each row of rows whose price per GPU-hour lies outside its
+ * GPU's band (gpu_hour_band): one line per row; RC_INPUT when any. */
+static enum rc check_bands(const char *file, const struct price_rows *rows,
+			   const struct price_offering *base, size_t n_base)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct price_offering *o = &rows->rows[i].o;
+		const char *col[2] = { "on_demand_usd_per_hour", "spot_usd_per_hour" };
+		double p[2] = { o->on_demand_usd_per_hour, o->spot_usd_per_hour }, lo, hi;
+
+		if (o->gpus_per_node <= 0)
+			continue;
+		gpu_hour_band(o->gpu, base, n_base, &lo, &hi);
+		for (int k = 0; k < 2; k++) {
+			double g = p[k] / o->gpus_per_node;
+
+			if (p[k] <= 0 || (g >= lo && g <= hi))
+				continue;
+			if (bad++ < PRICE_MAX_ERRORS)
+				gp_error("%s:%d: %s: expected $%.3g to $%.3g per GPU-hour for %s (a "
+					 "tenth of the shipped table's cheapest to ten times its "
+					 "dearest), found $%.3g (%g for %d GPUs)", file,
+					 rows->rows[i].line, col[k], lo, hi, o->gpu, g, p[k],
+					 o->gpus_per_node);
+		}
+	}
+	return bad ? RC_INPUT : RC_OK;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -293,6 +354,9 @@ enum rc price_update(const char *file, const struct price_opts *o,
 	rc = price_table_read(shipped, gpus, n_gpus, &base, &n_base);
 	if (rc != RC_OK)
 		goto out;
+	rc = check_bands(file, &rows, base, n_base);
+	if (rc != RC_OK)
+		goto out;
 	rc = price_user_table_read(p.table, gpus, n_gpus, &mine, &n_mine, &rep->legacy_copy);
 	if (rc != RC_OK)
 		goto out;
@@ -317,8 +381,17 @@ enum rc price_update(const char *file, const struct price_opts *o,
 			goto out;
 		unit_fmt_date(date, sizeof(date), today);
 	}
-	snprintf(version, sizeof(version), "%s%s %s", rep->skypilot ? "skypilot " : "",
-		 base_name(file), date);
+	{
+		/* The file's name is the environment's, not the user's text:
+		 * stored escaped (a tab, ESC, U+202E or a Latin-1 byte as \xNN
+		 * or \uNNNN) and cut between characters, so the stored
+		 * catalog_version is always printable UTF-8 that fits. */
+		char esc[PRICE_NAME_MAX * 2 - 26];
+
+		gp_term_escape(esc, sizeof(esc), base_name(file));
+		snprintf(version, sizeof(version), "%s%s %s", rep->skypilot ? "skypilot " : "",
+			 esc, date);
+	}
 	for (size_t i = 0; i < rows.n; i++)
 		merge_row(&m, &rows.rows[i], &rows.has, version, date);
 	rep->offers_after = m.n;

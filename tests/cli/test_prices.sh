@@ -325,7 +325,7 @@ truncate -s 33M "$TMP/huge.csv"
 gp prices update "$TMP/huge.csv"
 expect_rc "a 33 MiB update exits 2" 2
 expect_err_lines "a 33 MiB update: one error line" 1
-expect_err "a 33 MiB update says the cap" "huge\.csv: expected at most 32 MiB of rows, found 33\.0 MiB"
+expect_err "a 33 MiB update says the cap" "huge\.csv: expected at most 32 MiB, found 33\.0 MiB"
 { head -1 data/prices.csv; awk 'BEGIN { for (i = 0; i < 20001; i++) printf "acloud,x%d,H100,8,r1,10,,,,,,\n", i }'; } > "$TMP/many.csv"
 gp prices update "$TMP/many.csv"
 expect_rc "20001 offerings more exit 2" 2

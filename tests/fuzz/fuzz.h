@@ -83,4 +83,51 @@ static inline int fuzz_json_finite(const char *json)
 	return ok;
 }
 
+/* What a target judged, per input: refused (the parser said no, one
+ * message), accepted, and of the accepted ones round-tripped (written
+ * back and read again to the same value; a failure aborts, so it counts
+ * as a crash).  make fuzz names the file in FUZZ_COUNTS; the counts are
+ * written there every 4096 inputs and at exit, one line:
+ * "NAME: run N, refused N, accepted N, round-tripped N". */
+enum fuzz_outcome { FUZZ_REFUSED, FUZZ_ACCEPTED, FUZZ_ROUND_TRIPPED };
+
+static struct {
+	const char *name;
+	unsigned long run, refused, accepted, round_tripped;
+	int registered;
+} fuzz_n;
+
+static inline void fuzz_counts_write(void)
+{
+	const char *path = getenv("FUZZ_COUNTS");
+	FILE *f;
+
+	if (!path || !*path || !(f = fopen(path, "w")))
+		return;
+	fprintf(f, "%s: run %lu, refused %lu, accepted %lu, round-tripped %lu\n",
+		fuzz_n.name ? fuzz_n.name : "?", fuzz_n.run, fuzz_n.refused, fuzz_n.accepted,
+		fuzz_n.round_tripped);
+	fclose(f);
+}
+
+/* Counts one input of the target name with its outcome (a round-tripped
+ * input is an accepted one too). */
+static inline void fuzz_count(const char *name, enum fuzz_outcome o)
+{
+	if (!fuzz_n.registered) {
+		fuzz_n.registered = 1;
+		fuzz_n.name = name;
+		atexit(fuzz_counts_write);
+	}
+	fuzz_n.run++;
+	if (o == FUZZ_REFUSED)
+		fuzz_n.refused++;
+	else
+		fuzz_n.accepted++;
+	if (o == FUZZ_ROUND_TRIPPED)
+		fuzz_n.round_tripped++;
+	if (fuzz_n.run % 4096 == 0)
+		fuzz_counts_write();
+}
+
 #endif

@@ -40,8 +40,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct sim_result r;
 	char *a, *b;
 
-	if (exec_calibration_parse("fuzz.json", (const char *)data, size, &c) != RC_OK)
+	if (exec_calibration_parse("fuzz.json", (const char *)data, size, &c) != RC_OK) {
+		fuzz_count("calibration_json", FUZZ_REFUSED);
 		return 0;
+	}
 	a = exec_calibration_to_json(&c);
 	if (!fuzz_json_finite(a))
 		abort();
@@ -50,6 +52,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	b = exec_calibration_to_json(&back);
 	if (strcmp(a, b) != 0)
 		abort();
+	fuzz_count("calibration_json", FUZZ_ROUND_TRIPPED);
 	free(a);
 	free(b);
 	if (!figures_ok(&c))

@@ -211,7 +211,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	optind = 0;
 	getopt(1, reset, "");
 	gp_log_quiet(0);
-	cmd->fn(argc, words);
+	/* a command line has no value to write back: accepted (exit 0) or
+	 * refused is what is judged */
+	fuzz_count("cli", cmd->fn(argc, words) == 0 ? FUZZ_ACCEPTED : FUZZ_REFUSED);
 	fflush(stdout);
 	free(buf);
 	return 0;

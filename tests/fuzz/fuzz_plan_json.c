@@ -44,8 +44,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct sim_plan p, q;
 	char *a, *b;
 
-	if (sim_plan_parse("fuzz.json", (const char *)data, size, &p) != RC_OK)
+	if (sim_plan_parse("fuzz.json", (const char *)data, size, &p) != RC_OK) {
+		fuzz_count("plan_json", FUZZ_REFUSED);
 		return 0;
+	}
 	a = sim_plan_to_json(&p);
 	if (!fuzz_json_finite(a))
 		abort();
@@ -54,6 +56,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	b = sim_plan_to_json(&q);
 	if (strcmp(a, b) != 0)
 		abort();
+	fuzz_count("plan_json", FUZZ_ROUND_TRIPPED);
 	free(a);
 	free(b);
 

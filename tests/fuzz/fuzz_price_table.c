@@ -63,11 +63,14 @@ static void round_trip(const unsigned char *data, size_t size)
 	size_t na, nb, la, lb;
 	char *ta, *tb;
 
-	if (load((const char *)data, size, 1, &a, &na) != RC_OK)
+	if (load((const char *)data, size, 1, &a, &na) != RC_OK) {
+		fuzz_count("price_table", FUZZ_REFUSED);
 		return;
+	}
 	if (na == 0) {
 		/* a catalog whose rows were all skipped (CPU instances, unknown
 		 * GPUs) merges nothing; a table needs rows */
+		fuzz_count("price_table", FUZZ_ACCEPTED);
 		free(a);
 		return;
 	}
@@ -83,6 +86,7 @@ static void round_trip(const unsigned char *data, size_t size)
 	tb = price_table_format(b, nb, &lb);
 	if (la != lb || memcmp(ta, tb, la) != 0)
 		abort();
+	fuzz_count("price_table", FUZZ_ROUND_TRIPPED);
 	free(ta);
 	free(tb);
 	free(a);

@@ -67,8 +67,10 @@ static void read_and_rewrite(void)
 	char *u, *u2;
 	int legacy;
 
-	if (price_user_table_read(fuzz_tmp_path, cat.gpus, cat.n_gpus, &user, &n, &legacy) != RC_OK)
+	if (price_user_table_read(fuzz_tmp_path, cat.gpus, cat.n_gpus, &user, &n, &legacy) != RC_OK) {
+		fuzz_count("user_prices", FUZZ_REFUSED);
 		return;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (!user[i].user)
 			abort();
@@ -92,6 +94,7 @@ static void read_and_rewrite(void)
 	u2 = price_user_table_format(t2, nt2, &lu2);
 	if (lu2 != lu || memcmp(u, u2, lu) != 0)
 		abort();
+	fuzz_count("user_prices", FUZZ_ROUND_TRIPPED);
 	free(u);
 	free(u2);
 	free(t);
