@@ -29,7 +29,8 @@ argv() {
 	shift 3
 	rm -f "$STUB/ds_config.json" "$STUB/.deepspeed_env"
 	(cd "$STUB" && env PATH="$STUB/bin:$PATH" ARGV_OUT="$out" MASTER_ADDR=10.0.0.1 DATA_PATH=/d/x \
-		CKPT_DIR=/ck HOSTFILE=/h SLURM_JOB_ID=7 SLURM_JOB_NODELIST=n[1-2] "$@" \
+		CKPT_DIR=/ck HOSTFILE=/h SLURM_JOB_ID=7 SLURM_JOB_NODELIST=n[1-2] \
+		MOE_AUX_LOSS_COEFF=0.0123 MOE_ROUTER_BIAS_UPDATE_RATE=0.00123 "$@" \
 		bash "$script" >"$STUB/run.out" 2>&1) \
 		&& [ -s "$out" ] && pass "$name: runs to its launcher" \
 		|| fail "$name: runs to its launcher" "$(tail -2 "$STUB/run.out")"
