@@ -301,6 +301,12 @@ void export_megatron_words(struct words *ws, const struct sim_plan *p)
 				      " --no-gradient-accumulation-fusion");
 	else if (q->zero >= 1)
 		export_words_line(ws, "--use-distributed-optimizer");
+	/* the optimizer's states and step in host memory (export_check
+	 * refuses the offload Megatron-LM has not): validate_args asserts
+	 * the precision-aware optimizer beside it */
+	if (p->par.ft.offload == SIM_OFFLOAD_CPU)
+		export_words_line(ws, "--optimizer-cpu-offload --optimizer-offload-fraction 1.0"
+				      " --use-precision-aware-optimizer");
 	/* The simulator hides the data-parallel sums under the backward but
 	 * for the last bucket, and ZeRO-1's parameter all-gather likewise;
 	 * Megatron does so only when asked (both flags default to off in
