@@ -20,6 +20,7 @@
 #include "export_internal.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +268,62 @@ static enum rc export_check(const struct sim_plan *p, enum export_format f,
 	return RC_OK;
 }
 
+/* The names text asks the user for, each once in order of appearance:
+ * the NAME of every "${NAME:?" (a shell check) and every "SET-NAME" (a
+ * manifest's value to replace), ", "-separated into out[size]. */
+static void placeholders(const char *text, char *out, size_t size)
+{
+	out[0] = '\0';
+	for (const char *s = text; *s; s++) {
+		const char *name = NULL;
+		char one[80];
+		size_t n;
+
+		if (strncmp(s, "${", 2) == 0)
+			name = s + 2;
+		else if (strncmp(s, "SET-", 4) == 0 && (s == text || !isalnum((unsigned char)s[-1])))
+			name = s + 4;
+		if (!name)
+			continue;
+		n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+		if (n == 0 || n >= sizeof(one) || (name[-1] == '{' && strncmp(name + n, ":?", 2) != 0))
+			continue;
+		snprintf(one, sizeof(one), "%.*s", (int)n, name);
+		/* what the scheduler sets is not the user's to set */
+		if (!strncmp(one, "SLURM_", 6) || !strncmp(one, "SKYPILOT_", 9))
+			continue;
+		{
+			/* once each: a whole ", "-separated item */
+			size_t len = strlen(out);
+			int seen = 0;
+
+			for (const char *t = out; (t = strstr(t, one)) != NULL; t += n)
+				if ((t == out || t[-1] == ' ') && (t[n] == ',' || t[n] == '\0'))
+					seen = 1;
+			if (!seen)
+				snprintf(out + len, size - len, "%s%s", len ? ", " : "", one);
+		}
+	}
+}
+
+/* text with a comment naming its placeholders (placeholders) after its
+ * #! line, or first; text itself where it has none. */
+static char *with_placeholders(char *text)
+{
+	char names[1024];
+	struct export_buf b = { 0 };
+	size_t head = 0;
+
+	placeholders(text, names, sizeof(names));
+	if (!names[0])
+		return text;
+	if (strncmp(text, "#!", 2) == 0)
+		head = strcspn(text, "\n") + (text[strcspn(text, "\n")] == '\n');
+	export_printf(&b, "%.*s# to set before running: %s\n%s", (int)head, text, names, text + head);
+	free(text);
+	return b.s;
+}
+
 char *export_plan(const struct sim_plan *p, enum export_format f, enum plan_framework fw,
 		  enum rc *rc)
 {
@@ -284,5 +341,6 @@ char *export_plan(const struct sim_plan *p, enum export_format f, enum plan_fram
 	if (*rc != RC_OK)
 		return NULL;
 	fi->write(&b, p, run);
-	return b.s;
+	/* ds_config.json is JSON: no comment */
+	return f == EXPORT_DEEPSPEED ? b.s : with_placeholders(b.s);
 }

@@ -81,6 +81,8 @@ double export_ckpt_interval_s(const struct sim_plan *p);
 long long export_save_interval_steps(const struct sim_plan *p);
 void export_torchrun_line(struct export_buf *b, const struct sim_plan *p);
 void export_master_addr_check(struct export_buf *b, const struct sim_plan *p);
+/* HF_TOKEN's check where the tokenizer is gated (model.tokenizer_gated). */
+void export_hf_token_check(struct export_buf *b, const struct sim_plan *p);
 char *export_job_label(char *buf, size_t size, const char *name, int k8s);
 
 /* ---- export_framework.c --------------------------------------------- */

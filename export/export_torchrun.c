@@ -30,6 +30,7 @@ void export_write_torchrun(struct export_buf *b, const struct sim_plan *p, enum 
 			      p->par.ft.offload == SIM_OFFLOAD_NVME ? "NVMe" : "host memory",
 			      sim_offload_names[p->par.ft.offload]);
 	export_master_addr_check(b, p);
+	export_hf_token_check(b, p);
 	export_torchrun_line(b, p);
 	export_printf(b, " \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT}\" \"$@\"\n");
 }

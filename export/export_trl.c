@@ -45,6 +45,7 @@ void export_write_trl(struct export_buf *b, const struct sim_plan *p, enum plan_
 		      gp_term_escape(e1, sizeof(e1), p->model.name), export_gpus(p), p->cluster.gpu.name);
 	export_nccl_env(b, p, "export ", 1);
 	export_master_addr_check(b, p);
+	export_hf_token_check(b, p);
 	export_printf(b, "cat > ds_config.json <<'EOF'\n%s\nEOF\n", cfg);
 	free(cfg);
 	if (p->par.ft.offload == SIM_OFFLOAD_NVME)

@@ -209,6 +209,8 @@ struct sim_model {
 	int linear_bias;       /* 1: every linear layer has a bias vector */
 	double dropout;        /* attention and hidden dropout, 0..1 */
 	char tokenizer[PRICE_NAME_MAX]; /* Hugging Face name; "" unknown */
+	int tokenizer_gated;   /* 1: the Hub serves it only with a token (a
+				* licence to accept first: Llama, Mistral) */
 	int window;            /* sliding attention window, tokens; 0 none */
 	double rotary_percent; /* share of each head's dimensions RoPE rotates,
 				* (0, 1] (GPT-NeoX 0.25); 0: all of them */

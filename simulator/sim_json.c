@@ -133,6 +133,8 @@ static void add_model_router(cJSON *o, const struct sim_model *m)
 		add_num(o, "glu_offset", m->glu_offset);
 	if (m->glu_clamp > 0)
 		add_num(o, "glu_clamp", m->glu_clamp);
+	if (m->tokenizer_gated)
+		cJSON_AddBoolToObject(o, "tokenizer_gated", 1);
 }
 
 static cJSON *plan_to_cjson(const struct sim_plan *p)
@@ -582,6 +584,7 @@ static void get_model_router(struct reader *r, const cJSON *o, struct sim_model 
 	m->glu_act = (enum sim_glu_act)v;
 	get_double_max(r, o, ".model", "glu_offset", 0, 100, 0, &m->glu_offset);
 	get_double_max(r, o, ".model", "glu_clamp", 0, 1e6, 0, &m->glu_clamp);
+	get_bool(r, o, ".model", "tokenizer_gated", 0, &m->tokenizer_gated);
 }
 
 static const cJSON *object(struct reader *r, const cJSON *parent, const char *where,

@@ -24,7 +24,8 @@
  * none; empty: unknown), router_aux_coeff, router_expert_bias (0/1),
  * router_bias_rate, router_groups, router_group_topk, router_topk_scale;
  * qk_norm (0/1); the gated MLP's glu_act (silu or quick_gelu), glu_offset
- * and glu_clamp; sim_model_check says which go together.
+ * and glu_clamp; tokenizer_gated (0/1); sim_model_check says which go
+ * together.
  *
  * It calls down only: sim_shape.c and sim_names.c.
  */
@@ -65,7 +66,7 @@ struct cols {
 	int pos, rotary, rotary_pct, norm, bias, dropout, tokenizer, window, active;
 	int fields[SIM_MODEL_FIELDS];   /* sim_model_fields' columns */
 	int score, balance, aux, ebias, bias_rate, groups, group_topk, scale, qk_norm;
-	int glu_act, glu_offset, glu_clamp;
+	int glu_act, glu_offset, glu_clamp, gated;
 };
 
 struct ctx {
@@ -157,6 +158,7 @@ static struct cols find_cols(const struct price_csv *csv)
 	k.glu_act = price_csv_col(csv, "glu_act");
 	k.glu_offset = price_csv_col(csv, "glu_offset");
 	k.glu_clamp = price_csv_col(csv, "glu_clamp");
+	k.gated = price_csv_col(csv, "tokenizer_gated");
 	return k;
 }
 
@@ -294,6 +296,7 @@ static void read_router(struct ctx *c, const struct cols *k, struct sim_model *m
 	m->glu_act = (enum sim_glu_act)v;
 	get_num(c, k->glu_offset, 0, 100, &m->glu_offset);
 	get_num(c, k->glu_clamp, 0, 1e6, &m->glu_clamp);
+	get_flag(c, k->gated, &m->tokenizer_gated);
 }
 
 static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)

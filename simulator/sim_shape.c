@@ -224,6 +224,10 @@ static enum rc router_check(const struct sim_model *m, char *why, size_t size)
 		WHY("router_topk_scale: expected 0 to 1000, found %g", m->router_topk_scale);
 	if (m->qk_norm != 0 && m->qk_norm != 1)
 		WHY("qk_norm: expected 0 or 1, found %d", m->qk_norm);
+	if (m->tokenizer_gated != 0 && m->tokenizer_gated != 1)
+		WHY("tokenizer_gated: expected 0 or 1, found %d", m->tokenizer_gated);
+	if (m->tokenizer_gated && !m->tokenizer[0])
+		WHY("tokenizer_gated: expected a tokenizer to be gated, found none");
 	if ((unsigned)m->glu_act > SIM_GLU_QUICK_GELU)
 		WHY("glu_act: expected silu or quick_gelu, found %d", (int)m->glu_act);
 	if (!(m->glu_offset >= 0 && m->glu_offset <= 100))
