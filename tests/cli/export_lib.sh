@@ -278,7 +278,7 @@ want = {
     "processes": (int(launch.get("--num_processes", 0)), plan["cluster"]["gpus"]),
     "micro-batch": (got["per_device_train_batch_size"], par["mbs"]),
     "accumulation": (got["gradient_accumulation_steps"], par["gbs"] // (par["mbs"] * par["dp"])),
-    "bf16 or fp16": ((got["bf16"], got["fp16"]), (True, None) if bf16 else (None, True)),
+    "bf16 or fp16": ((got["bf16"], got["fp16"]), (True, False) if bf16 else (None, True)),
     "dtype (QLoRA's compute dtype)": (got["dtype"], "bfloat16" if bf16 else "float16"),
     "recomputation": (got["gradient_checkpointing"], par["recompute"] != "none"),
     "checkpoints at the plan's interval": ((got["save_strategy"], int(got["save_steps"])),
