@@ -70,7 +70,7 @@ exec %s --oversubscribe "${args[@]}"
 	printf 'import os\nopen("rank.%%s" %% os.environ["RANK"], "w").write("%%s %%s %%s" %% (os.environ["LOCAL_RANK"], os.environ["WORLD_SIZE"], os.environ["MASTER_ADDR"]))\n' >"$d/train.py"
 	# the plan's GPUs as processes on this machine's cores
 	(cd "$d" && PATH="$d/bin:$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-		TRAIN_SCRIPT=train.py DATA_PATH=/d CKPT_DIR=/c TOKENIZER=t TRAIN_SAMPLES=1 \
+		TRAIN_SCRIPT=train.py DATA_PATH=/d CKPT_DIR=/c TOKENIZER=t TRAIN_SAMPLES=1 HF_TOKEN=t \
 		GPUPLAN_TRAIN_SAMPLES=1 timeout 120 bash "$2" >"$d/out" 2>&1)
 	python3 - "$d" "$3" <<'PY' >"$TMP/why" 2>&1
 import glob, os, sys

@@ -90,7 +90,7 @@ def params(f, vocab):
     ffn = int(num(f, "--ffn-hidden-size", 4 * h))
     tp = int(num(f, "--tensor-model-parallel-size", 1))
     div = int(num(f, "--make-vocab-size-divisible-by", 128))
-    swiglu = "--swiglu" in f
+    swiglu = "--swiglu" in f or "--quick-geglu" in f  # a gated linear unit either way
     bias = "--disable-bias-linear" not in f
     norm = f.get("--normalization", ["LayerNorm"])[0]
     pos = f.get("--position-embedding-type", ["learned_absolute"])[0]
