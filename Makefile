@@ -18,6 +18,10 @@ NVCC     ?= $(CUDA_HOME)/bin/nvcc
 
 MODULES  := common pricing simulator planner export executor
 INCLUDES := $(addprefix -I,$(MODULES))
+# The C files include the project's headers in quotes: -iquote keeps
+# simulator/sched.h from hiding the system's <sched.h> (which OpenBLAS's
+# cblas.h includes).
+C_INCLUDES := $(addprefix -iquote ,$(MODULES))
 # The executor's layers, each a folder, bottom up (docs in executor/exec.h;
 # tests/layers/test_layers.sh checks that none reaches up).  Its files
 # include each other by path from executor/ ("comm/exec_comm.h").
@@ -26,7 +30,7 @@ EXEC_DIRS := executor/device executor/device/cpu executor/device/cuda executor/c
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) -MMD -MP $(INCLUDES)
+CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) -MMD -MP $(C_INCLUDES)
 ifeq ($(DEVELOPER),1)
 CFLAGS   += -Werror
 endif
@@ -45,7 +49,13 @@ CJSON_LIBS  := $(if $(PKG_CJSON),$(shell pkg-config --libs libcjson),-lcjson)
 MPI_CFLAGS  := $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS    := $(shell pkg-config --libs ompi-c 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-LIBS        := -lglpk -lcsv $(CJSON_LIBS) $(MPI_LIBS) -lm -pthread
+# libcurl (OpenSSL flavour) for `prices fetch`; only pricing/price_fetch.c includes it
+CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
+CURL_LIBS   := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+# OpenBLAS: the CPU backend's GEMMs (executor/device/cpu/exec_cpu_matmul.c)
+BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+LIBS        := -lglpk -lcsv $(CJSON_LIBS) $(CURL_LIBS) $(MPI_LIBS) $(BLAS_LIBS) -lm -pthread
 
 # ---- CUDA: built wherever nvcc is found (CUDA=auto), required with CUDA=yes
 ifeq ($(CUDA),no)
@@ -89,9 +99,13 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CJSON_CFLAGS) -c $< -o $@
 
+$(BUILD)/pricing/price_fetch.o: pricing/price_fetch.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CURL_CFLAGS) -c $< -o $@
+
 $(BUILD)/executor/%.o: executor/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(MPI_CFLAGS) $(CFLAGS_EXEC) -c $< -o $@
+	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(MPI_CFLAGS) $(BLAS_CFLAGS) $(CFLAGS_EXEC) -c $< -o $@
 
 $(BUILD)/executor/%.cu.o: executor/%.cu
 	@mkdir -p $(dir $@)
@@ -140,7 +154,8 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
 
 # ---- set-up: install what is missing from Debian's packages, once
-DEPS_PKGS := libglpk-dev libcsv-dev libcjson-dev libcmocka-dev libopenmpi-dev \
+DEPS_PKGS := libglpk-dev libcsv-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev libopenmpi-dev \
+             libopenblas-dev \
              openmpi-bin gnuplot-nox pkg-config python3-yaml python3-jsonschema
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
@@ -201,19 +216,19 @@ FUZZ_SECONDS ?= 30
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_LIB_SRC := $(wildcard common/*.c pricing/*.c simulator/*.c)
-FUZZ_FLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(INCLUDES) $(CJSON_CFLAGS) \
+FUZZ_FLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(C_INCLUDES) $(CJSON_CFLAGS) $(CURL_CFLAGS) \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
-	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcsv $(CJSON_LIBS) -lm
+	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcsv $(CJSON_LIBS) $(CURL_LIBS) -lm
 # these run the command front-ends or the executor's readers in-process:
 # every module, and cli/ but main.c
 FUZZ_FULL := build-fuzz/fuzz_cli build-fuzz/fuzz_calibration_json
 FUZZ_CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c planner/*.c export/*.c $(addsuffix /*.c,$(EXEC_DIRS))))
 $(FUZZ_FULL): build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p build-fuzz
-	clang $(FUZZ_FLAGS) $(MPI_CFLAGS) -Icli -o $@ $< $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) \
-	  -lglpk -lcsv $(CJSON_LIBS) $(MPI_LIBS) -lm
+	clang $(FUZZ_FLAGS) $(MPI_CFLAGS) $(BLAS_CFLAGS) -iquote cli -o $@ $< $(FUZZ_LIB_SRC) $(FUZZ_CLI_SRC) \
+	  -lglpk -lcsv $(CJSON_LIBS) $(CURL_LIBS) $(MPI_LIBS) $(BLAS_LIBS) -lm
 
 fuzz: deps $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); c=$${n#fuzz_}; mkdir -p build-fuzz/corpus-$$c; \

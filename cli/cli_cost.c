@@ -156,8 +156,11 @@ int cost_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 		break;
 	case PCLI_CKPT_KEEP: *rc = cli_parse_int("--ckpt-keep", arg, 0, 1000, &o->ckpt_keep); break;
 	case PCLI_CKPT_INTERVAL:
-		/* 0: no checkpoints off spot (durations are otherwise > 0). */
-		if (strcmp(arg, "0") == 0)
+		/* auto: Young/Daly's; 0: no checkpoints (durations are
+		 * otherwise > 0). */
+		if (strcmp(arg, "auto") == 0)
+			o->ckpt_interval_s = PLAN_CKPT_INTERVAL_AUTO;
+		else if (strcmp(arg, "0") == 0)
 			o->ckpt_interval_s = 0;
 		else
 			*rc = cli_parse_duration("--ckpt-interval", arg, &o->ckpt_interval_s);
@@ -190,16 +193,16 @@ void cost_cli_help(FILE *f)
 		"                        (default %g: share of the life the machine is busy)\n"
 		"  --storage-price USD   checkpoint storage per GB-month (default %g, S3 Standard)\n"
 		"  --ckpt-keep N         checkpoints kept in storage (default %d)\n"
-		"  --ckpt-interval DUR   checkpoint interval off spot (default %gs; spot plans use\n"
-		"                        the Young/Daly interval); 0 for none\n"
+		"  --ckpt-interval DUR   checkpoint interval: auto (default: Young/Daly against\n"
+		"                        the plan's failures and spot preemptions), a duration\n"
+		"                        to pin one, or 0 for none\n"
 		"  --blocks FILE|none    capacity blocks, a purchase option beside on-demand, spot\n"
 		"                        and reserved: instances for a term of whole days paid up\n"
 		"                        front at their own rate (default data/blocks.csv: AWS\n"
 		"                        EC2 Capacity Blocks for ML); none: not priced\n",
 		PLAN_DEFAULT_COMMITMENT_SHARE, PRICE_DEFAULT_AMORTISATION_YEARS,
 		PRICE_DEFAULT_USD_PER_KWH, PRICE_DEFAULT_PUE, PRICE_DEFAULT_UTILISATION,
-		PLAN_DEFAULT_STORAGE_USD_PER_GB_MONTH, PLAN_DEFAULT_CKPT_KEEP,
-		PLAN_DEFAULT_CKPT_INTERVAL_S);
+		PLAN_DEFAULT_STORAGE_USD_PER_GB_MONTH, PLAN_DEFAULT_CKPT_KEEP);
 }
 
 static enum rc load_hardware(struct plan_cli *pc, struct plan_cli_data *d)
@@ -362,20 +365,50 @@ static void print_storage(const struct plan_result *r, const struct plan_row *ro
 {
 	const struct plan_candidate *c = &row->c;
 	const struct plan_cost_parts *k = &c->costs;
+	const struct plan_interrupt *ip = &c->interrupt;
 	const struct plan_opts *o = &r->opts;
 	char a[32], b[32], t[32], u[32];
 
-	printf("checkpoints: %.0f GB each (%g bytes/param), written every %s in %s",
-	       k->ckpt_bytes / UNIT_GB, PLAN_CKPT_BYTES_PER_PARAM,
-	       unit_fmt_duration(a, sizeof(a), k->ckpt_interval_s),
-	       unit_fmt_duration(b, sizeof(b), k->ckpt_write_s));
-	if (c->spot)
-		printf(" (Young/Daly, in the spot overhead)");
-	else if (k->ckpt_interval_s > 0)
-		printf(" (+%.2f%% wall time, included)", 100.0 * k->ckpt_overhead);
+	printf("checkpoints: %.0f GB each (%g bytes/param), ", k->ckpt_bytes / UNIT_GB,
+	       PLAN_CKPT_BYTES_PER_PARAM);
+	if (!(k->ckpt_interval_s > 0))
+		printf("none written (--ckpt-interval 0): an interruption starts over");
+	else if (!ip->pinned && ip->optimum_s > k->ckpt_interval_s)
+		printf("written at the end only in %s (the Young/Daly interval, %s, outlasts the run)",
+		       unit_fmt_duration(b, sizeof(b), k->ckpt_write_s),
+		       unit_fmt_duration(a, sizeof(a), ip->optimum_s));
+	else
+		printf("written every %s in %s (%s; +%.2f%% wall time, included)",
+		       unit_fmt_duration(a, sizeof(a), k->ckpt_interval_s),
+		       unit_fmt_duration(b, sizeof(b), k->ckpt_write_s),
+		       ip->pinned ? "--ckpt-interval" : "Young/Daly", 100.0 * k->ckpt_overhead);
 	printf("; %d kept at $%g/GB-month for %s: %s, included\n", o->ckpt_keep,
 	       o->storage_usd_per_gb_month, unit_fmt_duration(t, sizeof(t), c->time_s * row->fraction),
 	       unit_fmt_usd(u, sizeof(u), k->storage_usd * row->fraction));
+}
+
+/* "interruptions: 2.5 expected (failures 2.19e-05/GPU-hour x 512 GPUs:
+ * one every 3.7 d); ... effective training time 98.9% ..." */
+static void print_interrupts(const struct plan_result *r, const struct plan_row *row,
+			     const char *tag)
+{
+	const struct plan_candidate *c = &row->c;
+	const struct plan_interrupt *ip = &c->interrupt;
+	const struct plan_opts *o = &r->opts;
+	char a[32], b[32];
+
+	printf("interruptions%s: %.3g expected (failures %.3g/GPU-hour x %d GPUs", tag,
+	       ip->expected * row->fraction, o->failures_per_gpu_hour,
+	       c->nodes * c->cluster.gpus_per_node);
+	if (c->spot)
+		printf(", spot preemptions %g/node-hour x %d nodes", o->preempt_per_node_hour,
+		       c->nodes);
+	if (ip->mtbf_s > 0)
+		printf(": one every %s", unit_fmt_duration(a, sizeof(a), ip->mtbf_s));
+	printf("), each a restart of %s and the work since the last checkpoint redone: "
+	       "effective training time %.2f%% (+%.2f%% wall time with the checkpoints, included)\n",
+	       unit_fmt_duration(b, sizeof(b), o->restart_s), 100.0 * (1.0 - ip->waste),
+	       100.0 * (1.0 / (1.0 - ip->waste) - 1.0));
 }
 
 /* "whole days up to 14 days, then weeks, up to 182 days" */
@@ -395,15 +428,21 @@ static void print_block(const struct plan_row *row)
 	const struct plan_candidate *c = &row->c;
 	const struct price_block *b = c->block;
 	char a[32], t[32], terms[160];
+	int aws;
 
 	if (!b)
 		return;
+	aws = gp_streq_nocase(c->offering->provider, "aws");
 	block_terms(terms, sizeof(terms), b);
-	printf("capacity-block: %d x %s in %s for %.0f days, paid up front at $%g per instance-hour "
-	       "(%s, %s): %s; terms %s; no preemption; the operating system fee is not included; "
-	       "the job runs %s\n", c->billed_nodes, c->offering->instance_type, c->offering->region,
-	       c->costs.charged_s / 86400.0, b->usd_per_hour, b->source, b->price_date,
+	printf("%s: %s of %d x %s in %s for %.0f days, paid %s at $%g per instance-hour "
+	       "(%s, %s): %s; terms %s; no preemption; %sthe job runs %s\n",
+	       price_block_kind(b), price_block_product(b), c->billed_nodes,
+	       c->offering->instance_type, c->offering->region, c->costs.charged_s / 86400.0,
+	       b->payment == PRICE_PAYMENT_UPFRONT ? "up front" : "monthly as the term runs",
+	       b->usd_per_hour, b->source, b->price_date,
 	       unit_fmt_usd(a, sizeof(a), c->costs.compute_usd * row->fraction), terms,
+	       aws ? "the operating system fee is not included; "
+		   : "the provider approves each request, lead time not published; ",
 	       unit_fmt_duration(t, sizeof(t), c->time_s * row->fraction));
 }
 
@@ -421,6 +460,8 @@ void cost_cli_print_notes(const struct plan_result *r, const struct plan_cli *pc
 			print_owned(pc, d, &row->c);
 		if (i == 0)
 			print_storage(r, row);
+		print_interrupts(r, row, r->n_answer_rows > 1 ? (row->phase == 1 ? " (1a)" : " (1b)")
+							     : "");
 	}
 	if (pc->cost.reserved && r->opts.commitments) {
 		int any = 0;

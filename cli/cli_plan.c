@@ -12,6 +12,7 @@
 
 #include "cli_calib.h"
 #include "cli_plan.h"
+#include "plan_published.h"
 
 void plan_cli_init(struct plan_cli *pc)
 {
@@ -66,6 +67,16 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 		if (*rc != RC_OK)
 			gp_error("--framework: expected any, megatron or deepspeed, found '%s'", arg);
 		break;
+	case PCLI_FAILURE_RATE:
+		*rc = cli_parse_double("--failure-rate", arg, 0, 1, &o->failures_per_gpu_hour);
+		break;
+	case PCLI_STACK: {
+		int v = 0;
+
+		*rc = cli_parse_choice("--stack", arg, sim_stack_names + 1, 2, &v);
+		f->stack = (enum sim_stack)(v + 1);
+		break;
+	}
 	case PCLI_PREEMPT:
 		*rc = cli_parse_double("--preempt-rate", arg, 0, 1e3, &o->preempt_per_node_hour);
 		break;
@@ -88,6 +99,18 @@ int plan_cli_flag(struct plan_cli *pc, int code, const char *arg, enum rc *rc)
 		*rc = cli_parse_duration("--max-price-age", arg, &d);
 		o->max_price_age_days = d / 86400.0;
 		break;
+	case PCLI_MAX_DURATION:
+	case PCLI_MAX_SPOT_DURATION: {
+		const char *flag = code == PCLI_MAX_DURATION ? "--max-duration" : "--max-spot-duration";
+
+		*rc = cli_parse_duration(flag, arg, &d);
+		if (*rc == RC_OK && !(d > 0)) {
+			gp_error("%s: expected a duration > 0, found '%s'", flag, arg);
+			*rc = RC_USAGE;
+		}
+		*(code == PCLI_MAX_DURATION ? &o->max_duration_s : &o->max_spot_duration_s) = d;
+		break;
+	}
 	default:
 		if (code >= PCLI_FT && code <= PCLI_FT_LAST) {
 			*rc = ft_cli_parse(&pc->ft, code - PCLI_FT, arg);
@@ -139,25 +162,42 @@ void plan_cli_help(FILE *f)
 		"                        overlaps it, ep dividing dp, etp 1 or tp, no ZeRO-3\n"
 		"                        with experts (default megatron; export --format names\n"
 		"                        the launcher)\n"
+		"  --stack te2.14|te2.16 the framework release the plan assumes, with megatron:\n"
+		"                        te2.14 is Megatron-Core on Transformer Engine 2.14.1 or\n"
+		"                        older (Megatron-Bridge 26.02 to 26.04.01: host-looped\n"
+		"                        expert GEMMs, EP all-to-alls not overlapped); te2.16 a\n"
+		"                        newer one (26.06 on: device grouped GEMMs on Blackwell,\n"
+		"                        EP overlap where it can); both the flex dispatcher on\n"
+		"                        Hopper and Blackwell (default te2.16)\n"
 		"overheads (stated with every answer):\n"
 		"  --startup DUR         job start-up on running nodes: container pull, ranks,\n"
 		"                        NCCL and data loaders; billed (default %gs); each\n"
 		"                        offering's provisioning and billing unit come from\n"
 		"                        data/capacity.csv\n"
-		"spot preemption model (stated with every spot plan):\n"
-		"  --preempt-rate R      preemptions per node-hour (default %g)\n"
+		"interruption model (stated with every answer: expected interruptions and\n"
+		"effective training time, included in time and cost):\n"
+		"  --failure-rate R      job failures per GPU-hour, any plan (default %.3g:\n"
+		"                        Llama 3's 466 in 54 days on 16,384 H100); 0: none\n"
+		"  --preempt-rate R      spot preemptions per node-hour (default %g)\n"
 		"  --restart-time DUR    replacement node and reload after one (default %gs)\n"
 		"  --ckpt-bw GBPS        checkpoint write GB/s per node (default %g); checkpoint\n"
-		"                        size %g bytes per parameter; Young/Daly interval\n"
-		"                        sqrt(2 C MTBF)\n"
+		"                        size %g bytes per parameter; interval Young/Daly\n"
+		"                        against the combined rate (--ckpt-interval pins one)\n"
 		"  --json                JSON for programs instead of a table (default off)\n"
 		"  --max-price-age DUR   warn when a price the answer uses is older than this,\n"
 		"                        or states no date (default %dd; prices.csv's\n"
-		"                        price_date)\n",
-		PLAN_DEFAULT_MAX_GPUS, PLAN_DEFAULT_STARTUP_S, PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR,
+		"                        price_date)\n"
+		"answers that are plans (docs/plan.md):\n"
+		"  --max-duration DUR    a plan lasting longer is no answer; the refusal says\n"
+		"                        what would make the job fit (default %.0fd)\n"
+		"  --max-spot-duration DUR  the longest a spot fleet is held, gpuplan policy\n"
+		"                        (default %.0fd)\n",
+		PLAN_DEFAULT_MAX_GPUS, PLAN_DEFAULT_STARTUP_S, PLAN_DEFAULT_FAILURES_PER_GPU_HOUR,
+		PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR,
 		PLAN_DEFAULT_RESTART_S,
 		PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE / 1e9, PLAN_CKPT_BYTES_PER_PARAM,
-		PRICE_DEFAULT_MAX_AGE_DAYS);
+		PRICE_DEFAULT_MAX_AGE_DAYS, PLAN_DEFAULT_MAX_DURATION_S / 86400.0,
+		PLAN_DEFAULT_MAX_SPOT_DURATION_S / 86400.0);
 	ft_cli_help(f, 1);
 	cost_cli_help(f);
 }
@@ -317,7 +357,9 @@ const char *plan_cli_recompute(enum sim_recompute r)
 const char *plan_cli_offering(char *buf, size_t size, const struct plan_candidate *c)
 {
 	snprintf(buf, size, "%s %s %s %s", c->offering->provider, c->offering->instance_type,
-		 c->offering->region, price_purchase_str(c->purchase));
+		 c->offering->region, c->purchase == PRICE_PURCHASE_BLOCK
+					      ? price_block_kind(c->block)
+					      : price_purchase_str(c->purchase));
 	return buf;
 }
 
@@ -357,6 +399,52 @@ void plan_cli_print_layout(const struct sim_plan *p)
 		printf("; %s dispatcher, EP all-to-alls %s", sim_ep_dispatcher_names[q->ep_flex],
 		       q->ep_overlap ? "overlapped" : "not overlapped");
 	printf("\n");
+	{
+		char stack[320];
+
+		sim_stack_describe(q, sim_gpu_arch(&p->cluster.gpu), p->model.experts > 0, stack, sizeof(stack));
+		printf("stack     %s\n", stack);
+	}
+	plan_cli_print_published(p);
+}
+
+void plan_cli_print_published(const struct sim_plan *p)
+{
+	const struct plan_published *best = plan_published_best(p->model.name, p->cluster.gpu.name);
+	const struct sim_parallel *q = &p->par;
+	double gpus = (double)q->tp * q->pp * q->cp * q->dp, per;
+
+	if (!best || !(gpus > 0) || !(p->result.tokens_per_s > 0))
+		return;
+	per = p->result.tokens_per_s / gpus;
+	if (per > best->tokens_per_s_per_gpu)
+		printf("published %.0f tokens/s per GPU predicted exceeds every published run of %s on "
+		       "%s: the best is %.0f (%s; %s), %.0f%% below; no run backs this speed\n",
+		       per, p->model.name, p->cluster.gpu.name, best->tokens_per_s_per_gpu, best->run,
+		       plan_published_source, 100.0 * (1.0 - best->tokens_per_s_per_gpu / per));
+	else
+		printf("published %.0f tokens/s per GPU predicted, within published runs of %s on %s "
+		       "(best %.0f: %s; %s)\n", per, p->model.name, p->cluster.gpu.name,
+		       best->tokens_per_s_per_gpu, best->run, plan_published_source);
+}
+
+/* What to do about an old (stale 1) or undated price of provider: fetch
+ * it again where gpuplan reads the provider's own price list. */
+static const char *refresh_hint(char *buf, size_t size, const char *provider, int stale)
+{
+	int fetch = gp_streq_nocase(provider, "aws") || gp_streq_nocase(provider, "azure") ||
+		    gp_streq_nocase(provider, "gcp");
+
+	if (stale && fetch)
+		snprintf(buf, size, "refresh them (gpuplan prices fetch %s)", provider);
+	else if (stale)
+		snprintf(buf, size, "check them or update them (gpuplan prices update)");
+	else if (fetch)
+		snprintf(buf, size, "refresh it with gpuplan prices fetch %s, or date it with gpuplan "
+			 "prices update (a price_date column)", provider);
+	else
+		snprintf(buf, size, "check it, or date it with gpuplan prices update (a price_date column)");
+	return buf;
 }
 
 void plan_cli_print_price_ages(const struct plan_cli *pc,
@@ -366,7 +454,7 @@ void plan_cli_print_price_ages(const struct plan_cli *pc,
 	long today = pc->opts.today_days, oldest = -1, newest = -1;
 	size_t undated = 0, stale = 0, owned = 0;
 	const struct plan_candidate *worst = NULL;
-	char off[256], a[16];
+	char off[256], a[16], hint[160];
 
 	for (size_t i = 0; i < n; i++) {
 		long age = price_date_age_days(plan_candidate_price_date(cs[i]), today);
@@ -430,14 +518,15 @@ void plan_cli_print_price_ages(const struct plan_cli *pc,
 
 		if (d[0])
 			gp_warn("%zu of the answer's %zu price%s older than %.0f days (--max-price-age): "
-				"%s dated %s, %ld days; prices move, check them or update them "
-				"(gpuplan prices update)", stale, n - owned, stale == 1 ? " is" : "s are", max_age,
+				"%s dated %s, %ld days; prices move, %s", stale, n - owned, stale == 1 ? " is" : "s are", max_age,
 				plan_cli_offering(off, sizeof(off), worst), d,
-				price_date_age_days(d, today));
+				price_date_age_days(d, today),
+				refresh_hint(hint, sizeof(hint), worst->offering->provider, 1));
 		else
 			gp_warn("%zu of the answer's %zu price%s no date: %s (%s) is of unknown age; "
-				"check it, or date it with gpuplan prices update (a price_date column)",
+				"%s",
 				undated, n - owned, undated == 1 ? " states" : "s state",
-				plan_cli_offering(off, sizeof(off), worst), worst->offering->version);
+				plan_cli_offering(off, sizeof(off), worst), worst->offering->version,
+				refresh_hint(hint, sizeof(hint), worst->offering->provider, 0));
 	}
 }

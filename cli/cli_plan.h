@@ -20,10 +20,11 @@ enum {
 	PCLI_MODEL = 256, PCLI_TOKENS, PCLI_JOBS, PCLI_MODELS, PCLI_GBS, PCLI_GBS_TOKENS,
 	PCLI_GPU, PCLI_PROVIDER, PCLI_REGION, PCLI_SPOT, PCLI_NO_SPOT, PCLI_MAX_GPUS,
 	PCLI_MIN_GPUS, PCLI_TP, PCLI_PP, PCLI_CP, PCLI_ZERO, PCLI_PREEMPT, PCLI_RESTART,
+	PCLI_FAILURE_RATE, PCLI_STACK,
 	PCLI_CKPT_BW, PCLI_JSON, PCLI_FRAMEWORK, PCLI_STARTUP,
 	PCLI_RESERVED, PCLI_COMMIT_SHARE, PCLI_COMMITMENTS, PCLI_HAVE, PCLI_HARDWARE,
 	PCLI_OWNED, PCLI_STORAGE_PRICE, PCLI_CKPT_KEEP, PCLI_CKPT_INTERVAL,
-	PCLI_BLOCKS, PCLI_MAX_PRICE_AGE, PCLI_EP, PCLI_ETP, PCLI_PRECISION,
+	PCLI_BLOCKS, PCLI_MAX_PRICE_AGE, PCLI_MAX_DURATION, PCLI_MAX_SPOT_DURATION, PCLI_EP, PCLI_ETP, PCLI_PRECISION,
 	PCLI_FT, PCLI_FT_LAST = PCLI_FT + FT_CLI_N - 1,
 	PCLI_FIRST_FREE
 };
@@ -50,12 +51,16 @@ enum {
 	{ "precision", required_argument, NULL, PCLI_PRECISION }, \
 	{ "zero", required_argument, NULL, PCLI_ZERO }, \
 	{ "framework", required_argument, NULL, PCLI_FRAMEWORK }, \
+	{ "failure-rate", required_argument, NULL, PCLI_FAILURE_RATE }, \
+	{ "stack", required_argument, NULL, PCLI_STACK }, \
 	{ "preempt-rate", required_argument, NULL, PCLI_PREEMPT }, \
 	{ "restart-time", required_argument, NULL, PCLI_RESTART }, \
 	{ "ckpt-bw", required_argument, NULL, PCLI_CKPT_BW }, \
 	{ "startup", required_argument, NULL, PCLI_STARTUP }, \
 	{ "json", no_argument, NULL, PCLI_JSON }, \
 	{ "max-price-age", required_argument, NULL, PCLI_MAX_PRICE_AGE }, \
+	{ "max-duration", required_argument, NULL, PCLI_MAX_DURATION }, \
+	{ "max-spot-duration", required_argument, NULL, PCLI_MAX_SPOT_DURATION }, \
 	FT_CLI_OPTIONS(PCLI_FT), \
 	COST_CLI_OPTIONS
 
@@ -171,5 +176,9 @@ const char *plan_cli_layout(char *buf, size_t size, const struct sim_parallel *q
  * for expert parallelism the dispatcher and whether its all-to-alls
  * overlap. */
 void plan_cli_print_layout(const struct sim_plan *p);
+/* The line placing p's predicted tokens/s per GPU against the fastest
+ * published run of its model on its GPU (plan_published_best), where one
+ * is known: within it, or exceeding every published run. */
+void plan_cli_print_published(const struct sim_plan *p);
 
 #endif

@@ -70,6 +70,9 @@ static enum rc cheapest(const struct plan_job *job, const struct price_catalog *
 	o.phases = 1;
 	o.top = 1;
 	o.dump_lp_path = NULL;
+	/* The GPU count is the user's: the table says how long that many
+	 * take, so neither --max-duration nor the spot policy refuses it. */
+	o.max_duration_s = o.max_spot_duration_s = 0;
 	rc = plan_run(job, 1, cat, &o, &res);
 	if (rc == RC_OK)
 		*out = res.rows[0].c;
@@ -102,13 +105,11 @@ static enum rc compare_gpu(const struct plan_cli *pc, const struct plan_cli_data
 	struct plan_opts rent_opts = *base;
 	enum rc rc;
 
-	/* Renting means on-demand (and reserved with --reserved) unless the
-	 * user asked for spot; not a capacity block, paid up front for a
-	 * term (an offering sold only as blocks, AWS's P6e UltraServers, has
-	 * no rent here). */
+	/* Renting reads the products `plan` reads: on-demand, reserved with
+	 * --reserved and the reservations of blocks.csv (a capacity block,
+	 * a calendar-mode reservation), spot only when the user asks. */
 	if (rent_opts.filter.spot < 0)
 		rent_opts.filter.spot = 0;
-	rent_opts.blocks = NULL;
 	rc = cheapest(job, &d->cat, &rent_opts, e->gpu, n, &e->rent);
 	if (rc != RC_OK && rc != RC_INFEASIBLE)
 		return rc;
@@ -175,7 +176,7 @@ static void print_row(const char *gpu, const char *option, const char *where,
 	char t[32], cost[32], per[32], rate[32];
 
 	snprintf(rate, sizeof(rate), "$%.2f", usd_per_gpu_hour);
-	printf("%-16s %-6s %-54s %-9s %-12s %-10s ", gpu, option, where,
+	printf("%-16s %-6s %-72s %-9s %-12s %-10s ", gpu, option, where,
 	       unit_fmt_duration(t, sizeof(t), c->time_s), unit_fmt_usd(cost, sizeof(cost), c->cost_usd),
 	       unit_fmt_usd(per, sizeof(per), c->cost_usd / (tokens / 1e9)));
 	if (*breakeven)
@@ -185,27 +186,34 @@ static void print_row(const char *gpu, const char *option, const char *where,
 }
 
 static void print_entry(const struct compare_entry *e, const struct plan_job *job,
-			const struct price_owned_opts *oo)
+			const struct price_owned_opts *oo, const struct plan_opts *o)
 {
 	char where[512], be[64], a[32];
 
 	if (e->have_rent) {
 		const struct price_offering *of = e->rent.offering;
 
-		snprintf(where, sizeof(where), "%s %s %s %s", of->provider, of->instance_type,
-			 of->region, price_purchase_str(e->rent.purchase));
+		plan_cli_offering(where, sizeof(where), &e->rent);
+		(void)of;
 		print_row(e->gpu->name, "rent", where, &e->rent, job->tokens,
 			  e->rent.usd_per_hour / (e->rent.nodes * e->rent.cluster.gpus_per_node), "");
 	}
 	if (e->have_buy) {
+		char age[48] = "";
+		long days = price_date_age_days(e->bought.price_date, o->today_days);
+
+		/* a purchase price carries its date and age, as a rental does */
+		if (o->today_days > 0 && days >= 0)
+			snprintf(age, sizeof(age), ", %ld days old%s", days,
+				 days > o->max_price_age_days ? ", stale" : "");
 		if (e->bought.gpus < e->hw->gpus)
-			snprintf(where, sizeof(where), "%d cards of %s (%s, %s)", e->bought.gpus,
+			snprintf(where, sizeof(where), "%d cards of %s (%s, %s%s)", e->bought.gpus,
 				 e->bought.name, unit_fmt_usd(a, sizeof(a), e->bought.price_usd),
-				 e->bought.price_date);
+				 e->bought.price_date, age);
 		else
-			snprintf(where, sizeof(where), "%d x %s (%s, %s)%s", e->machines,
+			snprintf(where, sizeof(where), "%d x %s (%s, %s%s)%s", e->machines,
 				 e->bought.name, unit_fmt_usd(a, sizeof(a), e->bought.price_usd),
-				 e->bought.price_date, e->bought.cards_only ? " cards only" : "");
+				 e->bought.price_date, age, e->bought.cards_only ? " cards only" : "");
 		if (isnan(e->breakeven_months))
 			snprintf(be, sizeof(be), "no rental to compare");
 		else if (e->breakeven_months < 0)
@@ -258,12 +266,51 @@ static void print_vs(const struct compare_entry *vs, const struct compare_entry 
 	}
 }
 
+/* The interruption model's line: its rates, and the expected
+ * interruptions and effective training time over the rows (in TIME). */
+static void print_interrupts(const struct plan_opts *o, const struct compare_entry *ents,
+			     size_t n_ents, int n)
+{
+	double lo_n = INFINITY, hi_n = 0, lo_g = INFINITY, hi_g = 0;
+	char a[32], g[48];
+
+	for (size_t i = 0; i < n_ents; i++)
+		for (int k = 0; k < 2; k++) {
+			const struct plan_interrupt *ip = k ? &ents[i].buy.interrupt
+							    : &ents[i].rent.interrupt;
+
+			if (!(k ? ents[i].have_buy : ents[i].have_rent))
+				continue;
+			lo_n = fmin(lo_n, ip->expected);
+			hi_n = fmax(hi_n, ip->expected);
+			lo_g = fmin(lo_g, 1.0 - ip->waste);
+			hi_g = fmax(hi_g, 1.0 - ip->waste);
+		}
+	printf("  interruptions failures %.3g/GPU-hour x %d GPUs (Llama 3's rate; --failure-rate): "
+	       "one every %s", o->failures_per_gpu_hour, n,
+	       unit_fmt_duration(a, sizeof(a), o->failures_per_gpu_hour > 0
+						? 3600.0 / (o->failures_per_gpu_hour * n) : INFINITY));
+	if (o->filter.spot == 1)
+		printf(", and spot preemptions %g/node-hour", o->preempt_per_node_hour);
+	if (lo_n > hi_n) {
+		printf("\n");
+		return;
+	}
+	if (hi_g - lo_g < 5e-5)
+		snprintf(g, sizeof(g), "%.2f%%", 100.0 * lo_g);
+	else
+		snprintf(g, sizeof(g), "%.2f-%.2f%%", 100.0 * lo_g, 100.0 * hi_g);
+	printf("; %.3g-%.3g expected a row, each a restart of %s and the work since the last "
+	       "checkpoint redone: effective training time %s (in TIME)\n", lo_n, hi_n,
+	       unit_fmt_duration(a, sizeof(a), o->restart_s), g);
+}
+
 static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_data *d,
 			      const struct compare_entry *ents, size_t n_ents, int n)
 {
 	const struct price_owned_opts *oo = &pc->cost.owned;
 	const struct plan_opts *o = &pc->opts;
-	char iv[32];
+	char iv[48], r[32];
 	int any_cards = 0;
 
 	for (size_t i = 0; i < n_ents; i++)
@@ -272,7 +319,8 @@ static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_d
 	printf("  throughput   the planner's search and analytic simulator on exactly %d GPUs of each\n"
 	       "               type, least cost: rent over %s, buy over the machine alone\n",
 	       n, d->cat.user_table ? "data/prices.csv with your rows" : "data/prices.csv");
-	printf("  rent         the cheapest %s offering of the price table (SkyPilot catalogs)%s\n",
+	printf("  rent         the cheapest %s offering of the price table, or a reservation of "
+	       "blocks.csv (capacity blocks, calendar-mode reservations) as plan reads them%s\n",
 	       o->filter.spot == 1 ? "spot" : "on-demand",
 	       o->commitments ? ", reserved terms from commitments.csv included" : "");
 	printf("  buy          the lowest price per GPU in %s; dated vendor or list prices%s\n",
@@ -285,10 +333,14 @@ static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_d
 	printf("  power        GPUs at TDP (gpus.csv) + host (hardware.csv) x PUE %g x $%g/kWh "
 	       "(--owned pue=,usd-per-kwh=); planning defaults, not measurements; idle power not "
 	       "charged\n", oo->pue, oo->usd_per_kwh);
-	printf("  checkpoints  %g bytes/param, every %s off spot, %d kept at $%g/GB-month "
-	       "(S3 Standard, first 50 TB)\n", PLAN_CKPT_BYTES_PER_PARAM,
-	       unit_fmt_duration(iv, sizeof(iv), o->ckpt_interval_s), o->ckpt_keep,
+	if (o->ckpt_interval_s > 0)
+		snprintf(iv, sizeof(iv), "every %s", unit_fmt_duration(r, sizeof(r), o->ckpt_interval_s));
+	else
+		snprintf(iv, sizeof(iv), o->ckpt_interval_s == 0 ? "none" : "every Young/Daly interval");
+	printf("  checkpoints  %g bytes/param, %s (--ckpt-interval), %d kept at $%g/GB-month "
+	       "(S3 Standard, first 50 TB)\n", PLAN_CKPT_BYTES_PER_PARAM, iv, o->ckpt_keep,
 	       o->storage_usd_per_gb_month);
+	print_interrupts(o, ents, n_ents, n);
 	printf("  break-even   months of use at %.0f%% utilisation after which buying beats renting "
 	       "the same GPU: purchase / ((rent - power) per token x tokens per month owned)\n",
 	       100.0 * oo->utilisation);
@@ -405,10 +457,10 @@ enum rc cmd_compare(int argc, char **argv)
 
 		printf("gpuplan compare: %s, %s tokens on %d GPUs; cheapest first\n\n", d.jobs[0].name,
 		       unit_fmt_count(tok, sizeof(tok), d.jobs[0].tokens), n);
-		printf("%-16s %-6s %-54s %-9s %-12s %-10s %-9s %s\n", "GPU", "OPTION", "WHERE", "TIME",
+		printf("%-16s %-6s %-72s %-9s %-12s %-10s %-9s %s\n", "GPU", "OPTION", "WHERE", "TIME",
 		       "COST", "USD/B-TOK", "USD/GPU-H", "BREAK-EVEN");
 		for (size_t i = 0; i < n_ents; i++)
-			print_entry(&ents[i], &d.jobs[0], &pc.cost.owned);
+			print_entry(&ents[i], &d.jobs[0], &pc.cost.owned, &pc.opts);
 		if (vs.have_rent)
 			print_vs(&vs, ents, n_ents, &d.jobs[0], &pc.cost.owned);
 		print_assumptions(&pc, &d, ents, n_ents, n);

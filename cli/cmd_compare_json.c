@@ -55,6 +55,18 @@ static cJSON *buy_json(const struct compare_entry *e, double tokens, const struc
 	cJSON_AddNumberToObject(x, "gpus", e->bought.gpus);
 	add_num(x, "price_usd", e->bought.price_usd);
 	cJSON_AddStringToObject(x, "price_date", e->bought.price_date);
+	{
+		/* its age, as a rental price's (null: no date or no today) */
+		long days = price_date_age_days(e->bought.price_date, o->today_days);
+
+		if (o->today_days > 0 && days >= 0) {
+			cJSON_AddNumberToObject(x, "price_age_days", (double)days);
+			cJSON_AddBoolToObject(x, "price_stale", days > o->max_price_age_days);
+		} else {
+			cJSON_AddNullToObject(x, "price_age_days");
+			cJSON_AddNullToObject(x, "price_stale");
+		}
+	}
 	cJSON_AddBoolToObject(x, "cards_only", e->bought.cards_only);
 	add_num(x, "power_w", e->oc.power_w);
 	add_num(x, "host_power_w", e->bought.host_power_w);
@@ -120,6 +132,7 @@ char *compare_to_json(const struct compare_report *r)
 	cJSON_AddStringToObject(x, "hardware_table",
 				r->hardware_path ? r->hardware_path : "data/hardware.csv");
 	cJSON_AddStringToObject(x, "rent_purchase", o->filter.spot == 1 ? "spot" : "on-demand");
+	cJSON_AddBoolToObject(x, "rent_reservations", o->blocks != NULL && o->filter.spot != 1);
 	cJSON_AddBoolToObject(x, "reserved_included", o->commitments != NULL);
 	add_num(x, "amortisation_s", oo->amortisation_years * PRICE_HOURS_PER_YEAR * 3600.0);
 	add_num(x, "utilisation", oo->utilisation);
@@ -127,9 +140,11 @@ char *compare_to_json(const struct compare_report *r)
 	add_num(x, "usd_per_kwh", oo->usd_per_kwh);
 	add_num(x, "month_s", UNIT_HOURS_PER_MONTH * 3600.0);
 	add_num(x, "checkpoint_bytes_per_param", PLAN_CKPT_BYTES_PER_PARAM);
-	add_num(x, "checkpoint_interval_s", o->ckpt_interval_s);
+	/* null: Young/Daly's per plan (PLAN_CKPT_INTERVAL_AUTO) */
+	add_num(x, "checkpoint_interval_s", o->ckpt_interval_s >= 0 ? o->ckpt_interval_s : NAN);
 	cJSON_AddNumberToObject(x, "checkpoints_kept", o->ckpt_keep);
 	add_num(x, "storage_usd_per_gb_month", o->storage_usd_per_gb_month);
+	add_num(x, "failures_per_gpu_hour", o->failures_per_gpu_hour);
 	add_num(x, "preempt_per_node_hour", o->preempt_per_node_hour);
 	add_num(x, "restart_s", o->restart_s);
 	a = cJSON_AddArrayToObject(x, "not_included");

@@ -204,7 +204,9 @@ enum rc cmd_execute(int argc, char **argv)
 	/* a checkpoint directory that cannot be used, or a checkpoint of
 	 * another run, fails here before any rank starts; under a launcher
 	 * the ranks ask in exec_run and agree */
-	if (!exec_under_launcher() && exec_ckpt_prepare(&o, &resume_at, why, sizeof(why)) != RC_OK) {
+	if (!exec_under_launcher() &&
+	    (exec_ckpt_prepare(&o, &resume_at, NULL, 0, why, sizeof(why)) != RC_OK ||
+	     (resume_at > 0 && exec_ckpt_verify(&o, resume_at, why, sizeof(why)) != RC_OK))) {
 		gp_error("%s", why);
 		return RC_INPUT;
 	}
@@ -278,8 +280,12 @@ enum rc cmd_execute(int argc, char **argv)
 	/* the header says where the run starts (exec_run finds it again on
 	 * every rank) */
 	if (rank0 && o.ckpt_dir) {
-		if (exec_ckpt_prepare(&o, &resume_at, why, sizeof(why)) != RC_OK)
+		char note[1200];
+
+		if (exec_ckpt_prepare(&o, &resume_at, note, sizeof(note), why, sizeof(why)) != RC_OK)
 			resume_at = 0;
+		else if (*note)
+			gp_info("%s", note);
 		execute_print_ckpt(&o, resume_at);
 	}
 	if (!f.timeout_set) {

@@ -168,7 +168,8 @@ enum rc cmd_frontier(int argc, char **argv)
 		if (nn.smallest_fit_memory_bytes >= 0)
 			gp_error("frontier: %s: plans fit in GPU memory, but none can be bought: the "
 				 "job outlasts the longest term of every capacity block that fits it, "
-				 "or spot preemptions would waste half its time", d.jobs[0].name);
+				 "or interruptions (failures, spot preemptions) would waste half its "
+				 "time", d.jobs[0].name);
 		else
 			gp_error("frontier: %s: no configuration fits on the offerings considered "
 				 "(the most frugal needs %s per GPU)", d.jobs[0].name,

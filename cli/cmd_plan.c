@@ -82,12 +82,15 @@ static const char *binding_text(enum plan_binding b, enum plan_objective obj)
 					  : "nothing: the cheapest plan on the offerings considered";
 }
 
-/* What bounds c's node count, as a phrase after its kind (price_limit_str):
- * "aws sells p5.48xlarge as at most 64 nodes (aws-capacity-blocks)". */
+/* What bounds c's node count, as a phrase after its kind (price_limit_str),
+ * naming the product and its source, or gpuplan's policy as policy:
+ * "one AWS EC2 Capacity Block holds at most 64 aws p5.48xlarge nodes
+ * (aws-capacity-blocks-pricing)". */
 static const char *limit_text(char *buf, size_t size, const struct plan_candidate *c)
 {
 	const struct price_offering *of = c->offering;
 	const struct price_node_limit *l = &c->limit;
+	const char *s = l->nodes == 1 ? "" : "s";
 
 	switch (l->why) {
 	case PRICE_LIMIT_NETWORK:
@@ -95,28 +98,33 @@ static const char *limit_text(char *buf, size_t size, const struct plan_candidat
 			 of->provider, of->instance_type);
 		break;
 	case PRICE_LIMIT_UNSTATED:
-		snprintf(buf, size, "no source states how many %s %s nodes %s sells as one%s, so "
-			 "one node", of->provider, of->instance_type, of->provider,
-			 c->spot ? " on spot" : "");
+		snprintf(buf, size, "no source states how many %s %s nodes %s sells as one%s, and "
+			 "gpuplan has no policy for it, so one node", of->provider,
+			 of->instance_type, of->provider, c->spot ? " on spot" : "");
 		break;
 	case PRICE_LIMIT_CAPACITY:
-		snprintf(buf, size, "%s sells %s as at most %d node%s (%s)", of->provider,
-			 of->instance_type, l->nodes, l->nodes == 1 ? "" : "s",
+		snprintf(buf, size, "%s sells %s %s as at most %d node%s (%s)", of->provider,
+			 of->instance_type, price_purchase_str(c->purchase), l->nodes, s,
 			 of->max_nodes > 0 ? "the price row's max_nodes" :
 			 of->capacity_source[0] ? of->capacity_source : "capacity.csv");
 		break;
+	case PRICE_LIMIT_POLICY:
+		snprintf(buf, size, "at most %d %s %s node%s %s without a quota: gpuplan policy, as "
+			 "%s states no cluster bound for it; a quota replaces the policy (gpuplan "
+			 "quotas update)", l->nodes, of->provider, of->instance_type, s,
+			 price_purchase_str(c->purchase), of->provider);
+		break;
 	case PRICE_LIMIT_SPOT:
-		snprintf(buf, size, "at most %d %s %s node%s on spot (%s)", l->nodes,
-			 of->provider, of->instance_type, l->nodes == 1 ? "" : "s",
-			 of->capacity_source[0] ? of->capacity_source : "capacity.csv");
+		snprintf(buf, size, "at most %d %s %s node%s on spot: gpuplan policy, as no provider "
+			 "guarantees spot capacity", l->nodes, of->provider, of->instance_type, s);
 		break;
 	case PRICE_LIMIT_QUOTA:
 		snprintf(buf, size, "your quota of %d %s in %s %s", l->quota_gpus, of->gpu,
 			 of->provider, of->region);
 		break;
 	case PRICE_LIMIT_BLOCK:
-		snprintf(buf, size, "one capacity block holds at most %d %s %s node%s (%s)", l->nodes,
-			 of->provider, of->instance_type, l->nodes == 1 ? "" : "s",
+		snprintf(buf, size, "one %s holds at most %d %s %s node%s (%s)",
+			 price_block_product(c->block), l->nodes, of->provider, of->instance_type, s,
 			 c->block ? c->block->source : "blocks.csv");
 		break;
 	case PRICE_LIMIT_NONE:
@@ -148,6 +156,19 @@ static void pct(char *buf, size_t size, double v, double base)
 		snprintf(buf, size, "n/a");
 }
 
+/* The offering of row, with the regions folded into it:
+ * "aws p5.48xlarge us-east-1 on-demand +3 regions". */
+static const char *row_offering(char *buf, size_t size, const struct plan_row *row)
+{
+	size_t n;
+
+	plan_cli_offering(buf, size, &row->c);
+	if (row->folded_regions > 0 && (n = strlen(buf)) < size)
+		snprintf(buf + n, size - n, " +%d region%s", row->folded_regions,
+			 row->folded_regions == 1 ? "" : "s");
+	return buf;
+}
+
 static void print_table(const struct plan_result *r, const struct plan_job *jobs, size_t n_jobs)
 {
 	char off[256], gpus[48], par[64], mb[32], mem[48], st[32], tps[32], tt[32], cost[32],
@@ -156,7 +177,7 @@ static void print_table(const struct plan_result *r, const struct plan_job *jobs
 	int w = 8, wl = 12;
 
 	for (size_t i = 0; i < r->n_rows; i++) {
-		int n = (int)strlen(plan_cli_offering(off, sizeof(off), &r->rows[i].c));
+		int n = (int)strlen(row_offering(off, sizeof(off), &r->rows[i]));
 		int nl = (int)strlen(plan_cli_layout(par, sizeof(par), &r->rows[i].c.par));
 
 		if (n > w)
@@ -190,14 +211,47 @@ static void print_table(const struct plan_result *r, const struct plan_job *jobs
 		unit_fmt_usd(cost, sizeof(cost), c->cost_usd * row->fraction);
 		unit_fmt_usd(rate, sizeof(rate), c->usd_per_hour);
 		printf("%-3s %s%-*s  %-12s %-*s %-9s %-4d %-4s %-13s %-8s %-8s %-5.1f %-8s %-12s %-9s %s %.0f%%\n",
-		       rank, job, w, plan_cli_offering(off, sizeof(off), c), gpus, wl, par, mb,
+		       rank, job, w, row_offering(off, sizeof(off), row), gpus, wl, par, mb,
 		       c->par.zero, plan_cli_recompute(c->par.recompute), mem, st, tps,
 		       100.0 * c->res.mfu, tt, cost, rate, loss, 100.0 * lf);
 	}
 }
 
+/* The regions folded into row (plan_same_offering), as ", "-separated names. */
+static const char *folded_list(char *buf, size_t size, const struct plan_row *row,
+			       const struct price_catalog *cat, const struct plan_opts *o)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < cat->n_offers && n < size; i++)
+		if (plan_same_offering(&row->c, &cat->offers[i], o)) {
+			snprintf(buf + n, size - n, "%s%s", n ? ", " : "", cat->offers[i].region);
+			n = strlen(buf);
+		}
+	return buf;
+}
+
+/* The best alternative that is another choice: another GPU or another
+ * purchase option than the answer's main row; NULL none shown. */
+static const struct plan_row *runner_up(const struct plan_result *r)
+{
+	const struct plan_candidate *a = &r->rows[0].c;
+
+	for (size_t i = r->n_answer_rows; i < r->n_rows; i++) {
+		const struct plan_candidate *c = &r->rows[i].c;
+
+		if (strcmp(c->offering->gpu, a->offering->gpu) != 0 || c->purchase != a->purchase ||
+		    (c->purchase == PRICE_PURCHASE_BLOCK && c->block && a->block &&
+		     strcmp(price_block_kind(c->block), price_block_kind(a->block)) != 0))
+			return &r->rows[i];
+	}
+	return NULL;
+}
+
 static void print_explanation(const struct plan_result *r, const struct plan_job *jobs,
-			      size_t n_jobs, const struct plan_cli *pc)
+			      size_t n_jobs, const struct plan_cli *pc,
+			      const struct price_catalog *cat)
 {
 	const struct plan_row *best = &r->rows[0];
 	const struct plan_opts *o = &r->opts;
@@ -218,20 +272,34 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 			printf("phase %d of %s: %.1f%% of the tokens on %s\n", r->rows[i].phase,
 			       jobs[r->rows[i].job].name, 100.0 * r->rows[i].fraction,
 			       plan_cli_offering(off, sizeof(off), &r->rows[i].c));
-	if (n_jobs == 1) {
-		const struct plan_row *ru = NULL;
+	{
+		double up = 0;
 
-		for (size_t i = r->n_answer_rows; i < r->n_rows && !ru; i++)
-			if (r->rows[i].rank == 2)
-				ru = &r->rows[i];
+		for (size_t i = 0; i < r->n_answer_rows; i++)
+			up += r->rows[i].c.upfront_usd * r->rows[i].fraction;
+		if (up > 0)
+			printf("up front: %s, paid when the %s is bought%s\n",
+			       unit_fmt_usd(a, sizeof(a), up), price_block_product(best->c.block),
+			       o->monthly_budget ? " (--monthly-budget counts it whole in that month)"
+						 : "");
+	}
+	if (best->folded_regions > 0)
+		printf("regions: the same at the same price in %s (folded into row 1)\n",
+		       folded_list(off, sizeof(off), best, cat, o));
+	if (n_jobs == 1) {
+		const struct plan_row *ru = runner_up(r);
+
 		if (ru)
-			printf("runner-up: %s, %d GPUs: %s for %s\n",
+			printf("runner-up: %s, %d GPUs: %s for %s (another %s)\n",
 			       plan_cli_offering(off, sizeof(off), &ru->c),
 			       ru->c.nodes * ru->c.cluster.gpus_per_node,
 			       unit_fmt_duration(a, sizeof(a), ru->c.time_s * ru->fraction),
-			       unit_fmt_usd(b, sizeof(b), ru->c.cost_usd * ru->fraction));
+			       unit_fmt_usd(b, sizeof(b), ru->c.cost_usd * ru->fraction),
+			       strcmp(ru->c.offering->gpu, best->c.offering->gpu) != 0
+				       ? "GPU" : "purchase option");
 		else
-			printf("runner-up: none (no other offering satisfies the constraints)\n");
+			printf("runner-up: none (no plan shown differs in GPU or purchase option; "
+			       "--top shows more)\n");
 	}
 	/* an answer neither Megatron-LM nor DeepSpeed runs (plan_framework_max_zero)
 	 * says so here, before export has to turn it into ZeRO-1 */
@@ -259,7 +327,7 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		const struct plan_cost_parts *k = &s->costs;
 		const struct price_offering *of = s->offering;
 		double extra = (k->startup_s + k->billed_extra_s) / 3600.0 * s->usd_per_hour;
-		char inc[64], e[32];
+		char inc[128], e[32];
 
 		printf("capacity%s: %d of at most %d node%s: %s\n",
 		       r->n_answer_rows > 1 ? (r->rows[i].phase == 1 ? " (1a)" : " (1b)") : "",
@@ -274,7 +342,10 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		if (s->purchase == PRICE_PURCHASE_OWNED)
 			snprintf(inc, sizeof(inc), "owned, not billed");
 		else if (s->purchase == PRICE_PURCHASE_BLOCK)
-			snprintf(inc, sizeof(inc), "a capacity block, paid up front in whole days");
+			snprintf(inc, sizeof(inc), "bought as %s, paid %s in whole days",
+				 price_block_product(s->block),
+				 s->block && s->block->payment == PRICE_PAYMENT_MONTHLY
+					 ? "monthly" : "up front");
 		else if (of->billing_increment_s > 0)
 			snprintf(inc, sizeof(inc), "billed per %s%s%s",
 				 billing_unit(a, sizeof(a), of->billing_increment_s),
@@ -327,20 +398,6 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		       unit_fmt_usd(d, sizeof(d), best->sens_flops_cost_usd));
 		(void)k;
 	}
-	for (size_t i = 0; i < r->n_answer_rows; i++) {
-		const struct plan_candidate *s = &r->rows[i].c;
-
-		if (!s->spot)
-			continue;
-		printf("spot%s: %g preemptions/node-hour -> MTBF %s on %d nodes; checkpoint %s every %s "
-		       "(Young/Daly sqrt(2 C MTBF)), restart %s: +%.1f%% wall time, included\n",
-		       r->n_answer_rows > 1 ? (r->rows[i].phase == 1 ? " (1a)" : " (1b)") : "",
-		       o->preempt_per_node_hour, unit_fmt_duration(a, sizeof(a), s->preempt.mtbf_s),
-		       s->nodes, unit_fmt_duration(b, sizeof(b), s->preempt.ckpt_write_s),
-		       unit_fmt_duration(c, sizeof(c), s->preempt.interval_s),
-		       unit_fmt_duration(d, sizeof(d), o->restart_s),
-		       100.0 * (1 / (1 - s->preempt.waste) - 1));
-	}
 	if (best->replay_step_s > 0)
 		printf("schedule replay (event-driven): step %s vs analytic %s\n",
 		       unit_fmt_duration(a, sizeof(a), best->replay_step_s),
@@ -370,6 +427,43 @@ static void print_nearest(const struct plan_result *r)
 	if (n->lowest_usd_per_hour >= 0)
 		printf("  cheapest cluster rate    %s/h (an hourly budget of at least this)\n",
 		       unit_fmt_usd(a, sizeof(a), n->lowest_usd_per_hour));
+	/* only where every plan was refused for its duration: else the
+	 * lines above say what is nearest */
+	if (n->have_over_max && n->fastest_time_s < 0) {
+		const struct plan_candidate *c = &n->over_max;
+		const struct plan_opts *o = &r->opts;
+		int spot = c->spot && !(o->max_duration_s > 0 && c->time_s > o->max_duration_s);
+		double lim = spot ? o->max_spot_duration_s : o->max_duration_s;
+		int gpn = c->cluster.gpus_per_node > 0 ? c->cluster.gpus_per_node : 1;
+		int gpus = c->nodes * gpn;
+		/* GPU-hours stay (at best) the same on more GPUs: scaling out
+		 * is never better than linear, so this many at least */
+		long need = (long)ceil(gpus * c->time_s / lim / gpn) * gpn;
+		char off[256], why[1024];
+
+		printf("  fastest plan             %s on %d %s, %s: %s; bound: %s\n",
+		       unit_fmt_duration(a, sizeof(a), c->time_s), gpus, c->offering->gpu,
+		       unit_fmt_usd(b, sizeof(b), c->cost_usd), plan_cli_offering(off, sizeof(off), c),
+		       limit_text(why, sizeof(why), c));
+		if (c->limit.why == PRICE_LIMIT_NETWORK)
+			printf("  what would make it fit   a product with a cluster network for %s "
+			       "(%s %s is one node); or --max-duration %s\n", c->offering->gpu,
+			       c->offering->provider, c->offering->instance_type,
+			       unit_fmt_duration(a, sizeof(a), c->time_s));
+		else if (spot)
+			printf("  what would make it fit   the same nodes on demand or reserved, or "
+			       "--max-spot-duration %s\n", unit_fmt_duration(a, sizeof(a), c->time_s));
+		else
+			printf("  what would make it fit   at least %ld %s GPUs to finish within %s, "
+			       "about %s at this plan's rate%s: a quota for them (gpuplan quotas "
+			       "update) or a reservation by request (capacity and lead time not "
+			       "published); or --max-duration %s\n", need, c->offering->gpu,
+			       unit_fmt_duration(b, sizeof(b), lim),
+			       unit_fmt_usd(off, sizeof(off), c->cost_usd),
+			       o->budget_usd >= 0 && c->cost_usd > o->budget_usd
+				       ? ", so also a larger --budget" : "",
+			       unit_fmt_duration(a, sizeof(a), c->time_s));
+	}
 	if (n->smallest_fit_memory_bytes >= 0)
 		printf("  smallest GPU that fits   %.0f GB\n", n->smallest_fit_memory_bytes / UNIT_GB);
 	else if (n->smallest_need_bytes >= 0)
@@ -550,6 +644,7 @@ enum rc cmd_plan(int argc, char **argv)
 	}
 	/* A monthly cap is a rate: 730 hours a month. */
 	o->hourly_budget_usd = monthly >= 0 ? monthly / UNIT_HOURS_PER_MONTH : hourly;
+	o->monthly_budget = monthly >= 0;
 	if (!out_path[0]) {
 		gp_error("--output: expected a file name, found ''");
 		return RC_USAGE;
@@ -597,7 +692,7 @@ enum rc cmd_plan(int argc, char **argv)
 				printf(", layouts %s runs", plan_framework_str(o->filter.framework));
 			printf("\n\n");
 			print_table(&res, d.jobs, d.n_jobs);
-			print_explanation(&res, d.jobs, d.n_jobs, &pc);
+			print_explanation(&res, d.jobs, d.n_jobs, &pc, &d.cat);
 			cost_cli_print_notes(&res, &pc, &d);
 		} else {
 			print_nearest(&res);

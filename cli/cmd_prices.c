@@ -1,9 +1,10 @@
 /*
- * cmd_prices.c - `gpuplan prices list|update|history`: show the price
- * table in the units people budget in (USD per node-hour, per GPU-hour and
- * per 730-hour month), merge a new price file into the user's table (the
- * rows laid over the shipped table), and show what changed when.  Parsing
- * and printing only; the pricing module validates, merges and writes.
+ * cmd_prices.c - `gpuplan prices list|update|fetch|history`: show the
+ * price table in the units people budget in (USD per node-hour, per
+ * GPU-hour and per 730-hour month), merge a new price file, or a
+ * provider's own price list, into the user's table (the rows laid over the
+ * shipped table), and show what changed when.  Parsing and printing only;
+ * the pricing module fetches, validates, merges and writes.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -17,6 +18,9 @@ static void help(void)
 {
 	printf("usage: gpuplan prices [list] [options]\n"
 	       "       gpuplan prices update FILE [--dry-run] [--provider P] [--json]\n"
+	       "       gpuplan prices fetch aws|azure|gcp [--region R ...] [--from-file FILE]\n"
+	       "                            [--endpoint URL] [--timeout S] [--commitments-out FILE]\n"
+	       "                            [--dry-run] [--json]\n"
 	       "       gpuplan prices history [--json]\n\n"
 	       "list: one row per offering, cheapest first.\n"
 	       "  --gpu G         only this GPU (name or alias, e.g. H100, A100-80GB); default all\n"
@@ -38,9 +42,27 @@ static void help(void)
 	       "  --provider P    the cloud a SkyPilot catalog is for (required for one);\n"
 	       "                  for a gpuplan file every row must have this provider\n"
 	       "  --json          the report as JSON (schema gpuplan.price_update/1)\n\n"
+	       "fetch PROVIDER: read the GPU offerings' prices from the provider's own price\n"
+	       "list and merge them as 'update' does (diff, atomic write, history): AWS's\n"
+	       "Price List bulk offer files (one CSV per region, read as it arrives), Azure's\n"
+	       "Retail Prices API, Google's Cloud Billing Catalog API (needs $GOOGLE_API_KEY,\n"
+	       "read from the environment only).  Each row is dated and names its SKU; GCP's\n"
+	       "nodes are priced as GPUs + vCPUs + memory (data/machines.csv).  Nothing is\n"
+	       "written unless every response was read whole.\n"
+	       "  --region R      a region to fetch (repeat for more); default the regions the\n"
+	       "                  table prices the provider in\n"
+	       "  --from-file F   read a response saved elsewhere (one offer file or page)\n"
+	       "  --endpoint URL  the price list's base URL, for mirrors and tests; default\n"
+	       "                  $GPUPLAN_PRICE_URL_AWS|_AZURE|_GCP, else the provider's\n"
+	       "  --timeout S     seconds for each response, connect to last byte (default %d)\n"
+	       "  --commitments-out FILE  also write the reservations (Azure's) as\n"
+	       "                  commitments.csv rows, for plan --reserved --commitments FILE\n"
+	       "                  (default none)\n"
+	       "  --dry-run       fetch and show the diff; write nothing (default off)\n"
+	       "  --json          the report as JSON (schema gpuplan.price_fetch/1)\n\n"
 	       "history: every change an update made, oldest first.\n"
 	       "  --json          JSON (schema gpuplan.price_history/1)\n\n"
-	       "  -h, --help      this help\n");
+	       "  -h, --help      this help\n", PRICE_FETCH_DEFAULT_TIMEOUT_S);
 }
 
 static void fmt_money(char *buf, size_t size, double v, int decimals)
@@ -113,7 +135,7 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 	for (size_t i = 0; i < n; i++) {
 		const struct price_offering *of = &cat.offers[idx[i]];
 		double node = price_offering_usd_per_hour(of, spot);
-		char gpus[PRICE_NAME_MAX + 16], a[32], b[32], c[32], net[32], ages[24];
+		char gpus[PRICE_NAME_MAX + 16], a[32], b[32], c[32], net[32], ages[24], nodes[16];
 		int ok = price_offering_eligible(&cat, of, NULL, 0);
 		struct price_node_limit lim;
 		long age = price_date_age_days(of->price_date, today);
@@ -135,14 +157,18 @@ static enum rc do_list(const char *gpu, const char *provider, const char *region
 			snprintf(ages, sizeof(ages), "%ldd", age);
 		else
 			snprintf(ages, sizeof(ages), "-");
-		printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5d  %6d  %-10s  %6s\n",
+		/* a bound that is gpuplan's policy, not the provider's, says so */
+		snprintf(nodes, sizeof(nodes), "%d%s", lim.nodes,
+			 lim.why == PRICE_LIMIT_POLICY || lim.why == PRICE_LIMIT_SPOT ? "p" : "");
+		printf("%-*s  %-*s  %-*s  %-*s  %10s  %10s  %12s  %8s  %5s  %6d  %-10s  %6s\n",
 		       w_prov, of->provider, w_inst, of->instance_type, w_gpus, gpus, w_reg,
-		       of->region, a, b, c, net, lim.nodes,
+		       of->region, a, b, c, net, nodes,
 		       price_nvlink_domain(of, price_gpu_find(&cat, of->gpu)),
 		       of->price_date[0] ? of->price_date : "-", ages);
 	}
 	printf("NET: inter-node Gb/s a node, - none stated; NODES: the most one plan rents at "
-	       "this rate (one without a network or a stated capacity; capacity.csv, your quotas); "
+	       "this rate: a bound the provider states, your quota, or gpuplan's policy (p; "
+	       "capacity.csv), one without a network or any of these; "
 	       "NVLINK: GPUs of one NVLink domain (the row's nvlink_domain, else the GPU's, else "
 	       "the node); DATE: the date its source states for the price, AGE: days since, - not "
 	       "stated\n");
@@ -165,6 +191,8 @@ done:
 	price_catalog_release(&cat);
 	return RC_OK;
 }
+
+static void print_report_tail(const struct price_update_report *r, int dry_run);
 
 static void print_report(const char *file, const char *provider,
 			 const struct price_update_report *r, int dry_run)
@@ -193,6 +221,12 @@ static void print_report(const char *file, const char *provider,
 	if (r->az_regions)
 		printf("  %zu availability-zone rows folded into %zu region%s; each keeps its lowest price\n",
 		       r->az_rows, r->az_regions, r->az_regions == 1 ? "" : "s");
+	print_report_tail(r, dry_run);
+}
+
+/* The merge's counts, its changes and how it ended. */
+static void print_report_tail(const struct price_update_report *r, int dry_run)
+{
 	printf("added %zu, changed %zu, unchanged %zu\n", r->added, r->changed, r->unchanged);
 	for (size_t i = 0; i < r->n_changes; i++) {
 		const struct price_change *c = &r->changes[i];
@@ -207,6 +241,67 @@ static void print_report(const char *file, const char *provider,
 		if (r->legacy_copy)
 			printf("  it was a full copy an older gpuplan wrote; it now keeps only the rows that differ from the shipped table\n");
 	}
+}
+
+static void fmt_opt(char *buf, size_t size, const char *what, double usd, const char *unit)
+{
+	if (usd >= 0)
+		snprintf(buf, size, ", %s %.4f%s", what, usd, unit);
+	else
+		buf[0] = '\0';
+}
+
+static void print_fetch(const struct price_fetch_report *r, int dry_run,
+			const char *commitments_out)
+{
+	printf("%s: %zu response%s, %zu bytes, %zu items read; %zu GPU offerings priced\n",
+	       r->provider, r->responses, r->responses == 1 ? "" : "s", r->bytes, r->items,
+	       r->n_rows);
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct price_fetched *f = &r->rows[i];
+		char od[64], sp[64], r1[64], r3[64];
+
+		if (f->on_demand_usd_per_hour >= 0)
+			snprintf(od, sizeof(od), "on-demand %.4f", f->on_demand_usd_per_hour);
+		else
+			snprintf(od, sizeof(od), "no on-demand price");
+		fmt_opt(sp, sizeof(sp), "spot", f->spot_usd_per_hour, "");
+		fmt_opt(r1, sizeof(r1), "reserved 1y", f->reserved_usd_per_hour[0], "/h");
+		fmt_opt(r3, sizeof(r3), "reserved 3y", f->reserved_usd_per_hour[1], "/h");
+		printf("  %s %s: %dx %s %s%s%s%s (%s; %s)\n", f->instance_type, f->region,
+		       f->gpus_per_node, f->gpu, od, sp, r1, r3, f->price_date, f->source);
+	}
+	if (r->skipped)
+		printf("  skipped %zu: %s\n", r->skipped, r->skipped_why);
+	for (size_t i = 0; i < r->n_rows; i++)
+		if (r->rows[i].reserved_usd_per_hour[0] >= 0 || r->rows[i].reserved_usd_per_hour[1] >= 0) {
+			printf("  reserved: the term's price over its hours (8,760 a year); the price table keeps "
+			       "none (--commitments-out FILE writes them as commitments)\n");
+			break;
+		}
+	print_report_tail(&r->update, dry_run);
+	if (commitments_out && !dry_run)
+		printf("wrote %s (%zu commitments: discounts off the on-demand price)\n",
+		       commitments_out, r->commitments);
+}
+
+static enum rc do_fetch(struct price_fetch_opts *f, int json)
+{
+	struct price_opts o;
+	struct price_fetch_report rep;
+	enum rc rc;
+
+	price_opts_init(&o);
+	o.data_dir = cli_data_dir();
+	rc = price_fetch(f, &o, &rep);
+	if (rc != RC_OK)
+		return rc;
+	if (json)
+		cli_print_json(price_fetch_report_to_json(&rep));
+	else
+		print_fetch(&rep, f->dry_run, f->commitments_out);
+	price_fetch_report_release(&rep);
+	return RC_OK;
 }
 
 static enum rc do_update(const char *file, const char *provider, int dry_run, int json)
@@ -243,20 +338,53 @@ enum rc cmd_prices(int argc, char **argv)
 		{ "mine", no_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "from-file", required_argument, NULL, 'F' },
+		{ "endpoint", required_argument, NULL, 'E' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "commitments-out", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *gpu = NULL, *provider = NULL, *region = NULL, *sub = "list";
 	enum price_sort sort = PRICE_SORT_USD_PER_GPU_HOUR;
-	int spot = 0, mine = 0, json = 0, dry_run = 0, list_only = 0, c;
+	int spot = 0, mine = 0, json = 0, dry_run = 0, list_only = 0, fetch_only = 0, c;
+	struct price_fetch_opts fo;
 
+	price_fetch_opts_init(&fo);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g': gpu = optarg; list_only = 'g'; break;
 		case 'p': provider = optarg; break;
-		case 'r': region = optarg; list_only = 'r'; break;
+		case 'r':
+			region = optarg;
+			if (fo.n_regions == PRICE_FETCH_MAX_REGIONS) {
+				gp_error("--region: expected at most %d regions, found more",
+					 PRICE_FETCH_MAX_REGIONS);
+				return RC_USAGE;
+			}
+			fo.regions[fo.n_regions++] = optarg;
+			break;
+		case 'F': fo.from_file = optarg; fetch_only = 'F'; break;
+		case 'E':
+			if (strncmp(optarg, "https://", 8) != 0 && strncmp(optarg, "http://", 7) != 0) {
+				gp_error("--endpoint: expected a URL starting https:// or http://, found '%s'",
+					 optarg);
+				return RC_USAGE;
+			}
+			fo.endpoint = optarg;
+			fetch_only = 'E';
+			break;
+		case 'C': fo.commitments_out = optarg; fetch_only = 'C'; break;
+		case 'T':
+			if (unit_parse_double(optarg, &fo.timeout_s) != RC_OK || fo.timeout_s <= 0 ||
+			    fo.timeout_s > 86400) {
+				gp_error("--timeout: expected seconds from 0 to 86400, found '%s'", optarg);
+				return RC_USAGE;
+			}
+			fetch_only = 'T';
+			break;
 		case 's':
 			if (price_sort_parse(optarg, &sort) != RC_OK) {
 				gp_error("--sort: expected usd_per_gpu_hour, usd_per_hour, gpu or provider, found '%s'",
@@ -275,6 +403,17 @@ enum rc cmd_prices(int argc, char **argv)
 	}
 	if (optind < argc)
 		sub = argv[optind++];
+	if (fetch_only && strcmp(sub, "fetch") != 0) {
+		gp_error("prices %s: --from-file, --endpoint, --timeout and --commitments-out belong to 'prices fetch'",
+			 sub);
+		return RC_USAGE;
+	}
+	if (fo.n_regions > 1 && strcmp(sub, "fetch") != 0) {
+		gp_error("--region: expected once (with 'prices list'), found %zu times", fo.n_regions);
+		return RC_USAGE;
+	}
+	if (region && strcmp(sub, "fetch") != 0)
+		list_only = 'r';
 	if (strcmp(sub, "list") == 0) {
 		if (optind < argc) {
 			gp_error("prices list: expected no more arguments, found '%s'", argv[optind]);
@@ -298,6 +437,21 @@ enum rc cmd_prices(int argc, char **argv)
 		}
 		return do_update(argv[optind], provider, dry_run, json);
 	}
+	if (strcmp(sub, "fetch") == 0) {
+		if (optind != argc - 1) {
+			gp_error("prices fetch: expected one provider (aws, azure or gcp), found %d arguments",
+				 argc - optind);
+			gp_hint("gpuplan prices fetch aws --region us-east-1 --dry-run");
+			return RC_USAGE;
+		}
+		if (list_only || provider) {
+			gp_error("prices fetch: --gpu, --provider, --sort, --spot and --mine do not apply (the provider is its argument)");
+			return RC_USAGE;
+		}
+		fo.provider = argv[optind];
+		fo.dry_run = dry_run;
+		return do_fetch(&fo, json);
+	}
 	if (strcmp(sub, "history") == 0) {
 		if (optind < argc || list_only || dry_run || provider) {
 			gp_error("prices history: expected no arguments but --json, found more");
@@ -305,7 +459,7 @@ enum rc cmd_prices(int argc, char **argv)
 		}
 		return cli_show_history(0, json);
 	}
-	gp_error("prices: expected list, update or history, found '%s'", sub);
+	gp_error("prices: expected list, update, fetch or history, found '%s'", sub);
 	gp_hint("run 'gpuplan prices --help'");
 	return RC_USAGE;
 }

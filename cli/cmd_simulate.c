@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cli_calib.h"
 #include "cli_finetune.h"
+#include "plan.h"
 #include "plot.h"
 #include "price.h"
 #include "sim.h"
@@ -122,6 +123,13 @@ static void help(void)
 	       "                          launched from the host (Transformer Engine 2.14 and\n"
 	       "                          older), or one grouped kernel on the device; auto is\n"
 	       "                          device for bf16, mxfp8 and nvfp4 on Blackwell (default: auto)\n"
+	       "  --stack te2.14|te2.16   the release of Megatron-Core and Transformer Engine the\n"
+	       "                          plan assumes, setting the defaults of --moe-gemm,\n"
+	       "                          --ep-dispatcher and --ep-overlap together: te2.14 is TE\n"
+	       "                          2.14.1 or older (Megatron-Bridge 26.02 to 26.04.01: loop,\n"
+	       "                          flex, no overlap), te2.16 newer (26.06 on: auto, flex,\n"
+	       "                          overlap where Megatron-Core allows it); flex on Hopper\n"
+	       "                          and Blackwell only (default: none, the flags as given)\n"
 	       "  --precision bf16|fp8|mxfp8|nvfp4   the linear layers' GEMM precision; attention,\n"
 	       "                          router and LM head stay bf16 (default: bf16)\n"
 	       "  --calibration FILE      this machine's measured figures, from `gpuplan calibrate`\n"
@@ -154,7 +162,7 @@ enum opt_id {
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
 	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL,
-	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER, O_MOE_GEMM,
+	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER, O_MOE_GEMM, O_STACK,
 	O_WINDOW, O_PP_LAST, O_RC_MODULES,
 	/* sim_model_fields' flags: the model's integer fields beyond the
 	 * basic shape, O_SHAPE + index */
@@ -182,6 +190,7 @@ struct flags {
 	enum sim_dp_overlap dp_overlap;
 	enum sim_attn_kernel attn_kernel;
 	enum sim_moe_gemm moe_gemm;
+	enum sim_stack stack;
 	int shape[O_END - O_SHAPE];   /* sim_model_fields' values */
 	int window;
 	int ep, etp, nvlink_domain, ep_flex;
@@ -268,6 +277,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "moe-imbalance", required_argument, NULL, O_IMBALANCE },
 		{ "ep-overlap", no_argument, NULL, O_EP_OVERLAP },
 		{ "moe-gemm", required_argument, NULL, O_MOE_GEMM },
+		{ "stack", required_argument, NULL, O_STACK },
 		{ "ep-dispatcher", required_argument, NULL, O_EP_DISPATCHER },
 		{ "nvlink-domain", required_argument, NULL, O_NVLINK },
 		{ "tokens", required_argument, NULL, O_TOKENS },
@@ -354,6 +364,10 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		case O_MOE_GEMM:
 			rc = cli_parse_choice("--moe-gemm", optarg, sim_moe_gemm_names, 3, &v);
 			f->moe_gemm = (enum sim_moe_gemm)v;
+			break;
+		case O_STACK:
+			rc = cli_parse_choice("--stack", optarg, sim_stack_names + 1, 2, &v);
+			f->stack = (enum sim_stack)(v + 1);
 			break;
 		case O_EP: rc = cli_parse_int("--ep", optarg, 1, SIM_MAX_DEGREE, &f->ep); break;
 		case O_ETP: rc = cli_parse_int("--etp", optarg, 1, SIM_MAX_DEGREE, &f->etp); break;
@@ -567,6 +581,12 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_EP)) q->ep = f->ep;
 	if (SET(f, O_ETP)) q->etp = f->etp;
 	if (SET(f, O_IMBALANCE)) q->moe_imbalance = f->imbalance;
+	/* a release sets the dispatcher and overlap it runs; the flags
+	 * given beside it override them */
+	if (SET(f, O_STACK)) {
+		q->stack = f->stack;
+		sim_stack_apply(&p->model, sim_gpu_arch(&p->cluster.gpu), q);
+	}
 	if (SET(f, O_EP_OVERLAP)) q->ep_overlap = 1;
 	if (SET(f, O_EP_DISPATCHER)) q->ep_flex = f->ep_flex;
 
@@ -627,6 +647,37 @@ static const char *precision_label(const struct sim_parallel *q)
 	return q->act_bytes_per_element >= 4 ? "fp32" : sim_precision_str(q->precision);
 }
 
+/* The interruptions a run of the steps' time_s on p's GPUs expects under
+ * the planner's default rates (plan_interrupt_model), at the plan's
+ * checkpoint interval when it states one, else Young/Daly's; planned: the
+ * plan file's answer, which includes them, is printed below. */
+static void print_interrupts(const struct sim_plan *p, int gpus, int planned)
+{
+	struct plan_opts o;
+	struct plan_interrupt ip;
+	int gpn = p->cluster.gpus_per_node > 0 ? p->cluster.gpus_per_node : gpus;
+	int nodes = (gpus + gpn - 1) / gpn;
+	double ckpt = sim_trainable_params(&p->model, &p->par.ft) * PLAN_CKPT_BYTES_PER_PARAM;
+	char a[32], b[32];
+
+	plan_opts_init(&o);
+	if (p->ckpt_interval_s > 0)
+		o.ckpt_interval_s = p->ckpt_interval_s;
+	if (plan_interrupt_model(ckpt, gpus, nodes, p->spot, p->time_to_train_s, &o, &ip)) {
+		printf("interruptions: they would waste more than half of the run's time\n");
+		return;
+	}
+	printf("interruptions: %.3g expected (failures %.3g/GPU-hour x %d GPUs", ip.expected,
+	       o.failures_per_gpu_hour, gpus);
+	if (p->spot)
+		printf(", spot preemptions %g/node-hour x %d nodes", o.preempt_per_node_hour, nodes);
+	printf(": one every %s), checkpoints every %s (%s): effective training time %.2f%%, %s\n",
+	       unit_fmt_duration(a, sizeof(a), ip.mtbf_s),
+	       unit_fmt_duration(b, sizeof(b), ip.interval_s),
+	       ip.pinned ? "the plan's" : "Young/Daly", 100.0 * (1.0 - ip.waste),
+	       planned ? "in the plan's answer below" : "not in the time above (plan includes them)");
+}
+
 /* Prints the prediction for people. */
 /* planned_s, planned_usd: what the plan file answered for the whole run
  * (0: none), printed where it differs from these steps' time. */
@@ -640,7 +691,7 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 	const struct sim_memory *x = &r->memory;
 	int gpus = q->tp * q->pp * q->dp * q->cp;
 	double flops_unit;
-	char b1[32], b2[32], b3[32], rc_label[64];
+	char b1[32], b2[32], b3[32], rc_label[64], stack[320];
 
 	printf("model     %s: %d layers, hidden %d, %d heads (%d KV), ffn %d %s, vocab %d, seq %d, %s params",
 	       m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
@@ -679,6 +730,8 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 		       sim_ep_dispatcher_names[q->ep_flex != 0], q->ep_overlap ? "on" : "off",
 		       sim_moe_gemm_names[sim_moe_gemm_resolve(q, sim_gpu_arch(&c->gpu))],
 		       sim_cluster_domain(c));
+	sim_stack_describe(q, sim_gpu_arch(&c->gpu), m->experts > 0, stack, sizeof(stack));
+	printf("stack     %s\n", stack);
 	if (q->pp_last_layers > 0)
 		printf("layers    %d in each virtual stage, %d in the last (with the loss)\n",
 		       sim_virtual_stage_layers(m, q, 0), q->pp_last_layers);
@@ -742,11 +795,14 @@ static void print_table(const struct sim_plan *p, double planned_s, double plann
 				printf(" (%s)", price_purchase_str(p->purchase));
 		}
 		printf("\n");
-		/* plan's answer adds spot preemptions and restarts, checkpoints
-		 * and a reserved term's hours to the steps (plan.h) */
+		print_interrupts(p, gpus, planned_s > 0);
+		/* plan's answer adds interruptions and restarts, checkpoints,
+		 * start-up, a reservation's whole days and a reserved term's
+		 * hours to the steps (plan.h) */
 		if (planned_s > 0 && fabs(planned_s - p->time_to_train_s) > 5e-3 * planned_s)
 			printf("  the plan's answer, %s for %s, adds what running the steps costs "
-			       "beyond them (preemptions, checkpoints, reserved terms)\n",
+			       "beyond them (interruptions, checkpoints, start-up, a reservation's "
+			       "whole days, reserved terms)\n",
 			       unit_fmt_duration(b2, sizeof(b2), planned_s),
 			       unit_fmt_usd(b3, sizeof(b3), planned_usd));
 	}
@@ -848,12 +904,18 @@ enum rc cmd_simulate(int argc, char **argv)
 	    || (rc = build_parallel(&f, plan_path != NULL, &p)) != RC_OK
 	    || (rc = cli_calibration_plan(&p, f.calibration)) != RC_OK)
 		return rc;
-	/* A network no one stated is a figure assumed: say so (plan never
-	 * clusters such an offering; simulate is a what-if). */
+	/* A network no one stated is a figure assumed: recorded in the plan
+	 * and the JSON, and said below (plan never clusters such an
+	 * offering; simulate is a what-if). */
 	if (!(p.cluster.inter_bytes_per_s > 0) &&
-	    (long)p.par.tp * p.par.pp * p.par.dp * p.par.cp > p.cluster.gpus_per_node)
-		gp_info("cluster: no inter-node bandwidth stated (--inter-node-gbps): %.0f Gb/s a "
-			"node assumed", SIM_DEFAULT_INTER_BYTES_PER_S * 8 / 1e9);
+	    (long)p.par.tp * p.par.pp * p.par.dp * p.par.cp > p.cluster.gpus_per_node) {
+		snprintf(why, sizeof(why), "cluster: no inter-node bandwidth stated "
+			 "(--inter-node-gbps): %.0f Gb/s a node assumed",
+			 SIM_DEFAULT_INTER_BYTES_PER_S * 8 / 1e9);
+		sim_plan_assume(&p, "cluster.inter_bytes_per_s", SIM_DEFAULT_INTER_BYTES_PER_S, why);
+	} else {
+		sim_plan_unassume(&p, "cluster.inter_bytes_per_s");
+	}
 	/* the "cpu" device is the executor's CPU ranks: priced as they run */
 	if (gp_streq_nocase(p.cluster.gpu.name, "cpu"))
 		exec_price_parallel("cpu", EXEC_PRECISION_FP32, &p.par);
@@ -896,10 +958,18 @@ enum rc cmd_simulate(int argc, char **argv)
 		gp_error("simulate: %s", why);
 		return RC_USAGE;
 	}
-	/* said once the layout stands, so that a bad one gets one line */
-	if (!plan_path && !SET(&f, O_GBS) && p.model.gbs < 1)
-		gp_info("gbs %d sequences of %d (about 4 Mi tokens, as plan assumes): the model "
-			"states no batch; --gbs sets one", p.par.gbs, p.model.seq);
+	if (!plan_path && !SET(&f, O_GBS) && p.model.gbs < 1) {
+		snprintf(why, sizeof(why), "gbs %d sequences of %d (about 4 Mi tokens, as plan "
+			 "assumes): the model states no batch; --gbs sets one", p.par.gbs,
+			 p.model.seq);
+		sim_plan_assume(&p, "parallel.gbs", p.par.gbs, why);
+	} else if (SET(&f, O_GBS)) {
+		sim_plan_unassume(&p, "parallel.gbs");
+	}
+	/* every figure assumed, a plan file's too, said once the layout
+	 * stands, so that a bad one gets one line */
+	for (int i = 0; i < p.n_assumptions; i++)
+		gp_info("%s", p.assumptions[i].why);
 	sim_step(&p.model, &p.par, &p.cluster, &p.result);
 	gpus = p.par.tp * p.par.pp * p.par.dp * p.par.cp;
 	p.time_to_train_s = sim_time_to_train_s(&p.result, p.tokens);

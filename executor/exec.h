@@ -398,7 +398,7 @@ void exec_result_release(struct exec_result *r);
 
 /* ---- checkpoints (exec_ckpt.c, exec_ckpt_json.c) --------------------- */
 
-#define EXEC_CKPT_SCHEMA "gpuplan.checkpoint/1"
+#define EXEC_CKPT_SCHEMA "gpuplan.checkpoint/2"
 /* Checkpoints kept in a directory: the newest and the one before
  * (the planner prices two, PLAN_DEFAULT_CKPT_KEEP). */
 #define EXEC_CKPT_KEEP 2
@@ -406,19 +406,35 @@ void exec_result_release(struct exec_result *r);
 /* A checkpoint directory holds DIR/step-NNNNNNNN/ per checkpoint: one
  * shard per rank (rank-NNNNN.bin: the rank's master weights and AdamW
  * moments, native byte order) and manifest.json (schema
- * gpuplan.checkpoint/1: the step, the model, the layout, the seed and
- * each shard's size and FNV-1a hash).  A checkpoint is written into
- * DIR/.step-NNNNNNNN.tmp, every file fsynced, and renamed into place
- * after the manifest: a step-* directory is always whole, and a write
- * killed half-way leaves the ones before untouched.
+ * gpuplan.checkpoint/2: the step, the model, the layout, the seed, the
+ * --data file (path, size, time stamp, FNV-1a hash) or synthetic data,
+ * AdamW's settings, the run's --steps and each shard's size and FNV-1a
+ * hash).  A checkpoint is written into DIR/.step-NNNNNNNN.tmp, every file
+ * fsynced, and renamed into place after the manifest: a step-* directory
+ * is always whole, and a write killed half-way leaves the ones before
+ * untouched.
  *
  * Checks o's checkpoint options before any rank starts (prints nothing):
  * without o->resume, that ckpt_dir can be used (its parent exists; it is
  * a writable directory or can be made one) and holds no checkpoint yet,
- * *step = 0; with it, that its newest checkpoint is of o's model,
- * layout and seed and before o->steps, *step = its step.  Returns RC_OK,
- * or RC_INPUT with one line naming the directory in why[size]. */
-enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *why, size_t size);
+ * *step = 0; with it, that its newest step-* directory has its manifest,
+ * is of o's model, layout, seed, AdamW settings and data (the --data
+ * file's size and hash; the path and time stamp may differ, and then
+ * note[note_size] says why that is safe, else it is made "") and before
+ * o->steps, and that every shard it lists is a regular file of the
+ * manifest's size (stat only: nothing is opened), *step = its step.
+ * Returns RC_OK, or RC_INPUT with one line naming the directory, the
+ * checkpoint or the shard, and for a setting that differs the
+ * checkpoint's value and this run's, in why[size].  note may be NULL. */
+enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *note, size_t note_size,
+			  char *why, size_t size);
+/* Reads every shard of o->ckpt_dir's checkpoint of step (found by
+ * exec_ckpt_prepare) and checks its size and hash against the manifest,
+ * opening nothing but regular files (a FIFO or device in a shard's place
+ * is refused unread).  The whole check before any rank starts; each rank
+ * checks its own shard again as it reads it.  RC_OK, or RC_INPUT with
+ * one line naming the shard in why[size]. */
+enum rc exec_ckpt_verify(const struct exec_opts *o, int step, char *why, size_t size);
 
 /* 1 when started by mpirun (OMPI_COMM_WORLD_SIZE) or srun (PMI_SIZE with
  * --mpi=pmi2, PMIX_RANK with --mpi=pmix). */

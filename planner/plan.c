@@ -75,9 +75,10 @@ static enum rc validate(const struct plan_job *jobs, size_t n_jobs, const struct
 	if (!isfinite(o->budget_usd) || !isfinite(o->hourly_budget_usd) ||
 	    !isfinite(o->deadline_s) || !(o->milp_time_limit_s > 0) ||
 	    !(o->switch_s >= 0) || !(o->preempt_per_node_hour >= 0) ||
+	    !(o->failures_per_gpu_hour >= 0) || !isfinite(o->failures_per_gpu_hour) ||
 	    !(o->restart_s >= 0) || !(o->ckpt_bytes_per_s_per_node > 0) ||
 	    !(o->sensitivity > 0 && o->sensitivity <= 1)) {
-		gp_error("plan: expected finite budgets and deadline, positive time limit and checkpoint bandwidth, sensitivity in (0, 1]");
+		gp_error("plan: expected finite budgets and deadline, positive time limit and checkpoint bandwidth, failure and preemption rates >= 0, sensitivity in (0, 1]");
 		return RC_USAGE;
 	}
 	if (o->deadline_s == 0) {
@@ -86,8 +87,9 @@ static enum rc validate(const struct plan_job *jobs, size_t n_jobs, const struct
 	}
 	if (!(o->commitment_share >= 0 && o->commitment_share <= 1) ||
 	    !(o->storage_usd_per_gb_month >= 0) || !isfinite(o->storage_usd_per_gb_month) ||
-	    o->ckpt_keep < 0 || !(o->ckpt_interval_s >= 0) || !isfinite(o->ckpt_interval_s)) {
-		gp_error("plan: expected a commitment share in [0, 1], a storage price >= 0, checkpoints kept >= 0 and a checkpoint interval >= 0");
+	    o->ckpt_keep < 0 || !isfinite(o->ckpt_interval_s) ||
+	    !(o->ckpt_interval_s >= 0 || o->ckpt_interval_s == PLAN_CKPT_INTERVAL_AUTO)) {
+		gp_error("plan: expected a commitment share in [0, 1], a storage price >= 0, checkpoints kept >= 0 and a checkpoint interval >= 0 (or auto)");
 		return RC_USAGE;
 	}
 	for (size_t j = 0; j < n_jobs; j++) {
@@ -131,6 +133,7 @@ static enum plan_objective resolve_objective(const struct plan_job *jobs, size_t
 
 static void nearest_init(struct plan_nearest *n)
 {
+	memset(n, 0, sizeof(*n));
 	n->cheapest_cost_usd = -1;
 	n->fastest_time_s = -1;
 	n->lowest_usd_per_hour = -1;
@@ -158,6 +161,10 @@ static void nearest_merge(struct plan_nearest *all, const struct plan_nearest *o
 							     one->smallest_fit_memory_bytes);
 	all->smallest_need_bytes = fmax(all->smallest_need_bytes, one->smallest_need_bytes);
 	all->largest_gpu_bytes = fmax(all->largest_gpu_bytes, one->largest_gpu_bytes);
+	if (one->have_over_max && !all->have_over_max) {
+		all->over_max = one->over_max;
+		all->have_over_max = 1;
+	}
 }
 
 /* ---- the work shared by plan_run's steps ---------------------------------- */
@@ -435,8 +442,14 @@ static void explain_infeasible(struct run *r)
 			return;
 		}
 	}
-	snprintf(out->why, sizeof(out->why),
-		 "no choice of plans meets the budget, deadline and availability together");
+	if (n->have_over_max)
+		snprintf(out->why, sizeof(out->why),
+			 "no plan within --max-duration %s meets the budget, deadline and availability "
+			 "together; faster plans need more GPUs than are offered",
+			 unit_fmt_duration(a, sizeof(a), o->max_duration_s));
+	else
+		snprintf(out->why, sizeof(out->why),
+			 "no choice of plans meets the budget, deadline and availability together");
 }
 
 /* Nothing could even be simulated into a fitting plan. */
@@ -453,11 +466,24 @@ static void explain_nothing_fits(struct run *r, size_t j)
 		snprintf(out->why, sizeof(out->why),
 			 "%s: no parallel configuration is possible within the GPU limits and the global batch",
 			 r->jobs[j].name);
+	} else if (n->have_over_max) {
+		const struct plan_candidate *c = &n->over_max;
+		int spot = c->spot && !(r->o->max_duration_s > 0 && c->time_s > r->o->max_duration_s);
+		char lim[32];
+
+		unit_fmt_duration(lim, sizeof(lim), spot ? r->o->max_spot_duration_s
+							 : r->o->max_duration_s);
+		snprintf(out->why, sizeof(out->why), "%s: every plan that fits lasts longer than %s%s): "
+			 "the fastest takes %s on %d GPUs", r->jobs[j].name,
+			 spot ? "a spot fleet is held (--max-spot-duration "
+			      : "a plan may (--max-duration ", lim,
+			 unit_fmt_duration(a, sizeof(a), c->time_s),
+			 c->nodes * c->cluster.gpus_per_node);
 	} else if (n->smallest_fit_memory_bytes >= 0) {
 		/* plan_candidate_price refused every fitting plan */
 		snprintf(out->why, sizeof(out->why),
 			 "%s: plans fit in GPU memory, but none can be bought: the job outlasts the "
-			 "longest term of every capacity block that fits it, or spot preemptions "
+			 "longest term of every capacity block that fits it, or interruptions "
 			 "would waste half its time", r->jobs[j].name);
 	} else {
 		snprintf(out->why, sizeof(out->why),
@@ -539,10 +565,15 @@ static enum rc rank_alternatives(struct run *r)
 		struct plan_milp_solution sol;
 		size_t before = r->out->n_rows;
 
+		/* Shown: the offering and purchase of every row, and the same
+		 * thing at the same price in other regions (folded into the
+		 * row), so that each alternative is another choice. */
 		for (size_t k = 0; k < before; k++)
 			for (size_t i = 0; i < r->n_cands; i++)
-				if (r->cands[i].offering == r->out->rows[k].c.offering &&
-				    r->cands[i].purchase == r->out->rows[k].c.purchase)
+				if (r->cands[i].purchase == r->out->rows[k].c.purchase &&
+				    (r->cands[i].offering == r->out->rows[k].c.offering ||
+				     plan_same_offering(&r->out->rows[k].c, r->cands[i].offering,
+							r->o)))
 					exclude[i] = 1;
 		rc = plan_milp_solve(&m, &sol);
 		r->out->stats.milp_solves++;
@@ -617,6 +648,12 @@ enum rc plan_run(const struct plan_job *jobs, size_t n_jobs,
 			col->time_s = c[i].time_s;
 			col->cost_usd = c[i].cost_usd;
 			col->usd_per_hour = c[i].usd_per_hour;
+			col->budget_usd_per_hour = 0;
+			/* A monthly cap counts an up-front payment whole in the
+			 * month it is paid, not spread over the term; nothing
+			 * is paid in the months after. */
+			if (o->monthly_budget && c[i].upfront_usd > 0)
+				col->budget_usd_per_hour = c[i].upfront_usd / UNIT_HOURS_PER_MONTH;
 		}
 		r.n_cands += n;
 		free(c);
@@ -696,8 +733,12 @@ enum rc plan_run(const struct plan_job *jobs, size_t n_jobs,
 		for (size_t k = out->n_answer_rows; k < out->n_rows; k++)
 			out->rows[k].binding = binding_of_alternative(&r, &out->rows[k]);
 	}
-	for (size_t k = 0; k < out->n_rows; k++)
+	for (size_t k = 0; k < out->n_rows; k++) {
 		row_recheck(&jobs[out->rows[k].job], o, &out->rows[k]);
+		for (size_t i = 0; i < cat->n_offers; i++)
+			out->rows[k].folded_regions +=
+				plan_same_offering(&out->rows[k].c, &cat->offers[i], o);
+	}
 	if (n_jobs == 1 && out->n_answer_rows == 1)
 		rerank_by_replay(out);
 	rc = RC_OK;

@@ -40,10 +40,18 @@
 #define PLAN_DEFAULT_TOP 5
 /* Default MILP time limit (GLPK tm_lim) in seconds. */
 #define PLAN_DEFAULT_MILP_TIME_LIMIT_S 10.0
-/* Spot model defaults, stated in the output of every spot plan.  These are
- * planning assumptions, not measurements: one preemption per node every
- * 100 node-hours, 5 minutes to get a replacement node and reload, and a
- * checkpoint write bandwidth of 1 GB/s per node to durable storage. */
+/* Interruption model defaults, stated with every plan (plan_interrupt_model).
+ * Failures: 466 job interruptions (419 unexpected, 47 planned) in a 54-day
+ * snapshot of Llama 3 405B pre-training on 16,384 H100 (Dubey et al. 2024,
+ * "The Llama 3 Herd of Models", sec. 3.3.4): 466 / (54 d x 24 h x 16,384
+ * GPUs) = 2.195e-5 per GPU-hour; Meta's research clusters measured 2.34
+ * and 6.50 failures per 1000 node-days of 8 A100 (Kokolis et al., HPCA
+ * 2025) = 1.22e-5 and 3.39e-5 per GPU-hour, either side of it
+ * (data/SOURCES.md).  Spot preemptions, restart and checkpoint bandwidth
+ * are planning assumptions, not measurements: one preemption per node
+ * every 100 node-hours, 5 minutes to get a replacement node and reload,
+ * and a checkpoint write bandwidth of 1 GB/s per node to durable storage. */
+#define PLAN_DEFAULT_FAILURES_PER_GPU_HOUR (466.0 / (54.0 * 24.0 * 16384.0))
 #define PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR 0.01
 #define PLAN_DEFAULT_RESTART_S 300.0
 #define PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE 1e9
@@ -51,9 +59,10 @@
  * Adam m and v (4 + 4 + 4) (Rajbhandari et al., ZeRO, SC'20, sec. 3.1);
  * gradients are not saved. */
 #define PLAN_CKPT_BYTES_PER_PARAM 14.0
-/* A spot plan whose expected preemption waste exceeds this fraction of
- * wall time is dropped: the job would spend most of its time restarting. */
-#define PLAN_MAX_PREEMPT_WASTE 0.5
+/* A plan whose expected interruption waste (failures, spot preemptions)
+ * exceeds this fraction of wall time is dropped: the job would spend most
+ * of its time restarting. */
+#define PLAN_MAX_INTERRUPT_WASTE 0.5
 /* Switching a job from one plan to the next (--phases 2): write a
  * checkpoint, start the new cluster, reload. */
 #define PLAN_DEFAULT_SWITCH_S 1800.0
@@ -63,15 +72,28 @@
  * provisioning (request to running nodes) is the offering's
  * (capacity.csv) and not billed. */
 #define PLAN_DEFAULT_STARTUP_S 600.0
+/* Answers that are plans (docs/plan.md, "Plans, not decades"): a plan
+ * longer than a year is no answer; the longest published pre-training
+ * runs take about two months (Llama 3 405B: 54 days of a 16,384-GPU run;
+ * DeepSeek-V3: 2.788M H800 GPU-hours, about 57 days on 2,048), and a
+ * GPU generation is sold for about a year before the next (on AWS: p5
+ * with H100 in 2023, p5en with H200 in 2024, p6-b200 with B200 in May
+ * 2025).  A spot fleet is reclaimable at any moment: gpuplan policy holds
+ * one for at most 30 days. */
+#define PLAN_DEFAULT_MAX_DURATION_S (365.0 * 86400.0)
+#define PLAN_DEFAULT_MAX_SPOT_DURATION_S (30.0 * 86400.0)
 /* Cost models beyond the hourly rate, stated with every plan.  Checkpoint
  * storage: S3 Standard, first 50 TB/month, USD 0.023 per GB-month
- * (aws.amazon.com/s3/pricing); the last two checkpoints kept.  Off spot,
- * a checkpoint is written every hour (spot plans use the Young/Daly
- * interval instead).  A commitment's whole term is charged to the job
- * unless plan_opts.commitment_share says otherwise. */
+ * (aws.amazon.com/s3/pricing); the last two checkpoints kept.  The
+ * checkpoint interval is Young/Daly's against the plan's interruption
+ * rate (PLAN_CKPT_INTERVAL_AUTO) unless plan_opts.ckpt_interval_s pins
+ * one; PLAN_DEFAULT_CKPT_INTERVAL_S is what an export or execute uses for
+ * a plan file that states none.  A commitment's whole term is charged to
+ * the job unless plan_opts.commitment_share says otherwise. */
 #define PLAN_DEFAULT_STORAGE_USD_PER_GB_MONTH 0.023
 #define PLAN_DEFAULT_CKPT_KEEP 2
 #define PLAN_DEFAULT_CKPT_INTERVAL_S 3600.0
+#define PLAN_CKPT_INTERVAL_AUTO (-1.0)
 #define PLAN_DEFAULT_COMMITMENT_SHARE 1.0
 /* Sensitivity: the best plan is re-simulated with inter-node bandwidth, or
  * achieved FLOP/s, scaled by this factor. */
@@ -171,6 +193,7 @@ struct plan_filter {
 	enum plan_precision precision; /* default PLAN_PRECISION_DEFAULT */
 	int zero;                      /* -1 = free, else 0..3 */
 	enum plan_framework framework; /* default PLAN_FRAMEWORK_ANY */
+	enum sim_stack stack;          /* the release assumed (plan_opts_init: SIM_STACK_TE216) */
 	/* -1 (default): offload searched where nothing fits on the GPUs, CPU
 	 * before NVMe; else an enum sim_offload every plan uses. */
 	int offload;
@@ -185,8 +208,9 @@ struct plan_opts {
 	int phases;                 /* plans per job run in sequence: 1 or 2 */
 	double switch_s;            /* time lost switching plans (phases 2) */
 	int gbs;                    /* global batch, sequences; 0 = model's */
-	double preempt_per_node_hour;
-	double restart_s;
+	double failures_per_gpu_hour; /* job interruptions by failure, any plan */
+	double preempt_per_node_hour; /* spot plans only */
+	double restart_s;           /* after an interruption, before training again */
 	double ckpt_bytes_per_s_per_node;
 	double milp_time_limit_s;
 	int top;                    /* ranked answers to return */
@@ -197,7 +221,8 @@ struct plan_opts {
 	double commitment_share;    /* of the committed term's cost this job carries, 0..1 */
 	double storage_usd_per_gb_month;
 	int ckpt_keep;              /* checkpoints kept in object storage */
-	double ckpt_interval_s;     /* between checkpoints off spot; 0 none */
+	double ckpt_interval_s;     /* between checkpoints: PLAN_CKPT_INTERVAL_AUTO
+				     * (default) Young/Daly; > 0 pinned; 0 none */
 	double startup_s;           /* job start-up on running nodes (billed) */
 	/* Capacity blocks (blocks.csv): a purchase option of every offering
 	 * a block sells; NULL none. */
@@ -207,6 +232,13 @@ struct plan_opts {
 	 * beyond which a price is stale (PRICE_DEFAULT_MAX_AGE_DAYS). */
 	long today_days;
 	double max_price_age_days;
+	/* A plan longer than max_duration_s (a spot plan: longer than
+	 * max_spot_duration_s) is not an answer; <= 0 none. */
+	double max_duration_s;
+	double max_spot_duration_s;
+	/* 1: hourly_budget_usd is a monthly cap / UNIT_HOURS_PER_MONTH, and an
+	 * up-front payment counts whole in the month it is paid. */
+	int monthly_budget;
 };
 
 /* Fills o with the documented defaults (no budget, no deadline, objective
@@ -242,20 +274,36 @@ void plan_job_init(struct plan_job *j, const struct sim_model *m, double tokens)
 enum rc plan_jobs_load(const char *path, const struct sim_model_table *models,
 		       struct plan_job **jobs, size_t *n);
 
-/* Expected cost of preemptions for a spot plan, first order in C/M and
- * R/M (Young 1974; Daly 2006): checkpoint every sqrt(2 C M) seconds. */
-struct plan_preempt {
-	double mtbf_s;          /* M: mean time between preemptions of the job */
-	double ckpt_write_s;    /* C: time to write one checkpoint */
-	double interval_s;      /* Young/Daly checkpoint interval */
-	double waste;           /* fraction of wall time lost; 0 on demand */
+/* Expected cost of interruptions for a plan: failures (per GPU-hour, any
+ * plan) and preemptions (per node-hour, spot plans), one Poisson process
+ * of their summed rate 1/M.  Checkpoints every tau seconds of work, each
+ * taking C, a restart R after each interruption; the wall time of W
+ * seconds of work is W (M / tau) e^(R/M) (e^((tau + C)/M) - 1) (Daly 2006,
+ * the complete cost function, which Young 1974's first order
+ * approximates), and tau, unless pinned, is Daly's higher-order optimum
+ * sqrt(2 C M) [1 + sqrt(C / 2M) / 3 + (C / 2M) / 9] - C (M when C >= 2M),
+ * at most W: a run shorter than the interval writes only its last
+ * checkpoint. */
+struct plan_interrupt {
+	double failures_per_hour;   /* the job's: per GPU-hour x GPUs */
+	double preempts_per_hour;   /* the job's: per node-hour x nodes (spot) */
+	double mtbf_s;              /* M; 0 when neither happens */
+	double ckpt_write_s;        /* C: time to write one checkpoint */
+	double interval_s;          /* tau: work between checkpoints; 0 none */
+	double optimum_s;           /* Daly's optimum before the cap at W; 0 when
+				     * pinned or nothing interrupts */
+	int pinned;                 /* tau is plan_opts.ckpt_interval_s's */
+	double waste;               /* fraction of wall time lost: checkpoints,
+				     * restarts, work redone */
+	double expected;            /* interruptions expected over the wall time */
 };
 
-/* Fills p for a job on nodes nodes of a model with params parameters.
- * Returns 0, or -1 when the waste is at least PLAN_MAX_PREEMPT_WASTE (the
- * plan is dropped). */
-int plan_preempt_model(double params, int nodes, const struct plan_opts *o,
-		       struct plan_preempt *p);
+/* Fills p for W = work_s seconds of training on gpus GPUs in nodes nodes
+ * (spot: preemptions too) writing checkpoints of ckpt_bytes, at o's rates,
+ * restart and checkpoint interval.  Returns 0, or -1 when the waste is at
+ * least PLAN_MAX_INTERRUPT_WASTE (the plan is dropped) or W is not > 0. */
+int plan_interrupt_model(double ckpt_bytes, int gpus, int nodes, int spot, double work_s,
+			 const struct plan_opts *o, struct plan_interrupt *p);
 
 /* Where a candidate's cost comes from. */
 struct plan_cost_parts {
@@ -263,8 +311,8 @@ struct plan_cost_parts {
 	double storage_usd;         /* checkpoints kept in object storage */
 	double ckpt_bytes;          /* one checkpoint (PLAN_CKPT_BYTES_PER_PARAM) */
 	double ckpt_write_s;        /* writing one, all nodes in parallel */
-	double ckpt_interval_s;     /* between checkpoints (Young/Daly on spot) */
-	double ckpt_overhead;       /* wall-time fraction writing them, off spot */
+	double ckpt_interval_s;     /* between checkpoints (plan_interrupt) */
+	double ckpt_overhead;       /* wall-time fraction writing them */
 	int ckpt_keep;              /* checkpoints kept (plan_opts.ckpt_keep) */
 	double discount;            /* reserved: fraction off on-demand */
 	double term_s;              /* reserved: committed time (whole terms) */
@@ -310,15 +358,17 @@ struct plan_candidate {
 	struct sim_parallel par;
 	struct sim_cluster cluster;
 	struct sim_result res;
-	struct plan_preempt preempt;
+	struct plan_interrupt interrupt; /* failures and spot preemptions */
 	double usd_per_hour;        /* the whole cluster */
-	double time_s;              /* all the job's tokens, preemption and
+	double time_s;              /* all the job's tokens, interruptions and
 				     * checkpoints included */
 	double cost_usd;            /* compute (reserved: as charged) + storage */
 	double nofit_step_s;        /* fastest non-fitting step at this size; 0 none */
 	int smaller_nofit;          /* a smaller node count was tried and nothing fitted */
 	struct price_node_limit limit; /* the most nodes this purchase allows */
 	int max_nodes_hit;          /* nodes == limit.nodes (> 1, or 1 by a limit) */
+	double upfront_usd;         /* paid when bought (a block paid up front:
+				     * its whole term); 0 none */
 };
 
 /* The date the source states for the rate c is priced at ("YYYY-MM-DD"):
@@ -337,6 +387,9 @@ struct plan_column {
 	double time_s;          /* to train all of the job's tokens; > 0 */
 	double cost_usd;        /* >= 0 */
 	double usd_per_hour;    /* >= 0 */
+	double budget_usd_per_hour; /* what counts against the hourly budget
+				     * (an up-front payment in its month); 0:
+				     * usd_per_hour */
 };
 
 struct plan_milp {
@@ -404,6 +457,9 @@ struct plan_row {
 	/* The event-driven replay of the pipeline schedule (sim_event.h);
 	 * 0 when it could not run. */
 	double replay_step_s;
+	/* Offerings in other regions that sell the same thing at the same
+	 * price (plan_same_offering), folded into this row. */
+	int folded_regions;
 };
 
 struct plan_stats {
@@ -426,7 +482,20 @@ struct plan_nearest {
 	double smallest_fit_memory_bytes; /* smallest GPU with a fitting plan; < 0 none */
 	double smallest_need_bytes; /* least memory any simulated config needs */
 	double largest_gpu_bytes;   /* among the GPUs considered */
+	/* The fastest plan refused for lasting longer than
+	 * plan_opts.max_duration_s (max_spot_duration_s on spot). */
+	int have_over_max;
+	struct plan_candidate over_max;
 };
+
+/* 1 when offering b, in another region than a's that opts' filters let
+ * in, sells what candidate a buys at the same price and bound: the same
+ * provider, instance type, GPU, network, capacity figures and quota, and
+ * the same rate of
+ * a's purchase option (a's block's rate and terms for a capacity block,
+ * blocks read from opts->blocks).  Owned hardware is never the same. */
+int plan_same_offering(const struct plan_candidate *a, const struct price_offering *b,
+		       const struct plan_opts *opts);
 
 struct plan_result {
 	enum plan_objective objective; /* resolved */

@@ -1,8 +1,8 @@
 /*
  * plan_enum.c - candidate enumeration: for every offering that passes the
  * filters, every parallel configuration worth simulating, simulated with
- * the analytic model, priced (spot plans with their expected preemption
- * overhead), and pruned to the offering's Pareto frontier.
+ * the analytic model, priced (with their expected interruptions: failures,
+ * and preemptions on spot), and pruned to the offering's Pareto frontier.
  *
  * What keeps it fast:
  *  - offerings with the same hardware (GPU, GPUs per node, inter-node
@@ -77,27 +77,62 @@ struct best_at {
 	int nofit_only;            /* simulated something here, none fitted */
 };
 
-int plan_preempt_model(double params, int nodes, const struct plan_opts *o,
-		       struct plan_preempt *p)
+/* Daly 2006's higher-order optimum compute interval between checkpoints
+ * of C seconds at M seconds between interruptions (its perturbation
+ * solution; the paper's figs. 3-5 give 117, 57 and 9.1 min for C = 5 min,
+ * M = 24 h, 6 h and 15 min).  Young 1974's sqrt(2 C M) is its first term. */
+static double daly_interval_s(double c, double m)
 {
-	double rate = o->preempt_per_node_hour * nodes / 3600.0; /* per second */
+	double x = c / (2.0 * m);
+
+	if (c >= 2.0 * m)
+		return m;
+	return sqrt(2.0 * c * m) * (1.0 + sqrt(x) / 3.0 + x / 9.0) - c;
+}
+
+int plan_interrupt_model(double ckpt_bytes, int gpus, int nodes, int spot, double work_s,
+			 const struct plan_opts *o, struct plan_interrupt *p)
+{
+	int none = o->ckpt_interval_s == 0;
+	double rate, tau, c, ratio;
 
 	memset(p, 0, sizeof(*p));
-	if (!(rate > 0))
-		return 0;
-	p->mtbf_s = 1.0 / rate;
+	p->failures_per_hour = o->failures_per_gpu_hour * gpus;
+	p->preempts_per_hour = spot ? o->preempt_per_node_hour * nodes : 0;
+	rate = (p->failures_per_hour + p->preempts_per_hour) / 3600.0; /* per second */
+	if (rate > 0)
+		p->mtbf_s = 1.0 / rate;
 	/* All nodes write their shard of the checkpoint in parallel. */
-	p->ckpt_write_s = params * PLAN_CKPT_BYTES_PER_PARAM /
-			  (nodes * o->ckpt_bytes_per_s_per_node);
-	/* Young 1974: the interval between checkpoints that minimises the
-	 * expected waste is sqrt(2 C M). */
-	p->interval_s = sqrt(2.0 * p->ckpt_write_s * p->mtbf_s);
-	/* First-order waste per unit of wall time (Daly 2006, sec. 3): the
-	 * checkpoints themselves C/tau, and per preemption half an interval
-	 * of lost work plus the restart R. */
-	p->waste = p->ckpt_write_s / p->interval_s +
-		   (p->interval_s / 2.0 + o->restart_s) / p->mtbf_s;
-	return p->waste < PLAN_MAX_PREEMPT_WASTE ? 0 : -1;
+	p->ckpt_write_s = ckpt_bytes / (nodes * o->ckpt_bytes_per_s_per_node);
+	p->pinned = o->ckpt_interval_s >= 0;
+	c = none ? 0 : p->ckpt_write_s;
+	if (o->ckpt_interval_s > 0)
+		tau = o->ckpt_interval_s;
+	else if (!none && rate > 0 && c > 0)
+		tau = p->optimum_s = daly_interval_s(c, p->mtbf_s);
+	else
+		tau = work_s;
+	/* Past the end of the run there is nothing to save but the last. */
+	tau = fmin(tau, work_s);
+	if (!(tau > 0))
+		return -1;
+	p->interval_s = none ? 0 : tau;
+	/* Wall time per second of work: every tau of work costs tau + C, and
+	 * an interruption redoes the interrupted segment after a restart R
+	 * (Daly 2006's complete model, exponential interarrivals); without
+	 * interruptions only the checkpoints count, 1 + C / tau. */
+	if (rate > 0) {
+		double x = (tau + c) * rate;
+
+		ratio = exp(o->restart_s * rate) * (expm1(x) / x) * (tau + c) / tau;
+	} else {
+		ratio = (tau + c) / tau;
+	}
+	if (!isfinite(ratio))
+		return -1;
+	p->waste = 1.0 - 1.0 / ratio;
+	p->expected = work_s * ratio * rate;
+	return p->waste < PLAN_MAX_INTERRUPT_WASTE ? 0 : -1;
 }
 
 int plan_job_gbs(const struct plan_job *job, const struct plan_opts *o)
@@ -187,23 +222,18 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 	t = sim_time_to_train_s(&c->res, job->tokens);
 	if (!(t > 0) || !isfinite(t))
 		return -1;
-	memset(&c->preempt, 0, sizeof(c->preempt));
 	memset(k, 0, sizeof(*k));
 	k->ckpt_bytes = params * PLAN_CKPT_BYTES_PER_PARAM;
 	k->ckpt_keep = o->ckpt_keep;
-	k->ckpt_write_s = k->ckpt_bytes / (c->nodes * o->ckpt_bytes_per_s_per_node);
-	if (c->spot) {
-		if (plan_preempt_model(params, c->nodes, o, &c->preempt))
-			return -1;
-		/* Young/Daly's waste already counts writing checkpoints. */
-		t /= 1.0 - c->preempt.waste;
-		k->ckpt_interval_s = c->preempt.interval_s;
-	} else if (o->ckpt_interval_s > 0) {
-		/* Training stalls C seconds every tau: wall = work (1 + C/tau). */
-		k->ckpt_interval_s = o->ckpt_interval_s;
-		k->ckpt_overhead = k->ckpt_write_s / o->ckpt_interval_s;
-		t *= 1.0 + k->ckpt_overhead;
-	}
+	if (plan_interrupt_model(k->ckpt_bytes, c->nodes * c->offering->gpus_per_node, c->nodes,
+				 c->spot, t, o, &c->interrupt))
+		return -1;
+	k->ckpt_write_s = c->interrupt.ckpt_write_s;
+	k->ckpt_interval_s = c->interrupt.interval_s;
+	if (k->ckpt_interval_s > 0)
+		k->ckpt_overhead = k->ckpt_write_s / k->ckpt_interval_s;
+	/* The waste counts checkpoints, restarts and work redone. */
+	t /= 1.0 - c->interrupt.waste;
 	/* Fixed overheads: the nodes are requested (provisioning, not
 	 * billed), the job starts (billed), then trains for t.  Billing
 	 * rounds the billed run up to the offering's increment. */
@@ -237,9 +267,22 @@ int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 	k->storage_usd = plan_storage_cost_usd(k->ckpt_bytes, o->ckpt_keep,
 					       o->storage_usd_per_gb_month, t);
 	c->cost_usd = k->compute_usd + k->storage_usd;
+	c->upfront_usd = c->purchase == PRICE_PURCHASE_BLOCK && c->block &&
+				 c->block->payment == PRICE_PAYMENT_UPFRONT
+			 ? k->compute_usd : 0;
 	c->max_nodes_hit = c->nodes >= c->limit.nodes;
 	return 0;
 }
+
+/* 1 when c lasts longer than a plan may (plan_opts.max_duration_s, and
+ * max_spot_duration_s on spot). */
+static int too_long(const struct plan_candidate *c, const struct plan_opts *o)
+{
+	if (o->max_duration_s > 0 && c->time_s > o->max_duration_s)
+		return 1;
+	return c->spot && o->max_spot_duration_s > 0 && c->time_s > o->max_spot_duration_s;
+}
+
 
 double plan_billed_s(double run_s, const struct price_offering *of)
 {
@@ -299,6 +342,39 @@ static int offering_passes(const struct price_offering *o, const struct plan_fil
 	if (f->region[0] && !gp_streq_nocase(o->region, f->region))
 		return 0;
 	return 1;
+}
+
+int plan_same_offering(const struct plan_candidate *a, const struct price_offering *b,
+		       const struct plan_opts *opts)
+{
+	const struct price_offering *o = a->offering;
+	const struct price_block *bb;
+
+	/* another region the filters let in, bounded alike (the same quota) */
+	if (b == o || o->owned || b->owned || strcmp(b->region, o->region) == 0 ||
+	    !offering_passes(b, &opts->filter) || b->quota != o->quota ||
+	    !gp_streq_nocase(b->provider, o->provider) ||
+	    strcmp(b->instance_type, o->instance_type) != 0 || strcmp(b->gpu, o->gpu) != 0 ||
+	    b->inter_node_bytes_per_s != o->inter_node_bytes_per_s ||
+	    b->gpus_per_node != o->gpus_per_node || b->max_nodes != o->max_nodes ||
+	    b->capacity_nodes != o->capacity_nodes || b->policy_nodes != o->policy_nodes ||
+	    b->spot_capacity_nodes != o->spot_capacity_nodes || b->node_multiple != o->node_multiple)
+		return 0;
+	switch (a->purchase) {
+	case PRICE_PURCHASE_SPOT:
+		return b->spot_usd_per_hour >= 0 && b->spot_usd_per_hour == o->spot_usd_per_hour;
+	case PRICE_PURCHASE_BLOCK:
+		bb = price_block_find(opts->blocks, b);
+		return a->block && bb && bb->usd_per_hour == a->block->usd_per_hour &&
+		       bb->max_nodes == a->block->max_nodes && bb->max_days == a->block->max_days &&
+		       bb->payment == a->block->payment;
+	case PRICE_PURCHASE_OWNED:
+		return 0;
+	default:
+		/* on demand, and reserved off the same on-demand price */
+		return b->on_demand_usd_per_hour >= 0 &&
+		       b->on_demand_usd_per_hour == o->on_demand_usd_per_hour;
+	}
 }
 
 static int spot_allowed(const struct price_offering *o, const struct plan_filter *f, int spot)
@@ -576,6 +652,7 @@ static void search_shape(struct search *s, int tp, int pp, int cp, int dp, int n
 	struct sim_parallel shape;
 
 	sim_parallel_init(&shape);
+	shape.stack = s->o->filter.stack;
 	shape.tp = tp;
 	shape.pp = pp;
 	shape.cp = cp;
@@ -865,8 +942,18 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 					c->cluster = s.cluster;
 					c->nofit_step_s = b->nofit_step_s;
 					c->smaller_nofit = nofit_below;
-					if (plan_candidate_price(c, job, o) == 0)
-						n_out++;
+					if (plan_candidate_price(c, job, o) != 0)
+						continue;
+					if (too_long(c, o)) {
+						/* no answer, but what would make one */
+						if (nearest && (!nearest->have_over_max ||
+								c->time_s < nearest->over_max.time_s)) {
+							nearest->over_max = *c;
+							nearest->have_over_max = 1;
+						}
+						continue;
+					}
+					n_out++;
 				}
 				n_out = first + plan_pareto(res + first, n_out - first);
 			}

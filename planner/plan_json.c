@@ -50,7 +50,8 @@ static void price_date_fields(cJSON *p, const struct plan_candidate *c,
 
 /* Adds one candidate's figures to p: where it runs, its parallelism, the
  * simulator's step, the time and cost of the job (scaled by fraction, the
- * share of the job it trains), the commitment and the preemption model.
+ * share of the job it trains), the commitment, the interruptions (failures
+ * and, on spot, preemptions) and the spot preemption model.
  * The keys plan --json and compare --json share. */
 static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 			     const struct price_offering *of, double fraction,
@@ -89,6 +90,8 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 		cJSON_AddBoolToObject(p, "ep_overlap", c->par.ep_overlap);
 	}
 	cJSON_AddStringToObject(p, "precision", sim_precision_str(c->par.precision));
+	if (c->par.stack != SIM_STACK_UNSTATED)
+		cJSON_AddStringToObject(p, "stack", sim_stack_names[c->par.stack]);
 	cJSON_AddNumberToObject(p, "nvlink_domain", sim_cluster_domain(&c->cluster));
 	add_num(p, "step_time_s", c->res.step_time_s);
 	add_num(p, "tokens_per_s", c->res.tokens_per_s);
@@ -106,6 +109,11 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 	add_num(p, "time_to_train_s", c->time_s * fraction);
 	add_num(p, "cost_usd", c->cost_usd * fraction);
 	add_num(p, "usd_per_hour", c->usd_per_hour);
+	/* the bound of its purchase option and whose it is ("policy":
+	 * gpuplan's, not the provider's) */
+	cJSON_AddNumberToObject(p, "node_limit", c->limit.nodes);
+	cJSON_AddStringToObject(p, "node_limit_by", price_limit_str(c->limit.why));
+	add_num(p, "upfront_usd", c->upfront_usd * fraction);
 	x = cJSON_AddObjectToObject(p, "costs");
 	add_num(x, "compute_usd", c->costs.compute_usd * fraction);
 	add_num(x, "storage_usd", c->costs.storage_usd * fraction);
@@ -136,17 +144,34 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 		cJSON_AddNumberToObject(x, "min_days", c->block->min_days);
 		cJSON_AddNumberToObject(x, "max_days", c->block->max_days);
 		cJSON_AddStringToObject(x, "source", c->block->source);
+		cJSON_AddStringToObject(x, "product", price_block_product(c->block));
+		cJSON_AddStringToObject(x, "kind", price_block_kind(c->block));
+		cJSON_AddStringToObject(x, "payment", c->block->payment == PRICE_PAYMENT_MONTHLY
+							      ? "monthly" : "upfront");
 	} else {
 		cJSON_AddNullToObject(p, "capacity_block");
 	}
+	/* Interruptions of any plan (failures; spot: preemptions too) and
+	 * the effective training time they leave. */
+	x = cJSON_AddObjectToObject(p, "interruptions");
+	add_num(x, "failures_per_gpu_hour", o->failures_per_gpu_hour);
+	add_num(x, "preemptions_per_node_hour", c->spot ? o->preempt_per_node_hour : 0);
+	add_opt(x, "mtbf_s", c->interrupt.mtbf_s, c->interrupt.mtbf_s > 0);
+	add_num(x, "expected", c->interrupt.expected * fraction);
+	add_num(x, "checkpoint_interval_s", c->interrupt.interval_s);
+	cJSON_AddStringToObject(x, "checkpoint_interval_from",
+				c->interrupt.pinned ? "pinned" : "young-daly");
+	add_num(x, "restart_s", o->restart_s);
+	add_num(x, "waste", c->interrupt.waste);
+	add_num(x, "effective_training_time", 1.0 - c->interrupt.waste);
 	if (c->spot) {
 		x = cJSON_AddObjectToObject(p, "preemption");
 		add_num(x, "rate_per_node_hour", o->preempt_per_node_hour);
-		add_num(x, "mtbf_s", c->preempt.mtbf_s);
-		add_num(x, "checkpoint_write_s", c->preempt.ckpt_write_s);
-		add_num(x, "checkpoint_interval_s", c->preempt.interval_s);
+		add_num(x, "mtbf_s", c->interrupt.mtbf_s);
+		add_num(x, "checkpoint_write_s", c->interrupt.ckpt_write_s);
+		add_num(x, "checkpoint_interval_s", c->interrupt.interval_s);
 		add_num(x, "restart_s", o->restart_s);
-		add_num(x, "waste", c->preempt.waste);
+		add_num(x, "waste", c->interrupt.waste);
 	} else {
 		cJSON_AddNullToObject(p, "preemption");
 	}
@@ -178,6 +203,7 @@ static cJSON *row_json(const struct plan_row *row, const struct plan_job *job,
 	add_num(x, "flops_time_to_train_s", row->sens_flops_time_s);
 	add_num(x, "flops_cost_usd", row->sens_flops_cost_usd);
 	add_opt(p, "replay_step_time_s", row->replay_step_s, row->replay_step_s > 0);
+	cJSON_AddNumberToObject(p, "folded_regions", row->folded_regions);
 	return p;
 }
 
@@ -215,6 +241,9 @@ char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jo
 	cJSON_AddNumberToObject(x, "phases", o->phases);
 	cJSON_AddNumberToObject(x, "max_gpus", o->filter.max_gpus);
 	cJSON_AddStringToObject(x, "framework", plan_framework_str(o->filter.framework));
+	add_opt(x, "max_duration_s", o->max_duration_s, o->max_duration_s > 0);
+	add_opt(x, "max_spot_duration_s", o->max_spot_duration_s, o->max_spot_duration_s > 0);
+	cJSON_AddBoolToObject(x, "monthly_budget", o->monthly_budget);
 	if (r->feasible) {
 		add_num(root, "total_cost_usd", r->total_cost_usd);
 		add_num(root, "total_usd_per_hour", r->total_usd_per_hour);
@@ -236,13 +265,23 @@ char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jo
 		n->smallest_fit_memory_bytes >= 0);
 	add_opt(x, "least_memory_needed_bytes", n->smallest_need_bytes,
 		n->smallest_need_bytes >= 0);
+	if (!r->feasible && n->have_over_max) {
+		/* the fastest plan refused for its duration: what it would take */
+		cJSON *y = cJSON_AddObjectToObject(x, "over_max_duration");
+
+		candidate_fields(y, &n->over_max, n->over_max.offering, 1.0, o);
+	} else {
+		cJSON_AddNullToObject(x, "over_max_duration");
+	}
 	x = cJSON_AddObjectToObject(root, "assumptions");
+	add_num(x, "failures_per_gpu_hour", o->failures_per_gpu_hour);
 	add_num(x, "preempt_per_node_hour", o->preempt_per_node_hour);
 	add_num(x, "restart_s", o->restart_s);
 	add_num(x, "checkpoint_bytes_per_s_per_node", o->ckpt_bytes_per_s_per_node);
 	add_num(x, "checkpoint_bytes_per_param", PLAN_CKPT_BYTES_PER_PARAM);
 	add_num(x, "switch_s", o->switch_s);
-	add_num(x, "checkpoint_interval_s", o->ckpt_interval_s);
+	/* null: Young/Daly's per plan (PLAN_CKPT_INTERVAL_AUTO) */
+	add_opt(x, "checkpoint_interval_s", o->ckpt_interval_s, o->ckpt_interval_s >= 0);
 	cJSON_AddNumberToObject(x, "checkpoints_kept", o->ckpt_keep);
 	add_num(x, "storage_usd_per_gb_month", o->storage_usd_per_gb_month);
 	add_num(x, "commitment_share", o->commitment_share);

@@ -203,6 +203,13 @@ static double job_priority(const struct plan_milp *m, int j)
 	return m->priority ? m->priority[j] : 1.0;
 }
 
+/* What column c spends against the hourly budget: its rate, or more where
+ * it pays up front within a monthly cap (plan_column.budget_usd_per_hour). */
+static double budget_rate(const struct plan_column *c)
+{
+	return c->budget_usd_per_hour > 0 ? c->budget_usd_per_hour : c->usd_per_hour;
+}
+
 /* With one phase a column that breaks a constraint on its own can never be
  * chosen; with two, one that breaks the hourly budget or availability on
  * its own cannot either (budget and deadline may be met by mixing). */
@@ -213,7 +220,7 @@ static int column_admissible(const struct plan_milp *m, size_t i)
 
 	if (m->exclude && m->exclude[i])
 		return 0;
-	if (m->hourly_budget_usd >= 0 && c->usd_per_hour > m->hourly_budget_usd)
+	if (m->hourly_budget_usd >= 0 && budget_rate(c) > m->hourly_budget_usd)
 		return 0;
 	if (c->group >= 0 && m->avail_nodes[c->group] > 0 &&
 	    c->nodes > m->avail_nodes[c->group])
@@ -239,7 +246,7 @@ static int column_dominates(const struct plan_milp *m, const struct plan_column 
 	int d_free = d->group < 0 || m->avail_nodes[d->group] == 0;
 
 	if (d->job != c->job || d->time_s > c->time_s || d->cost_usd > c->cost_usd ||
-	    d->usd_per_hour > c->usd_per_hour)
+	    d->usd_per_hour > c->usd_per_hour || budget_rate(d) > budget_rate(c))
 		return 0;
 	return d_free || (d->group == c->group && d->nodes <= c->nodes);
 }
@@ -247,7 +254,8 @@ static int column_dominates(const struct plan_milp *m, const struct plan_column 
 static int identical(const struct plan_column *a, const struct plan_column *b)
 {
 	return a->time_s == b->time_s && a->cost_usd == b->cost_usd &&
-	       a->usd_per_hour == b->usd_per_hour && a->group == b->group && a->nodes == b->nodes;
+	       a->usd_per_hour == b->usd_per_hour && budget_rate(a) == budget_rate(b) &&
+	       a->group == b->group && a->nodes == b->nodes;
 }
 
 /* An exact presolve: drops every kept column another kept column
@@ -453,7 +461,7 @@ static void lp_build(glp_prob *P, const struct plan_milp *m, const unsigned char
 			snprintf(name, sizeof(name), "link%zu", i);
 			add_row(P, name, GLP_UP, 0.0, 0.0, 2, mp->ind, mp->val);
 			mp->ind[1] = mp->ycol[i];
-			mp->val[1] = c->usd_per_hour;
+			mp->val[1] = budget_rate(c);
 			mp->ind[2] = mp->rcol[c->job];
 			mp->val[2] = -1.0;
 			snprintf(name, sizeof(name), "rate%zu", i);
@@ -502,7 +510,7 @@ static void lp_build(glp_prob *P, const struct plan_milp *m, const unsigned char
 			for (size_t i = 0; i < m->n_cols; i++)
 				if (keep[i]) {
 					mp->ind[++len] = mp->ycol[i];
-					mp->val[len] = m->cols[i].usd_per_hour;
+					mp->val[len] = budget_rate(&m->cols[i]);
 				}
 		}
 		add_row(P, "hourly", GLP_UP, 0.0, m->hourly_budget_usd, len, mp->ind, mp->val);

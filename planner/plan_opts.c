@@ -26,6 +26,7 @@ void plan_opts_init(struct plan_opts *o)
 	o->objective = PLAN_OBJECTIVE_AUTO;
 	o->phases = 1;
 	o->switch_s = PLAN_DEFAULT_SWITCH_S;
+	o->failures_per_gpu_hour = PLAN_DEFAULT_FAILURES_PER_GPU_HOUR;
 	o->preempt_per_node_hour = PLAN_DEFAULT_PREEMPT_PER_NODE_HOUR;
 	o->restart_s = PLAN_DEFAULT_RESTART_S;
 	o->ckpt_bytes_per_s_per_node = PLAN_DEFAULT_CKPT_BYTES_PER_S_PER_NODE;
@@ -35,10 +36,13 @@ void plan_opts_init(struct plan_opts *o)
 	o->commitment_share = PLAN_DEFAULT_COMMITMENT_SHARE;
 	o->storage_usd_per_gb_month = PLAN_DEFAULT_STORAGE_USD_PER_GB_MONTH;
 	o->ckpt_keep = PLAN_DEFAULT_CKPT_KEEP;
-	o->ckpt_interval_s = PLAN_DEFAULT_CKPT_INTERVAL_S;
+	o->ckpt_interval_s = PLAN_CKPT_INTERVAL_AUTO;
 	o->startup_s = PLAN_DEFAULT_STARTUP_S;
 	o->filter.framework = PLAN_FRAMEWORK_MEGATRON;
+	o->filter.stack = SIM_STACK_TE216;
 	o->max_price_age_days = PRICE_DEFAULT_MAX_AGE_DAYS;
+	o->max_duration_s = PLAN_DEFAULT_MAX_DURATION_S;
+	o->max_spot_duration_s = PLAN_DEFAULT_MAX_SPOT_DURATION_S;
 }
 
 void plan_job_init(struct plan_job *j, const struct sim_model *m, double tokens)
@@ -157,10 +161,11 @@ void plan_framework_price(enum plan_framework f, const struct sim_model *m,
 	 * Megatron layers do not overlap. */
 	q->tp_overlap = f == PLAN_FRAMEWORK_MEGATRON && q->tp > 1 && q->seq_parallel &&
 			q->zero <= 1 && g && g->nvlink;
-	if (f == PLAN_FRAMEWORK_MEGATRON && m && m->experts > 0 && q->ep > 1) {
-		q->ep_flex = sim_gpu_arch(g) != SIM_ARCH_OTHER;
-		q->ep_overlap = (q->pp == 1 || q->interleave > 1) &&
-				q->recompute != SIM_RECOMPUTE_FULL && m->mtp_layers <= 1;
+	if (f == PLAN_FRAMEWORK_MEGATRON && m && g) {
+		/* a release unstated: the planner's default, the newest */
+		if (q->stack == SIM_STACK_UNSTATED)
+			q->stack = SIM_STACK_TE216;
+		sim_stack_apply(m, sim_gpu_arch(g), q);
 	}
 	/* Megatron-LM with --bf16 accumulates and reduces gradients in fp32
 	 * (arguments.py sets accumulate_allreduce_grads_in_fp32 unless

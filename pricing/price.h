@@ -135,7 +135,11 @@ struct price_offering {
 	/* How the offering is sold, from capacity.csv (price_catalog_load;
 	 * see struct price_capacity); 0 = not stated. */
 	int capacity_nodes;                 /* largest cluster sold as one unit */
-	int spot_capacity_nodes;            /* the bound for spot */
+	int spot_capacity_nodes;            /* the bound for spot (gpuplan policy) */
+	int policy_nodes;                   /* gpuplan policy for on-demand where
+					     * the provider states no bound
+					     * (capacity_nodes 0): the user's
+					     * quota replaces it */
 	int node_multiple;                  /* sold in whole multiples of this
 					     * many nodes (an UltraServer, a
 					     * rack rented whole); 0 = any count */
@@ -242,7 +246,8 @@ enum price_limit {
 	PRICE_LIMIT_NETWORK,   /* no cluster network figure: one node */
 	PRICE_LIMIT_UNSTATED,  /* no capacity figure: one node */
 	PRICE_LIMIT_CAPACITY,  /* the largest cluster sold as one unit */
-	PRICE_LIMIT_SPOT,      /* the (smaller) bound for spot capacity */
+	PRICE_LIMIT_POLICY,    /* gpuplan policy: the provider states no bound */
+	PRICE_LIMIT_SPOT,      /* the (smaller) bound for spot capacity (policy) */
 	PRICE_LIMIT_QUOTA,     /* the user's quota */
 	PRICE_LIMIT_BLOCK,     /* the most instances one capacity block holds */
 };
@@ -257,13 +262,16 @@ struct price_node_limit {
 
 /* The most nodes of offering o one job may rent, on demand (spot 0) or
  * spot (1), and what bounds it, first match wins in this order: no
- * cluster network (inter_node_bytes_per_s 0) or no capacity figure (nor
- * the row's max_nodes nor capacity.csv's) makes one node; then the row's
- * max_nodes, else capacity.csv's; spot is further bounded by
- * spot_capacity_nodes (not stated: one node).  Hardware the user owns is
- * bounded by its machines.  Last, the user's quota (o->quota), in whole
- * nodes of its GPUs, bounds what is left; it may leave 0 nodes (not
- * offered).  Where the offering is rented only in whole units of several
+ * cluster network (inter_node_bytes_per_s 0) makes one node; then the
+ * row's max_nodes, else capacity.csv's max_nodes (a bound the provider
+ * states, PRICE_LIMIT_CAPACITY); where the provider states none, the
+ * user's quota (PRICE_LIMIT_QUOTA, which may exceed the policy), else
+ * capacity.csv's policy_max_nodes (gpuplan policy, PRICE_LIMIT_POLICY),
+ * else one node (PRICE_LIMIT_UNSTATED); spot is further bounded by
+ * spot_capacity_nodes (gpuplan policy; not stated: one node).  Hardware
+ * the user owns is bounded by its machines.  Last, the user's quota
+ * (o->quota), in whole nodes of its GPUs, bounds what is left; it may
+ * leave 0 nodes (not offered).  Where the offering is rented only in whole units of several
  * nodes (o->node_multiple from capacity.csv: an UltraServer, a rack),
  * out->multiple is that unit and the bound is rounded down to whole units,
  * which may leave 0.  An empty figure never lifts a bound: it makes the
@@ -274,8 +282,8 @@ void price_offering_node_limit(const struct price_offering *o, int spot,
  * rounded up to whole units of l->multiple (16 nodes of an 18-node
  * UltraServer pay for 18). */
 int price_node_limit_billed(const struct price_node_limit *l, int nodes);
-/* "no cluster network", "capacity not stated", "capacity", "spot capacity", "quota",
- * "capacity block" ("none" for NONE). */
+/* "no cluster network", "capacity not stated", "capacity", "policy", "spot capacity",
+ * "quota", "capacity block" ("none" for NONE). */
 const char *price_limit_str(enum price_limit l);
 
 /* ---- unit conversions used for the catalog columns -------------------- */
@@ -613,8 +621,11 @@ const struct price_commitment *price_commitment_find(const struct price_commitme
 struct price_capacity {
 	char provider[PRICE_NAME_MAX];
 	char instance_prefix[PRICE_NAME_MAX];
-	int max_nodes;                      /* largest cluster sold as one unit */
+	int max_nodes;                      /* largest cluster sold as one unit,
+					     * as the provider states it */
 	int spot_max_nodes;                 /* the bound gpuplan plans spot with */
+	int policy_max_nodes;               /* gpuplan's on-demand bound where
+					     * max_nodes is not stated */
 	int node_multiple;                  /* nodes sold in whole multiples of
 					     * this; 0 = any count */
 	double billing_increment_s;
@@ -630,9 +641,10 @@ struct price_capacities {
 
 /* Loads capacity.csv (columns provider, instance_prefix, max_nodes,
  * spot_max_nodes, billing_increment_s, min_billing_s, provision_s,
- * source, and the optional node_multiple; empty numbers are "not
- * stated"; max_nodes and spot_max_nodes must be whole multiples of
- * node_multiple).  Returns RC_OK, RC_INPUT (one
+ * source, and the optional node_multiple and policy_max_nodes; empty
+ * numbers are "not stated"; max_nodes and spot_max_nodes must be whole
+ * multiples of node_multiple; policy_max_nodes only where max_nodes is
+ * empty).  Returns RC_OK, RC_INPUT (one
  * "path:line:col: ..." line per bad cell) or RC_ERR (unreadable).
  * Release with price_capacities_release(). */
 enum rc price_capacities_load(const char *path, struct price_capacities *out);
@@ -647,10 +659,17 @@ const struct price_capacity *price_capacity_find(const struct price_capacities *
  * fields. */
 void price_offering_set_capacity(struct price_offering *o, const struct price_capacity *c);
 
+/* How a reservation of blocks.csv is paid. */
+enum price_payment {
+	PRICE_PAYMENT_UPFRONT,  /* the whole term when it is bought */
+	PRICE_PAYMENT_MONTHLY,  /* as the term runs, month by month */
+};
+
 /* One row of blocks.csv: instances whose type begins with instance_prefix,
- * in one region of provider, sold as a block of min_nodes..max_nodes
- * instances for a fixed term at their own hourly rate, paid up front for
- * the whole term (AWS EC2 Capacity Blocks for ML).  A term is whole days
+ * in one region of provider, sold as a reservation (product: an AWS EC2
+ * Capacity Block for ML, a GCP calendar-mode future reservation) of
+ * min_nodes..max_nodes instances for a fixed term at their own hourly
+ * rate, paid up front or monthly for the whole term.  A term is whole days
  * from min_days to max_days, in steps of step_days, and beyond
  * long_from_days in steps of long_step_days (0: no such rule). */
 struct price_block {
@@ -664,7 +683,19 @@ struct price_block {
 	int long_step_days, long_from_days;
 	char price_date[PRICE_DATE_MAX];    /* "YYYY-MM-DD" the source states */
 	char source[PRICE_SOURCE_MAX];
+	char product[PRICE_NAME_MAX];       /* "AWS EC2 Capacity Block"; "" not
+					     * stated ("capacity block") */
+	char kind[PRICE_NAME_MAX];          /* the purchase option's short name in
+					     * tables: "capacity-block" (default),
+					     * "calendar-reservation" */
+	enum price_payment payment;
 };
+
+/* b's product name, "capacity block" when the row names none. */
+const char *price_block_product(const struct price_block *b);
+/* b's short name as a purchase option, "capacity-block" when the row
+ * names none (b NULL too). */
+const char *price_block_kind(const struct price_block *b);
 
 struct price_blocks {
 	struct price_block *rows;
@@ -673,8 +704,10 @@ struct price_blocks {
 
 /* Loads blocks.csv (columns provider, instance_prefix, region,
  * usd_per_hour, min_nodes, max_nodes, min_days, max_days, step_days,
- * long_step_days, long_from_days, price_date, source; every cell but
- * long_step_days and long_from_days is required).  Returns RC_OK,
+ * long_step_days, long_from_days, price_date, source, and the optional
+ * product, kind and payment ("upfront", the default, or "monthly"); every
+ * cell but long_step_days, long_from_days, product, kind and payment is
+ * required; a kind is lower-case letters and '-').  Returns RC_OK,
  * RC_INPUT (one "path:line:col: ..." line per bad cell) or RC_ERR
  * (unreadable).  Release with price_blocks_release(). */
 enum rc price_blocks_load(const char *path, struct price_blocks *out);
@@ -819,6 +852,89 @@ void price_catalog_add_owned(struct price_catalog *cat, const struct price_hardw
  * table that does not load. */
 enum rc price_data_check(const char *data_dir, size_t *problems);
 
+/* ---- prices from the providers' own price lists (pricing/price_fetch*.c) */
+
+/* The providers a fetch reads, and where: AWS's Price List bulk offer
+ * files (one CSV per region, no credentials), Azure's Retail Prices API
+ * (paged JSON, no credentials) and Google's Cloud Billing Catalog API
+ * (paged JSON, an API key from $GOOGLE_API_KEY). */
+#define PRICE_FETCH_URL_AWS "https://pricing.us-east-1.amazonaws.com"
+#define PRICE_FETCH_URL_AZURE "https://prices.azure.com"
+#define PRICE_FETCH_URL_GCP "https://cloudbilling.googleapis.com"
+#define PRICE_FETCH_MAX_REGIONS 32
+#define PRICE_FETCH_DEFAULT_TIMEOUT_S 600
+/* A JSON page larger than this is refused (Azure's pages hold 1,000
+ * items, GCP's 5,000 SKUs: a few MiB). */
+#define PRICE_FETCH_MAX_PAGE_BYTES (64 << 20)
+#define PRICE_FETCH_MAX_PAGES 1000
+
+struct price_fetch_opts {
+	const char *provider;            /* "aws", "azure" or "gcp" */
+	const char *regions[PRICE_FETCH_MAX_REGIONS];
+	size_t n_regions;                /* 0: the regions the table prices the provider in */
+	const char *from_file;           /* a response saved earlier, instead of the network */
+	const char *endpoint;            /* base URL; NULL: $GPUPLAN_PRICE_URL_<PROVIDER>,
+					  * else PRICE_FETCH_URL_<PROVIDER> */
+	double timeout_s;                /* each response, connect to last byte */
+	int dry_run;                     /* show the diff; write nothing */
+	/* Also write the reservations the source states (Azure's) to this
+	 * file as commitments.csv rows (a discount off the on-demand price of
+	 * the same response), for plan --reserved --commitments FILE; NULL:
+	 * none.  Not written with dry_run. */
+	const char *commitments_out;
+};
+void price_fetch_opts_init(struct price_fetch_opts *f);
+
+/* One offering as its source prices it. */
+struct price_fetched {
+	char instance_type[PRICE_NAME_MAX];
+	char gpu[PRICE_NAME_MAX];
+	int gpus_per_node;
+	char region[PRICE_NAME_MAX];
+	double on_demand_usd_per_hour;   /* < 0: the source gives none */
+	double spot_usd_per_hour;        /* < 0: none */
+	/* A 1-year ([0]) and 3-year ([1]) reservation per hour of its term
+	 * (Azure states a term's whole price: divided by 8,760 or 26,280
+	 * hours); < 0 none.  Not stored in the price table (it has no
+	 * reservation columns): commitments_out writes them as discounts. */
+	double reserved_usd_per_hour[2];
+	char price_date[PRICE_DATE_MAX]; /* the date it is stamped with */
+	char source[PRICE_NAME_MAX * 2]; /* stored as catalog_version: the
+					  * source and its SKU or offer id */
+};
+
+struct price_fetch_report {
+	char provider[PRICE_NAME_MAX];
+	size_t responses;                /* files or pages read */
+	size_t bytes;                    /* bytes of them */
+	size_t items;                    /* rows or items of the source read */
+	struct price_fetched *rows;      /* what goes to the update */
+	size_t n_rows;
+	size_t commitments;              /* rows written to commitments_out */
+	size_t skipped;                  /* GPU offerings that could not be priced */
+	char skipped_why[512];           /* "a4-highgpu-8g: machines.csv has no ..." */
+	struct price_update_report update; /* the merge (price_update) */
+};
+
+/* Reads the GPU offerings of f->provider from its price list (each
+ * response streamed: AWS's CSV row by row as it arrives, Azure's and
+ * GCP's JSON page by page), or from f->from_file through the same
+ * parser; keeps the instance types the table (or data/machines.csv)
+ * describes, in the regions asked for; prices GCP's whole nodes as the
+ * billing catalog does (GPUs + vCPUs + memory, machines.csv's counts);
+ * stamps each row with a date and its SKU; and merges them with
+ * price_update (validated whole, diff, atomic write, history; nothing
+ * written with f->dry_run).  Nothing is written unless every response
+ * was read whole and parsed.  Returns RC_OK, RC_INPUT (a malformed or
+ * truncated response or file; no offering found), RC_USAGE (an unknown
+ * provider, no API key), or RC_ERR (the network: no connection, an HTTP
+ * status other than 200, a timeout), each after one line.  Credentials
+ * are read from the environment and never printed nor written.
+ * Release rep with price_fetch_report_release(). */
+enum rc price_fetch(const struct price_fetch_opts *f, const struct price_opts *o,
+		    struct price_fetch_report *rep);
+void price_fetch_report_release(struct price_fetch_report *rep);
+
 /* ---- JSON (pricing/price_json.c); each returns a string the caller frees -- */
 
 char *price_gpus_to_json(const struct price_catalog *cat);
@@ -832,5 +948,7 @@ char *price_update_report_to_json(const struct price_update_report *rep);
 char *price_quotas_to_json(const struct price_catalog *cat);
 char *price_quota_history_to_json(const struct price_history *h);
 char *price_quota_report_to_json(const struct price_quota_report *rep);
+/* The fetched rows (with their reservations) and the update's report. */
+char *price_fetch_report_to_json(const struct price_fetch_report *rep);
 
 #endif

@@ -372,7 +372,7 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 					       "min_billing_s", "provision_s", "source" };
 	struct price_errs e = { path, 0 };
 	struct price_csv csv;
-	int col[K_N], c_mult;
+	int col[K_N], c_mult, c_policy;
 	size_t k = 0;
 	enum rc rc;
 
@@ -385,6 +385,7 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 		return RC_INPUT;
 	}
 	c_mult = price_csv_col(&csv, "node_multiple");
+	c_policy = price_csv_col(&csv, "policy_max_nodes");
 	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
 	for (size_t i = 0; i < csv.n_rows; i++) {
 		const struct price_csv_row *row = &csv.rows[i];
@@ -398,6 +399,8 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 		bad |= need_count(&e, &csv, row, col[K_SPOT_MAX], 1000000, &c->spot_max_nodes);
 		if (c_mult >= 0)
 			bad |= need_count(&e, &csv, row, c_mult, 1000000, &c->node_multiple);
+		if (c_policy >= 0)
+			bad |= need_count(&e, &csv, row, c_policy, 1000000, &c->policy_max_nodes);
 		/* Billing and provisioning: at most a year, the longest
 		 * term anyone sells by the increment. */
 		bad |= need_number(&e, &csv, row, col[K_INCREMENT], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
@@ -409,6 +412,14 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 		bad |= need_text(&e, &csv, row, col[K_SOURCE], c->source, sizeof(c->source), 1);
 		if (bad)
 			continue;
+		/* A policy stands in for a bound the provider does not state;
+		 * both at once would leave a reader unsure which is whose. */
+		if (c->max_nodes > 0 && c->policy_max_nodes > 0) {
+			price_err(&e, row->line, c_policy + 1,
+				  "policy_max_nodes: expected it empty where max_nodes (%d) is stated, "
+				  "found %d", c->max_nodes, c->policy_max_nodes);
+			continue;
+		}
 		if (c->max_nodes > 0 && c->spot_max_nodes > c->max_nodes) {
 			price_err(&e, row->line, col[K_SPOT_MAX] + 1,
 				  "spot_max_nodes: expected at most max_nodes (%d), found %d",
@@ -418,13 +429,18 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 		/* A bound between two whole units would be rounded down
 		 * unseen: say so here instead. */
 		if (c->node_multiple > 1 && (c->max_nodes % c->node_multiple ||
-					     c->spot_max_nodes % c->node_multiple)) {
-			int spot = c->max_nodes % c->node_multiple == 0;
+					     c->spot_max_nodes % c->node_multiple ||
+					     c->policy_max_nodes % c->node_multiple)) {
+			int which = c->max_nodes % c->node_multiple ? 0
+				    : c->spot_max_nodes % c->node_multiple ? 1 : 2;
+			static const char *const names[] = { "max_nodes", "spot_max_nodes",
+							     "policy_max_nodes" };
+			int v[] = { c->max_nodes, c->spot_max_nodes, c->policy_max_nodes };
 
-			price_err(&e, row->line, col[spot ? K_SPOT_MAX : K_MAX] + 1,
+			price_err(&e, row->line,
+				  (which == 0 ? col[K_MAX] : which == 1 ? col[K_SPOT_MAX] : c_policy) + 1,
 				  "%s: expected a whole multiple of node_multiple (%d), found %d",
-				  spot ? "spot_max_nodes" : "max_nodes", c->node_multiple,
-				  spot ? c->spot_max_nodes : c->max_nodes);
+				  names[which], c->node_multiple, v[which]);
 			continue;
 		}
 		for (size_t j = 0; j < k; j++)
@@ -481,6 +497,7 @@ void price_offering_set_capacity(struct price_offering *o, const struct price_ca
 {
 	o->capacity_nodes = c ? c->max_nodes : 0;
 	o->spot_capacity_nodes = c ? c->spot_max_nodes : 0;
+	o->policy_nodes = c ? c->policy_max_nodes : 0;
 	o->node_multiple = c ? c->node_multiple : 0;
 	o->billing_increment_s = c ? c->billing_increment_s : 0;
 	o->min_billing_s = c ? c->min_billing_s : 0;
@@ -495,6 +512,7 @@ const char *price_limit_str(enum price_limit l)
 	case PRICE_LIMIT_NETWORK: return "no cluster network";
 	case PRICE_LIMIT_UNSTATED: return "capacity not stated";
 	case PRICE_LIMIT_CAPACITY: return "capacity";
+	case PRICE_LIMIT_POLICY: return "policy";
 	case PRICE_LIMIT_SPOT: return "spot capacity";
 	case PRICE_LIMIT_QUOTA: return "quota";
 	case PRICE_LIMIT_BLOCK: return "capacity block";
@@ -513,12 +531,22 @@ static void own_limit(const struct price_offering *o, int spot, struct price_nod
 		out->why = PRICE_LIMIT_NETWORK;
 		return;
 	}
-	if (cap <= 0) {
+	if (cap > 0) {
+		out->nodes = cap;
+		out->why = PRICE_LIMIT_CAPACITY;
+	} else if (o->quota && o->gpus_per_node >= 1) {
+		/* The provider states no bound: the user's quota is it, above
+		 * gpuplan's policy or below (apply_quota_and_unit keeps it). */
+		out->nodes = o->quota->max_gpus / o->gpus_per_node;
+		out->why = PRICE_LIMIT_QUOTA;
+		out->quota_gpus = o->quota->max_gpus;
+	} else if (o->policy_nodes > 0) {
+		out->nodes = o->policy_nodes;
+		out->why = PRICE_LIMIT_POLICY;
+	} else {
 		out->why = PRICE_LIMIT_UNSTATED;
 		return;
 	}
-	out->nodes = cap;
-	out->why = PRICE_LIMIT_CAPACITY;
 	if (spot && !o->owned) {
 		int s = o->spot_capacity_nodes > 0 ? o->spot_capacity_nodes : 1;
 
@@ -575,6 +603,16 @@ void price_offering_node_limit(const struct price_offering *o, int spot,
 enum { B_PROVIDER, B_PREFIX, B_REGION, B_RATE, B_MIN_NODES, B_MAX_NODES, B_MIN_DAYS,
        B_MAX_DAYS, B_STEP, B_LONG_STEP, B_LONG_FROM, B_DATE, B_SOURCE, B_N };
 
+const char *price_block_product(const struct price_block *b)
+{
+	return b && b->product[0] ? b->product : "capacity block";
+}
+
+const char *price_block_kind(const struct price_block *b)
+{
+	return b && b->kind[0] ? b->kind : "capacity-block";
+}
+
 /* A whole count in [lo, hi] from a required number cell. */
 static int need_whole(struct price_errs *e, const struct price_csv *csv,
 		      const struct price_csv_row *row, int col, int lo, int hi, int required,
@@ -603,7 +641,7 @@ enum rc price_blocks_load(const char *path, struct price_blocks *out)
 					       "source" };
 	struct price_errs e = { path, 0 };
 	struct price_csv csv;
-	int col[B_N];
+	int col[B_N], c_product, c_payment, c_kind;
 	size_t k = 0;
 	enum rc rc;
 
@@ -615,6 +653,9 @@ enum rc price_blocks_load(const char *path, struct price_blocks *out)
 		price_csv_release(&csv);
 		return RC_INPUT;
 	}
+	c_product = price_csv_col(&csv, "product");
+	c_payment = price_csv_col(&csv, "payment");
+	c_kind = price_csv_col(&csv, "kind");
 	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
 	for (size_t i = 0; i < csv.n_rows; i++) {
 		const struct price_csv_row *row = &csv.rows[i];
@@ -645,6 +686,27 @@ enum rc price_blocks_load(const char *path, struct price_blocks *out)
 			bad = 1;
 		}
 		bad |= need_text(&e, &csv, row, col[B_SOURCE], b->source, sizeof(b->source), 1);
+		if (c_product >= 0)
+			bad |= need_text(&e, &csv, row, c_product, b->product, sizeof(b->product), 0);
+		if (c_kind >= 0 &&
+		    !need_text(&e, &csv, row, c_kind, b->kind, sizeof(b->kind), 0) &&
+		    strspn(b->kind, "abcdefghijklmnopqrstuvwxyz-") != strlen(b->kind)) {
+			price_err(&e, row->line, c_kind + 1,
+				  "kind: expected lower-case letters and '-', found '%s'", b->kind);
+			bad = 1;
+		}
+		b->payment = PRICE_PAYMENT_UPFRONT;
+		if (c_payment >= 0) {
+			const char *pay = price_csv_get(row, c_payment);
+
+			if (strcmp(pay, "monthly") == 0) {
+				b->payment = PRICE_PAYMENT_MONTHLY;
+			} else if (pay[0] && strcmp(pay, "upfront") != 0) {
+				price_err(&e, row->line, c_payment + 1,
+					  "payment: expected 'upfront' or 'monthly', found '%s'", pay);
+				bad = 1;
+			}
+		}
 		if (bad)
 			continue;
 		if (b->min_nodes > b->max_nodes) {

@@ -3,7 +3,9 @@
  * buffer into rows of NUL-terminated fields with the physical line each
  * row starts on.  Line numbers are counted from the row terminators libcsv
  * reports (CSV_REPALL_NL makes it report every CR and LF, so blank lines
- * and CRLF pairs are seen) plus the newlines inside quoted fields.
+ * and CRLF pairs are seen) plus the newlines inside quoted fields.  A
+ * stream (price_csv_stream_*) hands each row over as it completes instead,
+ * for files too large to hold (AWS's offer files).
  *
  * It calls only libcsv and common/.
  */
@@ -82,6 +84,16 @@ static int row_is_blank(const struct price_csv_row *row)
 	return row->n == 0 || (row->n == 1 && row->field[0][0] == '\0');
 }
 
+/* Counts the lines a row ended with term spanned. */
+static void next_line(struct reader *r, int term, int crlf_tail)
+{
+	/* The LF of a CRLF pair arrives as an empty record of its own. */
+	if (!crlf_tail)
+		r->line += 1 + r->newlines_in_row;
+	r->newlines_in_row = 0;
+	r->last_term_cr = term == '\r';
+}
+
 static void on_row(int term, void *r_)
 {
 	struct reader *r = r_;
@@ -109,11 +121,7 @@ static void on_row(int term, void *r_)
 		row_release(&r->cur);
 		r->cap_fields = 0;
 	}
-	/* The LF of a CRLF pair arrives as an empty record of its own. */
-	if (!crlf_tail)
-		r->line += 1 + r->newlines_in_row;
-	r->newlines_in_row = 0;
-	r->last_term_cr = term == '\r';
+	next_line(r, term, crlf_tail);
 }
 
 /* Reports a libcsv syntax error at byte pos of buf as path:line:column,
@@ -289,4 +297,128 @@ void price_csv_release(struct price_csv *csv)
 	free(csv->rows);
 	free(csv->path);
 	memset(csv, 0, sizeof(*csv));
+}
+
+/* ---- a CSV read as it arrives ------------------------------------------- */
+
+struct price_csv_stream {
+	struct csv_parser p;
+	struct reader r;
+	struct price_csv header_only;  /* r.out: holds no rows; names fields in messages */
+	int (*on_row)(const struct price_csv_row *row, void *ctx);
+	void *ctx;
+	size_t fed;                    /* bytes fed so far, for messages */
+	int bom_checked;               /* 1: past where a byte-order mark can be */
+	int bom_matched;               /* its bytes seen so far */
+};
+
+/* libcsv's row callback for a stream: the row goes to the caller, then is
+ * freed, so only one row is ever held. */
+static void on_row_stream(int term, void *s_)
+{
+	struct price_csv_stream *s = s_;
+	struct reader *r = &s->r;
+	int crlf_tail = term == '\n' && r->last_term_cr && r->cur.n == 0;
+
+	if (!r->failed && !row_is_blank(&r->cur)) {
+		r->cur.line = r->line;
+		if (s->on_row(&r->cur, s->ctx) != 0)
+			r->failed = 1;
+	}
+	row_release(&r->cur);
+	r->cap_fields = 0;
+	next_line(r, term, crlf_tail);
+}
+
+static void on_field_stream(void *data, size_t len, void *s_)
+{
+	struct price_csv_stream *s = s_;
+
+	on_field(data, len, &s->r);
+}
+
+struct price_csv_stream *price_csv_stream_new(const char *path,
+					      int (*row_fn)(const struct price_csv_row *row,
+							    void *ctx),
+					      void *ctx)
+{
+	struct price_csv_stream *s = xcalloc(1, sizeof(*s));
+
+	if (csv_init(&s->p, CSV_STRICT | CSV_STRICT_FINI | CSV_REPALL_NL) != 0) {
+		gp_error("%s: cannot initialise the CSV parser", path);
+		free(s);
+		return NULL;
+	}
+	s->r.path = path;
+	s->r.out = &s->header_only;
+	s->r.line = 1;
+	s->on_row = row_fn;
+	s->ctx = ctx;
+	return s;
+}
+
+enum rc price_csv_stream_feed(struct price_csv_stream *s, const char *buf, size_t len)
+{
+	size_t done;
+
+	if (s->r.failed)
+		return RC_INPUT;
+	/* A byte-order mark is not data; it can only open the stream, and may
+	 * arrive a byte at a time. */
+	while (!s->bom_checked && len) {
+		if ((unsigned char)*buf == (unsigned char)"\xEF\xBB\xBF"[s->bom_matched]) {
+			buf++;
+			len--;
+			s->fed++;
+			s->bom_checked = ++s->bom_matched == 3;
+			continue;
+		}
+		/* Not a mark after all: what looked like its start is data. */
+		s->bom_checked = 1;
+		if (s->bom_matched &&
+		    csv_parse(&s->p, "\xEF\xBB\xBF", (size_t)s->bom_matched, on_field_stream,
+			      on_row_stream, s) != (size_t)s->bom_matched && !s->r.failed) {
+			gp_error("%s:1:1: %s", s->r.path, csv_strerror(csv_error(&s->p)));
+			s->r.failed = 1;
+		}
+	}
+	if (s->r.failed)
+		return RC_INPUT;
+	done = csv_parse(&s->p, buf, len, on_field_stream, on_row_stream, s);
+	if (done != len && !s->r.failed) {
+		gp_error("%s:%d: %s (byte %zu of the stream)", s->r.path, s->r.line,
+			 csv_error(&s->p) == CSV_EPARSE
+			 ? "expected ',' or a line end after a closing quote, or no quote inside an unquoted field"
+			 : csv_strerror(csv_error(&s->p)), s->fed + done + 1);
+		s->r.failed = 1;
+	}
+	s->fed += len;
+	return s->r.failed ? RC_INPUT : RC_OK;
+}
+
+enum rc price_csv_stream_finish(struct price_csv_stream *s)
+{
+	if (s->r.failed)
+		return RC_INPUT;
+	/* A stream of a mark's first bytes only: they were data. */
+	if (!s->bom_checked && s->bom_matched) {
+		s->bom_checked = 1;
+		csv_parse(&s->p, "\xEF\xBB\xBF", (size_t)s->bom_matched, on_field_stream,
+			  on_row_stream, s);
+	}
+	if (csv_fini(&s->p, on_field_stream, on_row_stream, s) != 0) {
+		gp_error("%s:%d:%d: expected a closing quote for the quoted field that starts on this row, found the end of the input",
+			 s->r.path, s->r.line, s->r.cur.n + 1);
+		s->r.failed = 1;
+	}
+	return s->r.failed ? RC_INPUT : RC_OK;
+}
+
+void price_csv_stream_free(struct price_csv_stream *s)
+{
+	if (!s)
+		return;
+	csv_free(&s->p);
+	row_release(&s->r.cur);
+	free(s);
 }

@@ -69,4 +69,26 @@ const char *price_csv_get(const struct price_csv_row *row, int col);
 /* Frees what csv holds; csv may be NULL. */
 void price_csv_release(struct price_csv *csv);
 
+/* ---- a CSV read as it arrives ------------------------------------------ */
+
+/* Hands every non-blank row (the first too: the caller decides which is
+ * its header) to on_row as soon as it is complete, so that a file of any
+ * size is read in the memory of one row.  The row and its fields are valid
+ * only during the call.  on_row returns 0 to go on, non-zero to stop: the
+ * feed then returns RC_INPUT (on_row printed why).  The same limits and
+ * messages as price_csv_parse, positions counted across chunks. */
+struct price_csv_stream;
+struct price_csv_stream *price_csv_stream_new(const char *path,
+					      int (*on_row)(const struct price_csv_row *row,
+							    void *ctx),
+					      void *ctx);
+/* Feeds buf[0..len).  Returns RC_OK or RC_INPUT (message printed; every
+ * later feed returns RC_INPUT too). */
+enum rc price_csv_stream_feed(struct price_csv_stream *s, const char *buf, size_t len);
+/* Ends the input (the last row may have no line end).  Returns RC_OK, or
+ * RC_INPUT when a quoted field was left open or an earlier feed failed. */
+enum rc price_csv_stream_finish(struct price_csv_stream *s);
+/* Frees s; s may be NULL. */
+void price_csv_stream_free(struct price_csv_stream *s);
+
 #endif

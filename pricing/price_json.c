@@ -7,7 +7,9 @@
  * give byte-identical output.  Figures are in the catalog's units (GB,
  * TB/s, TFLOP/s, Gbit/s, USD per hour); a figure the catalog lacks is null.
  *
- * The only pricing file that includes cJSON; it reads nothing from disk.
+ * With the fetch's page parsers (price_fetch_azure_json.c,
+ * price_fetch_gcp_json.c), the only pricing file that includes cJSON; it
+ * reads nothing from disk.
  *
  * It calls price_table.c, price_quota.c, price_cost.c, price_gpu.c,
  * price_find.c and common/; nothing in pricing/ calls it.
@@ -240,7 +242,7 @@ char *price_quota_history_to_json(const struct price_history *h)
 	return history_json(h, "gpuplan.quota_history/1", 1);
 }
 
-char *price_update_report_to_json(const struct price_update_report *rep)
+static cJSON *update_report_json(const struct price_update_report *rep)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *skipped;
@@ -270,6 +272,55 @@ char *price_update_report_to_json(const struct price_update_report *rep)
 	cJSON_AddBoolToObject(root, "written", rep->written);
 	cJSON_AddStringToObject(root, "table", rep->table_path);
 	add_changes(root, rep->changes, rep->n_changes, 0);
+	return root;
+}
+
+char *price_update_report_to_json(const struct price_update_report *rep)
+{
+	return finish(update_report_json(rep));
+}
+
+/* A price < 0 (none) as null. */
+static void add_price(cJSON *o, const char *key, double usd)
+{
+	if (usd < 0)
+		cJSON_AddNullToObject(o, key);
+	else
+		cJSON_AddNumberToObject(o, key, usd);
+}
+
+char *price_fetch_report_to_json(const struct price_fetch_report *rep)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *arr, *upd;
+
+	cJSON_AddStringToObject(root, "schema", "gpuplan.price_fetch/1");
+	cJSON_AddStringToObject(root, "provider", rep->provider);
+	cJSON_AddNumberToObject(root, "responses", (double)rep->responses);
+	cJSON_AddNumberToObject(root, "bytes", (double)rep->bytes);
+	cJSON_AddNumberToObject(root, "items", (double)rep->items);
+	cJSON_AddNumberToObject(root, "skipped", (double)rep->skipped);
+	cJSON_AddStringToObject(root, "skipped_why", rep->skipped_why);
+	arr = cJSON_AddArrayToObject(root, "offerings");
+	for (size_t i = 0; i < rep->n_rows; i++) {
+		const struct price_fetched *r = &rep->rows[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "instance_type", r->instance_type);
+		cJSON_AddStringToObject(o, "gpu", r->gpu);
+		cJSON_AddNumberToObject(o, "gpus_per_node", r->gpus_per_node);
+		cJSON_AddStringToObject(o, "region", r->region);
+		add_price(o, "on_demand_usd_per_hour", r->on_demand_usd_per_hour);
+		add_price(o, "spot_usd_per_hour", r->spot_usd_per_hour);
+		add_price(o, "reserved_1y_usd_per_hour", r->reserved_usd_per_hour[0]);
+		add_price(o, "reserved_3y_usd_per_hour", r->reserved_usd_per_hour[1]);
+		cJSON_AddStringToObject(o, "price_date", r->price_date);
+		cJSON_AddStringToObject(o, "source", r->source);
+		cJSON_AddItemToArray(arr, o);
+	}
+	upd = update_report_json(&rep->update);
+	cJSON_DeleteItemFromObjectCaseSensitive(upd, "schema");
+	cJSON_AddItemToObject(root, "update", upd);
 	return finish(root);
 }
 

@@ -54,6 +54,24 @@ static double window_share(const struct sim_model *m)
 	return (nw * (w - w * w / (2.0 * s)) / (s / 2.0) + (m->layers - nw)) / m->layers;
 }
 
+/* The same mean for a flash kernel's time: a window layer's query tile
+ * meets at most w keys, so its kernel runs at the efficiency the kernel
+ * reaches at sequence w, not at the full sl (the rise with sequence
+ * length of sim_attn_kernel_time_s, FA3 paper Fig. 5): its FLOPs share
+ * is divided by the ratio of the two. */
+static double window_time_share(const struct sim_model *m, double sl)
+{
+	double s = m->seq, w = m->window, rise;
+	int nw = sim_window_layers(m);
+
+	if (!nw)
+		return 1;
+	rise = (sl / (sl + SIM_ATTN_SEQ_HALF)) / (w / (w + SIM_ATTN_SEQ_HALF));
+	if (rise < 1)
+		rise = 1;
+	return (nw * rise * (w - w * w / (2.0 * s)) / (s / 2.0) + (m->layers - nw)) / m->layers;
+}
+
 /* Per micro-batch times of one layer on one GPU. */
 struct layer_time {
 	double fwd_s, bwd_s, recompute_s;   /* compute */
@@ -136,7 +154,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	double a_l = sh->a_l, kv_l = sh->kv_l;
 	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host, hl = host_layer_s(c);
 	double cast_f, cast_b, mlp_elems, extra_f = 0, module_re = 0;
-	double moe_host = 0;
+	double moe_host = 0, bias_bytes = 0;
 	unsigned rc_mods = p->recompute == SIM_RECOMPUTE_SELECTIVE ? p->recompute_modules : 0;
 	double bh = sh->b * a_l, dh50 = c->gpu.gemm_dim_half;
 	int swiglu = m->mlp == SIM_MLP_SWIGLU, ncoll;
@@ -230,6 +248,14 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 			cast_b += tok * (up * shared + h);
 		}
 		mlp_elems = copies * w + tok * shared;
+		/* Biased experts (GPT-OSS): cuBLAS's grouped GEMM has no
+		 * bias epilogue, so Transformer Engine adds each expert's
+		 * bias in a kernel of its own after the GEMM (read and write
+		 * the output) and reduces its gradient in another (read it
+		 * once) (TransformerEngine #2766, #2885): memory-bound passes
+		 * over both GEMMs' outputs, up x w and h a copy. */
+		if (m->linear_bias)
+			bias_bytes = ab * copies * (up * w + h);
 		/* moe_act recomputed: the experts' activation runs again */
 		if (rc_mods & SIM_RECOMPUTE_MOE_ACT)
 			module_re += hbm_time_s((swiglu ? 6.0 : 4.0) * copies * w * ab / 2.0, hbm, 1);
@@ -275,8 +301,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 
 		sim_attn_kernel_time_s(sim_attn_kernel_resolve(p->attn_kernel, arch), arch, sh->b,
 				       a_l, sh->sl, sh->s, dh, peak, &attn_f, &attn_b);
-		attn_f *= window_share(m);
-		attn_b *= window_share(m);
+		attn_f *= window_time_share(m, sh->sl);
+		attn_b *= window_time_share(m, sh->sl);
 		attn_re = 0;
 	} else {
 		/* Megatron-LM's unfused path: the s x s scores are written,
@@ -305,6 +331,10 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	lt->attn_bwd_s = attn_b;
 	lt->fwd_s = gemm + attn_f + elt_f + extra_f;
 	lt->bwd_s = 2.0 * gemm + attn_b + SIM_ELT_BWD * elt_f + extra_f;
+	if (bias_bytes > 0) {
+		lt->fwd_s += hbm_time_s(2.0 * bias_bytes, hbm, 2);
+		lt->bwd_s += hbm_time_s(bias_bytes, hbm, 2);
+	}
 	/* a low precision: every GEMM operand is quantized first, the
 	 * inputs forward and the output gradients backward */
 	if (g.cast > 0) {

@@ -126,6 +126,28 @@ enum sim_moe_gemm {
 	SIM_MOE_GEMM_DEVICE
 };
 
+/* The software generation a plan assumes: which expert GEMM, token
+ * dispatcher and EP overlap the framework's release runs (sim_stack_apply
+ * sets them; sim_stack_describe names them).  Megatron-Bridge's
+ * containers pin one Transformer Engine each (pyproject.toml). */
+enum sim_stack {
+	/* none stated: the flags as given (simulate's default) */
+	SIM_STACK_UNSTATED,
+	/* Megatron-Core on Transformer Engine 2.14.1 or older (Megatron-Bridge
+	 * containers 26.02 to 26.04.01): host-looped expert GEMMs, the flex
+	 * dispatcher (DeepEP/HybridEP) on Hopper and Blackwell, the EP
+	 * all-to-all not overlapped (off in those releases' recipes), eager
+	 * launches. */
+	SIM_STACK_TE214,
+	/* Megatron-Core on Transformer Engine after 2.14.1 (at 4220403e, May
+	 * 2026; Megatron-Bridge 26.06 on): device grouped GEMMs where TE has
+	 * them (bf16, MXFP8, NVFP4 on Blackwell), the flex dispatcher, the
+	 * EP overlap wherever Megatron-Core allows it, as those recipes
+	 * set it, with full-iteration CUDA graphs (not modelled: the host
+	 * floor stays an eager framework's). */
+	SIM_STACK_TE216
+};
+
 /* ---- fine-tuning and offload (simulator/sim_finetune.c) -------------
  * What a job trains and where its model states live: pre-training and
  * full fine-tuning train every weight; LoRA (Hu et al. 2021) trains
@@ -360,6 +382,7 @@ struct sim_parallel {
 	int flash;             /* flash attention: no s^2 activations */
 	enum sim_attn_kernel attn_kernel; /* with flash; default SIM_ATTN_AUTO */
 	enum sim_moe_gemm moe_gemm; /* with experts; default SIM_MOE_GEMM_AUTO */
+	enum sim_stack stack;       /* default SIM_STACK_UNSTATED */
 	int zero2_every_micro_batch; /* 1: ZeRO-2 reduce-scatters each
 				* micro-batch's gradients after its backward
 				* (DeepSpeed's stage 2, the executor's
@@ -478,6 +501,7 @@ extern const char *const sim_zero2_reduce_names[2];
 extern const char *const sim_dp_overlap_names[3];
 extern const char *const sim_attn_kernel_names[5];
 extern const char *const sim_moe_gemm_names[3];
+extern const char *const sim_stack_names[3]; /* "", "te2.14", "te2.16" */
 extern const char *const sim_plan_framework_names[4];
 extern const char *const sim_ep_dispatcher_names[2]; /* by ep_flex: "alltoall", "flex" */
 
@@ -510,6 +534,22 @@ enum sim_arch sim_gpu_arch(const struct price_gpu *g);
  * device-side grouped GEMM for bf16, MXFP8 and NVFP4 on Blackwell (TE's
  * grouped GEMMs for those, #2748, #2669, #2971), the loop elsewhere. */
 enum sim_moe_gemm sim_moe_gemm_resolve(const struct sim_parallel *p, enum sim_arch a);
+
+/* Sets p's dispatcher and EP overlap as p->stack's release runs model m
+ * on architecture a (nothing without a stack or without experts):
+ * the flex dispatcher on Hopper and Blackwell with ep > 1; with
+ * SIM_STACK_TE216 the overlap where Megatron-Core's transformer_config.py
+ * allows it (ep > 1, pp 1 or virtual stages, no full recomputation, at
+ * most one MTP layer).  The expert GEMM follows from the stack in
+ * sim_moe_gemm_resolve. */
+void sim_stack_apply(const struct sim_model *m, enum sim_arch a, struct sim_parallel *p);
+
+/* Writes into buf (size n) the line naming the software p assumes on
+ * architecture a: framework and Transformer Engine generation, expert
+ * GEMM, dispatcher and EP overlap (with moe, a model with experts), CUDA
+ * graphs. */
+void sim_stack_describe(const struct sim_parallel *p, enum sim_arch a, int moe, char *buf,
+			size_t n);
 
 /* GPUs of c that share one NVLink domain: nvlink_domain, never fewer
  * than a node's. */
@@ -732,10 +772,24 @@ int sim_model_suggest(const struct sim_model_table *t, const char *name, char *b
  * largest power of two of sequences within it. */
 int sim_model_gbs(const struct sim_model *m);
 
-/* ---- plan files (gpuplan.plan/1 JSON; simulator/sim_json.c) ------------ */
+/* ---- plan files (gpuplan.plan/1 JSON; simulator/sim_json.c writes them,
+ * sim_json_read.c reads them) ------------------------------------------- */
+#define SIM_PLAN_SCHEMA "gpuplan.plan/1"
 
 /* One plan: what `simulate -o` and `plan -o` write and what `simulate`,
  * `execute` and `export` read. */
+/* A figure a run assumed because no one stated it (a multi-node
+ * cluster's inter-node bandwidth, a batch the model does not state): the
+ * plan field it stands for, its value in that field's unit, and the
+ * sentence that said so.  Kept in the plan and simulate --json, not only
+ * on stderr. */
+#define SIM_PLAN_MAX_ASSUMPTIONS 8
+struct sim_assumption {
+	char field[48];          /* "cluster.inter_bytes_per_s", "parallel.gbs" */
+	double value;
+	char why[200];
+};
+
 struct sim_plan {
 	struct sim_model model;
 	struct sim_parallel par;
@@ -770,7 +824,20 @@ struct sim_plan {
 	 * 0 none stated (simulate, plan --framework any), 1 Megatron-LM,
 	 * 2 DeepSpeed, 3 TRL with PEFT; export launches it by default. */
 	int framework;
+	/* Figures assumed (sim_plan_assume), in the order first assumed. */
+	int n_assumptions;
+	struct sim_assumption assumptions[SIM_PLAN_MAX_ASSUMPTIONS];
 };
+
+/* Records in p that field was assumed to be value, and why (one line,
+ * printable): replaces an earlier assumption of field; a plan already
+ * holding SIM_PLAN_MAX_ASSUMPTIONS others keeps them and drops this one
+ * (RC_ERR; the callers assume fewer).  RC_OK otherwise. */
+enum rc sim_plan_assume(struct sim_plan *p, const char *field, double value, const char *why);
+/* Forgets p's assumption of field (it is stated now); none is no error. */
+void sim_plan_unassume(struct sim_plan *p, const char *field);
+/* p's assumption of field, or NULL. */
+const struct sim_assumption *sim_plan_assumption(const struct sim_plan *p, const char *field);
 
 /* Writes p as JSON (schema "gpuplan.plan/1") to path atomically (temp file,
  * fsync, rename).  Same inputs give byte-identical files.  Returns RC_OK or

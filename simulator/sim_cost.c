@@ -9,6 +9,7 @@
  *
  * It is the bottom of the simulator: it calls no other file of it.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "sim_cost.h"
@@ -186,8 +187,41 @@ enum sim_moe_gemm sim_moe_gemm_resolve(const struct sim_parallel *p, enum sim_ar
 {
 	if (p->moe_gemm != SIM_MOE_GEMM_AUTO)
 		return p->moe_gemm;
+	if (p->stack == SIM_STACK_TE214)
+		return SIM_MOE_GEMM_LOOP;
 	return a == SIM_ARCH_BLACKWELL && p->precision != SIM_PRECISION_FP8 ? SIM_MOE_GEMM_DEVICE
 									      : SIM_MOE_GEMM_LOOP;
+}
+
+void sim_stack_apply(const struct sim_model *m, enum sim_arch a, struct sim_parallel *p)
+{
+	if (p->stack == SIM_STACK_UNSTATED || m->experts <= 0 || p->ep <= 1)
+		return;
+	p->ep_flex = a != SIM_ARCH_OTHER;
+	p->ep_overlap = p->stack == SIM_STACK_TE216 && (p->pp == 1 || p->interleave > 1) &&
+			p->recompute != SIM_RECOMPUTE_FULL && m->mtp_layers <= 1;
+}
+
+void sim_stack_describe(const struct sim_parallel *p, enum sim_arch a, int moe, char *buf,
+			size_t n)
+{
+	char experts[128] = "";
+
+	if (moe)
+		snprintf(experts, sizeof(experts), "%s, %s, %s, ",
+			 sim_moe_gemm_resolve(p, a) == SIM_MOE_GEMM_LOOP ? "host-looped expert GEMMs"
+									 : "device grouped GEMMs",
+			 p->ep_flex ? "flex dispatcher (DeepEP/HybridEP)" : "alltoall dispatcher",
+			 p->ep_overlap ? "EP overlap" : "no EP overlap");
+	if (p->stack == SIM_STACK_TE214)
+		snprintf(buf, n, "Megatron-Core with Transformer Engine <= 2.14 (Megatron-Bridge 26.02 "
+			 "to 26.04.01): %seager launches (--stack te2.14)", experts);
+	else if (p->stack == SIM_STACK_TE216)
+		snprintf(buf, n, "Megatron-Core with Transformer Engine >= 2.16 (Megatron-Bridge 26.06 "
+			 "on): %sCUDA graphs not modelled (--stack te2.16)", experts);
+	else
+		snprintf(buf, n, "unstated (the flags as given): %seager launches "
+			 "(--stack te2.14|te2.16 names a release)", experts);
 }
 
 void sim_attn_kernel_time_s(enum sim_attn_kernel k, enum sim_arch a, double b, double heads,

@@ -19,6 +19,7 @@ const char *const sim_zero2_reduce_names[2] = { "step", "micro_batch" };
 const char *const sim_dp_overlap_names[3] = { "all", "sums", "none" };
 const char *const sim_attn_kernel_names[5] = { "auto", "fa1", "fa2", "fa3", "cudnn" };
 const char *const sim_moe_gemm_names[3] = { "auto", "loop", "device" };
+const char *const sim_stack_names[3] = { "", "te2.14", "te2.16" };
 const char *const sim_plan_framework_names[4] = { "", "megatron", "deepspeed", "trl" };
 const char *const sim_ep_dispatcher_names[2] = { "alltoall", "flex" };
 const char *const sim_opt_state_names[4] = { "fp32", "bf16", "bf16_no_master", "int8_no_master" };

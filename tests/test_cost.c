@@ -445,20 +445,23 @@ static void test_price_blocks_load_shipped(void **state)
 		int sold = 0;
 
 		assert_int_equal(unit_parse_date(t.rows[i].price_date, &days), RC_OK);
-		assert_true(t.rows[i].min_nodes >= 1 && t.rows[i].max_nodes <= 64);
+		/* an EC2 Capacity Block: 64 instances, 182 days; a GCP
+		 * calendar-mode request: 80 VMs, 90 days */
+		assert_true(t.rows[i].min_nodes >= 1 && t.rows[i].max_nodes <= 80);
 		assert_true(t.rows[i].max_days <= 182);
 		for (size_t j = 0; j < shipped.n_offers; j++)
 			sold |= price_block_find(&t, &shipped.offers[j]) == &t.rows[i];
 		assert_true(sold);
 	}
-	/* AWS Capacity Blocks pricing page (rates current until 2025-01-01):
-	 * p5.48xlarge in US East (N. Virginia) 39.33 USD per instance-hour. */
+	/* AWS Capacity Blocks pricing page as of 2026-07-22: p5.48xlarge in
+	 * US East (N. Virginia) 41.528 USD per instance-hour, up front. */
 	for (size_t j = 0; j < shipped.n_offers; j++) {
 		const struct price_offering *o = &shipped.offers[j];
 
 		if (!strcmp(o->instance_type, "p5.48xlarge") && !strcmp(o->region, "us-east-1")) {
 			assert_non_null(price_block_find(&t, o));
-			assert_near(price_block_find(&t, o)->usd_per_hour, 39.33, 1e-12);
+			assert_near(price_block_find(&t, o)->usd_per_hour, 41.528, 1e-12);
+			assert_int_equal(price_block_find(&t, o)->payment, PRICE_PAYMENT_UPFRONT);
 		}
 	}
 	price_blocks_release(&t);
@@ -566,6 +569,9 @@ static void test_plan_candidate_price_parts(void **state)
 	c.nodes = 2;
 	c.res.tokens_per_s = 1e6;
 	c.purchase = PRICE_PURCHASE_ON_DEMAND;
+	/* A pinned hour and no failures, to see each part on its own. */
+	o.ckpt_interval_s = 3600;
+	o.failures_per_gpu_hour = 0;
 	assert_int_equal(plan_candidate_price(&c, &job, &o), 0);
 	/* 1e12 tokens at 1e6 tokens/s = 1e6 s of work.  A checkpoint of
 	 * 14 B/param written by 2 nodes at 1 GB/s each takes 7 params / 1e9
@@ -611,11 +617,20 @@ static void test_plan_candidate_price_parts(void **state)
 	/* No 3-year row: the option does not exist. */
 	c.purchase = PRICE_PURCHASE_RESERVED_3Y;
 	assert_int_equal(plan_candidate_price(&c, &job, &o), -1);
-	/* No checkpoints off spot: the wall time is the work. */
+	/* No checkpoints and no failures: the wall time is the work. */
 	o.ckpt_interval_s = 0;
 	c.purchase = PRICE_PURCHASE_ON_DEMAND;
 	assert_int_equal(plan_candidate_price(&c, &job, &o), 0);
 	assert_near(c.time_s, work + o.startup_s, 1e-12);
+	/* The defaults: failures on 2 x 8 GPUs, Young/Daly's interval; the
+	 * wall time is the work over the effective training time. */
+	plan_opts_init(&o);
+	assert_int_equal(plan_candidate_price(&c, &job, &o), 0);
+	assert_false(c.interrupt.pinned);
+	assert_near(c.interrupt.failures_per_hour, 16 * PLAN_DEFAULT_FAILURES_PER_GPU_HOUR, 1e-12);
+	assert_near(c.costs.ckpt_interval_s, c.interrupt.interval_s, 1e-12);
+	assert_near(c.time_s, work / (1 - c.interrupt.waste) + o.startup_s, 1e-12);
+	assert_near(c.interrupt.expected, (c.time_s - o.startup_s) / c.interrupt.mtbf_s, 1e-9);
 }
 
 /* ---- the planner: a reserved column wins only for a long job -------------- */
@@ -717,6 +732,7 @@ static void test_plan_candidate_price_block(void **state)
 	plan_job_init(&job, &m, 1e12);
 	plan_opts_init(&o);
 	o.ckpt_interval_s = 0;
+	o.failures_per_gpu_hour = 0;
 	offering_init(&of, "acloud", "big8", "BIG", 80);
 	of.inter_node_bytes_per_s = 400e9;
 	block_init(&b, "big", 40);
@@ -789,7 +805,10 @@ static enum price_purchase block_answer(double tokens, int spot, double *cost_us
 	o.top = 1;
 	o.blocks = &big_blocks;
 	o.startup_s = 0;
-	o.ckpt_interval_s = 0;
+	/* none; spot checkpoints at Young/Daly's interval (none would start
+	 * ten days over at every preemption) */
+	o.ckpt_interval_s = spot == 1 ? PLAN_CKPT_INTERVAL_AUTO : 0;
+	o.failures_per_gpu_hour = 0;
 	if (spot == 1)
 		big_offer.spot_usd_per_hour = 60;
 	assert_int_equal(plan_run(&job, 1, &big_cat, &o, &r), RC_OK);

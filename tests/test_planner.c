@@ -3,7 +3,7 @@
  * random small instances (one phase with several jobs sharing budget and
  * availability, two phases), its guarantees (never over budget, deadline
  * or availability; more budget never slower), GLPK's error hook, the spot
- * preemption model, Pareto pruning, and the whole pipeline on an inline
+ * interruption model, Pareto pruning, and the whole pipeline on an inline
  * catalog (zero budget, one GPU, a model that fits nowhere, context
  * parallelism searched for long sequences), and for models with experts
  * the expert layouts searched only where legal, the offering's NVLink
@@ -433,6 +433,37 @@ static void test_plan_milp_solve_shared_availability(void **state)
 	plan_milp_solution_release(&sol);
 }
 
+/* A block paid up front counts whole in its month against a monthly cap
+ * (plan_column.budget_usd_per_hour), not at its hourly rate: the faster
+ * column is cheap by the hour but pays 2000 per 730 h up front. */
+static void test_plan_milp_solve_upfront_counts_in_month(void **state)
+{
+	struct plan_column cols[2] = {
+		{ .job = 0, .group = -1, .nodes = 8, .time_s = 10 * 3600.0, .cost_usd = 5000,
+		  .usd_per_hour = 500, .budget_usd_per_hour = 2000 },
+		{ .job = 0, .group = -1, .nodes = 8, .time_s = 20 * 3600.0, .cost_usd = 20000,
+		  .usd_per_hour = 1000 },
+	};
+	struct plan_milp m;
+	struct plan_milp_solution sol;
+
+	(void)state;
+	plan_milp_init(&m);
+	m.n_jobs = 1;
+	m.cols = cols;
+	m.n_cols = 2;
+	m.hourly_budget_usd = 1500;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_OK);
+	assert_int_equal(sol.used[0], 0);
+	assert_int_equal(sol.used[1], 1);
+	plan_milp_solution_release(&sol);
+	/* counted at its rate, it would win */
+	cols[0].budget_usd_per_hour = 0;
+	assert_int_equal(plan_milp_solve(&m, &sol), RC_OK);
+	assert_int_equal(sol.used[0], 1);
+	plan_milp_solution_release(&sol);
+}
+
 /* Zero budget: nothing costs nothing, so infeasible (never a crash or a
  * GLPK abort); an empty column set is rejected before GLPK sees it. */
 static void test_plan_milp_solve_degenerate(void **state)
@@ -519,31 +550,105 @@ static void test_plan_milp_solve_dump_lp(void **state)
 	assert_non_null(strstr(buf, "Generals"));
 }
 
-/* ---- the preemption model and Pareto pruning ----------------------------- */
+/* ---- the interruption model and Pareto pruning --------------------------- */
 
-/* 1e9 parameters on 10 nodes at 0.01 preemptions per node-hour:
- * MTBF M = 3600 / 0.1 = 36000 s; checkpoint C = 1e9 x 14 B / (10 x 1 GB/s)
- * = 1.4 s; Young's interval sqrt(2 C M) = sqrt(100800) = 317.49 s; waste
- * C / tau + (tau / 2 + R) / M = 0.0044096 + (158.745 + 300) / 36000
- * = 0.0171526. */
-static void test_plan_preempt_model_young_daly(void **state)
+/* Spot, no failures: 1e9 parameters on 10 nodes at 0.01 preemptions per
+ * node-hour: MTBF M = 3600 / 0.1 = 36000 s; checkpoint C = 1e9 x 14 B /
+ * (10 x 1 GB/s) = 1.4 s; Daly's interval sqrt(2 C M) [1 + sqrt(x) / 3 +
+ * x / 9] - C with x = C / 2M = 1.9444e-5: 317.4901573 x 1.0014721 - 1.4
+ * = 316.5575 s (Young's sqrt(2 C M) = 317.49 s); over W = 1e6 s of work
+ * the wall is W (M / tau) e^(R/M) (e^((tau + C)/M) - 1) = W x 1.0173137:
+ * waste 1 - 1 / 1.0173137 = 0.0170190 (Young's first order 0.0171526),
+ * and 1.0173137e6 / 36000 = 28.2587 preemptions expected. */
+static void test_plan_interrupt_model_spot(void **state)
 {
 	struct plan_opts o;
-	struct plan_preempt p;
+	struct plan_interrupt p;
 
 	(void)state;
 	plan_opts_init(&o);
-	assert_int_equal(plan_preempt_model(1e9, 10, &o, &p), 0);
+	o.failures_per_gpu_hour = 0;
+	assert_int_equal(plan_interrupt_model(1e9 * 14, 80, 10, 1, 1e6, &o, &p), 0);
 	assert_near(p.mtbf_s, 36000, 1e-12);
 	assert_near(p.ckpt_write_s, 1.4, 1e-12);
-	assert_near(p.interval_s, 317.4901573, 1e-9);
-	assert_near(p.waste, 0.0171526, 1e-5);
+	assert_near(p.interval_s, 316.5575, 1e-6);
+	assert_near(p.waste, 0.0170190, 1e-5);
+	assert_near(p.expected, 28.2587, 1e-5);
+	assert_false(p.pinned);
 	/* 10000 nodes: M = 36 s, shorter than the restart: dropped. */
-	assert_int_equal(plan_preempt_model(1e9, 10000, &o, &p), -1);
-	/* No preemptions: no waste. */
-	o.preempt_per_node_hour = 0;
-	assert_int_equal(plan_preempt_model(1e9, 10, &o, &p), 0);
-	assert_true(p.waste == 0);
+	assert_int_equal(plan_interrupt_model(1e9 * 14, 80000, 10000, 1, 1e6, &o, &p), -1);
+	/* Off spot, nothing interrupts: one checkpoint, at the end, C / W. */
+	assert_int_equal(plan_interrupt_model(1e9 * 14, 80, 10, 0, 1e6, &o, &p), 0);
+	assert_near(p.interval_s, 1e6, 1e-12);
+	assert_near(p.waste, 1 - 1 / (1 + 1.4 / 1e6), 1e-9);
+	assert_true(p.expected == 0);
+	/* A pinned hour without interruptions: 1 + C / 3600. */
+	o.ckpt_interval_s = 3600;
+	assert_int_equal(plan_interrupt_model(1e9 * 14, 80, 10, 0, 1e6, &o, &p), 0);
+	assert_true(p.pinned);
+	assert_near(p.interval_s, 3600, 1e-12);
+	assert_near(p.waste, 1 - 1 / (1 + 1.4 / 3600), 1e-9);
+	/* None: nothing written, nothing redone. */
+	o.ckpt_interval_s = 0;
+	assert_int_equal(plan_interrupt_model(1e9 * 14, 80, 10, 0, 1e6, &o, &p), 0);
+	assert_true(p.interval_s == 0 && p.waste == 0);
+}
+
+/* Daly 2006's own examples (its figs. 3-5): C = 5 min at M = 24 h, 6 h
+ * and 15 min gives 117, 57 and 9.1 min.  One GPU failing 1/M per hour. */
+static void test_plan_interrupt_model_daly_examples(void **state)
+{
+	static const double m_h[] = { 24, 6, 0.25 }, tau_min[] = { 117, 57, 9.1 };
+	struct plan_opts o;
+	struct plan_interrupt p;
+
+	(void)state;
+	plan_opts_init(&o);
+	for (int i = 0; i < 3; i++) {
+		o.failures_per_gpu_hour = 1 / m_h[i];
+		o.restart_s = 600;
+		/* 300 s of checkpoint on one node at 1 GB/s; Ts = 500 h */
+		(void)plan_interrupt_model(300e9, 1, 1, 0, 500 * 3600.0, &o, &p);
+		assert_near(p.mtbf_s, m_h[i] * 3600, 1e-12);
+		assert_true(fabs(p.interval_s / 60 - tau_min[i]) < 0.5);
+	}
+}
+
+/* The Llama 3 405B pre-training run (Dubey et al. 2024, sec. 3.3.4): 466
+ * interruptions in a 54-day snapshot on 16,384 H100, more than 90%
+ * effective training time.  At the default rate 466 / (54 x 24 x 16384)
+ * = 2.194628e-5 per GPU-hour, 16,384 GPUs fail once every M = 3600 /
+ * (2.194628e-5 x 16384) = 10012.02 s (2.78 h).  A 405e9-parameter
+ * checkpoint (14 B/param, 5.67 TB) from 2048 nodes at 1 GB/s takes C =
+ * 2.768555 s; Daly's interval: sqrt(2 C M) = 235.452 s, x = C / 2M =
+ * 1.38262e-4, tau = 235.452 x 1.0039349 - 2.7686 = 233.610 s.  Wall per
+ * work: (M / tau) e^(R/M) (e^((tau + C)/M) - 1) with R = 300 s: 42.8578
+ * x 1.030417 x 0.0238904 = 1.0550345, waste 0.0521637: effective
+ * training time 94.8% (> 90%).  Work W = 54 d / 1.0550345 = 4.422225e6 s
+ * takes the 54 days, in which 54 x 86400 / M = 466.0 interruptions are
+ * expected. */
+static void test_plan_interrupt_model_llama3_405b(void **state)
+{
+	struct plan_opts o;
+	struct plan_interrupt p;
+
+	(void)state;
+	plan_opts_init(&o);
+	assert_near(o.failures_per_gpu_hour, 2.194628e-5, 1e-6);
+	assert_int_equal(plan_interrupt_model(405e9 * 14, 16384, 2048, 0, 4.422225e6, &o, &p), 0);
+	assert_near(p.mtbf_s, 10012.02, 1e-6);
+	assert_near(p.ckpt_write_s, 2.768555, 1e-6);
+	assert_near(p.interval_s, 233.610, 1e-5);
+	assert_near(p.waste, 0.0521637, 1e-5);
+	assert_true(1 - p.waste > 0.90);
+	assert_near(p.expected, 466.0, 1e-5);
+	/* A day on 8 GPUs barely changes: a 8e9-parameter checkpoint (112 s
+	 * from one node), M = 2.0505e7 s (237 d), tau = 67697 s: waste
+	 * 0.33%, 0.0042 interruptions expected. */
+	assert_int_equal(plan_interrupt_model(8e9 * 14, 8, 1, 0, 86400, &o, &p), 0);
+	assert_near(p.interval_s, 67697.27, 1e-5);
+	assert_near(p.waste, 0.0033161, 1e-4);
+	assert_near(p.expected, 0.0042277, 1e-4);
 }
 
 static void test_plan_pareto_keeps_undominated(void **state)
@@ -774,6 +879,80 @@ static void test_plan_run_zero_budget_infeasible(void **state)
 	plan_result_release(&r);
 }
 
+/* A plan longer than --max-duration is no answer: the refusal names the
+ * limit and keeps the fastest plan refused, which the limit just above it
+ * returns. */
+static void test_plan_run_max_duration(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+	double fastest;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	o.max_duration_s = 0;
+	o.max_spot_duration_s = 0;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	fastest = r.makespan_s;
+	plan_result_release(&r);
+	o.max_duration_s = fastest / 2;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_INFEASIBLE);
+	assert_true(r.nearest.have_over_max);
+	assert_near(r.nearest.over_max.time_s, fastest, 1e-9);
+	assert_non_null(strstr(r.why, "--max-duration"));
+	plan_result_release(&r);
+	o.max_duration_s = fastest * 1.001;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	for (size_t i = 0; i < r.n_rows; i++)
+		assert_true(r.rows[i].c.time_s <= o.max_duration_s);
+	plan_result_release(&r);
+	/* spot: held at most max_spot_duration_s */
+	o.max_duration_s = 0;
+	o.max_spot_duration_s = fastest / 2;
+	o.filter.spot = 1;
+	if (plan_run(&job, 1, &test_cat, &o, &r) == RC_OK)
+		for (size_t i = 0; i < r.n_rows; i++)
+			assert_true(r.rows[i].c.time_s <= o.max_spot_duration_s);
+	plan_result_release(&r);
+}
+
+/* The same offering in another region at the same price and bound is one
+ * row (folded_regions), and no alternative repeats it. */
+static void test_plan_run_folds_regions(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_result r;
+
+	(void)state;
+	catalog_init();
+	/* west sells big8 as east does */
+	test_offers[1].on_demand_usd_per_hour = 80;
+	test_offers[1].spot_usd_per_hour = 30;
+	test_offers[1].max_nodes = 16;
+	test_offers[1].capacity_nodes = 0;
+	plan_job_init(&job, &test_model, 100e9);
+	plan_opts_init(&o);
+	gp_strlcpy(o.filter.gpu, "BIG-80GB", sizeof(o.filter.gpu));
+	o.filter.spot = 0;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_string_equal(r.rows[0].c.offering->instance_type, "big8");
+	assert_int_equal(r.rows[0].folded_regions, 1);
+	assert_int_equal(plan_same_offering(&r.rows[0].c, &test_offers[1 - (int)(r.rows[0].c.offering - test_offers)], &o), 1);
+	for (size_t i = 1; i < r.n_rows; i++)
+		assert_false(strcmp(r.rows[i].c.offering->instance_type, "big8") == 0 &&
+			     r.rows[i].c.purchase == r.rows[0].c.purchase);
+	plan_result_release(&r);
+	/* another price: another row, nothing folded */
+	test_offers[1].on_demand_usd_per_hour = 81;
+	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
+	assert_int_equal(r.rows[0].folded_regions, 0);
+	plan_result_release(&r);
+}
+
 /* One GPU: the 1.3B model fits on one 80 GB GPU (big1), the only
  * one-GPU offering. */
 static void test_plan_run_one_gpu(void **state)
@@ -873,7 +1052,8 @@ static void test_plan_run_filters(void **state)
 		assert_int_equal(r.rows[i].c.par.tp, 2);
 		assert_int_equal(r.rows[i].c.par.zero, 1);
 		/* spot plans carry their preemption overhead */
-		assert_true(r.rows[i].c.preempt.waste > 0);
+		assert_true(r.rows[i].c.interrupt.preempts_per_hour > 0 &&
+			    r.rows[i].c.interrupt.waste > 0);
 	}
 	plan_result_release(&r);
 	snprintf(o.filter.gpu, sizeof(o.filter.gpu), "no-such-gpu");
@@ -1125,6 +1305,7 @@ static void test_plan_run_overheads(void **state)
 	snprintf(o.filter.region, sizeof(o.filter.region), "east");
 	o.filter.spot = 0;
 	o.ckpt_interval_s = 0;
+	o.failures_per_gpu_hour = 0;
 	o.startup_s = 0;
 	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &base), RC_OK);
 	test_offers[0].provision_s = 900;
@@ -1177,7 +1358,10 @@ static void test_plan_frontier_shipped_limits(void **state)
 			assert_int_equal(c[i].nodes, 1);
 		if (c[i].spot)
 			assert_true(c[i].nodes <= (of->spot_capacity_nodes > 0 ? of->spot_capacity_nodes : 1));
-		assert_true(c[i].nodes <= (of->max_nodes > 0 ? of->max_nodes : of->capacity_nodes > 0 ? of->capacity_nodes : 1));
+		/* a stated bound, else gpuplan's policy, else one node */
+		assert_true(c[i].nodes <= (of->max_nodes > 0 ? of->max_nodes
+					   : of->capacity_nodes > 0 ? of->capacity_nodes
+					   : of->policy_nodes > 0 ? of->policy_nodes : 1));
 		multi += c[i].nodes > 1;
 	}
 	assert_true(multi > 0);
@@ -1721,6 +1905,13 @@ static void test_plan_framework_moe_rules(void **state)
 	q.interleave = 2;
 	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &h100, &q);
 	assert_int_equal(q.ep_overlap, 1);
+	/* the older release keeps the flex dispatcher but not the overlap */
+	q.stack = SIM_STACK_TE214;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &h100, &q);
+	assert_true(q.ep_flex == 1 && q.ep_overlap == 0);
+	q.stack = SIM_STACK_TE216;
+	plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &moe, &h100, &q);
+	assert_int_equal(q.ep_overlap, 1);
 	plan_framework_price(PLAN_FRAMEWORK_DEEPSPEED, &moe, &h100, &q);
 	assert_true(q.ep_flex == 0 && q.ep_overlap == 0);
 	q.ep = 1;
@@ -1846,13 +2037,18 @@ int main(void)
 		cmocka_unit_test(test_plan_milp_solve_budget_monotone),
 		cmocka_unit_test(test_plan_milp_solve_shared_availability),
 		cmocka_unit_test(test_plan_milp_solve_degenerate),
+		cmocka_unit_test(test_plan_milp_solve_upfront_counts_in_month),
 		cmocka_unit_test(test_plan_lp_fault_probe_caught),
 		cmocka_unit_test(test_plan_milp_solve_dump_lp),
-		cmocka_unit_test(test_plan_preempt_model_young_daly),
+		cmocka_unit_test(test_plan_interrupt_model_spot),
+		cmocka_unit_test(test_plan_interrupt_model_daly_examples),
+		cmocka_unit_test(test_plan_interrupt_model_llama3_405b),
 		cmocka_unit_test(test_plan_pareto_keeps_undominated),
 		cmocka_unit_test(test_plan_run_within_budget),
 		cmocka_unit_test(test_plan_run_budget_monotone),
 		cmocka_unit_test(test_plan_run_zero_budget_infeasible),
+		cmocka_unit_test(test_plan_run_max_duration),
+		cmocka_unit_test(test_plan_run_folds_regions),
 		cmocka_unit_test(test_plan_run_one_gpu),
 		cmocka_unit_test(test_plan_run_fits_nowhere),
 		cmocka_unit_test(test_plan_run_deadline_least_cost),

@@ -485,6 +485,121 @@ static void test_price_nvlink_domain(void **state)
 
 /* ---- capacity: how many nodes an offering sells as one ----------------------- */
 
+/* Where the provider states no bound (AWS on demand), the bound is the
+ * user's quota, above gpuplan's policy or below it; without one, the
+ * policy, named as such (PRICE_LIMIT_POLICY), never as the provider's. */
+static void test_price_offering_node_limit_policy(void **state)
+{
+	struct price_offering o;
+	struct price_node_limit l;
+	struct price_quota q;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	memset(&q, 0, sizeof(q));
+	o.gpus_per_node = 8;
+	o.inter_node_bytes_per_s = 400e9;
+	o.policy_nodes = 64;
+	o.spot_capacity_nodes = 4;
+	price_offering_node_limit(&o, 0, &l);
+	assert_int_equal(l.nodes, 64);
+	assert_int_equal(l.why, PRICE_LIMIT_POLICY);
+	assert_string_equal(price_limit_str(l.why), "policy");
+	/* spot: its own policy bound */
+	price_offering_node_limit(&o, 1, &l);
+	assert_int_equal(l.nodes, 4);
+	assert_int_equal(l.why, PRICE_LIMIT_SPOT);
+	/* a quota of 1056 GPUs replaces the policy, above it */
+	q.max_gpus = 1056;
+	o.quota = &q;
+	price_offering_node_limit(&o, 0, &l);
+	assert_int_equal(l.nodes, 132);
+	assert_int_equal(l.why, PRICE_LIMIT_QUOTA);
+	assert_int_equal(l.quota_gpus, 1056);
+	/* and below it */
+	q.max_gpus = 80;
+	price_offering_node_limit(&o, 0, &l);
+	assert_int_equal(l.nodes, 10);
+	assert_int_equal(l.why, PRICE_LIMIT_QUOTA);
+	/* a bound the provider states is kept over the policy, and a quota
+	 * above it does not lift it */
+	o.capacity_nodes = 18;
+	q.max_gpus = 1056;
+	price_offering_node_limit(&o, 0, &l);
+	assert_int_equal(l.nodes, 18);
+	assert_int_equal(l.why, PRICE_LIMIT_CAPACITY);
+	/* neither a bound, a quota nor a policy: one node, unstated */
+	o.capacity_nodes = 0;
+	o.policy_nodes = 0;
+	o.quota = NULL;
+	price_offering_node_limit(&o, 0, &l);
+	assert_int_equal(l.nodes, 1);
+	assert_int_equal(l.why, PRICE_LIMIT_UNSTATED);
+}
+
+/* capacity.csv's policy column: read where max_nodes is empty, refused
+ * beside a stated max_nodes; blocks.csv's product, kind and payment. */
+static void test_price_capacity_policy_and_block_product(void **state)
+{
+	char *dir = tmp_dir();
+	char path[512];
+	struct price_capacities t;
+	struct price_blocks b;
+	static const char *const cap_head =
+		"provider,instance_prefix,max_nodes,spot_max_nodes,billing_increment_s,"
+		"min_billing_s,provision_s,source,node_multiple,policy_max_nodes\n";
+	static const char *const blk_head =
+		"provider,instance_prefix,region,usd_per_hour,min_nodes,max_nodes,min_days,"
+		"max_days,step_days,long_step_days,long_from_days,price_date,source,product,kind,"
+		"payment\n";
+	char text[1024];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/c.csv", dir);
+	snprintf(text, sizeof(text), "%saws,*,,4,1,60,,aws-billing,,64\n", cap_head);
+	write_text(dir, "c.csv", text);
+	assert_int_equal(price_capacities_load(path, &t), RC_OK);
+	assert_int_equal(t.rows[0].policy_max_nodes, 64);
+	assert_int_equal(t.rows[0].max_nodes, 0);
+	price_capacities_release(&t);
+	gp_log_quiet(1);
+	snprintf(text, sizeof(text), "%saws,p5.,64,4,1,60,,x,,64\n", cap_head);
+	write_text(dir, "c.csv", text);
+	assert_int_equal(price_capacities_load(path, &t), RC_INPUT);
+	gp_log_quiet(0);
+
+	snprintf(path, sizeof(path), "%s/b.csv", dir);
+	snprintf(text, sizeof(text),
+		 "%sgcp,a4-highgpu-8g,us-central1,90.22,1,80,1,90,1,,,2026-09-01,x,"
+		 "GCP calendar-mode future reservation,calendar-reservation,monthly\n"
+		 "aws,p5.48xlarge,us-east-1,41.528,1,64,1,182,1,7,14,2026-07-22,y,,,\n", blk_head);
+	write_text(dir, "b.csv", text);
+	assert_int_equal(price_blocks_load(path, &b), RC_OK);
+	assert_int_equal(b.n, 2);
+	assert_string_equal(price_block_product(&b.rows[0]), "GCP calendar-mode future reservation");
+	assert_string_equal(price_block_kind(&b.rows[0]), "calendar-reservation");
+	assert_int_equal(b.rows[0].payment, PRICE_PAYMENT_MONTHLY);
+	/* empty cells: the defaults */
+	assert_string_equal(price_block_product(&b.rows[1]), "capacity block");
+	assert_string_equal(price_block_kind(&b.rows[1]), "capacity-block");
+	assert_int_equal(b.rows[1].payment, PRICE_PAYMENT_UPFRONT);
+	price_blocks_release(&b);
+	gp_log_quiet(1);
+	snprintf(text, sizeof(text),
+		 "%saws,p5.48xlarge,us-east-1,41.528,1,64,1,182,1,7,14,2026-07-22,y,,,weekly\n",
+		 blk_head);
+	write_text(dir, "b.csv", text);
+	assert_int_equal(price_blocks_load(path, &b), RC_INPUT);
+	snprintf(text, sizeof(text),
+		 "%saws,p5.48xlarge,us-east-1,41.528,1,64,1,182,1,7,14,2026-07-22,y,,Capacity Block,\n",
+		 blk_head);
+	write_text(dir, "b.csv", text);
+	assert_int_equal(price_blocks_load(path, &b), RC_INPUT);
+	gp_log_quiet(0);
+	rm_rf(dir);
+}
+
+
 /* The rules of price_offering_node_limit, one by one: an empty figure
  * never lifts a bound. */
 static void test_price_offering_node_limit_rules(void **state)
@@ -742,7 +857,8 @@ static void test_price_catalog_load_shipped(void **state)
 	char *dir = tmp_dir();
 	struct price_opts o;
 	struct price_catalog cat;
-	size_t aws = 0, gcp = 0, azure = 0, lambda = 0, runpod = 0, vast = 0, oracle = 0;
+	size_t aws = 0, gcp = 0, azure = 0, lambda = 0, runpod = 0, vast = 0, oracle = 0,
+	       coreweave = 0;
 	const struct price_offering *of;
 
 	(void)state;
@@ -752,8 +868,9 @@ static void test_price_catalog_load_shipped(void **state)
 	/* The reference table: 150 rows, aws 65, gcp 31, azure 15, vast 14,
 	 * lambda 13, runpod 12; and four GB200/GB300 racks' trays priced by
 	 * their providers: aws 1 (sold only as capacity blocks), azure 1,
-	 * oracle 2. */
-	assert_int_equal(cat.n_offers, 154);
+	 * oracle 2; p6-b300 in us-east-1, priced only as a capacity block;
+	 * and CoreWeave's HGX H100 and H200 nodes (coreweave.com/pricing). */
+	assert_int_equal(cat.n_offers, 157);
 	for (size_t i = 0; i < cat.n_offers; i++) {
 		const char *p = cat.offers[i].provider;
 
@@ -765,14 +882,16 @@ static void test_price_catalog_load_shipped(void **state)
 		runpod += strcmp(p, "runpod") == 0;
 		vast += strcmp(p, "vast") == 0;
 		oracle += strcmp(p, "oracle") == 0;
+		coreweave += strcmp(p, "coreweave") == 0;
 	}
-	assert_int_equal(aws, 66);
+	assert_int_equal(aws, 67);
 	assert_int_equal(gcp, 31);
 	assert_int_equal(azure, 16);
 	assert_int_equal(oracle, 2);
 	assert_int_equal(lambda, 13);
 	assert_int_equal(runpod, 12);
 	assert_int_equal(vast, 14);
+	assert_int_equal(coreweave, 2);
 	/* Azure's ND GB200 v6: 4 GPUs a VM, 4 x 400 Gb/s InfiniBand, one of
 	 * 18 VMs of an NVL72 rack (Microsoft's ND GB200 v6 page); Oracle
 	 * states no domain, so the GPU's 72 */
@@ -826,7 +945,7 @@ static void test_price_catalog_load_shipped(void **state)
 		 * row of it the user's; the shipped rows of other keys stay. */
 		assert_int_equal(again.user_legacy, 1);
 		assert_int_equal(again.n_user_offers, 1);
-		assert_int_equal(again.n_offers, 154);
+		assert_int_equal(again.n_offers, 157);
 		assert_string_not_equal(again.digest, cat.digest);
 		price_catalog_release(&again);
 	}
@@ -867,7 +986,7 @@ static void test_price_catalog_query_sorts_and_filters(void **state)
 	price_query_init(&q);
 	q.gpu = "h100";
 	assert_int_equal(price_catalog_query(&cat, &q, &idx, &n), RC_OK);
-	assert_int_equal(n, 37);
+	assert_int_equal(n, 38);
 	/* Cheapest H100 SXM GPU-hour in the table: vast 1x at 1.87. */
 	assert_string_equal(cat.offers[idx[0]].provider, "vast");
 	assert_near(price_offering_usd_per_gpu_hour(&cat.offers[idx[0]], 0), 1.87, 1e-12);
@@ -959,7 +1078,7 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(rep.changed, 1);
 	assert_int_equal(rep.unchanged, 1);
 	assert_int_equal(rep.written, 1);
-	assert_int_equal(rep.offers_after, 155);
+	assert_int_equal(rep.offers_after, 158);
 	/* The user's table holds the changed and the added row, not the
 	 * unchanged one nor the 148 shipped rows. */
 	assert_int_equal(rep.user_rows, 2);
@@ -978,7 +1097,7 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	assert_int_equal(cat.user_table, 1);
 	assert_int_equal(cat.user_legacy, 0);
-	assert_int_equal(cat.n_offers, 155);
+	assert_int_equal(cat.n_offers, 158);
 	assert_int_equal(cat.n_user_offers, 2);
 	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
 	assert_non_null(of);
@@ -2205,6 +2324,8 @@ int main(void)
 		cmocka_unit_test(test_price_nvlink_domain),
 		cmocka_unit_test(test_price_catalog_load_shipped),
 		cmocka_unit_test(test_price_offering_node_limit_rules),
+		cmocka_unit_test(test_price_offering_node_limit_policy),
+		cmocka_unit_test(test_price_capacity_policy_and_block_product),
 		cmocka_unit_test(test_price_capacities_load),
 		cmocka_unit_test(test_price_catalog_load_capacity),
 		cmocka_unit_test(test_price_offering_units),

@@ -1916,6 +1916,28 @@ static void test_sim_host_dispatch_floor(void **state)
 /* Llama 3 405B: 126 layers over 16 pipeline stages, "one Transformer
  * layer fewer on the first and the last stage" (Dubey et al. 2024, sec.
  * 3.3.2): 7 + 14 x 8 + 7.  Interleaving may split them unevenly. */
+/* A preset of data/models.csv. */
+static struct sim_model preset(const char *name)
+{
+	struct sim_model_table t;
+	struct sim_model m;
+
+	assert_int_equal(sim_model_table_load(&t, TEST_DATA_DIR "/models.csv"), RC_OK);
+	assert_non_null(sim_model_find(&t, name));
+	m = *sim_model_find(&t, name);
+	sim_model_table_release(&t);
+	return m;
+}
+
+/* c's GPU made a B200 (gpus.csv's figures). */
+static void as_b200(struct sim_cluster *c)
+{
+	snprintf(c->gpu.name, sizeof(c->gpu.name), "B200");
+	c->gpu.memory_bytes = 180e9;
+	c->gpu.hbm_bytes_per_s = 8.0e12;
+	c->gpu.bf16_flops_per_s = 2250e12;
+}
+
 /* The experts' kernel generation (sim_moe_gemm): Qwen3-30B-A3B on 8 B200
  * at MXFP8, EP 8, one sequence of 4096 a micro-batch, 64 micro-batches.
  * Looped from the host the layer is host time, 3 x (0.8 + 2.1) ms a
@@ -1927,7 +1949,6 @@ static void test_sim_host_dispatch_floor(void **state)
  * the GPU's own time, under a third of that; FP8 on Hopper loops. */
 static void test_sim_moe_gemm_generations(void **state)
 {
-	struct sim_model_table t;
 	struct sim_model m;
 	struct sim_parallel p = par(1, 1, 8, 1, 512);
 	struct sim_cluster c = h100();
@@ -1935,14 +1956,8 @@ static void test_sim_moe_gemm_generations(void **state)
 	char why[256];
 
 	(void)state;
-	assert_int_equal(sim_model_table_load(&t, TEST_DATA_DIR "/models.csv"), RC_OK);
-	assert_non_null(sim_model_find(&t, "qwen3-30b-a3b"));
-	m = *sim_model_find(&t, "qwen3-30b-a3b");
-	sim_model_table_release(&t);
-	snprintf(c.gpu.name, sizeof(c.gpu.name), "B200");
-	c.gpu.memory_bytes = 180e9;
-	c.gpu.hbm_bytes_per_s = 8.0e12;
-	c.gpu.bf16_flops_per_s = 2250e12;
+	m = preset("qwen3-30b-a3b");
+	as_b200(&c);
 	c.gpu.fp8_flops_per_s = c.gpu.mxfp8_flops_per_s = 4500e12;
 	p.ep = 8;
 	p.precision = SIM_PRECISION_MXFP8;
@@ -1966,6 +1981,76 @@ static void test_sim_moe_gemm_generations(void **state)
 	c.host_layer_s = -1;
 	sim_step(&m, &p, &c, &loop);
 	assert_true(loop.breakdown.compute_s < dev.breakdown.compute_s);
+}
+
+/* The software generation (sim_stack): te2.14 loops the experts' GEMMs
+ * from the host on Blackwell where te2.16 runs the device grouped GEMM;
+ * sim_stack_apply takes the flex dispatcher on Blackwell for both, the
+ * EP overlap only with te2.16 and only where Megatron-Core allows it
+ * (pp 1 here; pp 2 without virtual stages not); no stack leaves the
+ * flags alone.  Its line names the release and what it runs. */
+static void test_sim_stack(void **state)
+{
+	struct sim_model m;
+	struct sim_parallel p = par(1, 1, 8, 1, 512);
+	enum sim_arch bw = SIM_ARCH_BLACKWELL;
+	char line[320];
+
+	(void)state;
+	m = preset("qwen3-30b-a3b");
+	p.ep = 8;
+	p.precision = SIM_PRECISION_MXFP8;
+	sim_stack_apply(&m, bw, &p);
+	assert_int_equal(p.ep_flex, 0);
+	assert_int_equal(p.ep_overlap, 0);
+	p.stack = SIM_STACK_TE214;
+	sim_stack_apply(&m, bw, &p);
+	assert_int_equal(p.ep_flex, 1);
+	assert_int_equal(p.ep_overlap, 0);
+	assert_int_equal(sim_moe_gemm_resolve(&p, bw), SIM_MOE_GEMM_LOOP);
+	sim_stack_describe(&p, bw, 1, line, sizeof(line));
+	assert_non_null(strstr(line, "Transformer Engine <= 2.14"));
+	assert_non_null(strstr(line, "host-looped expert GEMMs, flex dispatcher"));
+	p.stack = SIM_STACK_TE216;
+	sim_stack_apply(&m, bw, &p);
+	assert_int_equal(p.ep_overlap, 1);
+	assert_int_equal(sim_moe_gemm_resolve(&p, bw), SIM_MOE_GEMM_DEVICE);
+	assert_int_equal(sim_moe_gemm_resolve(&p, SIM_ARCH_HOPPER), SIM_MOE_GEMM_LOOP);
+	sim_stack_describe(&p, bw, 0, line, sizeof(line));
+	assert_null(strstr(line, "GEMMs"));
+	p.pp = 2;
+	sim_stack_apply(&m, bw, &p);
+	assert_int_equal(p.ep_overlap, 0);
+	sim_stack_apply(&m, SIM_ARCH_OTHER, &p);
+	assert_int_equal(p.ep_flex, 0);
+}
+
+/* Biased experts pay Transformer Engine's grouped bias-add (read and
+ * write both expert GEMMs' outputs) and dbias (read them): GPT-OSS-120b
+ * on 8 B200 at one sequence, EP 8, device GEMMs.  Per layer and
+ * micro-batch that is 3 x 2 bytes x 4096 x 4 copies x (2 x 2880 + 2880)
+ * = 849 MB, about 0.13 ms at 80% of 8 TB/s, 36 layers x 64 micro-batches:
+ * about 0.3 s more compute a step, and nothing without the biases. */
+static void test_sim_expert_bias(void **state)
+{
+	struct sim_model m;
+	struct sim_parallel p = par(1, 1, 8, 1, 512);
+	struct sim_cluster c = h100();
+	struct sim_result with, without;
+	double bytes = 3.0 * 2 * 4096 * 4 * (3.0 * 2880), want;
+
+	(void)state;
+	m = preset("gpt-oss-120b");
+	as_b200(&c);
+	p.ep = 8;
+	p.moe_gemm = SIM_MOE_GEMM_DEVICE;
+	assert_int_equal(m.linear_bias, 1);
+	sim_step(&m, &p, &c, &with);
+	m.linear_bias = 0;
+	sim_step(&m, &p, &c, &without);
+	want = 36 * 64 * bytes / (8.0e12 * SIM_HBM_EFF);
+	assert_true(with.breakdown.compute_s - without.breakdown.compute_s > 0.95 * want);
+	assert_true(with.breakdown.compute_s - without.breakdown.compute_s < 1.05 * want + 36 * 64 * 16e-6);
 }
 
 static void test_sim_stage_layers_llama3(void **state)
@@ -2437,6 +2522,84 @@ static void test_sim_plan_parse_purchase_default(void **state)
 	}
 }
 
+/* What a run assumed (sim_plan_assume) is in the plan file and the
+ * prediction JSON and reads back; a field once, replaced when assumed
+ * again, forgotten when stated; malformed lists are refused. */
+static void test_sim_plan_assumptions_round_trip(void **state)
+{
+	struct sim_plan p = sample_plan(), q;
+	const struct sim_assumption *a;
+	char *json, *pred;
+
+	(void)state;
+	json = sim_plan_to_json(&p);
+	assert_null(strstr(json, "assumptions"));     /* none: the file as before */
+	free(json);
+	assert_int_equal(sim_plan_assume(&p, "cluster.inter_bytes_per_s", 25e9, "200 Gb/s assumed"),
+			 RC_OK);
+	assert_int_equal(sim_plan_assume(&p, "parallel.gbs", 512, "gbs 512 assumed"), RC_OK);
+	assert_int_equal(sim_plan_assume(&p, "parallel.gbs", 256, "gbs 256 assumed"), RC_OK);
+	assert_int_equal(p.n_assumptions, 2);
+	json = sim_plan_to_json(&p);
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(sim_plan_parse("a.json", json, strlen(json), &q), RC_OK);
+	assert_int_equal(q.n_assumptions, 2);
+	a = sim_plan_assumption(&q, "cluster.inter_bytes_per_s");
+	assert_non_null(a);
+	assert_true(a->value == 25e9);
+	assert_string_equal(a->why, "200 Gb/s assumed");
+	a = sim_plan_assumption(&q, "parallel.gbs");
+	assert_non_null(a);
+	assert_true(a->value == 256);
+	assert_string_equal(a->why, "gbs 256 assumed");
+	pred = sim_prediction_to_json(&q);
+	assert_non_null(strstr(pred, "\"cluster.inter_bytes_per_s\""));
+	free(pred);
+	sim_plan_unassume(&q, "cluster.inter_bytes_per_s");
+	assert_int_equal(q.n_assumptions, 1);
+	assert_null(sim_plan_assumption(&q, "cluster.inter_bytes_per_s"));
+	assert_string_equal(q.assumptions[0].field, "parallel.gbs");
+	free(json);
+	/* full: the ninth is dropped, the eight kept */
+	for (int i = 0; i < SIM_PLAN_MAX_ASSUMPTIONS + 1; i++) {
+		char f[16];
+
+		snprintf(f, sizeof(f), "f%d", i);
+		assert_int_equal(sim_plan_assume(&q, f, i, "x"),
+				 q.n_assumptions < SIM_PLAN_MAX_ASSUMPTIONS ||
+				 sim_plan_assumption(&q, f) ? RC_OK : RC_ERR);
+	}
+	assert_int_equal(q.n_assumptions, SIM_PLAN_MAX_ASSUMPTIONS);
+	{
+		const char *bad[] = {
+			"\"assumptions\": 3",
+			"\"assumptions\": [1]",
+			"\"assumptions\": [{\"field\": \"a\", \"value\": 1}]",
+			"\"assumptions\": [{\"field\": \"a\", \"value\": \"x\", \"why\": \"w\"}]",
+			"\"assumptions\": [{\"field\": \"a\", \"value\": 1, \"why\": \"w\\u001b\"}]",
+			"\"assumptions\": [{\"field\": \"a\", \"value\": 1, \"why\": \"w\"}, "
+			"{\"field\": \"a\", \"value\": 2, \"why\": \"w\"}]",
+			"\"assumptions\": [{},{},{},{},{},{},{},{},{}]",
+		};
+		struct sim_plan r = sample_plan();
+
+		json = sim_plan_to_json(&r);
+		for (size_t i = 0; i < GP_ARRAY_LEN(bad); i++) {
+			size_t n = strlen(json) + strlen(bad[i]) + 8;
+			char *t = malloc(n);
+			struct sim_plan out;
+
+			assert_non_null(t);
+			/* the bad list first, then the rest of the object */
+			snprintf(t, n, "{%s,%s", bad[i], strchr(json, '{') + 1);
+			memset(&out, 0, sizeof(out));
+			assert_int_equal(sim_plan_parse("bad.json", t, strlen(t), &out), RC_INPUT);
+			free(t);
+		}
+		free(json);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2493,6 +2656,8 @@ int main(void)
 		cmocka_unit_test(test_sim_host_dispatch_floor),
 		cmocka_unit_test(test_sim_stage_layers_llama3),
 		cmocka_unit_test(test_sim_moe_gemm_generations),
+		cmocka_unit_test(test_sim_stack),
+		cmocka_unit_test(test_sim_expert_bias),
 		cmocka_unit_test(test_sim_stage_layers_remainder_order),
 		cmocka_unit_test(test_sim_pp_last_layers_deepseek),
 		cmocka_unit_test(test_sim_pp_comm_per_hop),
@@ -2501,6 +2666,7 @@ int main(void)
 		cmocka_unit_test(test_sim_plan_moe_round_trip),
 		cmocka_unit_test(test_sim_plan_bad_fields),
 		cmocka_unit_test(test_sim_plan_parse_purchase_default),
+		cmocka_unit_test(test_sim_plan_assumptions_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

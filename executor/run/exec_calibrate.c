@@ -670,13 +670,42 @@ static double sim_gemms_s(const struct exec_calibration *c, double knee, double 
 	return s;
 }
 
+/* The peak at which c's largest GEMM (the most FLOPs), at knee, spends
+ * its whole measured time computing: the simulator's flops / (peak x
+ * efficiency) term alone, its measured rate over its efficiency. */
+static double largest_gemm_peak(const struct exec_calibration *c, double knee)
+{
+	const struct exec_calib_gemm *g = NULL;
+	double dmin, eff;
+
+	for (int i = 0; i < c->n_gemm; i++)
+		if (!g || c->gemm[i].flops_per_s * c->gemm[i].time_s > g->flops_per_s * g->time_s)
+			g = &c->gemm[i];
+	dmin = fmin(g->m, fmin(g->n, g->k));
+	eff = SIM_GEMM_EFF_MAX * dmin / (dmin + sim_gemm_dim_half(knee));
+	return (g->backward ? 4.0 : 2.0) * g->m * g->n * g->k / (eff * g->time_s);
+}
+
 /* The peak with which the simulator's times for c's GEMMs at knee add up
  * to the measured ones (geometric bisection: the peak spans twelve
- * decades). */
+ * decades); on the CPU backend, and wherever no peak adds up, the one at
+ * which the largest GEMM's compute alone takes its measured time
+ * (largest_gemm_peak).  OpenBLAS packs its operands into cache as it
+ * computes, so a CPU GEMM's time is its compute: the simulator's memory
+ * term, a GPU's HBM traffic, fitted on the calibration's small shapes
+ * would price the memory twice and leave a peak that a large GEMM does
+ * not reach (172 GFLOP/s fitted on one Sapphire Rapids core whose
+ * sgemm ran GPT-2's 1024-token GEMMs at 127 to 140).  Small GEMMs can
+ * also take less than the simulator's floor (their bytes at the measured
+ * copy rate plus a launch each, as under ASan, whose checked memmove
+ * slows the copy); then the bisection would stop at its range's top, a
+ * peak no machine has. */
 static double fit_peak(const struct exec_calibration *c, double knee, double measured)
 {
 	double lo = 1e6, hi = 1e18;
 
+	if (strcmp(c->backend, "cpu") == 0 || sim_gemms_s(c, knee, hi, c->hbm_bytes_per_s) > measured)
+		return largest_gemm_peak(c, knee);
 	for (int it = 0; it < 200 && hi / lo > 1 + 1e-9; it++) {
 		double mid = sqrt(lo * hi);
 

@@ -107,7 +107,7 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 	}
 	/* Every rank sees the same checkpoint directory (one machine, or a
 	 * shared file system), so they find the same newest step. */
-	rc = exec_ckpt_prepare(o, &done, why, sizeof(why));
+	rc = exec_ckpt_prepare(o, &done, NULL, 0, why, sizeof(why));
 	rc = exec_job_agree(&j, rc, "execute", why);
 	if (rc == RC_OK && j.mpi) {
 		double v[2] = { done, -done };

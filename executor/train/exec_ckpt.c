@@ -30,6 +30,8 @@
 #define SHARD_MAGIC "GPCKPT01"
 /* Host memory a shard moves through, a piece at a time. */
 #define BOUNCE_BYTES ((size_t)8 << 20)
+/* A manifest lists a shard a rank in ~100 bytes: room for a million. */
+#define MANIFEST_MAX_BYTES (128 << 20)
 
 /* A shard file: this header, then per state buffer its element count
  * (int64) and its fp32 elements, all in native byte order. */
@@ -72,9 +74,10 @@ static int entry_step(const char *name)
 }
 
 /* Steps of dir's whole checkpoints (a step-* directory holding a
- * manifest), ascending, into *steps (xmalloc'd; caller frees); returns how
- * many, or -1 when dir cannot be read (errno set). */
-static int list_steps(const char *dir, int **steps)
+ * manifest; with whole_only 0 every step-* entry), ascending, into *steps
+ * (xmalloc'd; caller frees); returns how many, or -1 when dir cannot be
+ * read (errno set). */
+static int list_steps(const char *dir, int whole_only, int **steps)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -91,7 +94,7 @@ static int list_steps(const char *dir, int **steps)
 		if (s < 0)
 			continue;
 		path_fmt(path, sizeof(path), "%s/%s/manifest.json", dir, e->d_name);
-		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		if (whole_only && (stat(path, &st) != 0 || !S_ISREG(st.st_mode)))
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 8;
@@ -183,36 +186,34 @@ static int read_all(int fd, void *buf, size_t n)
 static enum rc read_manifest(const char *dir, int step, struct exec_ckpt_manifest *m,
 			     char *why, size_t size)
 {
-	char path[PATH_MAX + 64], sub[512];
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	FILE *f;
+	char path[PATH_MAX + 64], sub[1600];
+	char *buf;
+	size_t len;
+	struct stat st;
+	int fd, r;
 	enum rc rc;
 
 	step_path(path, sizeof(path), dir, step);
 	gp_strlcpy(path + strlen(path), "/manifest.json", sizeof(path) - strlen(path));
-	f = fopen(path, "rb");
-	if (!f) {
-		snprintf(why, size, "%s: cannot open: %s", path, strerror(errno));
+	fd = exec_ckpt_open_regular(path, "a checkpoint's manifest", &st, why, size);
+	if (fd < 0)
+		return RC_INPUT;
+	if (st.st_size > MANIFEST_MAX_BYTES) {
+		snprintf(why, size, "%s: expected at most %d bytes, found %lld", path,
+			 MANIFEST_MAX_BYTES, (long long)st.st_size);
+		close(fd);
 		return RC_INPUT;
 	}
-	for (;;) {
-		size_t got;
-
-		if (cap - len < 4096)
-			buf = xrealloc(buf, cap = cap ? 2 * cap : 65536);
-		got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		snprintf(why, size, "%s: cannot read: %s", path, strerror(errno));
-		fclose(f);
+	buf = xmalloc((size_t)st.st_size + 1);
+	r = read_all(fd, buf, (size_t)st.st_size);
+	close(fd);
+	if (r != 0) {
+		snprintf(why, size, "%s: cannot read: %s", path,
+			 r < 0 ? strerror(errno) : "it ended early");
 		free(buf);
 		return RC_INPUT;
 	}
-	fclose(f);
+	len = (size_t)st.st_size;
 	rc = exec_ckpt_manifest_parse(buf, len, m, sub, sizeof(sub));
 	free(buf);
 	if (rc != RC_OK)
@@ -299,7 +300,54 @@ static int identity_mismatch(const struct exec_ckpt_manifest *m, const struct ex
 	return 0;
 }
 
-enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *why, size_t size)
+/* Whether the run's data is not m's (exec_ckpt_data_mismatch): the
+ * run's --data hashed only when its path, size or time stamp is not
+ * the checkpoint's. */
+static int data_mismatch(const struct exec_ckpt_manifest *m, const struct exec_opts *o,
+			 const char *where, char *note, size_t note_size, char *why, size_t size)
+{
+	struct exec_ckpt_data run;
+	struct stat st;
+	char sub[PATH_MAX + 256];
+
+	if (o->data_path && !m->data.synthetic && strcmp(o->data_path, m->data.path) == 0 &&
+	    stat(o->data_path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (long long)st.st_size == m->data.bytes &&
+	    (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec == m->data.mtime_ns)
+		return 0;
+	if (exec_ckpt_data_id(o->data_path, &run, sub, sizeof(sub)) != RC_OK) {
+		snprintf(why, size, "%s: %s", where, sub);
+		return -1;
+	}
+	return exec_ckpt_data_mismatch(&m->data, &run, where, note, note_size, why, size);
+}
+
+/* Whether a shard m lists is missing, not a regular file or not of the
+ * manifest's size (stat only): 0, or -1 with why naming it. */
+static int shards_mismatch(const struct exec_ckpt_manifest *m, const char *dir, int step,
+			   char *why, size_t size)
+{
+	for (int r = 0; r < m->world; r++) {
+		char path[PATH_MAX + 64], what[64], sub[PATH_MAX + 256];
+		struct stat st;
+
+		path_fmt(path, sizeof(path), "%s/step-%08d/rank-%05d.bin", dir, step, r);
+		snprintf(what, sizeof(what), "the shard of rank %d", r);
+		if (exec_ckpt_stat_regular(path, what, &st, sub, sizeof(sub)) != 0) {
+			snprintf(why, size, "--resume: %s", sub);
+			return -1;
+		}
+		if ((long long)st.st_size != m->shards[r].bytes) {
+			snprintf(why, size, "--resume: %s: expected the manifest's %lld bytes, found "
+				 "%lld", path, m->shards[r].bytes, (long long)st.st_size);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *note, size_t note_size,
+			  char *why, size_t size)
 {
 	const char *dir = o->ckpt_dir;
 	struct exec_ckpt_manifest m;
@@ -308,6 +356,8 @@ enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *why, size_
 	char where[PATH_MAX + 80];
 
 	*step = 0;
+	if (note && note_size)
+		*note = '\0';
 	if (!dir)
 		return RC_OK;
 	if (!*dir) {
@@ -353,7 +403,10 @@ enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *why, size_
 			 "and write, found %s", dir, strerror(errno));
 		return RC_INPUT;
 	}
-	n = list_steps(dir, &steps);
+	/* a new run refuses whole checkpoints; a resume looks at every
+	 * step-* entry, so that a newest one that lost its manifest is named,
+	 * not passed over for an older one */
+	n = list_steps(dir, !o->resume, &steps);
 	if (n < 0) {
 		snprintf(why, size, "--checkpoint-dir: %s: cannot read: %s", dir, strerror(errno));
 		return RC_INPUT;
@@ -373,10 +426,30 @@ enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *why, size_
 			 "manifest), found none", dir);
 		return RC_INPUT;
 	}
-	if (read_manifest(dir, newest, &m, why, size) != RC_OK)
-		return RC_INPUT;
 	path_fmt(where, sizeof(where), "--resume: %s/step-%08d", dir, newest);
-	if (identity_mismatch(&m, o, where, why, size) != 0) {
+	{
+		char path[PATH_MAX + 64];
+		struct stat ms;
+
+		path_fmt(path, sizeof(path), "%s/step-%08d/manifest.json", dir, newest);
+		if (lstat(path, &ms) != 0) {
+			snprintf(why, size, "%s: expected its manifest.json, found none (%s); the "
+				 "newest checkpoint is not whole: remove it to resume from the one "
+				 "before", where, strerror(errno));
+			return RC_INPUT;
+		}
+	}
+	if (read_manifest(dir, newest, &m, why, size) != RC_OK) {
+		char sub[PATH_MAX + 1700];
+
+		gp_strlcpy(sub, why, sizeof(sub));
+		snprintf(why, size, "--resume: %s", sub);
+		return RC_INPUT;
+	}
+	if (identity_mismatch(&m, o, where, why, size) != 0 ||
+	    exec_ckpt_optim_mismatch(&m.optim, o, where, why, size) != 0 ||
+	    data_mismatch(&m, o, where, note, note_size, why, size) != 0 ||
+	    shards_mismatch(&m, dir, newest, why, size) != 0) {
 		exec_ckpt_manifest_release(&m);
 		return RC_INPUT;
 	}
@@ -394,6 +467,35 @@ enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *why, size_
 	}
 	*step = newest;
 	return RC_OK;
+}
+
+enum rc exec_ckpt_verify(const struct exec_opts *o, int step, char *why, size_t size)
+{
+	struct exec_ckpt_manifest m;
+	enum rc rc = RC_OK;
+
+	if (read_manifest(o->ckpt_dir, step, &m, why, size) != RC_OK)
+		return RC_INPUT;
+	for (int r = 0; r < m.world && rc == RC_OK; r++) {
+		char path[PATH_MAX + 64], what[64], sub[PATH_MAX + 256];
+		long long bytes;
+		uint64_t hash;
+
+		path_fmt(path, sizeof(path), "%s/step-%08d/rank-%05d.bin", o->ckpt_dir, step, r);
+		snprintf(what, sizeof(what), "the shard of rank %d", r);
+		if (exec_ckpt_file_hash(path, what, &bytes, &hash, sub, sizeof(sub)) != RC_OK) {
+			snprintf(why, size, "--resume: %s", sub);
+			rc = RC_INPUT;
+		} else if (bytes != m.shards[r].bytes || hash != m.shards[r].fnv1a64) {
+			snprintf(why, size, "--resume: %s: expected the manifest's %lld bytes of "
+				 "FNV-1a %016llx, found %lld bytes of %016llx", path, m.shards[r].bytes,
+				 (unsigned long long)m.shards[r].fnv1a64, bytes,
+				 (unsigned long long)hash);
+			rc = RC_INPUT;
+		}
+	}
+	exec_ckpt_manifest_release(&m);
+	return rc;
 }
 
 /* Every rank's verdict: RC_OK when none failed; otherwise the lowest
@@ -532,6 +634,10 @@ static enum rc publish(const struct exec_opts *o, int step, int world,
 	m.par = o->par;
 	m.lora_alpha = o->par.ft.method == SIM_FT_LORA ? exec_lora_alpha(o) : 0;
 	m.seed = o->seed;
+	if (exec_ckpt_data_id(o->data_path, &m.data, why, size) != RC_OK)
+		return RC_ERR;
+	exec_ckpt_optim_of(o, &m.optim);
+	m.steps = o->steps;
 	m.world = world;
 	m.shards = (struct exec_ckpt_shard *)shards;
 	text = exec_ckpt_manifest_to_json(&m);
@@ -557,7 +663,7 @@ static enum rc publish(const struct exec_opts *o, int step, int world,
 			 strerror(errno));
 		return RC_ERR;
 	}
-	n = list_steps(o->ckpt_dir, &steps);
+	n = list_steps(o->ckpt_dir, 1, &steps);
 	for (int i = 0; i < n - EXEC_CKPT_KEEP; i++) {
 		step_path(path, sizeof(path), o->ckpt_dir, steps[i]);
 		remove_flat_dir(path);
@@ -622,10 +728,14 @@ static enum rc read_shard(const struct exec_job *j, struct exec_trainer *t,
 		goto out;
 	}
 	path_fmt(path + strlen(path), sizeof(path) - strlen(path), "/rank-%05d.bin", j->rank);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, size, "%s: cannot open: %s", path, strerror(errno));
-		goto out;
+	{
+		struct stat st;
+		char what[64];
+
+		snprintf(what, sizeof(what), "the shard of rank %d", j->rank);
+		fd = exec_ckpt_open_regular(path, what, &st, why, size);
+		if (fd < 0)
+			goto out;
 	}
 	r = read_all(fd, &h, sizeof(h));
 	if (r != 0 || memcmp(h.magic, SHARD_MAGIC, sizeof(h.magic)) != 0 || h.rank != j->rank ||

@@ -7,8 +7,11 @@
  * Keys, in order: schema, step, model {name, layers, hidden, heads,
  * kv_heads, ffn, vocab, seq, mlp, norm, tied_embeddings}, layout {ranks,
  * tp, pp, dp, cp, zero, interleave, mbs, gbs}, lora {rank, targets,
- * alpha} (a LoRA run's only), seed, shards [{rank, file, bytes, fnv1a64
- * (16 hex digits)}].
+ * alpha} (a LoRA run's only), seed, data {path, bytes, mtime_s,
+ * mtime_nsec, fnv1a64}
+ * (null: synthetic data), optimizer {lr, beta1, beta2, eps, weight_decay,
+ * grad_clip}, steps, shards [{rank, file, bytes, fnv1a64 (16 hex
+ * digits)}].
  */
 #include <inttypes.h>
 #include <math.h>
@@ -79,6 +82,28 @@ char *exec_ckpt_manifest_to_json(const struct exec_ckpt_manifest *m)
 		cJSON_AddNumberToObject(o, "alpha", m->lora_alpha);
 	}
 	cJSON_AddNumberToObject(root, "seed", (double)m->seed);
+	if (m->data.synthetic) {
+		cJSON_AddNullToObject(root, "data");
+	} else {
+		char hash[24];
+
+		o = cJSON_AddObjectToObject(root, "data");
+		cJSON_AddStringToObject(o, "path", m->data.path);
+		cJSON_AddNumberToObject(o, "bytes", (double)m->data.bytes);
+		/* in two integers: nanoseconds since 1970 pass a double's 53 bits */
+		cJSON_AddNumberToObject(o, "mtime_s", (double)(m->data.mtime_ns / 1000000000LL));
+		cJSON_AddNumberToObject(o, "mtime_nsec", (double)(m->data.mtime_ns % 1000000000LL));
+		snprintf(hash, sizeof(hash), "%016" PRIx64, m->data.fnv1a64);
+		cJSON_AddStringToObject(o, "fnv1a64", hash);
+	}
+	o = cJSON_AddObjectToObject(root, "optimizer");
+	cJSON_AddNumberToObject(o, "lr", m->optim.lr);
+	cJSON_AddNumberToObject(o, "beta1", m->optim.beta1);
+	cJSON_AddNumberToObject(o, "beta2", m->optim.beta2);
+	cJSON_AddNumberToObject(o, "eps", m->optim.adam_eps);
+	cJSON_AddNumberToObject(o, "weight_decay", m->optim.weight_decay);
+	cJSON_AddNumberToObject(o, "grad_clip", m->optim.grad_clip);
+	cJSON_AddNumberToObject(root, "steps", m->steps);
 	a = cJSON_AddArrayToObject(root, "shards");
 	for (int r = 0; r < m->world; r++) {
 		cJSON *s = cJSON_CreateObject();
@@ -248,6 +273,74 @@ static void read_lora(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *m
 		m->lora_alpha = alpha->valuedouble;
 }
 
+/* A 16-hex-digit FNV-1a hash field of o. */
+static uint64_t get_hash(struct rd *r, const cJSON *o, const char *where, const char *key)
+{
+	const char *h = get_str(r, o, where, key);
+	uint64_t v;
+	char *end;
+
+	if (r->bad)
+		return 0;
+	v = strtoull(h, &end, 16);
+	if (strlen(h) != 16 || *end)
+		bad(r, where, key, "16 hex digits", cJSON_GetObjectItemCaseSensitive(o, key));
+	return v;
+}
+
+/* A number field of o, finite and >= lo. */
+static double get_num(struct rd *r, const cJSON *o, const char *where, const char *key,
+		      double lo)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	char want[64];
+
+	snprintf(want, sizeof(want), "a finite number >= %g", lo);
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo) {
+		bad(r, where, key, want, v);
+		return 0;
+	}
+	return v->valuedouble;
+}
+
+static void read_data(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *m)
+{
+	struct exec_ckpt_data *d = &m->data;
+	long long sec = 0, nsec = 0;
+	const char *path;
+	size_t at;
+
+	if (cJSON_IsNull(o)) {
+		d->synthetic = 1;
+		return;
+	}
+	if (!cJSON_IsObject(o)) {
+		bad(r, "", "data", "an object, or null for synthetic data", o);
+		return;
+	}
+	path = get_str(r, o, ".data", "path");
+	if (!r->bad && (!*path || strlen(path) >= sizeof(d->path) ||
+			!gp_text_is_printable(path, strlen(path), &at)))
+		bad(r, ".data", "path", "a printable path of 1 to 1023 bytes",
+		    cJSON_GetObjectItemCaseSensitive(o, "path"));
+	gp_strlcpy(d->path, path, sizeof(d->path));
+	get_int(r, o, ".data", "bytes", 0, 9007199254740992.0, &d->bytes);
+	get_int(r, o, ".data", "mtime_s", -9.2e9, 9.2e9, &sec);
+	get_int(r, o, ".data", "mtime_nsec", -999999999, 999999999, &nsec);
+	d->mtime_ns = sec * 1000000000LL + nsec;
+	d->fnv1a64 = get_hash(r, o, ".data", "fnv1a64");
+}
+
+static void read_optim(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *m)
+{
+	m->optim.lr = get_num(r, o, ".optimizer", "lr", 0);
+	m->optim.beta1 = get_num(r, o, ".optimizer", "beta1", 0);
+	m->optim.beta2 = get_num(r, o, ".optimizer", "beta2", 0);
+	m->optim.adam_eps = get_num(r, o, ".optimizer", "eps", 0);
+	m->optim.weight_decay = get_num(r, o, ".optimizer", "weight_decay", 0);
+	m->optim.grad_clip = get_num(r, o, ".optimizer", "grad_clip", 0);
+}
+
 static void read_shards(struct rd *r, const cJSON *a, struct exec_ckpt_manifest *m)
 {
 	int n = 0;
@@ -263,21 +356,15 @@ static void read_shards(struct rd *r, const cJSON *a, struct exec_ckpt_manifest 
 	m->shards = xcalloc((size_t)m->world, sizeof(*m->shards));
 	cJSON_ArrayForEach(s, a) {
 		long long bytes = 0;
-		const char *h;
-		char *end;
 
 		if (get_i(r, s, ".shards[]", "rank", 0, 1 << 20) != n && !r->bad)
 			bad(r, ".shards[]", "rank", "the shards in rank order",
 			    cJSON_GetObjectItemCaseSensitive(s, "rank"));
 		get_int(r, s, ".shards[]", "bytes", 0, 9007199254740992.0, &bytes);
-		h = get_str(r, s, ".shards[]", "fnv1a64");
+		m->shards[n].fnv1a64 = get_hash(r, s, ".shards[]", "fnv1a64");
 		if (r->bad)
 			return;
 		m->shards[n].bytes = bytes;
-		m->shards[n].fnv1a64 = strtoull(h, &end, 16);
-		if (strlen(h) != 16 || *end)
-			bad(r, ".shards[]", "fnv1a64", "16 hex digits",
-			    cJSON_GetObjectItemCaseSensitive(s, "fnv1a64"));
 		n++;
 	}
 }
@@ -314,6 +401,17 @@ enum rc exec_ckpt_manifest_parse(const char *buf, size_t len, struct exec_ckpt_m
 		read_lora(&r, o, &m);
 	get_int(&r, root, "", "seed", 0, 9007199254740992.0, &seed);
 	m.seed = (uint64_t)seed;
+	if (!r.bad) {
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "data");
+
+		if (!d)
+			bad(&r, "", "data", "the data trained on (null: synthetic)", d);
+		else
+			read_data(&r, d, &m);
+	}
+	if (!r.bad && (o = get_obj(&r, root, "", "optimizer")))
+		read_optim(&r, o, &m);
+	m.steps = get_i(&r, root, "", "steps", 1, 2147483647.0);
 	if (!r.bad)
 		read_shards(&r, cJSON_GetObjectItemCaseSensitive(root, "shards"), &m);
 	cJSON_Delete(root);

@@ -104,6 +104,23 @@ struct exec_ckpt_shard {
 	uint64_t fnv1a64;       /* of the whole file */
 };
 
+/* The --data file a run trained on, as its checkpoints record it: the
+ * path as given, its size, modification time and FNV-1a hash of the
+ * whole file.  The size and hash are what the file is; the path and time
+ * only where it was.  synthetic: no --data (the rest 0). */
+struct exec_ckpt_data {
+	int synthetic;
+	char path[1024];
+	long long bytes;
+	long long mtime_ns;     /* st_mtim, nanoseconds since the epoch */
+	uint64_t fnv1a64;
+};
+
+/* AdamW's settings as a checkpoint's run had them (exec_opts'). */
+struct exec_ckpt_optim {
+	double lr, beta1, beta2, adam_eps, weight_decay, grad_clip;
+};
+
 /* What manifest.json says.  Plain data; shards is xcalloc'd, freed by
  * exec_ckpt_manifest_release(). */
 struct exec_ckpt_manifest {
@@ -115,6 +132,10 @@ struct exec_ckpt_manifest {
 				  * targets */
 	double lora_alpha;       /* LoRA's alpha as run (exec_lora_alpha) */
 	uint64_t seed;
+	struct exec_ckpt_data data;    /* what the batches were drawn from */
+	struct exec_ckpt_optim optim;
+	int steps;               /* --steps of the run that wrote it (a resume
+				  * may change it: no rate follows from it) */
 	int world;
 	struct exec_ckpt_shard *shards; /* [world] */
 };
@@ -126,6 +147,37 @@ char *exec_ckpt_manifest_to_json(const struct exec_ckpt_manifest *m);
  * expected X, found Y") in why[size] and out untouched on failure. */
 enum rc exec_ckpt_manifest_parse(const char *buf, size_t len, struct exec_ckpt_manifest *out,
 				 char *why, size_t size);
+
+/* The checks of exec_ckpt_check.c.  Messages name the file, escaped. */
+struct stat;
+/* Whether path is a regular file (stat, nothing opened): 0, or -1 with
+ * "PATH: expected a regular file (WHAT), found a FIFO" (or none) in why. */
+int exec_ckpt_stat_regular(const char *path, const char *what, struct stat *st, char *why,
+			   size_t size);
+/* Opens path for reading when stat says it is a regular file, without
+ * blocking, and checks with fstat that the file opened is that one: the
+ * descriptor (caller closes), or -1 with why as above. */
+int exec_ckpt_open_regular(const char *path, const char *what, struct stat *st, char *why,
+			   size_t size);
+/* Size and FNV-1a hash of the regular file path: RC_OK, or RC_INPUT
+ * with why. */
+enum rc exec_ckpt_file_hash(const char *path, const char *what, long long *bytes,
+			    uint64_t *hash, char *why, size_t size);
+/* The identity of the --data file path (NULL: synthetic data) into d:
+ * RC_OK, or RC_INPUT with why. */
+enum rc exec_ckpt_data_id(const char *path, struct exec_ckpt_data *d, char *why, size_t size);
+/* Whether run's data is not the checkpoint's (ck): 0, with a note
+ * (when note is not NULL; else untouched) where only its path or time
+ * stamp differ; -1 with "WHERE: --data: expected the checkpoint's ...,
+ * found ..." in why. */
+int exec_ckpt_data_mismatch(const struct exec_ckpt_data *ck, const struct exec_ckpt_data *run,
+			    const char *where, char *note, size_t note_size, char *why,
+			    size_t size);
+/* o's AdamW settings; and whether a checkpoint's differ from o's: 0, or
+ * -1 with the first that differs, both values, in why. */
+void exec_ckpt_optim_of(const struct exec_opts *o, struct exec_ckpt_optim *out);
+int exec_ckpt_optim_mismatch(const struct exec_ckpt_optim *ck, const struct exec_opts *o,
+			     const char *where, char *why, size_t size);
 
 /* Writes step's checkpoint of every rank's trainer t into o->ckpt_dir as
  * exec_ckpt_prepare() describes, and removes all but the newest

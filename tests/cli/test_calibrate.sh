@@ -29,6 +29,28 @@ peak=$(json_num bf16_flops_per_s "$CAL")
 awk -v p="$peak" 'BEGIN { exit !(p > 1e8 && p < 1e13) }' \
 	&& pass "calibration file: a CPU's GEMM peak ($peak FLOP/s)" \
 	|| fail "calibration file: a CPU's GEMM peak" "found '$peak'"
+# the peak is the largest GEMM's (most FLOPs) measured rate over its
+# efficiency at the fitted knee, min(m, n, k) / (min + knee): never the
+# 1e18 at the top of the fit's range where quick GEMMs beat the
+# simulator's floor, and within a hundred times the measured rate
+band=$(awk -F'[:,]' -v peak="$peak" '
+	function num(s) { gsub(/[[:space:]]/, "", s); return s + 0 }
+	$1 ~ /"gemm_dim_half"/ { knee = num($2) }
+	$1 ~ /"m"$/ { m = num($2) } $1 ~ /"n"$/ { n = num($2) } $1 ~ /"k"$/ { k = num($2) }
+	$1 ~ /"time_s"/ { t = num($2) }
+	$1 ~ /"flops_per_s"/ && m > 0 {
+		r = num($2)
+		if (r * t > best) { best = r * t; d = m < n ? m : n; d = d < k ? d : k; rate = r; dl = d }
+		m = 0
+	}
+	END {
+		if (rate <= 0) exit 1
+		eff = dl / (dl + knee)
+		printf "%.6g %.6g", rate, peak * eff / rate
+		exit !(peak >= rate && peak <= 100 * rate && peak * eff / rate > 0.999999 && peak * eff / rate < 1.000001)
+	}' "$CAL") \
+	&& pass "calibration file: the peak is the largest GEMM's rate over its efficiency ($band)" \
+	|| fail "calibration file: the peak is the largest GEMM's rate over its efficiency" "peak '$peak', rate and ratio '$band'"
 
 # the default output is the user directory, where the others look
 gp calibrate --backend cpu --quick

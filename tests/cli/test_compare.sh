@@ -30,7 +30,9 @@ gp compare --model llama3-8b --tokens 1T
 expect_rc "compare exits 0" 0
 expect_out "compare prints its header" "^GPU +OPTION +WHERE +TIME +COST +USD/B-TOK +USD/GPU-H +BREAK-EVEN"
 expect_out "compare rents H100" "^H100-SXM5-80GB +rent "
-expect_out "compare buys the HGX H100 machine" "^ +buy +1 x hgx-h100-8x \(\\\$296,644, 2024-03-21\)"
+# a purchase price carries its date and age (GPUPLAN_NOW 2026-12-04), stale
+# beyond 90 days as a rental's is
+expect_out "compare buys the HGX H100 machine, its price dated and aged" "^ +buy +1 x hgx-h100-8x \(\\\$296,644, 2024-03-21, 988 days old, stale\)"
 # Owning per GPU-hour: 296644 / (3 y x 8760 h x 0.7) / 8 = 2.016 purchase;
 # (8 x 700 W + 4600 W) = 10200 W x 1.2 x 0.15 / 1000 / 8 = 0.2295 power;
 # together 2.25 USD/GPU-h.
@@ -43,6 +45,14 @@ expect_out "compare states the amortisation" "^  amortisation straight line over
 expect_out "compare states the storage price" "2 kept at \\\$0.023/GB-month"
 grep -q '/work\|/home\|/tmp' "$OUT" && fail "compare prints no machine paths" "$(grep -m1 '/work\|/home\|/tmp' "$OUT")" \
 	|| pass "compare prints no machine paths"
+# compare reads the products plan reads: 512 H100 are rented as the
+# Capacity Block plan buys them as (37.76 USD an instance-hour against
+# 55.04 and more on demand), not on demand
+gp compare --model llama3-70b --tokens 1T --gpus 512 --gpu h100
+expect_rc "compare on 512 H100 exits 0" 0
+expect_out "compare rents 512 H100 as a capacity block" "^H100-SXM5-80GB +rent +aws p5\.48xlarge [a-z0-9-]+ capacity-block "
+gp plan --model llama3-70b --tokens 1T --gpu h100 --min-gpus 512 --max-gpus 512 --objective cost -o "$TMP/h512.json"
+expect_out "plan buys the same 512 H100 the same way" "^1 +aws p5\.48xlarge [a-z0-9-]+ capacity-block( \+[0-9] regions?)? +64x8=512 "
 
 # ---- owning options change the parts: 5 years fully busy,
 # 296644 / (5 x 8760) / 8 = 0.847 USD/GPU-h purchase; power at 0.30 USD/kWh
@@ -204,13 +214,16 @@ check("compare --json states its assumptions in seconds and USD",
       a["amortisation_s"] == 3 * 8760 * 3600 and a["utilisation"] == 0.7 and a["pue"] == 1.2
       and a["usd_per_kwh"] == 0.15 and a["rent_purchase"] == "on-demand"
       and a["checkpoints_kept"] == 2 and a["storage_usd_per_gb_month"] == 0.023, repr(a))
-check("compare --json: rented options say how they are paid for",
-      all(t["rent"]["purchase"] == "on-demand" and not t["rent"]["spot"]
+check("compare --json: rented options say how they are paid for (as plan reads them)",
+      all(t["rent"]["purchase"] in ("on-demand", "capacity-block") and not t["rent"]["spot"]
           for t in doc["types"] if t["rent"]))
 check("compare --json: bought options are owned",
       all(t["buy"]["purchase"] == "owned" and t["buy"]["provider"] == "owned"
           for t in doc["types"] if t["buy"]))
 PY
+gp compare --model llama3-8b --tokens 1T --gpu h100 --spot
+expect_out "compare states the interruptions in TIME" \
+	"^  interruptions failures 2\.19e-05/GPU-hour x 8 GPUs .*, and spot preemptions 0\.01/node-hour; [0-9.]+-[0-9.]+ expected a row, .*effective training time [0-9.]+-[0-9.]+% \(in TIME\)"
 gp compare --model llama3-8b --tokens 1T --gpu h100 --spot --json
 expect_rc "compare --spot --json exits 0" 0
 check_json "compare --spot --json rents spot" "$OUT" <<'PY'
@@ -284,7 +297,7 @@ grep -Eq '"purchase":[[:space:]]*"spot"' "$TMP/old-spot-back.json" && pass "an o
 	|| fail "an old spot plan file reads as spot" "$(grep -m1 purchase "$TMP/old-spot-back.json")"
 # A 200B-token job carries 20% of the term: still cheaper than on demand,
 # but only while its share stays under the printed break-even.
-gp plan --model llama3-8b --tokens 200B --provider gcp --no-spot --objective cost --commitment-share 0.2 -o "$TMP/r2.json"
+gp plan --model llama3-8b --tokens 200B --provider gcp --no-spot --blocks none --objective cost --commitment-share 0.2 -o "$TMP/r2.json"
 expect_rc "plan --commitment-share exits 0" 0
 expect_out "--commitment-share states the break-even share" "carries 20% of the commitment: .* cheaper only if this job carries at most [0-9.]+% of the term"
 gp plan --model llama3-8b --tokens 200B --commitment-share 1.5 -o "$TMP/r3.json"
@@ -320,11 +333,12 @@ expect_rc "--have without a count exits 2" 2
 gp plan --model llama3-8b --tokens 100B --no-spot -o "$TMP/s.json"
 expect_rc "plan exits 0" 0
 # 8.03e9 params x 14 B = 112 GB
-expect_out "plan states the checkpoint size, interval and storage cost" "^checkpoints: 112 GB each \(14 bytes/param\), written every 1\.0 h .* 2 kept at \\\$0.023/GB-month .*, included"
+expect_out "plan states the checkpoint size, interval and storage cost" "^checkpoints: 112 GB each \(14 bytes/param\), written every [0-9.]+ [a-z]+ in .* \(Young/Daly; .* 2 kept at \\\$0.023/GB-month .*, included"
 gp plan --model llama3-8b --tokens 100B --no-spot --storage-price 0 --ckpt-interval 0 -o "$TMP/s2.json"
 expect_out "--storage-price 0 makes storage free" "2 kept at \\\$0/GB-month for .*: \\\$0\.00, included"
 gp plan --model llama3-8b --tokens 100B --no-spot --json -o "$TMP/s3.json"
-for k in purchase costs compute_usd storage_usd checkpoint_bytes commitment storage_usd_per_gb_month; do
+for k in purchase costs compute_usd storage_usd checkpoint_bytes commitment storage_usd_per_gb_month \
+	interruptions effective_training_time failures_per_gpu_hour; do
 	expect_out "plan --json has \"$k\"" "\"$k\":"
 done
 gp plan --model llama3-8b --tokens 100B --ckpt-keep -1 -o "$TMP/s4.json"

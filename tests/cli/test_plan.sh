@@ -12,7 +12,7 @@ gp plan --help
 expect_rc "plan --help exits 0" 0
 for opt in --budget --hourly-budget --monthly-budget --deadline --objective --phases \
 	--jobs --gbs --gbs-tokens --gpu --provider --region --spot --no-spot --max-gpus \
-	--min-gpus --tp --pp --zero --top --dump-lp --json --output --preempt-rate; do
+	--min-gpus --tp --pp --zero --top --dump-lp --json --output --preempt-rate --failure-rate; do
 	expect_out "plan --help lists $opt" -- "$opt"
 done
 expect_out "plan --help states the --max-gpus default" "at most N GPUs \(default 4096\)"
@@ -66,17 +66,68 @@ gp plan --model llama3-8b --tokens 100B --monthly-budget 20000 -o "$TMP/plan4.js
 expect_rc "plan with a monthly budget exits 0" 0
 expect_out "the monthly budget becomes 20000/730 per hour" '\$27\.40/h'
 
+# ---- interruptions: every answer states them, its time includes them
+# (planner/plan.h: failures 466 / (54 d x 24 h x 16,384 GPUs) per GPU-hour)
+gp plan --model llama3-70b --tokens 1T --budget 2.5M -o "$TMP/good.json"
+expect_rc "interruptions: plan exits 0" 0
+expect_out "the answer states expected interruptions and effective training time" \
+	"^interruptions: [0-9.]+ expected \(failures 2\.19e-05/GPU-hour x [0-9]+ GPUs: one every [0-9.]+ [a-z]+\), each a restart of 5\.0 min and the work since the last checkpoint redone: effective training time 9[0-9]\.[0-9]+% \(\+[0-9.]+% wall time with the checkpoints, included\)"
+expect_out "its checkpoints are written at the Young/Daly interval" "^checkpoints: .* written every .* \(Young/Daly; \+[0-9.]+% wall time, included\)"
+gp plan --model llama3-70b --tokens 1T --budget 2.5M --json -o "$TMP/good.json"
+if command -v python3 >/dev/null; then
+	python3 - "$OUT" >"$TMP/good.check" <<'PY'
+import json, sys
+rate = 466 / (54 * 24 * 16384)
+bad = []
+for p in json.load(open(sys.argv[1]))["plans"]:
+    i, k = p["interruptions"], p["costs"]
+    work = p["time_to_train_s"] - k["provision_s"] - k["startup_s"]
+    for name, got, want in (
+            ("failures_per_gpu_hour", i["failures_per_gpu_hour"], rate),
+            ("mtbf_s", i["mtbf_s"], 3600 / (rate * p["gpus"])),
+            ("expected = training wall time / mtbf", i["expected"], work / i["mtbf_s"]),
+            ("effective = 1 - waste", i["effective_training_time"], 1 - i["waste"]),
+            ("interval", k["checkpoint_interval_s"], i["checkpoint_interval_s"])):
+        if abs(got - want) > 1e-6 * abs(want):
+            bad.append("%s: %r, expected %r" % (name, got, want))
+    if i["checkpoint_interval_from"] != "young-daly" or not 0 < i["waste"] < 0.1:
+        bad.append(repr(i))
+print("ok" if not bad else "; ".join(bad[:3]))
+PY
+	[ "$(cat "$TMP/good.check")" = ok ] \
+		&& pass "--json: interruptions expected = wall time / MTBF, at the sourced rate" \
+		|| fail "--json: interruptions expected = wall time / MTBF, at the sourced rate" "$(cat "$TMP/good.check")"
+else
+	echo "skip - --json interruptions: no python3"
+fi
+gp plan --model llama3-70b --tokens 1T --budget 2.5M --failure-rate 0 -o "$TMP/good.json"
+expect_rc "--failure-rate 0 exits 0" 0
+expect_out "--failure-rate 0: none expected" "^interruptions: 0 expected \(failures 0/GPU-hour"
+gp plan --model llama3-70b --tokens 1T --budget 2.5M --ckpt-interval 1h -o "$TMP/good.json"
+expect_out "--ckpt-interval 1h pins the interval" "^checkpoints: .* written every 1\.0 h in .* \(--ckpt-interval; "
+gp plan --model llama3-70b --tokens 1T --budget 2.5M --ckpt-interval auto -o "$TMP/good.json"
+expect_rc "--ckpt-interval auto exits 0" 0
+gp plan --model llama3-70b --tokens 1T --failure-rate -1
+expect_rc "--failure-rate -1 exits 2" 2
+expect_err "--failure-rate -1: one line naming the flag" "^error: --failure-rate"
+
 # ---- filters
-gp plan --model llama3-70b --tokens 1T --budget 2M --spot --gpu h100 --top 3 -o "$TMP/plan5.json"
+# (20B tokens: 4 spot nodes, gpuplan's policy, finish in days; 1T would
+# hold them for a year, which is no answer)
+gp plan --model llama3-70b --tokens 20B --budget 200k --spot --gpu h100 --top 3 -o "$TMP/plan5.json"
 expect_rc "plan with filters exits 0" 0
 n=$(awk '$1 ~ /^[0-9]+$/' "$OUT" | grep -vc ' spot ')
 [ "$n" = 0 ] && pass "--spot keeps spot rows only" || fail "--spot keeps spot rows only" "$n other rows"
-expect_out "a spot answer states its preemption model" "^spot: 0.01 preemptions/node-hour .*Young/Daly"
+expect_out "a spot answer states its preemptions beside the failures" \
+	"^interruptions: [0-9.]+ expected \(failures 2\.19e-05/GPU-hour x [0-9]+ GPUs, spot preemptions 0\.01/node-hour x [0-9]+ nodes: one every .*effective training time [0-9.]+%"
+expect_out "a spot answer checkpoints at the Young/Daly interval" "^checkpoints: .* written every .* \(Young/Daly; "
 # simulate of that plan prices its steps alone, and says what the plan's
 # answer adds (its time, from the answer line, and cost)
 answer=$(sed -n 's/^answer: llama3-70b in \([0-9.]* [a-z]*\) for \(\$[0-9,]*\) .*/\1 for \2/p' "$OUT")
 gp simulate "$TMP/plan5.json"
 expect_rc "simulate of a spot plan exits 0" 0
+expect_out "simulate states the run's interruptions, in the plan's answer" \
+	"^interruptions: [0-9.]+ expected \(failures 2\.19e-05/GPU-hour x [0-9]+ GPUs, spot preemptions 0\.01/node-hour x [0-9]+ nodes: one every .*\), checkpoints every .* \(the plan's\): effective training time [0-9.]+%, in the plan's answer below"
 expect_out "simulate of a spot plan names the plan's answer, $answer" \
 	"^  the plan's answer, ${answer//$/\\$}, adds what running the steps costs beyond them"
 gp simulate "$TMP/plan4.json"
@@ -338,29 +389,33 @@ expect_rc "frontier --help exits 0" 0
 expect_out "frontier --help lists --csv" "--csv FILE"
 
 # ---- the age of the prices an answer uses, and capacity blocks ------------
-# A 40-day deadline: the cheapest answer is 40 p5.48xlarge in a capacity
-# block (39.33 USD per instance-hour against 55.04 on demand) for the 37.3
-# days of the run, paid as blocks of whole weeks beyond 14 days (42), whose
-# rate is dated 2024-12-31: 703 days before GPUPLAN_NOW (2026-12-04).
-gp plan --model llama3-70b --tokens 1T --deadline 40d -o "$TMP/block.json"
+# A 40-day deadline on AWS: the cheapest answer is 40 p5.48xlarge in a
+# Capacity Block (37.76 USD per instance-hour in the five regions outside
+# the US, against 41.528 in the US and 55.04+ on demand) for the 37.5 days (its expected interruptions included)
+# of the run, paid as blocks of whole weeks beyond 14 days (42), whose
+# rate is dated 2026-07-22: 135 days before GPUPLAN_NOW (2026-12-04).  The
+# five regions at the same price are one row.
+gp plan --model llama3-70b --tokens 1T --deadline 40d --provider aws -o "$TMP/block.json"
 expect_rc "block: plan exits 0" 0
-expect_out "block: the answer is a capacity block" "^1 +aws p5\.48xlarge us-east-[12] capacity-block +40x8=320 .* 37\.3 d "
-expect_out "block: its terms and the days paid up front" "^capacity-block: 40 x p5\.48xlarge in us-east-[12] for 42 days, paid up front at \\\$39\.33 per instance-hour"
-expect_out "block: its own node bound" "^capacity: 40 of at most 64 nodes: one capacity block holds at most 64"
-expect_out "block: the age of its price" "^prices: aws p5\.48xlarge us-east-[12] capacity-block dated 2024-12-31 .*: 703 days old on 2026-12-04"
+expect_out "block: the answer is a capacity block, other regions folded" "^1 +aws p5\.48xlarge [a-z0-9-]+ capacity-block \+4 regions +40x8=320 .* 37\.5 d "
+expect_out "block: its product, terms and the days paid up front" "^capacity-block: AWS EC2 Capacity Block for ML of 40 x p5\.48xlarge in [a-z0-9-]+ for 42 days, paid up front at \\\$37\.76 per instance-hour"
+expect_out "block: its own node bound, product and source" "^capacity: 40 of at most 64 nodes: one AWS EC2 Capacity Block for ML holds at most 64 aws p5\.48xlarge nodes \(aws-capacity-blocks-pricing-2026-07\)$"
+expect_out "block: the up-front sum" "^up front: \\\$1,522,[0-9]+, paid when the AWS EC2 Capacity Block for ML is bought$"
+expect_out "block: the regions folded into it" "^regions: the same at the same price in .*eu-north-1.* \(folded into row 1\)$"
+expect_out "block: the age of its price" "^prices: aws p5\.48xlarge [a-z0-9-]+ capacity-block dated 2026-07-22 .*: 135 days old on 2026-12-04"
 expect_err "block: a stale price is warned of" "^warning: 1 of the answer's 1 price is older than 90 days \(--max-price-age\)"
-grep -q '"purchase":[[:space:]]*"capacity-block"' "$TMP/block.json" && grep -q '"price_date":[[:space:]]*"2024-12-31"' "$TMP/block.json" \
+grep -q '"purchase":[[:space:]]*"capacity-block"' "$TMP/block.json" && grep -q '"price_date":[[:space:]]*"2026-07-22"' "$TMP/block.json" \
 	&& pass "block: the plan file has its purchase and price date" \
 	|| fail "block: the plan file has its purchase and price date" "$(grep -E 'purchase|price_date' "$TMP/block.json")"
-gp plan --model llama3-70b --tokens 1T --deadline 40d --max-price-age 800d -o "$TMP/block.json"
+gp plan --model llama3-70b --tokens 1T --deadline 40d --provider aws --max-price-age 800d -o "$TMP/block.json"
 expect_rc "--max-price-age 800d exits 0" 0
 grep -q '^warning:' "$ERR" && fail "--max-price-age 800d: no warning" "$(grep '^warning:' "$ERR")" \
 	|| pass "--max-price-age 800d: no warning"
-gp plan --model llama3-70b --tokens 1T --deadline 40d --json -o "$TMP/block.json"
-expect_out "--json: each row's price date" '"price_date":[[:space:]]*"2024-12-31"'
-expect_out "--json: its age" '"price_age_days":[[:space:]]*703'
+gp plan --model llama3-70b --tokens 1T --deadline 40d --provider aws --json -o "$TMP/block.json"
+expect_out "--json: each row's price date" '"price_date":[[:space:]]*"2026-07-22"'
+expect_out "--json: its age" '"price_age_days":[[:space:]]*135'
 expect_out "--json: stale" '"price_stale":[[:space:]]*true'
-gp plan --model llama3-70b --tokens 1T --deadline 40d --blocks none -o "$TMP/block.json"
+gp plan --model llama3-70b --tokens 1T --deadline 40d --provider aws --blocks none -o "$TMP/block.json"
 expect_rc "--blocks none exits 0" 0
 grep -q ' capacity-block' "$OUT" && fail "--blocks none: no capacity block" "$(grep -m1 ' capacity-block' "$OUT")" \
 	|| pass "--blocks none: no capacity block"
@@ -377,17 +432,16 @@ expect_out "frontier prints the ages of its rates" "^prices: [0-9]+ rates, .* da
 # as a capacity block at 761.904 USD/h (42.328 per instance); 80 layers and
 # a power-of-two batch leave 72 GPUs without a layout, so the plan runs on
 # 16 of its nodes (64 GPUs, as NVIDIA's GB200 recipes do) and pays for 18
-gp plan --model llama3-70b --tokens 200B --gpu GB200 --json -o "$TMP/gb200.json"
+gp plan --model llama3-70b --tokens 200B --gpu GB200 --provider aws --json -o "$TMP/gb200.json"
 expect_rc "GB200: a plan" 0
 expect_out "GB200: 16 nodes run" '"nodes":[[:space:]]*16,'
 expect_out "GB200: 18 nodes paid" '"billed_nodes":[[:space:]]*18,'
-gp plan --model llama3-70b --tokens 200B --gpu GB200 -o "$TMP/gb200.json"
+gp plan --model llama3-70b --tokens 200B --gpu GB200 --provider aws -o "$TMP/gb200.json"
 expect_out "GB200: the UltraServer as a capacity block" "^1 +aws p6e-gb200\.36xlarge us-east-1-dfw-2a capacity-block +16x4=64 .* \\\$762 "
 expect_out "GB200: the units line" "^units: aws rents p6e-gb200\.36xlarge us-east-1-dfw-2a in whole units of 18 nodes \(aws-p6e-ultraservers\): the plan runs on 16 and pays for 18"
-expect_out "GB200: the block pays 18 instances" "^capacity-block: 18 x p6e-gb200\.36xlarge in us-east-1-dfw-2a for [0-9]+ days, paid up front at \\\$42\.328 per instance-hour"
-# without blocks nothing sells it: the Azure and Oracle trays are one node
-# of 4 GPUs each, too small for 70B
-gp plan --model llama3-70b --tokens 200B --gpu GB200 --blocks none -o "$TMP/gb200.json"
+expect_out "GB200: the block pays 18 instances" "^capacity-block: AWS EC2 Capacity Block for ML of 18 x p6e-gb200\.36xlarge in us-east-1-dfw-2a for [0-9]+ days, paid up front at \\\$42\.328 per instance-hour"
+# without blocks AWS sells no GB200 (no on-demand or spot price)
+gp plan --model llama3-70b --tokens 200B --gpu GB200 --provider aws --blocks none -o "$TMP/gb200.json"
 expect_rc "GB200 without blocks: no feasible plan" 3
 
 # ---- mixture of experts: EP, ETP and the precision searched
@@ -448,8 +502,27 @@ gp plan --model llama3-70b --tokens 1T --ep 8
 expect_rc "--ep 8 on a dense model exits 2" 2
 expect_err "--ep on a dense model says why" "^error: --ep: expected 1 for llama3-70b, a model without experts, found 8"
 gp plan --help
-for opt in --ep --etp --precision; do
+for opt in --ep --etp --precision --stack; do
 	expect_out "plan --help lists $opt" -- "$opt"
 done
+
+# The answer places its tokens/s per GPU against the fastest published run
+# of the model on its GPU (DeepSeek-V3 on B300: 3541, Megatron-Bridge 26.06).
+gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 -q -o "$TMP/ds.json"
+expect_rc "deepseek-v3 15T plans" 0
+expect_out "the answer names its stack" '^stack +Megatron-Core with Transformer Engine >= 2.16'
+per=$(sed -n 's/^published \([0-9]*\) tokens\/s per GPU predicted.*/\1/p' "$OUT")
+best=$(sed -n 's/^published .*best[ is]* \([0-9]*\) (DGX-B300.*/\1/p' "$OUT")
+[ "$best" = 3541 ] && pass "the published line names the best B300 run" \
+	|| fail "the published line names the best B300 run" "found '$best'"
+if [ -n "$per" ] && [ "$per" -gt 3541 ]; then
+	expect_out "faster than every run: said so" 'exceeds every published run of deepseek-v3 on B300'
+else
+	expect_out "within the runs: said so" 'within published runs of deepseek-v3 on B300'
+fi
+gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 --stack te2.14 -q -o "$TMP/ds14.json"
+expect_out "--stack te2.14: loop, no overlap" 'host-looped expert GEMMs, flex dispatcher \(DeepEP/HybridEP\), no EP overlap'
+gp plan --model deepseek-v3 --tokens 15T --stack te9
+expect_rc "--stack te9 exits 2" 2
 
 finish

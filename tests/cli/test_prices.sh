@@ -24,7 +24,7 @@ expect_rc "prices list exits 0" 0
 expect_out "prices list starts with the cheapest GPU-hour" "^PROVIDER"
 [ "$(sed -n 2p "$OUT" | awk '{print $1, $2}')" = "runpod 8x_RTX4000-Ada_SECURE" ] \
 	&& pass "first row is runpod 8x RTX4000-Ada" || fail "first row is runpod 8x RTX4000-Ada" "$(sed -n 2p "$OUT")"
-expect_err "prices list says where the table came from" "154 offerings from .*data/prices.csv"
+expect_err "prices list says where the table came from" "157 offerings from .*data/prices.csv"
 
 gp prices list --gpu h100 --provider aws --region us-east-1
 expect_rc "prices list filters exit 0" 0
@@ -36,10 +36,10 @@ expect_out "p5.48xlarge priced per node, GPU and month" "p5\.48xlarge +8x H100-S
 # the network and the node limit a plan gets: EFA 3200 Gb/s and Capacity
 # Blocks' 64 instances for p5.48xlarge; p5.4xlarge's one EFA card of 100
 # Gb/s but no stated capacity, so one node
-expect_out "p5.48xlarge: 3200 Gb/s, 64 nodes" "p5\.48xlarge .* us-east-1 .* 3200 +64  "
+expect_out "p5.48xlarge: 3200 Gb/s, 64 nodes by gpuplan's policy" "p5\.48xlarge .* us-east-1 .* 3200 +64p  "
 expect_out "p5.4xlarge: 100 Gb/s, one node" "p5\.4xlarge .* us-east-1 .* 100 +1  "
 gp prices list --gpu h100 --spot --provider aws --region us-east-1
-expect_out "spot: the 4-node spot bound" "p5\.48xlarge .* 3200 +4  "
+expect_out "spot: the 4-node spot bound, a policy" "p5\.48xlarge .* 3200 +4p  "
 gp prices list --provider lambda --gpu h100
 expect_out "lambda: no network stated, one node" "gpu_8x_h100_sxm5 .* - +1  "
 
@@ -60,11 +60,11 @@ expect_out "JSON gives USD per GPU-hour" '"usd_per_gpu_hour":[[:space:]]+6\.99,'
 # GB200 trays of NVL72 racks: the row's 72 (azure) or the GPU's (oracle);
 # an HGX board is its node's 8, one GPU of it 1
 gp prices list --gpu GB200
-expect_out "azure GB200: 108.16 a VM, 1600 Gb/s, domain 72" "^azure +Standard_ND128isr_NDR_GB200_v6 +4x GB200 +westus3 +108\.16 +27\.040 .* 1600 +1 +72 +2026-09-06"
+expect_out "azure GB200: 108.16 a VM, 1600 Gb/s, 64 nodes by policy, domain 72" "^azure +Standard_ND128isr_NDR_GB200_v6 +4x GB200 +westus3 +108\.16 +27\.040 .* 1600 +64p +72 +2026-09-06"
 expect_out "oracle GB200: the GPU's domain 72" "^oracle +BM\.GPU\.GB200\.4 +4x GB200 +all +64\.00 +16\.000 .* - +1 +72 +2026-09-01"
 expect_out "NVLINK is explained" "NVLINK: GPUs of one NVLink domain"
 gp prices list --gpu h100 --provider aws --region us-east-1
-expect_out "p5.48xlarge: an 8-GPU domain" "^aws +p5\.48xlarge .* 3200 +64 +8 +- "
+expect_out "p5.48xlarge: an 8-GPU domain" "^aws +p5\.48xlarge .* 3200 +64p +8 +- "
 expect_out "p5.4xlarge: one GPU, a domain of 1" "^aws +p5\.4xlarge .* 100 +1 +1 +- "
 gp prices list --gpu GB300 --json
 expect_out "JSON gives the domain planning uses" '"nvlink_domain":[[:space:]]+72,'
@@ -122,11 +122,11 @@ expect_out "update counts" "^added 0, changed 1, unchanged 0"
 [ -f "$TABLE" ] && pass "user table written" || fail "user table written" "no $TABLE"
 [ "$(head -n1 "$TABLE")" = "# gpuplan-user-prices/2" ] && pass "user table starts with its format line" \
 	|| fail "user table starts with its format line" "$(head -n1 "$TABLE")"
-# the user's rows only: header and the one changed row, not the 154 shipped ones
+# the user's rows only: header and the one changed row, not the 157 shipped ones
 [ "$(grep -c . "$TABLE")" = 3 ] && grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,51\.5,,3200,,t-bom,2026-12-04,$' "$TABLE" \
 	&& pass "user table holds only the changed row" || fail "user table holds only the changed row" "$(grep -c . "$TABLE") lines"
 gp prices list
-expect_err "list counts the user's rows" "^154 offerings from .*data/prices\.csv with 1 rows of yours from .*/userdata/prices\.csv"
+expect_err "list counts the user's rows" "^157 offerings from .*data/prices\.csv with 1 rows of yours from .*/userdata/prices\.csv"
 gp prices list --mine
 expect_rc "prices list --mine exits 0" 0
 expect_out "--mine lists the user's row" "^aws +p5\.48xlarge +8x H100-SXM5-80GB +us-east-1 +51\.50 +6\.438"
@@ -293,22 +293,23 @@ expect_err "a bad user table: names its own line" "broken/prices\.csv:4:6: on_de
 # ---- a full copy an older gpuplan stored (no format line) still loads,
 # every row of it the user's, and the next update keeps only the rows that
 # differ from the shipped table.  The copy is today's table less the row
-# only a shipped table may hold (P6e-GB200, no price: a capacity block's);
+# only a shipped table may hold (P6e-GB200 and p6-b300 in us-east-1, no
+# price: a capacity block's);
 # the user's table must price every row.
 LEGACY="$TMP/legacy"
 mkdir -p "$LEGACY"
 sed -e 's/^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6\.88,/aws,p5.4xlarge,H100-SXM5-80GB,1,us-east-1,6,/' \
-	-e '/^aws,p6e-gb200\./d' data/prices.csv > "$LEGACY/prices.csv"
+	-e '/^aws,p6e-gb200\./d' -e '/^aws,p6-b300\.48xlarge,B300,8,us-east-1,,,/d' data/prices.csv > "$LEGACY/prices.csv"
 GPUPLAN_DATA_DIR="$LEGACY" gp prices list --gpu H100 --provider aws --region us-east-1
 expect_rc "an older full copy loads" 0
 expect_out "the copy's price is read" "p5\.4xlarge +1x H100-SXM5-80GB +us-east-1 +6\.00"
 expect_err "list says the copy counts as the user's" "is a full copy an older gpuplan wrote"
 GPUPLAN_DATA_DIR="$LEGACY" gp prices list --mine
-[ "$(grep -c "^[a-z]" "$OUT")" = 153 ] && pass "every row of the copy is the user's (153)" \
-	|| fail "every row of the copy is the user's (153)" "$(grep -c "^[a-z]" "$OUT") rows"
+[ "$(grep -c "^[a-z]" "$OUT")" = 155 ] && pass "every row of the copy is the user's (155)" \
+	|| fail "every row of the copy is the user's (155)" "$(grep -c "^[a-z]" "$OUT") rows"
 GPUPLAN_DATA_DIR="$LEGACY" gp prices update $FIX/crlf.csv
 expect_rc "an update over the copy exits 0" 0
-expect_out "it rewrites the copy as the user's rows" "wrote .*legacy/prices\.csv \(3 rows of yours; 154 offerings"
+expect_out "it rewrites the copy as the user's rows" "wrote .*legacy/prices\.csv \(3 rows of yours; 157 offerings"
 expect_out "and says so" "it was a full copy an older gpuplan wrote"
 [ "$(head -n1 "$LEGACY/prices.csv")" = "# gpuplan-user-prices/2" ] && [ "$(grep -c . "$LEGACY/prices.csv")" = 5 ] \
 	&& grep -q '^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6,' "$LEGACY/prices.csv" \
@@ -328,7 +329,7 @@ expect_err "a 33 MiB update says the cap" "huge\.csv: expected at most 32 MiB of
 { head -1 data/prices.csv; awk 'BEGIN { for (i = 0; i < 20001; i++) printf "acloud,x%d,H100,8,r1,10,,,,,,\n", i }'; } > "$TMP/many.csv"
 gp prices update "$TMP/many.csv"
 expect_rc "20001 offerings more exit 2" 2
-expect_err "the offerings cap is named" "expected a price table of at most 20000 offerings, found 20155 after the merge"
+expect_err "the offerings cap is named" "expected a price table of at most 20000 offerings, found 20158 after the merge"
 [ ! -e "$GPUPLAN_DATA_DIR/prices.csv" ] && pass "nothing stored after a refused update" \
 	|| fail "nothing stored after a refused update" "$(ls "$GPUPLAN_DATA_DIR")"
 

@@ -11,7 +11,7 @@ for o in --model --layers --hidden --heads --kv-heads --ffn --vocab --seq --mlp 
 	 --tokens --usd-per-gpu-hour --json --output --experts --top-k --expert-ffn \
 	 --shared-experts --shared-ffn --dense-layers --mtp-layers --head-dim --kv-lora-rank \
 	 --q-lora-rank --qk-nope-dim --qk-rope-dim --v-head-dim --sliding-window \
-	 --window-full-every --attention-sinks --ep --etp --moe-imbalance --ep-overlap --ep-dispatcher --nvlink-domain; do
+	 --window-full-every --attention-sinks --ep --etp --moe-imbalance --ep-overlap --ep-dispatcher --nvlink-domain --stack; do
 	grep -q -- "$o" "$OUT" || fail "help lists $o" "missing"
 done
 pass "help lists every option"
@@ -273,6 +273,43 @@ grep -q "no inter-node bandwidth stated" "$ERR" && fail "with --inter-node-gbps:
 gp simulate --model llama3-8b --gpu h100 --gpus 8 --tp 8
 grep -q "no inter-node bandwidth stated" "$ERR" && fail "one node: no network needed, none named" "found" \
 	|| pass "one node: no network needed, none named"
+# ... and records it where the run's results go: simulate --json and the
+# plan file, which reads back with it and is simulated saying it again
+gp simulate --model llama3-8b --gpu h100 --gpus 16 --tp 8 --json -o "$TMP/assumed.json"
+expect_rc "two nodes, --json -o: exit 0" 0
+python3 - "$OUT" "$TMP/assumed.json" <<'PY' && pass "the assumed 200 Gb/s is in --json and the plan file" \
+	|| fail "the assumed 200 Gb/s is in --json and the plan file" "$(grep -c assumptions "$OUT" "$TMP/assumed.json")"
+import json, sys
+for f in sys.argv[1:]:
+    a = {x["field"]: x for x in json.load(open(f)).get("assumptions", [])}
+    x = a["cluster.inter_bytes_per_s"]
+    assert x["value"] == 25e9 and "200 Gb/s a node assumed" in x["why"], x
+PY
+gp simulate "$TMP/assumed.json" --json -o "$TMP/assumed2.json"
+expect_rc "simulate of a plan file that carries an assumption: exit 0" 0
+expect_err "simulate of that plan file: states the assumption again" \
+	"^cluster: no inter-node bandwidth stated \(--inter-node-gbps\): 200 Gb/s a node assumed"
+grep -A3 '"cluster.inter_bytes_per_s"' "$TMP/assumed2.json" | grep -q '"value":[[:space:]]*25000000000' \
+	&& pass "the plan file round-trips its assumption" \
+	|| fail "the plan file round-trips its assumption" "$(grep -A3 assumptions "$TMP/assumed2.json")"
+gp simulate "$TMP/assumed.json" --inter-node-gbps 3200 --json
+grep -q 'cluster.inter_bytes_per_s' "$OUT" && fail "a network stated over the plan's: no longer assumed" "found" \
+	|| pass "a network stated over the plan's: no longer assumed"
+gp simulate --model llama3-8b --gpu h100 --gpus 8 --tp 8 --gbs 512 --json
+grep -q '"assumptions"' "$OUT" && fail "one node, --gbs: nothing assumed in --json" "found" \
+	|| pass "one node, --gbs: nothing assumed in --json"
+# the batch a model does not state is an assumption too
+gp simulate --layers 24 --hidden 2048 --heads 16 --gpu A100-80GB --gpus 8 --json -o "$TMP/gbs.json"
+grep -A3 '"parallel.gbs"' "$TMP/gbs.json" | grep -q '"value"' && grep -q '"parallel.gbs"' "$OUT" \
+	&& pass "an assumed gbs is in --json and the plan file" \
+	|| fail "an assumed gbs is in --json and the plan file" "$(grep -A3 assumptions "$OUT")"
+gp simulate "$TMP/gbs.json"
+expect_err "simulate of a plan with an assumed gbs: states it again" "^gbs [0-9]+ sequences of .*as plan assumes"
+# a plan file's assumptions are data: refused when malformed
+sed 's/"field":[[:space:]]*"parallel.gbs"/"field": "bad\\u001bname"/' "$TMP/gbs.json" >"$TMP/gbs-bad.json"
+gp simulate "$TMP/gbs-bad.json"
+expect_rc "a plan with a control byte in an assumption's field: exit 2" 2
+expect_err "a plan with a control byte in an assumption's field: names it" '\.assumptions\[0\]\.field: expected a name'
 
 # ---- mixture of experts: presets, counts, custom shapes -----------------
 gp models list
@@ -445,5 +482,34 @@ while IFS=, read -r _ _ model system gpus prec gbs mbs seq tp pp cp vp ep etp _;
 done <"$moe_csv"
 [ "$rows" = 52 ] && [ "$ran" -ge 27 ] && pass "moe_runs.csv: every row simulates or names the missing GPU figure ($ran of $rows ran)" \
 	|| fail "moe_runs.csv: every row simulates or names the missing GPU figure" "$ran of $rows ran"
+
+# --stack: a release sets the expert GEMM, dispatcher and EP overlap
+# together; flags beside it override; the plan file keeps it.
+q3="--model qwen3-30b-a3b --gpu B200 --gpus 8 --ep 8 --precision mxfp8 --gbs 512 -q"
+gp simulate $q3 --stack te2.14
+expect_rc "--stack te2.14 simulates" 0
+expect_out "te2.14: loop, flex, no overlap" 'flex dispatcher, all-to-all overlap off, expert GEMMs loop'
+expect_out "te2.14 names its release" '^stack +Megatron-Core with Transformer Engine <= 2.14 .*host-looped'
+grep -Eo '^step time [0-9.]+' "$OUT" > "$TMP/te214"
+gp simulate $q3 --stack te2.16 -o "$TMP/te216.json"
+expect_out "te2.16: device, flex, overlap" 'flex dispatcher, all-to-all overlap on, expert GEMMs device'
+grep -Eo '^step time [0-9.]+' "$OUT" > "$TMP/te216"
+cmp -s "$TMP/te214" "$TMP/te216" && fail "the two releases predict apart" "same step" \
+	|| pass "the two releases predict apart"
+grep -q '"stack":[[:space:]]*"te2.16"' "$TMP/te216.json" && pass "-o records the stack" \
+	|| fail "-o records the stack" "missing"
+gp simulate "$TMP/te216.json"
+expect_out "a plan file reads its stack back" '^stack +Megatron-Core with Transformer Engine >= 2.16'
+gp simulate $q3 --stack te2.14 --ep-overlap --moe-gemm device
+expect_out "flags override the release" 'all-to-all overlap on, expert GEMMs device'
+gp simulate $q3
+expect_out "no --stack: unstated" '^stack +unstated'
+gp simulate $q3 --json --stack te2.14
+grep -q '"stack":[[:space:]]*"Megatron-Core with Transformer Engine <= 2.14' "$OUT" \
+	&& pass "--json names the stack" || fail "--json names the stack" "missing"
+gp simulate $q3 --stack te3
+expect_rc "--stack te3 exits 2" 2
+expect_err "--stack te3 says why" "^error: --stack: expected te2.14 or te2.16"
+expect_err_lines "--stack te3: one error line" 1
 
 finish

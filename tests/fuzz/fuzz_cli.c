@@ -162,6 +162,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	setenv("GPUPLAN_SHARE_DIR", share, 1);
 	setenv("GPUPLAN_DATA_DIR", user, 1);
 	unsetenv("XDG_DATA_HOME");
+	/* `prices fetch` reads only a loopback port nothing listens on (refused
+	 * at once), never the providers: an input is no network request. */
+	setenv("GPUPLAN_PRICE_URL_AWS", "http://127.0.0.1:9", 1);
+	setenv("GPUPLAN_PRICE_URL_AZURE", "http://127.0.0.1:9", 1);
+	setenv("GPUPLAN_PRICE_URL_GCP", "http://127.0.0.1:9", 1);
+	unsetenv("GOOGLE_API_KEY");
 	return 0;
 }
 

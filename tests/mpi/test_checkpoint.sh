@@ -188,5 +188,80 @@ expect_rc "a damaged shard: exit 2" 2
 expect_err "a damaged shard: names it and the hash" \
 	"rank-00001.bin: expected the manifest's [0-9]+ bytes of FNV-1a [0-9a-f]{16}, found [0-9]+ bytes of [0-9a-f]{16}"
 expect_err_lines "a damaged shard: one error line" 1
+[ -s "$OUT" ] && fail "a damaged shard of a tp 2 run: found before mpirun starts the ranks" "$(head -1 "$OUT")" \
+	|| pass "a damaged shard of a tp 2 run: found before mpirun starts the ranks"
+
+# What a checkpoint was trained with is checked on resume: the --data
+# file (its size and FNV-1a hash; its path and time stamp are only where
+# it was), --lr and the rest of AdamW's settings, and every shard (a
+# regular file of the manifest's size and hash) before any rank starts.
+# Single-rank checkpoints of steps 1 and 2 trained on tokens.bin.
+g=$TMP/guard
+mkdir -p "$g"
+# tokens FILE SEED: 4096 uint16 tokens below the vocabulary (64)
+tokens() { python3 -c 'import random, struct, sys
+r = random.Random(int(sys.argv[2]))
+open(sys.argv[1], "wb").write(struct.pack("<4096H", *[r.randrange(64) for _ in range(4096)]))' "$1" "$2"; }
+tokens "$g/tokens.bin" 1
+tokens "$g/other.bin" 2
+gp execute $MODEL --mbs 2 --data "$g/tokens.bin" --steps 2 --checkpoint-dir "$g/ck" \
+	--checkpoint-every 1
+expect_rc "guard: a run on --data with checkpoints: exit 0" 0
+grep -q '"data"' "$g/ck/step-00000002/manifest.json" && grep -q '"lr"' "$g/ck/step-00000002/manifest.json" \
+	&& pass "guard: the manifest records the data and the optimizer" \
+	|| fail "guard: the manifest records the data and the optimizer" "$(head -c 300 "$g/ck/step-00000002/manifest.json")"
+refuse "resume on another --data" \
+	"^error: --resume: .*/step-00000002: --data: expected the checkpoint's .*tokens.bin \\(8192 bytes, FNV-1a [0-9a-f]{16}\\), found .*other.bin \\(8192 bytes, FNV-1a [0-9a-f]{16}\\)" \
+	--data "$g/other.bin" --steps 3 --checkpoint-dir "$g/ck" --resume
+refuse "resume without the checkpoint's --data" \
+	"^error: --resume: .*/step-00000002: --data: expected the checkpoint's .*tokens.bin \\(8192 bytes, .*\\), found synthetic data" \
+	--steps 3 --checkpoint-dir "$g/ck" --resume
+refuse "resume with another --lr" \
+	"^error: --resume: .*/step-00000002: --lr: expected the checkpoint's 0.001, found 0.002" \
+	--data "$g/tokens.bin" --lr 0.002 --steps 3 --checkpoint-dir "$g/ck" --resume
+cp -r "$g/ck" "$g/ck2"
+cp "$g/tokens.bin" "$g/moved.bin"
+touch -d '2001-01-01' "$g/moved.bin"
+gp execute $MODEL --mbs 2 --data "$g/moved.bin" --steps 3 --checkpoint-dir "$g/ck2" --resume
+expect_rc "resume on the same tokens at another path and time: exit 0" 0
+expect_err "resume on the same tokens elsewhere: says why that is safe" \
+	"^--data: .*moved.bin holds the checkpoint's tokens \\(8192 bytes, FNV-1a [0-9a-f]{16}\\), first read as .*tokens.bin"
+# the data file changed in place, same size
+cp "$g/tokens.bin" "$g/keep.bin"
+printf '\x01\x00' | dd of="$g/tokens.bin" bs=1 seek=100 conv=notrunc 2>/dev/null
+refuse "resume on --data changed in place" \
+	"--data: expected the checkpoint's .*tokens.bin \\(8192 bytes, FNV-1a ([0-9a-f]{16})\\), found .*tokens.bin \\(8192 bytes, FNV-1a [0-9a-f]{16}\\)" \
+	--data "$g/tokens.bin" --steps 3 --checkpoint-dir "$g/ck" --resume
+cp "$g/keep.bin" "$g/tokens.bin"
+# the newest checkpoint without its manifest: an error naming it, not a
+# silent resume from step 1
+cp -r "$g/ck" "$g/nomanifest"
+rm "$g/nomanifest/step-00000002/manifest.json"
+refuse "newest checkpoint without its manifest" \
+	"^error: --resume: .*nomanifest/step-00000002: expected its manifest.json, found none" \
+	--data "$g/tokens.bin" --steps 3 --checkpoint-dir "$g/nomanifest" --resume
+# a FIFO in place of a shard is refused without reading it: no hang, even
+# with no --timeout (the test's timeout says 124 if it hangs)
+cp -r "$g/ck" "$g/fifo"
+rm "$g/fifo/step-00000002/rank-00000.bin"
+mkfifo "$g/fifo/step-00000002/rank-00000.bin"
+run "FIFO shard" timeout 20 $GPUPLAN execute $MODEL --mbs 2 --data "$g/tokens.bin" --steps 3 \
+	--checkpoint-dir "$g/fifo" --resume
+expect_rc "a FIFO in place of a shard: exit 2, no hang" 2
+expect_err "a FIFO in place of a shard: says so" \
+	"^error: --resume: .*fifo/step-00000002/rank-00000.bin: expected a regular file \\(the shard of rank 0\\), found a FIFO"
+expect_err_lines "a FIFO in place of a shard: one error line" 1
+# a short shard and a damaged one are found before any rank starts:
+# nothing on stdout (the run's header comes after the check)
+cp -r "$g/ck" "$g/short"
+truncate -s -4 "$g/short/step-00000002/rank-00000.bin"
+refuse "a short shard" \
+	"^error: --resume: .*short/step-00000002/rank-00000.bin: expected the manifest's [0-9]+ bytes, found [0-9]+" \
+	--data "$g/tokens.bin" --steps 3 --checkpoint-dir "$g/short" --resume
+cp -r "$g/ck" "$g/bad"
+printf '\x7f' | dd of="$g/bad/step-00000002/rank-00000.bin" bs=1 seek=1000 conv=notrunc 2>/dev/null
+refuse "a damaged shard, found before the ranks start" \
+	"^error: --resume: .*bad/step-00000002/rank-00000.bin: expected the manifest's [0-9]+ bytes of FNV-1a [0-9a-f]{16}, found [0-9]+ bytes of [0-9a-f]{16}" \
+	--data "$g/tokens.bin" --steps 3 --checkpoint-dir "$g/bad" --resume
 
 finish

@@ -1,6 +1,6 @@
 /*
  * exec_cpu.c - the fp32 CPU backend's device (its name and memory, from
- * the machine's) and its table: memory from exec_cpu_memory.c, the
+ * the machine's; OpenBLAS's threads set on opening) and its table: memory from exec_cpu_memory.c, the
  * kernels one operation a file beside it.
  */
 #include <unistd.h>
@@ -11,6 +11,7 @@ static enum rc cpu_open(struct exec_device *d)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
 
+	cpu_blas_init();
 	gp_strlcpy(d->name, "cpu", sizeof(d->name));
 	d->memory_bytes = pages > 0 && size > 0 ? (double)pages * (double)size : 0;
 	return RC_OK;
@@ -25,16 +26,10 @@ static enum rc cpu_mem_info(struct exec_device *d, double *free_bytes, double *t
 	return RC_OK;
 }
 
-static void cpu_release(struct exec_device *d)
-{
-	cpu_scratch_free(d);
-}
-
 const struct exec_backend exec_cpu_backend = {
 	.name = "cpu",
 	.open = cpu_open,
 	.mem_info = cpu_mem_info,
-	.release = cpu_release,
 	.alloc = cpu_alloc,
 	.free = cpu_free,
 	.zero = cpu_zero,

@@ -1,11 +1,11 @@
 /*
  * exec_cpu_internal.h - what the files of the fp32 CPU backend share: the
- * vector type of its GEMM tile and axpy, the device's scratch, and every
- * kernel of its table (struct exec_backend), one operation a file:
- *   exec_cpu_memory.c     allocation, copies, scratch
+ * vector type of its axpy, OpenBLAS's set-up, and every kernel of its
+ * table (struct exec_backend), one operation a file:
+ *   exec_cpu_memory.c     allocation, copies
  *   exec_cpu_embedding.c  embedding
  *   exec_cpu_norm.c       LayerNorm, RMSNorm
- *   exec_cpu_matmul.c     GEMM, bias
+ *   exec_cpu_matmul.c     GEMM (OpenBLAS's sgemm), bias
  *   exec_cpu_attention.c  causal grouped-query attention
  *   exec_cpu_mlp.c        GELU, SwiGLU
  *   exec_cpu_moe.c        mixture of experts: router, permutation, combine
@@ -16,12 +16,12 @@
  * checked against these as llm.c checks train_gpt2.cu against
  * train_gpt2.c.
  *
- * Plain C, the reference: speed comes only from the GEMM's 4 x 8 register
- * tile (GCC/Clang vector extensions, so it builds for any target); no
- * threads, since one rank is one core.  Every sum runs in a fixed order,
- * so a kernel gives the same bits for the same inputs on every rank.  Its
- * activation type is fp32 (exec_act_dtype): every `void *` tensor of the
- * table is a float array.
+ * Plain C, the reference, but for the GEMMs (attention's products too),
+ * which are OpenBLAS's as the CUDA backend's are cuBLAS's; one thread,
+ * since one rank is one core (OPENBLAS_NUM_THREADS overrides it).  Every
+ * sum runs in an order fixed by the shape, so a kernel gives the same bits
+ * for the same inputs on every rank.  Its activation type is fp32
+ * (exec_act_dtype): every `void *` tensor of the table is a float array.
  */
 #ifndef GPUPLAN_EXEC_CPU_INTERNAL_H
 #define GPUPLAN_EXEC_CPU_INTERNAL_H
@@ -56,10 +56,14 @@ void *cpu_alloc(struct exec_device *d, size_t bytes);
 void cpu_free(struct exec_device *d, void *p, size_t bytes);
 void cpu_zero(struct exec_device *d, void *p, size_t bytes);
 void cpu_copy(struct exec_device *d, void *dst, const void *src, size_t bytes);
-/* The device's scratch of at least n floats, grown on demand: the
- * transposed weight of a forward GEMM.  cpu_scratch_free() frees it. */
-float *cpu_scratch(struct exec_device *d, size_t n);
-void cpu_scratch_free(struct exec_device *d);
+/* OpenBLAS (exec_cpu_matmul.c): cpu_blas_init() sets one thread per
+ * process unless OPENBLAS_NUM_THREADS is set, then OpenBLAS honours that. */
+void cpu_blas_init(void);
+/* c[m, n] = alpha op(a)[m, k] op(b)[k, n] + beta c, row-major, op the
+ * transpose where trans_a / trans_b are set (OpenBLAS's sgemm; nothing
+ * when a side is 0). */
+void cpu_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+	       int lda, const float *b, int ldb, float beta, float *c, int ldc);
 
 /* The kernels, as struct exec_backend describes each. */
 void cpu_embedding_forward(struct exec_device *d, void *out, const int *tok, const void *wte,

@@ -4,24 +4,33 @@
  * sharing one machine (exec_cpu_cluster).
  *
  * The "cpu" device is one rank of the fp32 CPU backend.  Its figures are
- * defaults measured once, on the machine this backend was written on (one
- * core of an AMD EPYC server, gcc 12 at -O2 without -march, so SSE2):
- *   GEMM: exec_cpu.c's 4 x 8 register tile runs 7.7 to 8.5 GFLOP/s at
- *     shapes 256 to 2048 (forward and backward), and `gpuplan calibrate
- *     --backend cpu` finds 7.0 to 7.6 GFLOP/s at 256 tokens whether the
- *     smallest side is 64, 128 or 256: unlike a GPU's tensor-core tiles
- *     the CPU's rate hardly depends on it.  So the efficiency curve's knee
- *     (price_gpu.gemm_dim_half) is 4, not the GPUs' SIM_GEMM_DIM_HALF
- *     (94% of peak at side 64, 98% at 256), and peak is 7.8 GFLOP/s.
+ * defaults measured once.  The GEMM's and attention's are OpenBLAS's
+ * single-thread sgemm (0.3.21, Debian's libopenblas0-pthread, AVX-512
+ * kernels) on one Sapphire Rapids core ("Intel Xeon Processor", a shared
+ * 2-core VM), timed in CPU seconds (CLOCK_THREAD_CPUTIME_ID and the
+ * process's), since the machine's other load made wall time 3 to 5 times
+ * longer; the rest were measured on one core of an AMD EPYC server with
+ * the hand-written kernels that came before (gcc 12 at -O2, SSE2):
+ *   GEMM: cblas_sgemm ran GPT-2 124M's GEMMs at 1024 tokens (the
+ *     benchmark's seq 256 x batch 4: 1024 x 2304 x 768, 768 x 768,
+ *     3072 x 768, 768 x 3072, and the tied head's 50257 x 768) at 127 to
+ *     140 GFLOP/s, and `gpuplan calibrate --backend cpu` fits 134 on its
+ *     256-token shapes (hidden 64 to 256) with a knee of 1: so peak 130
+ *     GFLOP/s, and the efficiency curve's knee (price_gpu.gemm_dim_half)
+ *     4, not the GPUs' SIM_GEMM_DIM_HALF (94% of peak at side 64, 98% at
+ *     256): unlike a GPU's tensor-core tiles the CPU's rate hardly
+ *     depends on the smallest side.  The hand-written 4 x 8 tile's were
+ *     7.8 GFLOP/s.
  *   memory: an fp32 axpy streams 31 GB/s on one core; 20 GB/s leaves room
  *     for the other ranks sharing the memory controller.
  *   element-wise: a layer's norms, residual adds and activation do not
  *     stream: `gpuplan calibrate --backend cpu` finds 0.84 to 1.18 GB/s
  *     in the simulator's byte count for a GELU layer (its tanhf dominates)
  *     and 3.9 to 6.3 for a SwiGLU layer: 1 and 5 GB/s.
- *   attention: exec_cpu.c's loops over scores are not its GEMM tile; the
- *     calibration's core (one sequence of 256, 8 heads of 32 sharing 4)
- *     runs the simulator's FLOP count at 3.5 to 4.5 GFLOP/s: 3.5.
+ *   attention: its scores and products are sgemm panels of 64 query
+ *     rows; `gpuplan calibrate --backend cpu`'s core (one sequence of
+ *     256, 8 heads of 32 sharing 4) runs the simulator's FLOP count at
+ *     41 to 42 GFLOP/s in CPU time: 40 (the loops before it, 3.5).
  *   optimizer: AdamW's square root and division make it compute-bound,
  *     6.4 to 7.3 ms over 1 Mi parameters (6.6 ns each, as in a 63M-
  *     parameter run), 7.2 to 8.3 GB/s in the simulator's byte count
@@ -37,13 +46,13 @@
 
 #include "exec.h"
 
-#define EXEC_CPU_FLOPS_PER_S 7.8e9
+#define EXEC_CPU_FLOPS_PER_S 130e9
 #define EXEC_CPU_GEMM_DIM_HALF 4.0
 #define EXEC_CPU_MEM_BYTES_PER_S 20e9
 #define EXEC_CPU_LINK_BYTES_PER_S 4e9
 #define EXEC_CPU_ELT_GELU_BYTES_PER_S 1e9
 #define EXEC_CPU_ELT_SWIGLU_BYTES_PER_S 5e9
-#define EXEC_CPU_ATTN_FLOPS_PER_S 3.5e9
+#define EXEC_CPU_ATTN_FLOPS_PER_S 40e9
 #define EXEC_CPU_OPT_BYTES_PER_S 7.5e9
 #define EXEC_CPU_LATENCY_S 2e-6
 
