@@ -20,6 +20,7 @@
 #include "export_internal.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,57 @@ static enum plan_framework export_framework(const struct export_format_info *f,
 	return fw == PLAN_FRAMEWORK_DEEPSPEED ? fw : PLAN_FRAMEWORK_MEGATRON;
 }
 
+/* What fw cannot run of p's precision and offload, in one line (RC_INPUT,
+ * message printed), or RC_OK: DeepSpeed's config has no FP8 or FP4
+ * training (no Transformer Engine recipe: bf16 would be written instead
+ * of what was priced); Megatron-LM keeps the optimizer in host memory
+ * (--optimizer-cpu-offload, arguments.py) but has no NVMe offload and
+ * offloads no weights; DeepSpeed offloads to NVMe only under ZeRO-3
+ * (ZeRO-Infinity: "NVMe offloading is available only with ZeRO stage 3",
+ * deepspeed.ai/docs/config-json) and to the CPU only with ZeRO; gpuplan
+ * execute keeps every state on the device; torchrun's script is the
+ * user's, told in GPUPLAN_OFFLOAD. */
+static enum rc precision_offload_check(const struct sim_plan *p, enum export_format f,
+				       enum plan_framework fw)
+{
+	enum sim_offload off = p->par.ft.offload;
+	int stage = export_zero1_instead(p, fw) ? 1 : p->par.zero;
+
+	if (fw == PLAN_FRAMEWORK_DEEPSPEED && p->par.precision != SIM_PRECISION_BF16 &&
+	    price_gpu_has_bf16(&p->cluster.gpu)) {
+		gp_error("plan: .parallel.precision: DeepSpeed's config trains in bf16 or fp16 (it has "
+			 "no FP8 or FP4 recipe), found %s", sim_precision_names[p->par.precision]);
+		gp_hint("export megatron (Transformer Engine's %s), or plan with --precision bf16 for "
+			"DeepSpeed", sim_precision_names[p->par.precision]);
+		return RC_INPUT;
+	}
+	if (off == SIM_OFFLOAD_NONE)
+		return RC_OK;
+	if (f == EXPORT_SLURM_EXECUTE || f == EXPORT_MPIRUN_EXECUTE) {
+		gp_error("plan: .parallel.finetune.offload: gpuplan execute keeps every state on the "
+			 "GPU, found %s", sim_offload_names[off]);
+		gp_hint("export deepspeed (ZeRO-Offload) for a run that offloads");
+		return RC_INPUT;
+	}
+	if (fw == PLAN_FRAMEWORK_MEGATRON && (off == SIM_OFFLOAD_NVME || p->par.zero >= 3)) {
+		gp_error("plan: .parallel.finetune.offload: Megatron-LM keeps only the optimizer in host "
+			 "memory (--optimizer-cpu-offload), found %s%s", sim_offload_names[off],
+			 off == SIM_OFFLOAD_NVME ? "" : " with ZeRO-3's weights");
+		gp_hint("export deepspeed, or a launcher with --framework deepspeed (ZeRO-3 with "
+			"offload_optimizer and offload_param)");
+		return RC_INPUT;
+	}
+	if (fw == PLAN_FRAMEWORK_DEEPSPEED && ((off == SIM_OFFLOAD_NVME && stage < 3) || stage < 1)) {
+		gp_error("plan: .parallel.finetune.offload: DeepSpeed offloads to %s only under "
+			 "ZeRO-%s, found %s with ZeRO-%d%s", off == SIM_OFFLOAD_NVME ? "NVMe" : "the CPU",
+			 off == SIM_OFFLOAD_NVME ? "3" : "1, 2 or 3", sim_offload_names[off], stage,
+			 stage != p->par.zero ? " (its pipeline engine runs ZeRO-1)" : "");
+		gp_hint("plan with --framework deepspeed for a layout it runs with offload");
+		return RC_INPUT;
+	}
+	return RC_OK;
+}
+
 /* The checks every export makes before writing, for f starting trainer
  * fw: the layout simulate accepts, a trainer that builds the model
  * (export_megatron_lacks) and runs the layout (DeepSpeed has no CP, trl only data
@@ -182,6 +234,15 @@ static enum rc export_check(const struct sim_plan *p, enum export_format f,
 			"(gpuplan execute, LoRA)");
 		return RC_INPUT;
 	}
+	/* `trl sft` starts from the released checkpoint it names: a plan
+	 * that pre-trains is not a fine-tuning run */
+	if (f == EXPORT_TRL && p->par.ft.method == SIM_FT_NONE) {
+		gp_error("plan: .parallel.finetune: trl fine-tunes a released checkpoint, and the plan "
+			 "pre-trains (finetune none)");
+		gp_hint("export megatron or deepspeed to pre-train, or plan with --finetune full, lora "
+			"or qlora for trl");
+		return RC_INPUT;
+	}
 	if (export_launch_shape(p, &nodes, &gpn, why, sizeof(why)) != 0) {
 		gp_error("plan: not launchable: %s", why);
 		gp_hint("plan a multiple of the node's GPUs, or GPUs that fit one node");
@@ -195,6 +256,8 @@ static enum rc export_check(const struct sim_plan *p, enum export_format f,
 		gp_hint("plan with --tp 1 --pp 1 for a layout trl runs");
 		return RC_INPUT;
 	}
+	if (precision_offload_check(p, f, fw) != RC_OK)
+		return RC_INPUT;
 	differs = export_framework_predict(p, fw, &r, why, sizeof(why));
 	if (differs < 0) {
 		gp_error("plan: layout is not exportable: %s", why);
@@ -203,6 +266,62 @@ static enum rc export_check(const struct sim_plan *p, enum export_format f,
 	if (differs)
 		export_framework_warn(p, fw, &r);
 	return RC_OK;
+}
+
+/* The names text asks the user for, each once in order of appearance:
+ * the NAME of every "${NAME:?" (a shell check) and every "SET-NAME" (a
+ * manifest's value to replace), ", "-separated into out[size]. */
+static void placeholders(const char *text, char *out, size_t size)
+{
+	out[0] = '\0';
+	for (const char *s = text; *s; s++) {
+		const char *name = NULL;
+		char one[80];
+		size_t n;
+
+		if (strncmp(s, "${", 2) == 0)
+			name = s + 2;
+		else if (strncmp(s, "SET-", 4) == 0 && (s == text || !isalnum((unsigned char)s[-1])))
+			name = s + 4;
+		if (!name)
+			continue;
+		n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+		if (n == 0 || n >= sizeof(one) || (name[-1] == '{' && strncmp(name + n, ":?", 2) != 0))
+			continue;
+		snprintf(one, sizeof(one), "%.*s", (int)n, name);
+		/* what the scheduler sets is not the user's to set */
+		if (!strncmp(one, "SLURM_", 6) || !strncmp(one, "SKYPILOT_", 9))
+			continue;
+		{
+			/* once each: a whole ", "-separated item */
+			size_t len = strlen(out);
+			int seen = 0;
+
+			for (const char *t = out; (t = strstr(t, one)) != NULL; t += n)
+				if ((t == out || t[-1] == ' ') && (t[n] == ',' || t[n] == '\0'))
+					seen = 1;
+			if (!seen)
+				snprintf(out + len, size - len, "%s%s", len ? ", " : "", one);
+		}
+	}
+}
+
+/* text with a comment naming its placeholders (placeholders) after its
+ * #! line, or first; text itself where it has none. */
+static char *with_placeholders(char *text)
+{
+	char names[1024];
+	struct export_buf b = { 0 };
+	size_t head = 0;
+
+	placeholders(text, names, sizeof(names));
+	if (!names[0])
+		return text;
+	if (strncmp(text, "#!", 2) == 0)
+		head = strcspn(text, "\n") + (text[strcspn(text, "\n")] == '\n');
+	export_printf(&b, "%.*s# to set before running: %s\n%s", (int)head, text, names, text + head);
+	free(text);
+	return b.s;
 }
 
 char *export_plan(const struct sim_plan *p, enum export_format f, enum plan_framework fw,
@@ -222,5 +341,6 @@ char *export_plan(const struct sim_plan *p, enum export_format f, enum plan_fram
 	if (*rc != RC_OK)
 		return NULL;
 	fi->write(&b, p, run);
-	return b.s;
+	/* ds_config.json is JSON: no comment */
+	return f == EXPORT_DEEPSPEED ? b.s : with_placeholders(b.s);
 }

@@ -20,7 +20,7 @@ char *export_deepspeed_launch(const struct sim_plan *p, const char *config_path)
 	if (export_nodes(p) > 1) {
 		/* DeepSpeed's runner starts the other nodes over ssh with only
 		 * the variables of .deepspeed_env (in the working directory) */
-		export_printf(&b, "env | grep -E '^(CUDA_DEVICE_MAX_CONNECTIONS|NCCL_[A-Z_]*|GPUPLAN_[A-Z_]*)=' "
+		export_printf(&b, "env | grep -E '^(CUDA_DEVICE_MAX_CONNECTIONS|NCCL_[A-Z_]*|GPUPLAN_[A-Z_]*|HF_TOKEN)=' "
 				  "> .deepspeed_env\n");
 		export_printf(&b, "if [ -n \"${SLURM_JOB_NODELIST:-}\" ]; then\n"
 				  "  scontrol show hostnames \"$SLURM_JOB_NODELIST\" | "

@@ -85,6 +85,14 @@ void export_deepspeed_words(struct words *ws, const struct sim_plan *p, const ch
 	if (p->par.tp > 1 || p->par.pp > 1)
 		export_words_line(ws, "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d",
 				  p->par.tp, p->par.pp);
+	/* DeepSpeed-MoE's expert groups are the script's (deepspeed.moe.
+	 * layer.MoE(num_experts, ep_size, k)); ds_config.json has no field
+	 * for them: the experts, top-k and EP size as Megatron-DeepSpeed's
+	 * scripts take them (megatron/arguments.py: --num-experts, --topk,
+	 * --moe-expert-parallel-size), and in GPUPLAN_ variables */
+	if (p->model.experts > 0)
+		export_words_line(ws, "--num-experts %d --topk %d --moe-expert-parallel-size %d",
+				  p->model.experts, p->model.top_k, p->par.ep > 0 ? p->par.ep : 1);
 }
 
 /* What the plan tells a DeepSpeed script that ds_config.json has no field
@@ -104,5 +112,25 @@ void export_deepspeed_env(struct export_buf *b, const struct sim_plan *p)
 		export_printf(b, ": \"${GPUPLAN_TRAIN_SAMPLES:?set GPUPLAN_TRAIN_SAMPLES (the plan has no "
 				 "token count: plan or simulate with --tokens)}\"\nexport GPUPLAN_TRAIN_SAMPLES\n");
 	export_printf(b, "export GPUPLAN_SAVE_INTERVAL_STEPS=%lld\n", export_save_interval_steps(p));
+	if (p->model.experts > 0) {
+		const struct sim_model *m = &p->model;
+
+		export_printf(b, "# the experts, for deepspeed.moe.layer.MoE(num_experts, ep_size, k): "
+				 "ds_config.json has no field for them.\n# DeepSpeed-MoE's gate scores "
+				 "with softmax and balances with GShard's loss; the model's router is\n"
+				 "# %s scores, %s balancing%s%s: the script builds it\n",
+			      sim_router_score_names[m->router_score],
+			      m->router_balance == SIM_BALANCE_UNKNOWN ? "unstated"
+								      : sim_balance_names[m->router_balance],
+			      m->router_expert_bias ? ", an expert bias" : "",
+			      m->router_groups > 0 ? ", group-limited top-k" : "");
+		export_printf(b, "export GPUPLAN_NUM_EXPERTS=%d GPUPLAN_MOE_TOP_K=%d GPUPLAN_EP_SIZE=%d\n",
+			      m->experts, m->top_k, p->par.ep > 0 ? p->par.ep : 1);
+		if (m->router_aux_coeff > 0)
+			export_printf(b, "export GPUPLAN_MOE_AUX_LOSS_COEFF=%g\n", m->router_aux_coeff);
+	}
+	if (p->par.ft.offload == SIM_OFFLOAD_NVME)
+		export_printf(b, "# ds_config.json's nvme_path is /local_nvme: a local NVMe mount on every "
+				 "node (set it there)\n");
 	export_printf(b, ": \"${TRAIN_SCRIPT:?set TRAIN_SCRIPT to your DeepSpeed training script}\"\n");
 }

@@ -81,6 +81,8 @@ double export_ckpt_interval_s(const struct sim_plan *p);
 long long export_save_interval_steps(const struct sim_plan *p);
 void export_torchrun_line(struct export_buf *b, const struct sim_plan *p);
 void export_master_addr_check(struct export_buf *b, const struct sim_plan *p);
+/* HF_TOKEN's check where the tokenizer is gated (model.tokenizer_gated). */
+void export_hf_token_check(struct export_buf *b, const struct sim_plan *p);
 char *export_job_label(char *buf, size_t size, const char *name, int k8s);
 
 /* ---- export_framework.c --------------------------------------------- */
@@ -103,6 +105,9 @@ int export_one_connection(const struct sim_plan *p, enum plan_framework fw);
 /* What Megatron-LM cannot build of m, in words, or NULL. */
 const char *export_megatron_lacks(const struct sim_model *m);
 void export_megatron_words(struct words *ws, const struct sim_plan *p);
+/* The model's placeholders (router coefficients no source gives) into
+ * names[n]; returns how many. */
+int export_megatron_model_vars(const struct sim_plan *p, const char *names[], int n);
 void export_megatron_env(struct export_buf *b, const struct sim_plan *p);
 /* ds_config.json, indented or on one line (compact); the caller frees it. */
 char *export_deepspeed_config(const struct sim_plan *p, int compact);

@@ -30,6 +30,8 @@ static const char *k8s_gpu_resource(const struct sim_plan *p)
 /* Where a DeepSpeed container writes the config it gets in
  * GPUPLAN_DS_CONFIG before it starts torchrun. */
 #define K8S_DS_CONFIG "/tmp/ds_config.json"
+/* The Secret holding a gated tokenizer's Hugging Face token (key token). */
+#define K8S_HF_SECRET "gpuplan-hf-token"
 
 /* The trainer part of a container at indent: command, args and env.
  * torchrun with the trainer's arguments; a PyTorchJob's names the nodes
@@ -91,6 +93,20 @@ static void k8s_trainer(struct export_buf *b, const struct sim_plan *p, enum pla
 			export_printf(b, "%*s  - name: %s\n%*s    value: %s\n", in, "", env[i][0], in, "", q);
 			free(q);
 		}
+		if (!ds) {
+			const char *vars[4];
+			int n = export_megatron_model_vars(p, vars, 4);
+
+			for (int i = 0; i < n; i++)
+				export_printf(b, "%*s  - name: %s\n%*s    value: \"SET-%s\"\n", in, "", vars[i],
+					      in, "", vars[i]);
+		}
+		/* a gated tokenizer: the token from a Secret the user creates
+		 * (k8s_comment says which), never in the manifest */
+		if (p->model.tokenizer_gated)
+			export_printf(b, "%*s  - name: HF_TOKEN\n%*s    valueFrom:\n%*s      secretKeyRef:\n"
+					 "%*s        name: " K8S_HF_SECRET "\n%*s        key: token\n",
+				      in, "", in, "", in, "", in, "", in, "");
 	}
 	free(cfg);
 }
@@ -131,6 +147,10 @@ static void k8s_comment(struct export_buf *b, const struct sim_plan *p, enum pla
 			 "# %s, and create the PersistentVolumeClaims gpuplan-checkpoints and\n"
 			 "# gpuplan-data.\n", ds ? "DeepSpeed, PyTorch and your script" :
 		      "Megatron-LM and PyTorch", ds ? "TRAIN_SCRIPT" : "DATA_PATH");
+	if (p->model.tokenizer_gated)
+		export_printf(b, "# The tokenizer is gated on the Hugging Face Hub: kubectl create secret "
+				 "generic " K8S_HF_SECRET "\n# --from-literal=token=YOUR-TOKEN (HF_TOKEN on "
+				 "every node).\n");
 }
 
 /* A Kubeflow PyTorchJob (kubeflow.org/v1): a Master and Workers, one pod

@@ -145,6 +145,22 @@ void export_master_addr_check(struct export_buf *b, const struct sim_plan *p)
 				 "this script on each of the %d nodes}\"\n", export_nodes(p));
 }
 
+/* Where p's tokenizer is gated on the Hugging Face Hub, the line that
+ * stops the script until HF_TOKEN is set, and its export: every rank
+ * loads the tokenizer, so every node needs the token (read from the
+ * environment, never written here). */
+void export_hf_token_check(struct export_buf *b, const struct sim_plan *p)
+{
+	char e[4 * PRICE_NAME_MAX];
+
+	if (!p->model.tokenizer_gated)
+		return;
+	export_printf(b, "# the tokenizer %s is gated on the Hugging Face Hub: every node needs HF_TOKEN\n"
+			 ": \"${HF_TOKEN:?set HF_TOKEN to a Hugging Face token with access to the "
+			 "gated tokenizer, on every node}\"\nexport HF_TOKEN\n",
+		      gp_term_escape(e, sizeof(e), p->model.tokenizer));
+}
+
 /* name as a job's label into buf[size]: what is not a letter, a digit,
  * '.', '_' or '-' becomes '-'.  With k8s, an RFC 1035 label as the
  * PyTorchJob webhook and the TrainJob's CRD want it: lower-case letters,

@@ -84,6 +84,66 @@ const char *export_megatron_lacks(const struct sim_model *m)
 	return NULL;
 }
 
+/* The router as the model's recipe trains it (models.csv's router_
+ * columns; Megatron-Core's TransformerConfig at d98e8a64): the score
+ * function, the balancing loss and its coefficient, the aux-loss-free
+ * expert bias and its update rate, group-limited top-k and the routed
+ * weights' scaling.  Megatron's defaults are a softmax router trained
+ * with no balancing at all (--moe-aux-loss-coeff 0.0): a coefficient or
+ * rate no source gives is a placeholder the script asks for
+ * (export_megatron_env), never that default. */
+static void megatron_router(struct words *ws, const struct sim_model *m)
+{
+	if (m->router_score == SIM_ROUTER_SIGMOID)
+		export_words_line(ws, "--moe-router-score-function sigmoid");
+	export_words_line(ws, "--moe-router-load-balancing-type %s",
+			  m->router_balance == SIM_BALANCE_UNKNOWN ? "aux_loss"
+								   : sim_balance_names[m->router_balance]);
+	if (m->router_balance != SIM_BALANCE_NONE) {
+		export_words_line(ws, "--moe-aux-loss-coeff");
+		if (m->router_aux_coeff > 0) {
+			char n[32];
+
+			snprintf(n, sizeof(n), "%g", m->router_aux_coeff);
+			export_words_push(ws, 0, WORD_PLAIN, n);
+		} else {
+			export_words_push(ws, 0, WORD_VAR, "MOE_AUX_LOSS_COEFF");
+		}
+	}
+	if (m->router_expert_bias) {
+		export_words_line(ws, "--moe-router-enable-expert-bias --moe-router-bias-update-rate");
+		if (m->router_bias_rate > 0) {
+			char n[32];
+
+			snprintf(n, sizeof(n), "%g", m->router_bias_rate);
+			export_words_push(ws, 0, WORD_PLAIN, n);
+		} else {
+			export_words_push(ws, 0, WORD_VAR, "MOE_ROUTER_BIAS_UPDATE_RATE");
+		}
+	}
+	if (m->router_groups > 0)
+		export_words_line(ws, "--moe-router-num-groups %d --moe-router-group-topk %d",
+				  m->router_groups, m->router_group_topk);
+	if (m->router_topk_scale > 0)
+		export_words_line(ws, "--moe-router-topk-scaling-factor %g", m->router_topk_scale);
+}
+
+/* The placeholders p's Megatron-LM arguments read beyond data and
+ * checkpoints: the router's coefficients no source gives
+ * (megatron_router).  Each in names[n], returned. */
+int export_megatron_model_vars(const struct sim_plan *p, const char *names[], int n)
+{
+	const struct sim_model *m = &p->model;
+	int k = 0;
+
+	if (m->experts > 0 && m->router_balance != SIM_BALANCE_NONE && !(m->router_aux_coeff > 0) &&
+	    k < n)
+		names[k++] = "MOE_AUX_LOSS_COEFF";
+	if (m->experts > 0 && m->router_expert_bias && !(m->router_bias_rate > 0) && k < n)
+		names[k++] = "MOE_ROUTER_BIAS_UPDATE_RATE";
+	return k;
+}
+
 /* Multi-latent attention, experts and multi-token prediction as
  * Megatron-Core's TransformerConfig takes them (flags named from its
  * fields; megatron/core/transformer/transformer_config.py and
@@ -117,6 +177,7 @@ static void megatron_model_moe(struct words *ws, const struct sim_model *m)
 		}
 		if (m->router_pre_softmax)
 			export_words_line(ws, "--moe-router-pre-softmax");
+		megatron_router(ws, m);
 	}
 	if (m->mtp_layers > 0)
 		export_words_line(ws, "--mtp-num-layers %d", m->mtp_layers);
@@ -163,8 +224,18 @@ void export_megatron_words(struct words *ws, const struct sim_plan *p)
 		export_words_line(ws, "--group-query-attention --num-query-groups %d", m->kv_heads);
 	export_words_line(ws, "--ffn-hidden-size %d --seq-length %d --max-position-embeddings %d", m->ffn,
 			  m->seq, m->seq);
+	/* the gated MLP's activation: SiLU, or gpt-oss's quick_gelu GLU
+	 * with its offset and clamp (TransformerConfig's glu_linear_offset
+	 * and activation_func_clamp_value) */
 	if (m->mlp == SIM_MLP_SWIGLU)
-		export_words_line(ws, "--swiglu");
+		export_words_line(ws, m->glu_act == SIM_GLU_QUICK_GELU ? "--quick-geglu" : "--swiglu");
+	if (m->glu_offset > 0)
+		export_words_line(ws, "--glu-linear-offset %g", m->glu_offset);
+	if (m->glu_clamp > 0)
+		export_words_line(ws, "--activation-func-clamp-value %g", m->glu_clamp);
+	/* a norm on queries and keys (Qwen3), or on MLA's latents */
+	if (m->qk_norm)
+		export_words_line(ws, "--qk-layernorm");
 	if (!m->tied_embeddings)
 		export_words_line(ws, "--untie-embeddings-and-output-weights");
 	if (m->pos == SIM_POS_ROPE)
@@ -230,6 +301,12 @@ void export_megatron_words(struct words *ws, const struct sim_plan *p)
 				      " --no-gradient-accumulation-fusion");
 	else if (q->zero >= 1)
 		export_words_line(ws, "--use-distributed-optimizer");
+	/* the optimizer's states and step in host memory (export_check
+	 * refuses the offload Megatron-LM has not): validate_args asserts
+	 * the precision-aware optimizer beside it */
+	if (p->par.ft.offload == SIM_OFFLOAD_CPU)
+		export_words_line(ws, "--optimizer-cpu-offload --optimizer-offload-fraction 1.0"
+				      " --use-precision-aware-optimizer");
 	/* The simulator hides the data-parallel sums under the backward but
 	 * for the last bucket, and ZeRO-1's parameter all-gather likewise;
 	 * Megatron does so only when asked (both flags default to off in
@@ -303,4 +380,12 @@ void export_megatron_env(struct export_buf *b, const struct sim_plan *p)
 	if (samples <= 0)
 		export_printf(b, ": \"${TRAIN_SAMPLES:?set TRAIN_SAMPLES (the plan has no token count: "
 				 "plan or simulate with --tokens)}\"\n");
+	{
+		const char *vars[4];
+		int n = export_megatron_model_vars(p, vars, 4);
+
+		for (int i = 0; i < n; i++)
+			export_printf(b, ": \"${%s:?set %s: no source gpuplan read gives the value for this model "
+					 "(data/models.csv)}\"\n", vars[i], vars[i]);
+	}
 }

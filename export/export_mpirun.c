@@ -44,6 +44,10 @@ void export_write_mpirun(struct export_buf *b, const struct sim_plan *p, enum pl
 		export_printf(b, " -x NCCL_IB_DISABLE");
 	if (fw == PLAN_FRAMEWORK_DEEPSPEED)
 		export_printf(b, " -x GPUPLAN_TRAIN_SAMPLES -x GPUPLAN_SAVE_INTERVAL_STEPS");
+	if (fw == PLAN_FRAMEWORK_DEEPSPEED && p->model.experts > 0)
+		export_printf(b, " -x GPUPLAN_NUM_EXPERTS -x GPUPLAN_MOE_TOP_K -x GPUPLAN_EP_SIZE");
+	if (p->model.tokenizer_gated)
+		export_printf(b, " -x HF_TOKEN");
 	export_printf(b, " \\\n  bash -c 'RANK=$OMPI_COMM_WORLD_RANK LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK "
 			 "WORLD_SIZE=$OMPI_COMM_WORLD_SIZE \\\n    exec python3 \"$@\"' mpirun-rank");
 	export_trainer_words(&ws, p, fw, DS_CONFIG);

@@ -1,6 +1,6 @@
 /*
  * export_skypilot.c - the skypilot format: a SkyPilot task YAML (`sky
- * launch` it as written; docs.skypilot.co, "YAML Configuration";
+ * launch` it as written, or `sky jobs launch` for spot: a managed job); docs.skypilot.co, "YAML Configuration";
  * sky/utils/schemas.py): resources from the plan's offering, num_nodes,
  * and a run: script starting torchrun from SkyPilot's node variables.
  * Strings from the plan are double-quoted in the YAML and single-quoted
@@ -89,11 +89,26 @@ void export_write_skypilot(struct export_buf *b, const struct sim_plan *p, enum 
 {
 	const struct price_offering *o = &p->offering;
 	int gpn = export_gpus_per_node(p), ds = fw == PLAN_FRAMEWORK_DEEPSPEED;
+	int spot = p->purchase == PRICE_PURCHASE_SPOT;
 	struct export_buf run = { 0 };
 
-	export_printf(b, "# SkyPilot task written by gpuplan: sky launch -c NAME THIS.yaml%s\n"
-			 "# (sky launch --env EXTRA_ARGS=... for data and tokenizer flags)\n",
-		      ds ? " --env TRAIN_SCRIPT=..." : "");
+	/* A spot purchase runs as a managed job, which SkyPilot relaunches
+	 * after a preemption (docs.skypilot.co, "Managed Jobs"); the script
+	 * resumes from CKPT_DIR, which must outlive the nodes. */
+	if (spot)
+		export_printf(b, "# SkyPilot managed job written by gpuplan: sky jobs launch -n NAME "
+				 "THIS.yaml%s\n# (--env EXTRA_ARGS=... for data and tokenizer flags).  "
+				 "Spot nodes are preempted: SkyPilot\n# relaunches the job (job_recovery), "
+				 "which resumes from the checkpoints, so their\n# directory must be a bucket "
+				 "mount (file_mounts) that outlives the nodes.\n",
+			      ds ? " --env TRAIN_SCRIPT=..." : "");
+	else
+		export_printf(b, "# SkyPilot task written by gpuplan: sky launch -c NAME THIS.yaml%s\n"
+				 "# (sky launch --env EXTRA_ARGS=... for data and tokenizer flags)\n",
+			      ds ? " --env TRAIN_SCRIPT=..." : "");
+	if (p->model.tokenizer_gated)
+		export_printf(b, "# The tokenizer is gated on the Hugging Face Hub: --env HF_TOKEN "
+				 "(from your environment) gives every node the token.\n");
 	export_printf(b, "name: ");
 	export_yaml_quote(b, p->model.name);
 	export_printf(b, "\nresources:\n  accelerators: {");
@@ -116,7 +131,11 @@ void export_write_skypilot(struct export_buf *b, const struct sim_plan *p, enum 
 		}
 		export_printf(b, "\n");
 	}
-	export_printf(b, "  use_spot: %s\n", p->purchase == PRICE_PURCHASE_SPOT ? "true" : "false");
+	export_printf(b, "  use_spot: %s\n", spot ? "true" : "false");
+	/* FAILOVER: relaunch in the same region first, then others the
+	 * resources allow (sky/utils/schemas.py, job_recovery) */
+	if (spot)
+		export_printf(b, "  job_recovery:\n    strategy: FAILOVER\n");
 	export_printf(b, "num_nodes: %d\nenvs:\n  TRAIN_SCRIPT: %s\n  EXTRA_ARGS: \"\"\n",
 		      export_nodes(p), ds ? "null" : "\"pretrain_gpt.py\"");
 	/* what the Megatron-LM arguments read and only the user knows:
@@ -124,6 +143,15 @@ void export_write_skypilot(struct export_buf *b, const struct sim_plan *p, enum 
 	if (!ds)
 		export_printf(b, "  DATA_PATH: null\n  CKPT_DIR: null\n%s",
 			      p->model.tokenizer[0] ? "" : "  TOKENIZER: null\n");
+	if (!ds) {
+		const char *vars[4];
+		int n = export_megatron_model_vars(p, vars, 4);
+
+		for (int i = 0; i < n; i++)
+			export_printf(b, "  %s: null\n", vars[i]);
+	}
+	if (p->model.tokenizer_gated)
+		export_printf(b, "  HF_TOKEN: null\n");
 	skypilot_script(&run, p, fw);
 	/* A literal block: every line indented, so YAML hands the script
 	 * back byte for byte. */

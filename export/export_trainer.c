@@ -58,6 +58,7 @@ void export_trainer_head(struct export_buf *b, const struct sim_plan *p, enum pl
 	export_nccl_env(b, p, "export ", export_one_connection(p, fw));
 	if (check_master)
 		export_master_addr_check(b, p);
+	export_hf_token_check(b, p);
 	if (fw != PLAN_FRAMEWORK_DEEPSPEED) {
 		export_megatron_env(b, p);
 		return;

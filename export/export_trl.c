@@ -23,7 +23,8 @@ static const char *const hf_modules[7] = { "q_proj", "k_proj", "v_proj", "o_proj
  * use_bnb_nested_quant, bnb_4bit_quant_storage; SFTConfig: max_length,
  * packing; TrainingArguments: per_device_train_batch_size,
  * gradient_accumulation_steps, gradient_checkpointing, bf16, deepspeed,
- * num_train_epochs or max_steps), started by Accelerate with the plan's
+ * num_train_epochs or max_steps, save_strategy and save_steps; ModelConfig's
+ * dtype), started by Accelerate with the plan's
  * processes, the deepspeed format's config beside it.  LoRA's alpha is
  * twice its rank (torchtune's and TRL's defaults); QLoRA quantises with
  * NF4 and double quantisation (Dettmers et al. 2023), storing in bf16
@@ -35,6 +36,7 @@ void export_write_trl(struct export_buf *b, const struct sim_plan *p, enum plan_
 	int rank = ft->lora_rank > 0 ? ft->lora_rank : SIM_LORA_DEFAULT_RANK;
 	unsigned targets = ft->lora_targets ? ft->lora_targets : SIM_LORA_ALL;
 	char *cfg = export_deepspeed_config(p, 0), *q = NULL, e1[4 * PRICE_NAME_MAX];
+	int bf16 = price_gpu_has_bf16(&p->cluster.gpu);
 
 	(void)fw;
 
@@ -43,6 +45,7 @@ void export_write_trl(struct export_buf *b, const struct sim_plan *p, enum plan_
 		      gp_term_escape(e1, sizeof(e1), p->model.name), export_gpus(p), p->cluster.gpu.name);
 	export_nccl_env(b, p, "export ", 1);
 	export_master_addr_check(b, p);
+	export_hf_token_check(b, p);
 	export_printf(b, "cat > ds_config.json <<'EOF'\n%s\nEOF\n", cfg);
 	free(cfg);
 	if (p->par.ft.offload == SIM_OFFLOAD_NVME)
@@ -56,10 +59,18 @@ void export_write_trl(struct export_buf *b, const struct sim_plan *p, enum plan_
 	export_printf(b, " \\\n  --model_name_or_path %s --dataset_name \"${DATASET:?set DATASET}\"",
 		      q ? q : "\"${MODEL:?set MODEL}\"");
 	free(q);
-	export_printf(b, " \\\n  --max_length %d --packing --bf16 --per_device_train_batch_size %d "
-			 "--gradient_accumulation_steps %d", p->model.seq, p->par.mbs, export_grad_accum(p));
-	if (p->par.recompute != SIM_RECOMPUTE_NONE)
-		export_printf(b, " --gradient_checkpointing");
+	/* TRL 1.16's SFTConfig.bf16 is `bool | None`: its parser wants the
+	 * value; --dtype loads the weights in it and is QLoRA's compute
+	 * dtype (trl/trainer/utils.py, get_quantization_config:
+	 * bnb_4bit_compute_dtype=model_args.dtype); SFTConfig recomputes
+	 * unless told not to (gradient_checkpointing defaults to True) */
+	export_printf(b, " \\\n  --max_length %d --packing --%s true --dtype %s",
+		      p->model.seq, bf16 ? "bf16" : "fp16", bf16 ? "bfloat16" : "float16");
+	export_printf(b, " \\\n  --per_device_train_batch_size %d --gradient_accumulation_steps %d "
+			 "--gradient_checkpointing %s", p->par.mbs, export_grad_accum(p),
+		      p->par.recompute != SIM_RECOMPUTE_NONE ? "true" : "false");
+	/* checkpoints at the plan's interval */
+	export_printf(b, " \\\n  --save_strategy steps --save_steps %lld", export_save_interval_steps(p));
 	if (p->epochs > 0)
 		export_printf(b, " --num_train_epochs %g", p->epochs);
 	else if (p->tokens > 0)

@@ -197,6 +197,19 @@ extern const char *const sim_lora_target_names[7];
 
 /* ---- end of fine-tuning and offload (see also its functions below) ---- */
 
+/* A router's score function, balancing loss and a gated MLP's
+ * activation (struct sim_model); sim_router_score_names, sim_balance_names
+ * and sim_glu_act_names spell them. */
+enum sim_router_score { SIM_ROUTER_SOFTMAX, SIM_ROUTER_SIGMOID };
+enum sim_balance {
+	SIM_BALANCE_UNKNOWN,
+	SIM_BALANCE_AUX,        /* Switch/GShard's, over the micro-batch */
+	SIM_BALANCE_SEQ_AUX,    /* per sequence (DeepSeek-V3's) */
+	SIM_BALANCE_GLOBAL_AUX, /* over the global batch (Qwen3's) */
+	SIM_BALANCE_NONE,
+};
+enum sim_glu_act { SIM_GLU_SILU, SIM_GLU_QUICK_GELU };
+
 struct sim_model {
 	char name[PRICE_NAME_MAX];
 	int layers;
@@ -218,6 +231,8 @@ struct sim_model {
 	int linear_bias;       /* 1: every linear layer has a bias vector */
 	double dropout;        /* attention and hidden dropout, 0..1 */
 	char tokenizer[PRICE_NAME_MAX]; /* Hugging Face name; "" unknown */
+	int tokenizer_gated;   /* 1: the Hub serves it only with a token (a
+				* licence to accept first: Llama, Mistral) */
 	int window;            /* sliding attention window, tokens; 0 none */
 	double rotary_percent; /* share of each head's dimensions RoPE rotates,
 				* (0, 1] (GPT-NeoX 0.25); 0: all of them */
@@ -258,6 +273,31 @@ struct sim_model {
 	 * Qwen1.5-MoE).  The executor routes by it; the simulator's costs do
 	 * not depend on it. */
 	int router_pre_softmax;
+	/* How the router scores, balances and scales, as the model's recipe
+	 * trains it (data/models.csv's router_ columns, each from the model's
+	 * public config or report): the score function (softmax over the
+	 * chosen logits, or DeepSeek-V3's sigmoid), the balancing loss and
+	 * its coefficient (SIM_BALANCE_UNKNOWN: no source gives it), the
+	 * aux-loss-free expert bias and its update rate (0: unknown), group-
+	 * limited routing (router_group_topk of router_groups expert groups;
+	 * 0: none) and the routed weights' scaling (0: none).  Export writes
+	 * them; the simulator's costs do not depend on them. */
+	enum sim_router_score router_score;
+	enum sim_balance router_balance;
+	double router_aux_coeff;
+	int router_expert_bias;
+	double router_bias_rate;
+	int router_groups, router_group_topk;
+	double router_topk_scale;
+	/* 1: a norm on the queries and keys (Qwen3's q_norm and k_norm; with
+	 * MLA, on the query and key-value latents) */
+	int qk_norm;
+	/* The gated MLP's activation: SiLU (SwiGLU), or gpt-oss's
+	 * x * sigmoid(1.702 x) (Megatron-Core's quick_gelu), with the
+	 * linear half offset by glu_offset and the projection clamped to
+	 * glu_clamp (0: none). */
+	enum sim_glu_act glu_act;
+	double glu_offset, glu_clamp;
 	/* Multi-token prediction modules trained beside the model (DeepSeek-
 	 * V3, sec. 2.2): each a projection of 2 hidden to hidden, two norms
 	 * and one more layer (an MoE one when the model has experts), sharing
@@ -444,6 +484,11 @@ void sim_parallel_init(struct sim_parallel *p);
 extern const char *const sim_mlp_names[2];
 extern const char *const sim_pos_names[3];   /* "rope", "learned", "alibi" */
 extern const char *const sim_norm_names[2];  /* "rmsnorm", "layernorm" */
+extern const char *const sim_router_score_names[2]; /* "softmax", "sigmoid" */
+/* "unknown", "aux_loss", "seq_aux_loss", "global_aux_loss", "none":
+ * Megatron-LM's --moe-router-load-balancing-type values but the first */
+extern const char *const sim_balance_names[5];
+extern const char *const sim_glu_act_names[2]; /* "silu", "quick_gelu" */
 extern const char *const sim_recompute_names[3];
 /* By bit: "layernorm", "mla_up_proj", "moe_act", "mlp" (Megatron-Core's
  * names). */

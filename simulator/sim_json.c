@@ -123,6 +123,38 @@ static void add_assumptions(cJSON *root, const struct sim_plan *p)
 	}
 }
 
+/* The router's recipe, the q/k norm and the gated activation
+ * (struct sim_model), each written only when not its default: a plan
+ * without them reads as a softmax router of unknown balancing, SiLU. */
+static void add_model_router(cJSON *o, const struct sim_model *m)
+{
+	if (m->router_score != SIM_ROUTER_SOFTMAX)
+		cJSON_AddStringToObject(o, "router_score", sim_router_score_names[m->router_score]);
+	if (m->router_balance != SIM_BALANCE_UNKNOWN)
+		cJSON_AddStringToObject(o, "router_balance", sim_balance_names[m->router_balance]);
+	if (m->router_aux_coeff > 0)
+		add_num(o, "router_aux_coeff", m->router_aux_coeff);
+	if (m->router_expert_bias)
+		cJSON_AddBoolToObject(o, "router_expert_bias", 1);
+	if (m->router_bias_rate > 0)
+		add_num(o, "router_bias_rate", m->router_bias_rate);
+	if (m->router_groups > 0)
+		add_num(o, "router_groups", m->router_groups), add_num(o, "router_group_topk",
+									 m->router_group_topk);
+	if (m->router_topk_scale > 0)
+		add_num(o, "router_topk_scale", m->router_topk_scale);
+	if (m->qk_norm)
+		cJSON_AddBoolToObject(o, "qk_norm", 1);
+	if (m->glu_act != SIM_GLU_SILU)
+		cJSON_AddStringToObject(o, "glu_act", sim_glu_act_names[m->glu_act]);
+	if (m->glu_offset > 0)
+		add_num(o, "glu_offset", m->glu_offset);
+	if (m->glu_clamp > 0)
+		add_num(o, "glu_clamp", m->glu_clamp);
+	if (m->tokenizer_gated)
+		cJSON_AddBoolToObject(o, "tokenizer_gated", 1);
+}
+
 static cJSON *plan_to_cjson(const struct sim_plan *p)
 {
 	cJSON *root = cJSON_CreateObject(), *o, *g;
@@ -156,6 +188,7 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 		cJSON_AddStringToObject(o, "tokenizer", m->tokenizer);
 	add_num(o, "sliding_window", m->window);
 	add_model_shape(o, m);
+	add_model_router(o, m);
 	add_num(o, "params", sim_model_params(m));
 	if (m->experts > 0)
 		add_num(o, "active_params", sim_model_active_params(m));

@@ -237,6 +237,31 @@ static void get_modules(struct reader *r, const cJSON *obj, const char *where, c
 	*out = bits;
 }
 
+/* add_model_router's fields, each optional. */
+static void get_model_router(struct reader *r, const cJSON *o, struct sim_model *m)
+{
+	int v = SIM_ROUTER_SOFTMAX;
+
+	get_enum(r, o, ".model", "router_score", sim_router_score_names, 2, 0, &v);
+	m->router_score = (enum sim_router_score)v;
+	v = SIM_BALANCE_UNKNOWN;
+	get_enum(r, o, ".model", "router_balance", sim_balance_names, 5, 0, &v);
+	m->router_balance = (enum sim_balance)v;
+	get_double_max(r, o, ".model", "router_aux_coeff", 0, 10, 0, &m->router_aux_coeff);
+	get_bool(r, o, ".model", "router_expert_bias", 0, &m->router_expert_bias);
+	get_double_max(r, o, ".model", "router_bias_rate", 0, 1, 0, &m->router_bias_rate);
+	get_int(r, o, ".model", "router_groups", 0, SIM_MAX_EXPERTS, 0, &m->router_groups);
+	get_int(r, o, ".model", "router_group_topk", 0, SIM_MAX_EXPERTS, 0, &m->router_group_topk);
+	get_double_max(r, o, ".model", "router_topk_scale", 0, 1000, 0, &m->router_topk_scale);
+	get_bool(r, o, ".model", "qk_norm", 0, &m->qk_norm);
+	v = SIM_GLU_SILU;
+	get_enum(r, o, ".model", "glu_act", sim_glu_act_names, 2, 0, &v);
+	m->glu_act = (enum sim_glu_act)v;
+	get_double_max(r, o, ".model", "glu_offset", 0, 100, 0, &m->glu_offset);
+	get_double_max(r, o, ".model", "glu_clamp", 0, 1e6, 0, &m->glu_clamp);
+	get_bool(r, o, ".model", "tokenizer_gated", 0, &m->tokenizer_gated);
+}
+
 static const cJSON *object(struct reader *r, const cJSON *parent, const char *where,
 			   const char *key, int required)
 {
@@ -452,6 +477,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		for (int i = 0; i < SIM_MODEL_FIELDS; i++)
 			get_int(r, o, ".model", sim_model_fields[i].key, 0, sim_model_fields[i].max, 0,
 				sim_model_field(m, &sim_model_fields[i]));
+		get_model_router(r, o, m);
 		if (!r->bad && sim_model_check(m, why, sizeof(why)) != RC_OK) {
 			gp_error("%s: .model: %s", r->file, why);
 			r->bad = 1;

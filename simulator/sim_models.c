@@ -19,7 +19,13 @@
  * (multi-head latent attention), experts, top_k, expert_ffn_hidden,
  * shared_experts, shared_ffn_hidden, dense_layers, router_pre_softmax
  * (0/1), mtp_layers,
- * published_active_params_b; sim_model_check says which go together.
+ * published_active_params_b; the router's recipe: router_score (softmax
+ * or sigmoid), router_balance (aux_loss, seq_aux_loss, global_aux_loss or
+ * none; empty: unknown), router_aux_coeff, router_expert_bias (0/1),
+ * router_bias_rate, router_groups, router_group_topk, router_topk_scale;
+ * qk_norm (0/1); the gated MLP's glu_act (silu or quick_gelu), glu_offset
+ * and glu_clamp; tokenizer_gated (0/1); sim_model_check says which go
+ * together.
  *
  * It calls down only: sim_shape.c and sim_names.c.
  */
@@ -59,6 +65,8 @@ struct cols {
 	int name, layers, hidden, heads, kv_heads, ffn, vocab, seq, mlp, tied, gbs, params;
 	int pos, rotary, rotary_pct, norm, bias, dropout, tokenizer, window, active;
 	int fields[SIM_MODEL_FIELDS];   /* sim_model_fields' columns */
+	int score, balance, aux, ebias, bias_rate, groups, group_topk, scale, qk_norm;
+	int glu_act, glu_offset, glu_clamp, gated;
 };
 
 struct ctx {
@@ -138,6 +146,19 @@ static struct cols find_cols(const struct price_csv *csv)
 	k.active = price_csv_col(csv, "published_active_params_b");
 	for (int i = 0; i < SIM_MODEL_FIELDS; i++)
 		k.fields[i] = price_csv_col(csv, sim_model_fields[i].column);
+	k.score = price_csv_col(csv, "router_score");
+	k.balance = price_csv_col(csv, "router_balance");
+	k.aux = price_csv_col(csv, "router_aux_coeff");
+	k.ebias = price_csv_col(csv, "router_expert_bias");
+	k.bias_rate = price_csv_col(csv, "router_bias_rate");
+	k.groups = price_csv_col(csv, "router_groups");
+	k.group_topk = price_csv_col(csv, "router_group_topk");
+	k.scale = price_csv_col(csv, "router_topk_scale");
+	k.qk_norm = price_csv_col(csv, "qk_norm");
+	k.glu_act = price_csv_col(csv, "glu_act");
+	k.glu_offset = price_csv_col(csv, "glu_offset");
+	k.glu_clamp = price_csv_col(csv, "glu_clamp");
+	k.gated = price_csv_col(csv, "tokenizer_gated");
 	return k;
 }
 
@@ -234,6 +255,50 @@ static void read_moe(struct ctx *c, const struct cols *k, struct sim_model *m)
 	}
 }
 
+/* A number from lo to hi into *out, 0 when the cell is empty or the
+ * column absent. */
+static void get_num(struct ctx *c, int col, double lo, double hi, double *out)
+{
+	const char *s = price_csv_get(c->row, col);
+	char what[64];
+	double v;
+
+	*out = 0;
+	if (col < 0 || !*s)
+		return;
+	if (unit_parse_double(s, &v) != RC_OK || !(v >= lo && v <= hi)) {
+		snprintf(what, sizeof(what), "a number from %g to %g", lo, hi);
+		bad(c, col, what, s);
+		return;
+	}
+	*out = v;
+}
+
+/* The router's and the gated activation's columns of the row into m
+ * (empty: softmax, balancing unknown, no bias, groups or scaling; no q/k
+ * norm; SiLU without offset or clamp). */
+static void read_router(struct ctx *c, const struct cols *k, struct sim_model *m)
+{
+	int v;
+
+	get_enum(c, k->score, sim_router_score_names, 2, SIM_ROUTER_SOFTMAX, &v);
+	m->router_score = (enum sim_router_score)v;
+	get_enum(c, k->balance, sim_balance_names, 5, SIM_BALANCE_UNKNOWN, &v);
+	m->router_balance = (enum sim_balance)v;
+	get_num(c, k->aux, 0, 10, &m->router_aux_coeff);
+	get_flag(c, k->ebias, &m->router_expert_bias);
+	get_num(c, k->bias_rate, 0, 1, &m->router_bias_rate);
+	get_int(c, k->groups, 0, SIM_MAX_EXPERTS, 0, &m->router_groups);
+	get_int(c, k->group_topk, 0, SIM_MAX_EXPERTS, 0, &m->router_group_topk);
+	get_num(c, k->scale, 0, 1000, &m->router_topk_scale);
+	get_flag(c, k->qk_norm, &m->qk_norm);
+	get_enum(c, k->glu_act, sim_glu_act_names, 2, SIM_GLU_SILU, &v);
+	m->glu_act = (enum sim_glu_act)v;
+	get_num(c, k->glu_offset, 0, 100, &m->glu_offset);
+	get_num(c, k->glu_clamp, 0, 1e6, &m->glu_clamp);
+	get_flag(c, k->gated, &m->tokenizer_gated);
+}
+
 static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
 {
 	int errs = c->errors;
@@ -278,6 +343,7 @@ static int read_model(struct ctx *c, const struct cols *k, struct sim_model *m)
 		return -1;
 	read_facts(c, k, m);
 	read_moe(c, k, m);
+	read_router(c, k, m);
 	if (c->errors != errs)
 		return -1;
 	/* Multi-head attention splits hidden evenly over the heads unless the

@@ -203,6 +203,62 @@ double sim_mtp_params(const struct sim_model *m)
 #define NONE_WITHOUT(field, feature) do { if (m->field != 0) \
 	WHY(#field ": expected 0 without " feature ", found %d", (int)m->field); } while (0)
 
+/* The router's and the gated activation's facts (struct sim_model):
+ * each within its range, the router's only with experts, group routing
+ * picking fewer groups than there are, in as many as divide the experts,
+ * the GLU's only with a gated MLP. */
+static enum rc router_check(const struct sim_model *m, char *why, size_t size)
+{
+	if ((unsigned)m->router_score > SIM_ROUTER_SIGMOID)
+		WHY("router_score: expected softmax or sigmoid, found %d", (int)m->router_score);
+	if ((unsigned)m->router_balance > SIM_BALANCE_NONE)
+		WHY("router_balance: expected one of aux_loss, seq_aux_loss, global_aux_loss or "
+		    "none, found %d", (int)m->router_balance);
+	if (!(m->router_aux_coeff >= 0 && m->router_aux_coeff <= 10))
+		WHY("router_aux_coeff: expected 0 to 10, found %g", m->router_aux_coeff);
+	if (m->router_expert_bias != 0 && m->router_expert_bias != 1)
+		WHY("router_expert_bias: expected 0 or 1, found %d", m->router_expert_bias);
+	if (!(m->router_bias_rate >= 0 && m->router_bias_rate <= 1))
+		WHY("router_bias_rate: expected 0 to 1, found %g", m->router_bias_rate);
+	if (!(m->router_topk_scale >= 0 && m->router_topk_scale <= 1000))
+		WHY("router_topk_scale: expected 0 to 1000, found %g", m->router_topk_scale);
+	if (m->qk_norm != 0 && m->qk_norm != 1)
+		WHY("qk_norm: expected 0 or 1, found %d", m->qk_norm);
+	if (m->tokenizer_gated != 0 && m->tokenizer_gated != 1)
+		WHY("tokenizer_gated: expected 0 or 1, found %d", m->tokenizer_gated);
+	if (m->tokenizer_gated && !m->tokenizer[0])
+		WHY("tokenizer_gated: expected a tokenizer to be gated, found none");
+	if ((unsigned)m->glu_act > SIM_GLU_QUICK_GELU)
+		WHY("glu_act: expected silu or quick_gelu, found %d", (int)m->glu_act);
+	if (!(m->glu_offset >= 0 && m->glu_offset <= 100))
+		WHY("glu_offset: expected 0 to 100, found %g", m->glu_offset);
+	if (!(m->glu_clamp >= 0 && m->glu_clamp <= 1e6))
+		WHY("glu_clamp: expected 0 (none) to 1e6, found %g", m->glu_clamp);
+	if (m->mlp != SIM_MLP_SWIGLU && (m->glu_act || m->glu_offset > 0 || m->glu_clamp > 0))
+		WHY("glu_act: expected silu, no offset and no clamp without a gated MLP (swiglu)");
+	if (m->experts == 0) {
+		NONE_WITHOUT(router_score, "experts");
+		NONE_WITHOUT(router_balance, "experts");
+		NONE_WITHOUT(router_expert_bias, "experts");
+		NONE_WITHOUT(router_groups, "experts");
+		NONE_WITHOUT(router_group_topk, "experts");
+		if (m->router_aux_coeff > 0 || m->router_bias_rate > 0 || m->router_topk_scale > 0)
+			WHY("router_aux_coeff: expected no router coefficients without experts");
+		return RC_OK;
+	}
+	if (m->router_bias_rate > 0 && !m->router_expert_bias)
+		WHY("router_bias_rate: expected 0 without an expert bias (router_expert_bias)");
+	if (m->router_groups < 0 || m->router_groups > m->experts ||
+	    (m->router_groups > 0 && m->experts % m->router_groups != 0))
+		WHY("router_groups: expected 0 or a divisor of experts %d, found %d", m->experts,
+		    m->router_groups);
+	if (m->router_group_topk < 0 || m->router_group_topk > m->router_groups ||
+	    (m->router_groups > 0 && m->router_group_topk < 1))
+		WHY("router_group_topk: expected 1 to router_groups %d (0 without groups), found %d",
+		    m->router_groups, m->router_group_topk);
+	return RC_OK;
+}
+
 enum rc sim_model_check(const struct sim_model *m, char *why, size_t size)
 {
 	int explicit_heads = m->head_dim > 0 || m->kv_lora_rank > 0;
@@ -287,7 +343,7 @@ enum rc sim_model_check(const struct sim_model *m, char *why, size_t size)
 	}
 	if (m->mtp_layers < 0)
 		WHY("mtp_layers: expected an integer >= 0, found %d", m->mtp_layers);
-	return RC_OK;
+	return router_check(m, why, size);
 }
 
 /* Forward FLOPs of one layer's attention projections over s tokens: 2 a

@@ -10,6 +10,8 @@
 #       ($MEGATRON_LM: a checkout; tests/cli/megatron_args.py)
 #   torch.distributed.run's parser   each torchrun line (python3 imports torch)
 #   DeepSpeed's DeepSpeedConfig   each ds_config.json (python3 imports deepspeed)
+#   TRL's parser for `trl sft`   each trl export (python3 imports trl;
+#       tests/cli/trl_args.py)
 #   the PyTorchJob and TrainJob CRDs' schemas and rules   (python3 jsonschema)
 #   SkyPilot's own task validator   ($SKY_PYTHON imports sky)
 #   a real mpirun   the one-node mpirun scripts: every rank's RANK,
@@ -68,7 +70,7 @@ exec %s --oversubscribe "${args[@]}"
 	printf 'import os\nopen("rank.%%s" %% os.environ["RANK"], "w").write("%%s %%s %%s" %% (os.environ["LOCAL_RANK"], os.environ["WORLD_SIZE"], os.environ["MASTER_ADDR"]))\n' >"$d/train.py"
 	# the plan's GPUs as processes on this machine's cores
 	(cd "$d" && PATH="$d/bin:$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-		TRAIN_SCRIPT=train.py DATA_PATH=/d CKPT_DIR=/c TOKENIZER=t TRAIN_SAMPLES=1 \
+		TRAIN_SCRIPT=train.py DATA_PATH=/d CKPT_DIR=/c TOKENIZER=t TRAIN_SAMPLES=1 HF_TOKEN=t \
 		GPUPLAN_TRAIN_SAMPLES=1 timeout 120 bash "$2" >"$d/out" 2>&1)
 	python3 - "$d" "$3" <<'PY' >"$TMP/why" 2>&1
 import glob, os, sys
@@ -101,6 +103,7 @@ while read -r name args <&3; do
 	pos=$(plan_val "$plan" "p['model']['position_embedding']")
 	serial=$(plan_val "$plan" "not (p['model'].get('parallel_residual') or p['model'].get('embedding_norm'))")
 	nodes=$(plan_val "$plan" "1 if p['cluster']['gpus'] <= p['cluster']['gpus_per_node'] else 2")
+	prec=$(plan_val "$plan" "p['parallel']['precision']")
 	# Megatron-LM builds the model: every format that starts it
 	if [ "$pos" != alibi ] && [ "$serial" = True ]; then
 		for fmt in megatron slurm mpirun kubernetes trainjob skypilot; do
@@ -112,8 +115,11 @@ while read -r name args <&3; do
 		done
 		[ "$nodes" = 1 ] && real_mpirun "$name megatron mpirun" "$TMP/p$i.m.mpirun.sh" "$gpus"
 	fi
-	# DeepSpeed, which has no context parallelism
-	if [ "$cp" = 1 ]; then
+	# DeepSpeed, which has no context parallelism and no FP8 or FP4 recipe
+	if [ "$prec" != bf16 ]; then
+		gp export "$plan" --format deepspeed
+		[ "$RC" = 2 ] && pass "$name deepspeed: $prec refused" || fail "$name deepspeed: $prec refused" "exit $RC"
+	elif [ "$cp" = 1 ]; then
 		for fmt in deepspeed slurm mpirun kubernetes trainjob skypilot; do
 			out="$TMP/p$i.d.$fmt"
 			launch "$name deepspeed $fmt" "$plan" $fmt deepspeed "$out"
@@ -164,5 +170,23 @@ mistral-7b        plan --model mistral-7b --tokens 100B --budget 100K
 gpt-neox-20b      plan --model gpt-neox-20b --tokens 50B --budget 200K --framework deepspeed
 mpt-7b            plan --model mpt-7b --tokens 50B --budget 100K --framework deepspeed
 bloom-176b        plan --model bloom-176b --tokens 20B --budget 2M --framework deepspeed
+PLANS
+# TRL's own parser on every trl export: LoRA, QLoRA (ZeRO-3, 4-bit
+# storage), full fine-tuning with CPU and NVMe offload, two nodes, V100's
+# fp16 (trl_meaning; skipped with why where trl does not import)
+while read -r name args <&3; do
+	[ -z "$name" ] || [ "${name#\#}" != "$name" ] && continue
+	gp simulate $args --tokens 100M -o "$TMP/trl-$name.json" -q
+	[ "$RC" = 0 ] || { fail "$name: the plan" "$(head -1 "$ERR")"; continue; }
+	trl_meaning "$name trl" "$TMP/trl-$name.json"
+	shell_ok "$name trl" "$TRL_SCRIPT"
+done 3<<'PLANS'
+# NAME             gpuplan simulate flags (--tokens 100M)
+lora-8b            --model llama3-8b --gpu H100 --gpus 8 --finetune lora --zero 2
+lora-8b-2nodes     --model llama3-8b --gpu H100 --gpus 16 --finetune lora --zero 2 --recompute full
+qlora-70b-z3       --model llama3-70b --gpu H100 --gpus 8 --finetune qlora --zero 3 --recompute full
+full-7b-cpu        --model llama2-7b --gpu RTX4090 --gpus 8 --finetune full --offload cpu --zero 2 --host memory=512G,cores=64,nvme=6
+full-7b-nvme       --model llama2-7b --gpu RTX4090 --gpus 8 --finetune full --offload nvme --zero 3 --host memory=512G,cores=64,nvme=6
+lora-7b-v100       --model llama2-7b --gpu V100-SXM2-32GB --gpus 8 --finetune lora --zero 2
 PLANS
 finish

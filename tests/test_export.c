@@ -547,7 +547,9 @@ static void test_export_skypilot_resources(void **state)
 	assert_non_null(strstr(s, "\nresources:\n  accelerators: {\"H100\": 8}\n"
 				  "  cloud: \"aws\"\n  region: \"us-east-1\"\n"
 				  "  instance_type: \"p5.48xlarge\"\n  use_spot: true\n"
-				  "num_nodes: 4\n"));
+				  "  job_recovery:\n    strategy: FAILOVER\nnum_nodes: 4\n"));
+	/* a spot purchase is a managed job */
+	assert_non_null(strstr(s, "# SkyPilot managed job written by gpuplan: sky jobs launch"));
 	assert_non_null(strstr(s, "--nproc-per-node \"$SKYPILOT_NUM_GPUS_PER_NODE\""));
 	assert_non_null(strstr(s, "--node-rank \"$SKYPILOT_NODE_RANK\""));
 	assert_non_null(strstr(s, "  --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4"));

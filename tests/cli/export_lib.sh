@@ -7,6 +7,9 @@
 #       OUT.config the ds_config.json it names (DeepSpeed)
 #   meaning NAME PLAN ARGV      Megatron-LM's arguments mean the plan
 #   ds_meaning NAME PLAN ARGV   the DeepSpeed launch means the plan
+#   trl_meaning NAME PLAN       the trl export, through TRL's own parser
+#       (tests/cli/trl_args.py; skipped where trl does not import), means
+#       the plan
 
 # same NAME GOT WANT
 same() { [ "$2" = "$3" ] && pass "$1 ($2)" || fail "$1" "got '$2', expected '$3'"; }
@@ -17,7 +20,7 @@ MA() { python3 tests/cli/megatron_args.py "$@"; }
 KJ() { python3 tests/cli/k8s_job.py "$@"; }
 STUB="$TMP/stub"
 mkdir -p "$STUB/bin"
-for n in torchrun srun mpirun scontrol deepspeed; do
+for n in torchrun srun mpirun scontrol deepspeed trl; do
 	printf '#!/bin/sh\n[ "$(basename "$0")" = scontrol ] && { [ "$1" = show ] && echo node1; exit 0; }\nfor a in "$@"; do printf "%%s\\n" "$a"; done >"$ARGV_OUT"\nenv >"$ARGV_OUT.env"\n' >"$STUB/bin/$n"
 	chmod +x "$STUB/bin/$n"
 done
@@ -29,7 +32,8 @@ argv() {
 	shift 3
 	rm -f "$STUB/ds_config.json" "$STUB/.deepspeed_env"
 	(cd "$STUB" && env PATH="$STUB/bin:$PATH" ARGV_OUT="$out" MASTER_ADDR=10.0.0.1 DATA_PATH=/d/x \
-		CKPT_DIR=/ck HOSTFILE=/h SLURM_JOB_ID=7 SLURM_JOB_NODELIST=n[1-2] "$@" \
+		CKPT_DIR=/ck HOSTFILE=/h SLURM_JOB_ID=7 SLURM_JOB_NODELIST=n[1-2] \
+		MOE_AUX_LOSS_COEFF=0.0123 MOE_ROUTER_BIAS_UPDATE_RATE=0.00123 HF_TOKEN=hf-test "$@" \
 		bash "$script" >"$STUB/run.out" 2>&1) \
 		&& [ -s "$out" ] && pass "$name: runs to its launcher" \
 		|| fail "$name: runs to its launcher" "$(tail -2 "$STUB/run.out")"
@@ -59,7 +63,7 @@ launch() {
 j = yaml.safe_load(open(sys.argv[1]))
 t = j["spec"]["trainer"] if j["kind"] == "TrainJob" else j["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
 for e in t["env"]:
-    print("%s=%s" % (e["name"], e["value"]))' "$out.yaml" >"$out.env"
+    print("%s=%s" % (e["name"], e.get("value", "")))' "$out.yaml" >"$out.env"
 		[ "$fw" = deepspeed ] && KJ env "$out.yaml" GPUPLAN_DS_CONFIG >"$out.config"
 		;;
 	skypilot)
@@ -243,4 +247,47 @@ sys.exit(1 if bad else 0)
 PY
 	[ $? = 0 ] && pass "$1: DeepSpeed runs the plan ($(cat "$TMP/why"))" \
 		|| fail "$1: DeepSpeed runs the plan" "$(tail -3 "$TMP/why")"
+}
+
+# trl_meaning NAME PLAN: exports PLAN for trl (the script in $TRL_SCRIPT), runs the script to its
+# (stub) trl and parses what trl gets with TRL's own parser: the values it
+# reads are the plan's (processes, batch, accumulation, precision and
+# dtype, recomputation, checkpoint steps, LoRA rank and QLoRA's 4-bit)
+trl_meaning() {
+	local name=$1 plan=$2 out="$TMP/trl-$RANDOM"
+	TRL_SCRIPT="$out.sh"
+	gp export "$plan" --format trl -o "$out.sh"
+	[ "$RC" = 0 ] || { fail "$name: trl export" "exit $RC: $(head -1 "$ERR")"; return; }
+	argv "$name" "$out.sh" "$out.argv" DATASET=d NODE_RANK=0 HF_TOKEN=t
+	python3 tests/cli/trl_args.py parse "$out.argv" bf16 fp16 dtype gradient_checkpointing \
+		save_strategy save_steps per_device_train_batch_size gradient_accumulation_steps \
+		use_peft lora_r load_in_4bit bnb_4bit_quant_type >"$out.json" 2>"$TMP/why"
+	case $? in
+	77) echo "skip - $name: TRL's parser: $(head -1 "$out.json")"; return ;;
+	0) pass "$name: TRL's parser accepts it" ;;
+	*) fail "$name: TRL's parser accepts it" "$(tail -1 "$TMP/why")"; return ;;
+	esac
+	python3 - "$plan" "$out.json" <<'PY' >"$TMP/checks"
+import json, sys
+plan, got = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+par, ft = plan["parallel"], plan.get("finetune", {})
+method = ft.get("method", "none")
+bf16 = not plan["cluster"]["gpu"]["name"].startswith("V100")
+launch = dict(zip(got["launch"][::2], got["launch"][1::2]))
+want = {
+    "processes": (int(launch.get("--num_processes", 0)), plan["cluster"]["gpus"]),
+    "micro-batch": (got["per_device_train_batch_size"], par["mbs"]),
+    "accumulation": (got["gradient_accumulation_steps"], par["gbs"] // (par["mbs"] * par["dp"])),
+    "bf16 or fp16": ((got["bf16"], got["fp16"]), (True, False) if bf16 else (None, True)),
+    "dtype (QLoRA's compute dtype)": (got["dtype"], "bfloat16" if bf16 else "float16"),
+    "recomputation": (got["gradient_checkpointing"], par["recompute"] != "none"),
+    "checkpoints at the plan's interval": ((got["save_strategy"], int(got["save_steps"])),
+        ("steps", max(1, int(plan.get("costs", {}).get("checkpoint_interval_s", 3600) / plan["prediction"]["step_time_s"] + 0.5)))),
+    "adapters": (got["use_peft"], method in ("lora", "qlora")),
+    "4-bit NF4": ((got["load_in_4bit"], got["bnb_4bit_quant_type"]), (method == "qlora", "nf4")),
+}
+for k, (a, b) in want.items():
+    print("ok\t%s (%r)\t" % (k, a) if a == b else "bad\t%s\tgot %r, expected %r" % (k, a, b))
+PY
+	checks "$name: " <"$TMP/checks"
 }

@@ -79,7 +79,7 @@ def trainer(job):
 
 def argv(job):
     c, nodes, gpn = trainer(job)
-    env = {e["name"]: e["value"] for e in c.get("env", [])}
+    env = {e["name"]: e.get("value", "") for e in c.get("env", [])}
     expand = lambda w: re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], w)
     cmd, args = [expand(w) for w in c["command"]], [expand(w) for w in c.get("args", [])]
     if cmd[0] == "bash":
@@ -135,7 +135,7 @@ def main(argv_):
         return 0
     if mode == "env":
         c = trainer(job)[0]
-        print(next(e["value"] for e in c["env"] if e["name"] == argv_[3]))
+        print(next(e.get("value", "") for e in c["env"] if e["name"] == argv_[3]))
         return 0
     print("unknown mode " + mode, file=sys.stderr)
     return 1

@@ -24,6 +24,10 @@
       answers its imports (Megatron-LM's checks that ask the GPU are
       thereby skipped).  Exit 0 valid, 1 refused (the reason on stderr),
       77 when $MEGATRON_LM or a module it imports is missing.
+
+  megatron_args.py parse ARGV_FILE KEY...
+      The same, then prints JSON: each KEY's value in the arguments
+      validate_args returns (moe_router_score_function, qk_layernorm, ...).
 """
 import importlib.abc
 import importlib.machinery
@@ -86,7 +90,7 @@ def params(f, vocab):
     ffn = int(num(f, "--ffn-hidden-size", 4 * h))
     tp = int(num(f, "--tensor-model-parallel-size", 1))
     div = int(num(f, "--make-vocab-size-divisible-by", 128))
-    swiglu = "--swiglu" in f
+    swiglu = "--swiglu" in f or "--quick-geglu" in f  # a gated linear unit either way
     bias = "--disable-bias-linear" not in f
     norm = f.get("--normalization", ["LayerNorm"])[0]
     pos = f.get("--position-embedding-type", ["learned_absolute"])[0]
@@ -239,7 +243,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-def parse(path):
+def parse(path, keys=()):
     root = os.environ.get("MEGATRON_LM")
     if not root or not os.path.isfile(os.path.join(root, "megatron", "training", "arguments.py")):
         print("MEGATRON_LM does not name a Megatron-LM checkout")
@@ -270,6 +274,8 @@ def parse(path):
     except AssertionError as e:
         print("Megatron-LM's validate_args: %s" % e, file=sys.stderr)
         return 1
+    if keys:
+        print(json.dumps({k: getattr(a, k, None) for k in keys}, sort_keys=True, default=str))
     return 0
 
 
@@ -277,8 +283,8 @@ def main():
     if len(sys.argv) == 4 and sys.argv[1] == "meaning":
         meaning(sys.argv[2], int(sys.argv[3]))
         return 0
-    if len(sys.argv) == 3 and sys.argv[1] == "parse":
-        return parse(sys.argv[2])
+    if len(sys.argv) >= 3 and sys.argv[1] == "parse":
+        return parse(sys.argv[2], sys.argv[3:])
     print(__doc__, file=sys.stderr)
     return 2
 

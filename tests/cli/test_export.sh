@@ -369,7 +369,7 @@ chmod +x "$TMP/sky-run/bin/torchrun"
 st run "$TMP/sky-odd.yaml" >"$TMP/sky-run/run.sh"
 (cd "$TMP/sky-run" && PATH="$TMP/sky-run/bin:$PATH" SKYPILOT_NODE_IPS=$'10.0.0.1\n10.0.0.2' \
 	SKYPILOT_NUM_NODES=2 SKYPILOT_NUM_GPUS_PER_NODE=8 SKYPILOT_NODE_RANK=0 \
-	TRAIN_SCRIPT=pretrain_gpt.py EXTRA_ARGS= DATA_PATH=/data/x CKPT_DIR=/ck bash run.sh >run.out 2>&1)
+	TRAIN_SCRIPT=pretrain_gpt.py EXTRA_ARGS= DATA_PATH=/data/x CKPT_DIR=/ck HF_TOKEN=t bash run.sh >run.out 2>&1)
 [ -s "$TMP/sky-run/torchrun.args" ] && pass "skypilot: the run: script reached the stub torchrun" \
 	|| fail "skypilot: the run: script reached the stub torchrun" "$(cat "$TMP/sky-run/run.out")"
 grep -q -- "--master-addr 10.0.0.1 " "$TMP/sky-run/torchrun.args" \

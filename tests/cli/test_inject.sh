@@ -130,6 +130,23 @@ expect_rc "a plan named with a line break is refused" 2
 expect_err "the line break is named" "\\.model\\.name: expected a name .*, found a line break at byte 2"
 [ ! -e "$TMP/pwned" ] && [ ! -e pwned ] && pass "nothing ran" || fail "nothing ran" "pwned exists"
 
+# the router's and the tokenizer's new fields: names from a fixed list
+# and numbers, checked on reading, each bad value one line
+gp simulate --model mixtral-8x7b --gpu H100 --gpus 16 --ep 8 -o "$TMP/moe.json" -q
+for kv in 'router_balance/"$(touch pwned)"' 'router_score/"sigmoid\nrm -rf /"' 'glu_act/"x; touch pwned"' \
+	'router_aux_coeff/"0.02; touch pwned"' 'tokenizer_gated/"yes"' 'router_groups/3'; do
+	k=${kv%%/*} v=${kv#*/}
+	python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["model"][sys.argv[2]]=json.loads(sys.argv[3]); json.dump(p,open(sys.argv[4],"w"))' \
+		"$TMP/moe.json" "$k" "$v" "$TMP/evil-$k.json"
+	for f in megatron kubernetes skypilot deepspeed; do
+		gp export "$TMP/evil-$k.json" --format $f
+		expect_rc "export --format $f refuses .model.$k = $v" 2
+		expect_err_lines "in one line ($k, $f)" 1
+		expect_err "it names .model.$k" "\\.model(\\.$k|: $k)"
+	done
+done
+[ ! -e "$TMP/pwned" ] && [ ! -e pwned ] && pass "nothing ran (router fields)" || fail "nothing ran (router fields)" "pwned exists"
+
 # ---- 4. export refuses what simulate refuses
 plan_with 's/"mbs":[[:space:]]*[0-9]*/"mbs": 16777216/; s/"dp":[[:space:]]*[0-9]*/"dp": 256/; s/"gbs":[[:space:]]*[0-9]*/"gbs": 16777216/' "$TMP/fpe.json"
 for f in torchrun slurm mpirun kubernetes trainjob megatron deepspeed; do
