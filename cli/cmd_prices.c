@@ -198,7 +198,7 @@ static void print_report(const char *file, const char *provider,
 			 const struct price_update_report *r, int dry_run)
 {
 	/* Paths and cells are the environment's and the file's: escaped. */
-	char e1[1024], e2[1024], e3[1024];
+	char e1[1024], e2[1024];
 
 	printf("%s: %zu rows read (%s columns%s%s)\n", gp_term_escape(e1, sizeof(e1), file),
 	       r->rows_read, r->skypilot ? "SkyPilot" : "gpuplan", provider ? ", provider " : "",
@@ -231,6 +231,8 @@ static void print_report(const char *file, const char *provider,
 /* The merge's counts, its changes and how it ended. */
 static void print_report_tail(const struct price_update_report *r, int dry_run)
 {
+	char e2[1024], e3[1024];
+
 	printf("added %zu, changed %zu, unchanged %zu\n", r->added, r->changed, r->unchanged);
 	for (size_t i = 0; i < r->n_changes; i++) {
 		const struct price_change *c = &r->changes[i];
