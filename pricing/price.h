@@ -259,7 +259,7 @@ enum price_limit {
 	PRICE_LIMIT_POLICY,    /* gpuplan policy: the provider states no bound */
 	PRICE_LIMIT_SPOT,      /* the (smaller) bound for spot capacity (policy) */
 	PRICE_LIMIT_QUOTA,     /* the user's quota */
-	PRICE_LIMIT_BLOCK,     /* the most instances one capacity block holds */
+	PRICE_LIMIT_BLOCK,     /* the most instances one unit of a product holds (a capacity block, a calendar reservation) */
 };
 
 struct price_node_limit {

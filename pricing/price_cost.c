@@ -515,7 +515,7 @@ const char *price_limit_str(enum price_limit l)
 	case PRICE_LIMIT_POLICY: return "policy";
 	case PRICE_LIMIT_SPOT: return "spot capacity";
 	case PRICE_LIMIT_QUOTA: return "quota";
-	case PRICE_LIMIT_BLOCK: return "capacity block";
+	case PRICE_LIMIT_BLOCK: return "product size";
 	}
 	return "none";
 }

@@ -429,7 +429,7 @@ static void test_price_block_find_and_limit(void **state)
 		assert_int_equal(l.why, PRICE_LIMIT_QUOTA);
 		o.quota = NULL;
 	}
-	assert_string_equal(price_limit_str(PRICE_LIMIT_BLOCK), "capacity block");
+	assert_string_equal(price_limit_str(PRICE_LIMIT_BLOCK), "product size");
 	assert_string_equal(price_purchase_str(PRICE_PURCHASE_BLOCK), "capacity-block");
 }
 
