@@ -43,4 +43,8 @@ int plan_job_gbs(const struct plan_job *job, const struct plan_opts *o);
 int plan_candidate_price(struct plan_candidate *c, const struct plan_job *job,
 			 const struct plan_opts *o);
 
+/* 1 when c lasts longer than a plan may (plan_opts.max_duration_s, and
+ * max_spot_duration_s on spot). */
+int plan_candidate_too_long(const struct plan_candidate *c, const struct plan_opts *o);
+
 #endif
