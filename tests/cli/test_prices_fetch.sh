@@ -55,8 +55,9 @@ gp prices list --provider aws --region us-west-2 --gpu b300
 expect_out "prices list: p6-b300 142.416, dated, 14 days old" "p6-b300\.48xlarge .* 142\.42 .* 2026-11-20 +14d"
 grep -q "p6-b300.48xlarge,us-west-2,price_date,,2026-11-20" "$HIST" \
 	&& pass "the fetch's changes are in the history" || fail "history" "$(tail -3 "$HIST")"
-# make run's question: its answer is the p6-b300 row, now of a known age
-gp plan --model llama3-70b --tokens 1T --budget 2.5M -o "$TMP/plan.json"
+# make run's question on demand (--blocks none): its answer is the
+# p6-b300 row, now of a known age
+gp plan --model llama3-70b --tokens 1T --budget 2.5M --blocks none -o "$TMP/plan.json"
 expect_rc "plan after the fetch exits 0" 0
 grep -Eq "p6-b300\.48xlarge us-west-2 on-demand dated 2026-11-20 .*: 14 days old" "$OUT" "$ERR" \
 	&& pass "make run's answer prints its price's age in days" || fail "price age" "$(grep -h 'prices' "$OUT" "$ERR")"
