@@ -30,7 +30,16 @@ trap 'rm -rf "$TMP"' EXIT
 OUT="$TMP/out" ERR="$TMP/err" RC=0
 
 pass() { T_PASS=$((T_PASS + 1)); echo "ok - $1"; }
-fail() { T_FAIL=$((T_FAIL + 1)); echo "not ok - $1: $2"; sed 's/^/    stderr: /' "$ERR" | head -5; }
+# A sanitizer's report is printed whole (its stack says whose it is).
+fail() {
+	T_FAIL=$((T_FAIL + 1))
+	echo "not ok - $1: $2"
+	if grep -q 'Sanitizer' "$ERR" 2>/dev/null; then
+		sed -n '/Sanitizer/,$p' "$ERR" | head -60 | sed 's/^/    stderr: /'
+	else
+		sed 's/^/    stderr: /' "$ERR" | head -5
+	fi
+}
 
 run() { shift; "$@" >"$OUT" 2>"$ERR"; RC=$?; }
 gp() { $GPUPLAN "$@" >"$OUT" 2>"$ERR"; RC=$?; }
