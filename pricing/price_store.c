@@ -106,7 +106,10 @@ int price_file_exists(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static enum rc write_all(int fd, const char *path, const char *s, size_t n)
+/* Writes all of S; a failure is said through SAY (gp_error, or gp_warn
+ * where the update has already taken effect). */
+static enum rc write_all(int fd, const char *path, const char *s, size_t n,
+			 void (*say)(const char *, ...))
 {
 	while (n > 0) {
 		ssize_t w = write(fd, s, n);
@@ -114,7 +117,7 @@ static enum rc write_all(int fd, const char *path, const char *s, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			gp_error("%s: write failed: %s", path, strerror(errno));
+			say("%s: write failed: %s", path, strerror(errno));
 			return RC_ERR;
 		}
 		s += w;
@@ -240,6 +243,8 @@ static off_t whole_lines(int fd, off_t size)
 	return 0;
 }
 
+/* Every caller appends after the table is in place: what fails here is
+ * a warning (the update took effect; the pending file keeps the lines). */
 static enum rc history_append(const struct price_store *p, const char *lines, size_t len)
 {
 	struct stat st;
@@ -252,7 +257,7 @@ static enum rc history_append(const struct price_store *p, const char *lines, si
 		return RC_OK;
 	fd = open(p->history, O_RDWR | O_APPEND | O_CREAT, 0644);
 	if (fd < 0) {
-		gp_error("%s: cannot open: %s", p->history, strerror(errno));
+		gp_warn("%s: cannot open: %s", p->history, strerror(errno));
 		return RC_ERR;
 	}
 	/* A line an earlier append left cut short would swallow the first
@@ -262,7 +267,7 @@ static enum rc history_append(const struct price_store *p, const char *lines, si
 		gp_warn("%s: dropped a last line cut short (%lld bytes) by an interrupted update",
 			p->history, (long long)(st.st_size - keep));
 		if (ftruncate(fd, keep) != 0) {
-			gp_error("%s: cannot truncate: %s", p->history, strerror(errno));
+			gp_warn("%s: cannot truncate: %s", p->history, strerror(errno));
 			close(fd);
 			return RC_ERR;
 		}
@@ -270,11 +275,11 @@ static enum rc history_append(const struct price_store *p, const char *lines, si
 	}
 	history_header(p, header, sizeof(header));
 	if (have && st.st_size == 0)
-		rc = write_all(fd, p->history, header, strlen(header));
+		rc = write_all(fd, p->history, header, strlen(header), gp_warn);
 	if (rc == RC_OK)
-		rc = write_all(fd, p->history, lines, len);
+		rc = write_all(fd, p->history, lines, len, gp_warn);
 	if (rc == RC_OK && fsync(fd) != 0) {
-		gp_error("%s: fsync failed: %s", p->history, strerror(errno));
+		gp_warn("%s: fsync failed: %s", p->history, strerror(errno));
 		rc = RC_ERR;
 	}
 	/* A write cut short (a full disk) leaves no torn line: the history
@@ -314,8 +319,12 @@ static enum rc recover(const struct price_store *p)
 				gp_error("%s: cannot truncate: %s", p->history, strerror(errno));
 				rc = RC_ERR;
 			}
-			if (rc == RC_OK)
-				rc = history_append(p, nl + 1, plen - (size_t)(nl + 1 - pending));
+			if (rc == RC_OK &&
+			    history_append(p, nl + 1, plen - (size_t)(nl + 1 - pending)) != RC_OK) {
+				gp_error("%s: the last update's history cannot be appended; it stays in %s",
+					 p->history, p->pending);
+				rc = RC_ERR;
+			}
 			if (rc == RC_OK && fault("recover_after_history"))
 				rc = RC_ERR;
 		}
@@ -500,9 +509,9 @@ enum rc price_store_commit(const struct price_store *p, const char *table, size_
 		free(hist);
 		return RC_ERR;
 	}
-	rc = write_all(fd, p->pending, head, strlen(head));
+	rc = write_all(fd, p->pending, head, strlen(head), gp_error);
 	if (rc == RC_OK && hlen)
-		rc = write_all(fd, p->pending, hist, hlen);
+		rc = write_all(fd, p->pending, hist, hlen, gp_error);
 	if (rc == RC_OK && fsync(fd) != 0) {
 		gp_error("%s: fsync failed: %s", p->pending, strerror(errno));
 		rc = RC_ERR;
@@ -529,7 +538,7 @@ enum rc price_store_commit(const struct price_store *p, const char *table, size_
 		rc = RC_ERR;
 		goto drop_pending;
 	}
-	rc = write_all(fd, tmp, table, tlen);
+	rc = write_all(fd, tmp, table, tlen, gp_error);
 	if (rc == RC_OK && fault("after_write"))
 		rc = RC_ERR;
 	if (rc == RC_OK && fsync(fd) != 0) {

@@ -135,6 +135,22 @@ expect_rc "an update in place before a later failure exits 0" 0
 expect_err "it warns what failed after" "warning: .*the new table is in place"
 gp prices history
 grep -q "51.5" "$OUT" && pass "the history is whole on the next read" || fail "the history is whole" "$(cat "$OUT")"
+rm -rf "$GPUPLAN_DATA_DIR"
+# a full disk under the history (/dev/full in its place) after the table
+# is in place: warnings, not errors, and exit 0
+gp prices update "$TMP/ok.csv"
+mv "$GPUPLAN_DATA_DIR/prices.history.csv" "$TMP/hist.keep"
+ln -s /dev/full "$GPUPLAN_DATA_DIR/prices.history.csv"
+sed 's/51\.5/52.5/' "$TMP/ok.csv" > "$TMP/ok2.csv"
+gp prices update "$TMP/ok2.csv"
+expect_rc "a history that cannot be written after the table is in place: exit 0" 0
+expect_err_lines "no error line once the update took effect" 0
+expect_err "the full disk is named" "^warning: .*prices\.history\.csv: write failed: No space left"
+expect_err "the history is said to wait" "^warning: .*its history is kept in"
+rm "$GPUPLAN_DATA_DIR/prices.history.csv"
+mv "$TMP/hist.keep" "$GPUPLAN_DATA_DIR/prices.history.csv"
+gp prices history
+grep -q "52.5" "$OUT" && pass "its history lands on the next read" || fail "its history lands on the next read" "$(cat "$OUT")"
 $GPUPLAN plan --model llama3-70b --tokens 1T -o /dev/stdout 2>"$ERR" | cat > "$TMP/piped"; RC=${PIPESTATUS[0]}
 expect_rc "-o /dev/stdout into a pipe exits 0" 0
 grep -q '"gpuplan_plan"\|"model"' "$TMP/piped" && pass "the plan went down the pipe" || fail "the plan went down the pipe" "$(head -c 200 "$TMP/piped")"
