@@ -184,17 +184,25 @@ static int rd_date(struct reader *r, int col, char *dst)
 		return -1;
 	}
 	/* A price is quoted today or earlier; a day ahead allows for time
-	 * zones.  Only an update refuses: a stored table stays readable. */
-	if (r->mode == PRICE_READ_UPDATE) {
+	 * zones.  An update refuses a later date; a stored table stays
+	 * readable, its row read as dated nowhere (age unknown), with a
+	 * warning: a clock set back must not make a price look fresh. */
+	{
 		long today;
 		char t[16];
 
 		if (unit_today(&today) == RC_OK && days > today + UNIT_DATE_AHEAD_DAYS_MAX) {
 			unit_fmt_date(t, sizeof(t), today + UNIT_DATE_AHEAD_DAYS_MAX);
-			price_err(&r->e, r->row->line, col + 1,
-				  "%s: expected a date no later than %s (a price is quoted today or "
-				  "before), found '%s'", colname(r, col), t, s);
-			return -1;
+			if (r->mode == PRICE_READ_UPDATE) {
+				price_err(&r->e, r->row->line, col + 1,
+					  "%s: expected a date no later than %s (a price is quoted "
+					  "today or before), found '%s'", colname(r, col), t, s);
+				return -1;
+			}
+			gp_warn("%s:%d:%d: %s: '%s' is later than %s: read as no date stated "
+				"(its age unknown)", r->e.path, r->row->line, col + 1, colname(r, col),
+				s, t);
+			return 0;
 		}
 	}
 	gp_strlcpy(dst, s, PRICE_DATE_MAX);

@@ -121,6 +121,13 @@ expect_err "it says today" "price_date: expected a date no later than 2026-12-05
 printf '%s,price_date\n%s,2026-12-05\n' "$H" "$ROW" > "$TMP/tomorrow.csv"
 gp prices update "$TMP/tomorrow.csv"
 expect_rc "price_date tomorrow (time zones) is taken" 0
+# a stored table dated after today (written before that check, or read
+# with the clock set back) is read, its date as no date, with a warning
+sed -i 's/2026-12-05/2099-01-01/' "$TABLE"
+gp plan --model llama3-8b --tokens 1B --budget 10k --provider aws --gpu H100
+expect_rc "a stored price_date in 2099 is read (exit 0)" 0
+expect_err "it is named with a warning" "warning: .*prices\.csv:[0-9]+:[0-9]+: price_date: '2099-01-01' is later than"
+expect_no_out "no negative age" "-[0-9]+ days old"
 rm -rf "$GPUPLAN_DATA_DIR"
 printf '%s\naws,p5.48xlarge,H100,8,us-east-1,1e-9,,,,\n' "$H" > "$TMP/cheap.csv"
 gp prices update "$TMP/cheap.csv"
