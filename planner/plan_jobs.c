@@ -14,11 +14,18 @@
 
 #include "price_csv.h"
 
+/* The ranges the flags hold (--gbs), and a priority's: a weight */
+#define PLAN_JOB_GBS_MAX (1 << 24)
+#define PLAN_JOB_PRIORITY_MAX 1e6
+
 static enum rc bad_cell(const struct price_csv *csv, const struct price_csv_row *row,
 			int col, const char *expected)
 {
+	char h[96], e[96];
+
 	gp_error("%s:%d:%d: %s: expected %s, found '%s'", csv->path, row->line, col + 1,
-		 price_csv_get(&csv->header, col), expected, price_csv_get(row, col));
+		 gp_term_escape(h, sizeof(h), price_csv_get(&csv->header, col)), expected,
+		 gp_term_escape(e, sizeof(e), price_csv_get(row, col)));
 	return RC_INPUT;
 }
 
@@ -46,20 +53,22 @@ static enum rc parse_row(const struct price_csv *csv, const struct price_csv_row
 	plan_job_init(j, m, d);
 	v = price_csv_get(row, col[2]);
 	if (*v) {
-		if (unit_parse_duration(v, &d) != RC_OK || !(d > 0))
-			return bad_cell(csv, row, col[2], "a duration like 30d or 72h");
+		if (unit_parse_duration(v, &d) != RC_OK || !(d > 0) || d > UNIT_SPAN_S_MAX)
+			return bad_cell(csv, row, col[2],
+					"a duration like 30d or 72h, at most 100 years (--deadline's range)");
 		j->deadline_s = d;
 	}
 	v = price_csv_get(row, col[3]);
 	if (*v) {
-		if (unit_parse_double(v, &d) != RC_OK || !(d > 0))
-			return bad_cell(csv, row, col[3], "a priority > 0");
+		if (unit_parse_double(v, &d) != RC_OK || !(d > 0) || d > PLAN_JOB_PRIORITY_MAX)
+			return bad_cell(csv, row, col[3], "a priority above 0 and at most 1e6");
 		j->priority = d;
 	}
 	v = price_csv_get(row, col[4]);
 	if (*v) {
-		if (unit_parse_int(v, &gbs) != RC_OK || gbs < 1)
-			return bad_cell(csv, row, col[4], "a global batch in sequences >= 1");
+		if (unit_parse_int(v, &gbs) != RC_OK || gbs < 1 || gbs > PLAN_JOB_GBS_MAX)
+			return bad_cell(csv, row, col[4],
+					"a global batch in sequences from 1 to 16777216 (--gbs's range)");
 		j->gbs = gbs;
 	}
 	v = price_csv_get(row, col[5]);

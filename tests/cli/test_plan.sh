@@ -176,6 +176,16 @@ expect_err "two jobs of one name: says which lines" \
 	"samejobs.csv:3: name: expected a name no other job has, found 'llama3-8b' \(the job on line 2\)"
 [ ! -e "$TMP/same-plan-llama3-8b.json" ] && pass "two jobs of one name: no plan written" ||
 	fail "two jobs of one name: no plan written" "$(ls "$TMP")"
+# the jobs file's cells hold the flags' ranges (a deadline as --deadline's)
+for bad in "deadline:1e9d:at most 100 years" "priority:1e300:at most 1e6" \
+	"gbs:99999999:from 1 to 16777216" $'deadline:9\e[2Jd:a duration'; do
+	col=${bad%%:*} rest=${bad#*:} val=${rest%%:*} why=${rest#*:}
+	printf 'model,tokens,%s\nllama3-8b,200B,%s\n' "$col" "$val" >"$TMP/jobs-range.csv"
+	gp plan --jobs "$TMP/jobs-range.csv" --budget 2M
+	expect_rc "jobs $col '$val' exits 2" 2
+	expect_err "jobs $col: names the cell and the range" "jobs-range\.csv:2:3: $col: expected .*$why"
+	! grep -q $'\e' "$ERR" && pass "jobs $col: the cell is escaped" || fail "jobs $col: the cell is escaped" "raw ESC"
+done
 printf 'model,tokens,priorty\nllama3-8b,200B,2\n' >"$TMP/jobs-typo.csv"
 gp plan --jobs "$TMP/jobs-typo.csv" --budget 2M
 expect_rc "a misspelt jobs column exits 2" 2
