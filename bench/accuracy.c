@@ -426,7 +426,8 @@ static void published_row(const struct price_csv *csv, const struct price_csv_ro
  * state 1F1B and "use_checkpoint": true, i.e. full recomputation.  Assumed
  * where they are silent: A100-SXM4-80GB with NVLink 3, fp16 at the bf16
  * rate, no flash attention (Megatron-DeepSpeed's default path), ZeRO off,
- * GPT-2 BPE vocabulary (50257), FFN 4h. */
+ * GPT-2 BPE vocabulary (50257), FFN 4h, pipelines on DeepSpeed's engine
+ * (pretrain_gpt.py's GPTModelPipe, a PipelineModule: pp_send_whole). */
 static void vtrain_row(const struct price_csv_row *row, const struct price_gpu *a100)
 {
 	struct sim_model m;
@@ -452,6 +453,7 @@ static void vtrain_row(const struct price_csv_row *row, const struct price_gpu *
 	p.tp = cell_int(row, 7, 0);
 	p.dp = cell_int(row, 8, 0);
 	p.pp = cell_int(row, 9, 0);
+	p.pp_send_whole = 1;
 	p.flash = 0;
 	p.recompute = SIM_RECOMPUTE_FULL;
 	memset(&c, 0, sizeof(c));

@@ -67,6 +67,10 @@ enum rc cli_parse_model_field(const char *name, const char *arg, struct sim_mode
 /* One of names[0..n-1]: *out = its index ("expected a, b or c"). */
 enum rc cli_parse_choice(const char *flag, const char *arg, const char *const *names, int n,
 			 int *out);
+/* "--recompute-modules mla_up_proj,moe_act": each a name of
+ * sim_recompute_module_names, once; *out = their bits.  RC_USAGE after
+ * the message otherwise. */
+enum rc cli_parse_recompute_modules(const char *arg, unsigned *out);
 
 /* JSON for `models list|show` (cli/cmd_models_json.c): every preset of t,
  * or only m when m is not NULL.  Returns a string the caller frees. */

@@ -129,6 +129,37 @@ enum rc cli_parse_choice(const char *flag, const char *arg, const char *const *n
 	return RC_USAGE;
 }
 
+enum rc cli_parse_recompute_modules(const char *arg, unsigned *out)
+{
+	char buf[128], *save = NULL, *tok;
+	unsigned bits = 0;
+
+	if (!arg || strlen(arg) >= sizeof(buf)) {
+		gp_error("--recompute-modules: expected a list like mla_up_proj,moe_act, found '%s'",
+			 arg ? arg : "");
+		return RC_USAGE;
+	}
+	strcpy(buf, arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int k;
+
+		if (cli_parse_choice("--recompute-modules", tok, sim_recompute_module_names,
+				     SIM_RECOMPUTE_MODULES, &k) != RC_OK)
+			return RC_USAGE;
+		if (bits & (1u << k)) {
+			gp_error("--recompute-modules: expected each module once, found '%s' twice", tok);
+			return RC_USAGE;
+		}
+		bits |= 1u << k;
+	}
+	if (!bits) {
+		gp_error("--recompute-modules: expected a list like mla_up_proj,moe_act, found '%s'", arg);
+		return RC_USAGE;
+	}
+	*out = bits;
+	return RC_OK;
+}
+
 /* The range of each duration flag: an overhead paid once, or a span
  * (common.h's UNIT_*_S_MAX). */
 static const struct {

@@ -108,6 +108,10 @@ static void help(void)
 	       "                          sums and ZeRO-1/2's weight gather (Megatron-LM as\n"
 	       "                          export writes it, FSDP), the sums only (DeepSpeed\n"
 	       "                          stage 1/2), or nothing (DeepSpeed stage 0) (default: all)\n"
+	       "  --pp-send split|whole   pipeline stages pass activations split over the TP\n"
+	       "                          ranks, send and receive as one exchange (Megatron-LM),\n"
+	       "                          or whole from every TP rank, send then receive\n"
+	       "                          (DeepSpeed's pipeline engine) (default: split)\n"
 	       "  --ep N                  expert parallel: ranks sharing the routed experts, folded over\n"
 	       "                          tp x cp x dp (default: 1)\n"
 	       "  --etp N                 expert tensor parallel: ranks splitting each expert (default: 1)\n"
@@ -161,7 +165,7 @@ enum opt_id {
 	O_MLP, O_TIED, O_GPU, O_GPUS, O_GPN, O_INTRA, O_INTER, O_TP, O_PP, O_DP, O_CP,
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
-	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_ATTN_KERNEL,
+	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_PP_SEND, O_ATTN_KERNEL,
 	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER, O_MOE_GEMM, O_STACK,
 	O_WINDOW, O_PP_LAST, O_RC_MODULES,
 	/* sim_model_fields' flags: the model's integer fields beyond the
@@ -188,6 +192,7 @@ struct flags {
 	enum sim_zero3_gather zero3_gather;
 	int zero2_every_micro_batch;
 	enum sim_dp_overlap dp_overlap;
+	int pp_send_whole;
 	enum sim_attn_kernel attn_kernel;
 	enum sim_moe_gemm moe_gemm;
 	enum sim_stack stack;
@@ -201,38 +206,6 @@ struct flags {
 };
 
 #define SET(f, id) ((f)->set[(id) - O_MODEL])
-
-/* "--recompute-modules mla_up_proj,moe_act": each a module name, once. */
-static enum rc parse_modules(const char *arg, unsigned *out)
-{
-	char buf[128], *save = NULL, *tok;
-	unsigned bits = 0;
-
-	if (!arg || strlen(arg) >= sizeof(buf)) {
-		gp_error("--recompute-modules: expected a list like mla_up_proj,moe_act, found '%s'",
-			 arg ? arg : "");
-		return RC_USAGE;
-	}
-	strcpy(buf, arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int k;
-
-		if (cli_parse_choice("--recompute-modules", tok, sim_recompute_module_names,
-				     SIM_RECOMPUTE_MODULES, &k) != RC_OK)
-			return RC_USAGE;
-		if (bits & (1u << k)) {
-			gp_error("--recompute-modules: expected each module once, found '%s' twice", tok);
-			return RC_USAGE;
-		}
-		bits |= 1u << k;
-	}
-	if (!bits) {
-		gp_error("--recompute-modules: expected a list like mla_up_proj,moe_act, found '%s'", arg);
-		return RC_USAGE;
-	}
-	*out = bits;
-	return RC_OK;
-}
 
 static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **plan_path,
 			   int *helped)
@@ -269,6 +242,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "zero3-gather", required_argument, NULL, O_ZERO3_GATHER },
 		{ "zero2-reduce", required_argument, NULL, O_ZERO2_REDUCE },
 		{ "dp-overlap", required_argument, NULL, O_DP_OVERLAP },
+		{ "pp-send", required_argument, NULL, O_PP_SEND },
 		{ "no-flash", no_argument, NULL, O_NO_FLASH },
 		{ "attn-kernel", required_argument, NULL, O_ATTN_KERNEL },
 		{ "precision", required_argument, NULL, O_PRECISION },
@@ -343,7 +317,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 			break;
 		case O_INTERLEAVE: rc = cli_parse_int("--interleave", optarg, 1, SIM_MAX_DEGREE, &f->interleave); break;
 		case O_PP_LAST: rc = cli_parse_int("--pp-last-layers", optarg, 0, SIM_MAX_LAYERS, &f->pp_last); break;
-		case O_RC_MODULES: rc = parse_modules(optarg, &f->rc_modules); break;
+		case O_RC_MODULES: rc = cli_parse_recompute_modules(optarg, &f->rc_modules); break;
 		case O_SP: case O_NO_FLASH: case O_JSON: case O_TP_OVERLAP: break;
 		case O_ZERO3_GATHER:
 			rc = cli_parse_choice("--zero3-gather", optarg, sim_zero3_gather_names, 2, &v);
@@ -356,6 +330,10 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		case O_DP_OVERLAP:
 			rc = cli_parse_choice("--dp-overlap", optarg, sim_dp_overlap_names, 3, &v);
 			f->dp_overlap = (enum sim_dp_overlap)v;
+			break;
+		case O_PP_SEND:
+			rc = cli_parse_choice("--pp-send", optarg, sim_pp_send_names, 2,
+					      &f->pp_send_whole);
 			break;
 		case O_ATTN_KERNEL:
 			rc = cli_parse_choice("--attn-kernel", optarg, sim_attn_kernel_names, 5, &v);
@@ -577,6 +555,7 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_ZERO3_GATHER)) q->zero3_gather = f->zero3_gather;
 	if (SET(f, O_ZERO2_REDUCE)) q->zero2_every_micro_batch = f->zero2_every_micro_batch;
 	if (SET(f, O_DP_OVERLAP)) q->dp_overlap = f->dp_overlap;
+	if (SET(f, O_PP_SEND)) q->pp_send_whole = f->pp_send_whole;
 	if (SET(f, O_PRECISION)) q->precision = f->precision;
 	if (SET(f, O_EP)) q->ep = f->ep;
 	if (SET(f, O_ETP)) q->etp = f->etp;

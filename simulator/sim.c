@@ -272,7 +272,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		 * etp > 1 the expert group's tokens are gathered to and
 		 * scattered from each width slice. */
 		bytes = ab * copies * h;
-		lt->ep_fwd_s = 2.0 * sim_dispatch_s(c, n, ab * h, k, sh->e, sh->et, p->ep_flex);
+		lt->ep_fwd_s = 2.0 * sim_dispatch_s(c, n, ab * h, k, sh->e, sh->et, p->ep_flex,
+						    m->router_groups, m->router_group_topk);
 		if (sh->et > 1) {
 			sim_group_link(c, sh->et, 1, &el);
 			lt->ep_fwd_s += 2.0 * sim_allgather_s(bytes * sh->et, sh->et, &el);
@@ -695,11 +696,16 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * ranks (sec. 4.1's scatter/gather optimisation), each a blocking
 	 * exchange in Megatron's 1F1B; and the pipeline's fill and drain,
 	 * priced above as compute alone, wait for one send a hop, p - 1 hops
-	 * forward and p - 1 back. */
+	 * forward and p - 1 back.  DeepSpeed's pipeline engine
+	 * (pp_send_whole) sends the whole activation from every TP rank, and
+	 * a stage's send and receive of each run one after the other: four
+	 * transfers a micro-batch on its path instead of two exchanges. */
 	if (sh.p > 1) {
+		double whole = p->pp_send_whole ? 1.0 : 0.0;
+
 		sim_group_link(c, sh.p, sh.t * sh.c * sh.d, &pl);
-		bd->pp_comm_s = (2.0 * M * sh.v + 2.0 * (sh.p - 1)) *
-				sim_p2p_s(sim_act_bytes(p) * sh.tok * sh.h / sh.t, &pl);
+		bd->pp_comm_s = ((2.0 + 2.0 * whole) * M * sh.v + 2.0 * (sh.p - 1)) *
+				sim_p2p_s(sim_act_bytes(p) * sh.tok * sh.h / (whole ? 1 : sh.t), &pl);
 	}
 
 	/* Data parallelism over the dp x cp replicas of each weight shard

@@ -391,6 +391,15 @@ struct sim_parallel {
 				* 3.3.2), which the held-out Llama 3 405B
 				* runs bear out (bench/accuracy) */
 	enum sim_dp_overlap dp_overlap; /* default SIM_DP_OVERLAP_ALL */
+	/* How pipeline stages pass activations (sim_pp_send_names): 0,
+	 * "split", Megatron-LM's 1F1B, each TP rank sending its 1/tp share
+	 * (Narayanan et al., SC'21, sec. 4.1, scatter/gather) with a send and
+	 * a receive batched into one exchange, two a micro-batch and chunk;
+	 * 1, "whole", DeepSpeed's PipelineEngine, every TP rank sending the
+	 * whole activation (runtime/pipe/engine.py, _exec_send_activations:
+	 * p2p.send of the stage's outputs) and its TrainSchedule's sends and
+	 * receives run one after the other, blocking, four a micro-batch. */
+	int pp_send_whole;
 	enum sim_precision precision;
 	/* Bytes of one element of a stored activation tensor: 2 for a bf16
 	 * trainer (sim_parallel_init; 0 reads as 2), 4 for one that keeps
@@ -499,6 +508,7 @@ extern const char *const sim_precision_names[4]; /* "bf16", "fp8", "mxfp8", "nvf
 extern const char *const sim_zero3_gather_names[2];
 extern const char *const sim_zero2_reduce_names[2];
 extern const char *const sim_dp_overlap_names[3];
+extern const char *const sim_pp_send_names[2]; /* by pp_send_whole: "split", "whole" */
 extern const char *const sim_attn_kernel_names[5];
 extern const char *const sim_moe_gemm_names[3];
 extern const char *const sim_stack_names[3]; /* "", "te2.14", "te2.16" */

@@ -10,9 +10,10 @@
  * switch fabric) joins its GPUs at the intra-node figure; the network
  * joins domains.  It does not model tree, NVLS or PAT algorithms, NCCL's
  * LL protocols for small messages, congestion between different groups'
- * traffic beyond sharing a node's NIC, topology inside a domain (NVSwitch
- * is assumed to give every GPU its full link), or the deduplication of
- * tokens bound for one remote node that DeepEP-style dispatchers do.
+ * traffic beyond sharing a node's NIC, or topology inside a domain
+ * (NVSwitch is assumed to give every GPU its full link).  The flex
+ * dispatcher's one copy per remote NVLink domain (DeepEP, HybridEP) and
+ * node-limited routing (sim_route_reach) are modelled.
  *
  * Beside sim_cost.c at the bottom of the simulator: it calls no other
  * file of it.
@@ -91,8 +92,49 @@ void sim_group_link(const struct sim_cluster *c, int n, int stride,
 	sim_group_link_k(c, n, k, out);
 }
 
+/* C(n, r) as a double, r small (a router's group top-k). */
+static double choose(int n, int r)
+{
+	double v = 1;
+	int i;
+
+	if (r < 0 || r > n)
+		return 0;
+	for (i = 1; i <= r; i++)
+		v = v * (n - r + i) / i;
+	return v;
+}
+
+double sim_route_reach(double k, int domains, int groups, int group_topk)
+{
+	double miss = 0;
+	int g, j;
+
+	if (domains <= 1)
+		return 1;
+	if (groups <= 0 || group_topk <= 0 || group_topk >= groups ||
+	    (groups % domains != 0 && domains % groups != 0))
+		return 1.0 - pow(1.0 - 1.0 / domains, k);
+	if (domains % groups == 0) {
+		/* each group spans domains / groups domains: this one's
+		 * group is chosen with group_topk / groups, and then each of
+		 * the k experts, spread over the chosen groups' domains,
+		 * lands here with groups / (group_topk x domains) */
+		double in = (double)groups / ((double)group_topk * domains);
+
+		return (double)group_topk / groups * (1.0 - pow(1.0 - in, k));
+	}
+	/* each domain holds g whole groups; j of them among the chosen
+	 * (hypergeometric), and an expert lands in them with j / group_topk */
+	g = groups / domains;
+	for (j = 0; j <= g && j <= group_topk; j++)
+		miss += choose(g, j) * choose(groups - g, group_topk - j) *
+			pow(1.0 - (double)j / group_topk, k);
+	return 1.0 - miss / choose(groups, group_topk);
+}
+
 double sim_dispatch_s(const struct sim_cluster *c, double tokens, double token_bytes,
-		      double k, int n, int stride, int flex)
+		      double k, int n, int stride, int flex, int groups, int group_topk)
 {
 	int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
 	int dom = sim_cluster_domain(c), kd, domains;
@@ -113,10 +155,11 @@ double sim_dispatch_s(const struct sim_cluster *c, double tokens, double token_b
 	domains = (n + kd - 1) / kd;
 	if (flex) {
 		/* A token crosses the network once for each other domain that
-		 * holds one of its k experts, 1 - (1 - 1/D)^k of each with the
-		 * experts spread evenly, then fans out over NVLink there; the
-		 * copies for experts in its own domain go over NVLink. */
-		far = tokens * token_bytes * (domains - 1) * (1.0 - pow(1.0 - 1.0 / domains, k));
+		 * holds one of its k experts (sim_route_reach of each), then
+		 * fans out over NVLink there; the copies for experts in its
+		 * own domain go over NVLink. */
+		far = tokens * token_bytes * (domains - 1) *
+		      sim_route_reach(k, domains, groups, group_topk);
 		near = copies * (kd - 1) / kd;
 	} else {
 		/* every copy travels on its own: the shares for the peers in

@@ -37,8 +37,25 @@ double sim_p2p_s(double bytes, const struct sim_link *l);
  * (NCCL's all-to-all, Megatron-Core's alltoall dispatcher) each copy
  * travels on its own; with flex (DeepEP, HybridEP: Megatron-Core's flex
  * dispatcher; DeepSeek-V3, sec. 3.2.2) a token crosses the network once
- * per NVLink domain holding one of its experts and fans out there. */
+ * per NVLink domain holding one of its experts and fans out there, how
+ * many by sim_route_reach with the router's groups (0: none). */
 double sim_dispatch_s(const struct sim_cluster *c, double tokens, double token_bytes,
-		      double k, int n, int stride, int flex);
+		      double k, int n, int stride, int flex, int groups, int group_topk);
+/* The chance that one of `domains` NVLink domains of an expert group
+ * holds at least one of a token's k experts, the experts spread evenly
+ * and contiguously over the domains and routed uniformly at random:
+ * 1 - (1 - 1/domains)^k.  With group-limited routing (groups > 0: the
+ * experts in `groups` contiguous groups, each token's k experts taken
+ * from the group_topk groups it picks; DeepSeek-V3's node-limited
+ * routing, n_group 8 and topk_group 4, arXiv:2412.19437 sec. 2.1.2 and
+ * 3.2.2) a token's experts crowd into fewer domains: with g whole
+ * groups a domain, it holds j of the chosen ones with the
+ * hypergeometric chance and misses all k with (1 - j/group_topk)^k; a
+ * group over several domains is reached only when chosen.  Groups that
+ * neither divide nor are divided by the domains read as no limit.  The
+ * limit leaves the copies' spread over ranks as it was (each expert is
+ * still chosen evenly), so only the flex dispatcher's one-per-domain
+ * traffic falls. */
+double sim_route_reach(double k, int domains, int groups, int group_topk);
 
 #endif

@@ -495,12 +495,16 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 	c->dp_buckets = (int)fmin(fmax(ceil(pmax_chunk / SIM_DP_BUCKET_PARAMS), 1), 1e9);
 
 	/* One activation (or its gradient) of a micro-batch, scattered over the
-	 * TP ranks (Narayanan et al., SC'21, sec. 4.1). */
-	msg = 2.0 * sh.tok * sh.h / sh.t;
+	 * TP ranks (Narayanan et al., SC'21, sec. 4.1); DeepSpeed's pipeline
+	 * engine (pp_send_whole) sends it whole, and its blocking send and
+	 * receive one after the other, which the replay takes as a transfer
+	 * twice as long (sim_step's four transfers a micro-batch for two). */
+	msg = 2.0 * sh.tok * sh.h / (par->pp_send_whole ? 1 : sh.t);
 	for (int st = 0; st < p; st++) {
 		int span = sh.t * sh.c * sh.d;
 
 		c->stage[st].p2p_next_s = p > 1 ?
+			(par->pp_send_whole ? 2.0 : 1.0) *
 			p2p_time(cl, st * span, ((st + 1) % p) * span, msg) : 0;
 		c->stage[st].optimizer_s = pmax_stage > 0 ?
 			(res.breakdown.optimizer_s + res.breakdown.offload_s) * stage_params[st] /

@@ -613,6 +613,8 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		q->zero3_gather = (enum sim_zero3_gather)v;
 		get_enum(r, o, ".parallel", "zero2_reduce", sim_zero2_reduce_names, 2, 0,
 			 &q->zero2_every_micro_batch);
+		get_enum(r, o, ".parallel", "pp_send", sim_pp_send_names, 2, 0,
+			 &q->pp_send_whole);
 		v = q->dp_overlap;
 		get_enum(r, o, ".parallel", "dp_overlap", sim_dp_overlap_names, 3, 0, &v);
 		q->dp_overlap = (enum sim_dp_overlap)v;

@@ -17,6 +17,7 @@ const char *const sim_precision_names[4] = { "bf16", "fp8", "mxfp8", "nvfp4" };
 const char *const sim_zero3_gather_names[2] = { "block", "tensor_sync" };
 const char *const sim_zero2_reduce_names[2] = { "step", "micro_batch" };
 const char *const sim_dp_overlap_names[3] = { "all", "sums", "none" };
+const char *const sim_pp_send_names[2] = { "split", "whole" };
 const char *const sim_attn_kernel_names[5] = { "auto", "fa1", "fa2", "fa3", "cudnn" };
 const char *const sim_moe_gemm_names[3] = { "auto", "loop", "device" };
 const char *const sim_stack_names[3] = { "", "te2.14", "te2.16" };

@@ -807,29 +807,69 @@ static void test_sim_dispatch_two_level(void **state)
 	(void)state;
 	/* all-to-all: half the copies cross the network, 7/16 stay on
 	 * NVLink; the two move at once, the network is the longer */
-	t = sim_dispatch_s(&c, 4096, tb, 8, 16, 1, 0);
+	t = sim_dispatch_s(&c, 4096, tb, 8, 16, 1, 0, 0, 0);
 	assert_near(t, copies * 8 / 16 / nic + SIM_NET_STEP_S, 1e-12);
 	assert_true(copies * 7 / 16 / nv < copies * 8 / 16 / nic);
 	/* flex: a token crosses once to the other node when one of its 8
 	 * experts is there, 1 - (1/2)^8 of them; its copies for this node's
 	 * other 7 ranks go over NVLink */
-	t = sim_dispatch_s(&c, 4096, tb, 8, 16, 1, 1);
+	t = sim_dispatch_s(&c, 4096, tb, 8, 16, 1, 1, 0, 0);
 	assert_near(t, 4096 * tb * (1 - pow(0.5, 8)) / nic + SIM_NET_STEP_S, 1e-12);
 	/* one node: NVLink only, 7/8 of the copies */
-	t = sim_dispatch_s(&c, 4096, tb, 8, 8, 1, 0);
+	t = sim_dispatch_s(&c, 4096, tb, 8, 8, 1, 0, 0, 0);
 	assert_near(t, copies * 7 / 8 / nv + SIM_NVLINK_STEP_S, 1e-12);
 	/* EP 64 inside an NVL72 rack: all on NVLink (900 GB/s), though its
 	 * trays hold 4 */
-	t = sim_dispatch_s(&r, 4096, tb, 8, 64, 1, 0);
+	t = sim_dispatch_s(&r, 4096, tb, 8, 64, 1, 0, 0, 0);
 	assert_near(t, copies * 63 / 64 / (900e9 * 0.8) + SIM_NVLINK_STEP_S, 1e-12);
 	/* the same EP 64 on 4-GPU nodes joined by their network only */
 	r.nvlink_domain = 0;
-	assert_near(sim_dispatch_s(&r, 4096, tb, 8, 64, 1, 0),
+	assert_near(sim_dispatch_s(&r, 4096, tb, 8, 64, 1, 0, 0, 0),
 		    copies * 60 / 64 / (200e9 / 4 * 0.8) + SIM_NET_STEP_S, 1e-12);
 	/* ranks spaced 2 apart (etp 2): 4 of a node's 8 in the group */
-	t = sim_dispatch_s(&c, 4096, tb, 8, 8, 2, 0);
+	t = sim_dispatch_s(&c, 4096, tb, 8, 8, 2, 0, 0, 0);
 	assert_near(t, copies * 4 / 8 / nic + SIM_NET_STEP_S, 1e-12);
-	assert_near(sim_dispatch_s(&c, 4096, tb, 8, 1, 1, 0), 0, 0);
+	assert_near(sim_dispatch_s(&c, 4096, tb, 8, 1, 1, 0, 0, 0), 0, 0);
+}
+
+/* Node-limited routing (DeepSeek-V3: 256 experts in 8 groups, a token's
+ * 8 experts from its top 4 groups), by hand.  EP 64 over eight 8-GPU
+ * nodes, a group a node: a node is among the 4 chosen with 4/8 and then
+ * holds one of the 8 experts with 1 - (3/4)^8, 0.450 against the
+ * unlimited 1 - (7/8)^8 = 0.656, so 7 x 0.450 = 3.15 other nodes a token
+ * instead of 4.59.  EP 32 over four nodes, two groups a node: the node
+ * holds j = 0, 1, 2 of the 4 chosen groups with 15/70, 40/70, 15/70
+ * (C(2,j) C(6,4-j) / C(8,4)) and misses all 8 experts with 1, (3/4)^8,
+ * (1/2)^8: reach 1 - 0.2723 = 0.7277 against 0.8999.  EP 128 over 16
+ * nodes, two nodes a group: chosen with 4/8, then each expert lands on
+ * this node with 1/8. */
+static void test_sim_route_reach(void **state)
+{
+	struct sim_cluster c = h100();
+	double tb = 7168 * 2.0, nic = 400e9 / 8 * 0.8;
+	double miss4 = (15.0 + 40.0 * pow(0.75, 8) + 15.0 * pow(0.5, 8)) / 70.0;
+
+	(void)state;
+	assert_near(sim_route_reach(8, 8, 0, 0), 1 - pow(7.0 / 8, 8), 1e-12);
+	assert_near(sim_route_reach(8, 8, 8, 4), 0.5 * (1 - pow(0.75, 8)), 1e-12);
+	assert_near(sim_route_reach(8, 8, 8, 4), 0.44994, 1e-4);
+	assert_near(sim_route_reach(8, 4, 8, 4), 1 - miss4, 1e-12);
+	assert_near(sim_route_reach(8, 4, 8, 4), 0.72767, 1e-4);
+	assert_near(sim_route_reach(8, 16, 8, 4), 0.5 * (1 - pow(7.0 / 8, 8)), 1e-12);
+	/* choosing every group is no limit, either way the groups fall */
+	assert_near(sim_route_reach(8, 4, 8, 8), 1 - pow(0.75, 8), 1e-12);
+	assert_near(sim_route_reach(8, 16, 8, 8), 1 - pow(15.0 / 16, 8), 1e-12);
+	/* groups that do not tile the domains, and one domain */
+	assert_near(sim_route_reach(8, 3, 8, 4), 1 - pow(2.0 / 3, 8), 1e-12);
+	assert_near(sim_route_reach(8, 1, 8, 4), 1, 0);
+	/* the flex dispatch over 8 nodes carries 3.15 remote copies a token,
+	 * NCCL's all-to-all (each copy its own) is unchanged */
+	assert_near(sim_dispatch_s(&c, 4096, tb, 8, 64, 1, 1, 8, 4),
+		    4096 * tb * 7 * 0.5 * (1 - pow(0.75, 8)) / nic + SIM_NET_STEP_S, 1e-12);
+	assert_near(sim_dispatch_s(&c, 4096, tb, 8, 64, 1, 0, 8, 4),
+		    sim_dispatch_s(&c, 4096, tb, 8, 64, 1, 0, 0, 0), 1e-15);
+	assert_true(sim_dispatch_s(&c, 4096, tb, 8, 64, 1, 1, 8, 4) <
+		    0.7 * sim_dispatch_s(&c, 4096, tb, 8, 64, 1, 1, 0, 0));
 }
 
 /* The NVLink domain places groups: on 4-GPU trays of a 72-GPU domain, 16
@@ -2212,6 +2252,41 @@ static void test_sim_pp_comm_per_hop(void **state)
 	assert_true(l.bytes_per_s < c.gpu.intra_bytes_per_s);
 }
 
+/* DeepSpeed's pipeline engine, by hand (pp_send_whole): the 530B shape of
+ * Megatron-Turing NLG (105 layers, hidden 20480) at tp 8, pp 35, one
+ * 2048-token sequence a micro-batch, 240 of them, on 8-GPU A100 nodes.
+ * Each TP rank sends the whole activation, 2048 x 20480 x 2 bytes =
+ * 80 MiB (Megatron's split: 10 MiB), and a stage's sends and receives run
+ * one after the other: 4 x 240 transfers for the micro-batches and
+ * 2 x 34 for the fill and the drain, 1028 (split: 2 x 240 + 68 = 548). */
+static void test_sim_pp_send_whole(void **state)
+{
+	struct sim_model m = gpt(105, 20480, 128, 51200, 2048);
+	struct sim_parallel p = par(8, 35, 8, 1, 1920);
+	struct sim_cluster c = a100();
+	struct sim_result split, whole;
+	struct sim_link l;
+	double act = 2048.0 * 20480 * 2;
+	char why[256];
+
+	(void)state;
+	p.recompute = SIM_RECOMPUTE_FULL;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_step(&m, &p, &c, &split);
+	p.pp_send_whole = 1;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_step(&m, &p, &c, &whole);
+	sim_group_link(&c, 35, 64, &l);
+	assert_near(split.breakdown.pp_comm_s, 548.0 * sim_p2p_s(act / 8, &l), 1e-12);
+	assert_near(whole.breakdown.pp_comm_s, 1028.0 * sim_p2p_s(act, &l), 1e-12);
+	/* nothing else moves */
+	assert_near(whole.step_time_s - split.step_time_s,
+		    whole.breakdown.pp_comm_s - split.breakdown.pp_comm_s, 1e-9);
+	p.pp_send_whole = 2;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "pp_send_whole: expected 0 (split) or 1 (whole), found 2"));
+}
+
 /* When the middle stages all take an extra layer and one is left, the
  * first stage takes it: 31 layers over 4 stages is 8 + 8 + 8 + 7. */
 static void test_sim_stage_layers_remainder_order(void **state)
@@ -2238,6 +2313,7 @@ static void test_sim_plan_round_trip(void **state)
 	(void)state;
 	p.par.tp_overlap = 1;
 	p.par.zero3_gather = SIM_ZERO3_TENSOR_SYNC;
+	p.par.pp_send_whole = 1;
 	p.par.attn_kernel = SIM_ATTN_FA3;
 	p.purchase = PRICE_PURCHASE_RESERVED_1Y;
 	strcpy(p.command, "gpuplan plan --model llama3-70b --tokens '1T'");
@@ -2258,6 +2334,7 @@ static void test_sim_plan_round_trip(void **state)
 	assert_int_equal(q.par.seq_parallel, 1);
 	assert_int_equal(q.par.tp_overlap, 1);
 	assert_int_equal(q.par.zero3_gather, SIM_ZERO3_TENSOR_SYNC);
+	assert_int_equal(q.par.pp_send_whole, 1);
 	assert_int_equal(q.par.attn_kernel, SIM_ATTN_FA3);
 	assert_string_equal(q.command, p.command);
 	assert_string_equal(q.catalog_digest, p.catalog_digest);
@@ -2622,6 +2699,7 @@ int main(void)
 		cmocka_unit_test(test_sim_published_moe_layouts_fit),
 		cmocka_unit_test(test_sim_check_moe),
 		cmocka_unit_test(test_sim_dispatch_two_level),
+		cmocka_unit_test(test_sim_route_reach),
 		cmocka_unit_test(test_sim_nvlink_domain_groups),
 		cmocka_unit_test(test_sim_step_moe),
 		cmocka_unit_test(test_sim_grouped_gemm_small_experts),
@@ -2661,6 +2739,7 @@ int main(void)
 		cmocka_unit_test(test_sim_stage_layers_remainder_order),
 		cmocka_unit_test(test_sim_pp_last_layers_deepseek),
 		cmocka_unit_test(test_sim_pp_comm_per_hop),
+		cmocka_unit_test(test_sim_pp_send_whole),
 		cmocka_unit_test(test_sim_plan_round_trip),
 		cmocka_unit_test(test_sim_plan_facts_round_trip),
 		cmocka_unit_test(test_sim_plan_moe_round_trip),

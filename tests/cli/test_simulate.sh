@@ -168,20 +168,31 @@ plan_keeps() {
 		|| fail "$1: read back from the plan, the same step" "$(json_num step_time_s "$OUT") against $5"
 }
 
+# costs_more ARGS FLAG CHEAP DEAR FACTOR BAD KEY: simulate ARGS with FLAG
+# CHEAP and with FLAG DEAR; DEAR's step is above FACTOR x CHEAP's; the plan
+# file written with DEAR keeps it as KEY; FLAG BAD exits 2.
+costs_more() {
+	gp simulate $1 "$2" "$3"
+	local cheap=$(json_num step_time_s "$OUT")
+	gp simulate $1 "$2" "$4" -o "$TMP/dear.json"
+	local dear=$(json_num step_time_s "$OUT")
+	awk -v a="$cheap" -v b="$dear" -v f="$5" 'BEGIN { exit !(b > a * f) }' \
+		&& pass "$2 $4 costs more than $3 ($dear s > $cheap s)" \
+		|| fail "$2 $4 costs more than $3" "$dear s against $cheap s"
+	plan_keeps "$2" "$7" "$4" "$TMP/dear.json" "$dear"
+	gp simulate $1 "$2" "$6"
+	expect_rc "$2 $6 exits 2" 2
+}
+
 # ZeRO-2 reducing every micro-batch (DeepSpeed) against once a step (FSDP):
 # 32 DP ranks, 16 micro-batches, so 15 more reduce-scatters of the
-# gradients' (N-1)/N; the plan file keeps the choice.
-Z2="--model llama3-8b --gpu H100 --gpus 64 --tp 2 --zero 2 --gbs 512 --json"
-gp simulate $Z2 --zero2-reduce step
-once=$(json_num step_time_s "$OUT")
-gp simulate $Z2 --zero2-reduce micro_batch -o "$TMP/z2mb.json"
-every=$(json_num step_time_s "$OUT")
-awk -v a="$once" -v b="$every" 'BEGIN { exit !(b > a * 1.2) }' \
-	&& pass "--zero2-reduce micro_batch costs more than step ($every s > $once s)" \
-	|| fail "--zero2-reduce micro_batch costs more than step" "$every s against $once s"
-plan_keeps --zero2-reduce zero2_reduce micro_batch "$TMP/z2mb.json" "$every"
-gp simulate $Z2 --zero2-reduce often
-expect_rc "--zero2-reduce often exits 2" 2
+# gradients' (N-1)/N.
+costs_more "--model llama3-8b --gpu H100 --gpus 64 --tp 2 --zero 2 --gbs 512 --json" \
+	--zero2-reduce step micro_batch 1.2 often zero2_reduce
+# DeepSpeed's pipeline engine (whole activations, send then receive)
+# against Megatron's split exchange: the pipeline's sends cost more.
+costs_more "--model llama3-8b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 512 --inter-node-gbps 3200 --json" \
+	--pp-send split whole 1 some pp_send
 
 # Which DP collectives run under the backward: llama3-8b with ZeRO-1 on
 # one node of 8 H100 (full recomputation, so a micro-batch's backward
