@@ -466,7 +466,19 @@ static void print_nearest(const struct plan_result *r)
 		       unit_fmt_duration(a, sizeof(a), c->time_s), gpus, c->offering->gpu,
 		       unit_fmt_usd(b, sizeof(b), c->cost_usd), plan_cli_offering(off, sizeof(off), c),
 		       limit_text(why, sizeof(why), c));
-		if (c->limit.why == PRICE_LIMIT_NETWORK)
+		const struct price_block *unpriced =
+			price_block_find_unpriced(o->blocks, c->offering);
+
+		/* the product that would sell it as a cluster, where the data
+		 * names one no source prices: that, not a vague "more GPUs" */
+		if (c->limit.why == PRICE_LIMIT_NETWORK && unpriced)
+			printf("  what would make it fit   %s, which sells %s %s as a cluster (%s): "
+			       "no source read gives its price (blocks.csv) or its nodes' network "
+			       "(prices.csv inter_node_gbps), so it is not planned; or "
+			       "--max-duration %s\n", price_block_product(unpriced),
+			       c->offering->provider, c->offering->instance_type, unpriced->source,
+			       unit_fmt_duration(a, sizeof(a), c->time_s));
+		else if (c->limit.why == PRICE_LIMIT_NETWORK)
 			printf("  what would make it fit   a product with a cluster network for %s "
 			       "(%s %s is one node); or --max-duration %s\n", c->offering->gpu,
 			       c->offering->provider, c->offering->instance_type,
