@@ -100,6 +100,27 @@ gp plan $JOB --provider lambda --blocks "$TMP/blocks-nolambda.csv"
 expect_rc "--provider lambda, no 1-Click Cluster row: no plan" 3
 expect_out "--provider lambda, no 1-Click Cluster row: a product with a cluster network" \
 	"^  what would make it fit   a product with a cluster network for B200 \(lambda gpu_8x_b200_sxm6 is one node\)"
+# a model no node holds: the cause is the missing network, and the product
+# that would give one, not "allow more GPUs"
+gp plan --model llama3-405b --tokens 1T --budget 50M --provider lambda
+expect_rc "--provider lambda, 405B: no plan" 3
+expect_err "--provider lambda, 405B: the cause is one node" \
+	"no configuration fits in GPU memory: .*, on one node: no offering considered has a cluster network figure$"
+expect_out "--provider lambda, 405B: the missing product" \
+	"^  what would make it fit   Lambda 1-Click Cluster, which sells lambda gpu_8x_b200_sxm6 as a cluster \(lambda-1-click-clusters\): no source read gives its price"
+expect_no_out "--provider lambda, 405B: not 'allow more GPUs'" "allow more GPUs"
+
+# ---- a neocloud: CoreWeave's list prices are sourced, its nodes' network
+# bandwidth is not (data/SOURCES.md), so make run's job is refused with
+# that cause
+gp plan $JOB --provider coreweave
+expect_rc "--provider coreweave: no plan" 3
+expect_err "--provider coreweave: the cause is one node" \
+	", on one node: no offering considered has a cluster network figure$"
+expect_out "--provider coreweave: what would make it fit, named" \
+	"^  what would make it fit   a cluster network figure: every offering considered is one node, as none states its inter-node bandwidth \(prices\.csv inter_node_gbps; e\.g\. coreweave gd-8xh200ib-i128\)$"
+expect_no_out "--provider coreweave: not 'allow more GPUs'" "allow more GPUs"
+
 # an unpriced row must name its product; a priced one its terms
 printf 'provider,instance_prefix,region,usd_per_hour,min_nodes,max_nodes,min_days,max_days,step_days,long_step_days,long_from_days,price_date,source,product\nlambda,gpu_8x_b200_sxm6,all,,,,,,7,,,,lambda-1-click-clusters,\n' >"$TMP/blocks-bad.csv"
 gp plan $JOB --provider lambda --blocks "$TMP/blocks-bad.csv"
