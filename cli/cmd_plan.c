@@ -466,7 +466,19 @@ static void print_nearest(const struct plan_result *r)
 		       unit_fmt_duration(a, sizeof(a), c->time_s), gpus, c->offering->gpu,
 		       unit_fmt_usd(b, sizeof(b), c->cost_usd), plan_cli_offering(off, sizeof(off), c),
 		       limit_text(why, sizeof(why), c));
-		if (c->limit.why == PRICE_LIMIT_NETWORK)
+		const struct price_block *unpriced =
+			price_block_find_unpriced(o->blocks, c->offering);
+
+		/* the product that would sell it as a cluster, where the data
+		 * names one no source prices: that, not a vague "more GPUs" */
+		if (c->limit.why == PRICE_LIMIT_NETWORK && unpriced)
+			printf("  what would make it fit   %s, which sells %s %s as a cluster (%s): "
+			       "no source read gives its price (blocks.csv) or its nodes' network "
+			       "(prices.csv inter_node_gbps), so it is not planned; or "
+			       "--max-duration %s\n", price_block_product(unpriced),
+			       c->offering->provider, c->offering->instance_type, unpriced->source,
+			       unit_fmt_duration(a, sizeof(a), c->time_s));
+		else if (c->limit.why == PRICE_LIMIT_NETWORK)
 			printf("  what would make it fit   a product with a cluster network for %s "
 			       "(%s %s is one node); or --max-duration %s\n", c->offering->gpu,
 			       c->offering->provider, c->offering->instance_type,
@@ -493,7 +505,26 @@ static void print_nearest(const struct plan_result *r)
 		       "memory=, or nvme= for ZeRO-Infinity), or allow more GPUs\n",
 		       unit_fmt_bytes(b, sizeof(b), n->smallest_host_need_bytes),
 		       unit_fmt_bytes(a, sizeof(a), n->host_capacity_bytes));
-	else if (n->smallest_need_bytes >= 0)
+	else if (n->smallest_need_bytes >= 0 && n->all_one_node_network && n->one_node_example) {
+		const struct price_offering *of = n->one_node_example;
+		const struct price_block *u = price_block_find_unpriced(r->opts.blocks, of);
+
+		/* not "more GPUs": no source lets the model span nodes here */
+		printf("  smallest GPU that fits   none on one node: the most frugal configuration "
+		       "needs %s per GPU (largest considered %.0f GB)\n",
+		       unit_fmt_bytes(b, sizeof(b), n->smallest_need_bytes),
+		       n->largest_gpu_bytes / UNIT_GB);
+		if (u)
+			printf("  what would make it fit   %s, which sells %s %s as a cluster (%s): no "
+			       "source read gives its price (blocks.csv) or its nodes' network "
+			       "(prices.csv inter_node_gbps), so it is not planned\n",
+			       price_block_product(u), of->provider, of->instance_type, u->source);
+		else
+			printf("  what would make it fit   a cluster network figure: every offering "
+			       "considered is one node, as none states its inter-node bandwidth "
+			       "(prices.csv inter_node_gbps; e.g. %s %s)\n", of->provider,
+			       of->instance_type);
+	} else if (n->smallest_need_bytes >= 0)
 		printf("  smallest GPU that fits   none: the most frugal configuration needs %s per GPU"
 		       " (largest considered %.0f GB); allow more GPUs or another model\n",
 		       unit_fmt_bytes(b, sizeof(b), n->smallest_need_bytes),

@@ -84,6 +84,34 @@ static void skypilot_script(struct export_buf *b, const struct sim_plan *p, enum
 	export_printf(b, " $EXTRA_ARGS\n");
 }
 
+/* What to buy by hand before launching p, a plan priced as a reservation
+ * (a capacity block, a calendar-mode reservation): SkyPilot rents on
+ * demand and spot but buys no reservation, and it uses one only by the id
+ * the provider gives when it is bought, through ~/.sky/config.yaml's
+ * <cloud>.specific_reservations (docs.skypilot.co, "Reservations & DWS"),
+ * which no plan can know.  Strings from the plan are YAML-quoted, so a
+ * line break in them cannot end the comment. */
+static void skypilot_reservation_comment(struct export_buf *b, const struct sim_plan *p)
+{
+	const struct price_offering *o = &p->offering;
+	double days = ceil(p->time_to_train_s / 86400.0 - 1e-9);
+
+	export_printf(b, "# BUY FIRST, by hand: this plan is priced as a reservation (purchase "
+			 "%s): %d x ", price_purchase_str(p->purchase), export_nodes(p));
+	export_yaml_quote(b, o->instance_type);
+	export_printf(b, " of ");
+	export_yaml_quote(b, o->provider);
+	export_printf(b, " in ");
+	export_yaml_quote(b, o->region);
+	if (days > 0)
+		export_printf(b, " for at least %.0f day%s (the job's time; the provider's terms "
+				 "round it up)", days, days == 1 ? "" : "s");
+	export_printf(b, ".\n# SkyPilot does not buy it.  Once bought, put the id the provider "
+			 "gives it under\n# <cloud>.specific_reservations in ~/.sky/config.yaml "
+			 "(docs.skypilot.co, \"Reservations\n# & DWS\"); without it SkyPilot asks "
+			 "for these nodes on demand,\n# which this plan did not price.\n");
+}
+
 /* The SkyPilot task for p under fw (export.h's comment). */
 void export_write_skypilot(struct export_buf *b, const struct sim_plan *p, enum plan_framework fw)
 {
@@ -109,6 +137,8 @@ void export_write_skypilot(struct export_buf *b, const struct sim_plan *p, enum 
 	if (p->model.tokenizer_gated)
 		export_printf(b, "# The tokenizer is gated on the Hugging Face Hub: --env HF_TOKEN "
 				 "(from your environment) gives every node the token.\n");
+	if (p->purchase == PRICE_PURCHASE_BLOCK)
+		skypilot_reservation_comment(b, p);
 	export_printf(b, "name: ");
 	export_yaml_quote(b, p->model.name);
 	export_printf(b, "\nresources:\n  accelerators: {");

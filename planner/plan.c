@@ -143,6 +143,8 @@ static void nearest_init(struct plan_nearest *n)
 	n->smallest_host_need_bytes = -1;
 	n->host_capacity_bytes = 0;
 	n->offload_searched = 0;
+	n->all_one_node_network = 0;
+	n->one_node_example = NULL;
 }
 
 /* Several jobs at once: costs and rates add up, the slowest job and the
@@ -169,6 +171,7 @@ static void nearest_merge(struct plan_nearest *all, const struct plan_nearest *o
 		all->have_over_max = 1;
 	}
 	all->offload_searched |= one->offload_searched;
+	all->all_one_node_network &= one->all_one_node_network;
 	if (one->smallest_host_need_bytes > all->smallest_host_need_bytes) {
 		all->smallest_host_need_bytes = one->smallest_host_need_bytes;
 		all->host_capacity_bytes = one->host_capacity_bytes;
@@ -503,9 +506,12 @@ static void explain_nothing_fits(struct run *r, size_t j)
 			 unit_fmt_bytes(b, sizeof(b), n->host_capacity_bytes));
 	} else {
 		snprintf(out->why, sizeof(out->why),
-			 "%s: no configuration fits in GPU memory: the most frugal needs %s per GPU, the largest GPU considered has %s",
+			 "%s: no configuration fits in GPU memory: the most frugal needs %s per GPU, the largest GPU considered has %s%s",
 			 r->jobs[j].name, unit_fmt_bytes(a, sizeof(a), n->smallest_need_bytes),
-			 unit_fmt_bytes(b, sizeof(b), n->largest_gpu_bytes));
+			 unit_fmt_bytes(b, sizeof(b), n->largest_gpu_bytes),
+			 n->all_one_node_network
+				 ? ", on one node: no offering considered has a cluster network figure"
+				 : "");
 	}
 }
 

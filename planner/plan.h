@@ -502,6 +502,11 @@ struct plan_nearest {
 	double smallest_host_need_bytes;
 	double host_capacity_bytes;
 	int offload_searched;       /* 1 when a configuration with offload was simulated */
+	/* 1 when every machine searched was one node for want of a cluster
+	 * network figure (inter_node_gbps), and one of its offerings: the
+	 * cause when nothing fits one node's memory. */
+	int all_one_node_network;
+	const struct price_offering *one_node_example;
 };
 
 /* 1 when offering b, in another region than a's that opts' filters let

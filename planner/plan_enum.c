@@ -636,6 +636,27 @@ enum rc plan_enumerate(const struct plan_job *job, const struct price_catalog *c
 			nearest->largest_gpu_bytes = gpu->memory_bytes;
 	}
 	stats->machines += n_groups;
+	/* Whether every machine is one node for want of a network figure:
+	 * what a refusal for memory then names as its cause. */
+	if (nearest && n_groups > 0) {
+		size_t big = 0; /* the example: the machine with the most memory */
+
+		nearest->all_one_node_network = 1;
+		for (size_t gi = 0; gi < n_groups; gi++) {
+			/* not where --max-gpus holds it to one node, nor on
+			 * hardware the user owns (its machines are the bound) */
+			if (groups[gi].inter_bytes_per_s > 0 || groups[gi].max_nodes > 1 ||
+			    o->filter.max_gpus / groups[gi].gpn <= 1)
+				nearest->all_one_node_network = 0;
+			for (size_t k = 0; k < groups[gi].n_members; k++)
+				if (cat->offers[groups[gi].members[k]].owned)
+					nearest->all_one_node_network = 0;
+			if (groups[gi].gpu->memory_bytes > groups[big].gpu->memory_bytes)
+				big = gi;
+		}
+		if (nearest->all_one_node_network)
+			nearest->one_node_example = &cat->offers[groups[big].members[0]];
+	}
 
 	for (size_t gi = 0; gi < n_groups; gi++) {
 		struct hw_group *g = &groups[gi];

@@ -686,7 +686,9 @@ struct price_block {
 	char provider[PRICE_NAME_MAX];
 	char instance_prefix[PRICE_NAME_MAX];
 	char region[PRICE_NAME_MAX];
-	double usd_per_hour;                /* per instance */
+	double usd_per_hour;                /* per instance; 0: not priced (no
+					     * source read gives it), the
+					     * figures below then optional */
 	int min_nodes, max_nodes;
 	int min_days, max_days;
 	int step_days;
@@ -717,17 +719,28 @@ struct price_blocks {
  * long_step_days, long_from_days, price_date, source, and the optional
  * product, kind and payment ("upfront", the default, or "monthly"); every
  * cell but long_step_days, long_from_days, product, kind and payment is
- * required; a kind is lower-case letters and '-').  Returns RC_OK,
+ * required, except on a row with an empty usd_per_hour: a product no
+ * source prices, which needs provider, instance_prefix, region, source
+ * and product only; a kind is lower-case letters and '-').  Returns RC_OK,
  * RC_INPUT (one "path:line:col: ..." line per bad cell) or RC_ERR
  * (unreadable).  Release with price_blocks_release(). */
 enum rc price_blocks_load(const char *path, struct price_blocks *out);
 void price_blocks_release(struct price_blocks *t);
 
-/* The block of t that sells offering o (same provider, ASCII case-
- * insensitive, same region, the longest instance_prefix that begins o's
- * instance type), or NULL; owned offerings have none. */
+/* The row of t that names a product for offering o (same provider, ASCII
+ * case-insensitive, same region, the longest instance_prefix that begins
+ * o's instance type), priced or not, or NULL; owned offerings have none. */
+const struct price_block *price_block_match(const struct price_blocks *t,
+					    const struct price_offering *o);
+/* price_block_match's row when it is priced (the block that sells o, a
+ * purchase option the planner prices), else NULL. */
 const struct price_block *price_block_find(const struct price_blocks *t,
 					   const struct price_offering *o);
+/* price_block_match's row when it gives no price (usd_per_hour 0): a
+ * product known to sell o at scale whose price no source read gives.  It
+ * is never planned; a refusal names it as what is missing.  Else NULL. */
+const struct price_block *price_block_find_unpriced(const struct price_blocks *t,
+						    const struct price_offering *o);
 
 /* The seconds a job running run_s seconds pays for in block b: the
  * shortest term b sells that covers it (whole days, b's steps, at least

@@ -175,7 +175,7 @@ static size_t check_blocks(const char *path, const struct price_blocks *t,
 		int sold = 0;
 
 		for (size_t j = 0; j < n && !sold; j++)
-			sold = price_block_find(t, &offers[j]) == &t->rows[i];
+			sold = price_block_match(t, &offers[j]) == &t->rows[i];
 		if (!sold) {
 			gp_error("%s: %s %s %s: expected a block that sells an offering of prices.csv, "
 				 "found none it matches", path, t->rows[i].provider,

@@ -2,7 +2,8 @@
  * price_cost.c - what a GPU-hour costs beyond the on-demand and spot
  * columns of the price table: 1- and 3-year commitment discounts
  * (commitments.csv), how much of an offering can be bought as one unit and
- * how it is billed (capacity.csv), machines a user can buy (hardware.csv)
+ * how it is billed (capacity.csv; the reservations of blocks.csv are
+ * price_block.c's), machines a user can buy (hardware.csv)
  * and the cost per hour of owning one (amortised purchase plus power with
  * the facility's PUE), and the offering that stands for hardware the user
  * already owns.
@@ -40,9 +41,9 @@ int price_purchase_term_months(enum price_purchase p)
 
 /* ---- cells ---------------------------------------------------------------- */
 
-static int need_text(struct price_errs *e, const struct price_csv *csv,
-		     const struct price_csv_row *row, int col, char *dst, size_t size,
-		     int required)
+int price_cell_text(struct price_errs *e, const struct price_csv *csv,
+		    const struct price_csv_row *row, int col, char *dst, size_t size,
+		    int required)
 {
 	const char *s = price_csv_get(row, col);
 
@@ -60,9 +61,9 @@ static int need_text(struct price_errs *e, const struct price_csv *csv,
 }
 
 /* A number in [lo, hi]; an empty cell is 0 when optional. */
-static int need_number(struct price_errs *e, const struct price_csv *csv,
-		       const struct price_csv_row *row, int col, double lo, double hi,
-		       int required, double *out)
+int price_cell_number(struct price_errs *e, const struct price_csv *csv,
+		      const struct price_csv_row *row, int col, double lo, double hi,
+		      int required, double *out)
 {
 	const char *s = price_csv_get(row, col);
 	double v;
@@ -98,8 +99,8 @@ static int need_gpu(struct price_errs *e, const struct price_csv *csv,
 
 /* Looks up every name of need[] among the header's columns into col[];
  * reports the missing ones.  Returns the count missing. */
-static int find_cols(struct price_errs *e, const struct price_csv *csv,
-		     const char *const *need, int *col, size_t n)
+int price_cell_cols(struct price_errs *e, const struct price_csv *csv,
+		    const char *const *need, int *col, size_t n)
 {
 	int missing = 0;
 
@@ -140,9 +141,9 @@ static int need_host(struct price_errs *e, const struct price_csv *csv,
 	int bad = 0;
 
 	if (col[0] >= 0)
-		bad |= need_number(e, csv, row, col[0], 0.001, 1e9, 0, &v[0]);
+		bad |= price_cell_number(e, csv, row, col[0], 0.001, 1e9, 0, &v[0]);
 	if (col[1] >= 0) {
-		bad |= need_number(e, csv, row, col[1], 1, PRICE_HOST_MAX_CORES, 0, &v[1]);
+		bad |= price_cell_number(e, csv, row, col[1], 1, PRICE_HOST_MAX_CORES, 0, &v[1]);
 		if (!bad && v[1] != floor(v[1])) {
 			price_err(e, row->line, col[1] + 1, "%s: expected a whole number, found '%s'",
 				  host_cols[1], price_csv_get(row, col[1]));
@@ -151,7 +152,7 @@ static int need_host(struct price_errs *e, const struct price_csv *csv,
 	}
 	for (int i = 2; i < 4; i++)
 		if (col[i] >= 0)
-			bad |= need_number(e, csv, row, col[i], 0.001, 1e5, 0, &v[i]);
+			bad |= price_cell_number(e, csv, row, col[i], 0.001, 1e5, 0, &v[i]);
 	h->memory_bytes = v[0] * 1e9;
 	h->cpu_cores = v[1];
 	h->pcie_bytes_per_s = v[2] * 1e9;
@@ -174,7 +175,7 @@ enum rc price_hosts_load(const char *path, struct price_hosts *out)
 	rc = price_csv_load(path, &csv);
 	if (rc != RC_OK)
 		return rc;
-	if (find_cols(&e, &csv, need, col, O_N) || find_cols(&e, &csv, host_cols, hcol, 4)) {
+	if (price_cell_cols(&e, &csv, need, col, O_N) || price_cell_cols(&e, &csv, host_cols, hcol, 4)) {
 		price_csv_release(&csv);
 		return RC_INPUT;
 	}
@@ -184,10 +185,10 @@ enum rc price_hosts_load(const char *path, struct price_hosts *out)
 		struct price_host_row *h = &out->rows[k];
 		int bad = 0;
 
-		bad |= need_text(&e, &csv, row, col[O_PROVIDER], h->provider, sizeof(h->provider), 1);
-		bad |= need_text(&e, &csv, row, col[O_TYPE], h->instance_type,
-				 sizeof(h->instance_type), 1);
-		bad |= need_text(&e, &csv, row, col[O_SOURCE], h->source, sizeof(h->source), 1);
+		bad |= price_cell_text(&e, &csv, row, col[O_PROVIDER], h->provider, sizeof(h->provider), 1);
+		bad |= price_cell_text(&e, &csv, row, col[O_TYPE], h->instance_type,
+				       sizeof(h->instance_type), 1);
+		bad |= price_cell_text(&e, &csv, row, col[O_SOURCE], h->source, sizeof(h->source), 1);
 		bad |= need_host(&e, &csv, row, hcol, &h->host);
 		for (size_t j = 0; j < k && !bad; j++)
 			if (gp_streq_nocase(out->rows[j].provider, h->provider) &&
@@ -247,7 +248,7 @@ enum rc price_commitments_load(const char *path, const struct price_catalog *cat
 	rc = price_csv_load(path, &csv);
 	if (rc != RC_OK)
 		return rc;
-	if (find_cols(&e, &csv, need, col, C_N)) {
+	if (price_cell_cols(&e, &csv, need, col, C_N)) {
 		price_csv_release(&csv);
 		return RC_INPUT;
 	}
@@ -261,29 +262,29 @@ enum rc price_commitments_load(const char *path, const struct price_catalog *cat
 		double years, pct;
 		int bad = 0;
 
-		bad |= need_text(&e, &csv, row, col[C_PROVIDER], c->provider, sizeof(c->provider), 1);
-		bad |= need_text(&e, &csv, row, col[C_PREFIX], c->instance_prefix,
-				 sizeof(c->instance_prefix), 0);
+		bad |= price_cell_text(&e, &csv, row, col[C_PROVIDER], c->provider, sizeof(c->provider), 1);
+		bad |= price_cell_text(&e, &csv, row, col[C_PREFIX], c->instance_prefix,
+				       sizeof(c->instance_prefix), 0);
 		bad |= need_gpu(&e, &csv, row, col[C_GPU], cat, c->gpu, sizeof(c->gpu));
-		bad |= need_number(&e, &csv, row, col[C_TERM], 1, 3, 1, &years);
+		bad |= price_cell_number(&e, &csv, row, col[C_TERM], 1, 3, 1, &years);
 		if (!bad && years != 1 && years != 3) {
 			price_err(&e, row->line, col[C_TERM] + 1, "term_years: expected 1 or 3, found '%s'",
 				  price_csv_get(row, col[C_TERM]));
 			bad = 1;
 		}
 		/* A discount of 0 or 100% is a typo, not a commitment. */
-		bad |= need_number(&e, &csv, row, col[C_DISCOUNT], 0.01, 99.99, 1, &pct);
-		bad |= need_text(&e, &csv, row, col[C_DATE], c->price_date, sizeof(c->price_date), 1);
-		bad |= need_text(&e, &csv, row, col[C_SOURCE], c->source, sizeof(c->source), 1);
+		bad |= price_cell_number(&e, &csv, row, col[C_DISCOUNT], 0.01, 99.99, 1, &pct);
+		bad |= price_cell_text(&e, &csv, row, col[C_DATE], c->price_date, sizeof(c->price_date), 1);
+		bad |= price_cell_text(&e, &csv, row, col[C_SOURCE], c->source, sizeof(c->source), 1);
 		if (c_binst >= 0)
-			bad |= need_text(&e, &csv, row, c_binst, c->base_instance_type,
-					 sizeof(c->base_instance_type), 0);
+			bad |= price_cell_text(&e, &csv, row, c_binst, c->base_instance_type,
+					       sizeof(c->base_instance_type), 0);
 		if (c_bregion >= 0)
-			bad |= need_text(&e, &csv, row, c_bregion, c->base_region,
-					 sizeof(c->base_region), 0);
+			bad |= price_cell_text(&e, &csv, row, c_bregion, c->base_region,
+					       sizeof(c->base_region), 0);
 		if (c_busd >= 0)
-			bad |= need_number(&e, &csv, row, c_busd, 0.0001, PRICE_USD_PER_HOUR_MAX, 0,
-					   &c->base_usd_per_hour);
+			bad |= price_cell_number(&e, &csv, row, c_busd, 0.0001, PRICE_USD_PER_HOUR_MAX, 0,
+						 &c->base_usd_per_hour);
 		if (bad)
 			continue;
 		c->term_months = (int)years * 12;
@@ -354,7 +355,7 @@ static int need_count(struct price_errs *e, const struct price_csv *csv,
 	double v;
 
 	*out = 0;
-	if (need_number(e, csv, row, col, 1, hi, 0, &v))
+	if (price_cell_number(e, csv, row, col, 1, hi, 0, &v))
 		return -1;
 	if (v != floor(v)) {
 		price_err(e, row->line, col + 1, "%s: expected a whole number, found '%s'",
@@ -380,7 +381,7 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 	rc = price_csv_load(path, &csv);
 	if (rc != RC_OK)
 		return rc;
-	if (find_cols(&e, &csv, need, col, K_N)) {
+	if (price_cell_cols(&e, &csv, need, col, K_N)) {
 		price_csv_release(&csv);
 		return RC_INPUT;
 	}
@@ -392,9 +393,9 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 		struct price_capacity *c = &out->rows[k];
 		int bad = 0;
 
-		bad |= need_text(&e, &csv, row, col[K_PROVIDER], c->provider, sizeof(c->provider), 1);
-		bad |= need_text(&e, &csv, row, col[K_PREFIX], c->instance_prefix,
-				 sizeof(c->instance_prefix), 1);
+		bad |= price_cell_text(&e, &csv, row, col[K_PROVIDER], c->provider, sizeof(c->provider), 1);
+		bad |= price_cell_text(&e, &csv, row, col[K_PREFIX], c->instance_prefix,
+				       sizeof(c->instance_prefix), 1);
 		bad |= need_count(&e, &csv, row, col[K_MAX], 1000000, &c->max_nodes);
 		bad |= need_count(&e, &csv, row, col[K_SPOT_MAX], 1000000, &c->spot_max_nodes);
 		if (c_mult >= 0)
@@ -403,13 +404,13 @@ enum rc price_capacities_load(const char *path, struct price_capacities *out)
 			bad |= need_count(&e, &csv, row, c_policy, 1000000, &c->policy_max_nodes);
 		/* Billing and provisioning: at most a year, the longest
 		 * term anyone sells by the increment. */
-		bad |= need_number(&e, &csv, row, col[K_INCREMENT], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
-				   &c->billing_increment_s);
-		bad |= need_number(&e, &csv, row, col[K_MIN_BILL], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
-				   &c->min_billing_s);
-		bad |= need_number(&e, &csv, row, col[K_PROVISION], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
-				   &c->provision_s);
-		bad |= need_text(&e, &csv, row, col[K_SOURCE], c->source, sizeof(c->source), 1);
+		bad |= price_cell_number(&e, &csv, row, col[K_INCREMENT], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
+					 &c->billing_increment_s);
+		bad |= price_cell_number(&e, &csv, row, col[K_MIN_BILL], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
+					 &c->min_billing_s);
+		bad |= price_cell_number(&e, &csv, row, col[K_PROVISION], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
+					 &c->provision_s);
+		bad |= price_cell_text(&e, &csv, row, col[K_SOURCE], c->source, sizeof(c->source), 1);
 		if (bad)
 			continue;
 		/* A policy stands in for a bound the provider does not state;
@@ -536,7 +537,7 @@ static void own_limit(const struct price_offering *o, int spot, struct price_nod
 		out->why = PRICE_LIMIT_CAPACITY;
 	} else if (o->quota && o->gpus_per_node >= 1) {
 		/* The provider states no bound: the user's quota is it, above
-		 * gpuplan's policy or below (apply_quota_and_unit keeps it). */
+		 * gpuplan's policy or below (price_limit_apply_quota keeps it). */
 		out->nodes = o->quota->max_gpus / o->gpus_per_node;
 		out->why = PRICE_LIMIT_QUOTA;
 		out->quota_gpus = o->quota->max_gpus;
@@ -561,7 +562,7 @@ static void own_limit(const struct price_offering *o, int spot, struct price_nod
  * count is rounded down to whole units of the offering's node_multiple
  * (an UltraServer of 18 nodes is rented whole or not at all; a plan may
  * run on fewer of its nodes, price_node_limit_billed). */
-static void apply_quota_and_unit(const struct price_offering *o, struct price_node_limit *out)
+void price_limit_apply_quota(const struct price_offering *o, struct price_node_limit *out)
 {
 	int q;
 
@@ -595,216 +596,7 @@ void price_offering_node_limit(const struct price_offering *o, int spot,
 			       struct price_node_limit *out)
 {
 	own_limit(o, spot, out);
-	apply_quota_and_unit(o, out);
-}
-
-/* ---- blocks.csv ------------------------------------------------------------ */
-
-enum { B_PROVIDER, B_PREFIX, B_REGION, B_RATE, B_MIN_NODES, B_MAX_NODES, B_MIN_DAYS,
-       B_MAX_DAYS, B_STEP, B_LONG_STEP, B_LONG_FROM, B_DATE, B_SOURCE, B_N };
-
-const char *price_block_product(const struct price_block *b)
-{
-	return b && b->product[0] ? b->product : "capacity block";
-}
-
-const char *price_block_kind(const struct price_block *b)
-{
-	return b && b->kind[0] ? b->kind : "capacity-block";
-}
-
-/* A whole count in [lo, hi] from a required number cell. */
-static int need_whole(struct price_errs *e, const struct price_csv *csv,
-		      const struct price_csv_row *row, int col, int lo, int hi, int required,
-		      int *out)
-{
-	double v;
-
-	*out = 0;
-	if (need_number(e, csv, row, col, lo, hi, required, &v))
-		return -1;
-	if (v != floor(v)) {
-		price_err(e, row->line, col + 1, "%s: expected a whole number, found '%s'",
-			  csv->header.field[col], price_csv_get(row, col));
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
-enum rc price_blocks_load(const char *path, struct price_blocks *out)
-{
-	static const char *const need[B_N] = { "provider", "instance_prefix", "region",
-					       "usd_per_hour", "min_nodes", "max_nodes",
-					       "min_days", "max_days", "step_days",
-					       "long_step_days", "long_from_days", "price_date",
-					       "source" };
-	struct price_errs e = { path, 0 };
-	struct price_csv csv;
-	int col[B_N], c_product, c_payment, c_kind;
-	size_t k = 0;
-	enum rc rc;
-
-	memset(out, 0, sizeof(*out));
-	rc = price_csv_load(path, &csv);
-	if (rc != RC_OK)
-		return rc;
-	if (find_cols(&e, &csv, need, col, B_N)) {
-		price_csv_release(&csv);
-		return RC_INPUT;
-	}
-	c_product = price_csv_col(&csv, "product");
-	c_payment = price_csv_col(&csv, "payment");
-	c_kind = price_csv_col(&csv, "kind");
-	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
-	for (size_t i = 0; i < csv.n_rows; i++) {
-		const struct price_csv_row *row = &csv.rows[i];
-		struct price_block *b = &out->rows[k];
-		long days;
-		int bad = 0;
-
-		bad |= need_text(&e, &csv, row, col[B_PROVIDER], b->provider, sizeof(b->provider), 1);
-		bad |= need_text(&e, &csv, row, col[B_PREFIX], b->instance_prefix,
-				 sizeof(b->instance_prefix), 1);
-		bad |= need_text(&e, &csv, row, col[B_REGION], b->region, sizeof(b->region), 1);
-		bad |= need_number(&e, &csv, row, col[B_RATE], 0.0001, PRICE_USD_PER_HOUR_MAX, 1,
-				   &b->usd_per_hour);
-		bad |= need_whole(&e, &csv, row, col[B_MIN_NODES], 1, PRICE_MAX_NODES_MAX, 1,
-				  &b->min_nodes);
-		bad |= need_whole(&e, &csv, row, col[B_MAX_NODES], 1, PRICE_MAX_NODES_MAX, 1,
-				  &b->max_nodes);
-		/* Terms of up to ten years: longer is a commitment, not a block. */
-		bad |= need_whole(&e, &csv, row, col[B_MIN_DAYS], 1, 3650, 1, &b->min_days);
-		bad |= need_whole(&e, &csv, row, col[B_MAX_DAYS], 1, 3650, 1, &b->max_days);
-		bad |= need_whole(&e, &csv, row, col[B_STEP], 1, 3650, 1, &b->step_days);
-		bad |= need_whole(&e, &csv, row, col[B_LONG_STEP], 1, 3650, 0, &b->long_step_days);
-		bad |= need_whole(&e, &csv, row, col[B_LONG_FROM], 1, 3650, 0, &b->long_from_days);
-		bad |= need_text(&e, &csv, row, col[B_DATE], b->price_date, sizeof(b->price_date), 1);
-		if (!bad && unit_parse_date(b->price_date, &days) != RC_OK) {
-			price_err(&e, row->line, col[B_DATE] + 1,
-				  "price_date: expected a date YYYY-MM-DD, found '%s'", b->price_date);
-			bad = 1;
-		}
-		bad |= need_text(&e, &csv, row, col[B_SOURCE], b->source, sizeof(b->source), 1);
-		if (c_product >= 0)
-			bad |= need_text(&e, &csv, row, c_product, b->product, sizeof(b->product), 0);
-		if (c_kind >= 0 &&
-		    !need_text(&e, &csv, row, c_kind, b->kind, sizeof(b->kind), 0) &&
-		    strspn(b->kind, "abcdefghijklmnopqrstuvwxyz-") != strlen(b->kind)) {
-			price_err(&e, row->line, c_kind + 1,
-				  "kind: expected lower-case letters and '-', found '%s'", b->kind);
-			bad = 1;
-		}
-		b->payment = PRICE_PAYMENT_UPFRONT;
-		if (c_payment >= 0) {
-			const char *pay = price_csv_get(row, c_payment);
-
-			if (strcmp(pay, "monthly") == 0) {
-				b->payment = PRICE_PAYMENT_MONTHLY;
-			} else if (pay[0] && strcmp(pay, "upfront") != 0) {
-				price_err(&e, row->line, c_payment + 1,
-					  "payment: expected 'upfront' or 'monthly', found '%s'", pay);
-				bad = 1;
-			}
-		}
-		if (bad)
-			continue;
-		if (b->min_nodes > b->max_nodes) {
-			price_err(&e, row->line, col[B_MIN_NODES] + 1,
-				  "min_nodes: expected at most max_nodes (%d), found %d", b->max_nodes,
-				  b->min_nodes);
-			continue;
-		}
-		if (b->min_days > b->max_days) {
-			price_err(&e, row->line, col[B_MIN_DAYS] + 1,
-				  "min_days: expected at most max_days (%d), found %d", b->max_days,
-				  b->min_days);
-			continue;
-		}
-		if ((b->long_step_days > 0) != (b->long_from_days > 0)) {
-			price_err(&e, row->line, col[B_LONG_STEP] + 1,
-				  "long_step_days: expected it and long_from_days both or neither, "
-				  "found %d and %d", b->long_step_days, b->long_from_days);
-			continue;
-		}
-		for (size_t j = 0; j < k; j++)
-			if (gp_streq_nocase(out->rows[j].provider, b->provider) &&
-			    strcmp(out->rows[j].instance_prefix, b->instance_prefix) == 0 &&
-			    strcmp(out->rows[j].region, b->region) == 0) {
-				price_err(&e, row->line, col[B_PREFIX] + 1,
-					  "expected one row per (provider, instance_prefix, region), found %s %s %s again",
-					  b->provider, b->instance_prefix, b->region);
-				bad = 1;
-				break;
-			}
-		if (!bad)
-			k++;
-	}
-	price_errs_finish(&e);
-	price_csv_release(&csv);
-	if (e.n) {
-		price_blocks_release(out);
-		return RC_INPUT;
-	}
-	out->n = k;
-	return RC_OK;
-}
-
-void price_blocks_release(struct price_blocks *t)
-{
-	if (!t)
-		return;
-	free(t->rows);
-	memset(t, 0, sizeof(*t));
-}
-
-const struct price_block *price_block_find(const struct price_blocks *t,
-					   const struct price_offering *o)
-{
-	const struct price_block *best = NULL;
-
-	if (!t || o->owned)
-		return NULL;
-	for (size_t i = 0; i < t->n; i++) {
-		const struct price_block *b = &t->rows[i];
-		size_t n = strlen(b->instance_prefix);
-
-		if (!gp_streq_nocase(b->provider, o->provider) || strcmp(b->region, o->region) != 0 ||
-		    strncmp(o->instance_type, b->instance_prefix, n) != 0)
-			continue;
-		if (!best || n > strlen(best->instance_prefix))
-			best = b;
-	}
-	return best;
-}
-
-double price_block_billed_s(const struct price_block *b, double run_s)
-{
-	/* A hair over a whole day is still that day, as plan_billed_s. */
-	double days = ceil(run_s / 86400.0 - 1e-9);
-
-	if (days < b->min_days)
-		days = b->min_days;
-	days = ceil(days / b->step_days) * b->step_days;
-	if (b->long_step_days > 0 && days > b->long_from_days)
-		days = ceil(days / b->long_step_days) * b->long_step_days;
-	if (days > b->max_days)
-		return -1;
-	return days * 86400.0;
-}
-
-void price_block_node_limit(const struct price_offering *o, const struct price_block *b,
-			    struct price_node_limit *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->nodes = 1;
-	if (!(o->inter_node_bytes_per_s > 0)) {
-		out->why = PRICE_LIMIT_NETWORK;
-	} else {
-		out->nodes = b->max_nodes;
-		out->why = PRICE_LIMIT_BLOCK;
-	}
-	apply_quota_and_unit(o, out);
+	price_limit_apply_quota(o, out);
 }
 
 /* ---- hardware.csv ---------------------------------------------------------- */
@@ -828,7 +620,7 @@ enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 	rc = price_csv_load(path, &csv);
 	if (rc != RC_OK)
 		return rc;
-	if (find_cols(&e, &csv, need, col, H_N)) {
+	if (price_cell_cols(&e, &csv, need, col, H_N)) {
 		price_csv_release(&csv);
 		return RC_INPUT;
 	}
@@ -841,16 +633,16 @@ enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 		double gpus, nic;
 		int bad = 0;
 
-		bad |= need_text(&e, &csv, row, col[H_NAME], h->name, sizeof(h->name), 1);
-		bad |= need_text(&e, &csv, row, col[H_DESC], h->description, sizeof(h->description), 1);
+		bad |= price_cell_text(&e, &csv, row, col[H_NAME], h->name, sizeof(h->name), 1);
+		bad |= price_cell_text(&e, &csv, row, col[H_DESC], h->description, sizeof(h->description), 1);
 		bad |= need_gpu(&e, &csv, row, col[H_GPU], cat, h->gpu, sizeof(h->gpu));
-		bad |= need_number(&e, &csv, row, col[H_GPUS], 1, 64, 1, &gpus);
+		bad |= price_cell_number(&e, &csv, row, col[H_GPUS], 1, 64, 1, &gpus);
 		if (!bad && gpus != floor(gpus)) {
 			price_err(&e, row->line, col[H_GPUS] + 1, "gpus: expected a whole number, found '%s'",
 				  price_csv_get(row, col[H_GPUS]));
 			bad = 1;
 		}
-		bad |= need_number(&e, &csv, row, col[H_PRICE], 1, 1e9, 1, &h->price_usd);
+		bad |= price_cell_number(&e, &csv, row, col[H_PRICE], 1, 1e9, 1, &h->price_usd);
 		if (strcmp(scope, "server") == 0) {
 			h->cards_only = 0;
 		} else if (strcmp(scope, "cards") == 0) {
@@ -860,11 +652,11 @@ enum rc price_hardware_load(const char *path, const struct price_catalog *cat,
 				  "price_scope: expected server or cards, found '%s'", scope);
 			bad = 1;
 		}
-		bad |= need_number(&e, &csv, row, col[H_HOST], 0, 1e6, 1, &h->host_power_w);
-		bad |= need_number(&e, &csv, row, col[H_NIC], 0, 1e6, 0, &nic);
-		bad |= need_text(&e, &csv, row, col[H_DATE], h->price_date, sizeof(h->price_date), 1);
-		bad |= need_text(&e, &csv, row, col[H_VENDOR], h->vendor, sizeof(h->vendor), 1);
-		bad |= need_text(&e, &csv, row, col[H_SOURCE], h->source, sizeof(h->source), 1);
+		bad |= price_cell_number(&e, &csv, row, col[H_HOST], 0, 1e6, 1, &h->host_power_w);
+		bad |= price_cell_number(&e, &csv, row, col[H_NIC], 0, 1e6, 0, &nic);
+		bad |= price_cell_text(&e, &csv, row, col[H_DATE], h->price_date, sizeof(h->price_date), 1);
+		bad |= price_cell_text(&e, &csv, row, col[H_VENDOR], h->vendor, sizeof(h->vendor), 1);
+		bad |= price_cell_text(&e, &csv, row, col[H_SOURCE], h->source, sizeof(h->source), 1);
 		bad |= need_host(&e, &csv, row, hcol, &h->host);
 		if (bad)
 			continue;

@@ -36,6 +36,26 @@ void price_errs_finish(const struct price_errs *e);
 int price_cell_nvlink_domain(struct price_errs *e, const struct price_csv_row *row, int col,
 			     int *out);
 
+/* ---- cells of the cost tables (price_cost.c) ------------------------------- */
+
+/* Copies the cell at col into dst[size]; an empty cell is an error when
+ * required.  Returns 0, or -1 after one message. */
+int price_cell_text(struct price_errs *e, const struct price_csv *csv,
+		    const struct price_csv_row *row, int col, char *dst, size_t size,
+		    int required);
+/* A number in [lo, hi] into *out; an empty cell is 0 when optional.
+ * Returns 0, or -1 after one message. */
+int price_cell_number(struct price_errs *e, const struct price_csv *csv,
+		      const struct price_csv_row *row, int col, double lo, double hi,
+		      int required, double *out);
+/* Looks up every name of need[] among the header's columns into col[];
+ * reports the missing ones.  Returns the count missing. */
+int price_cell_cols(struct price_errs *e, const struct price_csv *csv,
+		    const char *const *need, int *col, size_t n);
+/* Bounds out by o's quota, then rounds it down to whole units of o's
+ * node_multiple (price_offering_node_limit's last step). */
+void price_limit_apply_quota(const struct price_offering *o, struct price_node_limit *out);
+
 /* Calls fn for each ';'-separated, blank-trimmed alias of g (price_find.c).
  * Stops and returns 1 when fn does. */
 int price_gpu_each_alias(const struct price_gpu *g,

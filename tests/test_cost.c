@@ -407,6 +407,24 @@ static void test_price_block_find_and_limit(void **state)
 	assert_null(price_block_find(&t, &o));
 	o.owned = 0;
 	assert_null(price_block_find(NULL, &o));
+	assert_null(price_block_find_unpriced(&t, &o));
+	/* A longer prefix with no rate names a product and sells nothing:
+	 * price_block_find does not fall back to the shorter priced row */
+	{
+		struct price_block u[3];
+		struct price_blocks tu = { u, 3 };
+
+		u[0] = rows[0];
+		u[1] = rows[1];
+		block_init(&u[2], "big8", 0);
+		snprintf(u[2].instance_prefix, sizeof(u[2].instance_prefix), "big8x");
+		snprintf(o.instance_type, sizeof(o.instance_type), "big8x");
+		assert_null(price_block_find(&tu, &o));
+		assert_ptr_equal(price_block_find_unpriced(&tu, &o), &u[2]);
+		assert_ptr_equal(price_block_match(&tu, &o), &u[2]);
+		snprintf(o.instance_type, sizeof(o.instance_type), "big8");
+		assert_null(price_block_find_unpriced(&tu, &o));
+	}
 	/* Without a network a block is one node; with one, the block's 64,
 	 * whatever capacity.csv says of on-demand; a quota of 80 GPUs is 10
 	 * nodes of 8. */
@@ -444,6 +462,20 @@ static void test_price_blocks_load_shipped(void **state)
 	for (size_t i = 0; i < t.n; i++) {
 		int sold = 0;
 
+		/* a product no source prices (Lambda's 1-Click Clusters): its
+		 * name, never a purchase option */
+		if (!(t.rows[i].usd_per_hour > 0)) {
+			assert_true(t.rows[i].product[0] != '\0');
+			for (size_t j = 0; j < shipped.n_offers; j++)
+				if (price_block_match(&t, &shipped.offers[j]) == &t.rows[i]) {
+					sold = 1;
+					assert_null(price_block_find(&t, &shipped.offers[j]));
+					assert_ptr_equal(price_block_find_unpriced(&t, &shipped.offers[j]),
+							 &t.rows[i]);
+				}
+			assert_true(sold);
+			continue;
+		}
 		assert_int_equal(unit_parse_date(t.rows[i].price_date, &days), RC_OK);
 		/* an EC2 Capacity Block: 64 instances, 182 days; a GCP
 		 * calendar-mode request: 80 VMs, 90 days */

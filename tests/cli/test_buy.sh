@@ -89,9 +89,61 @@ expect_err "--provider lambda: the cause, a year at most" \
 	"^error: plan: no feasible plan: llama3-70b: every plan that fits lasts longer than a plan may \(--max-duration 1\.00 y\): the fastest takes [0-9.]+ y on 8 GPUs$"
 expect_out "--provider lambda: one node because no cluster network" \
 	"^  fastest plan +[0-9.]+ y on 8 B200, .*lambda gpu_8x_b200_sxm6 has no inter_node_gbps figure, so one node$"
-expect_out "--provider lambda: what would make it fit" \
-	"^  what would make it fit   a product with a cluster network for B200 \(lambda gpu_8x_b200_sxm6 is one node\)"
+expect_out "--provider lambda: the missing sourced product, named, and why it is missing" \
+	"^  what would make it fit   Lambda 1-Click Cluster, which sells lambda gpu_8x_b200_sxm6 as a cluster \(lambda-1-click-clusters\): no source read gives its price \(blocks\.csv\) or its nodes' network \(prices\.csv inter_node_gbps\), so it is not planned; or --max-duration [0-9.]+ y$"
 expect_no_out "--provider lambda: not 'allow more GPUs'" "allow more GPUs"
+expect_no_out "--provider lambda: the unpriced product is never a row" "^[0-9]+ +lambda .* cluster "
+# without the product's row the refusal says only what kind of product
+# is missing: the line comes from blocks.csv, not from code
+grep -v '^lambda,' data/blocks.csv >"$TMP/blocks-nolambda.csv"
+gp plan $JOB --provider lambda --blocks "$TMP/blocks-nolambda.csv"
+expect_rc "--provider lambda, no 1-Click Cluster row: no plan" 3
+expect_out "--provider lambda, no 1-Click Cluster row: a product with a cluster network" \
+	"^  what would make it fit   a product with a cluster network for B200 \(lambda gpu_8x_b200_sxm6 is one node\)"
+# a model no node holds: the cause is the missing network, and the product
+# that would give one, not "allow more GPUs"
+gp plan --model llama3-405b --tokens 1T --budget 50M --provider lambda
+expect_rc "--provider lambda, 405B: no plan" 3
+expect_err "--provider lambda, 405B: the cause is one node" \
+	"no configuration fits in GPU memory: .*, on one node: no offering considered has a cluster network figure$"
+expect_out "--provider lambda, 405B: the missing product" \
+	"^  what would make it fit   Lambda 1-Click Cluster, which sells lambda gpu_8x_b200_sxm6 as a cluster \(lambda-1-click-clusters\): no source read gives its price"
+expect_no_out "--provider lambda, 405B: not 'allow more GPUs'" "allow more GPUs"
+
+# ---- a neocloud: CoreWeave's list prices are sourced, its nodes' network
+# bandwidth is not (data/SOURCES.md), so make run's job is refused with
+# that cause
+gp plan $JOB --provider coreweave
+expect_rc "--provider coreweave: no plan" 3
+expect_err "--provider coreweave: the cause is one node" \
+	", on one node: no offering considered has a cluster network figure$"
+expect_out "--provider coreweave: what would make it fit, named" \
+	"^  what would make it fit   a cluster network figure: every offering considered is one node, as none states its inter-node bandwidth \(prices\.csv inter_node_gbps; e\.g\. coreweave gd-8xh200ib-i128\)$"
+expect_no_out "--provider coreweave: not 'allow more GPUs'" "allow more GPUs"
+
+# an unpriced row must name its product; a priced one its terms
+printf 'provider,instance_prefix,region,usd_per_hour,min_nodes,max_nodes,min_days,max_days,step_days,long_step_days,long_from_days,price_date,source,product\nlambda,gpu_8x_b200_sxm6,all,,,,,,7,,,,lambda-1-click-clusters,\n' >"$TMP/blocks-bad.csv"
+gp plan $JOB --provider lambda --blocks "$TMP/blocks-bad.csv"
+expect_rc "blocks.csv: an unpriced row without a product exits 2" 2
+expect_err "blocks.csv: an unpriced row without a product: where and what" "blocks-bad\.csv:2:14: product"
+printf 'provider,instance_prefix,region,usd_per_hour,min_nodes,max_nodes,min_days,max_days,step_days,long_step_days,long_from_days,price_date,source,product\nlambda,gpu_8x_b200_sxm6,all,50,,,,,7,,,,lambda-1-click-clusters,Lambda 1-Click Cluster\n' >"$TMP/blocks-bad2.csv"
+gp plan $JOB --provider lambda --blocks "$TMP/blocks-bad2.csv"
+expect_rc "blocks.csv: a priced row without its terms exits 2" 2
+expect_err "blocks.csv: a priced row without its terms: where and what" "blocks-bad2\.csv:2:5: min_nodes"
+
+# ---- the SkyPilot export of a plan that buys a reservation says what to
+# buy by hand, and where SkyPilot takes its id; one that buys none does not
+gp export "$TMP/run.json" --format skypilot -o "$TMP/run.yaml"
+expect_rc "export skypilot of make run's block plan" 0
+grep -Eq '^# BUY FIRST, by hand: this plan is priced as a reservation \(purchase capacity-block\): 64 x "p6-b300\.48xlarge" of "aws" in "us-east-1" for at least [0-9]+ days' "$TMP/run.yaml" \
+	&& pass "export skypilot: the reservation to buy, named" \
+	|| fail "export skypilot: the reservation to buy, named" "$(head -8 "$TMP/run.yaml")"
+grep -q 'specific_reservations in ~/.sky/config.yaml' "$TMP/run.yaml" \
+	&& pass "export skypilot: where SkyPilot takes the reservation's id" \
+	|| fail "export skypilot: where SkyPilot takes the reservation's id" "$(head -8 "$TMP/run.yaml")"
+gp export "$TMP/od.json" --format skypilot -o "$TMP/od.yaml"
+grep -q 'BUY FIRST' "$TMP/od.yaml" && fail "export skypilot: an on-demand plan buys nothing first" "$(head -6 "$TMP/od.yaml")" \
+	|| pass "export skypilot: an on-demand plan buys nothing first"
 
 # ---- a job no year holds: llama3-405b on 15T tokens for $100M.  Refused,
 # with the GPUs a year would take (at least the fastest plan's GPU-hours in
