@@ -253,7 +253,7 @@ static void test_price_fetch_azure_reservations_per_hour(void **state)
 	r = row_of(&rep, "Standard_ND96isr_H100_v5", "eastus");
 	assert_non_null(r);
 	assert_near(r->on_demand_usd_per_hour, 98.32, 1e-12);
-	assert_near(r->spot_usd_per_hour, 98.32, 1e-12);
+	assert_near(r->spot_usd_per_hour, 18.169536, 1e-12);
 	/* a reservation's retailPrice is the whole term's */
 	assert_near(r->reserved_usd_per_hour[0], 538000.0 / 8760, 1e-12);
 	assert_near(r->reserved_usd_per_hour[1], 1099920.0 / 26280, 1e-12);
@@ -278,7 +278,7 @@ static void test_price_fetch_gcp_node_is_sum_of_skus(void **state)
 		  .vcpus = 208, .memory_gib = 1872, .sku_gpu = "Nvidia H100 80GB GPU",
 		  .sku_core = "A3 Instance Core", .sku_ram = "A3 Instance Ram" },
 		{ .instance_type = "a4-highgpu-8g", .gpu = "B200", .gpus_per_node = 8,
-		  .vcpus = 224, .sku_gpu = "Nvidia B200 GPU", .sku_core = "A4 Instance Core",
+		  .vcpus = 224, .sku_gpu = "A4 Nvidia B200 (1 gpu slice)", .sku_core = "A4 Instance Core",
 		  .sku_ram = "A4 Instance Ram" },
 	};
 	struct price_fetch_ctx ctx;
@@ -304,8 +304,9 @@ static void test_price_fetch_gcp_node_is_sum_of_skus(void **state)
 	price_fetch_gcp_free(g);
 	r = row_of(&rep, "a3-highgpu-8g", "us-central1");
 	assert_non_null(r);
-	/* gpus x GPU SKU + vCPUs x core SKU + GiB x RAM SKU (units + nanos) */
-	assert_near(r->on_demand_usd_per_hour, 8 * 9.796 + 208 * 0.031611 + 1872 * 0.00265, 1e-9);
+	/* gpus x GPU SKU + vCPUs x core SKU + GiB x RAM SKU (units + nanos),
+	 * rounded to a millionth of a dollar */
+	assert_near(r->on_demand_usd_per_hour, 8 * 9.796550569 + 208 * 0.031611 + 1872 * 0.00265, 1e-8);
 	assert_near(r->spot_usd_per_hour, 8 * 2.25 + 208 * 0.007903 + 1872 * 0.000663, 1e-9);
 	assert_null(row_of(&rep, "a3-highgpu-8g", "us-east4"));   /* not asked for */
 	/* no memory figure: named and skipped, never priced as GPUs alone */

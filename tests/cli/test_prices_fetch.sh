@@ -68,7 +68,7 @@ fetched_json azure "$FIX/azure-retail.json"
 expect_rc "azure --from-file exits 0" 0
 H1=Standard_ND96isr_H100_v5 H2=Standard_ND96isr_H200_v5
 same "azure ND H100 v5 eastus on demand 98.32" "$(row_val $H1 eastus on_demand_usd_per_hour)" 98.32
-same "azure ND H100 v5 eastus spot 98.32" "$(row_val $H1 eastus spot_usd_per_hour)" 98.32
+same "azure ND H100 v5 eastus spot 18.169536" "$(row_val $H1 eastus spot_usd_per_hour)" 18.169536
 same "azure ND H100 v5 1-year: 538,000 over 8,760 hours" "$(row_val $H1 eastus reserved_1y_usd_per_hour)" "$(python3 -c 'print(538000/8760)')"
 same "azure ND H100 v5 3-year: 1,099,920 over 26,280 hours" "$(row_val $H1 eastus reserved_3y_usd_per_hour)" "$(python3 -c 'print(1099920/26280)')"
 same "azure ND H200 v5 eastus2 on demand 110.24" "$(row_val $H2 eastus2 on_demand_usd_per_hour)" 110.24
@@ -98,17 +98,24 @@ expect_out "plan --reserved: the four fetched commitments considered" "^reserved
 # ---- GCP: a node is its GPU, core and RAM SKUs
 fetched_json gcp "$FIX/gcp-skus.json"
 expect_rc "gcp --from-file exits 0" 0
-same "gcp a3-highgpu-8g us-central1 = 8 x 9.796 + 208 x 0.031611 + 1872 x 0.00265" \
-	"$(row_val a3-highgpu-8g us-central1 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*9.796 + 208*0.031611 + 1872*0.00265, 6))')"
+same "gcp a3-highgpu-8g us-central1 = 8 x 9.796550569 + 208 x 0.031611 + 1872 x 0.00265" \
+	"$(row_val a3-highgpu-8g us-central1 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*9.796550569 + 208*0.031611 + 1872*0.00265, 6))')"
 same "gcp a3-highgpu-8g spot = the Preemptible SKUs' sum" \
 	"$(row_val a3-highgpu-8g us-central1 spot_usd_per_hour)" "$(python3 -c 'print(round(8*2.25 + 208*0.007903 + 1872*0.000663, 6))')"
-same "gcp a3-ultragpu-8g us-central1 = 8 x 10.249 + 224 x 0.028 + 2952 x 0.0028" \
-	"$(row_val a3-ultragpu-8g us-central1 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*10.249 + 224*0.028 + 2952*0.0028, 6))')"
+same "gcp a3-ultragpu-8g us-central1 = 8 x 9.3117 + 224 x 0.028 + 2952 x 0.0028" \
+	"$(row_val a3-ultragpu-8g us-central1 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*9.3117 + 224*0.028 + 2952*0.0028, 6))')"
 same "gcp a3-highgpu-8g us-east4 priced too (the SKUs serve both regions)" \
 	"$(row_val a3-highgpu-8g us-east4 on_demand_usd_per_hour)" "$(row_val a3-highgpu-8g us-central1 on_demand_usd_per_hour)"
-grep -Eq '"skipped_why":[[:space:]]*".*a4-highgpu-8g: machines.csv states no memory_gib' "$OUT" \
-	&& pass "gcp: a4 is named and skipped (no memory figure), never priced as GPUs alone" || fail "gcp a4" "$(grep skipped "$OUT")"
-[ -z "$(row_val a4-highgpu-8g us-central1 on_demand_usd_per_hour)" ] && pass "gcp: no a4 row" || fail "gcp: no a4 row" "found one"
+same "gcp a3-megagpu-8g us-east4 = 8 x 10.344276 + 208 x 0.026924 + 1872 x 0.002344 (the H100 Plus and A3Plus SKUs)" \
+	"$(row_val a3-megagpu-8g us-east4 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*10.344276 + 208*0.026924 + 1872*0.002344, 6))')"
+same "gcp a4-highgpu-8g us-central1 = 8 x 16.11 + 224 x 0.03 + 3968 x 0.003 (machines.csv: Google's A4 table)" \
+	"$(row_val a4-highgpu-8g us-central1 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*16.11 + 224*0.03 + 3968*0.003, 6))')"
+grep -Eq '"skipped_why":[[:space:]]*".*a4-highgpu-8g: machines.csv states no' "$OUT" && fail "gcp: a4 not skipped" "$(grep skipped "$OUT")" \
+	|| pass "gcp: a4 not skipped now that machines.csv states its memory"
+# the A4 B200's spot SKU is tagged usageType OnDemand and worded "Spot
+# Preemptible ...": it is the GPUs' spot part, never an on-demand price
+same "gcp a4-highgpu-8g spot = 8 x 4.9542 (a spot SKU tagged OnDemand) + 224 x 0.0075 + 3968 x 0.00075" \
+	"$(row_val a4-highgpu-8g us-central1 spot_usd_per_hour)" "$(python3 -c 'print(round(8*4.9542 + 224*0.0075 + 3968*0.00075, 6))')"
 row_val a3-highgpu-8g us-central1 source | grep -q "SKUs E1D5-7F3A-2B41 x8 + 6B8E-2C1D-4F70 x208 + C3F1-8A2B-6E94 x1872" \
 	&& pass "gcp rows name their three SKUs and counts" || fail "gcp source" "$(row_val a3-highgpu-8g us-central1 source)"
 
@@ -152,7 +159,7 @@ expect_err "gcp: the key comes from the environment" "GOOGLE_API_KEY: expected a
 GOOGLE_API_KEY=sekrit-test-key-123 gp prices fetch gcp --endpoint "$URL" --region us-central1
 expect_rc "gcp over HTTP with a key" 0
 expect_out "gcp over HTTP follows nextPageToken: 2 pages" "^gcp: 2 responses, "
-expect_out "gcp over HTTP: a3-ultragpu-8g from page 2" "a3-ultragpu-8g us-central1: 8x H200-SXM-141GB on-demand 96\.5296"
+expect_out "gcp over HTTP: a3-ultragpu-8g from page 2" "a3-ultragpu-8g us-central1: 8x H200-SXM-141GB on-demand 89\.0312"
 grep -q "key=header" "$TMP/requests" && ! grep -q "sekrit" "$TMP/requests" \
 	&& pass "gcp: the key travels in a header, never in a URL" || fail "gcp key" "$(cat "$TMP/requests")"
 ! grep -rq "sekrit" "$OUT" "$ERR" "$GPUPLAN_DATA_DIR" \
