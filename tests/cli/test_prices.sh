@@ -157,7 +157,7 @@ expect_out "update counts" "^added 0, changed 1, unchanged 0"
 [ -f "$TABLE" ] && pass "user table written" || fail "user table written" "no $TABLE"
 [ "$(head -n1 "$TABLE")" = "# gpuplan-user-prices/2" ] && pass "user table starts with its format line" \
 	|| fail "user table starts with its format line" "$(head -n1 "$TABLE")"
-# the user's rows only: header and the one changed row, not the 157 shipped ones
+# the user's rows only: header and the one changed row, not the 154 shipped ones
 [ "$(grep -c . "$TABLE")" = 3 ] && grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,51\.5,,3200,,t-bom,2026-12-04,$' "$TABLE" \
 	&& pass "user table holds only the changed row" || fail "user table holds only the changed row" "$(grep -c . "$TABLE") lines"
 gp prices list
