@@ -441,7 +441,7 @@ void plan_cli_print_published(const struct sim_plan *p)
 static const char *refresh_hint(char *buf, size_t size, const char *provider, int stale)
 {
 	int fetch = gp_streq_nocase(provider, "aws") || gp_streq_nocase(provider, "azure") ||
-		    gp_streq_nocase(provider, "gcp");
+		    gp_streq_nocase(provider, "gcp") || gp_streq_nocase(provider, "lambda");
 
 	if (stale && fetch)
 		snprintf(buf, size, "refresh them (gpuplan prices fetch %s)", provider);

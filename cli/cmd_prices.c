@@ -18,7 +18,7 @@ static void help(void)
 {
 	printf("usage: gpuplan prices [list] [options]\n"
 	       "       gpuplan prices update FILE [--dry-run] [--provider P] [--json]\n"
-	       "       gpuplan prices fetch aws|azure|gcp [--region R ...] [--from-file FILE]\n"
+	       "       gpuplan prices fetch aws|azure|gcp|lambda [--region R ...] [--from-file FILE]\n"
 	       "                            [--endpoint URL] [--timeout S] [--commitments-out FILE]\n"
 	       "                            [--dry-run] [--json]\n"
 	       "       gpuplan prices history [--json]\n\n"
@@ -45,15 +45,16 @@ static void help(void)
 	       "fetch PROVIDER: read the GPU offerings' prices from the provider's own price\n"
 	       "list and merge them as 'update' does (diff, atomic write, history): AWS's\n"
 	       "Price List bulk offer files (one CSV per region, read as it arrives), Azure's\n"
-	       "Retail Prices API, Google's Cloud Billing Catalog API (needs $GOOGLE_API_KEY,\n"
-	       "read from the environment only).  Each row is dated and names its SKU; GCP's\n"
+	       "Retail Prices API, Google's Cloud Billing Catalog API (needs $GOOGLE_API_KEY),\n"
+	       "Lambda's Cloud API instance types (needs $LAMBDA_API_KEY; keys are read from\n"
+	       "the environment only).  Each row is dated and names its SKU; GCP's\n"
 	       "nodes are priced as GPUs + vCPUs + memory (data/machines.csv).  Nothing is\n"
 	       "written unless every response was read whole.\n"
 	       "  --region R      a region to fetch (repeat for more); default the regions the\n"
 	       "                  table prices the provider in\n"
 	       "  --from-file F   read a response saved elsewhere (one offer file or page)\n"
 	       "  --endpoint URL  the price list's base URL, for mirrors and tests; default\n"
-	       "                  $GPUPLAN_PRICE_URL_AWS|_AZURE|_GCP, else the provider's\n"
+	       "                  $GPUPLAN_PRICE_URL_AWS|_AZURE|_GCP|_LAMBDA, else the provider's\n"
 	       "  --timeout S     seconds for each response, connect to last byte (default %d)\n"
 	       "  --commitments-out FILE  also write the reservations (Azure's) as\n"
 	       "                  commitments.csv rows, for plan --reserved --commitments FILE\n"
@@ -446,7 +447,7 @@ enum rc cmd_prices(int argc, char **argv)
 	}
 	if (strcmp(sub, "fetch") == 0) {
 		if (optind != argc - 1) {
-			gp_error("prices fetch: expected one provider (aws, azure or gcp), found %d arguments",
+			gp_error("prices fetch: expected one provider (aws, azure, gcp or lambda), found %d arguments",
 				 argc - optind);
 			gp_hint("gpuplan prices fetch aws --region us-east-1 --dry-run");
 			return RC_USAGE;

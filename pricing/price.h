@@ -879,11 +879,13 @@ enum rc price_data_check(const char *data_dir, size_t *problems);
 
 /* The providers a fetch reads, and where: AWS's Price List bulk offer
  * files (one CSV per region, no credentials), Azure's Retail Prices API
- * (paged JSON, no credentials) and Google's Cloud Billing Catalog API
- * (paged JSON, an API key from $GOOGLE_API_KEY). */
+ * (paged JSON, no credentials), Google's Cloud Billing Catalog API
+ * (paged JSON, an API key from $GOOGLE_API_KEY) and Lambda's Cloud API
+ * instance types (one JSON response, an API key from $LAMBDA_API_KEY). */
 #define PRICE_FETCH_URL_AWS "https://pricing.us-east-1.amazonaws.com"
 #define PRICE_FETCH_URL_AZURE "https://prices.azure.com"
 #define PRICE_FETCH_URL_GCP "https://cloudbilling.googleapis.com"
+#define PRICE_FETCH_URL_LAMBDA "https://cloud.lambda.ai"
 #define PRICE_FETCH_MAX_REGIONS 32
 #define PRICE_FETCH_DEFAULT_TIMEOUT_S 600
 /* A JSON page larger than this is refused (Azure's pages hold 1,000
@@ -892,7 +894,7 @@ enum rc price_data_check(const char *data_dir, size_t *problems);
 #define PRICE_FETCH_MAX_PAGES 1000
 
 struct price_fetch_opts {
-	const char *provider;            /* "aws", "azure" or "gcp" */
+	const char *provider;            /* "aws", "azure", "gcp" or "lambda" */
 	const char *regions[PRICE_FETCH_MAX_REGIONS];
 	size_t n_regions;                /* 0: the regions the table prices the provider in */
 	const char *from_file;           /* a response saved earlier, instead of the network */

@@ -2,9 +2,9 @@
  * price_fetch.c - `prices fetch`: read a provider's price list over HTTPS
  * with libcurl (the only file that includes <curl/curl.h>), or a saved
  * response from a file, hand the bytes to the provider's parser
- * (price_fetch_aws.c, price_fetch_azure_json.c, price_fetch_gcp_json.c)
- * and merge the rows they make through price_update, the validated,
- * atomic update with its diff and history.
+ * (price_fetch_aws.c, price_fetch_azure_json.c, price_fetch_gcp_json.c,
+ * price_fetch_lambda_json.c) and merge the rows they make through
+ * price_update, the validated, atomic update with its diff and history.
  *
  * Nothing is merged until every response has been read whole and parsed:
  * a connection that drops, a status other than 200, a timeout or a
@@ -13,7 +13,8 @@
  * a JSON page is held whole (at most PRICE_FETCH_MAX_PAGE_BYTES) and
  * parsed before the next is asked for.  A next page link must stay on the
  * host the fetch began with.  GCP's API key is read from $GOOGLE_API_KEY
- * and sent in a request header, never in a URL, a message or a file.
+ * and Lambda's from $LAMBDA_API_KEY, each sent in a request header, never
+ * in a URL, a message or a file.
  *
  * It calls the parsers, price_fetch_rows.c, price_update.c (the merge),
  * price_catalog.c (the table it fetches for), price_csv.c, price_store.c
@@ -34,6 +35,7 @@
 #include "price_internal.h"
 
 #define GCP_SKUS_PATH "/v1/services/6F81-5844-456A/skus"
+#define LAMBDA_TYPES_PATH "/api/v1/instance-types"
 #define READ_CHUNK (64 << 10)
 
 void price_fetch_opts_init(struct price_fetch_opts *f)
@@ -254,13 +256,14 @@ static size_t on_data(char *buf, size_t size, size_t nmemb, void *s_)
 	return sink_put(s, buf, n) == 0 ? n : 0;
 }
 
-/* GETs url (shown as `what` in messages) into s.  Returns RC_OK, or
- * RC_ERR / RC_INPUT after one line. */
-static enum rc http_get(struct sink *s, const char *url, const char *api_key)
+/* GETs url (shown as `what` in messages) into s, with the request header
+ * key_hdr ("Name: value", a credential; NULL: none), which is never
+ * shown.  Returns RC_OK, or RC_ERR / RC_INPUT after one line. */
+static enum rc http_get(struct sink *s, const char *url, const char *key_hdr)
 {
 	struct price_fetch_ctx *ctx = s->ctx;
 	struct curl_slist *hdr = NULL;
-	char err[CURL_ERROR_SIZE] = "", key_hdr[512];
+	char err[CURL_ERROR_SIZE] = "";
 	CURL *c = curl_easy_init();
 	CURLcode cc;
 	enum rc rc = RC_OK;
@@ -271,10 +274,7 @@ static enum rc http_get(struct sink *s, const char *url, const char *api_key)
 	}
 	s->curl = c;
 	s->status = 0;
-	if (api_key) {
-		/* Google's APIs take the key in this header as well as in
-		 * ?key=: a URL is what logs and messages show. */
-		snprintf(key_hdr, sizeof(key_hdr), "X-goog-api-key: %s", api_key);
+	if (key_hdr) {
 		hdr = curl_slist_append(hdr, key_hdr);
 		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	}
@@ -316,7 +316,6 @@ static enum rc http_get(struct sink *s, const char *url, const char *api_key)
 	}
 	curl_easy_cleanup(c);
 	curl_slist_free_all(hdr);
-	memset(key_hdr, 0, sizeof(key_hdr));
 	s->curl = NULL;
 	ctx->rep->responses++;
 	return rc;
@@ -384,6 +383,9 @@ static const char *base_url(const struct price_fetch_opts *f)
 	} else if (strcmp(f->provider, "azure") == 0) {
 		env = getenv("GPUPLAN_PRICE_URL_AZURE");
 		def = PRICE_FETCH_URL_AZURE;
+	} else if (strcmp(f->provider, "lambda") == 0) {
+		env = getenv("GPUPLAN_PRICE_URL_LAMBDA");
+		def = PRICE_FETCH_URL_LAMBDA;
 	} else {
 		env = getenv("GPUPLAN_PRICE_URL_GCP");
 		def = PRICE_FETCH_URL_GCP;
@@ -458,7 +460,7 @@ static enum rc fetch_pages(struct price_fetch_ctx *ctx, const char *base)
 	struct price_fetch_gcp *gcp = NULL;
 	int azure = strcmp(ctx->f->provider, "azure") == 0;
 	const char *key = NULL;
-	char *url = NULL, *next = NULL, *query = NULL;
+	char *url = NULL, *next = NULL, *query = NULL, key_hdr[512] = "";
 	enum rc rc = RC_OK;
 
 	memset(&s, 0, sizeof(s));
@@ -473,6 +475,9 @@ static enum rc fetch_pages(struct price_fetch_ctx *ctx, const char *base)
 			rc = RC_USAGE;
 			goto out;
 		}
+		/* Google's APIs take the key in this header as well as in
+		 * ?key=: a URL is what logs and messages show. */
+		snprintf(key_hdr, sizeof(key_hdr), "X-goog-api-key: %s", key);
 	}
 	if (ctx->f->from_file) {
 		ctx->what = ctx->f->from_file;
@@ -502,7 +507,7 @@ static enum rc fetch_pages(struct price_fetch_ctx *ctx, const char *base)
 		ctx->what = url;
 		gp_info("fetching %s", url);
 		s.len = 0;
-		rc = http_get(&s, url, key);
+		rc = http_get(&s, url, key ? key_hdr : NULL);
 		if (rc != RC_OK)
 			break;
 		rc = azure ? price_fetch_azure_page(ctx, s.page ? s.page : "", s.len, &next)
@@ -546,6 +551,53 @@ out:
 	free(next);
 	free(url);
 	free(query);
+	memset(key_hdr, 0, sizeof(key_hdr));
+	ctx->what = NULL;
+	return rc;
+}
+
+/* Lambda: one response of JSON, with the API key of $LAMBDA_API_KEY. */
+static enum rc fetch_lambda(struct price_fetch_ctx *ctx, const char *base)
+{
+	struct sink s;
+	const char *key;
+	char *url = NULL, key_hdr[512];
+	enum rc rc;
+
+	memset(&s, 0, sizeof(s));
+	s.ctx = ctx;
+	if (ctx->f->from_file) {
+		ctx->what = ctx->f->from_file;
+		rc = file_get(&s, ctx->f->from_file);
+		if (rc == RC_OK)
+			rc = price_fetch_lambda_page(ctx, s.page ? s.page : "", s.len);
+		goto out;
+	}
+	key = getenv("LAMBDA_API_KEY");
+	if (!key || !*key) {
+		gp_error("LAMBDA_API_KEY: expected a Lambda Cloud API key in the environment, found none");
+		gp_hint("create one in the Lambda Cloud dashboard (API keys), then LAMBDA_API_KEY=... gpuplan prices fetch lambda; or --from-file a saved response");
+		rc = RC_USAGE;
+		goto out;
+	}
+	if (strlen(key) > sizeof(key_hdr) - 32 || !url_is_plain(key)) {
+		gp_error("LAMBDA_API_KEY: expected an API key (printable, at most %zu characters), found something else",
+			 sizeof(key_hdr) - 32);
+		rc = RC_USAGE;
+		goto out;
+	}
+	snprintf(key_hdr, sizeof(key_hdr), "Authorization: Bearer %s", key);
+	url = xmalloc(strlen(base) + sizeof(LAMBDA_TYPES_PATH));
+	sprintf(url, "%s%s", base, LAMBDA_TYPES_PATH);
+	ctx->what = url;
+	gp_info("fetching %s", url);
+	rc = http_get(&s, url, key_hdr);
+	memset(key_hdr, 0, sizeof(key_hdr));
+	if (rc == RC_OK)
+		rc = price_fetch_lambda_page(ctx, s.page ? s.page : "", s.len);
+out:
+	free(s.page);
+	free(url);
 	ctx->what = NULL;
 	return rc;
 }
@@ -717,8 +769,8 @@ enum rc price_fetch(const struct price_fetch_opts *f, const struct price_opts *o
 	memset(rep, 0, sizeof(*rep));
 	memset(&ctx, 0, sizeof(ctx));
 	if (!f->provider || (strcmp(f->provider, "aws") != 0 && strcmp(f->provider, "azure") != 0 &&
-			     strcmp(f->provider, "gcp") != 0)) {
-		gp_error("prices fetch: expected a provider aws, azure or gcp, found '%s'",
+			     strcmp(f->provider, "gcp") != 0 && strcmp(f->provider, "lambda") != 0)) {
+		gp_error("prices fetch: expected a provider aws, azure, gcp or lambda, found '%s'",
 			 f->provider ? f->provider : "");
 		return RC_USAGE;
 	}
@@ -751,6 +803,8 @@ enum rc price_fetch(const struct price_fetch_opts *f, const struct price_opts *o
 	}
 	if (strcmp(f->provider, "aws") == 0)
 		rc = fetch_aws(&ctx, base_url(f));
+	else if (strcmp(f->provider, "lambda") == 0)
+		rc = fetch_lambda(&ctx, base_url(f));
 	else
 		rc = fetch_pages(&ctx, base_url(f));
 	curl_global_cleanup();

@@ -14,7 +14,9 @@
  * there ("Nvidia H100 80GB GPU", "A3 Instance Core", "A3 Instance Ram"),
  * which the catalog writes "<name> running in <place>" on demand and
  * "Spot Preemptible <name> running in ..." or "<name> attached to Spot
- * Preemptible VMs running in ..." for spot.  Bundled Local SSD is left
+ * Preemptible VMs running in ..." for spot (a SKU so worded is spot even
+ * where its usageType says OnDemand, as the A4 B200 GPU's does).  Bundled
+ * Local SSD is left
  * out.  Committed-use SKUs are passed over.  Rows are dated with the day
  * of the fetch (a SKU's effectiveTime is when its price began).
  *
@@ -78,6 +80,14 @@ static int names(const char *d, const char *name, int spot)
 	return strncmp(d, tail, sizeof(tail) - 1) == 0;
 }
 
+/* 1 when description d is worded as a spot SKU's: "Spot Preemptible ..."
+ * or "... attached to Spot Preemptible VMs running in ...". */
+static int spot_worded(const char *d)
+{
+	return strncmp(d, "Spot Preemptible ", 17) == 0 ||
+	       strstr(d, " attached to Spot Preemptible VMs running in ") != NULL;
+}
+
 /* The SKU's hourly unit price (the first tier), in *usd; its usage unit
  * in unit[size].  Returns 0, or -1 when the SKU has no such price. */
 static int unit_price(const cJSON *sku, double *usd, char *unit, size_t size)
@@ -136,8 +146,11 @@ static int sku(struct price_fetch_gcp *g, const cJSON *s, size_t k)
 		gp_error("%s: .skus[%zu]: expected an object, found something else", ctx->what, k);
 		return -1;
 	}
+	/* A spot SKU is worded so even where the catalog tags it OnDemand (its
+	 * A4 B200 GPU SKU: "Spot Preemptible A4 Nvidia B200 (1 gpu slice)
+	 * running in Americas", usageType OnDemand). */
 	if (strcmp(usage, "OnDemand") == 0)
-		spot = 0;
+		spot = spot_worded(d);
 	else if (strcmp(usage, "Preemptible") == 0)
 		spot = 1;
 	else

@@ -3,7 +3,8 @@
  * fetch may price (the table's and data/machines.csv's) and the rows it
  * collects (price_fetch_rows.c, at the bottom), and each provider's parser
  * (price_fetch_aws.c, price_fetch_azure_json.c, price_fetch_gcp_json.c,
- * which call only price_fetch_rows.c and price_csv.c).  price_fetch.c, on
+ * price_fetch_lambda_json.c, which call only price_fetch_rows.c and
+ * price_csv.c).  price_fetch.c, on
  * top, moves the bytes (libcurl or a file) and hands them to a parser; the
  * parsers never see the network, so a saved response and a live one are
  * read alike.
@@ -90,5 +91,12 @@ enum rc price_fetch_gcp_page(struct price_fetch_gcp *g, const char *json, size_t
  * (Preemptible); a machine without a figure or a SKU is skipped, named. */
 void price_fetch_gcp_finish(struct price_fetch_gcp *g);
 void price_fetch_gcp_free(struct price_fetch_gcp *g);
+
+/* ---- Lambda: the Cloud API's instance types, one response of JSON ----- */
+
+/* Parses the response: one on-demand row of region "all" per instance
+ * type of ctx.  Returns RC_OK or RC_INPUT (malformed, or an error
+ * response). */
+enum rc price_fetch_lambda_page(struct price_fetch_ctx *ctx, const char *json, size_t len);
 
 #endif

@@ -2,8 +2,8 @@
  * test_price_fetch.c - the parsers of `prices fetch` on the recorded
  * responses of tests/fixtures/fetch/, below the network: the streaming
  * CSV reader and AWS's offer file fed in every chunk size (the rows must
- * not depend on how the bytes arrive), Azure's reservations per hour, and
- * GCP's nodes as the sum of their SKUs.  The network path and the merge
+ * not depend on how the bytes arrive), Azure's reservations per hour,
+ * GCP's nodes as the sum of their SKUs, and Lambda's instance types.  The network path and the merge
  * are tests/cli/test_prices_fetch.sh's.
  */
 #include "testutil.h"
@@ -253,7 +253,7 @@ static void test_price_fetch_azure_reservations_per_hour(void **state)
 	r = row_of(&rep, "Standard_ND96isr_H100_v5", "eastus");
 	assert_non_null(r);
 	assert_near(r->on_demand_usd_per_hour, 98.32, 1e-12);
-	assert_near(r->spot_usd_per_hour, 98.32, 1e-12);
+	assert_near(r->spot_usd_per_hour, 18.169536, 1e-12);
 	/* a reservation's retailPrice is the whole term's */
 	assert_near(r->reserved_usd_per_hour[0], 538000.0 / 8760, 1e-12);
 	assert_near(r->reserved_usd_per_hour[1], 1099920.0 / 26280, 1e-12);
@@ -278,7 +278,7 @@ static void test_price_fetch_gcp_node_is_sum_of_skus(void **state)
 		  .vcpus = 208, .memory_gib = 1872, .sku_gpu = "Nvidia H100 80GB GPU",
 		  .sku_core = "A3 Instance Core", .sku_ram = "A3 Instance Ram" },
 		{ .instance_type = "a4-highgpu-8g", .gpu = "B200", .gpus_per_node = 8,
-		  .vcpus = 224, .sku_gpu = "Nvidia B200 GPU", .sku_core = "A4 Instance Core",
+		  .vcpus = 224, .sku_gpu = "A4 Nvidia B200 (1 gpu slice)", .sku_core = "A4 Instance Core",
 		  .sku_ram = "A4 Instance Ram" },
 	};
 	struct price_fetch_ctx ctx;
@@ -304,8 +304,9 @@ static void test_price_fetch_gcp_node_is_sum_of_skus(void **state)
 	price_fetch_gcp_free(g);
 	r = row_of(&rep, "a3-highgpu-8g", "us-central1");
 	assert_non_null(r);
-	/* gpus x GPU SKU + vCPUs x core SKU + GiB x RAM SKU (units + nanos) */
-	assert_near(r->on_demand_usd_per_hour, 8 * 9.796 + 208 * 0.031611 + 1872 * 0.00265, 1e-9);
+	/* gpus x GPU SKU + vCPUs x core SKU + GiB x RAM SKU (units + nanos),
+	 * rounded to a millionth of a dollar */
+	assert_near(r->on_demand_usd_per_hour, 8 * 9.796550569 + 208 * 0.031611 + 1872 * 0.00265, 1e-8);
 	assert_near(r->spot_usd_per_hour, 8 * 2.25 + 208 * 0.007903 + 1872 * 0.000663, 1e-9);
 	assert_null(row_of(&rep, "a3-highgpu-8g", "us-east4"));   /* not asked for */
 	/* no memory figure: named and skipped, never priced as GPUs alone */
@@ -314,6 +315,51 @@ static void test_price_fetch_gcp_node_is_sum_of_skus(void **state)
 	free(p1);
 	free(p2);
 	free(rep.rows);
+}
+
+/* Lambda: one row of region "all" per type the table knows; a type whose
+ * GPU count the API states otherwise is named and skipped; an error
+ * response, a missing price or malformed JSON is refused. */
+static void test_price_fetch_lambda_types(void **state)
+{
+	struct price_machine m[2] = {
+		{ .instance_type = "gpu_8x_h100_sxm5", .gpu = "H100-SXM5-80GB", .gpus_per_node = 8 },
+		{ .instance_type = "gpu_1x_gh200", .gpu = "GH200", .gpus_per_node = 2 },
+	};
+	struct price_fetch_ctx ctx;
+	struct price_fetch_opts f;
+	struct price_fetch_report rep;
+	const struct price_fetched *r;
+	size_t len;
+	char *page = slurp(FIX "lambda-instance-types.json", &len);
+	static const char *const bad[] = {
+		"{\"error\": {\"code\": \"global/invalid-api-key\", \"message\": \"no\"}}",
+		"{\"data\": []}",
+		"{\"data\": {\"gpu_8x_h100_sxm5\": {\"instance_type\": {\"name\": \"gpu_8x_h100_sxm5\"}}}}",
+		"{\"data\": {\"gpu_8x_h100_sxm5\": {\"instance_type\": {\"name\": \"gpu_8x_h100_sxm5\", "
+		"\"price_cents_per_hour\": \"3192\"}}}}",
+		"{\"data\": {",
+	};
+
+	(void)state;
+	ctx_init(&ctx, &f, &rep, m, 2);
+	assert_int_equal(price_fetch_lambda_page(&ctx, page, len), RC_OK);
+	r = row_of(&rep, "gpu_8x_h100_sxm5", "all");
+	assert_non_null(r);
+	assert_near(r->on_demand_usd_per_hour, 31.92, 1e-12);
+	assert_true(r->spot_usd_per_hour < 0);
+	assert_string_equal(r->price_date, "2026-12-04");
+	/* the table says 2 GPUs, the API 1: skipped, named */
+	assert_null(row_of(&rep, "gpu_1x_gh200", "all"));
+	assert_non_null(strstr(rep.skipped_why, "gpu_1x_gh200: the API says 1 GPUs, the table 2"));
+	assert_int_equal(rep.n_rows, 1);
+	free(rep.rows);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ctx_init(&ctx, &f, &rep, m, 2);
+		assert_int_equal(price_fetch_lambda_page(&ctx, bad[i], strlen(bad[i])), RC_INPUT);
+		free(rep.rows);
+	}
+	free(page);
 }
 
 int main(void)
@@ -325,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_price_fetch_aws_cut_short),
 		cmocka_unit_test(test_price_fetch_azure_reservations_per_hour),
 		cmocka_unit_test(test_price_fetch_gcp_node_is_sum_of_skus),
+		cmocka_unit_test(test_price_fetch_lambda_types),
 	};
 	return cmocka_run_group_tests_name("price_fetch", tests, NULL, NULL);
 }

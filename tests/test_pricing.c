@@ -866,11 +866,12 @@ static void test_price_catalog_load_shipped(void **state)
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	assert_int_equal(cat.user_table, 0);
 	/* The reference table: 150 rows, aws 65, gcp 31, azure 15, vast 14,
-	 * lambda 13, runpod 12; and four GB200/GB300 racks' trays priced by
+	 * lambda 13, runpod 12, less three undated GCP rows (a3-ultragpu-8g
+	 * in us-central1 and us-east4, a3-megagpu-8g in us-central1); and four GB200/GB300 racks' trays priced by
 	 * their providers: aws 1 (sold only as capacity blocks), azure 1,
 	 * oracle 2; p6-b300 in us-east-1, priced only as a capacity block;
 	 * and CoreWeave's HGX H100 and H200 nodes (coreweave.com/pricing). */
-	assert_int_equal(cat.n_offers, 157);
+	assert_int_equal(cat.n_offers, 154);
 	for (size_t i = 0; i < cat.n_offers; i++) {
 		const char *p = cat.offers[i].provider;
 
@@ -885,7 +886,7 @@ static void test_price_catalog_load_shipped(void **state)
 		coreweave += strcmp(p, "coreweave") == 0;
 	}
 	assert_int_equal(aws, 67);
-	assert_int_equal(gcp, 31);
+	assert_int_equal(gcp, 28);
 	assert_int_equal(azure, 16);
 	assert_int_equal(oracle, 2);
 	assert_int_equal(lambda, 13);
@@ -945,7 +946,7 @@ static void test_price_catalog_load_shipped(void **state)
 		 * row of it the user's; the shipped rows of other keys stay. */
 		assert_int_equal(again.user_legacy, 1);
 		assert_int_equal(again.n_user_offers, 1);
-		assert_int_equal(again.n_offers, 157);
+		assert_int_equal(again.n_offers, 154);
 		assert_string_not_equal(again.digest, cat.digest);
 		price_catalog_release(&again);
 	}
@@ -986,7 +987,7 @@ static void test_price_catalog_query_sorts_and_filters(void **state)
 	price_query_init(&q);
 	q.gpu = "h100";
 	assert_int_equal(price_catalog_query(&cat, &q, &idx, &n), RC_OK);
-	assert_int_equal(n, 38);
+	assert_int_equal(n, 37);
 	/* Cheapest H100 SXM GPU-hour in the table: vast 1x at 1.87. */
 	assert_string_equal(cat.offers[idx[0]].provider, "vast");
 	assert_near(price_offering_usd_per_gpu_hour(&cat.offers[idx[0]], 0), 1.87, 1e-12);
@@ -1078,7 +1079,7 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(rep.changed, 1);
 	assert_int_equal(rep.unchanged, 1);
 	assert_int_equal(rep.written, 1);
-	assert_int_equal(rep.offers_after, 158);
+	assert_int_equal(rep.offers_after, 155);
 	/* The user's table holds the changed and the added row, not the
 	 * unchanged one nor the 148 shipped rows. */
 	assert_int_equal(rep.user_rows, 2);
@@ -1097,7 +1098,7 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	assert_int_equal(cat.user_table, 1);
 	assert_int_equal(cat.user_legacy, 0);
-	assert_int_equal(cat.n_offers, 158);
+	assert_int_equal(cat.n_offers, 155);
 	assert_int_equal(cat.n_user_offers, 2);
 	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
 	assert_non_null(of);

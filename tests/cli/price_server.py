@@ -17,6 +17,10 @@ the real services lay them out:
                                        with pageToken= (a key must come in
                                        the X-goog-api-key header; one in
                                        the URL is refused with 400)
+    /api/v1/instance-types             lambda-instance-types.json (a key
+                                       must come as "Authorization: Bearer
+                                       KEY"; without one, 401 and Lambda's
+                                       error body)
 
 "{BASE}" in a body becomes this server's address.  MODE: ok; 500 (every
 request fails); slow (no answer before the client gives up); truncate
@@ -44,7 +48,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         global count
         count += 1
         path, _, query = self.path.partition("?")
-        keyed = bool(self.headers.get("X-goog-api-key"))
+        keyed = bool(self.headers.get("X-goog-api-key")) or \
+            self.headers.get("Authorization", "").startswith("Bearer ")
         with open(LOG, "a") as log:
             log.write("%s key=%s\n" % (self.path, "header" if keyed else "none"))
         name = None
@@ -56,6 +61,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if "key=" in query.replace("pageToken=", "") or not keyed:
                 return self.reply(400 if keyed else 403, b'{"error": "API key"}\n')
             name = "gcp-page2.json" if "pageToken=" in query else "gcp-page1.json"
+        elif path == "/api/v1/instance-types":
+            if not keyed or query:
+                return self.reply(401, b'{"error": {"code": "global/invalid-api-key", '
+                                  b'"message": "API key was invalid, expired, or deleted."}}\n')
+            name = "lambda-instance-types.json"
         if not name or not os.path.exists(os.path.join(FIX, name)):
             return self.reply(404, b"not found\n")
         with open(os.path.join(FIX, name), "rb") as f:

@@ -24,7 +24,42 @@ expect_rc "prices list exits 0" 0
 expect_out "prices list starts with the cheapest GPU-hour" "^PROVIDER"
 [ "$(sed -n 2p "$OUT" | awk '{print $1, $2}')" = "runpod 8x_RTX4000-Ada_SECURE" ] \
 	&& pass "first row is runpod 8x RTX4000-Ada" || fail "first row is runpod 8x RTX4000-Ada" "$(sed -n 2p "$OUT")"
-expect_err "prices list says where the table came from" "157 offerings from .*data/prices.csv"
+expect_err "prices list says where the table came from" "154 offerings from .*data/prices.csv"
+
+# Every shipped price carries the date its source states (data/SOURCES.md,
+# "price_date").  The rows still undated are those of the five SkyPilot
+# catalog snapshots whose commit dates were not found; no other source may
+# add an undated price, and their number may only fall.
+UNDATED=$(python3 - data/prices.csv <<'PY'
+import csv, sys
+known = {"aws": "skypilot-catalog v8 @00148f2af3672e2229b4f7bf8157d5a3f36e3c35",
+         "azure": "skypilot-catalog v6 @098741e70562f65d7af1cceb81e33b284f742604",
+         "lambda": "skypilot-catalog v8 @0f4070387edc953d7004cff197940e1918a1d6aa",
+         "runpod": "skypilot-catalog v8 @01acdfd419ce5afae1289ff14825b893ced0c196",
+         "vast": "skypilot-catalog v8 @01b8cdda287814b30ff0acb49746cca19fbd4355"}
+gap, other = 0, []
+for line, r in enumerate(csv.DictReader(open(sys.argv[1])), start=2):
+    if not (r["on_demand_usd_per_hour"] or r["spot_usd_per_hour"]) or r["price_date"]:
+        continue
+    if known.get(r["provider"]) == r["catalog_version"]:
+        gap += 1
+    else:
+        other.append("%d:%s %s %s" % (line, r["provider"], r["instance_type"], r["region"]))
+print(gap, " ".join(other))
+PY
+)
+[ "${UNDATED#* }" = "" ] && pass "every shipped price outside the SkyPilot snapshots is dated" \
+	|| fail "every shipped price outside the SkyPilot snapshots is dated" "undated: ${UNDATED#* }"
+[ "${UNDATED%% *}" -le 107 ] && pass "undated SkyPilot rows: ${UNDATED%% *}, no more than 107" \
+	|| fail "undated SkyPilot rows no more than 107" "${UNDATED%% *}"
+grep -q '^gcp,.*skypilot-catalog' data/prices.csv && fail "no GCP row from the undated snapshot" "$(grep '^gcp,.*skypilot-catalog' data/prices.csv)" \
+	|| pass "no GCP row from the undated snapshot"
+# make run's job: its answer says how old its prices are, in days
+gp plan --model llama3-70b --tokens 1T --budget 2.5M
+expect_rc "make run's plan exits 0" 0
+expect_out "make run's answer prints its prices' age in days" "^prices: .* [0-9]+ days old on [0-9-]+$"
+grep -hq "age is unknown" "$OUT" "$ERR" && fail "make run: no unknown age" "$(grep -h 'age is unknown' "$OUT" "$ERR")" \
+	|| pass "make run: no unknown age"
 
 gp prices list --gpu h100 --provider aws --region us-east-1
 expect_rc "prices list filters exit 0" 0
@@ -122,11 +157,11 @@ expect_out "update counts" "^added 0, changed 1, unchanged 0"
 [ -f "$TABLE" ] && pass "user table written" || fail "user table written" "no $TABLE"
 [ "$(head -n1 "$TABLE")" = "# gpuplan-user-prices/2" ] && pass "user table starts with its format line" \
 	|| fail "user table starts with its format line" "$(head -n1 "$TABLE")"
-# the user's rows only: header and the one changed row, not the 157 shipped ones
+# the user's rows only: header and the one changed row, not the 154 shipped ones
 [ "$(grep -c . "$TABLE")" = 3 ] && grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,51\.5,,3200,,t-bom,2026-12-04,$' "$TABLE" \
 	&& pass "user table holds only the changed row" || fail "user table holds only the changed row" "$(grep -c . "$TABLE") lines"
 gp prices list
-expect_err "list counts the user's rows" "^157 offerings from .*data/prices\.csv with 1 rows of yours from .*/userdata/prices\.csv"
+expect_err "list counts the user's rows" "^154 offerings from .*data/prices\.csv with 1 rows of yours from .*/userdata/prices\.csv"
 gp prices list --mine
 expect_rc "prices list --mine exits 0" 0
 expect_out "--mine lists the user's row" "^aws +p5\.48xlarge +8x H100-SXM5-80GB +us-east-1 +51\.50 +6\.438"
@@ -305,11 +340,11 @@ expect_rc "an older full copy loads" 0
 expect_out "the copy's price is read" "p5\.4xlarge +1x H100-SXM5-80GB +us-east-1 +6\.00"
 expect_err "list says the copy counts as the user's" "is a full copy an older gpuplan wrote"
 GPUPLAN_DATA_DIR="$LEGACY" gp prices list --mine
-[ "$(grep -c "^[a-z]" "$OUT")" = 155 ] && pass "every row of the copy is the user's (155)" \
-	|| fail "every row of the copy is the user's (155)" "$(grep -c "^[a-z]" "$OUT") rows"
+[ "$(grep -c "^[a-z]" "$OUT")" = 152 ] && pass "every row of the copy is the user's (152)" \
+	|| fail "every row of the copy is the user's (152)" "$(grep -c "^[a-z]" "$OUT") rows"
 GPUPLAN_DATA_DIR="$LEGACY" gp prices update $FIX/crlf.csv
 expect_rc "an update over the copy exits 0" 0
-expect_out "it rewrites the copy as the user's rows" "wrote .*legacy/prices\.csv \(3 rows of yours; 157 offerings"
+expect_out "it rewrites the copy as the user's rows" "wrote .*legacy/prices\.csv \(3 rows of yours; 154 offerings"
 expect_out "and says so" "it was a full copy an older gpuplan wrote"
 [ "$(head -n1 "$LEGACY/prices.csv")" = "# gpuplan-user-prices/2" ] && [ "$(grep -c . "$LEGACY/prices.csv")" = 5 ] \
 	&& grep -q '^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6,' "$LEGACY/prices.csv" \
@@ -329,7 +364,7 @@ expect_err "a 33 MiB update says the cap" "huge\.csv: expected at most 32 MiB, f
 { head -1 data/prices.csv; awk 'BEGIN { for (i = 0; i < 20001; i++) printf "acloud,x%d,H100,8,r1,10,,,,,,\n", i }'; } > "$TMP/many.csv"
 gp prices update "$TMP/many.csv"
 expect_rc "20001 offerings more exit 2" 2
-expect_err "the offerings cap is named" "expected a price table of at most 20000 offerings, found 20158 after the merge"
+expect_err "the offerings cap is named" "expected a price table of at most 20000 offerings, found 20155 after the merge"
 [ ! -e "$GPUPLAN_DATA_DIR/prices.csv" ] && pass "nothing stored after a refused update" \
 	|| fail "nothing stored after a refused update" "$(ls "$GPUPLAN_DATA_DIR")"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_prices_fetch.sh - `gpuplan prices fetch aws|azure|gcp` on recorded,
+# test_prices_fetch.sh - `gpuplan prices fetch aws|azure|gcp|lambda` on
 # trimmed responses of each price list (tests/fixtures/fetch/): fed to
 # --from-file for the parsers, and served by a loopback HTTP server
 # (price_server.py) for the network path: paging, the API key kept out of
@@ -11,7 +11,8 @@ export GPUPLAN_SHARE_DIR="$PWD/data"
 FIX=tests/fixtures/fetch
 TABLE="$GPUPLAN_DATA_DIR/prices.csv"
 HIST="$GPUPLAN_DATA_DIR/prices.history.csv"
-unset GOOGLE_API_KEY GPUPLAN_PRICE_URL_AWS GPUPLAN_PRICE_URL_AZURE GPUPLAN_PRICE_URL_GCP
+unset GOOGLE_API_KEY LAMBDA_API_KEY GPUPLAN_PRICE_URL_AWS GPUPLAN_PRICE_URL_AZURE GPUPLAN_PRICE_URL_GCP \
+	GPUPLAN_PRICE_URL_LAMBDA
 
 # fetched_json PROVIDER FILE: the fetch's JSON report of a saved response
 fetched_json() { $GPUPLAN prices fetch "$1" --from-file "$2" --dry-run --json >"$OUT" 2>"$ERR"; RC=$?; }
@@ -68,7 +69,7 @@ fetched_json azure "$FIX/azure-retail.json"
 expect_rc "azure --from-file exits 0" 0
 H1=Standard_ND96isr_H100_v5 H2=Standard_ND96isr_H200_v5
 same "azure ND H100 v5 eastus on demand 98.32" "$(row_val $H1 eastus on_demand_usd_per_hour)" 98.32
-same "azure ND H100 v5 eastus spot 98.32" "$(row_val $H1 eastus spot_usd_per_hour)" 98.32
+same "azure ND H100 v5 eastus spot 18.169536" "$(row_val $H1 eastus spot_usd_per_hour)" 18.169536
 same "azure ND H100 v5 1-year: 538,000 over 8,760 hours" "$(row_val $H1 eastus reserved_1y_usd_per_hour)" "$(python3 -c 'print(538000/8760)')"
 same "azure ND H100 v5 3-year: 1,099,920 over 26,280 hours" "$(row_val $H1 eastus reserved_3y_usd_per_hour)" "$(python3 -c 'print(1099920/26280)')"
 same "azure ND H200 v5 eastus2 on demand 110.24" "$(row_val $H2 eastus2 on_demand_usd_per_hour)" 110.24
@@ -98,19 +99,45 @@ expect_out "plan --reserved: the four fetched commitments considered" "^reserved
 # ---- GCP: a node is its GPU, core and RAM SKUs
 fetched_json gcp "$FIX/gcp-skus.json"
 expect_rc "gcp --from-file exits 0" 0
-same "gcp a3-highgpu-8g us-central1 = 8 x 9.796 + 208 x 0.031611 + 1872 x 0.00265" \
-	"$(row_val a3-highgpu-8g us-central1 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*9.796 + 208*0.031611 + 1872*0.00265, 6))')"
+same "gcp a3-highgpu-8g us-central1 = 8 x 9.796550569 + 208 x 0.031611 + 1872 x 0.00265" \
+	"$(row_val a3-highgpu-8g us-central1 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*9.796550569 + 208*0.031611 + 1872*0.00265, 6))')"
 same "gcp a3-highgpu-8g spot = the Preemptible SKUs' sum" \
 	"$(row_val a3-highgpu-8g us-central1 spot_usd_per_hour)" "$(python3 -c 'print(round(8*2.25 + 208*0.007903 + 1872*0.000663, 6))')"
-same "gcp a3-ultragpu-8g us-central1 = 8 x 10.249 + 224 x 0.028 + 2952 x 0.0028" \
-	"$(row_val a3-ultragpu-8g us-central1 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*10.249 + 224*0.028 + 2952*0.0028, 6))')"
+same "gcp a3-ultragpu-8g us-central1 = 8 x 9.3117 + 224 x 0.028 + 2952 x 0.0028" \
+	"$(row_val a3-ultragpu-8g us-central1 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*9.3117 + 224*0.028 + 2952*0.0028, 6))')"
 same "gcp a3-highgpu-8g us-east4 priced too (the SKUs serve both regions)" \
 	"$(row_val a3-highgpu-8g us-east4 on_demand_usd_per_hour)" "$(row_val a3-highgpu-8g us-central1 on_demand_usd_per_hour)"
-grep -Eq '"skipped_why":[[:space:]]*".*a4-highgpu-8g: machines.csv states no memory_gib' "$OUT" \
-	&& pass "gcp: a4 is named and skipped (no memory figure), never priced as GPUs alone" || fail "gcp a4" "$(grep skipped "$OUT")"
-[ -z "$(row_val a4-highgpu-8g us-central1 on_demand_usd_per_hour)" ] && pass "gcp: no a4 row" || fail "gcp: no a4 row" "found one"
+same "gcp a3-megagpu-8g us-east4 = 8 x 10.344276 + 208 x 0.026924 + 1872 x 0.002344 (the H100 Plus and A3Plus SKUs)" \
+	"$(row_val a3-megagpu-8g us-east4 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*10.344276 + 208*0.026924 + 1872*0.002344, 6))')"
+same "gcp a4-highgpu-8g us-central1 = 8 x 16.11 + 224 x 0.03 + 3968 x 0.003 (machines.csv: Google's A4 table)" \
+	"$(row_val a4-highgpu-8g us-central1 on_demand_usd_per_hour)" "$(python3 -c 'print(round(8*16.11 + 224*0.03 + 3968*0.003, 6))')"
+grep -Eq '"skipped_why":[[:space:]]*".*a4-highgpu-8g: machines.csv states no' "$OUT" && fail "gcp: a4 not skipped" "$(grep skipped "$OUT")" \
+	|| pass "gcp: a4 not skipped now that machines.csv states its memory"
+# the A4 B200's spot SKU is tagged usageType OnDemand and worded "Spot
+# Preemptible ...": it is the GPUs' spot part, never an on-demand price
+same "gcp a4-highgpu-8g spot = 8 x 4.9542 (a spot SKU tagged OnDemand) + 224 x 0.0075 + 3968 x 0.00075" \
+	"$(row_val a4-highgpu-8g us-central1 spot_usd_per_hour)" "$(python3 -c 'print(round(8*4.9542 + 224*0.0075 + 3968*0.00075, 6))')"
 row_val a3-highgpu-8g us-central1 source | grep -q "SKUs E1D5-7F3A-2B41 x8 + 6B8E-2C1D-4F70 x208 + C3F1-8A2B-6E94 x1872" \
 	&& pass "gcp rows name their three SKUs and counts" || fail "gcp source" "$(row_val a3-highgpu-8g us-central1 source)"
+
+# ---- Lambda: one on-demand row of region "all" per instance type the table knows
+fetched_json lambda "$FIX/lambda-instance-types.json"
+expect_rc "lambda --from-file exits 0" 0
+same "lambda gpu_8x_h100_sxm5 = 3192 cents" "$(row_val gpu_8x_h100_sxm5 all on_demand_usd_per_hour)" 31.92
+same "lambda gpu_1x_gh200 = 229 cents" "$(row_val gpu_1x_gh200 all on_demand_usd_per_hour)" 2.29
+[ "$(row_val gpu_8x_h100_sxm5 all spot_usd_per_hour)" = None ] && pass "lambda: no spot price" \
+	|| fail "lambda spot" "$(row_val gpu_8x_h100_sxm5 all spot_usd_per_hour)"
+[ -z "$(row_val gpu_2x_h100_sxm5 all on_demand_usd_per_hour)" ] && pass "lambda: a type the table lacks is not added" \
+	|| fail "lambda: gpu_2x_h100_sxm5" "added"
+row_val gpu_8x_h100_sxm5 all source | grep -q "^Lambda Cloud API instance-types gpu_8x_h100_sxm5 3192 cents/h$" \
+	&& pass "lambda rows name the type and its price in cents" || fail "lambda source" "$(row_val gpu_8x_h100_sxm5 all source)"
+gp prices fetch lambda --from-file "$FIX/lambda-instance-types.json" --dry-run
+expect_out "lambda: the one undated Lambda row is dated" "gpu_1x_a100_sxm4 all: price_date '' -> '2026-12-04'"
+printf '{"error": {"code": "global/invalid-api-key", "message": "API key was invalid"}}\n' >"$TMP/lambda-err.json"
+gp prices fetch lambda --from-file "$TMP/lambda-err.json" --dry-run
+expect_rc "lambda: an error response exits 2" 2
+expect_err_lines "lambda: an error response: one error line" 1
+expect_err "lambda: an error response names its code" "lambda-err\.json: expected instance types, found an error response \(code 'global/invalid-api-key'\)"
 
 # ---- the network path, on a loopback server
 # start_server MODE: serves the fixtures for at most 60 s (15 min under
@@ -152,11 +179,24 @@ expect_err "gcp: the key comes from the environment" "GOOGLE_API_KEY: expected a
 GOOGLE_API_KEY=sekrit-test-key-123 gp prices fetch gcp --endpoint "$URL" --region us-central1
 expect_rc "gcp over HTTP with a key" 0
 expect_out "gcp over HTTP follows nextPageToken: 2 pages" "^gcp: 2 responses, "
-expect_out "gcp over HTTP: a3-ultragpu-8g from page 2" "a3-ultragpu-8g us-central1: 8x H200-SXM-141GB on-demand 96\.5296"
+expect_out "gcp over HTTP: a3-ultragpu-8g from page 2" "a3-ultragpu-8g us-central1: 8x H200-SXM-141GB on-demand 89\.0312"
 grep -q "key=header" "$TMP/requests" && ! grep -q "sekrit" "$TMP/requests" \
 	&& pass "gcp: the key travels in a header, never in a URL" || fail "gcp key" "$(cat "$TMP/requests")"
 ! grep -rq "sekrit" "$OUT" "$ERR" "$GPUPLAN_DATA_DIR" \
 	&& pass "gcp: the key is printed nowhere and written nowhere" || fail "gcp key leak" "found it"
+gp prices fetch lambda --endpoint "$URL" --dry-run
+expect_rc "lambda without LAMBDA_API_KEY exits 2" 2
+expect_err_lines "lambda without a key: one error line" 1
+expect_err "lambda: the key comes from the environment" "LAMBDA_API_KEY: expected a Lambda Cloud API key in the environment"
+: >"$TMP/requests"
+LAMBDA_API_KEY=lambda-sekrit-456 GPUPLAN_PRICE_URL_LAMBDA="$URL" gp prices fetch lambda
+expect_rc "lambda over HTTP with a key" 0
+expect_out "lambda over HTTP: one response" "^lambda: 1 response, "
+expect_out "lambda over HTTP: gpu_1x_a100_sxm4 dated" "gpu_1x_a100_sxm4 all: price_date '' -> '2026-12-04'"
+[ "$(cat "$TMP/requests")" = "/api/v1/instance-types key=header" ] \
+	&& pass "lambda: the key travels in a header, never in a URL" || fail "lambda key" "$(cat "$TMP/requests")"
+! grep -rq "sekrit" "$OUT" "$ERR" "$GPUPLAN_DATA_DIR" \
+	&& pass "lambda: the key is printed nowhere and written nowhere" || fail "lambda key leak" "found it"
 stop_server
 
 # ---- failures: one line, exit 1 (network) or 2 (bad response), the table untouched
@@ -173,6 +213,16 @@ expect_rc "a 500 exits 1" 1
 expect_err_lines "a 500: one error line" 1
 expect_err "a 500 says what it found" "index\.csv: expected HTTP status 200, found 500"
 unchanged "a 500"
+stop_server
+
+start_server 500
+cp "$TABLE" "$TMP/before.csv"
+cp "$HIST" "$TMP/before.history.csv"
+LAMBDA_API_KEY=k gp prices fetch lambda --endpoint "$URL"
+expect_rc "lambda: a 500 exits 1" 1
+expect_err_lines "lambda: a 500: one error line" 1
+expect_err "lambda: a 500 says what it found" "instance-types: expected HTTP status 200, found 500"
+unchanged "a Lambda fetch answered 500"
 stop_server
 
 start_server slow
@@ -226,7 +276,7 @@ unchanged "an offer file missing its columns"
 
 gp prices fetch oracle
 expect_rc "an unknown provider exits 2" 2
-expect_err "an unknown provider: what is expected" "expected a provider aws, azure or gcp, found 'oracle'"
+expect_err "an unknown provider: what is expected" "expected a provider aws, azure, gcp or lambda, found 'oracle'"
 gp prices list --from-file x.csv
 expect_rc "--from-file belongs to fetch" 2
 gp prices fetch aws --endpoint ftp.example.com
