@@ -160,6 +160,13 @@ void cost_cli_print_notes(const struct plan_result *r, const struct plan_cli *pc
 void plan_cli_print_price_ages(const struct plan_cli *pc,
 			       const struct plan_candidate *const *cs, size_t n);
 
+/* The tag that names answer row row of r in the lines under the table
+ * ("capacity (1a): ...") into buf (cli/cli_cost.c): "" for a single answer row, " (1a)" or
+ * " (1b)" for the phases of one job, the job's name among several jobs
+ * (" (llama3-8b)", " (llama3-8b 1a)" for its phases). */
+const char *plan_cli_row_tag(char *buf, size_t size, const struct plan_result *r,
+			     const struct plan_row *row, const struct plan_job *jobs);
+
 /* "none", "sel" or "full". */
 const char *plan_cli_recompute(enum sim_recompute r);
 

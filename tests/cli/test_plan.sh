@@ -168,6 +168,16 @@ expect_out "plan --jobs shows a job column" "^# +JOB +OFFERING"
 [ -f "$TMP/jobs-plan-llama3-8b.json" ] && [ -f "$TMP/jobs-plan-llama3-70b.json" ] \
 	&& pass "plan --jobs writes one plan file per job" \
 	|| fail "plan --jobs writes one plan file per job" "$(ls "$TMP")"
+for j in llama3-8b llama3-70b; do
+	expect_out "plan --jobs: $j's interruptions line names it" \
+		"^interruptions \($j\): [0-9.]+ expected .*effective training time"
+	expect_out "plan --jobs: $j's capacity line names it" "^capacity \($j\): "
+	command -v python3 >/dev/null || continue
+	python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["interruptions"]; sys.exit(not (i["expected"] > 0 and 0.9 < i["effective_training_time"] < 1))' \
+		"$TMP/jobs-plan-$j.json" 2>/dev/null \
+		&& pass "plan --jobs: $j's plan file carries its interruptions" \
+		|| fail "plan --jobs: $j's plan file carries its interruptions" "$(grep -A3 interruptions "$TMP/jobs-plan-$j.json")"
+done
 # two jobs of one name would write one plan file, the second over the first
 printf 'model,tokens,deadline\nllama3-8b,100B,30d\nllama3-8b,200B,30d\n' >"$TMP/samejobs.csv"
 gp plan --jobs "$TMP/samejobs.csv" -o "$TMP/same-plan.json"
@@ -368,6 +378,13 @@ expect_rc "hourly and monthly together exit 2" 2
 gp frontier --model llama3-70b --tokens 1T --csv "$TMP/frontier.csv"
 expect_rc "frontier exits 0" 0
 expect_out "frontier prints Pareto-optimal plans" "Pareto-optimal plans \(fastest first\)"
+expect_out "frontier: each plan with its interruptions and effective training time" \
+	"^OFFERING +GPUS +TP/PP/DP/CP +ZERO +MFU +TIME +COST +USD/H +INTR +EFF$"
+n=$(grep -cE ' \$[0-9,.]+ +[0-9.]+ +9[0-9]\.[0-9]{2}%$' "$OUT")
+[ "$n" -gt 0 ] && [ "$n" = "$(($(wc -l <"$TMP/frontier.csv") - 1))" ] \
+	&& pass "frontier: every row states INTR and EFF ($n)" || fail "frontier: every row states INTR and EFF" "$n rows"
+expect_out "frontier: says what INTR and EFF are" \
+	"^interruptions: INTR expected over each plan's time \(failures 2\.19e-05/GPU-hour x its GPUs; --failure-rate\), .*EFF the effective training time"
 # each row's TP/PP/DP/CP multiplies out to its GPU count (ZERO apart)
 bad=$(awk '$0 ~ /[0-9]+x[0-9]+=[0-9]+ +[0-9]+\/[0-9]+\/[0-9]+\/[0-9]+ / {
 	for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+x[0-9]+=[0-9]+$/) break
@@ -384,6 +401,28 @@ awk -F, 'NR > 2 && $22 + 0 >= prev { bad = 1 } NR > 1 { prev = $22 + 0 } END { e
 gp frontier --model llama3-70b --tokens 1T --json
 expect_rc "frontier --json exits 0" 0
 expect_out "frontier --json has the schema" '"schema":[[:space:]]*"gpuplan.frontier/1"'
+# every point states its interruptions: about rate x GPUs x hours (the
+# hours include the start-up, minutes in weeks), and the CSV the same
+if command -v python3 >/dev/null; then
+	python3 - "$OUT" "$TMP/frontier.csv" >"$TMP/frontier.check" <<'PY'
+import csv, json, sys
+rate = 466 / (54 * 24 * 16384)
+pts = json.load(open(sys.argv[1]))["points"]
+rows = list(csv.DictReader(open(sys.argv[2])))
+bad = []
+for p, r in zip(pts, rows):
+    i = p["interruptions"]
+    want = rate * p["gpus"] * p["time_to_train_s"] / 3600
+    if not (0.99 * want < i["expected"] <= want and 0.9 < i["effective_training_time"] < 1):
+        bad.append("%d GPUs, %g s: %r, expected about %g" % (p["gpus"], p["time_to_train_s"], i, want))
+    if abs(float(r["expected_interruptions"]) - i["expected"]) > 1e-5 * i["expected"]:
+        bad.append("csv %s vs json %g" % (r["expected_interruptions"], i["expected"]))
+print("ok" if pts and len(pts) == len(rows) and not bad else "; ".join(bad[:3]) or "no points")
+PY
+	[ "$(cat "$TMP/frontier.check")" = ok ] \
+		&& pass "frontier --json and --csv: each plan's interruptions = rate x GPUs x hours" \
+		|| fail "frontier --json and --csv: each plan's interruptions = rate x GPUs x hours" "$(cat "$TMP/frontier.check")"
+fi
 gp frontier --help
 expect_rc "frontier --help exits 0" 0
 expect_out "frontier --help lists --csv" "--csv FILE"
