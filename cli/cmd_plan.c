@@ -270,7 +270,8 @@ static const struct plan_row *runner_up(const struct plan_result *r)
 
 static void print_explanation(const struct plan_result *r, const struct plan_job *jobs,
 			      size_t n_jobs, const struct plan_cli *pc,
-			      const struct price_catalog *cat)
+			      const struct price_catalog *cat,
+			      const struct plan_published_table *pub)
 {
 	const struct plan_row *best = &r->rows[0];
 	const struct plan_opts *o = &r->opts;
@@ -390,7 +391,7 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		struct sim_plan sp;
 
 		plan_row_to_sim_plan(row, &jobs[row->job], &sp);
-		plan_cli_print_layout(&sp);
+		plan_cli_print_layout(&sp, pub);
 		ft_cli_print(&sp);
 		ft_cli_print_memory(&sp);
 	}
@@ -756,7 +757,7 @@ enum rc cmd_plan(int argc, char **argv)
 				printf(", layouts %s runs", plan_framework_str(o->filter.framework));
 			printf("\n\n");
 			print_table(&res, d.jobs, d.n_jobs);
-			print_explanation(&res, d.jobs, d.n_jobs, &pc, &d.cat);
+			print_explanation(&res, d.jobs, d.n_jobs, &pc, &d.cat, &d.published);
 			cost_cli_print_notes(&res, &pc, &d);
 		} else {
 			print_nearest(&res);

@@ -340,7 +340,7 @@ for args in "--budget abc" "--objective speed" "--phases 3" "--deadline soon" "-
 done
 gp plan --model no-such-model --tokens 1T
 expect_rc "an unknown model exits 2" 2
-expect_err "an unknown model is named" "--model: expected a preset .* found 'no-such-model'"
+expect_err "an unknown model is named" "--model: expected a preset of .*/models\.csv, found 'no-such-model'"
 gp plan --model llama-3-8b --tokens 1T
 expect_rc "a misspelt model exits 2" 2
 expect_err "a misspelt model: the nearest preset suggested" "^hint: did you mean 'llama3-8b'\?"
@@ -559,6 +559,33 @@ if [ -n "$per" ] && [ "$per" -gt 3541 ]; then
 else
 	expect_out "within the runs: said so" 'within published runs of deepseek-v3 on B300'
 fi
+# the runs are data/published.csv's: a row of its own moves the best, a
+# bad row is refused with one line naming file, line and column
+mkdir -p "$TMP/pubshare"
+cp data/*.csv "$TMP/pubshare/"
+printf 'deepseek-v3,b300,9999,"a run of this test, 8 GPUs",this test\n' >>"$TMP/pubshare/published.csv"
+GPUPLAN_SHARE_DIR="$TMP/pubshare" gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 -q \
+	-o "$TMP/ds-pub.json"
+expect_out "published.csv's rows are the runs, a GPU alias read as its name" \
+	'^published [0-9]+ tokens/s per GPU predicted, within published runs of deepseek-v3 on B300 \(best 9999: a run of this test, 8 GPUs; this test\)'
+for bad in 'deepseek-v3,B300,fast,"x",y:3:tokens_per_s_per_gpu: expected a number above 0' \
+	'deepseek-v3,B300,-1,"x",y:3:tokens_per_s_per_gpu: expected a number above 0' \
+	'deepseek-v3,Z9000,100,"x",y:2:gpu: expected a GPU of gpus.csv' \
+	'deepseek-v3,B300,100,,y:4:run: expected a value, found an empty cell' \
+	'deep$seek,B300,100,"x",y:1:model: expected a name'; do
+	row=${bad%%:*} rest=${bad#*:} col=${rest%%:*} msg=${rest#*:}
+	cp data/published.csv "$TMP/pubshare/published.csv"
+	printf '%s\n' "$row" >>"$TMP/pubshare/published.csv"
+	line=$(wc -l <"$TMP/pubshare/published.csv")
+	GPUPLAN_SHARE_DIR="$TMP/pubshare" gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 -q
+	expect_rc "published.csv row '$row' exits 2" 2
+	expect_err "published.csv row '$row': where and what" "^error: .*published\.csv:$line:$col: $msg"
+	expect_err_lines "published.csv row '$row': one line" 1
+done
+printf 'model,gpu,tokens_per_s_per_gpu,run,source,date\n' >"$TMP/pubshare/published.csv"
+GPUPLAN_SHARE_DIR="$TMP/pubshare" gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 -q
+expect_rc "published.csv with a column it does not read exits 2" 2
+expect_err "published.csv's unknown column named" "^error: .*published\.csv:1:6: .*'date'"
 gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 --stack te2.14 -q -o "$TMP/ds14.json"
 expect_out "--stack te2.14: loop, no overlap" 'host-looped expert GEMMs, flex dispatcher \(DeepEP/HybridEP\), no EP overlap'
 gp plan --model deepseek-v3 --tokens 15T --stack te9
