@@ -51,8 +51,9 @@ int simulate_fill_interrupts(struct sim_plan *p, int gpus, struct plan_interrupt
 	plan_opts_init(&o);
 	if (si->stated) {
 		o.failures_per_gpu_hour = si->failures_per_gpu_hour;
-		o.preempt_per_node_hour = si->preemptions_per_node_hour > 0
-					  ? si->preemptions_per_node_hour : o.preempt_per_node_hour;
+		/* a plan not on spot states no preemption rate */
+		if (p->spot)
+			o.preempt_per_node_hour = si->preemptions_per_node_hour;
 		o.restart_s = si->restart_s;
 		if (si->ckpt_bytes_per_s_per_node > 0)
 			o.ckpt_bytes_per_s_per_node = si->ckpt_bytes_per_s_per_node;

@@ -130,6 +130,15 @@ expect_out "simulate states the run's interruptions, in the plan's answer" \
 	"^interruptions: [0-9.]+ expected \(failures 2\.19e-05/GPU-hour x [0-9]+ GPUs, spot preemptions 0\.01/node-hour x [0-9]+ nodes: one every .*\), checkpoints every .* \(the plan's\): effective training time [0-9.]+%, in the plan's answer below"
 expect_out "simulate of a spot plan names the plan's answer, $answer" \
 	"^  the plan's answer, ${answer//$/\\$}, adds what running the steps costs beyond them"
+# the plan file carries the rates it was planned at: simulate reckons with them
+gp plan --model llama3-70b --tokens 20B --budget 200k --spot --gpu h100 --preempt-rate 0.05 \
+	--restart-time 20m -q -o "$TMP/plan5b.json"
+gp simulate "$TMP/plan5b.json"
+expect_out "simulate of a plan file reckons at its preemption rate and restart time" \
+	"^interruptions: [0-9.]+ expected \(failures 2\.19e-05/GPU-hour x [0-9]+ GPUs, spot preemptions 0\.05/node-hour x [0-9]+ nodes"
+python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["interruptions"]; sys.exit(not (i["restart_s"] == 1200 and i["preemptions_per_node_hour"] == 0.05))' \
+	"$TMP/plan5b.json" 2>/dev/null && pass "the plan file states its restart time and preemption rate" \
+	|| fail "the plan file states its restart time and preemption rate" "$(grep -A8 '"interruptions"' "$TMP/plan5b.json")"
 gp simulate "$TMP/plan4.json"
 n=$(grep -c "the plan's answer" <<<"$OUT")
 [ "$n" = 0 ] && pass "simulate of an on-demand plan adds no such line" \
