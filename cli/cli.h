@@ -103,6 +103,11 @@ int cli_print_update_end(int dry_run, int written, const char *table);
 enum rc cli_show_history(int quotas, int json);
 const char *cli_any(const char *s);
 
+/* An expected count of interruptions for people into buf: three
+ * significant digits ("0.327", "2.69", "17.8"), whole from 100 on
+ * ("1602", never "1.6e+03"). */
+const char *cli_fmt_expected(char *buf, size_t size, double n);
+
 /* Reports an unknown option or missing argument the getopt way, as one
  * line, and returns RC_USAGE. */
 enum rc cli_bad_option(const char *cmd, int optopt_, const char *arg);

@@ -387,6 +387,27 @@ static void print_storage(const struct plan_result *r, const struct plan_row *ro
 	       unit_fmt_usd(u, sizeof(u), k->storage_usd * row->fraction));
 }
 
+const char *plan_cli_row_tag(char *buf, size_t size, const struct plan_result *r,
+			     const struct plan_row *row, const struct plan_job *jobs)
+{
+	int jobs_n = 0, phases = 0;
+	const char *ph = row->phase == 1 ? "1a" : "1b";
+
+	for (size_t i = 0; i < r->n_answer_rows; i++) {
+		jobs_n |= r->rows[i].job != row->job;
+		phases |= r->rows[i].job == row->job && r->rows[i].phase == 2;
+	}
+	if (r->n_answer_rows <= 1)
+		buf[0] = '\0';
+	else if (jobs_n && phases)
+		snprintf(buf, size, " (%s %s)", jobs[row->job].name, ph);
+	else if (jobs_n)
+		snprintf(buf, size, " (%s)", jobs[row->job].name);
+	else
+		snprintf(buf, size, " (%s)", ph);
+	return buf;
+}
+
 /* "interruptions: 2.5 expected (failures 2.19e-05/GPU-hour x 512 GPUs:
  * one every 3.7 d); ... effective training time 98.9% ..." */
 static void print_interrupts(const struct plan_result *r, const struct plan_row *row,
@@ -395,10 +416,10 @@ static void print_interrupts(const struct plan_result *r, const struct plan_row 
 	const struct plan_candidate *c = &row->c;
 	const struct plan_interrupt *ip = &c->interrupt;
 	const struct plan_opts *o = &r->opts;
-	char a[32], b[32];
+	char a[32], b[32], n[32];
 
-	printf("interruptions%s: %.3g expected (failures %.3g/GPU-hour x %d GPUs", tag,
-	       ip->expected * row->fraction, o->failures_per_gpu_hour,
+	printf("interruptions%s: %s expected (failures %.3g/GPU-hour x %d GPUs", tag,
+	       cli_fmt_expected(n, sizeof(n), ip->expected * row->fraction), o->failures_per_gpu_hour,
 	       c->nodes * c->cluster.gpus_per_node);
 	if (c->spot)
 		printf(", spot preemptions %g/node-hour x %d nodes", o->preempt_per_node_hour,
@@ -451,6 +472,7 @@ void cost_cli_print_notes(const struct plan_result *r, const struct plan_cli *pc
 {
 	for (size_t i = 0; i < r->n_answer_rows; i++) {
 		const struct plan_row *row = &r->rows[i];
+		char tag[PRICE_NAME_MAX + 16];
 
 		if (row->c.purchase == PRICE_PURCHASE_BLOCK)
 			print_block(row);
@@ -460,8 +482,7 @@ void cost_cli_print_notes(const struct plan_result *r, const struct plan_cli *pc
 			print_owned(pc, d, &row->c);
 		if (i == 0)
 			print_storage(r, row);
-		print_interrupts(r, row, r->n_answer_rows > 1 ? (row->phase == 1 ? " (1a)" : " (1b)")
-							     : "");
+		print_interrupts(r, row, plan_cli_row_tag(tag, sizeof(tag), r, row, d->jobs));
 	}
 	if (pc->cost.reserved && r->opts.commitments) {
 		int any = 0;

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_calib.h"
 #include "cli_plan.h"
-#include "plan_published.h"
 
 void plan_cli_init(struct plan_cli *pc)
 {
@@ -212,6 +212,7 @@ void plan_cli_release(struct plan_cli_data *d)
 	price_commitments_release(&d->commitments);
 	price_hardware_release(&d->hardware);
 	price_blocks_release(&d->blocks);
+	plan_published_release(&d->published);
 	free(d->jobs);
 	memset(d, 0, sizeof(*d));
 }
@@ -286,6 +287,16 @@ enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data
 	if (rc != RC_OK)
 		goto fail;
 	d->have_cat = 1;
+	/* the published runs an answer is placed against; a data folder
+	 * without the table places none */
+	{
+		char pub[4096];
+
+		snprintf(pub, sizeof(pub), "%s/published.csv", cli_data_dir());
+		if (access(pub, F_OK) == 0 &&
+		    (rc = plan_published_load(pub, &d->cat, &d->published)) != RC_OK)
+			goto fail;
+	}
 	/* measured figures (gpuplan calibrate) replace the catalog's */
 	if ((rc = cli_calibration_catalog(&d->cat, NULL)) != RC_OK)
 		goto fail;
@@ -378,7 +389,7 @@ const char *plan_cli_layout(char *buf, size_t size, const struct sim_parallel *q
 	return buf;
 }
 
-void plan_cli_print_layout(const struct sim_plan *p)
+void plan_cli_print_layout(const struct sim_plan *p, const struct plan_published_table *pub)
 {
 	const struct sim_parallel *q = &p->par;
 	int ep = q->ep > 0 ? q->ep : 1, etp = q->etp > 0 ? q->etp : 1;
@@ -413,12 +424,13 @@ void plan_cli_print_layout(const struct sim_plan *p)
 		sim_stack_describe(q, sim_gpu_arch(&p->cluster.gpu), p->model.experts > 0, stack, sizeof(stack));
 		printf("stack     %s\n", stack);
 	}
-	plan_cli_print_published(p);
+	plan_cli_print_published(p, pub);
 }
 
-void plan_cli_print_published(const struct sim_plan *p)
+void plan_cli_print_published(const struct sim_plan *p, const struct plan_published_table *pub)
 {
-	const struct plan_published *best = plan_published_best(p->model.name, p->cluster.gpu.name);
+	const struct plan_published *best = plan_published_best(pub, p->model.name,
+								 p->cluster.gpu.name);
 	const struct sim_parallel *q = &p->par;
 	double gpus = (double)q->tp * q->pp * q->cp * q->dp, per;
 
@@ -429,11 +441,11 @@ void plan_cli_print_published(const struct sim_plan *p)
 		printf("published %.0f tokens/s per GPU predicted exceeds every published run of %s on "
 		       "%s: the best is %.0f (%s; %s), %.0f%% below; no run backs this speed\n",
 		       per, p->model.name, p->cluster.gpu.name, best->tokens_per_s_per_gpu, best->run,
-		       plan_published_source, 100.0 * (1.0 - best->tokens_per_s_per_gpu / per));
+		       best->source, 100.0 * (1.0 - best->tokens_per_s_per_gpu / per));
 	else
 		printf("published %.0f tokens/s per GPU predicted, within published runs of %s on %s "
 		       "(best %.0f: %s; %s)\n", per, p->model.name, p->cluster.gpu.name,
-		       best->tokens_per_s_per_gpu, best->run, plan_published_source);
+		       best->tokens_per_s_per_gpu, best->run, best->source);
 }
 
 /* What to do about an old (stale 1) or undated price of provider: fetch

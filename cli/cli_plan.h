@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "cli_finetune.h"
 #include "plan.h"
+#include "plan_published.h"
 
 /* Long-option codes of the shared flags (above any short option). */
 enum {
@@ -132,6 +133,7 @@ struct plan_cli_data {
 	struct price_commitments commitments;   /* loaded with --reserved */
 	struct price_hardware_table hardware;   /* loaded with --have (or by compare) */
 	struct price_blocks blocks;             /* capacity blocks (blocks.csv) */
+	struct plan_published_table published;  /* published.csv; empty without one */
 };
 enum rc plan_cli_load(struct plan_cli *pc, const char *cmd, struct plan_cli_data *d);
 void plan_cli_release(struct plan_cli_data *d);
@@ -160,6 +162,13 @@ void cost_cli_print_notes(const struct plan_result *r, const struct plan_cli *pc
 void plan_cli_print_price_ages(const struct plan_cli *pc,
 			       const struct plan_candidate *const *cs, size_t n);
 
+/* The tag that names answer row row of r in the lines under the table
+ * ("capacity (1a): ...") into buf (cli/cli_cost.c): "" for a single answer row, " (1a)" or
+ * " (1b)" for the phases of one job, the job's name among several jobs
+ * (" (llama3-8b)", " (llama3-8b 1a)" for its phases). */
+const char *plan_cli_row_tag(char *buf, size_t size, const struct plan_result *r,
+			     const struct plan_row *row, const struct plan_job *jobs);
+
 /* "none", "sel" or "full". */
 const char *plan_cli_recompute(enum sim_recompute r);
 
@@ -174,11 +183,12 @@ const char *plan_cli_layout(char *buf, size_t size, const struct sim_parallel *q
  * pp4 vp4 dp64 cp1 ep64 etp1 ...", with the expert data parallelism, the
  * NVLink domain, micro-batches, ZeRO stage, recomputation, precision, and
  * for expert parallelism the dispatcher and whether its all-to-alls
- * overlap. */
-void plan_cli_print_layout(const struct sim_plan *p);
+ * overlap; then the stack line and the published line (pub may be
+ * NULL). */
+void plan_cli_print_layout(const struct sim_plan *p, const struct plan_published_table *pub);
 /* The line placing p's predicted tokens/s per GPU against the fastest
- * published run of its model on its GPU (plan_published_best), where one
- * is known: within it, or exceeding every published run. */
-void plan_cli_print_published(const struct sim_plan *p);
+ * published run of its model on its GPU in pub (plan_published_best),
+ * where one is known: within it, or exceeding every published run. */
+void plan_cli_print_published(const struct sim_plan *p, const struct plan_published_table *pub);
 
 #endif

@@ -299,3 +299,9 @@ enum rc cli_parse_model_field(const char *name, const char *arg, struct sim_mode
 	assert(!"cli_parse_model_field: a flag the model's table does not name");
 	return RC_USAGE;
 }
+
+const char *cli_fmt_expected(char *buf, size_t size, double n)
+{
+	snprintf(buf, size, n < 100 ? "%.3g" : "%.0f", n);
+	return buf;
+}

@@ -173,16 +173,18 @@ static void print_row(const char *gpu, const char *option, const char *where,
 		      const struct plan_candidate *c, double tokens, double usd_per_gpu_hour,
 		      const char *breakeven)
 {
-	char t[32], cost[32], per[32], rate[32];
+	char t[32], cost[32], per[32], rate[32], eff[16], intr[32];
 
 	snprintf(rate, sizeof(rate), "$%.2f", usd_per_gpu_hour);
-	printf("%-16s %-6s %-72s %-9s %-12s %-10s ", gpu, option, where,
+	snprintf(eff, sizeof(eff), "%.2f%%", 100.0 * (1.0 - c->interrupt.waste));
+	printf("%-16s %-6s %-72s %-9s %-12s %-10s %-9s %-8s ", gpu, option, where,
 	       unit_fmt_duration(t, sizeof(t), c->time_s), unit_fmt_usd(cost, sizeof(cost), c->cost_usd),
-	       unit_fmt_usd(per, sizeof(per), c->cost_usd / (tokens / 1e9)));
+	       unit_fmt_usd(per, sizeof(per), c->cost_usd / (tokens / 1e9)), rate,
+	       cli_fmt_expected(intr, sizeof(intr), c->interrupt.expected));
 	if (*breakeven)
-		printf("%-9s %s\n", rate, breakeven);
+		printf("%-7s %s\n", eff, breakeven);
 	else
-		printf("%s\n", rate);
+		printf("%s\n", eff);
 }
 
 static void print_entry(const struct compare_entry *e, const struct plan_job *job,
@@ -266,43 +268,22 @@ static void print_vs(const struct compare_entry *vs, const struct compare_entry 
 	}
 }
 
-/* The interruption model's line: its rates, and the expected
- * interruptions and effective training time over the rows (in TIME). */
-static void print_interrupts(const struct plan_opts *o, const struct compare_entry *ents,
-			     size_t n_ents, int n)
+/* The interruption model's line: its rates, and what the INTR and EFF
+ * columns hold (each row's expected interruptions and effective training
+ * time, in TIME). */
+static void print_interrupts(const struct plan_opts *o, int n)
 {
-	double lo_n = INFINITY, hi_n = 0, lo_g = INFINITY, hi_g = 0;
-	char a[32], g[48];
+	char a[32];
 
-	for (size_t i = 0; i < n_ents; i++)
-		for (int k = 0; k < 2; k++) {
-			const struct plan_interrupt *ip = k ? &ents[i].buy.interrupt
-							    : &ents[i].rent.interrupt;
-
-			if (!(k ? ents[i].have_buy : ents[i].have_rent))
-				continue;
-			lo_n = fmin(lo_n, ip->expected);
-			hi_n = fmax(hi_n, ip->expected);
-			lo_g = fmin(lo_g, 1.0 - ip->waste);
-			hi_g = fmax(hi_g, 1.0 - ip->waste);
-		}
 	printf("  interruptions failures %.3g/GPU-hour x %d GPUs (Llama 3's rate; --failure-rate): "
 	       "one every %s", o->failures_per_gpu_hour, n,
 	       unit_fmt_duration(a, sizeof(a), o->failures_per_gpu_hour > 0
 						? 3600.0 / (o->failures_per_gpu_hour * n) : INFINITY));
 	if (o->filter.spot == 1)
 		printf(", and spot preemptions %g/node-hour", o->preempt_per_node_hour);
-	if (lo_n > hi_n) {
-		printf("\n");
-		return;
-	}
-	if (hi_g - lo_g < 5e-5)
-		snprintf(g, sizeof(g), "%.2f%%", 100.0 * lo_g);
-	else
-		snprintf(g, sizeof(g), "%.2f-%.2f%%", 100.0 * lo_g, 100.0 * hi_g);
-	printf("; %.3g-%.3g expected a row, each a restart of %s and the work since the last "
-	       "checkpoint redone: effective training time %s (in TIME)\n", lo_n, hi_n,
-	       unit_fmt_duration(a, sizeof(a), o->restart_s), g);
+	printf("; INTR expected over a row's TIME, each a restart of %s and the work since the "
+	       "last checkpoint redone; EFF the effective training time they and the checkpoints "
+	       "leave (in TIME)\n", unit_fmt_duration(a, sizeof(a), o->restart_s));
 }
 
 static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_data *d,
@@ -340,7 +321,7 @@ static void print_assumptions(const struct plan_cli *pc, const struct plan_cli_d
 	printf("  checkpoints  %g bytes/param, %s (--ckpt-interval), %d kept at $%g/GB-month "
 	       "(S3 Standard, first 50 TB)\n", PLAN_CKPT_BYTES_PER_PARAM, iv, o->ckpt_keep,
 	       o->storage_usd_per_gb_month);
-	print_interrupts(o, ents, n_ents, n);
+	print_interrupts(o, n);
 	printf("  break-even   months of use at %.0f%% utilisation after which buying beats renting "
 	       "the same GPU: purchase / ((rent - power) per token x tokens per month owned)\n",
 	       100.0 * oo->utilisation);
@@ -457,8 +438,8 @@ enum rc cmd_compare(int argc, char **argv)
 
 		printf("gpuplan compare: %s, %s tokens on %d GPUs; cheapest first\n\n", d.jobs[0].name,
 		       unit_fmt_count(tok, sizeof(tok), d.jobs[0].tokens), n);
-		printf("%-16s %-6s %-72s %-9s %-12s %-10s %-9s %s\n", "GPU", "OPTION", "WHERE", "TIME",
-		       "COST", "USD/B-TOK", "USD/GPU-H", "BREAK-EVEN");
+		printf("%-16s %-6s %-72s %-9s %-12s %-10s %-9s %-8s %-7s %s\n", "GPU", "OPTION",
+		       "WHERE", "TIME", "COST", "USD/B-TOK", "USD/GPU-H", "INTR", "EFF", "BREAK-EVEN");
 		for (size_t i = 0; i < n_ents; i++)
 			print_entry(&ents[i], &d.jobs[0], &pc.cost.owned, &pc.opts);
 		if (vs.have_rent)

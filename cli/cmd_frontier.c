@@ -2,7 +2,8 @@
  * cmd_frontier.c - `gpuplan frontier`: the whole cost-versus-time Pareto
  * frontier of one job across every offering (no budget or deadline),
  * fastest first, as a table, as JSON (--json), or as CSV (--csv FILE) for
- * plotting.  The flags it shares with `plan` live in cli_plan.c.
+ * plotting; each plan with its expected interruptions and effective
+ * training time.  The flags it shares with `plan` live in cli_plan.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -47,24 +48,43 @@ static enum rc write_csv(const char *path, const struct plan_candidate *c, size_
 	}
 	fprintf(f, "provider,instance_type,region,gpu,spot,nodes,gpus,tp,pp,dp,cp,mbs,grad_accum,"
 		   "zero,recompute,interleave,step_time_s,tokens_per_s,mfu,memory_per_gpu_bytes,"
-		   "time_to_train_s,cost_usd,usd_per_hour,ep,etp,precision\n");
+		   "time_to_train_s,cost_usd,usd_per_hour,ep,etp,precision,expected_interruptions,"
+		   "effective_training_time\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct plan_candidate *p = &c[i];
 
-		fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.4f,%.6g,%.6g,%.2f,%.4f,%d,%d,%s\n",
+		fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.4f,%.6g,%.6g,%.2f,%.4f,%d,%d,%s,%.6g,%.6g\n",
 			p->offering->provider, p->offering->instance_type, p->offering->region,
 			p->cluster.gpu.name, p->spot, p->nodes, p->nodes * p->cluster.gpus_per_node,
 			p->par.tp, p->par.pp, p->par.dp, p->par.cp, p->par.mbs, p->res.grad_accum,
 			p->par.zero, plan_cli_recompute(p->par.recompute), p->par.interleave,
 			p->res.step_time_s, p->res.tokens_per_s, p->res.mfu, p->res.memory.total,
 			p->time_s, p->cost_usd, p->usd_per_hour, p->par.ep, p->par.etp,
-			sim_precision_str(p->par.precision));
+			sim_precision_str(p->par.precision), p->interrupt.expected,
+			1.0 - p->interrupt.waste);
 	}
 	if (fclose(f) != 0) {
 		gp_error("%s: cannot write: %s", path, strerror(errno));
 		return RC_ERR;
 	}
 	return RC_OK;
+}
+
+/* What the INTR and EFF columns hold, at which rates: one line. */
+static void print_interrupts(const struct plan_opts *o, const struct plan_candidate *c, size_t n)
+{
+	int spot = 0;
+	char a[32];
+
+	for (size_t i = 0; i < n; i++)
+		spot |= c[i].spot;
+	printf("interruptions: INTR expected over each plan's time (failures %.3g/GPU-hour x its "
+	       "GPUs; --failure-rate", o->failures_per_gpu_hour);
+	if (spot)
+		printf(", spot preemptions %g/node-hour x its nodes", o->preempt_per_node_hour);
+	printf("), each a restart of %s and the work since the last checkpoint redone; EFF the "
+	       "effective training time they and the checkpoints leave (Young/Daly interval; in "
+	       "TIME)\n", unit_fmt_duration(a, sizeof(a), o->restart_s));
 }
 
 /* The point `gpuplan plan` would answer with these limits on one job:
@@ -178,12 +198,12 @@ enum rc cmd_frontier(int argc, char **argv)
 	if (rc == RC_OK && csv)
 		rc = write_csv(csv, c, n);
 	if (rc == RC_OK && pc.json) {
-		char *js = plan_frontier_to_json(c, n, &d.jobs[0]);
+		char *js = plan_frontier_to_json(c, n, &d.jobs[0], &pc.opts);
 
 		printf("%s\n", js);
 		free(js);
 	} else if (rc == RC_OK) {
-		char off[256], tt[32], cost[32], rate[32], gpus[32], par[64], tok[32];
+		char off[256], tt[32], cost[32], rate[32], gpus[32], par[64], tok[32], intr[32];
 		int wl = 12;
 
 		for (size_t i = 0; i < n; i++) {
@@ -198,8 +218,8 @@ enum rc cmd_frontier(int argc, char **argv)
 		if (pc.opts.filter.framework != PLAN_FRAMEWORK_ANY)
 			printf(", layouts %s runs", plan_framework_str(pc.opts.filter.framework));
 		printf("\n\n");
-		printf("%-48s %-12s %-*s %-5s %-6s %-9s %-13s %s\n", "OFFERING", "GPUS", wl,
-		       "TP/PP/DP/CP", "ZERO", "MFU", "TIME", "COST", "USD/H");
+		printf("%-48s %-12s %-*s %-5s %-6s %-9s %-13s %-9s %-7s %s\n", "OFFERING", "GPUS", wl,
+		       "TP/PP/DP/CP", "ZERO", "MFU", "TIME", "COST", "USD/H", "INTR", "EFF");
 		for (size_t i = 0; i < n; i++) {
 			const struct plan_candidate *p = &c[i];
 
@@ -207,12 +227,14 @@ enum rc cmd_frontier(int argc, char **argv)
 				 p->nodes * p->cluster.gpus_per_node);
 			/* tp x pp x dp x cp is the GPU count, as in plan's table */
 			plan_cli_layout(par, sizeof(par), &p->par);
-			printf("%-48s %-12s %-*s %-5d %-6.1f %-9s %-13s %s\n",
+			printf("%-48s %-12s %-*s %-5d %-6.1f %-9s %-13s %-9s %-7s %.2f%%\n",
 			       plan_cli_offering(off, sizeof(off), p), gpus, wl, par, p->par.zero,
 			       100.0 * p->res.mfu,
 			       unit_fmt_duration(tt, sizeof(tt), p->time_s),
 			       unit_fmt_usd(cost, sizeof(cost), p->cost_usd),
-			       unit_fmt_usd(rate, sizeof(rate), p->usd_per_hour));
+			       unit_fmt_usd(rate, sizeof(rate), p->usd_per_hour),
+			       cli_fmt_expected(intr, sizeof(intr), p->interrupt.expected),
+			       100.0 * (1.0 - p->interrupt.waste));
 		}
 		if (budget >= 0 || deadline > 0) {
 			const char *lim = budget >= 0 && deadline > 0 ? "budget and deadline"
@@ -233,6 +255,7 @@ enum rc cmd_frontier(int argc, char **argv)
 			for (size_t i = 0; i < n; i++)
 				cs[i] = &c[i];
 			printf("\n");
+			print_interrupts(&pc.opts, c, n);
 			plan_cli_print_price_ages(&pc, cs, n);
 			free(cs);
 		}

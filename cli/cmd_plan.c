@@ -270,7 +270,8 @@ static const struct plan_row *runner_up(const struct plan_result *r)
 
 static void print_explanation(const struct plan_result *r, const struct plan_job *jobs,
 			      size_t n_jobs, const struct plan_cli *pc,
-			      const struct price_catalog *cat)
+			      const struct price_catalog *cat,
+			      const struct plan_published_table *pub)
 {
 	const struct plan_row *best = &r->rows[0];
 	const struct plan_opts *o = &r->opts;
@@ -348,10 +349,10 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		const struct plan_cost_parts *k = &s->costs;
 		const struct price_offering *of = s->offering;
 		double extra = (k->startup_s + k->billed_extra_s) / 3600.0 * s->usd_per_hour;
-		char inc[128], e[32];
+		char inc[128], e[32], tag[PRICE_NAME_MAX + 16];
 
 		printf("capacity%s: %d of at most %d node%s: %s\n",
-		       r->n_answer_rows > 1 ? (r->rows[i].phase == 1 ? " (1a)" : " (1b)") : "",
+		       plan_cli_row_tag(tag, sizeof(tag), r, &r->rows[i], jobs),
 		       s->nodes, s->limit.nodes, s->limit.nodes == 1 ? "" : "s",
 		       limit_text(off, sizeof(off), s));
 		if (s->billed_nodes > s->nodes)
@@ -380,8 +381,7 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		else
 			snprintf(c, sizeof(c), "not stated");
 		printf("overheads%s: provisioning %s, start-up %s (--startup, assumed), %s: "
-		       "+%.1f%% time, %s, included\n",
-		       r->n_answer_rows > 1 ? (r->rows[i].phase == 1 ? " (1a)" : " (1b)") : "",
+		       "+%.1f%% time, %s, included\n", tag,
 		       c, unit_fmt_duration(d, sizeof(d), k->startup_s), inc,
 		       100.0 * (k->provision_s + k->startup_s) / fmax(s->time_s, 1e-9),
 		       unit_fmt_usd(e, sizeof(e), extra));
@@ -391,7 +391,7 @@ static void print_explanation(const struct plan_result *r, const struct plan_job
 		struct sim_plan sp;
 
 		plan_row_to_sim_plan(row, &jobs[row->job], &sp);
-		plan_cli_print_layout(&sp);
+		plan_cli_print_layout(&sp, pub);
 		ft_cli_print(&sp);
 		ft_cli_print_memory(&sp);
 	}
@@ -625,6 +625,7 @@ static enum rc write_plans(const struct plan_result *r, const struct plan_job *j
 			continue;
 		job_plan_path(file, sizeof(file), path, &jobs[j], n_jobs);
 		plan_row_to_sim_plan(main, &jobs[j], &sp);
+		plan_interrupts_to_sim(&main->c, main->fraction, &r->opts, &sp.interrupts);
 		gp_strlcpy(sp.command, cli_command_line(), sizeof(sp.command));
 		gp_strlcpy(sp.catalog_digest, cat->digest, sizeof(sp.catalog_digest));
 		sp.framework = sp.par.ft.method == SIM_FT_LORA || sp.par.ft.method == SIM_FT_QLORA ? 3
@@ -787,7 +788,7 @@ enum rc cmd_plan(int argc, char **argv)
 				printf(", layouts %s runs", plan_framework_str(o->filter.framework));
 			printf("\n\n");
 			print_table(&res, d.jobs, d.n_jobs);
-			print_explanation(&res, d.jobs, d.n_jobs, &pc, &d.cat);
+			print_explanation(&res, d.jobs, d.n_jobs, &pc, &d.cat, &d.published);
 			cost_cli_print_notes(&res, &pc, &d);
 		} else {
 			print_nearest(&res);

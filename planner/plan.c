@@ -47,6 +47,20 @@ void plan_row_to_sim_plan(const struct plan_row *row, const struct plan_job *job
 	p->ckpt_keep = c->costs.ckpt_keep;
 }
 
+void plan_interrupts_to_sim(const struct plan_candidate *c, double fraction,
+			    const struct plan_opts *o, struct sim_interrupts *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->stated = 1;
+	out->failures_per_gpu_hour = o->failures_per_gpu_hour;
+	out->preemptions_per_node_hour = c->spot ? o->preempt_per_node_hour : 0;
+	out->restart_s = o->restart_s;
+	out->ckpt_bytes_per_s_per_node = o->ckpt_bytes_per_s_per_node;
+	out->mtbf_s = c->interrupt.mtbf_s;
+	out->expected = c->interrupt.expected * fraction;
+	out->effective = 1.0 - c->interrupt.waste;
+}
+
 void plan_result_release(struct plan_result *r)
 {
 	if (!r)

@@ -557,6 +557,12 @@ enum rc plan_frontier(const struct plan_job *job, const struct price_catalog *ca
 /* Fills p (for sim_plan_write) from a row of an answer. */
 void plan_row_to_sim_plan(const struct plan_row *row, const struct plan_job *job,
 			  struct sim_plan *p);
+/* Fills out with the interruptions candidate c expects over the share
+ * fraction of its job (its expected count scaled by it), reckoned at o's
+ * rates, restart time and checkpoint bandwidth (plan_interrupt_model),
+ * for a plan file or a simulate answer. */
+void plan_interrupts_to_sim(const struct plan_candidate *c, double fraction,
+			    const struct plan_opts *o, struct sim_interrupts *out);
 
 /* The largest loss of a step's breakdown: sets *name ("pp bubble", "tp
  * comm", "cp comm", "pp comm", "ep comm", "dp comm", "optimizer") and returns its
@@ -588,8 +594,10 @@ char *plan_candidate_to_json(const struct plan_candidate *c,
 			     const struct price_offering *of, const struct plan_opts *o);
 
 /* A frontier (plan_frontier) as JSON: {"schema":"gpuplan.frontier/1",
- * "model", "tokens", "points":[...]}.  Caller frees with free(). */
+ * "model", "tokens", "points":[...]}, each point with its interruptions
+ * at o's rates (the keys of plan_candidate_to_json's "interruptions").
+ * Caller frees with free(). */
 char *plan_frontier_to_json(const struct plan_candidate *c, size_t n,
-			    const struct plan_job *job);
+			    const struct plan_job *job, const struct plan_opts *o);
 
 #endif

@@ -48,6 +48,26 @@ static void price_date_fields(cJSON *p, const struct plan_candidate *c,
 			      age == PRICE_AGE_UNKNOWN || age > o->max_price_age_days);
 }
 
+/* Adds candidate c's interruptions (failures; spot: preemptions too)
+ * over the share fraction of its job, and the effective training time
+ * they leave, as p's "interruptions" object. */
+static void interrupt_fields(cJSON *p, const struct plan_candidate *c, double fraction,
+			     const struct plan_opts *o)
+{
+	cJSON *x = cJSON_AddObjectToObject(p, "interruptions");
+
+	add_num(x, "failures_per_gpu_hour", o->failures_per_gpu_hour);
+	add_num(x, "preemptions_per_node_hour", c->spot ? o->preempt_per_node_hour : 0);
+	add_opt(x, "mtbf_s", c->interrupt.mtbf_s, c->interrupt.mtbf_s > 0);
+	add_num(x, "expected", c->interrupt.expected * fraction);
+	add_num(x, "checkpoint_interval_s", c->interrupt.interval_s);
+	cJSON_AddStringToObject(x, "checkpoint_interval_from",
+				c->interrupt.pinned ? "pinned" : "young-daly");
+	add_num(x, "restart_s", o->restart_s);
+	add_num(x, "waste", c->interrupt.waste);
+	add_num(x, "effective_training_time", 1.0 - c->interrupt.waste);
+}
+
 /* Adds one candidate's figures to p: where it runs, its parallelism, the
  * simulator's step, the time and cost of the job (scaled by fraction, the
  * share of the job it trains), the commitment, the interruptions (failures
@@ -151,19 +171,7 @@ static void candidate_fields(cJSON *p, const struct plan_candidate *c,
 	} else {
 		cJSON_AddNullToObject(p, "capacity_block");
 	}
-	/* Interruptions of any plan (failures; spot: preemptions too) and
-	 * the effective training time they leave. */
-	x = cJSON_AddObjectToObject(p, "interruptions");
-	add_num(x, "failures_per_gpu_hour", o->failures_per_gpu_hour);
-	add_num(x, "preemptions_per_node_hour", c->spot ? o->preempt_per_node_hour : 0);
-	add_opt(x, "mtbf_s", c->interrupt.mtbf_s, c->interrupt.mtbf_s > 0);
-	add_num(x, "expected", c->interrupt.expected * fraction);
-	add_num(x, "checkpoint_interval_s", c->interrupt.interval_s);
-	cJSON_AddStringToObject(x, "checkpoint_interval_from",
-				c->interrupt.pinned ? "pinned" : "young-daly");
-	add_num(x, "restart_s", o->restart_s);
-	add_num(x, "waste", c->interrupt.waste);
-	add_num(x, "effective_training_time", 1.0 - c->interrupt.waste);
+	interrupt_fields(p, c, fraction, o);
 	if (c->spot) {
 		x = cJSON_AddObjectToObject(p, "preemption");
 		add_num(x, "rate_per_node_hour", o->preempt_per_node_hour);
@@ -302,7 +310,7 @@ char *plan_result_to_json(const struct plan_result *r, const struct plan_job *jo
 }
 
 char *plan_frontier_to_json(const struct plan_candidate *c, size_t n,
-			    const struct plan_job *job)
+			    const struct plan_job *job, const struct plan_opts *o)
 {
 	cJSON *root = cJSON_CreateObject(), *pts;
 	char *s;
@@ -337,6 +345,7 @@ char *plan_frontier_to_json(const struct plan_candidate *c, size_t n,
 		add_num(x, "time_to_train_s", p->time_s);
 		add_num(x, "cost_usd", p->cost_usd);
 		add_num(x, "usd_per_hour", p->usd_per_hour);
+		interrupt_fields(x, p, 1, o);
 		cJSON_AddItemToArray(pts, x);
 	}
 	s = cJSON_Print(root);

@@ -646,6 +646,10 @@ int sim_window_layers(const struct sim_model *m);
  * cluster built, and small enough that GPU and node counts fit an int. */
 #define SIM_MAX_GPUS (1 << 26)
 
+/* The GPUs layout p uses, tp x pp x dp x cp, in double: each degree fits
+ * an int, their product need not (sim_check.c). */
+double sim_parallel_gpus(const struct sim_parallel *p);
+
 /* The largest value of each integer of a model and a layout, the same on
  * the command line (simulate's flags), in models.csv and in plan files
  * (sim_plan_read), so that a plan gpuplan writes it reads back. */
@@ -800,6 +804,19 @@ struct sim_assumption {
 	char why[200];
 };
 
+/* A plan's interruptions: the rates and restart time they were reckoned
+ * at, and what they come to over the run. */
+struct sim_interrupts {
+	int stated;                     /* 0: the plan does not say */
+	double failures_per_gpu_hour;
+	double preemptions_per_node_hour; /* 0 unless spot */
+	double restart_s;               /* after each, before training again */
+	double ckpt_bytes_per_s_per_node; /* checkpoint writes; 0 not stated */
+	double mtbf_s;                  /* between two; 0 when none happen */
+	double expected;                /* over the run's wall time */
+	double effective;               /* training time / wall time, (0, 1] */
+};
+
 struct sim_plan {
 	struct sim_model model;
 	struct sim_parallel par;
@@ -825,6 +842,11 @@ struct sim_plan {
 	 * into steps. */
 	double ckpt_interval_s;
 	int ckpt_keep;
+	/* The interruptions the run expects (failures, spot preemptions) as
+	 * the planner's interruption model reckons them over its wall time
+	 * (plan_interrupt_model), and the effective training time they leave;
+	 * all 0 when the plan does not state them. */
+	struct sim_interrupts interrupts;
 	/* What produced the plan (DESIGN.md: "the inputs' identity"): the
 	 * command line, and price_catalog.digest of the catalog it read;
 	 * empty when not known. */

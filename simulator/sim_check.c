@@ -15,6 +15,11 @@
 #include "sim_finetune.h"
 #include "sim_shape.h"
 
+double sim_parallel_gpus(const struct sim_parallel *p)
+{
+	return (double)p->tp * p->pp * p->dp * p->cp;
+}
+
 void sim_parallel_init(struct sim_parallel *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -138,9 +143,9 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 
 	/* Products of degrees are formed in wider types: each degree fits an
 	 * int, their product need not. */
-	if ((double)p->tp * p->pp * p->dp * p->cp > SIM_MAX_GPUS)
+	if (sim_parallel_gpus(p) > SIM_MAX_GPUS)
 		WHY("gpus: expected tp x pp x dp x cp of at most %d, found %.0f", SIM_MAX_GPUS,
-		    (double)p->tp * p->pp * p->dp * p->cp);
+		    sim_parallel_gpus(p));
 	if (m->heads % p->tp)
 		WHY("tp: expected a divisor of heads %d, found %d", m->heads, p->tp);
 	/* KV heads are split over TP ranks, or replicated when TP is a

@@ -6,14 +6,16 @@
  * runs the same on a machine with another catalog), the priced offering
  * when there is one with how its hours are paid for (purchase), the
  * parallel configuration (expert parallelism among it), the job
- * (tokens, price) and the prediction.
+ * (tokens, price), the interruptions the run expects and the effective
+ * training time they leave (where the plan states them) and the
+ * prediction.
  * Output is deterministic: keys in a fixed order, numbers printed by
  * cJSON, so the same plan gives the same bytes.  Reading validates every
  * field it uses and names the first bad one; unknown keys are ignored so
  * later versions can add fields.  The prediction is read back when
  * present, but callers re-simulate rather than trust it.
  *
- * It calls down only: sim_check.c (the defaults), sim_shape.c,
+ * It calls down only: sim_check.c (the defaults, the GPU count), sim_shape.c,
  * sim_finetune.c, sim_models.c and sim_names.c.
  */
 #include <math.h>
@@ -38,12 +40,6 @@ static void add_num(cJSON *o, const char *k, double v)
 	char buf[40];
 
 	cJSON_AddRawToObject(o, k, unit_fmt_exact(buf, sizeof(buf), v));
-}
-
-/* In double: each degree fits an int, their product need not. */
-static double plan_gpus(const struct sim_parallel *p)
-{
-	return (double)p->tp * p->pp * p->dp * p->cp;
 }
 
 static void add_prediction(cJSON *o, const struct sim_plan *p)
@@ -89,6 +85,29 @@ static void add_prediction(cJSON *o, const struct sim_plan *p)
 	}
 	add_num(o, "time_to_train_s", p->time_to_train_s);
 	add_num(o, "cost_usd", p->cost_usd);
+}
+
+/* The run's interruptions (sim_interrupts), as plan --json names them,
+ * where the plan states them: a plan without them reads as one. */
+static void add_interrupts(cJSON *root, const struct sim_plan *p)
+{
+	const struct sim_interrupts *i = &p->interrupts;
+	cJSON *o;
+
+	if (!i->stated)
+		return;
+	o = cJSON_AddObjectToObject(root, "interruptions");
+	add_num(o, "failures_per_gpu_hour", i->failures_per_gpu_hour);
+	add_num(o, "preemptions_per_node_hour", i->preemptions_per_node_hour);
+	if (i->mtbf_s > 0)
+		add_num(o, "mtbf_s", i->mtbf_s);
+	else
+		cJSON_AddNullToObject(o, "mtbf_s");
+	add_num(o, "restart_s", i->restart_s);
+	if (i->ckpt_bytes_per_s_per_node > 0)
+		add_num(o, "checkpoint_bytes_per_s_per_node", i->ckpt_bytes_per_s_per_node);
+	add_num(o, "expected", i->expected);
+	add_num(o, "effective_training_time", i->effective);
 }
 
 /* The attention and mixture-of-experts fields of a model
@@ -213,7 +232,7 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddBoolToObject(g, "nvlink", c->gpu.nvlink);
 	cJSON_AddBoolToObject(g, "p2p", c->gpu.p2p);
 	add_num(g, "tdp_w", c->gpu.tdp_w);
-	add_num(o, "gpus", plan_gpus(q));
+	add_num(o, "gpus", sim_parallel_gpus(q));
 	add_num(o, "gpus_per_node", c->gpus_per_node);
 	add_num(o, "nodes", p->nodes);
 	add_num(o, "intra_bytes_per_s", c->intra_bytes_per_s);
@@ -327,6 +346,7 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 		add_num(o, "checkpoint_interval_s", p->ckpt_interval_s);
 		add_num(o, "checkpoints_kept", p->ckpt_keep);
 	}
+	add_interrupts(root, p);
 
 	o = cJSON_AddObjectToObject(root, "inputs");
 	cJSON_AddStringToObject(o, "command", p->command);
@@ -366,6 +386,7 @@ char *sim_prediction_to_json(const struct sim_plan *p)
 	 * The plan file's own prediction leaves it to .offering.purchase. */
 	if (p->offering.provider[0])
 		cJSON_AddStringToObject(root, "purchase", price_purchase_str(p->purchase));
+	add_interrupts(root, p);
 	add_assumptions(root, p);
 	s = cJSON_Print(root);
 	cJSON_Delete(root);

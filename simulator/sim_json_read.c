@@ -1,12 +1,13 @@
 /*
  * sim_json_read.c - reading plan files (schema "gpuplan.plan/1") back into
  * a struct sim_plan, validating every field it uses and naming the first
- * bad one (file: .path: expected ..., found ...).  Unknown keys are
+ * bad one (file: .path: expected ..., found ...), the interruptions a
+ * plan states among them.  Unknown keys are
  * ignored so later versions can add fields; the prediction is read back
  * when present, but callers re-simulate rather than trust it.  Writing is
  * sim_json.c's.
  *
- * It calls down only: sim_check.c (the defaults), sim_shape.c,
+ * It calls down only: sim_check.c (the defaults, the GPU count), sim_shape.c,
  * sim_finetune.c, sim_models.c and sim_names.c.
  */
 #include <math.h>
@@ -21,12 +22,6 @@
 #include "sim.h"
 
 #define SCHEMA SIM_PLAN_SCHEMA
-
-/* In double: each degree fits an int, their product need not. */
-static double plan_gpus(const struct sim_parallel *p)
-{
-	return (double)p->tp * p->pp * p->dp * p->cp;
-}
 
 /* ---- reading ------------------------------------------------------- */
 
@@ -275,6 +270,31 @@ static const cJSON *object(struct reader *r, const cJSON *parent, const char *wh
 		return NULL;
 	}
 	return it;
+}
+
+/* .interruptions (sim_interrupts): the rates as plan's flags bound them
+ * (--failure-rate at most 1, --preempt-rate 1000), mtbf_s null when
+ * nothing interrupts, the effective training time in (0, 1]. */
+static void read_interrupts(struct reader *r, const cJSON *o, struct sim_interrupts *i)
+{
+	static const char *const w = ".interruptions";
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "mtbf_s");
+
+	get_double_max(r, o, w, "failures_per_gpu_hour", 0, 1, 1, &i->failures_per_gpu_hour);
+	get_double_max(r, o, w, "preemptions_per_node_hour", 0, 1e3, 0,
+		       &i->preemptions_per_node_hour);
+	if (m && !cJSON_IsNull(m))
+		get_double(r, o, w, "mtbf_s", 0, 0, &i->mtbf_s);
+	get_double(r, o, w, "restart_s", 0, 0, &i->restart_s);
+	get_double(r, o, w, "checkpoint_bytes_per_s_per_node", 0, 0, &i->ckpt_bytes_per_s_per_node);
+	get_double(r, o, w, "expected", 0, 1, &i->expected);
+	get_double_max(r, o, w, "effective_training_time", 0, 1, 1, &i->effective);
+	if (!r->bad && !(i->effective > 0)) {
+		gp_error("%s: %s.effective_training_time: expected a number above 0 and at most 1, "
+			 "found 0", r->file, w);
+		r->bad = 1;
+	}
+	i->stated = !r->bad;
 }
 
 static void read_prediction(struct reader *r, const cJSON *o, struct sim_plan *p)
@@ -623,9 +643,9 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 			get_int(r, o, ".parallel", "grad_bytes", 1, 8, 0, &v);
 			q->grad_bytes_per_param = v;
 		}
-		if (!r->bad && plan_gpus(q) > SIM_MAX_GPUS) {
+		if (!r->bad && sim_parallel_gpus(q) > SIM_MAX_GPUS) {
 			gp_error("%s: .parallel: expected tp x pp x dp x cp of at most %d GPUs, "
-				 "found %.0f", r->file, SIM_MAX_GPUS, plan_gpus(q));
+				 "found %.0f", r->file, SIM_MAX_GPUS, sim_parallel_gpus(q));
 			r->bad = 1;
 		}
 	}
@@ -663,6 +683,9 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		get_double(r, o, ".costs", "checkpoint_interval_s", 0, 0, &p->ckpt_interval_s);
 		get_int(r, o, ".costs", "checkpoints_kept", 0, 1 << 20, 0, &p->ckpt_keep);
 	}
+	o = object(r, root, "", "interruptions", 0);
+	if (o)
+		read_interrupts(r, o, &p->interrupts);
 	o = object(r, root, "", "inputs", 0);
 	if (o) {
 		get_text(r, o, ".inputs", "command", 0, p->command, sizeof(p->command));
@@ -700,7 +723,7 @@ enum rc sim_plan_parse(const char *name, const char *buf, size_t len, struct sim
 	if (r.bad)
 		return RC_INPUT;
 	if (!p.nodes)
-		p.nodes = (int)ceil(plan_gpus(&p.par) / p.cluster.gpus_per_node);
+		p.nodes = (int)ceil(sim_parallel_gpus(&p.par) / p.cluster.gpus_per_node);
 	*out = p;
 	return RC_OK;
 }

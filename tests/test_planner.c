@@ -19,6 +19,7 @@
 
 #include "plan.h"
 #include "plan_internal.h"
+#include "plan_published.h"
 
 /* ---- a small deterministic generator (tests must not depend on libc's
  * rand() sequence) -------------------------------------------------------- */
@@ -2051,6 +2052,53 @@ static void test_plan_jobs_load(void **state)
 	unlink(path);
 }
 
+/* published.csv: the fastest row of a model and GPU wins, a GPU named by
+ * any case is kept by its catalog name, and a bad cell (a speed of 0, an
+ * unknown GPU, an empty run, a column it does not read) is refused. */
+static void test_plan_published_load(void **state)
+{
+	static const char *const bad[] = {
+		"model,gpu,tokens_per_s_per_gpu,run,source\nm,BIG-80GB,0,r,s\n",
+		"model,gpu,tokens_per_s_per_gpu,run,source\nm,HUGE-1TB,10,r,s\n",
+		"model,gpu,tokens_per_s_per_gpu,run,source\nm,BIG-80GB,10,,s\n",
+		"model,gpu,tokens_per_s_per_gpu,run,source,date\nm,BIG-80GB,10,r,s,x\n",
+	};
+	char path[] = "/tmp/test_planner_published_XXXXXX";
+	struct plan_published_table t = { NULL, 0 };
+	const struct plan_published *p;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	catalog_init();
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f, "model,gpu,tokens_per_s_per_gpu,run,source\n"
+		   "m,big-80gb,100,\"slow, 8 GPUs\",a paper\nm,BIG-80GB,250,fast,a table\n"
+		   "m,SMALL-24GB,50,small,a table\n");
+	fclose(f);
+	assert_int_equal(plan_published_load(path, &test_cat, &t), RC_OK);
+	assert_int_equal(t.n, 3);
+	p = plan_published_best(&t, "m", "BIG-80GB");
+	assert_non_null(p);
+	assert_near(p->tokens_per_s_per_gpu, 250, 1e-12);
+	assert_string_equal(p->run, "fast");
+	assert_string_equal(t.rows[0].gpu, "BIG-80GB");
+	assert_string_equal(t.rows[0].run, "slow, 8 GPUs");
+	assert_null(plan_published_best(&t, "other", "BIG-80GB"));
+	assert_null(plan_published_best(NULL, "m", "BIG-80GB"));
+	plan_published_release(&t);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		f = fopen(path, "w");
+		fputs(bad[i], f);
+		fclose(f);
+		assert_int_equal(plan_published_load(path, &test_cat, &t), RC_INPUT);
+		assert_null(t.rows);
+	}
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2098,6 +2146,7 @@ int main(void)
 		cmocka_unit_test(test_plan_largest_loss_ep),
 		cmocka_unit_test(test_plan_result_to_json_keys),
 		cmocka_unit_test(test_plan_jobs_load),
+		cmocka_unit_test(test_plan_published_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

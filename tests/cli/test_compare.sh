@@ -28,7 +28,7 @@ expect_out "compare -q prints the table" "^GPU +OPTION +WHERE"
 # ---- the query of docs/costs.md
 gp compare --model llama3-8b --tokens 1T
 expect_rc "compare exits 0" 0
-expect_out "compare prints its header" "^GPU +OPTION +WHERE +TIME +COST +USD/B-TOK +USD/GPU-H +BREAK-EVEN"
+expect_out "compare prints its header" "^GPU +OPTION +WHERE +TIME +COST +USD/B-TOK +USD/GPU-H +INTR +EFF +BREAK-EVEN"
 expect_out "compare rents H100" "^H100-SXM5-80GB +rent "
 # a purchase price carries its date and age (GPUPLAN_NOW 2026-12-04), stale
 # beyond 90 days as a rental's is
@@ -128,10 +128,10 @@ UNIT_S = {"ms": 1e-3, "s": 1, "min": 60, "h": 3600, "d": 86400, "y": 86400 * 365
 
 table = open(sys.argv[1]).read().splitlines()
 doc = json.load(open(sys.argv[2]))
-rows = []      # (gpu, option, time_s, cost, per_btok, per_gpu_h, breakeven)
+rows = []      # (gpu, option, time_s, cost, per_btok, per_gpu_h, breakeven, intr, eff)
 gpu = None
 row_re = re.compile(r"^(\S*)\s+(rent|buy)\s+(.*?)\s+([0-9.]+ (?:ms|s|min|h|d|y))\s+"
-                    r"(\$[0-9,.]+)\s+(\$[0-9,.]+)\s+(\$[0-9.]+)\s*(.*)$")
+                    r"(\$[0-9,.]+)\s+(\$[0-9,.]+)\s+(\$[0-9.]+)\s+([0-9.]+)\s+([0-9.]+)%\s*(.*)$")
 for line in table:
     if line.startswith("assumptions"):
         break
@@ -141,7 +141,7 @@ for line in table:
     gpu = m.group(1) or gpu
     t, u = m.group(4).split()
     rows.append((gpu, m.group(2), float(t) * UNIT_S[u], usd(m.group(5)), usd(m.group(6)),
-                 usd(m.group(7)), m.group(8)))
+                 usd(m.group(7)), m.group(10), float(m.group(8)), float(m.group(9))))
 opts = [(t["gpu"], k, t[k]) for t in doc["types"] for k in ("rent", "buy") if t[k]]
 check("compare --json has one option per table row", len(rows) == len(opts) > 0,
       "%d rows, %d options" % (len(rows), len(opts)))
@@ -156,6 +156,14 @@ for r, (g, k, o) in zip(rows, opts):
         if r[1] != k or not (near(a, b, 0.005) or (name != "time" and abs(a - b) <= 0.00501)):
             bad.append("%s %s %s: table %g, json %g" % (g, k, name, a, b))
 check("compare --json times and costs agree with the table", not bad, "; ".join(bad[:3]))
+# Each row states its interruptions (INTR, 3 significant digits) and the
+# effective training time (EFF, 0.01%), as --json's
+bad = []
+for r, (g, k, o) in zip(rows, opts):
+    i = o["interruptions"]
+    if not near(r[7], i["expected"], 0.005) or abs(r[8] - 100 * i["effective_training_time"]) > 0.0051:
+        bad.append("%s %s: table %g, %g%%; json %r" % (g, k, r[7], r[8], i))
+check("compare: every row's INTR and EFF agree with --json", not bad and rows, "; ".join(bad[:3]))
 be = {(r[0]): r[6] for r in rows if r[1] == "buy"}
 bad = []
 for t in doc["types"]:
@@ -223,7 +231,9 @@ check("compare --json: bought options are owned",
 PY
 gp compare --model llama3-8b --tokens 1T --gpu h100 --spot
 expect_out "compare states the interruptions in TIME" \
-	"^  interruptions failures 2\.19e-05/GPU-hour x 8 GPUs .*, and spot preemptions 0\.01/node-hour; [0-9.]+-[0-9.]+ expected a row, .*effective training time [0-9.]+-[0-9.]+% \(in TIME\)"
+	"^  interruptions failures 2\.19e-05/GPU-hour x 8 GPUs .*, and spot preemptions 0\.01/node-hour; INTR expected over a row's TIME, .*; EFF the effective training time .* \(in TIME\)"
+expect_out "a spot row states its interruptions (more than the failures alone)" \
+	"^H100-SXM5-80GB +rent .* spot +[0-9.]+ d +.* [0-9.]+ +9[0-9]\.[0-9]{2}%"
 gp compare --model llama3-8b --tokens 1T --gpu h100 --spot --json
 expect_rc "compare --spot --json exits 0" 0
 check_json "compare --spot --json rents spot" "$OUT" <<'PY'

@@ -130,6 +130,15 @@ expect_out "simulate states the run's interruptions, in the plan's answer" \
 	"^interruptions: [0-9.]+ expected \(failures 2\.19e-05/GPU-hour x [0-9]+ GPUs, spot preemptions 0\.01/node-hour x [0-9]+ nodes: one every .*\), checkpoints every .* \(the plan's\): effective training time [0-9.]+%, in the plan's answer below"
 expect_out "simulate of a spot plan names the plan's answer, $answer" \
 	"^  the plan's answer, ${answer//$/\\$}, adds what running the steps costs beyond them"
+# the plan file carries the rates it was planned at: simulate reckons with them
+gp plan --model llama3-70b --tokens 20B --budget 200k --spot --gpu h100 --preempt-rate 0.05 \
+	--restart-time 20m -q -o "$TMP/plan5b.json"
+gp simulate "$TMP/plan5b.json"
+expect_out "simulate of a plan file reckons at its preemption rate and restart time" \
+	"^interruptions: [0-9.]+ expected \(failures 2\.19e-05/GPU-hour x [0-9]+ GPUs, spot preemptions 0\.05/node-hour x [0-9]+ nodes"
+python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["interruptions"]; sys.exit(not (i["restart_s"] == 1200 and i["preemptions_per_node_hour"] == 0.05))' \
+	"$TMP/plan5b.json" 2>/dev/null && pass "the plan file states its restart time and preemption rate" \
+	|| fail "the plan file states its restart time and preemption rate" "$(grep -A8 '"interruptions"' "$TMP/plan5b.json")"
 gp simulate "$TMP/plan4.json"
 n=$(grep -c "the plan's answer" <<<"$OUT")
 [ "$n" = 0 ] && pass "simulate of an on-demand plan adds no such line" \
@@ -168,6 +177,16 @@ expect_out "plan --jobs shows a job column" "^# +JOB +OFFERING"
 [ -f "$TMP/jobs-plan-llama3-8b.json" ] && [ -f "$TMP/jobs-plan-llama3-70b.json" ] \
 	&& pass "plan --jobs writes one plan file per job" \
 	|| fail "plan --jobs writes one plan file per job" "$(ls "$TMP")"
+for j in llama3-8b llama3-70b; do
+	expect_out "plan --jobs: $j's interruptions line names it" \
+		"^interruptions \($j\): [0-9.]+ expected .*effective training time"
+	expect_out "plan --jobs: $j's capacity line names it" "^capacity \($j\): "
+	command -v python3 >/dev/null || continue
+	python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["interruptions"]; sys.exit(not (i["expected"] > 0 and 0.9 < i["effective_training_time"] < 1))' \
+		"$TMP/jobs-plan-$j.json" 2>/dev/null \
+		&& pass "plan --jobs: $j's plan file carries its interruptions" \
+		|| fail "plan --jobs: $j's plan file carries its interruptions" "$(grep -A3 interruptions "$TMP/jobs-plan-$j.json")"
+done
 # two jobs of one name would write one plan file, the second over the first
 printf 'model,tokens,deadline\nllama3-8b,100B,30d\nllama3-8b,200B,30d\n' >"$TMP/samejobs.csv"
 gp plan --jobs "$TMP/samejobs.csv" -o "$TMP/same-plan.json"
@@ -340,7 +359,7 @@ for args in "--budget abc" "--objective speed" "--phases 3" "--deadline soon" "-
 done
 gp plan --model no-such-model --tokens 1T
 expect_rc "an unknown model exits 2" 2
-expect_err "an unknown model is named" "--model: expected a preset .* found 'no-such-model'"
+expect_err "an unknown model is named" "--model: expected a preset of .*/models\.csv, found 'no-such-model'"
 gp plan --model llama-3-8b --tokens 1T
 expect_rc "a misspelt model exits 2" 2
 expect_err "a misspelt model: the nearest preset suggested" "^hint: did you mean 'llama3-8b'\?"
@@ -378,6 +397,13 @@ expect_rc "hourly and monthly together exit 2" 2
 gp frontier --model llama3-70b --tokens 1T --csv "$TMP/frontier.csv"
 expect_rc "frontier exits 0" 0
 expect_out "frontier prints Pareto-optimal plans" "Pareto-optimal plans \(fastest first\)"
+expect_out "frontier: each plan with its interruptions and effective training time" \
+	"^OFFERING +GPUS +TP/PP/DP/CP +ZERO +MFU +TIME +COST +USD/H +INTR +EFF$"
+n=$(grep -cE ' \$[0-9,.]+ +[0-9.]+ +9[0-9]\.[0-9]{2}%$' "$OUT")
+[ "$n" -gt 0 ] && [ "$n" = "$(($(wc -l <"$TMP/frontier.csv") - 1))" ] \
+	&& pass "frontier: every row states INTR and EFF ($n)" || fail "frontier: every row states INTR and EFF" "$n rows"
+expect_out "frontier: says what INTR and EFF are" \
+	"^interruptions: INTR expected over each plan's time \(failures 2\.19e-05/GPU-hour x its GPUs; --failure-rate\), .*EFF the effective training time"
 # each row's TP/PP/DP/CP multiplies out to its GPU count (ZERO apart)
 bad=$(awk '$0 ~ /[0-9]+x[0-9]+=[0-9]+ +[0-9]+\/[0-9]+\/[0-9]+\/[0-9]+ / {
 	for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+x[0-9]+=[0-9]+$/) break
@@ -394,6 +420,28 @@ awk -F, 'NR > 2 && $22 + 0 >= prev { bad = 1 } NR > 1 { prev = $22 + 0 } END { e
 gp frontier --model llama3-70b --tokens 1T --json
 expect_rc "frontier --json exits 0" 0
 expect_out "frontier --json has the schema" '"schema":[[:space:]]*"gpuplan.frontier/1"'
+# every point states its interruptions: about rate x GPUs x hours (the
+# hours include the start-up, minutes in weeks), and the CSV the same
+if command -v python3 >/dev/null; then
+	python3 - "$OUT" "$TMP/frontier.csv" >"$TMP/frontier.check" <<'PY'
+import csv, json, sys
+rate = 466 / (54 * 24 * 16384)
+pts = json.load(open(sys.argv[1]))["points"]
+rows = list(csv.DictReader(open(sys.argv[2])))
+bad = []
+for p, r in zip(pts, rows):
+    i = p["interruptions"]
+    want = rate * p["gpus"] * p["time_to_train_s"] / 3600
+    if not (0.99 * want < i["expected"] <= want and 0.9 < i["effective_training_time"] < 1):
+        bad.append("%d GPUs, %g s: %r, expected about %g" % (p["gpus"], p["time_to_train_s"], i, want))
+    if abs(float(r["expected_interruptions"]) - i["expected"]) > 1e-5 * i["expected"]:
+        bad.append("csv %s vs json %g" % (r["expected_interruptions"], i["expected"]))
+print("ok" if pts and len(pts) == len(rows) and not bad else "; ".join(bad[:3]) or "no points")
+PY
+	[ "$(cat "$TMP/frontier.check")" = ok ] \
+		&& pass "frontier --json and --csv: each plan's interruptions = rate x GPUs x hours" \
+		|| fail "frontier --json and --csv: each plan's interruptions = rate x GPUs x hours" "$(cat "$TMP/frontier.check")"
+fi
 gp frontier --help
 expect_rc "frontier --help exits 0" 0
 expect_out "frontier --help lists --csv" "--csv FILE"
@@ -530,6 +578,33 @@ if [ -n "$per" ] && [ "$per" -gt 3541 ]; then
 else
 	expect_out "within the runs: said so" 'within published runs of deepseek-v3 on B300'
 fi
+# the runs are data/published.csv's: a row of its own moves the best, a
+# bad row is refused with one line naming file, line and column
+mkdir -p "$TMP/pubshare"
+cp data/*.csv "$TMP/pubshare/"
+printf 'deepseek-v3,b300,9999,"a run of this test, 8 GPUs",this test\n' >>"$TMP/pubshare/published.csv"
+GPUPLAN_SHARE_DIR="$TMP/pubshare" gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 -q \
+	-o "$TMP/ds-pub.json"
+expect_out "published.csv's rows are the runs, a GPU alias read as its name" \
+	'^published [0-9]+ tokens/s per GPU predicted, within published runs of deepseek-v3 on B300 \(best 9999: a run of this test, 8 GPUs; this test\)'
+for bad in 'deepseek-v3,B300,fast,"x",y:3:tokens_per_s_per_gpu: expected a number above 0' \
+	'deepseek-v3,B300,-1,"x",y:3:tokens_per_s_per_gpu: expected a number above 0' \
+	'deepseek-v3,Z9000,100,"x",y:2:gpu: expected a GPU of gpus.csv' \
+	'deepseek-v3,B300,100,,y:4:run: expected a value, found an empty cell' \
+	'deep$seek,B300,100,"x",y:1:model: expected a name'; do
+	row=${bad%%:*} rest=${bad#*:} col=${rest%%:*} msg=${rest#*:}
+	cp data/published.csv "$TMP/pubshare/published.csv"
+	printf '%s\n' "$row" >>"$TMP/pubshare/published.csv"
+	line=$(wc -l <"$TMP/pubshare/published.csv")
+	GPUPLAN_SHARE_DIR="$TMP/pubshare" gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 -q
+	expect_rc "published.csv row '$row' exits 2" 2
+	expect_err "published.csv row '$row': where and what" "^error: .*published\.csv:$line:$col: $msg"
+	expect_err_lines "published.csv row '$row': one line" 1
+done
+printf 'model,gpu,tokens_per_s_per_gpu,run,source,date\n' >"$TMP/pubshare/published.csv"
+GPUPLAN_SHARE_DIR="$TMP/pubshare" gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 -q
+expect_rc "published.csv with a column it does not read exits 2" 2
+expect_err "published.csv's unknown column named" "^error: .*published\.csv:1:6: .*'date'"
 gp plan --model deepseek-v3 --tokens 15T --budget 20M --gpu B300 --stack te2.14 -q -o "$TMP/ds14.json"
 expect_out "--stack te2.14: loop, no overlap" 'host-looped expert GEMMs, flex dispatcher \(DeepEP/HybridEP\), no EP overlap'
 gp plan --model deepseek-v3 --tokens 15T --stack te9

@@ -523,4 +523,64 @@ expect_rc "--stack te3 exits 2" 2
 expect_err "--stack te3 says why" "^error: --stack: expected te2.14 or te2.16"
 expect_err_lines "--stack te3: one error line" 1
 
+
+# ---- interruptions: a plan of more than 1,000 GPUs and more than a week
+# states them, and -o carries them.  Checked against the hand calculation
+# (planner/plan.h): failures 466 / (54 d x 24 h x 16,384 GPUs) per
+# GPU-hour; a checkpoint of 14 bytes/param written by every node at 1 GB/s;
+# Daly's interval tau = sqrt(2CM)(1 + sqrt(C/2M)/3 + C/18M) - C; the wall
+# time of W seconds of work W e^(R/M) (e^((tau+C)/M) - 1) M / tau with a
+# 5-minute restart R; expected = rate x GPUs x wall hours.
+gp simulate --model llama3-405b --gpu H100 --gpus 16384 --tp 8 --pp 16 --tokens 15T \
+	-o "$TMP/big.json"
+expect_rc "interruptions: a 16,384-GPU run simulates" 0
+expect_out "it states them, whole above 100" \
+	"^interruptions: [0-9]+ expected \(failures 2\.19e-05/GPU-hour x 16384 GPUs: one every 2\.8 h\), checkpoints every .* \(Young/Daly\): effective training time 9[0-9]\.[0-9]+%"
+if command -v python3 >/dev/null; then
+	python3 - "$TMP/big.json" >"$TMP/big.check" <<'PY'
+import json, math, sys
+p = json.load(open(sys.argv[1]))
+i = p["interruptions"]
+gpus, nodes = 16384, 16384 // 8
+rate = 466 / (54 * 24 * 16384)                    # per GPU-hour
+M = 3600 / (rate * gpus)                          # s between interruptions
+C = p["model"]["params"] * 14 / (nodes * 1e9)     # s to write a checkpoint
+W = p["prediction"]["time_to_train_s"]            # s of training work
+x = C / (2 * M)
+tau = min(math.sqrt(2 * C * M) * (1 + math.sqrt(x) / 3 + x / 9) - C, W)
+wall = W * math.exp(300 / M) * math.expm1((tau + C) / M) * M / tau
+bad = []
+for name, got, want in (("failures_per_gpu_hour", i["failures_per_gpu_hour"], rate),
+                        ("mtbf_s", i["mtbf_s"], M),
+                        ("expected = rate x GPUs x wall hours", i["expected"], rate * gpus * wall / 3600),
+                        ("effective = W / wall", i["effective_training_time"], W / wall)):
+    if abs(got - want) > 1e-9 * abs(want):
+        bad.append("%s: %r, expected %r" % (name, got, want))
+if not (W > 7 * 86400 and 1000 < i["expected"] and 0.9 < i["effective_training_time"] < 0.99):
+    bad.append("not the case meant: W %r, %r" % (W, i))
+print("ok" if not bad else "; ".join(bad))
+PY
+	[ "$(cat "$TMP/big.check")" = ok ] \
+		&& pass "-o: interruptions and effective training time as calculated by hand" \
+		|| fail "-o: interruptions and effective training time as calculated by hand" "$(cat "$TMP/big.check")"
+	n=$(sed -n 's/^interruptions: \([0-9]*\) expected.*/\1/p' "$OUT")
+	gp simulate "$TMP/big.json" --json
+	python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["interruptions"]; sys.exit(round(i["expected"]) != int(sys.argv[2]))' "$OUT" "$n" \
+		&& pass "--json of the written plan states the same interruptions" \
+		|| fail "--json of the written plan states the same interruptions" "not $n"
+	python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["interruptions"]["failures_per_gpu_hour"]=1e-4; json.dump(p, open(sys.argv[2], "w"))' \
+		"$TMP/big.json" "$TMP/big-rate.json"
+	gp simulate "$TMP/big-rate.json"
+	expect_out "a plan file's failure rate is the one simulate reckons with" \
+		"^interruptions: [0-9]+ expected \(failures 0\.0001/GPU-hour x 16384 GPUs"
+	python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["interruptions"]["effective_training_time"]=0; json.dump(p, open(sys.argv[2], "w"))' \
+		"$TMP/big.json" "$TMP/big-bad.json"
+	gp simulate "$TMP/big-bad.json"
+	expect_rc "a plan file with effective training time 0 exits 2" 2
+	expect_err "and names the field" "big-bad\.json: \.interruptions\.effective_training_time: expected"
+	expect_err_lines "one error line" 1
+else
+	echo "skip - interruptions by hand: no python3"
+fi
+
 finish
