@@ -37,7 +37,9 @@ expect_rc "single rank, swiglu: exit 0" 0
 gp execute $MODEL --mbs 2 --json "$TMP/base.json"
 expect_rc "single rank: exit 0" 0
 expect_out "single rank: prints per-step loss" '^step 5/5  loss [0-9.]+'
-expect_out "single rank: measured against predicted" '^step time \(median\) +[0-9.]+ ms +[0-9.]+ ms'
+expect_out "single rank: measured against predicted" '^step CPU time \(median\) +[0-9.]+ ms +[0-9.]+ ms'
+expect_out "single rank: the wall clock beside it" '^step wall time +[0-9.]+ m?s +-$'
+expect_out "single rank: each step's CPU time" '^step 5/5  loss .* [0-9.]+ m?s \([0-9.]+ m?s CPU\)$'
 [ "$(losses "$TMP/base.json" | wc -l)" = 5 ] && pass "single rank: 5 losses" \
 	|| fail "single rank: 5 losses" "found $(losses "$TMP/base.json" | wc -l)"
 
