@@ -191,8 +191,10 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 {
 	char a[32], b[32];
 
-	printf("calibrate: %s backend on %s (%s), %s GEMMs, %d rank%s\n\n", c->backend, c->device,
-	       c->gpu, exec_precision_str(c->precision), c->ranks, c->ranks > 1 ? "s" : "");
+	printf("calibrate: %s backend on %s (%s), %s GEMMs, %d rank%s; kernels timed by %s\n\n",
+	       c->backend, c->device, c->gpu, exec_precision_str(c->precision), c->ranks,
+	       c->ranks > 1 ? "s" : "",
+	       strcmp(c->clock, "cpu") == 0 ? "CPU time" : "the wall clock");
 	printf("%-24s %11s %11s %11s\n", "GEMM tokens x out x in", "time", "TFLOP/s", "simulator");
 	for (int i = 0; i < c->n_gemm; i++) {
 		char shape[48];

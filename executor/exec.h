@@ -116,6 +116,8 @@ struct exec_step_info {
 	double loss;          /* mean cross-entropy over the step's tokens, nats */
 	double grad_norm;     /* global L2 norm before clipping */
 	double time_s;        /* wall time of the step on rank 0 */
+	double cpu_s;         /* CPU time of rank 0's thread over the step */
+	int cpu_timed;        /* rank 0's exec_device.cpu_timed: cpu_s is its kernels' time */
 };
 
 struct exec_opts {
@@ -367,6 +369,18 @@ struct exec_result {
 	double *grad_norms;         /* [steps] */
 	double *step_time_s;        /* [steps], this rank's wall time */
 	double step_time_median_s;
+	/* [steps], the CPU time the ranks' threads spent in the step
+	 * (exec_thread_cpu_s), summed and divided by the cores they had,
+	 * min(ranks, cores): on the CPU backend with one BLAS thread, the
+	 * time the step takes on cores the job has to itself, without the
+	 * time a rank waited for a core that other work held (OpenMPI polls
+	 * while a rank waits for another, so that wait counts); on a GPU,
+	 * the hosts' */
+	double *step_cpu_s;
+	double step_cpu_median_s;
+	/* 1 where the step's CPU time is the figure to set against the
+	 * prediction (exec_device.cpu_timed on every rank) */
+	int cpu_timed;
 	double tokens_per_s;        /* global batch tokens / median step time */
 	/* model FLOPs of a step (sim_finetune_train_flops, a LoRA run's
 	 * fewer; no recomputation counted) per rank per second of the
@@ -606,6 +620,11 @@ struct exec_calibration {
 	enum exec_precision precision;
 	int ranks;
 	char date[32];                 /* UTC, ISO 8601 */
+	/* what timed the kernels: "cpu", the calling thread's CPU time (the
+	 * CPU backend with one BLAS thread: a busy machine's other work
+	 * does not count), or "wall", the monotonic clock (a GPU, more BLAS
+	 * threads, and files written before the field) */
+	char clock[8];
 	/* what the simulator reads instead of the catalog's figures (0: not
 	 * measured, keep the catalog's) */
 	double gemm_dim_half;          /* knee of sim's GEMM efficiency curve; 0: sim's default */

@@ -2270,6 +2270,35 @@ static void test_exec_calibration_path_is_safe(void **state)
 	assert_string_equal(buf, "/u/calibration/NVIDIA_H100_80GB.json");
 }
 
+/* The text exec_run_write_json() writes for r (and pred), read back from
+ * a temporary file; the caller frees it. */
+static char *written_run_json(const struct exec_opts *o, const struct exec_result *r,
+			      const struct sim_result *pred)
+{
+	char path[] = "/tmp/gpuplan-run-json-XXXXXX", *text = NULL;
+	size_t len;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(exec_run_write_json(path, o, r, pred), RC_OK);
+	assert_int_equal(gp_read_file(path, &text, &len), RC_OK);
+	remove(path);
+	return text;
+}
+
+/* r as exec_run fills it for 3 steps of these losses, gradient norms and
+ * wall times, nothing else measured. */
+static void three_steps(struct exec_result *r, double *losses, double *norms, double *times)
+{
+	memset(r, 0, sizeof(*r));
+	r->first_step = 1;
+	r->steps = 3;
+	r->losses = losses;
+	r->grad_norms = norms;
+	r->step_time_s = times;
+}
+
 /* A run's JSON spells a non-finite figure null, never a number it is
  * not (a diverged run's NaN losses were written as 0). */
 static void test_exec_run_write_json_nonfinite_null(void **state)
@@ -2277,30 +2306,53 @@ static void test_exec_run_write_json_nonfinite_null(void **state)
 	struct exec_opts o;
 	struct exec_result r;
 	double losses[3] = { 4.5, NAN, INFINITY }, norms[3] = { 1, 2, NAN }, times[3] = { 1, 1, 1 };
-	char path[] = "/tmp/gpuplan-run-json-XXXXXX", *text = NULL;
-	size_t len;
-	int fd;
+	char *text;
 
 	(void)state;
 	exec_opts_init(&o);
-	memset(&r, 0, sizeof(r));
-	r.first_step = 1;
-	r.steps = 3;
-	r.losses = losses;
-	r.grad_norms = norms;
-	r.step_time_s = times;
+	three_steps(&r, losses, norms, times);
 	r.step_time_median_s = NAN;
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	assert_int_equal(exec_run_write_json(path, &o, &r, NULL), RC_OK);
-	assert_int_equal(gp_read_file(path, &text, &len), RC_OK);
-	remove(path);
+	text = written_run_json(&o, &r, NULL);
 	assert_non_null(strstr(text, "\"losses\":\t[4.5, null, null]"));
 	assert_non_null(strstr(text, "\"grad_norms\":\t[1, 2, null]"));
 	assert_non_null(strstr(text, "\"step_time_s\":\tnull"));
 	assert_non_null(strstr(text, "\"first_step\":\t1"));
 	free(text);
+}
+
+/* A CPU-timed run's JSON holds the steps' CPU times beside the wall
+ * clock's, and sets the CPU time against the prediction; a run timed by
+ * the wall clock alone sets the wall clock against it. */
+static void test_exec_run_write_json_cpu_time(void **state)
+{
+	struct exec_opts o;
+	struct exec_result r;
+	struct sim_result pred;
+	double losses[3] = { 4, 3, 2 }, norms[3] = { 1, 1, 1 }, wall[3] = { 2, 2, 2 };
+	double cpu[3] = { 1, 1, 1 };
+
+	(void)state;
+	exec_opts_init(&o);
+	three_steps(&r, losses, norms, wall);
+	memset(&pred, 0, sizeof(pred));
+	r.step_time_median_s = 2;
+	r.step_cpu_s = cpu;
+	r.step_cpu_median_s = 1;
+	pred.step_time_s = 1.25;
+	for (int timed = 1; timed >= 0; timed--) {
+		char *text;
+
+		r.cpu_timed = timed;
+		text = written_run_json(&o, &r, &pred);
+		assert_non_null(strstr(text, "\"step_times_s\":\t[2, 2, 2]"));
+		assert_non_null(strstr(text, "\"step_cpu_times_s\":\t[1, 1, 1]"));
+		assert_non_null(strstr(text, "\"step_cpu_time_s\":\t1,"));
+		assert_non_null(strstr(text, timed ? "\"cpu_timed\":\ttrue" : "\"cpu_timed\":\tfalse"));
+		/* (1 - 1.25) / 1.25 timed by CPU time, (2 - 1.25) / 1.25 by the wall */
+		assert_non_null(strstr(text, timed ? "\"step_time_error\":\t-0.2"
+						   : "\"step_time_error\":\t0.6"));
+		free(text);
+	}
 }
 
 /* Whether a model fits the host is the simulator's memory per rank
@@ -2443,6 +2495,7 @@ int main(void)
 		cmocka_unit_test(test_exec_ckpt_manifest_records_data),
 		cmocka_unit_test(test_exec_ckpt_open_regular_refuses_fifo),
 		cmocka_unit_test(test_exec_run_write_json_nonfinite_null),
+		cmocka_unit_test(test_exec_run_write_json_cpu_time),
 		cmocka_unit_test(test_exec_host_fits_refuses_too_big),
 		cmocka_unit_test(test_exec_split_balanced),
 		cmocka_unit_test(test_exec_chunk_layers_interleaved),

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "device/exec_device.h"
 
@@ -142,4 +143,12 @@ void exec_dfree(struct exec_device *d, void *p, size_t bytes)
 		return;
 	d->be->free(d, p, bytes);
 	d->bytes_in_use -= bytes;
+}
+
+double exec_thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

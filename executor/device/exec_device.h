@@ -241,6 +241,11 @@ struct exec_device {
 	size_t limit_bytes;             /* allocations beyond this fail; 0: none */
 	char name[128];                 /* "cpu", or the GPU's product name */
 	double memory_bytes;            /* the device's memory */
+	/* 1 where the calling thread runs every kernel itself (the CPU
+	 * backend with one OpenBLAS thread): its CPU time is the kernels'
+	 * time, whatever else the core runs; 0 on a GPU, or with more BLAS
+	 * threads, where only the wall clock tells */
+	int cpu_timed;
 	void *priv;
 };
 
@@ -258,6 +263,9 @@ enum rc exec_device_open(struct exec_device *d);
 /* The backend's sync; RC_OK when it has none. */
 enum rc exec_device_sync(struct exec_device *d);
 void exec_device_release(struct exec_device *d);
+/* Seconds of CPU time the calling thread has used
+ * (CLOCK_THREAD_CPUTIME_ID): time it ran, not time it waited for a core. */
+double exec_thread_cpu_s(void);
 /* Allocation through d's backend with the byte counts kept; when the
  * backend is out of memory, ends the job after a message (as xmalloc
  * does): through exec_device_on_abort's function, else abort(). */

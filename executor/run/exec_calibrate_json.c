@@ -42,6 +42,7 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 	cJSON_AddStringToObject(root, "precision", exec_precision_str(c->precision));
 	add_num(root, "ranks", c->ranks);
 	cJSON_AddStringToObject(root, "date", c->date);
+	cJSON_AddStringToObject(root, "clock", c->clock[0] ? c->clock : "wall");
 	s = cJSON_AddObjectToObject(root, "sim");
 	add_num(s, "bf16_flops_per_s", c->bf16_flops_per_s);
 	add_num(s, "hbm_bytes_per_s", c->hbm_bytes_per_s);
@@ -287,6 +288,18 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 	}
 	get_int(r, root, "", "ranks", 1, 1 << 20, &c->ranks);
 	get_str(r, root, "", "date", c->date, sizeof(c->date));
+	/* files written before the field were timed by the wall clock */
+	gp_strlcpy(c->clock, "wall", sizeof(c->clock));
+	if (cJSON_GetObjectItemCaseSensitive(root, "clock")) {
+		get_str(r, root, "", "clock", c->clock, sizeof(c->clock));
+		if (!r->bad && strcmp(c->clock, "cpu") != 0 && strcmp(c->clock, "wall") != 0) {
+			char buf[64];
+
+			found(cJSON_GetObjectItemCaseSensitive(root, "clock"), buf, sizeof(buf));
+			gp_error("%s: .clock: expected \"cpu\" or \"wall\", found %s", r->file, buf);
+			r->bad = 1;
+		}
+	}
 	s = member(r, root, "", "sim");
 	if (s && !r->bad && !cJSON_IsObject(s)) {
 		gp_error("%s: .sim: expected an object", r->file);

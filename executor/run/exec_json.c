@@ -7,7 +7,10 @@
  * (full or LoRA fine-tuning only), steps (run here), first_step (after a
  * resumed checkpoint, its step + 1; else 1), seed, losses [per step run],
  * grad_norms [per step], step_times_s [per step], step_time_s (median),
- * tokens_per_s, model_flops_per_rank_s, params, trainable_params,
+ * step_cpu_times_s [per step] and step_cpu_time_s (median), the ranks'
+ * CPU time over the cores they had (exec_result.step_cpu_s), cpu_timed (true: the CPU time is the
+ * kernels' own, the CPU backend with one BLAS thread), tokens_per_s and
+ * model_flops_per_rank_s (of the median wall-clock step), params, trainable_params,
  * weights_bytes, grads_bytes, optimizer_bytes (the fullest rank's model
  * states), peak_memory_bytes [per rank], with --trace forward_backward_s and
  * optimizer_s (exec_trace_phases; with a prediction, predicted_ beside
@@ -16,8 +19,9 @@
  * predicted_model_flops_per_rank_s, predicted_memory_bytes (what
  * peak_memory_bytes counts: exec_predicted_memory), predicted_weights_bytes,
  * predicted_grads_bytes, predicted_optimizer_bytes, step_time_error and
- * memory_error ((measured - predicted) / predicted, the memory's for the
- * fullest rank).  Times differ from run to run; everything else is the
+ * memory_error ((measured - predicted) / predicted: the step's CPU time
+ * where cpu_timed, else its wall time; the memory's for the fullest
+ * rank).  Times differ from run to run; everything else is the
  * same for the same inputs.
  */
 #include <math.h>
@@ -123,6 +127,13 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 	add_array(root, "grad_norms", r->grad_norms, r->steps);
 	add_array(root, "step_times_s", r->step_time_s, r->steps);
 	add_num(root, "step_time_s", r->step_time_median_s);
+	/* the ranks' CPU time over their cores; cpu_timed: the one to set
+	 * against the prediction (the CPU backend, one BLAS thread) */
+	if (r->step_cpu_s) {
+		add_array(root, "step_cpu_times_s", r->step_cpu_s, r->steps);
+		add_num(root, "step_cpu_time_s", r->step_cpu_median_s);
+		cJSON_AddBoolToObject(root, "cpu_timed", r->cpu_timed != 0);
+	}
 	add_num(root, "tokens_per_s", r->tokens_per_s);
 	add_num(root, "model_flops_per_rank_s", r->model_flops_per_rank_s);
 	add_num(root, "params", r->params);
@@ -153,7 +164,8 @@ static cJSON *run_json(const struct exec_opts *o, const struct exec_result *r,
 		add_num(root, "predicted_optimizer_bytes", pred->memory.optimizer);
 		if (pred->step_time_s > 0)
 			add_num(root, "step_time_error",
-				(r->step_time_median_s - pred->step_time_s) / pred->step_time_s);
+				((r->cpu_timed ? r->step_cpu_median_s : r->step_time_median_s) -
+				 pred->step_time_s) / pred->step_time_s);
 		if (r->peak_memory_bytes && want > 0)
 			add_num(root, "memory_error", (exec_peak_memory(r) - want) / want);
 	}

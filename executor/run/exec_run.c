@@ -144,6 +144,7 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 	r.losses = xcalloc((size_t)r.steps, sizeof(double));
 	r.grad_norms = xcalloc((size_t)r.steps, sizeof(double));
 	r.step_time_s = xcalloc((size_t)r.steps, sizeof(double));
+	r.step_cpu_s = xcalloc((size_t)r.steps, sizeof(double));
 	{
 		double v[2] = { exec_trainer_local_params(t), exec_trainer_local_trainable(t) };
 		struct exec_state_bytes st;
@@ -170,7 +171,7 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 	for (int s = done + 1; s <= o->steps; s++) {
 		struct exec_step_info info;
 		int i = s - done - 1;
-		double t0;
+		double t0, c0;
 
 		exec_watchdog_arm(o->timeout_s, rank, s);
 		maybe_fault(o, rank, s);
@@ -180,6 +181,7 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 			exec_mpi_abort(rc_exit_code(RC_DEVICE));
 		exec_watchdog_where(EXEC_WATCH_IN_STEP);
 		t0 = now_s();
+		c0 = exec_thread_cpu_s();
 		rc = exec_trainer_step(t, s, &r.losses[i], &r.grad_norms[i]);
 		/* the step's kernels are queued, not done, until the device says so */
 		if (rc == RC_OK)
@@ -194,6 +196,7 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 			goto out_r;
 		}
 		r.step_time_s[i] = now_s() - t0;
+		r.step_cpu_s[i] = exec_thread_cpu_s() - c0;
 		/* every rank has the same loss, so all stop here alike: a
 		 * diverged run is a failure, not steps of NaN */
 		if (!isfinite(r.losses[i])) {
@@ -215,6 +218,8 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 			info.loss = r.losses[i];
 			info.grad_norm = r.grad_norms[i];
 			info.time_s = r.step_time_s[i];
+			info.cpu_s = r.step_cpu_s[i];
+			info.cpu_timed = j.dev.cpu_timed;
 			o->on_step(o->on_step_ctx, &info);
 		}
 		if (o->ckpt_dir && o->ckpt_every > 0 && (s % o->ckpt_every == 0 || s == o->steps)) {
@@ -233,6 +238,23 @@ enum rc exec_run(const struct exec_opts *o, struct exec_result *out)
 		r.frozen_unchanged = changed == 0;
 	}
 	r.step_time_median_s = median(r.step_time_s, r.steps);
+	{
+		/* each step's CPU time summed over the ranks, over the cores
+		 * they had; and whether every rank's CPU time is its kernels'
+		 * (the last slot) */
+		double *v = xmalloc(((size_t)r.steps + 1) * sizeof(double));
+		int cores = gp_cpu_count() < j.world ? gp_cpu_count() : j.world;
+
+		memcpy(v, r.step_cpu_s, (size_t)r.steps * sizeof(double));
+		v[r.steps] = j.dev.cpu_timed;
+		if (exec_job_world_sum(&j, v, r.steps + 1) != RC_OK)
+			exec_mpi_abort(rc_exit_code(RC_DEVICE));
+		for (int i = 0; i < r.steps; i++)
+			r.step_cpu_s[i] = v[i] / (cores > 0 ? cores : 1);
+		r.cpu_timed = v[r.steps] == j.world;
+		free(v);
+	}
+	r.step_cpu_median_s = median(r.step_cpu_s, r.steps);
 	r.tokens_per_s = r.step_time_median_s > 0
 		? (double)o->par.gbs * o->model.seq / r.step_time_median_s : 0;
 	{
@@ -276,6 +298,7 @@ void exec_result_release(struct exec_result *r)
 	free(r->losses);
 	free(r->grad_norms);
 	free(r->step_time_s);
+	free(r->step_cpu_s);
 	free(r->peak_memory_bytes);
 	exec_trace_release(&r->trace);
 	memset(r, 0, sizeof(*r));

@@ -37,11 +37,26 @@ expect_rc "single rank, swiglu: exit 0" 0
 gp execute $MODEL --mbs 2 --json "$TMP/base.json"
 expect_rc "single rank: exit 0" 0
 expect_out "single rank: prints per-step loss" '^step 5/5  loss [0-9.]+'
-expect_out "single rank: measured against predicted" '^step time \(median\) +[0-9.]+ ms +[0-9.]+ ms'
+expect_out "single rank: measured against predicted" '^step CPU time \(median\) +[0-9.]+ ms +[0-9.]+ ms'
+expect_out "single rank: the wall clock beside it" '^step wall time +[0-9.]+ m?s +-$'
+expect_out "single rank: each step's CPU time" '^step 5/5  loss .* [0-9.]+ m?s \([0-9.]+ m?s CPU\)$'
 [ "$(losses "$TMP/base.json" | wc -l)" = 5 ] && pass "single rank: 5 losses" \
 	|| fail "single rank: 5 losses" "found $(losses "$TMP/base.json" | wc -l)"
 
-each_layout layout
+# three of the layouts' runs are traced, and the trace's checks below read
+# them (a trace leaves the losses as they are: the runs still compare
+# with the single rank's); their output is kept for those checks
+traced_layout() {
+	case $1 in
+	tp2xpp2 | dp2 | dp2-zero1)
+		layout "$@" --trace "$TMP/trace-$1.json"
+		cp "$OUT" "$TMP/$1.out"
+		cp "$ERR" "$TMP/$1.err"
+		;;
+	*) layout "$@" ;;
+	esac
+}
+each_layout traced_layout
 gp execute $MODEL --vocab 63 --mbs 2 --json "$TMP/base-v63.json"
 expect_rc "single rank, vocabulary 63: exit 0" 0
 layout tp2-vocab63-uneven 2 base-v63 --tp 2 --vocab 63 --mbs 2
@@ -128,7 +143,9 @@ expect_per_rank() {
 	got=$(per_rank "$2" "$3")
 	[ "$got" = "$4" ] && pass "$1" || fail "$1" "expected '$4', found '$got'"
 }
-layout tp2xpp2-trace 4 base --tp 2 --pp 2 --mbs 1 --trace "$TMP/trace-tp2xpp2.json"
+# the tp2xpp2 layout's run above, traced
+cp "$TMP/tp2xpp2.out" "$OUT"
+cp "$TMP/tp2xpp2.err" "$ERR"
 expect_err "tp2xpp2 trace: says where it went" '^trace of 4 ranks, [0-9]+ events over 5 steps written to .*trace-tp2xpp2.json'
 # the trace splits the step as the simulator's breakdown does: the
 # slowest rank's forwards and backwards a step, and the optimizer; a
@@ -138,9 +155,9 @@ expect_out "tp2xpp2 trace: forward + backward against the breakdown" \
 	'^forward \+ backward +[0-9.]+ (us|ms|s) +[0-9.]+ (us|ms|s) +[-+][0-9.]+%$'
 expect_out "tp2xpp2 trace: optimizer against the breakdown" \
 	'^optimizer +[0-9.]+ (us|ms|s) +[0-9.]+ (us|ms|s) +[-+][0-9.]+%$'
-fb=$(json_num forward_backward_s "$TMP/tp2xpp2-trace.json")
-pfb=$(json_num predicted_forward_backward_s "$TMP/tp2xpp2-trace.json")
-slowest=$(sed -n 's/.*"step_times_s":[[:space:]]*\[\(.*\)\].*/\1/p' "$TMP/tp2xpp2-trace.json" |
+fb=$(json_num forward_backward_s "$TMP/tp2xpp2.json")
+pfb=$(json_num predicted_forward_backward_s "$TMP/tp2xpp2.json")
+slowest=$(sed -n 's/.*"step_times_s":[[:space:]]*\[\(.*\)\].*/\1/p' "$TMP/tp2xpp2.json" |
 	tr ',' '\n' | sort -g | tail -1)
 awk -v f="$fb" -v p="$pfb" -v s="$slowest" 'BEGIN { exit !(f > 0 && p > 0 && f <= s) }' \
 	&& pass "tp2xpp2 trace: forward + backward $fb s a step, within the slowest step ($slowest s)" \
@@ -205,7 +222,7 @@ first_sum_under_backward() {
 # each rank, and in every step the first starts before the last backward
 # has ended.  Summed after the backward, as before, no sum would start
 # before it ends.
-layout dp2-trace 2 base --dp 2 --mbs 2 --trace "$TMP/trace-dp2.json"
+# (the dp2 layout's run above, traced)
 grep -q '"name":"thread_name","ph":"M","pid":2,"tid":3,"args":{"name":"gradient reduce"}' \
 	"$TMP/trace-dp2.json" && pass "dp2 trace: a gradient-reduce track on rank 1" \
 	|| fail "dp2 trace: a gradient-reduce track on rank 1" "no such thread_name"
@@ -224,7 +241,7 @@ verdict=$(first_sum_under_backward "$TMP/trace-dp2.json" all-reduce)
 # All-reducing the gradients before the gather moved 1.5 times that
 # (measured 387456 bytes against 258304).  The reduce-scatters still
 # start under the backward, on the gradient-reduce track.
-layout dp2-zero1-trace 2 base --dp 2 --zero 1 --mbs 2 --trace "$TMP/trace-dp2-zero1.json"
+# (the dp2-zero1 layout's run above, traced)
 expect_per_rank "dp2 zero1 trace: 50 DP reduce-scatters on each rank" 'dp reduce-scatter' \
 	"$TMP/trace-dp2-zero1.json" "1:50 2:50 "
 expect_per_rank "dp2 zero1 trace: no DP all-reduce" 'dp all-reduce' "$TMP/trace-dp2-zero1.json" ""
@@ -232,7 +249,7 @@ grep -qE '"name":"dp reduce-scatter","cat":"dp","ph":"X","ts":[-0-9.e+]+,"dur":[
 	"$TMP/trace-dp2-zero1.json" \
 	&& fail "dp2 zero1 trace: the reduce-scatters on the gradient-reduce track" "one on tid 2" \
 	|| pass "dp2 zero1 trace: the reduce-scatters on the gradient-reduce track"
-params=$(json_num params "$TMP/dp2-zero1-trace.json")
+params=$(json_num params "$TMP/dp2-zero1.json")
 verdict=$(grep -oE '"name":"dp [a-z-]+","cat":"dp",[^}]*"pid":[0-9]+,"tid":[0-9]+,"args":\{"step":[0-9]+,"bytes":[0-9.e+]+' \
 	"$TMP/trace-dp2-zero1.json" | sed -E 's/"name":"dp ([a-z-]+)".*"pid":([0-9]+).*"step":([0-9]+),"bytes":(.*)/\1 \2 \3 \4/' |
 	awk -v want="$params" '{ wire[$2 " " $3] += ($1 == "all-reduce" ? 2 : 1) * $4 / 2 }

@@ -149,7 +149,7 @@ gp execute $MODEL --mbs 1 --json "$TMP/base-mbs1.json"
 gp execute "$TMP/plan.json" --steps 5 --json "$TMP/plan-run.json"
 expect_rc "MoE plan file: exit 0" 0
 expect_out "MoE plan file: the plan's experts and layout" '^experts: 8 of width 32, top-2 .*, ep 2 x expert dp 2$'
-expect_out "MoE plan file: measured against predicted" '^step time \(median\) +[0-9.]+ ms +[0-9.]+ ms'
+expect_out "MoE plan file: measured against predicted" '^step CPU time \(median\) +[0-9.]+ ms +[0-9.]+ ms'
 same_losses "MoE plan file: losses equal the single rank's" "$TMP/base-mbs1.json" "$TMP/plan-run.json"
 pt=$(json_num predicted_step_time_s "$TMP/plan-run.json")
 pm=$(json_num predicted_memory_bytes "$TMP/plan-run.json")

@@ -12,6 +12,7 @@ static enum rc cpu_open(struct exec_device *d)
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
 
 	cpu_blas_init();
+	d->cpu_timed = cpu_blas_threads() == 1;
 	gp_strlcpy(d->name, "cpu", sizeof(d->name));
 	d->memory_bytes = pages > 0 && size > 0 ? (double)pages * (double)size : 0;
 	return RC_OK;

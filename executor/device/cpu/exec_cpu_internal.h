@@ -59,6 +59,8 @@ void cpu_copy(struct exec_device *d, void *dst, const void *src, size_t bytes);
 /* OpenBLAS (exec_cpu_matmul.c): cpu_blas_init() sets one thread per
  * process unless OPENBLAS_NUM_THREADS is set, then OpenBLAS honours that. */
 void cpu_blas_init(void);
+/* The threads OpenBLAS runs a GEMM on. */
+int cpu_blas_threads(void);
 /* c[m, n] = alpha op(a)[m, k] op(b)[k, n] + beta c, row-major, op the
  * transpose where trans_a / trans_b are set (OpenBLAS's sgemm; nothing
  * when a side is 0). */

@@ -28,6 +28,11 @@ void cpu_blas_init(void)
 		openblas_set_num_threads(1);
 }
 
+int cpu_blas_threads(void)
+{
+	return openblas_get_num_threads();
+}
+
 void cpu_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
 	       int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {

@@ -4,37 +4,41 @@
  * sharing one machine (exec_cpu_cluster).
  *
  * The "cpu" device is one rank of the fp32 CPU backend.  Its figures are
- * defaults measured once.  The GEMM's and attention's are OpenBLAS's
- * single-thread sgemm (0.3.21, Debian's libopenblas0-pthread, AVX-512
- * kernels) on one Sapphire Rapids core ("Intel Xeon Processor", a shared
- * 2-core VM), timed in CPU seconds (CLOCK_THREAD_CPUTIME_ID and the
- * process's), since the machine's other load made wall time 3 to 5 times
- * longer; the rest were measured on one core of an AMD EPYC server with
- * the hand-written kernels that came before (gcc 12 at -O2, SSE2):
- *   GEMM: cblas_sgemm ran GPT-2 124M's GEMMs at 1024 tokens (the
- *     benchmark's seq 256 x batch 4: 1024 x 2304 x 768, 768 x 768,
- *     3072 x 768, 768 x 3072, and the tied head's 50257 x 768) at 127 to
- *     140 GFLOP/s, and `gpuplan calibrate --backend cpu` fits 134 on its
- *     256-token shapes (hidden 64 to 256) with a knee of 1: so peak 130
- *     GFLOP/s, and the efficiency curve's knee (price_gpu.gemm_dim_half)
- *     4, not the GPUs' SIM_GEMM_DIM_HALF (94% of peak at side 64, 98% at
- *     256): unlike a GPU's tensor-core tiles the CPU's rate hardly
- *     depends on the smallest side.  The hand-written 4 x 8 tile's were
- *     7.8 GFLOP/s.
- *   memory: an fp32 axpy streams 31 GB/s on one core; 20 GB/s leaves room
- *     for the other ranks sharing the memory controller.
+ * defaults measured once, on one core of a shared 2-core x86-64 virtual
+ * machine (Sapphire Rapids, AVX-512; /proc/cpuinfo: "Intel(R) Xeon(R)
+ * Processor"), OpenBLAS 0.3.21 (Debian's libopenblas0-pthread) on one
+ * thread, gcc 12 at -O2, on 2026-12-06: the medians of ten runs of
+ * `gpuplan calibrate --backend cpu`, which times each kernel by its
+ * thread's CPU time (the machine's other load made the wall clock 1.5 to
+ * 5 times longer), the optimizer's of the five runs that measured it at
+ * 16 Mi parameters:
+ *   GEMM: 138 to 152 GFLOP/s fitted on the calibration's 256-token
+ *     shapes (hidden 64 to 256) with a knee of 1: so peak 140 GFLOP/s.
+ *     GPT-2 124M's GEMMs at the benchmark's 1024 tokens (seq 256 x batch
+ *     4: 1024 x 2304 x 768, 768 x 768, 3072 x 768, 768 x 3072) ran 151
+ *     to 162 GFLOP/s the same hour, 127 to 140 on a busier day: the
+ *     other vCPU's work slows even the CPU time of a core through the
+ *     caches and memory it shares.  The efficiency curve's knee
+ *     (price_gpu.gemm_dim_half) is 4, not the GPUs' SIM_GEMM_DIM_HALF
+ *     (94% of peak at side 64, 98% at 256): unlike a GPU's tensor-core
+ *     tiles the CPU's rate hardly depends on the smallest side, and the
+ *     fit's 1 is the bottom of its range.  The hand-written 4 x 8 tile
+ *     before OpenBLAS ran 7.8 GFLOP/s.
+ *   memory: a 64 MiB copy moves 12.9 to 13.5 GB/s (read plus write),
+ *     16.1 to 16.9 GB/s at the simulator's SIM_HBM_EFF: 16.5.
  *   element-wise: a layer's norms, residual adds and activation do not
- *     stream: `gpuplan calibrate --backend cpu` finds 0.84 to 1.18 GB/s
- *     in the simulator's byte count for a GELU layer (its tanhf dominates)
- *     and 3.9 to 6.3 for a SwiGLU layer: 1 and 5 GB/s.
+ *     stream: 1.39 to 1.51 GB/s in the simulator's byte count for a GELU
+ *     layer (its tanhf dominates; 1.42 at 1024 tokens x 768) and 8.0 to
+ *     8.8 for a SwiGLU layer: 1.4 and 8.5 GB/s.
  *   attention: its scores and products are sgemm panels of 64 query
- *     rows; `gpuplan calibrate --backend cpu`'s core (one sequence of
- *     256, 8 heads of 32 sharing 4) runs the simulator's FLOP count at
- *     41 to 42 GFLOP/s in CPU time: 40 (the loops before it, 3.5).
- *   optimizer: AdamW's square root and division make it compute-bound,
- *     6.4 to 7.3 ms over 1 Mi parameters (6.6 ns each, as in a 63M-
- *     parameter run), 7.2 to 8.3 GB/s in the simulator's byte count
- *     (sim_optimizer_bytes) at its SIM_HBM_EFF: 7.5 GB/s.
+ *     rows; the calibration's core (one sequence of 256, 8 heads of 32
+ *     sharing 4) runs the simulator's FLOP count at 39.7 to 44.2 GFLOP/s:
+ *     41 (GPT-2's heads of 64 at 4 sequences ran 60; the loops before
+ *     OpenBLAS, 3.5).
+ *   optimizer: AdamW's square root and division make it compute-bound:
+ *     5.9 to 6.1 ns a parameter over 16 Mi parameters (5.8 over GPT-2's
+ *     124M; 4.1 over 1 Mi, from cache), 8.2 to 8.5 GB/s in the
+ *     simulator's byte count (sim_optimizer_bytes) at SIM_HBM_EFF: 8.4.
  *   between ranks: OpenMPI's shared-memory transport copies in and out,
  *     about 4 GB/s per rank one direction, 2 us per message.
  * When ranks outnumber the cores they share them, so the per-rank figures
@@ -46,14 +50,14 @@
 
 #include "exec.h"
 
-#define EXEC_CPU_FLOPS_PER_S 130e9
+#define EXEC_CPU_FLOPS_PER_S 140e9
 #define EXEC_CPU_GEMM_DIM_HALF 4.0
-#define EXEC_CPU_MEM_BYTES_PER_S 20e9
+#define EXEC_CPU_MEM_BYTES_PER_S 16.5e9
 #define EXEC_CPU_LINK_BYTES_PER_S 4e9
-#define EXEC_CPU_ELT_GELU_BYTES_PER_S 1e9
-#define EXEC_CPU_ELT_SWIGLU_BYTES_PER_S 5e9
-#define EXEC_CPU_ATTN_FLOPS_PER_S 40e9
-#define EXEC_CPU_OPT_BYTES_PER_S 7.5e9
+#define EXEC_CPU_ELT_GELU_BYTES_PER_S 1.4e9
+#define EXEC_CPU_ELT_SWIGLU_BYTES_PER_S 8.5e9
+#define EXEC_CPU_ATTN_FLOPS_PER_S 41e9
+#define EXEC_CPU_OPT_BYTES_PER_S 8.4e9
 #define EXEC_CPU_LATENCY_S 2e-6
 
 static double machine_ram_bytes(void)
