@@ -179,8 +179,10 @@ int main(int argc, char **argv)
 	if (runs < 1 || runs > 100)
 		runs = 5;
 	gp_log_quiet(1);
-	dense = time_job("llama3-405b", 15e12, 100e6,
-			 "--model llama3-405b --tokens 15T --budget 100M", runs);
+	/* 2T, not Llama 3's 15T: on the shipped table 15T takes over a year
+	 * (--max-duration) and is refused, which times no answer */
+	dense = time_job("llama3-405b", 2e12, 100e6,
+			 "--model llama3-405b --tokens 2T --budget 100M", runs);
 	moe = time_job("deepseek-v3", 15e12, 20e6,
 		       "--model deepseek-v3 --tokens 15T --budget 20M", runs);
 	if (dense < 0 || moe < 0)
