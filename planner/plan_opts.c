@@ -201,6 +201,11 @@ void plan_framework_price(enum plan_framework f, const struct sim_model *m,
 	q->grad_bytes_per_param = f == PLAN_FRAMEWORK_MEGATRON ? 4 : 2;
 	q->zero2_every_micro_batch = 0;
 	q->dp_overlap = SIM_DP_OVERLAP_ALL;
+	/* Pipeline sends: Megatron-LM's 1F1B sends each TP rank's share;
+	 * DeepSpeed's PipelineEngine the whole activation from every TP
+	 * rank, its sends and receives one after the other
+	 * (sim_parallel.pp_send_whole). */
+	q->pp_send_whole = f == PLAN_FRAMEWORK_DEEPSPEED;
 	if (f != PLAN_FRAMEWORK_DEEPSPEED)
 		return;
 	/* DeepSpeed's stage 2 reduce-scatters every micro-batch's gradients
