@@ -199,6 +199,12 @@ void plan_framework_price(enum plan_framework f, const struct sim_model *m,
 	 * with the flags export writes (--overlap-grad-reduce
 	 * --overlap-param-gather). */
 	q->grad_bytes_per_param = f == PLAN_FRAMEWORK_MEGATRON ? 4 : 2;
+	/* Megatron-LM gathers FP8-trained weights in FP8
+	 * (--fp8-param-gather, which export writes and Megatron-Bridge's FP8
+	 * mixed precisions set) where ZeRO gathers them. */
+	q->fp8_param_gather = f == PLAN_FRAMEWORK_MEGATRON && q->zero >= 1 &&
+			      (q->precision == SIM_PRECISION_FP8 ||
+			       q->precision == SIM_PRECISION_MXFP8);
 	q->zero2_every_micro_batch = 0;
 	q->dp_overlap = SIM_DP_OVERLAP_ALL;
 	/* Pipeline sends: Megatron-LM's 1F1B sends each TP rank's share;

@@ -1929,6 +1929,36 @@ static void test_plan_framework_pp_send(void **state)
 	free(c);
 }
 
+/* Megatron-LM gathers FP8-trained weights in FP8 (--fp8-param-gather)
+ * where ZeRO gathers them; DeepSpeed and bf16 plans do not. */
+static void test_plan_framework_fp8_param_gather(void **state)
+{
+	static const struct {
+		enum plan_framework fw;
+		enum sim_precision prec;
+		int zero, want;
+	} cases[] = {
+		{ PLAN_FRAMEWORK_MEGATRON, SIM_PRECISION_FP8, 1, 1 },
+		{ PLAN_FRAMEWORK_MEGATRON, SIM_PRECISION_MXFP8, 3, 1 },
+		{ PLAN_FRAMEWORK_MEGATRON, SIM_PRECISION_FP8, 0, 0 },
+		{ PLAN_FRAMEWORK_MEGATRON, SIM_PRECISION_BF16, 1, 0 },
+		{ PLAN_FRAMEWORK_DEEPSPEED, SIM_PRECISION_FP8, 1, 0 },
+	};
+	struct sim_parallel q;
+
+	(void)state;
+	catalog_init();
+	for (size_t i = 0; i < GP_ARRAY_LEN(cases); i++) {
+		sim_parallel_init(&q);
+		q.dp = 8;
+		q.zero = cases[i].zero;
+		q.precision = cases[i].prec;
+		q.fp8_param_gather = !cases[i].want;
+		plan_framework_price(cases[i].fw, &test_model, &test_gpus[0], &q);
+		assert_int_equal(q.fp8_param_gather, cases[i].want);
+	}
+}
+
 /* Megatron-LM's MoE rules: the flex dispatcher on Hopper and Blackwell
  * only, the all-to-all overlap with ep > 1 and without full
  * recomputation, and with pp > 1 only interleaved; DeepSpeed: neither,
@@ -2150,6 +2180,7 @@ int main(void)
 		cmocka_unit_test(test_plan_precision_pick),
 		cmocka_unit_test(test_plan_framework_tp_overlap),
 		cmocka_unit_test(test_plan_framework_pp_send),
+		cmocka_unit_test(test_plan_framework_fp8_param_gather),
 		cmocka_unit_test(test_plan_framework_moe_rules),
 		cmocka_unit_test(test_plan_framework_offload_rules),
 		cmocka_unit_test(test_plan_largest_loss_ep),
