@@ -109,6 +109,9 @@ static void help(void)
 	       "                          sums and ZeRO-1/2's weight gather (Megatron-LM as\n"
 	       "                          export writes it, FSDP), the sums only (DeepSpeed\n"
 	       "                          stage 1/2), or nothing (DeepSpeed stage 0) (default: all)\n"
+	       "  --fp8-param-gather      with fp8 or mxfp8, ZeRO's weight gathers move the\n"
+	       "                          weights' FP8 copy, as Megatron-LM's --fp8-param-gather\n"
+	       "                          (default: off, bf16)\n"
 	       "  --pp-send split|whole   pipeline stages pass activations split over the TP\n"
 	       "                          ranks, send and receive as one exchange (Megatron-LM),\n"
 	       "                          or whole from every TP rank, send then receive\n"
@@ -166,7 +169,8 @@ enum opt_id {
 	O_MLP, O_TIED, O_GPU, O_GPUS, O_GPN, O_INTRA, O_INTER, O_TP, O_PP, O_DP, O_CP,
 	O_MBS, O_GBS, O_ZERO, O_RECOMPUTE, O_INTERLEAVE, O_SP, O_NO_FLASH, O_PRECISION,
 	O_TOKENS, O_USD, O_JSON, O_TIMELINE, O_GANTT, O_SPLIT_BWD, O_PLOT, O_CALIBRATION,
-	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_PP_SEND, O_ATTN_KERNEL,
+	O_TP_OVERLAP, O_ZERO3_GATHER, O_ZERO2_REDUCE, O_DP_OVERLAP, O_PP_SEND, O_FP8_GATHER,
+	O_ATTN_KERNEL,
 	O_EP, O_ETP, O_IMBALANCE, O_EP_OVERLAP, O_NVLINK, O_EP_DISPATCHER, O_MOE_GEMM, O_STACK,
 	O_WINDOW, O_PP_LAST, O_RC_MODULES,
 	/* sim_model_fields' flags: the model's integer fields beyond the
@@ -240,6 +244,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		{ "recompute-modules", required_argument, NULL, O_RC_MODULES },
 		{ "seq-parallel", no_argument, NULL, O_SP },
 		{ "tp-overlap", no_argument, NULL, O_TP_OVERLAP },
+		{ "fp8-param-gather", no_argument, NULL, O_FP8_GATHER },
 		{ "zero3-gather", required_argument, NULL, O_ZERO3_GATHER },
 		{ "zero2-reduce", required_argument, NULL, O_ZERO2_REDUCE },
 		{ "dp-overlap", required_argument, NULL, O_DP_OVERLAP },
@@ -319,7 +324,7 @@ static enum rc parse_flags(int argc, char **argv, struct flags *f, const char **
 		case O_INTERLEAVE: rc = cli_parse_int("--interleave", optarg, 1, SIM_MAX_DEGREE, &f->interleave); break;
 		case O_PP_LAST: rc = cli_parse_int("--pp-last-layers", optarg, 0, SIM_MAX_LAYERS, &f->pp_last); break;
 		case O_RC_MODULES: rc = cli_parse_recompute_modules(optarg, &f->rc_modules); break;
-		case O_SP: case O_NO_FLASH: case O_JSON: case O_TP_OVERLAP: break;
+		case O_SP: case O_NO_FLASH: case O_JSON: case O_TP_OVERLAP: case O_FP8_GATHER: break;
 		case O_ZERO3_GATHER:
 			rc = cli_parse_choice("--zero3-gather", optarg, sim_zero3_gather_names, 2, &v);
 			f->zero3_gather = (enum sim_zero3_gather)v;
@@ -553,6 +558,7 @@ static enum rc build_parallel(const struct flags *f, int from_plan, struct sim_p
 	if (SET(f, O_ATTN_KERNEL)) q->attn_kernel = f->attn_kernel;
 	if (SET(f, O_MOE_GEMM)) q->moe_gemm = f->moe_gemm;
 	if (SET(f, O_TP_OVERLAP)) q->tp_overlap = 1;
+	if (SET(f, O_FP8_GATHER)) q->fp8_param_gather = 1;
 	if (SET(f, O_ZERO3_GATHER)) q->zero3_gather = f->zero3_gather;
 	if (SET(f, O_ZERO2_REDUCE)) q->zero2_every_micro_batch = f->zero2_every_micro_batch;
 	if (SET(f, O_DP_OVERLAP)) q->dp_overlap = f->dp_overlap;

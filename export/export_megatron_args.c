@@ -343,9 +343,11 @@ void export_megatron_words(struct words *ws, const struct sim_plan *p)
 	if (!price_gpu_has_bf16(&p->cluster.gpu))
 		export_words_line(ws, "--fp16");
 	else if (q->precision == SIM_PRECISION_FP8)
-		export_words_line(ws, "--bf16 --fp8-format hybrid");
+		export_words_line(ws, "--bf16 --fp8-format hybrid%s",
+				  q->fp8_param_gather && q->zero >= 1 ? " --fp8-param-gather" : "");
 	else if (q->precision == SIM_PRECISION_MXFP8)
-		export_words_line(ws, "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8");
+		export_words_line(ws, "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8%s",
+				  q->fp8_param_gather && q->zero >= 1 ? " --fp8-param-gather" : "");
 	else if (q->precision == SIM_PRECISION_NVFP4)
 		export_words_line(ws, "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4");
 	else

@@ -199,8 +199,19 @@ void plan_framework_price(enum plan_framework f, const struct sim_model *m,
 	 * with the flags export writes (--overlap-grad-reduce
 	 * --overlap-param-gather). */
 	q->grad_bytes_per_param = f == PLAN_FRAMEWORK_MEGATRON ? 4 : 2;
+	/* Megatron-LM gathers FP8-trained weights in FP8
+	 * (--fp8-param-gather, which export writes and Megatron-Bridge's FP8
+	 * mixed precisions set) where ZeRO gathers them. */
+	q->fp8_param_gather = f == PLAN_FRAMEWORK_MEGATRON && q->zero >= 1 &&
+			      (q->precision == SIM_PRECISION_FP8 ||
+			       q->precision == SIM_PRECISION_MXFP8);
 	q->zero2_every_micro_batch = 0;
 	q->dp_overlap = SIM_DP_OVERLAP_ALL;
+	/* Pipeline sends: Megatron-LM's 1F1B sends each TP rank's share;
+	 * DeepSpeed's PipelineEngine the whole activation from every TP
+	 * rank, its sends and receives one after the other
+	 * (sim_parallel.pp_send_whole). */
+	q->pp_send_whole = f == PLAN_FRAMEWORK_DEEPSPEED;
 	if (f != PLAN_FRAMEWORK_DEEPSPEED)
 		return;
 	/* DeepSpeed's stage 2 reduce-scatters every micro-batch's gradients

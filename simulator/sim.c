@@ -137,6 +137,21 @@ static void gemm_precision(const struct sim_parallel *p, const struct sim_cluste
 	}
 }
 
+/* What the data-parallel gathers move of a weight, over what it is
+ * stored in: with fp8_param_gather and FP8 or MXFP8 GEMMs, the weights'
+ * low-precision copy (1 byte, MXFP8 its scales too), over bf16's 2;
+ * else 1.  Only pre-training's weights (fine-tuning keeps its own). */
+static double param_gather_share(const struct sim_parallel *p, const struct sim_cluster *c)
+{
+	struct gemm_prec g;
+
+	if (!p->fp8_param_gather || p->ft.method != SIM_FT_NONE ||
+	    (p->precision != SIM_PRECISION_FP8 && p->precision != SIM_PRECISION_MXFP8))
+		return 1.0;
+	gemm_precision(p, c, &g);
+	return g.cast > 0 ? g.elem / sim_weight_bytes(p) : 1.0;
+}
+
 /* Times of one layer on one GPU for one micro-batch: a dense layer, or
  * with moe an MoE layer (attention, then the routed and shared experts). */
 static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
@@ -543,8 +558,9 @@ static double finite_or_zero(double x)
  * dp_overlap none and the contention cost). */
 static void dp_group_comm(const struct sim_model *m, const struct sim_parallel *p,
 			  const struct sim_shape *sh, double grad_params, double weight_bytes,
-			  double layer_weight_bytes, int n, const struct sim_link *dl,
-			  double hidden_f, double hidden_b, double *total, double *exposed)
+			  double layer_weight_bytes, double gather, int n,
+			  const struct sim_link *dl, double hidden_f, double hidden_b,
+			  double *total, double *exposed)
 {
 	double grad_bytes = sim_grad_bytes(p) * grad_params;
 	int M = sh->micro, zero = p->zero;
@@ -560,6 +576,14 @@ static void dp_group_comm(const struct sim_model *m, const struct sim_parallel *
 		double ar = buckets * sim_allreduce_s(grad_bytes / buckets, n, dl);
 		double last_b = sim_allreduce_s(grad_bytes / buckets, n, dl);
 
+		/* Weights gathered narrower than their gradients (gather < 1,
+		 * fp8_param_gather): the reduce-scatter at the gradients'
+		 * width, the gather at the weights' low-precision one. */
+		if (zero >= 1 && gather < 1) {
+			ar = buckets * (sim_allgather_s(grad_bytes / buckets, n, dl)
+					+ sim_allgather_s(gather * weight_bytes / buckets, n, dl));
+			last_b = ar / buckets;
+		}
 		*total = ar;
 		*exposed = ar - hidden_b > last_b ? ar - hidden_b : last_b;
 		/* A gather of the updated weights after the optimizer step
@@ -568,9 +592,11 @@ static void dp_group_comm(const struct sim_model *m, const struct sim_parallel *
 		if (zero >= 1 && p->dp_overlap == SIM_DP_OVERLAP_SUMS) {
 			double rs = buckets * sim_allgather_s(grad_bytes / buckets, n, dl);
 			double last_rs = sim_allgather_s(grad_bytes / buckets, n, dl);
+			double ag = gather < 1 ? buckets * sim_allgather_s(gather * weight_bytes / buckets,
+									   n, dl) : rs;
 
-			*total = 2.0 * rs;
-			*exposed = (rs - hidden_b > last_rs ? rs - hidden_b : last_rs) + rs;
+			*total = rs + ag;
+			*exposed = (rs - hidden_b > last_rs ? rs - hidden_b : last_rs) + ag;
 		}
 		/* A ZeRO-2 that keeps only its shard of the gradients
 		 * reduce-scatters every micro-batch's as its backward ends
@@ -598,22 +624,22 @@ static void dp_group_comm(const struct sim_model *m, const struct sim_parallel *
 		 * each rank's part). */
 		double per_layer = 2.0 * (m->mlp == SIM_MLP_SWIGLU ? 5.0 : 4.0) + 4.0;
 		double tensors = sh->layers_first * per_layer + 4.0;
-		double gather = tensors * (sim_allgather_s(weight_bytes / tensors, n, dl)
-					   + (n - 1) * SIM_KERNEL_S);
+		double ag = tensors * (sim_allgather_s(gather * weight_bytes / tensors, n, dl)
+				       + (n - 1) * SIM_KERNEL_S);
 		double scatter = tensors * (sim_allgather_s(grad_bytes / tensors, n, dl)
 					    + (n - 1) * SIM_KERNEL_S);
 		int gathers = p->recompute == SIM_RECOMPUTE_FULL ? 3 : 2;
 
-		*total = *exposed = M * (gathers * gather + scatter);
+		*total = *exposed = M * (gathers * ag + scatter);
 	} else {
 		/* One collective per transformer block (and one for the
 		 * embedding and head), prefetched under the compute: all-gather
 		 * forward, all-gather and reduce-scatter backward; one block's
 		 * gather is exposed each way. */
 		double units = sh->layers_first + 1.0;
-		double ag = units * sim_allgather_s(weight_bytes / units, n, dl);
+		double ag = units * sim_allgather_s(gather * weight_bytes / units, n, dl);
 		double rs = units * sim_allgather_s(grad_bytes / units, n, dl);
-		double layer_ag = sim_allgather_s(layer_weight_bytes, n, dl);
+		double layer_ag = sim_allgather_s(gather * layer_weight_bytes, n, dl);
 		double xf = ag - hidden_f, xb = ag + rs - hidden_b;
 
 		*total = M * (2.0 * ag + rs);
@@ -633,7 +659,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	double train_stage;
 	double hbm, peak = c->gpu.bf16_flops_per_s;
 	double mfu_peak = sim_mfu_peak(&c->gpu);
-	double dp_total, dp_exposed, ex_total, ex_exposed, shard, opt_s;
+	double dp_total, dp_exposed, ex_total, ex_exposed, shard, opt_s, gather;
 	double model_flops, hw_flops, tokens, step;
 	struct sim_link dl, pl;
 	struct sim_breakdown *bd = &out->breakdown;
@@ -720,7 +746,9 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * ZeRO-3 gathers weights forward and backward and reduce-scatters
 	 * gradients in every micro-batch (1.5x the bytes), by prefetched
 	 * blocks or tensor by tensor as the plan's zero3_gather says.
-	 * Gradients are reduced at their stored width (sim_grad_bytes).
+	 * Gradients are reduced at their stored width (sim_grad_bytes);
+	 * weights gathered at theirs, or with fp8_param_gather at their FP8
+	 * copy's (param_gather_share).
 	 * The routed experts' gradients are reduced over the expert data-
 	 * parallel ranks instead (Liu et al. 2025, sec. 3), under what of
 	 * the backward the rest leaves. */
@@ -736,6 +764,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	ex_stage = ex_first > ex_last ? ex_first : ex_last;
 	dp_total = dp_exposed = ex_total = ex_exposed = 0;
 	train_stage = sim_ft_stage_trainable(m, p, &sh, params_stage);
+	gather = param_gather_share(p, c);
 	if (ndp > 1) {
 		/* one DP x CP group's ranks lie tp apart: TP innermost, then
 		 * CP, DP, PP (Megatron-Core's "tp-cp-ep-dp-pp", DeepSpeed's
@@ -744,7 +773,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 		dp_group_comm(m, p, &sh, train_stage, sim_ft_stage_weight_bytes(m, p, &sh, params_stage),
 			      nd > 0 ? sim_ft_layer_weight_bytes(m, p, &sh)
 				     : sim_weight_bytes(p) * sh.moe_rest_params / sh.t,
-			      ndp, &dl, bot.fwd_s, bot.bwd_s, &dp_total, &dp_exposed);
+			      gather, ndp, &dl, bot.fwd_s, bot.bwd_s, &dp_total, &dp_exposed);
 	}
 	if (sh.ed > 1 && ex_stage > 0) {
 		/* expert data-parallel ranks lie ep x etp apart */
@@ -753,8 +782,8 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 
 		sim_group_link(c, sh.ed, sh.e * sh.et, &dl);
 		dp_group_comm(m, p, &sh, ex_stage, sim_weight_bytes(p) * ex_stage,
-			      sim_weight_bytes(p) * sh.routed_params / ((double)sh.e * sh.et), sh.ed,
-			      &dl, left_f, left_b, &ex_total, &ex_exposed);
+			      sim_weight_bytes(p) * sh.routed_params / ((double)sh.e * sh.et), gather,
+			      sh.ed, &dl, left_f, left_b, &ex_total, &ex_exposed);
 		dp_total += ex_total;
 		dp_exposed += ex_exposed;
 	}

@@ -400,6 +400,14 @@ struct sim_parallel {
 	 * p2p.send of the stage's outputs) and its TrainSchedule's sends and
 	 * receives run one after the other, blocking, four a micro-batch. */
 	int pp_send_whole;
+	/* 1: with FP8 or MXFP8 GEMMs, the data-parallel gathers of weights
+	 * (ZeRO-1/2's after the step, ZeRO-3's) move their low-precision
+	 * copy, a byte an element (MXFP8: and its scales), not bf16's two:
+	 * Megatron-LM's --fp8-param-gather ("perform the param all-gather in
+	 * fp8"), which Megatron-Bridge's FP8 mixed precisions set
+	 * (training/mixed_precision.py: fp8_param_gather = True).  Default
+	 * 0; no effect at other precisions or without ZeRO. */
+	int fp8_param_gather;
 	enum sim_precision precision;
 	/* Bytes of one element of a stored activation tensor: 2 for a bf16
 	 * trainer (sim_parallel_init; 0 reads as 2), 4 for one that keeps

@@ -80,6 +80,8 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 		WHY("tp_overlap: expected 0 or 1, found %d", p->tp_overlap);
 	if (p->pp_send_whole != 0 && p->pp_send_whole != 1)
 		WHY("pp_send_whole: expected 0 (split) or 1 (whole), found %d", p->pp_send_whole);
+	if (p->fp8_param_gather != 0 && p->fp8_param_gather != 1)
+		WHY("fp8_param_gather: expected 0 or 1, found %d", p->fp8_param_gather);
 	if (p->zero3_gather != SIM_ZERO3_BLOCK && p->zero3_gather != SIM_ZERO3_TENSOR_SYNC)
 		WHY("zero3_gather: expected block or tensor-sync, found %d", (int)p->zero3_gather);
 	if ((int)p->attn_kernel < SIM_ATTN_AUTO || (int)p->attn_kernel > SIM_ATTN_CUDNN)

@@ -309,6 +309,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	cJSON_AddStringToObject(o, "dp_overlap", sim_dp_overlap_names[q->dp_overlap]);
 	if (q->pp_send_whole)
 		cJSON_AddStringToObject(o, "pp_send", sim_pp_send_names[1]);
+	if (q->fp8_param_gather)
+		cJSON_AddBoolToObject(o, "fp8_param_gather", 1);
 	add_num(o, "grad_bytes", q->grad_bytes_per_param > 0 ? q->grad_bytes_per_param : 2);
 	add_num(o, "moe_imbalance", q->moe_imbalance > 0 ? q->moe_imbalance : 1);
 	cJSON_AddBoolToObject(o, "ep_overlap", q->ep_overlap);

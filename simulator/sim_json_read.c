@@ -635,6 +635,7 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 			 &q->zero2_every_micro_batch);
 		get_enum(r, o, ".parallel", "pp_send", sim_pp_send_names, 2, 0,
 			 &q->pp_send_whole);
+		get_bool(r, o, ".parallel", "fp8_param_gather", 0, &q->fp8_param_gather);
 		v = q->dp_overlap;
 		get_enum(r, o, ".parallel", "dp_overlap", sim_dp_overlap_names, 3, 0, &v);
 		q->dp_overlap = (enum sim_dp_overlap)v;

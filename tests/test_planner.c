@@ -20,6 +20,7 @@
 #include "plan.h"
 #include "plan_internal.h"
 #include "plan_published.h"
+#include "sim_comm.h"
 
 /* ---- a small deterministic generator (tests must not depend on libc's
  * rand() sequence) -------------------------------------------------------- */
@@ -1874,6 +1875,91 @@ static void test_plan_framework_tp_overlap(void **state)
 	}
 }
 
+/* A DeepSpeed plan prices pipeline sends as its PipelineEngine runs them
+ * (pp_send_whole), a Megatron-LM one as 1F1B's split exchanges.  By hand,
+ * the 1.3B GPT at tp 2, pp 4, one 2048-token sequence a micro-batch: the
+ * activation is 2048 x 2048 x 2 bytes = 8 MiB.  A DeepSpeed stage sends
+ * and receives it whole, one after the other, 4 transfers a micro-batch
+ * and chunk plus one a hop each way for the fill and the drain:
+ * (4 M v + 2 x 3) x p2p(8 MiB); Megatron-LM (2 M v + 6) x p2p(4 MiB).
+ * Nothing else in the step moves with it, so the DeepSpeed step is
+ * longer by the difference. */
+static void test_plan_framework_pp_send(void **state)
+{
+	struct plan_job job;
+	struct plan_opts o;
+	struct plan_stats st;
+	struct plan_candidate *c = NULL;
+	size_t n = 0, checked = 0;
+
+	(void)state;
+	catalog_init();
+	plan_job_init(&job, &test_model, 10e9);
+	plan_opts_init(&o);
+	o.filter.framework = PLAN_FRAMEWORK_DEEPSPEED;
+	o.filter.tp = 2;
+	o.filter.pp = 4;
+	o.filter.max_gpus = 16;
+	assert_int_equal(plan_enumerate(&job, &test_cat, &o, &c, &n, &st, NULL), RC_OK);
+	assert_true(n > 0);
+	for (size_t i = 0; i < n; i++) {
+		struct sim_parallel q = c[i].par;
+		struct sim_result split, meg;
+		struct sim_link l;
+		double act = (double)q.mbs * 2048 * 2048 * 2, mv, whole_s, split_s;
+
+		assert_int_equal(q.pp_send_whole, 1);
+		sim_group_link(&c[i].cluster, 4, 2 * q.cp * q.dp, &l);
+		mv = (double)(job.model.gbs / (q.mbs * q.dp)) * q.interleave;
+		whole_s = (4 * mv + 6) * sim_p2p_s(act, &l);
+		split_s = (2 * mv + 6) * sim_p2p_s(act / 2, &l);
+		assert_near(c[i].res.breakdown.pp_comm_s, whole_s, 1e-12);
+		q.pp_send_whole = 0;
+		sim_step(&job.model, &q, &c[i].cluster, &split);
+		assert_near(split.breakdown.pp_comm_s, split_s, 1e-12);
+		assert_true(whole_s > split_s);
+		assert_near(c[i].res.step_time_s - split.step_time_s, whole_s - split_s, 1e-9);
+		/* the same layout under Megatron-LM sends split */
+		plan_framework_price(PLAN_FRAMEWORK_MEGATRON, &job.model, &c[i].cluster.gpu, &q);
+		assert_int_equal(q.pp_send_whole, 0);
+		sim_step(&job.model, &q, &c[i].cluster, &meg);
+		assert_near(meg.breakdown.pp_comm_s, split_s, 1e-12);
+		checked++;
+	}
+	assert_true(checked > 0);
+	free(c);
+}
+
+/* Megatron-LM gathers FP8-trained weights in FP8 (--fp8-param-gather)
+ * where ZeRO gathers them; DeepSpeed and bf16 plans do not. */
+static void test_plan_framework_fp8_param_gather(void **state)
+{
+	static const struct {
+		enum plan_framework fw;
+		enum sim_precision prec;
+		int zero, want;
+	} cases[] = {
+		{ PLAN_FRAMEWORK_MEGATRON, SIM_PRECISION_FP8, 1, 1 },
+		{ PLAN_FRAMEWORK_MEGATRON, SIM_PRECISION_MXFP8, 3, 1 },
+		{ PLAN_FRAMEWORK_MEGATRON, SIM_PRECISION_FP8, 0, 0 },
+		{ PLAN_FRAMEWORK_MEGATRON, SIM_PRECISION_BF16, 1, 0 },
+		{ PLAN_FRAMEWORK_DEEPSPEED, SIM_PRECISION_FP8, 1, 0 },
+	};
+	struct sim_parallel q;
+
+	(void)state;
+	catalog_init();
+	for (size_t i = 0; i < GP_ARRAY_LEN(cases); i++) {
+		sim_parallel_init(&q);
+		q.dp = 8;
+		q.zero = cases[i].zero;
+		q.precision = cases[i].prec;
+		q.fp8_param_gather = !cases[i].want;
+		plan_framework_price(cases[i].fw, &test_model, &test_gpus[0], &q);
+		assert_int_equal(q.fp8_param_gather, cases[i].want);
+	}
+}
+
 /* Megatron-LM's MoE rules: the flex dispatcher on Hopper and Blackwell
  * only, the all-to-all overlap with ep > 1 and without full
  * recomputation, and with pp > 1 only interleaved; DeepSpeed: neither,
@@ -2141,6 +2227,8 @@ int main(void)
 		cmocka_unit_test(test_plan_enumerate_domain_from_offering),
 		cmocka_unit_test(test_plan_precision_pick),
 		cmocka_unit_test(test_plan_framework_tp_overlap),
+		cmocka_unit_test(test_plan_framework_pp_send),
+		cmocka_unit_test(test_plan_framework_fp8_param_gather),
 		cmocka_unit_test(test_plan_framework_moe_rules),
 		cmocka_unit_test(test_plan_framework_offload_rules),
 		cmocka_unit_test(test_plan_largest_loss_ep),

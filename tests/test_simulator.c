@@ -1611,6 +1611,61 @@ static void test_sim_wide_elements_move_more(void **state)
 	assert_near(r.breakdown.dp_comm_total_s, 33 * sim_allreduce_s(grad4 / 33, 8, &l), 1e-12);
 }
 
+/* FP8 weights gathered in FP8 (fp8_param_gather, Megatron-LM's
+ * --fp8-param-gather).  The 1.31B GPT of test_sim_dp_buckets_and_contention
+ * over 8 NVLink H100 ranks, FP8 GEMMs, ZeRO-1: 33 buckets, each a reduce-
+ * scatter of its 2-byte gradients and a gather of its weights, at 1 byte a
+ * parameter instead of 2, so a bucket moves 3/4 of its bf16 all-reduce's
+ * bytes.
+ * ZeRO-3 (FSDP blocks: 24 layers and the embedding, 25 units) gathers its
+ * weights twice a micro-batch at 1 byte and reduce-scatters the gradients
+ * at 2: 8 micro-batches x 25 x (2 ag(P / 25) + ag(G / 25)), P the
+ * parameters' bytes in FP8, G = 2 P the gradients'.
+ * Nothing else moves; at bf16 the flag does nothing. */
+static void test_sim_fp8_param_gather(void **state)
+{
+	struct sim_model m = gpt(24, 2048, 16, 51200, 2048);
+	struct sim_cluster c = h100();
+	struct sim_parallel p = par(1, 1, 8, 1, 64);
+	struct sim_result bf, f8, z3;
+	struct sim_link l;
+	double params = sim_model_params(&m), grad = 2 * params, want;
+	char why[256];
+
+	(void)state;
+	sim_group_link_k(&c, 8, 8, &l);
+	p.zero = 1;
+	p.precision = SIM_PRECISION_FP8;
+	sim_step(&m, &p, &c, &bf);
+	assert_near(bf.breakdown.dp_comm_total_s, 33 * sim_allreduce_s(grad / 33, 8, &l), 1e-12);
+	p.fp8_param_gather = 1;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_OK);
+	sim_step(&m, &p, &c, &f8);
+	want = 33 * (sim_allgather_s(grad / 33, 8, &l) + sim_allgather_s(params / 33, 8, &l));
+	assert_near(f8.breakdown.dp_comm_total_s, want, 1e-12);
+	assert_true(f8.breakdown.dp_comm_total_s < 0.8 * bf.breakdown.dp_comm_total_s);
+	assert_near(f8.breakdown.dp_comm_exposed_s,
+		    want / 33 + SIM_OVERLAP_SLOWDOWN * (want - want / 33), 1e-12);
+	assert_near(f8.step_time_s - bf.step_time_s,
+		    f8.breakdown.dp_comm_exposed_s - bf.breakdown.dp_comm_exposed_s, 1e-9);
+	/* ZeRO-3 by blocks */
+	p.zero = 3;
+	sim_step(&m, &p, &c, &z3);
+	want = 8 * 25 * (2 * sim_allgather_s(params / 25, 8, &l) + sim_allgather_s(grad / 25, 8, &l));
+	assert_near(z3.breakdown.dp_comm_total_s, want, 1e-12);
+	/* no low-precision GEMMs, no FP8 copy to gather */
+	p.zero = 1;
+	p.precision = SIM_PRECISION_BF16;
+	sim_step(&m, &p, &c, &f8);
+	p.fp8_param_gather = 0;
+	sim_step(&m, &p, &c, &bf);
+	assert_near(f8.breakdown.dp_comm_total_s, bf.breakdown.dp_comm_total_s, 1e-15);
+	p.precision = SIM_PRECISION_FP8;
+	p.fp8_param_gather = 2;
+	assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	assert_non_null(strstr(why, "fp8_param_gather: expected 0 or 1, found 2"));
+}
+
 static void test_sim_zero3_tensor_sync(void **state)
 {
 	/* DeepSpeed's 2021 ZeRO-3: one synchronous collective per parameter
@@ -2740,6 +2795,7 @@ int main(void)
 		cmocka_unit_test(test_sim_pp_last_layers_deepseek),
 		cmocka_unit_test(test_sim_pp_comm_per_hop),
 		cmocka_unit_test(test_sim_pp_send_whole),
+		cmocka_unit_test(test_sim_fp8_param_gather),
 		cmocka_unit_test(test_sim_plan_round_trip),
 		cmocka_unit_test(test_sim_plan_facts_round_trip),
 		cmocka_unit_test(test_sim_plan_moe_round_trip),

@@ -189,6 +189,9 @@ prec = {"bf16": (None, None, None), "fp8": ("hybrid", None, None),
 if "--fp16" not in f:
     want.append(("precision %s" % par["precision"], (get("--fp8-format"), get("--fp8-recipe"),
                  get("--fp4-format")), prec[par["precision"]]))
+    want.append(("FP8 weight gather", "--fp8-param-gather" in f,
+                 bool(par.get("fp8_param_gather")) and par.get("zero", 0) >= 1
+                 and par["precision"] in ("fp8", "mxfp8")))
 for what, got, exp in want:
     print("%s\t%s (%s)" % ("ok", what, got) if got == exp else
           "bad\t%s\tgot %r, expected %r" % (what, got, exp))

@@ -451,10 +451,14 @@ grep -q -- "--tp-comm-overlap" "$TMP/tpo.argv.sh" && grep -q -- "--sequence-para
 # Megatron-Bridge's DeepSeek-V3 layout: 16 stages of 4 layers but the last,
 # 1 beside the MTP module and the loss
 gp simulate --model deepseek-v3 --gpu H100-SXM5-80GB --gpus 256 --pp 16 --ep 8 --gbs 4096 \
-	--zero 1 --precision fp8 --pp-last-layers 1 --tokens 1T -o "$TMP/dsv3-pp16.json" >/dev/null
+	--zero 1 --precision fp8 --fp8-param-gather --pp-last-layers 1 --tokens 1T \
+	-o "$TMP/dsv3-pp16.json" >/dev/null
 expect_rc "simulate deepseek-v3 pp 16, the last stage 1 layer" 0
 launch "deepseek-v3 pp16 last 1 megatron" "$TMP/dsv3-pp16.json" megatron megatron "$TMP/dsv3-pp16.argv"
 meaning "deepseek-v3 pp16 last 1 megatron" "$TMP/dsv3-pp16.json" "$TMP/dsv3-pp16.argv"
+grep -q -- "--fp8-format hybrid --fp8-param-gather" "$TMP/dsv3-pp16.argv.sh" &&
+	pass "deepseek-v3 pp16: FP8 weights gathered in FP8 (--fp8-param-gather)" ||
+	fail "deepseek-v3 pp16: FP8 weights gathered in FP8 (--fp8-param-gather)" "missing"
 grep -Eq "'Et\*4(\|t\*4){14}\|t\*1,m,L'" "$TMP/dsv3-pp16.argv.sh" &&
 	pass "deepseek-v3 pp16: the recipe's layout, spelt out" ||
 	fail "deepseek-v3 pp16: the recipe's layout, spelt out" "no 'Et*4|...|t*1,m,L' layout"

@@ -194,6 +194,32 @@ costs_more "--model llama3-8b --gpu H100 --gpus 64 --tp 2 --zero 2 --gbs 512 --j
 costs_more "--model llama3-8b --gpu H100 --gpus 16 --tp 2 --pp 2 --gbs 512 --inter-node-gbps 3200 --json" \
 	--pp-send split whole 1 some pp_send
 
+# FP8 weights gathered in FP8 (Megatron-LM's --fp8-param-gather): ZeRO-3
+# over 16 H100 moves half the gathers' bytes, so less DP traffic and a
+# shorter step; the plan keeps it; at bf16 it changes nothing.
+F8="--model llama3-8b --gpu H100 --gpus 16 --zero 3 --gbs 256 --precision fp8 --inter-node-gbps 3200 --json"
+gp simulate $F8
+t_bf=$(json_num step_time_s "$OUT") d_bf=$(json_num dp_comm_total "$OUT")
+gp simulate $F8 --fp8-param-gather -o "$TMP/f8g.json"
+t_f8=$(json_num step_time_s "$OUT") d_f8=$(json_num dp_comm_total "$OUT")
+awk -v a="$d_bf" -v b="$d_f8" -v s="$t_bf" -v t="$t_f8" \
+	'BEGIN { exit !(b < 0.9 * a && b > 0.5 * a && t < s) }' \
+	&& pass "--fp8-param-gather: less DP traffic ($d_bf s -> $d_f8 s), a shorter step" \
+	|| fail "--fp8-param-gather: less DP traffic, a shorter step" "$d_bf -> $d_f8 s, step $t_bf -> $t_f8 s"
+grep -Eq '"fp8_param_gather":[[:space:]]*true' "$TMP/f8g.json" \
+	&& pass "--fp8-param-gather is written to the plan" \
+	|| fail "--fp8-param-gather is written to the plan" "no \"fp8_param_gather\": true"
+gp simulate "$TMP/f8g.json" --json
+[ "$(json_num step_time_s "$OUT")" = "$t_f8" ] \
+	&& pass "--fp8-param-gather: read back from the plan, the same step" \
+	|| fail "--fp8-param-gather: read back from the plan, the same step" "$(json_num step_time_s "$OUT") against $t_f8"
+gp simulate ${F8/fp8/bf16}
+t_b=$(json_num step_time_s "$OUT")
+gp simulate ${F8/fp8/bf16} --fp8-param-gather
+[ "$(json_num step_time_s "$OUT")" = "$t_b" ] \
+	&& pass "--fp8-param-gather at bf16 changes nothing" \
+	|| fail "--fp8-param-gather at bf16 changes nothing" "$t_b -> $(json_num step_time_s "$OUT") s"
+
 # Which DP collectives run under the backward: llama3-8b with ZeRO-1 on
 # one node of 8 H100 (full recomputation, so a micro-batch's backward
 # hides the sums).  Gathering the updated weights after the optimizer
