@@ -149,7 +149,11 @@ void export_write_skypilot(struct export_buf *b, const struct sim_plan *p, enum 
 	if (o->provider[0] && !o->owned) {
 		export_printf(b, "  cloud: ");
 		export_yaml_quote(b, o->provider);
-		if (o->region[0]) {
+		/* Region "all" is the price table's word for one price in
+		 * every region (the Lambda, RunPod, Oracle and Nebius rows,
+		 * data/SOURCES.md), not a region SkyPilot knows: SkyPilot
+		 * chooses one. */
+		if (o->region[0] && strcmp(o->region, "all") != 0) {
 			export_printf(b, "\n  region: ");
 			export_yaml_quote(b, o->region);
 		}

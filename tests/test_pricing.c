@@ -858,7 +858,7 @@ static void test_price_catalog_load_shipped(void **state)
 	struct price_opts o;
 	struct price_catalog cat;
 	size_t aws = 0, gcp = 0, azure = 0, lambda = 0, runpod = 0, vast = 0, oracle = 0,
-	       coreweave = 0;
+	       coreweave = 0, nebius = 0;
 	const struct price_offering *of;
 
 	(void)state;
@@ -870,8 +870,9 @@ static void test_price_catalog_load_shipped(void **state)
 	 * in us-central1 and us-east4, a3-megagpu-8g in us-central1); and four GB200/GB300 racks' trays priced by
 	 * their providers: aws 1 (sold only as capacity blocks), azure 1,
 	 * oracle 2; p6-b300 in us-east-1, priced only as a capacity block;
-	 * and CoreWeave's HGX H100 and H200 nodes (coreweave.com/pricing). */
-	assert_int_equal(cat.n_offers, 154);
+	 * CoreWeave's HGX H100 and H200 nodes (coreweave.com/pricing); and
+	 * Nebius's H200 node with its InfiniBand (data/SOURCES.md). */
+	assert_int_equal(cat.n_offers, 155);
 	for (size_t i = 0; i < cat.n_offers; i++) {
 		const char *p = cat.offers[i].provider;
 
@@ -884,6 +885,7 @@ static void test_price_catalog_load_shipped(void **state)
 		vast += strcmp(p, "vast") == 0;
 		oracle += strcmp(p, "oracle") == 0;
 		coreweave += strcmp(p, "coreweave") == 0;
+		nebius += strcmp(p, "nebius") == 0;
 	}
 	assert_int_equal(aws, 67);
 	assert_int_equal(gcp, 28);
@@ -893,6 +895,15 @@ static void test_price_catalog_load_shipped(void **state)
 	assert_int_equal(runpod, 12);
 	assert_int_equal(vast, 14);
 	assert_int_equal(coreweave, 2);
+	assert_int_equal(nebius, 1);
+	/* Nebius's H200 node: 8 x 3.50 USD a GPU-hour (its billing page,
+	 * dated), 8 x 400 Gb/s NDR (its MLPerf Training system description) */
+	of = find_offer(&cat, "nebius", "gpu-h200-sxm_8gpu-128vcpu-1600gb", "all");
+	assert_non_null(of);
+	assert_near(of->on_demand_usd_per_hour, 28.0, 1e-12);
+	assert_true(of->spot_usd_per_hour < 0);
+	assert_near(of->inter_node_bytes_per_s, 3200e9 / 8, 1);
+	assert_string_equal(of->price_date, "2025-10-22");
 	/* Azure's ND GB200 v6: 4 GPUs a VM, 4 x 400 Gb/s InfiniBand, one of
 	 * 18 VMs of an NVL72 rack (Microsoft's ND GB200 v6 page); Oracle
 	 * states no domain, so the GPU's 72 */
@@ -946,7 +957,7 @@ static void test_price_catalog_load_shipped(void **state)
 		 * row of it the user's; the shipped rows of other keys stay. */
 		assert_int_equal(again.user_legacy, 1);
 		assert_int_equal(again.n_user_offers, 1);
-		assert_int_equal(again.n_offers, 154);
+		assert_int_equal(again.n_offers, 155);
 		assert_string_not_equal(again.digest, cat.digest);
 		price_catalog_release(&again);
 	}
@@ -1079,7 +1090,7 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(rep.changed, 1);
 	assert_int_equal(rep.unchanged, 1);
 	assert_int_equal(rep.written, 1);
-	assert_int_equal(rep.offers_after, 155);
+	assert_int_equal(rep.offers_after, 156);
 	/* The user's table holds the changed and the added row, not the
 	 * unchanged one nor the 148 shipped rows. */
 	assert_int_equal(rep.user_rows, 2);
@@ -1098,7 +1109,7 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
 	assert_int_equal(cat.user_table, 1);
 	assert_int_equal(cat.user_legacy, 0);
-	assert_int_equal(cat.n_offers, 155);
+	assert_int_equal(cat.n_offers, 156);
 	assert_int_equal(cat.n_user_offers, 2);
 	of = find_offer(&cat, "aws", "p5.48xlarge", "us-east-1");
 	assert_non_null(of);

@@ -110,6 +110,21 @@ expect_out "--provider lambda, 405B: the missing product" \
 	"^  what would make it fit   Lambda 1-Click Cluster, which sells lambda gpu_8x_b200_sxm6 as a cluster \(lambda-1-click-clusters\): no source read gives its price"
 expect_no_out "--provider lambda, 405B: not 'allow more GPUs'" "allow more GPUs"
 
+# ---- a neocloud with a stated network: Nebius's H200 nodes (8 x 400 Gb/s
+# InfiniBand, its MLPerf Training system description) at its list price,
+# dated by Nebius's billing page, bounded by gpuplan's policy as Nebius
+# states no cluster bound, billed per second
+gp plan $JOB --provider nebius -o "$TMP/nebius.json"
+expect_rc "--provider nebius: a plan" 0
+expect_out "--provider nebius: more than one node" \
+	"^1 +nebius gpu-h200-sxm_8gpu-128vcpu-1600gb all on-demand +([2-9]|[1-9][0-9])x8="
+expect_out "--provider nebius: the policy bound, named as policy" \
+	"^capacity: [0-9]+ of at most 64 nodes: at most 64 nebius gpu-h200-sxm_8gpu-128vcpu-1600gb nodes on-demand without a quota: gpuplan policy, as nebius states no cluster bound for it"
+expect_out "--provider nebius: its price's source and date" \
+	"^prices: nebius gpu-h200-sxm_8gpu-128vcpu-1600gb all on-demand dated 2025-10-22 \(docs\.nebius\.com billing changes Oct 2025 \(3\.50 USD per H200 GPU-hour\) read 2026-12-06\): [0-9]+ days old on [0-9-]+$"
+expect_out "--provider nebius: billed per second" "^overheads: .*billed per second"
+expect_no_out "--provider nebius: no undated price" "states no date"
+
 # ---- a neocloud: CoreWeave's list prices are sourced, its nodes' network
 # bandwidth is not (data/SOURCES.md), so make run's job is refused with
 # that cause

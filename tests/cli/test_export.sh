@@ -363,6 +363,21 @@ same "skypilot: the model name reads back literally" \
 	"$(st get "$TMP/sky-odd.yaml" name)" '"x (y), z@w+v"'
 same "skypilot: the instance type reads back literally" \
 	"$(st get "$TMP/sky-odd.yaml" resources instance_type)" '"p6 (b), 2"'
+# region "all" (one price in every region, as Lambda's, RunPod's, Oracle's
+# and Nebius's rows are) is no region SkyPilot knows: none is written, and
+# SkyPilot chooses
+python3 - "$TMP/sky-mg.json" "$TMP/sky-all.json" <<'PY2'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["offering"]["region"] = "all"
+json.dump(p, open(sys.argv[2], "w"))
+PY2
+gp export "$TMP/sky-all.json" --format skypilot -o "$TMP/sky-all.yaml"
+expect_rc "export skypilot: a plan in region 'all' exits 0" 0
+sky_valid "export skypilot: that task is valid" "$TMP/sky-all.yaml"
+same "skypilot: region 'all' is not written, the cloud is" \
+	"$(st get "$TMP/sky-all.yaml" resources | python3 -c 'import json, sys; r = json.load(sys.stdin); print("region" in r, r["cloud"])')" \
+	"False $(plan_val "$TMP/sky-mg.json" "p['offering']['provider']")"
 mkdir -p "$TMP/sky-run/bin"
 printf '#!/bin/sh\necho "$@" >"%s"\n' "$TMP/sky-run/torchrun.args" >"$TMP/sky-run/bin/torchrun"
 chmod +x "$TMP/sky-run/bin/torchrun"

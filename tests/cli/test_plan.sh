@@ -547,7 +547,7 @@ awk -F'[:,]' '/"dp":/ { dp = $2 + 0 } /"zero":/ { z = $2 + 0 } /"ep":/ { n++; if
 # a dense model's answer names no experts
 gp plan --model llama3-70b --tokens 1T --budget 1.5M -o "$TMP/dense.json"
 expect_no_out "dense: no ep in the table" "^1 .* ep[0-9]+ "
-expect_out "dense: the layout line, bf16" "^layout +tp[0-9]+ pp[0-9]+ .* dp[0-9]+ cp[0-9]+ on [0-9]+ GPUs, .* bf16$"
+expect_out "dense: the layout line, bf16" "^layout +tp[0-9]+ pp[0-9]+ (.* )?dp[0-9]+ cp[0-9]+ on [0-9]+ GPUs, .* bf16$"
 # bad values: one line, exit 2
 for args in "--ep 0" "--ep many" "--ep 3" "--etp 5" "--precision fp4" "--ep 70000"; do
 	gp plan --model deepseek-v3 --tokens 15T --budget 20M $args -o "$TMP/moe-bad.json"

@@ -24,7 +24,7 @@ expect_rc "prices list exits 0" 0
 expect_out "prices list starts with the cheapest GPU-hour" "^PROVIDER"
 [ "$(sed -n 2p "$OUT" | awk '{print $1, $2}')" = "runpod 8x_RTX4000-Ada_SECURE" ] \
 	&& pass "first row is runpod 8x RTX4000-Ada" || fail "first row is runpod 8x RTX4000-Ada" "$(sed -n 2p "$OUT")"
-expect_err "prices list says where the table came from" "154 offerings from .*data/prices.csv"
+expect_err "prices list says where the table came from" "155 offerings from .*data/prices.csv"
 
 # Every shipped price carries the date its source states (data/SOURCES.md,
 # "price_date").  The rows still undated are those of the five SkyPilot
@@ -157,11 +157,11 @@ expect_out "update counts" "^added 0, changed 1, unchanged 0"
 [ -f "$TABLE" ] && pass "user table written" || fail "user table written" "no $TABLE"
 [ "$(head -n1 "$TABLE")" = "# gpuplan-user-prices/2" ] && pass "user table starts with its format line" \
 	|| fail "user table starts with its format line" "$(head -n1 "$TABLE")"
-# the user's rows only: header and the one changed row, not the 154 shipped ones
+# the user's rows only: header and the one changed row, not the 155 shipped ones
 [ "$(grep -c . "$TABLE")" = 3 ] && grep -q '^aws,p5\.48xlarge,H100-SXM5-80GB,8,us-east-1,51\.5,,3200,,t-bom,2026-12-04,$' "$TABLE" \
 	&& pass "user table holds only the changed row" || fail "user table holds only the changed row" "$(grep -c . "$TABLE") lines"
 gp prices list
-expect_err "list counts the user's rows" "^154 offerings from .*data/prices\.csv with 1 rows of yours from .*/userdata/prices\.csv"
+expect_err "list counts the user's rows" "^155 offerings from .*data/prices\.csv with 1 rows of yours from .*/userdata/prices\.csv"
 gp prices list --mine
 expect_rc "prices list --mine exits 0" 0
 expect_out "--mine lists the user's row" "^aws +p5\.48xlarge +8x H100-SXM5-80GB +us-east-1 +51\.50 +6\.438"
@@ -340,11 +340,11 @@ expect_rc "an older full copy loads" 0
 expect_out "the copy's price is read" "p5\.4xlarge +1x H100-SXM5-80GB +us-east-1 +6\.00"
 expect_err "list says the copy counts as the user's" "is a full copy an older gpuplan wrote"
 GPUPLAN_DATA_DIR="$LEGACY" gp prices list --mine
-[ "$(grep -c "^[a-z]" "$OUT")" = 152 ] && pass "every row of the copy is the user's (152)" \
-	|| fail "every row of the copy is the user's (152)" "$(grep -c "^[a-z]" "$OUT") rows"
+[ "$(grep -c "^[a-z]" "$OUT")" = 153 ] && pass "every row of the copy is the user's (153)" \
+	|| fail "every row of the copy is the user's (153)" "$(grep -c "^[a-z]" "$OUT") rows"
 GPUPLAN_DATA_DIR="$LEGACY" gp prices update $FIX/crlf.csv
 expect_rc "an update over the copy exits 0" 0
-expect_out "it rewrites the copy as the user's rows" "wrote .*legacy/prices\.csv \(3 rows of yours; 154 offerings"
+expect_out "it rewrites the copy as the user's rows" "wrote .*legacy/prices\.csv \(3 rows of yours; 155 offerings"
 expect_out "and says so" "it was a full copy an older gpuplan wrote"
 [ "$(head -n1 "$LEGACY/prices.csv")" = "# gpuplan-user-prices/2" ] && [ "$(grep -c . "$LEGACY/prices.csv")" = 5 ] \
 	&& grep -q '^aws,p5\.4xlarge,H100-SXM5-80GB,1,us-east-1,6,' "$LEGACY/prices.csv" \
@@ -364,7 +364,7 @@ expect_err "a 33 MiB update says the cap" "huge\.csv: expected at most 32 MiB, f
 { head -1 data/prices.csv; awk 'BEGIN { for (i = 0; i < 20001; i++) printf "acloud,x%d,H100,8,r1,10,,,,,,\n", i }'; } > "$TMP/many.csv"
 gp prices update "$TMP/many.csv"
 expect_rc "20001 offerings more exit 2" 2
-expect_err "the offerings cap is named" "expected a price table of at most 20000 offerings, found 20155 after the merge"
+expect_err "the offerings cap is named" "expected a price table of at most 20000 offerings, found 20156 after the merge"
 [ ! -e "$GPUPLAN_DATA_DIR/prices.csv" ] && pass "nothing stored after a refused update" \
 	|| fail "nothing stored after a refused update" "$(ls "$GPUPLAN_DATA_DIR")"
 
