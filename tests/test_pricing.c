@@ -1013,10 +1013,18 @@ static void test_price_catalog_query_sorts_and_filters(void **state)
 	q.provider = "AWS";
 	q.region = "us-east";
 	assert_int_equal(price_catalog_query(&cat, &q, &idx, &n), RC_OK);
-	/* p5.48xlarge us-east-1 and us-east-2 have spot; p5.4xlarge us-east-1 not. */
-	assert_int_equal(n, 2);
-	assert_string_equal(cat.offers[idx[0]].region, "us-east-2");
-	assert_near(cat.offers[idx[0]].spot_usd_per_hour, 11.2543, 1e-12);
+	/* AWS's dated H100 rows carry no spot price (the snapshot's undated
+	 * spot figures were emptied when their on-demand prices were dated). */
+	assert_int_equal(n, 0);
+	free(idx);
+	q.provider = "GCP";
+	assert_int_equal(price_catalog_query(&cat, &q, &idx, &n), RC_OK);
+	/* GCP's H100 spot rows in us-east4 and us-east5: a3-highgpu-8g in both,
+	 * a3-megagpu-8g and a3-highgpu-1g in us-east4; the cheapest GPU-hour is
+	 * a3-megagpu-8g us-east4's 23.27524 / 8. */
+	assert_int_equal(n, 4);
+	assert_string_equal(cat.offers[idx[0]].instance_type, "a3-megagpu-8g");
+	assert_near(cat.offers[idx[0]].spot_usd_per_hour, 23.27524, 1e-12);
 	free(idx);
 	q.gpu = "no-such-gpu";
 	assert_int_equal(price_catalog_query(&cat, &q, &idx, &n), RC_USAGE);
@@ -1081,8 +1089,8 @@ static void test_price_update_merges_and_records_history(void **state)
 	price_update_opts_init(&u);
 	/* One changed price (55.04 -> 49.536 = -10%), one unchanged row, one new. */
 	write_text(dir, "new.csv", HEADER
-		   "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,49.536,17.6289,3200,,test-1\n"
-		   "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,55.04,11.2543,3200,,skypilot-catalog v8 @00148f2af3672e2229b4f7bf8157d5a3f36e3c35\n"
+		   "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-1,49.536,,3200,,test-1\n"
+		   "aws,p5.48xlarge,H100-SXM5-80GB,8,us-east-2,55.04,,3200,,AWS price list via instances.vantage.sh as transcribed 2026-01-21\n"
 		   "acme,a8,H100,8,moon-1,20,,,4,test-1\n");
 	snprintf(file, sizeof(file), "%s/new.csv", dir);
 	assert_int_equal(price_update(file, &o, &u, &rep), RC_OK);
@@ -1101,7 +1109,7 @@ static void test_price_update_merges_and_records_history(void **state)
 	assert_near(rep.changes[0].old_num, 55.04, 1e-12);
 	assert_near(rep.changes[0].new_num, 49.536, 1e-12);
 	assert_string_equal(rep.changes[2].field, "price_date");
-	assert_string_equal(rep.changes[2].old_value, "");
+	assert_string_equal(rep.changes[2].old_value, "2026-10-05");
 	assert_string_equal(rep.changes[2].new_value, "2026-12-04");
 	assert_int_equal(rep.changes[3].kind, PRICE_CHANGE_ADDED);
 	price_update_report_release(&rep);
@@ -1444,10 +1452,10 @@ static void test_price_update_fault_keeps_old_table(void **state)
 		assert_false(file_there(dir, "prices.history.pending"));
 		/* History still holds only the first update's changes: bom.csv
 		 * sets p5.48xlarge us-east-1's on-demand price (55.04 -> 51.5),
-		 * its spot price (17.6289 -> not offered), its version and its
-		 * price_date. */
+		 * its version and its price_date (its spot price, not offered,
+		 * is the shipped row's). */
 		assert_int_equal(price_history_load(&o, &h), RC_OK);
-		assert_int_equal(h.n, 4);
+		assert_int_equal(h.n, 3);
 		price_history_release(&h);
 	}
 	free(before);
@@ -1480,11 +1488,12 @@ static void test_price_update_fault_after_rename_recovers_history(void **state)
 	assert_true(file_there(dir, "prices.history.pending"));
 	assert_false(file_there(dir, "prices.history.csv"));
 	/* Reading the history completes it: crlf.csv changes p5.48xlarge
-	 * us-east-2's on-demand price, spot (now not offered) and version, and
-	 * p4d.24xlarge us-east-1's on-demand, spot and version (its 400 Gbit/s
-	 * is unchanged), each with its price_date: 8 lines. */
+	 * us-east-2's on-demand price and version (its spot, not offered, is
+	 * the shipped row's), and p4d.24xlarge us-east-1's on-demand, spot
+	 * (not offered -> 2.2) and version (its 400 Gbit/s is unchanged), each
+	 * with its price_date: 7 lines. */
 	assert_int_equal(price_history_load(&o, &h), RC_OK);
-	assert_int_equal(h.n, 8);
+	assert_int_equal(h.n, 7);
 	assert_string_equal(h.entries[0].field, "on_demand_usd_per_hour");
 	assert_string_equal(h.entries[0].new_value, "52.5");
 	price_history_release(&h);

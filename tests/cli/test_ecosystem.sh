@@ -98,7 +98,7 @@ expect_err "hints how to draw it later" "^hint: install gnuplot .*gnuplot .*fron
 check "no chart without gnuplot" "[ ! -e '$TMP/nogp/frontier.png' ]"
 check "the CSV has a header and one row per plan" \
 	"[ \"\$(head -1 '$TMP/nogp/frontier.csv')\" = 'gpu,time_days,cost_usd,gpus,offering,chosen' ] &&
-	 [ \$(( \$(wc -l <'$TMP/nogp/frontier.csv') - 1 )) = \$(grep -cE '^[a-z]+ [^ ]+ [^ ]+ (spot|on-demand|reserved|owned|capacity-block|calendar-reservation)' '$OUT') ]"
+	 [ \$(( \$(wc -l <'$TMP/nogp/frontier.csv') - 1 )) = \$(grep -cE '^[a-z]+ .* (spot|on-demand|reserved|owned|capacity-block|calendar-reservation) +[0-9]+x[0-9]+=[0-9]+ ' '$OUT') ]"
 check "exactly one chosen plan in the CSV" \
 	"[ \$(awk -F, 'NR > 1 && \$6 == 1' '$TMP/nogp/frontier.csv' | wc -l) = 1 ]"
 PATH="$NOGP" $GPUPLAN scaling --model llama3-8b --gpu h100 --max-gpus 64 \

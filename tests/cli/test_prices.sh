@@ -50,8 +50,8 @@ PY
 )
 [ "${UNDATED#* }" = "" ] && pass "every shipped price outside the SkyPilot snapshots is dated" \
 	|| fail "every shipped price outside the SkyPilot snapshots is dated" "undated: ${UNDATED#* }"
-[ "${UNDATED%% *}" -le 107 ] && pass "undated SkyPilot rows: ${UNDATED%% *}, no more than 107" \
-	|| fail "undated SkyPilot rows no more than 107" "${UNDATED%% *}"
+[ "${UNDATED%% *}" -le 35 ] && pass "undated SkyPilot rows: ${UNDATED%% *}, no more than 35" \
+	|| fail "undated SkyPilot rows no more than 35" "${UNDATED%% *}"
 grep -q '^gcp,.*skypilot-catalog' data/prices.csv && fail "no GCP row from the undated snapshot" "$(grep '^gcp,.*skypilot-catalog' data/prices.csv)" \
 	|| pass "no GCP row from the undated snapshot"
 # make run's job: its answer says how old its prices are, in days
@@ -73,15 +73,19 @@ expect_out "p5.48xlarge priced per node, GPU and month" "p5\.48xlarge +8x H100-S
 # Gb/s but no stated capacity, so one node
 expect_out "p5.48xlarge: 3200 Gb/s, 64 nodes by gpuplan's policy" "p5\.48xlarge .* us-east-1 .* 3200 +64p  "
 expect_out "p5.4xlarge: 100 Gb/s, one node" "p5\.4xlarge .* us-east-1 .* 100 +1  "
-gp prices list --gpu h100 --spot --provider aws --region us-east-1
-expect_out "spot: the 4-node spot bound, a policy" "p5\.48xlarge .* 3200 +4p  "
+gp prices list --gpu h100 --spot --provider gcp --region us-central1
+expect_out "spot: the 4-node spot bound, a policy" "a3-highgpu-8g .* 1000 +4p  "
 gp prices list --provider lambda --gpu h100
 expect_out "lambda: no network stated, one node" "gpu_8x_h100_sxm5 .* - +1  "
 
-gp prices list --gpu H100 --provider aws --spot
+gp prices list --gpu H100 --provider gcp --spot
 expect_rc "prices list --spot exits 0" 0
-# Cheapest AWS H100 spot GPU-hour: us-east-2 at 11.2543 / 8 = 1.407.
-expect_out "spot list starts with us-east-2" "^aws +p5\.48xlarge +8x H100-SXM5-80GB +us-east-2 +11\.25 +1\.407"
+# Cheapest GCP H100 spot GPU-hour: europe-north1 at 10.20548 / 8 = 1.276.
+expect_out "spot list starts with europe-north1" "^gcp +a3-highgpu-8g +8x H100-SXM5-80GB +europe-north1 +10\.21 +1\.276"
+# AWS's dated rows carry no spot price: the snapshot's undated spot
+# figures were emptied when their on-demand prices were dated
+gp prices list --gpu H100 --provider aws --spot
+expect_err "no AWS H100 spot offering" "^0 offerings from "
 
 gp prices list --gpu a10g
 expect_out "an offering whose GPU lacks bf16 is marked" "8x A10G\*"
@@ -99,8 +103,8 @@ expect_out "azure GB200: 108.16 a VM, 1600 Gb/s, 64 nodes by policy, domain 72" 
 expect_out "oracle GB200: the GPU's domain 72" "^oracle +BM\.GPU\.GB200\.4 +4x GB200 +all +64\.00 +16\.000 .* - +1 +72 +2026-09-01"
 expect_out "NVLINK is explained" "NVLINK: GPUs of one NVLink domain"
 gp prices list --gpu h100 --provider aws --region us-east-1
-expect_out "p5.48xlarge: an 8-GPU domain" "^aws +p5\.48xlarge .* 3200 +64p +8 +- "
-expect_out "p5.4xlarge: one GPU, a domain of 1" "^aws +p5\.4xlarge .* 100 +1 +1 +- "
+expect_out "p5.48xlarge: an 8-GPU domain" "^aws +p5\.48xlarge .* 3200 +64p +8 +2026-10-05 "
+expect_out "p5.4xlarge: one GPU, a domain of 1" "^aws +p5\.4xlarge .* 100 +1 +1 +2026-10-05 "
 gp prices list --gpu GB300 --json
 expect_out "JSON gives the domain planning uses" '"nvlink_domain":[[:space:]]+72,'
 expect_out "JSON says the row states none" '"nvlink_domain_stated":[[:space:]]+null,'

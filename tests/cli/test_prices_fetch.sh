@@ -49,12 +49,12 @@ row_val p5.48xlarge us-east-1 source | grep -q "rate 2Z6QSP2XHCYN8CQH.JRTCKXETXF
 
 gp prices fetch aws --from-file "$FIX/aws-us-west-2.csv"
 expect_rc "aws --from-file us-west-2 exits 0" 0
-expect_out "p6-b300.48xlarge us-west-2 dated" "p6-b300\.48xlarge us-west-2: price_date '' -> '2026-11-20'"
+expect_out "p6-b300.48xlarge us-west-2 dated anew" "p6-b300\.48xlarge us-west-2: price_date '2026-10-05' -> '2026-11-20'"
 expect_out "the stored spot price stays (the file has none)" "^added 0, changed 3, unchanged 0"
 expect_no_out "no spot price changed" "spot_usd_per_hour"
 gp prices list --provider aws --region us-west-2 --gpu b300
 expect_out "prices list: p6-b300 142.416, dated, 14 days old" "p6-b300\.48xlarge .* 142\.42 .* 2026-11-20 +14d"
-grep -q "p6-b300.48xlarge,us-west-2,price_date,,2026-11-20" "$HIST" \
+grep -q "p6-b300.48xlarge,us-west-2,price_date,2026-10-05,2026-11-20" "$HIST" \
 	&& pass "the fetch's changes are in the history" || fail "history" "$(tail -3 "$HIST")"
 # make run's question on demand (--blocks none): its answer is the
 # p6-b300 row, now of a known age
@@ -132,7 +132,7 @@ same "lambda gpu_1x_gh200 = 229 cents" "$(row_val gpu_1x_gh200 all on_demand_usd
 row_val gpu_8x_h100_sxm5 all source | grep -q "^Lambda Cloud API instance-types gpu_8x_h100_sxm5 3192 cents/h$" \
 	&& pass "lambda rows name the type and its price in cents" || fail "lambda source" "$(row_val gpu_8x_h100_sxm5 all source)"
 gp prices fetch lambda --from-file "$FIX/lambda-instance-types.json" --dry-run
-expect_out "lambda: the one undated Lambda row is dated" "gpu_1x_a100_sxm4 all: price_date '' -> '2026-12-04'"
+expect_out "lambda: a row the response prices alike takes its date" "gpu_1x_a100_sxm4 all: price_date '2026-09-25' -> '2026-12-04'"
 printf '{"error": {"code": "global/invalid-api-key", "message": "API key was invalid"}}\n' >"$TMP/lambda-err.json"
 gp prices fetch lambda --from-file "$TMP/lambda-err.json" --dry-run
 expect_rc "lambda: an error response exits 2" 2
@@ -159,7 +159,7 @@ start_server ok
 gp prices fetch aws --endpoint "$URL" --region us-east-1 --region us-west-2
 expect_rc "aws over HTTP: two regions' offer files" 0
 expect_out "aws over HTTP: 2 responses" "^aws: 2 responses, "
-expect_out "aws over HTTP: p5.48xlarge us-east-1 dated" "p5\.48xlarge us-east-1: price_date '' -> '2026-11-20'"
+expect_out "aws over HTTP: p5.48xlarge us-east-1 dated anew" "p5\.48xlarge us-east-1: price_date '2026-10-05' -> '2026-11-20'"
 : >"$TMP/requests"
 gp prices fetch aws --endpoint "$URL" --region us-east-1-dfw-2a --region us-east-1 --dry-run
 expect_rc "aws: a Local Zone and its region" 0
@@ -192,7 +192,7 @@ expect_err "lambda: the key comes from the environment" "LAMBDA_API_KEY: expecte
 LAMBDA_API_KEY=lambda-sekrit-456 GPUPLAN_PRICE_URL_LAMBDA="$URL" gp prices fetch lambda
 expect_rc "lambda over HTTP with a key" 0
 expect_out "lambda over HTTP: one response" "^lambda: 1 response, "
-expect_out "lambda over HTTP: gpu_1x_a100_sxm4 dated" "gpu_1x_a100_sxm4 all: price_date '' -> '2026-12-04'"
+expect_out "lambda over HTTP: gpu_1x_a100_sxm4 dated anew" "gpu_1x_a100_sxm4 all: price_date '2026-09-25' -> '2026-12-04'"
 [ "$(cat "$TMP/requests")" = "/api/v1/instance-types key=header" ] \
 	&& pass "lambda: the key travels in a header, never in a URL" || fail "lambda key" "$(cat "$TMP/requests")"
 ! grep -rq "sekrit" "$OUT" "$ERR" "$GPUPLAN_DATA_DIR" \

@@ -37,11 +37,12 @@ $RAW prices update $B >/dev/null 2>&1 || fail "second update" "exit $?"
 cp "$U/prices.csv" "$TMP/T1"
 hist_body "$U/prices.history.csv" > "$TMP/H1"
 cmp -s "$TMP/T0" "$TMP/T1" && fail "the two tables differ" "identical"
-# bom.csv changes 4 fields of one row (price_date the update's); crlf.csv 4
-# fields of each of 2 rows
-[ "$(wc -l < "$TMP/H0")" = 5 ] && [ "$(wc -l < "$TMP/H1")" = 13 ] \
-	&& pass "reference histories: 4 then 4 + 8 changes" \
-	|| fail "reference histories: 4 then 4 + 8 changes" "$(wc -l < "$TMP/H0") and $(wc -l < "$TMP/H1") lines"
+# bom.csv changes 3 fields of one row (price_date the update's; its spot,
+# not offered, is the shipped row's); crlf.csv 3 fields of one row (the same)
+# and 4 of the other (its spot 2.2 where the shipped row offers none)
+[ "$(wc -l < "$TMP/H0")" = 4 ] && [ "$(wc -l < "$TMP/H1")" = 11 ] \
+	&& pass "reference histories: 3 then 3 + 7 changes" \
+	|| fail "reference histories: 3 then 3 + 7 changes" "$(wc -l < "$TMP/H0") and $(wc -l < "$TMP/H1") lines"
 # the stored tables are the user's rows only: format line, header, then
 # bom.csv's row, then crlf.csv's two more
 [ "$(head -n1 "$TMP/T0")" = "# gpuplan-user-prices/2" ] && [ "$(wc -l < "$TMP/T0")" = 3 ] \
