@@ -60,6 +60,12 @@ struct price_gpu {
 	 * curve reaches half its maximum (simulator/sim_const.h); set by a
 	 * calibration of this device, 0: the simulator's default. */
 	double gemm_dim_half;
+	/* 1 when the device's GEMMs pack their operands into cache as they
+	 * compute (OpenBLAS on the CPU backend), so that a GEMM's time is its
+	 * compute alone: the simulator adds no memory term to it (sim_gemm_hbm),
+	 * as calibrate fits such a device's peak on compute alone; 0: a GPU,
+	 * whose GEMMs also stream their operands from HBM. */
+	int gemm_cached;
 	/* The HBM bandwidth the simulator gives a layer's element-wise
 	 * kernels (norms, residual adds, the MLP activation), [0] in a GELU
 	 * layer, [1] in a SwiGLU one; set by a calibration of this device,

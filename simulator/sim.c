@@ -167,6 +167,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	double tok = sh->tok, h = sh->h, f_l = sh->f / sh->t;
 	double qk = sh->dh, v = sh->dv, dh = (qk + v) / 2.0;
 	double a_l = sh->a_l, kv_l = sh->kv_l;
+	double ghbm = sim_gemm_hbm(&c->gpu, hbm);
 	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host, hl = host_layer_s(c);
 	double cast_f, cast_b, mlp_elems, extra_f = 0, module_re = 0;
 	double moe_host = 0, bias_bytes = 0;
@@ -191,10 +192,10 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		double ql = m->q_lora_rank, kl = m->kv_lora_rank, rope = m->qk_rope_dim;
 		double kvw = a_l * (m->qk_nope_dim + v);
 
-		double up_kv = sim_gemm_time_s(1, tok, kvw, kl, elem, dh50, lpeak, hbm);
-		double up_q = ql > 0 ? sim_gemm_time_s(1, tok, a_l * qk, ql, elem, dh50, lpeak, hbm) : 0;
+		double up_kv = sim_gemm_time_s(1, tok, kvw, kl, elem, dh50, lpeak, ghbm);
+		double up_q = ql > 0 ? sim_gemm_time_s(1, tok, a_l * qk, ql, elem, dh50, lpeak, ghbm) : 0;
 
-		gemm = sim_gemm_time_s(1, tok, kl + rope, h, elem, dh50, lpeak, hbm) + up_kv;
+		gemm = sim_gemm_time_s(1, tok, kl + rope, h, elem, dh50, lpeak, ghbm) + up_kv;
 		cast_f = tok * (h + kl);
 		cast_b = tok * (kl + rope + kvw);
 		/* mla_up_proj recomputed: the up-projections run again in the
@@ -202,26 +203,26 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		if (rc_mods & SIM_RECOMPUTE_MLA_UP_PROJ)
 			module_re += up_kv + up_q;
 		if (ql > 0) {
-			gemm += sim_gemm_time_s(1, tok, ql, h, elem, dh50, lpeak, hbm) + up_q;
+			gemm += sim_gemm_time_s(1, tok, ql, h, elem, dh50, lpeak, ghbm) + up_q;
 			cast_f += tok * ql;
 			cast_b += tok * (ql + a_l * qk);
 		} else {
-			gemm += sim_gemm_time_s(1, tok, a_l * qk, h, elem, dh50, lpeak, hbm);
+			gemm += sim_gemm_time_s(1, tok, a_l * qk, h, elem, dh50, lpeak, ghbm);
 			cast_b += tok * a_l * qk;
 		}
 	} else {
-		gemm = sim_gemm_time_s(1, tok, a_l * qk + kv_l * (qk + v), h, elem, dh50, lpeak, hbm);
+		gemm = sim_gemm_time_s(1, tok, a_l * qk + kv_l * (qk + v), h, elem, dh50, lpeak, ghbm);
 		cast_f = tok * h;
 		cast_b = tok * (a_l * qk + kv_l * (qk + v));
 	}
-	gemm += sim_gemm_time_s(1, tok, h, a_l * v, elem, dh50, lpeak, hbm);
+	gemm += sim_gemm_time_s(1, tok, h, a_l * v, elem, dh50, lpeak, ghbm);
 	cast_f += tok * a_l * v;
 	cast_b += tok * h;
 
 	lt->ep_fwd_s = 0;
 	if (!moe) {
-		double mlp = sim_gemm_time_s(1, tok, up * f_l, h, elem, dh50, lpeak, hbm)
-			     + sim_gemm_time_s(1, tok, h, f_l, elem, dh50, lpeak, hbm);
+		double mlp = sim_gemm_time_s(1, tok, up * f_l, h, elem, dh50, lpeak, ghbm)
+			     + sim_gemm_time_s(1, tok, h, f_l, elem, dh50, lpeak, ghbm);
 
 		gemm += mlp;
 		cast_f += tok * (h + f_l);
@@ -248,8 +249,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		double copies = n * k, bytes;
 		struct sim_link el;
 
-		gemm += sim_gemm_time_s(local, rows, up * w, h, elem, dh50, lpeak, hbm)
-			+ sim_gemm_time_s(local, rows, h, w, elem, dh50, lpeak, hbm);
+		gemm += sim_gemm_time_s(local, rows, up * w, h, elem, dh50, lpeak, ghbm)
+			+ sim_gemm_time_s(local, rows, h, w, elem, dh50, lpeak, ghbm);
 		/* looped from the host, the layer's dispatch grows by
 		 * SIM_HOST_MOE_LAYER_S (in proportion to a calibrated host) */
 		if (sim_moe_gemm_resolve(p, sim_gpu_arch(&c->gpu)) == SIM_MOE_GEMM_LOOP)
@@ -257,8 +258,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		cast_f += copies * (h + w);
 		cast_b += copies * (up * w + h);
 		if (shared > 0) {
-			gemm += sim_gemm_time_s(1, tok, up * shared, h, elem, dh50, lpeak, hbm)
-				+ sim_gemm_time_s(1, tok, h, shared, elem, dh50, lpeak, hbm);
+			gemm += sim_gemm_time_s(1, tok, up * shared, h, elem, dh50, lpeak, ghbm)
+				+ sim_gemm_time_s(1, tok, h, shared, elem, dh50, lpeak, ghbm);
 			cast_f += tok * (h + shared);
 			cast_b += tok * (up * shared + h);
 		}
@@ -280,7 +281,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		 * expert order and back, which reads each token and writes its
 		 * copies, then reads the copies and writes their weighted sum
 		 * (Megatron-Core's fused permute/unpermute): memory-bound. */
-		extra_f = sim_gemm_time_s(1, n, m->experts, h, ab, dh50, peak, hbm)
+		extra_f = sim_gemm_time_s(1, n, m->experts, h, ab, dh50, peak, ghbm)
 			  + hbm_time_s(16.0 * n * m->experts + 2.0 * ab * h * (n + copies), hbm, 4);
 		/* Dispatch and combine: each rank sends its copies to the
 		 * experts' ranks and gets them back (sim_dispatch_s), and with
@@ -327,8 +328,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		 * writes 2 and a 1-byte mask), causal or not; wider elements
 		 * scale it. */
 		double scores = bh * sh->sl * sh->s * ab / 2.0;
-		double products = sim_gemm_time_s(bh, sh->sl, sh->s, qk, ab, dh50, peak, hbm)
-				  + sim_gemm_time_s(bh, sh->sl, v, sh->s, ab, dh50, peak, hbm);
+		double products = sim_gemm_time_s(bh, sh->sl, sh->s, qk, ab, dh50, peak, ghbm)
+				  + sim_gemm_time_s(bh, sh->sl, v, sh->s, ab, dh50, peak, ghbm);
 
 		attn_f = products + hbm_time_s(SIM_SOFTMAX_FWD_BYTES * scores, hbm, 2);
 		attn_b = 2.0 * products + hbm_time_s(SIM_SOFTMAX_BWD_BYTES * scores, hbm, 2);
@@ -430,7 +431,7 @@ static void edge_time(const struct sim_model *m, const struct sim_parallel *p,
 	double hbm = c->gpu.hbm_bytes_per_s > 0 ? c->gpu.hbm_bytes_per_s
 						: peak / SIM_DEFAULT_FLOPS_PER_BYTE;
 	double tok = sh->tok, h = sh->h, v_l = sh->V / sh->t, ab = sim_act_bytes(p);
-	double act = ab * tok * h, hl = host_layer_s(c);
+	double act = ab * tok * h, hl = host_layer_s(c), ghbm = sim_gemm_hbm(&c->gpu, hbm);
 	struct sim_link tl;
 
 	sim_group_link(c, sh->t, 1, &tl);
@@ -458,12 +459,12 @@ static void edge_time(const struct sim_model *m, const struct sim_parallel *p,
 		int heads = 1 + m->mtp_layers;
 
 		et->compute_s += heads * (sim_ft_head_gemms(p) * sim_gemm_time_s(1, tok, v_l, h, ab, c->gpu.gemm_dim_half,
-								peak, hbm)
+								peak, ghbm)
 					  + hbm_time_s(SIM_LOSS_BYTES * tok * v_l + 12.0 * tok * h, hbm, 6));
 		if (m->mtp_layers > 0)
 			et->compute_s += m->mtp_layers * 3.0 *
 					 sim_gemm_time_s(1, tok, h / sh->t, 2.0 * h, ab,
-							 c->gpu.gemm_dim_half, peak, hbm);
+							 c->gpu.gemm_dim_half, peak, ghbm);
 		et->tp_s += heads * (sp ? 2.0 * sim_allgather_s(act, sh->t, &tl)
 				     : sim_allreduce_s(act, sh->t, &tl));
 		/* The head, the loss and their backward dispatch about as many

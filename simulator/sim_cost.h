@@ -9,6 +9,8 @@
 #ifndef GPUPLAN_SIM_COST_H
 #define GPUPLAN_SIM_COST_H
 
+#include <math.h>
+
 #include "sim.h"
 #include "sim_const.h"
 
@@ -49,6 +51,14 @@ static inline double sim_moe_imbalance(const struct sim_parallel *p)
  * included. */
 double sim_kernel_time_s(double flops, double bytes, double dmin, double dim_half,
 			 double peak, double hbm);
+/* The memory bandwidth a GEMM's bytes move at on g, whose other kernels
+ * see hbm: unbounded where g's GEMMs compute from cache
+ * (price_gpu.gemm_cached), so that sim_gemm_time_s adds no memory term. */
+static inline double sim_gemm_hbm(const struct price_gpu *g, double hbm)
+{
+	return g->gemm_cached ? HUGE_VAL : hbm;
+}
+
 /* Seconds for batch GEMMs (m x k) * (k x n) of elem-byte operands and a
  * bf16 output, launched as one kernel, dim_half as above. */
 double sim_gemm_time_s(double batch, double m, double n, double k,

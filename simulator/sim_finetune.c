@@ -181,8 +181,9 @@ static void layer_extra(const struct sim_model *m, const struct sim_parallel *p,
 		 * LoRA layer adds the scaled product to the base output:
 		 * a scale (read, write) and an add (two reads, a write), the
 		 * same traffic backward. */
-		double g = sim_gemm_time_s(1, tok, r, in, ab, dh50, peak, hbm)
-			   + sim_gemm_time_s(1, tok, out, r, ab, dh50, peak, hbm);
+		double g = sim_gemm_time_s(1, tok, r, in, ab, dh50, peak, sim_gemm_hbm(&c->gpu, hbm))
+			   + sim_gemm_time_s(1, tok, out, r, ab, dh50, peak,
+					     sim_gemm_hbm(&c->gpu, hbm));
 		double elt = sim_kernel_time_s(0, 5.0 * ab * tok * out, 1, dh50, peak, hbm)
 			     + SIM_KERNEL_S;
 

@@ -1342,6 +1342,52 @@ static void test_sim_attention_kernels(void **state)
 	}
 }
 
+/* A device whose GEMMs compute from cache (price_gpu.gemm_cached: the CPU
+ * backend's OpenBLAS, whose calibration fits the peak on compute alone)
+ * prices a layer's four GEMMs at their FLOPs alone; a GPU's also move
+ * their operands and output through HBM.  One layer of 1024 hidden over
+ * 1024 tokens: 24 x 1024 x 1024^2 FLOP forward at 140 GFLOP/s x 1024/1028
+ * (knee 4), twice that backward; the attention core and the element-wise
+ * work at the device's calibrated rates. */
+static void test_sim_gemm_cached(void **state)
+{
+	struct sim_model m = gpt(1, 1024, 16, 1000, 1024);
+	struct sim_parallel p = par(1, 1, 1, 1, 1);
+	struct sim_cluster c;
+	struct sim_parts cached, streamed;
+	double tok = 1024, h = 1024, peak = 140e9, hbm = 16.5e9, elt, gemm, bytes = 0;
+	double shapes[4][3] = { { tok, 3 * h, h }, { tok, h, h }, { tok, 4 * h, h }, { tok, h, 4 * h } };
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	snprintf(c.gpu.name, sizeof(c.gpu.name), "cpu");
+	c.gpu.memory_bytes = 64e9;
+	c.gpu.bf16_flops_per_s = peak;
+	c.gpu.hbm_bytes_per_s = hbm;
+	c.gpu.gemm_dim_half = 4;
+	c.gpu.elt_bytes_per_s[0] = 1.4e9;
+	c.gpu.attn_flops_per_s = 41e9;
+	c.gpus_per_node = 1;
+	c.host_layer_s = -1;
+	c.gpu.gemm_cached = 1;
+	sim_parts(&m, &p, &c, &cached);
+	c.gpu.gemm_cached = 0;
+	sim_parts(&m, &p, &c, &streamed);
+	elt = sim_layer_elt_bytes(0, tok * h, tok * 4 * h, 2.0) / (1.4e9 * SIM_HBM_EFF)
+	      + SIM_ELT_KERNELS * SIM_KERNEL_S;
+	gemm = 24.0 * tok * h * h / (peak * h / (h + 4)) + 4 * SIM_KERNEL_S;
+	assert_near(cached.layer_fwd_s - cached.layer_attn_fwd_s - elt, gemm, 1e-9);
+	assert_near(cached.layer_bwd_s - cached.layer_attn_bwd_s - SIM_ELT_BWD * elt, 2 * gemm, 1e-9);
+	/* streamed from HBM: each GEMM also reads its 2-byte operands and
+	 * writes its output, (m k + k n) x 2 + 2 m n bytes at SIM_HBM_EFF */
+	for (int i = 0; i < 4; i++)
+		bytes += 2.0 * (shapes[i][0] * shapes[i][2] + shapes[i][2] * shapes[i][1])
+			 + 2.0 * shapes[i][0] * shapes[i][1];
+	assert_near(streamed.layer_fwd_s - cached.layer_fwd_s, bytes / (hbm * SIM_HBM_EFF), 1e-9);
+	assert_near(streamed.layer_bwd_s - cached.layer_bwd_s, 2 * bytes / (hbm * SIM_HBM_EFF),
+		    1e-9);
+}
+
 static void test_sim_attn_kernel_generations(void **state)
 {
 	/* One H100, 40 heads of 128 over 16384 causal tokens.  The
@@ -2769,6 +2815,7 @@ int main(void)
 		cmocka_unit_test(test_sim_ring_latency_nccl_model),
 		cmocka_unit_test(test_sim_host_floor_per_collective),
 		cmocka_unit_test(test_sim_attention_kernels),
+		cmocka_unit_test(test_sim_gemm_cached),
 		cmocka_unit_test(test_sim_attn_kernel_generations),
 		cmocka_unit_test(test_sim_fp8_cast_traffic),
 		cmocka_unit_test(test_sim_optimizer_step),

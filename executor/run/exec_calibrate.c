@@ -666,12 +666,16 @@ static enum rc measure_collectives(struct exec_job *j, const struct plan *p,
 /* The simulator's time for c's GEMM i at knee, peak and hbm, its
  * operands of the backend's activation type (as exec_predict prices a
  * run): a backward pass is two GEMMs of the forward's shape (sim.c's
- * layer_time). */
+ * layer_time).  The CPU backend's GEMMs compute from cache
+ * (price_gpu.gemm_cached, set by exec_cpu_gpu): no memory term, as the
+ * prediction prices them (sim_gemm_hbm). */
 static double sim_gemm_s(const struct exec_calibration *c, int i, double knee, double peak,
 			 double hbm)
 {
 	const struct exec_calib_gemm *g = &c->gemm[i];
 
+	if (strcmp(c->backend, "cpu") == 0)
+		hbm = HUGE_VAL;
 	return (g->backward ? 2.0 : 1.0)
 	       * sim_gemm_time_s(1, g->m, g->n, g->k, exec_act_bytes(c->backend, c->precision),
 				 knee, peak, hbm);

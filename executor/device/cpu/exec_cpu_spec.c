@@ -23,7 +23,9 @@
  *     (94% of peak at side 64, 98% at 256): unlike a GPU's tensor-core
  *     tiles the CPU's rate hardly depends on the smallest side, and the
  *     fit's 1 is the bottom of its range.  The hand-written 4 x 8 tile
- *     before OpenBLAS ran 7.8 GFLOP/s.
+ *     before OpenBLAS ran 7.8 GFLOP/s.  OpenBLAS packs its operands into
+ *     cache as it computes, so the simulator prices these GEMMs by their
+ *     FLOPs alone, with no memory term (price_gpu.gemm_cached).
  *   memory: a 64 MiB copy moves 12.9 to 13.5 GB/s (read plus write),
  *     16.1 to 16.9 GB/s at the simulator's SIM_HBM_EFF: 16.5.
  *   element-wise: a layer's norms, residual adds and activation do not
@@ -77,6 +79,7 @@ void exec_cpu_gpu(struct price_gpu *g)
 	g->tf32_flops_per_s = EXEC_CPU_FLOPS_PER_S;
 	g->fp32_flops_per_s = EXEC_CPU_FLOPS_PER_S;
 	g->gemm_dim_half = EXEC_CPU_GEMM_DIM_HALF;
+	g->gemm_cached = 1;	/* OpenBLAS packs its operands into cache */
 	g->elt_bytes_per_s[0] = EXEC_CPU_ELT_GELU_BYTES_PER_S;
 	g->elt_bytes_per_s[1] = EXEC_CPU_ELT_SWIGLU_BYTES_PER_S;
 	g->attn_flops_per_s = EXEC_CPU_ATTN_FLOPS_PER_S;
