@@ -108,6 +108,11 @@ const char *cli_any(const char *s);
  * ("1602", never "1.6e+03"). */
 const char *cli_fmt_expected(char *buf, size_t size, double n);
 
+/* The effective training time that waste (the share of wall time
+ * interruptions and checkpoints take) leaves, for people into buf:
+ * a percentage with two decimals ("98.93%"). */
+const char *cli_fmt_effective(char *buf, size_t size, double waste);
+
 /* Reports an unknown option or missing argument the getopt way, as one
  * line, and returns RC_USAGE. */
 enum rc cli_bad_option(const char *cmd, int optopt_, const char *arg);

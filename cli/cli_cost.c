@@ -416,7 +416,7 @@ static void print_interrupts(const struct plan_result *r, const struct plan_row 
 	const struct plan_candidate *c = &row->c;
 	const struct plan_interrupt *ip = &c->interrupt;
 	const struct plan_opts *o = &r->opts;
-	char a[32], b[32], n[32];
+	char a[32], b[32], n[32], e[16];
 
 	printf("interruptions%s: %s expected (failures %.3g/GPU-hour x %d GPUs", tag,
 	       cli_fmt_expected(n, sizeof(n), ip->expected * row->fraction), o->failures_per_gpu_hour,
@@ -427,8 +427,8 @@ static void print_interrupts(const struct plan_result *r, const struct plan_row 
 	if (ip->mtbf_s > 0)
 		printf(": one every %s", unit_fmt_duration(a, sizeof(a), ip->mtbf_s));
 	printf("), each a restart of %s and the work since the last checkpoint redone: "
-	       "effective training time %.2f%% (+%.2f%% wall time with the checkpoints, included)\n",
-	       unit_fmt_duration(b, sizeof(b), o->restart_s), 100.0 * (1.0 - ip->waste),
+	       "effective training time %s (+%.2f%% wall time with the checkpoints, included)\n",
+	       unit_fmt_duration(b, sizeof(b), o->restart_s), cli_fmt_effective(e, sizeof(e), ip->waste),
 	       100.0 * (1.0 / (1.0 - ip->waste) - 1.0));
 }
 

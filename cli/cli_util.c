@@ -305,3 +305,9 @@ const char *cli_fmt_expected(char *buf, size_t size, double n)
 	snprintf(buf, size, n < 100 ? "%.3g" : "%.0f", n);
 	return buf;
 }
+
+const char *cli_fmt_effective(char *buf, size_t size, double waste)
+{
+	snprintf(buf, size, "%.2f%%", 100.0 * (1.0 - waste));
+	return buf;
+}

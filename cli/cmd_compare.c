@@ -176,7 +176,7 @@ static void print_row(const char *gpu, const char *option, const char *where,
 	char t[32], cost[32], per[32], rate[32], eff[16], intr[32];
 
 	snprintf(rate, sizeof(rate), "$%.2f", usd_per_gpu_hour);
-	snprintf(eff, sizeof(eff), "%.2f%%", 100.0 * (1.0 - c->interrupt.waste));
+	cli_fmt_effective(eff, sizeof(eff), c->interrupt.waste);
 	printf("%-16s %-6s %-72s %-9s %-12s %-10s %-9s %-8s ", gpu, option, where,
 	       unit_fmt_duration(t, sizeof(t), c->time_s), unit_fmt_usd(cost, sizeof(cost), c->cost_usd),
 	       unit_fmt_usd(per, sizeof(per), c->cost_usd / (tokens / 1e9)), rate,

@@ -203,7 +203,8 @@ enum rc cmd_frontier(int argc, char **argv)
 		printf("%s\n", js);
 		free(js);
 	} else if (rc == RC_OK) {
-		char off[256], tt[32], cost[32], rate[32], gpus[32], par[64], tok[32], intr[32];
+		char off[256], tt[32], cost[32], rate[32], gpus[32], par[64], tok[32], intr[32],
+			eff[16];
 		int wl = 12;
 
 		for (size_t i = 0; i < n; i++) {
@@ -227,14 +228,14 @@ enum rc cmd_frontier(int argc, char **argv)
 				 p->nodes * p->cluster.gpus_per_node);
 			/* tp x pp x dp x cp is the GPU count, as in plan's table */
 			plan_cli_layout(par, sizeof(par), &p->par);
-			printf("%-48s %-12s %-*s %-5d %-6.1f %-9s %-13s %-9s %-7s %.2f%%\n",
+			printf("%-48s %-12s %-*s %-5d %-6.1f %-9s %-13s %-9s %-7s %s\n",
 			       plan_cli_offering(off, sizeof(off), p), gpus, wl, par, p->par.zero,
 			       100.0 * p->res.mfu,
 			       unit_fmt_duration(tt, sizeof(tt), p->time_s),
 			       unit_fmt_usd(cost, sizeof(cost), p->cost_usd),
 			       unit_fmt_usd(rate, sizeof(rate), p->usd_per_hour),
 			       cli_fmt_expected(intr, sizeof(intr), p->interrupt.expected),
-			       100.0 * (1.0 - p->interrupt.waste));
+			       cli_fmt_effective(eff, sizeof(eff), p->interrupt.waste));
 		}
 		if (budget >= 0 || deadline > 0) {
 			const char *lim = budget >= 0 && deadline > 0 ? "budget and deadline"

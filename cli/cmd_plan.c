@@ -191,7 +191,7 @@ static const char *row_offering(char *buf, size_t size, const struct plan_row *r
 static void print_table(const struct plan_result *r, const struct plan_job *jobs, size_t n_jobs)
 {
 	char off[256], gpus[48], par[64], mb[32], mem[48], st[32], tps[32], tt[32], cost[32],
-		rate[32];
+		rate[32], intr[32], eff[16];
 	const char *loss;
 	int w = 8, wl = 12;
 
@@ -204,10 +204,12 @@ static void print_table(const struct plan_result *r, const struct plan_job *jobs
 		if (nl > wl)
 			wl = nl;
 	}
-	printf("%-3s %s%-*s  %-12s %-*s %-9s %-4s %-4s %-13s %-8s %-8s %-5s %-8s %-12s %-9s %s\n",
-	       "#", n_jobs > 1 ? "JOB          " : "", w, "OFFERING", "GPUS", wl, "TP/PP/DP/CP",
-	       "MBSxACC", "ZERO", "RCMP", "MEM/GPU", "STEP", "TOK/S", "MFU", "TIME", "COST",
-	       "USD/H", "LARGEST LOSS");
+	/* INTR and EFF as frontier and compare show them: the interruptions
+	 * each row expects over its TIME and the effective training time */
+	printf("%-3s %s%-*s  %-12s %-*s %-9s %-4s %-4s %-13s %-8s %-8s %-5s %-8s %-12s %-9s %-7s "
+	       "%-7s %s\n", "#", n_jobs > 1 ? "JOB          " : "", w, "OFFERING", "GPUS", wl,
+	       "TP/PP/DP/CP", "MBSxACC", "ZERO", "RCMP", "MEM/GPU", "STEP", "TOK/S", "MFU", "TIME",
+	       "COST", "USD/H", "INTR", "EFF", "LARGEST LOSS");
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const struct plan_row *row = &r->rows[i];
 		const struct plan_candidate *c = &row->c;
@@ -229,10 +231,12 @@ static void print_table(const struct plan_result *r, const struct plan_job *jobs
 		unit_fmt_duration(tt, sizeof(tt), c->time_s * row->fraction);
 		unit_fmt_usd(cost, sizeof(cost), c->cost_usd * row->fraction);
 		unit_fmt_usd(rate, sizeof(rate), c->usd_per_hour);
-		printf("%-3s %s%-*s  %-12s %-*s %-9s %-4d %-4s %-13s %-8s %-8s %-5.1f %-8s %-12s %-9s %s %.0f%%\n",
-		       rank, job, w, row_offering(off, sizeof(off), row), gpus, wl, par, mb,
-		       c->par.zero, plan_cli_recompute(c->par.recompute), mem, st, tps,
-		       100.0 * c->res.mfu, tt, cost, rate, loss, 100.0 * lf);
+		cli_fmt_expected(intr, sizeof(intr), c->interrupt.expected * row->fraction);
+		cli_fmt_effective(eff, sizeof(eff), c->interrupt.waste);
+		printf("%-3s %s%-*s  %-12s %-*s %-9s %-4d %-4s %-13s %-8s %-8s %-5.1f %-8s %-12s %-9s "
+		       "%-7s %-7s %s %.0f%%\n", rank, job, w, row_offering(off, sizeof(off), row), gpus,
+		       wl, par, mb, c->par.zero, plan_cli_recompute(c->par.recompute), mem, st, tps,
+		       100.0 * c->res.mfu, tt, cost, rate, intr, eff, loss, 100.0 * lf);
 	}
 }
 

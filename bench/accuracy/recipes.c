@@ -31,8 +31,9 @@ static const struct {
 	{ "moe_gemm", sim_moe_gemm_names, 3 },
 	{ "recompute_modules", sim_recompute_module_names, SIM_RECOMPUTE_MODULES },
 	{ "pp_layout", layout_names, 2 },
+	{ "fp8_param_gather", bool_names, 2 },
 };
-enum { F_ZERO, F_DISPATCHER, F_A2A, F_GEMM, F_RECOMPUTE, F_LAYOUT };
+enum { F_ZERO, F_DISPATCHER, F_A2A, F_GEMM, F_RECOMPUTE, F_LAYOUT, F_FP8_GATHER };
 
 static int find_name(const char *const *names, size_t n, const char *s, size_t len)
 {
@@ -150,7 +151,7 @@ static enum rc check_fact(const struct price_csv *csv, const struct price_csv_ro
 		;
 	if (f == GP_ARRAY_LEN(facts))
 		return bad(csv, row, "fact", "zero, dispatcher, a2a_overlap, moe_gemm, "
-			   "recompute_modules or pp_layout");
+			   "recompute_modules, pp_layout or fp8_param_gather");
 	if (f == F_RECOMPUTE ? module_bits(value) < 0
 	    : find_name(facts[f].values, facts[f].n, value, strlen(value)) < 0)
 		return bad(csv, row, "value", "a value the fact takes (bench/data/RUNS.md)");
@@ -302,4 +303,7 @@ void moe_recipes_apply(const struct moe_recipes *r, const char *model, const cha
 	}
 	if (v[F_LAYOUT] && !strcmp(v[F_LAYOUT], "front_filled_last"))
 		p->pp_last_layers = sim_front_filled_last(m, p->pp, p->interleave);
+	/* the simulator applies it only to FP8 and MXFP8 GEMMs under ZeRO */
+	if (v[F_FP8_GATHER])
+		p->fp8_param_gather = atoi(v[F_FP8_GATHER]);
 }

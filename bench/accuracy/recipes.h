@@ -46,8 +46,9 @@ const struct moe_system *moe_system_find(const struct moe_recipes *r, const char
  * fact the first row whose keys match (an empty key matches any) and
  * whose releases hold it; a fact no row gives keeps p's default.  Sets
  * the optimizer's ZeRO stage, the token dispatcher, the EP all-to-all
- * overlap, the expert GEMMs' kernel, the recomputed modules and the
- * pipeline layout. */
+ * overlap, the expert GEMMs' kernel, the recomputed modules, the
+ * pipeline layout and whether ZeRO gathers FP8 weights in FP8
+ * (fp8_param_gather). */
 void moe_recipes_apply(const struct moe_recipes *r, const char *model, const char *system,
 		       long release, const struct sim_model *m, struct sim_parallel *p);
 

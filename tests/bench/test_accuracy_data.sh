@@ -19,16 +19,21 @@ expect_rc "the bench runs on bench/data" 0
 expect_out "the MoE headline is there" '^mbridge_moe newest +15 '
 cp "$OUT" "$TMP/shipped"
 
-# the recipes' EP overlap changes the overlapped layouts' predictions
-grep -v '^a2a_overlap,' bench/data/moe_recipes.csv >"$D/moe_recipes.csv"
-run "no overlap" "$ACC" -v data "$D"
-expect_rc "without the overlap rows it runs" 0
-b200() { grep 'mbridge_moe newest DeepSeekV3 DGX-B200' "$1"; }
-if [ -n "$(b200 "$TMP/shipped")" ] && ! diff <(b200 "$TMP/shipped") <(b200 "$OUT") >/dev/null; then
-	pass "the overlap fact moves DeepSeek-V3's B200 predictions"
-else
-	fail "the overlap fact moves DeepSeek-V3's B200 predictions" "the same without it"
-fi
+moves() { # moves FACT SYSTEM WHAT: without FACT's rows the bench runs and
+	# DeepSeek-V3's SYSTEM predictions differ from the shipped ones
+	local pick="mbridge_moe newest DeepSeekV3 DGX-$2"
+	grep -v "^$1," bench/data/moe_recipes.csv >"$D/moe_recipes.csv"
+	run "no $1" "$ACC" -v data "$D"
+	expect_rc "without the $1 rows it runs" 0
+	if grep -q "$pick" "$TMP/shipped" &&
+		! diff <(grep "$pick" "$TMP/shipped") <(grep "$pick" "$OUT") >/dev/null; then
+		pass "the $1 fact moves DeepSeek-V3's $2 predictions ($3)"
+	else
+		fail "the $1 fact moves DeepSeek-V3's $2 predictions ($3)" "the same without it"
+	fi
+}
+moves a2a_overlap B200 "the EP all-to-all overlapped"
+moves fp8_param_gather GB300 "ZeRO-1's MXFP8 weight gathers a byte a weight"
 
 bad() { # bad NAME FILE SED REGEX: one error line, exit 2
 	fresh
@@ -42,6 +47,8 @@ bad "unknown fact" moe_recipes.csv '2s/^dispatcher,/dispatch,/' \
 	"^error: .*moe_recipes.csv:2: fact: expected zero, dispatcher, .*found 'dispatch'"
 bad "a value the fact does not take" moe_recipes.csv '3s/,1,"/,one,"/' \
 	"^error: .*moe_recipes.csv:3: value: expected .*found 'one'"
+bad "a gather that is not 0 or 1" moe_recipes.csv 's/^fp8_param_gather,\(.*\),1,"/fp8_param_gather,\1,yes,"/' \
+	"^error: .*moe_recipes.csv:[0-9]+: value: expected .*found 'yes'"
 bad "an unknown module" moe_recipes.csv 's/,mla_up_proj mlp,/,mla_up_proj mpl,/' \
 	"^error: .*moe_recipes.csv:[0-9]+: value: .*found 'mla_up_proj mpl'"
 bad "a degree that is not a number" moe_recipes.csv '4s/,DGX-H100,1,2,12,/,DGX-H100,1,2,x,/' \

@@ -48,6 +48,8 @@ expect_rc() { [ "$RC" = "$2" ] && pass "$1" || fail "$1" "exit $RC, expected $2"
 expect_out() { grep -Eq -- "$2" "$OUT" && pass "$1" || fail "$1" "stdout lacks /$2/"; }
 expect_no_out() { ! grep -Eq -- "$2" "$OUT" && pass "$1" || fail "$1" "stdout has /$2/"; }
 expect_err() { grep -Eq -- "$2" "$ERR" && pass "$1" || fail "$1" "stderr lacks /$2/"; }
+# expect_ok NAME FILE: a check's script wrote "ok" to FILE, else what failed
+expect_ok() { [ "$(cat "$2")" = ok ] && pass "$1" || fail "$1" "$(cat "$2")"; }
 expect_err_lines() {
 	local n; n=$(grep -c '^error:' "$ERR")
 	[ "$n" = "$2" ] && pass "$1" || fail "$1" "$n error lines, expected $2"

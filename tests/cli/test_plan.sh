@@ -21,7 +21,7 @@ expect_out "plan --help states the --top default" "--top N .*\(default 5\)"
 # ---- the `make run` query
 gp plan --model llama3-70b --tokens 1T --budget 1.5M -o "$TMP/plan.json"
 expect_rc "plan within a budget exits 0" 0
-expect_out "plan prints the table header" "^#  +OFFERING +GPUS +TP/PP/DP/CP +MBSxACC +ZERO +RCMP +MEM/GPU +STEP +TOK/S +MFU +TIME +COST +USD/H +LARGEST LOSS"
+expect_out "plan prints the table header" "^#  +OFFERING +GPUS +TP/PP/DP/CP +MBSxACC +ZERO +RCMP +MEM/GPU +STEP +TOK/S +MFU +TIME +COST +USD/H +INTR +EFF +LARGEST LOSS"
 expect_out "plan ranks its answer first" "^1 +[a-z]+ "
 expect_out "plan says what binds" "^binding: "
 expect_out "plan names the runner-up" "^runner-up: "
@@ -94,11 +94,67 @@ for p in json.load(open(sys.argv[1]))["plans"]:
         bad.append(repr(i))
 print("ok" if not bad else "; ".join(bad[:3]))
 PY
-	[ "$(cat "$TMP/good.check")" = ok ] \
-		&& pass "--json: interruptions expected = wall time / MTBF, at the sourced rate" \
-		|| fail "--json: interruptions expected = wall time / MTBF, at the sourced rate" "$(cat "$TMP/good.check")"
+	expect_ok "--json: interruptions expected = wall time / MTBF, at the sourced rate" "$TMP/good.check"
 else
 	echo "skip - --json interruptions: no python3"
+fi
+# every row of the table states its expected interruptions and effective
+# training time (INTR, EFF), the runners-up by the hand calculation of
+# docs/costs.md from the row's GPUs, nodes, tokens/s and checkpoint size:
+# rate 466 / (54 d x 24 h x 16,384 GPUs) per GPU-hour, M = 1 / (rate x GPUs),
+# C = checkpoint bytes / (nodes x 1 GB/s), Daly's interval tau = sqrt(2 C M)
+# [1 + sqrt(C / 2M) / 3 + C / 18M] - C, W = tokens / tokens/s, wall time
+# W (M / tau) e^(R/M) (e^((tau + C)/M) - 1) with R = 5 min; INTR = wall / M,
+# EFF = W / wall.  Row 3 of this answer: 640 B200 (80 nodes) for 9.6 days,
+# M = 3600 / (2.1946e-5 x 640) = 256,308 s (2.97 d), C = 987.75 GB / 80 GB/s
+# = 12.35 s, tau = 2,507.6 s (41.8 min), W = 1e12 / 1,224,339 = 816,767 s,
+# wall = 825,803 s: INTR 3.22, EFF 98.91%.
+gp plan --model llama3-70b --tokens 1T --budget 2.5M -o "$TMP/good.json"
+cp "$OUT" "$TMP/good.txt"
+expect_out "the table has INTR and EFF columns before the largest loss" \
+	"^#  +OFFERING .* +USD/H +INTR +EFF +LARGEST LOSS$"
+expect_out "row 3 by hand: 640 GPUs for 9.6 d, 3.22 expected, 98.91% effective" \
+	"^3 +gcp a4-highgpu-8g .* 80x8=640 .* 9\.6 d .* 3\.22 +98\.91% "
+gp plan --model llama3-70b --tokens 1T --budget 2.5M --json -o "$TMP/good.json"
+if command -v python3 >/dev/null; then
+	python3 - "$TMP/good.txt" "$OUT" >"$TMP/rows.check" <<'PY'
+import json, math, re, sys
+text = open(sys.argv[1]).read().splitlines()
+plans = json.load(open(sys.argv[2]))["plans"]
+rate, R = 466 / (54 * 24 * 16384), 300.0
+rows = {}
+for line in text:
+    m = re.match(r"^(\d+)[ab]? .*(\$[0-9,.]+) +(\$[0-9,.]+) +(\S+) +([0-9.]+%) ", line)
+    if m:
+        rows[int(m.group(1))] = (m.group(4), m.group(5))
+bad, checked = [], 0
+for p in plans:
+    long_job = p["gpus"] > 1000 or p["time_to_train_s"] > 7 * 86400
+    if p["rank"] not in rows:
+        bad.append("row %d states no INTR/EFF" % p["rank"])
+        continue
+    if p["rank"] < 2 or not long_job:
+        continue
+    M = 3600 / (rate * p["gpus"])
+    C = p["costs"]["checkpoint_bytes"] / (p["nodes"] * 1e9)
+    x = C / (2 * M)
+    W = 1e12 * p["fraction"] / p["tokens_per_s"]
+    tau = min(math.sqrt(2 * C * M) * (1 + math.sqrt(x) / 3 + x / 9) - C, W)
+    wall = W * (M / tau) * math.exp(R / M) * (math.exp((tau + C) / M) - 1)
+    want = ("%.3g" % (wall / M), "%.2f%%" % (100 * W / wall))
+    if rows[p["rank"]] != want:
+        bad.append("row %d: INTR/EFF %s, by hand %s" % (p["rank"], rows[p["rank"]], want))
+    startup = p["costs"]["provision_s"] + p["costs"]["startup_s"]
+    if abs(p["time_to_train_s"] - startup - wall) > 1e-6 * wall:
+        bad.append("row %d: time %r, by hand %r" % (p["rank"], p["time_to_train_s"], startup + wall))
+    checked += 1
+if not checked:
+    bad.append("no runner-up of more than 1,000 GPUs or a week")
+print("ok" if not bad else "; ".join(bad[:3]))
+PY
+	expect_ok "every row's INTR and EFF; the runners-up's by hand (rate, Young/Daly, Daly's wall time)" "$TMP/rows.check"
+else
+	echo "skip - plan rows' INTR and EFF: no python3"
 fi
 gp plan --model llama3-70b --tokens 1T --budget 2.5M --failure-rate 0 -o "$TMP/good.json"
 expect_rc "--failure-rate 0 exits 0" 0
@@ -438,9 +494,7 @@ for p, r in zip(pts, rows):
         bad.append("csv %s vs json %g" % (r["expected_interruptions"], i["expected"]))
 print("ok" if pts and len(pts) == len(rows) and not bad else "; ".join(bad[:3]) or "no points")
 PY
-	[ "$(cat "$TMP/frontier.check")" = ok ] \
-		&& pass "frontier --json and --csv: each plan's interruptions = rate x GPUs x hours" \
-		|| fail "frontier --json and --csv: each plan's interruptions = rate x GPUs x hours" "$(cat "$TMP/frontier.check")"
+	expect_ok "frontier --json and --csv: each plan's interruptions = rate x GPUs x hours" "$TMP/frontier.check"
 fi
 gp frontier --help
 expect_rc "frontier --help exits 0" 0
