@@ -420,10 +420,10 @@ void exec_result_release(struct exec_result *r);
 /* A checkpoint directory holds DIR/step-NNNNNNNN/ per checkpoint: one
  * shard per rank (rank-NNNNN.bin: the rank's master weights and AdamW
  * moments, native byte order) and manifest.json (schema
- * gpuplan.checkpoint/2: the step, the model, the layout, the seed, the
- * --data file (path, size, time stamp, FNV-1a hash) or synthetic data,
- * AdamW's settings, the run's --steps and each shard's size and FNV-1a
- * hash).  A checkpoint is written into DIR/.step-NNNNNNNN.tmp, every file
+ * gpuplan.checkpoint/2: the step, the model, the layout, the backend and
+ * the precision it computed in, the seed, the --data file (path, size,
+ * time stamp, FNV-1a hash) or synthetic data, AdamW's settings, the run's
+ * --steps and each shard's size and FNV-1a hash).  A checkpoint is written into DIR/.step-NNNNNNNN.tmp, every file
  * fsynced, and renamed into place after the manifest: a step-* directory
  * is always whole, and a write killed half-way leaves the ones before
  * untouched.
@@ -432,10 +432,13 @@ void exec_result_release(struct exec_result *r);
  * without o->resume, that ckpt_dir can be used (its parent exists; it is
  * a writable directory or can be made one) and holds no checkpoint yet,
  * *step = 0; with it, that its newest step-* directory has its manifest,
- * is of o's model, layout, seed, AdamW settings and data (the --data
- * file's size and hash; the path and time stamp may differ, and then
- * note[note_size] says why that is safe, else it is made "") and before
- * o->steps, and that every shard it lists is a regular file of the
+ * is of o's model, layout, seed, backend and precision (the one o's
+ * backend computes in: fp32 on the CPU), AdamW settings and data (the
+ * --data file's size and hash; the path and time stamp may differ, and
+ * then note[note_size] says why that is safe; a manifest that records no
+ * backend and precision, written before gpuplan recorded them, is taken
+ * to be o's, and note says so too, after "; "; else note is made "") and
+ * before o->steps, and that every shard it lists is a regular file of the
  * manifest's size (stat only: nothing is opened), *step = its step.
  * Returns RC_OK, or RC_INPUT with one line naming the directory, the
  * checkpoint or the shard, and for a setting that differs the

@@ -8,7 +8,8 @@
  *
  * It does not price a plan (the planner does) nor chain reservations.
  *
- * It calls price_csv.c, price_cost.c's cell readers and common/.
+ * It calls price_csv.c, price_csv_table.c, price_cost.c's cell readers and
+ * common/.
  */
 #include <math.h>
 #include <stdio.h>
@@ -51,134 +52,139 @@ static int need_whole(struct price_errs *e, const struct price_csv *csv,
 	return 0;
 }
 
+/* The optional columns, after B_N in col[]. */
+enum { B_PRODUCT = B_N, B_PAYMENT, B_KIND };
+
+static const char *const block_cols[B_N] = { "provider", "instance_prefix", "region",
+					     "usd_per_hour", "min_nodes", "max_nodes",
+					     "min_days", "max_days", "step_days",
+					     "long_step_days", "long_from_days", "price_date",
+					     "source" };
+static const char *const block_opt[] = { "product", "payment", "kind" };
+
+/* Reads one row of blocks.csv into dst (struct price_block). */
+static int read_block(struct price_errs *e, const struct price_csv *csv,
+		      const struct price_csv_row *row, const int *col, void *dst,
+		      const void *ctx)
+{
+	struct price_block *b = dst;
+	long days;
+	int bad = 0, priced;
+
+	(void)ctx;
+	bad |= price_cell_text(e, csv, row, col[B_PROVIDER], b->provider, sizeof(b->provider), 1);
+	bad |= price_cell_text(e, csv, row, col[B_PREFIX], b->instance_prefix,
+			       sizeof(b->instance_prefix), 1);
+	bad |= price_cell_text(e, csv, row, col[B_REGION], b->region, sizeof(b->region), 1);
+	/* An empty rate is a product whose price no source read gives:
+	 * its other figures are optional then, and it is never planned
+	 * (price_block_find_unpriced). */
+	priced = price_csv_get(row, col[B_RATE])[0] != '\0';
+	bad |= price_cell_number(e, csv, row, col[B_RATE], 0.0001, PRICE_USD_PER_HOUR_MAX, 0,
+				 &b->usd_per_hour);
+	bad |= need_whole(e, csv, row, col[B_MIN_NODES], 1, PRICE_MAX_NODES_MAX, priced,
+			  &b->min_nodes);
+	bad |= need_whole(e, csv, row, col[B_MAX_NODES], 1, PRICE_MAX_NODES_MAX, priced,
+			  &b->max_nodes);
+	/* Terms of up to ten years: longer is a commitment, not a block. */
+	bad |= need_whole(e, csv, row, col[B_MIN_DAYS], 1, 3650, priced, &b->min_days);
+	bad |= need_whole(e, csv, row, col[B_MAX_DAYS], 1, 3650, priced, &b->max_days);
+	bad |= need_whole(e, csv, row, col[B_STEP], 1, 3650, priced, &b->step_days);
+	bad |= need_whole(e, csv, row, col[B_LONG_STEP], 1, 3650, 0, &b->long_step_days);
+	bad |= need_whole(e, csv, row, col[B_LONG_FROM], 1, 3650, 0, &b->long_from_days);
+	bad |= price_cell_text(e, csv, row, col[B_DATE], b->price_date, sizeof(b->price_date),
+			       priced);
+	if (!bad && b->price_date[0] && unit_parse_date(b->price_date, &days) != RC_OK) {
+		price_err(e, row->line, col[B_DATE] + 1,
+			  "price_date: expected a date YYYY-MM-DD, found '%s'", b->price_date);
+		bad = 1;
+	}
+	bad |= price_cell_text(e, csv, row, col[B_SOURCE], b->source, sizeof(b->source), 1);
+	if (col[B_PRODUCT] >= 0)
+		bad |= price_cell_text(e, csv, row, col[B_PRODUCT], b->product, sizeof(b->product),
+				       !priced);
+	else if (!priced) {
+		price_err(e, row->line, col[B_RATE] + 1,
+			  "usd_per_hour: expected a rate, or a product column naming the "
+			  "product it leaves unpriced, found neither");
+		bad = 1;
+	}
+	if (col[B_KIND] >= 0 &&
+	    !price_cell_text(e, csv, row, col[B_KIND], b->kind, sizeof(b->kind), 0) &&
+	    strspn(b->kind, "abcdefghijklmnopqrstuvwxyz-") != strlen(b->kind)) {
+		price_err(e, row->line, col[B_KIND] + 1,
+			  "kind: expected lower-case letters and '-', found '%s'", b->kind);
+		bad = 1;
+	}
+	b->payment = PRICE_PAYMENT_UPFRONT;
+	if (col[B_PAYMENT] >= 0) {
+		const char *pay = price_csv_get(row, col[B_PAYMENT]);
+
+		if (strcmp(pay, "monthly") == 0) {
+			b->payment = PRICE_PAYMENT_MONTHLY;
+		} else if (pay[0] && strcmp(pay, "upfront") != 0) {
+			price_err(e, row->line, col[B_PAYMENT] + 1,
+				  "payment: expected 'upfront' or 'monthly', found '%s'", pay);
+			bad = 1;
+		}
+	}
+	if (bad)
+		return -1;
+	if (b->min_nodes > b->max_nodes) {
+		price_err(e, row->line, col[B_MIN_NODES] + 1,
+			  "min_nodes: expected at most max_nodes (%d), found %d", b->max_nodes,
+			  b->min_nodes);
+		return -1;
+	}
+	if (b->min_days > b->max_days) {
+		price_err(e, row->line, col[B_MIN_DAYS] + 1,
+			  "min_days: expected at most max_days (%d), found %d", b->max_days,
+			  b->min_days);
+		return -1;
+	}
+	if ((b->long_step_days > 0) != (b->long_from_days > 0)) {
+		price_err(e, row->line, col[B_LONG_STEP] + 1,
+			  "long_step_days: expected it and long_from_days both or neither, "
+			  "found %d and %d", b->long_step_days, b->long_from_days);
+		return -1;
+	}
+	return 0;
+}
+
+static int same_block(const void *a_, const void *b_)
+{
+	const struct price_block *a = a_, *b = b_;
+
+	return gp_streq_nocase(a->provider, b->provider) &&
+	       strcmp(a->instance_prefix, b->instance_prefix) == 0 &&
+	       strcmp(a->region, b->region) == 0;
+}
+
+static void block_key(const void *row, char *buf, size_t size)
+{
+	const struct price_block *b = row;
+
+	snprintf(buf, size, "%s %s %s", b->provider, b->instance_prefix, b->region);
+}
+
+/* blocks.csv as price_csv_table_load reads it. */
+static const struct price_csv_table block_table = {
+	.cols = block_cols, .n_cols = B_N,
+	.opt = block_opt, .n_opt = GP_ARRAY_LEN(block_opt),
+	.row_size = sizeof(struct price_block), .read_row = read_block,
+	.same_key = same_block, .key_str = block_key,
+	.key_names = "(provider, instance_prefix, region)", .key_col = B_PREFIX,
+};
+
 enum rc price_blocks_load(const char *path, struct price_blocks *out)
 {
-	static const char *const need[B_N] = { "provider", "instance_prefix", "region",
-					       "usd_per_hour", "min_nodes", "max_nodes",
-					       "min_days", "max_days", "step_days",
-					       "long_step_days", "long_from_days", "price_date",
-					       "source" };
-	struct price_errs e = { path, 0 };
-	struct price_csv csv;
-	int col[B_N], c_product, c_payment, c_kind;
-	size_t k = 0;
+	void *rows = NULL;
 	enum rc rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = price_csv_load(path, &csv);
-	if (rc != RC_OK)
-		return rc;
-	if (price_cell_cols(&e, &csv, need, col, B_N)) {
-		price_csv_release(&csv);
-		return RC_INPUT;
-	}
-	c_product = price_csv_col(&csv, "product");
-	c_payment = price_csv_col(&csv, "payment");
-	c_kind = price_csv_col(&csv, "kind");
-	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
-	for (size_t i = 0; i < csv.n_rows; i++) {
-		const struct price_csv_row *row = &csv.rows[i];
-		struct price_block *b = &out->rows[k];
-		long days;
-		int bad = 0, priced;
-
-		bad |= price_cell_text(&e, &csv, row, col[B_PROVIDER], b->provider, sizeof(b->provider), 1);
-		bad |= price_cell_text(&e, &csv, row, col[B_PREFIX], b->instance_prefix,
-				       sizeof(b->instance_prefix), 1);
-		bad |= price_cell_text(&e, &csv, row, col[B_REGION], b->region, sizeof(b->region), 1);
-		/* An empty rate is a product whose price no source read gives:
-		 * its other figures are optional then, and it is never planned
-		 * (price_block_find_unpriced). */
-		priced = price_csv_get(row, col[B_RATE])[0] != '\0';
-		bad |= price_cell_number(&e, &csv, row, col[B_RATE], 0.0001, PRICE_USD_PER_HOUR_MAX, 0,
-					 &b->usd_per_hour);
-		bad |= need_whole(&e, &csv, row, col[B_MIN_NODES], 1, PRICE_MAX_NODES_MAX, priced,
-				  &b->min_nodes);
-		bad |= need_whole(&e, &csv, row, col[B_MAX_NODES], 1, PRICE_MAX_NODES_MAX, priced,
-				  &b->max_nodes);
-		/* Terms of up to ten years: longer is a commitment, not a block. */
-		bad |= need_whole(&e, &csv, row, col[B_MIN_DAYS], 1, 3650, priced, &b->min_days);
-		bad |= need_whole(&e, &csv, row, col[B_MAX_DAYS], 1, 3650, priced, &b->max_days);
-		bad |= need_whole(&e, &csv, row, col[B_STEP], 1, 3650, priced, &b->step_days);
-		bad |= need_whole(&e, &csv, row, col[B_LONG_STEP], 1, 3650, 0, &b->long_step_days);
-		bad |= need_whole(&e, &csv, row, col[B_LONG_FROM], 1, 3650, 0, &b->long_from_days);
-		bad |= price_cell_text(&e, &csv, row, col[B_DATE], b->price_date, sizeof(b->price_date),
-				       priced);
-		if (!bad && b->price_date[0] && unit_parse_date(b->price_date, &days) != RC_OK) {
-			price_err(&e, row->line, col[B_DATE] + 1,
-				  "price_date: expected a date YYYY-MM-DD, found '%s'", b->price_date);
-			bad = 1;
-		}
-		bad |= price_cell_text(&e, &csv, row, col[B_SOURCE], b->source, sizeof(b->source), 1);
-		if (c_product >= 0)
-			bad |= price_cell_text(&e, &csv, row, c_product, b->product, sizeof(b->product),
-					       !priced);
-		else if (!priced) {
-			price_err(&e, row->line, col[B_RATE] + 1,
-				  "usd_per_hour: expected a rate, or a product column naming the "
-				  "product it leaves unpriced, found neither");
-			bad = 1;
-		}
-		if (c_kind >= 0 &&
-		    !price_cell_text(&e, &csv, row, c_kind, b->kind, sizeof(b->kind), 0) &&
-		    strspn(b->kind, "abcdefghijklmnopqrstuvwxyz-") != strlen(b->kind)) {
-			price_err(&e, row->line, c_kind + 1,
-				  "kind: expected lower-case letters and '-', found '%s'", b->kind);
-			bad = 1;
-		}
-		b->payment = PRICE_PAYMENT_UPFRONT;
-		if (c_payment >= 0) {
-			const char *pay = price_csv_get(row, c_payment);
-
-			if (strcmp(pay, "monthly") == 0) {
-				b->payment = PRICE_PAYMENT_MONTHLY;
-			} else if (pay[0] && strcmp(pay, "upfront") != 0) {
-				price_err(&e, row->line, c_payment + 1,
-					  "payment: expected 'upfront' or 'monthly', found '%s'", pay);
-				bad = 1;
-			}
-		}
-		if (bad)
-			continue;
-		if (b->min_nodes > b->max_nodes) {
-			price_err(&e, row->line, col[B_MIN_NODES] + 1,
-				  "min_nodes: expected at most max_nodes (%d), found %d", b->max_nodes,
-				  b->min_nodes);
-			continue;
-		}
-		if (b->min_days > b->max_days) {
-			price_err(&e, row->line, col[B_MIN_DAYS] + 1,
-				  "min_days: expected at most max_days (%d), found %d", b->max_days,
-				  b->min_days);
-			continue;
-		}
-		if ((b->long_step_days > 0) != (b->long_from_days > 0)) {
-			price_err(&e, row->line, col[B_LONG_STEP] + 1,
-				  "long_step_days: expected it and long_from_days both or neither, "
-				  "found %d and %d", b->long_step_days, b->long_from_days);
-			continue;
-		}
-		for (size_t j = 0; j < k; j++)
-			if (gp_streq_nocase(out->rows[j].provider, b->provider) &&
-			    strcmp(out->rows[j].instance_prefix, b->instance_prefix) == 0 &&
-			    strcmp(out->rows[j].region, b->region) == 0) {
-				price_err(&e, row->line, col[B_PREFIX] + 1,
-					  "expected one row per (provider, instance_prefix, region), found %s %s %s again",
-					  b->provider, b->instance_prefix, b->region);
-				bad = 1;
-				break;
-			}
-		if (!bad)
-			k++;
-	}
-	price_errs_finish(&e);
-	price_csv_release(&csv);
-	if (e.n) {
-		price_blocks_release(out);
-		return RC_INPUT;
-	}
-	out->n = k;
-	return RC_OK;
+	rc = price_csv_table_load(path, &block_table, NULL, &rows, &out->n);
+	out->rows = rows;
+	return rc;
 }
 
 void price_blocks_release(struct price_blocks *t)

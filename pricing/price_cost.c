@@ -12,7 +12,8 @@
  * whether an owned hour is charged its purchase share: the planner and the
  * CLI do, and say so in their output.
  *
- * It calls price_csv.c, price_gpu.c, price_find.c and common/.
+ * It calls price_csv.c, price_csv_table.c, price_gpu.c, price_find.c and
+ * common/.
  */
 #include <math.h>
 #include <stdio.h>
@@ -95,28 +96,6 @@ static int need_gpu(struct price_errs *e, const struct price_csv *csv,
 	}
 	gp_strlcpy(dst, g->name, size);
 	return 0;
-}
-
-/* Looks up every name of need[] among the header's columns into col[];
- * reports the missing ones.  Returns the count missing. */
-int price_cell_cols(struct price_errs *e, const struct price_csv *csv,
-		    const char *const *need, int *col, size_t n)
-{
-	int missing = 0;
-
-	if (csv->header.n == 0) {
-		price_err(e, 1, 1, "expected a header row, found an empty file");
-		return 1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		col[i] = price_csv_col(csv, need[i]);
-		if (col[i] < 0) {
-			price_err(e, csv->header.line, csv->header.n + 1,
-				  "expected a column named '%s', found none", need[i]);
-			missing++;
-		}
-	}
-	return missing;
 }
 
 /* ---- host columns (hardware.csv, hosts.csv) ------------------------------- */
@@ -233,84 +212,91 @@ const struct price_host *price_host_find(const struct price_hosts *t,
 
 enum { C_PROVIDER, C_PREFIX, C_GPU, C_TERM, C_DISCOUNT, C_DATE, C_SOURCE, C_N };
 
+static const char *const commitment_cols[C_N] = { "provider", "instance_prefix", "gpu",
+						   "term_years", "discount_pct", "price_date",
+						   "source" };
+static const char *const commitment_opt[] = { "base_instance_type", "base_region",
+					      "base_usd_per_hour" };
+
+/* The optional columns, after C_N in col[]. */
+enum { C_BASE_INST = C_N, C_BASE_REGION, C_BASE_USD };
+
+/* Reads one row of commitments.csv into dst (struct price_commitment);
+ * ctx is the catalog that names the GPUs. */
+static int read_commitment(struct price_errs *e, const struct price_csv *csv,
+			   const struct price_csv_row *row, const int *col, void *dst,
+			   const void *ctx)
+{
+	struct price_commitment *c = dst;
+	double years, pct;
+	int bad = 0;
+
+	bad |= price_cell_text(e, csv, row, col[C_PROVIDER], c->provider, sizeof(c->provider), 1);
+	bad |= price_cell_text(e, csv, row, col[C_PREFIX], c->instance_prefix,
+			       sizeof(c->instance_prefix), 0);
+	bad |= need_gpu(e, csv, row, col[C_GPU], ctx, c->gpu, sizeof(c->gpu));
+	bad |= price_cell_number(e, csv, row, col[C_TERM], 1, 3, 1, &years);
+	if (!bad && years != 1 && years != 3) {
+		price_err(e, row->line, col[C_TERM] + 1, "term_years: expected 1 or 3, found '%s'",
+			  price_csv_get(row, col[C_TERM]));
+		bad = 1;
+	}
+	/* A discount of 0 or 100% is a typo, not a commitment. */
+	bad |= price_cell_number(e, csv, row, col[C_DISCOUNT], 0.01, 99.99, 1, &pct);
+	bad |= price_cell_text(e, csv, row, col[C_DATE], c->price_date, sizeof(c->price_date), 1);
+	bad |= price_cell_text(e, csv, row, col[C_SOURCE], c->source, sizeof(c->source), 1);
+	if (col[C_BASE_INST] >= 0)
+		bad |= price_cell_text(e, csv, row, col[C_BASE_INST], c->base_instance_type,
+				       sizeof(c->base_instance_type), 0);
+	if (col[C_BASE_REGION] >= 0)
+		bad |= price_cell_text(e, csv, row, col[C_BASE_REGION], c->base_region,
+				       sizeof(c->base_region), 0);
+	if (col[C_BASE_USD] >= 0)
+		bad |= price_cell_number(e, csv, row, col[C_BASE_USD], 0.0001, PRICE_USD_PER_HOUR_MAX,
+					 0, &c->base_usd_per_hour);
+	if (bad)
+		return -1;
+	c->term_months = (int)years * 12;
+	c->discount = pct / 100.0;
+	return 0;
+}
+
+static int same_commitment(const void *a_, const void *b_)
+{
+	const struct price_commitment *a = a_, *b = b_;
+
+	return gp_streq_nocase(a->provider, b->provider) &&
+	       strcmp(a->instance_prefix, b->instance_prefix) == 0 &&
+	       strcmp(a->gpu, b->gpu) == 0 && a->term_months == b->term_months;
+}
+
+static void commitment_key(const void *row, char *buf, size_t size)
+{
+	const struct price_commitment *c = row;
+
+	snprintf(buf, size, "%s %s %s %d y", c->provider, c->instance_prefix, c->gpu,
+		 c->term_months / 12);
+}
+
+/* commitments.csv as price_csv_table_load reads it. */
+static const struct price_csv_table commitment_table = {
+	.cols = commitment_cols, .n_cols = C_N,
+	.opt = commitment_opt, .n_opt = GP_ARRAY_LEN(commitment_opt),
+	.row_size = sizeof(struct price_commitment), .read_row = read_commitment,
+	.same_key = same_commitment, .key_str = commitment_key,
+	.key_names = "(provider, instance_prefix, gpu, term)", .key_col = C_PREFIX,
+};
+
 enum rc price_commitments_load(const char *path, const struct price_catalog *cat,
 			       struct price_commitments *out)
 {
-	static const char *const need[C_N] = { "provider", "instance_prefix", "gpu", "term_years",
-					       "discount_pct", "price_date", "source" };
-	struct price_errs e = { path, 0 };
-	struct price_csv csv;
-	int col[C_N], c_binst, c_bregion, c_busd;
-	size_t k = 0;
+	void *rows = NULL;
 	enum rc rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = price_csv_load(path, &csv);
-	if (rc != RC_OK)
-		return rc;
-	if (price_cell_cols(&e, &csv, need, col, C_N)) {
-		price_csv_release(&csv);
-		return RC_INPUT;
-	}
-	c_binst = price_csv_col(&csv, "base_instance_type");
-	c_bregion = price_csv_col(&csv, "base_region");
-	c_busd = price_csv_col(&csv, "base_usd_per_hour");
-	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
-	for (size_t i = 0; i < csv.n_rows; i++) {
-		const struct price_csv_row *row = &csv.rows[i];
-		struct price_commitment *c = &out->rows[k];
-		double years, pct;
-		int bad = 0;
-
-		bad |= price_cell_text(&e, &csv, row, col[C_PROVIDER], c->provider, sizeof(c->provider), 1);
-		bad |= price_cell_text(&e, &csv, row, col[C_PREFIX], c->instance_prefix,
-				       sizeof(c->instance_prefix), 0);
-		bad |= need_gpu(&e, &csv, row, col[C_GPU], cat, c->gpu, sizeof(c->gpu));
-		bad |= price_cell_number(&e, &csv, row, col[C_TERM], 1, 3, 1, &years);
-		if (!bad && years != 1 && years != 3) {
-			price_err(&e, row->line, col[C_TERM] + 1, "term_years: expected 1 or 3, found '%s'",
-				  price_csv_get(row, col[C_TERM]));
-			bad = 1;
-		}
-		/* A discount of 0 or 100% is a typo, not a commitment. */
-		bad |= price_cell_number(&e, &csv, row, col[C_DISCOUNT], 0.01, 99.99, 1, &pct);
-		bad |= price_cell_text(&e, &csv, row, col[C_DATE], c->price_date, sizeof(c->price_date), 1);
-		bad |= price_cell_text(&e, &csv, row, col[C_SOURCE], c->source, sizeof(c->source), 1);
-		if (c_binst >= 0)
-			bad |= price_cell_text(&e, &csv, row, c_binst, c->base_instance_type,
-					       sizeof(c->base_instance_type), 0);
-		if (c_bregion >= 0)
-			bad |= price_cell_text(&e, &csv, row, c_bregion, c->base_region,
-					       sizeof(c->base_region), 0);
-		if (c_busd >= 0)
-			bad |= price_cell_number(&e, &csv, row, c_busd, 0.0001, PRICE_USD_PER_HOUR_MAX, 0,
-						 &c->base_usd_per_hour);
-		if (bad)
-			continue;
-		c->term_months = (int)years * 12;
-		c->discount = pct / 100.0;
-		for (size_t j = 0; j < k; j++)
-			if (gp_streq_nocase(out->rows[j].provider, c->provider) &&
-			    strcmp(out->rows[j].instance_prefix, c->instance_prefix) == 0 &&
-			    strcmp(out->rows[j].gpu, c->gpu) == 0 &&
-			    out->rows[j].term_months == c->term_months) {
-				price_err(&e, row->line, col[C_PREFIX] + 1,
-					  "expected one row per (provider, instance_prefix, gpu, term), found %s %s %s %d y again",
-					  c->provider, c->instance_prefix, c->gpu, c->term_months / 12);
-				bad = 1;
-				break;
-			}
-		if (!bad)
-			k++;
-	}
-	price_errs_finish(&e);
-	price_csv_release(&csv);
-	if (e.n) {
-		price_commitments_release(out);
-		return RC_INPUT;
-	}
-	out->n = k;
-	return RC_OK;
+	rc = price_csv_table_load(path, &commitment_table, cat, &rows, &out->n);
+	out->rows = rows;
+	return rc;
 }
 
 void price_commitments_release(struct price_commitments *t)
@@ -366,104 +352,109 @@ static int need_count(struct price_errs *e, const struct price_csv *csv,
 	return 0;
 }
 
+static const char *const capacity_cols[K_N] = { "provider", "instance_prefix", "max_nodes",
+						 "spot_max_nodes", "billing_increment_s",
+						 "min_billing_s", "provision_s", "source" };
+static const char *const capacity_opt[] = { "node_multiple", "policy_max_nodes" };
+
+/* The optional columns, after K_N in col[]. */
+enum { K_MULT = K_N, K_POLICY };
+
+/* Reads one row of capacity.csv into dst (struct price_capacity). */
+static int read_capacity(struct price_errs *e, const struct price_csv *csv,
+			 const struct price_csv_row *row, const int *col, void *dst,
+			 const void *ctx)
+{
+	struct price_capacity *c = dst;
+	int bad = 0;
+
+	(void)ctx;
+	bad |= price_cell_text(e, csv, row, col[K_PROVIDER], c->provider, sizeof(c->provider), 1);
+	bad |= price_cell_text(e, csv, row, col[K_PREFIX], c->instance_prefix,
+			       sizeof(c->instance_prefix), 1);
+	bad |= need_count(e, csv, row, col[K_MAX], 1000000, &c->max_nodes);
+	bad |= need_count(e, csv, row, col[K_SPOT_MAX], 1000000, &c->spot_max_nodes);
+	if (col[K_MULT] >= 0)
+		bad |= need_count(e, csv, row, col[K_MULT], 1000000, &c->node_multiple);
+	if (col[K_POLICY] >= 0)
+		bad |= need_count(e, csv, row, col[K_POLICY], 1000000, &c->policy_max_nodes);
+	/* Billing and provisioning: at most a year, the longest
+	 * term anyone sells by the increment. */
+	bad |= price_cell_number(e, csv, row, col[K_INCREMENT], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
+				 &c->billing_increment_s);
+	bad |= price_cell_number(e, csv, row, col[K_MIN_BILL], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
+				 &c->min_billing_s);
+	bad |= price_cell_number(e, csv, row, col[K_PROVISION], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
+				 &c->provision_s);
+	bad |= price_cell_text(e, csv, row, col[K_SOURCE], c->source, sizeof(c->source), 1);
+	if (bad)
+		return -1;
+	/* A policy stands in for a bound the provider does not state;
+	 * both at once would leave a reader unsure which is whose. */
+	if (c->max_nodes > 0 && c->policy_max_nodes > 0) {
+		price_err(e, row->line, col[K_POLICY] + 1,
+			  "policy_max_nodes: expected it empty where max_nodes (%d) is stated, "
+			  "found %d", c->max_nodes, c->policy_max_nodes);
+		return -1;
+	}
+	if (c->max_nodes > 0 && c->spot_max_nodes > c->max_nodes) {
+		price_err(e, row->line, col[K_SPOT_MAX] + 1,
+			  "spot_max_nodes: expected at most max_nodes (%d), found %d",
+			  c->max_nodes, c->spot_max_nodes);
+		return -1;
+	}
+	/* A bound between two whole units would be rounded down
+	 * unseen: say so here instead. */
+	if (c->node_multiple > 1 && (c->max_nodes % c->node_multiple ||
+				     c->spot_max_nodes % c->node_multiple ||
+				     c->policy_max_nodes % c->node_multiple)) {
+		int which = c->max_nodes % c->node_multiple ? 0
+			    : c->spot_max_nodes % c->node_multiple ? 1 : 2;
+		static const char *const names[] = { "max_nodes", "spot_max_nodes",
+						     "policy_max_nodes" };
+		int v[] = { c->max_nodes, c->spot_max_nodes, c->policy_max_nodes };
+
+		price_err(e, row->line, col[which == 0 ? K_MAX : which == 1 ? K_SPOT_MAX : K_POLICY] + 1,
+			  "%s: expected a whole multiple of node_multiple (%d), found %d",
+			  names[which], c->node_multiple, v[which]);
+		return -1;
+	}
+	return 0;
+}
+
+static int same_capacity(const void *a_, const void *b_)
+{
+	const struct price_capacity *a = a_, *b = b_;
+
+	return gp_streq_nocase(a->provider, b->provider) &&
+	       strcmp(a->instance_prefix, b->instance_prefix) == 0;
+}
+
+static void capacity_key(const void *row, char *buf, size_t size)
+{
+	const struct price_capacity *c = row;
+
+	snprintf(buf, size, "%s %s", c->provider, c->instance_prefix);
+}
+
+/* capacity.csv as price_csv_table_load reads it. */
+static const struct price_csv_table capacity_table = {
+	.cols = capacity_cols, .n_cols = K_N,
+	.opt = capacity_opt, .n_opt = GP_ARRAY_LEN(capacity_opt),
+	.row_size = sizeof(struct price_capacity), .read_row = read_capacity,
+	.same_key = same_capacity, .key_str = capacity_key,
+	.key_names = "(provider, instance_prefix)", .key_col = K_PREFIX,
+};
+
 enum rc price_capacities_load(const char *path, struct price_capacities *out)
 {
-	static const char *const need[K_N] = { "provider", "instance_prefix", "max_nodes",
-					       "spot_max_nodes", "billing_increment_s",
-					       "min_billing_s", "provision_s", "source" };
-	struct price_errs e = { path, 0 };
-	struct price_csv csv;
-	int col[K_N], c_mult, c_policy;
-	size_t k = 0;
+	void *rows = NULL;
 	enum rc rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = price_csv_load(path, &csv);
-	if (rc != RC_OK)
-		return rc;
-	if (price_cell_cols(&e, &csv, need, col, K_N)) {
-		price_csv_release(&csv);
-		return RC_INPUT;
-	}
-	c_mult = price_csv_col(&csv, "node_multiple");
-	c_policy = price_csv_col(&csv, "policy_max_nodes");
-	out->rows = xcalloc(csv.n_rows ? csv.n_rows : 1, sizeof(*out->rows));
-	for (size_t i = 0; i < csv.n_rows; i++) {
-		const struct price_csv_row *row = &csv.rows[i];
-		struct price_capacity *c = &out->rows[k];
-		int bad = 0;
-
-		bad |= price_cell_text(&e, &csv, row, col[K_PROVIDER], c->provider, sizeof(c->provider), 1);
-		bad |= price_cell_text(&e, &csv, row, col[K_PREFIX], c->instance_prefix,
-				       sizeof(c->instance_prefix), 1);
-		bad |= need_count(&e, &csv, row, col[K_MAX], 1000000, &c->max_nodes);
-		bad |= need_count(&e, &csv, row, col[K_SPOT_MAX], 1000000, &c->spot_max_nodes);
-		if (c_mult >= 0)
-			bad |= need_count(&e, &csv, row, c_mult, 1000000, &c->node_multiple);
-		if (c_policy >= 0)
-			bad |= need_count(&e, &csv, row, c_policy, 1000000, &c->policy_max_nodes);
-		/* Billing and provisioning: at most a year, the longest
-		 * term anyone sells by the increment. */
-		bad |= price_cell_number(&e, &csv, row, col[K_INCREMENT], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
-					 &c->billing_increment_s);
-		bad |= price_cell_number(&e, &csv, row, col[K_MIN_BILL], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
-					 &c->min_billing_s);
-		bad |= price_cell_number(&e, &csv, row, col[K_PROVISION], 1, PRICE_HOURS_PER_YEAR * 3600, 0,
-					 &c->provision_s);
-		bad |= price_cell_text(&e, &csv, row, col[K_SOURCE], c->source, sizeof(c->source), 1);
-		if (bad)
-			continue;
-		/* A policy stands in for a bound the provider does not state;
-		 * both at once would leave a reader unsure which is whose. */
-		if (c->max_nodes > 0 && c->policy_max_nodes > 0) {
-			price_err(&e, row->line, c_policy + 1,
-				  "policy_max_nodes: expected it empty where max_nodes (%d) is stated, "
-				  "found %d", c->max_nodes, c->policy_max_nodes);
-			continue;
-		}
-		if (c->max_nodes > 0 && c->spot_max_nodes > c->max_nodes) {
-			price_err(&e, row->line, col[K_SPOT_MAX] + 1,
-				  "spot_max_nodes: expected at most max_nodes (%d), found %d",
-				  c->max_nodes, c->spot_max_nodes);
-			continue;
-		}
-		/* A bound between two whole units would be rounded down
-		 * unseen: say so here instead. */
-		if (c->node_multiple > 1 && (c->max_nodes % c->node_multiple ||
-					     c->spot_max_nodes % c->node_multiple ||
-					     c->policy_max_nodes % c->node_multiple)) {
-			int which = c->max_nodes % c->node_multiple ? 0
-				    : c->spot_max_nodes % c->node_multiple ? 1 : 2;
-			static const char *const names[] = { "max_nodes", "spot_max_nodes",
-							     "policy_max_nodes" };
-			int v[] = { c->max_nodes, c->spot_max_nodes, c->policy_max_nodes };
-
-			price_err(&e, row->line,
-				  (which == 0 ? col[K_MAX] : which == 1 ? col[K_SPOT_MAX] : c_policy) + 1,
-				  "%s: expected a whole multiple of node_multiple (%d), found %d",
-				  names[which], c->node_multiple, v[which]);
-			continue;
-		}
-		for (size_t j = 0; j < k; j++)
-			if (gp_streq_nocase(out->rows[j].provider, c->provider) &&
-			    strcmp(out->rows[j].instance_prefix, c->instance_prefix) == 0) {
-				price_err(&e, row->line, col[K_PREFIX] + 1,
-					  "expected one row per (provider, instance_prefix), found %s %s again",
-					  c->provider, c->instance_prefix);
-				bad = 1;
-				break;
-			}
-		if (!bad)
-			k++;
-	}
-	price_errs_finish(&e);
-	price_csv_release(&csv);
-	if (e.n) {
-		price_capacities_release(out);
-		return RC_INPUT;
-	}
-	out->n = k;
-	return RC_OK;
+	rc = price_csv_table_load(path, &capacity_table, NULL, &rows, &out->n);
+	out->rows = rows;
+	return rc;
 }
 
 void price_capacities_release(struct price_capacities *t)

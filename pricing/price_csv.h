@@ -91,4 +91,70 @@ enum rc price_csv_stream_finish(struct price_csv_stream *s);
 /* Frees s; s may be NULL. */
 void price_csv_stream_free(struct price_csv_stream *s);
 
+/* ---- a table read whole (price_csv_table.c) ------------------------------ */
+
+/* At most this many error lines are printed for one file; the rest are
+ * counted in one closing line. */
+#define PRICE_MAX_ERRORS 20
+
+/* The bad-input reports of one file, one line each. */
+struct price_errs {
+	const char *path;
+	int n;
+};
+
+/* Prints "error: path:line:col: <msg>" unless PRICE_MAX_ERRORS lines were
+ * already printed, and counts the error. */
+void price_err(struct price_errs *e, int line, int col, const char *fmt, ...)
+	GP_PRINTF(4, 5);
+/* Prints how many errors were not shown, if any. */
+void price_errs_finish(const struct price_errs *e);
+
+/* How price_csv_table_load() reads one CSV file into an array of rows, a
+ * row of the file a row of the array: the columns by header name, each
+ * row by the caller's reader, one row per key.  Plain data, filled by the
+ * table's loader (blocks.csv's, capacity.csv's, published.csv's). */
+struct price_csv_table {
+	const char *const *cols;    /* the columns every file has */
+	size_t n_cols;
+	const char *const *opt;     /* columns a file may have; NULL: none */
+	size_t n_opt;
+	/* 0: other columns are passed over, and every missing one of cols is
+	 * reported ("path:line:col: expected a column named 'X', found none",
+	 * col one past the header's last; an empty file "path:1:1: expected
+	 * a header row, found an empty file").  1: the file has these columns
+	 * and no other, and the first missing one ("path:line: expected a
+	 * column 'X', found none") or other one ("path:line:col: expected the
+	 * columns a, b and c, found 'd'") is refused. */
+	int closed;
+	/* 0: every bad row is reported (up to PRICE_MAX_ERRORS lines, then a
+	 * count); 1: reading stops at the first bad row. */
+	int first_only;
+	size_t row_size;            /* bytes of one row of the array */
+	/* Reads row into dst (row_size bytes, zeroed); col[] holds the
+	 * columns of cols[] then of opt[] (-1: absent).  Returns 0, or -1
+	 * after reporting why through e; the row is not kept then. */
+	int (*read_row)(struct price_errs *e, const struct price_csv *csv,
+			const struct price_csv_row *row, const int *col, void *dst,
+			const void *ctx);
+	/* One row per key: whether rows a and b have the same key (NULL: a
+	 * key may repeat); a row that repeats an earlier one's is refused
+	 * with "expected one row per KEY_NAMES, found KEY again", KEY the
+	 * row's key as key_str writes it, at column col[key_col]. */
+	int (*same_key)(const void *a, const void *b);
+	void (*key_str)(const void *row, char *buf, size_t size);
+	const char *key_names;      /* "(provider, instance_prefix)" */
+	int key_col;
+};
+
+/* Reads the CSV file at path as t says, passing ctx to t->read_row.
+ * Returns RC_OK with the rows in *rows (xcalloc'd, at least one row's
+ * bytes even when there are none; the caller frees it with free()) and
+ * their count in *n; RC_INPUT after one line per problem (see t's
+ * closed and first_only), or as price_csv_load() when the file cannot be
+ * read or parsed (RC_INPUT, RC_ERR; message printed).  *rows and *n are
+ * untouched on failure. */
+enum rc price_csv_table_load(const char *path, const struct price_csv_table *t,
+			     const void *ctx, void **rows, size_t *n);
+
 #endif

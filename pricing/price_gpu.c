@@ -7,34 +7,15 @@
  * TFLOP/s -> bytes/s and FLOP/s, bidirectional link GB/s -> one-direction
  * bytes/s.  It does not read prices; see price_table.c.
  *
- * It calls price_csv.c, price_find.c and common/.
+ * It calls price_csv.c, price_csv_table.c (its error lines), price_find.c
+ * and common/.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "price_internal.h"
-
-void price_err(struct price_errs *e, int line, int col, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (e->n++ >= PRICE_MAX_ERRORS)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	gp_error("%s:%d:%d: %s", e->path, line, col, msg);
-}
-
-void price_errs_finish(const struct price_errs *e)
-{
-	if (e->n > PRICE_MAX_ERRORS)
-		gp_error("%s: %d more errors not shown", e->path, e->n - PRICE_MAX_ERRORS);
-}
 
 double price_bidir_gb_to_bytes_per_s(double gb_per_s_bidir)
 {

@@ -1,9 +1,10 @@
 /*
  * price_internal.h - what the pricing module's files share and nothing
- * outside pricing/ may use: the error counter that keeps bad-input reports
- * to one line each, the parsed form of one input row, the table reader
- * for both column sets (gpuplan's own and SkyPilot's), the quota reader,
- * the writer, and the store that keeps a user's table and its history.
+ * outside pricing/ may use: the cell readers of the cost tables, the
+ * parsed form of one input row, the table reader for both column sets
+ * (gpuplan's own and SkyPilot's), the quota reader, the writer, and the
+ * store that keeps a user's table and its history.  The error counter
+ * that keeps bad-input reports to one line each is price_csv.h's.
  */
 #ifndef GPUPLAN_PRICE_INTERNAL_H
 #define GPUPLAN_PRICE_INTERNAL_H
@@ -12,22 +13,6 @@
 
 #include "price.h"
 #include "price_csv.h"
-
-/* At most this many error lines are printed for one file; the rest are
- * counted in one closing line. */
-#define PRICE_MAX_ERRORS 20
-
-struct price_errs {
-	const char *path;
-	int n;
-};
-
-/* Prints "error: path:line:col: <msg>" unless PRICE_MAX_ERRORS lines were
- * already printed, and counts the error. */
-void price_err(struct price_errs *e, int line, int col, const char *fmt, ...)
-	GP_PRINTF(4, 5);
-/* Prints how many errors were not shown, if any. */
-void price_errs_finish(const struct price_errs *e);
 
 /* Reads the nvlink_domain cell at col of row (gpus.csv's and prices.csv's
  * alike): a whole number of GPUs from 0 to PRICE_MAX_NVLINK_DOMAIN, "" or
@@ -49,7 +34,8 @@ int price_cell_number(struct price_errs *e, const struct price_csv *csv,
 		      const struct price_csv_row *row, int col, double lo, double hi,
 		      int required, double *out);
 /* Looks up every name of need[] among the header's columns into col[];
- * reports the missing ones.  Returns the count missing. */
+ * reports the missing ones (price_csv_table.c).  Returns the count
+ * missing. */
 int price_cell_cols(struct price_errs *e, const struct price_csv *csv,
 		    const char *const *need, int *col, size_t n);
 /* Bounds out by o's quota, then rounds it down to whole units of o's

@@ -7,7 +7,8 @@
  * It reads rows an earlier price_csv_load() or price_csv_parse() made; it
  * does not open the tables (price_table.c, price_quota.c), merge them
  * (price_update.c, price_quota_update.c) or store them (price_store.c).
- * It calls price_csv.c, price_gpu.c, price_find.c and common/.
+ * It calls price_csv.c, price_csv_table.c (its error lines), price_gpu.c,
+ * price_find.c and common/.
  */
 #include <ctype.h>
 #include <math.h>

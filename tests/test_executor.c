@@ -2453,6 +2453,67 @@ static void test_exec_ckpt_manifest_records_data(void **state)
 	free(json);
 }
 
+/* A checkpoint's manifest records the backend and precision its run
+ * computed with and reads them back; one written before they were
+ * recorded reads as backend "" (resumed on the run's own, which
+ * exec_ckpt_prepare says); one field without the other, or a precision
+ * gpuplan does not run, is refused. */
+static void test_exec_ckpt_manifest_records_backend(void **state)
+{
+	struct exec_ckpt_shard sh[1] = { { 1234, 0x0123456789abcdefULL } };
+	struct exec_ckpt_manifest m = { .step = 3, .steps = 10, .world = 1, .shards = sh };
+	struct exec_ckpt_manifest q;
+	struct exec_opts o;
+	char why[256], *json, *t;
+
+	(void)state;
+	exec_opts_init(&o);
+	exec_opts_derive(&o);
+	/* the default run's model and layout, on synthetic data */
+	m.model = o.model;
+	m.norm = o.norm;
+	m.par = o.par;
+	m.data.synthetic = 1;
+	exec_ckpt_optim_of(&o, &m.optim);
+	gp_strlcpy(m.backend, "cuda", sizeof(m.backend));
+	m.precision = EXEC_PRECISION_BF16;
+	json = exec_ckpt_manifest_to_json(&m);
+	assert_non_null(strstr(json, "\"backend\":\t\"cuda\""));
+	assert_int_equal(exec_ckpt_manifest_parse(json, strlen(json), &q, why, sizeof(why)), RC_OK);
+	assert_string_equal(q.backend, "cuda");
+	assert_int_equal(q.precision, EXEC_PRECISION_BF16);
+	exec_ckpt_manifest_release(&q);
+	free(json);
+	m.precision = EXEC_PRECISION_FP32;
+	json = exec_ckpt_manifest_to_json(&m);
+	assert_int_equal(exec_ckpt_manifest_parse(json, strlen(json), &q, why, sizeof(why)), RC_OK);
+	assert_int_equal(q.precision, EXEC_PRECISION_FP32);
+	exec_ckpt_manifest_release(&q);
+	/* a precision gpuplan does not run */
+	t = strstr(json, "\"fp32\"");
+	assert_non_null(t);
+	memcpy(t + 1, "fp16", 4);
+	assert_int_equal(exec_ckpt_manifest_parse(json, strlen(json), &q, why, sizeof(why)),
+			 RC_INPUT);
+	assert_string_equal(why, ".precision: expected bf16 or fp32, found 'fp16'");
+	/* the backend without its precision */
+	t = strstr(json, "\"precision\"");
+	memcpy(t + 1, "precisioX", 9);
+	assert_int_equal(exec_ckpt_manifest_parse(json, strlen(json), &q, why, sizeof(why)),
+			 RC_INPUT);
+	assert_string_equal(why, ".precision: expected a string, found nothing");
+	free(json);
+	/* written before they were recorded: neither field, read as "" */
+	m.backend[0] = '\0';
+	json = exec_ckpt_manifest_to_json(&m);
+	assert_null(strstr(json, "backend"));
+	assert_null(strstr(json, "precision"));
+	assert_int_equal(exec_ckpt_manifest_parse(json, strlen(json), &q, why, sizeof(why)), RC_OK);
+	assert_string_equal(q.backend, "");
+	exec_ckpt_manifest_release(&q);
+	free(json);
+}
+
 /* A FIFO or a directory where a file is expected is refused from stat
  * alone, without blocking; a regular file opens and hashes. */
 static void test_exec_ckpt_open_regular_refuses_fifo(void **state)
@@ -2493,6 +2554,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_layout_init_tp_innermost),
 		cmocka_unit_test(test_exec_ckpt_manifest_records_data),
+		cmocka_unit_test(test_exec_ckpt_manifest_records_backend),
 		cmocka_unit_test(test_exec_ckpt_open_regular_refuses_fifo),
 		cmocka_unit_test(test_exec_run_write_json_nonfinite_null),
 		cmocka_unit_test(test_exec_run_write_json_cpu_time),

@@ -2140,7 +2140,8 @@ static void test_plan_jobs_load(void **state)
 
 /* published.csv: the fastest row of a model and GPU wins, a GPU named by
  * any case is kept by its catalog name, and a bad cell (a speed of 0, an
- * unknown GPU, an empty run, a column it does not read) is refused. */
+ * unknown GPU, an empty run, a column it does not read) or a missing
+ * column is refused in one line. */
 static void test_plan_published_load(void **state)
 {
 	static const char *const bad[] = {
@@ -2181,6 +2182,32 @@ static void test_plan_published_load(void **state)
 		fclose(f);
 		assert_int_equal(plan_published_load(path, &test_cat, &t), RC_INPUT);
 		assert_null(t.rows);
+	}
+	/* one line: the first missing column at the header's line, the
+	 * first of two bad rows */
+	{
+		static const char *const text[] = {
+			"model,gpu,run,source\n",
+			"model,gpu,tokens_per_s_per_gpu,run,source\nm,BIG-80GB,0,r,s\nm,NONE,1,r,s\n",
+		};
+		static const char *const said[] = {
+			"1: expected a column 'tokens_per_s_per_gpu', found none",
+			"2:3: tokens_per_s_per_gpu: expected a number above 0 and at most 1e9, found '0'",
+		};
+		struct test_stderr cap;
+		char want[512], *err;
+
+		for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+			f = fopen(path, "w");
+			fputs(text[i], f);
+			fclose(f);
+			test_stderr_begin(&cap);
+			assert_int_equal(plan_published_load(path, &test_cat, &t), RC_INPUT);
+			err = test_stderr_end(&cap);
+			snprintf(want, sizeof(want), "error: %s:%s\n", path, said[i]);
+			assert_string_equal(err, want);
+			free(err);
+		}
 	}
 	unlink(path);
 }

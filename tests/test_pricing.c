@@ -268,6 +268,255 @@ static void test_price_csv_unknown_columns(void **state)
 	price_csv_release(&csv);
 }
 
+/* ---- a table read whole (price_csv_table_load) ------------------------------ */
+
+/* A row of the test table: columns key and val ("ok"), note optional. */
+struct kv_row {
+	char key[16];
+	int note_col;
+};
+
+static const char *const kv_cols[] = { "key", "val" };
+static const char *const kv_opt[] = { "note" };
+static const int kv_ctx = 7;
+
+static int read_kv(struct price_errs *e, const struct price_csv *csv,
+		   const struct price_csv_row *row, const int *col, void *dst, const void *ctx)
+{
+	struct kv_row *r = dst;
+
+	(void)csv;
+	assert_ptr_equal(ctx, &kv_ctx);
+	/* the row comes zeroed, whatever a refused row left in it */
+	assert_int_equal(r->key[0], 0);
+	r->note_col = col[2];
+	snprintf(r->key, sizeof(r->key), "%s", price_csv_get(row, col[0]));
+	if (strcmp(price_csv_get(row, col[1]), "ok") != 0) {
+		price_err(e, row->line, col[1] + 1, "val: expected ok, found '%s'",
+			  price_csv_get(row, col[1]));
+		return -1;
+	}
+	return 0;
+}
+
+static int same_kv(const void *a, const void *b)
+{
+	return strcmp(((const struct kv_row *)a)->key, ((const struct kv_row *)b)->key) == 0;
+}
+
+static void kv_key(const void *row, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s", ((const struct kv_row *)row)->key);
+}
+
+/* Loads text as dir/t.csv through t: the return code, stderr into *err
+ * (caller frees), *rows and *n as the loader left them. */
+static enum rc kv_load(const char *dir, const char *text, const struct price_csv_table *t,
+		       char **err, struct kv_row **rows, size_t *n)
+{
+	char path[512];
+	struct test_stderr cap;
+	void *out = rows ? *rows : NULL;
+	enum rc rc;
+
+	write_text(dir, "t.csv", text);
+	snprintf(path, sizeof(path), "%s/t.csv", dir);
+	test_stderr_begin(&cap);
+	rc = price_csv_table_load(path, t, &kv_ctx, &out, n);
+	*err = test_stderr_end(&cap);
+	if (rows)
+		*rows = out;
+	return rc;
+}
+
+/* An open table: columns by name in any order, others passed over, an
+ * optional one found or not; every missing column, every bad row and
+ * every repeated key reported on its own line "path:line:col: what", at
+ * most PRICE_MAX_ERRORS of them, then their count; the outputs untouched
+ * on failure. */
+static void test_price_csv_table_load_open(void **state)
+{
+	struct price_csv_table t = {
+		.cols = kv_cols, .n_cols = 2, .opt = kv_opt, .n_opt = 1,
+		.row_size = sizeof(struct kv_row), .read_row = read_kv,
+		.same_key = same_kv, .key_str = kv_key, .key_names = "(key)", .key_col = 0,
+	};
+	struct kv_row *rows = NULL, sentinel;
+	char *dir = tmp_dir(), *err, want[2048], path[512], text[4096];
+	struct test_stderr cap;
+	void *out = &sentinel;
+	size_t n = 0, len;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/t.csv", dir);
+	assert_int_equal(kv_load(dir, "x,val,key\n1,ok,a\n2,ok,b\n", &t, &err, &rows, &n), RC_OK);
+	assert_string_equal(err, "");
+	assert_int_equal(n, 2);
+	assert_string_equal(rows[0].key, "a");
+	assert_string_equal(rows[1].key, "b");
+	assert_int_equal(rows[1].note_col, -1);
+	free(rows);
+	free(err);
+	assert_int_equal(kv_load(dir, "note,key,val\n,a,ok\n", &t, &err, &rows, &n), RC_OK);
+	assert_int_equal(rows[0].note_col, 0);
+	free(rows);
+	free(err);
+	/* a header alone: no rows, and still an array to free */
+	rows = NULL;
+	assert_int_equal(kv_load(dir, "key,val\n", &t, &err, &rows, &n), RC_OK);
+	assert_int_equal(n, 0);
+	assert_non_null(rows);
+	free(rows);
+	free(err);
+
+	/* failures leave the outputs as they were */
+	rows = &sentinel;
+	n = 99;
+	assert_int_equal(kv_load(dir, "", &t, &err, &rows, &n), RC_INPUT);
+	snprintf(want, sizeof(want), "error: %s:1:1: expected a header row, found an empty file\n",
+		 path);
+	assert_string_equal(err, want);
+	assert_ptr_equal(rows, &sentinel);
+	assert_int_equal(n, 99);
+	free(err);
+	assert_int_equal(kv_load(dir, "a,b,c\n", &t, &err, &rows, &n), RC_INPUT);
+	snprintf(want, sizeof(want),
+		 "error: %s:1:4: expected a column named 'key', found none\n"
+		 "error: %s:1:4: expected a column named 'val', found none\n", path, path);
+	assert_string_equal(err, want);
+	free(err);
+	/* every bad row and every repeated key, the first of a key kept */
+	assert_int_equal(kv_load(dir, "key,val\na,ok\nb,no\na,ok\nc,ok\nc,ok\n", &t, &err, &rows, &n),
+			 RC_INPUT);
+	snprintf(want, sizeof(want),
+		 "error: %s:3:2: val: expected ok, found 'no'\n"
+		 "error: %s:4:1: expected one row per (key), found a again\n"
+		 "error: %s:6:1: expected one row per (key), found c again\n", path, path, path);
+	assert_string_equal(err, want);
+	assert_ptr_equal(rows, &sentinel);
+	assert_int_equal(n, 99);
+	free(err);
+	/* PRICE_MAX_ERRORS lines, then how many more */
+	len = (size_t)snprintf(text, sizeof(text), "key,val\n");
+	for (int i = 0; i < PRICE_MAX_ERRORS + 3; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "k%d,no\n", i);
+	assert_int_equal(kv_load(dir, text, &t, &err, &rows, &n), RC_INPUT);
+	len = 0;
+	for (int i = 0; i < PRICE_MAX_ERRORS; i++)
+		len += (size_t)snprintf(want + len, sizeof(want) - len,
+					"error: %s:%d:2: val: expected ok, found 'no'\n", path, i + 2);
+	snprintf(want + len, sizeof(want) - len, "error: %s: 3 more errors not shown\n", path);
+	assert_string_equal(err, want);
+	free(err);
+	/* a file that is not there: price_csv_load's words */
+	snprintf(path, sizeof(path), "%s/none.csv", dir);
+	test_stderr_begin(&cap);
+	assert_int_equal(price_csv_table_load(path, &t, &kv_ctx, &out, &n), RC_INPUT);
+	err = test_stderr_end(&cap);
+	snprintf(want, sizeof(want), "error: %s: cannot open: No such file or directory\n", path);
+	assert_string_equal(err, want);
+	assert_ptr_equal(out, &sentinel);
+	free(err);
+	rm_rf(dir);
+}
+
+/* A closed table that stops at its first bad row: the first missing
+ * column, or any column not its own, refused in one line; of two bad rows
+ * only the first said; a key may repeat where same_key is NULL. */
+static void test_price_csv_table_load_closed(void **state)
+{
+	struct price_csv_table t = {
+		.cols = kv_cols, .n_cols = 2, .opt = kv_opt, .n_opt = 1, .closed = 1,
+		.first_only = 1, .row_size = sizeof(struct kv_row), .read_row = read_kv,
+	};
+	struct kv_row *rows = NULL;
+	char *dir = tmp_dir(), *err, want[1024], path[512];
+	size_t n = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/t.csv", dir);
+	assert_int_equal(kv_load(dir, "val,key\nok,a\nok,a\n", &t, &err, &rows, &n), RC_OK);
+	assert_int_equal(n, 2);
+	free(rows);
+	free(err);
+	assert_int_equal(kv_load(dir, "note,x\n", &t, &err, &rows, &n), RC_INPUT);
+	snprintf(want, sizeof(want), "error: %s:1: expected a column 'key', found none\n", path);
+	assert_string_equal(err, want);
+	free(err);
+	assert_int_equal(kv_load(dir, "key,val,nte\n", &t, &err, &rows, &n), RC_INPUT);
+	snprintf(want, sizeof(want), "error: %s:1:3: expected the columns key, val and note, "
+		 "found 'nte' (did you mean 'note'?)\n", path);
+	assert_string_equal(err, want);
+	free(err);
+	assert_int_equal(kv_load(dir, "key,val\na,no\nb,no\n", &t, &err, &rows, &n), RC_INPUT);
+	snprintf(want, sizeof(want), "error: %s:2:2: val: expected ok, found 'no'\n", path);
+	assert_string_equal(err, want);
+	free(err);
+	rm_rf(dir);
+}
+
+/* The loaders folded onto price_csv_table_load keep their keys and
+ * words: a repeated key of blocks.csv, capacity.csv and commitments.csv,
+ * the provider's case aside. */
+static void test_price_cost_tables_repeated_key(void **state)
+{
+	static const char *const block_head =
+		"provider,instance_prefix,region,usd_per_hour,min_nodes,max_nodes,min_days,"
+		"max_days,step_days,long_step_days,long_from_days,price_date,source\n";
+	char *dir = tmp_dir(), path[512], text[1024], want[1024], *err;
+	struct test_stderr cap;
+	struct price_blocks b;
+	struct price_capacities c;
+	struct price_commitments m;
+	struct price_catalog cat;
+	struct price_opts o;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/t.csv", dir);
+	snprintf(text, sizeof(text), "%saws,p5.,us-east-1,39.33,1,64,1,182,1,7,14,2024-12-31,x\n"
+		 "AWS,p5.,us-east-1,30,1,64,1,182,1,7,14,2024-12-31,y\n", block_head);
+	write_text(dir, "t.csv", text);
+	test_stderr_begin(&cap);
+	assert_int_equal(price_blocks_load(path, &b), RC_INPUT);
+	err = test_stderr_end(&cap);
+	snprintf(want, sizeof(want), "error: %s:3:2: expected one row per (provider, "
+		 "instance_prefix, region), found AWS p5. us-east-1 again\n", path);
+	assert_string_equal(err, want);
+	assert_null(b.rows);
+	assert_int_equal(b.n, 0);
+	free(err);
+
+	write_text(dir, "t.csv", "provider,instance_prefix,max_nodes,spot_max_nodes,"
+		   "billing_increment_s,min_billing_s,provision_s,source\n"
+		   "aws,g6,1,,,,,s\naws,G6,2,,,,,s\nAws,g6,2,,,,,s\n");
+	test_stderr_begin(&cap);
+	assert_int_equal(price_capacities_load(path, &c), RC_INPUT);
+	err = test_stderr_end(&cap);
+	snprintf(want, sizeof(want), "error: %s:4:2: expected one row per (provider, "
+		 "instance_prefix), found Aws g6 again\n", path);
+	assert_string_equal(err, want);
+	assert_null(c.rows);
+	free(err);
+
+	opts_for(&o, dir);
+	o.data_dir = TEST_DATA_DIR;
+	assert_int_equal(price_catalog_load(&cat, &o), RC_OK);
+	write_text(dir, "t.csv", "provider,instance_prefix,gpu,term_years,discount_pct,price_date,"
+		   "source\naws,p4d.,A100-SXM4-40GB,1,40,2022-02-26,x\n"
+		   "aws,p4d.,A100-SXM4-40GB,3,40,2022-02-26,x\n"
+		   "aws,p4d.,a100-sxm4-40gb,1,41,2022-02-26,y\n");
+	test_stderr_begin(&cap);
+	assert_int_equal(price_commitments_load(path, &cat, &m), RC_INPUT);
+	err = test_stderr_end(&cap);
+	snprintf(want, sizeof(want), "error: %s:4:2: expected one row per (provider, "
+		 "instance_prefix, gpu, term), found aws p4d. A100-SXM4-40GB 1 y again\n", path);
+	assert_string_equal(err, want);
+	assert_null(m.rows);
+	free(err);
+	price_catalog_release(&cat);
+	rm_rf(dir);
+}
+
 /* ---- the GPU catalog -------------------------------------------------------- */
 
 static void test_price_gpus_load_shipped(void **state)
@@ -2336,6 +2585,9 @@ int main(void)
 		cmocka_unit_test(test_price_csv_parse_lone_cr_lines),
 		cmocka_unit_test(test_price_csv_parse_bom_and_quoted_commas),
 		cmocka_unit_test(test_price_csv_unknown_columns),
+		cmocka_unit_test(test_price_csv_table_load_open),
+		cmocka_unit_test(test_price_csv_table_load_closed),
+		cmocka_unit_test(test_price_cost_tables_repeated_key),
 		cmocka_unit_test(test_price_csv_parse_rejects_bad_quotes),
 		cmocka_unit_test(test_price_csv_parse_rejects_long_field),
 		cmocka_unit_test(test_price_gpus_load_shipped),

@@ -300,6 +300,42 @@ static int identity_mismatch(const struct exec_ckpt_manifest *m, const struct ex
 	return 0;
 }
 
+/* The precision o's run computes in: o->precision where its backend
+ * stores bf16 activations for it (cuda), else fp32 (the CPU backend's
+ * always, whatever --precision says; exec_act_bytes). */
+static enum exec_precision run_precision(const struct exec_opts *o)
+{
+	return exec_act_bytes(o->backend, o->precision) == 2 ? EXEC_PRECISION_BF16
+							      : EXEC_PRECISION_FP32;
+}
+
+/* Whether m was computed on another backend or in another precision than
+ * o's run would: 0, or -1 naming both in why[size] after `where: `.  A
+ * manifest written before gpuplan recorded them passes, and note[size]
+ * says what is assumed: the shards (fp32 weights and AdamW moments) load
+ * on any backend, only the resumed steps' rounding would differ. */
+static int compute_mismatch(const struct exec_ckpt_manifest *m, const struct exec_opts *o,
+			    const char *where, char *note, size_t note_size, char *why,
+			    size_t size)
+{
+	const char *prec = exec_precision_str(run_precision(o));
+
+	if (!m->backend[0]) {
+		if (note && note_size)
+			snprintf(note, note_size, "%s: the checkpoint does not say its backend and "
+				 "precision (written before gpuplan recorded them); taken to be this "
+				 "run's, %s and %s", where, o->backend, prec);
+		return 0;
+	}
+	if (strcmp(m->backend, o->backend) != 0 || m->precision != run_precision(o)) {
+		snprintf(why, size, "%s: expected a checkpoint of this run's backend and precision "
+			 "(%s, %s), found one of %s, %s", where, o->backend, prec, m->backend,
+			 exec_precision_str(m->precision));
+		return -1;
+	}
+	return 0;
+}
+
 /* Whether the run's data is not m's (exec_ckpt_data_mismatch): the
  * run's --data hashed only when its path, size or time stamp is not
  * the checkpoint's. */
@@ -353,7 +389,7 @@ enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *note, size
 	struct exec_ckpt_manifest m;
 	struct stat st;
 	int *steps = NULL, n, newest;
-	char where[PATH_MAX + 80];
+	char where[PATH_MAX + 80], assumed[PATH_MAX + 240] = "";
 
 	*step = 0;
 	if (note && note_size)
@@ -447,11 +483,18 @@ enum rc exec_ckpt_prepare(const struct exec_opts *o, int *step, char *note, size
 		return RC_INPUT;
 	}
 	if (identity_mismatch(&m, o, where, why, size) != 0 ||
+	    compute_mismatch(&m, o, where, assumed, sizeof(assumed), why, size) != 0 ||
 	    exec_ckpt_optim_mismatch(&m.optim, o, where, why, size) != 0 ||
 	    data_mismatch(&m, o, where, note, note_size, why, size) != 0 ||
 	    shards_mismatch(&m, dir, newest, why, size) != 0) {
 		exec_ckpt_manifest_release(&m);
 		return RC_INPUT;
+	}
+	/* both notes, the data's first */
+	if (*assumed && note && note_size) {
+		size_t at = strlen(note);
+
+		snprintf(note + at, note_size - at, "%s%s", at ? "; " : "", assumed);
 	}
 	if (m.world != exec_opts_ranks(o)) {
 		snprintf(why, size, "%s: expected %d shards, found %d", where, exec_opts_ranks(o),
@@ -633,6 +676,8 @@ static enum rc publish(const struct exec_opts *o, int step, int world,
 	m.norm = o->norm;
 	m.par = o->par;
 	m.lora_alpha = o->par.ft.method == SIM_FT_LORA ? exec_lora_alpha(o) : 0;
+	gp_strlcpy(m.backend, o->backend, sizeof(m.backend));
+	m.precision = run_precision(o);
 	m.seed = o->seed;
 	if (exec_ckpt_data_id(o->data_path, &m.data, why, size) != RC_OK)
 		return RC_ERR;

@@ -7,7 +7,8 @@
  * Keys, in order: schema, step, model {name, layers, hidden, heads,
  * kv_heads, ffn, vocab, seq, mlp, norm, tied_embeddings}, layout {ranks,
  * tp, pp, dp, cp, zero, interleave, mbs, gbs}, lora {rank, targets,
- * alpha} (a LoRA run's only), seed, data {path, bytes, mtime_s,
+ * alpha} (a LoRA run's only), backend, precision (absent from a manifest
+ * written before gpuplan recorded them), seed, data {path, bytes, mtime_s,
  * mtime_nsec, fnv1a64}
  * (null: synthetic data), optimizer {lr, beta1, beta2, eps, weight_decay,
  * grad_clip}, steps, shards [{rank, file, bytes, fnv1a64 (16 hex
@@ -80,6 +81,10 @@ char *exec_ckpt_manifest_to_json(const struct exec_ckpt_manifest *m)
 								   : SIM_LORA_DEFAULT_RANK);
 		cJSON_AddStringToObject(o, "targets", targets);
 		cJSON_AddNumberToObject(o, "alpha", m->lora_alpha);
+	}
+	if (m->backend[0]) {
+		cJSON_AddStringToObject(root, "backend", m->backend);
+		cJSON_AddStringToObject(root, "precision", exec_precision_str(m->precision));
 	}
 	cJSON_AddNumberToObject(root, "seed", (double)m->seed);
 	if (m->data.synthetic) {
@@ -273,6 +278,28 @@ static void read_lora(struct rd *r, const cJSON *o, struct exec_ckpt_manifest *m
 		m->lora_alpha = alpha->valuedouble;
 }
 
+/* The backend and precision of the run that wrote the manifest, both or
+ * neither (a manifest written before gpuplan recorded them: backend ""). */
+static void read_compute(struct rd *r, const cJSON *root, struct exec_ckpt_manifest *m)
+{
+	const char *backend, *precision;
+
+	if (!cJSON_GetObjectItemCaseSensitive(root, "backend") &&
+	    !cJSON_GetObjectItemCaseSensitive(root, "precision"))
+		return;
+	backend = get_str(r, root, "", "backend");
+	if (!r->bad && (!*backend || strlen(backend) >= sizeof(m->backend) ||
+			strspn(backend, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(backend)))
+		bad(r, "", "backend", "a backend's name (cpu, cuda)",
+		    cJSON_GetObjectItemCaseSensitive(root, "backend"));
+	precision = get_str(r, root, "", "precision");
+	if (!r->bad && exec_precision_parse(precision, &m->precision) != RC_OK)
+		bad(r, "", "precision", "bf16 or fp32",
+		    cJSON_GetObjectItemCaseSensitive(root, "precision"));
+	if (!r->bad)
+		gp_strlcpy(m->backend, backend, sizeof(m->backend));
+}
+
 /* A 16-hex-digit FNV-1a hash field of o. */
 static uint64_t get_hash(struct rd *r, const cJSON *o, const char *where, const char *key)
 {
@@ -399,6 +426,8 @@ enum rc exec_ckpt_manifest_parse(const char *buf, size_t len, struct exec_ckpt_m
 	if (!r.bad && cJSON_GetObjectItemCaseSensitive(root, "lora") &&
 	    (o = get_obj(&r, root, "", "lora")))
 		read_lora(&r, o, &m);
+	if (!r.bad)
+		read_compute(&r, root, &m);
 	get_int(&r, root, "", "seed", 0, 9007199254740992.0, &seed);
 	m.seed = (uint64_t)seed;
 	if (!r.bad) {

@@ -131,6 +131,12 @@ struct exec_ckpt_manifest {
 				  * ft's method LoRA or none, its rank and
 				  * targets */
 	double lora_alpha;       /* LoRA's alpha as run (exec_lora_alpha) */
+	/* The backend that computed the run ("cpu", "cuda") and the
+	 * precision it computed in (the CPU backend's is fp32, whatever
+	 * --precision says); backend "" where the manifest was written
+	 * before gpuplan recorded them. */
+	char backend[16];
+	enum exec_precision precision;
 	uint64_t seed;
 	struct exec_ckpt_data data;    /* what the batches were drawn from */
 	struct exec_ckpt_optim optim;

@@ -5,9 +5,9 @@
 # gradient norms bit for bit, in every kind of layout of the layout test
 # (TP, PP, interleaved PP, DP, ZeRO 1 to 3, CP, tied embeddings, sequence
 # parallel, mixed); a checkpoint write killed half-way leaves the one
-# before it whole; a checkpoint of another model, layout or seed, a
-# damaged shard, and a directory that holds checkpoints for a new run are
-# refused in one line with exit 2.
+# before it whole; a checkpoint of another model, layout, seed, backend or
+# precision, a damaged shard, and a directory that holds checkpoints for a
+# new run are refused in one line with exit 2.
 #
 # The model is test_layouts.sh's, small enough for 4 ranks oversubscribed
 # on 2 cores; 6 steps, a checkpoint every 2.
@@ -263,5 +263,52 @@ printf '\x7f' | dd of="$g/bad/step-00000002/rank-00000.bin" bs=1 seek=1000 conv=
 refuse "a damaged shard, found before the ranks start" \
 	"^error: --resume: .*bad/step-00000002/rank-00000.bin: expected the manifest's [0-9]+ bytes of FNV-1a [0-9a-f]{16}, found [0-9]+ bytes of [0-9a-f]{16}" \
 	--data "$g/tokens.bin" --steps 3 --checkpoint-dir "$g/bad" --resume
+
+
+# The backend and precision a checkpoint was computed with are in its
+# manifest (the CPU backend computes in fp32 whatever --precision says); a
+# resume on another backend or precision is refused naming both, and a
+# manifest written before gpuplan recorded them resumes on this run's and
+# says so.
+man=$g/ck/step-00000002/manifest.json
+grep -Eq '"backend":[[:space:]]*"cpu"' "$man" && grep -Eq '"precision":[[:space:]]*"fp32"' "$man" \
+	&& pass "compute: the manifest records the backend cpu and the precision fp32" \
+	|| fail "compute: the manifest records the backend cpu and the precision fp32" \
+		"$(grep -E 'backend|precision' "$man")"
+# set_compute DIR BACKEND PRECISION: DIR's checkpoint of step 2 as if
+# that backend and precision had written it
+set_compute() {
+	sed -E -i "s/\"backend\":([[:space:]]*)\"[a-z0-9]*\"/\"backend\":\\1\"$2\"/;
+		s/\"precision\":([[:space:]]*)\"[a-z0-9]*\"/\"precision\":\\1\"$3\"/" \
+		"$1/step-00000002/manifest.json"
+}
+cp -r "$g/ck" "$g/gpu"
+set_compute "$g/gpu" cuda bf16
+refuse "resume of a cuda bf16 checkpoint on the CPU backend" \
+	"^error: --resume: .*gpu/step-00000002: expected a checkpoint of this run's backend and precision \\(cpu, fp32\\), found one of cuda, bf16$" \
+	--data "$g/tokens.bin" --steps 3 --checkpoint-dir "$g/gpu" --resume
+set_compute "$g/gpu" cuda fp32
+refuse "resume of a cuda fp32 checkpoint on the CPU backend" \
+	"^error: --resume: .*gpu/step-00000002: expected a checkpoint of this run's backend and precision \\(cpu, fp32\\), found one of cuda, fp32$" \
+	--data "$g/tokens.bin" --steps 3 --checkpoint-dir "$g/gpu" --resume
+set_compute "$g/gpu" cpu bf16
+refuse "resume of a bf16 checkpoint in fp32" \
+	"^error: --resume: .*gpu/step-00000002: expected a checkpoint of this run's backend and precision \\(cpu, fp32\\), found one of cpu, bf16$" \
+	--data "$g/tokens.bin" --steps 3 --checkpoint-dir "$g/gpu" --resume
+cp -r "$g/ck" "$g/fp32"
+gp execute $MODEL --mbs 2 --data "$g/tokens.bin" --precision fp32 --steps 3 \
+	--checkpoint-dir "$g/fp32" --resume
+expect_rc "the CPU backend's checkpoint resumes with --precision fp32, its precision all along" 0
+cp -r "$g/ck" "$g/old"
+sed -E -i '/"(backend|precision)":/d' "$g/old/step-00000002/manifest.json"
+gp execute $MODEL --mbs 2 --data "$g/tokens.bin" --steps 3 --checkpoint-dir "$g/old" --resume
+expect_rc "a manifest without backend and precision resumes: exit 0" 0
+# (tokens.bin, copied back above, has a new time stamp: the data's note
+# comes first, on the same line)
+expect_err "a manifest without backend and precision: says what it assumes" \
+	"(^|; )--resume: [^;]*old/step-00000002: the checkpoint does not say its backend and precision \\(written before gpuplan recorded them\\); taken to be this run's, cpu and fp32$"
+grep -Eq '"backend":[[:space:]]*"cpu"' "$g/old/step-00000003/manifest.json" \
+	&& pass "a resumed old checkpoint's next one records its backend" \
+	|| fail "a resumed old checkpoint's next one records its backend" "none in step 3's manifest"
 
 finish
