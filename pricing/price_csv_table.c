@@ -69,6 +69,10 @@ static int closed_cols(struct price_errs *e, const struct price_csv *csv,
 	char list[1024], why[160];
 	int c;
 
+	if (csv->header.n == 0) {
+		price_err(e, 1, 1, "expected a header row, found an empty file");
+		return -1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		names[i] = i < t->n_cols ? t->cols[i] : t->opt[i - t->n_cols];
 		col[i] = price_csv_col(csv, names[i]);

@@ -439,6 +439,11 @@ static void test_price_csv_table_load_closed(void **state)
 	assert_int_equal(n, 2);
 	free(rows);
 	free(err);
+	assert_int_equal(kv_load(dir, "", &t, &err, &rows, &n), RC_INPUT);
+	snprintf(want, sizeof(want), "error: %s:1:1: expected a header row, found an empty file\n",
+		 path);
+	assert_string_equal(err, want);
+	free(err);
 	assert_int_equal(kv_load(dir, "note,x\n", &t, &err, &rows, &n), RC_INPUT);
 	snprintf(want, sizeof(want), "error: %s:1: expected a column 'key', found none\n", path);
 	assert_string_equal(err, want);
