@@ -170,7 +170,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	double ghbm = sim_gemm_hbm(&c->gpu, hbm);
 	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host, hl = host_layer_s(c);
 	double cast_f, cast_b, mlp_elems, extra_f = 0, module_re = 0;
-	double moe_host = 0, bias_bytes = 0;
+	double moe_host = 0, bias_bytes = 0, eager_f = 0, eager_b = 0, clamp_f = 0;
 	unsigned rc_mods = p->recompute == SIM_RECOMPUTE_SELECTIVE ? p->recompute_modules : 0;
 	double bh = sh->b * a_l, dh50 = c->gpu.gemm_dim_half;
 	int swiglu = m->mlp == SIM_MLP_SWIGLU, ncoll;
@@ -269,9 +269,16 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		 * bias in a kernel of its own after the GEMM (read and write
 		 * the output) and reduces its gradient in another (read it
 		 * once) (TransformerEngine #2766, #2885): memory-bound passes
-		 * over both GEMMs' outputs, up x w and h a copy. */
-		if (m->linear_bias)
-			bias_bytes = ab * copies * (up * w + h);
+		 * over the first GEMM's output, up x w a copy.  The second's
+		 * bias Megatron-Core adds itself, per local expert in fp32
+		 * (SIM_EXPERT_BIAS_FWD_BYTES): a few kernels an expert. */
+		if (m->linear_bias) {
+			bias_bytes = ab * copies * up * w;
+			eager_f = hbm_time_s(SIM_EXPERT_BIAS_FWD_BYTES * copies * h, hbm,
+					       2 * (int)local + 2);
+			eager_b = hbm_time_s(SIM_EXPERT_BIAS_BWD_BYTES * copies * h, hbm,
+					       6 * (int)local + 2);
+		}
 		/* moe_act recomputed: the experts' activation runs again */
 		if (rc_mods & SIM_RECOMPUTE_MOE_ACT)
 			module_re += hbm_time_s((swiglu ? 6.0 : 4.0) * copies * w * ab / 2.0, hbm, 1);
@@ -342,12 +349,22 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	 * Backward moves SIM_ELT_BWD times as much.  A calibrated device
 	 * (price_gpu.elt_bytes_per_s) runs them at the rate it measured. */
 	elt_bytes = sim_layer_elt_bytes(swiglu, tok * h / (sp ? sh->t : 1), mlp_elems, ab);
+	/* Experts with a clamped Quick-GEGLU (GPT-OSS) clamp and rejoin its
+	 * input's halves outside the fused kernel (SIM_GLU_CLAMP_FWD_BYTES),
+	 * again where moe_act is recomputed. */
+	if (moe && swiglu && m->glu_act == SIM_GLU_QUICK_GELU && m->glu_clamp > 0) {
+		clamp_f = hbm_time_s(SIM_GLU_CLAMP_FWD_BYTES * up * mlp_elems * ab / 2.0, hbm, 3);
+		eager_f += clamp_f;
+		eager_b += hbm_time_s(SIM_GLU_CLAMP_BWD_BYTES * up * mlp_elems * ab / 2.0, hbm, 6);
+		if (rc_mods & SIM_RECOMPUTE_MOE_ACT)
+			module_re += clamp_f;
+	}
 	elt_f = hbm_time_s(elt_bytes, c->gpu.elt_bytes_per_s[swiglu] > 0
 				      ? c->gpu.elt_bytes_per_s[swiglu] : hbm, SIM_ELT_KERNELS);
 	lt->attn_fwd_s = attn_f;
 	lt->attn_bwd_s = attn_b;
-	lt->fwd_s = gemm + attn_f + elt_f + extra_f;
-	lt->bwd_s = 2.0 * gemm + attn_b + SIM_ELT_BWD * elt_f + extra_f;
+	lt->fwd_s = gemm + attn_f + elt_f + extra_f + eager_f;
+	lt->bwd_s = 2.0 * gemm + attn_b + SIM_ELT_BWD * elt_f + extra_f + eager_b;
 	if (bias_bytes > 0) {
 		lt->fwd_s += hbm_time_s(2.0 * bias_bytes, hbm, 2);
 		lt->bwd_s += hbm_time_s(bias_bytes, hbm, 2);

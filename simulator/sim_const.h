@@ -139,6 +139,37 @@
  * Micikevicius et al. 2022, "FP8 Formats for Deep Learning", sec. 4: per-
  * tensor scaled casts).  Weights are cast once a step and not counted. */
 #define SIM_FP8_CAST_BYTES 4.0
+/* HBM bytes per element of the experts' second GEMM output (copies x
+ * hidden) that Megatron-Core moves to add biased experts' fc2 bias
+ * (TEGroupedMLP._apply_bias, megatron/core/transformer/moe/experts.py,
+ * since "Enable bias in expert mlp [gpt-oss 5/5]", a329dd6, 2025-09-22):
+ * fc2 runs with skip_bias_add and the bias is added per local expert in
+ * eager PyTorch, t + b * p, with the routing weight p in fp32, so every
+ * temporary is fp32.  Forward: b * p written (4), t + it read 2 + 4 and
+ * written 4, torch.cat read 4 and written 4, .to(bf16) read 4 and written
+ * 2: 28.  Backward: the cast's gradient read 2 and written 4, the add's
+ * gradient to t cast back read 4 written 2, the product's two gradients
+ * (grad x p summed over tokens for b, grad x b summed over the hidden
+ * units for p) read 4 written 4 and read 4 again each, the split's
+ * gradient gathered read 2 written 2: 40.  (The packed-bias path of
+ * 883533e, 2026-08-14, moves 36 forward.) */
+#define SIM_EXPERT_BIAS_FWD_BYTES 28.0
+#define SIM_EXPERT_BIAS_BWD_BYTES 40.0
+/* HBM bytes per element of a clamped Quick-GEGLU's input in an MoE
+ * layer (GPT-OSS's experts, 2 x the expert width a copy), at 2-byte
+ * activations:
+ * Megatron-Core's weighted_bias_quick_geglu_impl
+ * (megatron/core/fusions/fused_bias_geglu.py, since 2e29a5e, 2025-09-09)
+ * clamps the two halves and concatenates them in eager PyTorch before its
+ * fused kernel (the clamped SwiGLU clamps inside its fused kernel and pays
+ * nothing): forward the two clamps read and write their half (4) and the
+ * cat reads and writes the whole (4): 8.  Backward: torch's
+ * clamp_backward, where(self <= max, grad, 0) on the gate half (a compare
+ * read 2 written 1, the where read 3 written 2: 8) and where((self >=
+ * min) & (self <= max), grad, 0) on the linear half (14), 11 on average,
+ * and the halves' gradients gathered into one (read 2, write 2): 15. */
+#define SIM_GLU_CLAMP_FWD_BYTES 8.0
+#define SIM_GLU_CLAMP_BWD_BYTES 15.0
 /* Kernels one optimizer step runs (sim_optimizer_bytes, sim_cost.h). */
 #define SIM_OPT_KERNELS 10
 

@@ -2166,19 +2166,25 @@ static void test_sim_stack(void **state)
 	assert_int_equal(p.ep_flex, 0);
 }
 
-/* Biased experts pay Transformer Engine's grouped bias-add (read and
- * write both expert GEMMs' outputs) and dbias (read them): GPT-OSS-120b
- * on 8 B200 at one sequence, EP 8, device GEMMs.  Per layer and
- * micro-batch that is 3 x 2 bytes x 4096 x 4 copies x (2 x 2880 + 2880)
- * = 849 MB, about 0.13 ms at 80% of 8 TB/s, 36 layers x 64 micro-batches:
- * about 0.3 s more compute a step, and nothing without the biases. */
+/* Biased experts: Transformer Engine's grouped bias-add and dbias on the
+ * first GEMM's output (read and write it, read it again: 3 x 2 bytes an
+ * element, 2 x 2880 elements a copy) and Megatron-Core's own fp32 add of
+ * the second GEMM's bias per local expert (28 bytes an element forward, 40
+ * backward, 2880 elements a copy).  GPT-OSS-120b on 8 B200 at one
+ * sequence, EP 8 (16 local experts), device GEMMs, 4096 x 4 = 16,384
+ * copies a GPU: 3 x 2 x 16,384 x 5,760 = 566 MB and 68 x 16,384 x 2,880
+ * = 3.21 GB a layer and micro-batch, 0.59 ms at 80% of 8 TB/s, and 4 +
+ * (2 x 16 + 2) + (6 x 16 + 2) = 136 kernels of 4 us, 0.54 ms: 36 layers
+ * x 64 micro-batches, 2.6 s more compute a step, none without the
+ * biases. */
 static void test_sim_expert_bias(void **state)
 {
 	struct sim_model m;
 	struct sim_parallel p = par(1, 1, 8, 1, 512);
 	struct sim_cluster c = h100();
 	struct sim_result with, without;
-	double bytes = 3.0 * 2 * 4096 * 4 * (3.0 * 2880), want;
+	double copies = 4096.0 * 4;
+	double bytes = 3.0 * 2 * copies * 5760 + (28.0 + 40.0) * copies * 2880, want;
 
 	(void)state;
 	m = preset("gpt-oss-120b");
@@ -2189,9 +2195,59 @@ static void test_sim_expert_bias(void **state)
 	sim_step(&m, &p, &c, &with);
 	m.linear_bias = 0;
 	sim_step(&m, &p, &c, &without);
-	want = 36 * 64 * bytes / (8.0e12 * SIM_HBM_EFF);
-	assert_true(with.breakdown.compute_s - without.breakdown.compute_s > 0.95 * want);
-	assert_true(with.breakdown.compute_s - without.breakdown.compute_s < 1.05 * want + 36 * 64 * 16e-6);
+	want = 36 * 64 * (bytes / (8.0e12 * SIM_HBM_EFF) + 136 * SIM_KERNEL_S);
+	assert_true(want > 2.5 && want < 2.7);
+	assert_true(with.breakdown.compute_s - without.breakdown.compute_s > 0.999 * want);
+	assert_true(with.breakdown.compute_s - without.breakdown.compute_s < 1.001 * want);
+}
+
+/* GPT-OSS's clamped Quick-GEGLU clamps its input's two halves and joins
+ * them again outside Megatron-Core's fused kernel: 8 bytes an element
+ * forward, 15 backward, over 2 x 2880 elements a copy, 3 and 6 kernels.
+ * On 8 B200 at one sequence, EP 8: 23 x 16,384 x 5,760 = 2.17 GB a layer
+ * and micro-batch, 0.34 ms at 80% of 8 TB/s, plus 36 us of launches: 36
+ * x 64 x 0.375 ms = 0.86 s more compute a step.  Recomputing moe_act
+ * runs the forward part again (0.118 ms + 12 us a layer and
+ * micro-batch); a clamped SwiGLU (clamped inside its fused kernel) pays
+ * nothing. */
+static void test_sim_glu_clamp(void **state)
+{
+	struct sim_model m;
+	struct sim_parallel p = par(1, 1, 8, 1, 512);
+	struct sim_cluster c = h100();
+	struct sim_result clamped, plain, rc_clamped, rc_plain;
+	double elems = 4096.0 * 4 * 5760, hbm = 8.0e12 * SIM_HBM_EFF;
+	double fwd = 8.0 * elems / hbm + 3 * SIM_KERNEL_S;
+	double want = 36 * 64 * (fwd + 15.0 * elems / hbm + 6 * SIM_KERNEL_S);
+
+	(void)state;
+	m = preset("gpt-oss-120b");
+	as_b200(&c);
+	p.ep = 8;
+	p.moe_gemm = SIM_MOE_GEMM_DEVICE;
+	assert_true(m.glu_act == SIM_GLU_QUICK_GELU && m.glu_clamp == 7);
+	sim_step(&m, &p, &c, &clamped);
+	p.recompute = SIM_RECOMPUTE_SELECTIVE;
+	p.recompute_modules = SIM_RECOMPUTE_MOE_ACT;
+	sim_step(&m, &p, &c, &rc_clamped);
+	m.glu_clamp = 0;
+	sim_step(&m, &p, &c, &rc_plain);
+	p.recompute = SIM_RECOMPUTE_NONE;
+	p.recompute_modules = 0;
+	sim_step(&m, &p, &c, &plain);
+	assert_true(want > 0.85 && want < 0.88);
+	assert_true(clamped.breakdown.compute_s - plain.breakdown.compute_s > 0.999 * want);
+	assert_true(clamped.breakdown.compute_s - plain.breakdown.compute_s < 1.001 * want);
+	want += 36 * 64 * fwd;
+	assert_true(rc_clamped.breakdown.compute_s - rc_plain.breakdown.compute_s > 0.999 * want);
+	assert_true(rc_clamped.breakdown.compute_s - rc_plain.breakdown.compute_s < 1.001 * want);
+	/* the SwiGLU of the same shape clamps inside its fused kernel */
+	m.glu_clamp = 7;
+	m.glu_act = SIM_GLU_SILU;
+	sim_step(&m, &p, &c, &clamped);
+	m.glu_clamp = 0;
+	sim_step(&m, &p, &c, &plain);
+	assert_true(clamped.breakdown.compute_s == plain.breakdown.compute_s);
 }
 
 static void test_sim_stage_layers_llama3(void **state)
@@ -2838,6 +2894,7 @@ int main(void)
 		cmocka_unit_test(test_sim_moe_gemm_generations),
 		cmocka_unit_test(test_sim_stack),
 		cmocka_unit_test(test_sim_expert_bias),
+		cmocka_unit_test(test_sim_glu_clamp),
 		cmocka_unit_test(test_sim_stage_layers_remainder_order),
 		cmocka_unit_test(test_sim_pp_last_layers_deepseek),
 		cmocka_unit_test(test_sim_pp_comm_per_hop),
