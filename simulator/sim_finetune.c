@@ -160,13 +160,14 @@ static double hbm_of(const struct sim_cluster *c)
 
 /* Seconds of one adapter GEMM (m x k)(k x n) of elem-byte operands and a
  * bf16 output, one of m, n, k the rank r.  Its arithmetic intensity is
- * about r FLOPs a byte of the wide operand it streams, under every GPU's
- * ridge point (peak over HBM bandwidth: 150-330 FLOP/B) at LoRA's ranks,
- * so the roofline (Williams, Waterman and Patterson, CACM 2009) bounds it
- * by its bytes, its FLOPs (at the curve's efficiency for a dimension of
- * r) running under them: the slower of the two, not their sum as for the
- * layer's square GEMMs (sim_gemm_time_s), whose tile re-reads the memory
- * term stands for. */
+ * about r FLOPs a byte of the wide operand it streams, at the usual
+ * ranks (8 to 64) under every GPU's ridge point (peak over HBM bandwidth:
+ * 117 to 419 FLOP/B in gpus.csv), so the roofline (Williams, Waterman and
+ * Patterson, CACM 2009) bounds it by its bytes, its FLOPs (at the curve's
+ * efficiency for a dimension of r) running under them: the slower of the
+ * two, not their sum as for the layer's square GEMMs (sim_gemm_time_s),
+ * whose tile re-reads the memory term stands for.  At a rank past the
+ * ridge the FLOPs bound it. */
 static double adapter_gemm_s(double m, double n, double k, double elem, const struct sim_cluster *c,
 			     double hbm)
 {
