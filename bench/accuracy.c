@@ -794,9 +794,10 @@ static void finetune_row(const struct price_csv *csv, const struct price_csv_row
 	}
 	record(id, "tokens/s", 1, r.tokens_per_s, tok_s, label, &r);
 	if (mem_gib > 0) {
-		/* peak as torch reports it: the tensors, without the CUDA
-		 * context */
-		double pred = (r.memory.total - SIM_CONTEXT_BYTES) / 1073741824.0;
+		/* torch's peak: no CUDA context; active: no allocator slack (RUNS.md) */
+		int active = !strcmp(price_csv_get(row, price_csv_col(csv, "peak_memory_stat")), "active");
+		double pred = (r.memory.total - SIM_CONTEXT_BYTES) / 1073741824.0
+			      / (active ? 1.0 + SIM_ALLOC_SLACK : 1.0);
 
 		s->sum_mem_ape += fabs(pred - mem_gib) / mem_gib;
 		s->n_mem++;

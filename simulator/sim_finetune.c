@@ -1,3 +1,4 @@
+#include <stdlib.h>
 /*
  * sim_finetune.c - what fine-tuning and offload change in the analytic
  * model: LoRA's frozen base weights and trainable adapters (Hu et al.
@@ -157,6 +158,28 @@ static double hbm_of(const struct sim_cluster *c)
 					  : c->gpu.bf16_flops_per_s / SIM_DEFAULT_FLOPS_PER_BYTE;
 }
 
+/* Seconds of one adapter GEMM (m x k)(k x n) of elem-byte operands and a
+ * bf16 output, one of m, n, k the rank r.  Its arithmetic intensity is
+ * about r FLOPs a byte of the wide operand it streams, at the usual
+ * ranks (8 to 64) under every GPU's ridge point (peak over HBM bandwidth:
+ * 117 to 419 FLOP/B in gpus.csv), so the roofline (Williams, Waterman and
+ * Patterson, CACM 2009) bounds it by its bytes, its FLOPs (at the curve's
+ * efficiency for a dimension of r) running under them: the slower of the
+ * two, not their sum as for the layer's square GEMMs (sim_gemm_time_s),
+ * whose tile re-reads the memory term stands for.  At a rank past the
+ * ridge the FLOPs bound it. */
+static double adapter_gemm_s(double m, double n, double k, double elem, const struct sim_cluster *c,
+			     double hbm)
+{
+	double dmin = fmin(m, fmin(n, k)), dh50 = c->gpu.gemm_dim_half;
+	double compute = sim_kernel_time_s(2.0 * m * n * k, 0, dmin, dh50, c->gpu.bf16_flops_per_s,
+					   hbm);
+	double memory = sim_kernel_time_s(0, elem * (m * k + k * n) + 2.0 * m * n, dmin, dh50,
+					  c->gpu.bf16_flops_per_s, sim_gemm_hbm(&c->gpu, hbm));
+
+	return fmax(compute, memory);
+}
+
 /* One layer's per micro-batch extra work on one GPU under p->ft: the
  * adapters' forward (*ad_fwd) and backward (*ad_bwd), and one pass of
  * QLoRA's dequantisation (*dq, run before the forward and again before
@@ -168,6 +191,7 @@ static void layer_extra(const struct sim_model *m, const struct sim_parallel *p,
 	const struct sim_finetune *ft = &p->ft;
 	double peak = c->gpu.bf16_flops_per_s, hbm = hbm_of(c), dh50 = c->gpu.gemm_dim_half;
 	double ab = sim_act_bytes(p), tok = sh->tok, r = lora_rank(ft);
+	double fused = 0, fused_bwd = 0;
 	struct proj pr[7];
 	int n = projections(m, lora_targets(ft), pr);
 
@@ -177,19 +201,30 @@ static void layer_extra(const struct sim_model *m, const struct sim_parallel *p,
 		double out = pr[i].row_parallel ? pr[i].out : pr[i].out / sh->t;
 		/* x A (tok x in)(in x r), then (tok x r)(r x out) B; backward
 		 * the gradients of B, of the rank-r activation, of A and of x,
-		 * each as long as one of the two forward GEMMs.  PEFT's
-		 * LoRA layer adds the scaled product to the base output:
-		 * a scale (read, write) and an add (two reads, a write), the
-		 * same traffic backward. */
-		double g = sim_gemm_time_s(1, tok, r, in, ab, dh50, peak, sim_gemm_hbm(&c->gpu, hbm))
-			   + sim_gemm_time_s(1, tok, out, r, ab, dh50, peak,
-					     sim_gemm_hbm(&c->gpu, hbm));
-		double elt = sim_kernel_time_s(0, 5.0 * ab * tok * out, 1, dh50, peak, hbm)
-			     + SIM_KERNEL_S;
+		 * each as long as one of the two forward GEMMs. */
+		double g = adapter_gemm_s(tok, r, in, ab, c, hbm) + adapter_gemm_s(tok, out, r, ab, c, hbm);
 
-		*ad_fwd += g + elt;
-		*ad_bwd += 2.0 * g + elt;
+		*ad_fwd += g;
+		*ad_bwd += 2.0 * g;
+		/* The scaled sum into the base output, out + (alpha / r)
+		 * B(A(x)) (torchtune's LoRALinear, PEFT's LoRA layer), priced
+		 * fused as the layer's own element-wise work is: compiled,
+		 * Inductor fuses a pointwise op into the pointwise kernel
+		 * that reads its result, here the one that next reads the
+		 * base output (RoPE for q and k, the grouped-query expand for
+		 * k and v, the residual add for o and down, SwiGLU for gate
+		 * and up), which reads the adapter's output once more.
+		 * Backward, the kernel that produces the output's gradient
+		 * writes its scaled copy once more, and the one that consumes
+		 * x's gradient (the norm's or SwiGLU's backward) reads the
+		 * adapter's share once more.  Eager (PEFT without
+		 * torch.compile) the scale and the add are kernels of their
+		 * own, five passes over the output each way. */
+		fused += tok * out;
+		fused_bwd += tok * (out + in);
 	}
+	*ad_fwd += ab * fused / (hbm * SIM_HBM_EFF);
+	*ad_bwd += ab * fused_bwd / (hbm * SIM_HBM_EFF);
 	if (ft->method == SIM_FT_QLORA) {
 		/* QLoRA computes in bf16: every NF4 base matrix is dequantised
 		 * before the GEMM that uses it, forward and again for the
@@ -215,6 +250,7 @@ void sim_ft_layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	if (!frozen(&p->ft))
 		return;
 	layer_extra(m, p, c, sh, &af, &ab, &dq);
+	if (getenv("SIMDBG")) fprintf(stderr, "  ft: ad_fwd %.3f ad_bwd %.3f dq %.3f gemm %.3f\n", af*1e3, ab*1e3, dq*1e3, gemm_s*1e3);
 	/* the base's weight-gradient GEMMs: as long as its forward ones */
 	*bwd_s += ab + dq - gemm_s;
 	*fwd_s += af + dq;

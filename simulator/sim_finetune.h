@@ -19,9 +19,10 @@ double sim_layer_matrix_params(const struct sim_model *m);
 /* Changes one layer's per micro-batch compute on one GPU (*fwd_s,
  * *bwd_s) for p->ft: frozen base weights drop the weight-gradient GEMMs
  * (gemm_s is the layer's forward GEMMs, which backward ran twice);
- * LoRA's adapters add two thin GEMMs forward, four backward, and their
- * scaled sum into the base output; QLoRA dequantises every base matrix
- * before each GEMM pass. */
+ * LoRA's adapters add two thin GEMMs forward, four backward, each bound
+ * by its bytes, and their scaled sum fused into the kernel that next
+ * reads the base output; QLoRA dequantises every base matrix before each
+ * GEMM pass. */
 void sim_ft_layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		       const struct sim_cluster *c, const struct sim_shape *sh, double gemm_s,
 		       double *fwd_s, double *bwd_s);

@@ -183,6 +183,41 @@ static void test_sim_lora_step_by_hand(void **state)
 	assert_memory_equal(&lora, &full, sizeof(lora));
 }
 
+/* The adapters of Llama 3 8B, r = 8 on q and v, one 2048-token sequence
+ * on an RTX 4090 (1.008 TB/s at 80%), by hand.  Each adapter GEMM is
+ * bound by its bytes (intensity about r = 8 FLOPs a byte, under the
+ * card's 164): x A reads x (2048 x 4096) and A (4096 x 8) and writes
+ * 2048 x 8, 16,875,520 bytes for q and v alike; (x A) B reads the rank-8
+ * activation and B and writes q's 2048 x 4096 (16,875,520 bytes) or v's
+ * 2048 x 1024 (4,243,456).  Compiled, the scale and the add ride in the
+ * kernel that next reads the base output: one more read of the
+ * adapters' outputs forward (2 x 2048 x 5120 bytes), and backward one
+ * more write of the scaled gradient and one more read of the input
+ * gradient (2 x 2048 x (5120 + 8192)).  Backward's GEMMs are twice the
+ * forward's; full recomputation runs the forward twice. */
+static void test_sim_lora_adapters_by_hand(void **state)
+{
+	struct sim_model m = llama3_8b();
+	struct sim_cluster c = rtx4090(1);
+	struct sim_parallel p = layout(1, 1);
+	double bw = 1.008e12 * SIM_HBM_EFF, ad, dq, gemms, fwd, bwd, compute;
+
+	(void)state;
+	p.ft.method = SIM_FT_LORA;
+	p.ft.lora_rank = 8;
+	p.ft.lora_targets = SIM_LORA_Q | SIM_LORA_V;
+	sim_finetune_parts(&m, &p, &c, &ad, &dq);
+	gemms = (3 * 16875520.0 + 4243456.0) / bw + 4 * SIM_KERNEL_S;
+	fwd = gemms + 2.0 * 2048 * 5120 / bw;
+	bwd = 2 * gemms + 2.0 * 2048 * (5120 + 8192) / bw;
+	assert_near(ad, 32 * (2 * fwd + bwd), 1e-12);
+	assert_true(dq == 0);
+	/* the largest GEMM's FLOPs at the curve's efficiency for a
+	 * dimension of 8 (8 / (8 + 128)) take less than its bytes */
+	compute = 2.0 * 2048 * 8 * 4096 / (165.15e12 * 8 / 136);
+	assert_true(compute < 16875520.0 / bw);
+}
+
 /* ZeRO-1 over two GPUs of one node, offloaded: each keeps half the fp32
  * states and gradients (16 bytes a parameter) in host memory, none on
  * the GPU; the node's host holds both halves (and 5% slack).  On NVMe
@@ -424,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_sim_finetune_flops_by_hand),
 		cmocka_unit_test(test_sim_qlora_memory_by_hand),
 		cmocka_unit_test(test_sim_lora_step_by_hand),
+		cmocka_unit_test(test_sim_lora_adapters_by_hand),
 		cmocka_unit_test(test_sim_offload_by_hand),
 		cmocka_unit_test(test_sim_optimizer_states_by_hand),
 		cmocka_unit_test(test_sim_finetune_check),
