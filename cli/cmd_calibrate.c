@@ -261,10 +261,20 @@ static void print_table(const struct exec_calibration *c, const struct price_gpu
 	for (int i = 0; i < 2; i++)
 		if (c->elt_bytes_per_s[i] > 0)
 			printf("%-24s %14.4g %14.4g\n",
-			       i ? "element-wise SwiGLU GB/s" : "element-wise GELU GB/s",
+			       c->act_bytes_per_s[i] > 0 ? (i ? "norms, adds SwiGLU GB/s"
+							      : "norms, adds GELU GB/s")
+			       : i ? "element-wise SwiGLU GB/s" : "element-wise GELU GB/s",
 			       (g->elt_bytes_per_s[i] > 0 ? g->elt_bytes_per_s[i]
 							  : g->hbm_bytes_per_s) / 1e9,
 			       c->elt_bytes_per_s[i] / 1e9);
+	for (int i = 0; i < 2; i++)
+		if (c->act_bytes_per_s[i] > 0)
+			printf("%-24s %14.4g %14.4g\n",
+			       i ? "SwiGLU alone GB/s" : "GELU alone GB/s",
+			       (g->act_bytes_per_s[i] > 0 ? g->act_bytes_per_s[i]
+			        : g->elt_bytes_per_s[i] > 0 ? g->elt_bytes_per_s[i]
+							    : g->hbm_bytes_per_s) / 1e9,
+			       c->act_bytes_per_s[i] / 1e9);
 	if (c->attn_flops_per_s > 0)
 		printf("%-24s %14.4g %14.4g\n", "attention, TFLOP/s",
 		       (g->attn_flops_per_s > 0 ? g->attn_flops_per_s

@@ -545,7 +545,7 @@ double exec_predicted_fwd_bwd(const struct sim_result *pred);
 /* The most any rank of r held (exec_result.peak_memory_bytes). */
 double exec_peak_memory(const struct exec_result *r);
 
-/* ---- calibration (exec_calibrate.c, exec_calibrate_json.c) ----------- */
+/* ---- calibration (exec_calibrate.c, exec_calibrate_fit.c, exec_calibrate_json.c) */
 
 #define EXEC_CALIBRATION_SCHEMA "gpuplan.calibration/1"
 #define EXEC_CALIB_MAX_POINTS 64
@@ -577,6 +577,9 @@ struct exec_calib_elt {
 	double bytes;              /* what the simulator counts them moving */
 	double time_s;
 	double bytes_per_s;        /* bytes / time_s */
+	/* of which the MLP activation's, timed apart (sim_layer_act_bytes
+	 * forward and backward); 0: not timed apart (older files) */
+	double act_bytes, act_time_s;
 };
 
 /* One attention core timed, forward and backward, as the trainer runs it
@@ -636,7 +639,11 @@ struct exec_calibration {
 	double intra_bytes_per_s;      /* so that sim's link gives the all-reduce bus bandwidth */
 	double latency_s;              /* per ring step, from the smallest all-reduce */
 	double elt_bytes_per_s[2];     /* so that sim's element-wise time is the measured
-					* one: [0] a GELU layer's, [1] a SwiGLU layer's */
+					* one: [0] a GELU layer's, [1] a SwiGLU layer's;
+					* where act_bytes_per_s is set, of the norms and
+					* residual adds alone */
+	double act_bytes_per_s[2];     /* so that sim's MLP activation time is the
+					* measured one; 0: timed with the rest */
 	double attn_flops_per_s;       /* so that sim's attention time is the measured one */
 	double opt_bytes_per_s;        /* so that sim's optimizer time is the measured one */
 	struct exec_calib_gemm gemm[EXEC_CALIB_MAX_POINTS];
@@ -671,10 +678,11 @@ void exec_calibrate_opts_init(struct exec_calibrate_opts *o);
  * run (one message) or RC_ERR.  Every rank returns the same status. */
 enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibration *out);
 
-/* Fits c's simulator figures to its measurements (see exec_calibrate.c):
+/* Fits c's simulator figures to its measurements (exec_calibrate_fit.c):
  * hbm from the largest copy, the bf16 peak with which the simulator's GEMM
- * times add up to the measured ones, the element-wise rate with which the
- * simulator's element-wise time is the measured one, the attention rate
+ * times add up to the measured ones, the element-wise rates with which the
+ * simulator's element-wise time is the measured one (the norms' and the
+ * MLP activation's apart where both were timed), the attention rate
  * with which its attention time is, the intra-node link and latency from
  * the all-reduces.  Figures without measurements stay as they are. */
 void exec_calibration_fit(struct exec_calibration *c);

@@ -70,8 +70,16 @@ struct price_gpu {
 	 * kernels (norms, residual adds, the MLP activation), [0] in a GELU
 	 * layer, [1] in a SwiGLU one; set by a calibration of this device,
 	 * which times them, 0: hbm_bytes_per_s, what a GPU's bandwidth-bound
-	 * kernels see. */
+	 * kernels see.  Where act_bytes_per_s is set too, the norms' and
+	 * residual adds' alone. */
 	double elt_bytes_per_s[2];
+	/* The rate the simulator gives the MLP activation alone (GELU's or
+	 * SwiGLU's forward and backward, sim_layer_act_bytes), [0] GELU, [1]
+	 * SwiGLU; set by a calibration that times it apart from the norms
+	 * (a CPU's GELU, a tanh per element, runs at a sixth of its norms'
+	 * rate, so a layer's mix of the two, which tensor parallelism
+	 * changes, sets the layer's time), 0: at elt_bytes_per_s with them. */
+	double act_bytes_per_s[2];
 	/* The rate at which the attention core (scores, softmax, values;
 	 * forward and backward) does the FLOPs the simulator counts for it
 	 * (sim_attn_flops); set by a calibration of this device, which times

@@ -347,7 +347,10 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	 * (SIM_ELT_BYTES): two norms and two fused bias-dropout-residual adds.
 	 * Without sequence parallelism every TP rank repeats it on all tokens.
 	 * Backward moves SIM_ELT_BWD times as much.  A calibrated device
-	 * (price_gpu.elt_bytes_per_s) runs them at the rate it measured. */
+	 * (price_gpu.elt_bytes_per_s) runs them at the rate it measured, and
+	 * where it timed the MLP activation apart (act_bytes_per_s), the
+	 * activation, split over the TP ranks, at its own rate and the norms
+	 * and adds, which every TP rank repeats, at theirs. */
 	elt_bytes = sim_layer_elt_bytes(swiglu, tok * h / (sp ? sh->t : 1), mlp_elems, ab);
 	/* Experts with a clamped Quick-GEGLU (GPT-OSS) clamp and rejoin its
 	 * input's halves outside the fused kernel (SIM_GLU_CLAMP_FWD_BYTES),
@@ -361,6 +364,13 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	}
 	elt_f = hbm_time_s(elt_bytes, c->gpu.elt_bytes_per_s[swiglu] > 0
 				      ? c->gpu.elt_bytes_per_s[swiglu] : hbm, SIM_ELT_KERNELS);
+	if (c->gpu.act_bytes_per_s[swiglu] > 0 && c->gpu.elt_bytes_per_s[swiglu] > 0) {
+		double act_bytes = sim_layer_act_bytes(swiglu, mlp_elems, ab);
+
+		elt_f = hbm_time_s(elt_bytes - act_bytes, c->gpu.elt_bytes_per_s[swiglu],
+				   SIM_ELT_KERNELS - 1)
+			+ hbm_time_s(act_bytes, c->gpu.act_bytes_per_s[swiglu], 1);
+	}
 	lt->attn_fwd_s = attn_f;
 	lt->attn_bwd_s = attn_b;
 	lt->fwd_s = gemm + attn_f + elt_f + extra_f + eager_f;

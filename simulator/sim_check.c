@@ -214,6 +214,7 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	    !rate_ok(c->gpu.hbm_bytes_per_s) || !rate_ok(c->gpu.intra_bytes_per_s) ||
 	    !rate_ok(c->gpu.bf16_flops_per_s) || !rate_ok(c->gpu.fp8_flops_per_s) ||
 	    !rate_ok(c->gpu.elt_bytes_per_s[0]) || !rate_ok(c->gpu.elt_bytes_per_s[1]) ||
+	    !rate_ok(c->gpu.act_bytes_per_s[0]) || !rate_ok(c->gpu.act_bytes_per_s[1]) ||
 	    !rate_ok(c->gpu.attn_flops_per_s) || !rate_ok(c->gpu.opt_bytes_per_s))
 		WHY("cluster: expected bandwidths and FLOP/s of 0 (default) or from 1 per second, "
 		    "finite");

@@ -126,7 +126,14 @@ double sim_precision_peak(const struct sim_parallel *p, const struct price_gpu *
  * inputs). */
 double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_bytes)
 {
+	/* as one sum, so that a device without an activation rate of its own
+	 * is priced to the bit as before */
 	return (SIM_ELT_BYTES * stream + (swiglu ? 6.0 : 4.0) * mlp) * act_bytes / 2.0;
+}
+
+double sim_layer_act_bytes(int swiglu, double mlp, double act_bytes)
+{
+	return (swiglu ? 6.0 : 4.0) * mlp * act_bytes / 2.0;
 }
 
 double sim_fp8_cast_bytes(double tok, double width)

@@ -69,6 +69,9 @@ double sim_gemm_time_s(double batch, double m, double n, double k,
  * activation (GELU, or SwiGLU when swiglu) over mlp elements of the MLP's
  * width, in elements of act_bytes. */
 double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_bytes);
+/* The part of sim_layer_elt_bytes() that is the MLP activation's over mlp
+ * elements. */
+double sim_layer_act_bytes(int swiglu, double mlp, double act_bytes);
 
 /* Bytes the fp8 casts of GEMM operands of tok rows and width elements
  * in all move (SIM_FP8_CAST_BYTES each): sim.c passes the summed widths

@@ -1670,6 +1670,11 @@ static void sample_calibration(struct exec_calibration *c)
 	c->attn_flops_per_s = c->attn.flops_per_s;
 	c->opt = (struct exec_calib_opt){ 67108864, 46.0 * 67108864, 0.8e-3, 46.0 * 67108864 / 0.8e-3 };
 	c->opt_bytes_per_s = 4.1e12;
+	c->n_elt = 1;
+	c->elt[0] = (struct exec_calib_elt){ "swiglu", 2048, 4096, 16384, 1.5e9, 1.1e-3,
+					     1.5e9 / 1.1e-3, 0.6e9, 0.3e-3 };
+	c->elt_bytes_per_s[1] = 2.5e12;
+	c->act_bytes_per_s[1] = 2.2e12;
 }
 
 static void test_exec_calibration_json_round_trip(void **state)
@@ -1698,8 +1703,66 @@ static void test_exec_calibration_json_round_trip(void **state)
 	assert_string_equal(b.coll[0].op, "all_reduce");
 	assert_true(b.attn_flops_per_s == a.attn_flops_per_s);
 	assert_true(memcmp(&b.attn, &a.attn, sizeof(a.attn)) == 0);
+	assert_int_equal(b.n_elt, 1);
+	assert_true(memcmp(&b.elt[0], &a.elt[0], sizeof(a.elt[0])) == 0);
+	assert_true(b.elt_bytes_per_s[1] == a.elt_bytes_per_s[1]);
+	assert_true(b.act_bytes_per_s[1] == a.act_bytes_per_s[1]);
 	assert_true(b.opt_bytes_per_s == a.opt_bytes_per_s);
 	assert_true(memcmp(&b.opt, &a.opt, sizeof(a.opt)) == 0);
+}
+
+/* A calibration's element-wise rates replace the device's: the norms'
+ * and the activation's where it timed them apart, and where it timed the
+ * layer whole (an older file), the layer's rate for both, the device's
+ * own activation rate dropped with the rest of its figure. */
+static void test_exec_calibration_apply_elt(void **state)
+{
+	struct exec_calibration c;
+	struct price_gpu g;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	exec_cpu_gpu(&g);
+	assert_true(g.act_bytes_per_s[0] > 0 && g.act_bytes_per_s[1] > 0);
+	c.elt_bytes_per_s[0] = 1.1e9;
+	exec_calibration_apply_gpu(&c, &g);
+	assert_true(g.elt_bytes_per_s[0] == 1.1e9 && g.act_bytes_per_s[0] == 0);
+	assert_true(g.act_bytes_per_s[1] > 0);
+	c.elt_bytes_per_s[1] = 20e9;
+	c.act_bytes_per_s[1] = 4e9;
+	exec_calibration_apply_gpu(&c, &g);
+	assert_true(g.elt_bytes_per_s[1] == 20e9 && g.act_bytes_per_s[1] == 4e9);
+}
+
+/* The fit of a layer timed in two parts: a SwiGLU layer of 1 GB in the
+ * simulator's count, 0.4 GB of it the activation, in 1.1 s of which the
+ * activation 0.3 s: the norms' 0.6 GB in 0.8 s less 7 kernels' fixed cost
+ * (2.5 x 7 x SIM_KERNEL_S), the activation's 0.4 GB in 0.3 s less one's,
+ * each over SIM_HBM_EFF.  A part shorter than its kernels' cost leaves
+ * the layer's one rate, as a file without the parts does. */
+static void test_exec_calibration_fit_elt_apart(void **state)
+{
+	struct exec_calibration c;
+	double k = 2.5 * SIM_KERNEL_S;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	c.n_elt = 1;
+	c.elt[0] = (struct exec_calib_elt){ "swiglu", 256, 256, 1024, 1e9, 1.1, 1e9 / 1.1,
+					    0.4e9, 0.3 };
+	exec_calibration_fit(&c);
+	assert_near(c.elt_bytes_per_s[1], 0.6e9 / (0.8 - 7 * k) / SIM_HBM_EFF, 1e-3);
+	assert_near(c.act_bytes_per_s[1], 0.4e9 / (0.3 - k) / SIM_HBM_EFF, 1e-3);
+	assert_true(c.elt_bytes_per_s[0] == 0 && c.act_bytes_per_s[0] == 0);
+	c.elt[0].time_s = 0.3 + 6 * k;
+	exec_calibration_fit(&c);
+	assert_near(c.elt_bytes_per_s[1], 1e9 / (0.3 - 2 * k) / SIM_HBM_EFF, 1e-3);
+	assert_true(c.act_bytes_per_s[1] == 0);
+	c.elt[0].act_time_s = 0;
+	c.elt[0].time_s = 1.1;
+	exec_calibration_fit(&c);
+	assert_near(c.elt_bytes_per_s[1], 1e9 / (1.1 - 8 * k) / SIM_HBM_EFF, 1e-3);
+	assert_true(c.act_bytes_per_s[1] == 0);
 }
 
 /* A file written before the knee, the element-wise, attention and
@@ -1743,6 +1806,7 @@ static void test_exec_calibration_json_without_knee(void **state)
 	free(text);
 	assert_true(b.gemm_dim_half == 0);
 	assert_true(b.elt_bytes_per_s[0] == 0 && b.elt_bytes_per_s[1] == 0);
+	assert_true(b.act_bytes_per_s[0] == 0 && b.act_bytes_per_s[1] == 0);
 	assert_true(b.attn_flops_per_s == 0 && b.attn.batch == 0);
 	assert_true(b.opt_bytes_per_s == 0 && b.opt.params == 0);
 	assert_true(b.bf16_flops_per_s == a.bf16_flops_per_s);
@@ -2020,9 +2084,28 @@ static void test_exec_calibrate_cpu_fit_reproduces_gemms(void **state)
 	assert_string_equal(c->elt[1].mlp, "swiglu");
 	assert_near(c->elt[0].bytes, 778240, 1e-12);
 	assert_near(c->elt[1].bytes, 942080, 1e-12);
-	for (int i = 0; i < 2; i++)
-		assert_near(c->elt[i].bytes / (c->elt_bytes_per_s[i] * SIM_HBM_EFF)
-			    + 2.5 * SIM_ELT_KERNELS * SIM_KERNEL_S, c->elt[i].time_s, 1e-9);
+	/* of which the activation, timed apart: 2.5 x 4 x 64 x 256 x 2 =
+	 * 327,680 (GELU) and 2.5 x 6 x 64 x 256 x 2 = 491,520 (SwiGLU); the
+	 * norms and adds at one rate with the layer's other kernels, the
+	 * activation at its own with one kernel, give back the layer's time */
+	assert_near(c->elt[0].act_bytes, 327680, 1e-12);
+	assert_near(c->elt[1].act_bytes, 491520, 1e-12);
+	for (int i = 0; i < 2; i++) {
+		assert_true(c->elt[i].act_time_s > 0 && c->elt[i].act_time_s < c->elt[i].time_s);
+		if (c->act_bytes_per_s[i] > 0) {
+			assert_near((c->elt[i].bytes - c->elt[i].act_bytes) /
+					    (c->elt_bytes_per_s[i] * SIM_HBM_EFF) +
+				    2.5 * (SIM_ELT_KERNELS - 1) * SIM_KERNEL_S,
+				    c->elt[i].time_s - c->elt[i].act_time_s, 1e-9);
+			assert_near(c->elt[i].act_bytes / (c->act_bytes_per_s[i] * SIM_HBM_EFF)
+				    + 2.5 * SIM_KERNEL_S, c->elt[i].act_time_s, 1e-9);
+		} else {
+			/* the norms of 64 tokens of 64 take less than their 7
+			 * kernels' fixed cost: the layer at one rate */
+			assert_near(c->elt[i].bytes / (c->elt_bytes_per_s[i] * SIM_HBM_EFF)
+				    + 2.5 * SIM_ELT_KERNELS * SIM_KERNEL_S, c->elt[i].time_s, 1e-9);
+		}
+	}
 	/* quick: one sequence of 64 tokens, 4 heads of 16 sharing 2 KV heads;
 	 * at s = 64 the 128-wide blocks leave all of the s x s products:
 	 * 4 x 4 x 64 x 64 x 16 = 1,048,576 FLOP forward, 3.5 times that with
@@ -2597,6 +2680,8 @@ int main(void)
 		cmocka_unit_test(test_exec_calibration_parse_rejects_bad_fields),
 		cmocka_unit_test(test_exec_calibration_half_gemm_rate_doubles_compute),
 		cmocka_unit_test(test_exec_calibration_fit_finds_knee),
+		cmocka_unit_test(test_exec_calibration_apply_elt),
+		cmocka_unit_test(test_exec_calibration_fit_elt_apart),
 		cmocka_unit_test(test_exec_calibration_json_without_knee),
 		cmocka_unit_test(test_exec_calibrate_cpu_fit_reproduces_gemms),
 		cmocka_unit_test(test_exec_calibration_path_is_safe),

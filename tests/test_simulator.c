@@ -1388,6 +1388,59 @@ static void test_sim_gemm_cached(void **state)
 		    1e-9);
 }
 
+/* A device that timed its MLP activation apart from the norms and adds
+ * (price_gpu.act_bytes_per_s: the CPU's GELU, a tanh per element, at 0.62
+ * GB/s, its LayerNorms and adds at 15.7) prices the activation's bytes at
+ * its own rate, and tensor parallelism splits them and not the norms':
+ * against the same layer priced at one rate, the layer's forward is longer
+ * by the activation's bytes at the difference of the two rates' times, half
+ * of it on each of 2 TP ranks, and its backward SIM_ELT_BWD times that. */
+static void test_sim_elt_act_apart(void **state)
+{
+	struct sim_model m = gpt(1, 1024, 16, 1000, 1024);
+	struct sim_cluster c;
+	struct sim_parts one, apart;
+	double tok = 1024, h = 1024, elt = 15.7e9, act = 0.62e9;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	snprintf(c.gpu.name, sizeof(c.gpu.name), "cpu");
+	c.gpu.memory_bytes = 64e9;
+	c.gpu.bf16_flops_per_s = 140e9;
+	c.gpu.hbm_bytes_per_s = 16.5e9;
+	c.gpu.gemm_cached = 1;
+	c.gpu.elt_bytes_per_s[0] = elt;
+	c.gpu.attn_flops_per_s = 41e9;
+	c.gpus_per_node = 2;
+	c.intra_bytes_per_s = 4e9;
+	c.inter_bytes_per_s = 4e9;
+	c.host_layer_s = -1;
+	for (int tp = 1; tp <= 2; tp++) {
+		struct sim_parallel p = par(tp, 1, 1, 1, 1);
+		double bytes = sim_layer_act_bytes(0, tok * 4 * h / tp, 2.0);
+		double more = bytes / (act * SIM_HBM_EFF) - bytes / (elt * SIM_HBM_EFF);
+
+		c.gpu.act_bytes_per_s[0] = 0;
+		sim_parts(&m, &p, &c, &one);
+		c.gpu.act_bytes_per_s[0] = act;
+		sim_parts(&m, &p, &c, &apart);
+		assert_near(apart.layer_fwd_s - one.layer_fwd_s, more, 1e-9);
+		assert_near(apart.layer_bwd_s - one.layer_bwd_s, SIM_ELT_BWD * more, 1e-9);
+		/* the activation is 16 of a GELU layer's 22 + 16 bytes a token
+		 * and hidden unit at one rank, 8 of 22 + 8 at two */
+		assert_near(bytes, (tp == 1 ? 16.0 : 8.0) / (tp == 1 ? 38.0 : 30.0)
+				   * sim_layer_elt_bytes(0, tok * h, tok * 4 * h / tp, 2.0), 1e-6);
+	}
+	/* a rate below one per second is refused like the others */
+	c.gpu.act_bytes_per_s[1] = 0.5;
+	{
+		struct sim_parallel p = par(1, 1, 1, 1, 1);
+		char why[256];
+
+		assert_int_equal(sim_check(&m, &p, &c, why, sizeof(why)), RC_INPUT);
+	}
+}
+
 static void test_sim_attn_kernel_generations(void **state)
 {
 	/* One H100, 40 heads of 128 over 16384 causal tokens.  The
@@ -2872,6 +2925,7 @@ int main(void)
 		cmocka_unit_test(test_sim_host_floor_per_collective),
 		cmocka_unit_test(test_sim_attention_kernels),
 		cmocka_unit_test(test_sim_gemm_cached),
+		cmocka_unit_test(test_sim_elt_act_apart),
 		cmocka_unit_test(test_sim_attn_kernel_generations),
 		cmocka_unit_test(test_sim_fp8_cast_traffic),
 		cmocka_unit_test(test_sim_optimizer_step),

@@ -1,6 +1,7 @@
 /*
- * exec_calibrate.c - what `gpuplan calibrate` measures, and how it turns
- * the measurements into the figures the simulator reads.
+ * exec_calibrate.c - what `gpuplan calibrate` measures, and what of the
+ * simulator's figures each measurement sets (exec_calibrate_fit.c fits
+ * them).
  *
  * Measured through the same backend and communicator tables the trainer
  * uses, so the figures are the executor's own:
@@ -8,11 +9,15 @@
  *   and down: (tokens, 3h, h), (tokens, h, h), (tokens, 4h, h),
  *   (tokens, h, 4h)) at several hidden sizes, forward and backward (the
  *   input and weight gradients, which the simulator prices at twice the
- *   forward), on world rank 0's device;
+ *   forward) with their biases, on world rank 0's device;
  * - device-to-device copies (HBM on a GPU, DRAM on the CPU);
  * - one layer's element-wise kernels forward and backward, as the trainer
- *   runs them (norms, residual adds, the MLP activation), for a GELU and
- *   a SwiGLU layer at the largest hidden size;
+ *   runs them (norms, residual adds, the MLP activation, the zeroing of
+ *   the gradients the backward accumulates into), for a GELU and a SwiGLU
+ *   layer at the largest hidden size, the activation timed apart;
+ * - on the CPU, whose caches hold these shapes, each GEMM and element-wise
+ *   call on operands of its own from 64 MiB of them (calib_sets), as a
+ *   run reads its weights and saved activations from memory;
  * - one layer's attention core forward and backward (scores, causal
  *   softmax, values; the probabilities recomputed in backward), at a
  *   sequence and head size typical of the device's models;
@@ -33,10 +38,12 @@
  * smallest dimension, and the bf16 peak with which that curve adds up to
  * the measured GEMM times (bisection; the curve is monotone in the peak),
  * the HBM bandwidth whose SIM_HBM_EFF
- * share is the measured copy rate, the element-wise bandwidth with which
+ * share is the measured copy rate, the element-wise bandwidths with which
  * the simulator's element-wise time (sim_layer_elt_bytes, SIM_ELT_BWD,
- * SIM_ELT_KERNELS) is the measured one (a GPU's bandwidth-bound kernels
- * come near the copy rate; a CPU's transcendental functions do not), the
+ * SIM_ELT_KERNELS) is the measured one, the norms' and adds' and the
+ * activation's (sim_layer_act_bytes) each (a GPU's bandwidth-bound kernels
+ * come near the copy rate; a CPU's transcendental functions do not, and
+ * tensor parallelism splits the activation and not the norms), the
  * attention rate at which the simulator's FLOP count of it (sim_attn_flops,
  * SIM_ATTN_BWD) takes the measured time (the executor's attention keeps
  * each block's scores in memory, which flash attention does not), the
@@ -61,6 +68,10 @@
 #include "sim_internal.h"
 
 #define CAL_PATTERN 65536    /* distinct random floats tiled over inputs */
+/* operands a CPU's measurement cycles through (calib_sets): the copy's
+ * largest size, past the caches */
+#define EXEC_CALIB_SETS_BYTES (64.0 * (1 << 20))
+#define EXEC_CALIB_MAX_SETS 64
 
 static double now_s(void)
 {
@@ -88,6 +99,9 @@ struct plan {
 	int n_copy;
 	double coll_min, coll_max, coll_step;  /* bytes */
 	double target_s;                       /* time one measurement runs */
+	/* the operands a GEMM or element-wise measurement cycles through, in
+	 * all (calib_sets); 0: one set */
+	double sets_bytes;
 	/* progress on world rank 0 (exec_calibrate_opts.on_phase) */
 	const struct exec_calibrate_opts *o;
 	int report, total;
@@ -116,7 +130,7 @@ static int coll_points(const struct plan *p)
 
 static const int gpu_hidden[] = { 1024, 2048, 4096, 8192 };
 static const int gpu_hidden_quick[] = { 1024 };
-static const int cpu_hidden[] = { 64, 128, 256 };
+static const int cpu_hidden[] = { 64, 128, 256, 512 };
 static const int cpu_hidden_quick[] = { 32, 64 };
 static const double gpu_copy[] = { 64.0 * (1 << 20), 1024.0 * (1 << 20) };
 static const double cpu_copy[] = { 4.0 * (1 << 20), 64.0 * (1 << 20) };
@@ -138,6 +152,7 @@ static void plan_for(const struct exec_calibrate_opts *o, int gpu, struct plan *
 		p->coll_max = 1 << 20;
 		p->coll_step = 16;
 		p->target_s = 0.01;
+		p->sets_bytes = gpu ? 0 : EXEC_CALIB_SETS_BYTES;
 		return;
 	}
 	p->hidden = gpu ? gpu_hidden : cpu_hidden;
@@ -158,6 +173,7 @@ static void plan_for(const struct exec_calibrate_opts *o, int gpu, struct plan *
 	p->coll_max = gpu ? 256.0 * (1 << 20) : 16.0 * (1 << 20);
 	p->coll_step = 4;
 	p->target_s = gpu ? 0.1 : 0.2;
+	p->sets_bytes = gpu ? 0 : EXEC_CALIB_SETS_BYTES;
 }
 
 /* n floats of device memory holding a fixed random pattern: zeros would
@@ -267,20 +283,24 @@ struct gemm_ctx {
 	void *out, *a, *w;
 	void *da;               /* backward: a's gradient; NULL forward */
 	float *dw;              /* backward: w's gradient */
+	void *bias;             /* forward: w's bias */
+	float *dbias;           /* backward: its gradient */
 	int m, n, k;
 };
 
-/* Forward out = a w^T; backward a's and w's gradients from out's (held
- * in out) into da and dw, as the trainer's matmul_backward does. */
+/* Forward out = a w^T + bias; backward a's, w's and the bias's gradients
+ * from out's (held in out) into da, dw and dbias, as the trainer's
+ * matmul_forward and matmul_backward do (every linear layer of its
+ * models has a bias). */
 static void run_gemm(void *ctx)
 {
 	struct gemm_ctx *g = ctx;
 
 	if (g->dw)
-		g->d->be->matmul_backward(g->d, g->da, g->dw, NULL, g->out, g->a, g->w, g->m, g->k,
-					  g->n);
+		g->d->be->matmul_backward(g->d, g->da, g->dw, g->dbias, g->out, g->a, g->w, g->m,
+					  g->k, g->n);
 	else
-		g->d->be->matmul_forward(g->d, g->out, g->a, g->w, NULL, g->m, g->k, g->n);
+		g->d->be->matmul_forward(g->d, g->out, g->a, g->w, g->bias, g->m, g->k, g->n);
 }
 
 struct copy_ctx {
@@ -296,6 +316,34 @@ static void run_copy(void *ctx)
 	c->d->be->copy(c->d, c->dst, c->src, c->bytes);
 }
 
+/* How many copies of one measurement's operands, one_bytes each, make p's
+ * sets_bytes: a GEMM or element-wise measurement cycles through them,
+ * since a run's GEMMs read the weights, and its backward the activations
+ * that its forward saved a pass before, from memory, not from a cache
+ * that one measurement's operands fit.  On a CPU, whose caches hold the
+ * calibration's shapes, OpenBLAS's GEMMs at hidden 256 ran 10 to 13%
+ * slower in a run than on operands in cache and its smallest shapes (a
+ * side of 64) 30% slower. */
+static int calib_sets(const struct plan *p, double one_bytes)
+{
+	int n = (int)ceil(p->sets_bytes / one_bytes);
+
+	return n < 1 ? 1 : n > EXEC_CALIB_MAX_SETS ? EXEC_CALIB_MAX_SETS : n;
+}
+
+struct gemm_sets {
+	struct gemm_ctx *set;
+	int n, next;
+};
+
+static void run_gemm_sets(void *ctx)
+{
+	struct gemm_sets *s = ctx;
+
+	run_gemm(&s->set[s->next]);
+	s->next = (s->next + 1) % s->n;
+}
+
 static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
 			     struct exec_calibration *c)
 {
@@ -304,30 +352,50 @@ static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
 		const int shapes[4][2] = { { 3 * h, h }, { h, h }, { 4 * h, h }, { h, 4 * h } };
 
 		for (int s = 0; s < 8 && c->n_gemm < EXEC_CALIB_MAX_POINTS; s++) {
-			struct gemm_ctx g = { d, NULL, NULL, NULL, NULL, NULL, p->tokens,
-					      shapes[s / 2][0], shapes[s / 2][1] };
-			struct timed t = { d, run_gemm, &g };
+			struct gemm_ctx g = { d, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+					      p->tokens, shapes[s / 2][0], shapes[s / 2][1] };
+			struct gemm_sets sets = { NULL, 0, 0 };
+			struct timed t = { d, run_gemm_sets, &sets };
 			struct exec_calib_gemm *r = &c->gemm[c->n_gemm];
 			size_t na = (size_t)g.m * g.k, nw = (size_t)g.n * g.k, no = (size_t)g.m * g.n;
 			size_t eb = exec_dtype_size(d->act);
 			enum rc rc;
 
 			phase(p, "GEMMs", c);
-			g.a = random_act_buffer(d, na);
-			g.w = random_act_buffer(d, nw);
-			g.out = random_act_buffer(d, no);
-			if (s % 2) {
-				g.da = random_act_buffer(d, na);
-				g.dw = random_buffer(d, nw);
+			sets.n = calib_sets(p, (double)eb * (na + nw + no) +
+					    (s % 2 ? eb * na + sizeof(float) * nw : 0.0));
+			sets.set = xcalloc((size_t)sets.n, sizeof(*sets.set));
+			for (int j = 0; j < sets.n; j++) {
+				struct gemm_ctx *e = &sets.set[j];
+
+				*e = g;
+				e->a = random_act_buffer(d, na);
+				e->w = random_act_buffer(d, nw);
+				e->out = random_act_buffer(d, no);
+				if (s % 2) {
+					e->da = random_act_buffer(d, na);
+					e->dw = random_buffer(d, nw);
+					e->dbias = random_buffer(d, (size_t)g.n);
+				} else {
+					e->bias = random_act_buffer(d, (size_t)g.n);
+				}
 			}
 			rc = time_runs(&t, p->target_s, &r->time_s);
-			if (g.dw) {
-				exec_dfree(d, g.dw, nw * sizeof(float));
-				exec_dfree(d, g.da, na * eb);
+			for (int j = 0; j < sets.n; j++) {
+				struct gemm_ctx *e = &sets.set[j];
+
+				if (e->dw) {
+					exec_dfree(d, e->dbias, (size_t)g.n * sizeof(float));
+					exec_dfree(d, e->dw, nw * sizeof(float));
+					exec_dfree(d, e->da, na * eb);
+				} else {
+					exec_dfree(d, e->bias, (size_t)g.n * eb);
+				}
+				exec_dfree(d, e->out, no * eb);
+				exec_dfree(d, e->w, nw * eb);
+				exec_dfree(d, e->a, na * eb);
 			}
-			exec_dfree(d, g.out, no * eb);
-			exec_dfree(d, g.w, nw * eb);
-			exec_dfree(d, g.a, na * eb);
+			free(sets.set);
 			if (rc != RC_OK)
 				return rc;
 			r->m = g.m;
@@ -342,14 +410,18 @@ static enum rc measure_gemms(struct exec_device *d, const struct plan *p,
 }
 
 /* One layer's element-wise kernels (in the order of exec_train_attention.c
- * and exec_train_mlp.c): forward norm, residual add, norm, activation,
- * residual add; backward the activation's gradient into a zeroed buffer
- * and the two norms' (accumulating into dx). */
+ * and exec_train_mlp.c), in two parts timed apart: the norms and residual
+ * adds (forward norm, residual add, norm, residual add; backward the two
+ * norms' gradients, each into an input gradient zeroed first, as the
+ * trainer zeroes the one its GEMMs then accumulate into), which every TP
+ * rank repeats over all its tokens, and the MLP activation (forward; the
+ * gradients zeroed, of its output as the trainer zeroes it for W2's input
+ * gradient, of its inputs; its backward), which TP splits. */
 struct elt_ctx {
 	struct exec_device *d;
 	int swiglu, n, c;
 	long nf;
-	void *x, *y, *dx, *dy, *w, *b, *g, *u, *a, *dg, *du;
+	void *x, *y, *dx, *dy, *dn, *w, *b, *g, *u, *a, *da, *dg, *du;
 	float *mean, *rstd, *dw, *db;
 };
 
@@ -374,21 +446,31 @@ static void norm_bwd(struct elt_ctx *e)
 				       e->rstd, e->n, e->c);
 }
 
-static void run_elt(void *ctx)
+static void run_elt_stream(struct elt_ctx *e)
 {
-	struct elt_ctx *e = ctx;
 	const struct exec_backend *be = e->d->be;
 	long nc = (long)e->n * e->c;
-	size_t fb = exec_dtype_size(e->d->act) * (size_t)e->nf;
 
 	for (int i = 0; i < 2; i++) {
 		norm_fwd(e);
 		be->residual_forward(e->d, e->dx, e->x, e->y, nc);
 	}
+	for (int i = 0; i < 2; i++) {
+		be->zero(e->d, e->dn, (size_t)nc * exec_dtype_size(e->d->act));
+		norm_bwd(e);
+	}
+}
+
+static void run_elt_act(struct elt_ctx *e)
+{
+	const struct exec_backend *be = e->d->be;
+	size_t fb = exec_dtype_size(e->d->act) * (size_t)e->nf;
+
 	if (e->swiglu)
 		be->swiglu_forward(e->d, e->a, e->g, e->u, e->nf);
 	else
 		be->gelu_forward(e->d, e->a, e->g, e->nf);
+	be->zero(e->d, e->da, fb);
 	be->zero(e->d, e->dg, fb);
 	if (e->swiglu) {
 		be->zero(e->d, e->du, fb);
@@ -396,8 +478,58 @@ static void run_elt(void *ctx)
 	} else {
 		be->gelu_backward(e->d, e->dg, e->g, e->a, e->nf);
 	}
-	for (int i = 0; i < 2; i++)
-		norm_bwd(e);
+}
+
+/* Layers whose element-wise buffers measure_elementwise() cycles through
+ * (calib_sets): a run's backward reads activations its forward wrote a
+ * whole pass before, from memory, not from a cache that one layer's
+ * buffers fit. */
+struct elt_sets {
+	struct elt_ctx *set;
+	int n, next;
+	void (*part)(struct elt_ctx *e);
+};
+
+static void run_elt_sets(void *ctx)
+{
+	struct elt_sets *s = ctx;
+
+	s->part(&s->set[s->next]);
+	s->next = (s->next + 1) % s->n;
+}
+
+static void elt_alloc(struct elt_ctx *e)
+{
+	struct exec_device *d = e->d;
+	size_t nc = (size_t)e->n * e->c, nf = (size_t)e->nf;
+	void **stream[] = { &e->x, &e->y, &e->dx, &e->dy, &e->dn };
+	void **wide[] = { &e->g, &e->u, &e->a, &e->da, &e->dg, &e->du };
+
+	act_buffers(d, stream, GP_ARRAY_LEN(stream), nc);
+	act_buffers(d, wide, GP_ARRAY_LEN(wide), nf);
+	e->w = random_act_buffer(d, (size_t)e->c);
+	e->b = random_act_buffer(d, (size_t)e->c);
+	e->dw = random_buffer(d, (size_t)e->c);
+	e->db = random_buffer(d, (size_t)e->c);
+	e->mean = random_buffer(d, (size_t)e->n);
+	e->rstd = random_buffer(d, (size_t)e->n);
+}
+
+static void elt_free(struct elt_ctx *e)
+{
+	struct exec_device *d = e->d;
+	size_t eb = exec_dtype_size(d->act), nc = (size_t)e->n * e->c, nf = (size_t)e->nf;
+	void **stream[] = { &e->x, &e->y, &e->dx, &e->dy, &e->dn };
+	void **wide[] = { &e->g, &e->u, &e->a, &e->da, &e->dg, &e->du };
+
+	exec_dfree(d, e->rstd, (size_t)e->n * sizeof(float));
+	exec_dfree(d, e->mean, (size_t)e->n * sizeof(float));
+	exec_dfree(d, e->db, (size_t)e->c * sizeof(float));
+	exec_dfree(d, e->dw, (size_t)e->c * sizeof(float));
+	exec_dfree(d, e->b, (size_t)e->c * eb);
+	exec_dfree(d, e->w, (size_t)e->c * eb);
+	free_act_buffers(d, wide, GP_ARRAY_LEN(wide), nf);
+	free_act_buffers(d, stream, GP_ARRAY_LEN(stream), nc);
 }
 
 static enum rc measure_elementwise(struct exec_device *d, const struct plan *p,
@@ -408,32 +540,27 @@ static enum rc measure_elementwise(struct exec_device *d, const struct plan *p,
 	for (int swiglu = 0; swiglu < 2; swiglu++) {
 		struct elt_ctx e = { .d = d, .swiglu = swiglu, .n = p->tokens, .c = h,
 				     .nf = (long)p->tokens * 4 * h };
-		struct timed t = { d, run_elt, &e };
+		struct elt_sets sets = { NULL, 0, 0, run_elt_stream };
+		struct timed t = { d, run_elt_sets, &sets };
 		struct exec_calib_elt *r = &c->elt[c->n_elt];
 		size_t eb = exec_dtype_size(d->act), nc = (size_t)e.n * h, nf = (size_t)e.nf;
-		double ab = (double)eb;
-		void **stream[] = { &e.x, &e.y, &e.dx, &e.dy };
-		void **wide[] = { &e.g, &e.u, &e.a, &e.dg, &e.du };
+		double ab = (double)eb, one = (double)eb * (5.0 * nc + 6.0 * nf), stream_s = 0;
 		enum rc rc;
 
 		phase(p, "element-wise", c);
-		act_buffers(d, stream, GP_ARRAY_LEN(stream), nc);
-		act_buffers(d, wide, GP_ARRAY_LEN(wide), nf);
-		e.w = random_act_buffer(d, (size_t)h);
-		e.b = random_act_buffer(d, (size_t)h);
-		e.dw = random_buffer(d, (size_t)h);
-		e.db = random_buffer(d, (size_t)h);
-		e.mean = random_buffer(d, (size_t)e.n);
-		e.rstd = random_buffer(d, (size_t)e.n);
-		rc = time_runs(&t, p->target_s, &r->time_s);
-		exec_dfree(d, e.rstd, (size_t)e.n * sizeof(float));
-		exec_dfree(d, e.mean, (size_t)e.n * sizeof(float));
-		exec_dfree(d, e.db, (size_t)h * sizeof(float));
-		exec_dfree(d, e.dw, (size_t)h * sizeof(float));
-		exec_dfree(d, e.b, (size_t)h * eb);
-		exec_dfree(d, e.w, (size_t)h * eb);
-		free_act_buffers(d, wide, GP_ARRAY_LEN(wide), nf);
-		free_act_buffers(d, stream, GP_ARRAY_LEN(stream), nc);
+		sets.n = calib_sets(p, one);
+		sets.set = xcalloc((size_t)sets.n, sizeof(*sets.set));
+		for (int i = 0; i < sets.n; i++) {
+			sets.set[i] = e;
+			elt_alloc(&sets.set[i]);
+		}
+		rc = time_runs(&t, p->target_s, &stream_s);
+		sets.part = run_elt_act;
+		if (rc == RC_OK)
+			rc = time_runs(&t, p->target_s, &r->act_time_s);
+		for (int i = 0; i < sets.n; i++)
+			elt_free(&sets.set[i]);
+		free(sets.set);
 		if (rc != RC_OK)
 			return rc;
 		gp_strlcpy(r->mlp, swiglu ? "swiglu" : "gelu", sizeof(r->mlp));
@@ -441,6 +568,8 @@ static enum rc measure_elementwise(struct exec_device *d, const struct plan *p,
 		r->hidden = h;
 		r->ffn = 4.0 * h;
 		r->bytes = (1.0 + SIM_ELT_BWD) * sim_layer_elt_bytes(swiglu, (double)nc, (double)nf, ab);
+		r->act_bytes = (1.0 + SIM_ELT_BWD) * sim_layer_act_bytes(swiglu, (double)nf, ab);
+		r->time_s = stream_s + r->act_time_s;
 		r->bytes_per_s = r->bytes / r->time_s;
 		c->n_elt++;
 	}
@@ -663,203 +792,6 @@ static enum rc measure_collectives(struct exec_job *j, const struct plan *p,
 	return RC_OK;
 }
 
-/* The simulator's time for c's GEMM i at knee, peak and hbm, its
- * operands of the backend's activation type (as exec_predict prices a
- * run): a backward pass is two GEMMs of the forward's shape (sim.c's
- * layer_time).  The CPU backend's GEMMs compute from cache
- * (price_gpu.gemm_cached, set by exec_cpu_gpu): no memory term, as the
- * prediction prices them (sim_gemm_hbm). */
-static double sim_gemm_s(const struct exec_calibration *c, int i, double knee, double peak,
-			 double hbm)
-{
-	const struct exec_calib_gemm *g = &c->gemm[i];
-
-	if (strcmp(c->backend, "cpu") == 0)
-		hbm = HUGE_VAL;
-	return (g->backward ? 2.0 : 1.0)
-	       * sim_gemm_time_s(1, g->m, g->n, g->k, exec_act_bytes(c->backend, c->precision),
-				 knee, peak, hbm);
-}
-
-/* Sum of the simulator's times for c's GEMMs at knee, peak and hbm. */
-static double sim_gemms_s(const struct exec_calibration *c, double knee, double peak,
-			  double hbm)
-{
-	double s = 0;
-
-	for (int i = 0; i < c->n_gemm; i++)
-		s += sim_gemm_s(c, i, knee, peak, hbm);
-	return s;
-}
-
-/* The peak at which c's largest GEMM (the most FLOPs), at knee, spends
- * its whole measured time computing: the simulator's flops / (peak x
- * efficiency) term alone, its measured rate over its efficiency. */
-static double largest_gemm_peak(const struct exec_calibration *c, double knee)
-{
-	const struct exec_calib_gemm *g = NULL;
-	double dmin, eff;
-
-	for (int i = 0; i < c->n_gemm; i++)
-		if (!g || c->gemm[i].flops_per_s * c->gemm[i].time_s > g->flops_per_s * g->time_s)
-			g = &c->gemm[i];
-	dmin = fmin(g->m, fmin(g->n, g->k));
-	eff = SIM_GEMM_EFF_MAX * dmin / (dmin + sim_gemm_dim_half(knee));
-	return (g->backward ? 4.0 : 2.0) * g->m * g->n * g->k / (eff * g->time_s);
-}
-
-/* The peak with which the simulator's times for c's GEMMs at knee add up
- * to the measured ones (geometric bisection: the peak spans twelve
- * decades); on the CPU backend, and wherever no peak adds up, the one at
- * which the largest GEMM's compute alone takes its measured time
- * (largest_gemm_peak).  OpenBLAS packs its operands into cache as it
- * computes, so a CPU GEMM's time is its compute: the simulator's memory
- * term, a GPU's HBM traffic, fitted on the calibration's small shapes
- * would price the memory twice and leave a peak that a large GEMM does
- * not reach (172 GFLOP/s fitted on one Sapphire Rapids core whose
- * sgemm ran GPT-2's 1024-token GEMMs at 127 to 140).  Small GEMMs can
- * also take less than the simulator's floor (their bytes at the measured
- * copy rate plus a launch each, as under ASan, whose checked memmove
- * slows the copy); then the bisection would stop at its range's top, a
- * peak no machine has. */
-static double fit_peak(const struct exec_calibration *c, double knee, double measured)
-{
-	double lo = 1e6, hi = 1e18;
-
-	if (strcmp(c->backend, "cpu") == 0 || sim_gemms_s(c, knee, hi, c->hbm_bytes_per_s) > measured)
-		return largest_gemm_peak(c, knee);
-	for (int it = 0; it < 200 && hi / lo > 1 + 1e-9; it++) {
-		double mid = sqrt(lo * hi);
-
-		if (sim_gemms_s(c, knee, mid, c->hbm_bytes_per_s) > measured)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return sqrt(lo * hi);
-}
-
-/* Sum of squared log ratios of the simulator's GEMM times at knee (and
- * the peak fitted for it) to the measured ones. */
-static double knee_error(const struct exec_calibration *c, double knee, double measured)
-{
-	double peak = fit_peak(c, knee, measured), e = 0;
-
-	for (int i = 0; i < c->n_gemm; i++) {
-		double r = log(sim_gemm_s(c, i, knee, peak, c->hbm_bytes_per_s)
-			       / c->gemm[i].time_s);
-
-		e += r * r;
-	}
-	return e;
-}
-
-/* The knee between EXEC_CALIB_KNEE_MIN and _MAX that best fits c's GEMMs,
- * or 0 (the simulator's default) when their smallest dimensions are all
- * the same, which says nothing about it: a scan over powers of two, then
- * a golden-section search around the best. */
-#define EXEC_CALIB_KNEE_MIN 1.0
-#define EXEC_CALIB_KNEE_MAX 4096.0
-static double fit_knee(const struct exec_calibration *c, double measured)
-{
-	double best = 0, best_e = INFINITY, lo, hi, a, b;
-	int shapes = 0;
-
-	for (int i = 0; i < c->n_gemm && !shapes; i++)
-		for (int j = 0; j < i; j++) {
-			const struct exec_calib_gemm *x = &c->gemm[i], *y = &c->gemm[j];
-			double dx = fmin(x->m, fmin(x->n, x->k)), dy = fmin(y->m, fmin(y->n, y->k));
-
-			if (dx != dy) {
-				shapes = 1;
-				break;
-			}
-		}
-	if (!shapes)
-		return 0;
-	for (double k = EXEC_CALIB_KNEE_MIN; k <= EXEC_CALIB_KNEE_MAX; k *= 2) {
-		double e = knee_error(c, k, measured);
-
-		if (e < best_e) {
-			best_e = e;
-			best = k;
-		}
-	}
-	/* golden section on log(knee) over the neighbouring powers of two */
-	lo = log(fmax(best / 2, EXEC_CALIB_KNEE_MIN));
-	hi = log(fmin(best * 2, EXEC_CALIB_KNEE_MAX));
-	a = hi - 0.618034 * (hi - lo);
-	b = lo + 0.618034 * (hi - lo);
-	for (int it = 0; it < 40; it++) {
-		if (knee_error(c, exp(a), measured) < knee_error(c, exp(b), measured)) {
-			hi = b;
-			b = a;
-			a = hi - 0.618034 * (hi - lo);
-		} else {
-			lo = a;
-			a = b;
-			b = lo + 0.618034 * (hi - lo);
-		}
-	}
-	return exp(0.5 * (lo + hi));
-}
-
-void exec_calibration_fit(struct exec_calibration *c)
-{
-	double measured = 0;
-
-	if (c->n_copy > 0)
-		c->hbm_bytes_per_s = c->copy[c->n_copy - 1].bytes_per_s / SIM_HBM_EFF;
-	for (int i = 0; i < c->n_gemm; i++)
-		measured += c->gemm[i].time_s;
-	if (c->n_gemm > 0 && c->hbm_bytes_per_s > 0) {
-		c->gemm_dim_half = fit_knee(c, measured);
-		c->bf16_flops_per_s = fit_peak(c, c->gemm_dim_half, measured);
-		for (int i = 0; i < c->n_gemm; i++)
-			c->gemm[i].predicted_s = sim_gemm_s(c, i, c->gemm_dim_half,
-							    c->bf16_flops_per_s,
-							    c->hbm_bytes_per_s);
-	}
-	/* sim: bytes / (rate x SIM_HBM_EFF) + kernels x SIM_KERNEL_S */
-	for (int i = 0; i < c->n_elt; i++) {
-		double rest = c->elt[i].time_s - (1.0 + SIM_ELT_BWD) * SIM_ELT_KERNELS * SIM_KERNEL_S;
-
-		if (rest > 0)
-			c->elt_bytes_per_s[strcmp(c->elt[i].mlp, "swiglu") == 0] =
-				c->elt[i].bytes / rest / SIM_HBM_EFF;
-	}
-	if (c->attn.batch > 0 && c->attn.time_s > 0)
-		c->attn_flops_per_s = c->attn.flops / c->attn.time_s;
-	if (c->opt.params > 0) {
-		double rest = c->opt.time_s - SIM_OPT_KERNELS * SIM_KERNEL_S;
-
-		if (rest > 0)
-			c->opt_bytes_per_s = c->opt.bytes / rest / SIM_HBM_EFF;
-	}
-	{
-		const struct exec_calib_coll *small = NULL, *best = NULL;
-
-		/* the link is the best bus bandwidth any size reached (nccl-tests'
-		 * curves rise to a plateau; a shared machine's dip below it) */
-		for (int i = 0; i < c->n_coll; i++)
-			if (strcmp(c->coll[i].op, "all_reduce") == 0) {
-				if (!small || c->coll[i].bytes < small->bytes)
-					small = &c->coll[i];
-				if (!best || c->coll[i].busbw_bytes_per_s > best->busbw_bytes_per_s)
-					best = &c->coll[i];
-			}
-		if (best && best->ranks > 1) {
-			int n = best->ranks;
-			double link = best->busbw_bytes_per_s, rest;
-
-			c->intra_bytes_per_s = link / SIM_LINK_EFF;
-			/* sim_allreduce_s: 2(n-1)/n B / link + 2(n-1) latency */
-			rest = small->time_s - 2.0 * (n - 1) / n * small->bytes / link;
-			c->latency_s = rest > 0 ? rest / (2.0 * (n - 1)) : 0;
-		}
-	}
-}
-
 enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibration *out)
 {
 	struct exec_calibration *c = xcalloc(1, sizeof(*c));
@@ -917,57 +849,4 @@ enum rc exec_calibrate(const struct exec_calibrate_opts *o, struct exec_calibrat
 	exec_job_close(&j);
 	free(c);
 	return rc;
-}
-
-double exec_calibration_catalog_attn(const struct exec_calibration *c,
-				     const struct price_gpu *g)
-{
-	const struct exec_calib_attn *a = &c->attn;
-	double hbm = g->hbm_bytes_per_s > 0 ? g->hbm_bytes_per_s
-					    : g->bf16_flops_per_s / SIM_DEFAULT_FLOPS_PER_BYTE;
-
-	if (a->batch <= 0 || g->bf16_flops_per_s <= 0 || hbm <= 0)
-		return 0;
-	/* bf16 elements, as the catalog's figures are */
-	return sim_attn_flops((double)a->batch * a->heads, a->seq, a->seq, a->head_dim) /
-	       sim_flash_attn_s(a->batch, a->heads, a->kv_heads, a->seq, a->seq, a->head_dim, 2,
-				g->gemm_dim_half, g->bf16_flops_per_s, hbm);
-}
-
-void exec_calibration_apply_gpu(const struct exec_calibration *c, struct price_gpu *g)
-{
-	if (c->bf16_flops_per_s > 0) {
-		double f = g->bf16_flops_per_s > 0 ? c->bf16_flops_per_s / g->bf16_flops_per_s : 0;
-
-		/* other precisions keep their ratio to bf16 (the catalog's) */
-		g->fp8_flops_per_s *= f;
-		g->tf32_flops_per_s *= f;
-		g->fp32_flops_per_s *= f;
-		/* MFU stays counted against the datasheet's peak */
-		if (!(g->mfu_flops_per_s > 0))
-			g->mfu_flops_per_s = g->bf16_flops_per_s;
-		g->bf16_flops_per_s = c->bf16_flops_per_s;
-	}
-	if (c->hbm_bytes_per_s > 0)
-		g->hbm_bytes_per_s = c->hbm_bytes_per_s;
-	for (int i = 0; i < 2; i++)
-		if (c->elt_bytes_per_s[i] > 0)
-			g->elt_bytes_per_s[i] = c->elt_bytes_per_s[i];
-	if (c->attn_flops_per_s > 0)
-		g->attn_flops_per_s = c->attn_flops_per_s;
-	if (c->opt_bytes_per_s > 0)
-		g->opt_bytes_per_s = c->opt_bytes_per_s;
-	if (c->intra_bytes_per_s > 0)
-		g->intra_bytes_per_s = c->intra_bytes_per_s;
-	if (c->gemm_dim_half > 0)
-		g->gemm_dim_half = c->gemm_dim_half;
-}
-
-void exec_calibration_apply(const struct exec_calibration *c, struct sim_cluster *cl)
-{
-	exec_calibration_apply_gpu(c, &cl->gpu);
-	if (c->intra_bytes_per_s > 0)
-		cl->intra_bytes_per_s = c->intra_bytes_per_s;
-	if (c->latency_s > 0)
-		cl->latency_s = c->latency_s;
 }

@@ -51,6 +51,8 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 	add_num(s, "gemm_dim_half", c->gemm_dim_half);
 	add_num(s, "elt_gelu_bytes_per_s", c->elt_bytes_per_s[0]);
 	add_num(s, "elt_swiglu_bytes_per_s", c->elt_bytes_per_s[1]);
+	add_num(s, "act_gelu_bytes_per_s", c->act_bytes_per_s[0]);
+	add_num(s, "act_swiglu_bytes_per_s", c->act_bytes_per_s[1]);
 	add_num(s, "attn_flops_per_s", c->attn_flops_per_s);
 	add_num(s, "opt_bytes_per_s", c->opt_bytes_per_s);
 	a = cJSON_AddArrayToObject(root, "gemm");
@@ -86,6 +88,8 @@ char *exec_calibration_to_json(const struct exec_calibration *c)
 		add_num(g, "bytes", c->elt[i].bytes);
 		add_num(g, "time_s", c->elt[i].time_s);
 		add_num(g, "bytes_per_s", c->elt[i].bytes_per_s);
+		add_num(g, "act_bytes", c->elt[i].act_bytes);
+		add_num(g, "act_time_s", c->elt[i].act_time_s);
 		cJSON_AddItemToArray(a, g);
 	}
 	if (c->attn.batch > 0) {
@@ -318,6 +322,11 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 			get_double(r, s, ".sim", "elt_gelu_bytes_per_s", &c->elt_bytes_per_s[0]);
 		if (cJSON_GetObjectItemCaseSensitive(s, "elt_swiglu_bytes_per_s"))
 			get_double(r, s, ".sim", "elt_swiglu_bytes_per_s", &c->elt_bytes_per_s[1]);
+		/* and before the MLP activation was timed apart */
+		if (cJSON_GetObjectItemCaseSensitive(s, "act_gelu_bytes_per_s"))
+			get_double(r, s, ".sim", "act_gelu_bytes_per_s", &c->act_bytes_per_s[0]);
+		if (cJSON_GetObjectItemCaseSensitive(s, "act_swiglu_bytes_per_s"))
+			get_double(r, s, ".sim", "act_swiglu_bytes_per_s", &c->act_bytes_per_s[1]);
 		if (cJSON_GetObjectItemCaseSensitive(s, "attn_flops_per_s"))
 			get_double(r, s, ".sim", "attn_flops_per_s", &c->attn_flops_per_s);
 		if (cJSON_GetObjectItemCaseSensitive(s, "opt_bytes_per_s"))
@@ -389,6 +398,10 @@ static void read_calibration(struct reader *r, const cJSON *root, struct exec_ca
 		get_double(r, p, where, "bytes", &g->bytes);
 		get_double(r, p, where, "time_s", &g->time_s);
 		get_double(r, p, where, "bytes_per_s", &g->bytes_per_s);
+		if (cJSON_GetObjectItemCaseSensitive(p, "act_bytes"))
+			get_double(r, p, where, "act_bytes", &g->act_bytes);
+		if (cJSON_GetObjectItemCaseSensitive(p, "act_time_s"))
+			get_double(r, p, where, "act_time_s", &g->act_time_s);
 		c->n_elt = i + 1;
 	}
 	/* files written before attention was timed have none */

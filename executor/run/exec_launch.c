@@ -261,6 +261,14 @@ enum rc exec_launch(int np, int argc, char **argv)
 		av[ac++] = argv[i];
 	av[ac] = NULL;
 
+	/* A rank waiting in an MPI call for a peer gives up its core where
+	 * other work wants it (Open MPI polls without yielding unless it sees
+	 * more ranks than slots): the CPU time execute compares
+	 * (docs/execute.md) then counts less of the time its peer waited for
+	 * a core; an idle machine runs as before.  Set here, before the fork
+	 * (mpirun passes it to the ranks); other MPIs ignore it; a user's
+	 * setting stands. */
+	setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
 	fflush(stdout);
 	fflush(stderr);
 	/* the signals wait until the child's pid is known to the handler */

@@ -25,13 +25,27 @@
  *     fit's 1 is the bottom of its range.  The hand-written 4 x 8 tile
  *     before OpenBLAS ran 7.8 GFLOP/s.  OpenBLAS packs its operands into
  *     cache as it computes, so the simulator prices these GEMMs by their
- *     FLOPs alone, with no memory term (price_gpu.gemm_cached).
+ *     FLOPs alone, with no memory term (price_gpu.gemm_cached).  These
+ *     are GEMMs on operands in cache, without biases; calibrate now times
+ *     them with their biases on operands from memory, as a run has them
+ *     (exec_calibrate.c, calib_sets), and fits a knee of 40 to 55 with a
+ *     peak of 141 to 150 GFLOP/s (hidden up to 512, load average 5 to 9):
+ *     the figures here are kept until a quiet machine measures them again.
  *   memory: a 64 MiB copy moves 12.9 to 13.5 GB/s (read plus write),
  *     16.1 to 16.9 GB/s at the simulator's SIM_HBM_EFF: 16.5.
  *   element-wise: a layer's norms, residual adds and activation do not
  *     stream: 1.39 to 1.51 GB/s in the simulator's byte count for a GELU
  *     layer (its tanhf dominates; 1.42 at 1024 tokens x 768) and 8.0 to
- *     8.8 for a SwiGLU layer: 1.4 and 8.5 GB/s.
+ *     8.8 for a SwiGLU layer, timed together on buffers in cache.  Timed
+ *     apart, on buffers past the caches, with the zeroing of the
+ *     gradients the trainer's backward accumulates into (six calibrations
+ *     the same day, load average 3 to 8): the norms and adds 15.1 to 17.4
+ *     GB/s in a GELU (LayerNorm) layer and 20.3 to 24.3 in a SwiGLU
+ *     (RMSNorm) one, the activation alone 0.59 to 0.66 (GELU: 94% of its
+ *     layer's time) and 4.3 to 4.7 (SwiGLU: 82%): 15.7, 22.6, 0.62 and
+ *     4.6 GB/s.  Tensor parallelism splits the activation and not the
+ *     norms, so a layer's one rate priced a TP rank's GELU layer at 79% of
+ *     one rank's where it takes 53%.
  *   attention: its scores and products are sgemm panels of 64 query
  *     rows; the calibration's core (one sequence of 256, 8 heads of 32
  *     sharing 4) runs the simulator's FLOP count at 39.7 to 44.2 GFLOP/s:
@@ -56,8 +70,10 @@
 #define EXEC_CPU_GEMM_DIM_HALF 4.0
 #define EXEC_CPU_MEM_BYTES_PER_S 16.5e9
 #define EXEC_CPU_LINK_BYTES_PER_S 4e9
-#define EXEC_CPU_ELT_GELU_BYTES_PER_S 1.4e9
-#define EXEC_CPU_ELT_SWIGLU_BYTES_PER_S 8.5e9
+#define EXEC_CPU_ELT_GELU_BYTES_PER_S 15.7e9
+#define EXEC_CPU_ELT_SWIGLU_BYTES_PER_S 22.6e9
+#define EXEC_CPU_ACT_GELU_BYTES_PER_S 0.62e9
+#define EXEC_CPU_ACT_SWIGLU_BYTES_PER_S 4.6e9
 #define EXEC_CPU_ATTN_FLOPS_PER_S 41e9
 #define EXEC_CPU_OPT_BYTES_PER_S 8.4e9
 #define EXEC_CPU_LATENCY_S 2e-6
@@ -82,6 +98,8 @@ void exec_cpu_gpu(struct price_gpu *g)
 	g->gemm_cached = 1;	/* OpenBLAS packs its operands into cache */
 	g->elt_bytes_per_s[0] = EXEC_CPU_ELT_GELU_BYTES_PER_S;
 	g->elt_bytes_per_s[1] = EXEC_CPU_ELT_SWIGLU_BYTES_PER_S;
+	g->act_bytes_per_s[0] = EXEC_CPU_ACT_GELU_BYTES_PER_S;
+	g->act_bytes_per_s[1] = EXEC_CPU_ACT_SWIGLU_BYTES_PER_S;
 	g->attn_flops_per_s = EXEC_CPU_ATTN_FLOPS_PER_S;
 	g->opt_bytes_per_s = EXEC_CPU_OPT_BYTES_PER_S;
 	gp_strlcpy(g->intra_link, "shared memory", sizeof(g->intra_link));
@@ -117,6 +135,8 @@ void exec_cpu_cluster_of(struct sim_cluster *c, const struct price_gpu *g, doubl
 	c->gpu.hbm_bytes_per_s *= share;
 	c->gpu.elt_bytes_per_s[0] *= share;
 	c->gpu.elt_bytes_per_s[1] *= share;
+	c->gpu.act_bytes_per_s[0] *= share;
+	c->gpu.act_bytes_per_s[1] *= share;
 	c->gpu.attn_flops_per_s *= share;
 	c->gpu.opt_bytes_per_s *= share;
 	c->gpu.intra_bytes_per_s *= share;
