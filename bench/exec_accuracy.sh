@@ -63,5 +63,15 @@ dp2-zero2-accum4 --dp 2 --zero 2 --mbs 2
 cp2 --cp 2
 1-rank-seq512 --seq 512 --mbs 1 --gbs 4
 EOF
-awk -v w="$worst" 'BEGIN { printf "largest step-time error %.1f%% (target: under 10%%)\n", 100 * w }'
+# The target is judged here: a miss fails make bench.  Two ranks share the
+# machine's cores, so a loaded machine misses it; the load is printed.
+if awk -v w="$worst" 'BEGIN { exit !(w < 0.10) }'; then
+	verdict=met
+else
+	verdict=missed
+	status=1
+fi
+awk -v w="$worst" -v v="$verdict" -v l="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
+	printf "largest step-time error %.1f%% (target: under 10%%): %s, load average %s\n",
+	       100 * w, v, l }'
 exit $status
