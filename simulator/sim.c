@@ -77,15 +77,26 @@ struct layer_time {
 	double fwd_s, bwd_s, recompute_s;   /* compute */
 	double attn_fwd_s, attn_bwd_s;      /* of which the attention core */
 	double tp_fwd_s;                    /* TP communication, one forward */
+	double tp_all_fwd_s;                /* the same before any overlap: the
+					     * time it keeps its links busy */
 	double cp_fwd_s, cp_bwd_s;          /* exposed KV exchange */
 	double ep_fwd_s;                    /* EP all-to-alls of one pass, forward
 					     * or backward (dispatch and combine) */
+	int ep_net, tp_net;                 /* the EP, the TP group crosses the network */
 };
+
+/* Whether a group of n ranks spaced stride apart leaves the NVLink
+ * domain, its traffic on the nodes' network links. */
+static int group_crosses(const struct sim_cluster *c, int n, int stride)
+{
+	return n > 1 && (double)n * stride > sim_cluster_domain(c);
+}
 
 /* Per micro-batch times of one stage's extra work: the embedding (first
  * stage) or the final norm, logits and loss (last stage). */
 struct edge_time {
 	double compute_s, tp_s;
+	double bwd_s, tp_bwd_s;   /* of which the backward's */
 };
 
 /* The cluster's host dispatch time per layer forward (sim.h). */
@@ -220,6 +231,8 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	cast_b += tok * h;
 
 	lt->ep_fwd_s = 0;
+	lt->ep_net = group_crosses(c, sh->e, sh->et);
+	lt->tp_net = group_crosses(c, sh->t, 1);
 	if (!moe) {
 		double mlp = sim_gemm_time_s(1, tok, up * f_l, h, elem, dh50, lpeak, ghbm)
 			     + sim_gemm_time_s(1, tok, h, f_l, elem, dh50, lpeak, ghbm);
@@ -396,6 +409,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		lt->tp_fwd_s = 2.0 * (2.0 * sim_allgather_s(ab * tok * h, sh->t, &tl));
 	else
 		lt->tp_fwd_s = 2.0 * sim_allreduce_s(ab * tok * h, sh->t, &tl);
+	lt->tp_all_fwd_s = lt->tp_fwd_s;
 	/* Overlapped with the GEMMs they feed (Wang et al., ASPLOS'23,
 	 * decomposition as Transformer Engine's userbuffers do it), only what
 	 * outlasts the forward GEMMs shows, plus the contention cost of the
@@ -462,13 +476,14 @@ static void edge_time(const struct sim_model *m, const struct sim_parallel *p,
 	struct sim_link tl;
 
 	sim_group_link(c, sh->t, 1, &tl);
-	et->compute_s = et->tp_s = 0;
+	et->compute_s = et->tp_s = et->bwd_s = et->tp_bwd_s = 0;
 	if (first) {
 		/* Embedding lookup and dropout forward (6 bytes per element),
 		 * its fp32 gradient accumulation backward (8 bytes); the
 		 * vocab-parallel embedding ends in an all-reduce (reduce-scatter
 		 * with sequence parallelism). */
 		et->compute_s += hbm_time_s(14.0 * tok * h, hbm, 3);
+		et->bwd_s = et->compute_s * 8.0 / 14.0;
 		et->tp_s += sp ? sim_allgather_s(act, sh->t, &tl)
 			       : sim_allreduce_s(act, sh->t, &tl);
 	}
@@ -484,6 +499,7 @@ static void edge_time(const struct sim_model *m, const struct sim_parallel *p,
 		 * adds its projection from 2h to h and one more head and loss;
 		 * its layer is one more layer of the stage (stage_time). */
 		int heads = 1 + m->mtp_layers;
+		double before = et->compute_s, tp_before = et->tp_s;
 
 		et->compute_s += heads * (sim_ft_head_gemms(p) * sim_gemm_time_s(1, tok, v_l, h, ab, c->gpu.gemm_dim_half,
 								peak, ghbm)
@@ -501,6 +517,9 @@ static void edge_time(const struct sim_model *m, const struct sim_parallel *p,
 		 * of that. */
 		if (et->compute_s + et->tp_s < 3.0 * hl)
 			et->compute_s = 3.0 * hl - et->tp_s;
+		/* two of the head's three GEMMs, half its collectives */
+		et->bwd_s += (et->compute_s - before) * 2.0 / 3.0;
+		et->tp_bwd_s = (et->tp_s - tp_before) / 2.0;
 	}
 }
 
@@ -509,6 +528,9 @@ struct stage_time {
 	double compute_s, tp_s, cp_s, ep_s, total_s;
 	double fwd_s, bwd_s;   /* compute split, for DP overlap */
 	double ep_total_s;     /* EP all-to-all, hidden or not */
+	double ep_fwd_share;   /* the forward's share of the MoE layers' compute */
+	double edge_bwd_s;     /* the embedding's and head's backward compute */
+	double tp_bwd_s, tp_all_bwd_s; /* TP exposed in the backward; its link time */
 };
 
 /* A stage of dense dense layers and moe MoE layers (the MTP modules' on
@@ -522,8 +544,11 @@ static void stage_time(const struct sim_parallel *p, const struct layer_time *ld
 	st->fwd_s = dense * ld->fwd_s;
 	st->bwd_s = dense * (ld->bwd_s + ld->recompute_s);
 	st->tp_s = dense * ld->tp_fwd_s * (full ? 3.0 : 2.0) + et->tp_s;
+	st->edge_bwd_s = et->bwd_s;
+	st->tp_bwd_s = dense * ld->tp_fwd_s * (full ? 2.0 : 1.0) + et->tp_bwd_s;
+	st->tp_all_bwd_s = dense * ld->tp_all_fwd_s * (full ? 2.0 : 1.0) + et->tp_bwd_s;
 	st->cp_s = dense * (ld->cp_fwd_s * (full ? 2.0 : 1.0) + ld->cp_bwd_s);
-	st->ep_s = st->ep_total_s = 0;
+	st->ep_s = st->ep_total_s = st->ep_fwd_share = 0;
 	if (moe > 0) {
 		/* Dispatch and combine forward, again in full recomputation's
 		 * extra forward, and their gradients backward.  With ep_overlap
@@ -531,19 +556,33 @@ static void stage_time(const struct sim_parallel *p, const struct layer_time *ld
 		 * DeepSeek-V3's DualPipe, sec. 3.2.1) one micro-batch's all-to-
 		 * alls run under another's forward and backward compute: only
 		 * what outlasts it shows, plus the contention cost of the rest
-		 * (SIM_OVERLAP_SLOWDOWN). */
-		double ep = lm->ep_fwd_s * (full ? 3.0 : 2.0);
-		double under = lm->fwd_s + lm->bwd_s + lm->recompute_s;
+		 * (SIM_OVERLAP_SLOWDOWN).  The compute is one window for every
+		 * collective under it (dp_window): on links the TP collectives
+		 * share (both inside the NVLink domain or both across the
+		 * network), the time TP keeps them busy is not the all-to-
+		 * all's; on others, the wall time TP adds to the layer is. */
+		double passes = full ? 3.0 : 2.0;
+		double ep = lm->ep_fwd_s * passes;
+		double under = lm->fwd_s + lm->bwd_s + lm->recompute_s
+			       + passes * (lm->tp_fwd_s - (lm->ep_net == lm->tp_net ? lm->tp_all_fwd_s : 0));
+		double hidden;
+
+		if (under < 0)
+			under = 0;
+		hidden = p->ep_overlap ? (ep < under ? ep : under) : 0;
 
 		st->fwd_s += moe * lm->fwd_s;
 		st->bwd_s += moe * (lm->bwd_s + lm->recompute_s);
 		st->tp_s += moe * lm->tp_fwd_s * (full ? 3.0 : 2.0);
+		st->tp_bwd_s += moe * lm->tp_fwd_s * (full ? 2.0 : 1.0);
+		st->tp_all_bwd_s += moe * lm->tp_all_fwd_s * (full ? 2.0 : 1.0);
 		st->cp_s += moe * (lm->cp_fwd_s * (full ? 2.0 : 1.0) + lm->cp_bwd_s);
 		st->ep_total_s = moe * ep;
 		if (p->ep_overlap)
-			ep = (ep > under ? ep - under : 0)
-			     + SIM_OVERLAP_SLOWDOWN * (ep < under ? ep : under);
+			ep = ep - hidden + SIM_OVERLAP_SLOWDOWN * hidden;
 		st->ep_s = moe * ep;
+		st->ep_fwd_share = lm->fwd_s + lm->bwd_s + lm->recompute_s > 0 ?
+				   lm->fwd_s / (lm->fwd_s + lm->bwd_s + lm->recompute_s) : 0;
 	}
 	st->compute_s = st->fwd_s + st->bwd_s + et->compute_s;
 	st->total_s = st->compute_s + st->tp_s + st->cp_s + st->ep_s;
@@ -675,6 +714,43 @@ static void dp_group_comm(const struct sim_model *m, const struct sim_parallel *
 	}
 }
 
+/* Whether two groups share their links: both inside the NVLink domain,
+ * or both across the network (the group of n ranks spaced stride apart
+ * and one whose crossing is given). */
+static int shares_links(const struct sim_cluster *c, int n, int stride, int other_net)
+{
+	return group_crosses(c, n, stride) == other_net;
+}
+
+/* The wall time of stage st's forward and backward under which a
+ * gradient reduction over n ranks spaced stride apart can run.  The
+ * window is one: collectives on separate streams share the links they
+ * both use (NCCL's channels split them), so the time an EP all-to-all
+ * or a TP collective keeps this group's links busy is not the
+ * reduction's, while the wall time either adds to the compute (what it
+ * exposes, the contention cost included) is, over links it leaves
+ * free.  Counting the whole backward for each collective hidden under
+ * it had more compute shorten a step.  The backward includes the
+ * head's and the embedding's, as the event replay's does; the EP
+ * all-to-all splits between forward and backward as the MoE layers'
+ * compute does. */
+static void dp_window(const struct sim_cluster *c, const struct sim_shape *sh,
+		      const struct stage_time *st, int n, int stride, double *win_f,
+		      double *win_b)
+{
+	double ep = st->ep_s - (shares_links(c, n, stride, group_crosses(c, sh->e, sh->et))
+				? st->ep_total_s : 0);
+	double tp = st->tp_bwd_s - (shares_links(c, n, stride, group_crosses(c, sh->t, 1))
+				    ? st->tp_all_bwd_s : 0);
+
+	*win_f = st->fwd_s + ep * st->ep_fwd_share;
+	*win_b = st->bwd_s + st->edge_bwd_s + ep * (1 - st->ep_fwd_share) + tp;
+	if (*win_f < 0)
+		*win_f = 0;
+	if (*win_b < 0)
+		*win_b = 0;
+}
+
 void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	      const struct sim_cluster *c, struct sim_result *out)
 {
@@ -687,7 +763,7 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	double train_stage;
 	double hbm, peak = c->gpu.bf16_flops_per_s;
 	double mfu_peak = sim_mfu_peak(&c->gpu);
-	double dp_total, dp_exposed, ex_total, ex_exposed, shard, opt_s, gather;
+	double dp_total, dp_exposed, ex_total, ex_exposed, shard, opt_s, gather, win_f, win_b;
 	double model_flops, hw_flops, tokens, step;
 	struct sim_link dl, pl;
 	struct sim_breakdown *bd = &out->breakdown;
@@ -779,7 +855,9 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 	 * copy's (param_gather_share).
 	 * The routed experts' gradients are reduced over the expert data-
 	 * parallel ranks instead (Liu et al. 2025, sec. 3), under what of
-	 * the backward the rest leaves. */
+	 * the backward the rest leaves.
+	 * Both hide under what the EP all-to-alls and the TP collectives
+	 * leave of the window (dp_window). */
 	ndp = sh.d * sh.c;
 	sim_stage_params(m, &sh, sh.layers_first, sim_stage_dense_layers(&sh, nd, 0), 1, sh.p == 1,
 			 &params_first, &ex_first);
@@ -798,15 +876,19 @@ void sim_step(const struct sim_model *m, const struct sim_parallel *p,
 		 * CP, DP, PP (Megatron-Core's "tp-cp-ep-dp-pp", DeepSpeed's
 		 * pipe-data-model topology) */
 		sim_group_link(c, ndp, sh.t, &dl);
+		dp_window(c, &sh, &bot, ndp, sh.t, &win_f, &win_b);
 		dp_group_comm(m, p, &sh, train_stage, sim_ft_stage_weight_bytes(m, p, &sh, params_stage),
 			      nd > 0 ? sim_ft_layer_weight_bytes(m, p, &sh)
 				     : sim_weight_bytes(p) * sh.moe_rest_params / sh.t,
-			      gather, ndp, &dl, bot.fwd_s, bot.bwd_s, &dp_total, &dp_exposed);
+			      gather, ndp, &dl, win_f, win_b, &dp_total, &dp_exposed);
 	}
 	if (sh.ed > 1 && ex_stage > 0) {
 		/* expert data-parallel ranks lie ep x etp apart */
-		double left_f = bot.fwd_s - dp_total > 0 ? bot.fwd_s - dp_total : 0;
-		double left_b = bot.bwd_s - dp_total > 0 ? bot.bwd_s - dp_total : 0;
+		double left_f, left_b;
+
+		dp_window(c, &sh, &bot, sh.ed, sh.e * sh.et, &win_f, &win_b);
+		left_f = win_f - dp_total > 0 ? win_f - dp_total : 0;
+		left_b = win_b - dp_total > 0 ? win_b - dp_total : 0;
 
 		sim_group_link(c, sh.ed, sh.e * sh.et, &dl);
 		dp_group_comm(m, p, &sh, ex_stage, sim_weight_bytes(p) * ex_stage,
@@ -881,7 +963,8 @@ void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
 	struct layer_time lt, lm;
 	struct edge_time first, last;
 	struct stage_time st;
-	struct edge_time none = { 0, 0 };
+	struct edge_time none = { 0, 0, 0, 0 };
+	int dp_n, dp_stride;
 
 	sim_shape_init(&sh, m, p);
 	layer_time(m, p, c, &sh, 0, &lt);
@@ -906,6 +989,15 @@ void sim_parts(const struct sim_model *m, const struct sim_parallel *p,
 	/* the EP all-to-all one MoE layer exposes in a micro-batch */
 	stage_time(p, &lt, &lm, &none, 0, 1, &st);
 	out->moe_layer_ep_s = st.ep_s;
+	out->moe_layer_tp_s = lm.tp_fwd_s;
+	out->moe_layer_ep_fwd_share = st.ep_fwd_share;
+	/* the links of the DP reduction that sim_step() times first (the
+	 * dense one's group, or the experts' where there is none) that the
+	 * all-to-all and the TP collectives keep busy (dp_window) */
+	dp_n = sh.d * sh.c > 1 ? sh.d * sh.c : sh.ed;
+	dp_stride = sh.d * sh.c > 1 ? sh.t : sh.e * sh.et;
+	out->moe_layer_ep_busy_s = shares_links(c, dp_n, dp_stride, lm.ep_net) ? st.ep_total_s : 0;
+	out->layer_tp_busy_s = shares_links(c, dp_n, dp_stride, lt.tp_net) ? lt.tp_all_fwd_s : 0;
 	out->embed_compute_s = first.compute_s;
 	out->embed_tp_s = first.tp_s;
 	out->head_compute_s = last.compute_s;

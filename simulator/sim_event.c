@@ -82,11 +82,16 @@ static enum rc check_cost(const struct sched *s, const struct sim_event_cost *c)
 			 c->dp_buckets);
 		return RC_INPUT;
 	}
+	if (bad_time(c->dp_slowdown)) {
+		gp_error("event simulation: expected a DP slowdown >= 0, found %g", c->dp_slowdown);
+		return RC_INPUT;
+	}
 	for (int i = 0; i < s->p * s->v; i++) {
 		const struct sim_event_chunk_cost *k = &c->chunk[i];
 
 		if (bad_time(k->fwd_s) || bad_time(k->bwd_input_s) || bad_time(k->bwd_weight_s) ||
-		    bad_time(k->comm_fwd_s) || bad_time(k->comm_bwd_s) || bad_time(k->dp_reduce_s)) {
+		    bad_time(k->comm_fwd_s) || bad_time(k->comm_bwd_s) || bad_time(k->dp_reduce_s) ||
+		    bad_time(k->dp_busy_bwd_s)) {
 			gp_error("event simulation: stage %d chunk %d: expected finite durations "
 				 ">= 0, found a negative or non-finite one", i / s->v, i % s->v);
 			return RC_INPUT;
@@ -132,6 +137,7 @@ struct lane {
 	double t;           /* compute stream free at */
 	double link[2];     /* link to the next stage, link to the previous, free at */
 	double dp_free;     /* DP channel free at */
+	double dp_sum;      /* DP reduction in all */
 	int dp_n;
 };
 
@@ -276,6 +282,11 @@ enum rc sim_event_run(const struct sched *s, const struct sim_event_cost *c,
 			}
 			if (op->kind == SCHED_OP_FWD && ++l->inflight > r->peak_inflight)
 				r->peak_inflight = l->inflight;
+			/* Traffic sharing the DP channel's links holds it from the
+			 * backward's start (sim.c dp_window). */
+			if ((op->kind == SCHED_OP_BWD || op->kind == SCHED_OP_BWD_INPUT) &&
+			    k->dp_busy_bwd_s > 0)
+				l->dp_free = (l->dp_free > start ? l->dp_free : start) + k->dp_busy_bwd_s;
 			if (op->kind != done_kind)
 				continue;
 			l->inflight--;
@@ -289,6 +300,7 @@ enum rc sim_event_run(const struct sched *s, const struct sim_event_cost *c,
 				double bs = l->dp_free > ready ? l->dp_free : ready;
 
 				l->dp_free = bs + k->dp_reduce_s / c->dp_buckets;
+				l->dp_sum += k->dp_reduce_s / c->dp_buckets;
 				if (tl) {
 					tl->dp[st][l->dp_n].start_s = bs;
 					tl->dp[st][l->dp_n].end_s = l->dp_free;
@@ -314,6 +326,10 @@ enum rc sim_event_run(const struct sched *s, const struct sim_event_cost *c,
 			double opt = c->stage[st].optimizer_s;
 			double fin = ln[st].dp_free > ln[st].t ? ln[st].dp_free : ln[st].t;
 
+			/* What of the reduction ran under the compute slowed it
+			 * (dp_slowdown). */
+			if (ln[st].dp_sum > fin - ln[st].t)
+				fin += c->dp_slowdown * (ln[st].dp_sum - (fin - ln[st].t));
 			r->compute_end_s = ln[st].t;
 			r->dp_exposed_s = fin - ln[st].t;
 			r->end_s = fin + opt + c->stage[st].dp_after_s;
@@ -442,12 +458,16 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 		/* sim.c's stage_time(): TP once per pass (twice backward with
 		 * full recomputation, whose extra forward has its own), CP's
 		 * exposed exchange likewise; the EP all-to-all's exposed part
-		 * half forward, half backward. */
-		k->comm_fwd_s = all * (pt.layer_tp_s + pt.layer_cp_fwd_s) + z3 / 3
-				+ moe * pt.moe_layer_ep_s / 2;
-		k->comm_bwd_s = all * (pt.layer_tp_s * (full ? 2 : 1) +
-				       (full ? pt.layer_cp_fwd_s : 0) + pt.layer_cp_bwd_s) +
-				2 * z3 / 3 + moe * pt.moe_layer_ep_s / 2;
+		 * split as the MoE layer's compute is, and the links it keeps
+		 * busy in the backward taken from the DP reduction's. */
+		k->comm_fwd_s = dense * pt.layer_tp_s + moe * pt.moe_layer_tp_s
+				+ all * pt.layer_cp_fwd_s + z3 / 3
+				+ moe * pt.moe_layer_ep_s * pt.moe_layer_ep_fwd_share;
+		k->comm_bwd_s = (dense * pt.layer_tp_s + moe * pt.moe_layer_tp_s) * (full ? 2 : 1) +
+				all * ((full ? pt.layer_cp_fwd_s : 0) + pt.layer_cp_bwd_s) +
+				2 * z3 / 3 + moe * pt.moe_layer_ep_s * (1 - pt.moe_layer_ep_fwd_share);
+		k->dp_busy_bwd_s = moe * pt.moe_layer_ep_busy_s * (1 - pt.moe_layer_ep_fwd_share)
+				   + all * pt.layer_tp_busy_s * (full ? 2 : 1);
 		if (vs == 0) {
 			/* Embedding: 6 of its 14 bytes per element move forward, 8
 			 * backward (sim.c edge_time()), all weight gradient; its
@@ -465,6 +485,8 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 			k->bwd_weight_s += pt.head_compute_s / 3;
 			k->comm_fwd_s += pt.head_tp_s / 2;
 			k->comm_bwd_s += pt.head_tp_s / 2;
+			if (pt.layer_tp_busy_s > 0)
+				k->dp_busy_bwd_s += pt.head_tp_s / 2;
 		}
 		k->dp_reduce_s = params; /* scaled below */
 		stage_params[st] += params;
@@ -493,6 +515,8 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 	/* Clamped before the cast: a double beyond an int's range is
 	 * undefined as an int, and a billion buckets is as good as more. */
 	c->dp_buckets = (int)fmin(fmax(ceil(pmax_chunk / SIM_DP_BUCKET_PARAMS), 1), 1e9);
+	/* sim_step()'s contention cost of the reduction it hides */
+	c->dp_slowdown = SIM_OVERLAP_SLOWDOWN;
 
 	/* One activation (or its gradient) of a micro-batch, scattered over the
 	 * TP ranks (Narayanan et al., SC'21, sec. 4.1); DeepSpeed's pipeline

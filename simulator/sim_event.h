@@ -39,6 +39,10 @@ struct sim_event_chunk_cost {
 	double comm_fwd_s;     /* inside the forward */
 	double comm_bwd_s;     /* inside the backward (its input part when split) */
 	double dp_reduce_s;    /* DP reduction of this chunk's gradients, all buckets, once per step */
+	/* the DP reduction's links busy with other traffic while the
+	 * backward (its input part when split) runs: an EP all-to-all
+	 * crossing the same network */
+	double dp_busy_bwd_s;
 };
 
 struct sim_event_stage_cost {
@@ -58,6 +62,9 @@ struct sim_event_cost {
 	struct sim_event_chunk_cost *chunk;  /* p * v, index stage * v + chunk */
 	struct sim_event_stage_cost *stage;  /* p */
 	int dp_buckets;                      /* gradient buckets per chunk, >= 1 */
+	/* the time the DP reduction run under the compute adds to it, per
+	 * second of it (SIM_OVERLAP_SLOWDOWN from the model; 0 none) */
+	double dp_slowdown;
 };
 
 /* Allocates zeroed cost arrays for p stages of v chunks, dp_buckets 1.

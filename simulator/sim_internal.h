@@ -29,11 +29,17 @@ struct sim_parts {
 	double layer_fwd_s, layer_bwd_s, layer_recompute_s; /* compute */
 	double layer_attn_fwd_s, layer_attn_bwd_s;          /* of which attention core */
 	double layer_tp_s;          /* TP communication of one pass over the layer */
+	double layer_tp_busy_s;     /* the links of it the DP reduction uses too (dp_window) */
 	double layer_cp_fwd_s, layer_cp_bwd_s;              /* exposed CP exchange */
 	/* an MoE layer's (the dense layer's without experts), and the EP
 	 * all-to-all it exposes in a micro-batch, forward and backward */
 	double moe_layer_fwd_s, moe_layer_bwd_s, moe_layer_recompute_s, moe_layer_attn_bwd_s;
 	double moe_layer_ep_s;
+	double moe_layer_tp_s;      /* its TP communication of one pass (its own GEMMs hide it) */
+	/* the forward's share of that (the rest is the backward's), and
+	 * the time the all-to-all keeps links busy that the DP reduction
+	 * crosses too (0 where they cross none in common: dp_window) */
+	double moe_layer_ep_fwd_share, moe_layer_ep_busy_s;
 	double embed_compute_s, embed_tp_s;  /* forward and backward together */
 	double head_compute_s, head_tp_s;    /* forward and backward together */
 };

@@ -459,7 +459,16 @@ static void test_sim_event_run_comm_inside_ops(void **state)
  * bucket takes 0.5 and starts when full: the last ends at 12.5, 0.5
  * exposed (the last bucket, as the analytic model says); plus a 0.25
  * optimizer step, 12.75.  With 4 s each takes 1 and they queue: 10.5 ->
- * 11.5 -> 12.5 -> 13.5 -> 14.5, 2.5 exposed. */
+ * 11.5 -> 12.5 -> 13.5 -> 14.5, 2.5 exposed.
+ * Traffic on the reduction's links (an EP all-to-all crossing the same
+ * network) holds its channel for dp_busy_bwd_s from each backward's
+ * start: with 2 s of reduction and 1 s of it in each backward, the
+ * channel is free at 11 and the buckets run 11 -> 11.5 -> 12 -> 12.5 ->
+ * 13: 1 s exposed, 13.25.  By hand as sim_step() prices it: the window
+ * is the 2 s backward less the 1 s the links are busy, and 2 s of
+ * reduction in 1 s of window leaves 1 s.  A contention cost of 0.2 s a
+ * second (dp_slowdown) on the 1.5 s hidden of the first case adds 0.3:
+ * 13.05. */
 static void test_sim_event_run_dp_buckets_overlap(void **state)
 {
 	struct sched s;
@@ -486,6 +495,17 @@ static void test_sim_event_run_dp_buckets_overlap(void **state)
 	assert_near(run_step(&s, &c, &r), 14.75, 1e-15);
 	assert_near(r.dp_exposed_s, 2.5, 1e-15);
 	assert_near(r.stage[0].dp_exposed_s, 2.5, 1e-15);
+	sim_event_result_release(&r);
+	c.chunk[0].dp_reduce_s = 2;
+	c.chunk[0].dp_busy_bwd_s = 1;
+	assert_near(run_step(&s, &c, &r), 13.25, 1e-15);
+	assert_near(r.dp_exposed_s, 1, 1e-15);
+	sim_event_result_release(&r);
+	c.chunk[0].dp_busy_bwd_s = -1;
+	assert_int_equal(sim_event_run(&s, &c, &r, NULL), RC_INPUT);
+	c.chunk[0].dp_busy_bwd_s = 0;
+	c.dp_slowdown = 0.2;
+	assert_near(run_step(&s, &c, &r), 13.05, 1e-14);
 	sim_event_result_release(&r);
 	sim_event_cost_release(&c);
 	sched_release(&s);
@@ -820,7 +840,8 @@ static void test_sim_event_simulate_interleaved_hides_more_dp(void **state)
  * waits at the end of the replayed step as in sim_step(): all the DP
  * traffic, or ZeRO-1's gather, half of it, which a backward hides when
  * it overlaps (one node: 2 stages, DP 4 over NVLink: 35.5 ms in all,
- * 0.4 ms of it exposed when all overlaps); the replay and the analytic
+ * 0.4 ms of it exposed when all overlaps, beside the contention cost of
+ * the rest); the replay and the analytic
  * step agree within 1% either way. */
 static void test_sim_event_simulate_dp_after_optimizer(void **state)
 {
@@ -849,9 +870,12 @@ static void test_sim_event_simulate_dp_after_optimizer(void **state)
 						    sizeof(why)), RC_OK);
 		after = r.breakdown.dp_comm_total_s / (o == SIM_DP_OVERLAP_NONE ? 1 : 2);
 		assert_true(after > 10e-3);
-		assert_true(all.dp_exposed_s < 0.05 * after);
+		/* the contention cost of what it hides aside */
+		assert_true(all.dp_exposed_s - SIM_OVERLAP_SLOWDOWN * r.breakdown.dp_comm_total_s
+			    < 0.05 * after);
 		assert_true(e.dp_exposed_s > 0.9 * after);
-		assert_true(e.step_time_s - all.step_time_s > 0.9 * after);
+		/* less the contention cost of what no longer hides */
+		assert_true(e.step_time_s - all.step_time_s > (0.9 - SIM_OVERLAP_SLOWDOWN) * after);
 		assert_near(e.step_time_s, r.step_time_s, 0.01);
 		sim_event_result_release(&e);
 	}

@@ -503,13 +503,13 @@ expect_out "frontier --help lists --csv" "--csv FILE"
 # ---- the age of the prices an answer uses, and capacity blocks ------------
 # A 40-day deadline on AWS: the cheapest answer is 40 p5.48xlarge in a
 # Capacity Block (37.76 USD per instance-hour in the five regions outside
-# the US, against 41.528 in the US and 55.04+ on demand) for the 37.5 days (its expected interruptions included)
+# the US, against 41.528 in the US and 55.04+ on demand) for the 37.4 days (its expected interruptions included)
 # of the run, paid as blocks of whole weeks beyond 14 days (42), whose
 # rate is dated 2026-07-22: 135 days before GPUPLAN_NOW (2026-12-04).  The
 # five regions at the same price are one row.
 gp plan --model llama3-70b --tokens 1T --deadline 40d --provider aws -o "$TMP/block.json"
 expect_rc "block: plan exits 0" 0
-expect_out "block: the answer is a capacity block, other regions folded" "^1 +aws p5\.48xlarge [a-z0-9-]+ capacity-block \+4 regions +40x8=320 .* 37\.5 d "
+expect_out "block: the answer is a capacity block, other regions folded" "^1 +aws p5\.48xlarge [a-z0-9-]+ capacity-block \+4 regions +40x8=320 .* 37\.4 d "
 expect_out "block: its product, terms and the days paid up front" "^capacity-block: AWS EC2 Capacity Block for ML of 40 x p5\.48xlarge in [a-z0-9-]+ for 42 days, paid up front at \\\$37\.76 per instance-hour"
 expect_out "block: its own node bound, product and source" "^capacity: 40 of at most 64 nodes: one AWS EC2 Capacity Block for ML holds at most 64 aws p5\.48xlarge nodes \(aws-capacity-blocks-pricing-2026-07\)$"
 expect_out "block: the up-front sum" "^up front: \\\$1,522,[0-9]+, paid when the AWS EC2 Capacity Block for ML is bought$"
