@@ -34,15 +34,12 @@
  * way whatever the source states.
  *
  * Fine-tuning runs (bench/data/finetune_runs.csv: LoRA, QLoRA, full
- * fine-tuning with CPU offload) are reported in a table of their own,
- * with the error of the predicted memory per GPU beside the step time's
- * (where the row states a peak the model can be held to), and kept out
- * of the totals above.  A fine-tuning row whose measured rate would need
- * more than the GPU's dense bf16 peak for the FLOPs of its stated setup
- * is skipped and says so: it was not measured on that setup.
- *
- * It does not compare memory for the pre-training sources (none states
- * peak memory).
+ * fine-tuning with CPU offload) are reported in a table of their own, the
+ * error of the predicted memory per GPU beside the step time's where the
+ * row states a peak (no pre-training source does), kept out of the
+ * totals above.  A row whose measured rate needs more than the GPU's
+ * dense bf16 peak for the FLOPs of its stated setup is skipped and says
+ * so: it was not measured on that setup.
  */
 #include <math.h>
 #include <stdio.h>
@@ -760,11 +757,14 @@ static void finetune_row(const struct price_csv *csv, const struct price_csv_row
 	if (targets[0])
 		sim_lora_targets_parse(targets, &p.ft.lora_targets);
 	p.ft.offload = strcmp(offload, "cpu") == 0 ? SIM_OFFLOAD_CPU : SIM_OFFLOAD_NONE;
-	/* the optimizer's states as the row's trainer keeps them (empty:
-	 * mixed precision's fp32 master and moments) */
+	/* the optimizer's states and the loss as the row's trainer keeps and runs
+	 * them (empty: mixed precision's fp32 master and moments; Megatron-LM's) */
 	for (size_t i = 0; i < GP_ARRAY_LEN(sim_opt_state_names); i++)
 		if (!strcmp(states, sim_opt_state_names[i]))
 			p.opt_states = (enum sim_opt_states)i;
+	for (size_t i = 0; i < GP_ARRAY_LEN(sim_loss_names); i++)
+		if (!strcmp(price_csv_get(row, price_csv_col(csv, "loss")), sim_loss_names[i]))
+			p.loss = (enum sim_loss)i;
 	memset(&c, 0, sizeof(c));
 	c.gpu = *gpu;
 	c.gpus_per_node = gpus;

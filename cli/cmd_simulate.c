@@ -727,6 +727,10 @@ enum rc cmd_simulate(int argc, char **argv)
 	if ((rc = ft_cli_apply(&f.ft, SET(&f, O_TOKENS), &p.tokens, &p.par.ft,
 			       &p.cluster.host)) != RC_OK)
 		return rc;
+	/* the loss of the trainer that runs the method, as plan prices it;
+	 * a plan's own unless --finetune changes the method */
+	if (f.ft.method_set || !plan_path)
+		p.par.loss = plan_trainer_loss(&p.par.ft);
 	if (f.ft.epochs > 0) {
 		p.epochs = f.ft.epochs;
 		p.dataset_tokens = f.ft.dataset_tokens;

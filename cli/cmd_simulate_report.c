@@ -200,7 +200,7 @@ void simulate_print_table(const struct sim_plan *p, const struct plan_interrupt 
 	mem("optimizer", x->optimizer, x->total);
 	mem("activations", x->activations, x->total);
 	mem("other", x->other, x->total);
-	printf("  (other: logits%s allocator slack)\n",
+	printf("  (other: the loss's buffers beyond a layer's backward%s allocator slack)\n",
 	       c->gpu.context_bytes < 0 ? " and" : ", CUDA context and");
 	if (q->ft.offload) {
 		printf("host memory per node %s of %s: %s\n", unit_fmt_bytes(b1, sizeof(b1), x->host),

@@ -155,6 +155,12 @@ const char *plan_framework_title(enum plan_framework f);
  * DeepSpeed ep dividing dp and etp 1 or tp (it carves expert groups out
  * of the data-parallel ranks).  1 for ep = etp = 1. */
 int plan_framework_runs_experts(enum plan_framework f, const struct sim_parallel *q);
+/* The loss the trainer of a plan for ft runs (sim_loss): TRL's
+ * (transformers' eager fp32 cross-entropy) for LoRA and QLoRA, which
+ * train under TRL (export --format trl) whatever the framework; else
+ * Megatron-LM's fp32 vocab-parallel one, which Megatron-LM, Megatron-
+ * DeepSpeed's scripts (DeepSpeed's) and gpuplan execute's head run. */
+enum sim_loss plan_trainer_loss(const struct sim_finetune *ft);
 /* Sets q's properties that depend on the framework running it on GPU g,
  * for its ZeRO stage, recomputation and expert layout: the gradients'
  * width, how ZeRO-2 reduces, which DP collectives overlap, the token

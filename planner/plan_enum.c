@@ -324,6 +324,7 @@ static int search_knobs(struct search *s, const struct sim_parallel *base, int n
 	par.precision = s->precision;
 	par.ft = s->job->ft;
 	par.ft.offload = off;
+	par.loss = plan_trainer_loss(&par.ft);
 	for (size_t mi = 0; mi < GP_ARRAY_LEN(mbs_values); mi++) {
 		int mbs = mbs_values[mi];
 		int frugal_fits = 0;

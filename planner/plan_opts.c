@@ -159,6 +159,12 @@ int plan_framework_runs_experts(enum plan_framework f, const struct sim_parallel
 	return q->dp % ep == 0 && (etp == 1 || etp == q->tp);
 }
 
+enum sim_loss plan_trainer_loss(const struct sim_finetune *ft)
+{
+	return ft->method == SIM_FT_LORA || ft->method == SIM_FT_QLORA ? SIM_LOSS_EAGER_FP32
+									: SIM_LOSS_VOCAB_PARALLEL;
+}
+
 void plan_framework_price(enum plan_framework f, const struct sim_model *m,
 			  const struct price_gpu *g, struct sim_parallel *q)
 {

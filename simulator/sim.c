@@ -488,33 +488,27 @@ static void edge_time(const struct sim_model *m, const struct sim_parallel *p,
 			       : sim_allreduce_s(act, sh->t, &tl);
 	}
 	if (last) {
-		/* Final norm, the LM head GEMM (forward, then two backward) and
-		 * the vocab-parallel cross-entropy in fp32 (Megatron-LM's
-		 * vocab_parallel_cross_entropy: forward casts the logits to fp32
-		 * (read 2, write 4), takes the max (4), subtracts it (8),
-		 * exponentiates (8), sums (4) and normalises (8); backward
-		 * scales the saved softmax (8) and casts it back (6): 52 bytes
-		 * per logit).  Its input is gathered forward and its gradient
-		 * reduced backward.  Each MTP module (DeepSeek-V3, sec. 2.2)
-		 * adds its projection from 2h to h and one more head and loss;
-		 * its layer is one more layer of the stage (stage_time). */
+		/* Final norm, LM head GEMM (forward, two backward), the loss as
+		 * the plan's trainer runs it (sim_loss_cost); input gathered
+		 * forward, gradient reduced backward.  An MTP module (DeepSeek-
+		 * V3, sec. 2.2) adds a 2h-to-h projection, a head and a loss;
+		 * its layer is one more of the stage (stage_time). */
 		int heads = 1 + m->mtp_layers;
 		double before = et->compute_s, tp_before = et->tp_s;
+		double loss_b = sim_loss_cost(p->loss)->bytes;
 
 		et->compute_s += heads * (sim_ft_head_gemms(p) * sim_gemm_time_s(1, tok, v_l, h, ab, c->gpu.gemm_dim_half,
 								peak, ghbm)
-					  + hbm_time_s(SIM_LOSS_BYTES * tok * v_l + 12.0 * tok * h, hbm, 6));
+					  + hbm_time_s(loss_b * tok * v_l + 12.0 * tok * h, hbm, 6));
 		if (m->mtp_layers > 0)
 			et->compute_s += m->mtp_layers * 3.0 *
 					 sim_gemm_time_s(1, tok, h / sh->t, 2.0 * h, ab,
 							 c->gpu.gemm_dim_half, peak, ghbm);
 		et->tp_s += heads * (sp ? 2.0 * sim_allgather_s(act, sh->t, &tl)
 				     : sim_allreduce_s(act, sh->t, &tl));
-		/* The head, the loss and their backward dispatch about as many
-		 * kernels as a layer's forward and backward: the same host
-		 * floor.  vTrain's smallest runs spend 2.1-2.6 ms a micro-batch
-		 * outside the layers at TP 8, where the GPU work is a fraction
-		 * of that. */
+		/* Head and loss dispatch about a layer's kernels: the same host
+		 * floor (vTrain's smallest runs spend 2.1-2.6 ms a micro-batch
+		 * outside the layers at TP 8, a fraction of it GPU work). */
 		if (et->compute_s + et->tp_s < 3.0 * hl)
 			et->compute_s = 3.0 * hl - et->tp_s;
 		/* two of the head's three GEMMs, half its collectives */

@@ -328,6 +328,25 @@ enum sim_opt_states {
 	SIM_OPT_INT8_NO_MASTER
 };
 
+/* How the trainer computes the cross-entropy over the logits, which sets
+ * the loss's bytes (sim.c) and what it holds (sim_memory.c); each kind's
+ * figures and sources are sim_cost.c's (sim_loss_cost):
+ * - VOCAB_PARALLEL: Megatron-LM's vocab_parallel_cross_entropy, the
+ *   logits cast to fp32 and the fp32 softmax kept for backward (Megatron-
+ *   LM, and the Megatron layers DeepSpeed's exports train).
+ * - EAGER_FP32: the logits cast to fp32, then torch's log_softmax (its
+ *   fp32 output kept) and nll_loss, eager: transformers' ForCausalLMLoss
+ *   (TRL's trainers), torchtune's torch.nn.CrossEntropyLoss over its
+ *   model's fp32 logits.
+ * - CHUNKED_BF16: torchtune's CEWithChunkedOutputLoss, compiled: bf16
+ *   logits in eight chunks, each cast to fp32 only inside the compiled
+ *   cross-entropy (the bf16 logits kept). */
+enum sim_loss {
+	SIM_LOSS_VOCAB_PARALLEL,
+	SIM_LOSS_EAGER_FP32,
+	SIM_LOSS_CHUNKED_BF16
+};
+
 struct sim_parallel {
 	int tp, pp, dp, cp;    /* GPUs = tp * pp * dp * cp */
 	/* Expert parallelism, folded over the attention's tp x cp x dp GPUs
@@ -367,6 +386,9 @@ struct sim_parallel {
 	/* How the optimizer keeps its states (sim_opt_states; default
 	 * SIM_OPT_FP32: Rajbhandari et al.'s 12 bytes a parameter). */
 	enum sim_opt_states opt_states;
+	/* How the loss runs (sim_loss; default SIM_LOSS_VOCAB_PARALLEL:
+	 * Megatron-LM's). */
+	enum sim_loss loss;
 	int interleave;        /* virtual stages per GPU; 1 = plain 1F1B */
 	/* Decoder layers of the last virtual stage, which also holds the
 	 * final norm, the LM head, the loss and the MTP modules; the other
@@ -464,7 +486,8 @@ struct sim_memory {
 	double grads;
 	double optimizer;
 	double activations;
-	double other;              /* logits buffer, CUDA context, allocator slack */
+	double other;              /* the loss's buffers beyond a layer's backward, CUDA
+				    * context, allocator slack */
 	double total;
 	double capacity;           /* the GPU's memory */
 	/* With offload, per node: host memory held (model states, their
@@ -512,6 +535,8 @@ extern const char *const sim_recompute_names[3];
 extern const char *const sim_recompute_module_names[SIM_RECOMPUTE_MODULES];
 /* By opt_states: "fp32", "bf16", "bf16_no_master", "int8_no_master". */
 extern const char *const sim_opt_state_names[4];
+/* By loss: "vocab_parallel", "eager_fp32", "chunked_bf16". */
+extern const char *const sim_loss_names[3];
 extern const char *const sim_precision_names[4]; /* "bf16", "fp8", "mxfp8", "nvfp4" */
 extern const char *const sim_zero3_gather_names[2];
 extern const char *const sim_zero2_reduce_names[2];

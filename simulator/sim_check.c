@@ -100,6 +100,9 @@ enum rc sim_check(const struct sim_model *m, const struct sim_parallel *p,
 	if ((int)p->opt_states < SIM_OPT_FP32 || (int)p->opt_states > SIM_OPT_INT8_NO_MASTER)
 		WHY("opt_states: expected fp32, bf16, bf16_no_master or int8_no_master, found %d",
 		    (int)p->opt_states);
+	if ((int)p->loss < SIM_LOSS_VOCAB_PARALLEL || (int)p->loss > SIM_LOSS_CHUNKED_BF16)
+		WHY("loss: expected vocab_parallel, eager_fp32 or chunked_bf16, found %d",
+		    (int)p->loss);
 	if (p->ep_overlap != 0 && p->ep_overlap != 1)
 		WHY("ep_overlap: expected 0 or 1, found %d", p->ep_overlap);
 	if (p->ep_flex != 0 && p->ep_flex != 1)

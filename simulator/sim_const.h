@@ -122,9 +122,10 @@
 /* Kernels of one layer's element-wise forward (norms, adds, activation,
  * dropout); backward launches SIM_ELT_BWD times as many. */
 #define SIM_ELT_KERNELS 8
-/* Bytes per logit of the fp32 cross-entropy, forward and backward
- * (Megatron-LM's vocab_parallel_cross_entropy; counted in sim.c). */
-#define SIM_LOSS_BYTES 52.0
+/* The chunks torchtune's CEWithChunkedOutputLoss splits the logits into
+ * (num_output_chunks = 8, its default); the loss's bytes by kind are
+ * sim_cost.c's (sim_loss_cost). */
+#define SIM_LOSS_CHUNKS 8.0
 /* Bytes per attention score without flash attention (Megatron-LM's
  * unfused path): forward, the fused scale-mask-softmax reads and writes
  * the scores (4) and dropout reads, writes and keeps a mask (5);

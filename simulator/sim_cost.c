@@ -136,6 +136,53 @@ double sim_layer_act_bytes(int swiglu, double mlp, double act_bytes)
 	return (swiglu ? 6.0 : 4.0) * mlp * act_bytes / 2.0;
 }
 
+/* Per logit, forward and backward, from each implementation's kernels
+ * (fp32 4 bytes, bf16 2):
+ * - Megatron-LM's vocab_parallel_cross_entropy (megatron/core/
+ *   tensor_parallel/cross_entropy.py): forward casts the logits to fp32
+ *   (read 2, write 4), takes the max (4), subtracts it in place (8),
+ *   exponentiates in place (8), sums (4) and normalises in place (8);
+ *   backward updates the saved softmax in place (8) and autograd casts
+ *   it to the bf16 input's type (6): 52.  It saves the fp32 softmax (4);
+ *   forward the caller's bf16 logits stay beside the fp32 copy, backward
+ *   the fp32 gradient beside its bf16 cast: 6 at most.
+ * - the logits cast to fp32 and torch's cross-entropy over them, eager
+ *   (transformers' ForCausalLMLoss, loss/loss_utils.py: logits.float(),
+ *   then nn.functional.cross_entropy; torchtune's TransformerDecoder:
+ *   output(h).float(), then torch.nn.CrossEntropyLoss, which its recipes
+ *   leave eager even with compile: training.compile_loss returns the
+ *   compiled loss and they drop it): the cast (6), log_softmax over a
+ *   row too long for shared memory (max 4, sum 4, then read 4 and write
+ *   4: 16), nll_loss's gather (none); backward nll_loss writes a dense
+ *   fp32 gradient (4), log_softmax's backward sums it (4) and reads it
+ *   and the saved output and writes (12), the cast back (6): 48.  It
+ *   saves log_softmax's fp32 output (4); backward that, nll_loss's
+ *   gradient and log_softmax's are live together: 12.
+ * - torchtune's CEWithChunkedOutputLoss (modules/loss/
+ *   ce_chunked_output_loss.py), its compute_cross_entropy compiled on
+ *   its own (training.compile_loss swaps it in place, so the recipes
+ *   keep it): Inductor fuses the upcast into the cross-entropy's
+ *   reductions, which read the bf16 row twice, for the max and for the
+ *   sum of exponentials (4); backward one kernel reads the logits and
+ *   writes their bf16 gradient (4): 8.  The compiled graph saves its
+ *   input, the bf16 logits, all eight chunks (2); backward a chunk's
+ *   gradient joins them: 2 + 2 / 8.
+ * The recipes free the logits they return before backward (torchtune's
+ * "del logits"); Megatron-LM's last stage frees its softmax with the
+ * loss's backward, before the layers' (sim_memory.c). */
+static const struct sim_loss_cost loss_costs[] = {
+	[SIM_LOSS_VOCAB_PARALLEL] = { 52.0, 4.0, 6.0 },
+	[SIM_LOSS_EAGER_FP32] = { 48.0, 4.0, 12.0 },
+	[SIM_LOSS_CHUNKED_BF16] = { 8.0, 2.0, 2.0 + 2.0 / SIM_LOSS_CHUNKS },
+};
+
+const struct sim_loss_cost *sim_loss_cost(enum sim_loss l)
+{
+	if ((int)l < 0 || (size_t)l >= sizeof(loss_costs) / sizeof(loss_costs[0]))
+		l = SIM_LOSS_VOCAB_PARALLEL;
+	return &loss_costs[l];
+}
+
 double sim_fp8_cast_bytes(double tok, double width)
 {
 	return SIM_FP8_CAST_BYTES * tok * width;

@@ -79,6 +79,19 @@ double sim_layer_act_bytes(int swiglu, double mlp, double act_bytes);
  * backward. */
 double sim_fp8_cast_bytes(double tok, double width);
 
+/* What one kind of loss (sim_loss) costs per logit a GPU computes (V / tp
+ * a token, for each head): the HBM bytes it moves forward and backward,
+ * the bytes it keeps from its forward to its backward, and the bytes
+ * live at its fullest moment, those kept included (sim_memory.c). */
+struct sim_loss_cost {
+	double bytes;
+	double held_bytes;
+	double peak_bytes;
+};
+
+/* The figures of loss l (sim_check's range); never NULL. */
+const struct sim_loss_cost *sim_loss_cost(enum sim_loss l);
+
 /* FLOPs of causal flash attention's forward over bh (sequence, head)
  * pairs of sl queries against s keys of dh each: scores and values, 4 bh
  * sl s dh, less the blocks above the diagonal (128-wide blocks keep a

@@ -292,6 +292,8 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 	}
 	if (q->opt_states != SIM_OPT_FP32)
 		cJSON_AddStringToObject(o, "optimizer_moments", sim_opt_state_names[q->opt_states]);
+	if (q->loss != SIM_LOSS_VOCAB_PARALLEL)
+		cJSON_AddStringToObject(o, "loss", sim_loss_names[q->loss]);
 	add_num(o, "interleave", q->interleave);
 	if (q->pp_last_layers > 0)
 		add_num(o, "pp_last_layers", q->pp_last_layers);

@@ -605,6 +605,10 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 		v = 0;
 		get_enum(r, o, ".parallel", "optimizer_moments", sim_opt_state_names, 4, 0, &v);
 		q->opt_states = (enum sim_opt_states)v;
+		/* optional: plans written before it priced Megatron-LM's */
+		v = 0;
+		get_enum(r, o, ".parallel", "loss", sim_loss_names, 3, 0, &v);
+		q->loss = (enum sim_loss)v;
 		get_int(r, o, ".parallel", "interleave", 1, SIM_MAX_DEGREE, 0, &q->interleave);
 		/* optional: the simulator's split when absent */
 		get_int(r, o, ".parallel", "pp_last_layers", 0, SIM_MAX_LAYERS, 0, &q->pp_last_layers);

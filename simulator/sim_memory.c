@@ -3,8 +3,9 @@
  * stage (the routed experts' split over EP x ETP and sharded over the
  * expert data-parallel ranks), activations by recomputation mode and
  * pipeline schedule (an MoE layer's of its routed token copies and its
- * dispatch buffers), the logits buffer, and a fixed CUDA context plus
- * allocator slack.
+ * dispatch buffers), the loss's buffers as the trainer's loss keeps them
+ * (sim_loss_cost) where they outgrow one layer's backward, and a fixed
+ * CUDA context plus allocator slack.
  *
  * It sizes the fullest pipeline stage (the first, which holds the most
  * micro-batches in flight, or the last, which holds the logits).  It does
@@ -176,7 +177,8 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 	int sp = p->seq_parallel && sh->t > 1;
 	int moe = m->experts > 0 ? layers - dense + (last ? m->mtp_layers : 0) : 0;
 	double wb = sim_weight_bytes(p), gb = sim_grad_bytes(p);
-	double tp_params, ex_params, layer_params = 0, edge, act, logits = 0, tensors;
+	double tp_params, ex_params, layer_params = 0, edge, act, tensors;
+	double layer = 0, loss = 0, beyond;
 	struct sim_parallel full = *p;
 
 	sim_stage_params(m, sh, layers, dense, first, last, &tp_params, &ex_params);
@@ -223,27 +225,42 @@ static void stage_memory(const struct sim_model *m, const struct sim_parallel *p
 	if (moe > 0)
 		act += moe * sim_layer_activation_bytes(m, p, sh, 1);
 	act *= in_flight;
-	if (layers > 0)
-		act += layer_grad_bytes(m, p, sh, moe > 0);
-	if (p->recompute == SIM_RECOMPUTE_FULL) {
-		/* One layer is recomputed at a time during backward and holds
-		 * its full activations meanwhile. */
-		full.recompute = SIM_RECOMPUTE_NONE;
-		act += sim_layer_activation_bytes(m, &full, sh, moe > 0);
-	}
 	/* Korthikanti et al. 2022, sec. 4.3: the embedding dropout mask on
-	 * the first stage, the final layer-norm input on the last and the
-	 * fp32 logits 4 s b V / t kept for the cross-entropy backward, once
-	 * more for each MTP module's own loss. */
+	 * the first stage, the final layer-norm input on the last. */
 	if (first)
 		act += in_flight * sh->tok * sh->h / (sp ? sh->t : 1);
-	if (last) {
+	if (last)
 		act += sim_act_bytes(p) * sh->tok * sh->h / (sp ? sh->t : 1);
-		logits = (1.0 + m->mtp_layers) * 4.0 * sh->tok * sh->V / sh->t;
+	/* Backward works on one layer at a time: its gradients, and under
+	 * full recomputation its recomputed activations too. */
+	if (layers > 0)
+		layer = layer_grad_bytes(m, p, sh, moe > 0);
+	if (p->recompute == SIM_RECOMPUTE_FULL) {
+		full.recompute = SIM_RECOMPUTE_NONE;
+		layer += sim_layer_activation_bytes(m, &full, sh, moe > 0);
 	}
-	out->activations = act;
-	tensors = out->weights + out->grads + out->optimizer + act + logits;
-	out->other = logits + context + SIM_ALLOC_SLACK * tensors;
+	/* The last stage's loss runs before the layers' backward and is done
+	 * with its buffers when that starts: Megatron-LM's last stage runs a
+	 * micro-batch's loss, then its backward (1F1B), the loss's backward
+	 * freeing the softmax it saved before the final norm's and the
+	 * layers' (recomputed one at a time under full recomputation, each
+	 * from its checkpoint); torchtune's recipe deletes the logits it got
+	 * and calls backward, the loss's nodes running first.  So the peak is
+	 * what forward stored plus the larger of the loss's buffers at their
+	 * fullest (sim_loss_cost: Megatron-LM's fp32 softmax and its bf16
+	 * input, 6 bytes a logit; torchtune's chunked bf16 logits, 2.25;
+	 * each MTP module's loss keeping its own, Korthikanti et al.'s
+	 * 4 s b V / t a head) and one layer's backward; both add to every
+	 * activation stored, checkpoints only under full recomputation. */
+	if (last) {
+		const struct sim_loss_cost *lc = sim_loss_cost(p->loss);
+
+		loss = (m->mtp_layers * lc->held_bytes + lc->peak_bytes) * sh->tok * sh->V / sh->t;
+	}
+	out->activations = act + layer;
+	beyond = loss > layer ? loss - layer : 0;
+	tensors = out->weights + out->grads + out->optimizer + out->activations + beyond;
+	out->other = beyond + context + SIM_ALLOC_SLACK * tensors;
 	out->total = out->weights + out->grads + out->optimizer + out->activations
 		     + out->other;
 }

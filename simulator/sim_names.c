@@ -24,6 +24,7 @@ const char *const sim_stack_names[3] = { "", "te2.14", "te2.16" };
 const char *const sim_plan_framework_names[4] = { "", "megatron", "deepspeed", "trl" };
 const char *const sim_ep_dispatcher_names[2] = { "alltoall", "flex" };
 const char *const sim_opt_state_names[4] = { "fp32", "bf16", "bf16_no_master", "int8_no_master" };
+const char *const sim_loss_names[3] = { "vocab_parallel", "eager_fp32", "chunked_bf16" };
 const char *const sim_recompute_module_names[SIM_RECOMPUTE_MODULES] = {
 	"layernorm", "mla_up_proj", "moe_act", "mlp"
 };

@@ -144,6 +144,75 @@ static void test_sim_qlora_memory_by_hand(void **state)
 	assert_false(r.fits);
 }
 
+/* r's other holds only the CUDA context and the slack on its tensors:
+ * the loss needed nothing beyond the layers' backward. */
+static void tensors_only(const struct sim_result *r)
+{
+	assert_near(r->memory.other, SIM_CONTEXT_BYTES
+		    + SIM_ALLOC_SLACK * (r->memory.weights + r->memory.grads + r->memory.optimizer
+					 + r->memory.activations), 1e-12);
+}
+
+/* What the loss holds, by the trainer's kind, for Llama 3 8B, one 2048-
+ * token sequence (L = 2048 x 128256 = 262,668,288 logits), by hand.
+ * Under full recomputation forward stores each layer's input (2 x 2048 x
+ * 4096 = 16,777,216 bytes, 32 of them), the final norm's input (the
+ * same) and the embedding's dropout mask (8,388,608).  Backward then
+ * works on one layer at a time: recomputed whole, 285,474,816 bytes (the
+ * norms' and the layer's inputs 8 x 2048 x 4096 = 67,108,864; Q, K, V
+ * and the attention output 2 x (4096 + 2048 + 4096) a token; SwiGLU's
+ * gate and up and its output (2 x 2 + 2) x 14336; flash attention's
+ * log-sum-exp 4 x 32 x 2048), and its gradients, 2 x 2048 x (4096 +
+ * 4096 + 10240 + 3 x 14336) = 251,658,240: 537,133,056.  The loss runs
+ * before that and is done with its buffers when it starts, so the peak
+ * holds the larger of the two: Megatron-LM's fp32 softmax and its bf16
+ * input (6 L = 1,576,009,728), the eager fp32 loss's output, its
+ * gradient and nll_loss's (12 L), torchtune's chunked bf16 logits and a
+ * chunk's gradient (2.25 L = 591,003,648).  What the loss needs beyond
+ * the layer's is memory.other's, with the allocator's slack on it. */
+static void test_sim_loss_memory_by_hand(void **state)
+{
+	static const double peak[3] = { 6, 12, 2.25 };
+	struct sim_model m = llama3_8b();
+	struct sim_cluster c = rtx4090(1);
+	struct sim_parallel p = layout(1, 2);
+	struct sim_result r;
+	double L = 2048.0 * 128256, layer = 285474816.0 + 251658240.0;
+	double stored = 33 * 16777216.0 + 8388608.0;
+
+	(void)state;
+	c.gpu.memory_bytes = 80e9;
+	for (int l = SIM_LOSS_VOCAB_PARALLEL; l <= SIM_LOSS_CHUNKED_BF16; l++) {
+		double tensors, beyond;
+
+		p.loss = (enum sim_loss)l;
+		sim_step(&m, &p, &c, &r);
+		assert_near(r.memory.activations, stored + layer, 1e-12);
+		tensors = r.memory.weights + r.memory.grads + r.memory.optimizer
+			  + r.memory.activations;
+		beyond = (r.memory.other - SIM_CONTEXT_BYTES - SIM_ALLOC_SLACK * tensors)
+			 / (1 + SIM_ALLOC_SLACK);
+		assert_near(beyond, peak[l] * L - layer, 1e-9);
+	}
+	assert_near(2.25 * L - layer, 53870592.0, 1e-12);
+	/* with a 32,000-token vocabulary the chunked loss's 2.25 x 2048 x
+	 * 32000 = 147,456,000 bytes fit in the layer's backward: nothing more */
+	m.vocab = 32000;
+	sim_step(&m, &p, &c, &r);
+	tensors_only(&r);
+	/* without recomputation every stored activation is live when the
+	 * loss runs, and the layer's backward holds only its gradients:
+	 * 6 L - 251,658,240 bytes more than they */
+	m.vocab = 128256;
+	p.loss = SIM_LOSS_VOCAB_PARALLEL;
+	p.recompute = SIM_RECOMPUTE_NONE;
+	sim_step(&m, &p, &c, &r);
+	assert_near(r.memory.other - SIM_CONTEXT_BYTES
+		    - SIM_ALLOC_SLACK * (r.memory.weights + r.memory.grads + r.memory.optimizer
+					 + r.memory.activations),
+		    (1 + SIM_ALLOC_SLACK) * (6 * L - 251658240.0), 1e-9);
+}
+
 /* Frozen weights make backward shorter than full training's, QLoRA's
  * dequantisation makes it longer than LoRA's, by one pass of the matrices
  * (read 4.127 bits, write 2 bytes) before every GEMM pass: forward,
@@ -414,6 +483,7 @@ static void test_sim_plan_finetune_round_trip(void **state)
 	p.par.ft.lora_rank = 8;
 	p.par.ft.lora_targets = SIM_LORA_Q | SIM_LORA_V;
 	p.par.ft.offload = SIM_OFFLOAD_CPU;
+	p.par.loss = SIM_LOSS_EAGER_FP32;
 	p.nodes = 1;
 	p.epochs = 3;
 	p.dataset_tokens = 20e6;
@@ -425,6 +495,7 @@ static void test_sim_plan_finetune_round_trip(void **state)
 	assert_int_equal(q.par.ft.lora_rank, 8);
 	assert_int_equal(q.par.ft.lora_targets, SIM_LORA_Q | SIM_LORA_V);
 	assert_int_equal(q.par.ft.offload, SIM_OFFLOAD_CPU);
+	assert_int_equal(q.par.loss, SIM_LOSS_EAGER_FP32);
 	assert_near(q.cluster.host.memory_bytes, 512e9, 0);
 	assert_near(q.cluster.host.cpu_cores, 32, 0);
 	assert_near(q.epochs, 3, 0);
@@ -449,6 +520,20 @@ static void test_sim_plan_finetune_round_trip(void **state)
 				  "\"precision\":\"bf16\"},\"finetune\":{\"method\":\"dora\"}}";
 
 		assert_int_equal(sim_plan_parse("bad.json", bad, strlen(bad), &q), RC_INPUT);
+		/* the loss by name, and one the simulator does not know */
+#define LOSS_JSON(l) "{\"schema\":\"gpuplan.plan/1\",\"model\":{\"layers\":2,\"hidden\":64," \
+		     "\"heads\":4,\"ffn\":256,\"vocab\":100,\"seq\":32,\"mlp\":\"gelu\"}," \
+		     "\"cluster\":{\"gpu\":{\"name\":\"x\",\"memory_bytes\":1e9," \
+		     "\"bf16_flops_per_s\":1e12},\"gpus_per_node\":1},\"parallel\":{\"tp\":1," \
+		     "\"pp\":1,\"dp\":1,\"mbs\":1,\"gbs\":1,\"recompute\":\"none\"," \
+		     "\"precision\":\"bf16\",\"loss\":\"" l "\"}}"
+		const char *ok = LOSS_JSON("chunked_bf16"), *unknown = LOSS_JSON("fused_linear");
+
+		assert_int_equal(sim_plan_parse("ok.json", ok, strlen(ok), &q), RC_OK);
+		assert_int_equal(q.par.loss, SIM_LOSS_CHUNKED_BF16);
+		assert_int_equal(sim_plan_parse("bad.json", unknown, strlen(unknown), &q),
+				 RC_INPUT);
+#undef LOSS_JSON
 	}
 }
 
@@ -459,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_sim_finetune_flops_by_hand),
 		cmocka_unit_test(test_sim_qlora_memory_by_hand),
 		cmocka_unit_test(test_sim_lora_step_by_hand),
+		cmocka_unit_test(test_sim_loss_memory_by_hand),
 		cmocka_unit_test(test_sim_lora_adapters_by_hand),
 		cmocka_unit_test(test_sim_offload_by_hand),
 		cmocka_unit_test(test_sim_optimizer_states_by_hand),

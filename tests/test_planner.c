@@ -1719,7 +1719,10 @@ static void test_plan_enumerate_experts_where_legal(void **state)
  * frontier has 63 points, not d7a181d's 53, since ranks are placed DP
  * inside PP (Megatron-Core's order): pipelined layouts sum their
  * gradients on fewer nodes and send between stages across them, and
- * their fill and drain wait for a send a hop. */
+ * their fill and drain wait for a send a hop.  Since the peak holds the
+ * larger of the loss's buffers (6 bytes a logit, was 4) and one layer's
+ * backward, not their sum, two configurations fewer fit and one fewer is
+ * simulated; the answer is the same. */
 static void test_plan_run_dense_unchanged(void **state)
 {
 	struct plan_job job;
@@ -1734,8 +1737,8 @@ static void test_plan_run_dense_unchanged(void **state)
 	o.budget_usd = 20000;
 	assert_int_equal(plan_run(&job, 1, &test_cat, &o, &r), RC_OK);
 	assert_int_equal(r.stats.enumerated, 24456);
-	assert_int_equal(r.stats.simulated, 16744);
-	assert_int_equal(r.stats.fit, 16642);
+	assert_int_equal(r.stats.simulated, 16743);
+	assert_int_equal(r.stats.fit, 16640);
 	assert_int_equal(r.stats.frontier, 63);
 	c = &r.rows[0].c;
 	assert_string_equal(c->offering->region, "west");

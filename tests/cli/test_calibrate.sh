@@ -250,7 +250,7 @@ expect_rc "execute with a bad calibration: exit 2" 2
 ONE_CPU="--gpu cpu --gpus 2 --layers 2 --hidden 32 --heads 4 --ffn 64 --vocab 64 --seq 16 --mbs 1 --gbs 4 --zero 1"
 gp simulate $ONE_CPU -o "$TMP/cpu-plan.json"
 expect_out "simulate --gpu cpu: fp32, as the CPU backend runs" '^parallel .*, fp32$'
-expect_out "simulate --gpu cpu: no CUDA context" '^  \(other: logits and allocator slack\)$'
+expect_out "simulate --gpu cpu: no CUDA context" '^  \(other: the loss.s buffers beyond a layer.s backward and allocator slack\)$'
 gp simulate $ONE_CPU --json
 sim_step=$(json_num step_time_s "$OUT")
 sim_mfu=$(awk -v m="$(json_num mfu "$OUT")" 'BEGIN { printf "%.1f%%", 100 * m }')

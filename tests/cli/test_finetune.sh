@@ -193,6 +193,9 @@ expect_rc "plan with --epochs exits 0" 0
 expect_out "the job is 100M tokens" "100M tokens"
 grep -Eq '"epochs":[[:space:]]*2,' "$TMP/ep.json" && pass "the plan file keeps the epochs" \
 	|| fail "the plan file keeps the epochs" "no epochs"
+grep -Eq '"loss":[[:space:]]*"eager_fp32"' "$TMP/ep.json" \
+	&& pass "a LoRA plan is priced with TRL's loss" \
+	|| fail "a LoRA plan is priced with TRL's loss" "no eager_fp32 loss in the plan"
 
 # ---- compare: fine-tune 8B on 100M tokens, 4 owned RTX 4090s against rented H100
 gp compare --model llama3-8b --tokens 100M --gpus 4 --finetune lora --gpu RTX4090 --vs H100
