@@ -170,7 +170,7 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 	double ghbm = sim_gemm_hbm(&c->gpu, hbm);
 	double gemm, attn_f, attn_b, attn_re, elt_bytes, elt_f, host, hl = host_layer_s(c);
 	double cast_f, cast_b, mlp_elems, extra_f = 0, module_re = 0;
-	double moe_host = 0, bias_bytes = 0, eager_f = 0, eager_b = 0, clamp_f = 0;
+	double moe_host = 0, bias_bytes = 0, eager_f = 0, eager_b = 0, clamp_f = 0, rope_el;
 	unsigned rc_mods = p->recompute == SIM_RECOMPUTE_SELECTIVE ? p->recompute_modules : 0;
 	double bh = sh->b * a_l, dh50 = c->gpu.gemm_dim_half;
 	int swiglu = m->mlp == SIM_MLP_SWIGLU, ncoll;
@@ -358,6 +358,16 @@ static void layer_time(const struct sim_model *m, const struct sim_parallel *p,
 		eager_b += hbm_time_s(SIM_GLU_CLAMP_BWD_BYTES * up * mlp_elems * ab / 2.0, hbm, 6);
 		if (rc_mods & SIM_RECOMPUTE_MOE_ACT)
 			module_re += clamp_f;
+	}
+	/* RoPE on the queries and keys, fused or in Megatron-Core's eager
+	 * path (sim_rope_fused; SIM_ROPE_FUSED_FWD_BYTES) */
+	rope_el = tok * sim_rope_elems(m, a_l, kv_l, qk) * ab / 2.0;
+	if (rope_el > 0 && sim_rope_fused(m)) {
+		eager_f += hbm_time_s(SIM_ROPE_FUSED_FWD_BYTES * rope_el, hbm, SIM_ROPE_FUSED_KERNELS);
+		eager_b += hbm_time_s(SIM_ROPE_FUSED_BWD_BYTES * rope_el, hbm, SIM_ROPE_FUSED_KERNELS);
+	} else if (rope_el > 0) {
+		eager_f += hbm_time_s(SIM_ROPE_EAGER_FWD_BYTES * rope_el, hbm, SIM_ROPE_EAGER_FWD_KERNELS);
+		eager_b += hbm_time_s(SIM_ROPE_EAGER_BWD_BYTES * rope_el, hbm, SIM_ROPE_EAGER_BWD_KERNELS);
 	}
 	elt_f = hbm_time_s(elt_bytes, c->gpu.elt_bytes_per_s[swiglu] > 0
 				      ? c->gpu.elt_bytes_per_s[swiglu] : hbm, SIM_ELT_KERNELS);

@@ -129,6 +129,15 @@ double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_byt
 	return (SIM_ELT_BYTES * stream + (swiglu ? 6.0 : 4.0) * mlp) * act_bytes / 2.0;
 }
 
+double sim_rope_elems(const struct sim_model *m, double a_l, double kv_l, double qk)
+{
+	if (m->pos != SIM_POS_ROPE)
+		return 0;
+	if (m->kv_lora_rank > 0)
+		return 2.0 * a_l * m->qk_rope_dim;
+	return (a_l + kv_l) * qk * (m->rotary_percent > 0 ? m->rotary_percent : 1.0);
+}
+
 double sim_fp8_cast_bytes(double tok, double width)
 {
 	return SIM_FP8_CAST_BYTES * tok * width;
