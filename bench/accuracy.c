@@ -215,8 +215,8 @@ static double cell_double(const struct price_csv_row *row, int col)
  * like GELU).  Nemotron-8B and -22B are left out: their shapes are not
  * published beside the table. */
 static const struct sim_model extra_models[] = {
-	{ .name = "gpt3-5b", .layers = 24, .hidden = 4096, .heads = 32, .kv_heads = 32, .ffn = 16384, .vocab = 51200, .seq = 2048, .mlp = SIM_MLP_GELU, .tied_embeddings = 1, .gbs = 0, .published_params = 0 },
-	{ .name = "gpt3-20b", .layers = 44, .hidden = 6144, .heads = 48, .kv_heads = 48, .ffn = 24576, .vocab = 51200, .seq = 2048, .mlp = SIM_MLP_GELU, .tied_embeddings = 1, .gbs = 0, .published_params = 0 },
+	{ .name = "gpt3-5b", .layers = 24, .hidden = 4096, .heads = 32, .kv_heads = 32, .ffn = 16384, .vocab = 51200, .seq = 2048, .mlp = SIM_MLP_GELU, .tied_embeddings = 1, .gbs = 0, .published_params = 0, .pos = SIM_POS_LEARNED },
+	{ .name = "gpt3-20b", .layers = 44, .hidden = 6144, .heads = 48, .kv_heads = 48, .ffn = 24576, .vocab = 51200, .seq = 2048, .mlp = SIM_MLP_GELU, .tied_embeddings = 1, .gbs = 0, .published_params = 0, .pos = SIM_POS_LEARNED },
 	{ .name = "nemotron-340b", .layers = 96, .hidden = 18432, .heads = 96, .kv_heads = 8, .ffn = 73728, .vocab = 256000, .seq = 4096, .mlp = SIM_MLP_GELU, .tied_embeddings = 0, .gbs = 0, .published_params = 0 },
 };
 
@@ -286,7 +286,7 @@ static void published_row(const struct price_csv *csv, const struct price_csv_ro
 	int gpus, per_stage;
 	double iter_s, tok_s, tflops;
 
-	memset(&m, 0, sizeof(m));
+	m = (struct sim_model){ .pos = SIM_POS_LEARNED };  /* no preset: SC'21's GPT */
 	if (preset)
 		m = *preset;
 	m.layers = cell_int(row, price_csv_col(csv, "layers"), m.layers);
@@ -434,7 +434,7 @@ static void vtrain_row(const struct price_csv_row *row, const struct price_gpu *
 	char why[256], label[96];
 	double ms;
 
-	memset(&m, 0, sizeof(m));
+	m = (struct sim_model){ .pos = SIM_POS_LEARNED };  /* GPT-2's positions */
 	m.hidden = cell_int(row, 3, 0);
 	m.heads = cell_int(row, 4, 0);
 	m.kv_heads = m.heads;

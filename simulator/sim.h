@@ -12,8 +12,9 @@
  *   sim_const.h (the constants and their sources), sim_names.c (enum
  *   names) < sim_cost.c (a kernel's, a GEMM's, attention's time; the
  *   bytes of training states), sim_comm.c (collectives), sim_shape.c
- *   (counts, stage cuts), sched.c < sim_finetune.c < sim_memory.c
- *   < sim_check.c (defaults, checks), sim.c (the step)
+ *   (counts, stage cuts), sched.c < sim_finetune.c < sim_memory.c,
+ *   sim_layer.c (a layer's time) < sim_check.c (defaults, checks), sim.c
+ *   (the step)
  *   < sim_event.c (the replay), sim_models.c (presets)
  *   < sim_json.c, sim_trace_json.c (files).
  */
@@ -31,6 +32,12 @@ enum sim_mlp { SIM_MLP_GELU, SIM_MLP_SWIGLU };
  * absolute table of seq x hidden (GPT-2/3), or attention biases (ALiBi,
  * Press et al. 2022; no parameters). */
 enum sim_pos { SIM_POS_ROPE, SIM_POS_LEARNED, SIM_POS_ALIBI };
+/* How a RoPE model rescales its rotary frequencies for a longer context,
+ * as its config.json's rope_scaling names it (sim_rope_scaling_names):
+ * none (null), linear position interpolation, Llama 3.1's "llama3"
+ * per-band scaling, or YaRN (Peng et al. 2023), whose attention factor
+ * multiplies cos and sin (sim_rope_attn_factor). */
+enum sim_rope_scaling { SIM_ROPE_NONE, SIM_ROPE_LINEAR, SIM_ROPE_LLAMA3, SIM_ROPE_YARN };
 /* RMSNorm (Zhang and Sennrich 2019): a weight vector; LayerNorm (Ba et
  * al. 2016) as Megatron-LM builds it: a weight and a bias vector. */
 enum sim_norm { SIM_NORM_RMSNORM, SIM_NORM_LAYERNORM };
@@ -236,6 +243,11 @@ struct sim_model {
 	int window;            /* sliding attention window, tokens; 0 none */
 	double rotary_percent; /* share of each head's dimensions RoPE rotates,
 				* (0, 1] (GPT-NeoX 0.25); 0: all of them */
+	/* RoPE's scaling as the config states it: the kind, its factor
+	 * (rope_scaling.factor; 0 without scaling) and YaRN's mscale and
+	 * mscale_all_dim (0: the config states none). */
+	enum sim_rope_scaling rope_scaling;
+	double rope_factor, rope_mscale, rope_mscale_all_dim;
 	int parallel_residual; /* 1: attention and MLP read the same input and
 				* add to the residual together (GPT-J, GPT-NeoX) */
 	int embedding_norm;    /* 1: a norm right after the input embedding
@@ -329,7 +341,7 @@ enum sim_opt_states {
 };
 
 /* How the trainer computes the cross-entropy over the logits, which sets
- * the loss's bytes (sim.c) and what it holds (sim_memory.c); each kind's
+ * the loss's bytes (sim_layer.c) and what it holds (sim_memory.c); each kind's
  * figures and sources are sim_cost.c's (sim_loss_cost):
  * - VOCAB_PARALLEL: Megatron-LM's vocab_parallel_cross_entropy, the
  *   logits cast to fp32 and the fp32 softmax kept for backward (Megatron-
@@ -529,6 +541,7 @@ extern const char *const sim_router_score_names[2]; /* "softmax", "sigmoid" */
  * Megatron-LM's --moe-router-load-balancing-type values but the first */
 extern const char *const sim_balance_names[5];
 extern const char *const sim_glu_act_names[2]; /* "silu", "quick_gelu" */
+extern const char *const sim_rope_scaling_names[4]; /* "none", "linear", "llama3", "yarn" */
 extern const char *const sim_recompute_names[3];
 /* By bit: "layernorm", "mla_up_proj", "moe_act", "mlp" (Megatron-Core's
  * names). */
@@ -628,6 +641,25 @@ double sim_model_active_params(const struct sim_model *m);
  * head_dim, or hidden / heads), values (MLA: v_head_dim; else the same). */
 double sim_qk_head_dim(const struct sim_model *m);
 double sim_v_head_dim(const struct sim_model *m);
+
+/* YaRN's attention factor (the "concentration factor" Megatron-Core
+ * multiplies cos and sin by, _yarn_get_concentration_factor): with
+ * mscale and mscale_all_dim stated, (0.1 mscale ln f + 1) / (0.1
+ * mscale_all_dim ln f + 1) (DeepSeek-V3's 1.0 / 1.0: 1); with either
+ * unstated, 0.1 ln f + 1 (GPT-OSS's f = 32: 1.35); 1 for a factor of 1
+ * or less and without YaRN. */
+double sim_rope_attn_factor(const struct sim_model *m);
+
+/* 1 when Megatron-Core applies m's RoPE in a fused kernel, 0 when in its
+ * eager PyTorch path (rope_utils.py), as its recipes run them with rope
+ * fusion on: without MLA, Transformer Engine's fused_apply_rotary_pos_emb
+ * unless the model has YaRN (position_embedding_type yarn, for which
+ * Megatron-LM's arguments.py and Megatron-Bridge's
+ * validate_rope_fusion_compatibility turn fusion off, and
+ * apply_rotary_pos_emb falls back for an attention factor other than 1);
+ * with MLA, Megatron-Core's fused MLA kernels, which it allows only with
+ * YaRN (MLATransformerConfig).  Meaningless without RoPE. */
+int sim_rope_fused(const struct sim_model *m);
 
 /* Parameters of the multi-token prediction modules (mtp_layers of them):
  * trained, and held in memory, with the model; 0 without. */

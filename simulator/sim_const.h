@@ -171,6 +171,32 @@
  * and the halves' gradients gathered into one (read 2, write 2): 15. */
 #define SIM_GLU_CLAMP_FWD_BYTES 8.0
 #define SIM_GLU_CLAMP_BWD_BYTES 15.0
+/* HBM bytes per rotated element of the queries and keys (at 2-byte
+ * activations) that applying RoPE moves, and its kernels per layer, on
+ * the two paths Megatron-Core has (sim_rope_fused).  Fused (Transformer
+ * Engine's fused_apply_rotary_pos_emb, called for q and for k): each
+ * kernel reads the tensor and writes the result, and backward reads the
+ * gradient and writes the input's: 4 and 4 bytes, 2 kernels each way;
+ * the cos/sin table (sequence x head width, fp32) is read once per
+ * position and not counted.  Megatron-Core's MLA kernels
+ * (fused_mla_yarn_rope_apply.py) rotate q's rope part in place and the
+ * shared rope key into each head's key, priced the same.  Eager
+ * (_apply_rotary_pos_emb_bshd, rope_utils.py, at Megatron-LM d98e8a6),
+ * per call: the negated half (read 1, write 1 per element: 2) and
+ * torch.cat into the rotated copy (4), t * cos and rotated * sin (4
+ * each), their sum (6), torch.cat with the empty unrotated part (4): 24
+ * forward over 6 kernels, plus 6 small ones making cos and sin (times
+ * the attention factor) from the table; backward, the two products'
+ * gradients (4 each), the negation's (2), the chunk's cat of the halves
+ * (4), the sum of t's two gradients (6), the slices' zeros and copy into
+ * the whole head (6 and 2) and their sum (6): 34 over 9 kernels. */
+#define SIM_ROPE_FUSED_FWD_BYTES 4.0
+#define SIM_ROPE_FUSED_BWD_BYTES 4.0
+#define SIM_ROPE_FUSED_KERNELS 2
+#define SIM_ROPE_EAGER_FWD_BYTES 24.0
+#define SIM_ROPE_EAGER_BWD_BYTES 34.0
+#define SIM_ROPE_EAGER_FWD_KERNELS 24
+#define SIM_ROPE_EAGER_BWD_KERNELS 18
 /* Kernels one optimizer step runs (sim_optimizer_bytes, sim_cost.h). */
 #define SIM_OPT_KERNELS 10
 

@@ -183,6 +183,15 @@ const struct sim_loss_cost *sim_loss_cost(enum sim_loss l)
 	return &loss_costs[l];
 }
 
+double sim_rope_elems(const struct sim_model *m, double a_l, double kv_l, double qk)
+{
+	if (m->pos != SIM_POS_ROPE)
+		return 0;
+	if (m->kv_lora_rank > 0)
+		return 2.0 * a_l * m->qk_rope_dim;
+	return (a_l + kv_l) * qk * (m->rotary_percent > 0 ? m->rotary_percent : 1.0);
+}
+
 double sim_fp8_cast_bytes(double tok, double width)
 {
 	return SIM_FP8_CAST_BYTES * tok * width;

@@ -73,6 +73,13 @@ double sim_layer_elt_bytes(int swiglu, double stream, double mlp, double act_byt
  * elements. */
 double sim_layer_act_bytes(int swiglu, double mlp, double act_bytes);
 
+/* Elements RoPE rotates in one token's queries and keys on a rank of a_l
+ * query and kv_l key heads qk wide: the rotary share (rotary_percent, 0:
+ * all) of each head, or with MLA qk_rope_dim of every query head and
+ * of every key head (the shared rope key expanded to each); 0 without
+ * RoPE. */
+double sim_rope_elems(const struct sim_model *m, double a_l, double kv_l, double qk);
+
 /* Bytes the fp8 casts of GEMM operands of tok rows and width elements
  * in all move (SIM_FP8_CAST_BYTES each): sim.c passes the summed widths
  * of a layer's four GEMM inputs forward and of their output gradients

@@ -470,7 +470,7 @@ enum rc sim_event_cost_from_model(struct sim_event_cost *c, const struct sim_mod
 				   + all * pt.layer_tp_busy_s * (full ? 2 : 1);
 		if (vs == 0) {
 			/* Embedding: 6 of its 14 bytes per element move forward, 8
-			 * backward (sim.c edge_time()), all weight gradient; its
+			 * backward (sim_layer.c, sim_edge_time()), all weight gradient; its
 			 * all-reduce ends the forward. */
 			k->fwd_s += pt.embed_compute_s * 6 / 14;
 			k->bwd_weight_s += pt.embed_compute_s * 8 / 14;

@@ -9,7 +9,8 @@
  * includes the headers of its own file and of files below it only, and
  * tests/layers checks both):
  *   sim_const.h (constants) < sim_cost.h, sim_comm.h (kernels, collectives)
- *   < sim_shape.h < sim_finetune.h < sim_memory.h < sim.c (this header).
+ *   < sim_shape.h < sim_finetune.h < sim_memory.h < sim_layer.h
+ *   < sim.c (this header).
  */
 #ifndef GPUPLAN_SIM_INTERNAL_H
 #define GPUPLAN_SIM_INTERNAL_H
@@ -19,6 +20,7 @@
 #include "sim_const.h"
 #include "sim_cost.h"
 #include "sim_finetune.h"
+#include "sim_layer.h"
 #include "sim_memory.h"
 #include "sim_shape.h"
 

@@ -199,6 +199,15 @@ static cJSON *plan_to_cjson(const struct sim_plan *p)
 		add_num(o, "rotary_base", m->rotary_base > 0 ? m->rotary_base : 10000);
 		if (m->rotary_percent > 0)
 			add_num(o, "rotary_percent", m->rotary_percent);
+		if (m->rope_scaling != SIM_ROPE_NONE) {
+			cJSON_AddStringToObject(o, "rope_scaling",
+						sim_rope_scaling_names[m->rope_scaling]);
+			add_num(o, "rope_factor", m->rope_factor);
+		}
+		if (m->rope_mscale > 0)
+			add_num(o, "rope_mscale", m->rope_mscale);
+		if (m->rope_mscale_all_dim > 0)
+			add_num(o, "rope_mscale_all_dim", m->rope_mscale_all_dim);
 	}
 	cJSON_AddStringToObject(o, "norm", sim_norm_names[m->norm]);
 	cJSON_AddBoolToObject(o, "linear_bias", m->linear_bias);

@@ -486,6 +486,14 @@ static void read_plan(struct reader *r, const cJSON *root, struct sim_plan *p)
 			get_double_max(r, o, ".model", "rotary_base", 1, 1e9, 0, &m->rotary_base);
 			get_double_max(r, o, ".model", "rotary_percent", 0.01, 1, 0,
 				       &m->rotary_percent);
+			v = 0;
+			get_enum(r, o, ".model", "rope_scaling", sim_rope_scaling_names, 4, 0, &v);
+			m->rope_scaling = (enum sim_rope_scaling)v;
+			get_double_max(r, o, ".model", "rope_factor", 1, 1000, v != SIM_ROPE_NONE,
+				       &m->rope_factor);
+			get_double_max(r, o, ".model", "rope_mscale", 0, 100, 0, &m->rope_mscale);
+			get_double_max(r, o, ".model", "rope_mscale_all_dim", 0, 100, 0,
+				       &m->rope_mscale_all_dim);
 		}
 		v = m->norm;
 		get_enum(r, o, ".model", "norm", sim_norm_names, 2, 0, &v);

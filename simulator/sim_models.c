@@ -9,7 +9,10 @@
  * to 0, global_batch_seqs and published_params_b to "unknown" (0).
  * The architecture facts default to a Llama-style model's
  * (sim_model_facts_init): position_embedding rope, rotary_base 10000
- * and rotary_percent all (with rope; empty otherwise), norm rmsnorm,
+ * and rotary_percent all (with rope; empty otherwise), rope_scaling none
+ * (none, linear, llama3 or yarn, with rope_factor and YaRN's rope_mscale
+ * and rope_mscale_all_dim as the config states them; empty: unstated),
+ * norm rmsnorm,
  * linear_bias 0, dropout 0, tokenizer unknown, sliding_window 0 (none).
  * The other architecture, attention and mixture-of-experts columns are
  * empty for a dense model with plain multi-head attention:
@@ -64,6 +67,7 @@ const struct sim_model_field sim_model_fields[SIM_MODEL_FIELDS] = {
 struct cols {
 	int name, layers, hidden, heads, kv_heads, ffn, vocab, seq, mlp, tied, gbs, params;
 	int pos, rotary, rotary_pct, norm, bias, dropout, tokenizer, window, active;
+	int rope_scaling, rope_factor, rope_mscale, rope_mscale_all;
 	int fields[SIM_MODEL_FIELDS];   /* sim_model_fields' columns */
 	int score, balance, aux, ebias, bias_rate, groups, group_topk, scale, qk_norm;
 	int glu_act, glu_offset, glu_clamp, gated;
@@ -143,6 +147,10 @@ static struct cols find_cols(const struct price_csv *csv)
 	k.tokenizer = price_csv_col(csv, "tokenizer");
 	k.window = price_csv_col(csv, "sliding_window");
 	k.rotary_pct = price_csv_col(csv, "rotary_percent");
+	k.rope_scaling = price_csv_col(csv, "rope_scaling");
+	k.rope_factor = price_csv_col(csv, "rope_factor");
+	k.rope_mscale = price_csv_col(csv, "rope_mscale");
+	k.rope_mscale_all = price_csv_col(csv, "rope_mscale_all_dim");
 	k.active = price_csv_col(csv, "published_active_params_b");
 	for (int i = 0; i < SIM_MODEL_FIELDS; i++)
 		k.fields[i] = price_csv_col(csv, sim_model_fields[i].column);
@@ -184,6 +192,45 @@ static void get_enum(struct ctx *c, int col, const char *const *names, int n, in
 	bad(c, col, what, s);
 }
 
+static void get_num(struct ctx *c, int col, double lo, double hi, double *out);
+
+/* RoPE's scaling columns of the row into m: empty without rope, the
+ * factor with a scaling, mscale and mscale_all_dim with YaRN only. */
+static void read_rope(struct ctx *c, const struct cols *k, struct sim_model *m)
+{
+	const int cols[4] = { k->rope_scaling, k->rope_factor, k->rope_mscale,
+			      k->rope_mscale_all };
+	int v;
+
+	if (m->pos != SIM_POS_ROPE) {
+		for (int i = 0; i < 4; i++)
+			if (*price_csv_get(c->row, cols[i]))
+				bad(c, cols[i], "an empty cell without rope",
+				    price_csv_get(c->row, cols[i]));
+		return;
+	}
+	get_enum(c, k->rope_scaling, sim_rope_scaling_names, 4, SIM_ROPE_NONE, &v);
+	m->rope_scaling = (enum sim_rope_scaling)v;
+	if (m->rope_scaling == SIM_ROPE_NONE) {
+		if (*price_csv_get(c->row, k->rope_factor))
+			bad(c, k->rope_factor, "an empty cell without rope_scaling",
+			    price_csv_get(c->row, k->rope_factor));
+	} else {
+		get_num(c, k->rope_factor, 1, 1000, &m->rope_factor);
+		if (m->rope_factor == 0)
+			bad(c, k->rope_factor, "a factor from 1 to 1000 with rope_scaling", "");
+	}
+	if (m->rope_scaling == SIM_ROPE_YARN) {
+		get_num(c, k->rope_mscale, 0, 100, &m->rope_mscale);
+		get_num(c, k->rope_mscale_all, 0, 100, &m->rope_mscale_all_dim);
+		return;
+	}
+	for (int i = 2; i < 4; i++)
+		if (*price_csv_get(c->row, cols[i]))
+			bad(c, cols[i], "an empty cell without yarn rope_scaling",
+			    price_csv_get(c->row, cols[i]));
+}
+
 /* The architecture facts of the row into m (the file's comment gives the
  * defaults). */
 static void read_facts(struct ctx *c, const struct cols *k, struct sim_model *m)
@@ -220,6 +267,7 @@ static void read_facts(struct ctx *c, const struct cols *k, struct sim_model *m)
 		else
 			m->rotary_percent = d;
 	}
+	read_rope(c, k, m);
 	get_flag(c, k->bias, &m->linear_bias);
 	s = price_csv_get(c->row, k->dropout);
 	if (*s) {

@@ -12,6 +12,7 @@ const char *const sim_router_score_names[2] = { "softmax", "sigmoid" };
 const char *const sim_balance_names[5] = { "unknown", "aux_loss", "seq_aux_loss",
 					   "global_aux_loss", "none" };
 const char *const sim_glu_act_names[2] = { "silu", "quick_gelu" };
+const char *const sim_rope_scaling_names[4] = { "none", "linear", "llama3", "yarn" };
 const char *const sim_recompute_names[3] = { "none", "selective", "full" };
 const char *const sim_precision_names[4] = { "bf16", "fp8", "mxfp8", "nvfp4" };
 const char *const sim_zero3_gather_names[2] = { "block", "tensor_sync" };

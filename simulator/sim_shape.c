@@ -22,6 +22,10 @@ void sim_model_facts_init(struct sim_model *m)
 	m->tokenizer[0] = '\0';
 	m->window = 0;
 	m->rotary_percent = 0;
+	m->rope_scaling = SIM_ROPE_NONE;
+	m->rope_factor = 0;
+	m->rope_mscale = 0;
+	m->rope_mscale_all_dim = 0;
 	m->parallel_residual = 0;
 	m->embedding_norm = 0;
 }
@@ -36,6 +40,30 @@ double sim_qk_head_dim(const struct sim_model *m)
 double sim_v_head_dim(const struct sim_model *m)
 {
 	return m->kv_lora_rank > 0 ? m->v_head_dim : sim_qk_head_dim(m);
+}
+
+/* Megatron-Core's _yarn_get_mscale: 0.1 mscale ln(scale) + 1, 1 at a
+ * scale of 1 or less. */
+static double yarn_mscale(double scale, double mscale)
+{
+	return scale <= 1 ? 1.0 : 0.1 * mscale * log(scale) + 1.0;
+}
+
+double sim_rope_attn_factor(const struct sim_model *m)
+{
+	if (m->pos != SIM_POS_ROPE || m->rope_scaling != SIM_ROPE_YARN)
+		return 1.0;
+	if (m->rope_mscale > 0 && m->rope_mscale_all_dim > 0)
+		return yarn_mscale(m->rope_factor, m->rope_mscale) /
+		       yarn_mscale(m->rope_factor, m->rope_mscale_all_dim);
+	return yarn_mscale(m->rope_factor, 1.0);
+}
+
+int sim_rope_fused(const struct sim_model *m)
+{
+	if (m->kv_lora_rank > 0)
+		return m->rope_scaling == SIM_ROPE_YARN;
+	return m->rope_scaling != SIM_ROPE_YARN && sim_rope_attn_factor(m) == 1.0;
 }
 
 /* Weights of one norm over n elements: RMSNorm's scale, LayerNorm's
@@ -259,6 +287,32 @@ static enum rc router_check(const struct sim_model *m, char *why, size_t size)
 	return RC_OK;
 }
 
+/* RoPE's scaling (struct sim_model): a known kind, only with RoPE; a
+ * factor of 1 to 1000 with scaling and 0 without; mscale and
+ * mscale_all_dim of 0 (unstated) to 100, only with YaRN. */
+static enum rc rope_check(const struct sim_model *m, char *why, size_t size)
+{
+	if ((unsigned)m->rope_scaling > SIM_ROPE_YARN)
+		WHY("rope_scaling: expected none, linear, llama3 or yarn, found %d",
+		    (int)m->rope_scaling);
+	if (m->pos != SIM_POS_ROPE && m->rope_scaling != SIM_ROPE_NONE)
+		WHY("rope_scaling: expected none without rope, found %s",
+		    sim_rope_scaling_names[m->rope_scaling]);
+	if (m->rope_scaling == SIM_ROPE_NONE ? m->rope_factor != 0
+					     : !(m->rope_factor >= 1 && m->rope_factor <= 1000))
+		WHY("rope_factor: expected %s, found %g",
+		    m->rope_scaling == SIM_ROPE_NONE ? "0 without rope_scaling" : "1 to 1000",
+		    m->rope_factor);
+	if (!(m->rope_mscale >= 0 && m->rope_mscale <= 100))
+		WHY("rope_mscale: expected 0 (unstated) to 100, found %g", m->rope_mscale);
+	if (!(m->rope_mscale_all_dim >= 0 && m->rope_mscale_all_dim <= 100))
+		WHY("rope_mscale_all_dim: expected 0 (unstated) to 100, found %g",
+		    m->rope_mscale_all_dim);
+	if (m->rope_scaling != SIM_ROPE_YARN && (m->rope_mscale > 0 || m->rope_mscale_all_dim > 0))
+		WHY("rope_mscale: expected 0 without yarn rope_scaling");
+	return RC_OK;
+}
+
 enum rc sim_model_check(const struct sim_model *m, char *why, size_t size)
 {
 	int explicit_heads = m->head_dim > 0 || m->kv_lora_rank > 0;
@@ -343,6 +397,8 @@ enum rc sim_model_check(const struct sim_model *m, char *why, size_t size)
 	}
 	if (m->mtp_layers < 0)
 		WHY("mtp_layers: expected an integer >= 0, found %d", m->mtp_layers);
+	if (rope_check(m, why, size) != RC_OK)
+		return RC_INPUT;
 	return router_check(m, why, size);
 }
 

@@ -2580,6 +2580,49 @@ static void test_sim_model_table_load_facts(void **state)
 	rm_rf(dir);
 }
 
+/* RoPE's scaling columns: none when empty, the kind, factor and YaRN's
+ * mscales as written, and each misplaced or bad cell refused. */
+static void test_sim_model_table_load_rope(void **state)
+{
+	static const char *const bad[] = {
+		"x,2,96,3,10,16,rope,ntk,8,,\n",       /* kind */
+		"x,2,96,3,10,16,rope,llama3,,,\n",     /* scaling without a factor */
+		"x,2,96,3,10,16,rope,yarn,0.5,,\n",    /* factor below 1 */
+		"x,2,96,3,10,16,rope,,8,,\n",          /* factor without scaling */
+		"x,2,96,3,10,16,rope,llama3,8,1,\n",   /* mscale without yarn */
+		"x,2,96,3,10,16,rope,yarn,32,-1,\n",   /* mscale below 0 */
+		"x,2,96,3,10,16,learned,yarn,32,,\n",  /* scaling without rope */
+	};
+	const char *head = "name,layers,hidden,heads,vocab,seq_len,position_embedding,"
+			   "rope_scaling,rope_factor,rope_mscale,rope_mscale_all_dim\n";
+	char *dir = tmp_dir();
+	char path[512], text[512];
+	struct sim_model_table t;
+	const struct sim_model *m;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/m.csv", dir);
+	snprintf(text, sizeof(text), "%sx,2,96,3,10,16,rope,,,,\n"
+		 "y,2,96,3,10,16,rope,YaRN,40,1,0.5\n", head);
+	write_text(dir, "m.csv", text);
+	assert_int_equal(sim_model_table_load(&t, path), RC_OK);
+	m = &t.models[0];
+	assert_int_equal(m->rope_scaling, SIM_ROPE_NONE);
+	assert_near(m->rope_factor, 0, 1e-12);
+	m = &t.models[1];
+	assert_int_equal(m->rope_scaling, SIM_ROPE_YARN);
+	assert_near(m->rope_factor, 40, 1e-12);
+	assert_near(m->rope_mscale, 1, 1e-12);
+	assert_near(m->rope_mscale_all_dim, 0.5, 1e-12);
+	sim_model_table_release(&t);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "%s%s", head, bad[i]);
+		write_text(dir, "m.csv", text);
+		assert_int_equal(sim_model_table_load(&t, path), RC_INPUT);
+	}
+	rm_rf(dir);
+}
+
 int main(void)
 {
 	/* The date updates record and ages count from (unit_today). */
@@ -2639,6 +2682,7 @@ int main(void)
 		cmocka_unit_test(test_sim_model_gbs_default),
 		cmocka_unit_test(test_sim_model_table_load_rejects_bad_rows),
 		cmocka_unit_test(test_sim_model_table_load_facts),
+		cmocka_unit_test(test_sim_model_table_load_rope),
 	};
 	return cmocka_run_group_tests_name("pricing", tests, NULL, NULL);
 }

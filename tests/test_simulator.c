@@ -1524,6 +1524,7 @@ static void test_sim_gemm_cached(void **state)
 	double shapes[4][3] = { { tok, 3 * h, h }, { tok, h, h }, { tok, 4 * h, h }, { tok, h, 4 * h } };
 
 	(void)state;
+	m.pos = SIM_POS_LEARNED;   /* no RoPE: GEMMs, attention, element-wise */
 	memset(&c, 0, sizeof(c));
 	snprintf(c.gpu.name, sizeof(c.gpu.name), "cpu");
 	c.gpu.memory_bytes = 64e9;
@@ -2477,6 +2478,74 @@ static void test_sim_glu_clamp(void **state)
 	assert_true(clamped.breakdown.compute_s == plain.breakdown.compute_s);
 }
 
+/* RoPE as Megatron-Core runs it: fused (Transformer Engine's kernel, 4
+ * bytes an element each way, 2 kernels) unless a GPT model has YaRN,
+ * whose eager path moves 24 bytes forward and 34 backward over 24 and 18
+ * kernels; MLA's fused kernels need YaRN.  GPT-OSS-120b (YaRN 32, no
+ * mscale: attention factor 0.1 ln 32 + 1 = 1.3466) on 8 B200 at one
+ * sequence, EP 8: q and k hold (64 + 8) x 64 = 4,608 rotated elements a
+ * token, 18.9M a micro-batch; eager over fused is 50 x 18.9M = 944 MB,
+ * 0.147 ms at 80% of 8 TB/s, and 38 kernels of 4 us, 0.152 ms: 36 layers
+ * x 64 micro-batches, 0.690 s more compute a step. */
+static void test_sim_rope(void **state)
+{
+	struct sim_model m;
+	struct sim_parallel p = par(1, 1, 8, 1, 512);
+	struct sim_cluster c = h100();
+	struct sim_result eager, fused, half;
+	double elems = 4096.0 * (64 + 8) * 64, hbm = 8.0e12 * SIM_HBM_EFF;
+	double want = 36 * 64 * ((24.0 + 34.0 - 4.0 - 4.0) * elems / hbm
+				 + (24 + 18 - 2 - 2) * SIM_KERNEL_S);
+
+	(void)state;
+	m = preset("gpt-oss-120b");
+	assert_int_equal(m.rope_scaling, SIM_ROPE_YARN);
+	assert_near(m.rope_factor, 32, 1e-12);
+	assert_near(sim_rope_attn_factor(&m), 1.34657, 1e-5);
+	assert_int_equal(sim_rope_fused(&m), 0);
+	as_b200(&c);
+	p.ep = 8;
+	p.moe_gemm = SIM_MOE_GEMM_DEVICE;
+	sim_step(&m, &p, &c, &eager);
+	m.rope_scaling = SIM_ROPE_NONE;
+	m.rope_factor = 0;
+	assert_int_equal(sim_rope_fused(&m), 1);
+	sim_step(&m, &p, &c, &fused);
+	assert_true(want > 0.68 && want < 0.70);
+	assert_true(eager.breakdown.compute_s - fused.breakdown.compute_s > 0.999 * want);
+	assert_true(eager.breakdown.compute_s - fused.breakdown.compute_s < 1.001 * want);
+	/* fused, half the head rotated: half the bytes, the same kernels */
+	m.rotary_percent = 0.5;
+	sim_step(&m, &p, &c, &half);
+	want = 36 * 64 * (0.5 * 8.0 * elems / hbm);
+	assert_true(fused.breakdown.compute_s - half.breakdown.compute_s > 0.999 * want);
+	assert_true(fused.breakdown.compute_s - half.breakdown.compute_s < 1.001 * want);
+	/* DeepSeek-V3 and Kimi K2 state mscale = mscale_all_dim: factor 1,
+	 * and MLA's fused kernels run with YaRN only; Llama 3.1's llama3
+	 * scaling and Qwen3 fuse */
+	m = preset("deepseek-v3");
+	assert_int_equal(m.rope_scaling, SIM_ROPE_YARN);
+	assert_near(sim_rope_attn_factor(&m), 1.0, 1e-12);
+	assert_int_equal(sim_rope_fused(&m), 1);
+	m.rope_scaling = SIM_ROPE_NONE;
+	assert_int_equal(sim_rope_fused(&m), 0);
+	m = preset("kimi-k2");
+	assert_near(sim_rope_attn_factor(&m), 1.0, 1e-12);
+	m = preset("llama3-405b");
+	assert_int_equal(m.rope_scaling, SIM_ROPE_LLAMA3);
+	assert_near(m.rope_factor, 8, 1e-12);
+	assert_int_equal(sim_rope_fused(&m), 1);
+	m = preset("qwen3-235b-a22b");
+	assert_int_equal(m.rope_scaling, SIM_ROPE_NONE);
+	assert_int_equal(sim_rope_fused(&m), 1);
+	/* YaRN with only mscale stated: Megatron-Core's 0.1 ln f + 1 */
+	m.rope_scaling = SIM_ROPE_YARN;
+	m.rope_factor = 4;
+	m.rope_mscale = 0.707;
+	assert_near(sim_rope_attn_factor(&m), 0.1 * log(4.0) + 1, 1e-12);
+	assert_int_equal(sim_rope_fused(&m), 0);
+}
+
 static void test_sim_stage_layers_llama3(void **state)
 {
 	struct sim_model m = llama(126, 16384, 128, 8, 53248);
@@ -3126,6 +3195,7 @@ int main(void)
 		cmocka_unit_test(test_sim_stack),
 		cmocka_unit_test(test_sim_expert_bias),
 		cmocka_unit_test(test_sim_glu_clamp),
+		cmocka_unit_test(test_sim_rope),
 		cmocka_unit_test(test_sim_stage_layers_remainder_order),
 		cmocka_unit_test(test_sim_pp_last_layers_deepseek),
 		cmocka_unit_test(test_sim_pp_comm_per_hop),

@@ -107,14 +107,14 @@ fi
 # W (M / tau) e^(R/M) (e^((tau + C)/M) - 1) with R = 5 min; INTR = wall / M,
 # EFF = W / wall.  Row 3 of this answer: 640 B200 (80 nodes) for 9.6 days,
 # M = 3600 / (2.1946e-5 x 640) = 256,308 s (2.97 d), C = 987.75 GB / 80 GB/s
-# = 12.35 s, tau = 2,507.6 s (41.8 min), W = 1e12 / 1,224,339 = 816,767 s,
-# wall = 825,803 s: INTR 3.22, EFF 98.91%.
+# = 12.35 s, tau = 2,507.6 s (41.8 min), W = 1e12 / 1,220,186 = 819,547 s,
+# wall = 828,613 s: INTR 3.23, EFF 98.91%.
 gp plan --model llama3-70b --tokens 1T --budget 2.5M -o "$TMP/good.json"
 cp "$OUT" "$TMP/good.txt"
 expect_out "the table has INTR and EFF columns before the largest loss" \
 	"^#  +OFFERING .* +USD/H +INTR +EFF +LARGEST LOSS$"
-expect_out "row 3 by hand: 640 GPUs for 9.6 d, 3.22 expected, 98.91% effective" \
-	"^3 +gcp a4-highgpu-8g .* 80x8=640 .* 9\.6 d .* 3\.22 +98\.91% "
+expect_out "row 3 by hand: 640 GPUs for 9.6 d, 3.23 expected, 98.91% effective" \
+	"^3 +gcp a4-highgpu-8g .* 80x8=640 .* 9\.6 d .* 3\.23 +98\.91% "
 gp plan --model llama3-70b --tokens 1T --budget 2.5M --json -o "$TMP/good.json"
 if command -v python3 >/dev/null; then
 	python3 - "$TMP/good.txt" "$OUT" >"$TMP/rows.check" <<'PY'
@@ -503,13 +503,13 @@ expect_out "frontier --help lists --csv" "--csv FILE"
 # ---- the age of the prices an answer uses, and capacity blocks ------------
 # A 40-day deadline on AWS: the cheapest answer is 40 p5.48xlarge in a
 # Capacity Block (37.76 USD per instance-hour in the five regions outside
-# the US, against 41.528 in the US and 55.04+ on demand) for the 37.4 days (its expected interruptions included)
+# the US, against 41.528 in the US and 55.04+ on demand) for the 37.6 days (its expected interruptions included)
 # of the run, paid as blocks of whole weeks beyond 14 days (42), whose
 # rate is dated 2026-07-22: 135 days before GPUPLAN_NOW (2026-12-04).  The
 # five regions at the same price are one row.
 gp plan --model llama3-70b --tokens 1T --deadline 40d --provider aws -o "$TMP/block.json"
 expect_rc "block: plan exits 0" 0
-expect_out "block: the answer is a capacity block, other regions folded" "^1 +aws p5\.48xlarge [a-z0-9-]+ capacity-block \+4 regions +40x8=320 .* 37\.4 d "
+expect_out "block: the answer is a capacity block, other regions folded" "^1 +aws p5\.48xlarge [a-z0-9-]+ capacity-block \+4 regions +40x8=320 .* 37\.6 d "
 expect_out "block: its product, terms and the days paid up front" "^capacity-block: AWS EC2 Capacity Block for ML of 40 x p5\.48xlarge in [a-z0-9-]+ for 42 days, paid up front at \\\$37\.76 per instance-hour"
 expect_out "block: its own node bound, product and source" "^capacity: 40 of at most 64 nodes: one AWS EC2 Capacity Block for ML holds at most 64 aws p5\.48xlarge nodes \(aws-capacity-blocks-pricing-2026-07\)$"
 expect_out "block: the up-front sum" "^up front: \\\$1,522,[0-9]+, paid when the AWS EC2 Capacity Block for ML is bought$"

@@ -122,6 +122,26 @@ sed 's/"tp":[[:space:]]*8/"tp": -2/' "$TMP/plan.json" > "$TMP/badtp.json"
 gp simulate "$TMP/badtp.json"
 expect_rc "bad plan field exits 2" 2
 expect_err "names the field" 'badtp.json: .parallel.tp: expected an integer from 1 to [0-9]+, found -2'
+# RoPE's scaling travels in the plan file as the preset states it, and a
+# bad one is one line and exit 2
+gp simulate --model gpt-oss-120b --gpu B200 --gpus 8 --ep 8 -o "$TMP/oss.json"
+expect_rc "gpt-oss simulates" 0
+grep -q '"rope_scaling":[[:space:]]*"yarn"' "$TMP/oss.json" && grep -q '"rope_factor":[[:space:]]*32' "$TMP/oss.json" &&
+	pass "the plan carries YaRN and its factor" || fail "the plan carries YaRN and its factor" "not in oss.json"
+gp simulate --model gpt-oss-120b --gpu B200 --gpus 8 --ep 8 --json
+step=$(json_num step_time_s "$OUT")
+gp simulate "$TMP/oss.json" --json
+[ "$(json_num step_time_s "$OUT")" = "$step" ] && pass "the plan file steps as the preset" ||
+	fail "the plan file steps as the preset" "$(json_num step_time_s "$OUT") vs $step"
+sed 's/"rope_scaling":[[:space:]]*"yarn"/"rope_scaling": "ntk"/' "$TMP/oss.json" > "$TMP/badrope.json"
+gp simulate "$TMP/badrope.json"
+expect_rc "an unknown rope scaling exits 2" 2
+expect_err "names the rope field" 'badrope.json: .model.rope_scaling: expected none, linear, llama3 or yarn, found "ntk"'
+expect_err_lines "one error line" 1
+sed 's/"rope_factor":[[:space:]]*32/"rope_factor": 0.5/' "$TMP/oss.json" > "$TMP/badrope.json"
+gp simulate "$TMP/badrope.json"
+expect_rc "a rope factor below 1 exits 2" 2
+expect_err "names the factor" 'badrope.json: .model.rope_factor: expected a number from 1 to 1000, found 0.5'
 # a device below a TFLOP/s (the executor's CPU ranks) in GFLOP/s, where
 # TFLOP/s to one decimal read 0.0
 gp simulate --model megatron-1.7b --gpu cpu --gpus 1 --gbs 8
